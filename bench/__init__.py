@@ -1,0 +1,1 @@
+"""Benchmarks: ``make bench`` prints tables and rewrites docs/performance.md."""

@@ -1,0 +1,5 @@
+"""Allow ``python -m zcoder``."""
+
+from zcoder.cli import main
+
+raise SystemExit(main())
