@@ -1,0 +1,555 @@
+"""The relay facade: one object per zcoder process that owns its relay endpoint.
+
+``start`` never raises for an ordinary failure (an unsafe directory, an overlong socket
+path, a missing capability); it returns a status whose ``reason`` says why the relay is
+off, and zcoder carries on without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import itertools
+import logging
+import os
+import socket
+import stat
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from zcoder.relay.client import (
+    DiscoveryResult,
+    Peer,
+    TransportError,
+    discover,
+    request,
+)
+from zcoder.relay.listener import LISTEN_BACKLOG, Listener
+from zcoder.relay.peercred import PeerCredentials, can_check_ancestry, is_same_or_descendant
+from zcoder.relay.protocol import Ack, Envelope, ping_request
+from zcoder.relay.receiver import Decision, Receiver
+from zcoder.relay.registry import (
+    Manifest,
+    ManifestError,
+    RegistryError,
+    check_socket_path_length,
+    choose_registry_dir,
+    lock_path,
+    manifest_path,
+    new_instance_id,
+    pid_alive,
+    prepare_registry_dir,
+    read_manifest_file,
+    socket_path,
+    unlink_own,
+    write_manifest,
+)
+from zcoder.relay.settings import RelayMode, RelaySettings
+from zcoder.relay.spool import ClaimedMessage, ClaimResult, Spool, SpoolError
+
+log = logging.getLogger(__name__)
+
+STATE_READY: Final = "ready"
+STATE_BUSY: Final = "busy"
+STATE_PAUSED: Final = "paused"
+
+
+@dataclass(frozen=True)
+class RelayStatus:
+    available: bool
+    state: str  # ready, busy, paused, or "off" when unavailable
+    reason: str | None
+    instance_id: str | None
+    registry: Path | None
+    socket: Path | None
+    queued: int
+
+
+@dataclass(frozen=True)
+class SendResult:
+    """The outcome of one delivery; ``text`` is the spec's result text for the model."""
+
+    status: str | None  # the ack status, or None for a transport or lookup failure
+    text: str
+    peer: Peer | None
+    message_id: str | None
+
+    @property
+    def accepted(self) -> bool:
+        return self.status in ("accepted", "duplicate")
+
+
+def result_text(project: str, instance_id: str, ack: Ack) -> str:
+    if ack.status == "accepted":
+        return (
+            f"Message accepted by {project} ({instance_id}); queued at position "
+            f"{ack.queue_position}. Delivery does not imply task completion."
+        )
+    if ack.status == "duplicate":
+        return (
+            f"Message was already accepted by {project} ({instance_id}). "
+            "Delivery does not imply task completion."
+        )
+    if ack.status == "paused":
+        return f"{project} is paused and did not accept the message"
+    if ack.status == "full":
+        return f"{project}'s relay queue is full"
+    return f"{project} rejected the message: {ack.status}"
+
+
+class Relay:
+    """Start, stop, pause, resume, status, discover, send, claim_one, complete."""
+
+    def __init__(
+        self,
+        settings: RelaySettings,
+        *,
+        workspace: Path,
+        env: Mapping[str, str] | None = None,
+        runtime_dir: Path | None = None,
+        session_id: str = "",
+        profile: str = "coding",
+        model: str = "",
+        on_message: Callable[[], None] | None = None,
+        on_unavailable: Callable[[str], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.workspace = workspace
+        self.env = dict(os.environ if env is None else env)
+        self._runtime_dir = runtime_dir
+        self._session_id = session_id
+        self._profile = profile
+        self._model = model
+        self.on_message = on_message
+        self.on_unavailable = on_unavailable
+        self._lock = threading.RLock()
+        self._paused = settings.mode is RelayMode.PAUSED
+        self._busy = False
+        self._started = False
+        self._reason: str | None = settings.disabled_reason or (
+            "the relay is off (ZCODER_RELAY=off)" if settings.mode is RelayMode.OFF else None
+        )
+        self.instance_id: str | None = None
+        self.registry: Path | None = None
+        self.socket_path: Path | None = None
+        self._lock_fd: int | None = None
+        self._created_runtime: Path | None = None
+        self.spool: Spool | None = None
+        self.listener: Listener | None = None
+        self._started_at = 0
+        self._send_counter = itertools.count(1)
+        self._manifest_written = False
+
+    # -- state --------------------------------------------------------------------------
+
+    @property
+    def state(self) -> str:
+        if self._paused:
+            return STATE_PAUSED
+        return STATE_BUSY if self._busy else STATE_READY
+
+    @property
+    def available(self) -> bool:
+        return self._started and self._reason is None
+
+    def status(self) -> RelayStatus:
+        with self._lock:
+            if self._started and self._reason is None:
+                problem = self._health_problem()
+                if problem is not None:
+                    self._mark_unavailable(problem)
+            queued = self.spool.queued() if self.spool is not None and self.available else 0
+            return RelayStatus(
+                available=self.available,
+                state=self.state if self.available else "off",
+                reason=self._reason,
+                instance_id=self.instance_id,
+                registry=self.registry,
+                socket=self.socket_path,
+                queued=queued,
+            )
+
+    def _health_problem(self) -> str | None:
+        if self.listener is None or not self.listener.alive:
+            error = self.listener.error if self.listener is not None else None
+            return f"the relay listener stopped ({error!r})" if error else "the listener stopped"
+        assert self.spool is not None and self.socket_path is not None
+        if not (self.spool.root / "inbox").is_dir():
+            return f"the private relay spool {self.spool.root} disappeared"
+        try:
+            if not stat.S_ISSOCK(os.lstat(self.socket_path).st_mode):
+                return f"the relay socket {self.socket_path} was replaced"
+        except OSError:
+            return f"the relay socket {self.socket_path} disappeared"
+        return None
+
+    def _mark_unavailable(self, reason: str) -> None:
+        with self._lock:
+            if self._reason is not None:
+                return
+            self._reason = reason
+            self._remove_manifest()
+        log.warning("relay unavailable: %s", reason)
+        if self.on_unavailable is not None:
+            with contextlib.suppress(Exception):
+                self.on_unavailable(reason)
+
+    def set_state(self, state: str) -> None:
+        """``busy`` while any turn runs, ``ready`` after; pause with pause()."""
+        if state not in (STATE_READY, STATE_BUSY):
+            raise ValueError(f"set_state takes ready or busy, not {state!r}")
+        with self._lock:
+            if self._busy != (state == STATE_BUSY):
+                self._busy = state == STATE_BUSY
+                self._publish()
+
+    def pause(self) -> None:
+        with self._lock:
+            if not self._paused:
+                self._paused = True
+                self._publish()
+
+    def resume(self) -> None:
+        with self._lock:
+            if self._paused:
+                self._paused = False
+                self._publish()
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    def refresh_manifest(
+        self, *, session_id: str | None = None, model: str | None = None, profile: str | None = None
+    ) -> None:
+        with self._lock:
+            changed = False
+            for attr, value in (
+                ("_session_id", session_id),
+                ("_model", model),
+                ("_profile", profile),
+            ):
+                if value is not None and getattr(self, attr) != value:
+                    setattr(self, attr, value)
+                    changed = True
+            if changed or not self._manifest_written:
+                self._publish()
+
+    def _manifest(self) -> Manifest:
+        assert self.instance_id is not None and self.socket_path is not None
+        return Manifest(
+            instance_id=self.instance_id,
+            pid=os.getpid(),
+            project=self.workspace.name or str(self.workspace),
+            workspace=str(self.workspace),
+            session_id=self._session_id,
+            profile=self._profile,
+            model=self._model,
+            socket=str(self.socket_path),
+            state=self.state,
+            started_at=self._started_at,
+        )
+
+    def _publish(self) -> None:
+        if not self.available:
+            return
+        assert self.registry is not None
+        try:
+            write_manifest(self.registry, self._manifest())
+            self._manifest_written = True
+        except OSError as exc:
+            self._mark_unavailable(f"could not publish the relay manifest: {exc.strerror or exc}")
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def start(self) -> RelayStatus:
+        with self._lock:
+            if self._started or self._reason is not None:
+                return self.status()
+            try:
+                self._start()
+            except (RegistryError, SpoolError, OSError) as exc:
+                reason = str(exc) if not isinstance(exc, OSError) else _os_reason(exc)
+                self._teardown()
+                self._reason = reason
+                return self.status()
+            self._started = True
+            self._publish()
+            if not self.available:
+                self._teardown()
+            return self.status()
+
+    def _start(self) -> None:
+        if not hasattr(socket, "AF_UNIX"):
+            raise RegistryError("this platform has no Unix-domain sockets")
+        registry = prepare_registry_dir(
+            choose_registry_dir(self.env, self.settings.directory), self.env.get("HOME")
+        )
+        instance_id = new_instance_id()
+        sock_path = socket_path(registry, instance_id)
+        check_socket_path_length(sock_path)
+        self.registry, self.instance_id, self.socket_path = registry, instance_id, sock_path
+        self._started_at = int(time.time())
+
+        # Reserve the instance: an exclusive lock file held (flock) for the process
+        # lifetime, so a dead instance's leftovers are recognisably stale.
+        fd = os.open(
+            lock_path(registry, instance_id),
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+        )
+        self._lock_fd = fd
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(fd, f"{os.getpid()}\n".encode())
+
+        runtime = self._runtime_dir
+        if runtime is None:
+            base = self.env.get("XDG_RUNTIME_DIR") or self.env.get("TMPDIR") or "/tmp"
+            runtime = Path(tempfile.mkdtemp(prefix=f"zcoder-{os.getpid()}-", dir=base))
+            self._created_runtime = runtime
+        spool = Spool(
+            runtime / "relay",
+            instance_id,
+            self.settings.max_bytes,
+            self.settings.max_message_chars,
+        )
+        spool.create()
+        self.spool = spool
+
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            old_umask = os.umask(0o177)  # the socket file is created 0600
+            try:
+                server.bind(os.fspath(sock_path))
+            finally:
+                os.umask(old_umask)
+            server.listen(LISTEN_BACKLOG)
+        except BaseException:
+            server.close()
+            raise
+        receiver = Receiver(
+            instance_id,
+            spool,
+            max_message_chars=self.settings.max_message_chars,
+            max_queue=self.settings.max_queue,
+            state=lambda: self.state,
+            sender_check=self._check_sender,
+        )
+        self.listener = Listener(
+            server,
+            receiver,
+            max_bytes=self.settings.max_bytes,
+            io_timeout=self.settings.io_timeout,
+            on_accepted=self._accepted,
+            on_death=lambda exc: self._mark_unavailable(f"the relay listener stopped: {exc!r}"),
+        )
+        self.listener.start()
+        # Readiness: the listener must answer a ping on the real socket before the
+        # manifest makes this instance visible to anybody.
+        try:
+            ack = request(
+                sock_path,
+                ping_request(f"ready-{os.getpid()}", instance_id, instance_id),
+                timeout=self.settings.io_timeout,
+                max_bytes=self.settings.max_bytes,
+            )
+        except TransportError as exc:
+            raise RegistryError(f"the relay listener did not become ready: {exc.reason}") from None
+        if ack.status != "pong":
+            raise RegistryError(f"the relay listener answered {ack.status} to its readiness ping")
+
+    def _accepted(self, _decision: Decision) -> None:
+        if self.on_message is not None:
+            self.on_message()
+
+    def _check_sender(
+        self, sender_id: str, sender_pid: int, peer: PeerCredentials | None
+    ) -> str | None:
+        if (
+            peer is not None
+            and can_check_ancestry()
+            and not is_same_or_descendant(peer.pid, sender_pid)
+        ):
+            return "the connecting process is not the sender or its descendant"
+        assert self.registry is not None
+        try:
+            manifest = read_manifest_file(self.registry, f"a-{sender_id}.json")
+        except ManifestError as exc:
+            return f"the sender is not a registered instance ({exc})"
+        if manifest.pid != sender_pid:
+            return "the sender's manifest has another pid"
+        if not pid_alive(sender_pid):
+            return "the sender process is not alive"
+        return None
+
+    def stop(self) -> None:
+        """Manifest first, then the listener (joined), then own socket and lock, then spool."""
+        with self._lock:
+            self._teardown()
+            if self._started:
+                self._started = False
+                if self._reason is None:
+                    self._reason = "the relay was stopped"
+
+    def _remove_manifest(self) -> None:
+        if self.registry is None or self.instance_id is None:
+            return
+        try:
+            unlink_own(
+                manifest_path(self.registry, self.instance_id),
+                self.registry,
+                self.instance_id,
+                stat.S_IFREG,
+            )
+        except (RegistryError, OSError) as exc:
+            log.warning("relay manifest not removed: %s", exc)
+        self._manifest_written = False
+
+    def _teardown(self) -> None:
+        self._remove_manifest()
+        if self.listener is not None:
+            self.listener.stop()
+            self.listener = None
+        if self.registry is not None and self.instance_id is not None:
+            if self.socket_path is not None:
+                try:
+                    unlink_own(self.socket_path, self.registry, self.instance_id, stat.S_IFSOCK)
+                except (RegistryError, OSError) as exc:
+                    log.warning("relay socket not removed: %s", exc)
+            if self._lock_fd is not None:
+                try:
+                    unlink_own(
+                        lock_path(self.registry, self.instance_id),
+                        self.registry,
+                        self.instance_id,
+                        stat.S_IFREG,
+                    )
+                except (RegistryError, OSError) as exc:
+                    log.warning("relay lock not removed: %s", exc)
+        if self._lock_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._lock_fd)
+            self._lock_fd = None
+        if self.spool is not None:
+            self.spool.remove()
+        if self._created_runtime is not None:
+            with contextlib.suppress(OSError):
+                os.rmdir(self._created_runtime)
+            self._created_runtime = None
+
+    # -- discovery and sending ----------------------------------------------------------
+
+    def discover(self) -> DiscoveryResult:
+        registry = self.registry
+        if registry is None:
+            if self.settings.disabled_reason is not None:
+                return DiscoveryResult(error=self._reason)
+            try:
+                registry = prepare_registry_dir(
+                    choose_registry_dir(self.env, self.settings.directory), self.env.get("HOME")
+                )
+            except RegistryError as exc:
+                return DiscoveryResult(error=str(exc))
+        return discover(
+            registry, self_instance_id=self.instance_id, timeout=self.settings.io_timeout
+        )
+
+    def send(self, target_instance_id: str, body: str) -> SendResult:
+        """Deliver ``body`` to the live peer with exactly this instance id."""
+        if not self.available or self.instance_id is None:
+            return SendResult(None, f"the relay is unavailable: {self._reason}", None, None)
+        if not body:
+            return SendResult(None, "the message is empty; nothing was sent", None, None)
+        if len(body) > self.settings.max_message_chars:
+            return SendResult(
+                None,
+                f"the message has {len(body)} characters; the limit is "
+                f"{self.settings.max_message_chars} (ZCODER_RELAY_MAX_MESSAGE_CHARS)",
+                None,
+                None,
+            )
+        found = self.discover()
+        peer = next((p for p in found.peers if p.instance_id == target_instance_id), None)
+        if peer is None:
+            return SendResult(
+                None,
+                f"no live zcoder instance has the id {target_instance_id!r}; "
+                "call list_agents and use an exact instance_id from it",
+                None,
+                None,
+            )
+        message_id = f"{self.instance_id}-{next(self._send_counter)}"
+        envelope = Envelope(
+            message_id=message_id,
+            target_instance_id=peer.instance_id,
+            sender_instance_id=self.instance_id,
+            sender_pid=os.getpid(),
+            sender_project=self.workspace.name or str(self.workspace),
+            sender_workspace=str(self.workspace),
+            body=body,
+            created_at=int(time.time()),
+        )
+        payload = envelope.to_payload()
+        if len(payload) > self.settings.max_bytes:
+            return SendResult(
+                None,
+                f"the message is {len(payload)} bytes framed; the limit is "
+                f"{self.settings.max_bytes} (ZCODER_RELAY_MAX_BYTES)",
+                peer,
+                message_id,
+            )
+        ack = self._deliver(Path(peer.socket), payload, message_id)
+        if isinstance(ack, str):
+            return SendResult(None, f"delivery to {peer.project} failed: {ack}", peer, message_id)
+        return SendResult(
+            ack.status, result_text(peer.project, peer.instance_id, ack), peer, message_id
+        )
+
+    def _deliver(self, path: Path, payload: bytes, message_id: str) -> Ack | str:
+        """Send, retrying once with the same payload after an ambiguous failure."""
+        last = ""
+        for _attempt in range(2):
+            try:
+                ack = request(
+                    path,
+                    payload,
+                    timeout=self.settings.io_timeout,
+                    max_bytes=self.settings.max_bytes,
+                )
+            except TransportError as exc:
+                last = exc.reason
+                if exc.ambiguous:
+                    continue
+                return last
+            if ack.message_id != message_id:
+                return f"the acknowledgement was for another message ({ack.message_id!r})"
+            return ack
+        return last
+
+    # -- the foreground's side of the queue ---------------------------------------------
+
+    def claim_one(self) -> ClaimResult | None:
+        if self.spool is None or not self.available:
+            return None
+        try:
+            return self.spool.claim_one()
+        except SpoolError as exc:
+            self._mark_unavailable(str(exc))
+            return None
+
+    def complete(self, claimed: ClaimedMessage) -> None:
+        if self.spool is not None:
+            try:
+                self.spool.complete(claimed)
+            except OSError as exc:
+                log.warning("relay receipt not recorded: %s", exc)
+
+
+def _os_reason(exc: OSError) -> str:
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"the relay could not start: {exc.strerror or exc}{where}"

@@ -1,0 +1,268 @@
+"""The listener: one thread that owns the listening socket and serves every connection.
+
+Connections are multiplexed with a selector, each with its own deadline for the whole
+request, so a stalled, slow, oversized or vanished client can only ever cost itself. The
+thread accepts, reads one bounded frame, asks the Receiver for a decision, writes one ack
+and closes. It never touches the agent, the session or the terminal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import selectors
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+from zcoder.relay.peercred import PeerCredentials, peer_credentials
+from zcoder.relay.protocol import MAX_HEADER_BYTES, FrameError, encode_frame, parse_header
+from zcoder.relay.receiver import Decision, Receiver
+
+log = logging.getLogger(__name__)
+
+# At most this many connections are open at once; past it the oldest is answered
+# `invalid` and closed, so a flood of stalled clients cannot lock healthy ones out.
+MAX_OPEN_CONNECTIONS: Final = 64
+LISTEN_BACKLOG: Final = 128
+READ_CHUNK: Final = 65536
+# How long stop() waits for the thread; the loop wakes at once on the stop signal.
+JOIN_TIMEOUT: Final = 5.0
+
+
+@dataclass
+class _Connection:
+    sock: socket.socket
+    deadline: float
+    peer: PeerCredentials | None
+    buffer: bytearray = field(default_factory=bytearray)
+    header_len: int = 0
+    expected: int | None = None  # total bytes (header + payload) once the header is parsed
+    outgoing: memoryview | None = None
+
+
+class Listener:
+    def __init__(
+        self,
+        server: socket.socket,
+        receiver: Receiver,
+        *,
+        max_bytes: int,
+        io_timeout: float,
+        on_accepted: Callable[[Decision], None] | None = None,
+        on_death: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        self.server = server
+        self.receiver = receiver
+        self.max_bytes = max_bytes
+        self.io_timeout = io_timeout
+        self.on_accepted = on_accepted
+        self.on_death = on_death
+        self._uid = os.geteuid()
+        self._selector = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._stopping = threading.Event()
+        self._connections: dict[int, _Connection] = {}
+        self._thread = threading.Thread(target=self._run, name="zcoder-relay-listener", daemon=True)
+        self.error: BaseException | None = None
+        self.served = 0
+        self.refused_peers = 0
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.server.setblocking(False)
+        self._wake_r.setblocking(False)
+        self._selector.register(self.server, selectors.EVENT_READ, None)
+        self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+        self._thread.start()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    @property
+    def open_connections(self) -> int:
+        return len(self._connections)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        with contextlib.suppress(OSError):
+            self._wake_w.send(b"x")
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(JOIN_TIMEOUT)
+        self._close_all()
+
+    def _close_all(self) -> None:
+        for conn in list(self._connections.values()):
+            self._drop(conn)
+        for sock in (self.server, self._wake_r, self._wake_w):
+            with contextlib.suppress(KeyError, ValueError, OSError):
+                self._selector.unregister(sock)
+            with contextlib.suppress(OSError):
+                sock.close()
+        with contextlib.suppress(OSError):
+            self._selector.close()
+
+    # -- the loop -----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            while not self._stopping.is_set():
+                self._expire(time.monotonic())
+                timeout = self._next_timeout()
+                for key, events in self._selector.select(timeout):
+                    if key.fileobj is self._wake_r:
+                        with contextlib.suppress(OSError):
+                            self._wake_r.recv(64)
+                    elif key.fileobj is self.server:
+                        self._accept_ready()
+                    else:
+                        conn = self._connections.get(key.fd)
+                        if conn is not None:
+                            self._service(conn, events)
+        except BaseException as exc:  # the thread must report any death, whatever it is
+            if not self._stopping.is_set():
+                self.error = exc
+                log.exception("relay listener stopped unexpectedly")
+                if self.on_death is not None:
+                    with contextlib.suppress(Exception):
+                        self.on_death(exc)
+        finally:
+            for conn in list(self._connections.values()):
+                self._drop(conn)
+
+    def _next_timeout(self) -> float | None:
+        if not self._connections:
+            return None
+        soonest = min(conn.deadline for conn in self._connections.values())
+        return max(0.0, soonest - time.monotonic())
+
+    def _expire(self, now: float) -> None:
+        for conn in list(self._connections.values()):
+            if conn.deadline <= now:
+                if conn.outgoing is None:
+                    self._answer_unreadable(conn, "the request did not arrive in time")
+                    self._flush_once(conn)
+                self._drop(conn)
+
+    def _accept_ready(self) -> None:
+        for _ in range(LISTEN_BACKLOG):
+            try:
+                sock, _addr = self.server.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    log.warning("relay listener cannot accept: %s", exc.strerror)
+                    return
+                if exc.errno in (errno.ECONNABORTED, errno.EPROTO):
+                    continue
+                raise
+            self._admit(sock)
+
+    def _admit(self, sock: socket.socket) -> None:
+        try:
+            peer = peer_credentials(sock)
+            if peer is not None and peer.uid != self._uid:
+                # Another user: closed without a word, whatever the file modes say.
+                self.refused_peers += 1
+                sock.close()
+                return
+            sock.setblocking(False)
+            if len(self._connections) >= MAX_OPEN_CONNECTIONS:
+                oldest = min(self._connections.values(), key=lambda c: c.deadline)
+                self._answer_unreadable(oldest, "too many open connections")
+                self._flush_once(oldest)
+                self._drop(oldest)
+            conn = _Connection(sock, time.monotonic() + self.io_timeout, peer)
+            self._connections[sock.fileno()] = conn
+            self._selector.register(sock, selectors.EVENT_READ, None)
+        except BaseException:
+            sock.close()
+            raise
+
+    def _service(self, conn: _Connection, events: int) -> None:
+        try:
+            if conn.outgoing is None and events & selectors.EVENT_READ:
+                self._read(conn)
+            if conn.outgoing is not None:
+                self._write(conn)
+        except OSError:
+            self._drop(conn)
+
+    def _read(self, conn: _Connection) -> None:
+        want = READ_CHUNK if conn.expected is None else conn.expected - len(conn.buffer)
+        try:
+            chunk = conn.sock.recv(max(1, min(READ_CHUNK, want)))
+        except (BlockingIOError, InterruptedError):
+            return
+        if not chunk:
+            # EOF before a whole request. The peer may still read: tell it why.
+            self._answer_unreadable(conn, "the connection closed before a whole request")
+            return
+        conn.buffer += chunk
+        if conn.expected is None:
+            try:
+                header = parse_header(bytes(conn.buffer[:MAX_HEADER_BYTES]), self.max_bytes)
+            except FrameError as exc:
+                self._answer_unreadable(conn, str(exc))
+                return
+            if header is None:
+                return
+            length, conn.header_len = header
+            conn.expected = conn.header_len + length
+        if len(conn.buffer) >= conn.expected:
+            payload = bytes(conn.buffer[conn.header_len : conn.expected])
+            decision = self.receiver.decide(payload, conn.peer)
+            self._respond(conn, decision)
+            if decision.accepted and self.on_accepted is not None:
+                try:
+                    self.on_accepted(decision)
+                except Exception:
+                    log.exception("relay message callback failed")
+
+    def _answer_unreadable(self, conn: _Connection, reason: str) -> None:
+        self._respond(conn, self.receiver.unreadable(reason))
+
+    def _respond(self, conn: _Connection, decision: Decision) -> None:
+        self.served += 1
+        conn.buffer.clear()
+        conn.outgoing = memoryview(encode_frame(decision.ack.to_payload(), self.max_bytes))
+        with contextlib.suppress(KeyError, ValueError, OSError):
+            self._selector.modify(conn.sock, selectors.EVENT_WRITE, None)
+
+    def _write(self, conn: _Connection) -> None:
+        assert conn.outgoing is not None
+        try:
+            sent = conn.sock.send(conn.outgoing, socket.MSG_NOSIGNAL)
+        except (BlockingIOError, InterruptedError):
+            return
+        conn.outgoing = conn.outgoing[sent:]
+        if not conn.outgoing:
+            self._drop(conn)
+
+    def _flush_once(self, conn: _Connection) -> None:
+        """Best-effort immediate write for a connection about to be closed."""
+        if conn.outgoing is None:
+            return
+        with contextlib.suppress(OSError):
+            conn.sock.send(conn.outgoing, socket.MSG_NOSIGNAL)
+
+    def _drop(self, conn: _Connection) -> None:
+        fd = conn.sock.fileno()
+        if fd >= 0:
+            self._connections.pop(fd, None)
+            with contextlib.suppress(KeyError, ValueError, OSError):
+                self._selector.unregister(conn.sock)
+        else:
+            for key, value in list(self._connections.items()):
+                if value is conn:
+                    del self._connections[key]
+        with contextlib.suppress(OSError):
+            conn.sock.close()

@@ -1,0 +1,308 @@
+"""The relay's bytes on the wire (protocol version 1).
+
+One length-prefixed request and one length-prefixed response per connection::
+
+    ZCODER-AGENT/1 <decimal length>\\n<exactly length bytes of UTF-8 JSON>
+
+Payloads are flat JSON objects (scalar members only), encoded compactly with the key order
+of shared/spec/relay-wire-protocol.md so that a Zsh zcoder and a Python zcoder interoperate.
+Everything here is pure: no sockets, no files.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+PROTOCOL_VERSION: Final = 1
+MAGIC: Final = b"ZCODER-AGENT/1 "
+# Room for the magic, a generous run of leading zeros and the LF. A header that has not
+# ended by then can never be valid, so the reader stops waiting for it.
+MAX_HEADER_BYTES: Final = 64
+
+INSTANCE_ID_RE: Final = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+MESSAGE_ID_RE: Final = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+MAX_SENDER_PROJECT_CHARS: Final = 256
+MAX_SENDER_WORKSPACE_CHARS: Final = 4096
+
+STATES: Final = ("ready", "busy", "paused")
+STATUSES: Final = (
+    "pong",
+    "accepted",
+    "duplicate",
+    "paused",
+    "full",
+    "invalid",
+    "wrong_target",
+    "unsupported",
+)
+
+Scalar = str | int | float | bool | None
+FlatObject = dict[str, Scalar]
+
+
+class FrameError(ValueError):
+    """The bytes are not a well-formed frame or flat JSON object."""
+
+
+def is_instance_id(value: object) -> bool:
+    return isinstance(value, str) and INSTANCE_ID_RE.fullmatch(value) is not None
+
+
+def is_message_id(value: object) -> bool:
+    return isinstance(value, str) and MESSAGE_ID_RE.fullmatch(value) is not None
+
+
+def is_positive_int(value: object) -> bool:
+    # bool is a subclass of int in Python; JSON true is not a pid.
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+# --- framing -----------------------------------------------------------------------------
+
+
+def encode_frame(payload: bytes, max_bytes: int) -> bytes:
+    if not 1 <= len(payload) <= max_bytes:
+        raise FrameError(f"payload of {len(payload)} bytes is outside 1..{max_bytes}")
+    return MAGIC + str(len(payload)).encode("ascii") + b"\n" + payload
+
+
+def parse_header(buffer: bytes, max_bytes: int) -> tuple[int, int] | None:
+    """Parse a frame header at the start of ``buffer``.
+
+    Returns ``(payload_length, header_length)``, or ``None`` when more bytes are needed.
+    Raises FrameError as soon as the bytes seen cannot start a valid header.
+    """
+    prefix = buffer[: len(MAGIC)]
+    if not MAGIC.startswith(prefix):
+        raise FrameError("frame does not start with ZCODER-AGENT/1")
+    if len(buffer) <= len(MAGIC):
+        return None
+    end = buffer.find(b"\n", len(MAGIC), MAX_HEADER_BYTES)
+    digits = buffer[len(MAGIC) : end if end >= 0 else MAX_HEADER_BYTES]
+    if not digits.isdigit() and digits:
+        raise FrameError("frame length is not a decimal number")
+    if end < 0:
+        if len(buffer) >= MAX_HEADER_BYTES:
+            raise FrameError("frame header is too long")
+        return None
+    if not digits:
+        raise FrameError("frame length is missing")
+    length = int(digits)
+    if length < 1:
+        raise FrameError("frame length must be at least 1")
+    if length > max_bytes:
+        raise FrameError(f"frame of {length} bytes exceeds the limit of {max_bytes}")
+    return length, end + 1
+
+
+# --- flat JSON ---------------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> object:
+    raise FrameError(f"{name} is not valid JSON")
+
+
+def _unique_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    result: dict[str, object] = {}
+    for key, value in pairs:
+        if key in result:
+            raise FrameError(f"duplicate member {key!r}")
+        result[key] = value
+    return result
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def decode_flat_object(payload: bytes) -> FlatObject:
+    """Decode a payload that must be one flat JSON object of scalar members."""
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FrameError(f"payload is not UTF-8: {exc.reason}") from None
+    try:
+        value = json.loads(text, object_pairs_hook=_unique_pairs, parse_constant=_reject_constant)
+    except FrameError:
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise FrameError(f"payload is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise FrameError("payload is not a JSON object")
+    result: FlatObject = {}
+    for key, member in value.items():
+        if _has_lone_surrogate(key):
+            raise FrameError("member name is not valid Unicode")
+        if isinstance(member, str):
+            if _has_lone_surrogate(member):
+                raise FrameError(f"member {key!r} is not valid Unicode")
+        elif isinstance(member, dict | list):
+            raise FrameError(f"member {key!r} is not a scalar; the object must be flat")
+        result[key] = member
+    return result
+
+
+def encode_flat_object(members: Mapping[str, Scalar]) -> bytes:
+    """Compact JSON in the given key order; non-ASCII as raw UTF-8, as zcoder.zsh writes it."""
+    return json.dumps(dict(members), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+# --- requests ----------------------------------------------------------------------------
+
+
+def ping_request(message_id: str, target_instance_id: str, sender_instance_id: str) -> bytes:
+    return encode_flat_object(
+        {
+            "protocol": PROTOCOL_VERSION,
+            "type": "ping",
+            "message_id": message_id,
+            "target_instance_id": target_instance_id,
+            "sender_instance_id": sender_instance_id,
+        }
+    )
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """A validated task delivery (an ``enqueue`` request)."""
+
+    message_id: str
+    target_instance_id: str
+    sender_instance_id: str
+    sender_pid: int
+    sender_project: str
+    sender_workspace: str
+    body: str
+    created_at: int | float | None
+
+    def to_payload(self) -> bytes:
+        members: dict[str, Scalar] = {
+            "protocol": PROTOCOL_VERSION,
+            "type": "enqueue",
+            "message_id": self.message_id,
+            "target_instance_id": self.target_instance_id,
+            "sender_instance_id": self.sender_instance_id,
+            "sender_pid": self.sender_pid,
+            "sender_project": self.sender_project,
+            "sender_workspace": self.sender_workspace,
+            "body": self.body,
+        }
+        if self.created_at is not None:
+            members["created_at"] = self.created_at
+        return encode_flat_object(members)
+
+
+class EnvelopeError(ValueError):
+    """An enqueue request that fails validation (rule 7 of the decision order)."""
+
+
+def _optional_text(obj: FlatObject, key: str, limit: int) -> str:
+    value = obj.get(key, "")
+    if not isinstance(value, str):
+        raise EnvelopeError(f"{key} must be a string")
+    if len(value) > limit:
+        raise EnvelopeError(f"{key} is longer than {limit} characters")
+    return value
+
+
+def validate_envelope(obj: FlatObject, max_message_chars: int) -> Envelope:
+    """Validate the members of an enqueue request (message_id grammar included).
+
+    Rules 6 and 7 of the receiver's decision order; the caller has checked protocol,
+    target and type already.
+    """
+    message_id = obj.get("message_id")
+    if not is_message_id(message_id):
+        raise EnvelopeError("message_id does not match [A-Za-z0-9_.-]{1,100}")
+    assert isinstance(message_id, str)
+    target = obj.get("target_instance_id")
+    if not is_instance_id(target):
+        raise EnvelopeError("target_instance_id is not an instance id")
+    assert isinstance(target, str)
+    sender_pid = obj.get("sender_pid")
+    if not is_positive_int(sender_pid):
+        raise EnvelopeError("sender_pid must be a positive integer")
+    assert isinstance(sender_pid, int)
+    sender_id = obj.get("sender_instance_id")
+    if not is_instance_id(sender_id):
+        raise EnvelopeError("sender_instance_id is not an instance id")
+    assert isinstance(sender_id, str)
+    if not sender_id.startswith(f"{sender_pid}-"):
+        raise EnvelopeError("sender_instance_id does not begin with sender_pid")
+    body = obj.get("body")
+    if not isinstance(body, str) or not body:
+        raise EnvelopeError("body must be a non-empty string")
+    if len(body) > max_message_chars:
+        raise EnvelopeError(f"body is longer than {max_message_chars} characters")
+    project = _optional_text(obj, "sender_project", MAX_SENDER_PROJECT_CHARS)
+    workspace = _optional_text(obj, "sender_workspace", MAX_SENDER_WORKSPACE_CHARS)
+    created_at = obj.get("created_at")
+    if created_at is not None and (
+        isinstance(created_at, bool) or not isinstance(created_at, int | float)
+    ):
+        raise EnvelopeError("created_at must be a number")
+    return Envelope(
+        message_id=message_id,
+        target_instance_id=target,
+        sender_instance_id=sender_id,
+        sender_pid=sender_pid,
+        sender_project=project,
+        sender_workspace=workspace,
+        body=body,
+        created_at=created_at,
+    )
+
+
+# --- acknowledgements --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ack:
+    message_id: str
+    status: str
+    queue_position: int = 0
+    state: str = "ready"
+
+    def to_payload(self) -> bytes:
+        return encode_flat_object(
+            {
+                "protocol": PROTOCOL_VERSION,
+                "type": "ack",
+                "message_id": self.message_id,
+                "status": self.status,
+                "queue_position": self.queue_position,
+                "state": self.state,
+            }
+        )
+
+
+def parse_ack(payload: bytes) -> Ack:
+    """Parse a response payload; raises FrameError when it is not a version-1 ack."""
+    obj = decode_flat_object(payload)
+    if obj.get("protocol") != PROTOCOL_VERSION or isinstance(obj.get("protocol"), bool):
+        raise FrameError("acknowledgement is not protocol 1")
+    if obj.get("type") != "ack":
+        raise FrameError("response is not an acknowledgement")
+    status = obj.get("status")
+    if status not in STATUSES:
+        raise FrameError(f"acknowledgement has an unknown status {status!r}")
+    assert isinstance(status, str)
+    message_id = obj.get("message_id", "")
+    if not isinstance(message_id, str):
+        raise FrameError("acknowledgement message_id is not a string")
+    position = obj.get("queue_position", 0)
+    if not isinstance(position, int) or isinstance(position, bool) or position < 0:
+        position = 0
+    state = obj.get("state", "ready")
+    if state not in STATES:
+        state = "ready"
+    assert isinstance(state, str)
+    return Ack(message_id=message_id, status=status, queue_position=position, state=state)

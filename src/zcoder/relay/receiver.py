@@ -1,0 +1,97 @@
+"""The receiver's decision: one request payload in, one acknowledgement out.
+
+Implements the decision order of the wire specification (section 6): the first rule that
+fails answers. Pure apart from the sender check and the spool, both passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from zcoder.relay.peercred import PeerCredentials
+from zcoder.relay.protocol import (
+    PROTOCOL_VERSION,
+    Ack,
+    EnvelopeError,
+    FrameError,
+    decode_flat_object,
+    is_message_id,
+    validate_envelope,
+)
+from zcoder.relay.spool import Spool, SpoolError
+
+# (sender instance id, sender pid, peer credentials) -> reason the sender is refused, or None
+SenderCheck = Callable[[str, int, PeerCredentials | None], str | None]
+
+
+@dataclass(frozen=True)
+class Decision:
+    ack: Ack
+    reason: str = ""  # why, for logs and tests; never sent on the wire
+
+    @property
+    def accepted(self) -> bool:
+        return self.ack.status == "accepted"
+
+
+class Receiver:
+    def __init__(
+        self,
+        instance_id: str,
+        spool: Spool,
+        *,
+        max_message_chars: int,
+        max_queue: int,
+        state: Callable[[], str],
+        sender_check: SenderCheck,
+    ) -> None:
+        self.instance_id = instance_id
+        self.spool = spool
+        self.max_message_chars = max_message_chars
+        self.max_queue = max_queue
+        self.state = state
+        self.sender_check = sender_check
+
+    def _ack(self, message_id: str, status: str, reason: str = "", position: int = 0) -> Decision:
+        return Decision(Ack(message_id, status, position, self.state()), reason)
+
+    def unreadable(self, reason: str) -> Decision:
+        """Rule 1 for frames that never became a payload (bad header, timeout, EOF)."""
+        return self._ack("", "invalid", reason)
+
+    def decide(self, payload: bytes, peer: PeerCredentials | None) -> Decision:
+        try:
+            obj = decode_flat_object(payload)
+        except FrameError as exc:
+            return self._ack("", "invalid", str(exc))
+        raw_id = obj.get("message_id")
+        echo = raw_id if isinstance(raw_id, str) else ""
+        protocol = obj.get("protocol")
+        if protocol != PROTOCOL_VERSION or isinstance(protocol, bool):
+            return self._ack(echo, "unsupported", "protocol is not 1")
+        if obj.get("target_instance_id") != self.instance_id:
+            return self._ack(echo, "wrong_target", "target_instance_id is not this instance")
+        kind = obj.get("type")
+        if kind == "ping":
+            return self._ack(echo, "pong")
+        if kind != "enqueue":
+            return self._ack(echo, "unsupported", f"unknown type {kind!r}")
+        if not is_message_id(raw_id):
+            return self._ack("", "invalid", "message_id does not match its grammar")
+        try:
+            envelope = validate_envelope(obj, self.max_message_chars)
+        except EnvelopeError as exc:
+            return self._ack(echo, "invalid", str(exc))
+        refused = self.sender_check(envelope.sender_instance_id, envelope.sender_pid, peer)
+        if refused is not None:
+            return self._ack(envelope.message_id, "invalid", refused)
+        if self.spool.is_duplicate(envelope.message_id):
+            return self._ack(envelope.message_id, "duplicate")
+        if self.state() == "paused":
+            return self._ack(envelope.message_id, "paused")
+        try:
+            status, position = self.spool.store(envelope, payload, self.max_queue)
+        except SpoolError as exc:
+            return self._ack(envelope.message_id, "invalid", str(exc))
+        return self._ack(envelope.message_id, status, position=position)

@@ -1,0 +1,325 @@
+"""The shared same-user registry directory: choosing it, validating it, manifests in it.
+
+The registry holds, per live instance, ``a-<instance_id>.sock`` (the listening socket),
+``a-<instance_id>.json`` (the public manifest) and, for Python instances,
+``a-<instance_id>.lock`` (held with flock for the process lifetime). Nothing here ever
+chmods or removes the directory itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from zcoder.relay.protocol import (
+    PROTOCOL_VERSION,
+    STATES,
+    FrameError,
+    decode_flat_object,
+    encode_flat_object,
+    is_instance_id,
+    is_positive_int,
+)
+
+MAX_SOCKET_PATH_BYTES: Final = 100
+MAX_MANIFEST_BYTES: Final = 16 * 1024
+MAX_MANIFESTS_EXAMINED: Final = 128
+# Bound on directory entries looked at in one scan, whatever else lies in the directory.
+MAX_DIRECTORY_ENTRIES: Final = 4096
+MANIFEST_NAME_RE: Final = re.compile(r"a-([A-Za-z0-9_.-]{1,128})\.json")
+
+SOCKET_PATH_TOO_LONG: Final = (
+    "relay socket path is too long; set ZCODER_RELAY_DIR to a shorter private path"
+)
+
+
+class RegistryError(Exception):
+    """The registry directory cannot be used safely; the message says why."""
+
+
+def choose_registry_dir(env: Mapping[str, str], explicit: str | None = None) -> Path:
+    """ZCODER_RELAY_DIR, else $XDG_RUNTIME_DIR/zcoder-agents, else $TMPDIR/zcoder-<uid>-agents."""
+    if explicit:
+        return Path(explicit)
+    runtime = env.get("XDG_RUNTIME_DIR")
+    if runtime:
+        return Path(runtime) / "zcoder-agents"
+    return Path(env.get("TMPDIR") or "/tmp") / f"zcoder-{os.geteuid()}-agents"
+
+
+def _check_private_dir(st: os.stat_result, path: Path) -> None:
+    if not stat.S_ISDIR(st.st_mode):
+        raise RegistryError(f"relay directory {path} is not a directory")
+    if st.st_uid != os.geteuid():
+        raise RegistryError(f"relay directory {path} is not owned by the current user")
+    if st.st_mode & 0o077:
+        raise RegistryError(
+            f"relay directory {path} has group or other permissions "
+            f"({stat.filemode(st.st_mode)}); it must be private (0700)"
+        )
+
+
+def prepare_registry_dir(requested: Path, home: str | None) -> Path:
+    """Validate (creating it 0700 when missing) and return the canonical registry directory.
+
+    Refused when the path or its final component is a symlink, when it is not a directory
+    owned by this user with no group or other bits, or when it is ``/`` or $HOME.
+    """
+    if not requested.is_absolute():
+        raise RegistryError(f"relay directory {requested} is not an absolute path")
+    if requested.name in ("", ".", ".."):
+        raise RegistryError(f"relay directory {requested} has no usable final component")
+    try:
+        parent = requested.parent.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise RegistryError(f"relay directory parent {requested.parent} is unusable: {exc}")
+    candidate = parent / requested.name
+    forbidden = {Path("/")}
+    if home:
+        with contextlib.suppress(OSError, RuntimeError):
+            forbidden.add(Path(home).resolve())
+    if candidate in forbidden or requested in forbidden:
+        raise RegistryError(f"relay directory {candidate} is not allowed (/ or $HOME)")
+    try:
+        os.mkdir(candidate, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise RegistryError(f"could not create relay directory {candidate}: {exc.strerror}")
+    try:
+        st = os.lstat(candidate)
+    except OSError as exc:
+        raise RegistryError(f"could not inspect relay directory {candidate}: {exc.strerror}")
+    if stat.S_ISLNK(st.st_mode):
+        raise RegistryError(f"relay directory {candidate} is a symlink")
+    _check_private_dir(st, candidate)
+    return candidate
+
+
+def check_registry_dir(path: Path) -> None:
+    """Re-validate an already chosen registry directory (for every discovery)."""
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        raise RegistryError(f"relay directory {path} is unavailable: {exc.strerror}")
+    if stat.S_ISLNK(st.st_mode):
+        raise RegistryError(f"relay directory {path} is a symlink")
+    _check_private_dir(st, path)
+
+
+def new_instance_id() -> str:
+    """``<pid>-<decimal nonce>``; the nonce only has to make collisions improbable."""
+    return f"{os.getpid()}-{secrets.randbits(62)}"
+
+
+def socket_path(registry: Path, instance_id: str) -> Path:
+    return registry / f"a-{instance_id}.sock"
+
+
+def manifest_path(registry: Path, instance_id: str) -> Path:
+    return registry / f"a-{instance_id}.json"
+
+
+def lock_path(registry: Path, instance_id: str) -> Path:
+    return registry / f"a-{instance_id}.lock"
+
+
+def check_socket_path_length(path: Path) -> None:
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH_BYTES:
+        raise RegistryError(SOCKET_PATH_TOO_LONG)
+
+
+# --- manifests ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Manifest:
+    instance_id: str
+    pid: int
+    project: str
+    workspace: str
+    session_id: str
+    profile: str
+    model: str
+    socket: str
+    state: str
+    started_at: int
+
+    def to_payload(self) -> bytes:
+        return encode_flat_object(
+            {
+                "protocol": PROTOCOL_VERSION,
+                "instance_id": self.instance_id,
+                "pid": self.pid,
+                "project": self.project,
+                "workspace": self.workspace,
+                "session_id": self.session_id,
+                "profile": self.profile,
+                "model": self.model,
+                "socket": self.socket,
+                "state": self.state,
+                "started_at": self.started_at,
+            }
+        )
+
+
+class ManifestError(ValueError):
+    """A manifest file that discovery must skip; the message says why."""
+
+
+def write_manifest(registry: Path, manifest: Manifest) -> None:
+    """Write atomically: a private temporary file in the same directory, then rename."""
+    final = manifest_path(registry, manifest.instance_id)
+    temporary = registry / f".tmp-a-{manifest.instance_id}-{secrets.token_hex(4)}"
+    data = manifest.to_payload()
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(temporary, final)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _text_member(obj: dict[str, object], key: str, *, required: bool) -> str:
+    value = obj.get(key, "")
+    if not isinstance(value, str):
+        raise ManifestError(f"{key} is not a string")
+    if required and not value:
+        raise ManifestError(f"{key} is empty")
+    return value
+
+
+def parse_manifest(data: bytes, registry: Path, file_name: str) -> Manifest:
+    """Every check discovery makes on a manifest's contents."""
+    try:
+        obj: dict[str, object] = dict(decode_flat_object(data))
+    except FrameError as exc:
+        raise ManifestError(str(exc)) from None
+    protocol = obj.get("protocol")
+    if protocol != PROTOCOL_VERSION or isinstance(protocol, bool):
+        raise ManifestError("protocol is not 1")
+    instance_id = obj.get("instance_id")
+    if not is_instance_id(instance_id):
+        raise ManifestError("instance_id does not match the grammar")
+    assert isinstance(instance_id, str)
+    if file_name != f"a-{instance_id}.json":
+        raise ManifestError("file name does not match instance_id")
+    pid = obj.get("pid")
+    if not is_positive_int(pid):
+        raise ManifestError("pid is not a positive integer")
+    assert isinstance(pid, int)
+    expected_socket = str(socket_path(registry, instance_id))
+    sock = _text_member(obj, "socket", required=True)
+    if sock != expected_socket:
+        raise ManifestError("socket is not this registry's socket for the instance")
+    state = obj.get("state", "ready")
+    if state not in STATES:
+        state = "ready"
+    assert isinstance(state, str)
+    started_at = obj.get("started_at", 0)
+    if not isinstance(started_at, int) or isinstance(started_at, bool):
+        started_at = 0
+    return Manifest(
+        instance_id=instance_id,
+        pid=pid,
+        project=_text_member(obj, "project", required=True),
+        workspace=_text_member(obj, "workspace", required=True),
+        session_id=_text_member(obj, "session_id", required=False),
+        profile=_text_member(obj, "profile", required=False),
+        model=_text_member(obj, "model", required=False),
+        socket=sock,
+        state=state,
+        started_at=started_at,
+    )
+
+
+def read_manifest_file(registry: Path, file_name: str) -> Manifest:
+    """Open without following links or blocking on FIFOs, check the file, parse it."""
+    path = registry / file_name
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as exc:
+        raise ManifestError(f"cannot open: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ManifestError("not a regular file")
+        if st.st_uid != os.geteuid():
+            raise ManifestError("not owned by the current user")
+        if st.st_size > MAX_MANIFEST_BYTES:
+            raise ManifestError(f"larger than {MAX_MANIFEST_BYTES} bytes")
+        chunks: list[bytes] = []
+        remaining = MAX_MANIFEST_BYTES + 1
+        while remaining > 0:
+            chunk = os.read(fd, remaining)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > MAX_MANIFEST_BYTES:
+            raise ManifestError(f"larger than {MAX_MANIFEST_BYTES} bytes")
+    except OSError as exc:
+        raise ManifestError(f"cannot read: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    return parse_manifest(data, registry, file_name)
+
+
+def list_manifest_names(registry: Path) -> list[str]:
+    """Names of at most MAX_MANIFESTS_EXAMINED candidate manifests, in a stable order."""
+    names: list[str] = []
+    with os.scandir(registry) as entries:
+        for seen, entry in enumerate(entries):
+            if seen >= MAX_DIRECTORY_ENTRIES:
+                break
+            if MANIFEST_NAME_RE.fullmatch(entry.name):
+                names.append(entry.name)
+    names.sort()
+    return names[:MAX_MANIFESTS_EXAMINED]
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process exists. Liveness hint only: pids are reused."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OverflowError:
+        return False
+    return True
+
+
+def unlink_own(path: Path, registry: Path, instance_id: str, kind: int) -> None:
+    """Unlink one of this instance's own files, after checking name, owner and file type."""
+    expected = {
+        stat.S_IFSOCK: socket_path(registry, instance_id),
+        stat.S_IFREG: manifest_path(registry, instance_id),
+    }
+    allowed = path in expected.values() or path == lock_path(registry, instance_id)
+    if not allowed or path.parent != registry:
+        raise RegistryError(f"refusing to remove {path}: not this instance's file")
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_IFMT(st.st_mode) != kind or st.st_uid != os.geteuid():
+        raise RegistryError(f"refusing to remove {path}: unexpected owner or file type")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)

@@ -1,0 +1,223 @@
+"""The process-private spool: inbox → processing → done, and rejected/ for quarantine.
+
+Only the listener stores (``store``); only the foreground claims (``claim_one``) and
+completes (``complete``). Files are written to ``tmp/``, fsynced and renamed into
+``inbox/<9-digit sequence>-<message_id>.json``, so an accepted message is always whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import stat
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from zcoder.relay.protocol import (
+    Envelope,
+    EnvelopeError,
+    FrameError,
+    decode_flat_object,
+    validate_envelope,
+)
+
+SPOOL_NAME_RE: Final = re.compile(r"(\d{9})-([A-Za-z0-9_.-]{1,100})\.json")
+SUBDIRS: Final = ("inbox", "processing", "done", "rejected", "tmp")
+
+
+class SpoolError(Exception):
+    """The spool could not store or move a message."""
+
+
+@dataclass(frozen=True)
+class ClaimedMessage:
+    """A message moved to processing/, validated again, ready for one agent turn."""
+
+    sequence: int
+    envelope: Envelope
+    path: Path
+
+
+@dataclass(frozen=True)
+class QuarantinedMessage:
+    """A spool entry that was unsafe or invalid; moved to rejected/, never given to a model."""
+
+    name: str
+    reason: str
+
+
+ClaimResult = ClaimedMessage | QuarantinedMessage
+
+
+class Spool:
+    def __init__(self, root: Path, instance_id: str, max_bytes: int, max_message_chars: int):
+        self.root = root
+        self.instance_id = instance_id
+        self.max_bytes = max_bytes
+        self.max_message_chars = max_message_chars
+        self._lock = threading.Lock()
+        self._sequence = 0
+        self._accepted: set[str] = set()
+
+    # -- set-up and teardown ------------------------------------------------------------
+
+    def create(self) -> None:
+        os.mkdir(self.root, 0o700)
+        for name in SUBDIRS:
+            os.mkdir(self.root / name, 0o700)
+
+    def remove(self) -> None:
+        """Remove the whole private spool (only ever this instance's own directory)."""
+        with contextlib.suppress(FileNotFoundError):
+            st = os.lstat(self.root)
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid():
+                shutil.rmtree(self.root, ignore_errors=True)
+
+    # -- listener side ------------------------------------------------------------------
+
+    def is_duplicate(self, message_id: str) -> bool:
+        with self._lock:
+            return message_id in self._accepted
+
+    def queued(self) -> int:
+        """Accepted messages not yet completed (inbox + processing)."""
+        return self._count("inbox") + self._count("processing")
+
+    def _count(self, sub: str) -> int:
+        try:
+            with os.scandir(self.root / sub) as entries:
+                return sum(1 for entry in entries if SPOOL_NAME_RE.fullmatch(entry.name))
+        except OSError:
+            return 0
+
+    def store(self, envelope: Envelope, payload: bytes, max_queue: int) -> tuple[str, int]:
+        """Decide duplicate/full and store atomically. Returns (status, queue position).
+
+        Status is ``duplicate``, ``full`` or ``accepted``. Raises SpoolError when the
+        message could not be stored whole; nothing half-written remains then.
+        """
+        with self._lock:
+            if envelope.message_id in self._accepted:
+                return "duplicate", 0
+            queued = self.queued()
+            if queued >= max_queue:
+                return "full", 0
+            sequence = self._sequence + 1
+            name = f"{sequence:09d}-{envelope.message_id}.json"
+            temporary = self.root / "tmp" / name
+            final = self.root / "inbox" / name
+            try:
+                fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+                try:
+                    view = memoryview(payload)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.rename(temporary, final)
+                _fsync_dir(self.root / "inbox")
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+                raise SpoolError(f"could not store message: {exc.strerror or exc}") from exc
+            self._sequence = sequence
+            self._accepted.add(envelope.message_id)
+            return "accepted", queued + 1
+
+    # -- foreground side ----------------------------------------------------------------
+
+    def claim_one(self) -> ClaimResult | None:
+        """Move the oldest inbox entry to processing and validate it again.
+
+        Exactly one caller wins each entry (rename is atomic). Anything unsafe or invalid is
+        moved to rejected/ and returned as a QuarantinedMessage.
+        """
+        inbox = self.root / "inbox"
+        while True:
+            try:
+                with os.scandir(inbox) as entries:
+                    names = sorted(entry.name for entry in entries)
+            except OSError as exc:
+                raise SpoolError(f"cannot read the relay inbox: {exc.strerror}") from exc
+            if not names:
+                return None
+            name = names[0]
+            target = self.root / "processing" / name
+            try:
+                os.rename(inbox / name, target)
+            except FileNotFoundError:
+                continue  # another claimer won this one; try the next
+            except OSError as exc:
+                raise SpoolError(f"cannot claim {name}: {exc.strerror}") from exc
+            try:
+                return self._validate_claimed(name, target)
+            except _Unsafe as exc:
+                return self._quarantine(name, target, str(exc))
+
+    def _validate_claimed(self, name: str, path: Path) -> ClaimedMessage:
+        match = SPOOL_NAME_RE.fullmatch(name)
+        if match is None:
+            raise _Unsafe("the file name is not a spool name")
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
+        except OSError as exc:
+            raise _Unsafe(f"cannot open it safely: {exc.strerror}") from None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise _Unsafe("it is not a regular file")
+            if st.st_uid != os.geteuid():
+                raise _Unsafe("it is not owned by this user")
+            if st.st_size > self.max_bytes:
+                raise _Unsafe("it is larger than the relay's frame limit")
+            data = os.read(fd, self.max_bytes + 1)
+        finally:
+            os.close(fd)
+        if len(data) > self.max_bytes:
+            raise _Unsafe("it is larger than the relay's frame limit")
+        try:
+            obj = decode_flat_object(data)
+        except FrameError as exc:
+            raise _Unsafe(f"it is not a flat JSON object ({exc})") from None
+        if obj.get("type") != "enqueue" or obj.get("protocol") != 1:
+            raise _Unsafe("it is not a version-1 enqueue")
+        try:
+            envelope = validate_envelope(obj, self.max_message_chars)
+        except EnvelopeError as exc:
+            raise _Unsafe(str(exc)) from None
+        if envelope.target_instance_id != self.instance_id:
+            raise _Unsafe("it is addressed to another instance")
+        if envelope.message_id != match.group(2):
+            raise _Unsafe("its message_id does not match its file name")
+        return ClaimedMessage(sequence=int(match.group(1)), envelope=envelope, path=path)
+
+    def _quarantine(self, name: str, path: Path, reason: str) -> QuarantinedMessage:
+        # rename moves a symlink itself, never what it points at.
+        with contextlib.suppress(OSError):
+            os.rename(path, self.root / "rejected" / name)
+        return QuarantinedMessage(name=name, reason=reason)
+
+    def complete(self, claimed: ClaimedMessage) -> None:
+        """Drop the payload and keep an empty receipt marker for duplicate detection."""
+        marker = self.root / "done" / claimed.path.name
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(claimed.path)
+
+
+class _Unsafe(Exception):
+    pass
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
