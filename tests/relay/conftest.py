@@ -1,0 +1,91 @@
+"""Fixtures for relay tests: short private directories, an env, a started Relay."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fixtures.relay_peer import RelayPeerProcess
+from zcoder.relay import Relay, load_relay_settings
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A private directory with a short path: sun_path is only ~100 bytes."""
+    path = Path(tempfile.mkdtemp(prefix="zr", dir="/tmp"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def registry(short_dir: Path) -> Path:
+    return short_dir / "reg"
+
+
+@pytest.fixture
+def relay_env(short_dir: Path, registry: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    for key in list(env):
+        if key.startswith("ZCODER_"):
+            del env[key]
+    runtime = short_dir / "run"
+    runtime.mkdir(mode=0o700)
+    env.update(
+        ZCODER_RELAY_DIR=str(registry),
+        XDG_RUNTIME_DIR=str(runtime),
+        TMPDIR=str(short_dir),
+        ZCODER_HOME=str(short_dir / "home"),
+    )
+    return env
+
+
+RelayFactory = Callable[..., Relay]
+
+
+@pytest.fixture
+def make_relay(relay_env: dict[str, str], short_dir: Path) -> Iterator[RelayFactory]:
+    """Start in-process relays; every one is stopped at the end of the test."""
+    started: list[Relay] = []
+
+    def factory(name: str = "alpha", env: dict[str, str] | None = None, **kwargs: Any) -> Relay:
+        environment = dict(relay_env if env is None else env)
+        workspace = short_dir / name
+        workspace.mkdir(exist_ok=True)
+        relay = Relay(
+            load_relay_settings(environment), workspace=workspace, env=environment, **kwargs
+        )
+        started.append(relay)
+        relay.start()
+        return relay
+
+    yield factory
+    for relay in started:
+        relay.stop()
+
+
+PeerFactory = Callable[..., RelayPeerProcess]
+
+
+@pytest.fixture
+def make_peer(relay_env: dict[str, str], short_dir: Path) -> Iterator[PeerFactory]:
+    """Start relay-only peers as separate processes; all are closed at the end."""
+    peers: list[RelayPeerProcess] = []
+
+    def factory(
+        name: str = "peer", env: dict[str, str] | None = None, **kwargs: Any
+    ) -> RelayPeerProcess:
+        peer = RelayPeerProcess(short_dir / name, dict(relay_env if env is None else env), **kwargs)
+        peers.append(peer)
+        return peer
+
+    yield factory
+    for peer in peers:
+        peer.close()

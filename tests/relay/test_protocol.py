@@ -1,0 +1,195 @@
+"""Golden bytes of the wire specification, framing and the flat-JSON parser."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from zcoder.relay.protocol import (
+    Ack,
+    Envelope,
+    FrameError,
+    decode_flat_object,
+    encode_frame,
+    parse_ack,
+    parse_header,
+    ping_request,
+)
+from zcoder.relay.registry import Manifest, parse_manifest
+
+SPEC_PING = (
+    b'{"protocol":1,"type":"ping","message_id":"ping-9199-21976",'
+    b'"target_instance_id":"9154-17962062554242","sender_instance_id":"9199-1796206255308319947"}'
+)
+SPEC_ENQUEUE = (
+    b'{"protocol":1,"type":"enqueue","message_id":"9199-1796206255308319947-1",'
+    b'"target_instance_id":"9154-17962062554242","sender_instance_id":"9199-1796206255308319947",'
+    b'"sender_pid":9199,"sender_project":"sender-project","sender_workspace":"/tmp/zrt/sender-project",'
+    b'"body":"hello from zsh\\nline 2","created_at":1796206255}'
+)
+SPEC_ACK = (
+    b'{"protocol":1,"type":"ack","message_id":"9199-1796206255308319947-1","status":"accepted",'
+    b'"queue_position":1,"state":"ready"}'
+)
+SPEC_MANIFEST = (
+    b'{"protocol":1,"instance_id":"9097-1796206254283923470","pid":9097,"project":"peer-project",'
+    b'"workspace":"/tmp/zrt/peer-project","session_id":"1_1","profile":"coding","model":"fixture-model",'
+    b'"socket":"/tmp/zrt/registry/a-9097-1796206254283923470.sock","state":"ready","started_at":1796206254}'
+)
+
+
+def test_ping_request_matches_spec_bytes():
+    assert (
+        ping_request("ping-9199-21976", "9154-17962062554242", "9199-1796206255308319947")
+        == SPEC_PING
+    )
+
+
+def test_enqueue_payload_matches_spec_bytes():
+    envelope = Envelope(
+        message_id="9199-1796206255308319947-1",
+        target_instance_id="9154-17962062554242",
+        sender_instance_id="9199-1796206255308319947",
+        sender_pid=9199,
+        sender_project="sender-project",
+        sender_workspace="/tmp/zrt/sender-project",
+        body="hello from zsh\nline 2",
+        created_at=1796206255,
+    )
+    assert envelope.to_payload() == SPEC_ENQUEUE
+
+
+def test_ack_matches_spec_bytes():
+    ack = Ack("9199-1796206255308319947-1", "accepted", 1, "ready")
+    assert ack.to_payload() == SPEC_ACK
+    assert parse_ack(SPEC_ACK) == ack
+
+
+def test_manifest_matches_spec_bytes_and_parses_back():
+    manifest = Manifest(
+        instance_id="9097-1796206254283923470",
+        pid=9097,
+        project="peer-project",
+        workspace="/tmp/zrt/peer-project",
+        session_id="1_1",
+        profile="coding",
+        model="fixture-model",
+        socket="/tmp/zrt/registry/a-9097-1796206254283923470.sock",
+        state="ready",
+        started_at=1796206254,
+    )
+    assert manifest.to_payload() == SPEC_MANIFEST
+    parsed = parse_manifest(
+        SPEC_MANIFEST, Path("/tmp/zrt/registry"), "a-9097-1796206254283923470.json"
+    )
+    assert parsed == manifest
+
+
+def test_frame_header_is_ascii_length_and_lf():
+    assert encode_frame(b'{"a":1}', 65536) == b'ZCODER-AGENT/1 7\n{"a":1}'
+
+
+def test_string_escapes_are_those_of_the_spec():
+    payload = Ack('q"\\\b\f\n\r\t\x01é✓', "pong").to_payload()
+    assert b'"q\\"\\\\\\b\\f\\n\\r\\t\\u0001\xc3\xa9\xe2\x9c\x93"' in payload
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b"ZCODER-AGENT/1 7\n{", (7, 17)),
+        (b"ZCODER-AGENT/1 007\n", (7, 19)),
+        (b"ZCODER-AGENT/1 65536\n", (65536, 21)),
+        (b"ZCODER", None),
+        (b"ZCODER-AGENT/1 12", None),
+        (b"", None),
+    ],
+)
+def test_parse_header_accepts_and_waits(raw, expected):
+    assert parse_header(raw, 65536) == expected
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"ZCODER-AGENT/1 0\n",
+        b"ZCODER-AGENT/1 65537\n",
+        b"ZCODER-AGENT/1 12\r\n",
+        b"ZCODER-AGENT/1 -1\n",
+        b"ZCODER-AGENT/1 1e3\n",
+        b"ZCODER-AGENT/1 \n",
+        b"ZCODER-AGENT/2 5\n",
+        b"HTTP/1.1 200 OK\r\n",
+        b"zcoder-agent/1 5\n",
+        b"ZCODER-AGENT/1 " + b"0" * 60,
+        b"ZCODER-AGENT/1  5\n",
+    ],
+)
+def test_parse_header_rejects(raw):
+    with pytest.raises(FrameError):
+        parse_header(raw, 65536)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"[]",
+        b'"text"',
+        b"1",
+        b'{"a":{"b":1}}',
+        b'{"a":[1]}',
+        b'{"a":1,"a":2}',
+        b'{"a":NaN}',
+        b'{"a":Infinity}',
+        b"\xff\xfe",
+        b'{"a":"\\ud800"}',
+        b"{",
+        b"",
+    ],
+)
+def test_decode_flat_object_rejects(payload):
+    with pytest.raises(FrameError):
+        decode_flat_object(payload)
+
+
+def test_decode_flat_object_accepts_scalars():
+    obj = decode_flat_object(b'{"s":"x","i":1,"f":1.5,"t":true,"n":null}')
+    assert obj == {"s": "x", "i": 1, "f": 1.5, "t": True, "n": None}
+
+
+@given(st.binary(max_size=512))
+def test_decode_flat_object_never_raises_anything_but_frame_error(data):
+    with contextlib.suppress(FrameError):
+        decode_flat_object(data)
+
+
+@given(st.binary(max_size=128))
+def test_parse_header_never_raises_anything_but_frame_error(data):
+    try:
+        result = parse_header(data, 65536)
+    except FrameError:
+        return
+    if result is not None:
+        length, header_len = result
+        assert 1 <= length <= 65536
+        assert data[header_len - 1 : header_len] == b"\n"
+
+
+@given(
+    st.dictionaries(
+        st.text(max_size=8),
+        st.one_of(st.text(), st.integers(), st.booleans(), st.none()),
+        max_size=6,
+    )
+)
+def test_flat_objects_round_trip(obj):
+    try:
+        encoded = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return  # lone surrogates cannot be UTF-8 at all
+    assert decode_flat_object(encoded) == obj
