@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -131,7 +131,7 @@ class OllamaClient:
         think: bool | None = None,
         num_predict: int | None = None,
         options: Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[ChatEvent]:
+    ) -> AsyncGenerator[ChatEvent, None]:
         """Stream one reply: deltas, tool calls, then exactly one ``Done`` last.
 
         Raises a ``ModelError`` subclass on failure, before or during the stream.
