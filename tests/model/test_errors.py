@@ -233,3 +233,11 @@ async def test_unscripted_request_to_a_test_server_fails_loudly(
 ):
     with pytest.raises(ModelHTTPError, match="no scripted turn left"):
         await drain(client)
+
+
+async def test_other_not_found_text_is_not_mistaken_for_a_missing_model(
+    fake: FakeOllama, client: OllamaClient
+):
+    fake.enqueue(Turn.http_error(500, "open /tmp/blob: file not found"))
+    with pytest.raises(ModelHTTPError, match="file not found"):
+        await drain(client)

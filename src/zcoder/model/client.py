@@ -225,6 +225,7 @@ def _http_error(response: httpx.Response, *, model: str | None) -> ModelError:
     if model is not None:
         if "does not support tools" in lowered:
             return ToolsUnsupported(model)
-        if status == 404 or "not found" in lowered:
+        # Ollama says 'model "x" not found, try pulling it first', usually with 404.
+        if status == 404 or ("not found" in lowered and "model" in lowered):
             return ModelNotFound(model)
     return ModelHTTPError(status, text, url=response.request.url.path)

@@ -4,7 +4,8 @@ Every message is meant to be shown to the user as it is: it says what went wrong
 what to do, and never carries a traceback. ``retryable_before_response`` marks the
 transport failures that happened before Ollama sent any response, which the agent may
 retry once; everything else reached the server, so retrying would repeat work or fail
-the same way.
+the same way. A read timeout is not retryable either: the server may still be working
+on the request.
 """
 
 from __future__ import annotations

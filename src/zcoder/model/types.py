@@ -36,7 +36,8 @@ class ToolCall:
     ``id`` is the id Ollama sent, or a generated ``call_<n>`` (n counts the calls of the
     reply from 0) when it sent none. When the arguments could not be read as a JSON
     object, ``arguments`` is empty, ``arguments_error`` says why (a text meant for the
-    model, so it can correct itself) and ``raw_arguments`` holds what was received.
+    model, so it can correct itself) and ``raw_arguments`` holds what was received; the
+    history then carries ``{}`` for it, since Ollama accepts only an object there.
     """
 
     id: str
