@@ -1,0 +1,231 @@
+"""The async Ollama HTTP client: ``/api/chat`` streamed as NDJSON, and ``/api/tags``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+
+from zcoder import __version__
+from zcoder.model.errors import (
+    ModelConnectionError,
+    ModelError,
+    ModelHTTPError,
+    ModelNotFound,
+    ModelStreamError,
+    ModelTimeout,
+    OllamaUnreachable,
+    ToolsUnsupported,
+)
+from zcoder.model.host import DEFAULT_HOST, normalize_host
+from zcoder.model.stream import ChatStreamParser
+from zcoder.model.types import ChatEvent
+
+__all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_LIST_TIMEOUT",
+    "DEFAULT_READ_TIMEOUT",
+    "DEFAULT_WRITE_TIMEOUT",
+    "OllamaClient",
+    "build_chat_request",
+]
+
+# Ollama runs locally: a connect that takes longer than this is not going to succeed.
+DEFAULT_CONNECT_TIMEOUT = 5.0
+# The longest silence tolerated inside a reply. Loading a large model before the first
+# token can take minutes; the user can always stop a turn sooner.
+DEFAULT_READ_TIMEOUT = 300.0
+DEFAULT_WRITE_TIMEOUT = 30.0
+# /api/tags answers from disk; it must not hang the model picker.
+DEFAULT_LIST_TIMEOUT = 10.0
+# How much of an HTTP error body goes into the message.
+_ERROR_TEXT_LIMIT = 500
+
+
+def build_chat_request(
+    model: str,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    think: bool | None = None,
+    num_predict: int | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The JSON body of a streamed ``/api/chat`` request."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [dict(message) for message in messages],
+        "stream": True,
+    }
+    if tools:
+        body["tools"] = [dict(tool) for tool in tools]
+    if think is not None:
+        body["think"] = think
+    merged = dict(options or {})
+    if num_predict is not None:
+        merged["num_predict"] = num_predict
+    if merged:
+        body["options"] = merged
+    return body
+
+
+class OllamaClient:
+    """An async client for one Ollama server.
+
+    ``chat()`` is an async generator: iterate it for events and close it (or cancel the
+    task iterating it) to stop; closing it closes the HTTP response, so Ollama stops
+    generating. Use ``contextlib.aclosing`` when breaking out of the loop early.
+    Environment proxy settings are ignored (``trust_env=False``): Ollama is normally on
+    loopback, and a stray ``HTTP_PROXY`` must not reroute it.
+    """
+
+    def __init__(
+        self,
+        host: str = DEFAULT_HOST,
+        *,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        read_timeout: float | None = DEFAULT_READ_TIMEOUT,
+        write_timeout: float = DEFAULT_WRITE_TIMEOUT,
+        list_timeout: float = DEFAULT_LIST_TIMEOUT,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.host = normalize_host(host)
+        self.read_timeout = read_timeout
+        self._list_timeout = httpx.Timeout(list_timeout, connect=connect_timeout)
+        self._http = httpx.AsyncClient(
+            base_url=self.host,
+            timeout=httpx.Timeout(
+                connect=connect_timeout,
+                read=read_timeout,
+                write=write_timeout,
+                pool=connect_timeout,
+            ),
+            headers={"User-Agent": f"zcoder/{__version__}"},
+            transport=transport,
+            trust_env=False,
+        )
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def chat(
+        self,
+        model: str,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        think: bool | None = None,
+        num_predict: int | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> AsyncGenerator[ChatEvent, None]:
+        """Stream one reply: deltas, tool calls, then exactly one ``Done`` last.
+
+        Raises a ``ModelError`` subclass on failure, before or during the stream.
+        """
+        body = build_chat_request(
+            model, messages, tools=tools, think=think, num_predict=num_predict, options=options
+        )
+        got_response = False
+        try:
+            async with self._http.stream("POST", "/api/chat", json=body) as response:
+                got_response = True
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise _http_error(response, model=model)
+                parser = ChatStreamParser()
+                async for line in response.aiter_lines():
+                    for event in parser.feed_line(line):
+                        yield event
+                    if parser.done:
+                        return
+                raise ModelStreamError(
+                    "Ollama closed the stream before the reply was done; try again"
+                )
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, before_response=not got_response) from None
+
+    async def list_models(self) -> list[str]:
+        """Names of the locally available models, as ``/api/tags`` lists them."""
+        try:
+            response = await self._http.get("/api/tags", timeout=self._list_timeout)
+            if response.status_code >= 400:
+                raise _http_error(response, model=None)
+            payload = response.json()
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, before_response=True) from None
+        except json.JSONDecodeError:
+            raise ModelStreamError("malformed /api/tags response from Ollama") from None
+        models = payload.get("models") if isinstance(payload, dict) else None
+        if not isinstance(models, list):
+            raise ModelStreamError("malformed /api/tags response from Ollama: no 'models' list")
+        names: list[str] = []
+        for entry in models:
+            if isinstance(entry, dict):
+                name = entry.get("name") or entry.get("model")
+                if isinstance(name, str) and name:
+                    names.append(name)
+        return names
+
+    def _transport_error(self, exc: httpx.HTTPError, *, before_response: bool) -> ModelError:
+        if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+            return OllamaUnreachable(self.host)
+        if isinstance(exc, httpx.TimeoutException):
+            return ModelTimeout(self.host, self.read_timeout)
+        if isinstance(exc, httpx.TransportError):
+            when = "before it answered" if before_response else "during the reply"
+            return ModelConnectionError(
+                f"the connection to Ollama at {self.host} broke {when} ({_describe(exc)}); "
+                "try again",
+                before_response=before_response,
+            )
+        return ModelConnectionError(
+            f"request to Ollama at {self.host} failed: {_describe(exc)}",
+            before_response=False,
+        )
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _server_error_text(response: httpx.Response) -> str:
+    try:
+        payload = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        payload = None
+    if isinstance(payload, dict) and isinstance(payload.get("error"), str):
+        text: str = payload["error"]
+    else:
+        text = response.text
+    text = " ".join(text.split())
+    if len(text) > _ERROR_TEXT_LIMIT:
+        text = text[:_ERROR_TEXT_LIMIT] + "…"
+    return text
+
+
+def _http_error(response: httpx.Response, *, model: str | None) -> ModelError:
+    status = response.status_code
+    text = _server_error_text(response)
+    lowered = text.lower()
+    if model is not None:
+        if "does not support tools" in lowered:
+            return ToolsUnsupported(model)
+        # Ollama says 'model "x" not found, try pulling it first', usually with 404.
+        if status == 404 or ("not found" in lowered and "model" in lowered):
+            return ModelNotFound(model)
+    return ModelHTTPError(status, text, url=response.request.url.path)
