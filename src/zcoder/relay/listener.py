@@ -195,6 +195,9 @@ class Listener:
                 self._write(conn)
         except OSError:
             self._drop(conn)
+        except Exception:  # one request's bug must not stop the listener
+            log.exception("relay listener failed on one connection; it was closed")
+            self._drop(conn)
 
     def _read(self, conn: _Connection) -> None:
         want = READ_CHUNK if conn.expected is None else conn.expected - len(conn.buffer)

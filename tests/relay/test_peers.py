@@ -1,0 +1,247 @@
+"""Relay-only peers as real separate processes: discovery, exchange, failures."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+from tests.relay.wire import send_json
+from zcoder.relay.protocol import Ack, decode_flat_object, encode_frame
+
+pytestmark = pytest.mark.timeout(90)
+
+MULTILINE = (
+    "users.name was renamed to users.display_name.\n"
+    '\tUpdate consumers — «vérifiez» 测试 ✓\n"quoted" \\ back'
+)
+
+
+def test_two_peer_processes_discover_each_other(make_peer):
+    alpha = make_peer("alpha")
+    beta = make_peer("beta")
+    [seen_by_alpha] = alpha.discover()
+    [seen_by_beta] = beta.discover()
+    assert seen_by_alpha["instance_id"] == beta.instance_id
+    assert seen_by_beta["instance_id"] == alpha.instance_id
+    assert seen_by_alpha["workspace"] == str(beta.workspace.resolve())
+    assert seen_by_alpha["state"] == "ready"
+
+
+def test_ping_and_enqueue_between_two_peer_processes(make_peer):
+    alpha = make_peer("alpha")
+    beta = make_peer("beta")
+    sent = alpha.send(beta.instance_id, MULTILINE)
+    assert sent["status"] == "accepted"
+    assert sent["text"] == (
+        f"Message accepted by beta ({beta.instance_id}); queued at position 1. "
+        "Delivery does not imply task completion."
+    )
+    received = beta.wait_for("received")
+    assert received["body"] == MULTILINE
+    assert received["sender_instance_id"] == alpha.instance_id
+    assert received["sender_pid"] == alpha.pid
+    assert received["sender_project"] == "alpha"
+    assert received["message_id"] == f"{alpha.instance_id}-1"
+
+
+def test_busy_peer_queues_and_delivers_in_order(make_peer):
+    alpha = make_peer("alpha")
+    beta = make_peer("beta", consume=False)
+    beta.ask("busy", "info")
+    for n in range(3):
+        assert alpha.send(beta.instance_id, f"task {n}")["status"] == "accepted"
+    bodies = []
+    for _ in range(3):
+        bodies.append(beta.ask("claim", "received")["body"])
+        beta.ask("complete", "info")
+    assert bodies == ["task 0", "task 1", "task 2"]
+
+
+def test_send_to_a_paused_peer_says_paused(make_peer):
+    alpha = make_peer("alpha")
+    beta = make_peer("beta")
+    beta.ask("pause", "info")
+    sent = alpha.send(beta.instance_id, "hello")
+    assert sent["status"] == "paused"
+    assert sent["text"] == "beta is paused and did not accept the message"
+    [peer] = alpha.discover()
+    assert peer["state"] == "paused"
+
+
+def test_project_name_or_pid_alone_is_not_a_target(make_peer):
+    alpha = make_peer("alpha")
+    beta = make_peer("beta")
+    for target in ("beta", str(beta.pid), beta.instance_id[:-1]):
+        sent = alpha.send(target, "hello")
+        assert sent["status"] is None
+        assert "no live zcoder instance" in sent["text"]
+
+
+def test_send_after_receiver_exit_fails_cleanly(make_peer):
+    alpha = make_peer("alpha")
+    beta = make_peer("beta")
+    target = beta.instance_id
+    beta.close()
+    sent = alpha.send(target, "hello")
+    assert sent["status"] is None
+    assert "no live zcoder instance" in sent["text"]
+
+
+def test_killed_peer_leaves_a_manifest_that_discovery_ignores(make_peer, registry):
+    alpha = make_peer("alpha")
+    beta = make_peer("beta")
+    beta.kill()
+    assert (registry / f"a-{beta.instance_id}.json").exists()
+    assert alpha.discover() == []
+    sent = alpha.send(beta.instance_id, "hello")
+    assert sent["status"] is None
+
+
+def test_peer_quits_cleanly_on_sigterm(make_peer, registry):
+    beta = make_peer("beta")
+    os.kill(beta.proc.pid, 15)
+    beta.proc.wait(timeout=10)
+    assert not (registry / f"a-{beta.instance_id}.json").exists()
+    assert not (registry / f"a-{beta.instance_id}.sock").exists()
+
+
+def _fake_silent_instance(registry, instance_id, received, stop):
+    """Answers pings like a live instance but swallows every enqueue without an ack."""
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(str(registry / f"a-{instance_id}.sock"))
+    srv.listen(8)
+    srv.settimeout(0.2)
+    manifest = {
+        "protocol": 1, "instance_id": instance_id, "pid": int(instance_id.split("-")[0]),
+        "project": "silent", "workspace": "/x/silent", "session_id": "", "profile": "coding",
+        "model": "", "socket": str(registry / f"a-{instance_id}.sock"), "state": "ready",
+        "started_at": 1,
+    }  # fmt: skip
+    (registry / f"a-{instance_id}.json").write_text(json.dumps(manifest))
+
+    def serve():
+        held = []
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+            except TimeoutError:
+                continue
+            conn.settimeout(2)
+            data = b""
+            try:
+                while b"\n" not in data or len(data.partition(b"\n")[2]) < int(
+                    data.split(b" ")[1].partition(b"\n")[0]
+                ):
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+            except TimeoutError:
+                pass
+            obj = decode_flat_object(data.partition(b"\n")[2])
+            if obj["type"] == "ping":
+                conn.sendall(encode_frame(Ack(str(obj["message_id"]), "pong").to_payload(), 4096))
+                conn.close()
+            else:
+                received.append(obj)
+                held.append(conn)  # never answered
+        for conn in held:
+            conn.close()
+        srv.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_sender_timeout_retries_once_with_the_same_message_id(make_relay, relay_env, registry):
+    env = {**relay_env, "ZCODER_RELAY_IO_TIMEOUT": "1"}
+    sender = make_relay("sender", env=env)
+    received: list[dict[str, object]] = []
+    stop = threading.Event()
+    thread = _fake_silent_instance(registry, f"{os.getpid()}-31337", received, stop)
+    try:
+        started = time.monotonic()
+        result = sender.send(f"{os.getpid()}-31337", "are you there?")
+        elapsed = time.monotonic() - started
+    finally:
+        stop.set()
+        thread.join()
+    assert result.status is None
+    assert result.text == "delivery to silent failed: no acknowledgement before the deadline"
+    assert [obj["message_id"] for obj in received] == [result.message_id, result.message_id]
+    assert elapsed < 10
+
+
+def test_listener_crash_is_noticed_and_relay_marked_unavailable(make_relay, registry):
+    unavailable = threading.Event()
+    relay = make_relay("alpha", on_unavailable=lambda reason: unavailable.set())
+    assert relay.listener is not None
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("selector exploded")
+
+    relay.listener._selector.select = broken
+    relay.listener._wake_w.send(b"x")  # wake the loop so it meets the broken selector
+    assert unavailable.wait(5)
+    status = relay.status()
+    assert not status.available
+    assert "listener" in (status.reason or "")
+    assert not (registry / f"a-{relay.instance_id}.json").exists()
+    relay.stop()  # still clean after a crash
+    assert not (registry / f"a-{relay.instance_id}.sock").exists()
+
+
+def test_one_request_that_breaks_the_decision_does_not_stop_the_listener(make_relay):
+    relay = make_relay("alpha")
+    assert relay.listener is not None
+    receiver = relay.listener.receiver
+    original = receiver.decide
+    calls = {"n": 0}
+
+    def flaky(payload, peer):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("bug")
+        return original(payload, peer)
+
+    receiver.decide = flaky
+    ping = {
+        "protocol": 1,
+        "type": "ping",
+        "message_id": "p",
+        "target_instance_id": relay.instance_id,
+    }
+    with pytest.raises((AssertionError, ValueError, json.JSONDecodeError)):
+        send_json(relay.socket_path, ping)
+    assert send_json(relay.socket_path, ping)["status"] == "pong"
+    assert relay.status().available
+
+
+def test_spool_deleted_under_running_instance_reports_unavailable(make_relay):
+    import shutil
+
+    relay = make_relay("alpha")
+    assert relay.spool is not None
+    shutil.rmtree(relay.spool.root)
+    status = relay.status()
+    assert not status.available
+    assert "spool" in (status.reason or "")
+    assert relay.claim_one() is None
+    relay.stop()
+
+
+def test_registry_deleted_under_running_instance_reports_unavailable(make_relay, registry):
+    import shutil
+
+    relay = make_relay("alpha")
+    shutil.rmtree(registry)
+    status = relay.status()
+    assert not status.available
+    relay.refresh_manifest(model="x")  # nothing crashes
+    relay.stop()
