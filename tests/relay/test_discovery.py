@@ -400,3 +400,29 @@ def test_instance_ids_are_pid_dash_nonce_and_distinct(make_relay):
         assert iid is not None
         pid, nonce = iid.split("-")
         assert pid == str(os.getpid()) and nonce.isdigit()
+
+
+def test_discovery_with_relay_off_reports_the_reason(make_relay, relay_env):
+    relay = make_relay("alpha", env={**relay_env, "ZCODER_RELAY": "off"})
+    found = relay.discover()
+    assert found.peers == []
+    assert found.error is not None and "ZCODER_RELAY=off" in found.error
+
+
+def test_relay_package_imports_no_ui_model_agent_or_tools():
+    import ast
+    from pathlib import Path
+
+    import zcoder.relay
+
+    forbidden = ("zcoder.tui", "zcoder.model", "zcoder.agent", "zcoder.tools", "textual", "httpx")
+    for source in Path(zcoder.relay.__file__).parent.glob("*.py"):
+        tree = ast.parse(source.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            for name in names:
+                assert not name.startswith(forbidden), f"{source.name} imports {name}"

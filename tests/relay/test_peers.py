@@ -245,3 +245,16 @@ def test_registry_deleted_under_running_instance_reports_unavailable(make_relay,
     assert not status.available
     relay.refresh_manifest(model="x")  # nothing crashes
     relay.stop()
+
+
+def test_exchange_under_the_c_locale_counts_code_points(make_peer, relay_env):
+    env = {**relay_env, "LC_ALL": "C", "LANG": "C", "ZCODER_RELAY_MAX_MESSAGE_CHARS": "12"}
+    alpha = make_peer("alpha", env=env)
+    beta = make_peer("beta", env=env)
+    twelve = "日本語のテキスト✓✓✓✓"  # 12 code points, 36 bytes
+    assert len(twelve) == 12
+    assert alpha.send(beta.instance_id, twelve)["status"] == "accepted"
+    assert beta.wait_for("received")["body"] == twelve
+    too_long = twelve + "!"
+    sent = alpha.send(beta.instance_id, too_long)
+    assert sent["status"] is None and "limit is 12" in sent["text"]

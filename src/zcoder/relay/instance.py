@@ -445,18 +445,11 @@ class Relay:
     # -- discovery and sending ----------------------------------------------------------
 
     def discover(self) -> DiscoveryResult:
-        registry = self.registry
-        if registry is None:
-            if self.settings.disabled_reason is not None:
-                return DiscoveryResult(error=self._reason)
-            try:
-                registry = prepare_registry_dir(
-                    choose_registry_dir(self.env, self.settings.directory), self.env.get("HOME")
-                )
-            except RegistryError as exc:
-                return DiscoveryResult(error=str(exc))
+        """Live peers; when this relay never started, an error with the reason instead."""
+        if self.registry is None:
+            return DiscoveryResult(error=self._reason or "the relay has not been started")
         return discover(
-            registry, self_instance_id=self.instance_id, timeout=self.settings.io_timeout
+            self.registry, self_instance_id=self.instance_id, timeout=self.settings.io_timeout
         )
 
     def send(self, target_instance_id: str, body: str) -> SendResult:
