@@ -63,6 +63,26 @@ def test_processes_writing_at_once_lose_no_write(home: Path, workspace: Path) ->
             ]
 
 
+def test_processes_creating_the_store_at_once_all_succeed(home: Path, workspace: Path) -> None:
+    go = SPAWN.Barrier(WRITERS + 1)
+    out = SPAWN.Queue()
+    processes = [
+        run(workers.open_fresh_store, str(home), str(workspace), go, out) for _ in range(WRITERS)
+    ]
+    try:
+        go.wait(timeout=60)
+        with SessionStore(home) as store:
+            mine = store.create_session(workspace, "coding", "m")
+        theirs = [out.get(timeout=60) for _ in range(WRITERS)]
+    finally:
+        for process in processes:
+            process.join(timeout=30)
+    assert [p.exitcode for p in processes] == [0] * WRITERS
+    with SessionStore(home) as store:
+        listed = {s.id for s in store.list_sessions(workspace, "coding")}
+    assert listed == {mine.id, *theirs}
+
+
 def test_running_tool_of_a_process_that_died_shows_as_interrupted(
     home: Path, workspace: Path
 ) -> None:

@@ -34,6 +34,13 @@ def hammer(home: str, workspace: str, shared_id: str, *, writer: int, go: Any, o
         out.put(own.id)
 
 
+def open_fresh_store(home: str, workspace: str, go: Any, out: Any) -> None:
+    """Open a store that may not exist yet, at the same moment as other processes."""
+    go.wait(30)
+    with SessionStore(Path(home)) as store:
+        out.put(store.create_session(workspace, "coding", "m").id)
+
+
 def leave_running_tool(home: str, workspace: str, session_id: str) -> None:
     """Start a tool and die without finishing it."""
     with SessionStore(Path(home)) as store:

@@ -54,6 +54,7 @@ from zcoder.sessions.titles import DEFAULT_TITLE, title_from_user_message
 
 DEFAULT_BUSY_TIMEOUT_MS = 5000
 SESSION_ID_DIGITS = 5  # the random part of "1788012120_10392"
+OPEN_RETRY_PAUSE_S = 0.02  # between attempts to set up a brand-new store another process holds
 MAX_ID_ATTEMPTS = 32  # new ids tried before giving up; a clash is already one in 90,000
 
 _SESSION_COLUMNS = "id, workspace, profile, model, title, created_at, updated_at"
@@ -94,6 +95,18 @@ def _dec_doc(stored: object) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise _MalformedRow(f"JSON column holds {stored!r:.80}")
     return cast(dict[str, Any], value)
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc)
+
+
+def _rollback_quietly(conn: sqlite3.Connection) -> None:
+    """End a failed transaction; a failing rollback must not hide the error that led here."""
+    if conn.in_transaction:
+        with suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
 
 
 def _new_session_id(now: float) -> str:
@@ -159,54 +172,69 @@ class SessionStore:
         return conn
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms):d}")
-            # Read before anything can write, so a damaged or foreign file is left untouched.
-            version = read_version(conn)
-            if version > SCHEMA_VERSION:
+        """Check and set up a fresh connection, retrying while other processes do the same.
+
+        While a brand-new file is still in rollback-journal mode, two processes switching it
+        to WAL or creating the schema can deadlock; SQLite then fails one at once instead of
+        waiting, so that one waits here and tries again, until the busy timeout.
+        """
+        deadline = time.monotonic() + self.busy_timeout_ms / 1000
+        while True:
+            try:
+                self._prepare_once(conn)
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() >= deadline:
+                    raise self._translate(exc, "opening it") from exc
+            except sqlite3.Error as exc:
+                raise self._translate(exc, "opening it") from exc
+            finally:
+                _rollback_quietly(conn)
+            time.sleep(OPEN_RETRY_PAUSE_S)
+
+    def _prepare_once(self, conn: sqlite3.Connection) -> None:
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms):d}")
+        # Read before anything can write, so a damaged or foreign file is left untouched;
+        # in one snapshot, so a zcoder creating the schema meanwhile is seen whole or not.
+        conn.execute("BEGIN")
+        version = read_version(conn)
+        (objects,) = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        conn.execute("COMMIT")
+        if version > SCHEMA_VERSION:
+            raise StoreVersionError(
+                self.path,
+                f"The session store {self.path} was written by a newer zcoder (schema "
+                f"version {version}; this zcoder knows up to {SCHEMA_VERSION}). Upgrade "
+                "zcoder, or set ZCODER_HOME to another directory. The file was not changed.",
+            )
+        if version == 0 and objects:
+            raise StoreCorruptError(
+                self.path,
+                f"{self.path} is an SQLite database but not a zcoder session store. "
+                "It was not changed. Move it aside or set ZCODER_HOME to another directory.",
+            )
+        conn.execute("PRAGMA journal_mode = WAL")
+        # WAL + NORMAL: a crash of the process loses nothing; a power cut may lose the
+        # last transactions but never corrupts the file.
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if version < SCHEMA_VERSION:
+            conn.execute("BEGIN IMMEDIATE")
+            found = migrate(conn, MIGRATIONS)
+            if found > SCHEMA_VERSION:  # a newer zcoder got there in between
                 raise StoreVersionError(
                     self.path,
-                    f"The session store {self.path} was written by a newer zcoder (schema "
-                    f"version {version}; this zcoder knows up to {SCHEMA_VERSION}). Upgrade "
-                    "zcoder, or set ZCODER_HOME to another directory. The file was not changed.",
+                    f"The session store {self.path} was just upgraded by a newer zcoder "
+                    f"(schema version {found}). Upgrade this zcoder.",
                 )
-            if version == 0:
-                (objects,) = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-                if objects:
-                    raise StoreCorruptError(
-                        self.path,
-                        f"{self.path} is an SQLite database but not a zcoder session store. "
-                        "It was not changed. Move it aside or set ZCODER_HOME to another "
-                        "directory.",
-                    )
-            conn.execute("PRAGMA journal_mode = WAL")
-            # WAL + NORMAL: a crash of the process loses nothing; a power cut may lose the
-            # last transactions but never corrupts the file.
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute("PRAGMA foreign_keys = ON")
-            if version < SCHEMA_VERSION:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    found = migrate(conn, MIGRATIONS)
-                    if found > SCHEMA_VERSION:  # a newer zcoder got there in between
-                        raise StoreVersionError(
-                            self.path,
-                            f"The session store {self.path} was just upgraded by a newer zcoder "
-                            f"(schema version {found}). Upgrade this zcoder.",
-                        )
-                    conn.execute("COMMIT")
-                finally:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-        except sqlite3.Error as exc:
-            raise self._translate(exc, "opening it") from exc
+            conn.execute("COMMIT")
 
     # -- plumbing ----------------------------------------------------------------------
 
     def _translate(self, exc: sqlite3.Error, doing: str) -> SessionStoreError:
         name = getattr(exc, "sqlite_errorname", "") or ""
         detail = str(exc)
-        if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in detail:
+        if _is_busy(exc):
             return StoreLockedError(
                 self.path,
                 f"The session store {self.path} is locked by another program; gave up after "
@@ -246,10 +274,7 @@ class SessionStore:
                     yield conn
                     conn.execute("COMMIT")
                 finally:
-                    if conn.in_transaction:
-                        # A failing rollback must not hide the error that brought us here.
-                        with suppress(sqlite3.Error):
-                            conn.execute("ROLLBACK")
+                    _rollback_quietly(conn)
             except sqlite3.Error as exc:
                 raise self._translate(exc, doing) from exc
             except _MalformedRow as exc:
