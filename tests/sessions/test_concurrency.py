@@ -6,6 +6,8 @@ import multiprocessing
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.sessions import workers
 from zcoder.sessions import SessionStore
 
@@ -126,3 +128,25 @@ def test_empty_session_of_a_process_that_exited_is_reused(home: Path, workspace:
     assert holder.exitcode == 0
     with SessionStore(home) as store:
         assert store.reuse_or_create(workspace, "coding", "m").id == held
+
+
+def test_running_tool_whose_pid_was_reused_shows_as_interrupted(
+    home: Path, workspace: Path
+) -> None:
+    import sqlite3
+
+    from zcoder.sessions.liveness import current_stamp
+
+    with SessionStore(home) as store:
+        info = store.create_session(workspace, "coding", "m")
+        store.append_event(info.id, "tool", "$ make", {"status": "running"})
+    me = current_stamp()
+    if not me.token:
+        pytest.skip("no /proc here: only the pid can be checked")
+    raw = sqlite3.connect(home / "sessions.db")
+    raw.execute("UPDATE events SET writer_token = 'an-earlier-boot:1'")  # same pid, not us
+    raw.commit()
+    raw.close()
+    with SessionStore(home) as store:
+        (tool,) = store.load(info.id, workspace, "coding").events
+    assert tool.metadata == {"status": "interrupted"}

@@ -103,3 +103,13 @@ def test_home_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SessionStoreError, match="ZCODER_HOME"):
         SessionStore(not_dir)
     assert not_dir.read_text() == "x"
+
+
+def test_home_with_uri_special_characters_works(tmp_path: Path) -> None:
+    home = tmp_path / "we?ird #%20 home"
+    with SessionStore(home) as store:
+        info = store.create_session(tmp_path, "coding", "m")
+    assert (home / STORE_FILE_NAME).is_file()
+    assert not (tmp_path / "we").exists()
+    with SessionStore(home) as store:
+        assert [s.id for s in store.list_sessions(tmp_path, "coding")] == [info.id]

@@ -153,7 +153,7 @@ class SessionStore:
 
     def _connect(self) -> sqlite3.Connection:
         # mode=rw: SQLite must never create the file itself (it would ignore our 0600).
-        uri = "file:" + urllib.parse.quote(str(self.path)) + "?mode=rw"
+        uri = "file:" + urllib.parse.quote(os.fsencode(self.path)) + "?mode=rw"
         try:
             conn = sqlite3.connect(
                 uri,
