@@ -1,6 +1,19 @@
 """The session store: saved conversations and transcripts, scoped by workspace and profile.
 
 No UI, model, tools or relay imports: the agent and the TUI call this, never the reverse.
+
+    store = SessionStore(default_home(os.environ))        # any thread may use it
+    info = store.reuse_or_create(workspace, "coding", model)
+    store.record_user_message(info.id, typed)             # ledger + "user" event + title
+    store.append_event(info.id, "relay", text, {"sender": ...})   # never titles
+    tool = store.append_event(info.id, "tool", "$ ls", {"status": "running", ...})
+    store.update_event(tool, metadata={"status": "completed", ...})
+    store.replace_messages(info.id, messages)             # after each turn
+    data = store.load(info.id, workspace, "coding")       # dead "running" → "interrupted"
+
+Failures of the file raise SessionStoreError (StoreLockedError, StoreCorruptError,
+StoreVersionError) whose message names the file and what to do; an unknown id or one of
+another workspace or profile raises SessionNotFoundError.
 """
 
 from zcoder.sessions.errors import (

@@ -124,7 +124,7 @@ class SessionStore:
 
     def __init__(
         self,
-        home: Path,
+        home: str | os.PathLike[str],
         *,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         clock: Callable[[], float] = time.time,
