@@ -1,0 +1,88 @@
+"""The versioned schema: ``PRAGMA user_version`` counts the migrations applied.
+
+``MIGRATIONS[n]`` takes a store from version n to n + 1. To change the schema, append a
+function; never edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+
+Migration = Callable[[sqlite3.Connection], None]
+
+# Every user-derived string (workspace, profile, model, title, event text, ledger entries)
+# is stored as a JSON string literal, and messages and metadata as JSON documents: any
+# Python str, including NUL and lone surrogates from undecodable file names, comes back
+# exactly as it went in.
+_V1 = """
+CREATE TABLE sessions (
+    id               TEXT PRIMARY KEY,
+    workspace        TEXT NOT NULL,
+    profile          TEXT NOT NULL,
+    model            TEXT NOT NULL,
+    title            TEXT NOT NULL,
+    title_is_default INTEGER NOT NULL CHECK (title_is_default IN (0, 1)),
+    created_at       REAL NOT NULL,
+    updated_at       REAL NOT NULL,
+    holder_pid       INTEGER NOT NULL,
+    holder_token     TEXT NOT NULL
+);
+CREATE INDEX sessions_by_scope ON sessions (workspace, profile, updated_at DESC, id DESC);
+
+CREATE TABLE messages (
+    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    position   INTEGER NOT NULL,
+    body       TEXT NOT NULL,
+    PRIMARY KEY (session_id, position)
+);
+
+CREATE TABLE user_ledger (
+    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    position   INTEGER NOT NULL,
+    text       TEXT NOT NULL,
+    PRIMARY KEY (session_id, position)
+);
+
+CREATE TABLE events (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id   TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    seq          INTEGER NOT NULL,
+    role         TEXT NOT NULL
+                 CHECK (role IN ('user', 'assistant', 'tool', 'system', 'error', 'relay')),
+    text         TEXT NOT NULL,
+    metadata     TEXT NOT NULL,
+    created_at   REAL NOT NULL,
+    writer_pid   INTEGER NOT NULL,
+    writer_token TEXT NOT NULL,
+    UNIQUE (session_id, seq)
+);
+"""
+
+
+def _create_v1(conn: sqlite3.Connection) -> None:
+    for statement in _V1.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+MIGRATIONS: tuple[Migration, ...] = (_create_v1,)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def read_version(conn: sqlite3.Connection) -> int:
+    row = conn.execute("PRAGMA user_version").fetchone()
+    return int(row[0])
+
+
+def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> int:
+    """Bring the store up to ``len(migrations)`` inside the caller's write transaction.
+
+    Returns the version found. A version newer than ``len(migrations)`` is left alone; the
+    caller reports it.
+    """
+    found = read_version(conn)
+    for version in range(found, len(migrations)):
+        migrations[version](conn)
+        conn.execute(f"PRAGMA user_version = {version + 1:d}")
+    return found

@@ -1,0 +1,29 @@
+"""Session titles: derived from the first message the user typed, never from anything else."""
+
+from __future__ import annotations
+
+import unicodedata
+
+DEFAULT_TITLE = "New Job"
+MAX_TITLE_CHARS = 42
+ELLIPSIS = "…"
+
+
+def title_from_user_message(text: str) -> str:
+    """The title for a session whose first user message is ``text``.
+
+    The first line with visible content, with runs of whitespace collapsed to one space
+    (control characters count as whitespace: a title is one line of display text). A longer
+    line is cut and ends with "…"; the ellipsis counts in the :data:`MAX_TITLE_CHARS` (42)
+    characters.
+    Returns "" when the text has no visible content (the session then keeps its default).
+    """
+    for raw_line in text.splitlines():
+        visible = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in raw_line)
+        line = " ".join(visible.split())
+        if not line:
+            continue
+        if len(line) <= MAX_TITLE_CHARS:
+            return line
+        return line[: MAX_TITLE_CHARS - len(ELLIPSIS)].rstrip() + ELLIPSIS
+    return ""
