@@ -101,60 +101,87 @@ async def _pump(stream: asyncio.StreamReader, buffer: HeadTailBuffer) -> None:
         buffer.feed(chunk)
 
 
+async def _open_output_pipe() -> tuple[int, asyncio.StreamReader, asyncio.ReadTransport]:
+    """A pipe whose write end the command gets; we own (and close) the read end.
+
+    asyncio's own PIPE would make ``Process.wait()`` wait for every holder of the pipe to
+    exit, background processes included; with our own pipe, wait() means "the shell exited".
+    """
+    read_fd, write_fd = os.pipe()
+    try:
+        reader = asyncio.StreamReader()
+        loop = asyncio.get_running_loop()
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
+        )
+    except BaseException:
+        os.close(write_fd)
+        with contextlib.suppress(OSError):
+            os.close(read_fd)
+        raise
+    return write_fd, reader, transport
+
+
 async def run_shell(command: str, cwd: Path, timeout: float, max_output: int) -> CommandOutcome:
     """Run ``bash -c command`` in its own process group; see the module docstring.
 
     Re-raises ``asyncio.CancelledError`` after the whole group has been killed.
     """
     started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        "bash",
-        "-c",
-        command,
-        cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-        env={**os.environ, **_ENVIRONMENT},
-    )
-    pgid = proc.pid  # start_new_session: the shell leads its own group
-    buffer = HeadTailBuffer(max_output)
-    assert proc.stdout is not None
-    pump = asyncio.create_task(_pump(proc.stdout, buffer))
-    timed_out = False
+    write_fd, reader, transport = await _open_output_pipe()
     try:
         try:
-            async with asyncio.timeout(timeout):
-                await proc.wait()
-        except TimeoutError:
-            timed_out = True
-            await kill_process_group(pgid)
-            await proc.wait()
-        # Output written by background processes just before the shell exited.
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(DRAIN_SECONDS):
-                await asyncio.shield(pump)
-        await kill_process_group(pgid)
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(DRAIN_SECONDS):
-                await asyncio.shield(pump)
-    except asyncio.CancelledError:
-        _signal_group(pgid, signal.SIGTERM)
-        try:
-            await kill_process_group(pgid)
-            await proc.wait()
+            proc = await asyncio.create_subprocess_exec(
+                "bash",
+                "-c",
+                command,
+                cwd=cwd,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=write_fd,
+                start_new_session=True,
+                env={**os.environ, **_ENVIRONMENT},
+            )
         finally:
-            _signal_group(pgid, signal.SIGKILL)
-        raise
+            os.close(write_fd)
+        pgid = proc.pid  # start_new_session: the shell leads its own group
+        buffer = HeadTailBuffer(max_output)
+        pump = asyncio.create_task(_pump(reader, buffer))
+        timed_out = False
+        try:
+            try:
+                async with asyncio.timeout(timeout):
+                    await proc.wait()
+            except TimeoutError:
+                timed_out = True
+                await kill_process_group(pgid)
+                await proc.wait()
+            # Output that background processes write just before or after the shell exits.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(DRAIN_SECONDS):
+                    await asyncio.shield(pump)
+            await kill_process_group(pgid)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(DRAIN_SECONDS):
+                    await asyncio.shield(pump)
+        except asyncio.CancelledError:
+            _signal_group(pgid, signal.SIGTERM)
+            try:
+                await kill_process_group(pgid)
+                await proc.wait()
+            finally:
+                _signal_group(pgid, signal.SIGKILL)
+            raise
+        finally:
+            if not pump.done():
+                pump.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await pump
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
     finally:
-        if not pump.done():
-            pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await pump
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
+        transport.close()
     return CommandOutcome(
         None if timed_out else proc.returncode,
         buffer.text(),
