@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from zcoder.tools import ConfinementError, ToolContext, default_registry
 from zcoder.tools.confinement import (
@@ -185,3 +187,26 @@ async def test_search_does_not_follow_symlinked_dirs(ctx: ToolContext, outside: 
     (ctx.workspace / "here.txt").write_text("secret here\n")
     result = await REGISTRY.dispatch("search", {"query": "secret"}, ctx)
     assert result.output == "here.txt:1:secret here"
+
+
+PATH_PARTS = st.lists(
+    st.sampled_from(["..", ".", "a", "b", "/", "//", "link", "out", "x\x00", " ", "~", "*"]),
+    max_size=8,
+).map("/".join)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=st.one_of(PATH_PARTS, st.text(max_size=40)))
+def test_resolved_paths_are_always_inside_or_refused(
+    workspace: Path, outside: Path, raw: str
+) -> None:
+    if not (workspace / "link").is_symlink():
+        (workspace / "a").mkdir(exist_ok=True)
+        (workspace / "link").symlink_to(outside)
+    for resolve in (resolve_path, resolve_write_target):
+        try:
+            confined = resolve(workspace, raw)
+        except ConfinementError:
+            continue
+        real = Path(os.path.realpath(confined.absolute))
+        assert real == workspace or real.is_relative_to(workspace), raw

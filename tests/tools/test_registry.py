@@ -178,3 +178,14 @@ def test_validate_arguments_minimum_and_maximum() -> None:
     for bad in (0, 6):
         with pytest.raises(ArgumentError):
             validate_arguments({"n": bad}, schema)
+
+
+def test_context_max_output_defaults_from_environment(
+    monkeypatch: pytest.MonkeyPatch, ctx: ToolContext
+) -> None:
+    monkeypatch.setenv("ZCODER_MAX_TOOL_OUTPUT", "50000")
+    fresh = ToolContext(ctx.workspace, ctx.profile, ctx.origin, ctx.approval, ctx.approver)
+    assert fresh.max_output == 50000
+    monkeypatch.delenv("ZCODER_MAX_TOOL_OUTPUT")
+    fresh = ToolContext(ctx.workspace, ctx.profile, ctx.origin, ctx.approval, ctx.approver)
+    assert fresh.max_output == 32768
