@@ -1,0 +1,49 @@
+"""Tools the model can call, their confinement to the workspace, and command approval.
+
+The agent loop builds a :class:`ToolContext` per turn, offers
+``registry.schemas(ctx)`` to the model and runs each call with
+``await registry.dispatch(name, args, ctx)``, which never raises except for cancellation.
+"""
+
+from zcoder.tools.approval import (
+    ApprovalConfigError,
+    ApprovalDecision,
+    ApprovalPolicy,
+    Approver,
+    CommandApprovalRequest,
+    CommandAuthorization,
+    CommandPolicy,
+)
+from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
+from zcoder.tools.confinement import ConfinementError
+from zcoder.tools.defaults import BUILTIN_TOOLS, default_registry
+from zcoder.tools.finish import FINISH_TOOL_NAME, FinishStatus
+from zcoder.tools.guard import classify_command
+from zcoder.tools.output import DEFAULT_MAX_TOOL_OUTPUT, bound_text, max_tool_output_from_env
+from zcoder.tools.profiles import Profile, TurnOrigin
+from zcoder.tools.registry import ToolRegistry
+
+__all__ = [
+    "BUILTIN_TOOLS",
+    "DEFAULT_MAX_TOOL_OUTPUT",
+    "FINISH_TOOL_NAME",
+    "ApprovalConfigError",
+    "ApprovalDecision",
+    "ApprovalPolicy",
+    "Approver",
+    "CommandApprovalRequest",
+    "CommandAuthorization",
+    "CommandPolicy",
+    "ConfinementError",
+    "FinishStatus",
+    "Profile",
+    "ToolContext",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolSpec",
+    "TurnOrigin",
+    "bound_text",
+    "classify_command",
+    "default_registry",
+    "max_tool_output_from_env",
+]

@@ -1,0 +1,165 @@
+"""Command approval: policies, the approver interface the UI implements, and the rules.
+
+The rules, in order:
+
+* sysadmin profile: the catastrophic-command guard refuses first, whatever the policy;
+* deny policy (``--deny-commands``): refuse without asking;
+* allow policy (``--yes``, coding only): run without asking, relayed turns included;
+* a process-wide "always" grant (answer ``a``) skips asking, but only for user turns in the
+  coding profile; during a relayed turn it does not apply and ``a`` approves one command;
+* otherwise ask the approver.  Sysadmin always asks and never offers ``a``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, StrEnum
+from pathlib import Path
+from typing import Protocol
+
+from zcoder.tools.guard import classify_command
+from zcoder.tools.profiles import Profile, TurnOrigin
+
+__all__ = [
+    "ApprovalConfigError",
+    "ApprovalDecision",
+    "ApprovalPolicy",
+    "Approver",
+    "CommandApprovalRequest",
+    "CommandAuthorization",
+    "CommandPolicy",
+]
+
+
+class CommandPolicy(StrEnum):
+    """How run_command is approved, fixed at start."""
+
+    ASK = "ask"
+    """Ask the user for each command (default)."""
+    ALLOW = "allow"
+    """Run without asking (``--yes``); coding profile only."""
+    DENY = "deny"
+    """Refuse every command without asking (``--deny-commands``)."""
+
+
+class ApprovalDecision(Enum):
+    """The user's answer in the approval dialog."""
+
+    ONCE = "once"
+    """``y``: run this command."""
+    ALWAYS = "always"
+    """``a``: run this one and allow commands for the rest of this process."""
+    DENY = "deny"
+    """``n`` or Escape: do not run it."""
+
+
+class ApprovalConfigError(ValueError):
+    """An impossible policy/profile combination; the CLI reports it and exits with 2."""
+
+
+@dataclass(frozen=True)
+class CommandApprovalRequest:
+    """What the approval dialog shows: the exact command and where and how long it runs."""
+
+    command: str
+    cwd: Path
+    timeout_seconds: float
+    allow_always: bool
+    """Whether to offer ``a``; False in sysadmin and during a relayed turn."""
+    origin: TurnOrigin
+    profile: Profile
+    warning: str | None = None
+    """Set when the guard considers the command catastrophic (shown, in coding, as a hint)."""
+
+
+class Approver(Protocol):
+    """Implemented by the UI (TUI dialog, /dev/tty prompt, tests)."""
+
+    async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
+        """Ask the user; an approver that cannot ask must answer DENY."""
+        ...
+
+
+@dataclass(frozen=True)
+class CommandAuthorization:
+    """The outcome of :meth:`ApprovalPolicy.authorize`."""
+
+    allowed: bool
+    reason: str
+    """Why: shown to the model when refused, recorded in tool metadata otherwise."""
+    asked: bool
+    """Whether the approver was asked."""
+
+
+class ApprovalPolicy:
+    """The command policy of this process plus its process-wide ``a`` grant."""
+
+    def __init__(self, policy: CommandPolicy, profile: Profile) -> None:
+        if policy is CommandPolicy.ALLOW and profile is Profile.SYSADMIN:
+            raise ApprovalConfigError(
+                "--yes cannot be used with the sysadmin profile: every command must be "
+                "approved there; drop --yes or use --profile coding"
+            )
+        self.policy = policy
+        self.profile = profile
+        self._always_granted = False
+
+    @property
+    def always_granted(self) -> bool:
+        """True once the user answered ``a`` during a user turn (coding only)."""
+        return self._always_granted
+
+    def offers_always(self, origin: TurnOrigin) -> bool:
+        """Whether the dialog may offer ``a`` for a command of a turn with this origin."""
+        return self.profile is Profile.CODING and origin is TurnOrigin.USER
+
+    async def authorize(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        timeout_seconds: float,
+        origin: TurnOrigin,
+        approver: Approver,
+        workspace: Path | None = None,
+    ) -> CommandAuthorization:
+        """Decide whether ``command`` may run now, asking ``approver`` if the rules say so."""
+        danger = classify_command(command, workspace=workspace)
+        if self.profile is Profile.SYSADMIN and danger is not None:
+            return CommandAuthorization(
+                False, f"refused by the sysadmin safety guard: {danger}", asked=False
+            )
+        if self.policy is CommandPolicy.DENY:
+            return CommandAuthorization(
+                False, "commands are disabled in this session (--deny-commands)", asked=False
+            )
+        if self.policy is CommandPolicy.ALLOW:
+            return CommandAuthorization(True, "allowed by --yes", asked=False)
+        if self._always_granted and self.offers_always(origin):
+            return CommandAuthorization(True, "allowed for this process (a)", asked=False)
+
+        allow_always = self.offers_always(origin)
+        request = CommandApprovalRequest(
+            command=command,
+            cwd=cwd,
+            timeout_seconds=timeout_seconds,
+            allow_always=allow_always,
+            origin=origin,
+            profile=self.profile,
+            warning=danger,
+        )
+        try:
+            decision = await approver.approve_command(request)
+        except Exception as exc:  # noqa: BLE001 - a broken dialog must deny, not crash the turn
+            return CommandAuthorization(
+                False, f"the approval could not be asked ({exc}); treated as denied", asked=True
+            )
+        if decision is ApprovalDecision.ALWAYS:
+            if allow_always:
+                self._always_granted = True
+                return CommandAuthorization(True, "approved for this process (a)", asked=True)
+            # No `a` was offered (sysadmin or relayed turn): it approves this command only.
+            return CommandAuthorization(True, "approved once", asked=True)
+        if decision is ApprovalDecision.ONCE:
+            return CommandAuthorization(True, "approved once", asked=True)
+        return CommandAuthorization(False, "the user denied this command", asked=True)

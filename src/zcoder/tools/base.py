@@ -1,0 +1,94 @@
+"""The types every tool shares: its context, its result and its specification."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zcoder.tools.approval import ApprovalPolicy, Approver
+from zcoder.tools.confinement import canonical_workspace
+from zcoder.tools.output import max_tool_output_from_env
+from zcoder.tools.profiles import Profile, TurnOrigin
+
+__all__ = ["ToolAvailability", "ToolContext", "ToolHandler", "ToolResult", "ToolSpec"]
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool may use during one turn.
+
+    ``workspace`` is canonicalised on construction.  ``extras`` carries turn-scoped data for
+    tools added by other parts of the program (for example the relay sender of this turn),
+    without this package knowing about them.
+    """
+
+    workspace: Path
+    profile: Profile
+    origin: TurnOrigin
+    approval: ApprovalPolicy
+    approver: Approver
+    max_output: int = field(default_factory=max_tool_output_from_env)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.workspace = canonical_workspace(os.fspath(self.workspace))
+        if self.max_output <= 0:
+            raise ValueError("max_output must be positive")
+
+
+@dataclass
+class ToolResult:
+    """What a tool call returns to the model (``output``) and to the UI (``metadata``)."""
+
+    ok: bool
+    output: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def error(cls, message: str, **metadata: Any) -> ToolResult:
+        """A failed call whose output is a plain-text explanation for the model."""
+        return cls(False, f"Error: {message}", dict(metadata))
+
+
+ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]
+ToolAvailability = Callable[[TurnOrigin, ToolContext], bool]
+
+
+def _always_available(origin: TurnOrigin, ctx: ToolContext) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool: its name, model-facing description and JSON schema, and its behaviour.
+
+    ``parameters`` is the JSON schema of the arguments (an ``object`` schema).  ``handler``
+    receives arguments already validated against it.  ``availability`` decides, per turn,
+    whether the tool is offered at all; the registry checks it again at dispatch time.
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    handler: ToolHandler
+    availability: ToolAvailability = _always_available
+
+    def schema(self) -> dict[str, Any]:
+        """This tool as an entry of the Ollama ``tools`` request field."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+    def available(self, origin: TurnOrigin, ctx: ToolContext) -> bool:
+        return self.availability(origin, ctx)
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await self.handler(args, ctx)

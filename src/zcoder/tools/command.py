@@ -1,0 +1,271 @@
+"""run_command: a shell command in the workspace, approved first, killed as a group.
+
+The command runs as ``bash -c`` in its own session (so its own process group), with stdin
+closed and stdout+stderr combined into one bounded head-and-tail buffer.  The whole group is
+stopped (SIGTERM, then SIGKILL after a grace period) on timeout, on cancellation (the user
+pressed Escape) and when the command itself has exited: background processes never outlive
+the tool call, so they cannot hold the output open or leak.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
+from zcoder.tools.confinement import ConfinementError, resolve_path
+from zcoder.tools.output import HeadTailBuffer
+
+__all__ = [
+    "DEFAULT_COMMAND_TIMEOUT",
+    "KILL_GRACE_SECONDS",
+    "MAX_COMMAND_TIMEOUT",
+    "RUN_COMMAND",
+    "CommandOutcome",
+    "kill_process_group",
+    "run_shell",
+]
+
+DEFAULT_COMMAND_TIMEOUT = 120
+MAX_COMMAND_TIMEOUT = 3600
+KILL_GRACE_SECONDS = 2.0
+"""How long a group gets between SIGTERM and SIGKILL."""
+DRAIN_SECONDS = 0.5
+"""How long to keep reading output after the shell exited (background writers)."""
+_POLL_SECONDS = 0.02
+_CHUNK = 65536
+_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"}
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any live (non-zombie) process is still in the group."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat_text = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # Fields after the command name (which may contain spaces and parentheses).
+        fields = stat_text.rsplit(")", 1)[-1].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def kill_process_group(pgid: int, grace: float = KILL_GRACE_SECONDS) -> None:
+    """SIGTERM the group, wait up to ``grace`` seconds for it to go, then SIGKILL it."""
+    _signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    try:
+        while time.monotonic() < deadline:
+            if not _group_alive(pgid):
+                return
+            await asyncio.sleep(_POLL_SECONDS)
+    finally:
+        # Also reached when cancelled while waiting: never leave the group running.
+        _signal_group(pgid, signal.SIGKILL)
+
+
+class CommandOutcome:
+    """What happened to one command."""
+
+    def __init__(self, exit_code: int | None, output: str, timed_out: bool, duration: float):
+        self.exit_code = exit_code
+        self.output = output
+        self.timed_out = timed_out
+        self.duration = duration
+
+
+async def _pump(stream: asyncio.StreamReader, buffer: HeadTailBuffer) -> None:
+    while chunk := await stream.read(_CHUNK):
+        buffer.feed(chunk)
+
+
+async def _open_output_pipe() -> tuple[int, asyncio.StreamReader, asyncio.ReadTransport]:
+    """A pipe whose write end the command gets; we own (and close) the read end.
+
+    asyncio's own PIPE would make ``Process.wait()`` wait for every holder of the pipe to
+    exit, background processes included; with our own pipe, wait() means "the shell exited".
+    """
+    read_fd, write_fd = os.pipe()
+    try:
+        reader = asyncio.StreamReader()
+        loop = asyncio.get_running_loop()
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
+        )
+    except BaseException:
+        os.close(write_fd)
+        with contextlib.suppress(OSError):
+            os.close(read_fd)
+        raise
+    return write_fd, reader, transport
+
+
+async def run_shell(command: str, cwd: Path, timeout: float, max_output: int) -> CommandOutcome:
+    """Run ``bash -c command`` in its own process group; see the module docstring.
+
+    Re-raises ``asyncio.CancelledError`` after the whole group has been killed.
+    """
+    started = time.monotonic()
+    write_fd, reader, transport = await _open_output_pipe()
+    try:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                "bash",
+                "-c",
+                command,
+                cwd=cwd,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=write_fd,
+                start_new_session=True,
+                env={**os.environ, **_ENVIRONMENT},
+            )
+        finally:
+            os.close(write_fd)
+        pgid = proc.pid  # start_new_session: the shell leads its own group
+        buffer = HeadTailBuffer(max_output)
+        pump = asyncio.create_task(_pump(reader, buffer))
+        timed_out = False
+        try:
+            try:
+                async with asyncio.timeout(timeout):
+                    await proc.wait()
+            except TimeoutError:
+                timed_out = True
+                await kill_process_group(pgid)
+                await proc.wait()
+            # Output that background processes write just before or after the shell exits.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(DRAIN_SECONDS):
+                    await asyncio.shield(pump)
+            await kill_process_group(pgid)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(DRAIN_SECONDS):
+                    await asyncio.shield(pump)
+        except asyncio.CancelledError:
+            _signal_group(pgid, signal.SIGTERM)
+            try:
+                await kill_process_group(pgid)
+                await proc.wait()
+            finally:
+                _signal_group(pgid, signal.SIGKILL)
+            raise
+        finally:
+            if not pump.done():
+                pump.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await pump
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+    finally:
+        transport.close()
+    return CommandOutcome(
+        None if timed_out else proc.returncode,
+        buffer.text(),
+        timed_out,
+        time.monotonic() - started,
+    )
+
+
+async def _run_command(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    command: str = args["command"]
+    timeout = args["timeout_seconds"]
+    if not command.strip():
+        return ToolResult.error("command is empty")
+    if "\x00" in command:
+        return ToolResult.error("command contains a NUL byte")
+    try:
+        cwd = resolve_path(ctx.workspace, args["cwd"])
+    except ConfinementError as exc:
+        return ToolResult.error(str(exc))
+    if not cwd.absolute.is_dir():
+        return ToolResult.error(f"cwd {args['cwd']!r} is not a directory in the workspace")
+    authorization = await ctx.approval.authorize(
+        command,
+        cwd=cwd.absolute,
+        timeout_seconds=timeout,
+        origin=ctx.origin,
+        approver=ctx.approver,
+        workspace=ctx.workspace,
+    )
+    base_meta: dict[str, Any] = {
+        "command": command,
+        "cwd": cwd.display,
+        "approval": authorization.reason,
+        "asked": authorization.asked,
+    }
+    if not authorization.allowed:
+        return ToolResult.error(
+            f"the command was not run: {authorization.reason}", **base_meta, refused=True
+        )
+    try:
+        outcome = await run_shell(command, cwd.absolute, float(timeout), ctx.max_output)
+    except OSError as exc:
+        return ToolResult.error(f"could not start bash: {exc}", **base_meta)
+    body = outcome.output if outcome.output else "(no output)"
+    if outcome.timed_out:
+        status = f"[timed out after {timeout} s; the command and its processes were killed]"
+    else:
+        status = f"[exit code {outcome.exit_code}]"
+    meta = {
+        **base_meta,
+        "exit_code": outcome.exit_code,
+        "timed_out": outcome.timed_out,
+        "duration_seconds": round(outcome.duration, 3),
+    }
+    ok = outcome.exit_code == 0 and not outcome.timed_out
+    return ToolResult(ok, f"{body.rstrip()}\n{status}", meta)
+
+
+RUN_COMMAND = ToolSpec(
+    name="run_command",
+    description=(
+        "Run a bash command in the workspace (or a subdirectory given as cwd) and return its "
+        "combined stdout and stderr and exit code. The user may be asked to approve it. "
+        "stdin is closed; background processes are stopped when the command ends."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The bash command line"},
+            "cwd": {
+                "type": "string",
+                "description": "Directory relative to the workspace",
+                "default": ".",
+            },
+            "timeout_seconds": {
+                "type": "integer",
+                "description": "Kill the command after this many seconds",
+                "default": DEFAULT_COMMAND_TIMEOUT,
+                "minimum": 1,
+                "maximum": MAX_COMMAND_TIMEOUT,
+            },
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    },
+    handler=_run_command,
+)

@@ -1,0 +1,337 @@
+"""The file tools: list_files, read_file, read_file_range, write_file, replace_text."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
+from zcoder.tools.confinement import (
+    ConfinedPath,
+    ConfinementError,
+    atomic_write,
+    open_read,
+    read_bytes,
+    resolve_path,
+    resolve_write_target,
+)
+from zcoder.tools.ignore import IgnoreMatcher, walk
+
+__all__ = [
+    "LIST_FILES",
+    "MAX_EDIT_BYTES",
+    "MAX_LIST_ENTRIES",
+    "READ_FILE",
+    "READ_FILE_RANGE",
+    "REPLACE_TEXT",
+    "WRITE_FILE",
+    "decode_text",
+]
+
+MAX_LIST_ENTRIES = 1000
+"""Upper bound for list_files' max_entries."""
+MAX_EDIT_BYTES = 8 * 1024 * 1024
+"""Largest file replace_text and apply_patch will load and rewrite."""
+_BINARY_SNIFF_BYTES = 8192
+
+
+def decode_text(data: bytes, display: str) -> str:
+    """Decode file bytes as UTF-8 text, refusing binary data with a clear message."""
+    if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
+        raise ConfinementError(f"{display} looks like a binary file; it was not read")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfinementError(
+            f"{display} is not UTF-8 text (invalid byte at offset {exc.start}); it was not read"
+        ) from exc
+
+
+def _path_error(exc: OSError, display: str) -> ToolResult:
+    if isinstance(exc, FileNotFoundError):
+        return ToolResult.error(f"{display} does not exist")
+    if isinstance(exc, NotADirectoryError):
+        return ToolResult.error(f"a parent of {display} is not a directory")
+    if isinstance(exc, IsADirectoryError):
+        return ToolResult.error(f"{display} is a directory")
+    return ToolResult.error(f"{display}: {exc.strerror or exc}")
+
+
+# --- list_files -----------------------------------------------------------------------
+
+
+async def _list_files(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    raw_path: str = args["path"]
+    max_entries: int = args["max_entries"]
+    try:
+        target = resolve_path(ctx.workspace, raw_path)
+    except ConfinementError as exc:
+        return ToolResult.error(str(exc))
+    if not os.path.lexists(target.absolute):
+        return ToolResult.error(f"{raw_path} does not exist")
+    if not target.absolute.is_dir():
+        return ToolResult(True, target.display, {"path": target.display, "entries": 1})
+    start = "/".join(target.parts)
+    lines: list[str] = []
+    truncated = False
+    for entry in walk(ctx.workspace, start, IgnoreMatcher(ctx.workspace)):
+        if len(lines) == max_entries:
+            truncated = True
+            break
+        if entry.is_symlink:
+            try:
+                link = os.readlink(ctx.workspace / entry.path)
+            except OSError:
+                link = "?"
+            lines.append(f"{entry.path} -> {link}")
+        else:
+            lines.append(entry.path + ("/" if entry.is_dir else ""))
+    lines.sort()
+    if not lines:
+        return ToolResult(True, f"{target.display}: empty directory", {"path": target.display})
+    if truncated:
+        lines.append(
+            f"… more entries not shown (limit {max_entries}); list a subdirectory "
+            "or raise max_entries"
+        )
+    return ToolResult(
+        True,
+        "\n".join(lines),
+        {"path": target.display, "entries": len(lines) - truncated, "truncated": truncated},
+    )
+
+
+LIST_FILES = ToolSpec(
+    name="list_files",
+    description=(
+        "List files and directories under a workspace path, recursively and breadth first "
+        "(directories end with '/'). Skips .git, node_modules, .venv, __pycache__, build "
+        "output and anything .gitignore excludes."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "Directory relative to the workspace",
+                "default": ".",
+            },
+            "max_entries": {
+                "type": "integer",
+                "description": "Maximum number of entries to return",
+                "default": 100,
+                "minimum": 1,
+                "maximum": MAX_LIST_ENTRIES,
+            },
+        },
+        "required": [],
+        "additionalProperties": False,
+    },
+    handler=_list_files,
+)
+
+
+# --- read_file ------------------------------------------------------------------------
+
+
+async def _read_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    raw_path: str = args["path"]
+    try:
+        target = resolve_path(ctx.workspace, raw_path)
+        text = decode_text(read_bytes(target, ctx.max_output), target.display)
+    except ConfinementError as exc:
+        return ToolResult.error(str(exc))
+    except OSError as exc:
+        return _path_error(exc, raw_path)
+    return ToolResult(
+        True, text, {"path": target.display, "bytes": len(text.encode()), "lines": _lines(text)}
+    )
+
+
+def _lines(text: str) -> int:
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
+READ_FILE = ToolSpec(
+    name="read_file",
+    description=(
+        "Read a whole small UTF-8 text file from the workspace. Files larger than the output "
+        "limit are refused: use read_file_range or search for those."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path relative to the workspace"},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+    handler=_read_file,
+)
+
+
+# --- read_file_range ------------------------------------------------------------------
+
+
+async def _read_file_range(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    raw_path: str = args["path"]
+    start: int = args["start_line"]
+    end: int = args["end_line"]
+    if end < start:
+        return ToolResult.error(f"end_line ({end}) is before start_line ({start})")
+    try:
+        target = resolve_path(ctx.workspace, raw_path)
+        with open_read(target) as handle:
+            if b"\x00" in handle.read(_BINARY_SNIFF_BYTES):
+                raise ConfinementError(
+                    f"{target.display} looks like a binary file; it was not read"
+                )
+            handle.seek(0)
+            selected: list[str] = []
+            total = 0
+            for number, raw_line in enumerate(handle, start=1):
+                total = number
+                if number < start:
+                    continue
+                if number > end:
+                    break
+                line = raw_line.decode("utf-8", errors="replace").rstrip("\n").rstrip("\r")
+                selected.append(f"{number:>6}\t{line}")
+    except ConfinementError as exc:
+        return ToolResult.error(str(exc))
+    except OSError as exc:
+        return _path_error(exc, raw_path)
+    if not selected:
+        return ToolResult.error(
+            f"{target.display} has {total} line(s); start_line {start} is past the end"
+        )
+    last = start + len(selected) - 1
+    return ToolResult(
+        True,
+        "\n".join(selected),
+        {"path": target.display, "start_line": start, "end_line": last},
+    )
+
+
+READ_FILE_RANGE = ToolSpec(
+    name="read_file_range",
+    description=(
+        "Read lines start_line..end_line (1-based, inclusive) of a text file, each prefixed "
+        "with its line number. Works for files of any size."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path relative to the workspace"},
+            "start_line": {"type": "integer", "minimum": 1, "description": "First line"},
+            "end_line": {"type": "integer", "minimum": 1, "description": "Last line"},
+        },
+        "required": ["path", "start_line", "end_line"],
+        "additionalProperties": False,
+    },
+    handler=_read_file_range,
+)
+
+
+# --- write_file -----------------------------------------------------------------------
+
+
+def write_text(target: ConfinedPath, text: str) -> bool:
+    """Write ``text`` as UTF-8 atomically; True if a file was replaced."""
+    return atomic_write(target, text.encode("utf-8"))
+
+
+async def _write_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    raw_path: str = args["path"]
+    content: str = args["content"]
+    try:
+        target = resolve_write_target(ctx.workspace, raw_path)
+        existed = write_text(target, content)
+    except ConfinementError as exc:
+        return ToolResult.error(str(exc))
+    except OSError as exc:
+        return _path_error(exc, raw_path)
+    size = len(content.encode("utf-8"))
+    verb = "Replaced" if existed else "Created"
+    return ToolResult(
+        True,
+        f"{verb} {target.display} ({size} bytes, {_lines(content)} lines)",
+        {"path": target.display, "bytes": size, "created": not existed},
+    )
+
+
+WRITE_FILE = ToolSpec(
+    name="write_file",
+    description=(
+        "Create a file or replace its whole content (UTF-8). Parent directories are created. "
+        "For small edits to an existing file prefer replace_text or apply_patch."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path relative to the workspace"},
+            "content": {"type": "string", "description": "The complete new file content"},
+        },
+        "required": ["path", "content"],
+        "additionalProperties": False,
+    },
+    handler=_write_file,
+)
+
+
+# --- replace_text ---------------------------------------------------------------------
+
+
+async def _replace_text(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    raw_path: str = args["path"]
+    old_text: str = args["old_text"]
+    new_text: str = args["new_text"]
+    if old_text == "":
+        return ToolResult.error("old_text is empty; give the exact text to replace")
+    try:
+        target = resolve_write_target(ctx.workspace, raw_path)
+        text = decode_text(read_bytes(target, MAX_EDIT_BYTES), target.display)
+        count = text.count(old_text)
+        if count != 1:
+            if count == 0:
+                return ToolResult.error(
+                    f"old_text was not found in {target.display}; it must match exactly, "
+                    "including whitespace and indentation (read the file first)",
+                    occurrences=0,
+                )
+            return ToolResult.error(
+                f"old_text occurs {count} times in {target.display}; it must occur exactly "
+                "once — include more surrounding lines to make it unique",
+                occurrences=count,
+            )
+        write_text(target, text.replace(old_text, new_text, 1))
+    except ConfinementError as exc:
+        return ToolResult.error(str(exc))
+    except OSError as exc:
+        return _path_error(exc, raw_path)
+    line = text[: text.index(old_text)].count("\n") + 1
+    return ToolResult(
+        True,
+        f"Replaced 1 occurrence in {target.display} at line {line}",
+        {"path": target.display, "line": line},
+    )
+
+
+REPLACE_TEXT = ToolSpec(
+    name="replace_text",
+    description=(
+        "Replace exactly one literal occurrence of old_text with new_text in a file. Fails, "
+        "changing nothing, if old_text occurs zero or several times."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path relative to the workspace"},
+            "old_text": {"type": "string", "description": "Exact text to find (literal)"},
+            "new_text": {"type": "string", "description": "Replacement text"},
+        },
+        "required": ["path", "old_text", "new_text"],
+        "additionalProperties": False,
+    },
+    handler=_replace_text,
+)

