@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -21,6 +22,30 @@ def build_parser() -> argparse.ArgumentParser:
             "A terminal coding agent for local Ollama models. Several zcoder instances on one "
             "machine can find each other and hand each other work over a private relay."
         ),
+        epilog="Without --prompt, zcoder starts its interactive terminal UI.",
+    )
+    parser.add_argument("-m", "--model", help="Ollama model (default $ZCODER_MODEL or qwen3-coder)")
+    parser.add_argument(
+        "--host", help="Ollama endpoint (default $OLLAMA_HOST or http://127.0.0.1:11434)"
+    )
+    parser.add_argument(
+        "-w", "--workspace", help="the only directory file tools may touch (default: here)"
+    )
+    parser.add_argument("--profile", choices=["coding", "sysadmin"], help="default coding")
+    parser.add_argument("-p", "--prompt", metavar="TEXT", help="run one turn and exit")
+    policy = parser.add_mutually_exclusive_group()
+    policy.add_argument(
+        "--yes", action="store_true", help="run commands without asking (coding profile only)"
+    )
+    policy.add_argument(
+        "--deny-commands", action="store_true", help="refuse every command without asking"
+    )
+    parser.add_argument("--resume", metavar="ID", help="open a saved session")
+    parser.add_argument("--no-think", action="store_true", help='send "think": false')
+    parser.add_argument(
+        "--print-instructions",
+        action="store_true",
+        help="print the resolved AGENTS.md chain and exit",
     )
     parser.add_argument("-V", "--version", action="version", version=f"zcoder {__version__}")
     return parser
@@ -28,6 +53,52 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    parser.print_help()
-    return EXIT_OK
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+
+    from zcoder.config import ConfigError, load_config
+
+    try:
+        config = load_config(
+            os.environ,
+            model=args.model,
+            host=args.host,
+            workspace=args.workspace,
+            profile=args.profile,
+            yes=args.yes,
+            deny_commands=args.deny_commands,
+            no_think=args.no_think,
+        )
+    except ConfigError as exc:
+        print(f"zcoder: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+    if args.print_instructions:
+        from zcoder.agent import load_instructions, render_instructions
+
+        files = load_instructions(config.workspace, config.home)
+        if not files:
+            print("No AGENTS.md files apply to this workspace.")
+        else:
+            print(render_instructions(files))
+        return EXIT_OK
+
+    if args.prompt is not None:
+        if not args.prompt.strip():
+            print("zcoder: --prompt needs some text", file=sys.stderr)
+            return EXIT_USAGE
+        from zcoder.oneshot import run_prompt
+
+        return run_prompt(config, args.prompt, args.resume)
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print(
+            "zcoder: the interactive UI needs a terminal on stdin and stdout; "
+            "use --prompt TEXT for one turn without it",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    print(
+        "zcoder: the interactive UI is not part of this build yet; use --prompt TEXT",
+        file=sys.stderr,
+    )
+    return EXIT_USAGE

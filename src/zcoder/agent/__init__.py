@@ -1,0 +1,51 @@
+"""The agent: turns with an origin (user or relay) and one common execution body.
+
+It talks to its front end through events (zcoder.agent.events) and an approver
+(zcoder.tools.Approver), never through a UI import.
+"""
+
+from zcoder.agent.core import RELAY_SENDER_KEY, Agent, AgentSettings, ChatClient
+from zcoder.agent.events import (
+    AgentEvent,
+    AssistantDelta,
+    AssistantMessage,
+    ErrorNotice,
+    EventSink,
+    Notice,
+    Outcome,
+    RelayReceived,
+    Status,
+    StatusChanged,
+    ThinkingDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+)
+from zcoder.agent.instructions import load_instructions, render_instructions
+from zcoder.agent.prompts import system_prompt
+from zcoder.agent.relay_wrapper import relay_wrapper
+
+__all__ = [
+    "RELAY_SENDER_KEY",
+    "Agent",
+    "AgentEvent",
+    "AgentSettings",
+    "AssistantDelta",
+    "AssistantMessage",
+    "ChatClient",
+    "ErrorNotice",
+    "EventSink",
+    "Notice",
+    "Outcome",
+    "RelayReceived",
+    "Status",
+    "StatusChanged",
+    "ThinkingDelta",
+    "ToolFinished",
+    "ToolStarted",
+    "TurnFinished",
+    "load_instructions",
+    "relay_wrapper",
+    "render_instructions",
+    "system_prompt",
+]

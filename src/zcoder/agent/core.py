@@ -1,0 +1,463 @@
+"""The turn loop: one common body for turns of every origin.
+
+prepare → request → tools → completion → loop detection → persistence. A turn starts from
+the user (``run_user_turn``) or from a relayed task (``run_relay_turn``); both then run
+``_run_turn``. Cancellation (the task being cancelled at any await) leaves the history
+consistent: a partial reply is kept out of the model history and marked partial in the
+transcript, and every tool call of the round gets a result (interrupted, not executed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+from zcoder.agent.events import (
+    AgentEvent,
+    AssistantDelta,
+    AssistantMessage,
+    ErrorNotice,
+    EventSink,
+    Notice,
+    Outcome,
+    RelayReceived,
+    Status,
+    StatusChanged,
+    ThinkingDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+)
+from zcoder.agent.loops import LoopDetector
+from zcoder.agent.prompts import (
+    INTERRUPTED,
+    LOOP_WARNING,
+    NOT_EXECUTED,
+    NUDGE_BAD_FINISH,
+    NUDGE_EMPTY,
+    system_prompt,
+)
+from zcoder.agent.relay_wrapper import relay_wrapper
+from zcoder.model import (
+    AssistantReply,
+    ChatEvent,
+    ContentDelta,
+    Message,
+    ModelError,
+    ToolCall,
+    assistant_message,
+    system_message,
+    tool_result_message,
+    user_message,
+)
+from zcoder.model import ThinkingDelta as ModelThinking
+from zcoder.relay import Envelope
+from zcoder.sessions import SessionStore, SessionStoreError
+from zcoder.tools import (
+    FINISH_TOOL_NAME,
+    ApprovalPolicy,
+    Approver,
+    Profile,
+    ToolContext,
+    ToolRegistry,
+    TurnOrigin,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_NUDGES: Final = 3
+RELAY_SENDER_KEY: Final = "relay_sender"  # ToolContext.extras key for a relayed turn's sender
+
+
+class ChatClient(Protocol):
+    """What the agent needs of the Ollama client (zcoder.model.OllamaClient)."""
+
+    def chat(
+        self,
+        model: str,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        think: bool | None = None,
+        num_predict: int | None = None,
+    ) -> AsyncIterator[ChatEvent]: ...
+
+
+@dataclass
+class AgentSettings:
+    model: str
+    workspace: Path
+    profile: Profile
+    think: bool | None = None
+    num_predict: int | None = 8192
+    max_tool_output: int = 32768
+    instructions: str = ""
+
+
+@dataclass
+class _RoundState:
+    """What a cancellation must tidy up."""
+
+    reply: AssistantReply | None = None
+    calls: list[ToolCall] = field(default_factory=list)
+    answered: set[str] = field(default_factory=set)
+    running: tuple[ToolCall, int | None] | None = None
+
+
+class Agent:
+    def __init__(
+        self,
+        *,
+        client: ChatClient,
+        registry: ToolRegistry,
+        settings: AgentSettings,
+        approval: ApprovalPolicy,
+        approver: Approver,
+        on_event: EventSink,
+        store: SessionStore | None = None,
+        session_id: str | None = None,
+        relay_available: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self.client = client
+        self.registry = registry
+        self.settings = settings
+        self.approval = approval
+        self.approver = approver
+        self.on_event = on_event
+        self.store = store
+        self.session_id = session_id
+        self.relay_available = relay_available
+        self.messages: list[Message] = []  # model history, without the system message
+        self.user_ledger: list[str] = []  # exactly what the user typed
+        self._round = _RoundState()
+        self._store_warned = False
+
+    # -- sessions -----------------------------------------------------------------------
+
+    def use_session(self, session_id: str, messages: list[Message], ledger: list[str]) -> None:
+        self.session_id = session_id
+        self.messages = [m for m in messages if m.get("role") != "system"]
+        self.user_ledger = list(ledger)
+
+    def _save(self, action: Callable[[SessionStore, str], Any]) -> Any:
+        if self.store is None or self.session_id is None:
+            return None
+        try:
+            return action(self.store, self.session_id)
+        except SessionStoreError as exc:
+            if not self._store_warned:
+                self._store_warned = True
+                self._emit(ErrorNotice(f"the session could not be saved: {exc}"))
+            log.warning("session not saved: %s", exc)
+            return None
+
+    def _save_messages(self) -> None:
+        messages = list(self.messages)
+        self._save(lambda store, sid: store.replace_messages(sid, messages))
+
+    def _event(self, role: Any, text: str, metadata: dict[str, Any] | None = None) -> int | None:
+        result = self._save(lambda store, sid: store.append_event(sid, role, text, metadata or {}))
+        return result if isinstance(result, int) else None
+
+    def _update_event(self, event_id: int | None, text: str, metadata: dict[str, Any]) -> None:
+        if event_id is None or self.store is None:
+            return
+        self._save(lambda store, _sid: store.update_event(event_id, text=text, metadata=metadata))
+
+    def _emit(self, event: AgentEvent) -> None:
+        try:
+            self.on_event(event)
+        except Exception:  # a front end's bug must not break the turn or its history
+            log.exception("event handler failed for %r", event)
+
+    # -- entry points -------------------------------------------------------------------
+
+    async def run_user_turn(self, text: str) -> TurnFinished:
+        """A prompt the user typed: it enters the ledger and may title the session."""
+        self.user_ledger.append(text)
+        self.messages.append(user_message(text))
+        self._save(lambda store, sid: store.record_user_message(sid, text))
+        self._save_messages()
+        return await self._run_turn(TurnOrigin.USER, {})
+
+    async def run_relay_turn(self, envelope: Envelope) -> TurnFinished:
+        """A task relayed by another instance: shown, wrapped, never in the ledger or title."""
+        self._emit(
+            RelayReceived(
+                sender_project=envelope.sender_project,
+                sender_pid=envelope.sender_pid,
+                sender_workspace=envelope.sender_workspace,
+                sender_instance_id=envelope.sender_instance_id,
+                body=envelope.body,
+            )
+        )
+        self._event(
+            "relay",
+            envelope.body,
+            {
+                "sender_project": envelope.sender_project,
+                "sender_pid": envelope.sender_pid,
+                "sender_workspace": envelope.sender_workspace,
+                "sender_instance_id": envelope.sender_instance_id,
+                "message_id": envelope.message_id,
+            },
+        )
+        self.messages.append(user_message(relay_wrapper(envelope)))
+        self._save_messages()
+        return await self._run_turn(
+            TurnOrigin.RELAY, {RELAY_SENDER_KEY: envelope.sender_instance_id}
+        )
+
+    # -- the common body ----------------------------------------------------------------
+
+    def _context(self, origin: TurnOrigin, extras: dict[str, Any]) -> ToolContext:
+        return ToolContext(
+            workspace=self.settings.workspace,
+            profile=self.settings.profile,
+            origin=origin,
+            approval=self.approval,
+            approver=self.approver,
+            max_output=self.settings.max_tool_output,
+            extras=dict(extras),
+        )
+
+    def request_messages(self) -> list[Message]:
+        """Exactly one system message, first, then the history."""
+        prompt = system_prompt(
+            self.settings.profile,
+            self.settings.workspace,
+            instructions=self.settings.instructions,
+            relay_available=self.relay_available(),
+        )
+        return [system_message(prompt), *self.messages]
+
+    def _add_context(self, text: str) -> None:
+        """A user-role record zcoder adds; shown as a notice, kept out of the ledger."""
+        self.messages.append(user_message(text))
+        self._event("system", text, {"context_record": True})
+        self._emit(Notice(text))
+
+    async def _run_turn(self, origin: TurnOrigin, extras: dict[str, Any]) -> TurnFinished:
+        ctx = self._context(origin, extras)
+        loops = LoopDetector()
+        nudges = 0
+        self._round = _RoundState()
+        try:
+            while True:
+                self._emit(StatusChanged(Status.THINKING))
+                self._round = _RoundState(reply=AssistantReply())
+                reply = await self._request(self.request_messages(), self.registry.schemas(ctx))
+                calls = reply.tool_calls
+                if not calls:
+                    if reply.content.strip():
+                        self.messages.append(assistant_message(reply.content))
+                        self._show_assistant(reply.content)
+                        return self._finish(Outcome.COMPLETE, reply.content)
+                    nudges += 1
+                    if nudges > MAX_NUDGES:
+                        return self._finish(
+                            Outcome.INCOMPLETE,
+                            error="the model gave no usable reply after 3 corrective nudges",
+                        )
+                    self._add_context(NUDGE_EMPTY)
+                    continue
+                if reply.content.strip():
+                    self._show_assistant(reply.content)
+                self.messages.append(reply.to_message())
+                self._round.calls = list(calls)
+                self._round.reply = None
+                if len(calls) == 1 and calls[0].name == FINISH_TOOL_NAME:
+                    finished = await self._finish_call(calls[0], ctx)
+                    if finished is not None:
+                        return finished
+                    nudges += 1
+                    if nudges > MAX_NUDGES:
+                        return self._finish(
+                            Outcome.INCOMPLETE, error="finish was called wrongly too often"
+                        )
+                    continue
+                pairs = [(call.name, call.arguments) for call in calls]
+                if loops.should_refuse(pairs):
+                    for call in calls:
+                        self._answer(call, "Refused: this exact tool round was repeated again.")
+                        self._emit(ToolFinished(call.id, call.name, "not_executed", "refused"))
+                    self._event("error", "Loop stopped: the same tool round was repeated again.")
+                    self._emit(ErrorNotice("Loop stopped: the same tool round was repeated."))
+                    return self._finish(
+                        Outcome.LOOP_STOPPED, error="the same tool round was repeated"
+                    )
+                results = []
+                for call in calls:
+                    results.append(await self._run_call(call, ctx))
+                    if call.arguments_error:
+                        nudges += 1
+                self._save_messages()
+                if loops.record(pairs, results):
+                    self._add_context(LOOP_WARNING)
+                if nudges > MAX_NUDGES:
+                    return self._finish(
+                        Outcome.INCOMPLETE, error="the model kept sending malformed tool calls"
+                    )
+        except asyncio.CancelledError:
+            self._tidy_after_cancel()
+            raise
+        except ModelError as exc:
+            self._event("error", str(exc))
+            self._emit(ErrorNotice(str(exc)))
+            self._save_messages()
+            return self._finish(Outcome.ERROR, error=str(exc))
+
+    async def _request(
+        self, messages: list[Message], tools: list[dict[str, Any]]
+    ) -> AssistantReply:
+        """Stream one reply; one retry for a connection error before any response."""
+        retried = False
+        while True:
+            reply = AssistantReply()
+            self._round.reply = reply
+            received = False
+            try:
+                async for event in self.client.chat(
+                    self.settings.model,
+                    messages,
+                    tools=tools or None,
+                    think=self.settings.think,
+                    num_predict=self.settings.num_predict,
+                ):
+                    received = True
+                    reply.add(event)
+                    if isinstance(event, ContentDelta) and event.text:
+                        self._emit(AssistantDelta(event.text))
+                    elif isinstance(event, ModelThinking) and event.text:
+                        self._emit(ThinkingDelta(event.text))
+                return reply
+            except ModelError as exc:
+                if exc.retryable_before_response and not received and not retried:
+                    retried = True
+                    self._emit(Notice(f"{exc} — retrying once"))
+                    continue
+                raise
+
+    def _show_assistant(self, text: str, *, partial: bool = False, streamed: bool = True) -> None:
+        self._event("assistant", text, {"partial": True} if partial else {})
+        self._emit(AssistantMessage(text, partial=partial, streamed=streamed))
+
+    def _answer(self, call: ToolCall, output: str) -> None:
+        self.messages.append(tool_result_message(call, output))
+        self._round.answered.add(call.id)
+
+    async def _finish_call(self, call: ToolCall, ctx: ToolContext) -> TurnFinished | None:
+        if call.arguments_error:
+            self._answer(call, f"Error: {call.arguments_error}")
+            return None
+        result = await self.registry.dispatch(call.name, call.arguments, ctx)
+        self._answer(call, result.output)
+        if not result.ok:
+            self._emit(Notice(result.output))
+            return None
+        response = str(call.arguments.get("response", ""))
+        status = str(call.arguments.get("status", "complete"))
+        if response.strip():
+            self._show_assistant(response, streamed=False)
+        outcome = Outcome.BLOCKED if status == "blocked" else Outcome.COMPLETE
+        return self._finish(outcome, response)
+
+    async def _run_call(self, call: ToolCall, ctx: ToolContext) -> str:
+        if call.name == FINISH_TOOL_NAME:
+            output = f"Error: {NUDGE_BAD_FINISH}"
+            self._answer(call, output)
+            self._emit(ToolFinished(call.id, call.name, "failed", output))
+            return output
+        self._emit(StatusChanged(Status.TOOL, call.name))
+        self._emit(ToolStarted(call.id, call.name, dict(call.arguments)))
+        metadata: dict[str, Any] = {
+            "name": call.name,
+            "call_id": call.id,
+            "arguments": dict(call.arguments),
+            "status": "running",
+        }
+        event_id = self._event("tool", "", metadata)
+        self._round.running = (call, event_id)
+        if call.arguments_error:
+            ok, output, extra = False, f"Error: {call.arguments_error}", {}
+        else:
+            result = await self.registry.dispatch(call.name, call.arguments, ctx)
+            ok, output, extra = result.ok, result.output, result.metadata
+        self._round.running = None
+        status = "completed" if ok else "failed"
+        self._update_event(event_id, output, {**metadata, **_jsonable(extra), "status": status})
+        self._answer(call, output)
+        self._emit(ToolFinished(call.id, call.name, status, output, dict(extra)))
+        return output
+
+    def _finish(self, outcome: Outcome, response: str = "", error: str = "") -> TurnFinished:
+        self._save_messages()
+        self._round = _RoundState()
+        badge = {
+            Outcome.COMPLETE: Status.READY,
+            Outcome.BLOCKED: Status.BLOCKED,
+            Outcome.INCOMPLETE: Status.INCOMPLETE,
+            Outcome.LOOP_STOPPED: Status.LOOP_STOPPED,
+            Outcome.STOPPED: Status.STOPPED,
+            Outcome.ERROR: Status.ERROR,
+        }[outcome]
+        if outcome is Outcome.INCOMPLETE and error:
+            self._event("error", f"Incomplete: {error}")
+            self._emit(ErrorNotice(f"Incomplete: {error}"))
+        finished = TurnFinished(outcome, response, error)
+        self._emit(StatusChanged(badge))
+        self._emit(finished)
+        return finished
+
+    def _tidy_after_cancel(self) -> None:
+        """Leave history consistent after the turn's task was cancelled at any await."""
+        state = self._round
+        if state.reply is not None and state.reply.content.strip():
+            # A partial reply is shown and saved as partial, never sent back to the model.
+            self._show_assistant(state.reply.content, partial=True)
+        if state.running is not None:
+            call, event_id = state.running
+            self._update_event(
+                event_id,
+                INTERRUPTED,
+                {
+                    "name": call.name,
+                    "call_id": call.id,
+                    "arguments": dict(call.arguments),
+                    "status": "interrupted",
+                },
+            )
+            self._answer(call, INTERRUPTED)
+            self._emit(ToolFinished(call.id, call.name, "interrupted", INTERRUPTED))
+        for call in state.calls:
+            if call.id not in state.answered:
+                self._answer(call, NOT_EXECUTED)
+                self._event(
+                    "tool",
+                    NOT_EXECUTED,
+                    {
+                        "name": call.name,
+                        "call_id": call.id,
+                        "arguments": dict(call.arguments),
+                        "status": "interrupted",
+                        "not_executed": True,
+                    },
+                )
+                self._emit(ToolFinished(call.id, call.name, "not_executed", NOT_EXECUTED))
+        self._event("system", "Stopped.")
+        self._finish(Outcome.STOPPED)
+
+
+def _jsonable(metadata: dict[str, Any]) -> dict[str, Any]:
+    """Tool metadata as plain JSON values, so that saving it can never fail."""
+    out: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if isinstance(value, str | int | float | bool) or value is None:
+            out[key] = value
+        else:
+            out[key] = str(value)
+    return out

@@ -1,0 +1,127 @@
+"""What the agent tells its front end. The TUI, --prompt mode and tests all consume these.
+
+The agent never imports a UI: it calls one ``on_event`` callback with these records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Status(StrEnum):
+    """The header's status badge."""
+
+    READY = "Ready"
+    WARMING_UP = "Warming Up"
+    THINKING = "Thinking"
+    TOOL = "Tool"
+    STOPPED = "Stopped"
+    ERROR = "Error"
+    BLOCKED = "Blocked"
+    LOOP_STOPPED = "Loop stopped"
+    INCOMPLETE = "Incomplete"
+
+
+class Outcome(StrEnum):
+    """How a turn ended."""
+
+    COMPLETE = "complete"
+    BLOCKED = "blocked"
+    INCOMPLETE = "incomplete"
+    LOOP_STOPPED = "loop_stopped"
+    STOPPED = "stopped"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class StatusChanged:
+    status: Status
+    detail: str = ""  # the tool name for Status.TOOL
+
+
+@dataclass(frozen=True)
+class AssistantDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class AssistantMessage:
+    """A whole assistant reply; ``partial`` when the turn was stopped while it streamed.
+
+    ``streamed`` says whether its text already went out as AssistantDelta events (a
+    finish response did not).
+    """
+
+    text: str
+    partial: bool = False
+    streamed: bool = True
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    call_id: str
+    name: str
+    status: str  # completed, failed, interrupted, not_executed
+    output: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A system notice for the transcript (nudges, loop warnings, retries)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ErrorNotice:
+    text: str
+
+
+@dataclass(frozen=True)
+class RelayReceived:
+    """A relayed task is about to run as this turn."""
+
+    sender_project: str
+    sender_pid: int
+    sender_workspace: str
+    sender_instance_id: str
+    body: str
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    outcome: Outcome
+    response: str = ""
+    error: str = ""
+
+
+AgentEvent = (
+    StatusChanged
+    | AssistantDelta
+    | ThinkingDelta
+    | AssistantMessage
+    | ToolStarted
+    | ToolFinished
+    | Notice
+    | ErrorNotice
+    | RelayReceived
+    | TurnFinished
+)
+
+EventSink = Callable[[AgentEvent], None]

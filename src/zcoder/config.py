@@ -1,0 +1,125 @@
+"""Settings from command-line flags and the environment, validated once.
+
+Flags win over the environment. A bad core setting is a usage error (exit 2) with a
+message naming it; a bad relay setting only turns the relay off (see zcoder.relay.settings).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from zcoder.model import DEFAULT_HOST, normalize_host
+from zcoder.relay import RelaySettings, load_relay_settings
+from zcoder.sessions import default_home
+from zcoder.tools import CommandPolicy, Profile
+
+DEFAULT_MODEL = "qwen3-coder"
+DEFAULT_MAX_TOOL_OUTPUT = 32768
+DEFAULT_MAX_OUTPUT_TOKENS = 8192
+
+
+class ConfigError(ValueError):
+    """A setting that cannot be used; the message names it and says what is accepted."""
+
+
+@dataclass(frozen=True)
+class Config:
+    model: str
+    host: str
+    workspace: Path
+    profile: Profile
+    home: Path
+    command_policy: CommandPolicy
+    think: bool | None
+    max_tool_output: int
+    max_output_tokens: int
+    relay: RelaySettings
+    no_color: bool
+
+
+def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) <= 0:
+        raise ConfigError(f"{name} must be a positive whole number (got {raw!r})")
+    return int(raw)
+
+
+def _think(raw: str | None) -> bool | None:
+    if raw is None or raw.strip() == "":
+        return None
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"ZCODER_THINK must be on or off (got {raw!r})")
+
+
+def load_config(
+    env: Mapping[str, str],
+    *,
+    model: str | None = None,
+    host: str | None = None,
+    workspace: str | None = None,
+    profile: str | None = None,
+    yes: bool = False,
+    deny_commands: bool = False,
+    no_think: bool = False,
+) -> Config:
+    """Resolve every setting; raises ConfigError for one that cannot be used."""
+    raw_workspace = workspace or env.get("ZCODER_WORKSPACE") or os.getcwd()
+    path = Path(raw_workspace).expanduser()
+    if not path.is_dir():
+        raise ConfigError(f"workspace {raw_workspace} is not a directory")
+    canonical = path.resolve()
+
+    raw_profile = (profile or env.get("ZCODER_PROFILE") or "coding").strip().lower()
+    try:
+        chosen_profile = Profile(raw_profile)
+    except ValueError:
+        raise ConfigError(f"profile must be coding or sysadmin (got {raw_profile!r})") from None
+
+    if yes and deny_commands:
+        raise ConfigError("--yes and --deny-commands cannot be used together")
+    if yes:
+        policy = CommandPolicy.ALLOW
+    elif deny_commands:
+        policy = CommandPolicy.DENY
+    else:
+        raw_policy = (env.get("ZCODER_COMMAND_POLICY") or "ask").strip().lower()
+        try:
+            policy = CommandPolicy(raw_policy)
+        except ValueError:
+            raise ConfigError(
+                f"ZCODER_COMMAND_POLICY must be ask, allow or deny (got {raw_policy!r})"
+            ) from None
+    if policy is CommandPolicy.ALLOW and chosen_profile is Profile.SYSADMIN:
+        raise ConfigError(
+            "--yes (or ZCODER_COMMAND_POLICY=allow) cannot be used with the sysadmin profile: "
+            "every command must be approved there"
+        )
+
+    raw_host = host or env.get("OLLAMA_HOST") or DEFAULT_HOST
+    try:
+        chosen_host = normalize_host(raw_host)
+    except ValueError as exc:
+        raise ConfigError(f"Ollama host {raw_host!r} is not usable: {exc}") from None
+
+    return Config(
+        model=(model or env.get("ZCODER_MODEL") or DEFAULT_MODEL).strip(),
+        host=chosen_host,
+        workspace=canonical,
+        profile=chosen_profile,
+        home=default_home(env),
+        command_policy=policy,
+        think=False if no_think else _think(env.get("ZCODER_THINK")),
+        max_tool_output=_positive_int(env, "ZCODER_MAX_TOOL_OUTPUT", DEFAULT_MAX_TOOL_OUTPUT),
+        max_output_tokens=_positive_int(env, "ZCODER_MAX_OUTPUT_TOKENS", DEFAULT_MAX_OUTPUT_TOKENS),
+        relay=load_relay_settings(env),
+        no_color="NO_COLOR" in env,
+    )

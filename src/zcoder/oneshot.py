@@ -1,0 +1,203 @@
+"""``zcoder --prompt TEXT``: one turn in the terminal, no full-screen UI.
+
+Assistant text streams to stdout, tool activity and notices go to stderr, command
+approvals are asked on /dev/tty (with no terminal they are denied, unless --yes). The
+session is saved like any other. The relay never starts in this mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from typing import TextIO
+
+from zcoder.agent import (
+    Agent,
+    AgentEvent,
+    AgentSettings,
+    AssistantDelta,
+    AssistantMessage,
+    ErrorNotice,
+    Notice,
+    Outcome,
+    RelayReceived,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+    load_instructions,
+    render_instructions,
+)
+from zcoder.config import Config
+from zcoder.model import OllamaClient
+from zcoder.sessions import SessionStore, SessionStoreError
+from zcoder.tools import (
+    ApprovalDecision,
+    ApprovalPolicy,
+    CommandApprovalRequest,
+    default_registry,
+)
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+
+
+class TtyApprover:
+    """Asks on the controlling terminal; without one every command is denied."""
+
+    def __init__(self, err: TextIO) -> None:
+        self.err = err
+
+    async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
+        return await asyncio.to_thread(self._ask, request)
+
+    def _ask(self, request: CommandApprovalRequest) -> ApprovalDecision:
+        try:
+            tty = open("/dev/tty", "r+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        except OSError:
+            self.err.write("zcoder: no terminal to ask for approval; the command was denied\n")
+            return ApprovalDecision.DENY
+        with tty:
+            choices = "[y]es once, [a]llow all, [n]o" if request.allow_always else "[y]es, [n]o"
+            tty.write(f"\nRun this command in {request.cwd}?\n  $ {request.command}\n")
+            if request.warning:
+                tty.write(f"  warning: {request.warning}\n")
+            tty.write(f"{choices}: ")
+            tty.flush()
+            answer = tty.readline().strip().lower()
+        if answer in ("y", "yes"):
+            return ApprovalDecision.ONCE
+        if answer in ("a", "all") and request.allow_always:
+            return ApprovalDecision.ALWAYS
+        return ApprovalDecision.DENY
+
+
+class StreamPrinter:
+    """Turns agent events into stdout (the answer) and stderr (everything else)."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out = out
+        self.err = err
+        self._mid_line = False
+
+    def __call__(self, event: AgentEvent) -> None:
+        if isinstance(event, AssistantDelta):
+            self.out.write(event.text)
+            self.out.flush()
+            self._mid_line = not event.text.endswith("\n")
+        elif isinstance(event, AssistantMessage):
+            if not event.streamed:
+                self._end_line()
+                self.out.write(event.text + "\n")
+                self.out.flush()
+            else:
+                self._end_line()
+        elif isinstance(event, ToolStarted):
+            self._end_line()
+            summary = ", ".join(f"{k}={v!r}" for k, v in event.arguments.items())
+            if len(summary) > 200:
+                summary = summary[:199] + "…"
+            self.err.write(f"[tool] {event.name}({summary})\n")
+        elif isinstance(event, ToolFinished):
+            first = event.output.strip().splitlines()[0] if event.output.strip() else ""
+            self.err.write(
+                f"[tool] {event.name}: {event.status}{' — ' + first[:160] if first else ''}\n"
+            )
+        elif isinstance(event, Notice):
+            self.err.write(f"[zcoder] {event.text}\n")
+        elif isinstance(event, ErrorNotice):
+            self._end_line()
+            self.err.write(f"zcoder: {event.text}\n")
+        elif isinstance(event, RelayReceived):  # not reachable here; kept for completeness
+            self.err.write(f"[relay] from {event.sender_project}\n")
+        self.err.flush()
+
+    def _end_line(self) -> None:
+        if self._mid_line:
+            self.out.write("\n")
+            self.out.flush()
+            self._mid_line = False
+
+
+def exit_code(finished: TurnFinished) -> int:
+    if finished.outcome is Outcome.COMPLETE:
+        return EXIT_OK
+    if finished.outcome is Outcome.STOPPED:
+        return EXIT_INTERRUPTED
+    return EXIT_FAILED
+
+
+async def _run(config: Config, prompt: str, resume: str | None, out: TextIO, err: TextIO) -> int:
+    try:
+        store = SessionStore(config.home)
+    except SessionStoreError as exc:
+        err.write(f"zcoder: {exc}\n")
+        return EXIT_FAILED
+    with store:
+        workspace = str(config.workspace)
+        profile = config.profile.value
+        try:
+            if resume:
+                data = store.load(resume, workspace, profile)
+                session_id, messages, ledger = data.info.id, data.messages, data.user_ledger
+            else:
+                info = store.reuse_or_create(workspace, profile, config.model)
+                session_id, messages, ledger = info.id, [], []
+        except LookupError:
+            err.write(
+                f"zcoder: no session {resume!r} for this workspace and profile "
+                f"({workspace}, {profile})\n"
+            )
+            return EXIT_FAILED
+        except SessionStoreError as exc:
+            err.write(f"zcoder: {exc}\n")
+            return EXIT_FAILED
+        settings = AgentSettings(
+            model=config.model,
+            workspace=config.workspace,
+            profile=config.profile,
+            think=config.think,
+            num_predict=config.max_output_tokens,
+            max_tool_output=config.max_tool_output,
+            instructions=render_instructions(load_instructions(config.workspace, config.home)),
+        )
+        async with OllamaClient(config.host) as client:
+            agent = Agent(
+                client=client,
+                registry=default_registry(),
+                settings=settings,
+                approval=ApprovalPolicy(config.command_policy, config.profile),
+                approver=TtyApprover(err),
+                on_event=StreamPrinter(out, err),
+                store=store,
+                session_id=session_id,
+            )
+            agent.use_session(session_id, messages, ledger)
+            task = asyncio.ensure_future(agent.run_user_turn(prompt))
+            loop = asyncio.get_running_loop()
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signal.SIGINT, task.cancel)
+                loop.add_signal_handler(signal.SIGTERM, task.cancel)
+            try:
+                finished = await task
+            except asyncio.CancelledError:
+                err.write("zcoder: interrupted\n")
+                return EXIT_INTERRUPTED
+        # Errors and incomplete turns were printed as they happened.
+        if finished.outcome is Outcome.LOOP_STOPPED:
+            err.write(f"zcoder: loop stopped: {finished.error}\n")
+        if finished.outcome is Outcome.BLOCKED:
+            err.write("zcoder: the agent reports the task is blocked\n")
+        return exit_code(finished)
+
+
+def run_prompt(config: Config, prompt: str, resume: str | None = None) -> int:
+    """Run one turn; returns the process exit code."""
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    try:
+        return asyncio.run(_run(config, prompt, resume, sys.stdout, sys.stderr))
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
