@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
+# The venv's tools (rg among them) come first, for zcoder and for the tests.
+export PATH := $(abspath $(BIN)):$(PATH)
 STAMP  := $(VENV)/.installed-stamp
 
 .PHONY: run test lint typecheck unit bench clean fake-ollama
