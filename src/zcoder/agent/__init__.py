@@ -4,7 +4,7 @@ It talks to its front end through events (zcoder.agent.events) and an approver
 (zcoder.tools.Approver), never through a UI import.
 """
 
-from zcoder.agent.core import RELAY_SENDER_KEY, Agent, AgentSettings, ChatClient
+from zcoder.agent.core import Agent, AgentSettings, ChatClient
 from zcoder.agent.events import (
     AgentEvent,
     AssistantDelta,
@@ -23,6 +23,12 @@ from zcoder.agent.events import (
 )
 from zcoder.agent.instructions import load_instructions, render_instructions
 from zcoder.agent.prompts import system_prompt
+from zcoder.agent.relay_tools import (
+    RELAY_SENDER_KEY,
+    SendConfirmer,
+    discovery_text,
+    register_relay_tools,
+)
 from zcoder.agent.relay_wrapper import relay_wrapper
 
 __all__ = [
@@ -38,13 +44,16 @@ __all__ = [
     "Notice",
     "Outcome",
     "RelayReceived",
+    "SendConfirmer",
     "Status",
     "StatusChanged",
     "ThinkingDelta",
     "ToolFinished",
     "ToolStarted",
     "TurnFinished",
+    "discovery_text",
     "load_instructions",
+    "register_relay_tools",
     "relay_wrapper",
     "render_instructions",
     "system_prompt",

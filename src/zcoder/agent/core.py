@@ -41,6 +41,7 @@ from zcoder.agent.prompts import (
     NUDGE_EMPTY,
     system_prompt,
 )
+from zcoder.agent.relay_tools import RELAY_SENDER_KEY, restrict_schemas
 from zcoder.agent.relay_wrapper import relay_wrapper
 from zcoder.model import (
     AssistantReply,
@@ -70,7 +71,6 @@ from zcoder.tools import (
 log = logging.getLogger(__name__)
 
 MAX_NUDGES: Final = 3
-RELAY_SENDER_KEY: Final = "relay_sender"  # ToolContext.extras key for a relayed turn's sender
 
 
 class ChatClient(Protocol):
@@ -235,6 +235,9 @@ class Agent:
         )
         return [system_message(prompt), *self.messages]
 
+    def tool_schemas(self, ctx: ToolContext) -> list[dict[str, Any]]:
+        return restrict_schemas(self.registry.schemas(ctx), ctx)
+
     def _add_context(self, text: str) -> None:
         """A user-role record zcoder adds; shown as a notice, kept out of the ledger."""
         self.messages.append(user_message(text))
@@ -250,7 +253,7 @@ class Agent:
             while True:
                 self._emit(StatusChanged(Status.THINKING))
                 self._round = _RoundState(reply=AssistantReply())
-                reply = await self._request(self.request_messages(), self.registry.schemas(ctx))
+                reply = await self._request(self.request_messages(), self.tool_schemas(ctx))
                 calls = reply.tool_calls
                 if not calls:
                     if reply.content.strip():

@@ -1,0 +1,140 @@
+"""The two relay tools: list_agents and send_agent_message.
+
+Present only when this process's relay is available. During a relayed turn,
+send_agent_message may reply only to that turn's exact sender: its schema then names
+that one instance id, and dispatch refuses any other target on its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Sequence
+from typing import Any, Final, Protocol
+
+from zcoder.relay import DiscoveryResult, Peer, Relay, SendResult
+from zcoder.relay.display import peer_list_for_model
+from zcoder.tools import ToolContext, ToolRegistry, ToolResult, ToolSpec, TurnOrigin
+
+LIST_AGENTS: Final = "list_agents"
+SEND_AGENT_MESSAGE: Final = "send_agent_message"
+RELAY_SENDER_KEY: Final = "relay_sender"  # ToolContext.extras: the sender of a relayed turn
+
+
+class SendConfirmer(Protocol):
+    """The user's yes or no before a delivery (a dialog in the TUI). Never skipped."""
+
+    async def confirm_send(self, peer: Peer, message: str) -> bool: ...
+
+
+SEND_DESCRIPTION: Final = (
+    "Send a task to another zcoder instance on this machine. Call it ONLY when the user "
+    "explicitly asked you to contact another zcoder instance; never because another project "
+    "might be affected. Use an exact instance_id returned by list_agents (a project name or "
+    "pid is not enough). Send the smallest self-contained task with the relevant facts; no "
+    "secrets, no unrelated history. The user confirms every delivery. An 'accepted' result "
+    "only means the other agent queued the message: never claim it did the work."
+)
+LIST_DESCRIPTION: Final = (
+    "List the other zcoder instances running on this machine: project, pid, state, exact "
+    "instance id, workspace, profile and model. Read-only."
+)
+
+
+def _send_parameters(only: str | None = None) -> dict[str, Any]:
+    target: dict[str, Any] = {
+        "type": "string",
+        "description": "the exact instance_id from list_agents",
+    }
+    if only is not None:
+        target["enum"] = [only]
+        target["description"] = "the sender of the relayed task you are working on (only)"
+    return {
+        "type": "object",
+        "properties": {
+            "target_instance_id": target,
+            "message": {"type": "string", "description": "the task, as plain text"},
+        },
+        "required": ["target_instance_id", "message"],
+    }
+
+
+def relay_reply_target(ctx: ToolContext) -> str | None:
+    value = ctx.extras.get(RELAY_SENDER_KEY)
+    return value if isinstance(value, str) else None
+
+
+def discovery_text(found: DiscoveryResult) -> str:
+    if found.error:
+        return f"Agent discovery is unavailable: {found.error}"
+    return peer_list_for_model(found.peers)
+
+
+def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendConfirmer) -> None:
+    def available(_origin: TurnOrigin, _ctx: ToolContext) -> bool:
+        return relay.available
+
+    async def list_agents(_args: dict[str, Any], _ctx: ToolContext) -> ToolResult:
+        found = await asyncio.to_thread(relay.discover)
+        return ToolResult(found.error is None, discovery_text(found), {"peers": len(found.peers)})
+
+    async def send_agent_message(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        target = str(args.get("target_instance_id", "")).strip()
+        message = str(args.get("message", ""))
+        if ctx.origin is TurnOrigin.RELAY:
+            allowed = relay_reply_target(ctx)
+            if target != allowed:
+                return ToolResult.error(
+                    f"during a relayed task you may reply only to its sender ({allowed}); "
+                    f"{target!r} was refused",
+                    refused="not_the_sender",
+                )
+        if not message.strip():
+            return ToolResult.error("the message is empty; nothing was sent")
+        found = await asyncio.to_thread(relay.discover)
+        peer = next((p for p in found.peers if p.instance_id == target), None)
+        if peer is None:
+            return ToolResult.error(
+                f"no live zcoder instance has the id {target!r}; call list_agents and use an "
+                "exact instance_id from it"
+            )
+        if not await confirmer.confirm_send(peer, message):
+            return ToolResult.error(
+                f"the user declined to send this message to {peer.project} ({peer.instance_id})",
+                declined=True,
+            )
+        result: SendResult = await asyncio.to_thread(relay.send, target, message)
+        return ToolResult(
+            result.accepted,
+            result.text,
+            {"status": result.status, "target": target, "message_id": result.message_id},
+        )
+
+    registry.register(
+        ToolSpec(
+            LIST_AGENTS,
+            LIST_DESCRIPTION,
+            {"type": "object", "properties": {}},
+            list_agents,
+            available,
+        )
+    )
+    registry.register(
+        ToolSpec(
+            SEND_AGENT_MESSAGE, SEND_DESCRIPTION, _send_parameters(), send_agent_message, available
+        )
+    )
+
+
+def restrict_schemas(schemas: Sequence[dict[str, Any]], ctx: ToolContext) -> list[dict[str, Any]]:
+    """In a relayed turn, send_agent_message's schema names only the exact sender."""
+    sender = relay_reply_target(ctx) if ctx.origin is TurnOrigin.RELAY else None
+    out = []
+    for schema in schemas:
+        if sender is not None and schema.get("function", {}).get("name") == SEND_AGENT_MESSAGE:
+            restricted = copy.deepcopy(schema)
+            restricted["function"]["parameters"] = _send_parameters(only=sender)
+            out.append(restricted)
+        else:
+            out.append(schema)
+    return out
