@@ -97,8 +97,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    print(
-        "zcoder: the interactive UI is not part of this build yet; use --prompt TEXT",
-        file=sys.stderr,
-    )
-    return EXIT_USAGE
+    from zcoder.tui import run_app
+
+    return run_app(config, resume=args.resume)

@@ -1,0 +1,674 @@
+"""The interactive zcoder: a Textual app around one Agent, one session store and the relay.
+
+The agent runs in a worker on the app's event loop; the UI never blocks on it. The relay's
+listener thread only nudges the app (``RelayNudge``); the app alone claims queued messages,
+one at a time, when idle and before it starts the next prompt the user submitted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Footer, ListView
+from textual.worker import Worker, WorkerState
+
+from zcoder import __version__
+from zcoder.agent import (
+    Agent,
+    AgentEvent,
+    AgentSettings,
+    AssistantDelta,
+    AssistantMessage,
+    ErrorNotice,
+    Notice,
+    RelayReceived,
+    Status,
+    StatusChanged,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+    load_instructions,
+    register_relay_tools,
+    render_instructions,
+)
+from zcoder.config import Config
+from zcoder.model import ModelError, OllamaClient
+from zcoder.relay import ClaimedMessage, Peer, QuarantinedMessage, Relay
+from zcoder.relay.display import peer_table
+from zcoder.sessions import SessionStore, SessionStoreError
+from zcoder.tools import (
+    ApprovalDecision,
+    ApprovalPolicy,
+    CommandApprovalRequest,
+    default_registry,
+)
+from zcoder.tui.commands import help_text, parse_slash
+from zcoder.tui.screens import (
+    MIN_DIALOG_HEIGHT,
+    MIN_DIALOG_WIDTH,
+    ApprovalScreen,
+    ConfirmSendScreen,
+    ModelPicker,
+)
+from zcoder.tui.widgets import (
+    Entry,
+    HeaderBar,
+    HeaderState,
+    PromptInput,
+    SessionItem,
+    SessionList,
+    Transcript,
+    assistant_text,
+    entry_for_event,
+    error_text,
+    relay_text,
+    system_text,
+    tool_text,
+    user_text,
+)
+
+log = logging.getLogger(__name__)
+
+RELAY_POLL_SECONDS = 1.0
+
+
+def git_branch(workspace: Path) -> str | None:
+    """The checked-out branch, read from .git/HEAD (no git process at start-up)."""
+    for directory in (workspace, *workspace.parents):
+        head = directory / ".git" / "HEAD"
+        try:
+            text = head.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            continue
+        if text.startswith("ref: refs/heads/"):
+            return text.removeprefix("ref: refs/heads/")
+        return text[:10] or None
+    return None
+
+
+class RelayNudge(Message):
+    """Posted from the relay's listener thread: a message was queued."""
+
+
+class ZcoderApp(App[int]):
+    TITLE = "zcoder"
+    CSS = """
+    Screen { layout: vertical; }
+    #body { height: 1fr; }
+    #main { width: 1fr; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "stop_turn", "Stop", show=True),
+        Binding("ctrl+n", "new_session", "New"),
+        Binding("ctrl+o", "pick_model", "Model"),
+        Binding("ctrl+b", "toggle_sidebar", "Sessions"),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+    ]
+
+    def __init__(self, config: Config, *, resume: str | None = None) -> None:
+        super().__init__()
+        self.config = config
+        self.resume = resume
+        self.model = config.model
+        self.store: SessionStore | None = None
+        self.session_id: str | None = None
+        self.relay: Relay | None = None
+        self.relay_reason: str | None = None
+        self.client = OllamaClient(config.host)
+        self.agent: Agent | None = None
+        self._turn: Worker[Any] | None = None
+        self._warmup: Worker[Any] | None = None
+        self._pending_prompt: str | None = None
+        self._stream_entry: Entry | None = None
+        self._stream_text = ""
+        self._tool_entries: dict[str, tuple[Entry, str, dict[str, Any]]] = {}
+        self._relay_was_available = False
+        self.header_state = HeaderState(
+            version=__version__,
+            model=config.model,
+            host=config.host.removeprefix("http://"),
+            project=config.workspace.name or str(config.workspace),
+            branch=git_branch(config.workspace),
+            profile=config.profile.value,
+        )
+
+    # -- layout -------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield HeaderBar(self.header_state)
+        with Horizontal(id="body"):
+            yield SessionList(id="sessions")
+            with Vertical(id="main"):
+                yield Transcript(id="transcript")
+                yield PromptInput(id="prompt", soft_wrap=True, show_line_numbers=False)
+        yield Footer()
+
+    @property
+    def header(self) -> HeaderBar:
+        return self.query_one(HeaderBar)
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    @property
+    def prompt_input(self) -> PromptInput:
+        return self.query_one(PromptInput)
+
+    @property
+    def busy(self) -> bool:
+        return self._turn is not None and self._turn.state in (
+            WorkerState.PENDING,
+            WorkerState.RUNNING,
+        )
+
+    def show(self, entry: Entry) -> Entry:
+        return self.transcript.add(entry)
+
+    def notice(self, text: str) -> None:
+        self.show(Entry("system", system_text(text)))
+
+    def error(self, text: str) -> None:
+        self.show(Entry("error", error_text(text)))
+
+    # -- start and stop -----------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        self._open_store()
+        self._start_relay()
+        registry = default_registry()
+        if self.relay is not None and self.relay.available:
+            register_relay_tools(registry, self.relay, self)
+        self.agent = Agent(
+            client=self.client,
+            registry=registry,
+            settings=AgentSettings(
+                model=self.model,
+                workspace=self.config.workspace,
+                profile=self.config.profile,
+                think=self.config.think,
+                num_predict=self.config.max_output_tokens,
+                max_tool_output=self.config.max_tool_output,
+                instructions=render_instructions(
+                    load_instructions(self.config.workspace, self.config.home)
+                ),
+            ),
+            approval=ApprovalPolicy(self.config.command_policy, self.config.profile),
+            approver=self,
+            on_event=self._on_agent_event,
+            store=self.store,
+            relay_available=lambda: self.relay is not None and self.relay.available,
+        )
+        self._open_initial_session()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signum, self.exit, 128 + signum)
+        self.set_interval(RELAY_POLL_SECONDS, self._poll_relay)
+        self._refresh_relay_header()
+        self.prompt_input.focus()
+        self._start_warmup()
+
+    def _open_store(self) -> None:
+        try:
+            self.store = SessionStore(self.config.home)
+        except SessionStoreError as exc:
+            self.store = None
+            self.error(f"{exc} — this session will not be saved")
+            return
+        for warning in self.store.warnings:
+            self.notice(warning)
+
+    def _start_relay(self) -> None:
+        settings = self.config.relay
+        if not settings.enabled:
+            self.relay_reason = settings.disabled_reason or "off (ZCODER_RELAY=off)"
+            if settings.disabled_reason:
+                self.notice(f"Agent relay is off: {settings.disabled_reason}")
+            return
+        relay = Relay(
+            settings,
+            workspace=self.config.workspace,
+            profile=self.config.profile.value,
+            model=self.model,
+            on_message=self._nudge_from_thread,
+            on_unavailable=lambda _reason: self._nudge_from_thread(),
+        )
+        status = relay.start()
+        if not status.available:
+            self.relay_reason = status.reason
+            self.notice(f"Agent relay unavailable: {status.reason}. Everything else works.")
+            return
+        self.relay = relay
+        self._relay_was_available = True
+
+    def _open_initial_session(self) -> None:
+        assert self.agent is not None
+        if self.store is None:
+            self.session_id = None
+            return
+        workspace, profile = str(self.config.workspace), self.config.profile.value
+        try:
+            if self.resume:
+                self._load_session(self.resume)
+                return
+            info = self.store.reuse_or_create(workspace, profile, self.model)
+        except LookupError:
+            self.error(
+                f"no session {self.resume!r} in this workspace and profile; started a new one"
+            )
+            info = self.store.reuse_or_create(workspace, profile, self.model)
+        except SessionStoreError as exc:
+            self.error(str(exc))
+            return
+        self._load_session(info.id)
+
+    def _load_session(self, session_id: str) -> None:
+        assert self.agent is not None and self.store is not None
+        data = self.store.load(session_id, str(self.config.workspace), self.config.profile.value)
+        self.session_id = data.info.id
+        self.agent.use_session(data.info.id, data.messages, data.user_ledger)
+        self.transcript.clear()
+        self._stream_entry = None
+        self._tool_entries.clear()
+        for event in data.events:
+            self.show(entry_for_event(event.role, event.text, event.metadata))
+        if self.relay is not None:
+            self.relay.refresh_manifest(session_id=data.info.id)
+        self._refresh_sessions()
+
+    def _refresh_sessions(self) -> None:
+        if self.store is None:
+            return
+        try:
+            sessions = self.store.list_sessions(
+                str(self.config.workspace), self.config.profile.value
+            )
+        except SessionStoreError as exc:
+            self.error(str(exc))
+            return
+        self.query_one(SessionList).show(sessions, self.session_id)
+
+    def on_unmount(self) -> None:
+        self._stop_services()
+
+    def _stop_services(self) -> None:
+        if self.relay is not None:
+            self.relay.stop()
+        if self.store is not None:
+            self.store.close()
+
+    # -- the relay ----------------------------------------------------------------------
+
+    def _nudge_from_thread(self) -> None:
+        """Called on the listener thread: post_message is the one thread-safe way in."""
+        self.post_message(RelayNudge())
+
+    def on_relay_nudge(self, _message: RelayNudge) -> None:
+        self._refresh_relay_header()
+        self._schedule()
+
+    def _poll_relay(self) -> None:
+        self._refresh_relay_header()
+        if not self.busy:
+            self._schedule()
+
+    def _refresh_relay_header(self) -> None:
+        if self.relay is None:
+            self.header.refresh_state(relay="off", queued=0)
+            return
+        status = self.relay.status()
+        if self._relay_was_available and not status.available:
+            self._relay_was_available = False
+            self.relay_reason = status.reason
+            self.error(f"Agent relay stopped: {status.reason}. Everything else works.")
+        self.header.refresh_state(relay=status.state, queued=status.queued)
+
+    def _schedule(self) -> None:
+        """Start the next turn when idle: one queued relayed task first, then the user's."""
+        if self.busy or self.agent is None:
+            return
+        if self.relay is not None and self.relay.available:
+            while True:
+                claimed = self.relay.claim_one()
+                if claimed is None:
+                    break
+                if isinstance(claimed, QuarantinedMessage):
+                    text = f"A relayed message was rejected and not run: {claimed.reason}"
+                    self.error(text)
+                    self.agent._event("error", text, {"quarantined": claimed.name})
+                    continue
+                self._start_turn(self._relay_turn(claimed), relay=True)
+                return
+        if self._pending_prompt is not None:
+            prompt, self._pending_prompt = self._pending_prompt, None
+            self._start_turn(self._user_turn(prompt), relay=False)
+
+    def _start_turn(self, coroutine: Any, *, relay: bool) -> None:
+        if self._warmup is not None and self._warmup.state is WorkerState.RUNNING:
+            self._warmup.cancel()  # a real request supersedes the warm-up
+        if self.relay is not None:
+            self.relay.set_state("busy")
+        self._turn = self.run_worker(coroutine, group="turn", exit_on_error=False)
+
+    async def _user_turn(self, prompt: str) -> None:
+        assert self.agent is not None
+        await self.agent.run_user_turn(prompt)
+        self._refresh_sessions()
+
+    async def _relay_turn(self, claimed: ClaimedMessage) -> None:
+        assert self.agent is not None and self.relay is not None
+        try:
+            await self.agent.run_relay_turn(claimed.envelope)
+        finally:
+            # Completed whatever happened: a claimed message never runs twice.
+            self.relay.complete(claimed)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is self._warmup and event.state in (
+            WorkerState.SUCCESS,
+            WorkerState.ERROR,
+            WorkerState.CANCELLED,
+        ):
+            if event.state is WorkerState.ERROR and event.worker.error is not None:
+                self.error(str(event.worker.error))
+                self.header.refresh_state(status=Status.ERROR.value)
+            elif not self.busy and event.state is WorkerState.SUCCESS:
+                self.header.refresh_state(status=Status.READY.value)
+            return
+        if event.worker is not self._turn or event.state not in (
+            WorkerState.SUCCESS,
+            WorkerState.ERROR,
+            WorkerState.CANCELLED,
+        ):
+            return
+        if event.state is WorkerState.ERROR and event.worker.error is not None:
+            log.error("turn failed", exc_info=event.worker.error)
+            self.error(f"the turn failed unexpectedly: {event.worker.error!r}")
+        self._turn = None
+        if self.relay is not None:
+            self.relay.set_state("ready")
+        self._refresh_relay_header()
+        self._schedule()
+
+    # -- warm-up ------------------------------------------------------------------------
+
+    def _start_warmup(self) -> None:
+        if self._warmup is not None and self._warmup.state is WorkerState.RUNNING:
+            self._warmup.cancel()
+        self.header.refresh_state(status=Status.WARMING_UP.value)
+        self._warmup = self.run_worker(self._warm(), group="warmup", exit_on_error=False)
+
+    async def _warm(self) -> None:
+        """Load the model with a request that has no messages; it never enters history."""
+        async for _event in self.client.chat(self.model, [], num_predict=1):
+            pass
+
+    # -- input --------------------------------------------------------------------------
+
+    def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
+        text = message.text
+        if not text.strip():
+            return
+        command = parse_slash(text)
+        if command is not None:
+            self.prompt_input.clear()
+            self.show(Entry("system", system_text(f"› {text.strip()}")))
+            self.run_worker(self._run_command(command.name, command.argument), group="command")
+            return
+        if self.busy or self._pending_prompt is not None:
+            self.notice("A turn is running; press Escape to stop it. Your draft is kept.")
+            return
+        self.prompt_input.clear()
+        self.show(Entry("user", user_text(text)))
+        self._pending_prompt = text
+        self._schedule()
+
+    async def _run_command(self, name: str, argument: str) -> None:
+        if name == "/help":
+            self.notice(help_text())
+        elif name == "/quit":
+            self.exit(0)
+        elif name == "/new":
+            self.action_new_session()
+        elif name == "/sessions":
+            sidebar = self.query_one(SessionList)
+            sidebar.display = True
+            self._refresh_sessions()
+            sidebar.focus()
+        elif name == "/model":
+            if argument:
+                self._set_model(argument)
+            else:
+                await self._pick_model()
+        elif name == "/list-agents":
+            await self._list_agents()
+        elif name == "/agents":
+            self._agents_command(argument)
+        else:
+            self.error(f"unknown command {name}; /help lists the commands")
+
+    async def _list_agents(self) -> None:
+        if self.relay is None:
+            self.notice(f"Agent relay is unavailable: {self.relay_reason or 'off'}")
+            return
+        found = await asyncio.to_thread(self.relay.discover)
+        if found.error:
+            self.error(f"Agent discovery failed: {found.error}")
+            return
+        self.notice(peer_table(found.peers))
+
+    def _agents_command(self, argument: str) -> None:
+        if self.relay is None:
+            self.notice(
+                f"Agent relay is unavailable: {self.relay_reason or 'off'}.\n"
+                "Set ZCODER_RELAY=on (the default) to let other zcoder instances reach this one."
+            )
+            return
+        if argument == "pause":
+            self.relay.pause()
+            self.notice("Relay paused: new messages are refused; queued ones are kept.")
+        elif argument == "resume":
+            self.relay.resume()
+            self.notice("Relay resumed.")
+            self._schedule()
+        elif argument:
+            self.error("usage: /agents, /agents pause, /agents resume")
+            return
+        status = self.relay.status()
+        lines = [
+            f"Relay: {'available' if status.available else 'unavailable'} · state {status.state}"
+            f" · {status.queued} queued",
+            f"Instance: {status.instance_id}",
+            f"Registry: {status.registry}",
+        ]
+        if status.reason:
+            lines.append(f"Reason: {status.reason}")
+        lines.append("/agents pause refuses new messages; /agents resume accepts them again.")
+        self.notice("\n".join(lines))
+        self._refresh_relay_header()
+
+    # -- actions ------------------------------------------------------------------------
+
+    def action_stop_turn(self) -> None:
+        if self._turn is not None and self.busy:
+            self._turn.cancel()
+
+    def action_toggle_sidebar(self) -> None:
+        sidebar = self.query_one(SessionList)
+        sidebar.display = not sidebar.display
+
+    def action_new_session(self) -> None:
+        if self.busy:
+            self.notice("Switching sessions is possible when no turn is running.")
+            return
+        if self.store is None:
+            self.error("sessions are unavailable in this run")
+            return
+        info = self.store.reuse_or_create(
+            str(self.config.workspace), self.config.profile.value, self.model
+        )
+        if info.id == self.session_id:
+            self.notice("This session is already new.")
+            return
+        self._load_session(info.id)
+        self.notice("New session.")
+
+    def on_list_view_selected(self, event: ListView.Selected) -> None:
+        item = event.item
+        if not isinstance(item, SessionItem) or item.info.id == self.session_id:
+            return
+        if self.busy:
+            self.notice("Switching sessions is possible when no turn is running.")
+            return
+        self._load_session(item.info.id)
+        self.prompt_input.focus()
+
+    async def action_pick_model(self) -> None:
+        await self._pick_model()
+
+    async def _pick_model(self) -> None:
+        if self.busy:
+            self.notice("The model can be changed when no turn is running.")
+            return
+        try:
+            models = await self.client.list_models()
+        except ModelError as exc:
+            self.error(str(exc))
+            return
+        if not models:
+            self.notice("Ollama has no models; pull one with `ollama pull NAME`.")
+            return
+        self.push_screen(ModelPicker(models, self.model), callback=self._model_chosen)
+
+    def _model_chosen(self, model: str | None) -> None:
+        if model:
+            self._set_model(model)
+
+    def _set_model(self, model: str) -> None:
+        if self.busy:
+            self.notice("The model can be changed when no turn is running.")
+            return
+        self.model = model
+        if self.agent is not None:
+            self.agent.settings.model = model
+        if self.store is not None and self.session_id is not None:
+            with contextlib.suppress(SessionStoreError):
+                self.store.set_model(self.session_id, model)
+        if self.relay is not None:
+            self.relay.refresh_manifest(model=model)
+        self.header.refresh_state(model=model)
+        self.notice(f"Model: {model}")
+        self._start_warmup()
+
+    # -- the agent's events -------------------------------------------------------------
+
+    def _on_agent_event(self, event: AgentEvent) -> None:
+        if isinstance(event, StatusChanged):
+            label = f"Tool: {event.detail}" if event.status is Status.TOOL else event.status.value
+            self.header.refresh_state(status=label)
+        elif isinstance(event, AssistantDelta):
+            self._stream_text += event.text
+            if self._stream_entry is None:
+                self._stream_entry = self.show(
+                    Entry("assistant", assistant_text(self._stream_text))
+                )
+            else:
+                self._stream_entry.update(assistant_text(self._stream_text))
+        elif isinstance(event, AssistantMessage):
+            if event.streamed and self._stream_entry is not None:
+                self._stream_entry.update(assistant_text(event.text, partial=event.partial))
+            else:
+                self.show(Entry("assistant", assistant_text(event.text, partial=event.partial)))
+            self._stream_entry, self._stream_text = None, ""
+        elif isinstance(event, ToolStarted):
+            self._end_stream()
+            entry = self.show(Entry("tool", tool_text(event.name, event.arguments, "running")))
+            self._tool_entries[event.call_id] = (entry, event.name, event.arguments)
+        elif isinstance(event, ToolFinished):
+            status = "interrupted" if event.status == "not_executed" else event.status
+            known = self._tool_entries.pop(event.call_id, None)
+            if known is None:
+                self.show(Entry("tool", tool_text(event.name, {}, status, event.output)))
+            else:
+                entry, name, arguments = known
+                entry.update(tool_text(name, arguments, status, event.output))
+        elif isinstance(event, Notice):
+            self.notice(event.text)
+        elif isinstance(event, ErrorNotice):
+            self._end_stream()
+            self.error(event.text)
+        elif isinstance(event, RelayReceived):
+            self.show(
+                Entry(
+                    "relay",
+                    relay_text(
+                        event.sender_project,
+                        event.sender_pid,
+                        event.sender_workspace,
+                        event.sender_instance_id,
+                        event.body,
+                    ),
+                )
+            )
+        elif isinstance(event, TurnFinished):
+            self._end_stream()
+
+    def _end_stream(self) -> None:
+        self._stream_entry, self._stream_text = None, ""
+
+    # -- approvals (the agent's Approver and SendConfirmer) -----------------------------
+
+    def _dialog_fits(self) -> bool:
+        return self.size.width >= MIN_DIALOG_WIDTH and self.size.height >= MIN_DIALOG_HEIGHT
+
+    async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
+        if not self._dialog_fits():
+            self.error("The terminal is too small for the approval dialog; the command was denied.")
+            return ApprovalDecision.DENY
+        answer: ApprovalDecision | None = await self._ask(ApprovalScreen(request))
+        return answer if answer is not None else ApprovalDecision.DENY
+
+    async def confirm_send(self, peer: Peer, message: str) -> bool:
+        if not self._dialog_fits():
+            self.error("The terminal is too small for the confirmation dialog; nothing was sent.")
+            return False
+        return bool(await self._ask(ConfirmSendScreen(peer, message)))
+
+    async def _ask(self, screen: Any) -> Any:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+        def answered(value: Any) -> None:
+            if not future.done():
+                future.set_result(value)
+
+        self.push_screen(screen, callback=answered)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            # The turn was stopped while the dialog was open: close it as a refusal.
+            if screen in self.screen_stack:
+                screen.dismiss(None)
+            raise
+
+
+def run_app(config: Config, *, resume: str | None = None) -> int:
+    app = ZcoderApp(config, resume=resume)
+    try:
+        code = app.run()
+    finally:
+        app._stop_services()  # idempotent: also covers an exit that skipped unmount
+    if os.environ.get("ZCODER_DEBUG_EXIT"):
+        print(f"zcoder exited with {code}")
+    return int(code or 0)
