@@ -134,7 +134,7 @@ def _simple_commands(tokens: list[str]) -> Iterable[tuple[list[str], list[str]]]
         if token in _REDIRECTS or (token and set(token) <= set("<>&|") and ">" in token):
             expect_target = True
             continue
-        if token.startswith("$") and token.endswith("$") and len(token) == 1:
+        if token == "$":
             # "$" before "(" from "$(": the substitution body follows as its own command.
             if words or redirects:
                 yield words, redirects
