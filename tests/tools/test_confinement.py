@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -210,3 +211,34 @@ def test_resolved_paths_are_always_inside_or_refused(
             continue
         real = Path(os.path.realpath(confined.absolute))
         assert real == workspace or real.is_relative_to(workspace), raw
+
+
+async def test_racing_symlink_swaps_never_let_a_write_escape(
+    ctx: ToolContext, outside: Path
+) -> None:
+    """A thread keeps swapping sub/ between a real directory and a link to outside."""
+    import threading
+
+    ws = ctx.workspace
+    (ws / "sub").mkdir()
+    stop = threading.Event()
+
+    def swapper() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                os.rename(ws / "sub", ws / "held")
+                os.symlink(outside, ws / "sub")
+                os.unlink(ws / "sub")
+                os.rename(ws / "held", ws / "sub")
+
+    thread = threading.Thread(target=swapper)
+    thread.start()
+    try:
+        for index in range(300):
+            await REGISTRY.dispatch(
+                "write_file", {"path": f"sub/f{index}.txt", "content": "x"}, ctx
+            )
+    finally:
+        stop.set()
+        thread.join()
+    assert sorted(os.listdir(outside)) == ["secret.txt"]

@@ -75,3 +75,13 @@ def test_walking_an_ignored_dir_explicitly_lists_it(workspace: Path) -> None:
     (workspace / "node_modules" / "dep").mkdir(parents=True)
     entries = [entry.path for entry in walk(workspace, "node_modules", IgnoreMatcher(workspace))]
     assert entries == ["node_modules/dep"]
+
+
+def test_walk_does_not_enter_symlinked_dirs(workspace: Path, outside: Path) -> None:
+    (workspace / "out").symlink_to(outside)
+    entries = list(walk(workspace, "", IgnoreMatcher(workspace)))
+    assert [(entry.path, entry.is_symlink, entry.is_dir) for entry in entries] == [
+        ("out", True, False)
+    ]
+    # Asked to walk the link itself: nothing from outside is listed.
+    assert list(walk(workspace, "out", IgnoreMatcher(workspace))) == []

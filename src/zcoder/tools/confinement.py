@@ -26,6 +26,7 @@ __all__ = [
     "ConfinementError",
     "atomic_write",
     "canonical_workspace",
+    "open_directory",
     "open_read",
     "read_bytes",
     "remove_file",
@@ -133,7 +134,9 @@ def resolve_write_target(workspace: Path, raw: str) -> ConfinedPath:
 
 
 @contextlib.contextmanager
-def _open_dir(workspace: Path, parts: tuple[str, ...], *, create: bool = False) -> Iterator[int]:
+def open_directory(
+    workspace: Path, parts: tuple[str, ...], *, create: bool = False
+) -> Iterator[int]:
     """Open the directory ``workspace/parts`` without following any symlink on the way.
 
     With ``create``, missing directories are made (inside the workspace only, since every
@@ -171,7 +174,7 @@ def open_read(path: ConfinedPath) -> BinaryIO:
     """
     if not path.parts:
         raise ConfinementError("'.' is the workspace directory, not a file; use list_files")
-    with _open_dir(path.workspace, path.parts[:-1]) as dir_fd:
+    with open_directory(path.workspace, path.parts[:-1]) as dir_fd:
         try:
             fd = os.open(path.parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
         except OSError as exc:
@@ -220,7 +223,7 @@ def atomic_write(path: ConfinedPath, data: bytes, *, create_parents: bool = True
     if not path.parts:
         raise ConfinementError("cannot write to the workspace directory itself")
     name = path.parts[-1]
-    with _open_dir(path.workspace, path.parts[:-1], create=create_parents) as dir_fd:
+    with open_directory(path.workspace, path.parts[:-1], create=create_parents) as dir_fd:
         mode = 0o666 & ~_current_umask()
         existed = False
         try:
@@ -267,7 +270,7 @@ def remove_file(path: ConfinedPath) -> None:
     """Remove the regular file (or symlink itself) named by ``path``; never follows links."""
     if not path.parts:
         raise ConfinementError("cannot remove the workspace directory")
-    with _open_dir(path.workspace, path.parts[:-1]) as dir_fd:
+    with open_directory(path.workspace, path.parts[:-1]) as dir_fd:
         st = os.stat(path.parts[-1], dir_fd=dir_fd, follow_symlinks=False)
         if stat.S_ISDIR(st.st_mode):
             raise ConfinementError(f"{path.display} is a directory")

@@ -37,6 +37,7 @@ _HARMLESS_DEVICES = frozenset(
 )  # fmt: skip
 _POWER_COMMANDS = frozenset({"shutdown", "reboot", "halt", "poweroff"})
 _FORMAT_COMMANDS = frozenset({"mke2fs", "mkswap", "wipefs", "mkdosfs"})
+_DEVICE_WRITERS = frozenset({"tee", "cp", "mv", "shred", "install"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})
 _FORK_BOMB = re.compile(r"([\w:.\-]+)\(\)\{[^}]*\1\|\1&?[^}]*\};?\1")
 _HOME_VARS = re.compile(r"^(\$HOME|\$\{HOME\})(/.*)?$")
@@ -133,7 +134,7 @@ def _simple_commands(tokens: list[str]) -> Iterable[tuple[list[str], list[str]]]
         if token in _REDIRECTS or (token and set(token) <= set("<>&|") and ">" in token):
             expect_target = True
             continue
-        if token.startswith("$") and token.endswith("$") and len(token) == 1:
+        if token == "$":
             # "$" before "(" from "$(": the substitution body follows as its own command.
             if words or redirects:
                 yield words, redirects
@@ -250,6 +251,13 @@ def _check_simple(words: list[str], workspace: str | None, depth: int) -> None:
             if arg.startswith("of=") and _is_device(arg[3:]):
                 raise _Refused(f"dd onto the device {arg[3:]} would destroy its contents")
         return
+    if name in _DEVICE_WRITERS:
+        operands = [arg for arg in args if not arg.startswith("-")]
+        # tee and shred write every operand; cp, mv and install only the last one.
+        targets = operands if name in ("tee", "shred") else operands[-1:]
+        for target in targets:
+            if _is_device(target):
+                raise _Refused(f"{name} onto the device {target} would destroy its contents")
     if name in ("rm", "chmod", "chown", "chgrp"):
         _check_recursive(name, args, workspace)
 

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from zcoder.tools.confinement import ConfinementError, open_directory
+
 __all__ = ["SKIPPED_DIRS", "IgnoreMatcher", "WalkEntry", "compile_gitignore_pattern", "walk"]
 
 SKIPPED_DIRS = frozenset(
@@ -195,20 +197,20 @@ def walk(workspace: Path, start: str, matcher: IgnoreMatcher) -> Iterator[WalkEn
     while queue:
         rel_dir = queue.popleft()
         matcher.load_dir(rel_dir)
-        directory = workspace / rel_dir if rel_dir else workspace
+        parts = tuple(part for part in rel_dir.split("/") if part)
         try:
-            with os.scandir(directory) as scan:
-                entries = sorted(scan, key=lambda entry: entry.name)
-        except OSError:
+            # Listed through a descriptor opened without following symlinks, so a directory
+            # swapped for a link during the walk is skipped rather than listed.
+            with open_directory(workspace, parts) as dir_fd, os.scandir(dir_fd) as scan:
+                entries = sorted(
+                    (entry.name, entry.is_symlink(), entry.is_dir(follow_symlinks=False))
+                    for entry in scan
+                )
+        except (OSError, ConfinementError):
             continue
         subdirs: list[str] = []
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            try:
-                is_link = entry.is_symlink()
-                is_dir = not is_link and entry.is_dir(follow_symlinks=False)
-            except OSError:
-                continue
+        for name, is_link, is_dir in entries:
+            rel = f"{rel_dir}/{name}" if rel_dir else name
             if matcher.is_ignored(rel, is_dir):
                 continue
             yield WalkEntry(rel, is_dir, is_link)
