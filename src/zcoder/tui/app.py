@@ -134,6 +134,7 @@ class ZcoderApp(App[int]):
         self._stream_text = ""
         self._tool_entries: dict[str, tuple[Entry, str, dict[str, Any]]] = {}
         self._relay_was_available = False
+        self._deferred: list[Entry] | None = []
         self.header_state = HeaderState(
             version=__version__,
             model=config.model,
@@ -174,6 +175,9 @@ class ZcoderApp(App[int]):
         )
 
     def show(self, entry: Entry) -> Entry:
+        if self._deferred is not None:
+            self._deferred.append(entry)  # start-up: shown after the session's transcript
+            return entry
         return self.transcript.add(entry)
 
     def notice(self, text: str) -> None:
@@ -210,7 +214,10 @@ class ZcoderApp(App[int]):
             store=self.store,
             relay_available=lambda: self.relay is not None and self.relay.available,
         )
+        startup, self._deferred = self._deferred or [], None
         self._open_initial_session()
+        for entry in startup:
+            self.show(entry)
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
@@ -585,10 +592,10 @@ class ZcoderApp(App[int]):
                     Entry("assistant", assistant_text(self._stream_text))
                 )
             else:
-                self._stream_entry.update(assistant_text(self._stream_text))
+                self._stream_entry.show_text(assistant_text(self._stream_text))
         elif isinstance(event, AssistantMessage):
             if event.streamed and self._stream_entry is not None:
-                self._stream_entry.update(assistant_text(event.text, partial=event.partial))
+                self._stream_entry.show_text(assistant_text(event.text, partial=event.partial))
             else:
                 self.show(Entry("assistant", assistant_text(event.text, partial=event.partial)))
             self._stream_entry, self._stream_text = None, ""
@@ -603,7 +610,7 @@ class ZcoderApp(App[int]):
                 self.show(Entry("tool", tool_text(event.name, {}, status, event.output)))
             else:
                 entry, name, arguments = known
-                entry.update(tool_text(name, arguments, status, event.output))
+                entry.show_text(tool_text(name, arguments, status, event.output))
         elif isinstance(event, Notice):
             self.notice(event.text)
         elif isinstance(event, ErrorNotice):

@@ -93,6 +93,11 @@ class Entry(Static):
     def __init__(self, role: str, body: Text) -> None:
         super().__init__(body, classes=role)
         self.role = role
+        self.plain = body.plain  # what the entry says, for tests and copy
+
+    def show_text(self, body: Text) -> None:
+        self.plain = body.plain
+        self.update(body)
 
 
 def _label(text: str, style: str) -> Text:

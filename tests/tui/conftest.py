@@ -1,0 +1,124 @@
+"""The real Textual app under run_test, against the fake Ollama, in private directories."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fixtures.fake_ollama import FakeOllama
+from zcoder.config import Config, load_config
+from zcoder.relay import Relay, load_relay_settings
+from zcoder.tui import ZcoderApp
+from zcoder.tui.widgets import Entry
+
+
+@pytest.fixture
+def short_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="zt", dir="/tmp"))
+    runtime = path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("TMPDIR", str(path))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOllama]:
+    with FakeOllama() as server:
+        yield server
+
+
+@pytest.fixture
+def env(short_dir: Path, fake: FakeOllama) -> dict[str, str]:
+    return {
+        "ZCODER_HOME": str(short_dir / "home"),
+        "ZCODER_RELAY_DIR": str(short_dir / "reg"),
+        "OLLAMA_HOST": fake.url,
+        "ZCODER_MODEL": "fixture-model",
+        "HOME": str(short_dir),
+    }
+
+
+@pytest.fixture
+def workspace(short_dir: Path) -> Path:
+    ws = short_dir / "project"
+    ws.mkdir()
+    (ws / "hello.py").write_text("print('hello')\n")
+    return ws
+
+
+ConfigFactory = Callable[..., Config]
+
+
+@pytest.fixture
+def make_config(env: dict[str, str], workspace: Path) -> ConfigFactory:
+    def factory(**overrides: Any) -> Config:
+        extra_env = overrides.pop("env", {})
+        return load_config({**env, **extra_env}, workspace=str(workspace), **overrides)
+
+    return factory
+
+
+@pytest.fixture
+def sender(env: dict[str, str], short_dir: Path) -> Iterator[Relay]:
+    """A registered relay in the test process, to deliver messages to the app."""
+    ws = short_dir / "sender-project"
+    ws.mkdir()
+    relay = Relay(load_relay_settings(env), workspace=ws, env={**os.environ, **env})
+    relay.start()
+    assert relay.available, relay.status().reason
+    yield relay
+    relay.stop()
+
+
+async def wait_until(pilot: Any, predicate: Callable[[], object], timeout: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.05)
+
+
+def entries(app: ZcoderApp, role: str | None = None) -> list[Entry]:
+    found = list(app.query(Entry))
+    return [e for e in found if role is None or e.role == role]
+
+
+def transcript_text(app: ZcoderApp) -> str:
+    return "\n---\n".join(e.plain for e in entries(app))
+
+
+async def submit(pilot: Any, app: ZcoderApp, text: str) -> None:
+    app.prompt_input.load_text(text)
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def idle(pilot: Any, app: ZcoderApp, timeout: float = 10.0) -> None:
+    await wait_until(pilot, lambda: not app.busy, timeout)
+    await pilot.pause()
+
+
+@pytest.fixture
+async def app_factory() -> AsyncIterator[Callable[..., ZcoderApp]]:
+    made: list[ZcoderApp] = []
+
+    def factory(config: Config, **kwargs: Any) -> ZcoderApp:
+        app = ZcoderApp(config, **kwargs)
+        made.append(app)
+        return app
+
+    yield factory
+    for app in made:
+        app._stop_services()

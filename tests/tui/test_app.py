@@ -1,0 +1,407 @@
+"""Pilot tests of the interactive app against the fake Ollama."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+import pytest
+
+from tests.fixtures.fake_ollama import Turn, call
+from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
+from zcoder.sessions import SessionStore
+from zcoder.tui.screens import ApprovalScreen, ConfirmSendScreen
+
+pytestmark = pytest.mark.timeout(60)
+SIZE = (120, 40)
+
+
+async def test_prompt_streams_the_reply_and_saves_the_session(fake, make_config, app_factory):
+    fake.enqueue(Turn.text("Hello there, I am streaming."))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "say hello")
+        await idle(pilot, app)
+        [user] = entries(app, "user")
+        assert "say hello" in user.plain
+        [reply] = entries(app, "assistant")
+        assert "Hello there, I am streaming." in reply.plain
+        assert app.header_state.status == "Ready"
+    store = SessionStore(make_config().home)
+    [info] = store.list_sessions(make_config().workspace, "coding")
+    assert info.title == "say hello"
+    store.close()
+
+
+async def test_warm_up_loads_the_model_without_entering_history(fake, make_config, app_factory):
+    fake.enqueue(Turn.text("ok"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: len(fake.load_requests) == 1)
+        await wait_until(pilot, lambda: app.header_state.status == "Ready")
+        await submit(pilot, app, "hi")
+        await idle(pilot, app)
+    [body] = fake.chat_bodies
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    assert fake.load_requests[0]["model"] == "fixture-model"
+
+
+async def _run_command_turn(fake, app, pilot, command="echo approved-run > out.txt"):
+    fake.enqueue(
+        Turn.tool_calls(call("run_command", {"command": command})),
+        Turn.text("done"),
+    )
+    await submit(pilot, app, "run it")
+    await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+
+
+async def test_approval_dialog_yes_runs_the_command(fake, make_config, app_factory, workspace):
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await _run_command_turn(fake, app, pilot)
+        assert "echo approved-run" in str(app.screen.request.command)
+        await pilot.press("y")
+        await idle(pilot, app)
+    assert (workspace / "out.txt").read_text().strip() == "approved-run"
+
+
+@pytest.mark.parametrize("key", ["n", "escape"])
+async def test_approval_dialog_no_and_escape_deny(fake, make_config, app_factory, workspace, key):
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await _run_command_turn(fake, app, pilot)
+        await pilot.press(key)
+        await idle(pilot, app)
+        assert not (workspace / "out.txt").exists()
+    tool_message = fake.chat_bodies[1]["messages"][-1]
+    assert tool_message["role"] == "tool"
+    assert "denied" in tool_message["content"]
+
+
+async def test_approval_a_allows_later_commands_of_user_turns(
+    fake, make_config, app_factory, workspace
+):
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await _run_command_turn(fake, app, pilot, "echo one > one.txt")
+        await pilot.press("a")
+        await idle(pilot, app)
+        fake.enqueue(
+            Turn.tool_calls(call("run_command", {"command": "echo two > two.txt"})), Turn.text("ok")
+        )
+        await submit(pilot, app, "again")
+        await idle(pilot, app)
+        assert not isinstance(app.screen, ApprovalScreen)
+    assert (workspace / "two.txt").exists()
+
+
+async def test_sysadmin_dialog_offers_no_a(fake, make_config, app_factory, workspace):
+    app = app_factory(make_config(profile="sysadmin"))
+    async with app.run_test(size=SIZE) as pilot:
+        await _run_command_turn(fake, app, pilot, "echo s > s.txt")
+        assert app.screen.request.allow_always is False
+        await pilot.press("a")  # not offered: ignored, the dialog stays
+        await pilot.pause()
+        assert isinstance(app.screen, ApprovalScreen)
+        await pilot.press("y")
+        await idle(pilot, app)
+        fake.enqueue(
+            Turn.tool_calls(call("run_command", {"command": "echo t > t.txt"})), Turn.text("ok")
+        )
+        await submit(pilot, app, "again")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))  # asks again
+        await pilot.press("y")
+        await idle(pilot, app)
+    assert (workspace / "t.txt").exists()
+
+
+async def test_escape_during_streaming_stops_and_keeps_draft(fake, make_config, app_factory):
+    fake.enqueue(Turn.stall(before="partial answ"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "long question")
+        await wait_until(
+            pilot, lambda: any("partial answ" in e.plain for e in entries(app, "assistant"))
+        )
+        app.prompt_input.load_text("my next draft")
+        await pilot.press("escape")
+        await idle(pilot, app)
+        assert app.header_state.status == "Stopped"
+        assert app.prompt_input.text == "my next draft"
+        assert any("partial" in e.plain for e in entries(app, "assistant"))
+        assert fake.requests[-1].disconnected.wait(5)
+        assert all(m.get("role") != "assistant" for m in app.agent.messages)
+
+
+async def test_escape_during_a_command_kills_it(fake, make_config, app_factory, workspace):
+    fake.enqueue(
+        Turn.tool_calls(
+            call("run_command", {"command": "echo $$ > pid.txt; sleep 30"}),
+            call("list_files", {}),
+        ),
+    )
+    app = app_factory(make_config(yes=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "run the long thing")
+        await wait_until(
+            pilot,
+            lambda: (
+                (workspace / "pid.txt").exists() and (workspace / "pid.txt").read_text().strip()
+            ),
+        )
+        pid = int((workspace / "pid.txt").read_text())
+        await pilot.press("escape")
+        await idle(pilot, app)
+        await wait_until(pilot, lambda: not os.path.exists(f"/proc/{pid}"), timeout=10)
+        statuses = [m["content"] for m in app.agent.messages if m["role"] == "tool"]
+        assert len(statuses) == 2
+        assert statuses[0].startswith("Interrupted") and statuses[1].startswith("Not executed")
+        assert app.header_state.status == "Stopped"
+
+
+async def test_slash_commands(fake, make_config, app_factory):
+    app = app_factory(make_config(env={"ZCODER_RELAY": "off"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "/help")
+        await submit(pilot, app, "/nonsense")
+        await submit(pilot, app, "/agents")
+        await submit(pilot, app, "/list-agents")
+        await pilot.pause(0.2)
+        text = transcript_text(app)
+        assert "/list-agents" in text and "Ctrl+N" in text
+        assert "unknown command /nonsense" in text
+        assert "Agent relay is unavailable" in text
+        assert fake.chat_bodies == []  # none of them asked the model
+
+
+async def test_list_agents_with_no_peers_asks_no_model(fake, make_config, app_factory):
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "/list-agents")
+        await wait_until(
+            pilot, lambda: "No other local zcoder instances are available." in transcript_text(app)
+        )
+        assert fake.chat_bodies == []
+
+
+async def test_list_agents_works_while_ollama_is_down(make_config, app_factory, sender):
+    config = make_config(host="127.0.0.1:9")  # nothing listens there
+    app = app_factory(config)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "/list-agents")
+        await wait_until(pilot, lambda: sender.instance_id in transcript_text(app))
+        assert "sender-project" in transcript_text(app)
+        await wait_until(pilot, lambda: "not reachable" in transcript_text(app))
+
+
+async def test_new_session_and_switch_back_shows_the_same_transcript(
+    fake, make_config, app_factory
+):
+    fake.enqueue(Turn.text("first reply"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "first question")
+        await idle(pilot, app)
+        first_session = app.session_id
+        before = [(e.role, e.plain) for e in entries(app) if e.role != "system"]
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert app.session_id != first_session
+        assert entries(app, "user") == []
+        app._load_session(first_session)
+        await pilot.pause()
+        after = [(e.role, e.plain) for e in entries(app) if e.role != "system"]
+        assert after == before
+
+
+async def test_relay_turn_runs_shows_sender_and_persists(fake, make_config, app_factory, sender):
+    fake.enqueue(Turn.text("on it"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        result = await asyncio.to_thread(
+            sender.send, app.relay.instance_id, "rename users.name\nplease"
+        )
+        assert result.status == "accepted", result.text
+        await wait_until(pilot, lambda: entries(app, "relay"))
+        await idle(pilot, app)
+        [relay_entry] = entries(app, "relay")
+        assert "sender-project" in relay_entry.plain and "rename users.name" in relay_entry.plain
+        body = fake.chat_bodies[0]
+        wrapper = body["messages"][-1]
+        assert wrapper["role"] == "user" and wrapper["content"].startswith("<agent_relay>")
+        assert str(sender.workspace) in wrapper["content"]
+        assert app.agent.user_ledger == []
+        session = app.session_id
+        relay_before = relay_entry.plain
+    store = SessionStore(make_config().home)
+    data = store.load(session, make_config().workspace, "coding")
+    assert data.info.title == "New Job"
+    assert data.user_ledger == []
+    assert [e.role for e in data.events][:1] == ["relay"]
+    store.close()
+    # Reopened, the same relay event is shown.
+    app2 = app_factory(make_config(), resume=session)
+    async with app2.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        [again] = entries(app2, "relay")
+        assert again.plain == relay_before
+
+
+async def test_relay_turn_asks_for_every_command_even_after_a(
+    fake, make_config, app_factory, sender, workspace
+):
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await _run_command_turn(fake, app, pilot, "echo u > u.txt")
+        await pilot.press("a")  # granted for user turns
+        await idle(pilot, app)
+        fake.enqueue(
+            Turn.tool_calls(call("run_command", {"command": "echo r > r.txt"})), Turn.text("ok")
+        )
+        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "make r.txt")
+        assert result.status == "accepted"
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        assert app.screen.request.allow_always is False
+        await pilot.press("y")
+        await idle(pilot, app)
+    assert (workspace / "r.txt").exists()
+
+
+async def test_relayed_turn_may_reply_only_to_its_sender(fake, make_config, app_factory, sender):
+    fake.enqueue(
+        Turn.tool_calls(
+            call("send_agent_message", {"target_instance_id": "1-1", "message": "fan out"})
+        ),
+        Turn.text("ok"),
+    )
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await asyncio.to_thread(sender.send, app.relay.instance_id, "hello")
+        await wait_until(pilot, lambda: len(fake.chat_bodies) >= 2)
+        await idle(pilot, app)
+    schema = next(
+        t for t in fake.chat_bodies[0]["tools"] if t["function"]["name"] == "send_agent_message"
+    )
+    assert schema["function"]["parameters"]["properties"]["target_instance_id"]["enum"] == [
+        sender.instance_id
+    ]
+    refusal = fake.chat_bodies[1]["messages"][-1]
+    assert "only to its sender" in refusal["content"]
+
+
+async def test_user_turn_send_asks_confirmation_and_no_sends_nothing(
+    fake, make_config, app_factory, sender
+):
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        fake.enqueue(
+            Turn.tool_calls(
+                call(
+                    "send_agent_message",
+                    {"target_instance_id": sender.instance_id, "message": "hi B"},
+                )
+            ),
+            Turn.text("ok"),
+        )
+        await submit(pilot, app, "tell the sender hi")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmSendScreen))
+        assert app.screen.peer.instance_id == sender.instance_id
+        assert app.screen.message == "hi B"
+        await pilot.press("n")
+        await idle(pilot, app)
+    assert sender.claim_one() is None
+    assert "declined" in fake.chat_bodies[1]["messages"][-1]["content"]
+
+
+async def test_escape_cancels_a_relay_turn_and_the_queue_goes_on(
+    fake, make_config, app_factory, sender
+):
+    fake.enqueue(Turn.stall(before="working on the first"), Turn.text("second done"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        assert (
+            await asyncio.to_thread(sender.send, app.relay.instance_id, "first task")
+        ).status == "accepted"
+        await wait_until(
+            pilot, lambda: any("working on the first" in e.plain for e in entries(app, "assistant"))
+        )
+        assert (
+            await asyncio.to_thread(sender.send, app.relay.instance_id, "second task")
+        ).status == "accepted"
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 2)
+        await idle(pilot, app)
+        assert app.relay.status().queued == 0
+        second = fake.chat_bodies[1]["messages"]
+        wrappers = [m["content"] for m in second if m["content"].startswith("<agent_relay>")]
+        assert len(wrappers) == 2 and "second task" in wrappers[1]
+        done = list((app.relay.spool.root / "done").iterdir())
+        assert len(done) == 2  # both completed, neither can run again
+
+
+async def test_pause_makes_sends_answer_paused(fake, make_config, app_factory, sender):
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await submit(pilot, app, "/agents pause")
+        await pilot.pause()
+        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "x")
+        assert result.status == "paused"
+        assert app.header_state.relay == "paused"
+        await submit(pilot, app, "/agents resume")
+        fake.enqueue(Turn.text("ok"))
+        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "y")
+        assert result.status == "accepted"
+        await wait_until(pilot, lambda: entries(app, "relay"))
+        await idle(pilot, app)
+
+
+async def test_relay_off_changes_nothing_else(fake, make_config, app_factory, short_dir):
+    fake.enqueue(Turn.text("plain reply"))
+    app = app_factory(make_config(env={"ZCODER_RELAY": "off"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: len(fake.load_requests) == 1)
+        await submit(pilot, app, "hello")
+        await idle(pilot, app)
+        assert "plain reply" in transcript_text(app)
+        assert app.header_state.relay == "off"
+    registry = short_dir / "reg"
+    assert not registry.exists() or not any(registry.glob("a-*.json"))
+    names = [t["function"]["name"] for t in fake.chat_bodies[0]["tools"]]
+    assert "list_agents" not in names and "send_agent_message" not in names
+    assert "zcoder agents on this machine" not in json.dumps(fake.chat_bodies[0]["messages"][0])
+
+
+async def test_relay_tools_and_guidance_only_when_relay_is_available(
+    fake, make_config, app_factory
+):
+    fake.enqueue(Turn.text("ok"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "hello")
+        await idle(pilot, app)
+    names = [t["function"]["name"] for t in fake.chat_bodies[0]["tools"]]
+    assert "list_agents" in names and "send_agent_message" in names
+    assert "Other zcoder agents on this machine" in fake.chat_bodies[0]["messages"][0]["content"]
+
+
+async def test_unsafe_relay_directory_warns_once_and_the_app_works(
+    fake, make_config, app_factory, short_dir
+):
+    registry = short_dir / "reg"
+    registry.mkdir(mode=0o755)
+    registry.chmod(0o755)
+    fake.enqueue(Turn.text("still fine"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        warnings = [e for e in entries(app, "system") if "Agent relay unavailable" in e.plain]
+        assert len(warnings) == 1 and "group or other" in warnings[0].plain
+        await submit(pilot, app, "hello")
+        await idle(pilot, app)
+        assert "still fine" in transcript_text(app)
