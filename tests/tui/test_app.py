@@ -405,3 +405,60 @@ async def test_unsafe_relay_directory_warns_once_and_the_app_works(
         await submit(pilot, app, "hello")
         await idle(pilot, app)
         assert "still fine" in transcript_text(app)
+
+
+async def test_alt_enter_and_shift_enter_insert_newlines_enter_submits(
+    fake, make_config, app_factory
+):
+    fake.enqueue(Turn.text("got both lines"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt_input.focus()
+        await pilot.press("l", "1", "shift+enter", "l", "2", "alt+enter", "l", "3")
+        assert app.prompt_input.text == "l1\nl2\nl3"
+        await pilot.press("enter")
+        await idle(pilot, app)
+    assert fake.chat_bodies[0]["messages"][-1]["content"] == "l1\nl2\nl3"
+
+
+async def test_model_picker_lists_ollama_models_and_switches(fake, make_config, app_factory):
+    from zcoder.tui.screens import ModelPicker
+
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ModelPicker))
+        assert app.screen.models == list(fake.models)
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert app.model == fake.models[1]
+        assert app.header_state.model == fake.models[1]
+        await wait_until(pilot, lambda: len(fake.load_requests) == 2)  # warmed up again
+        assert fake.load_requests[-1]["model"] == fake.models[1]
+
+
+async def test_session_switching_is_idle_only(fake, make_config, app_factory):
+    fake.enqueue(Turn.stall())
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "slow")
+        await wait_until(pilot, lambda: app.busy)
+        session = app.session_id
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert app.session_id == session
+        assert "no turn is running" in transcript_text(app)
+        await pilot.press("escape")
+        await idle(pilot, app)
+
+
+async def test_ollama_down_shows_one_clear_error_and_the_app_stays(make_config, app_factory):
+    app = app_factory(make_config(host="127.0.0.1:9"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "not reachable" in transcript_text(app))
+        await submit(pilot, app, "hello")
+        await idle(pilot, app)
+        text = transcript_text(app)
+        assert "Ollama is not reachable at http://127.0.0.1:9; start it with `ollama serve`" in text
+        assert "Traceback" not in text
+        assert app.header_state.status == "Error"

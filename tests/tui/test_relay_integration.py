@@ -1,0 +1,151 @@
+"""The seed's "Agent integration" test plan, one test per item, in the real app."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.fixtures.fake_ollama import Turn, call
+from tests.tui.conftest import entries, idle, submit, wait_until
+from zcoder.sessions import SessionStore
+from zcoder.tui.screens import ApprovalScreen
+
+pytestmark = pytest.mark.timeout(60)
+SIZE = (120, 40)
+
+
+async def _relay(app, pilot, sender, body):
+    await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+    result = await asyncio.to_thread(sender.send, app.relay.instance_id, body)
+    assert result.status == "accepted", result.text
+    await wait_until(pilot, lambda: entries(app, "relay"))
+    await idle(pilot, app)
+
+
+async def test_relay_content_enters_model_context_but_not_the_user_ledger(
+    fake, make_config, app_factory, sender
+):
+    fake.enqueue(Turn.text("ok"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await _relay(app, pilot, sender, "relayed body text")
+        assert any("relayed body text" in m["content"] for m in fake.chat_bodies[0]["messages"])
+        assert app.agent.user_ledger == []
+        session = app.session_id
+    with SessionStore(make_config().home) as store:
+        assert store.load(session, make_config().workspace, "coding").user_ledger == []
+
+
+async def test_relay_content_does_not_set_the_session_title(fake, make_config, app_factory, sender):
+    fake.enqueue(Turn.text("ok"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await _relay(app, pilot, sender, "this must not become a title")
+        session = app.session_id
+    with SessionStore(make_config().home) as store:
+        assert store.load(session, make_config().workspace, "coding").info.title == "New Job"
+
+
+async def test_visible_relay_events_persist_and_reload(fake, make_config, app_factory, sender):
+    fake.enqueue(Turn.text("ok"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await _relay(app, pilot, sender, "persist me")
+        shown = [(e.role, e.plain) for e in entries(app) if e.role != "system"]
+        session = app.session_id
+    again = app_factory(make_config(), resume=session)
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert [(e.role, e.plain) for e in entries(again) if e.role != "system"] == shown
+
+
+async def test_relay_turn_keeps_file_confinement(fake, make_config, app_factory, sender, short_dir):
+    outside = short_dir / "outside.txt"
+    fake.enqueue(
+        Turn.tool_calls(call("write_file", {"path": str(outside), "content": "escaped"})),
+        Turn.text("tried"),
+    )
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await _relay(app, pilot, sender, "write outside the workspace")
+    assert not outside.exists()
+    result = fake.chat_bodies[1]["messages"][-1]
+    assert result["role"] == "tool" and result["content"].startswith("Error")
+
+
+async def test_relay_turn_keeps_command_approval(fake, make_config, app_factory, sender, workspace):
+    fake.enqueue(
+        Turn.tool_calls(call("run_command", {"command": "echo x > relayed.txt"})),
+        Turn.text("asked"),
+    )
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await asyncio.to_thread(sender.send, app.relay.instance_id, "run a command")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("n")
+        await idle(pilot, app)
+    assert not (workspace / "relayed.txt").exists()
+
+
+async def test_yes_policy_still_applies_to_relayed_commands(
+    fake, make_config, app_factory, sender, workspace
+):
+    fake.enqueue(
+        Turn.tool_calls(call("run_command", {"command": "echo y > yes.txt"})),
+        Turn.text("ran"),
+    )
+    app = app_factory(make_config(yes=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await _relay(app, pilot, sender, "run it")
+    assert (workspace / "yes.txt").exists()
+
+
+async def test_a_queued_relay_runs_before_the_next_user_prompt(
+    fake, make_config, app_factory, sender
+):
+    fake.enqueue(Turn.stall(before="busy with the user"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await submit(pilot, app, "first user prompt")
+        await wait_until(pilot, lambda: app.busy and app.relay.status().state == "busy")
+        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "queued relay")
+        assert (result.status, result.peer.state if result.peer else None) == ("accepted", "busy")
+        assert app.header_state.queued in (0, 1)
+        await pilot.press("escape")
+        fake.enqueue(Turn.text("relay handled"), Turn.text("user handled"))
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 2)
+        await idle(pilot, app)
+        await submit(pilot, app, "second user prompt")
+        await idle(pilot, app)
+    last_user = [m["content"] for m in fake.chat_bodies[1]["messages"] if m["role"] == "user"][-1]
+    assert last_user.startswith("<agent_relay>") and "queued relay" in last_user
+    assert fake.chat_bodies[2]["messages"][-1]["content"] == "second user prompt"
+
+
+async def test_manifest_follows_session_model_and_busy_state(
+    fake, make_config, app_factory, short_dir
+):
+    import json
+
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        manifest = short_dir / "reg" / f"a-{app.relay.instance_id}.json"
+        data = json.loads(manifest.read_text())
+        assert data["session_id"] == app.session_id and data["model"] == "fixture-model"
+        await submit(pilot, app, "/model other-model")
+        await pilot.pause()
+        assert json.loads(manifest.read_text())["model"] == "other-model"
+        fake.enqueue(Turn.stall())
+        await submit(pilot, app, "slow")
+        await wait_until(pilot, lambda: json.loads(manifest.read_text())["state"] == "busy")
+        await pilot.press("escape")
+        await idle(pilot, app)
+        assert json.loads(manifest.read_text())["state"] == "ready"
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert json.loads(manifest.read_text())["session_id"] == app.session_id
+    assert not manifest.exists()  # removed when the app stopped
