@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: run test lint typecheck unit bench clean fake-ollama
+.PHONY: run test lint typecheck unit bench clean fake-ollama screenshots
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ bench: $(STAMP)
 ## The fake Ollama server used by the tests, for trying zcoder by hand
 fake-ollama: $(STAMP)
 	$(BIN)/python -m tests.fixtures.fake_ollama $(ARGS)
+
+## Re-export the README's screenshots from the real app (docs/images/*.svg)
+screenshots: $(STAMP)
+	$(BIN)/python -m tests.fixtures.screenshots docs/images
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build src/*.egg-info

@@ -53,12 +53,12 @@ class HeaderBar(Static):
         for key, value in changes.items():
             setattr(self.state, key, value)
         s = self.state
-        text = Text()
-        text.append(f"zcoder {s.version}", style="bold")
-        text.append(f"  {s.model}@{s.host}")
-        project = s.project + (f" ({s.branch})" if s.branch else "")
-        text.append(f"  {project}")
-        text.append(f"  {s.profile}")
+        sep = Text(" │ ", style="dim")
+        text = Text.assemble((f"zcoder {s.version}", "bold"), sep, f"{s.model}@{s.host}", sep)
+        text.append(s.project + (f" ({s.branch})" if s.branch else ""))
+        text.append_text(sep)
+        text.append(s.profile)
+        text.append_text(sep)
         badge_style = {
             "Ready": "bold black on green",
             "Warming Up": "bold black on yellow",
@@ -69,9 +69,9 @@ class HeaderBar(Static):
             "Loop stopped": "bold white on red",
             "Incomplete": "bold black on yellow",
         }.get(s.status, "bold black on cyan")
-        text.append("  ")
         text.append(f" {s.status} ", style=badge_style)
-        text.append(f"  relay: {s.relay}")
+        text.append_text(sep)
+        text.append(f"relay: {s.relay}")
         if s.queued:
             text.append(f" · {s.queued} queued", style="bold magenta")
         self.update(text)
@@ -135,7 +135,9 @@ def tool_text(name: str, arguments: dict[str, Any], status: str, output: str = "
     if len(args) > 300:
         args = args[:299] + "…"
     icon = {"running": "…", "completed": "✓", "failed": "✗", "interrupted": "■"}.get(status, "·")
-    text = Text.assemble(_label(f"{icon} {name} ", "bold"), args, _label(f"  {status}", "italic"))
+    text = Text.assemble(
+        _label(f"{icon} {name}", "bold"), " ", args, _label(f" — {status}", "italic")
+    )
     if output:
         lines = output.rstrip().splitlines()
         shown = lines[:MAX_TOOL_PREVIEW_LINES]
