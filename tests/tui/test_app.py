@@ -462,3 +462,41 @@ async def test_ollama_down_shows_one_clear_error_and_the_app_stays(make_config, 
         assert "Ollama is not reachable at http://127.0.0.1:9; start it with `ollama serve`" in text
         assert "Traceback" not in text
         assert app.header_state.status == "Error"
+
+
+async def test_a_dialog_that_cannot_fit_denies(fake, make_config, app_factory, workspace):
+    fake.enqueue(
+        Turn.tool_calls(call("run_command", {"command": "echo no > tiny.txt"})), Turn.text("ok")
+    )
+    app = app_factory(make_config())
+    async with app.run_test(size=(36, 9)) as pilot:
+        await submit(pilot, app, "run it")
+        await idle(pilot, app)
+        assert not isinstance(app.screen, ApprovalScreen)
+        assert "too small" in transcript_text(app)
+    assert not (workspace / "tiny.txt").exists()
+
+
+async def test_dead_listener_is_noticed_and_the_app_runs_on(
+    fake, make_config, app_factory, short_dir
+):
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        listener = app.relay.listener
+        assert listener is not None
+
+        def broken(*_args, **_kwargs):
+            raise RuntimeError("selector exploded")
+
+        listener._selector.select = broken
+        listener._wake_w.send(b"x")
+        await wait_until(pilot, lambda: "Agent relay stopped" in transcript_text(app))
+        assert app.header_state.relay == "off"
+        assert not list((short_dir / "reg").glob("a-*.json"))
+        fake.enqueue(Turn.text("still here"))
+        await submit(pilot, app, "hello")
+        await idle(pilot, app)
+        assert "still here" in transcript_text(app)
+        await submit(pilot, app, "/list-agents")
+        await pilot.pause(0.3)

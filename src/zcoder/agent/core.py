@@ -168,6 +168,10 @@ class Agent:
             return
         self._save(lambda store, _sid: store.update_event(event_id, text=text, metadata=metadata))
 
+    def record_error(self, text: str, metadata: dict[str, Any] | None = None) -> None:
+        """Save an error the front end showed (a quarantined relay message, say)."""
+        self._event("error", text, metadata)
+
     def _emit(self, event: AgentEvent) -> None:
         try:
             self.on_event(event)

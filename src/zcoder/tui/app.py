@@ -354,7 +354,7 @@ class ZcoderApp(App[int]):
                 if isinstance(claimed, QuarantinedMessage):
                     text = f"A relayed message was rejected and not run: {claimed.reason}"
                     self.error(text)
-                    self.agent._event("error", text, {"quarantined": claimed.name})
+                    self.agent.record_error(text, {"quarantined": claimed.name})
                     continue
                 self._start_turn(self._relay_turn(claimed), relay=True)
                 return
