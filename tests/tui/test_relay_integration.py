@@ -149,3 +149,65 @@ async def test_manifest_follows_session_model_and_busy_state(
         await pilot.pause()
         assert json.loads(manifest.read_text())["session_id"] == app.session_id
     assert not manifest.exists()  # removed when the app stopped
+
+
+@pytest.mark.parametrize("tamper", ["garbage", "symlink"])
+async def test_tampered_spool_entry_is_shown_as_error_and_never_reaches_the_model(
+    fake, make_config, app_factory, sender, short_dir, tamper
+):
+    fake.enqueue(Turn.stall(before="busy"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await submit(pilot, app, "keep busy")
+        await wait_until(pilot, lambda: app.busy)
+        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "SECRET-TASK-TEXT")
+        assert result.status == "accepted"
+        inbox = app.relay.spool.root / "inbox"
+        [entry] = list(inbox.iterdir())
+        if tamper == "garbage":
+            entry.write_bytes(b"\x00garbage")
+        else:
+            target = short_dir / "elsewhere.json"
+            target.write_bytes(entry.read_bytes())
+            entry.unlink()
+            entry.symlink_to(target)
+        await pilot.press("escape")
+        await wait_until(
+            pilot,
+            lambda: "was rejected and not run" in "".join(e.plain for e in entries(app, "error")),
+        )
+        await idle(pilot, app)
+        assert entries(app, "relay") == []
+    assert all("SECRET-TASK-TEXT" not in json_dump(b) for b in fake.chat_bodies)
+
+
+def json_dump(value: object) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+async def test_a_relay_arriving_while_a_dialog_is_open_waits_for_the_turn(
+    fake, make_config, app_factory, sender, workspace
+):
+    fake.enqueue(
+        Turn.tool_calls(call("run_command", {"command": "echo d > d.txt"})),
+        Turn.text("user turn done"),
+        Turn.text("relay turn done"),
+    )
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await submit(pilot, app, "run something")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "while you were asked")
+        assert result.status == "accepted"
+        await pilot.pause(1.5)  # the relay poll and the nudge both run under the dialog
+        assert isinstance(app.screen, ApprovalScreen)
+        assert app.header_state.queued == 1
+        await pilot.press("y")
+        await wait_until(pilot, lambda: entries(app, "relay"))
+        await idle(pilot, app)
+    assert (workspace / "d.txt").exists()
+    assert fake.chat_bodies[2]["messages"][-1]["content"].startswith("<agent_relay>")

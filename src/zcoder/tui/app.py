@@ -143,29 +143,23 @@ class ZcoderApp(App[int]):
             branch=git_branch(config.workspace),
             profile=config.profile.value,
         )
+        self.header = HeaderBar(self.header_state)
+        self.sidebar = SessionList(id="sessions")
+        self.transcript = Transcript(id="transcript")
+        self.prompt_input = PromptInput(id="prompt", soft_wrap=True, show_line_numbers=False)
 
     # -- layout -------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield HeaderBar(self.header_state)
+        # The app keeps its own references: a query would search whichever screen is on
+        # top (a dialog, say) and miss these.
+        yield self.header
         with Horizontal(id="body"):
-            yield SessionList(id="sessions")
+            yield self.sidebar
             with Vertical(id="main"):
-                yield Transcript(id="transcript")
-                yield PromptInput(id="prompt", soft_wrap=True, show_line_numbers=False)
+                yield self.transcript
+                yield self.prompt_input
         yield Footer()
-
-    @property
-    def header(self) -> HeaderBar:
-        return self.query_one(HeaderBar)
-
-    @property
-    def transcript(self) -> Transcript:
-        return self.query_one(Transcript)
-
-    @property
-    def prompt_input(self) -> PromptInput:
-        return self.query_one(PromptInput)
 
     @property
     def busy(self) -> bool:
@@ -305,7 +299,7 @@ class ZcoderApp(App[int]):
         except SessionStoreError as exc:
             self.error(str(exc))
             return
-        self.query_one(SessionList).show(sessions, self.session_id)
+        self.sidebar.show(sessions, self.session_id)
 
     def on_unmount(self) -> None:
         self._stop_services()
@@ -450,7 +444,7 @@ class ZcoderApp(App[int]):
         elif name == "/new":
             self.action_new_session()
         elif name == "/sessions":
-            sidebar = self.query_one(SessionList)
+            sidebar = self.sidebar
             sidebar.display = True
             self._refresh_sessions()
             sidebar.focus()
@@ -513,7 +507,7 @@ class ZcoderApp(App[int]):
             self._turn.cancel()
 
     def action_toggle_sidebar(self) -> None:
-        sidebar = self.query_one(SessionList)
+        sidebar = self.sidebar
         sidebar.display = not sidebar.display
 
     def action_new_session(self) -> None:
