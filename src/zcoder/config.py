@@ -110,8 +110,14 @@ def load_config(
     except ValueError as exc:
         raise ConfigError(f"Ollama host {raw_host!r} is not usable: {exc}") from None
 
+    chosen_model = (
+        model if model is not None else env.get("ZCODER_MODEL") or DEFAULT_MODEL
+    ).strip()
+    if not chosen_model:
+        raise ConfigError("the model name is empty; pass -m NAME or set ZCODER_MODEL")
+
     return Config(
-        model=(model or env.get("ZCODER_MODEL") or DEFAULT_MODEL).strip(),
+        model=chosen_model,
         host=chosen_host,
         workspace=canonical,
         profile=chosen_profile,

@@ -45,34 +45,75 @@ EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
 
 
+class NoApprovalTerminal(OSError):
+    """There is no terminal to ask on; the approval policy treats this as a denial."""
+
+
 class TtyApprover:
-    """Asks on the controlling terminal; without one every command is denied."""
+    """Asks on the controlling terminal; without one every command is denied.
+
+    The answer is read from /dev/tty through the event loop, not in a worker thread: a
+    thread blocked in ``readline`` would keep the process alive after Ctrl+C (asyncio.run
+    waits for its executor's threads on Python 3.11).
+    """
 
     def __init__(self, err: TextIO) -> None:
         self.err = err
 
     async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
-        return await asyncio.to_thread(self._ask, request)
-
-    def _ask(self, request: CommandApprovalRequest) -> ApprovalDecision:
         try:
-            tty = open("/dev/tty", "r+", encoding="utf-8", errors="replace")  # noqa: SIM115
+            fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
         except OSError:
             self.err.write("zcoder: no terminal to ask for approval; the command was denied\n")
-            return ApprovalDecision.DENY
-        with tty:
+            self.err.flush()
+            # Raised, not answered DENY, so the model is told the truth: nobody was asked.
+            raise NoApprovalTerminal(
+                "no terminal to ask the user for approval; "
+                "rerun interactively, or with --yes to allow commands"
+            ) from None
+        try:
             choices = "[y]es once, [a]llow all, [n]o" if request.allow_always else "[y]es, [n]o"
-            tty.write(f"\nRun this command in {request.cwd}?\n  $ {request.command}\n")
+            text = f"\nRun this command in {request.cwd}?\n  $ {request.command}\n"
             if request.warning:
-                tty.write(f"  warning: {request.warning}\n")
-            tty.write(f"{choices}: ")
-            tty.flush()
-            answer = tty.readline().strip().lower()
+                text += f"  warning: {request.warning}\n"
+            os.write(fd, f"{text}{choices}: ".encode())
+            answer = (await _read_line(fd)).strip().lower()
+        finally:
+            os.close(fd)
         if answer in ("y", "yes"):
             return ApprovalDecision.ONCE
         if answer in ("a", "all") and request.allow_always:
             return ApprovalDecision.ALWAYS
         return ApprovalDecision.DENY
+
+
+async def _read_line(fd: int) -> str:
+    """One line from a terminal, read as it becomes readable; cancellable at any time."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+    data = bytearray()
+
+    def readable() -> None:
+        try:
+            chunk = os.read(fd, 1024)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            if not done.done():
+                done.set_exception(exc)
+            return
+        data.extend(chunk)
+        if (not chunk or b"\n" in chunk) and not done.done():
+            done.set_result(None)
+
+    loop.add_reader(fd, readable)
+    try:
+        await done
+    except OSError:
+        return ""  # the terminal went away: no answer, so a denial
+    finally:
+        loop.remove_reader(fd)
+    return data.split(b"\n", 1)[0].decode("utf-8", errors="replace")
 
 
 class StreamPrinter:
@@ -196,7 +237,6 @@ async def _run(config: Config, prompt: str, resume: str | None, out: TextIO, err
 
 def run_prompt(config: Config, prompt: str, resume: str | None = None) -> int:
     """Run one turn; returns the process exit code."""
-    os.environ.setdefault("PYTHONUNBUFFERED", "1")
     try:
         return asyncio.run(_run(config, prompt, resume, sys.stdout, sys.stderr))
     except KeyboardInterrupt:

@@ -71,6 +71,10 @@ from zcoder.tools import (
 log = logging.getLogger(__name__)
 
 MAX_NUDGES: Final = 3
+"""Corrective nudges in a row (empty reply, malformed calls, a bad finish) before a turn
+ends Incomplete; a well-formed round resets the count."""
+RETRY_DELAY_SECONDS: Final = 0.5
+"""The pause before the one retry of a request that failed before any response."""
 
 
 class ChatClient(Protocol):
@@ -96,6 +100,7 @@ class AgentSettings:
     num_predict: int | None = 8192
     max_tool_output: int = 32768
     instructions: str = ""
+    retry_delay: float = RETRY_DELAY_SECONDS
 
 
 @dataclass
@@ -300,19 +305,28 @@ class Agent:
                 results = []
                 for call in calls:
                     results.append(await self._run_call(call, ctx))
-                    if call.arguments_error:
-                        nudges += 1
                 self._save_messages()
                 if loops.record(pairs, results):
                     self._add_context(LOOP_WARNING)
-                if nudges > MAX_NUDGES:
-                    return self._finish(
-                        Outcome.INCOMPLETE, error="the model kept sending malformed tool calls"
-                    )
+                # One nudge per malformed response, however many of its calls were bad.
+                if any(call.arguments_error for call in calls):
+                    nudges += 1
+                    if nudges > MAX_NUDGES:
+                        return self._finish(
+                            Outcome.INCOMPLETE,
+                            error="the model kept sending malformed tool calls",
+                        )
+                else:
+                    nudges = 0
         except asyncio.CancelledError:
             self._tidy_after_cancel()
             raise
         except ModelError as exc:
+            # Text that streamed before a mid-stream failure was seen: keep it in the
+            # transcript as partial, never in the model history.
+            partial = self._round.reply
+            if partial is not None and partial.content.strip():
+                self._show_assistant(partial.content, partial=True)
             self._event("error", str(exc))
             self._emit(ErrorNotice(str(exc)))
             self._save_messages()
@@ -346,6 +360,7 @@ class Agent:
                 if exc.retryable_before_response and not received and not retried:
                     retried = True
                     self._emit(Notice(f"{exc} — retrying once"))
+                    await asyncio.sleep(self.settings.retry_delay)
                     continue
                 raise
 
@@ -374,11 +389,6 @@ class Agent:
         return self._finish(outcome, response)
 
     async def _run_call(self, call: ToolCall, ctx: ToolContext) -> str:
-        if call.name == FINISH_TOOL_NAME:
-            output = f"Error: {NUDGE_BAD_FINISH}"
-            self._answer(call, output)
-            self._emit(ToolFinished(call.id, call.name, "failed", output))
-            return output
         self._emit(StatusChanged(Status.TOOL, call.name))
         self._emit(ToolStarted(call.id, call.name, dict(call.arguments)))
         metadata: dict[str, Any] = {
@@ -389,8 +399,12 @@ class Agent:
         }
         event_id = self._event("tool", "", metadata)
         self._round.running = (call, event_id)
-        if call.arguments_error:
-            ok, output, extra = False, f"Error: {call.arguments_error}", {}
+        extra: dict[str, Any] = {}
+        if call.name == FINISH_TOOL_NAME:
+            # finish beside other calls: refused, shown and saved like any failed call.
+            ok, output = False, f"Error: {NUDGE_BAD_FINISH}"
+        elif call.arguments_error:
+            ok, output = False, f"Error: {call.arguments_error}"
         else:
             result = await self.registry.dispatch(call.name, call.arguments, ctx)
             ok, output, extra = result.ok, result.output, result.metadata

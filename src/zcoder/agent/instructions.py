@@ -42,10 +42,15 @@ def instruction_paths(workspace: Path, home: Path) -> list[Path]:
 
 
 def load_instructions(workspace: Path, home: Path) -> list[InstructionFile]:
-    """The files that exist, read as UTF-8 (bad bytes replaced), capped at 32 KiB in all."""
+    """The files that exist, read as UTF-8 (bad bytes replaced), capped at 32 KiB in all.
+
+    The budget goes to the nearest files first, since they win on conflict: a large
+    general file is cut (or left out) rather than the workspace's own. The list is still
+    in chain order, general first, nearest last.
+    """
     budget = MAX_INSTRUCTIONS_BYTES
     found: list[InstructionFile] = []
-    for path in instruction_paths(workspace, home):
+    for path in reversed(instruction_paths(workspace, home)):
         if budget <= 0:
             break
         try:
@@ -58,6 +63,7 @@ def load_instructions(workspace: Path, home: Path) -> list[InstructionFile]:
         text = data[:budget].decode("utf-8", errors="replace")
         budget -= min(len(data), budget)
         found.append(InstructionFile(path, text, truncated))
+    found.reverse()
     return found
 
 

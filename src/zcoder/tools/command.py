@@ -130,8 +130,8 @@ async def run_shell(command: str, cwd: Path, timeout: float, max_output: int) ->
     started = time.monotonic()
     write_fd, reader, transport = await _open_output_pipe()
     try:
-        try:
-            proc = await asyncio.create_subprocess_exec(
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
                 "bash",
                 "-c",
                 command,
@@ -142,6 +142,17 @@ async def run_shell(command: str, cwd: Path, timeout: float, max_output: int) ->
                 start_new_session=True,
                 env={**os.environ, **_ENVIRONMENT},
             )
+        )
+        try:
+            # Shielded: a cancel that lands while the shell is being started must not let
+            # asyncio's own clean-up kill only the shell and orphan what it started.
+            proc = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                started_proc = await spawn
+                _signal_group(started_proc.pid, signal.SIGKILL)
+                await started_proc.wait()
+            raise
         finally:
             os.close(write_fd)
         pgid = proc.pid  # start_new_session: the shell leads its own group
