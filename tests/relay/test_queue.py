@@ -317,3 +317,26 @@ def test_queue_position_counts_claimed_and_frees_on_quarantine(pair):
     assert _enqueue(receiver, sender, "s-3")["queue_position"] == 2  # processing counts
     receiver.complete(claimed)
     assert _enqueue(receiver, sender, "s-4")["queue_position"] == 2
+
+
+def test_sender_manifest_changed_after_an_accepted_enqueue_is_checked_again(pair, registry):
+    receiver, sender = pair
+    manifest = registry / f"a-{sender.instance_id}.json"
+    original = manifest.read_bytes()
+    assert _enqueue(receiver, sender, "c-1")["status"] == "accepted"  # the check is cached
+    data = json.loads(original)
+    data["pid"] = 1
+    manifest.write_text(json.dumps(data, separators=(",", ":")))  # rewritten in place
+    assert _enqueue(receiver, sender, "c-2")["status"] == "invalid"
+    manifest.write_bytes(original)
+    assert _enqueue(receiver, sender, "c-3")["status"] == "accepted"
+    manifest.unlink()
+    assert _enqueue(receiver, sender, "c-4")["status"] == "invalid"
+    target = registry.parent / "elsewhere.json"
+    target.write_bytes(original)
+    manifest.symlink_to(target)
+    assert _enqueue(receiver, sender, "c-5")["status"] == "invalid"
+    manifest.unlink()
+    manifest.write_bytes(original)
+    os.chmod(manifest, 0o600)
+    assert _enqueue(receiver, sender, "c-6")["status"] == "accepted"
