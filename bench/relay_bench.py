@@ -37,6 +37,7 @@ from zcoder.relay.protocol import Ack, Envelope, encode_frame, ping_request
 
 MAX_BYTES = 65536
 IO_TIMEOUT = 2.0
+STALLED_BLOCK = 50  # enqueues per unloaded or loaded block
 BATCH = 200  # enqueues between drains; below ZCODER_RELAY_MAX_QUEUE=256
 SPOOL_LABELS = {
     "disk": "spool on /tmp (disk, two fsyncs)",
@@ -451,45 +452,50 @@ def stalled(results: Results, reps: int, stalled_count: int = 32) -> None:
     env = {"ZCODER_RELAY_MAX_QUEUE": "256", "ZCODER_RELAY_IO_TIMEOUT": "30"}
     loaded_ratio = None
     with workspace() as space:
+        # On tmpfs when there is one, so the figure is the listener's, not the disk's fsyncs.
+        shm = space.tmpfs_runtime()
+        spool = "disk" if shm is None else "tmpfs"
+        if shm is not None:
+            env["XDG_RUNTIME_DIR"] = str(shm)
+        table.title += f" ({SPOOL_LABELS[spool]})"
         sender_relay = space.relay("sender")
         peer = PeerProcess(space, "receiver", consume=False, env=env)
         try:
             peer.wait_ready()
             sender = Sender(sender_relay)
             done = 0
-            figures: dict[str, Summary] = {}
-            for label, load in (("unloaded", 0), ("loaded", stalled_count)):
-                held: list[socket.socket] = []
-                try:
-                    for _ in range(load):
-                        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                        held.append(sock)
-                        sock.connect(str(peer.socket))
-                        sock.sendall(b"ZCODER-AGENT/1 12")  # no LF: the header never ends
-                    time.sleep(0.2)
-                    samples: list[float] = []
-                    pings: list[float] = []
-                    remaining = reps
-                    while remaining > 0:
-                        batch = min(BATCH, remaining)
-                        for n in range(batch):
+            samples: dict[str, list[float]] = {
+                "unloaded": [], "loaded": [], "unloaded-ping": [], "loaded-ping": []
+            }  # fmt: skip
+            # Alternate unloaded and loaded blocks so drift on the machine hits both alike.
+            block = STALLED_BLOCK
+            for _round in range(max(1, reps // block)):
+                for label, load in (("unloaded", 0), ("loaded", stalled_count)):
+                    held: list[socket.socket] = []
+                    try:
+                        for _ in range(load):
+                            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                            held.append(sock)
+                            sock.connect(str(peer.socket))
+                            sock.sendall(b"ZCODER-AGENT/1 12")  # no LF: the header never ends
+                        time.sleep(0.05)
+                        for n in range(block):
                             payload = sender.payload(peer.instance_id)
                             started = time.perf_counter()
                             ack = enqueue(peer, payload)
-                            samples.append(time.perf_counter() - started)
+                            samples[label].append(time.perf_counter() - started)
                             if ack.status != "accepted":
                                 raise RuntimeError(f"enqueue answered {ack.status}")
-                            pings.append(_timed(lambda n=n: ping(peer, n)))  # type: ignore[misc]
-                        done = drain(peer, batch, done)
-                        remaining -= batch
-                    still_open = sum(1 for sock in held if _still_open(sock))
-                    if still_open != load:
-                        raise RuntimeError(f"only {still_open} of {load} stalled connections held")
-                    figures[label] = summarize(samples)
-                    figures[f"{label}-ping"] = summarize(pings)
-                finally:
-                    for sock in held:
-                        sock.close()
+                            pinged = _timed(lambda n=n: ping(peer, n))  # type: ignore[misc]
+                            samples[f"{label}-ping"].append(pinged)
+                        still_open = sum(1 for sock in held if _still_open(sock))
+                        if still_open != load:
+                            raise RuntimeError(f"only {still_open} of {load} stalled held")
+                    finally:
+                        for sock in held:
+                            sock.close()
+                done = drain(peer, 2 * block, done)
+            figures = {key: summarize(values) for key, values in samples.items()}
             for key, name in (("", "enqueue"), ("-ping", "ping")):
                 base = figures[f"unloaded{key}"]
                 for label in ("unloaded", "loaded"):
@@ -503,8 +509,10 @@ def stalled(results: Results, reps: int, stalled_count: int = 32) -> None:
             peer.close()
             sender_relay.stop()
     table.notes.append(
-        "The stalled connections are opened first and checked still open (not answered) at "
-        "the end; the receiver runs with ZCODER_RELAY_IO_TIMEOUT=30 so none expires meanwhile."
+        f"Blocks of {STALLED_BLOCK} unloaded and {STALLED_BLOCK} loaded requests alternate; "
+        "for each loaded block the stalled connections are opened first and checked still "
+        "open (not answered) at its end; the receiver runs with ZCODER_RELAY_IO_TIMEOUT=30 "
+        "so none expires meanwhile."
     )
     results.tables.append(table)
     assert loaded_ratio is not None
