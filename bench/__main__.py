@@ -1,5 +1,57 @@
-"""Entry point of ``make bench``."""
+"""Entry point of ``make bench``: run every relay benchmark, print the tables, write the doc.
 
+``python -m bench --quick`` runs far fewer repetitions (a smoke run; it still rewrites
+docs/performance.md, marked as quick).
+"""
+
+from __future__ import annotations
+
+import argparse
 import sys
+import time
 
-print("no benchmarks yet", file=sys.stderr)
+from bench import fail_closed, relay_bench, report
+from bench.harness import workspace
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="few repetitions (smoke run)")
+    parser.add_argument("--no-write", action="store_true", help="do not rewrite the doc")
+    args = parser.parse_args(argv)
+    quick: bool = args.quick
+    scale = 10 if quick else 1
+
+    started = time.monotonic()
+    results = relay_bench.Results()
+    few = 5 if quick else 1  # discovery and process spawns are the slow repetitions
+    steps = [
+        ("round trips", lambda: relay_bench.round_trips(results, 2000 // scale)),
+        ("discovery", lambda: relay_bench.discovery(results, (1, 16, 64, 127), 30 // few)),
+        ("throughput", lambda: relay_bench.throughput(results, 2000 // scale)),
+        ("stalled connections", lambda: relay_bench.stalled(results, 400 // scale)),
+        ("start and stop", lambda: relay_bench.start_stop(results, 100 // scale, 10 // few)),
+        ("resources", lambda: relay_bench.resources(results, 10000 // scale)),
+    ]
+    for name, step in steps:
+        print(f"running: {name}", file=sys.stderr, flush=True)
+        step()
+    per_kind = 200 // scale
+    print("running: fail-closed counts", file=sys.stderr, flush=True)
+    with workspace() as space:
+        counts = fail_closed.run(space, per_kind)
+    fail_table = report.fail_closed_table(counts, per_kind)
+    elapsed = time.monotonic() - started
+
+    print(report.markdown_table(report.targets_table(results.targets)))
+    for table in results.tables:
+        print(report.markdown_table(table))
+    print(report.markdown_table(fail_table))
+    if not args.no_write:
+        text = report.render(results, relay_bench.machine(), fail_table, elapsed, quick)
+        print(f"wrote {report.write(text)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

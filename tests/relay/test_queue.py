@@ -288,3 +288,55 @@ def test_raw_frame_with_leading_zero_length(pair):
     assert exchange(receiver.socket_path, raw).startswith(b"ZCODER-AGENT/1 ")
     assert receiver.claim_one() is not None
     assert frame(b"x").startswith(b"ZCODER-AGENT/1 1\n")
+
+
+def test_queue_limit_is_rechecked_on_disk_before_answering_full(make_relay, relay_env):
+    env = {**relay_env, "ZCODER_RELAY_MAX_QUEUE": "2"}
+    receiver = make_relay("receiver", env=env)
+    sender = make_relay("sender", env=env)
+    assert _enqueue(receiver, sender, "r-1")["status"] == "accepted"
+    assert _enqueue(receiver, sender, "r-2")["status"] == "accepted"
+    assert _enqueue(receiver, sender, "r-3")["status"] == "full"
+    # An entry that vanished behind the spool's back no longer holds a slot.
+    [first, _] = sorted((receiver.spool.root / "inbox").iterdir())
+    first.unlink()
+    ack = _enqueue(receiver, sender, "r-4")
+    assert ack["status"] == "accepted" and ack["queue_position"] == 2
+    assert receiver.spool.queued() == 2
+
+
+def test_queue_position_counts_claimed_and_frees_on_quarantine(pair):
+    receiver, sender = pair
+    assert _enqueue(receiver, sender, "s-1")["queue_position"] == 1
+    [entry] = list((receiver.spool.root / "inbox").iterdir())
+    entry.write_bytes(b"garbage, not JSON")
+    assert isinstance(receiver.claim_one(), QuarantinedMessage)
+    assert _enqueue(receiver, sender, "s-2")["queue_position"] == 1
+    claimed = receiver.claim_one()
+    assert isinstance(claimed, ClaimedMessage)
+    assert _enqueue(receiver, sender, "s-3")["queue_position"] == 2  # processing counts
+    receiver.complete(claimed)
+    assert _enqueue(receiver, sender, "s-4")["queue_position"] == 2
+
+
+def test_sender_manifest_changed_after_an_accepted_enqueue_is_checked_again(pair, registry):
+    receiver, sender = pair
+    manifest = registry / f"a-{sender.instance_id}.json"
+    original = manifest.read_bytes()
+    assert _enqueue(receiver, sender, "c-1")["status"] == "accepted"  # the check is cached
+    data = json.loads(original)
+    data["pid"] = 1
+    manifest.write_text(json.dumps(data, separators=(",", ":")))  # rewritten in place
+    assert _enqueue(receiver, sender, "c-2")["status"] == "invalid"
+    manifest.write_bytes(original)
+    assert _enqueue(receiver, sender, "c-3")["status"] == "accepted"
+    manifest.unlink()
+    assert _enqueue(receiver, sender, "c-4")["status"] == "invalid"
+    target = registry.parent / "elsewhere.json"
+    target.write_bytes(original)
+    manifest.symlink_to(target)
+    assert _enqueue(receiver, sender, "c-5")["status"] == "invalid"
+    manifest.unlink()
+    manifest.write_bytes(original)
+    os.chmod(manifest, 0o600)
+    assert _enqueue(receiver, sender, "c-6")["status"] == "accepted"

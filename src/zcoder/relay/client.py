@@ -261,6 +261,8 @@ def _ping_all(
                 pending[ping.sock.fileno()] = ping
                 selector.register(ping.sock, selectors.EVENT_WRITE, None)
             unconnected = retry
+            if not pending and not unconnected:
+                break  # every candidate refused at once: nothing left to wait for
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break

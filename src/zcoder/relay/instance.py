@@ -35,6 +35,7 @@ from zcoder.relay.protocol import Ack, Envelope, ping_request
 from zcoder.relay.receiver import Decision, Receiver
 from zcoder.relay.registry import (
     Manifest,
+    ManifestCache,
     ManifestError,
     RegistryError,
     check_socket_path_length,
@@ -44,7 +45,6 @@ from zcoder.relay.registry import (
     new_instance_id,
     pid_alive,
     prepare_registry_dir,
-    read_manifest_file,
     socket_path,
     unlink_own,
     write_manifest,
@@ -144,6 +144,7 @@ class Relay:
         self._started_at = 0
         self._send_counter = itertools.count(1)
         self._manifest_written = False
+        self._sender_manifests = ManifestCache()
 
     # -- state --------------------------------------------------------------------------
 
@@ -378,7 +379,7 @@ class Relay:
             return "the connecting process is not the sender or its descendant"
         assert self.registry is not None
         try:
-            manifest = read_manifest_file(self.registry, f"a-{sender_id}.json")
+            manifest = self._sender_manifests.read(self.registry, f"a-{sender_id}.json")
         except ManifestError as exc:
             return f"the sender is not a registered instance ({exc})"
         if manifest.pid != sender_pid:

@@ -44,6 +44,7 @@ class _Connection:
     header_len: int = 0
     expected: int | None = None  # total bytes (header + payload) once the header is parsed
     outgoing: memoryview | None = None
+    waiting_to_write: bool = False  # registered for EVENT_WRITE
 
 
 class Listener:
@@ -164,16 +165,20 @@ class Listener:
                 if exc.errno in (errno.ECONNABORTED, errno.EPROTO):
                     continue
                 raise
-            self._admit(sock)
+            conn = self._admit(sock)
+            if conn is not None:
+                # Clients write right after connecting, so the request is usually there
+                # already: serving it now saves a trip through the selector per request.
+                self._service(conn, selectors.EVENT_READ)
 
-    def _admit(self, sock: socket.socket) -> None:
+    def _admit(self, sock: socket.socket) -> _Connection | None:
         try:
             peer = peer_credentials(sock)
             if peer is not None and peer.uid != self._uid:
                 # Another user: closed without a word, whatever the file modes say.
                 self.refused_peers += 1
                 sock.close()
-                return
+                return None
             sock.setblocking(False)
             if len(self._connections) >= MAX_OPEN_CONNECTIONS:
                 oldest = min(self._connections.values(), key=lambda c: c.deadline)
@@ -186,6 +191,7 @@ class Listener:
         except BaseException:
             sock.close()
             raise
+        return conn
 
     def _service(self, conn: _Connection, events: int) -> None:
         try:
@@ -237,18 +243,21 @@ class Listener:
         self.served += 1
         conn.buffer.clear()
         conn.outgoing = memoryview(encode_frame(decision.ack.to_payload(), self.max_bytes))
-        with contextlib.suppress(KeyError, ValueError, OSError):
-            self._selector.modify(conn.sock, selectors.EVENT_WRITE, None)
 
     def _write(self, conn: _Connection) -> None:
         assert conn.outgoing is not None
         try:
             sent = conn.sock.send(conn.outgoing, socket.MSG_NOSIGNAL)
         except (BlockingIOError, InterruptedError):
-            return
+            sent = 0
         conn.outgoing = conn.outgoing[sent:]
         if not conn.outgoing:
             self._drop(conn)
+        elif not conn.waiting_to_write:
+            # The ack did not fit at once (it nearly always does): finish when writable.
+            conn.waiting_to_write = True
+            with contextlib.suppress(KeyError, ValueError, OSError):
+                self._selector.modify(conn.sock, selectors.EVENT_WRITE, None)
 
     def _flush_once(self, conn: _Connection) -> None:
         """Best-effort immediate write for a connection about to be closed."""

@@ -62,6 +62,10 @@ class Spool:
         self._lock = threading.Lock()
         self._sequence = 0
         self._accepted: set[str] = set()
+        # Spool names this instance stored and has not yet completed or quarantined: the
+        # queue length without a directory scan on every store (that scan made each
+        # enqueue cost O(queue length)). The disk is re-counted before answering `full`.
+        self._pending: set[str] = set()
 
     # -- set-up and teardown ------------------------------------------------------------
 
@@ -84,15 +88,24 @@ class Spool:
             return message_id in self._accepted
 
     def queued(self) -> int:
-        """Accepted messages not yet completed (inbox + processing)."""
-        return self._count("inbox") + self._count("processing")
+        """Accepted messages not yet completed (inbox + processing), counted on disk."""
+        return len(self._names("inbox")) + len(self._names("processing"))
 
-    def _count(self, sub: str) -> int:
+    def _names(self, sub: str) -> set[str]:
         try:
             with os.scandir(self.root / sub) as entries:
-                return sum(1 for entry in entries if SPOOL_NAME_RE.fullmatch(entry.name))
+                return {entry.name for entry in entries if SPOOL_NAME_RE.fullmatch(entry.name)}
         except OSError:
-            return 0
+            return set()
+
+    def _queue_length(self, max_queue: int) -> int:
+        """The in-memory queue length; at the limit, confirmed against the directories.
+
+        An entry removed behind the spool's back frees its slot here. Call with the lock held.
+        """
+        if len(self._pending) >= max_queue:
+            self._pending &= self._names("inbox") | self._names("processing")
+        return len(self._pending)
 
     def store(self, envelope: Envelope, payload: bytes, max_queue: int) -> tuple[str, int]:
         """Decide duplicate/full and store atomically. Returns (status, queue position).
@@ -103,7 +116,7 @@ class Spool:
         with self._lock:
             if envelope.message_id in self._accepted:
                 return "duplicate", 0
-            queued = self.queued()
+            queued = self._queue_length(max_queue)
             if queued >= max_queue:
                 return "full", 0
             sequence = self._sequence + 1
@@ -127,6 +140,7 @@ class Spool:
                 raise SpoolError(f"could not store message: {exc.strerror or exc}") from exc
             self._sequence = sequence
             self._accepted.add(envelope.message_id)
+            self._pending.add(name)
             return "accepted", queued + 1
 
     # -- foreground side ----------------------------------------------------------------
@@ -200,6 +214,8 @@ class Spool:
         # rename moves a symlink itself, never what it points at.
         with contextlib.suppress(OSError):
             os.rename(path, self.root / "rejected" / name)
+        with self._lock:
+            self._pending.discard(name)
         return QuarantinedMessage(name=name, reason=reason)
 
     def complete(self, claimed: ClaimedMessage) -> None:
@@ -209,6 +225,8 @@ class Spool:
             os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
         with contextlib.suppress(FileNotFoundError):
             os.unlink(claimed.path)
+        with self._lock:
+            self._pending.discard(claimed.path.name)
 
 
 class _Unsafe(Exception):
