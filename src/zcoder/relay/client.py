@@ -7,6 +7,7 @@ user's ``/list-agents`` command, so liveness, sorting and bounds cannot drift ap
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import itertools
 import os
@@ -28,6 +29,7 @@ from zcoder.relay.protocol import (
     ping_request,
 )
 from zcoder.relay.registry import (
+    Manifest,
     ManifestError,
     RegistryError,
     check_registry_dir,
@@ -133,18 +135,8 @@ def request(path: Path, payload: bytes, *, timeout: float, max_bytes: int) -> Ac
 # --- discovery ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Peer:
-    instance_id: str
-    pid: int
-    project: str
-    workspace: str
-    session_id: str
-    profile: str
-    model: str
-    state: str  # as the peer's pong said, not as its manifest said
-    socket: str
-    started_at: int
+# A live peer is its manifest, with ``state`` as its pong said (not as the manifest said).
+Peer = Manifest
 
 
 @dataclass
@@ -197,23 +189,7 @@ def discover(
             continue
         if manifest.instance_id == self_instance_id:
             continue
-        candidates.append(
-            (
-                name,
-                Peer(
-                    instance_id=manifest.instance_id,
-                    pid=manifest.pid,
-                    project=manifest.project,
-                    workspace=manifest.workspace,
-                    session_id=manifest.session_id,
-                    profile=manifest.profile,
-                    model=manifest.model,
-                    state=manifest.state,
-                    socket=manifest.socket,
-                    started_at=manifest.started_at,
-                ),
-            )
-        )
+        candidates.append((name, manifest))
     live = _ping_all(registry, candidates, sender, timeout, result.skipped)
     result.peers = sorted(live, key=_sort_key)
     return result
@@ -344,4 +320,4 @@ def _pong_peer(ping: _Ping) -> Peer | None:
     if ack.status != "pong" or ack.message_id != ping.message_id:
         return None
     peer = ping.manifest_peer
-    return Peer(**{**peer.__dict__, "state": ack.state})
+    return dataclasses.replace(peer, state=ack.state)

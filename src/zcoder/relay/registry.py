@@ -27,6 +27,7 @@ from zcoder.relay.protocol import (
     is_instance_id,
     is_positive_int,
 )
+from zcoder.relay.safefile import UnsafeFile, read_own_file
 
 MAX_SOCKET_PATH_BYTES: Final = 100
 MAX_MANIFEST_BYTES: Final = 16 * 1024
@@ -248,35 +249,11 @@ def parse_manifest(data: bytes, registry: Path, file_name: str) -> Manifest:
 
 
 def read_manifest_file(registry: Path, file_name: str) -> Manifest:
-    """Open without following links or blocking on FIFOs, check the file, parse it."""
-    path = registry / file_name
+    """Read (safely: see read_own_file), check and parse one manifest."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
-    except OSError as exc:
-        raise ManifestError(f"cannot open: {exc.strerror}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ManifestError("not a regular file")
-        if st.st_uid != os.geteuid():
-            raise ManifestError("not owned by the current user")
-        if st.st_size > MAX_MANIFEST_BYTES:
-            raise ManifestError(f"larger than {MAX_MANIFEST_BYTES} bytes")
-        chunks: list[bytes] = []
-        remaining = MAX_MANIFEST_BYTES + 1
-        while remaining > 0:
-            chunk = os.read(fd, remaining)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        data = b"".join(chunks)
-        if len(data) > MAX_MANIFEST_BYTES:
-            raise ManifestError(f"larger than {MAX_MANIFEST_BYTES} bytes")
-    except OSError as exc:
-        raise ManifestError(f"cannot read: {exc.strerror}") from None
-    finally:
-        os.close(fd)
+        data = read_own_file(registry / file_name, MAX_MANIFEST_BYTES)
+    except UnsafeFile as exc:
+        raise ManifestError(str(exc)) from None
     return parse_manifest(data, registry, file_name)
 
 

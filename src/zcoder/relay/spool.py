@@ -24,6 +24,7 @@ from zcoder.relay.protocol import (
     decode_flat_object,
     validate_envelope,
 )
+from zcoder.relay.safefile import UnsafeFile, read_own_file
 
 SPOOL_NAME_RE: Final = re.compile(r"(\d{9})-([A-Za-z0-9_.-]{1,100})\.json")
 SUBDIRS: Final = ("inbox", "processing", "done", "rejected", "tmp")
@@ -178,22 +179,9 @@ class Spool:
         if match is None:
             raise _Unsafe("the file name is not a spool name")
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
-        except OSError as exc:
-            raise _Unsafe(f"cannot open it safely: {exc.strerror}") from None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise _Unsafe("it is not a regular file")
-            if st.st_uid != os.geteuid():
-                raise _Unsafe("it is not owned by this user")
-            if st.st_size > self.max_bytes:
-                raise _Unsafe("it is larger than the relay's frame limit")
-            data = os.read(fd, self.max_bytes + 1)
-        finally:
-            os.close(fd)
-        if len(data) > self.max_bytes:
-            raise _Unsafe("it is larger than the relay's frame limit")
+            data = read_own_file(path, self.max_bytes)
+        except UnsafeFile as exc:
+            raise _Unsafe(str(exc)) from None
         try:
             obj = decode_flat_object(data)
         except FrameError as exc:

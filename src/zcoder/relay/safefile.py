@@ -1,0 +1,46 @@
+"""Reading a small file of ours that another process may have tampered with."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+
+class UnsafeFile(Exception):
+    """The file is not one we may trust; the message says why (for logs and the user)."""
+
+
+def read_own_file(path: Path, limit: int) -> bytes:
+    """A regular file owned by this user, at most ``limit`` bytes, read whole.
+
+    Never follows a final symlink and never blocks on a FIFO or a device.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as exc:
+        raise UnsafeFile(f"cannot open it safely: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeFile("it is not a regular file")
+        if st.st_uid != os.geteuid():
+            raise UnsafeFile("it is not owned by this user")
+        if st.st_size > limit:
+            raise UnsafeFile(f"it is larger than {limit} bytes")
+        chunks: list[bytes] = []
+        remaining = limit + 1
+        while remaining > 0:
+            chunk = os.read(fd, remaining)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+    except OSError as exc:
+        raise UnsafeFile(f"cannot read it: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise UnsafeFile(f"it is larger than {limit} bytes")
+    return data
