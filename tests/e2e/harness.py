@@ -166,7 +166,9 @@ class Instance:
             codec_errors="replace",
             echo=False,
         )
-        log = self.log_dir / f"{self.name}-{self.child.pid}.pty.txt" if self.log_dir else None
+        log = None
+        if self.log_dir is not None:
+            log = self.log_dir / f"{_slug(self.name)}-{self.child.pid}.pty.txt"
         self.reader = ScreenReader(self.child, log)
         self.reader.start()
         return self
@@ -308,10 +310,27 @@ class Instance:
             self.wait_manifest(timeout)
             self.wait_text("relay: ready", timeout=timeout)
 
+    def spool(self) -> Path:
+        """This process's private relay spool (inbox, processing, done, ...)."""
+        runtime = Path(self.env["XDG_RUNTIME_DIR"])
+        (found,) = runtime.glob(f"zcoder-{self.pid}-*/relay")
+        return found
+
+    def spool_counts(self) -> dict[str, int]:
+        root = self.spool()
+        return {
+            name: sum(1 for _ in (root / name).iterdir())
+            for name in ("inbox", "processing", "done", "rejected")
+        }
+
     @property
     def instance_id(self) -> str:
         manifest = self.wait_manifest()
         return str(manifest["instance_id"])
+
+
+def _slug(name: str) -> str:
+    return name.replace("/", "-")
 
 
 class World:
@@ -321,8 +340,12 @@ class World:
         self.root = root or private_root()
         self.registry = self.root / "r"
         self.registry.mkdir(mode=0o700)
-        self.logs = self.root / "logs"
-        self.logs.mkdir()
+        # ZCODER_E2E_KEEP=1 keeps the world (with every pty's raw output) for a post-mortem.
+        self.keep = bool(os.environ.get("ZCODER_E2E_KEEP"))
+        self.logs: Path | None = None
+        if self.keep:
+            self.logs = self.root / "logs"
+            self.logs.mkdir()
         self.instances: list[Instance] = []
         self.servers: list[FakeOllama] = []
 
@@ -332,12 +355,13 @@ class World:
         return server
 
     def workspace(self, name: str) -> Path:
+        """``name`` may be a relative path (``x/proj``): workspaces with equal basenames."""
         path = self.root / name
-        path.mkdir(exist_ok=True)
+        path.mkdir(parents=True, exist_ok=True)
         return path
 
     def home(self, name: str) -> Path:
-        return self.root / f"h-{name}"
+        return self.root / f"h-{_slug(name)}"
 
     def env(self, name: str, server: FakeOllama | None, **extra: str) -> dict[str, str]:
         env = {
@@ -346,7 +370,7 @@ class World:
             if not key.startswith(("ZCODER_", "OLLAMA_", "TEXTUAL", "XDG_", "PYTEST_"))
             and key not in ("NO_COLOR", "TMPDIR", "COLUMNS", "LINES")
         }
-        runtime = self.root / f"t-{name}"
+        runtime = self.root / f"t-{_slug(name)}"
         runtime.mkdir(mode=0o700, exist_ok=True)
         env.update(
             TERM="xterm-256color",
@@ -403,7 +427,10 @@ class World:
             instance.close()
         for server in self.servers:
             server.stop()
-        shutil.rmtree(self.root, ignore_errors=True)
+        if self.keep:
+            print(f"e2e world kept in {self.root}", file=sys.stderr)
+        else:
+            shutil.rmtree(self.root, ignore_errors=True)
 
 
 @contextlib.contextmanager

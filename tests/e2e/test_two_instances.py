@@ -94,12 +94,14 @@ def test_messages_to_a_busy_instance_queue_and_run_in_order(
         Turn.text("third done"),
     )
 
+    mark = b.mark()
     b.submit("write a long answer")
     b.wait_state("busy")
     results = [sender.send(b.instance_id, f"task number {n}") for n in (1, 2, 3)]
     assert [r.status for r in results] == ["accepted"] * 3, [r.text for r in results]
     for n, result in enumerate(results, start=1):
         assert f"queued at position {n}." in result.text
+    b.wait_text("3 queued", since=mark)  # the header's count
     assert len(server_b.chat_bodies) == 1  # the long turn was still running
 
     wait_until(lambda: server_b.pending == 0, timeout=20, what="all of beta's turns")
