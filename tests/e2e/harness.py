@@ -304,11 +304,12 @@ class Instance:
 
     def wait_ready(self, timeout: float = START_TIMEOUT) -> None:
         """Until the app is mounted and takes keys (its header shows the relay state)."""
-        if self.env.get("ZCODER_RELAY", "on").strip().lower() == "off":
+        mode = self.env.get("ZCODER_RELAY", "on").strip().lower() or "on"
+        if mode == "off":
             self.wait_text("relay: off", timeout=timeout)
         else:
             self.wait_manifest(timeout)
-            self.wait_text("relay: ready", timeout=timeout)
+            self.wait_text("relay: paused" if mode == "paused" else "relay: ready", timeout=timeout)
 
     def spool(self) -> Path:
         """This process's private relay spool (inbox, processing, done, ...)."""

@@ -6,6 +6,7 @@ import os
 import re
 import signal
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from tests.e2e.conftest import SenderFactory
 from tests.e2e.harness import World, wait_until
 from tests.e2e.test_two_instances import relay_records
 from tests.fixtures.fake_ollama import Turn, call
+from zcoder.sessions import SessionStore
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -103,6 +105,55 @@ def test_escape_stops_a_relayed_turn_and_the_queue_goes_on(
     wait_until(lambda: b.spool_counts() == expected, what="beta's spool to settle")
 
 
+def test_relayed_turn_asks_for_every_command(world: World, sender_relay: SenderFactory) -> None:
+    server = world.server(demo=False)
+    b = world.start("beta", server)
+    sender = sender_relay("gamma")
+    server.enqueue(
+        Turn.tool_calls(call("run_command", {"command": "echo local-one"})),
+        Turn.text("first local turn done"),
+        Turn.tool_calls(call("run_command", {"command": "echo local-two"})),
+        Turn.text("second local turn done"),
+        Turn.tool_calls(call("run_command", {"command": "echo relayed-one"})),
+        Turn.text("relayed turn done"),
+    )
+
+    mark = b.mark()
+    b.submit("run one")
+    b.wait_text("Run this command?", since=mark)
+    b.send_key("a")  # allow commands for the rest of this process
+    b.wait_text("first local turn done", since=mark)
+    mark = b.mark()
+    b.submit("run two")
+    b.wait_text("second local turn done", since=mark)
+    assert "Run this command?" not in b.screen_text[mark:]  # the grant applied
+
+    mark = b.mark()
+    assert sender.send(b.instance_id, "please run something").status == "accepted"
+    b.wait_text("Run this command?", since=mark)  # the grant does not apply to a relay
+    b.wait_text("relayed task: every command is asked", since=mark)
+    b.send_key("a")  # not offered here: nothing happens
+    time.sleep(0.5)
+    assert len(server.chat_bodies) == 5  # the command is still waiting for its answer
+    b.send_key("y")
+    b.wait_text("relayed turn done", since=mark)
+    bodies = server.chat_bodies
+    assert len(bodies) == 6
+    assert tool_results(bodies[5])[-1].startswith("relayed-one")
+    b.wait_state("ready")
+    with SessionStore(world.home("beta")) as store:
+        (info,) = store.list_sessions(b.workspace, "coding")
+        events = store.load(info.id, b.workspace, "coding").events
+    approvals = [
+        (e.metadata["command"], e.metadata["approval"]) for e in events if e.role == "tool"
+    ]
+    assert approvals == [
+        ("echo local-one", "approved for this process (a)"),
+        ("echo local-two", "allowed for this process (a)"),
+        ("echo relayed-one", "approved once"),  # asked, and `a` did not count
+    ]
+
+
 def test_equal_basenames_stay_distinguishable(world: World) -> None:
     # Ollama is not even reachable: /list-agents never needs it.
     with socket.socket() as probe:
@@ -111,8 +162,7 @@ def test_equal_basenames_stay_distinguishable(world: World) -> None:
     a = world.start("x/proj", None, wait=False, OLLAMA_HOST=dead)
     b = world.start("y/proj", None, wait=False, OLLAMA_HOST=dead, ZCODER_RELAY="paused")
     a.wait_ready()
-    b.wait_manifest()
-    b.wait_text("relay: paused")
+    b.wait_ready()
 
     mark = a.mark()
     a.submit("/list-agents")
