@@ -8,11 +8,13 @@ is only checked for short fragments.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -36,6 +38,27 @@ def relay_records(bodies: list[Any]) -> list[str]:
         if last_user["content"].startswith("<agent_relay>"):
             found.append(last_user["content"])
     return found
+
+
+@contextlib.contextmanager
+def registry_watch(world: World) -> Iterator[set[str]]:
+    """Every name that appears in the registry while the block runs, however briefly."""
+    seen: set[str] = set()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            seen.update(p.name for p in world.registry.iterdir())
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield seen
+    finally:
+        done.set()
+        watcher.join()
+        seen.update(p.name for p in world.registry.iterdir())
 
 
 def test_list_agents_shows_the_other_instance(world: World) -> None:
@@ -174,29 +197,20 @@ def test_relay_event_is_saved_and_shown_on_resume(
 
 def test_relay_off_publishes_nothing_and_prompts_still_work(world: World) -> None:
     server = world.server()
-    off = world.start("alpha", server, ZCODER_RELAY="off")
-    off.submit("hello")
-    off.wait_text("Hello from the fake Ollama demo brain")
+    with registry_watch(world) as seen:
+        off = world.start("alpha", server, ZCODER_RELAY="off")
+        off.submit("hello")
+        off.wait_text("Hello from the fake Ollama demo brain")
+        assert off.quit() == 0
+    assert seen == set()
     assert len(server.chat_bodies) == 1
     tools = {t["function"]["name"] for t in server.chat_bodies[0].get("tools") or []}
     assert "list_agents" not in tools and "send_agent_message" not in tools
-    assert list(world.registry.iterdir()) == []
-    assert off.quit() == 0
 
 
 def test_one_shot_prompt_publishes_nothing(world: World) -> None:
     server = world.server()
-    seen: set[str] = set()
-    done = threading.Event()
-
-    def watch() -> None:
-        while not done.is_set():
-            seen.update(p.name for p in world.registry.iterdir())
-            time.sleep(0.01)
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    try:
+    with registry_watch(world) as seen:
         finished = subprocess.run(
             [sys.executable, "-m", "zcoder", "--prompt", "hello"],
             cwd=world.workspace("alpha"),
@@ -207,9 +221,6 @@ def test_one_shot_prompt_publishes_nothing(world: World) -> None:
             timeout=30,
             check=False,
         )
-    finally:
-        done.set()
-        watcher.join()
     assert finished.returncode == 0, finished.stderr
     assert "Hello from the fake Ollama demo brain" in finished.stdout
     assert seen == set()
