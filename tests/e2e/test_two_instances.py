@@ -23,6 +23,7 @@ from tests.e2e.conftest import SenderFactory
 from tests.e2e.harness import World, wait_until
 from tests.fixtures.fake_ollama import Turn
 from zcoder.sessions import SessionStore
+from zcoder.tui.app import RELAY_POLL_SECONDS
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -160,6 +161,33 @@ def test_pause_refuses_and_resume_accepts(world: World, sender_relay: SenderFact
     wait_until(lambda: relay_records(server_b.chat_bodies), what="beta's relayed turn")
     (record,) = relay_records(server_b.chat_bodies)
     assert "after resume" in record and "while paused" not in record
+
+
+def test_pause_holds_queued_messages_until_resume(
+    world: World, sender_relay: SenderFactory
+) -> None:
+    server_b = world.server(demo=False)
+    b = world.start("beta", server_b)
+    sender = sender_relay("gamma")
+    server_b.enqueue(Turn.text("a b c d e f g h", delay=0.4), Turn.text("the queued task ran"))
+
+    b.submit("a long local turn")
+    b.wait_state("busy")
+    assert sender.send(b.instance_id, "queued before the pause").status == "accepted"
+    mark = b.mark()
+    b.submit("/agents pause")  # slash commands work while a turn runs
+    b.wait_text("Relay paused", since=mark)
+    b.wait_state("paused")
+    b.wait_text("a b c d e f g h")  # the local turn is over
+    b.wait_state("paused")
+    time.sleep(RELAY_POLL_SECONDS * 2.5)  # the app polls the queue, and stays idle
+    assert len(server_b.chat_bodies) == 1
+    assert b.spool_counts() == {"inbox": 1, "processing": 0, "done": 0, "rejected": 0}
+
+    b.submit("/agents resume")
+    b.wait_text("the queued task ran", since=mark)
+    (record,) = relay_records(server_b.chat_bodies)
+    assert "queued before the pause" in record
 
 
 def test_relay_event_is_saved_and_shown_on_resume(
