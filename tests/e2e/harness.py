@@ -82,6 +82,7 @@ class ScreenReader(threading.Thread):
         self._lock = threading.Lock()
         self._pending = ""
         self._text: list[str] = []
+        self._raw: list[str] = []
         self._length = 0
         self.eof = threading.Event()
         self._log = log.open("w", encoding="utf-8") if log is not None else None
@@ -106,6 +107,7 @@ class ScreenReader(threading.Thread):
         if self._log is not None and chunk:
             self._log.write(chunk)
         with self._lock:
+            self._raw.append(chunk)
             data = self._pending + chunk
             self._pending = ""
             cut = data.rfind("\x1b")
@@ -121,6 +123,14 @@ class ScreenReader(threading.Thread):
         with self._lock:
             joined = "".join(self._text)
             self._text = [joined]
+            return joined
+
+    @property
+    def raw(self) -> str:
+        """Everything the process wrote to its terminal, escape sequences included."""
+        with self._lock:
+            joined = "".join(self._raw)
+            self._raw = [joined]
             return joined
 
     @property
@@ -244,6 +254,11 @@ class Instance:
     def screen_text(self) -> str:
         assert self.reader is not None
         return self.reader.text
+
+    @property
+    def raw_output(self) -> str:
+        assert self.reader is not None
+        return self.reader.raw
 
     def mark(self) -> int:
         """A position in the screen text: ``wait_text(..., since=mark)`` looks after it."""

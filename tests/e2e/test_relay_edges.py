@@ -202,3 +202,32 @@ def test_sigterm_during_a_command_leaves_no_process(world: World) -> None:
         for pid in _processes_with(marker):
             os.kill(pid, signal.SIGKILL)
     assert not any(path.exists() for path in files)
+
+
+def test_escape_sequences_from_peers_and_the_model_never_reach_the_terminal(
+    world: World, sender_relay: SenderFactory
+) -> None:
+    # A peer's project name, a relayed body and a model reply, each with an OSC title
+    # sequence and a cursor move that nothing in zcoder or Textual would send itself.
+    evil_dir = "ev\x1b]0;NAMEPWN\x07il"
+    server_a, server_b = world.server(), world.server(demo=False)
+    a, b = world.start_all(("alpha", server_a), (evil_dir, server_b))
+    sender = sender_relay("gamma")
+    server_b.enqueue(Turn.text("reply \x1b]0;MODELPWN\x07 \x1b[77;1H moved, done"))
+
+    mark = b.mark()
+    body = "body \x1b]0;BODYPWN\x1b\\ \x1b[77;1H end"
+    assert sender.send(b.instance_id, body).status == "accepted"
+    b.wait_text("moved, done", since=mark)
+    b.wait_text("body \\e]0;BODYPWN\\e\\ \\e[77;1H end", since=mark)  # shown, not obeyed
+    mark_a = a.mark()
+    a.submit("/list-agents")
+    a.wait_text("ev\\e]0;NAMEPWN\\x07il", since=mark_a)
+
+    for instance in (a, b):
+        raw = instance.raw_output
+        for needle in ("\x1b]0;NAMEPWN", "\x1b]0;BODYPWN", "\x1b]0;MODELPWN", "\x1b[77;1H"):
+            assert needle not in raw, (instance.name, needle)
+    # The model was given the body as it was sent: only the screen is defended.
+    (record,) = relay_records(server_b.chat_bodies)
+    assert body in record
