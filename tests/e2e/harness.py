@@ -282,7 +282,7 @@ class Instance:
         try:
             return wait_until(found, timeout=timeout, what=f"{fragment!r} on {self.name}")
         except TimeoutError as exc:
-            tail = reader.text[since:][-3000:]
+            tail = re.sub(r"[ \t]{3,}", "  ", reader.text[since:])[-3000:]
             raise AssertionError(
                 f"{exc}; alive={self.alive()}; screen text after the mark ends with:\n{tail}"
             ) from None
