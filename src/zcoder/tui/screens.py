@@ -129,7 +129,8 @@ class ModelPicker(ModalScreen[str | None]):
             yield Static(
                 Text("Choose a model (Enter), Esc to keep " + self.current), classes="title"
             )
-            yield OptionList(*self.models)
+            # Text, not str: a str prompt is parsed as markup, and names come from Ollama.
+            yield OptionList(*(Text(screen_safe(name)) for name in self.models))
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
