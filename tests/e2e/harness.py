@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 import pexpect
 
-from tests.fixtures.fake_ollama import FakeOllama
+from tests.fixtures.fake_ollama import DEFAULT_MODELS, FakeOllama
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 # Everything a terminal may send that is not text: CSI, OSC, DCS/APC/PM strings and the
@@ -365,8 +365,8 @@ class World:
         self.instances: list[Instance] = []
         self.servers: list[FakeOllama] = []
 
-    def server(self, *, demo: bool = True) -> FakeOllama:
-        server = FakeOllama(demo=demo).start()
+    def server(self, *, demo: bool = True, models: tuple[str, ...] | None = None) -> FakeOllama:
+        server = FakeOllama(demo=demo, models=models or DEFAULT_MODELS).start()
         self.servers.append(server)
         return server
 

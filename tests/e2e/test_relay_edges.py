@@ -231,3 +231,19 @@ def test_escape_sequences_from_peers_and_the_model_never_reach_the_terminal(
     # The model was given the body as it was sent: only the screen is defended.
     (record,) = relay_records(server_b.chat_bodies)
     assert body in record
+
+
+def test_model_picker_shows_names_literally_and_switches(world: World) -> None:
+    evil = "ev[bold]il\x1b]0;OPTPWN\x07"
+    server = world.server(models=("qwen3-coder", evil))
+    a = world.start("alpha", server)
+
+    mark = a.mark()
+    a.send_key("\x0f")  # Ctrl+O
+    a.wait_text("Choose a model", since=mark)
+    a.wait_text("ev[bold]il\\e]0;OPTPWN\\x07", since=mark)  # neither markup nor a sequence
+    a.send_key("\x1b[B")  # Down
+    a.send_key("\r")
+    wait_until(lambda: (a.manifest() or {}).get("model") == evil, what="the new model")
+    a.wait_text(f"Model: {evil[:10]}", since=mark)
+    assert "\x1b]0;OPTPWN" not in a.raw_output
