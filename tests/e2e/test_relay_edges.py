@@ -247,3 +247,23 @@ def test_model_picker_shows_names_literally_and_switches(world: World) -> None:
     wait_until(lambda: (a.manifest() or {}).get("model") == evil, what="the new model")
     a.wait_text(f"Model: {evil[:10]}", since=mark)
     assert "\x1b]0;OPTPWN" not in a.raw_output
+
+
+def test_approval_dialog_shows_an_escape_laden_command_literally(world: World) -> None:
+    # printf's \033 escapes stay text in the command; its output carries real ESC bytes.
+    command = "printf 'ok \\033]0;OUTPWN\\007\\n' # \x1b[8mhidden\x1b]0;CMDPWN\x07"
+    server = world.server(demo=False)
+    server.enqueue(
+        Turn.tool_calls(call("run_command", {"command": command})), Turn.text("all finished here")
+    )
+    a = world.start("alpha", server)
+
+    mark = a.mark()
+    a.submit("run it")
+    a.wait_text("Run this command?", since=mark)
+    a.wait_text("# \\e[8mhidden\\e]0;CMDPWN\\x07", since=mark)  # all of it, visibly
+    a.send_key("y")
+    a.wait_text("all finished here", since=mark)
+    a.wait_text("ok \\e]0;OUTPWN", since=mark)  # the output, made visible too
+    raw = a.raw_output
+    assert "\x1b[8mhidden" not in raw and "\x1b]0;CMDPWN" not in raw and "\x1b]0;OUTPWN" not in raw
