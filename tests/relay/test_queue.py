@@ -113,6 +113,22 @@ def test_pause_rejects_new_keeps_queued_and_resume_continues_fifo(pair):
     assert order == ["first", "second"]
 
 
+def test_paused_claims_nothing_until_resume(pair):
+    receiver, sender = pair
+    _enqueue(receiver, sender, "held-1", "first")
+    _enqueue(receiver, sender, "held-2", "second")
+    receiver.pause()
+    assert receiver.claim_one() is None  # accepted messages wait while paused
+    assert receiver.status().queued == 2
+    receiver.resume()
+    order = []
+    while (claimed := receiver.claim_one()) is not None:
+        assert isinstance(claimed, ClaimedMessage)
+        order.append(claimed.envelope.body)
+        receiver.complete(claimed)
+    assert order == ["first", "second"]
+
+
 def test_paused_from_setting_starts_paused(make_relay, relay_env):
     receiver = make_relay("receiver", env={**relay_env, "ZCODER_RELAY": "paused"})
     sender = make_relay("sender")

@@ -211,3 +211,23 @@ async def test_a_relay_arriving_while_a_dialog_is_open_waits_for_the_turn(
         await idle(pilot, app)
     assert (workspace / "d.txt").exists()
     assert fake.chat_bodies[2]["messages"][-1]["content"].startswith("<agent_relay>")
+
+
+async def test_send_confirmation_that_cannot_fit_sends_nothing_and_says_why(
+    fake, make_config, app_factory, sender
+):
+    app = app_factory(make_config())
+    async with app.run_test(size=(36, 9)) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        fake.enqueue(
+            Turn.tool_calls(
+                call("send_agent_message", {"target_instance_id": sender.instance_id, "message": "x"})
+            ),
+            Turn.text("ok"),
+        )
+        await submit(pilot, app, "tell it")
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 2, timeout=15)
+        await idle(pilot, app)
+    assert sender.claim_one() is None
+    result = fake.chat_bodies[1]["messages"][-1]["content"]
+    assert "could not be asked" in result and "declined" not in result

@@ -25,6 +25,7 @@ from zcoder.agent.instructions import load_instructions, render_instructions
 from zcoder.agent.prompts import system_prompt
 from zcoder.agent.relay_tools import (
     RELAY_SENDER_KEY,
+    ConfirmationUnavailable,
     SendConfirmer,
     discovery_text,
     register_relay_tools,
@@ -39,6 +40,7 @@ __all__ = [
     "AssistantDelta",
     "AssistantMessage",
     "ChatClient",
+    "ConfirmationUnavailable",
     "ErrorNotice",
     "EventSink",
     "Notice",

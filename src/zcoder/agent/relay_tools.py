@@ -22,9 +22,16 @@ RELAY_SENDER_KEY: Final = "relay_sender"  # ToolContext.extras: the sender of a 
 
 
 class SendConfirmer(Protocol):
-    """The user's yes or no before a delivery (a dialog in the TUI). Never skipped."""
+    """The user's yes or no before a delivery (a dialog in the TUI). Never skipped.
+
+    Raises ConfirmationUnavailable when the question cannot be asked at all.
+    """
 
     async def confirm_send(self, peer: Peer, message: str) -> bool: ...
+
+
+class ConfirmationUnavailable(Exception):
+    """The confirmation could not be asked (no room for the dialog, say); nothing is sent."""
 
 
 SEND_DESCRIPTION: Final = (
@@ -98,7 +105,13 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
                 f"no live zcoder instance has the id {target!r}; call list_agents and use an "
                 "exact instance_id from it"
             )
-        if not await confirmer.confirm_send(peer, message):
+        try:
+            confirmed = await confirmer.confirm_send(peer, message)
+        except ConfirmationUnavailable as exc:
+            return ToolResult.error(
+                f"the user could not be asked to confirm ({exc}); nothing was sent"
+            )
+        if not confirmed:
             return ToolResult.error(
                 f"the user declined to send this message to {peer.project} ({peer.instance_id})",
                 declined=True,

@@ -528,7 +528,9 @@ class Relay:
     # -- the foreground's side of the queue ---------------------------------------------
 
     def claim_one(self) -> ClaimResult | None:
-        if self.spool is None or not self.available:
+        """The oldest queued message, or None. Paused, nothing is claimed: accepted
+        messages stay queued and run in order after resume (the seed's pause semantics)."""
+        if self.spool is None or not self.available or self._paused:
             return None
         try:
             return self.spool.claim_one()

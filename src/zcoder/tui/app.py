@@ -29,6 +29,7 @@ from zcoder.agent import (
     AgentSettings,
     AssistantDelta,
     AssistantMessage,
+    ConfirmationUnavailable,
     ErrorNotice,
     Notice,
     RelayReceived,
@@ -644,7 +645,7 @@ class ZcoderApp(App[int]):
     async def confirm_send(self, peer: Peer, message: str) -> bool:
         if not self._dialog_fits():
             self.error("The terminal is too small for the confirmation dialog; nothing was sent.")
-            return False
+            raise ConfirmationUnavailable("the terminal is too small for the dialog")
         return bool(await self._ask(ConfirmSendScreen(peer, message)))
 
     async def _ask(self, screen: Any) -> Any:

@@ -18,6 +18,7 @@ from textual.widgets import OptionList, Static
 from zcoder.relay import Peer
 from zcoder.relay.display import visible
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest
+from zcoder.tui.widgets import screen_safe
 
 DIALOG_CSS = """
 ApprovalScreen, ConfirmSendScreen, ModelPicker { align: center middle; }
@@ -57,10 +58,17 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
                 keys += "   (relayed task: every command is asked)"
         with Vertical(classes="dialog"):
             yield Static(Text("Run this command?"), classes="title")
-            yield Static(Text(f"$ {r.command}"), classes="command")
-            yield Static(Text(f"in {r.cwd} · timeout {r.timeout_seconds:g} s · {r.profile.value}"))
+            # The exact command, with any control character shown rather than obeyed:
+            # an escape sequence must not be able to hide or rewrite what is approved.
+            yield Static(Text(f"$ {screen_safe(r.command)}"), classes="command")
+            yield Static(
+                Text(
+                    f"in {screen_safe(str(r.cwd))} · timeout {r.timeout_seconds:g} s"
+                    f" · {r.profile.value}"
+                )
+            )
             if r.warning:
-                yield Static(Text(f"warning: {r.warning}", style="bold red"))
+                yield Static(Text(f"warning: {screen_safe(r.warning)}", style="bold red"))
             yield Static(Text(keys), classes="keys")
 
     def action_answer(self, answer: str) -> None:
@@ -100,7 +108,7 @@ class ConfirmSendScreen(ModalScreen[bool]):
                     f"   {visible(p.workspace)}"
                 )
             )
-            yield Static(Text(self.message), classes="command")
+            yield Static(Text(screen_safe(self.message)), classes="command")
             yield Static(Text("[y] send   [N]/Esc do not send"), classes="keys")
 
     def action_answer(self, answer: bool) -> None:
@@ -121,7 +129,8 @@ class ModelPicker(ModalScreen[str | None]):
             yield Static(
                 Text("Choose a model (Enter), Esc to keep " + self.current), classes="title"
             )
-            yield OptionList(*self.models)
+            # Text, not str: a str prompt is parsed as markup, and names come from Ollama.
+            yield OptionList(*(Text(screen_safe(name)) for name in self.models))
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)

@@ -1,12 +1,15 @@
 """The app's widgets: header bar, transcript entries, prompt input, sessions list.
 
 All text from the model, tools and peers is rendered as plain ``rich.text.Text``, never as
-markup, so that nothing they send can style or drive the terminal.
+markup, and passes ``screen_safe`` first: Rich drops only a few control characters (BEL,
+CR...) and lets ESC through, so without it a relayed task, a model reply or a command's
+output could write escape sequences to the terminal (clear it, retitle it, hide text).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +23,18 @@ from zcoder.relay.display import visible
 from zcoder.sessions import SessionInfo
 
 MAX_TOOL_PREVIEW_LINES = 12
+
+# C0 and C1 controls except tab and line feed, bidirectional overrides and isolates, and
+# lone surrogates: made visible (``\e``, ``\x9b``...) rather than sent to the terminal.
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def screen_safe(text: str) -> str:
+    """Text that cannot drive the terminal; line breaks and tabs are kept (CRLF as LF)."""
+    text = text.replace("\r\n", "\n")
+    if _UNSAFE.search(text) is None:
+        return text
+    return _UNSAFE.sub(lambda match: visible(match.group()), text)
 
 
 @dataclass
@@ -54,8 +69,10 @@ class HeaderBar(Static):
             setattr(self.state, key, value)
         s = self.state
         sep = Text(" │ ", style="dim")
-        text = Text.assemble((f"zcoder {s.version}", "bold"), sep, f"{s.model}@{s.host}", sep)
-        text.append(s.project + (f" ({s.branch})" if s.branch else ""))
+        text = Text.assemble(
+            (f"zcoder {s.version}", "bold"), sep, screen_safe(f"{s.model}@{s.host}"), sep
+        )
+        text.append(screen_safe(s.project + (f" ({s.branch})" if s.branch else "")))
         text.append_text(sep)
         text.append(s.profile)
         text.append_text(sep)
@@ -69,7 +86,7 @@ class HeaderBar(Static):
             "Loop stopped": "bold white on red",
             "Incomplete": "bold black on yellow",
         }.get(s.status, "bold black on cyan")
-        text.append(f" {s.status} ", style=badge_style)
+        text.append(screen_safe(f" {s.status} "), style=badge_style)
         text.append_text(sep)
         text.append(f"relay: {s.relay}")
         if s.queued:
@@ -105,20 +122,20 @@ def _label(text: str, style: str) -> Text:
 
 
 def user_text(text: str) -> Text:
-    return Text.assemble(_label("you\n", "bold"), text)
+    return Text.assemble(_label("you\n", "bold"), screen_safe(text))
 
 
 def assistant_text(text: str, *, partial: bool = False) -> Text:
     label = "assistant (stopped, partial)\n" if partial else "assistant\n"
-    return Text.assemble(_label(label, "bold green"), text)
+    return Text.assemble(_label(label, "bold green"), screen_safe(text))
 
 
 def system_text(text: str) -> Text:
-    return Text(text)
+    return Text(screen_safe(text))
 
 
 def error_text(text: str) -> Text:
-    return Text.assemble(_label("error: ", "bold"), text)
+    return Text.assemble(_label("error: ", "bold"), screen_safe(text))
 
 
 def relay_text(project: str, pid: int | str, workspace: str, instance_id: str, body: str) -> Text:
@@ -126,20 +143,20 @@ def relay_text(project: str, pid: int | str, workspace: str, instance_id: str, b
     return Text.assemble(
         _label(head + "\n", "bold magenta"),
         _label(f"instance {visible(instance_id)}\n", "dim"),
-        body,
+        screen_safe(body),
     )
 
 
 def tool_text(name: str, arguments: dict[str, Any], status: str, output: str = "") -> Text:
-    args = json.dumps(arguments, ensure_ascii=False)
+    args = screen_safe(json.dumps(arguments, ensure_ascii=False))
     if len(args) > 300:
         args = args[:299] + "…"
     icon = {"running": "…", "completed": "✓", "failed": "✗", "interrupted": "■"}.get(status, "·")
     text = Text.assemble(
-        _label(f"{icon} {name}", "bold"), " ", args, _label(f" — {status}", "italic")
+        _label(f"{icon} {screen_safe(name)}", "bold"), " ", args, _label(f" — {status}", "italic")
     )
     if output:
-        lines = output.rstrip().splitlines()
+        lines = screen_safe(output).rstrip().split("\n")
         shown = lines[:MAX_TOOL_PREVIEW_LINES]
         text.append("\n" + "\n".join(shown))
         if len(lines) > len(shown):
@@ -227,7 +244,8 @@ class PromptInput(TextArea):
 class SessionItem(ListItem):
     def __init__(self, info: SessionInfo, current: bool) -> None:
         marker = "● " if current else "  "
-        super().__init__(Static(Text(marker + info.title, no_wrap=True, overflow="ellipsis")))
+        title = screen_safe(info.title)
+        super().__init__(Static(Text(marker + title, no_wrap=True, overflow="ellipsis")))
         self.info = info
 
 

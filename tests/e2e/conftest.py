@@ -1,0 +1,45 @@
+"""Fixtures for the end-to-end tests: a private world, and a relay in the test process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from tests.e2e.harness import World
+from zcoder.relay import Relay, load_relay_settings
+
+
+@pytest.fixture
+def world() -> Iterator[World]:
+    """Registry, workspaces, fake Ollamas and zcoder processes; all gone after the test."""
+    w = World()
+    try:
+        yield w
+    finally:
+        w.close()
+
+
+SenderFactory = Callable[[str], Relay]
+
+
+@pytest.fixture
+def sender_relay(world: World) -> Iterator[SenderFactory]:
+    """A relay started in this test process: a legitimate, registered sender.
+
+    The receiver checks that a sender has a live manifest in the registry and that the
+    connecting process is the sender's pid; a Relay started here satisfies both.
+    """
+    started: list[Relay] = []
+
+    def factory(name: str) -> Relay:
+        env = world.env(name, None)
+        relay = Relay(load_relay_settings(env), workspace=world.workspace(name), env=env)
+        started.append(relay)
+        status = relay.start()
+        assert status.available, status.reason
+        return relay
+
+    yield factory
+    for relay in started:
+        relay.stop()
