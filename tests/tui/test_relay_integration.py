@@ -221,7 +221,9 @@ async def test_send_confirmation_that_cannot_fit_sends_nothing_and_says_why(
         await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
         fake.enqueue(
             Turn.tool_calls(
-                call("send_agent_message", {"target_instance_id": sender.instance_id, "message": "x"})
+                call(
+                    "send_agent_message", {"target_instance_id": sender.instance_id, "message": "x"}
+                )
             ),
             Turn.text("ok"),
         )
