@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import struct
@@ -68,5 +69,6 @@ def is_same_or_descendant(pid: int, ancestor: int) -> bool:
     return False
 
 
+@functools.cache
 def can_check_ancestry() -> bool:
     return os.path.isdir("/proc/self")

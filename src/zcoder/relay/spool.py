@@ -67,6 +67,9 @@ class Spool:
         # queue length without a directory scan on every store (that scan made each
         # enqueue cost O(queue length)). The disk is re-counted before answering `full`.
         self._pending: set[str] = set()
+        # Plain strings for the hot path: pathlib joins cost more than the syscalls here.
+        self._tmp_dir = os.path.join(root, "tmp")
+        self._inbox_dir = os.path.join(root, "inbox")
 
     # -- set-up and teardown ------------------------------------------------------------
 
@@ -122,8 +125,8 @@ class Spool:
                 return "full", 0
             sequence = self._sequence + 1
             name = f"{sequence:09d}-{envelope.message_id}.json"
-            temporary = self.root / "tmp" / name
-            final = self.root / "inbox" / name
+            temporary = f"{self._tmp_dir}/{name}"
+            final = f"{self._inbox_dir}/{name}"
             try:
                 fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
                 try:
@@ -134,7 +137,7 @@ class Spool:
                 finally:
                     os.close(fd)
                 os.rename(temporary, final)
-                _fsync_dir(self.root / "inbox")
+                _fsync_dir(self._inbox_dir)
             except OSError as exc:
                 with contextlib.suppress(OSError):
                     os.unlink(temporary)
@@ -221,7 +224,7 @@ class _Unsafe(Exception):
     pass
 
 
-def _fsync_dir(path: Path) -> None:
+def _fsync_dir(path: str | Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
