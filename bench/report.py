@@ -138,19 +138,22 @@ its baseline (or, for stalled connections, in alternating blocks).
   disk cost milliseconds, which no request/response baseline pays. This row misses the 3×
   target by design; the fsyncs stay (the wire spec requires them).
 - **Enqueue with the spool on tmpfs** (where XDG_RUNTIME_DIR puts it on a normal Linux
-  desktop) shows the relay's own work, and misses 3× narrowly (≈3.1-3.9× in the runs made
-  for issue 5). Beyond a ping the receiver decodes and validates the envelope (~35 µs), checks the
-  sender (manifest identity, pid, liveness, SO_PEERCRED ancestry) and stores the message
-  (create, write, fsync, close, rename, fsync the directory: ~80 µs of syscalls and Python
-  even on tmpfs); the bare baseline does none of it. Two causes found by this benchmark were
-  fixed in src/zcoder/relay: the spool re-counted inbox/ and processing/ with a regular
-  expression on every store (O(queue length), ~200 µs at 100 queued; now counted in memory
-  and re-checked on disk only before answering `full`), and the sender's manifest was
-  re-opened and re-parsed on every enqueue (now kept while its file identity is unchanged;
-  ~70-130 µs saved). What is left would need giving up a guarantee: dropping the directory
-  fsync (durability of the rename), or storing through directory descriptors held open
-  (a spool directory deleted under the instance would then keep "accepting" into a
-  deleted directory, where today the store fails and answers `invalid`).
+  desktop) shows the relay's own work. It sits at the edge of the 3× target: ≈3.1-3.9× in
+  the first runs for issue 5, 2.8-3.0× since the last fix below, so a noisy run can still
+  miss it. Beyond a ping the receiver decodes and validates the envelope (~35 µs), checks
+  the sender (manifest identity, pid, liveness, SO_PEERCRED ancestry) and stores the message
+  (create, write, fsync, close, rename, fsync the directory) even on tmpfs; the bare
+  baseline does none of it. Three causes found by this benchmark were fixed in
+  src/zcoder/relay: the spool re-counted inbox/ and processing/ with a regular expression
+  on every store (O(queue length), ~200 µs at 100 queued; now counted in memory and
+  re-checked on disk only before answering `full`); the sender's manifest was re-opened and
+  re-parsed on every enqueue (now kept while its file identity is unchanged; ~70-130 µs
+  saved); and the store built its paths with pathlib, whose joins cost more than the
+  syscalls on tmpfs (now plain strings; decide() ~30% faster in a profile). What is left
+  would need giving up a guarantee: dropping the directory fsync (durability of the
+  rename), or storing through directory descriptors held open (a spool directory deleted
+  under the instance would then keep "accepting" into a deleted directory, where today the
+  store fails and answers `invalid`).
 - **Discovery** grows about linearly, under 1 ms per peer: each live peer is a separate
   Python process that must be scheduled to answer its ping, and up to 127 of them share 2
   CPUs. 64 peers stay under the 100 ms target. The fault tests also found that a registry
