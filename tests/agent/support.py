@@ -12,14 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.fake_ollama import FakeOllama
 from zcoder.agent import Agent, AgentEvent, AgentSettings
 from zcoder.model import OllamaClient
 from zcoder.sessions import SessionStore
 from zcoder.tools import (
-    ApprovalDecision,
     ApprovalPolicy,
-    CommandApprovalRequest,
     CommandPolicy,
     Profile,
     default_registry,
@@ -27,23 +26,6 @@ from zcoder.tools import (
 
 MODEL = "qwen3-coder"
 E = TypeVar("E")
-
-
-class ScriptedApprover:
-    """Answers approval requests from a list (then ``default``) and records each request."""
-
-    def __init__(self, *answers: ApprovalDecision, default: ApprovalDecision | None = None):
-        self.answers = list(answers)
-        self.default = default
-        self.requests: list[CommandApprovalRequest] = []
-
-    async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
-        self.requests.append(request)
-        if self.answers:
-            return self.answers.pop(0)
-        if self.default is None:
-            raise AssertionError(f"approver asked unexpectedly: {request.command}")
-        return self.default
 
 
 @dataclass

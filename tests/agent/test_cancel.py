@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from tests.agent.support import (
-    ScriptedApprover,
     make_harness,
     tool_call_ids,
     tool_result_ids,
     wait_until,
 )
+from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.fake_ollama import Turn, call
 from zcoder.agent import AssistantDelta, AssistantMessage, Outcome, ToolFinished, TurnFinished
 from zcoder.agent.prompts import INTERRUPTED, NOT_EXECUTED

@@ -11,7 +11,8 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.agent.support import EventLog, Harness, ScriptedApprover
+from tests.agent.support import EventLog, Harness
+from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.fake_ollama import Turn
 from zcoder.agent import Agent, AgentSettings, AssistantMessage, ErrorNotice, Notice, Outcome
 from zcoder.model import (

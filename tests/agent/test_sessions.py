@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.agent.support import ScriptedApprover, make_harness
+from tests.agent.support import make_harness
+from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.fake_ollama import Turn, call
 from zcoder.agent import Agent, AgentSettings, ErrorNotice
 from zcoder.sessions import SessionStore

@@ -7,32 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.approver import ScriptedApprover
 from zcoder.tools import (
-    ApprovalDecision,
     ApprovalPolicy,
-    CommandApprovalRequest,
     CommandPolicy,
     Profile,
     ToolContext,
     TurnOrigin,
 )
-
-
-class ScriptedApprover:
-    """Answers approval requests from a list (then with ``default``) and records them."""
-
-    def __init__(self, *answers: ApprovalDecision, default: ApprovalDecision | None = None):
-        self.answers = list(answers)
-        self.default = default
-        self.requests: list[CommandApprovalRequest] = []
-
-    async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
-        self.requests.append(request)
-        if self.answers:
-            return self.answers.pop(0)
-        if self.default is None:
-            raise AssertionError(f"approver asked unexpectedly: {request.command}")
-        return self.default
 
 
 @pytest.fixture

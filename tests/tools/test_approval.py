@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.conftest import ScriptedApprover
+from tests.fixtures.approver import ScriptedApprover
 from zcoder.tools import (
     ApprovalConfigError,
     ApprovalDecision,
