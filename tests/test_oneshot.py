@@ -336,3 +336,18 @@ def test_ctrl_c_at_the_approval_prompt_exits_130_at_once(env: Env, fake: FakeOll
     assert child.exitstatus == 130
     assert time.monotonic() - started < 5
     assert not (env.workspace / "ran.txt").exists()
+
+
+def test_an_internal_error_is_one_clear_line_not_a_traceback(tmp_path, monkeypatch, capsys):
+    from zcoder import oneshot
+    from zcoder.config import load_config
+
+    async def broken(*_args, **_kwargs):
+        raise RuntimeError("something we did not foresee")
+
+    monkeypatch.setattr(oneshot, "_run", broken)
+    config = load_config({"ZCODER_HOME": str(tmp_path / "home")}, workspace=str(tmp_path))
+    assert oneshot.run_prompt(config, "hi") == 1
+    err = capsys.readouterr().err
+    assert err.strip() == "zcoder: internal error: RuntimeError: something we did not foresee"
+    assert "Traceback" not in err

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import sys
@@ -241,3 +242,7 @@ def run_prompt(config: Config, prompt: str, resume: str | None = None) -> int:
         return asyncio.run(_run(config, prompt, resume, sys.stdout, sys.stderr))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug of ours: one clear line, the details in the log
+        logging.getLogger(__name__).debug("--prompt failed", exc_info=True)
+        print(f"zcoder: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_FAILED

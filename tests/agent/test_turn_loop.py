@@ -192,6 +192,10 @@ async def test_a_repeated_round_is_warned_at_three_and_refused_at_four(
     assert tool_call_ids(h.agent.messages) == tool_result_ids(h.agent.messages)
     assert [e.status for e in h.log.of(ToolFinished)] == ["completed"] * 3 + ["not_executed"]
     assert fake.pending == 1
+    # The refused call is in the saved transcript too, so a reload explains the stop.
+    events = h.load().events
+    refused = [e for e in events if e.role == "tool" and e.metadata.get("refused") == "loop"]
+    assert len(refused) == 1 and refused[0].text.startswith("Refused")
 
 
 async def test_rounds_with_changing_results_are_not_a_loop(fake, store, workspace, client) -> None:

@@ -294,9 +294,21 @@ class Agent:
                     continue
                 pairs = [(call.name, call.arguments) for call in calls]
                 if loops.should_refuse(pairs):
+                    refused = "Refused: this exact tool round was repeated again."
                     for call in calls:
-                        self._answer(call, "Refused: this exact tool round was repeated again.")
-                        self._emit(ToolFinished(call.id, call.name, "not_executed", "refused"))
+                        self._answer(call, refused)
+                        self._event(
+                            "tool",
+                            refused,
+                            {
+                                "name": call.name,
+                                "call_id": call.id,
+                                "arguments": dict(call.arguments),
+                                "status": "failed",
+                                "refused": "loop",
+                            },
+                        )
+                        self._emit(ToolFinished(call.id, call.name, "not_executed", refused))
                     self._event("error", "Loop stopped: the same tool round was repeated again.")
                     self._emit(ErrorNotice("Loop stopped: the same tool round was repeated."))
                     return self._finish(
