@@ -233,3 +233,25 @@ async def test_send_confirmation_that_cannot_fit_sends_nothing_and_says_why(
     assert sender.claim_one() is None
     result = fake.chat_bodies[1]["messages"][-1]["content"]
     assert "could not be asked" in result and "declined" not in result
+
+
+async def test_yes_never_skips_the_send_confirmation(fake, make_config, app_factory, sender):
+    from zcoder.tui.screens import ConfirmSendScreen
+
+    app = app_factory(make_config(yes=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        fake.enqueue(
+            Turn.tool_calls(
+                call(
+                    "send_agent_message", {"target_instance_id": sender.instance_id, "message": "m"}
+                )
+            ),
+            Turn.text("ok"),
+        )
+        await submit(pilot, app, "tell it")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmSendScreen))
+        await pilot.press("y")
+        await idle(pilot, app)
+    claimed = sender.claim_one()
+    assert claimed is not None and not hasattr(claimed, "reason")
