@@ -500,3 +500,18 @@ async def test_dead_listener_is_noticed_and_the_app_runs_on(
         assert "still here" in transcript_text(app)
         await submit(pilot, app, "/list-agents")
         await pilot.pause(0.3)
+
+
+async def test_thinking_is_shown_while_it_streams_and_gone_after(fake, make_config, app_factory):
+    fake.enqueue(
+        Turn.thinking("first I look at the files, then I answer", text="the answer", delay=0.2)
+    )
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "think about it")
+        await wait_until(pilot, lambda: entries(app, "thinking"))
+        assert entries(app, "thinking")[0].plain.startswith("thinking…")
+        await idle(pilot, app)
+        await pilot.pause()
+        assert entries(app, "thinking") == []
+        assert "the answer" in entries(app, "assistant")[0].plain

@@ -35,6 +35,7 @@ from zcoder.agent import (
     RelayReceived,
     Status,
     StatusChanged,
+    ThinkingDelta,
     ToolFinished,
     ToolStarted,
     TurnFinished,
@@ -74,6 +75,7 @@ from zcoder.tui.widgets import (
     error_text,
     relay_text,
     system_text,
+    thinking_text,
     tool_text,
     user_text,
 )
@@ -133,6 +135,10 @@ class ZcoderApp(App[int]):
         self._pending_prompt: str | None = None
         self._stream_entry: Entry | None = None
         self._stream_text = ""
+        # The model's reasoning is shown while it streams and removed when the reply (or a
+        # tool call) starts: it is not part of the transcript that is saved and reloaded.
+        self._thinking_entry: Entry | None = None
+        self._thinking_text = ""
         self._tool_entries: dict[str, tuple[Entry, str, dict[str, Any]]] = {}
         self._relay_was_available = False
         self._deferred: list[Entry] | None = []
@@ -577,6 +583,17 @@ class ZcoderApp(App[int]):
     # -- the agent's events -------------------------------------------------------------
 
     def _on_agent_event(self, event: AgentEvent) -> None:
+        if isinstance(event, ThinkingDelta):
+            self._thinking_text += event.text
+            if self._thinking_entry is None:
+                self._thinking_entry = self.show(
+                    Entry("thinking", thinking_text(self._thinking_text))
+                )
+            else:
+                self._thinking_entry.show_text(thinking_text(self._thinking_text))
+            return
+        if not isinstance(event, StatusChanged):
+            self._end_thinking()
         if isinstance(event, StatusChanged):
             label = f"Tool: {event.detail}" if event.status is Status.TOOL else event.status.value
             self.header.refresh_state(status=label)
@@ -626,6 +643,11 @@ class ZcoderApp(App[int]):
             )
         elif isinstance(event, TurnFinished):
             self._end_stream()
+
+    def _end_thinking(self) -> None:
+        if self._thinking_entry is not None:
+            self._thinking_entry.remove()
+            self._thinking_entry, self._thinking_text = None, ""
 
     def _end_stream(self) -> None:
         self._stream_entry, self._stream_text = None, ""

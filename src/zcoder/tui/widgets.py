@@ -105,6 +105,7 @@ class Entry(Static):
     Entry.system { color: $text-muted; text-style: italic; }
     Entry.error { color: $error; border-left: thick $error; }
     Entry.relay { border: round magenta; background: $boost; padding: 0 1; }
+    Entry.thinking { color: $text-muted; text-style: italic; }
     """
 
     def __init__(self, role: str, body: Text) -> None:
@@ -128,6 +129,15 @@ def user_text(text: str) -> Text:
 def assistant_text(text: str, *, partial: bool = False) -> Text:
     label = "assistant (stopped, partial)\n" if partial else "assistant\n"
     return Text.assemble(_label(label, "bold green"), screen_safe(text))
+
+
+THINKING_PREVIEW_CHARS = 240
+
+
+def thinking_text(text: str) -> Text:
+    """The model's reasoning while it streams: only its latest part, on a few lines."""
+    tail = " ".join(text.split())[-THINKING_PREVIEW_CHARS:]
+    return Text.assemble(_label("thinking… ", "bold"), screen_safe(tail))
 
 
 def system_text(text: str) -> Text:
