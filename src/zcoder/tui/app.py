@@ -25,20 +25,9 @@ from textual.worker import Worker, WorkerState
 from zcoder import __version__
 from zcoder.agent import (
     Agent,
-    AgentEvent,
     AgentSettings,
-    AssistantDelta,
-    AssistantMessage,
     ConfirmationUnavailable,
-    ErrorNotice,
-    Notice,
-    RelayReceived,
     Status,
-    StatusChanged,
-    ThinkingDelta,
-    ToolFinished,
-    ToolStarted,
-    TurnFinished,
     load_instructions,
     register_relay_tools,
     render_instructions,
@@ -54,6 +43,7 @@ from zcoder.tools import (
     CommandApprovalRequest,
     default_registry,
 )
+from zcoder.tui.agent_view import AgentView
 from zcoder.tui.commands import help_text, parse_slash
 from zcoder.tui.screens import (
     MIN_DIALOG_HEIGHT,
@@ -70,13 +60,9 @@ from zcoder.tui.widgets import (
     SessionItem,
     SessionList,
     Transcript,
-    assistant_text,
     entry_for_event,
     error_text,
-    relay_text,
     system_text,
-    thinking_text,
-    tool_text,
     user_text,
 )
 
@@ -133,13 +119,6 @@ class ZcoderApp(App[int]):
         self._turn: Worker[Any] | None = None
         self._warmup: Worker[Any] | None = None
         self._pending_prompt: str | None = None
-        self._stream_entry: Entry | None = None
-        self._stream_text = ""
-        # The model's reasoning is shown while it streams and removed when the reply (or a
-        # tool call) starts: it is not part of the transcript that is saved and reloaded.
-        self._thinking_entry: Entry | None = None
-        self._thinking_text = ""
-        self._tool_entries: dict[str, tuple[Entry, str, dict[str, Any]]] = {}
         self._relay_was_available = False
         self._deferred: list[Entry] | None = []
         self.header_state = HeaderState(
@@ -154,6 +133,9 @@ class ZcoderApp(App[int]):
         self.sidebar = SessionList(id="sessions")
         self.transcript = Transcript(id="transcript")
         self.prompt_input = PromptInput(id="prompt", soft_wrap=True, show_line_numbers=False)
+        self.agent_view = AgentView(
+            self.show, lambda status: self.header.refresh_state(status=status)
+        )
 
     # -- layout -------------------------------------------------------------------------
 
@@ -211,7 +193,7 @@ class ZcoderApp(App[int]):
             ),
             approval=ApprovalPolicy(self.config.command_policy, self.config.profile),
             approver=self,
-            on_event=self._on_agent_event,
+            on_event=self.agent_view.on_event,
             store=self.store,
             relay_available=lambda: self.relay is not None and self.relay.available,
         )
@@ -288,8 +270,7 @@ class ZcoderApp(App[int]):
         self.session_id = data.info.id
         self.agent.use_session(data.info.id, data.messages, data.user_ledger)
         self.transcript.clear()
-        self._stream_entry = None
-        self._tool_entries.clear()
+        self.agent_view.reset()
         for event in data.events:
             self.show(entry_for_event(event.role, event.text, event.metadata))
         if self.relay is not None:
@@ -579,78 +560,6 @@ class ZcoderApp(App[int]):
         self.header.refresh_state(model=model)
         self.notice(f"Model: {model}")
         self._start_warmup()
-
-    # -- the agent's events -------------------------------------------------------------
-
-    def _on_agent_event(self, event: AgentEvent) -> None:
-        if isinstance(event, ThinkingDelta):
-            self._thinking_text += event.text
-            if self._thinking_entry is None:
-                self._thinking_entry = self.show(
-                    Entry("thinking", thinking_text(self._thinking_text))
-                )
-            else:
-                self._thinking_entry.show_text(thinking_text(self._thinking_text))
-            return
-        if not isinstance(event, StatusChanged):
-            self._end_thinking()
-        if isinstance(event, StatusChanged):
-            label = f"Tool: {event.detail}" if event.status is Status.TOOL else event.status.value
-            self.header.refresh_state(status=label)
-        elif isinstance(event, AssistantDelta):
-            self._stream_text += event.text
-            if self._stream_entry is None:
-                self._stream_entry = self.show(
-                    Entry("assistant", assistant_text(self._stream_text))
-                )
-            else:
-                self._stream_entry.show_text(assistant_text(self._stream_text))
-        elif isinstance(event, AssistantMessage):
-            if event.streamed and self._stream_entry is not None:
-                self._stream_entry.show_text(assistant_text(event.text, partial=event.partial))
-            else:
-                self.show(Entry("assistant", assistant_text(event.text, partial=event.partial)))
-            self._stream_entry, self._stream_text = None, ""
-        elif isinstance(event, ToolStarted):
-            self._end_stream()
-            entry = self.show(Entry("tool", tool_text(event.name, event.arguments, "running")))
-            self._tool_entries[event.call_id] = (entry, event.name, event.arguments)
-        elif isinstance(event, ToolFinished):
-            status = "interrupted" if event.status == "not_executed" else event.status
-            known = self._tool_entries.pop(event.call_id, None)
-            if known is None:
-                self.show(Entry("tool", tool_text(event.name, {}, status, event.output)))
-            else:
-                entry, name, arguments = known
-                entry.show_text(tool_text(name, arguments, status, event.output))
-        elif isinstance(event, Notice):
-            self.notice(event.text)
-        elif isinstance(event, ErrorNotice):
-            self._end_stream()
-            self.error(event.text)
-        elif isinstance(event, RelayReceived):
-            self.show(
-                Entry(
-                    "relay",
-                    relay_text(
-                        event.sender_project,
-                        event.sender_pid,
-                        event.sender_workspace,
-                        event.sender_instance_id,
-                        event.body,
-                    ),
-                )
-            )
-        elif isinstance(event, TurnFinished):
-            self._end_stream()
-
-    def _end_thinking(self) -> None:
-        if self._thinking_entry is not None:
-            self._thinking_entry.remove()
-            self._thinking_entry, self._thinking_text = None, ""
-
-    def _end_stream(self) -> None:
-        self._stream_entry, self._stream_text = None, ""
 
     # -- approvals (the agent's Approver and SendConfirmer) -----------------------------
 

@@ -1,0 +1,126 @@
+"""The agent's events drawn in the transcript: streamed replies, thinking, tool entries.
+
+One object per app keeps what is being streamed (the reply, the model's reasoning, the
+running tool entries) and turns each AgentEvent into a transcript entry or an update of
+one. It knows nothing of dialogs, sessions or the relay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from zcoder.agent import (
+    AgentEvent,
+    AssistantDelta,
+    AssistantMessage,
+    ErrorNotice,
+    Notice,
+    RelayReceived,
+    Status,
+    StatusChanged,
+    ThinkingDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+)
+from zcoder.tui.widgets import (
+    Entry,
+    assistant_text,
+    error_text,
+    relay_text,
+    system_text,
+    thinking_text,
+    tool_text,
+)
+
+
+class AgentView:
+    """Turns agent events into transcript entries; ``show`` adds one to the transcript."""
+
+    def __init__(self, show: Callable[[Entry], Entry], set_status: Callable[[str], None]) -> None:
+        self.show = show
+        self.set_status = set_status
+        self._stream_entry: Entry | None = None
+        self._stream_text = ""
+        # The model's reasoning is shown while it streams and removed when the reply (or a
+        # tool call) starts: it is not part of the transcript that is saved and reloaded.
+        self._thinking_entry: Entry | None = None
+        self._thinking_text = ""
+        self._tool_entries: dict[str, tuple[Entry, str, dict[str, Any]]] = {}
+
+    def reset(self) -> None:
+        """Forget what was streaming (the transcript was cleared for another session)."""
+        self._stream_entry, self._stream_text = None, ""
+        self._thinking_entry, self._thinking_text = None, ""
+        self._tool_entries.clear()
+
+    def on_event(self, event: AgentEvent) -> None:
+        if isinstance(event, ThinkingDelta):
+            self._thinking_text += event.text
+            if self._thinking_entry is None:
+                self._thinking_entry = self.show(
+                    Entry("thinking", thinking_text(self._thinking_text))
+                )
+            else:
+                self._thinking_entry.show_text(thinking_text(self._thinking_text))
+            return
+        if not isinstance(event, StatusChanged):
+            self._end_thinking()
+        if isinstance(event, StatusChanged):
+            label = f"Tool: {event.detail}" if event.status is Status.TOOL else event.status.value
+            self.set_status(label)
+        elif isinstance(event, AssistantDelta):
+            self._stream_text += event.text
+            if self._stream_entry is None:
+                self._stream_entry = self.show(
+                    Entry("assistant", assistant_text(self._stream_text))
+                )
+            else:
+                self._stream_entry.show_text(assistant_text(self._stream_text))
+        elif isinstance(event, AssistantMessage):
+            if event.streamed and self._stream_entry is not None:
+                self._stream_entry.show_text(assistant_text(event.text, partial=event.partial))
+            else:
+                self.show(Entry("assistant", assistant_text(event.text, partial=event.partial)))
+            self._end_stream()
+        elif isinstance(event, ToolStarted):
+            self._end_stream()
+            entry = self.show(Entry("tool", tool_text(event.name, event.arguments, "running")))
+            self._tool_entries[event.call_id] = (entry, event.name, event.arguments)
+        elif isinstance(event, ToolFinished):
+            status = "interrupted" if event.status == "not_executed" else event.status
+            known = self._tool_entries.pop(event.call_id, None)
+            if known is None:
+                self.show(Entry("tool", tool_text(event.name, {}, status, event.output)))
+            else:
+                entry, name, arguments = known
+                entry.show_text(tool_text(name, arguments, status, event.output))
+        elif isinstance(event, Notice):
+            self.show(Entry("system", system_text(event.text)))
+        elif isinstance(event, ErrorNotice):
+            self._end_stream()
+            self.show(Entry("error", error_text(event.text)))
+        elif isinstance(event, RelayReceived):
+            self.show(
+                Entry(
+                    "relay",
+                    relay_text(
+                        event.sender_project,
+                        event.sender_pid,
+                        event.sender_workspace,
+                        event.sender_instance_id,
+                        event.body,
+                    ),
+                )
+            )
+        elif isinstance(event, TurnFinished):
+            self._end_stream()
+
+    def _end_thinking(self) -> None:
+        if self._thinking_entry is not None:
+            self._thinking_entry.remove()
+            self._thinking_entry, self._thinking_text = None, ""
+
+    def _end_stream(self) -> None:
+        self._stream_entry, self._stream_text = None, ""
