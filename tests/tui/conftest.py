@@ -122,3 +122,12 @@ async def app_factory() -> AsyncIterator[Callable[..., ZcoderApp]]:
     yield factory
     for app in made:
         app._stop_services()
+
+
+async def answer(pilot: Any, app: ZcoderApp, key: str) -> None:
+    """Press ``key`` in the open dialog once it is armed (it ignores keys before that)."""
+    from zcoder.tui.dialogs import GuardedDialog
+
+    await wait_until(pilot, lambda: isinstance(app.screen, GuardedDialog) and app.screen.armed)
+    await pilot.press(key)
+    await pilot.pause()

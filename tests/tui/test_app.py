@@ -9,9 +9,9 @@ import os
 import pytest
 
 from tests.fixtures.fake_ollama import Turn, call
-from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
+from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
 from zcoder.sessions import SessionStore
-from zcoder.tui.screens import ApprovalScreen, ConfirmSendScreen
+from zcoder.tui.dialogs import ApprovalScreen, ConfirmSendScreen
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)
@@ -61,7 +61,7 @@ async def test_approval_dialog_yes_runs_the_command(fake, make_config, app_facto
     async with app.run_test(size=SIZE) as pilot:
         await _run_command_turn(fake, app, pilot)
         assert "echo approved-run" in str(app.screen.request.command)
-        await pilot.press("y")
+        await answer(pilot, app, "y")
         await idle(pilot, app)
     assert (workspace / "out.txt").read_text().strip() == "approved-run"
 
@@ -71,7 +71,10 @@ async def test_approval_dialog_no_and_escape_deny(fake, make_config, app_factory
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await _run_command_turn(fake, app, pilot)
-        await pilot.press(key)
+        if key == "escape":
+            await pilot.press(key)  # the safe answer needs no wait
+        else:
+            await answer(pilot, app, key)
         await idle(pilot, app)
         assert not (workspace / "out.txt").exists()
     tool_message = fake.chat_bodies[1]["messages"][-1]
@@ -85,7 +88,7 @@ async def test_approval_a_allows_later_commands_of_user_turns(
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await _run_command_turn(fake, app, pilot, "echo one > one.txt")
-        await pilot.press("a")
+        await answer(pilot, app, "a")
         await idle(pilot, app)
         fake.enqueue(
             Turn.tool_calls(call("run_command", {"command": "echo two > two.txt"})), Turn.text("ok")
@@ -101,17 +104,17 @@ async def test_sysadmin_dialog_offers_no_a(fake, make_config, app_factory, works
     async with app.run_test(size=SIZE) as pilot:
         await _run_command_turn(fake, app, pilot, "echo s > s.txt")
         assert app.screen.request.allow_always is False
-        await pilot.press("a")  # not offered: ignored, the dialog stays
+        await answer(pilot, app, "a")  # not offered: ignored, the dialog stays
         await pilot.pause()
         assert isinstance(app.screen, ApprovalScreen)
-        await pilot.press("y")
+        await answer(pilot, app, "y")
         await idle(pilot, app)
         fake.enqueue(
             Turn.tool_calls(call("run_command", {"command": "echo t > t.txt"})), Turn.text("ok")
         )
         await submit(pilot, app, "again")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))  # asks again
-        await pilot.press("y")
+        await answer(pilot, app, "y")
         await idle(pilot, app)
     assert (workspace / "t.txt").exists()
 
@@ -255,7 +258,7 @@ async def test_relay_turn_asks_for_every_command_even_after_a(
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await _run_command_turn(fake, app, pilot, "echo u > u.txt")
-        await pilot.press("a")  # granted for user turns
+        await answer(pilot, app, "a")  # granted for user turns
         await idle(pilot, app)
         fake.enqueue(
             Turn.tool_calls(call("run_command", {"command": "echo r > r.txt"})), Turn.text("ok")
@@ -264,7 +267,7 @@ async def test_relay_turn_asks_for_every_command_even_after_a(
         assert result.status == "accepted"
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         assert app.screen.request.allow_always is False
-        await pilot.press("y")
+        await answer(pilot, app, "y")
         await idle(pilot, app)
     assert (workspace / "r.txt").exists()
 
@@ -311,7 +314,7 @@ async def test_user_turn_send_asks_confirmation_and_no_sends_nothing(
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmSendScreen))
         assert app.screen.peer.instance_id == sender.instance_id
         assert app.screen.message == "hi B"
-        await pilot.press("n")
+        await answer(pilot, app, "n")
         await idle(pilot, app)
     assert sender.claim_one() is None
     assert "declined" in fake.chat_bodies[1]["messages"][-1]["content"]

@@ -7,9 +7,9 @@ import asyncio
 import pytest
 
 from tests.fixtures.fake_ollama import Turn, call
-from tests.tui.conftest import entries, idle, submit, wait_until
+from tests.tui.conftest import answer, entries, idle, submit, wait_until
 from zcoder.sessions import SessionStore
-from zcoder.tui.screens import ApprovalScreen
+from zcoder.tui.dialogs import ApprovalScreen
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)
@@ -84,7 +84,7 @@ async def test_relay_turn_keeps_command_approval(fake, make_config, app_factory,
         await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
         await asyncio.to_thread(sender.send, app.relay.instance_id, "run a command")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        await pilot.press("n")
+        await answer(pilot, app, "n")
         await idle(pilot, app)
     assert not (workspace / "relayed.txt").exists()
 
@@ -206,7 +206,7 @@ async def test_a_relay_arriving_while_a_dialog_is_open_waits_for_the_turn(
         await pilot.pause(1.5)  # the relay poll and the nudge both run under the dialog
         assert isinstance(app.screen, ApprovalScreen)
         assert app.header_state.queued == 1
-        await pilot.press("y")
+        await answer(pilot, app, "y")
         await wait_until(pilot, lambda: entries(app, "relay"))
         await idle(pilot, app)
     assert (workspace / "d.txt").exists()
@@ -236,7 +236,7 @@ async def test_send_confirmation_that_cannot_fit_sends_nothing_and_says_why(
 
 
 async def test_yes_never_skips_the_send_confirmation(fake, make_config, app_factory, sender):
-    from zcoder.tui.screens import ConfirmSendScreen
+    from zcoder.tui.dialogs import ConfirmSendScreen
 
     app = app_factory(make_config(yes=True))
     async with app.run_test(size=SIZE) as pilot:
@@ -251,7 +251,7 @@ async def test_yes_never_skips_the_send_confirmation(fake, make_config, app_fact
         )
         await submit(pilot, app, "tell it")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmSendScreen))
-        await pilot.press("y")
+        await answer(pilot, app, "y")
         await idle(pilot, app)
     claimed = sender.claim_one()
     assert claimed is not None and not hasattr(claimed, "reason")

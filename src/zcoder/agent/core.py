@@ -217,13 +217,26 @@ class Agent:
         )
         self.messages.append(user_message(relay_wrapper(envelope)))
         self._save_messages()
+        if self.approval.revoke_always():
+            text = (
+                "A relayed task is now part of this conversation, so your earlier `a` "
+                "(allow commands) no longer applies: commands ask again until you press "
+                "`a` anew."
+            )
+            self._event("system", text)
+            self._emit(Notice(text))
+        sender = f"{envelope.sender_project or 'an unnamed project'} (pid {envelope.sender_pid})"
         return await self._run_turn(
-            TurnOrigin.RELAY, {RELAY_SENDER_KEY: envelope.sender_instance_id}
+            TurnOrigin.RELAY,
+            {RELAY_SENDER_KEY: envelope.sender_instance_id},
+            requested_by=sender,
         )
 
     # -- the common body ----------------------------------------------------------------
 
-    def _context(self, origin: TurnOrigin, extras: dict[str, Any]) -> ToolContext:
+    def _context(
+        self, origin: TurnOrigin, extras: dict[str, Any], requested_by: str | None = None
+    ) -> ToolContext:
         return ToolContext(
             workspace=self.settings.workspace,
             profile=self.settings.profile,
@@ -232,6 +245,7 @@ class Agent:
             approver=self.approver,
             max_output=self.settings.max_tool_output,
             extras=dict(extras),
+            requested_by=requested_by,
         )
 
     def request_messages(self) -> list[Message]:
@@ -253,8 +267,10 @@ class Agent:
         self._event("system", text, {"context_record": True})
         self._emit(Notice(text))
 
-    async def _run_turn(self, origin: TurnOrigin, extras: dict[str, Any]) -> TurnFinished:
-        ctx = self._context(origin, extras)
+    async def _run_turn(
+        self, origin: TurnOrigin, extras: dict[str, Any], *, requested_by: str | None = None
+    ) -> TurnFinished:
+        ctx = self._context(origin, extras, requested_by)
         loops = LoopDetector()
         nudges = 0
         self._round = _RoundState()

@@ -6,7 +6,8 @@ The rules, in order:
 * deny policy (``--deny-commands``): refuse without asking;
 * allow policy (``--yes``, coding only): run without asking, relayed turns included;
 * a process-wide "always" grant (answer ``a``) skips asking, but only for user turns in the
-  coding profile; during a relayed turn it does not apply and ``a`` approves one command;
+  coding profile; during a relayed turn it does not apply and ``a`` approves one command,
+  and a relayed turn ends it (``revoke_always``): afterwards commands ask again;
 * otherwise ask the approver.  Sysadmin always asks and never offers ``a``.
 """
 
@@ -70,6 +71,9 @@ class CommandApprovalRequest:
     profile: Profile
     warning: str | None = None
     """Set when the guard considers the command catastrophic (shown, in coding, as a hint)."""
+    requested_by: str | None = None
+    """Who asked for the turn when it is not the local user: a relayed task's sender,
+    named in the dialog's title."""
 
 
 class Approver(Protocol):
@@ -109,6 +113,15 @@ class ApprovalPolicy:
         """True once the user answered ``a`` during a user turn (coding only)."""
         return self._always_granted
 
+    def revoke_always(self) -> bool:
+        """End a standing ``a`` grant; True when there was one.
+
+        A relayed turn does this: its text has been in the conversation since, so a later
+        local turn could be steered into running what it asked for without a question.
+        """
+        granted, self._always_granted = self._always_granted, False
+        return granted
+
     def offers_always(self, origin: TurnOrigin) -> bool:
         """Whether the dialog may offer ``a`` for a command of a turn with this origin."""
         return self.profile is Profile.CODING and origin is TurnOrigin.USER
@@ -122,6 +135,7 @@ class ApprovalPolicy:
         origin: TurnOrigin,
         approver: Approver,
         workspace: Path | None = None,
+        requested_by: str | None = None,
     ) -> CommandAuthorization:
         """Decide whether ``command`` may run now, asking ``approver`` if the rules say so."""
         danger = classify_command(command, workspace=workspace)
@@ -147,6 +161,7 @@ class ApprovalPolicy:
             origin=origin,
             profile=self.profile,
             warning=danger,
+            requested_by=requested_by,
         )
         try:
             decision = await approver.approve_command(request)

@@ -32,6 +32,9 @@ class ToolContext:
     approver: Approver
     max_output: int = field(default_factory=max_tool_output_from_env)
     extras: dict[str, Any] = field(default_factory=dict)
+    requested_by: str | None = None
+    """Who asked for this turn when it was not the local user (a relayed task's sender),
+    as approval dialogs name it."""
 
     def __post_init__(self) -> None:
         self.workspace = canonical_workspace(os.fspath(self.workspace))

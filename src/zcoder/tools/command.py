@@ -221,6 +221,7 @@ async def _run_command(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         origin=ctx.origin,
         approver=ctx.approver,
         workspace=ctx.workspace,
+        requested_by=ctx.requested_by,
     )
     base_meta: dict[str, Any] = {
         "command": command,

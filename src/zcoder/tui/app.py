@@ -45,13 +45,13 @@ from zcoder.tools import (
 )
 from zcoder.tui.agent_view import AgentView
 from zcoder.tui.commands import help_text, parse_slash
-from zcoder.tui.screens import (
+from zcoder.tui.dialogs import (
     MIN_DIALOG_HEIGHT,
     MIN_DIALOG_WIDTH,
     ApprovalScreen,
     ConfirmSendScreen,
-    ModelPicker,
 )
+from zcoder.tui.screens import ModelPicker
 from zcoder.tui.widgets import (
     Entry,
     HeaderBar,
@@ -570,14 +570,20 @@ class ZcoderApp(App[int]):
         if not self._dialog_fits():
             self.error("The terminal is too small for the approval dialog; the command was denied.")
             return ApprovalDecision.DENY
-        answer: ApprovalDecision | None = await self._ask(ApprovalScreen(request))
+        screen = ApprovalScreen(request, give_back=self._give_back_key)
+        answer: ApprovalDecision | None = await self._ask(screen)
         return answer if answer is not None else ApprovalDecision.DENY
 
     async def confirm_send(self, peer: Peer, message: str) -> bool:
         if not self._dialog_fits():
             self.error("The terminal is too small for the confirmation dialog; nothing was sent.")
             raise ConfirmationUnavailable("the terminal is too small for the dialog")
-        return bool(await self._ask(ConfirmSendScreen(peer, message)))
+        screen = ConfirmSendScreen(peer, message, give_back=self._give_back_key)
+        return bool(await self._ask(screen))
+
+    def _give_back_key(self, character: str) -> None:
+        """A key typed while a dialog was not yet armed: it was meant for the prompt."""
+        self.prompt_input.insert(character)
 
     async def _ask(self, screen: Any) -> Any:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()

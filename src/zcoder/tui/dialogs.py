@@ -1,0 +1,397 @@
+"""The dialogs where a person decides: command approval and send confirmation.
+
+Both are ``GuardedDialog``s, built so that what is approved is what was seen, and so
+that keys meant for something else cannot answer them:
+
+* The whole command or message is shown, wrapped, never clipped. Longer content scrolls
+  inside the dialog (arrows, PageUp/PageDown, Home/End, the wheel); the dialog states its
+  size and where the view is, and ``y`` does nothing until the end has been on screen.
+  Long runs of blanks are shown as a visible marker with their length, so padding cannot
+  push a tail out of sight.
+* The dialog is *armed* only after it has been on screen for ``ARM_SECONDS`` with no key
+  pressed; every key in that window restarts it. Characters typed in the window were
+  meant for the prompt: they are given back to it, not lost. Escape always refuses.
+
+Every dialog answers through ``dismiss``; Escape is always the safe answer.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import Any, ClassVar, Final, Generic, TypeVar
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.timer import Timer
+from textual.widgets import Static
+
+from zcoder.relay import Peer
+from zcoder.relay.display import visible
+from zcoder.tools import ApprovalDecision, CommandApprovalRequest
+from zcoder.tui.widgets import screen_safe
+
+__all__ = [
+    "ARM_SECONDS",
+    "MIN_DIALOG_HEIGHT",
+    "MIN_DIALOG_WIDTH",
+    "ApprovalScreen",
+    "ConfirmSendScreen",
+    "GuardedDialog",
+    "content_text",
+]
+
+ARM_SECONDS: Final = 0.5
+"""How long a dialog must be on screen with no key pressed before it takes an answer."""
+WAITING_TEXT: Final = "waiting… keys you type now go back to your prompt · Esc refuses"
+
+# Smaller than this, a dialog cannot show its content, its position and its keys: it
+# refuses instead (the command is denied, the message is not sent).
+MIN_DIALOG_WIDTH: Final = 40
+MIN_DIALOG_HEIGHT: Final = 12
+
+# Runs of blanks at least this long are shown as one visible marker with their length.
+BLANK_RUN: Final = 8
+BLANK_LINES_RUN: Final = 3
+
+_BLANKS = re.compile(rf"[ \t]{{{BLANK_RUN},}}")
+_BLANK_LINES = re.compile(rf"(?:[ \t]*\n){{{BLANK_LINES_RUN},}}")
+
+DIALOG_CSS = """
+GuardedDialog { align: center middle; }
+GuardedDialog > .dialog {
+    width: 90%; max-width: 120; height: auto; max-height: 90%;
+    border: thick $warning; background: $panel; padding: 0 1;
+}
+GuardedDialog .title { text-style: bold; }
+GuardedDialog .meta { color: $text-muted; }
+GuardedDialog .warning { color: $error; text-style: bold; }
+GuardedDialog #content {
+    height: auto; max-height: 1fr; min-height: 3;
+    background: $boost; padding: 0 1; margin: 1 0 0 0;
+}
+GuardedDialog #content:focus { background-tint: $foreground 5%; }
+GuardedDialog #position { color: $text-muted; }
+GuardedDialog #keys { text-style: bold; }
+GuardedDialog #keys.waiting { color: $warning; text-style: italic; }
+"""
+
+
+def _blank_marker(run: str) -> str:
+    spaces, tabs = run.count(" "), run.count("\t")
+    parts = []
+    if spaces:
+        parts.append(f"{spaces} space{'s' if spaces != 1 else ''}")
+    if tabs:
+        parts.append(f"{tabs} tab{'s' if tabs != 1 else ''}")
+    return "⟨" + " + ".join(parts) + "⟩"
+
+
+def content_text(text: str, prefix: str = "") -> Text:
+    """What a dialog shows of ``text``: every character accounted for, nothing hidden.
+
+    Control and invisible characters become visible escapes (``screen_safe``); runs of
+    blanks and of empty lines become a marker that says how many there were.
+    """
+    safe = screen_safe(text)
+    out = Text(prefix, no_wrap=False, overflow="fold")
+    marker = "bold reverse"
+    position = 0
+    pattern = re.compile(f"{_BLANK_LINES.pattern}|{_BLANKS.pattern}")
+    for match in pattern.finditer(safe):
+        out.append(safe[position : match.start()])
+        run = match.group()
+        if "\n" in run:
+            lines = run.count("\n")
+            out.append("\n")
+            out.append(f"⟨{lines - 1} empty lines⟩", style=marker)
+            out.append("\n")
+        else:
+            out.append(_blank_marker(run), style=marker)
+        position = match.end()
+    out.append(safe[position:])
+    return out
+
+
+def size_text(text: str) -> str:
+    lines = text.count("\n") + 1
+    return f"{lines:,} line{'s' if lines != 1 else ''} · {len(text):,} characters"
+
+
+T = TypeVar("T")
+
+
+class GuardedDialog(ModalScreen[T], Generic[T]):
+    """A dialog that takes no answer before it is armed and its content was seen whole.
+
+    Subclasses give the title, the lines above the content, the content itself, the keys
+    line, and ``answer_for(key)``: the answer a key gives, or None for a key that is not
+    an answer. ``refusal`` is what Escape (and a dialog closed unanswered) means.
+    """
+
+    DEFAULT_CSS = DIALOG_CSS
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "refuse", "Refuse", show=True),
+    ]
+
+    def __init__(
+        self,
+        refusal: T,
+        *,
+        give_back: Callable[[str], None] | None = None,
+        arm_seconds: float = ARM_SECONDS,
+    ) -> None:
+        super().__init__()
+        self.refusal = refusal
+        self.give_back = give_back
+        self.arm_seconds = arm_seconds
+        self.armed = False
+        self.seen_end = False
+        self.given_back: list[str] = []
+        self._last_key = time.monotonic()
+        self._arm_timer: Timer | None = None
+        self._hint: str | None = None
+        self.content = VerticalScroll(id="content")
+        self.position = Static("", id="position")
+        self.keys = Static("", id="keys")
+
+    # -- what subclasses provide ------------------------------------------------------
+
+    def title_text(self) -> Text:
+        raise NotImplementedError
+
+    def meta(self) -> list[Static]:
+        return []
+
+    def body(self) -> str:
+        raise NotImplementedError
+
+    def body_prefix(self) -> str:
+        return ""
+
+    def keys_text(self) -> str:
+        raise NotImplementedError
+
+    def answer_for(self, key: str) -> T | None:
+        raise NotImplementedError
+
+    # -- layout -----------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(self.title_text(), classes="title")
+            yield from self.meta()
+            with self.content:
+                yield Static(content_text(self.body(), self.body_prefix()))
+            yield self.position
+            yield self.keys
+
+    def on_mount(self) -> None:
+        self.content.focus()
+        self._restart_arming()
+        self.watch(self.content, "scroll_y", self._view_changed, init=False)
+        self.call_after_refresh(self._view_changed)
+        self._show_keys()
+
+    def on_resize(self, _event: events.Resize) -> None:
+        self.call_after_refresh(self._view_changed)
+
+    # -- the view of the content ------------------------------------------------------
+
+    def _geometry(self) -> tuple[int, int, int] | None:
+        """(first row shown, rows shown, rows in all), once the content was laid out."""
+        content = self.content
+        shown = content.scrollable_content_region.height
+        total = content.virtual_size.height
+        if shown <= 0 or total <= 0:
+            return None
+        return round(content.scroll_y), shown, total
+
+    def _view_changed(self, *_args: Any) -> None:
+        geometry = self._geometry()
+        size = size_text(self.body())
+        if geometry is None:
+            self.position.update(Text(size))
+            return
+        top, shown, total = geometry
+        bottom = min(total, top + shown)
+        if bottom >= total:
+            self.seen_end = True
+            self._hint = None
+        if total <= shown:
+            where = "all shown"
+        else:
+            where = f"rows {top + 1}–{bottom} of {total} ({100 * bottom // total}%)"
+            if not self.seen_end:
+                where += " · scroll to the end to answer (↓ PgDn End)"
+            elif bottom < total:
+                where += " · ↑↓ PgUp PgDn Home End"
+        self.position.update(Text(f"{size} · {where}"))
+        self._show_keys()
+
+    def _show_keys(self) -> None:
+        if not self.armed:
+            self.keys.set_class(True, "waiting")
+            self.keys.update(
+                Text("waiting… keys you type now go back to your prompt · Esc refuses")
+            )
+            return
+        self.keys.set_class(False, "waiting")
+        line = self.keys_text()
+        if self._hint:
+            line = f"{self._hint}   {line}"
+        self.keys.update(Text(line))
+
+    # -- arming -----------------------------------------------------------------------
+
+    def _restart_arming(self) -> None:
+        self._last_key = time.monotonic()
+        if self._arm_timer is not None:
+            self._arm_timer.stop()
+        self._arm_timer = self.set_timer(self.arm_seconds, self._try_arm)
+
+    def _try_arm(self) -> None:
+        waited = time.monotonic() - self._last_key
+        if waited + 1e-3 < self.arm_seconds:
+            self._arm_timer = self.set_timer(self.arm_seconds - waited, self._try_arm)
+            return
+        self._arm_timer = None
+        self.armed = True
+        self._show_keys()
+
+    # -- keys -------------------------------------------------------------------------
+
+    async def _on_key(self, event: events.Key) -> None:
+        # A key reaches the screen from the focused content before the bindings are
+        # looked up (the app does that once the key has bubbled up to it), so stopping
+        # it here keeps it from every non-priority binding. While the dialog is not
+        # armed, every key is absorbed here and restarts the wait.
+        if event.key == "escape":
+            return  # always the safe answer: the binding refuses
+        if not self.armed:
+            event.stop()
+            event.prevent_default()
+            self._restart_arming()
+            if event.is_printable and event.character:
+                self.given_back.append(event.character)
+                if self.give_back is not None:
+                    self.give_back(event.character)
+            return
+        answer = self.answer_for(event.key)
+        if answer is None:
+            return  # scrolling keys and the like go on to the content's bindings
+        event.stop()
+        event.prevent_default()
+        if answer != self.refusal:
+            self._view_changed()
+            if not self.seen_end:
+                self._hint = "read to the end first (End)"
+                self._show_keys()
+                self.app.bell()
+                return
+        self.dismiss(answer)
+
+    def action_refuse(self) -> None:
+        self.dismiss(self.refusal)
+
+
+class ApprovalScreen(GuardedDialog[ApprovalDecision]):
+    """run_command approval: y once, a for the rest of the process (when offered), n/Esc."""
+
+    def __init__(
+        self, request: CommandApprovalRequest, *, give_back: Callable[[str], None] | None = None
+    ) -> None:
+        super().__init__(ApprovalDecision.DENY, give_back=give_back)
+        self.request = request
+
+    def title_text(self) -> Text:
+        sender = self.request.requested_by
+        if sender:
+            return Text(f"Run this command? — asked by a task relayed from {visible(sender)}")
+        return Text("Run this command?")
+
+    def meta(self) -> list[Static]:
+        r = self.request
+        widgets = [
+            Static(
+                Text(
+                    f"in {screen_safe(str(r.cwd))} · timeout {r.timeout_seconds:g} s"
+                    f" · {r.profile.value}"
+                ),
+                classes="meta",
+            )
+        ]
+        if r.warning:
+            widgets.append(Static(Text(f"warning: {screen_safe(r.warning)}"), classes="warning"))
+        return widgets
+
+    def body(self) -> str:
+        return self.request.command
+
+    def body_prefix(self) -> str:
+        return "$ "
+
+    def keys_text(self) -> str:
+        r = self.request
+        if r.allow_always:
+            return "[y] run once   [a] allow commands for this process   [n]/Esc deny"
+        if r.requested_by is not None:
+            return "[y]/[a] run this one command   [n]/Esc deny   (a relayed task asks each time)"
+        return "[y] run this command   [n]/Esc deny"
+
+    def answer_for(self, key: str) -> ApprovalDecision | None:
+        if key == "y":
+            return ApprovalDecision.ONCE
+        if key == "a":
+            # Offered: the process-wide grant. In a relayed task's dialog `a` approves this
+            # one command (the seed's rule); in sysadmin it is not an answer at all.
+            if self.request.allow_always:
+                return ApprovalDecision.ALWAYS
+            return ApprovalDecision.ONCE if self.request.requested_by is not None else None
+        if key == "n":
+            return ApprovalDecision.DENY
+        return None
+
+
+class ConfirmSendScreen(GuardedDialog[bool]):
+    """y/N before every send_agent_message delivery, with the exact target and message."""
+
+    def __init__(
+        self, peer: Peer, message: str, *, give_back: Callable[[str], None] | None = None
+    ) -> None:
+        super().__init__(False, give_back=give_back)
+        self.peer = peer
+        self.message = message
+
+    def title_text(self) -> Text:
+        return Text("Send this message to another zcoder agent?")
+
+    def meta(self) -> list[Static]:
+        p = self.peer
+        return [
+            Static(
+                Text(
+                    f"to {visible(p.project)} (pid {p.pid}) · instance {visible(p.instance_id)}\n"
+                    f"   {visible(p.workspace)}"
+                ),
+                classes="meta",
+            )
+        ]
+
+    def body(self) -> str:
+        return self.message
+
+    def keys_text(self) -> str:
+        return "[y] send   [N]/Esc/Enter do not send"
+
+    def answer_for(self, key: str) -> bool | None:
+        if key == "y":
+            return True
+        if key in ("n", "enter"):
+            return False
+        return None
