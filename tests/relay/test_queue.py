@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from tests.relay.wire import enqueue_obj, exchange, frame, send_json
+from tests.relay.wire import enqueue_obj, exchange, frame, own_id, send_json
 from zcoder.relay import ClaimedMessage, QuarantinedMessage
 
 pytestmark = pytest.mark.timeout(60)
@@ -47,7 +47,10 @@ def test_spool_names_carry_nine_digit_sequence(pair):
     _enqueue(receiver, sender, "seq-a")
     _enqueue(receiver, sender, "seq-b")
     names = sorted(p.name for p in (receiver.spool.root / "inbox").iterdir())
-    assert names == ["000000001-seq-a.json", "000000002-seq-b.json"]
+    assert names == [
+        f"000000001-{own_id(sender, 'seq-a')}.json",
+        f"000000002-{own_id(sender, 'seq-b')}.json",
+    ]
     assert oct(os.lstat(receiver.spool.root / "inbox" / names[0]).st_mode & 0o777) == "0o600"
 
 
@@ -66,7 +69,8 @@ def test_duplicate_message_id_executes_at_most_once(pair):
 
 def test_exact_id_match_not_suffix(pair):
     receiver, sender = pair
-    assert _enqueue(receiver, sender, "py-1")["status"] == "accepted"
+    # <id>-<id>-1 is stored as ...-<id>-<id>-1.json, whose name ends with -<id>-1.json.
+    assert _enqueue(receiver, sender, own_id(sender, "1"))["status"] == "accepted"
     assert _enqueue(receiver, sender, "1")["status"] == "accepted"
 
 
@@ -168,7 +172,7 @@ def test_one_message_is_claimed_by_only_one_caller(make_relay, relay_env):
         thread.start()
     for thread in threads:
         thread.join()
-    assert sorted(won) == sorted(f"race-{n}" for n in range(40))
+    assert sorted(won) == sorted(own_id(sender, f"race-{n}") for n in range(40))
 
 
 def test_invalid_spool_entry_is_quarantined_never_returned(pair):
@@ -203,7 +207,9 @@ def test_symlinked_spool_entry_is_quarantined(pair, short_dir):
 def test_spool_entry_for_another_target_is_quarantined(pair):
     receiver, sender = pair
     payload = json.dumps(enqueue_obj(receiver, sender, "tt-1", target_instance_id="1-1")).encode()
-    (receiver.spool.root / "inbox" / "000000099-tt-1.json").write_bytes(payload)
+    (receiver.spool.root / "inbox" / f"000000099-{own_id(sender, 'tt-1')}.json").write_bytes(
+        payload
+    )
     result = receiver.claim_one()
     assert isinstance(result, QuarantinedMessage)
     assert "another instance" in result.reason
@@ -212,7 +218,8 @@ def test_spool_entry_for_another_target_is_quarantined(pair):
 def test_sender_without_manifest_is_invalid(pair):
     receiver, _ = pair
     obj = enqueue_obj(receiver, receiver, "f-1")
-    obj["sender_instance_id"] = f"{os.getpid()}-123456"  # forged: no such manifest
+    forged = f"{os.getpid()}-123456"  # no such manifest
+    obj.update(sender_instance_id=forged, message_id=f"{forged}-1")
     assert send_json(receiver.socket_path, obj)["status"] == "invalid"
     assert receiver.claim_one() is None
 
@@ -236,7 +243,11 @@ def test_connecting_process_must_be_sender_or_descendant(pair, make_peer):
     receiver, _ = pair
     peer = make_peer("peer")  # a child of this process, so this process is its ancestor
     obj = enqueue_obj(receiver, receiver, "f-4")
-    obj.update(sender_instance_id=peer.instance_id, sender_pid=peer.pid)
+    obj.update(
+        sender_instance_id=peer.instance_id,
+        sender_pid=peer.pid,
+        message_id=f"{peer.instance_id}-4",
+    )
     assert send_json(receiver.socket_path, obj)["status"] == "invalid"
 
 
@@ -260,7 +271,7 @@ def test_envelope_field_checks(pair, field, value):
     receiver, sender = pair
     obj = enqueue_obj(receiver, sender, "v-1", **{field: value})
     ack = send_json(receiver.socket_path, obj)
-    assert (ack["status"], ack["message_id"]) == ("invalid", "v-1")
+    assert (ack["status"], ack["message_id"]) == ("invalid", own_id(sender, "v-1"))
 
 
 @pytest.mark.parametrize("message_id", ["", "has space", "x" * 101, "semi;colon", "slash/../x", 17])

@@ -125,7 +125,7 @@ def test_sender_killed_after_writing_before_reading_leaves_one_stored_message(ma
     assert receiver.listener.alive
     claimed = receiver.claim_one()
     assert isinstance(claimed, ClaimedMessage)
-    assert claimed.envelope.message_id == "killed-sender-1"
+    assert claimed.envelope.message_id == obj["message_id"]
     assert receiver.claim_one() is None  # stored once
     assert send_json(receiver.socket_path, obj)["status"] == "duplicate"
 

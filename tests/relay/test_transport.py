@@ -53,9 +53,7 @@ def test_ping_answers_pong_with_state(pair):
 def test_enqueue_is_accepted_and_stored_whole(pair):
     receiver, sender = pair
     body = 'spaces  tabs\t newlines\n quotes " \\ backslash *glob?[x] — ünïcødé ✓ 🚀'
-    ack = send_json(
-        receiver.socket_path, enqueue_obj(receiver, sender, f"{sender.instance_id}-1", body)
-    )
+    ack = send_json(receiver.socket_path, enqueue_obj(receiver, sender, "1", body))
     assert ack["status"] == "accepted"
     assert ack["queue_position"] == 1
     claimed = receiver.claim_one()

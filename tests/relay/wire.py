@@ -58,13 +58,20 @@ def send_json(path: Path, obj: dict[str, Any]) -> dict[str, Any]:
     return ack_of(exchange(path, frame(payload)))
 
 
+def own_id(sender: Relay, local_id: str) -> str:
+    """A message id of ``sender``'s: ``<sender instance id>-<local_id>`` (receivers refuse
+    an enqueue whose id does not begin with its sender's instance id)."""
+    return f"{sender.instance_id}-{local_id}"
+
+
 def enqueue_obj(
-    receiver: Relay, sender: Relay, message_id: str, body: str = "do the thing", **extra: Any
+    receiver: Relay, sender: Relay, local_id: str, body: str = "do the thing", **extra: Any
 ) -> dict[str, Any]:
+    """An enqueue from ``sender`` with the message id ``own_id(sender, local_id)``."""
     obj: dict[str, Any] = {
         "protocol": 1,
         "type": "enqueue",
-        "message_id": message_id,
+        "message_id": own_id(sender, local_id),
         "target_instance_id": receiver.instance_id,
         "sender_instance_id": sender.instance_id,
         "sender_pid": os.getpid(),

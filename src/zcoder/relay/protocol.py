@@ -237,6 +237,9 @@ def validate_envelope(obj: FlatObject, max_message_chars: int) -> Envelope:
     assert isinstance(sender_id, str)
     if not sender_id.startswith(f"{sender_pid}-"):
         raise EnvelopeError("sender_instance_id does not begin with sender_pid")
+    if not message_id.startswith(f"{sender_id}-"):
+        # Ids belong to their sender: no peer may take (and so block) another sender's id.
+        raise EnvelopeError("message_id does not begin with sender_instance_id")
     body = obj.get("body")
     if not isinstance(body, str) or not body:
         raise EnvelopeError("body must be a non-empty string")
