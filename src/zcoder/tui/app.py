@@ -1,8 +1,9 @@
 """The interactive zcoder: a Textual app around one Agent, one session store and the relay.
 
 The agent runs in a worker on the app's event loop; the UI never blocks on it. The relay's
-listener thread only nudges the app (``RelayNudge``); the app alone claims queued messages,
-one at a time, when idle and before it starts the next prompt the user submitted.
+listener thread only nudges the app (``RelayNudge``, tui/relay_ui.py); the app alone claims
+queued messages, one at a time, when idle and before it starts the next prompt the user
+submitted.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from typing import Any, ClassVar
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.widgets import Footer, ListView
 from textual.worker import Worker, WorkerState
 
@@ -35,7 +35,6 @@ from zcoder.agent import (
 from zcoder.config import Config
 from zcoder.model import ModelError, OllamaClient
 from zcoder.relay import ClaimedMessage, Peer, QuarantinedMessage, Relay
-from zcoder.relay.display import peer_table
 from zcoder.sessions import SessionStore, SessionStoreError
 from zcoder.tools import (
     ApprovalDecision,
@@ -51,6 +50,7 @@ from zcoder.tui.dialogs import (
     ApprovalScreen,
     ConfirmSendScreen,
 )
+from zcoder.tui.relay_ui import RELAY_POLL_SECONDS, RelayNudge, RelayUI
 from zcoder.tui.screens import ModelPicker
 from zcoder.tui.widgets import (
     Entry,
@@ -68,7 +68,7 @@ from zcoder.tui.widgets import (
 
 log = logging.getLogger(__name__)
 
-RELAY_POLL_SECONDS = 1.0
+__all__ = ["RELAY_POLL_SECONDS", "ZcoderApp", "git_branch", "run_app"]
 
 
 def git_branch(workspace: Path) -> str | None:
@@ -83,10 +83,6 @@ def git_branch(workspace: Path) -> str | None:
             return text.removeprefix("ref: refs/heads/")
         return text[:10] or None
     return None
-
-
-class RelayNudge(Message):
-    """Posted from the relay's listener thread: a message was queued."""
 
 
 class ZcoderApp(App[int]):
@@ -112,14 +108,12 @@ class ZcoderApp(App[int]):
         self.model = config.model
         self.store: SessionStore | None = None
         self.session_id: str | None = None
-        self.relay: Relay | None = None
-        self.relay_reason: str | None = None
+        self.relay_ui = RelayUI(self)
         self.client = OllamaClient(config.host)
         self.agent: Agent | None = None
         self._turn: Worker[Any] | None = None
         self._warmup: Worker[Any] | None = None
         self._pending_prompt: str | None = None
-        self._relay_was_available = False
         self._deferred: list[Entry] | None = []
         self.header_state = HeaderState(
             version=__version__,
@@ -151,6 +145,10 @@ class ZcoderApp(App[int]):
         yield Footer()
 
     @property
+    def relay(self) -> Relay | None:
+        return self.relay_ui.relay
+
+    @property
     def busy(self) -> bool:
         return self._turn is not None and self._turn.state in (
             WorkerState.PENDING,
@@ -173,7 +171,7 @@ class ZcoderApp(App[int]):
 
     def on_mount(self) -> None:
         self._open_store()
-        self._start_relay()
+        self.relay_ui.start()
         registry = default_registry()
         if self.relay is not None and self.relay.available:
             register_relay_tools(registry, self.relay, self)
@@ -205,8 +203,8 @@ class ZcoderApp(App[int]):
         for signum in (signal.SIGTERM, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(signum, self.exit, 128 + signum)
-        self.set_interval(RELAY_POLL_SECONDS, self._poll_relay)
-        self._refresh_relay_header()
+        self.set_interval(RELAY_POLL_SECONDS, self.relay_ui.poll)
+        self.relay_ui.refresh_header()
         self.prompt_input.focus()
         self._start_warmup()
 
@@ -219,29 +217,6 @@ class ZcoderApp(App[int]):
             return
         for warning in self.store.warnings:
             self.notice(warning)
-
-    def _start_relay(self) -> None:
-        settings = self.config.relay
-        if not settings.enabled:
-            self.relay_reason = settings.disabled_reason or "off (ZCODER_RELAY=off)"
-            if settings.disabled_reason:
-                self.notice(f"Agent relay is off: {settings.disabled_reason}")
-            return
-        relay = Relay(
-            settings,
-            workspace=self.config.workspace,
-            profile=self.config.profile.value,
-            model=self.model,
-            on_message=self._nudge_from_thread,
-            on_unavailable=lambda _reason: self._nudge_from_thread(),
-        )
-        status = relay.start()
-        if not status.available:
-            self.relay_reason = status.reason
-            self.notice(f"Agent relay unavailable: {status.reason}. Everything else works.")
-            return
-        self.relay = relay
-        self._relay_was_available = True
 
     def _open_initial_session(self) -> None:
         assert self.agent is not None
@@ -293,38 +268,17 @@ class ZcoderApp(App[int]):
         self._stop_services()
 
     def _stop_services(self) -> None:
-        if self.relay is not None:
-            self.relay.stop()
+        self.relay_ui.stop()
         if self.store is not None:
             self.store.close()
 
-    # -- the relay ----------------------------------------------------------------------
-
-    def _nudge_from_thread(self) -> None:
-        """Called on the listener thread: post_message is the one thread-safe way in."""
-        self.post_message(RelayNudge())
+    # -- turns: the user's prompt and relayed tasks, one at a time ----------------------
 
     def on_relay_nudge(self, _message: RelayNudge) -> None:
-        self._refresh_relay_header()
-        self._schedule()
+        self.relay_ui.refresh_header()
+        self.schedule()
 
-    def _poll_relay(self) -> None:
-        self._refresh_relay_header()
-        if not self.busy:
-            self._schedule()
-
-    def _refresh_relay_header(self) -> None:
-        if self.relay is None:
-            self.header.refresh_state(relay="off", queued=0)
-            return
-        status = self.relay.status()
-        if self._relay_was_available and not status.available:
-            self._relay_was_available = False
-            self.relay_reason = status.reason
-            self.error(f"Agent relay stopped: {status.reason}. Everything else works.")
-        self.header.refresh_state(relay=status.state, queued=status.queued)
-
-    def _schedule(self) -> None:
+    def schedule(self) -> None:
         """Start the next turn when idle: one queued relayed task first, then the user's."""
         if self.busy or self.agent is None:
             return
@@ -334,9 +288,7 @@ class ZcoderApp(App[int]):
                 if claimed is None:
                     break
                 if isinstance(claimed, QuarantinedMessage):
-                    text = f"A relayed message was rejected and not run: {claimed.reason}"
-                    self.error(text)
-                    self.agent.record_error(text, {"quarantined": claimed.name})
+                    self.relay_ui.report_quarantined(claimed)
                     continue
                 self._start_turn(self._relay_turn(claimed), relay=True)
                 return
@@ -388,8 +340,8 @@ class ZcoderApp(App[int]):
         self._turn = None
         if self.relay is not None:
             self.relay.set_state("ready")
-        self._refresh_relay_header()
-        self._schedule()
+        self.relay_ui.refresh_header()
+        self.schedule()
 
     # -- warm-up ------------------------------------------------------------------------
 
@@ -422,7 +374,7 @@ class ZcoderApp(App[int]):
         self.prompt_input.clear()
         self.show(Entry("user", user_text(text)))
         self._pending_prompt = text
-        self._schedule()
+        self.schedule()
 
     async def _run_command(self, name: str, argument: str) -> None:
         if name == "/help":
@@ -442,51 +394,11 @@ class ZcoderApp(App[int]):
             else:
                 await self._pick_model()
         elif name == "/list-agents":
-            await self._list_agents()
+            await self.relay_ui.list_agents()
         elif name == "/agents":
-            self._agents_command(argument)
+            self.relay_ui.agents_command(argument)
         else:
             self.error(f"unknown command {name}; /help lists the commands")
-
-    async def _list_agents(self) -> None:
-        if self.relay is None:
-            self.notice(f"Agent relay is unavailable: {self.relay_reason or 'off'}")
-            return
-        found = await asyncio.to_thread(self.relay.discover)
-        if found.error:
-            self.error(f"Agent discovery failed: {found.error}")
-            return
-        self.notice(peer_table(found.peers))
-
-    def _agents_command(self, argument: str) -> None:
-        if self.relay is None:
-            self.notice(
-                f"Agent relay is unavailable: {self.relay_reason or 'off'}.\n"
-                "Set ZCODER_RELAY=on (the default) to let other zcoder instances reach this one."
-            )
-            return
-        if argument == "pause":
-            self.relay.pause()
-            self.notice("Relay paused: new messages are refused; queued ones are kept.")
-        elif argument == "resume":
-            self.relay.resume()
-            self.notice("Relay resumed.")
-            self._schedule()
-        elif argument:
-            self.error("usage: /agents, /agents pause, /agents resume")
-            return
-        status = self.relay.status()
-        lines = [
-            f"Relay: {'available' if status.available else 'unavailable'} · state {status.state}"
-            f" · {status.queued} queued",
-            f"Instance: {status.instance_id}",
-            f"Registry: {status.registry}",
-        ]
-        if status.reason:
-            lines.append(f"Reason: {status.reason}")
-        lines.append("/agents pause refuses new messages; /agents resume accepts them again.")
-        self.notice("\n".join(lines))
-        self._refresh_relay_header()
 
     # -- actions ------------------------------------------------------------------------
 
