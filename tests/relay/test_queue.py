@@ -175,6 +175,36 @@ def test_one_message_is_claimed_by_only_one_caller(make_relay, relay_env):
     assert sorted(won) == sorted(own_id(sender, f"race-{n}") for n in range(40))
 
 
+def test_sequences_name_the_oldest_waiting_and_the_last_accepted(pair):
+    receiver, sender = pair
+    assert (receiver.sequences().oldest_waiting, receiver.sequences().last_accepted) == (None, 0)
+    for n in range(3):
+        _enqueue(receiver, sender, f"s-{n}", f"task {n}")
+    assert (receiver.sequences().oldest_waiting, receiver.sequences().last_accepted) == (1, 3)
+    claimed = receiver.claim_one()
+    assert isinstance(claimed, ClaimedMessage) and claimed.sequence == 1
+    assert receiver.sequences().oldest_waiting == 2  # a claimed message no longer waits
+    receiver.complete(claimed)
+    receiver.pause()
+    assert receiver.claim_one() is None
+    assert receiver.sequences().oldest_waiting == 2  # paused, they still wait
+    receiver.resume()
+    for _ in range(2):
+        claimed = receiver.claim_one()
+        assert isinstance(claimed, ClaimedMessage)
+        receiver.complete(claimed)
+    assert (receiver.sequences().oldest_waiting, receiver.sequences().last_accepted) == (None, 3)
+
+
+def test_sequences_count_a_foreign_inbox_name_that_is_taken_first_as_0(pair):
+    receiver, sender = pair
+    _enqueue(receiver, sender, "real", "task")
+    (receiver.spool.root / "inbox" / "0-junk").write_bytes(b"junk")  # sorts first
+    assert receiver.sequences().oldest_waiting == 0
+    assert isinstance(receiver.claim_one(), QuarantinedMessage)  # what claim_one takes first
+    assert receiver.sequences().oldest_waiting == 1
+
+
 def test_invalid_spool_entry_is_quarantined_never_returned(pair):
     receiver, sender = pair
     _enqueue(receiver, sender, "good-1", "good")

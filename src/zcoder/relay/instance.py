@@ -50,7 +50,7 @@ from zcoder.relay.registry import (
     write_manifest,
 )
 from zcoder.relay.settings import RelayMode, RelaySettings
-from zcoder.relay.spool import ClaimedMessage, ClaimResult, Spool, SpoolError
+from zcoder.relay.spool import ClaimedMessage, ClaimResult, Sequences, Spool, SpoolError
 
 log = logging.getLogger(__name__)
 
@@ -537,6 +537,15 @@ class Relay:
         except SpoolError as exc:
             self._mark_unavailable(str(exc))
             return None
+
+    def sequences(self) -> Sequences:
+        """The acceptance sequence of the oldest queued message (None: nothing queued, or
+        the relay is unavailable) and of the last one accepted. Paused, messages still wait
+        (``claim_one`` returns None) and are reported here."""
+        if self.spool is None:
+            return Sequences(None, 0)
+        found = self.spool.sequences()
+        return found if self.available else Sequences(None, found.last_accepted)
 
     def complete(self, claimed: ClaimedMessage) -> None:
         if self.spool is not None:

@@ -54,6 +54,15 @@ class QuarantinedMessage:
 ClaimResult = ClaimedMessage | QuarantinedMessage
 
 
+@dataclass(frozen=True)
+class Sequences:
+    """Where the queue stands, in acceptance sequences (``claim_one`` takes ``oldest_waiting``
+    next): None when the inbox is empty; ``last_accepted`` is 0 before the first message."""
+
+    oldest_waiting: int | None
+    last_accepted: int
+
+
 class Spool:
     def __init__(self, root: Path, instance_id: str, max_bytes: int, max_message_chars: int):
         self.root = root
@@ -148,6 +157,22 @@ class Spool:
             return "accepted", queued + 1
 
     # -- foreground side ----------------------------------------------------------------
+
+    def sequences(self) -> Sequences:
+        """The oldest inbox entry's sequence (what ``claim_one`` takes next; an entry whose
+        name is not a spool name counts as 0: it is taken, and quarantined, first) and the
+        last sequence accepted."""
+        with self._lock:
+            last = self._sequence
+        try:
+            with os.scandir(self._inbox_dir) as entries:
+                first = min((entry.name for entry in entries), default=None)
+        except OSError:
+            first = None
+        if first is None:
+            return Sequences(None, last)
+        match = SPOOL_NAME_RE.fullmatch(first)
+        return Sequences(int(match.group(1)) if match else 0, last)
 
     def claim_one(self) -> ClaimResult | None:
         """Move the oldest inbox entry to processing and validate it again.
