@@ -14,6 +14,7 @@ def test_defaults_are_those_of_the_design():
         16,
     )
     assert settings.io_timeout == 2.0
+    assert settings.max_auto_turns == 8
     assert settings.mode is RelayMode.ON
 
 
@@ -35,6 +36,9 @@ def test_defaults_are_those_of_the_design():
         ({"ZCODER_RELAY_IO_TIMEOUT": "31"}, "ZCODER_RELAY_IO_TIMEOUT"),
         ({"ZCODER_RELAY_IO_TIMEOUT": "nan"}, "ZCODER_RELAY_IO_TIMEOUT"),
         ({"ZCODER_RELAY_IO_TIMEOUT": "soon"}, "ZCODER_RELAY_IO_TIMEOUT"),
+        ({"ZCODER_RELAY_MAX_AUTO_TURNS": "-1"}, "ZCODER_RELAY_MAX_AUTO_TURNS"),
+        ({"ZCODER_RELAY_MAX_AUTO_TURNS": "1001"}, "ZCODER_RELAY_MAX_AUTO_TURNS"),
+        ({"ZCODER_RELAY_MAX_AUTO_TURNS": "eight"}, "ZCODER_RELAY_MAX_AUTO_TURNS"),
     ],
 )
 def test_invalid_setting_disables_relay_naming_the_setting(env, named):
@@ -51,10 +55,17 @@ def test_bounds_are_inclusive():
             "ZCODER_RELAY_MAX_MESSAGE_CHARS": "1024",
             "ZCODER_RELAY_MAX_QUEUE": "256",
             "ZCODER_RELAY_IO_TIMEOUT": "30",
+            "ZCODER_RELAY_MAX_AUTO_TURNS": "1000",
         }
     )
     assert settings.enabled
     assert (settings.max_bytes, settings.max_message_chars, settings.max_queue) == (1024, 1024, 256)
+    assert settings.max_auto_turns == 1000
+
+
+def test_max_auto_turns_zero_means_no_limit_and_is_valid():
+    settings = load_relay_settings({"ZCODER_RELAY_MAX_AUTO_TURNS": "0"})
+    assert settings.enabled and settings.max_auto_turns == 0
 
 
 def test_off_and_paused_modes():

@@ -22,10 +22,12 @@ DEFAULT_MAX_BYTES = 65536
 DEFAULT_MAX_MESSAGE_CHARS = 16000
 DEFAULT_MAX_QUEUE = 16
 DEFAULT_IO_TIMEOUT = 2.0
+DEFAULT_MAX_AUTO_TURNS = 8
 
 MAX_BYTES_RANGE = (1024, 1048576)
 MAX_QUEUE_RANGE = (1, 256)
 IO_TIMEOUT_RANGE = (1.0, 30.0)
+MAX_AUTO_TURNS_RANGE = (0, 1000)
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,8 @@ class RelaySettings:
     max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS
     max_queue: int = DEFAULT_MAX_QUEUE
     io_timeout: float = DEFAULT_IO_TIMEOUT
+    # Relayed turns an interactive instance runs in a row without its user; 0: no limit.
+    max_auto_turns: int = DEFAULT_MAX_AUTO_TURNS
     disabled_reason: str | None = None
 
     @property
@@ -94,6 +98,9 @@ def load_relay_settings(env: Mapping[str, str]) -> RelaySettings:
         )
         max_queue = _integer(env, "ZCODER_RELAY_MAX_QUEUE", DEFAULT_MAX_QUEUE, *MAX_QUEUE_RANGE)
         io_timeout = _seconds(env, "ZCODER_RELAY_IO_TIMEOUT", DEFAULT_IO_TIMEOUT, *IO_TIMEOUT_RANGE)
+        max_auto_turns = _integer(
+            env, "ZCODER_RELAY_MAX_AUTO_TURNS", DEFAULT_MAX_AUTO_TURNS, *MAX_AUTO_TURNS_RANGE
+        )
     except _Invalid as exc:
         return RelaySettings(mode=RelayMode.OFF, disabled_reason=str(exc))
     return RelaySettings(
@@ -103,4 +110,5 @@ def load_relay_settings(env: Mapping[str, str]) -> RelaySettings:
         max_message_chars=max_chars,
         max_queue=max_queue,
         io_timeout=io_timeout,
+        max_auto_turns=max_auto_turns,
     )

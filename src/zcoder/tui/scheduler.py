@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-DEFAULT_MAX_AUTO_TURNS = 8
+from zcoder.relay.settings import DEFAULT_MAX_AUTO_TURNS
 
 
 class Next(Enum):
