@@ -3,9 +3,15 @@ own process (or a descendant in its session) may connect as it."""
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import subprocess
+import sys
+
 import pytest
 
-from tests.relay.wire import enqueue_obj, send_json
+from tests.relay.wire import ack_of, enqueue_obj, frame, read_all, send_json
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -37,3 +43,97 @@ def test_our_own_sender_uses_ids_of_its_own(make_relay):
         f"{alpha.instance_id}-1",
         f"{alpha.instance_id}-2",
     )
+
+
+# Sends one framed request (argv[2]) to the socket argv[1]; prints the ack's status.
+SEND = """
+import sys
+from pathlib import Path
+from zcoder.relay.client import request
+print(request(Path(sys.argv[1]), sys.argv[2].encode(), timeout=10, max_bytes=65536).status)
+"""
+
+
+def _send_from_child(receiver, obj, *, new_session=False, subshell=False) -> str:
+    payload = json.dumps(obj, separators=(",", ":"))
+    argv = [sys.executable, "-c", SEND, str(receiver.socket_path), payload]
+    if subshell:  # as zcoder.zsh sends: from a ( ... ) subshell of its own shell
+        argv = ["bash", "-c", '( "$@" ); exit $?', "bash", *argv]
+    done = subprocess.run(
+        argv,
+        check=False,
+        capture_output=True,
+        text=True,
+        start_new_session=new_session,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize("subshell", [False, True], ids=["child", "subshell"])
+def test_a_process_in_the_senders_session_may_send_as_it(make_relay, subshell):
+    receiver = make_relay("receiver")
+    sender = make_relay("sender")  # this process is the sender
+    obj = enqueue_obj(receiver, sender, "same-session")
+    assert _send_from_child(receiver, obj, subshell=subshell) == "accepted"
+    claimed = receiver.claim_one()
+    assert claimed is not None and claimed.envelope.message_id == obj["message_id"]
+
+
+def test_a_descendant_in_a_new_session_may_not_send_as_the_sender(make_relay):
+    # What a command run by zcoder is: run_command starts bash with setsid.
+    receiver = make_relay("receiver")
+    sender = make_relay("sender")
+    obj = enqueue_obj(receiver, sender, "setsid")
+    assert _send_from_child(receiver, obj, new_session=True) == "invalid"
+    assert receiver.claim_one() is None
+    # The same message from the sender itself is still accepted: nothing was recorded.
+    assert send_json(receiver.socket_path, obj)["status"] == "accepted"
+
+
+# Connects to argv[1], hands the connected socket to its parent over fd argv[2], exits.
+CONNECT_AND_EXIT = """
+import socket, sys
+conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+conn.connect(sys.argv[1])
+socket.send_fds(socket.socket(fileno=int(sys.argv[2])), [b"x"], [conn.fileno()])
+"""
+
+
+def test_a_peer_that_exited_before_the_check_is_refused(make_relay):
+    receiver = make_relay("receiver")
+    sender = make_relay("sender")
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                CONNECT_AND_EXIT,
+                str(receiver.socket_path),
+                str(theirs.fileno()),
+            ],
+            pass_fds=(theirs.fileno(),),
+        )
+        try:
+            _msg, fds, _flags, _addr = socket.recv_fds(ours, 1, 1)
+            # The child connected (the kernel recorded its pid) and exited; it is a zombie.
+            os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
+            with socket.socket(fileno=fds[0]) as conn:
+                obj = enqueue_obj(receiver, sender, "exited")
+                conn.sendall(frame(json.dumps(obj).encode()))
+                ack = ack_of(read_all(conn))
+        finally:
+            child.wait(timeout=30)
+    assert (ack["status"], ack["message_id"]) == ("invalid", obj["message_id"])
+    assert receiver.claim_one() is None
+
+
+def test_a_pid_no_kernel_has_is_refused_not_dropped(make_relay):
+    receiver = make_relay("receiver")
+    sender = make_relay("sender")
+    huge = 10**30
+    obj = enqueue_obj(receiver, sender, "x")
+    obj.update(sender_pid=huge, sender_instance_id=f"{huge}-1", message_id=f"{huge}-1-1")
+    assert send_json(receiver.socket_path, obj)["status"] == "invalid"

@@ -30,7 +30,7 @@ from zcoder.relay.client import (
     request,
 )
 from zcoder.relay.listener import LISTEN_BACKLOG, Listener
-from zcoder.relay.peercred import PeerCredentials, can_check_ancestry, is_same_or_descendant
+from zcoder.relay.peercred import PeerCredentials, can_check_ancestry, is_sender_in_its_session
 from zcoder.relay.protocol import Ack, Envelope, ping_request
 from zcoder.relay.receiver import Decision, Receiver
 from zcoder.relay.registry import (
@@ -374,9 +374,9 @@ class Relay:
         if (
             peer is not None
             and can_check_ancestry()
-            and not is_same_or_descendant(peer.pid, sender_pid)
+            and not is_sender_in_its_session(peer.pid, sender_pid)
         ):
-            return "the connecting process is not the sender or its descendant"
+            return "the connecting process is not the sender or its descendant in its session"
         assert self.registry is not None
         try:
             manifest = self._sender_manifests.read(self.registry, f"a-{sender_id}.json")

@@ -35,8 +35,8 @@ def peer_credentials(sock: socket.socket) -> PeerCredentials | None:
     return PeerCredentials(pid=pid, uid=uid, gid=gid)
 
 
-def parent_pid(pid: int) -> int | None:
-    """The parent of ``pid`` from /proc, or None when it cannot be read."""
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of /proc/<pid>/stat after the command name: state, ppid, pgrp, session, ..."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             data = handle.read(4096)
@@ -46,8 +46,13 @@ def parent_pid(pid: int) -> int | None:
     close = data.rfind(b")")
     if close < 0:
         return None
-    fields = data[close + 2 :].split()
-    if len(fields) < 2:
+    return data[close + 2 :].split()
+
+
+def parent_pid(pid: int) -> int | None:
+    """The parent of ``pid`` from /proc, or None when it cannot be read."""
+    fields = _stat_fields(pid)
+    if fields is None or len(fields) < 2:
         return None
     try:
         return int(fields[1])
@@ -67,6 +72,27 @@ def is_same_or_descendant(pid: int, ancestor: int) -> bool:
             return False
         current = parent_pid(current)
     return False
+
+
+# Process states of a task that has exited: zombie, and dead ("x" on some older kernels).
+_EXITED_STATES: Final = (b"Z", b"X", b"x")
+
+
+def is_sender_in_its_session(pid: int, sender_pid: int) -> bool:
+    """Whether the live process ``pid`` is ``sender_pid``, or a descendant of it that is
+    still in ``sender_pid``'s own session (a subshell is; a command started with setsid,
+    as run_command starts every command, is not). A process that is gone, or has exited
+    and not yet been reaped, is refused: nothing about it can be trusted any more."""
+    if pid <= 0 or sender_pid <= 0:  # getsid(0) would be this process's own session
+        return False
+    fields = _stat_fields(pid)
+    if fields is None or len(fields) < 4 or fields[0] in _EXITED_STATES:
+        return False
+    try:
+        same_session = int(fields[3]) == os.getsid(sender_pid)
+    except (ValueError, OverflowError, OSError):  # the sender's pid is what a peer wrote
+        return False
+    return same_session and is_same_or_descendant(pid, sender_pid)
 
 
 @functools.cache
