@@ -2,8 +2,9 @@
 
 The agent runs in a worker on the app's event loop; the UI never blocks on it. The relay's
 listener thread only nudges the app (``RelayNudge``, tui/relay_ui.py); the app alone claims
-queued messages, one at a time, when idle and before it starts the next prompt the user
-submitted.
+queued messages, one at a time, when idle. A prompt submitted while a turn runs is queued;
+the TurnScheduler (tui/scheduler.py) orders the user's prompts and relayed tasks and holds
+relayed tasks back once too many ran without the user.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ from zcoder.tui.dialogs import (
     ApprovalScreen,
     ConfirmSendScreen,
 )
+from zcoder.tui.queued import QueuedPrompts
 from zcoder.tui.relay_ui import RELAY_POLL_SECONDS, RelayNudge, RelayUI
+from zcoder.tui.scheduler import Next, TurnScheduler
 from zcoder.tui.screens import ModelPicker
 from zcoder.tui.widgets import (
     Entry,
@@ -97,6 +100,7 @@ class ZcoderApp(App[int]):
         Binding("ctrl+n", "new_session", "New"),
         Binding("ctrl+o", "pick_model", "Model"),
         Binding("ctrl+b", "toggle_sidebar", "Sessions"),
+        Binding("f2", "continue_relay", "Run waiting relayed tasks"),  # only while they wait
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
     ]
@@ -113,7 +117,7 @@ class ZcoderApp(App[int]):
         self.agent: Agent | None = None
         self._turn: Worker[Any] | None = None
         self._warmup: Worker[Any] | None = None
-        self._pending_prompt: str | None = None
+        self.scheduler = TurnScheduler(config.relay.max_auto_turns)
         self._deferred: list[Entry] | None = []
         self.header_state = HeaderState(
             version=__version__,
@@ -127,6 +131,7 @@ class ZcoderApp(App[int]):
         self.sidebar = SessionList(id="sessions")
         self.transcript = Transcript(id="transcript")
         self.prompt_input = PromptInput(id="prompt", soft_wrap=True, show_line_numbers=False)
+        self.queued_prompts = QueuedPrompts(id="queued")
         self.agent_view = AgentView(
             self.show, lambda status: self.header.refresh_state(status=status)
         )
@@ -141,6 +146,7 @@ class ZcoderApp(App[int]):
             yield self.sidebar
             with Vertical(id="main"):
                 yield self.transcript
+                yield self.queued_prompts
                 yield self.prompt_input
         yield Footer()
 
@@ -279,22 +285,40 @@ class ZcoderApp(App[int]):
         self.schedule()
 
     def schedule(self) -> None:
-        """Start the next turn when idle: one queued relayed task first, then the user's."""
+        """When idle, start the next turn the scheduler names: a relayed task or a prompt."""
         if self.busy or self.agent is None:
             return
-        if self.relay is not None and self.relay.available:
-            while True:
-                claimed = self.relay.claim_one()
-                if claimed is None:
-                    break
+        while True:
+            oldest = self.relay_ui.oldest_waiting()
+            step = self.scheduler.next_turn(oldest)
+            if step is Next.RELAY:
+                claimed = self.relay.claim_one() if self.relay is not None else None
                 if isinstance(claimed, QuarantinedMessage):
                     self.relay_ui.report_quarantined(claimed)
                     continue
-                self._start_turn(self._relay_turn(claimed), relay=True)
-                return
-        if self._pending_prompt is not None:
-            prompt, self._pending_prompt = self._pending_prompt, None
-            self._start_turn(self._user_turn(prompt), relay=False)
+                if claimed is not None:
+                    self.scheduler.relay_started()
+                    self._start_turn(self._relay_turn(claimed), relay=True)
+                    return
+                step = self.scheduler.next_turn(None)
+            if step is Next.PROMPT:
+                prompt = self.scheduler.pop_prompt()
+                self._show_queue()
+                self.show(Entry("user", user_text(prompt)))  # in the transcript as it starts
+                self._start_turn(self._user_turn(prompt), relay=False)
+            else:
+                self.relay_ui.announce_waiting(oldest)
+            return
+
+    def note_user_acted(self) -> None:
+        """The local user acted (a prompt, a dialog's answer, /agents continue): relayed
+        tasks may run again without them, up to ZCODER_RELAY_MAX_AUTO_TURNS."""
+        self.scheduler.note_user_acted()
+        self.relay_ui.refresh_header()
+        self.schedule()
+
+    def _show_queue(self) -> None:
+        self.queued_prompts.show_queue(self.scheduler.prompts(), editing=self.scheduler.editing())
 
     def _start_turn(self, coroutine: Any, *, relay: bool) -> None:
         if self._warmup is not None and self._warmup.state is WorkerState.RUNNING:
@@ -368,13 +392,26 @@ class ZcoderApp(App[int]):
             self.show(Entry("system", system_text(f"› {text.strip()}")))
             self.run_worker(self._run_command(command.name, command.argument), group="command")
             return
-        if self.busy or self._pending_prompt is not None:
-            self.notice("A turn is running; press Escape to stop it. Your draft is kept.")
-            return
         self.prompt_input.clear()
-        self.show(Entry("user", user_text(text)))
-        self._pending_prompt = text
-        self.schedule()
+        marks = self.relay_ui.sequences()
+        self.scheduler.queue_prompt(
+            text, last_accepted=marks.last_accepted, oldest_waiting=self.relay_ui.oldest_waiting()
+        )
+        self.note_user_acted()  # starts it at once when nothing runs
+        self._show_queue()
+
+    def on_prompt_input_edit_queued(self, _message: PromptInput.EditQueued) -> None:
+        text = self.scheduler.take_last()
+        if text is not None:
+            self.prompt_input.load_text(text)
+            self.prompt_input.move_cursor(self.prompt_input.document.end)
+            self._show_queue()
+
+    def on_text_area_changed(self, event: PromptInput.Changed) -> None:
+        # A queued prompt taken back to edit is cancelled when the input is cleared.
+        empty = event.text_area is self.prompt_input and not self.prompt_input.text.strip()
+        if empty and self.scheduler.drop_recalled():
+            self._show_queue()
 
     async def _run_command(self, name: str, argument: str) -> None:
         if name == "/help":
@@ -405,6 +442,19 @@ class ZcoderApp(App[int]):
     def action_stop_turn(self) -> None:
         if self._turn is not None and self.busy:
             self._turn.cancel()
+            if queued := len(self.scheduler.prompts()):
+                self.notice(
+                    f"Stopped. Your {queued} queued prompt{'s stay' if queued > 1 else ' stays'}"
+                    " queued and will run; ↑ in the empty prompt takes the last one back."
+                )
+
+    def action_continue_relay(self) -> None:
+        self.relay_ui.agents_command("continue")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "continue_relay":
+            return self.header_state.waiting  # the key is shown only while tasks wait
+        return True
 
     def action_toggle_sidebar(self) -> None:
         sidebar = self.sidebar

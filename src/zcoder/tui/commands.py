@@ -14,13 +14,16 @@ COMMANDS: Final = {
     "/agents": "this instance's relay status",
     "/agents pause": "refuse new relayed messages (queued ones are kept)",
     "/agents resume": "accept relayed messages again",
+    "/agents continue": "run the relayed tasks that wait for you (also F2)",
     "/quit": "leave zcoder",
 }
 
 KEYS: Final = {
-    "Enter": "send",
+    "Enter": "send; while a turn runs, it is queued (shown above the prompt)",
+    "Up (empty prompt)": "take the last queued prompt back to edit; clear it to cancel",
     "Shift+Enter, Alt+Enter, Ctrl+J": "new line",
-    "Escape": "stop the running turn (the draft is kept)",
+    "Escape": "stop the running turn (the draft and the queued prompts are kept)",
+    "F2": "run the relayed tasks that wait for you (shown only then)",
     "Ctrl+N": "new session",
     "Ctrl+O": "model picker",
     "Ctrl+B": "hide or show the sessions list",

@@ -1,5 +1,5 @@
 """The relay in the app: starting it, its nudges and polling, the header's relay part,
-``/list-agents`` and ``/agents``.
+relayed tasks waiting for the user (the auto-turn limit), ``/list-agents`` and ``/agents``.
 
 The relay package knows nothing of the UI; this is the one place where the app talks to
 it about anything but claiming a message for a turn. The listener thread only nudges the
@@ -15,11 +15,13 @@ from textual.message import Message
 
 from zcoder.relay import QuarantinedMessage, Relay
 from zcoder.relay.display import peer_table
+from zcoder.relay.spool import Sequences
 
 if TYPE_CHECKING:
     from zcoder.tui.app import ZcoderApp
 
 RELAY_POLL_SECONDS = 1.0
+CONTINUE_KEY = "F2"  # the app's binding for /agents continue
 
 
 class RelayNudge(Message):
@@ -74,6 +76,28 @@ class RelayUI:
         if not self.app.busy:
             self.app.schedule()
 
+    def sequences(self) -> Sequences:
+        return self.relay.sequences() if self.relay is not None else Sequences(None, 0)
+
+    def oldest_waiting(self) -> int | None:
+        """The sequence of the oldest message that could be claimed now (not while paused)."""
+        if self.relay is None or not self.relay.available or self.relay.paused:
+            return None
+        return self.relay.sequences().oldest_waiting
+
+    def announce_waiting(self, oldest: int | None) -> None:
+        """Idle, and relayed tasks wait for the user: say so once, and in the header."""
+        scheduler = self.app.scheduler
+        if self.relay is None or not scheduler.should_announce(oldest):
+            return
+        waiting = self.relay.status().queued
+        self.app.notice(
+            f"{_tasks(scheduler.auto_turns)} ran without you; {waiting} more "
+            f"{'is' if waiting == 1 else 'are'} waiting. /agents continue "
+            f"(or {CONTINUE_KEY}) runs them."
+        )
+        self.refresh_header()
+
     def report_quarantined(self, claimed: QuarantinedMessage) -> None:
         text = f"A relayed message was rejected and not run: {claimed.reason}"
         self.app.error(text)
@@ -81,16 +105,20 @@ class RelayUI:
             self.app.agent.record_error(text, {"quarantined": claimed.name})
 
     def refresh_header(self) -> None:
-        header = self.app.header
+        app = self.app
         if self.relay is None:
-            header.refresh_state(relay="off", queued=0)
+            app.header.refresh_state(relay="off", queued=0)
             return
         status = self.relay.status()
         if self._was_available and not status.available:
             self._was_available = False
             self.reason = status.reason
-            self.app.error(f"Agent relay stopped: {status.reason}. Everything else works.")
-        header.refresh_state(relay=status.state, queued=status.queued)
+            app.error(f"Agent relay stopped: {status.reason}. Everything else works.")
+        waiting = app.scheduler.holding(self.oldest_waiting())
+        changed = waiting != app.header_state.waiting
+        app.header.refresh_state(relay=status.state, queued=status.queued, waiting=waiting)
+        if changed:
+            app.refresh_bindings()  # the continue key is in the footer only while tasks wait
 
     # -- /list-agents and /agents -------------------------------------------------------
 
@@ -119,8 +147,17 @@ class RelayUI:
             self.relay.resume()
             app.notice("Relay resumed.")
             app.schedule()
+        elif argument == "continue":
+            waiting = self.relay.status().queued if self.oldest_waiting() is not None else 0
+            app.notice(
+                f"Running the {_tasks(waiting)} that waited for you."
+                if app.scheduler.limited and waiting
+                else "Nothing waits for you; relayed tasks run as they come."
+            )
+            app.note_user_acted()
+            return
         elif argument:
-            app.error("usage: /agents, /agents pause, /agents resume")
+            app.error("usage: /agents, /agents pause, /agents resume, /agents continue")
             return
         status = self.relay.status()
         lines = [
@@ -131,6 +168,27 @@ class RelayUI:
         ]
         if status.reason:
             lines.append(f"Reason: {status.reason}")
-        lines.append("/agents pause refuses new messages; /agents resume accepts them again.")
+        lines.append(self._auto_turns_line())
+        lines.append(
+            "/agents pause refuses new messages; /agents resume accepts them again; "
+            f"/agents continue ({CONTINUE_KEY}) runs those waiting for you."
+        )
         app.notice("\n".join(lines))
         self.refresh_header()
+
+    def _auto_turns_line(self) -> str:
+        scheduler = self.app.scheduler
+        ran = _tasks(scheduler.auto_turns)
+        limit = scheduler.max_auto_turns
+        if scheduler.holding(self.oldest_waiting()):
+            return (
+                f"Waiting for you: {ran} ran without you; /agents continue ({CONTINUE_KEY}) "
+                "runs the rest."
+            )
+        if limit == 0:
+            return f"{ran} ran without you; no limit (ZCODER_RELAY_MAX_AUTO_TURNS=0)."
+        return f"{ran} ran without you; at {limit} the rest wait (ZCODER_RELAY_MAX_AUTO_TURNS)."
+
+
+def _tasks(n: int) -> str:
+    return f"{n} relayed task{'' if n == 1 else 's'}"

@@ -48,10 +48,12 @@ class HeaderState:
     status: str = "Ready"
     relay: str = "off"
     queued: int = 0
+    waiting: bool = False  # queued relayed tasks wait for the user (the auto-turn limit)
 
 
 class HeaderBar(Static):
-    """zcoder · model@host · project (branch) · profile · [status] · relay state · queued."""
+    """zcoder · model@host · project (branch) · profile · [status] · relay state · queued
+    (· waiting for you)."""
 
     DEFAULT_CSS = """
     HeaderBar { height: 1; background: $primary-background; color: $text; padding: 0 1; }
@@ -91,6 +93,8 @@ class HeaderBar(Static):
         text.append(f"relay: {s.relay}")
         if s.queued:
             text.append(f" · {s.queued} queued", style="bold magenta")
+            if s.waiting:
+                text.append(" · waiting for you", style="bold black on yellow")
         self.update(text)
 
 
@@ -237,7 +241,15 @@ class PromptInput(TextArea):
             super().__init__()
             self.text = text
 
+    class EditQueued(Message):
+        """Up in an empty input: take the last queued prompt back to edit it."""
+
     async def _on_key(self, event: events.Key) -> None:
+        if event.key == "up" and not self.text:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.EditQueued())
+            return
         if event.key == "enter":
             event.stop()
             event.prevent_default()

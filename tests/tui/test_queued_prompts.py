@@ -1,0 +1,220 @@
+"""The user is never starved: prompts queue during a turn; relayed floods wait for the user.
+
+The real app under run_test, with the fake Ollama and a sender Relay in the test process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from tests.fixtures.fake_ollama import Turn
+from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
+from zcoder.tui import ZcoderApp
+
+pytestmark = pytest.mark.timeout(60)
+SIZE = (120, 40)
+
+
+def last_user_messages(bodies: list[Any]) -> list[str]:
+    """What each chat request ended with: a prompt, or the relayed task's text."""
+    found = []
+    for body in bodies:
+        content = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+        if content.startswith("<agent_relay>"):
+            content = "relay: " + content.split("Task:\n", 1)[1].removesuffix("\n</agent_relay>")
+        found.append(content)
+    return found
+
+
+async def send(app: ZcoderApp, sender: Any, body: str) -> None:
+    assert app.relay is not None and app.relay.instance_id is not None
+    result = await asyncio.to_thread(sender.send, app.relay.instance_id, body)
+    assert result.status == "accepted", result.text
+
+
+async def ready(pilot: Any, app: ZcoderApp) -> None:
+    await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+
+
+async def test_a_prompt_during_a_relayed_turn_is_queued_shown_editable_and_cancellable(
+    fake, make_config, app_factory, sender
+):
+    fake.enqueue(Turn.stall(before="working on the relayed task"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot, app)
+        await send(app, sender, "relayed task")
+        await wait_until(pilot, lambda: app.busy and entries(app, "relay"))
+
+        await submit(pilot, app, "first queued prompt")
+        await submit(pilot, app, "second queued prompt")
+        strip = app.queued_prompts
+        assert app.scheduler.prompts() == ("first queued prompt", "second queued prompt")
+        assert strip.display
+        assert "queued ① first queued prompt" in strip.plain
+        assert "queued ② second queued prompt" in strip.plain
+        assert "↑ in the empty prompt edits the last one" in strip.plain
+        assert app.prompt_input.text == ""
+        assert entries(app, "user") == []  # a prompt enters the transcript when it starts
+        assert "A turn is running" not in transcript_text(app)
+
+        # Up in the empty prompt takes the last one back; Enter queues it again.
+        await pilot.press("up")
+        await pilot.pause()
+        assert app.prompt_input.text == "second queued prompt"
+        assert app.scheduler.prompts() == ("first queued prompt",)
+        assert "editing a queued prompt" in strip.plain and "②" not in strip.plain
+        app.prompt_input.insert(", edited")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.scheduler.prompts() == ("first queued prompt", "second queued prompt, edited")
+
+        # Taken back again and cleared: cancelled.
+        await pilot.press("up")
+        await pilot.pause()
+        assert app.prompt_input.text == "second queued prompt, edited"
+        await pilot.press("ctrl+u")  # the cursor is at the end: delete to the line's start
+        await wait_until(pilot, lambda: not app.scheduler.editing())
+        assert app.prompt_input.text == ""
+        assert app.scheduler.prompts() == ("first queued prompt",)
+        assert "queued ① first queued prompt" in strip.plain and "editing" not in strip.plain
+
+        # Escape stops the relayed turn and leaves the queue, which then runs.
+        fake.enqueue(Turn.text("first answered"))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 2)
+        await idle(pilot, app)
+        assert "Your 1 queued prompt stays queued and will run" in transcript_text(app)
+        assert not strip.display and app.scheduler.prompts() == ()
+        roles = [e.role for e in entries(app) if e.role in ("relay", "user")]
+        assert roles == ["relay", "user"]
+        assert entries(app, "user")[0].plain.endswith("first queued prompt")
+    assert last_user_messages(fake.chat_bodies) == ["relay: relayed task", "first queued prompt"]
+    assert all("edited" not in json.dumps(body) for body in fake.chat_bodies)
+
+
+async def test_relayed_messages_accepted_after_a_queued_prompt_run_after_it(
+    fake, make_config, app_factory, sender
+):
+    fake.enqueue(Turn.stall(before="busy"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot, app)
+        await send(app, sender, "one")
+        await wait_until(pilot, lambda: app.busy and entries(app, "relay"))
+        await send(app, sender, "two")  # accepted before the prompt: may go first
+        await submit(pilot, app, "mine")
+        await send(app, sender, "three")  # accepted after the prompt: runs after it
+        await send(app, sender, "four")
+        fake.enqueue(*(Turn.text(f"done {n}") for n in range(4)))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 5)
+        await idle(pilot, app)
+    assert last_user_messages(fake.chat_bodies) == [
+        "relay: one",
+        "relay: two",
+        "mine",
+        "relay: three",
+        "relay: four",
+    ]
+
+
+async def test_slash_commands_still_run_at_once_during_a_turn(
+    fake, make_config, app_factory, sender
+):
+    fake.enqueue(Turn.stall(before="busy"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot, app)
+        await submit(pilot, app, "a long turn")
+        await wait_until(pilot, lambda: app.busy)
+        await submit(pilot, app, "/agents")
+        await wait_until(pilot, lambda: "Relay: available" in transcript_text(app))
+        assert app.scheduler.prompts() == () and app.busy
+        await pilot.press("escape")
+        await idle(pilot, app)
+
+
+async def test_relayed_tasks_past_the_limit_wait_for_the_user(
+    fake, make_config, app_factory, sender
+):
+    fake.enqueue(Turn.stall(before="the user's turn"))
+    app = app_factory(make_config(env={"ZCODER_RELAY_MAX_AUTO_TURNS": "2"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot, app)
+        await submit(pilot, app, "keep busy")
+        await wait_until(pilot, lambda: app.busy)
+        for n in range(1, 6):
+            await send(app, sender, f"task {n}")
+        assert "f2" not in app.screen.active_bindings  # the key shows only while tasks wait
+        fake.enqueue(*(Turn.text(f"done {n}") for n in range(1, 6)))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: "ran without you" in transcript_text(app))
+        await idle(pilot, app)
+        assert (
+            "2 relayed tasks ran without you; 3 more are waiting. /agents continue (or F2) "
+            "runs them." in transcript_text(app)
+        )
+        await wait_until(pilot, lambda: app.header_state.waiting)
+        assert "3 queued · waiting for you" in str(app.header.render())
+        assert "f2" in app.screen.active_bindings
+        assert len(fake.chat_bodies) == 3 and app.relay is not None
+        assert app.relay.status().queued == 3
+
+        await submit(pilot, app, "/agents")
+        await wait_until(pilot, lambda: "Waiting for you: 2 relayed tasks" in transcript_text(app))
+        assert len(fake.chat_bodies) == 3  # a status command is not the user acting
+
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: "Running the 3 relayed tasks" in transcript_text(app))
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 5)
+        await idle(pilot, app)
+        # Two more ran; the last one waits again, and the header says so.
+        await wait_until(pilot, lambda: app.header_state.waiting)
+        assert app.relay.status().queued == 1
+
+        fake.enqueue(Turn.text("answered the user"))
+        await submit(pilot, app, "I am here")  # the user acting: first, then the task
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 7)
+        await idle(pilot, app)
+        assert not app.header_state.waiting and "f2" not in app.screen.active_bindings
+    assert last_user_messages(fake.chat_bodies) == [
+        "keep busy",
+        "relay: task 1",
+        "relay: task 2",
+        "relay: task 3",
+        "relay: task 4",
+        "I am here",
+        "relay: task 5",
+    ]
+
+
+async def test_no_limit_when_max_auto_turns_is_zero(fake, make_config, app_factory, sender):
+    fake.enqueue(Turn.stall(before="the user's turn"))
+    app = app_factory(make_config(env={"ZCODER_RELAY_MAX_AUTO_TURNS": "0"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot, app)
+        await submit(pilot, app, "keep busy")
+        await wait_until(pilot, lambda: app.busy)
+        for n in range(1, 11):
+            await send(app, sender, f"task {n}")
+        fake.enqueue(*(Turn.text(f"done {n}") for n in range(1, 11)))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 11)
+        await idle(pilot, app)
+        assert "ran without you" not in transcript_text(app)
+        assert not app.header_state.waiting
+
+
+async def test_an_invalid_auto_turn_limit_turns_the_relay_off_with_the_reason(
+    make_config, app_factory
+):
+    app = app_factory(make_config(env={"ZCODER_RELAY_MAX_AUTO_TURNS": "many"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.relay is None
+        assert "Agent relay is off: ZCODER_RELAY_MAX_AUTO_TURNS" in transcript_text(app)
