@@ -1,34 +1,19 @@
 """Text shown to the user and to the model about peers: one function per fact.
 
 ``/list-agents`` and the ``list_agents`` tool both render records from the same
-``discover`` call through this module, with control bytes made visible first.
+``discover`` call through this module, with control bytes and invisible characters made
+visible first (``zcoder.relay.sanitize``).
 """
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 from typing import Final
 
 from zcoder.relay.client import NO_PEERS_TEXT, Peer
+from zcoder.relay.sanitize import visible
 
-_NAMED_ESCAPES: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\e"}
-# Bidirectional overrides and isolates can make a line read differently from its bytes.
-_BIDI_CONTROLS: Final = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
-def visible(text: str) -> str:
-    """Escape control characters so that what a peer wrote cannot drive the terminal."""
-    out: list[str] = []
-    for char in text:
-        if char in _NAMED_ESCAPES:
-            out.append(_NAMED_ESCAPES[char])
-        elif char in _BIDI_CONTROLS or unicodedata.category(char) in ("Cc", "Cs"):
-            code = ord(char)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-        else:
-            out.append(char)
-    return "".join(out)
+__all__ = ["peer_list_for_model", "peer_table", "visible"]
 
 
 _COLUMNS: Final = (("PROJECT", 17), ("PID", 7), ("STATE", 8), ("INSTANCE ID", 18))

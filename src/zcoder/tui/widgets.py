@@ -9,7 +9,6 @@ output could write escape sequences to the terminal (clear it, retitle it, hide 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,21 +19,20 @@ from textual.message import Message
 from textual.widgets import ListItem, ListView, Static, TextArea
 
 from zcoder.relay.display import visible
+from zcoder.relay.sanitize import visible_lines
 from zcoder.sessions import SessionInfo
 
 MAX_TOOL_PREVIEW_LINES = 12
 
-# C0 and C1 controls except tab and line feed, bidirectional overrides and isolates, and
-# lone surrogates: made visible (``\e``, ``\x9b``...) rather than sent to the terminal.
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
 
 def screen_safe(text: str) -> str:
-    """Text that cannot drive the terminal; line breaks and tabs are kept (CRLF as LF)."""
-    text = text.replace("\r\n", "\n")
-    if _UNSAFE.search(text) is None:
-        return text
-    return _UNSAFE.sub(lambda match: visible(match.group()), text)
+    """Text that cannot drive the terminal nor hide anything; line breaks and tabs are kept.
+
+    C0 and C1 controls, lone surrogates and invisible characters (zero-width, bidi, tags...:
+    the one table is ``zcoder.relay.sanitize``) are made visible (``\\e``, ``\\x9b``,
+    ``\\u200b``...) rather than sent to the terminal. CRLF becomes LF.
+    """
+    return visible_lines(text.replace("\r\n", "\n"))
 
 
 @dataclass
