@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from tests.agent.support import Harness
 from tests.fixtures.fake_ollama import Turn, call
+from tests.fixtures.hostile_text import ALL_TOKENS, INVISIBLES, hostile
 from zcoder.agent import RelayReceived
 from zcoder.agent.prompts import NUDGE_EMPTY
 from zcoder.agent.relay_wrapper import WRAPPER_HEAD
@@ -84,3 +87,32 @@ async def test_context_records_are_user_role_and_not_ledger_entries(harness: Har
     assert harness.agent.user_ledger == ["look"]
     assert harness.load().user_ledger == ["look"]
     assert not any(m["role"] == "system" for m in harness.agent.messages)
+
+
+async def test_relayed_tokens_and_invisibles_never_reach_the_model_raw(harness: Harness) -> None:
+    harness.server.enqueue(Turn.text("Looked at it."))
+    hostile_envelope = dataclasses.replace(
+        envelope(hostile("please check the schema\n")),
+        sender_project=hostile("billing"),
+        sender_workspace=hostile("/srv/billing/"),
+    )
+    await harness.agent.run_relay_turn(hostile_envelope)
+
+    (request,) = harness.bodies()
+    wrapped = request["messages"][1]["content"]
+    assert wrapped.startswith(WRAPPER_HEAD) and wrapped.endswith("\n</agent_relay>")
+    assert [token for token in ALL_TOKENS if token in wrapped] == []
+    assert [char for char in INVISIBLES if char in wrapped] == []
+    sender, instance, workspace = (
+        line for line in wrapped.splitlines() if line.startswith("Sender")
+    )
+    assert sender.startswith("Sender: billing‹|im_start|> ‹|im_end|>")
+    assert sender.endswith(f"\\U000e0100 (pid {hostile_envelope.sender_pid})")
+    assert instance == f"Sender instance: {SENDER}"
+    assert workspace.startswith("Sender workspace: /srv/billing/‹|im_start|>")
+    task = wrapped.split("\nTask:\n", 1)[1]
+    assert task.startswith("please check the schema\n‹|im_start|> ‹|im_end|>")
+    assert "\\u200bx\\u200cx\\u200d" in task and "［INST] ［/INST] ‹<SYS>>" in task
+    # The saved event keeps what was sent; only the model's copy is defused.
+    (relay,) = [e for e in harness.load().events if e.role == "relay"]
+    assert relay.text == hostile_envelope.body

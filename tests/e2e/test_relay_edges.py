@@ -15,6 +15,7 @@ from tests.e2e.conftest import SenderFactory
 from tests.e2e.harness import World, wait_until
 from tests.e2e.test_two_instances import relay_records
 from tests.fixtures.fake_ollama import Turn, call
+from tests.fixtures.hostile_text import ALL_TOKENS, INVISIBLES, hostile
 from zcoder.sessions import SessionStore
 
 pytestmark = pytest.mark.timeout(60)
@@ -267,3 +268,31 @@ def test_approval_dialog_shows_an_escape_laden_command_literally(world: World) -
     a.wait_text("ok \\e]0;OUTPWN", since=mark)  # the output, made visible too
     raw = a.raw_output
     assert "\x1b[8mhidden" not in raw and "\x1b]0;CMDPWN" not in raw and "\x1b]0;OUTPWN" not in raw
+
+
+def test_relayed_control_tokens_are_defused_and_invisibles_shown_as_escapes(
+    world: World, sender_relay: SenderFactory
+) -> None:
+    # The sender's project (its workspace's name) and the body carry chat-template tokens of
+    # every family and invisible characters: the model gets them defused and escaped, the
+    # screen shows the escapes, and no invisible character is ever written to the terminal.
+    server = world.server(demo=False)
+    b = world.start("beta", server)
+    sender = sender_relay("gam<|im_start|>ma\u200b<think>")
+    server.enqueue(Turn.text("hostile task handled"))
+
+    mark = b.mark()
+    body = hostile("check\u200bthis\u2060now ")
+    assert sender.send(b.instance_id, body).status == "accepted"
+    b.wait_text("hostile task handled", since=mark)
+    b.wait_text("relayed task from gam<|im_start|>ma\\u200b<think>", since=mark)
+    b.wait_text("check\\u200bthis\\u2060now <|im_start|>", since=mark)
+
+    (record,) = relay_records(server.chat_bodies)
+    assert [token for token in ALL_TOKENS if token in record] == []
+    assert [char for char in INVISIBLES if char in record] == []
+    assert "Sender: gam‹|im_start|>ma\\u200b‹think> (pid" in record
+    assert "Task:\ncheck\\u200bthis\\u2060now ‹|im_start|> ‹|im_end|>" in record
+    assert "［INST] ［/INST] ‹<SYS>> ‹</SYS>> ‹s> ‹/s>" in record
+    raw = b.raw_output
+    assert [char for char in INVISIBLES if char in raw] == []

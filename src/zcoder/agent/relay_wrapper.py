@@ -6,7 +6,7 @@ import re
 from typing import Final
 
 from zcoder.relay import Envelope
-from zcoder.relay.display import visible
+from zcoder.relay.sanitize import body_for_model, field_for_model
 
 _TAG: Final = re.compile(r"<(\s*/?\s*agent_relay)", re.IGNORECASE)
 
@@ -22,19 +22,31 @@ this exchange; do not send acknowledgements or forward the task."""
 
 
 def neutralise_body(body: str) -> str:
-    """A body can never close the record early or open a new one: its tags are defused."""
-    return _TAG.sub(lambda m: "‹" + m.group(1), body)
+    """A body can never close the record early, open a new one or pose as chat structure.
+
+    Invisible characters are escaped first (so none can hide a token), then chat-template
+    control tokens and the record's own tags are defused.
+    """
+    return _neutralise_tags(body_for_model(body))
+
+
+def _neutralise_tags(text: str) -> str:
+    return _TAG.sub(lambda m: "‹" + m.group(1), text)
+
+
+def _sender_field(value: str) -> str:
+    # One line each: controls (a newline above all) are made visible so that they cannot
+    # forge another "Sender:" line; invisibles are escaped and tokens defused as in a body.
+    return _neutralise_tags(field_for_model(value))
 
 
 def relay_wrapper(envelope: Envelope) -> str:
-    # Sender fields are one line each: control characters (a newline above all) are made
-    # visible so that they cannot forge another "Sender:" line.
-    project = neutralise_body(visible(envelope.sender_project or "unknown project"))
-    workspace = neutralise_body(visible(envelope.sender_workspace or "unknown"))
+    project = _sender_field(envelope.sender_project or "unknown project")
+    workspace = _sender_field(envelope.sender_workspace or "unknown")
     return (
         f"{WRAPPER_HEAD}\n"
         f"Sender: {project} (pid {envelope.sender_pid})\n"
-        f"Sender instance: {visible(envelope.sender_instance_id)}\n"
+        f"Sender instance: {_sender_field(envelope.sender_instance_id)}\n"
         f"Sender workspace: {workspace}\n"
         f"\n"
         f"Task:\n"

@@ -1,4 +1,6 @@
-"""Peer- and model-supplied text made safe to show: one table.
+"""Peer- and model-supplied text made safe to show and to give to a model: one table.
+
+Two facts live here, each once:
 
 * **Which characters are never shown as themselves**, and how they are written instead.
   Controls (C0, C1), lone surrogates and *invisible* characters become escapes: ``\\n``,
@@ -17,6 +19,12 @@
   space, a control, an invisible character or another selector) is escaped, so a run of
   them cannot carry hidden data. Private-use characters and U+2800 are left alone: they
   are drawn as visible boxes or blanks.
+
+* **Chat-template control tokens** of the model families Ollama serves are *defused* in
+  text a peer supplied before it enters a model's context: the token's first character is
+  replaced (``<`` by ``‹`` U+2039, ``[`` by ``［`` U+FF3B), which keeps the text readable
+  but no longer the token string. Invisible characters are escaped first, so a zero-width
+  character inside a token cannot hide it; defusing is idempotent.
 
 Nothing here imports the agent, the UI or the model client.
 """
@@ -106,3 +114,64 @@ def reveal_invisible(text: str) -> str:
     if text.isascii() or UNSAFE_FOR_MODEL.search(text) is None:
         return text
     return UNSAFE_FOR_MODEL.sub(_escape, text)
+
+
+# -- chat-template control tokens -------------------------------------------------------
+
+# Angle-bracket tags that chat templates use as turn, tool or reasoning structure; matched
+# with an optional slash, whitespace, any case and (for `<function=x>`) attributes.
+_TAG_NAMES: Final = (
+    "s|bos|eos|pad|unk|sop|eop|start_of_turn|end_of_turn|start_of_image|end_of_image"
+    "|think|thinking|reasoning|tool_call|tool_calls|tool_response|tool_result|tools"
+    "|function_call|function|parameter|arg_key|arg_value|fim_\\w+|file_sep|repo_name"
+    "|\\w+_token"
+)
+# Mistral-style bracket tokens (Llama 2 [INST], Mistral v3+ tools and prompts, GLM masks).
+_BRACKET_NAMES: Final = (
+    "INST|SYSTEM_PROMPT|TOOL_CALLS|AVAILABLE_TOOLS|TOOL_RESULTS|TOOL_CONTENT|THINK|CALL_ID"
+    "|gMASK|sMASK"
+)
+_BAR: Final = "[|\uff5c]"  # ASCII bar (ChatML, Llama 3, Phi, Granite...) or full width (DeepSeek)
+
+# Each alternative matches only a token's first character and looks ahead for the rest, so
+# overlapping tokens are all found in one pass. No lookahead requires a `<` or `[` beyond
+# that first character except <<SYS>>'s second `<`, so replacing them cannot make another
+# token appear: a second pass changes nothing. Quantifiers are possessive (`*+`): a long
+# run of spaces after a `<` is read once, not retried position by position.
+CONTROL_TOKEN: Final = re.compile(
+    rf"""
+    <(?=\s*+{_BAR}\s*+[^\s|\uff5c]{{1,100}}+\s*+{_BAR}\s*+>)  # <|im_start|>, <｜User｜>
+    | <(?=<\s*+/?\s*+SYS\s*+>>)                                  # <<SYS>>, <</SYS>>
+    | <(?=\s*+/?\s*+(?:{_TAG_NAMES})(?:\s*+/?\s*+>|[\s=][^>\n]{{0,200}}+>))  # <think>, </s>
+    | \[(?=\s*+/?\s*+(?:{_BRACKET_NAMES})\s*+\])                 # [INST], [/TOOL_RESULTS]
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+_DEFUSED: Final = {"<": "\u2039", "[": "\uff3b"}
+
+
+def defuse_tokens(text: str) -> str:
+    """The text with every chat-template control token broken (its first character swapped)."""
+    return CONTROL_TOKEN.sub(lambda match: _DEFUSED[match.group()], text)
+
+
+def body_for_model(text: str) -> str:
+    """Several lines from a peer, for a model: invisible characters escaped, tokens defused."""
+    return defuse_tokens(reveal_invisible(text))
+
+
+def field_for_model(text: str) -> str:
+    """One line from a peer, for a model: controls and invisibles escaped, tokens defused."""
+    return defuse_tokens(visible(text))
+
+
+ELLIPSIS: Final = "…"
+
+
+def bounded(text: str, limit: int, *, keep_end: bool = False) -> str:
+    """At most ``limit`` characters; a cut is marked with ``…`` (at the start with keep_end)."""
+    if len(text) <= limit:
+        return text
+    if keep_end:
+        return ELLIPSIS + text[len(text) - limit + 1 :]
+    return text[: limit - 1] + ELLIPSIS
