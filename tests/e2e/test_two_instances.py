@@ -95,7 +95,9 @@ def test_model_sends_a_task_after_the_user_confirms(world: World) -> None:
     bodies_a = wait_until(lambda: server_a.chat_bodies[2:], what="alpha's last request")
     tool_results = [m for m in bodies_a[0]["messages"] if m["role"] == "tool"]
     assert [m.get("tool_name") for m in tool_results] == ["list_agents", "send_agent_message"]
-    assert tool_results[0]["content"].startswith(f"beta — pid {b.pid}, ready, id {b.instance_id}")
+    listing = tool_results[0]["content"].splitlines()
+    assert listing[0] == "Peers (details are self-reported by each instance):"
+    assert listing[1] == f"beta — pid {b.pid}, ready, id {b.instance_id}"
     assert tool_results[1]["content"].startswith(f"Message accepted by beta ({b.instance_id})")
     (record,) = relay_records(server_b.chat_bodies)
     assert f"Sender: alpha (pid {a.pid})" in record

@@ -2,7 +2,8 @@
 
 ``/list-agents`` and the ``list_agents`` tool both render records from the same
 ``discover`` call through this module, with control bytes and invisible characters made
-visible first (``zcoder.relay.sanitize``).
+visible first (``zcoder.relay.sanitize``). What the model is given is also defused of
+chat-template control tokens, bounded a field, and marked as self-reported.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from collections.abc import Sequence
 from typing import Final
 
 from zcoder.relay.client import NO_PEERS_TEXT, Peer
-from zcoder.relay.sanitize import visible
+from zcoder.relay.sanitize import bounded, field_for_model, visible
 
-__all__ = ["peer_list_for_model", "peer_table", "visible"]
+__all__ = ["FIELD_LIMIT", "PEERS_HEADING", "peer_list_for_model", "peer_table", "visible"]
 
 
 _COLUMNS: Final = (("PROJECT", 17), ("PID", 7), ("STATE", 8), ("INSTANCE ID", 18))
@@ -46,12 +47,28 @@ def peer_table(peers: Sequence[Peer]) -> str:
     return "\n".join(lines)
 
 
+# A peer writes its own manifest: the model is told so, and each field is bounded.
+PEERS_HEADING: Final = "Peers (details are self-reported by each instance):"
+FIELD_LIMIT: Final = 80
+
+
+def _field(value: str, *, keep_end: bool = False) -> str:
+    return bounded(field_for_model(value), FIELD_LIMIT, keep_end=keep_end)
+
+
 def peer_list_for_model(peers: Sequence[Peer]) -> str:
-    """The ``list_agents`` tool result: two lines a peer, as zcoder.zsh gives them."""
+    """The ``list_agents`` tool result: a heading, then two lines a peer (zcoder.zsh's form).
+
+    Every manifest field is escaped, defused and cut to FIELD_LIMIT characters (a path
+    keeps its end, the distinguishing part); the instance id is given whole and exact,
+    since the model must send to it (the protocol allows only ``[A-Za-z0-9_.-]`` in it).
+    """
     if not peers:
         return NO_PEERS_TEXT
-    lines: list[str] = []
+    lines: list[str] = [PEERS_HEADING]
     for p in peers:
-        lines.append(f"{visible(p.project)} — pid {p.pid}, {visible(p.state)}, id {p.instance_id}")
-        lines.append(f"  {visible(p.workspace)} · {visible(p.profile)} · {visible(p.model)}")
+        lines.append(f"{_field(p.project)} — pid {p.pid}, {_field(p.state)}, id {p.instance_id}")
+        lines.append(
+            f"  {_field(p.workspace, keep_end=True)} · {_field(p.profile)} · {_field(p.model)}"
+        )
     return "\n".join(lines)
