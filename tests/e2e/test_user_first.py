@@ -1,0 +1,115 @@
+"""The local user is never starved, and a flood waits for them: real zcoder in a pty.
+
+Keys are typed as raw bytes (text, then a carriage return), as a terminal sends them. What
+ran, and in which order, comes from the fake Ollama's recorded requests and the session
+store; the screen is only checked for short fragments.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import SenderFactory
+from tests.e2e.harness import World, wait_until
+from tests.fixtures.fake_ollama import Turn
+from zcoder.sessions import SessionStore
+from zcoder.tui.app import RELAY_POLL_SECONDS
+
+pytestmark = pytest.mark.timeout(90)
+
+ESCAPE = "\x1b"
+
+
+def turn_inputs(bodies: list[Any]) -> list[str]:
+    """What each chat request ended with: the user's prompt, or ``relay: <task>``."""
+    found = []
+    for body in bodies:
+        content = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+        if content.startswith("<agent_relay>"):
+            content = "relay: " + content.split("Task:\n", 1)[1].removesuffix("\n</agent_relay>")
+        found.append(content)
+    return found
+
+
+def test_a_local_prompt_runs_before_the_relayed_messages_that_came_after_it(
+    world: World, sender_relay: SenderFactory
+) -> None:
+    server = world.server(demo=False)
+    b = world.start("beta", server)
+    sender = sender_relay("gamma")
+    server.enqueue(Turn.stall(before="working on task 1", seconds=30))
+
+    mark = b.mark()
+    assert sender.send(b.instance_id, "task 1").status == "accepted"
+    b.wait_text("working on task 1", since=mark)
+    assert sender.send(b.instance_id, "task 2").status == "accepted"  # before the prompt
+    b.submit("my local prompt")
+    b.wait_text("queued ① my local prompt", since=mark)  # queued, not refused
+    for n in (3, 4, 5):  # after the prompt was queued
+        assert sender.send(b.instance_id, f"task {n}").status == "accepted"
+    b.wait_text("4 queued", since=mark)
+    server.enqueue(
+        Turn.text("task 2 done"),
+        Turn.text("the local prompt answered"),
+        *(Turn.text(f"task {n} done") for n in (3, 4, 5)),
+    )
+
+    b.send_key(ESCAPE)  # stops task 1; the queue stays
+    b.wait_text("stays queued and will run", since=mark)
+    wait_until(lambda: len(server.chat_bodies) == 6, what="beta's six requests")
+    b.wait_text("task 5 done", since=mark)
+    assert turn_inputs(server.chat_bodies) == [
+        "relay: task 1",
+        "relay: task 2",
+        "my local prompt",
+        "relay: task 3",
+        "relay: task 4",
+        "relay: task 5",
+    ]
+    b.wait_state("ready")
+    session_id = b.wait_manifest()["session_id"]
+    assert b.quit() == 0
+
+    with SessionStore(world.home("beta")) as store:
+        events = store.load(session_id, b.workspace, "coding").events
+    shown = [e.text for e in events if e.role in ("relay", "user")]
+    # The user's turn is in the transcript where it ran, not where it was queued.
+    assert shown == ["task 1", "task 2", "my local prompt", "task 3", "task 4", "task 5"]
+
+
+def test_a_flood_runs_eight_turns_unattended_then_waits_for_agents_continue(
+    world: World, sender_relay: SenderFactory
+) -> None:
+    server = world.server(demo=False)
+    b = world.start("beta", server)
+    sender = sender_relay("gamma")
+    server.enqueue(Turn.stall(before="the local turn", seconds=30))
+
+    mark = b.mark()
+    b.submit("a local turn")  # the user's last act
+    b.wait_text("the local turn", since=mark)
+    results = [sender.send(b.instance_id, f"flood {n}") for n in range(1, 15)]
+    assert [r.status for r in results] == ["accepted"] * 14, [r.text for r in results]
+    server.enqueue(*(Turn.text(f"flood {n} done") for n in range(1, 15)))
+    b.send_key(ESCAPE)
+
+    b.wait_text("8 relayed tasks ran without you; 6 more are waiting.", since=mark)
+    b.wait_text("/agents continue (or F2) runs them.", since=mark)
+    b.wait_text("6 queued · waiting for you", since=mark)  # the header
+    b.wait_state("ready")
+    assert turn_inputs(server.chat_bodies[1:]) == [f"relay: flood {n}" for n in range(1, 9)]
+    assert b.spool_counts()["inbox"] == 6  # nothing dropped, nothing claimed
+    time.sleep(RELAY_POLL_SECONDS * 2.5)  # the app polls its queue, and goes on waiting
+    assert len(server.chat_bodies) == 9
+
+    mark = b.mark()
+    b.submit("/agents continue")
+    b.wait_text("Running the 6 relayed tasks that waited for you.", since=mark)
+    wait_until(lambda: len(server.chat_bodies) == 15, what="the six waiting tasks")
+    b.wait_text("flood 14 done", since=mark)
+    assert turn_inputs(server.chat_bodies[1:]) == [f"relay: flood {n}" for n in range(1, 15)]
+    expected = {"inbox": 0, "processing": 0, "done": 14, "rejected": 0}
+    wait_until(lambda: b.spool_counts() == expected, what="beta's spool to settle")
