@@ -97,6 +97,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    from zcoder.logfile import setup_logging
+
+    setup_logging(config.home)  # the terminal is the app's: log records go to a file
     from zcoder.tui import run_app
 
     return run_app(config, resume=args.resume)

@@ -4,6 +4,7 @@ own process (or a descendant in its session) may connect as it."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -16,7 +17,16 @@ from tests.relay.wire import ack_of, enqueue_obj, frame, read_all, send_json
 pytestmark = pytest.mark.timeout(60)
 
 
-def test_a_message_id_belongs_to_its_sender(make_relay):
+def refusals(caplog) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "zcoder.relay.listener" and r.getMessage().startswith("relay refused")
+    ]
+
+
+def test_a_message_id_belongs_to_its_sender(make_relay, caplog):
+    caplog.set_level(logging.INFO, logger="zcoder.relay")
     receiver = make_relay("receiver")
     alpha = make_relay("alpha")
     beta = make_relay("beta")  # registered and live: only its id prefix is wrong
@@ -25,6 +35,11 @@ def test_a_message_id_belongs_to_its_sender(make_relay):
     ack = send_json(receiver.socket_path, forged)
     assert (ack["status"], ack["message_id"]) == ("invalid", taken)
     assert receiver.claim_one() is None  # nothing stored
+    assert refusals(caplog) == [
+        f"relay refused enqueue: status=invalid message_id='{taken}' "
+        f"sender_instance_id='{beta.instance_id}' peer_pid={os.getpid()} "
+        "reason: message_id does not begin with sender_instance_id"
+    ]
 
     # The id was not taken: its owner's message with it is accepted, not a duplicate.
     ack = send_json(receiver.socket_path, enqueue_obj(receiver, alpha, "7"))
@@ -45,16 +60,17 @@ def test_our_own_sender_uses_ids_of_its_own(make_relay):
     )
 
 
-# Sends one framed request (argv[2]) to the socket argv[1]; prints the ack's status.
+# Sends one framed request (argv[2]) to the socket argv[1]; prints its pid and the status.
 SEND = """
-import sys
+import os, sys
 from pathlib import Path
 from zcoder.relay.client import request
-print(request(Path(sys.argv[1]), sys.argv[2].encode(), timeout=10, max_bytes=65536).status)
+ack = request(Path(sys.argv[1]), sys.argv[2].encode(), timeout=10, max_bytes=65536)
+print(os.getpid(), ack.status)
 """
 
 
-def _send_from_child(receiver, obj, *, new_session=False, subshell=False) -> str:
+def _send_from_child(receiver, obj, *, new_session=False, subshell=False) -> tuple[int, str]:
     payload = json.dumps(obj, separators=(",", ":"))
     argv = [sys.executable, "-c", SEND, str(receiver.socket_path), payload]
     if subshell:  # as zcoder.zsh sends: from a ( ... ) subshell of its own shell
@@ -68,7 +84,8 @@ def _send_from_child(receiver, obj, *, new_session=False, subshell=False) -> str
         timeout=30,
     )
     assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
+    pid, status = done.stdout.split()
+    return int(pid), status
 
 
 @pytest.mark.parametrize("subshell", [False, True], ids=["child", "subshell"])
@@ -76,18 +93,25 @@ def test_a_process_in_the_senders_session_may_send_as_it(make_relay, subshell):
     receiver = make_relay("receiver")
     sender = make_relay("sender")  # this process is the sender
     obj = enqueue_obj(receiver, sender, "same-session")
-    assert _send_from_child(receiver, obj, subshell=subshell) == "accepted"
+    assert _send_from_child(receiver, obj, subshell=subshell)[1] == "accepted"
     claimed = receiver.claim_one()
     assert claimed is not None and claimed.envelope.message_id == obj["message_id"]
 
 
-def test_a_descendant_in_a_new_session_may_not_send_as_the_sender(make_relay):
+def test_a_descendant_in_a_new_session_may_not_send_as_the_sender(make_relay, caplog):
     # What a command run by zcoder is: run_command starts bash with setsid.
+    caplog.set_level(logging.INFO, logger="zcoder.relay")
     receiver = make_relay("receiver")
     sender = make_relay("sender")
     obj = enqueue_obj(receiver, sender, "setsid")
-    assert _send_from_child(receiver, obj, new_session=True) == "invalid"
+    pid, status = _send_from_child(receiver, obj, new_session=True)
+    assert status == "invalid"
     assert receiver.claim_one() is None
+    assert refusals(caplog) == [
+        f"relay refused enqueue: status=invalid message_id='{obj['message_id']}' "
+        f"sender_instance_id='{sender.instance_id}' peer_pid={pid} "
+        "reason: the connecting process is not the sender or its descendant in its session"
+    ]
     # The same message from the sender itself is still accepted: nothing was recorded.
     assert send_json(receiver.socket_path, obj)["status"] == "accepted"
 
@@ -137,3 +161,35 @@ def test_a_pid_no_kernel_has_is_refused_not_dropped(make_relay):
     obj = enqueue_obj(receiver, sender, "x")
     obj.update(sender_pid=huge, sender_instance_id=f"{huge}-1", message_id=f"{huge}-1-1")
     assert send_json(receiver.socket_path, obj)["status"] == "invalid"
+
+
+def test_a_refusal_is_logged_with_what_was_sent_escaped_and_bounded(make_relay, caplog):
+    caplog.set_level(logging.INFO, logger="zcoder.relay")
+    receiver = make_relay("receiver")
+    sender = make_relay("sender")
+    obj = enqueue_obj(receiver, sender, "x")
+    obj.update(message_id="\x1b]0;PWN\x07" + "m" * 5000, sender_instance_id="\x1b[31m\n" * 2000)
+    assert send_json(receiver.socket_path, obj)["status"] == "invalid"
+    (line,) = refusals(caplog)
+    assert "\x1b" not in line and "\n" not in line
+    assert "message_id='\\e]0;PWN\\x07mmm" in line
+    assert "sender_instance_id='\\e[31m\\n\\e[31m" in line
+    assert line.endswith("reason: message_id does not match its grammar")
+    assert len(line) < 2000
+
+
+def test_refused_enqueues_are_logged_and_accepted_ones_are_not(make_relay, caplog):
+    caplog.set_level(logging.INFO, logger="zcoder.relay")
+    receiver = make_relay("receiver")
+    sender = make_relay("sender")
+    assert send_json(receiver.socket_path, enqueue_obj(receiver, sender, "ok"))["status"] == (
+        "accepted"
+    )
+    assert refusals(caplog) == []
+    receiver.pause()
+    assert send_json(receiver.socket_path, enqueue_obj(receiver, sender, "p"))["status"] == (
+        "paused"
+    )
+    (line,) = refusals(caplog)
+    assert "status=paused" in line
+    assert line.endswith("reason: paused")

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
+from zcoder.relay.display import visible
 from zcoder.relay.peercred import PeerCredentials, peer_credentials
 from zcoder.relay.protocol import MAX_HEADER_BYTES, FrameError, encode_frame, parse_header
 from zcoder.relay.receiver import Decision, Receiver
@@ -33,6 +34,8 @@ LISTEN_BACKLOG: Final = 128
 READ_CHUNK: Final = 65536
 # How long stop() waits for the thread; the loop wakes at once on the stop signal.
 JOIN_TIMEOUT: Final = 5.0
+# A refusal's log line quotes what the peer sent, cut to this many characters a field.
+LOG_FIELD_LIMIT: Final = 120
 
 
 @dataclass
@@ -177,6 +180,11 @@ class Listener:
             if peer is not None and peer.uid != self._uid:
                 # Another user: closed without a word, whatever the file modes say.
                 self.refused_peers += 1
+                log.info(
+                    "relay refused a connection from another user: uid=%d pid=%d",
+                    peer.uid,
+                    peer.pid,
+                )
                 sock.close()
                 return None
             sock.setblocking(False)
@@ -241,6 +249,11 @@ class Listener:
 
     def _respond(self, conn: _Connection, decision: Decision) -> None:
         self.served += 1
+        status = decision.ack.status
+        if status == "invalid" or (
+            decision.request_type == "enqueue" and status not in ("accepted", "duplicate")
+        ):
+            _log_refusal(conn.peer, decision)
         conn.buffer.clear()
         conn.outgoing = memoryview(encode_frame(decision.ack.to_payload(), self.max_bytes))
 
@@ -278,3 +291,27 @@ class Listener:
                     del self._connections[key]
         with contextlib.suppress(OSError):
             conn.sock.close()
+
+
+def _shown(text: str) -> str:
+    """What a peer sent, bounded and with control characters escaped, for one log line."""
+    if len(text) > LOG_FIELD_LIMIT:
+        text = text[:LOG_FIELD_LIMIT] + "..."
+    return visible(text)
+
+
+def _log_refusal(peer: PeerCredentials | None, decision: Decision) -> None:
+    """One line in the user's log (see docs/relay.md) for each request answered with a
+    refusal: which id, which claimed sender, which process, and why."""
+    if not log.isEnabledFor(logging.INFO):
+        return
+    log.info(
+        "relay refused %s: status=%s message_id='%s' sender_instance_id='%s' peer_pid=%s "
+        "reason: %s",
+        _shown(decision.request_type) or "a request",
+        decision.ack.status,
+        _shown(decision.message_id),
+        _shown(decision.sender_instance_id),
+        peer.pid if peer is not None else "unknown",
+        _shown(decision.reason) or decision.ack.status,
+    )

@@ -7,13 +7,14 @@ fails answers. Pure apart from the sender check and the spool, both passed in.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from zcoder.relay.peercred import PeerCredentials
 from zcoder.relay.protocol import (
     PROTOCOL_VERSION,
     Ack,
     EnvelopeError,
+    FlatObject,
     FrameError,
     decode_flat_object,
     is_message_id,
@@ -29,6 +30,11 @@ SenderCheck = Callable[[str, int, PeerCredentials | None], str | None]
 class Decision:
     ack: Ack
     reason: str = ""  # why, for logs and tests; never sent on the wire
+    # What the request said, as sent (strings only; "" when absent or not a string), for
+    # the log of refused requests. Never trusted, never sent back.
+    request_type: str = ""
+    message_id: str = ""
+    sender_instance_id: str = ""
 
     @property
     def accepted(self) -> bool:
@@ -65,6 +71,15 @@ class Receiver:
             obj = decode_flat_object(payload)
         except FrameError as exc:
             return self._ack("", "invalid", str(exc))
+        decision = self._decide(obj, payload, peer)
+        return replace(
+            decision,
+            request_type=_text(obj.get("type")),
+            message_id=_text(obj.get("message_id")),
+            sender_instance_id=_text(obj.get("sender_instance_id")),
+        )
+
+    def _decide(self, obj: FlatObject, payload: bytes, peer: PeerCredentials | None) -> Decision:
         raw_id = obj.get("message_id")
         echo = raw_id if isinstance(raw_id, str) else ""
         protocol = obj.get("protocol")
@@ -95,3 +110,7 @@ class Receiver:
         except SpoolError as exc:
             return self._ack(envelope.message_id, "invalid", str(exc))
         return self._ack(envelope.message_id, status, position=position)
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
