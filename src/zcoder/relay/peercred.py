@@ -38,10 +38,15 @@ def peer_credentials(sock: socket.socket) -> PeerCredentials | None:
 def _stat_fields(pid: int) -> list[bytes] | None:
     """The fields of /proc/<pid>/stat after the command name: state, ppid, pgrp, session, ..."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            data = handle.read(4096)
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
+    try:
+        data = os.read(fd, 4096)  # a third cheaper than open(): once per enqueue, or more
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     # The command name is in parentheses and may itself contain ") ", so split at the last.
     close = data.rfind(b")")
     if close < 0:
@@ -89,10 +94,12 @@ def is_sender_in_its_session(pid: int, sender_pid: int) -> bool:
     if fields is None or len(fields) < 4 or fields[0] in _EXITED_STATES:
         return False
     try:
-        same_session = int(fields[3]) == os.getsid(sender_pid)
+        parent, session = int(fields[1]), int(fields[3])
+        if session != os.getsid(sender_pid):
+            return False
     except (ValueError, OverflowError, OSError):  # the sender's pid is what a peer wrote
         return False
-    return same_session and is_same_or_descendant(pid, sender_pid)
+    return pid == sender_pid or is_same_or_descendant(parent, sender_pid)
 
 
 @functools.cache
