@@ -90,10 +90,13 @@ class _Probe:
     def envelope(self, **override: object) -> dict[str, object]:
         self.n += 1
         assert self.sender.instance_id is not None
+        # An id of the sender named, so that each probe meets the rule it is about, not
+        # the one that ids belong to their sender.
+        sender_id = override.get("sender_instance_id", self.sender.instance_id)
         obj: dict[str, object] = {
             "protocol": 1,
             "type": "enqueue",
-            "message_id": f"{self.sender.instance_id}-fc{self.n}",
+            "message_id": f"{sender_id}-fc{self.n}",
             "target_instance_id": self.receiver.instance_id,
             "sender_instance_id": self.sender.instance_id,
             "sender_pid": os.getpid(),
