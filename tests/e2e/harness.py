@@ -40,6 +40,8 @@ _ESCAPES = re.compile(
     r"|\x1b[ -/]*[0-~]"
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# The keys line of an approval or send-confirmation dialog once it takes answers.
+DIALOG_ARMED = re.compile(r"\[n\]/Esc deny|\[N\]/Esc/Enter do not send")
 START_TIMEOUT = 20.0
 EXIT_TIMEOUT = 10.0
 DEFAULT_TIMEOUT = 15.0
@@ -241,6 +243,13 @@ class Instance:
     def send_key(self, data: str) -> None:
         assert self.child is not None
         self.child.send(data)
+
+    def answer_dialog(self, key: str, *, since: int = 0) -> None:
+        """Press ``key`` in the open dialog once it takes answers (it is armed after it has
+        been on screen for half a second with no key pressed; earlier keys go back to the
+        prompt)."""
+        self.wait_text(DIALOG_ARMED, since=since)
+        self.send_key(key)
 
     def submit(self, text: str) -> None:
         """Type a line and press Enter (typed first, so a paste is not detected)."""

@@ -6,7 +6,6 @@ import os
 import re
 import signal
 import socket
-import time
 from pathlib import Path
 
 import pytest
@@ -48,10 +47,10 @@ def test_relayed_turn_may_reply_only_to_its_sender(
     mark_a, mark_b = a.mark(), b.mark()
     a.submit("Tell the beta agent that a column was renamed")
     a.wait_text(CONFIRM, since=mark_a)
-    a.send_key("y")
+    a.answer_dialog("y", since=mark_a)
     b.wait_text("relayed task from alpha", since=mark_b)
     b.wait_text(CONFIRM, since=mark_b)  # the reply is confirmed by beta's user too
-    b.send_key("y")
+    b.answer_dialog("y", since=mark_b)
     b.wait_text("asked alpha", since=mark_b)
     a.wait_text("relayed task from beta", since=mark_a)
 
@@ -75,7 +74,7 @@ def test_declined_send_delivers_nothing(world: World) -> None:
     mark = a.mark()
     a.submit("Tell the beta agent that nothing should happen")
     a.wait_text(CONFIRM, since=mark)
-    a.send_key("n")
+    a.answer_dialog("n", since=mark)
     a.wait_text("the user declined", since=mark)
     bodies = wait_until(lambda: server_a.chat_bodies[2:], what="alpha's last request")
     assert tool_results(bodies[0])[-1].startswith("Error: the user declined to send")
@@ -117,12 +116,14 @@ def test_relayed_turn_asks_for_every_command(world: World, sender_relay: SenderF
         Turn.text("second local turn done"),
         Turn.tool_calls(call("run_command", {"command": "echo relayed-one"})),
         Turn.text("relayed turn done"),
+        Turn.tool_calls(call("run_command", {"command": "echo local-three"})),
+        Turn.text("third local turn done"),
     )
 
     mark = b.mark()
     b.submit("run one")
     b.wait_text("Run this command?", since=mark)
-    b.send_key("a")  # allow commands for the rest of this process
+    b.answer_dialog("a", since=mark)  # allow commands for the rest of this process
     b.wait_text("first local turn done", since=mark)
     mark = b.mark()
     b.submit("run two")
@@ -132,15 +133,22 @@ def test_relayed_turn_asks_for_every_command(world: World, sender_relay: SenderF
     mark = b.mark()
     assert sender.send(b.instance_id, "please run something").status == "accepted"
     b.wait_text("Run this command?", since=mark)  # the grant does not apply to a relay
-    b.wait_text("relayed task: every command is asked", since=mark)
-    b.send_key("a")  # not offered here: nothing happens
-    time.sleep(0.5)
-    assert len(server.chat_bodies) == 5  # the command is still waiting for its answer
-    b.send_key("y")
+    b.wait_text("a relayed task asks each time", since=mark)
+    b.wait_text("no longer applies", since=mark)  # and the relayed task ended it
+    b.answer_dialog("a", since=mark)  # approves this one command only
     b.wait_text("relayed turn done", since=mark)
     bodies = server.chat_bodies
     assert len(bodies) == 6
     assert tool_results(bodies[5])[-1].startswith("relayed-one")
+    b.wait_state("ready")
+
+    # The relayed text is in the conversation now: the old grant is gone, so a local
+    # turn that it might steer asks again.
+    mark = b.mark()
+    b.submit("run three")
+    b.wait_text("Run this command?", since=mark)
+    b.answer_dialog("y", since=mark)
+    b.wait_text("third local turn done", since=mark)
     b.wait_state("ready")
     with SessionStore(world.home("beta")) as store:
         (info,) = store.list_sessions(b.workspace, "coding")
@@ -152,6 +160,7 @@ def test_relayed_turn_asks_for_every_command(world: World, sender_relay: SenderF
         ("echo local-one", "approved for this process (a)"),
         ("echo local-two", "allowed for this process (a)"),
         ("echo relayed-one", "approved once"),  # asked, and `a` did not count
+        ("echo local-three", "approved once"),  # asked again after the relayed turn
     ]
 
 
@@ -263,7 +272,7 @@ def test_approval_dialog_shows_an_escape_laden_command_literally(world: World) -
     a.submit("run it")
     a.wait_text("Run this command?", since=mark)
     a.wait_text("# \\e[8mhidden\\e]0;CMDPWN\\x07", since=mark)  # all of it, visibly
-    a.send_key("y")
+    a.answer_dialog("y", since=mark)
     a.wait_text("all finished here", since=mark)
     a.wait_text("ok \\e]0;OUTPWN", since=mark)  # the output, made visible too
     raw = a.raw_output

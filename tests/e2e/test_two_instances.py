@@ -86,7 +86,7 @@ def test_model_sends_a_task_after_the_user_confirms(world: World) -> None:
     a.wait_text("Send this message to another zcoder agent?", since=mark_a)
     a.wait_text(b.instance_id, since=mark_a)
     assert relay_records(server_b.chat_bodies) == []  # nothing is sent before the user says so
-    a.send_key("y")
+    a.answer_dialog("y", since=mark_a)
     a.wait_text("Message accepted by beta", since=mark_a)
 
     b.wait_text("relayed task from alpha", since=mark_b)

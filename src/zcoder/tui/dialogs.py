@@ -48,7 +48,7 @@ __all__ = [
 
 ARM_SECONDS: Final = 0.5
 """How long a dialog must be on screen with no key pressed before it takes an answer."""
-WAITING_TEXT: Final = "waiting… keys you type now go back to your prompt · Esc refuses"
+WAITING_TEXT: Final = "waiting… keys you type now go back to your prompt"
 
 # Smaller than this, a dialog cannot show its content, its position and its keys: it
 # refuses instead (the command is denied, the message is not sent).
@@ -72,12 +72,12 @@ GuardedDialog .title { text-style: bold; }
 GuardedDialog .meta { color: $text-muted; }
 GuardedDialog .warning { color: $error; text-style: bold; }
 GuardedDialog #content {
-    height: auto; max-height: 1fr; min-height: 3;
+    height: auto; min-height: 1;
     background: $boost; padding: 0 1; margin: 1 0 0 0;
 }
 GuardedDialog #content:focus { background-tint: $foreground 5%; }
-GuardedDialog #position { color: $text-muted; }
-GuardedDialog #keys { text-style: bold; }
+GuardedDialog #position { color: $text-muted; height: 1; }
+GuardedDialog #keys { text-style: bold; height: 2; }
 GuardedDialog #keys.waiting { color: $warning; text-style: italic; }
 """
 
@@ -155,7 +155,10 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
         self.given_back: list[str] = []
         self._last_key = time.monotonic()
         self._arm_timer: Timer | None = None
-        self._hint: str | None = None
+        self._nudged = False  # an answer was tried before the end was seen
+        self._content_rows = 0
+        self._geometry_scrolls = False
+        self.frame = Vertical(classes="dialog")
         self.content = VerticalScroll(id="content")
         self.position = Static("", id="position")
         self.keys = Static("", id="keys")
@@ -183,7 +186,7 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
     # -- layout -----------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
+        with self.frame:
             yield Static(self.title_text(), classes="title")
             yield from self.meta()
             with self.content:
@@ -203,16 +206,50 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
 
     # -- the view of the content ------------------------------------------------------
 
+    def _fit(self) -> bool:
+        """Give the content the rows the rest of the dialog leaves; True when it changed.
+
+        The frame's height follows its content up to 90% of the screen; the content gets
+        what the title, the details, the position and the keys leave, so those are never
+        pushed off the dialog, and the content is never cut off below its scroll region.
+        """
+        if self.frame.outer_size.height <= 0:
+            return False
+        others = sum(
+            child.outer_size.height + child.styles.margin.height
+            for child in self.frame.children
+            if child is not self.content
+        )
+        overhead = self.frame.styles.gutter.height + others + self.content.styles.margin.height
+        rows = max(1, int(self.size.height * 0.9) - overhead)
+        if self._content_rows != rows:
+            self._content_rows = rows
+            self.content.styles.max_height = rows
+            return True
+        return False
+
     def _geometry(self) -> tuple[int, int, int] | None:
-        """(first row shown, rows shown, rows in all), once the content was laid out."""
+        """(first row shown, rows shown, rows in all), once the content was laid out.
+
+        None while the content is not laid out or not wholly inside the dialog: rows that
+        a clipped scroll region claims to show are not on screen, so they do not count.
+        """
         content = self.content
         shown = content.scrollable_content_region.height
         total = content.virtual_size.height
         if shown <= 0 or total <= 0:
             return None
+        inner = self.frame.content_region
+        if not inner.contains_region(content.region) or not self.region.contains_region(
+            self.frame.region
+        ):
+            return None
         return round(content.scroll_y), shown, total
 
     def _view_changed(self, *_args: Any) -> None:
+        if self._fit():
+            self.call_after_refresh(self._view_changed)  # measure again once laid out
+            return
         geometry = self._geometry()
         size = size_text(self.body())
         if geometry is None:
@@ -220,32 +257,32 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
             return
         top, shown, total = geometry
         bottom = min(total, top + shown)
+        self._geometry_scrolls = total > shown
         if bottom >= total:
             self.seen_end = True
-            self._hint = None
         if total <= shown:
             where = "all shown"
         else:
             where = f"rows {top + 1}–{bottom} of {total} ({100 * bottom // total}%)"
-            if not self.seen_end:
-                where += " · scroll to the end to answer (↓ PgDn End)"
-            elif bottom < total:
-                where += " · ↑↓ PgUp PgDn Home End"
-        self.position.update(Text(f"{size} · {where}"))
+        self.position.update(Text(f"{size} · {where}", no_wrap=True, overflow="ellipsis"))
         self._show_keys()
 
     def _show_keys(self) -> None:
+        """Two rows: the answer keys (or that the dialog is waiting), then what to do next."""
+        self.keys.set_class(not self.armed, "waiting")
         if not self.armed:
-            self.keys.set_class(True, "waiting")
-            self.keys.update(
-                Text("waiting… keys you type now go back to your prompt · Esc refuses")
-            )
-            return
-        self.keys.set_class(False, "waiting")
-        line = self.keys_text()
-        if self._hint:
-            line = f"{self._hint}   {line}"
-        self.keys.update(Text(line))
+            first, second = WAITING_TEXT, "Esc refuses"
+        else:
+            first = self.keys_text()
+            if not self.seen_end:
+                second = "scroll to the end to answer: ↓ PgDn End or the wheel"
+                if self._nudged:
+                    second = "not yet: " + second
+            elif self._geometry_scrolls:
+                second = "↑ ↓ PgUp PgDn Home End scroll"
+            else:
+                second = ""
+        self.keys.update(Text(f"{first}\n{second}", no_wrap=True, overflow="ellipsis"))
 
     # -- arming -----------------------------------------------------------------------
 
@@ -290,7 +327,7 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
         if answer != self.refusal:
             self._view_changed()
             if not self.seen_end:
-                self._hint = "read to the end first (End)"
+                self._nudged = True
                 self._show_keys()
                 self.app.bell()
                 return
