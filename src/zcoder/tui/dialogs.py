@@ -55,6 +55,10 @@ WAITING_TEXT: Final = "waiting… keys you type now go back to your prompt"
 MIN_DIALOG_WIDTH: Final = 40
 MIN_DIALOG_HEIGHT: Final = 12
 
+# How often, and how long apart, the content is measured again while it is not laid out.
+MAX_MEASURE_RETRIES: Final = 50
+MEASURE_RETRY_SECONDS: Final = 0.05
+
 # Runs of blanks at least this long are shown as one visible marker with their length.
 BLANK_RUN: Final = 8
 BLANK_LINES_RUN: Final = 3
@@ -157,6 +161,7 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
         self._arm_timer: Timer | None = None
         self._nudged = False  # an answer was tried before the end was seen
         self._content_rows = 0
+        self._measure_retries = 0
         self._geometry_scrolls = False
         self.frame = Vertical(classes="dialog")
         self.content = VerticalScroll(id="content")
@@ -254,7 +259,12 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
         size = size_text(self.body())
         if geometry is None:
             self.position.update(Text(size))
+            # Not laid out yet (a new size is applied on a later refresh): look again.
+            if self._measure_retries < MAX_MEASURE_RETRIES:
+                self._measure_retries += 1
+                self.set_timer(MEASURE_RETRY_SECONDS, self._view_changed)
             return
+        self._measure_retries = 0
         top, shown, total = geometry
         bottom = min(total, top + shown)
         self._geometry_scrolls = total > shown
