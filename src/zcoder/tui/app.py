@@ -27,7 +27,6 @@ from zcoder import __version__
 from zcoder.agent import (
     Agent,
     AgentSettings,
-    ConfirmationUnavailable,
     Status,
     load_instructions,
     register_relay_tools,
@@ -35,22 +34,15 @@ from zcoder.agent import (
 )
 from zcoder.config import Config
 from zcoder.model import ModelError, OllamaClient
-from zcoder.relay import ClaimedMessage, Peer, QuarantinedMessage, Relay
+from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
 from zcoder.sessions import SessionStore, SessionStoreError
 from zcoder.tools import (
-    ApprovalDecision,
     ApprovalPolicy,
-    CommandApprovalRequest,
     default_registry,
 )
 from zcoder.tui.agent_view import AgentView
+from zcoder.tui.approvals import DialogApprovals
 from zcoder.tui.commands import help_text, parse_slash
-from zcoder.tui.dialogs import (
-    MIN_DIALOG_HEIGHT,
-    MIN_DIALOG_WIDTH,
-    ApprovalScreen,
-    ConfirmSendScreen,
-)
 from zcoder.tui.queued import QueuedPrompts
 from zcoder.tui.relay_ui import RELAY_POLL_SECONDS, RelayNudge, RelayUI
 from zcoder.tui.scheduler import Next, TurnScheduler
@@ -135,6 +127,13 @@ class ZcoderApp(App[int]):
         self.agent_view = AgentView(
             self.show, lambda status: self.header.refresh_state(status=status)
         )
+        self.dialogs = DialogApprovals(
+            self,
+            error=self.error,
+            # A key typed while a dialog was not yet armed was meant for the prompt.
+            give_back=self.prompt_input.insert,
+            user_acted=self.note_user_acted,
+        )
 
     # -- layout -------------------------------------------------------------------------
 
@@ -180,7 +179,7 @@ class ZcoderApp(App[int]):
         self.relay_ui.start()
         registry = default_registry()
         if self.relay is not None and self.relay.available:
-            register_relay_tools(registry, self.relay, self)
+            register_relay_tools(registry, self.relay, self.dialogs)
         self.agent = Agent(
             client=self.client,
             registry=registry,
@@ -196,7 +195,7 @@ class ZcoderApp(App[int]):
                 ),
             ),
             approval=ApprovalPolicy(self.config.command_policy, self.config.profile),
-            approver=self,
+            approver=self.dialogs,
             on_event=self.agent_view.on_event,
             store=self.store,
             relay_available=lambda: self.relay is not None and self.relay.available,
@@ -522,46 +521,6 @@ class ZcoderApp(App[int]):
         self.header.refresh_state(model=model)
         self.notice(f"Model: {model}")
         self._start_warmup()
-
-    # -- approvals (the agent's Approver and SendConfirmer) -----------------------------
-
-    def _dialog_fits(self) -> bool:
-        return self.size.width >= MIN_DIALOG_WIDTH and self.size.height >= MIN_DIALOG_HEIGHT
-
-    async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
-        if not self._dialog_fits():
-            self.error("The terminal is too small for the approval dialog; the command was denied.")
-            return ApprovalDecision.DENY
-        screen = ApprovalScreen(request, give_back=self._give_back_key)
-        answer: ApprovalDecision | None = await self._ask(screen)
-        return answer if answer is not None else ApprovalDecision.DENY
-
-    async def confirm_send(self, peer: Peer, message: str) -> bool:
-        if not self._dialog_fits():
-            self.error("The terminal is too small for the confirmation dialog; nothing was sent.")
-            raise ConfirmationUnavailable("the terminal is too small for the dialog")
-        screen = ConfirmSendScreen(peer, message, give_back=self._give_back_key)
-        return bool(await self._ask(screen))
-
-    def _give_back_key(self, character: str) -> None:
-        """A key typed while a dialog was not yet armed: it was meant for the prompt."""
-        self.prompt_input.insert(character)
-
-    async def _ask(self, screen: Any) -> Any:
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-
-        def answered(value: Any) -> None:
-            if not future.done():
-                future.set_result(value)
-
-        self.push_screen(screen, callback=answered)
-        try:
-            return await future
-        except asyncio.CancelledError:
-            # The turn was stopped while the dialog was open: close it as a refusal.
-            if screen in self.screen_stack:
-                screen.dismiss(None)
-            raise
 
 
 def run_app(config: Config, *, resume: str | None = None) -> int:

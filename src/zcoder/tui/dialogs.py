@@ -147,7 +147,7 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
         self,
         refusal: T,
         *,
-        give_back: Callable[[str], None] | None = None,
+        give_back: Callable[[str], object] | None = None,
         arm_seconds: float = ARM_SECONDS,
     ) -> None:
         super().__init__()
@@ -351,7 +351,7 @@ class ApprovalScreen(GuardedDialog[ApprovalDecision]):
     """run_command approval: y once, a for the rest of the process (when offered), n/Esc."""
 
     def __init__(
-        self, request: CommandApprovalRequest, *, give_back: Callable[[str], None] | None = None
+        self, request: CommandApprovalRequest, *, give_back: Callable[[str], object] | None = None
     ) -> None:
         super().__init__(ApprovalDecision.DENY, give_back=give_back)
         self.request = request
@@ -409,7 +409,7 @@ class ConfirmSendScreen(GuardedDialog[bool]):
     """y/N before every send_agent_message delivery, with the exact target and message."""
 
     def __init__(
-        self, peer: Peer, message: str, *, give_back: Callable[[str], None] | None = None
+        self, peer: Peer, message: str, *, give_back: Callable[[str], object] | None = None
     ) -> None:
         super().__init__(False, give_back=give_back)
         self.peer = peer
