@@ -176,3 +176,16 @@ async def test_sysadmin_tool_refuses_catastrophe_with_workspace_path(make_ctx) -
     assert not result.ok and "workspace" in result.output
     assert approver.requests == []
     assert ctx.workspace.exists()
+
+
+async def test_revoking_ends_a_standing_grant_until_a_is_given_anew() -> None:
+    policy = ApprovalPolicy(CommandPolicy.ASK, CODING)
+    approver = ScriptedApprover(ALWAYS, ONCE, ALWAYS)
+    await authorize(policy, approver, USER)
+    assert policy.revoke_always() is True  # a relayed turn came in between
+    assert policy.revoke_always() is False  # nothing left to end
+    again = await authorize(policy, approver, USER)
+    assert again.asked and again.allowed and not policy.always_granted
+    await authorize(policy, approver, USER)  # `a` anew
+    assert policy.always_granted
+    assert not (await authorize(policy, approver, USER)).asked

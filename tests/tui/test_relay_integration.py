@@ -89,6 +89,28 @@ async def test_relay_turn_keeps_command_approval(fake, make_config, app_factory,
     assert not (workspace / "relayed.txt").exists()
 
 
+async def test_answering_a_relayed_dialog_counts_as_the_user_acting(
+    fake, make_config, app_factory, sender
+):
+    fake.enqueue(
+        Turn.tool_calls(call("run_command", {"command": "echo one"})),
+        Turn.text("first over"),
+        Turn.text("second over"),
+    )
+    app = app_factory(make_config(env={"ZCODER_RELAY_MAX_AUTO_TURNS": "1"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await asyncio.to_thread(sender.send, app.relay.instance_id, "first")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await asyncio.to_thread(sender.send, app.relay.instance_id, "second")
+        # One relayed turn is the limit, but the user answered its dialog: the second runs.
+        await answer(pilot, app, "n")
+        await wait_until(pilot, lambda: len(entries(app, "relay")) == 2)
+        await idle(pilot, app)
+        assert app.scheduler.auto_turns == 1
+    assert len(fake.chat_bodies) == 3
+
+
 async def test_yes_policy_still_applies_to_relayed_commands(
     fake, make_config, app_factory, sender, workspace
 ):
