@@ -50,7 +50,7 @@ def test_a_local_prompt_runs_before_the_relayed_messages_that_came_after_it(
     b.wait_text("queued ① my local prompt", since=mark)  # queued, not refused
     for n in (3, 4, 5):  # after the prompt was queued
         assert sender.send(b.instance_id, f"task {n}").status == "accepted"
-    b.wait_text("4 queued", since=mark)
+    b.wait_text("5 queued", since=mark)  # the header: task 1 running, four waiting
     server.enqueue(
         Turn.text("task 2 done"),
         Turn.text("the local prompt answered"),
