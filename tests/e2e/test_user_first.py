@@ -51,14 +51,17 @@ def test_a_local_prompt_runs_before_the_relayed_messages_that_came_after_it(
     for n in (3, 4, 5):  # after the prompt was queued
         assert sender.send(b.instance_id, f"task {n}").status == "accepted"
     b.wait_text("5 queued", since=mark)  # the header: task 1 running, four waiting
+    # Task 2 stalls too, so the screen is still while the notice is looked for.
     server.enqueue(
-        Turn.text("task 2 done"),
+        Turn.stall(before="working on task 2", seconds=30),
         Turn.text("the local prompt answered"),
         *(Turn.text(f"task {n} done") for n in (3, 4, 5)),
     )
 
     b.send_key(ESCAPE)  # stops task 1; the queue stays
-    b.wait_text("stays queued and will run", since=mark)
+    b.wait_text("working on task 2", since=mark)
+    b.wait_text("Your 1 queued prompt stays queued and will run", since=mark)
+    b.send_key(ESCAPE)  # stops task 2
     wait_until(lambda: len(server.chat_bodies) == 6, what="beta's six requests")
     b.wait_text("task 5 done", since=mark)
     assert turn_inputs(server.chat_bodies) == [
@@ -93,7 +96,7 @@ def test_a_flood_runs_eight_turns_unattended_then_waits_for_agents_continue(
     b.wait_text("the local turn", since=mark)
     results = [sender.send(b.instance_id, f"flood {n}") for n in range(1, 15)]
     assert [r.status for r in results] == ["accepted"] * 14, [r.text for r in results]
-    server.enqueue(*(Turn.text(f"flood {n} done") for n in range(1, 15)))
+    server.enqueue(*(Turn.text(f"flood {n} done") for n in range(1, 9)))
     b.send_key(ESCAPE)
 
     b.wait_text("8 relayed tasks ran without you; 6 more are waiting.", since=mark)
@@ -105,9 +108,14 @@ def test_a_flood_runs_eight_turns_unattended_then_waits_for_agents_continue(
     time.sleep(RELAY_POLL_SECONDS * 2.5)  # the app polls its queue, and goes on waiting
     assert len(server.chat_bodies) == 9
 
+    # The first task to run again stalls, so the screen is still while the notice is read.
+    server.enqueue(Turn.stall(before="working on flood 9", seconds=30))
+    server.enqueue(*(Turn.text(f"flood {n} done") for n in range(10, 15)))
     mark = b.mark()
     b.submit("/agents continue")
+    b.wait_text("working on flood 9", since=mark)
     b.wait_text("Running the 6 relayed tasks that waited for you.", since=mark)
+    b.send_key(ESCAPE)  # stops flood 9; the other five run
     wait_until(lambda: len(server.chat_bodies) == 15, what="the six waiting tasks")
     b.wait_text("flood 14 done", since=mark)
     assert turn_inputs(server.chat_bodies[1:]) == [f"relay: flood {n}" for n in range(1, 15)]
