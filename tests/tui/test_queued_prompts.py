@@ -57,7 +57,7 @@ async def test_a_prompt_during_a_relayed_turn_is_queued_shown_editable_and_cance
         assert strip.display
         assert "queued ① first queued prompt" in strip.plain
         assert "queued ② second queued prompt" in strip.plain
-        assert "↑ in the empty prompt edits the last one" in strip.plain
+        assert "↑ edits the last one · clear it to cancel" in strip.plain
         assert app.prompt_input.text == ""
         assert entries(app, "user") == []  # a prompt enters the transcript when it starts
         assert "A turn is running" not in transcript_text(app)

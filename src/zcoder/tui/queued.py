@@ -17,8 +17,9 @@ from zcoder.tui.widgets import screen_safe
 MAX_SHOWN = 3
 _CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"
 
-QUEUE_HINT = "↑ in the empty prompt edits the last one · clear it to cancel · Esc stops the turn"
-EDIT_HINT = "editing a queued prompt · Enter queues it again in its place · clear it to cancel"
+# Short: one line each, as wide as the input (cut with … when narrower).
+QUEUE_HINT = "↑ edits the last one · clear it to cancel · Esc stops the turn only"
+EDIT_HINT = "editing a queued prompt · Enter queues it again · clear it to cancel"
 
 
 def number(n: int) -> str:
@@ -27,7 +28,7 @@ def number(n: int) -> str:
 
 def queue_text(prompts: Sequence[str], *, editing: bool) -> Text:
     """One line per queued prompt (the first few), then what the keys do."""
-    text = Text(no_wrap=True, overflow="ellipsis")
+    text = Text()
     for n, prompt in enumerate(prompts[:MAX_SHOWN], start=1):
         text.append("queued ", style="bold")
         text.append(f"{number(n)} ")
@@ -42,7 +43,10 @@ class QueuedPrompts(Static):
     """Hidden while nothing is queued or being edited."""
 
     DEFAULT_CSS = """
-    QueuedPrompts { height: auto; padding: 0 1; color: $text-muted; display: none; }
+    QueuedPrompts {
+        height: auto; max-height: 5; padding: 0 1; color: $text-muted; display: none;
+        text-wrap: nowrap; text-overflow: ellipsis;
+    }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
