@@ -20,6 +20,7 @@ from zcoder.agent.events import (
     AgentEvent,
     AssistantDelta,
     AssistantMessage,
+    ContextUsage,
     ErrorNotice,
     EventSink,
     Notice,
@@ -43,6 +44,7 @@ from zcoder.agent.prompts import (
 )
 from zcoder.agent.relay_tools import RELAY_SENDER_KEY, restrict_schemas
 from zcoder.agent.relay_wrapper import relay_wrapper
+from zcoder.agent.usage import ContextMeter, cut_off_reason
 from zcoder.model import (
     AssistantReply,
     ChatEvent,
@@ -98,6 +100,8 @@ class AgentSettings:
     profile: Profile
     think: bool | None = None
     num_predict: int | None = 8192
+    num_ctx: int | None = None
+    """The context window in tokens, sent with every request (Ollama's options.num_ctx)."""
     max_tool_output: int = 32768
     instructions: str = ""
     retry_delay: float = RETRY_DELAY_SECONDS
@@ -140,6 +144,7 @@ class Agent:
         self.user_ledger: list[str] = []  # exactly what the user typed
         self._round = _RoundState()
         self._store_warned = False
+        self.meter = ContextMeter()
 
     # -- sessions -----------------------------------------------------------------------
 
@@ -147,6 +152,7 @@ class Agent:
         self.session_id = session_id
         self.messages = [m for m in messages if m.get("role") != "system"]
         self.user_ledger = list(ledger)
+        self.meter.reset()
 
     def _save(self, action: Callable[[SessionStore, str], Any]) -> Any:
         if self.store is None or self.session_id is None:
@@ -261,6 +267,17 @@ class Agent:
     def tool_schemas(self, ctx: ToolContext) -> list[dict[str, Any]]:
         return restrict_schemas(self.registry.schemas(ctx), ctx)
 
+    def user_turn_request(self) -> tuple[list[Message], list[dict[str, Any]]]:
+        """What the next user turn's first request would send: messages and tool schemas."""
+        return self.request_messages(), self.tool_schemas(self._context(TurnOrigin.USER, {}))
+
+    def usage_now(self) -> ContextUsage:
+        """The meter's reading: the last real count, or an estimate of the next request."""
+        if self.meter.last is not None and self.meter.last.window == self.settings.num_ctx:
+            return self.meter.last
+        messages, schemas = self.user_turn_request()
+        return self.meter.estimate(messages, schemas, self.settings.num_ctx)
+
     def _add_context(self, text: str) -> None:
         """A user-role record zcoder adds; shown as a notice, kept out of the ledger."""
         self.messages.append(user_message(text))
@@ -278,13 +295,26 @@ class Agent:
             while True:
                 self._emit(StatusChanged(Status.THINKING))
                 self._round = _RoundState(reply=AssistantReply())
-                reply = await self._request(self.request_messages(), self.tool_schemas(ctx))
+                request, schemas = self.request_messages(), self.tool_schemas(ctx)
+                if self.meter.last is None:
+                    self._emit(self.meter.estimate(request, schemas, self.settings.num_ctx))
+                reply = await self._request(request, schemas)
+                usage = self.meter.record(reply.done, request, schemas, self.settings.num_ctx)
+                if usage is not None:
+                    self._emit(usage)
+                cut_off = cut_off_reason(
+                    reply.done, num_ctx=self.settings.num_ctx, num_predict=self.settings.num_predict
+                )
                 calls = reply.tool_calls
                 if not calls:
                     if reply.content.strip():
                         self.messages.append(assistant_message(reply.content))
-                        self._show_assistant(reply.content)
+                        self._show_assistant(reply.content, partial=cut_off is not None)
+                        if cut_off is not None:
+                            return self._finish(Outcome.INCOMPLETE, reply.content, error=cut_off)
                         return self._finish(Outcome.COMPLETE, reply.content)
+                    if cut_off is not None:
+                        return self._finish(Outcome.INCOMPLETE, error=cut_off)
                     nudges += 1
                     if nudges > MAX_NUDGES:
                         return self._finish(
@@ -295,6 +325,9 @@ class Agent:
                     continue
                 if reply.content.strip():
                     self._show_assistant(reply.content)
+                if cut_off is not None:
+                    self._event("error", cut_off.capitalize())
+                    self._emit(ErrorNotice(cut_off.capitalize()))
                 self.messages.append(reply.to_message())
                 self._round.calls = list(calls)
                 self._round.reply = None

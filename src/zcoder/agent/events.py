@@ -105,6 +105,25 @@ class RelayReceived:
 
 
 @dataclass(frozen=True)
+class ContextUsage:
+    """How full the context window is: the tokens of the last request and its reply.
+
+    ``measured`` when the server counted them (prompt_eval_count + eval_count, or the
+    OpenAI form's usage); an estimate otherwise (before the first response).
+    """
+
+    used: int
+    window: int | None
+    measured: bool
+
+    @property
+    def percent(self) -> int | None:
+        if not self.window:
+            return None
+        return min(999, round(100 * self.used / self.window))
+
+
+@dataclass(frozen=True)
 class TurnFinished:
     outcome: Outcome
     response: str = ""
@@ -121,6 +140,7 @@ AgentEvent = (
     | Notice
     | ErrorNotice
     | RelayReceived
+    | ContextUsage
     | TurnFinished
 )
 

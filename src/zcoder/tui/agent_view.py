@@ -14,6 +14,7 @@ from zcoder.agent import (
     AgentEvent,
     AssistantDelta,
     AssistantMessage,
+    ContextUsage,
     ErrorNotice,
     Notice,
     RelayReceived,
@@ -38,9 +39,15 @@ from zcoder.tui.widgets import (
 class AgentView:
     """Turns agent events into transcript entries; ``show`` adds one to the transcript."""
 
-    def __init__(self, show: Callable[[Entry], Entry], set_status: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        show: Callable[[Entry], Entry],
+        set_status: Callable[[str], None],
+        set_usage: Callable[[ContextUsage], None],
+    ) -> None:
         self.show = show
         self.set_status = set_status
+        self.set_usage = set_usage
         self._stream_entry: Entry | None = None
         self._stream_text = ""
         # The model's reasoning is shown while it streams and removed when the reply (or a
@@ -64,6 +71,9 @@ class AgentView:
                 )
             else:
                 self._thinking_entry.show_text(thinking_text(self._thinking_text))
+            return
+        if isinstance(event, ContextUsage):
+            self.set_usage(event)
             return
         if not isinstance(event, StatusChanged):
             self._end_thinking()

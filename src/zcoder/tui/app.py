@@ -125,7 +125,9 @@ class ZcoderApp(App[int]):
         self.prompt_input = PromptInput(id="prompt", soft_wrap=True, show_line_numbers=False)
         self.queued_prompts = QueuedPrompts(id="queued")
         self.agent_view = AgentView(
-            self.show, lambda status: self.header.refresh_state(status=status)
+            self.show,
+            lambda status: self.header.refresh_state(status=status),
+            lambda usage: self.header.refresh_state(context=usage),
         )
         self.dialogs = DialogApprovals(
             self,
@@ -202,6 +204,7 @@ class ZcoderApp(App[int]):
         )
         startup, self._deferred = self._deferred or [], None
         self._open_initial_session()
+        self.refresh_meter()
         for entry in startup:
             self.show(entry)
         loop = asyncio.get_running_loop()
@@ -256,6 +259,12 @@ class ZcoderApp(App[int]):
         if self.relay is not None:
             self.relay.refresh_manifest(session_id=data.info.id)
         self._refresh_sessions()
+        self.refresh_meter()
+
+    def refresh_meter(self) -> None:
+        """The header's context meter: the last real count, or an estimate before one."""
+        if self.agent is not None:
+            self.header.refresh_state(context=self.agent.usage_now())
 
     def _refresh_sessions(self) -> None:
         if self.store is None:

@@ -18,6 +18,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import ListItem, ListView, Static, TextArea
 
+from zcoder.agent import ContextUsage
 from zcoder.relay.display import visible
 from zcoder.relay.sanitize import visible_lines
 from zcoder.sessions import SessionInfo
@@ -47,6 +48,7 @@ class HeaderState:
     relay: str = "off"
     queued: int = 0
     waiting: bool = False  # queued relayed tasks wait for the user (the auto-turn limit)
+    context: ContextUsage | None = None  # the meter: tokens used of the window
 
 
 class HeaderBar(Static):
@@ -87,6 +89,10 @@ class HeaderBar(Static):
             "Incomplete": "bold black on yellow",
         }.get(s.status, "bold black on cyan")
         text.append(screen_safe(f" {s.status} "), style=badge_style)
+        if s.context is not None:
+            meter, meter_style = meter_text(s.context)
+            text.append(" ")
+            text.append(meter, style=meter_style)
         text.append_text(sep)
         text.append(f"relay: {s.relay}")
         if s.queued:
@@ -94,6 +100,33 @@ class HeaderBar(Static):
             if s.waiting:
                 text.append(" · waiting for you", style="bold black on yellow")
         self.update(text)
+
+
+# The meter turns yellow where automatic compaction is near, red where the window is full.
+METER_WARN_PERCENT = 75
+METER_FULL_PERCENT = 90
+
+
+def _short(tokens: int) -> str:
+    if tokens < 1000:
+        return str(tokens)
+    if tokens < 10000:
+        return f"{tokens / 1000:.1f}k"
+    return f"{round(tokens / 1000)}k"
+
+
+def meter_text(usage: ContextUsage) -> tuple[str, str]:
+    """``ctx 3.2k/32k 10%`` (``~`` before an estimate), and its style."""
+    used = ("~" if not usage.measured else "") + _short(usage.used)
+    percent = usage.percent
+    if usage.window is None or percent is None:
+        return f"ctx {used}", "dim"
+    style = "dim"
+    if percent >= METER_FULL_PERCENT:
+        style = "bold white on red"
+    elif percent >= METER_WARN_PERCENT:
+        style = "bold black on yellow"
+    return f"ctx {used}/{_short(usage.window)} {percent}%", style
 
 
 class Entry(Static):
