@@ -1,4 +1,5 @@
-"""The async Ollama HTTP client: ``/api/chat`` streamed as NDJSON, and ``/api/tags``."""
+"""The async Ollama HTTP client: ``/api/chat`` streamed as NDJSON, ``/api/tags``, and the
+model facts the context window is sized from (``/api/show`` and ``/api/ps``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, Self
 import httpx
 
 from zcoder import __version__
+from zcoder.model.context import loaded_context_length, trained_context_length
 from zcoder.model.errors import (
     ModelConnectionError,
     ModelError,
@@ -53,8 +55,15 @@ def build_chat_request(
     think: bool | None = None,
     num_predict: int | None = None,
     options: Mapping[str, Any] | None = None,
+    num_ctx: int | None = None,
+    keep_alive: str | int | None = None,
 ) -> dict[str, Any]:
-    """The JSON body of a streamed ``/api/chat`` request."""
+    """The JSON body of a streamed ``/api/chat`` request.
+
+    ``num_ctx`` goes into ``options`` (the context window Ollama allocates when it loads
+    the model); ``keep_alive`` is a top-level field (how long the model stays loaded after
+    the request: a duration such as ``"30m"``, seconds, or negative for ever).
+    """
     body: dict[str, Any] = {
         "model": model,
         "messages": [dict(message) for message in messages],
@@ -67,8 +76,12 @@ def build_chat_request(
     merged = dict(options or {})
     if num_predict is not None:
         merged["num_predict"] = num_predict
+    if num_ctx is not None:
+        merged["num_ctx"] = num_ctx
     if merged:
         body["options"] = merged
+    if keep_alive is not None:
+        body["keep_alive"] = keep_alive
     return body
 
 
@@ -131,13 +144,22 @@ class OllamaClient:
         think: bool | None = None,
         num_predict: int | None = None,
         options: Mapping[str, Any] | None = None,
+        num_ctx: int | None = None,
+        keep_alive: str | int | None = None,
     ) -> AsyncGenerator[ChatEvent, None]:
         """Stream one reply: deltas, tool calls, then exactly one ``Done`` last.
 
         Raises a ``ModelError`` subclass on failure, before or during the stream.
         """
         body = build_chat_request(
-            model, messages, tools=tools, think=think, num_predict=num_predict, options=options
+            model,
+            messages,
+            tools=tools,
+            think=think,
+            num_predict=num_predict,
+            options=options,
+            num_ctx=num_ctx,
+            keep_alive=keep_alive,
         )
         got_response = False
         try:
@@ -179,6 +201,47 @@ class OllamaClient:
                 if isinstance(name, str) and name:
                     names.append(name)
         return names
+
+    async def show_model(self, model: str) -> dict[str, Any]:
+        """``POST /api/show``: the model's details, ``model_info`` among them."""
+        try:
+            response = await self._http.post(
+                "/api/show", json={"model": model}, timeout=self._list_timeout
+            )
+            if response.status_code >= 400:
+                raise _http_error(response, model=model)
+            payload = response.json()
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, before_response=True) from None
+        except json.JSONDecodeError:
+            raise ModelStreamError("malformed /api/show response from Ollama") from None
+        if not isinstance(payload, dict):
+            raise ModelStreamError("malformed /api/show response from Ollama: not an object")
+        return payload
+
+    async def running_models(self) -> list[dict[str, Any]]:
+        """``GET /api/ps``: the models loaded now, each with its ``context_length``."""
+        try:
+            response = await self._http.get("/api/ps", timeout=self._list_timeout)
+            if response.status_code >= 400:
+                raise _http_error(response, model=None)
+            payload = response.json()
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, before_response=True) from None
+        except json.JSONDecodeError:
+            raise ModelStreamError("malformed /api/ps response from Ollama") from None
+        models = payload.get("models") if isinstance(payload, dict) else None
+        if not isinstance(models, list):
+            raise ModelStreamError("malformed /api/ps response from Ollama: no 'models' list")
+        return [entry for entry in models if isinstance(entry, dict)]
+
+    async def trained_context_length(self, model: str) -> int | None:
+        """The context length the model was trained for (``<arch>.context_length``)."""
+        return trained_context_length(await self.show_model(model))
+
+    async def loaded_context_length(self, model: str) -> int | None:
+        """The window Ollama allocated for ``model`` if it is loaded now, else None."""
+        return loaded_context_length(await self.running_models(), model)
 
     def _transport_error(self, exc: httpx.HTTPError, *, before_response: bool) -> ModelError:
         if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
