@@ -43,6 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resume", metavar="ID", help="open a saved session")
     parser.add_argument("--no-think", action="store_true", help='send "think": false')
     parser.add_argument(
+        "--context-window",
+        metavar="N",
+        help="context window in tokens, sent as num_ctx (default: $ZCODER_CONTEXT_WINDOW, "
+        "settings.json, else sized from what Ollama reports; see docs/models.md)",
+    )
+    parser.add_argument(
         "--print-instructions",
         action="store_true",
         help="print the resolved AGENTS.md chain and exit",
@@ -67,6 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             yes=args.yes,
             deny_commands=args.deny_commands,
             no_think=args.no_think,
+            context_window=args.context_window,
         )
     except ConfigError as exc:
         print(f"zcoder: {exc}", file=sys.stderr)

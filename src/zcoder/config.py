@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zcoder.model import DEFAULT_HOST, normalize_host
+from zcoder.model.context import ContextWindow, explicit_window, parse_keep_alive
 from zcoder.relay import RelaySettings, load_relay_settings
 from zcoder.sessions import default_home
 from zcoder.tools import CommandPolicy, Profile
@@ -38,6 +39,10 @@ class Config:
     max_output_tokens: int
     relay: RelaySettings
     no_color: bool
+    context_window: ContextWindow | None = None
+    """--context-window or ZCODER_CONTEXT_WINDOW; None lets zcoder.model.context choose."""
+    keep_alive: str | int | None = None
+    """ZCODER_KEEP_ALIVE, sent as Ollama's keep_alive; None leaves Ollama's default (5m)."""
 
 
 def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
@@ -70,6 +75,7 @@ def load_config(
     yes: bool = False,
     deny_commands: bool = False,
     no_think: bool = False,
+    context_window: str | None = None,
 ) -> Config:
     """Resolve every setting; raises ConfigError for one that cannot be used."""
     raw_workspace = workspace or env.get("ZCODER_WORKSPACE") or os.getcwd()
@@ -116,6 +122,16 @@ def load_config(
     if not chosen_model:
         raise ConfigError("the model name is empty; pass -m NAME or set ZCODER_MODEL")
 
+    try:
+        window = explicit_window(context_window, env)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    raw_keep_alive = env.get("ZCODER_KEEP_ALIVE", "").strip()
+    try:
+        keep_alive = parse_keep_alive(raw_keep_alive) if raw_keep_alive else None
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
     return Config(
         model=chosen_model,
         host=chosen_host,
@@ -128,4 +144,6 @@ def load_config(
         max_output_tokens=_positive_int(env, "ZCODER_MAX_OUTPUT_TOKENS", DEFAULT_MAX_OUTPUT_TOKENS),
         relay=load_relay_settings(env),
         no_color="NO_COLOR" in env,
+        context_window=window,
+        keep_alive=keep_alive,
     )

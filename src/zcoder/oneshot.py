@@ -32,7 +32,13 @@ from zcoder.agent import (
     render_instructions,
 )
 from zcoder.config import Config
-from zcoder.model import OllamaClient
+from zcoder.model import ModelError, OllamaClient
+from zcoder.model.context import (
+    ContextWindow,
+    WindowProbe,
+    allocation_notice,
+    resolve_for_model,
+)
 from zcoder.sessions import SessionStore, SessionStoreError
 from zcoder.tools import (
     ApprovalDecision,
@@ -44,6 +50,8 @@ from zcoder.tools import (
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
+ALLOCATION_CHECK_SECONDS = 5.0
+"""How long the check of Ollama's allocation (/api/ps) may delay the exit."""
 
 
 class NoApprovalTerminal(OSError):
@@ -203,6 +211,7 @@ async def _run(config: Config, prompt: str, resume: str | None, out: TextIO, err
             profile=config.profile,
             think=config.think,
             num_predict=config.max_output_tokens,
+            keep_alive=config.keep_alive,
             max_tool_output=config.max_tool_output,
             instructions=render_instructions(load_instructions(config.workspace, config.home)),
         )
@@ -218,7 +227,20 @@ async def _run(config: Config, prompt: str, resume: str | None, out: TextIO, err
                 session_id=session_id,
             )
             agent.use_session(session_id, messages, ledger)
-            task = asyncio.ensure_future(agent.run_user_turn(prompt))
+            windows: list[ContextWindow] = []
+
+            async def sized_turn() -> TurnFinished:
+                # The window first: num_ctx goes with every request (zcoder.model.context).
+                window = await resolve_for_model(
+                    config.model, explicit=config.context_window, home=config.home, probe=client
+                )
+                for warning in window.warnings:
+                    err.write(f"[zcoder] {warning}\n")
+                settings.num_ctx = window.tokens
+                windows.append(window)
+                return await agent.run_user_turn(prompt)
+
+            task = asyncio.ensure_future(sized_turn())
             loop = asyncio.get_running_loop()
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signal.SIGINT, task.cancel)
@@ -228,12 +250,27 @@ async def _run(config: Config, prompt: str, resume: str | None, out: TextIO, err
             except asyncio.CancelledError:
                 err.write("zcoder: interrupted\n")
                 return EXIT_INTERRUPTED
+            if windows and isinstance(client, WindowProbe):
+                notice = await _allocation_notice(client, config.model, windows[0])
+                if notice is not None:
+                    err.write(f"[zcoder] {notice}\n")
         # Errors and incomplete turns were printed as they happened.
         if finished.outcome is Outcome.LOOP_STOPPED:
             err.write(f"zcoder: loop stopped: {finished.error}\n")
         if finished.outcome is Outcome.BLOCKED:
             err.write("zcoder: the agent reports the task is blocked\n")
         return exit_code(finished)
+
+
+async def _allocation_notice(probe: WindowProbe, model: str, window: ContextWindow) -> str | None:
+    """Whether Ollama loaded the model with the window asked for; said after the turn."""
+    try:
+        allocated = await asyncio.wait_for(
+            probe.loaded_context_length(model), ALLOCATION_CHECK_SECONDS
+        )
+    except (ModelError, TimeoutError):
+        return None
+    return allocation_notice(model, window, allocated)
 
 
 def run_prompt(config: Config, prompt: str, resume: str | None = None) -> int:

@@ -52,6 +52,8 @@ class StubClient:
         tools: Sequence[dict[str, Any]] | None = None,
         think: bool | None = None,
         num_predict: int | None = None,
+        num_ctx: int | None = None,
+        keep_alive: str | int | None = None,
     ) -> AsyncIterator[ChatEvent]:
         self.calls.append(list(messages))
         return self._play(self.script.pop(0))

@@ -90,6 +90,8 @@ class ChatClient(Protocol):
         tools: Sequence[dict[str, Any]] | None = None,
         think: bool | None = None,
         num_predict: int | None = None,
+        num_ctx: int | None = None,
+        keep_alive: str | int | None = None,
     ) -> AsyncIterator[ChatEvent]: ...
 
 
@@ -102,6 +104,8 @@ class AgentSettings:
     num_predict: int | None = 8192
     num_ctx: int | None = None
     """The context window in tokens, sent with every request (Ollama's options.num_ctx)."""
+    keep_alive: str | int | None = None
+    """How long Ollama keeps the model loaded after a request; None: Ollama's default."""
     max_tool_output: int = 32768
     instructions: str = ""
     retry_delay: float = RETRY_DELAY_SECONDS
@@ -409,6 +413,8 @@ class Agent:
                     tools=tools or None,
                     think=self.settings.think,
                     num_predict=self.settings.num_predict,
+                    num_ctx=self.settings.num_ctx,
+                    keep_alive=self.settings.keep_alive,
                 ):
                     received = True
                     reply.add(event)

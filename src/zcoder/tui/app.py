@@ -34,6 +34,12 @@ from zcoder.agent import (
 )
 from zcoder.config import Config
 from zcoder.model import ModelError, OllamaClient
+from zcoder.model.context import (
+    ContextWindow,
+    WindowProbe,
+    allocation_notice,
+    resolve_for_model,
+)
 from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
 from zcoder.sessions import SessionStore, SessionStoreError
 from zcoder.tools import (
@@ -63,7 +69,10 @@ from zcoder.tui.widgets import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RELAY_POLL_SECONDS", "ZcoderApp", "git_branch", "run_app"]
+__all__ = ["RELAY_POLL_SECONDS", "WARMUP_NUM_PREDICT", "ZcoderApp", "git_branch", "run_app"]
+
+WARMUP_NUM_PREDICT = 1
+"""Tokens the warm-up generates: num_predict is no reason for Ollama to reload."""
 
 
 def git_branch(workspace: Path) -> str | None:
@@ -109,6 +118,10 @@ class ZcoderApp(App[int]):
         self.agent: Agent | None = None
         self._turn: Worker[Any] | None = None
         self._warmup: Worker[Any] | None = None
+        self.context_window: ContextWindow | None = None  # resolved per model, in the background
+        self._window_task: asyncio.Task[ContextWindow] | None = None
+        self._allocation_checked: set[tuple[str, int]] = set()
+        self._warned: set[str] = set()
         self.scheduler = TurnScheduler(config.relay.max_auto_turns)
         self._deferred: list[Entry] | None = []
         self.header_state = HeaderState(
@@ -191,6 +204,7 @@ class ZcoderApp(App[int]):
                 profile=self.config.profile,
                 think=self.config.think,
                 num_predict=self.config.max_output_tokens,
+                keep_alive=self.config.keep_alive,
                 max_tool_output=self.config.max_tool_output,
                 instructions=render_instructions(
                     load_instructions(self.config.workspace, self.config.home)
@@ -337,13 +351,17 @@ class ZcoderApp(App[int]):
 
     async def _user_turn(self, prompt: str) -> None:
         assert self.agent is not None
+        await self._window_ready()  # num_ctx goes with every request, the first one too
         await self.agent.run_user_turn(prompt)
+        self._check_allocation()
         self._refresh_sessions()
 
     async def _relay_turn(self, claimed: ClaimedMessage) -> None:
         assert self.agent is not None and self.relay is not None
         try:
+            await self._window_ready()
             await self.agent.run_relay_turn(claimed.envelope)
+            self._check_allocation()
         finally:
             # Completed whatever happened: a claimed message never runs twice.
             self.relay.complete(claimed)
@@ -378,15 +396,91 @@ class ZcoderApp(App[int]):
     # -- warm-up ------------------------------------------------------------------------
 
     def _start_warmup(self) -> None:
+        """Size the context window for the current model, then load the model with it."""
         if self._warmup is not None and self._warmup.state is WorkerState.RUNNING:
             self._warmup.cancel()
+        self._resolve_window()
         self.header.refresh_state(status=Status.WARMING_UP.value)
         self._warmup = self.run_worker(self._warm(), group="warmup", exit_on_error=False)
 
+    def _resolve_window(self) -> None:
+        """Start sizing the window for this model (zcoder.model.context), in the background."""
+        self._window_task = asyncio.get_running_loop().create_task(self._resolve(self.model))
+
+    async def _resolve(self, model: str) -> ContextWindow:
+        window = await resolve_for_model(
+            model, explicit=self.config.context_window, home=self.config.home, probe=self.client
+        )
+        for warning in window.warnings:
+            if warning not in self._warned:
+                self._warned.add(warning)
+                self.notice(warning)
+        if model == self.model:
+            self.context_window = window
+            if self.agent is not None:
+                self.agent.settings.num_ctx = window.tokens
+            self.refresh_meter()
+        return window
+
+    async def _window_ready(self) -> ContextWindow:
+        """The window of the current model, once sized (shielded: a stopped turn or
+        warm-up does not stop the sizing the next one needs)."""
+        if self._window_task is None:
+            self._resolve_window()
+        assert self._window_task is not None
+        return await asyncio.shield(self._window_task)
+
     async def _warm(self) -> None:
-        """Load the model with a request that has no messages; it never enters history."""
-        async for _event in self.client.chat(self.model, [], num_predict=1):
+        """Load the model exactly as the first turn will use it, so nothing reloads.
+
+        The request is the start of a user turn's: its system message and tool schemas,
+        with the same num_ctx, think and keep_alive. Ollama reloads a loaded model only
+        when a runner option (num_ctx, num_batch, num_gpu, ...) differs, never for
+        num_predict, so one generated token is enough; Ollama keeps the evaluated prefix
+        in its cache and the first turn reuses it. Nothing enters history.
+        """
+        await self._window_ready()
+        assert self.agent is not None
+        messages, tools = self.agent.user_turn_request()
+        settings = self.agent.settings
+        async for _event in self.client.chat(
+            self.model,
+            messages[:1],
+            tools=tools or None,
+            think=settings.think,
+            num_predict=WARMUP_NUM_PREDICT,
+            num_ctx=settings.num_ctx,
+            keep_alive=settings.keep_alive,
+        ):
             pass
+        self._check_allocation()
+
+    def _check_allocation(self) -> None:
+        """Once per model and window, in the background: does Ollama report the window
+        it was asked for? If not, say so (zcoder.model.context.allocation_notice)."""
+        window, model = self.context_window, self.model
+        if window is None or not isinstance(self.client, WindowProbe):
+            return
+        if (model, window.tokens) in self._allocation_checked:
+            return
+        self._allocation_checked.add((model, window.tokens))
+        self.run_worker(
+            self._report_allocation(self.client, model, window),
+            group="allocation",
+            exit_on_error=False,
+        )
+
+    async def _report_allocation(
+        self, probe: WindowProbe, model: str, window: ContextWindow
+    ) -> None:
+        try:
+            allocated = await probe.loaded_context_length(model)
+        except ModelError as exc:
+            log.info("could not read Ollama's allocation for %s: %s", model, exc)
+            return
+        notice = allocation_notice(model, window, allocated)
+        if notice is not None and model == self.model:
+            self.notice(notice)
 
     # -- input --------------------------------------------------------------------------
 
