@@ -1,4 +1,7 @@
-"""The Ollama HTTP client and its error types.
+"""The model clients (Ollama's native API, and OpenAI-compatible servers) and their errors.
+
+``make_client(config)`` picks the backend (zcoder.model.backends); the OpenAI-compatible
+client (zcoder.model.openai) has the same interface and yields the same events.
 
 zcoder talks to Ollama's native API (``/api/chat`` streamed as NDJSON, ``/api/tags``)
 through httpx directly instead of the official ``ollama`` Python package. The agent
@@ -20,6 +23,13 @@ Public surface::
             history.append(tool_result_message(call, run(call)))
 """
 
+from zcoder.model.backends import (
+    BACKENDS,
+    BackendSettings,
+    ModelClient,
+    make_client,
+    server_label,
+)
 from zcoder.model.client import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_LIST_TIMEOUT,
@@ -29,16 +39,27 @@ from zcoder.model.client import (
     build_chat_request,
 )
 from zcoder.model.errors import (
+    ModelAuthError,
     ModelConnectionError,
     ModelError,
     ModelHTTPError,
     ModelNotFound,
+    ModelNotServed,
     ModelStreamError,
     ModelTimeout,
     OllamaUnreachable,
+    ServerUnreachable,
     ToolsUnsupported,
 )
 from zcoder.model.host import DEFAULT_HOST, DEFAULT_PORT, normalize_host
+from zcoder.model.openai import (
+    DEFAULT_BASE_URL,
+    OpenAIClient,
+    OpenAIStreamParser,
+    build_openai_request,
+    normalize_base_url,
+    to_openai_messages,
+)
 from zcoder.model.stream import ChatStreamParser, parse_tool_call
 from zcoder.model.types import (
     AssistantReply,
@@ -56,6 +77,8 @@ from zcoder.model.types import (
 )
 
 __all__ = [
+    "BACKENDS",
+    "DEFAULT_BASE_URL",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_HOST",
     "DEFAULT_LIST_TIMEOUT",
@@ -63,28 +86,40 @@ __all__ = [
     "DEFAULT_READ_TIMEOUT",
     "DEFAULT_WRITE_TIMEOUT",
     "AssistantReply",
+    "BackendSettings",
     "ChatEvent",
     "ChatStreamParser",
     "ContentDelta",
     "Done",
     "Message",
+    "ModelAuthError",
+    "ModelClient",
     "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
     "ModelNotFound",
+    "ModelNotServed",
     "ModelStreamError",
     "ModelTimeout",
     "OllamaClient",
     "OllamaUnreachable",
+    "OpenAIClient",
+    "OpenAIStreamParser",
+    "ServerUnreachable",
     "ThinkingDelta",
     "ToolCall",
     "ToolCallsReceived",
     "ToolsUnsupported",
     "assistant_message",
     "build_chat_request",
+    "build_openai_request",
+    "make_client",
+    "normalize_base_url",
     "normalize_host",
     "parse_tool_call",
+    "server_label",
     "system_message",
+    "to_openai_messages",
     "tool_result_message",
     "user_message",
 ]

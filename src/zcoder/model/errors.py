@@ -1,4 +1,4 @@
-"""The one family of errors the Ollama client raises.
+"""The one family of errors the model clients (Ollama and OpenAI-compatible) raise.
 
 Every message is meant to be shown to the user as it is: it says what went wrong and
 what to do, and never carries a traceback. ``retryable_before_response`` marks the
@@ -11,15 +11,25 @@ on the request.
 from __future__ import annotations
 
 __all__ = [
+    "ModelAuthError",
     "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
     "ModelNotFound",
+    "ModelNotServed",
     "ModelStreamError",
     "ModelTimeout",
     "OllamaUnreachable",
+    "ServerUnreachable",
     "ToolsUnsupported",
 ]
+
+# How to start each OpenAI-compatible server zcoder knows, for the "not running" message.
+START_OPENAI_SERVER = (
+    "start one: llama.cpp `llama-server -m MODEL.gguf --jinja --port 8080`, "
+    "LM Studio `lms server start` (then --base-url http://127.0.0.1:1234/v1), "
+    "or vLLM `vllm serve MODEL` (then --base-url http://127.0.0.1:8000/v1)"
+)
 
 
 class ModelError(Exception):
@@ -49,6 +59,39 @@ class OllamaUnreachable(ModelError):
         self.detail = detail
 
 
+class ServerUnreachable(ModelError):
+    """Nothing answered at an OpenAI-compatible base URL (the ``openai`` backend)."""
+
+    retryable_before_response = True
+
+    def __init__(self, base_url: str, detail: str = "") -> None:
+        message = f"no OpenAI-compatible server is answering at {base_url}; {START_OPENAI_SERVER}"
+        if detail:
+            message += f" ({detail})"
+        super().__init__(message)
+        self.base_url = base_url
+        self.detail = detail
+
+
+class ModelAuthError(ModelError):
+    """HTTP 401 or 403: the server wants another API key. The key itself is never shown."""
+
+    def __init__(self, base_url: str, status: int, *, key_set: bool) -> None:
+        if key_set:
+            message = (
+                f"the server at {base_url} refused the API key (HTTP {status}); "
+                "check ZCODER_API_KEY"
+            )
+        else:
+            message = (
+                f"the server at {base_url} requires an API key (HTTP {status}); "
+                "set ZCODER_API_KEY to the key it was started with"
+            )
+        super().__init__(message)
+        self.base_url = base_url
+        self.status = status
+
+
 class ModelConnectionError(ModelError):
     """The connection broke; retryable only if it broke before any response arrived."""
 
@@ -65,12 +108,32 @@ class ModelNotFound(ModelError):
         self.model = model
 
 
-class ToolsUnsupported(ModelError):
-    """The model's template has no tool support, so Ollama refuses a request with tools."""
+class ModelNotServed(ModelNotFound):
+    """An OpenAI-compatible server does not serve the model (the ``openai`` backend)."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, base_url: str, served: list[str] | None = None) -> None:
+        message = f"model '{model}' is not served at {base_url}"
+        if served:
+            names = ", ".join(served[:10]) + (", …" if len(served) > 10 else "")
+            message += f"; it serves {names}: choose one with -m NAME or /model"
+        else:
+            message += (
+                f"; load it on the server (LM Studio `lms load {model}`, vLLM `vllm serve "
+                f"{model}`, llama-server `-m FILE`) or choose another with -m NAME"
+            )
+        ModelError.__init__(self, message)
+        self.model = model
+        self.base_url = base_url
+        self.served = list(served or [])
+
+
+class ToolsUnsupported(ModelError):
+    """The model's template has no tool support, so the server refuses a request with tools."""
+
+    def __init__(self, model: str, *, fix: str = "") -> None:
         super().__init__(
-            f"model '{model}' does not support tools; choose a model that supports tool calling"
+            f"model '{model}' does not support tools; "
+            + (fix or "choose a model that supports tool calling")
         )
         self.model = model
 
@@ -78,14 +141,25 @@ class ToolsUnsupported(ModelError):
 class ModelHTTPError(ModelError):
     """Any other HTTP error status, with the server's own error text."""
 
-    def __init__(self, status: int, server_message: str, *, url: str = "") -> None:
+    def __init__(
+        self,
+        status: int,
+        server_message: str,
+        *,
+        url: str = "",
+        server: str = "Ollama",
+        hint: str = "",
+    ) -> None:
         where = f" for {url}" if url else ""
         text = server_message or "no error text"
-        message = f"Ollama returned HTTP {status}{where}: {text}"
-        if status == 503:
+        message = f"{server} returned HTTP {status}{where}: {text}"
+        if hint:
+            message += f" ({hint})"
+        elif status == 503:
             message += " (the server is busy or still starting; try again shortly)"
         elif status >= 500:
-            message += " (see the Ollama server log for details)"
+            log = "the Ollama server log" if server == "Ollama" else "the server's log"
+            message += f" (see {log} for details)"
         super().__init__(message)
         self.status = status
         self.server_message = server_message
@@ -98,11 +172,12 @@ class ModelStreamError(ModelError):
 class ModelTimeout(ModelError):
     """No data arrived within the read timeout (a stalled model or server)."""
 
-    def __init__(self, host: str, seconds: float | None) -> None:
+    def __init__(self, host: str, seconds: float | None, *, server: str = "Ollama") -> None:
         limit = f"{seconds:g} seconds" if seconds is not None else "the time limit"
+        check = "`ollama ps` and the server log" if server == "Ollama" else "the server's log"
         super().__init__(
-            f"Ollama at {host} sent nothing for {limit}; the model may be stuck or still "
-            "loading — try again, or check `ollama ps` and the server log"
+            f"{server} at {host} sent nothing for {limit}; the model may be stuck or still "
+            f"loading — try again, or check {check}"
         )
         self.host = host
         self.seconds = seconds

@@ -1,0 +1,47 @@
+"""Choosing the model client: Ollama's native API or an OpenAI-compatible server.
+
+``make_client(config)`` is the one place that decides; the app, ``--prompt`` and
+everything behind them (the relay's turns, the model picker, the warm-up) use what it
+returns and never look at the backend again. Both clients have the same ``chat()``,
+``list_models()`` and ``aclose()``, and yield the same events.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Protocol, TypeAlias
+
+from zcoder.model.client import OllamaClient
+from zcoder.model.openai import OpenAIClient
+
+__all__ = ["BACKENDS", "BackendSettings", "ModelClient", "make_client", "server_label"]
+
+BACKENDS: Final = ("ollama", "openai")
+
+ModelClient: TypeAlias = OllamaClient | OpenAIClient
+
+
+class BackendSettings(Protocol):
+    """The settings make_client reads (zcoder.config.Config has them)."""
+
+    @property
+    def backend(self) -> str: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def base_url(self) -> str: ...
+    @property
+    def api_key(self) -> str | None: ...
+
+
+def make_client(settings: BackendSettings) -> ModelClient:
+    """The client for the configured backend (``ollama`` unless ``openai`` was chosen)."""
+    if settings.backend == "openai":
+        return OpenAIClient(settings.base_url, api_key=settings.api_key)
+    return OllamaClient(settings.host)
+
+
+def server_label(settings: BackendSettings) -> str:
+    """Where the model runs, for the header's ``model@...``: the Ollama host or the base
+    URL, without ``http://``. Never the API key (the base URL cannot hold credentials)."""
+    address = settings.base_url if settings.backend == "openai" else settings.host
+    return address.removeprefix("http://")
