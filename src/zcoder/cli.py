@@ -24,9 +24,21 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog="Without --prompt, zcoder starts its interactive terminal UI.",
     )
-    parser.add_argument("-m", "--model", help="Ollama model (default $ZCODER_MODEL or qwen3-coder)")
+    parser.add_argument("-m", "--model", help="the model (default $ZCODER_MODEL or qwen3-coder)")
     parser.add_argument(
         "--host", help="Ollama endpoint (default $OLLAMA_HOST or http://127.0.0.1:11434)"
+    )
+    parser.add_argument(
+        "--backend",
+        metavar="ollama|openai",
+        help="the model server's API: ollama (default $ZCODER_BACKEND or ollama), or openai "
+        "for llama.cpp's llama-server, LM Studio or vLLM",
+    )
+    parser.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="the OpenAI-compatible server (default $ZCODER_BASE_URL or "
+        "http://127.0.0.1:8080/v1; implies --backend openai); its key: $ZCODER_API_KEY",
     )
     parser.add_argument(
         "-w", "--workspace", help="the only directory file tools may touch (default: here)"
@@ -73,6 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             yes=args.yes,
             deny_commands=args.deny_commands,
             no_think=args.no_think,
+            backend=args.backend,
+            base_url=args.base_url,
             context_window=args.context_window,
         )
     except ConfigError as exc:

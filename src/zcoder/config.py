@@ -8,10 +8,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from zcoder.model import DEFAULT_HOST, normalize_host
+from zcoder.model import (
+    BACKENDS,
+    DEFAULT_BASE_URL,
+    DEFAULT_HOST,
+    normalize_base_url,
+    normalize_host,
+)
 from zcoder.model.context import ContextWindow, explicit_window, parse_keep_alive
 from zcoder.relay import RelaySettings, load_relay_settings
 from zcoder.sessions import default_home
@@ -43,6 +49,11 @@ class Config:
     """--context-window or ZCODER_CONTEXT_WINDOW; None lets zcoder.model.context choose."""
     keep_alive: str | int | None = None
     """ZCODER_KEEP_ALIVE, sent as Ollama's keep_alive; None leaves Ollama's default (5m)."""
+    backend: str = "ollama"
+    """``ollama``, or ``openai`` for an OpenAI-compatible server at ``base_url``."""
+    base_url: str = DEFAULT_BASE_URL
+    api_key: str | None = field(default=None, repr=False, compare=False)
+    """ZCODER_API_KEY, sent only as the Authorization header; never shown or stored."""
 
 
 def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
@@ -65,6 +76,19 @@ def _think(raw: str | None) -> bool | None:
     raise ConfigError(f"ZCODER_THINK must be on or off (got {raw!r})")
 
 
+def _backend(env: Mapping[str, str], backend: str | None, base_url: str | None) -> tuple[str, str]:
+    """The backend and base URL: a base URL given without a backend means ``openai``."""
+    raw_url = base_url or env.get("ZCODER_BASE_URL") or ""
+    raw = backend or env.get("ZCODER_BACKEND") or ("openai" if raw_url.strip() else "ollama")
+    chosen = raw.strip().lower()
+    if chosen not in BACKENDS:
+        raise ConfigError(f"the backend must be ollama or openai (got {raw!r})")
+    try:
+        return chosen, normalize_base_url(raw_url)
+    except ValueError as exc:
+        raise ConfigError(f"--base-url (ZCODER_BASE_URL) is not usable: {exc}") from None
+
+
 def load_config(
     env: Mapping[str, str],
     *,
@@ -76,6 +100,8 @@ def load_config(
     deny_commands: bool = False,
     no_think: bool = False,
     context_window: str | None = None,
+    backend: str | None = None,
+    base_url: str | None = None,
 ) -> Config:
     """Resolve every setting; raises ConfigError for one that cannot be used."""
     raw_workspace = workspace or env.get("ZCODER_WORKSPACE") or os.getcwd()
@@ -110,6 +136,7 @@ def load_config(
             "every command must be approved there"
         )
 
+    chosen_backend, chosen_base_url = _backend(env, backend, base_url)
     raw_host = host or env.get("OLLAMA_HOST") or DEFAULT_HOST
     try:
         chosen_host = normalize_host(raw_host)
@@ -146,4 +173,7 @@ def load_config(
         no_color="NO_COLOR" in env,
         context_window=window,
         keep_alive=keep_alive,
+        backend=chosen_backend,
+        base_url=chosen_base_url,
+        api_key=env.get("ZCODER_API_KEY", "").strip() or None,
     )
