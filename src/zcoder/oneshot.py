@@ -32,7 +32,7 @@ from zcoder.agent import (
     render_instructions,
 )
 from zcoder.config import Config
-from zcoder.model import ModelError, OllamaClient
+from zcoder.model import ModelError, make_client
 from zcoder.model.context import (
     ContextWindow,
     WindowProbe,
@@ -215,7 +215,7 @@ async def _run(config: Config, prompt: str, resume: str | None, out: TextIO, err
             max_tool_output=config.max_tool_output,
             instructions=render_instructions(load_instructions(config.workspace, config.home)),
         )
-        async with OllamaClient(config.host) as client:
+        async with make_client(config) as client:
             agent = Agent(
                 client=client,
                 registry=default_registry(),

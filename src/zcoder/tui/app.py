@@ -33,7 +33,7 @@ from zcoder.agent import (
     render_instructions,
 )
 from zcoder.config import Config
-from zcoder.model import ModelError, OllamaClient
+from zcoder.model import ModelError, make_client, server_label
 from zcoder.model.context import (
     ContextWindow,
     WindowProbe,
@@ -114,7 +114,7 @@ class ZcoderApp(App[int]):
         self.store: SessionStore | None = None
         self.session_id: str | None = None
         self.relay_ui = RelayUI(self)
-        self.client = OllamaClient(config.host)
+        self.client = make_client(config)  # Ollama, or an OpenAI-compatible server
         self.agent: Agent | None = None
         self._turn: Worker[Any] | None = None
         self._warmup: Worker[Any] | None = None
@@ -127,7 +127,7 @@ class ZcoderApp(App[int]):
         self.header_state = HeaderState(
             version=__version__,
             model=config.model,
-            host=config.host.removeprefix("http://"),
+            host=server_label(config),
             project=config.workspace.name or str(config.workspace),
             branch=git_branch(config.workspace),
             profile=config.profile.value,
@@ -601,7 +601,10 @@ class ZcoderApp(App[int]):
             self.error(str(exc))
             return
         if not models:
-            self.notice("Ollama has no models; pull one with `ollama pull NAME`.")
+            if self.config.backend == "openai":
+                self.notice(f"The server at {self.config.base_url} lists no models; load one.")
+            else:
+                self.notice("Ollama has no models; pull one with `ollama pull NAME`.")
             return
         self.push_screen(ModelPicker(models, self.model), callback=self._model_chosen)
 

@@ -1,0 +1,166 @@
+"""``zcoder --prompt`` on the ``openai`` backend, end to end: the real program in a
+subprocess, the fake OpenAI-compatible server over HTTP, a private ZCODER_HOME."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.fake_ollama import Turn, call
+from tests.fixtures.fake_openai import FakeOpenAI
+from zcoder.sessions import SessionStore
+
+RUN_TIMEOUT = 20.0
+KEY = "sk-oneshot-7d2e55aa"
+
+
+@dataclass
+class Env:
+    home: Path
+    workspace: Path
+    vars: dict[str, str]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Env:
+    home = tmp_path / "zhome"
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "alpha.txt").write_text("alpha\n")
+    private = {name: tmp_path / name for name in ("xdg", "runtime", "relay", "tmp", "user")}
+    for path in private.values():
+        path.mkdir(mode=0o700)
+    variables = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("ZCODER_", "OLLAMA_", "XDG_"))
+    }
+    variables.update(
+        ZCODER_HOME=str(home),
+        XDG_CONFIG_HOME=str(private["xdg"]),
+        XDG_RUNTIME_DIR=str(private["runtime"]),
+        ZCODER_RELAY_DIR=str(private["relay"]),
+        TMPDIR=str(private["tmp"]),
+        HOME=str(private["user"]),
+        ZCODER_MODEL="qwen3-coder",
+        ZCODER_API_KEY=KEY,
+    )
+    return Env(home, workspace.resolve(), variables)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(api_key=KEY) as fake:
+        yield fake
+
+
+def zcoder(env: Env, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "zcoder", "-w", str(env.workspace), *args],
+        env=env.vars,
+        cwd=env.workspace,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        start_new_session=True,
+        check=False,
+    )
+
+
+def stored_bytes(home: Path) -> bytes:
+    """Everything zcoder wrote under its home (the session database and its journal)."""
+    return b"".join(p.read_bytes() for p in sorted(home.rglob("*")) if p.is_file())
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_tool_round_on_the_openai_backend(env: Env, server: FakeOpenAI) -> None:
+    server.enqueue(
+        Turn.tool_calls(call("read_file", {"path": "alpha.txt"}, id="call_r1")),
+        Turn.text("alpha.txt says alpha."),
+    )
+    done = zcoder(env, "--prompt", "what does alpha say?", "--backend", "openai",
+                  "--base-url", server.base_url)  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "alpha.txt says alpha.\n"
+    assert "[tool] read_file(path='alpha.txt')" in done.stderr
+    assert "[tool] read_file: completed" in done.stderr
+    first, second = server.chat_bodies
+    assert first["messages"][-1] == {"role": "user", "content": "what does alpha say?"}
+    assistant, result = second["messages"][-2:]
+    assert assistant["tool_calls"][0]["id"] == "call_r1"
+    assert assistant["tool_calls"][0]["function"]["arguments"] == '{"path": "alpha.txt"}'
+    assert result == {"role": "tool", "tool_call_id": "call_r1", "content": "alpha\n"}
+    assert {r.headers.get("Authorization") for r in server.requests} == {f"Bearer {KEY}"}
+    with SessionStore(env.home) as store:
+        (info,) = store.list_sessions(env.workspace, "coding")
+        data = store.load(info.id, env.workspace, "coding")
+    assert [m["role"] for m in data.messages] == ["user", "assistant", "tool", "assistant"]
+    assert KEY not in done.stdout + done.stderr
+    assert KEY.encode() not in stored_bytes(env.home)
+
+
+def test_the_base_url_alone_chooses_the_openai_backend(env: Env, server: FakeOpenAI) -> None:
+    server.enqueue(Turn.text("hello from the server"))
+    env.vars["ZCODER_BASE_URL"] = f"127.0.0.1:{server.port}"  # /v1 is added
+    done = zcoder(env, "--prompt", "hi")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "hello from the server\n"
+
+
+def test_server_not_running_says_how_to_start_one(env: Env) -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    done = zcoder(env, "--prompt", "hi", "--backend", "openai", "--base-url", url)
+    assert done.returncode == 1
+    assert f"zcoder: no OpenAI-compatible server is answering at {url}; start one" in done.stderr
+    assert "llama-server" in done.stderr and "lms server start" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_wrong_key_says_to_check_it_without_printing_it(env: Env, server: FakeOpenAI) -> None:
+    env.vars["ZCODER_API_KEY"] = "sk-not-the-right-one"
+    done = zcoder(env, "--prompt", "hi", "--base-url", server.base_url)
+    assert done.returncode == 1
+    assert f"the server at {server.base_url} refused the API key (HTTP 401)" in done.stderr
+    assert "check ZCODER_API_KEY" in done.stderr
+    assert "sk-not-the-right-one" not in done.stdout + done.stderr
+    assert b"sk-not-the-right-one" not in stored_bytes(env.home)
+
+
+def test_an_unserved_model_lists_the_served_ones(env: Env, server: FakeOpenAI) -> None:
+    done = zcoder(env, "--prompt", "hi", "--base-url", server.base_url, "-m", "gpt-4o")
+    assert done.returncode == 1
+    assert "model 'gpt-4o' is not served at" in done.stderr
+    assert "it serves qwen3-coder, devstral-small: choose one with -m NAME" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "variables", "message"),
+    [
+        (("--backend", "llamacpp"), {}, "the backend must be ollama or openai (got 'llamacpp')"),
+        ((), {"ZCODER_BACKEND": "vllm"}, "the backend must be ollama or openai (got 'vllm')"),
+        (("--base-url", "http://u:pw@127.0.0.1:8080/v1"), {}, "set ZCODER_API_KEY instead"),
+    ],
+)
+def test_bad_backend_settings_are_usage_errors(
+    env: Env, server: FakeOpenAI, args: tuple[str, ...], variables: dict[str, str], message: str
+) -> None:
+    env.vars.update(variables)
+    done = zcoder(env, "--prompt", "hi", *args)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "pw" not in done.stderr  # a password in the URL is never repeated
+    assert server.requests == []
