@@ -1,7 +1,10 @@
-"""Entry point of ``make bench``: run every relay benchmark, print the tables, write the doc.
+"""Entry point of ``make bench``: measure the prompt overhead and run every relay benchmark,
+print the tables, write the doc.
 
 ``python -m bench --quick`` runs far fewer repetitions (a smoke run; it still rewrites
-docs/performance.md, marked as quick).
+docs/performance.md, marked as quick). ``python -m bench --prompt-overhead`` prints only the
+prompt overhead (the tokens of the system prompt and tool schemas; instant) and writes
+nothing.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import argparse
 import sys
 import time
 
-from bench import fail_closed, relay_bench, report
+from bench import fail_closed, prompt_overhead, relay_bench, report
 from bench.harness import workspace
 
 
@@ -18,7 +21,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="few repetitions (smoke run)")
     parser.add_argument("--no-write", action="store_true", help="do not rewrite the doc")
+    parser.add_argument(
+        "--prompt-overhead",
+        action="store_true",
+        help="only the prompt overhead (system prompt + tool schemas); writes nothing",
+    )
     args = parser.parse_args(argv)
+    if args.prompt_overhead:
+        only = relay_bench.Results()
+        prompt_overhead.run(only)
+        print(report.markdown_table(report.targets_table(only.targets)))
+        print(report.markdown_table(only.tables[0]))
+        return 0 if all(target.met for target in only.targets) else 1
     quick: bool = args.quick
     scale = 10 if quick else 1
 
@@ -26,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     results = relay_bench.Results()
     few = 5 if quick else 1  # discovery and process spawns are the slow repetitions
     steps = [
+        ("prompt overhead", lambda: prompt_overhead.run(results)),
         ("round trips", lambda: relay_bench.round_trips(results, 2000 // scale)),
         ("discovery", lambda: relay_bench.discovery(results, (1, 16, 64, 127), 30 // few)),
         ("throughput", lambda: relay_bench.throughput(results, 2000 // scale)),
