@@ -58,6 +58,7 @@ from zcoder.model import (
     user_message,
 )
 from zcoder.model import ThinkingDelta as ModelThinking
+from zcoder.model.recovery import recover
 from zcoder.relay import Envelope
 from zcoder.sessions import SessionStore, SessionStoreError
 from zcoder.tools import (
@@ -303,6 +304,13 @@ class Agent:
                 if self.meter.last is None:
                     self._emit(self.meter.estimate(request, schemas, self.settings.num_ctx))
                 reply = await self._request(request, schemas)
+                # A tool call or reasoning the model wrote as text becomes a real one.
+                recovered = recover(reply, schemas)
+                if recovered is not reply:
+                    if reply.content.strip() and not recovered.content.strip():
+                        # All that streamed was a call or reasoning: off the screen.
+                        self._emit(AssistantMessage("", streamed=True))
+                    reply = recovered
                 usage = self.meter.record(reply.done, request, schemas, self.settings.num_ctx)
                 if usage is not None:
                     self._emit(usage)

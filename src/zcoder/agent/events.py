@@ -57,7 +57,9 @@ class AssistantMessage:
     """A whole assistant reply; ``partial`` when the turn was stopped while it streamed.
 
     ``streamed`` says whether its text already went out as AssistantDelta events (a
-    finish response did not).
+    finish response did not). The text may differ from what streamed: a tool call or
+    reasoning the model wrote as text is taken out of it (zcoder.model.recovery), and an
+    empty ``text`` says that nothing of what streamed was a reply.
     """
 
     text: str

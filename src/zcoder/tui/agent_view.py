@@ -89,7 +89,11 @@ class AgentView:
             else:
                 self._stream_entry.show_text(assistant_text(self._stream_text))
         elif isinstance(event, AssistantMessage):
-            if event.streamed and self._stream_entry is not None:
+            if not event.text.strip():
+                # What streamed was a tool call or reasoning written as text: not a reply.
+                if event.streamed and self._stream_entry is not None:
+                    self._stream_entry.remove()
+            elif event.streamed and self._stream_entry is not None:
                 self._stream_entry.show_text(assistant_text(event.text, partial=event.partial))
             else:
                 self.show(Entry("assistant", assistant_text(event.text, partial=event.partial)))
