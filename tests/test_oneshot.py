@@ -351,3 +351,16 @@ def test_an_internal_error_is_one_clear_line_not_a_traceback(tmp_path, monkeypat
     err = capsys.readouterr().err
     assert err.strip() == "zcoder: internal error: RuntimeError: something we did not foresee"
     assert "Traceback" not in err
+
+
+def test_a_cut_off_answer_is_reported_with_the_setting_that_raises_it(
+    env: Env, fake: FakeOllama
+) -> None:
+    fake.enqueue(Turn.text("The first half of the answer", done_reason="length", eval_count=64))
+    done = prompt(env, fake, "explain everything")
+
+    assert done.returncode == 1
+    assert "The first half of the answer" in done.stdout
+    assert "reply was cut off at the output limit" in done.stderr
+    assert "ZCODER_MAX_OUTPUT_TOKENS" in done.stderr
+    assert "Traceback" not in done.stderr

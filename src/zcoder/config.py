@@ -26,6 +26,8 @@ from zcoder.tools import CommandPolicy, Profile
 DEFAULT_MODEL = "qwen3-coder"
 DEFAULT_MAX_TOOL_OUTPUT = 32768
 DEFAULT_MAX_OUTPUT_TOKENS = 8192
+DEFAULT_COMPACT_AT = 0.85
+"""Compact the history before a request that would fill this share of the window."""
 
 
 class ConfigError(ValueError):
@@ -54,6 +56,8 @@ class Config:
     base_url: str = DEFAULT_BASE_URL
     api_key: str | None = field(default=None, repr=False, compare=False)
     """ZCODER_API_KEY, sent only as the Authorization header; never shown or stored."""
+    compact_at: float | None = DEFAULT_COMPACT_AT
+    """ZCODER_COMPACT_AT: the share of the window that triggers compaction; None: off."""
 
 
 def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
@@ -63,6 +67,20 @@ def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
     if not raw.isdigit() or int(raw) <= 0:
         raise ConfigError(f"{name} must be a positive whole number (got {raw!r})")
     return int(raw)
+
+
+def _compact_at(raw: str | None) -> float | None:
+    """ZCODER_COMPACT_AT: a percentage from 50 to 99 (``85`` or ``85%``), or ``off``."""
+    if raw is None or not raw.strip():
+        return DEFAULT_COMPACT_AT
+    value = raw.strip().lower().removesuffix("%")
+    if value in ("off", "no", "never", "0"):
+        return None
+    if value.isdigit() and 50 <= int(value) <= 99:
+        return int(value) / 100
+    raise ConfigError(
+        f"ZCODER_COMPACT_AT must be a percentage from 50 to 99, or off (got {raw.strip()!r})"
+    )
 
 
 def _think(raw: str | None) -> bool | None:
@@ -176,4 +194,5 @@ def load_config(
         backend=chosen_backend,
         base_url=chosen_base_url,
         api_key=env.get("ZCODER_API_KEY", "").strip() or None,
+        compact_at=_compact_at(env.get("ZCODER_COMPACT_AT")),
     )

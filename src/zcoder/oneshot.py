@@ -212,6 +212,7 @@ async def _run(config: Config, prompt: str, resume: str | None, out: TextIO, err
             think=config.think,
             num_predict=config.max_output_tokens,
             keep_alive=config.keep_alive,
+            compact_at=config.compact_at,
             max_tool_output=config.max_tool_output,
             instructions=render_instructions(load_instructions(config.workspace, config.home)),
         )

@@ -135,19 +135,34 @@ async def test_model_not_found_ends_the_turn_with_the_pull_hint(harness: Harness
     assert [e.role for e in harness.load().events] == ["user", "error"]
 
 
-async def test_a_mid_stream_error_keeps_the_partial_text_as_partial(harness: Harness) -> None:
-    harness.server.enqueue(Turn.error_midstream("out of memory", before="Let me look "))
+async def test_a_mid_stream_error_is_asked_again_once_then_reported(harness: Harness) -> None:
+    harness.server.enqueue(
+        Turn.error_midstream("out of memory", before="Let me look "),
+        Turn.error_midstream("out of memory", before="Let me look "),
+    )
     finished = await harness.agent.run_user_turn("hi")
 
     assert finished.outcome is Outcome.ERROR
     assert "out of memory" in finished.error
+    assert len(harness.bodies()) == 2
     data = harness.load()
+    # Each partial text is kept, marked partial, and never sent back to the model.
     assert [(e.role, e.metadata) for e in data.events] == [
         ("user", {}),
+        ("assistant", {"partial": True}),
         ("assistant", {"partial": True}),
         ("error", {}),
     ]
     assert data.messages == [{"role": "user", "content": "hi"}]
+
+
+async def test_a_malformed_reply_is_asked_again_once(harness: Harness) -> None:
+    harness.server.enqueue(Turn.malformed("{not json"), Turn.text("fine now"))
+    finished = await harness.agent.run_user_turn("hi")
+
+    assert finished.outcome is Outcome.COMPLETE and finished.response == "fine now"
+    assert len(harness.bodies()) == 2
+    assert any("asking again once" in n.text for n in harness.log.of(Notice))
 
 
 async def test_a_model_without_tools_says_so(harness: Harness) -> None:

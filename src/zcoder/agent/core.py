@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+from zcoder.agent.compaction import split_history, summary_record, summary_request
 from zcoder.agent.events import (
     AgentEvent,
     AssistantDelta,
@@ -44,13 +45,15 @@ from zcoder.agent.prompts import (
 )
 from zcoder.agent.relay_tools import RELAY_SENDER_KEY, restrict_schemas
 from zcoder.agent.relay_wrapper import relay_wrapper
-from zcoder.agent.usage import ContextMeter, cut_off_reason
+from zcoder.agent.usage import Breakdown, ContextMeter, cut_off_reason, fit_tool_output
+from zcoder.config import DEFAULT_COMPACT_AT
 from zcoder.model import (
     AssistantReply,
     ChatEvent,
     ContentDelta,
     Message,
     ModelError,
+    ModelStreamError,
     ToolCall,
     assistant_message,
     system_message,
@@ -96,6 +99,14 @@ class ChatClient(Protocol):
     ) -> AsyncIterator[ChatEvent]: ...
 
 
+@dataclass(frozen=True)
+class CompactResult:
+    compacted: bool
+    text: str
+    before: int = 0
+    after: int = 0
+
+
 @dataclass
 class AgentSettings:
     model: str
@@ -107,6 +118,8 @@ class AgentSettings:
     """The context window in tokens, sent with every request (Ollama's options.num_ctx)."""
     keep_alive: str | int | None = None
     """How long Ollama keeps the model loaded after a request; None: Ollama's default."""
+    compact_at: float | None = DEFAULT_COMPACT_AT
+    """Compact before a request that would pass this share of the window; None: never."""
     max_tool_output: int = 32768
     instructions: str = ""
     retry_delay: float = RETRY_DELAY_SECONDS
@@ -276,12 +289,91 @@ class Agent:
         """What the next user turn's first request would send: messages and tool schemas."""
         return self.request_messages(), self.tool_schemas(self._context(TurnOrigin.USER, {}))
 
+    def context_breakdown(self) -> Breakdown:
+        """Where the tokens of the next request go (for /context)."""
+        _messages, schemas = self.user_turn_request()
+        return self.meter.breakdown(
+            base_prompt=system_prompt(
+                self.settings.profile,
+                self.settings.workspace,
+                relay_available=self.relay_available(),
+            ),
+            instructions=self.settings.instructions,
+            history=self.messages,
+            tools=schemas,
+            window=self.settings.num_ctx,
+        )
+
     def usage_now(self) -> ContextUsage:
         """The meter's reading: the last real count, or an estimate of the next request."""
         if self.meter.last is not None and self.meter.last.window == self.settings.num_ctx:
             return self.meter.last
         messages, schemas = self.user_turn_request()
         return self.meter.estimate(messages, schemas, self.settings.num_ctx)
+
+    # -- compaction ---------------------------------------------------------------------
+
+    async def compact(self, focus: str = "", *, automatic: bool = False) -> CompactResult:
+        """Replace older history with a summary the model writes; keep the latest turns.
+
+        The transcript (the user's record) is untouched; the model's history is replaced
+        and saved, so a resumed session goes on from the summary.
+        """
+        older, kept = split_history(self.messages)
+        if not older:
+            return CompactResult(
+                False, "nothing to compact yet: the history is only the latest turns"
+            )
+        messages, schemas = self.user_turn_request()
+        before = self.meter.estimate(messages, schemas, self.settings.num_ctx).used
+        label = "Compacting the conversation" + (
+            " (the context window is nearly full)" if automatic else ""
+        )
+        self._emit(Notice(f"{label}…"))
+        summary = AssistantReply()
+        async for event in self.client.chat(
+            self.settings.model,
+            summary_request(older, focus),
+            think=False,
+            num_predict=self.settings.num_predict,
+            num_ctx=self.settings.num_ctx,
+            keep_alive=self.settings.keep_alive,
+        ):
+            summary.add(event)
+        text = summary.content.strip()
+        if not text:
+            return CompactResult(False, "the model wrote an empty summary; nothing was compacted")
+        self.messages = [summary_record(text), *kept]
+        self._save_messages()
+        self.meter.reset()
+        messages, schemas = self.user_turn_request()
+        after = self.meter.estimate(messages, schemas, self.settings.num_ctx)
+        report = (
+            f"Compacted{' automatically' if automatic else ''}: {len(older)} older messages "
+            f"became a summary; the latest turns are kept as they were. "
+            f"Context ~{before:,} → ~{after.used:,} tokens."
+        )
+        self._event("system", report, {"compacted": True, "before": before, "after": after.used})
+        self._emit(Notice(report))
+        self._emit(after)
+        return CompactResult(True, report, before, after.used)
+
+    async def _compact_if_needed(
+        self, request: list[Message], schemas: list[dict[str, Any]]
+    ) -> bool:
+        """Compact first when the next request would pass the threshold of the window."""
+        window, share = self.settings.num_ctx, self.settings.compact_at
+        if not window or share is None or self.meter.last is None:
+            return False
+        predicted = self.meter.estimate(request, schemas, window).used
+        if predicted < window * share:
+            return False
+        try:
+            result = await self.compact(automatic=True)
+        except ModelError as exc:
+            self._emit(ErrorNotice(f"automatic compaction failed: {exc}"))
+            return False
+        return result.compacted
 
     def _add_context(self, text: str) -> None:
         """A user-role record zcoder adds; shown as a notice, kept out of the ledger."""
@@ -301,6 +393,8 @@ class Agent:
                 self._emit(StatusChanged(Status.THINKING))
                 self._round = _RoundState(reply=AssistantReply())
                 request, schemas = self.request_messages(), self.tool_schemas(ctx)
+                if await self._compact_if_needed(request, schemas):
+                    request = self.request_messages()
                 if self.meter.last is None:
                     self._emit(self.meter.estimate(request, schemas, self.settings.num_ctx))
                 reply = await self._request(request, schemas)
@@ -432,9 +526,19 @@ class Agent:
                         self._emit(ThinkingDelta(event.text))
                 return reply
             except ModelError as exc:
-                if exc.retryable_before_response and not received and not retried:
+                if retried:
+                    raise
+                if exc.retryable_before_response and not received:
                     retried = True
                     self._emit(Notice(f"{exc} — retrying once"))
+                    await asyncio.sleep(self.settings.retry_delay)
+                    continue
+                if isinstance(exc, ModelStreamError):
+                    # A malformed or unfinished reply: asked again once, then reported.
+                    retried = True
+                    if reply.content.strip():
+                        self._show_assistant(reply.content, partial=True)
+                    self._emit(Notice(f"{exc} — asking again once"))
                     await asyncio.sleep(self.settings.retry_delay)
                     continue
                 raise
@@ -484,6 +588,7 @@ class Agent:
             result = await self.registry.dispatch(call.name, call.arguments, ctx)
             ok, output, extra = result.ok, result.output, result.metadata
         self._round.running = None
+        output = fit_tool_output(output, window=self.settings.num_ctx, name=call.name)
         status = "completed" if ok else "failed"
         self._update_event(event_id, output, {**metadata, **_jsonable(extra), "status": status})
         self._answer(call, output)

@@ -130,3 +130,65 @@ def cut_off_reason(
         f"the reply was cut off at the output limit{limit}; raise it with "
         "ZCODER_MAX_OUTPUT_TOKENS (for example ZCODER_MAX_OUTPUT_TOKENS=16384)"
     )
+
+
+TOOL_OUTPUT_SHARE: Final = 0.25
+"""A tool result may take at most this share of the context window; the rest is cut."""
+
+
+def fit_tool_output(output: str, *, window: int | None, name: str) -> str:
+    """``output`` cut to its head and tail when it would take too much of the window.
+
+    The marker says how much was cut and how to read the rest, so the model can ask for
+    the part it needs instead of losing its instructions to one large result.
+    """
+    if not window:
+        return output
+    budget = int(window * TOOL_OUTPUT_SHARE)
+    tokens = estimate_tokens(output)
+    if tokens <= budget:
+        return output
+    keep_chars = max(200, int(len(output) * budget / tokens))
+    head, tail = output[: keep_chars * 2 // 3], output[-(keep_chars // 3) :]
+    cut = output[len(head) : len(output) - len(tail)]
+    how = (
+        "read_file_range for a part of a file"
+        if name.startswith("read_file")
+        else "search for a pattern, or a narrower command (head, tail, grep)"
+    )
+    marker = (
+        f"\n[… {cut.count(chr(10)) + 1:,} lines, about {estimate_tokens(cut):,} tokens, cut "
+        f"here: the whole {name} result (~{tokens:,} tokens) would take more than a quarter "
+        f"of the {window:,}-token context window. Read the rest in parts: {how}. …]\n"
+    )
+    return head + marker + tail
+
+
+def render_breakdown(b: Breakdown, source: str | None = None) -> str:
+    """/context's text: where the tokens of the next request go, and the window."""
+    rows: list[tuple[str, int]] = [
+        ("system prompt", b.system),
+        ("project instructions (AGENTS.md)", b.instructions),
+        ("tool schemas", b.tools),
+        (f"history ({b.history_messages} messages)", b.history),
+    ]
+    width = max(len(label) for label, _ in rows) + 2
+    lines = ["Context (estimated from the last real count; tokens):"]
+    lines += [f"  {label.ljust(width)}{tokens:>8,}" for label, tokens in rows]
+    lines.append(f"  {'total'.ljust(width)}{b.total:>8,}")
+    if b.window:
+        free = max(0, b.window - b.total)
+        lines.append(f"  {'free'.ljust(width)}{free:>8,}")
+        lines.append(
+            f"Window: {b.window:,} tokens ({100 * b.total // b.window}% used)"
+            + (f", from {source}" if source else "")
+        )
+    else:
+        lines.append("Window: unknown" + (f" ({source})" if source else ""))
+    if b.measured_total is not None:
+        lines.append(f"The server counted {b.measured_total:,} tokens for the last request.")
+    if b.largest_outputs:
+        lines.append("Largest recent tool outputs:")
+        lines += [f"  {name.ljust(width)}{tokens:>8,}" for name, tokens in b.largest_outputs]
+    lines.append("/compact [focus] replaces older history with a summary.")
+    return "\n".join(lines)

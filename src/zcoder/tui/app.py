@@ -32,6 +32,7 @@ from zcoder.agent import (
     register_relay_tools,
     render_instructions,
 )
+from zcoder.agent.usage import render_breakdown
 from zcoder.config import Config
 from zcoder.model import ModelError, make_client, server_label
 from zcoder.model.context import (
@@ -205,6 +206,7 @@ class ZcoderApp(App[int]):
                 think=self.config.think,
                 num_predict=self.config.max_output_tokens,
                 keep_alive=self.config.keep_alive,
+                compact_at=self.config.compact_at,
                 max_tool_output=self.config.max_tool_output,
                 instructions=render_instructions(
                     load_instructions(self.config.workspace, self.config.home)
@@ -532,12 +534,48 @@ class ZcoderApp(App[int]):
                 self._set_model(argument)
             else:
                 await self._pick_model()
+        elif name == "/context":
+            self._show_context()
+        elif name == "/compact":
+            self._compact(argument)
         elif name == "/list-agents":
             await self.relay_ui.list_agents()
         elif name == "/agents":
             self.relay_ui.agents_command(argument)
         else:
             self.error(f"unknown command {name}; /help lists the commands")
+
+    def _show_context(self) -> None:
+        if self.agent is None:
+            return
+        self.notice(render_breakdown(self.agent.context_breakdown(), self.window_source()))
+        self.refresh_meter()
+
+    def window_source(self) -> str | None:
+        """Where the context window's size came from, for /context."""
+        return self.context_window.source if self.context_window is not None else None
+
+    def _compact(self, focus: str) -> None:
+        if self.agent is None:
+            return
+        if self.busy:
+            self.notice("/compact runs when no turn is running; try again when this one ends.")
+            return
+        self._start_turn(self._compact_turn(focus), relay=False)
+
+    async def _compact_turn(self, focus: str) -> None:
+        assert self.agent is not None
+        self.header.refresh_state(status="Compacting")
+        try:
+            result = await self.agent.compact(focus)
+        except ModelError as exc:
+            self.error(f"compaction failed, nothing was changed: {exc}")
+            self.header.refresh_state(status="Error")
+            return
+        if not result.compacted:
+            self.notice(f"Nothing compacted: {result.text}.")
+        self.header.refresh_state(status="Ready")
+        self.refresh_meter()
 
     # -- actions ------------------------------------------------------------------------
 

@@ -10,6 +10,8 @@ COMMANDS: Final = {
     "/new": "start a new session (idle only)",
     "/sessions": "show and focus the sessions list",
     "/model [NAME]": "switch model; without NAME, pick from Ollama's list (idle only)",
+    "/context": "how full the context window is, and what fills it",
+    "/compact [FOCUS]": "replace older history with a summary the model writes (idle only)",
     "/list-agents": "list the other zcoder instances on this machine (no model request)",
     "/agents": "this instance's relay status",
     "/agents pause": "refuse new relayed messages (queued ones are kept)",

@@ -1,0 +1,152 @@
+"""Compaction through the fake Ollama: manual, automatic, resumed, and big tool outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.agent.support import Harness
+from tests.fixtures.fake_ollama import Turn, call
+from zcoder.agent import Notice, Outcome
+from zcoder.agent.compaction import SUMMARY_OPEN, split_history
+from zcoder.relay import Envelope
+
+SUMMARY = "Goals: rename users.name. Files: db.py changed. Open work: run the tests."
+
+
+def _envelope(body: str) -> Envelope:
+    return Envelope(
+        message_id="4242-77-1",
+        target_instance_id="1-1",
+        sender_instance_id="4242-77",
+        sender_pid=4242,
+        sender_project="user-profiles",
+        sender_workspace="/w/user-profiles",
+        body=body,
+        created_at=None,
+    )
+
+
+async def _three_turns(harness: Harness, counts: tuple[int, int, int] = (500, 600, 700)) -> None:
+    for text, count in zip(("first", "second", "third"), counts, strict=True):
+        long_answer = f"answer to {text}" + " with many details" * 200
+        harness.server.enqueue(Turn.text(long_answer, prompt_eval_count=count))
+        await harness.agent.run_user_turn(f"{text} request")
+
+
+async def test_compact_summarises_older_turns_and_keeps_the_latest(harness: Harness) -> None:
+    await _three_turns(harness)
+    harness.server.enqueue(Turn.text(SUMMARY))
+    result = await harness.agent.compact("the rename")
+
+    assert result.compacted and result.before > result.after
+    summariser = harness.bodies()[-1]
+    assert "tools" not in summariser or not summariser["tools"]
+    assert summariser["messages"][0]["role"] == "system"
+    assert "Relayed exchanges" in summariser["messages"][0]["content"]
+    assert "focus on: the rename" in summariser["messages"][0]["content"]
+    assert "first request" in summariser["messages"][1]["content"]
+    assert "third request" not in summariser["messages"][1]["content"]
+    messages = harness.agent.messages
+    assert messages[0]["content"].startswith(SUMMARY_OPEN) and SUMMARY in messages[0]["content"]
+    assert [m["content"][:16] for m in messages[1:]] == [
+        "second request",
+        "answer to second",
+        "third request",
+        "answer to third ",
+    ]
+    assert any("Compacted" in n.text and "→" in n.text for n in harness.log.of(Notice))
+    # The user's transcript is whole; the session's model history is the compacted one,
+    # so a resumed session goes on from the summary.
+    data = harness.load()
+    assert [e.text for e in data.events if e.role == "user"] == [
+        "first request",
+        "second request",
+        "third request",
+    ]
+    assert data.messages == messages
+    assert data.user_ledger == ["first request", "second request", "third request"]
+    harness.server.enqueue(Turn.text("going on"))
+    await harness.agent.run_user_turn("fourth request")
+    sent = harness.bodies()[-1]["messages"]
+    assert sent[0]["role"] == "system" and sent[1]["content"].startswith(SUMMARY_OPEN)
+
+
+async def test_relayed_exchanges_reach_the_summariser_labelled_as_relayed(
+    harness: Harness,
+) -> None:
+    harness.server.enqueue(Turn.text("done relayed"))
+    await harness.agent.run_relay_turn(_envelope("update weeklyDigest.ts"))
+    await _three_turns(harness)
+    harness.server.enqueue(Turn.text(SUMMARY))
+    await harness.agent.compact()
+    text = harness.bodies()[-1]["messages"][1]["content"]
+    assert "RELAYED TASK (from another zcoder agent, not the user)" in text
+    assert "Sender: user-profiles (pid 4242)" in text
+
+
+async def test_nothing_to_compact_with_only_the_latest_turns(harness: Harness) -> None:
+    harness.server.enqueue(Turn.text("hi"))
+    await harness.agent.run_user_turn("only one")
+    result = await harness.agent.compact()
+    assert not result.compacted
+    assert len(harness.bodies()) == 1  # no summary was asked for
+
+
+async def test_compaction_runs_on_its_own_past_the_threshold(harness: Harness) -> None:
+    harness.agent.settings.num_ctx = 8192
+    # The server's counts say the third request already filled 90% of the window.
+    await _three_turns(harness, counts=(2000, 3000, 7400))
+    harness.server.enqueue(Turn.text(SUMMARY), Turn.text("after compaction"))
+    finished = await harness.agent.run_user_turn("fourth request")
+
+    assert finished.outcome is Outcome.COMPLETE
+    summariser, request = harness.bodies()[-2:]
+    assert "Relayed exchanges" in summariser["messages"][0]["content"]
+    assert request["messages"][1]["content"].startswith(SUMMARY_OPEN)
+    assert request["messages"][-1]["content"] == "fourth request"
+    notices = [n.text for n in harness.log.of(Notice)]
+    assert any("nearly full" in n for n in notices)
+    assert any(n.startswith("Compacted automatically") for n in notices)
+
+
+async def test_no_automatic_compaction_when_it_is_off(harness: Harness) -> None:
+    harness.agent.settings.num_ctx = 8192
+    harness.agent.settings.compact_at = None
+    await _three_turns(harness, counts=(2000, 3000, 7400))
+    harness.server.enqueue(Turn.text("no compaction"))
+    await harness.agent.run_user_turn("fourth request")
+    assert not any(m["content"].startswith(SUMMARY_OPEN) for m in harness.agent.messages)
+
+
+async def test_a_tool_output_too_big_for_the_window_is_cut_with_a_way_to_read_the_rest(
+    harness: Harness,
+) -> None:
+    harness.agent.settings.num_ctx = 8192
+    (harness.workspace / "big.txt").write_text("".join(f"line {i} of data\n" for i in range(4000)))
+    harness.server.enqueue(
+        Turn.tool_calls(
+            call("read_file_range", {"path": "big.txt", "start_line": 1, "end_line": 4000})
+        ),
+        Turn.text("read"),
+    )
+    await harness.agent.run_user_turn("read it")
+    result = [m for m in harness.bodies()[-1]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert "cut here" in result and "read_file_range" in result
+    assert "line 1 of data" in result and "line 3999 of data" in result
+    assert len(result) < 8192
+
+
+def test_the_split_never_separates_calls_from_their_results() -> None:
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "1", "function": {}}]},
+        {"role": "tool", "content": "r", "tool_call_id": "1"},
+        {"role": "user", "content": "[zcoder] a nudge is not a turn"},
+        {"role": "user", "content": "b"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "2", "function": {}}]},
+        {"role": "tool", "content": "r", "tool_call_id": "2"},
+        {"role": "user", "content": "c"},
+    ]
+    older, kept = split_history(messages)
+    assert [m["content"] for m in older][-1] == "[zcoder] a nudge is not a turn"
+    assert kept[0]["content"] == "b" and kept[2]["role"] == "tool"
