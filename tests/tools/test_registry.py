@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -59,7 +60,18 @@ def test_schemas_are_ollama_tool_entries(ctx: ToolContext) -> None:
         function = schema["function"]
         assert set(function) == {"name", "description", "parameters"}
         assert function["parameters"]["type"] == "object"
-        assert set(function["parameters"]["required"]) <= set(function["parameters"]["properties"])
+        parameters = function["parameters"]
+        assert set(parameters.get("required", [])) <= set(parameters["properties"])
+        # Bounds the registry checks itself are not sent: they cost tokens every request.
+        text = json.dumps(parameters)
+        assert "additionalProperties" not in text and "minimum" not in text
+
+
+async def test_bounds_left_out_of_the_schema_are_still_enforced(ctx: ToolContext) -> None:
+    result = await default_registry().dispatch(
+        "list_files", {"path": ".", "max_entries": 0, "extra": 1}, ctx
+    )
+    assert not result.ok
 
 
 def test_origin_decides_which_tools_are_offered(make_ctx) -> None:

@@ -36,16 +36,14 @@ class ConfirmationUnavailable(Exception):
 
 
 SEND_DESCRIPTION: Final = (
-    "Send a task to another zcoder instance on this machine. Call it ONLY when the user "
-    "explicitly asked you to contact another zcoder instance; never because another project "
-    "might be affected. Use an exact instance_id returned by list_agents (a project name or "
-    "pid is not enough). Send the smallest self-contained task with the relevant facts; no "
-    "secrets, no unrelated history. The user confirms every delivery. An 'accepted' result "
-    "only means the other agent queued the message: never claim it did the work."
+    "Send a task to another zcoder instance on this machine, ONLY when the user explicitly "
+    "asked to contact it. target_instance_id: exact, from list_agents. Send the smallest "
+    "self-contained task; no secrets. The user confirms each delivery; 'accepted' only "
+    "means queued, never that the work was done."
 )
 LIST_DESCRIPTION: Final = (
-    "List the other zcoder instances running on this machine: project, pid, state, exact "
-    "instance id, workspace, profile and model. Read-only."
+    "List the other zcoder instances on this machine (project, pid, state, instance id, "
+    "workspace, profile, model)."
 )
 
 

@@ -80,13 +80,18 @@ class ToolSpec:
     availability: ToolAvailability = _always_available
 
     def schema(self) -> dict[str, Any]:
-        """This tool as an entry of the Ollama ``tools`` request field."""
+        """This tool as an entry of the Ollama ``tools`` request field.
+
+        The model gets the parameters without the bounds the registry checks anyway
+        (``additionalProperties``, minimum and maximum, lengths): they cost tokens of every
+        request, and a call that breaks them is answered with an error that says so.
+        """
         return {
             "type": "function",
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": self.parameters,
+                "parameters": _for_model(self.parameters),
             },
         }
 
@@ -95,3 +100,21 @@ class ToolSpec:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await self.handler(args, ctx)
+
+
+# Schema keywords the registry validates but the model need not read.
+_CHECKED_ONLY = frozenset(
+    {"additionalProperties", "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems"}
+)
+
+
+def _for_model(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {
+            key: _for_model(value)
+            for key, value in schema.items()
+            if key not in _CHECKED_ONLY and not (key == "required" and value == [])
+        }
+    if isinstance(schema, list):
+        return [_for_model(item) for item in schema]
+    return schema

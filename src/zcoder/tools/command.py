@@ -255,9 +255,8 @@ async def _run_command(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 RUN_COMMAND = ToolSpec(
     name="run_command",
     description=(
-        "Run a bash command in the workspace (or a subdirectory given as cwd) and return its "
-        "combined stdout and stderr and exit code. The user may be asked to approve it. "
-        "stdin is closed; background processes are stopped when the command ends."
+        "Run a bash command in the workspace (or cwd below it); returns its output and exit "
+        "code. The user may have to approve it. No stdin; background processes are stopped."
     ),
     parameters={
         "type": "object",
@@ -265,7 +264,7 @@ RUN_COMMAND = ToolSpec(
             "command": {"type": "string", "description": "The bash command line"},
             "cwd": {
                 "type": "string",
-                "description": "Directory relative to the workspace",
+                "description": "directory in the workspace",
                 "default": ".",
             },
             "timeout_seconds": {

@@ -104,21 +104,20 @@ async def _list_files(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 LIST_FILES = ToolSpec(
     name="list_files",
     description=(
-        "List files and directories under a workspace path, recursively and breadth first "
-        "(directories end with '/'). Skips .git, node_modules, .venv, __pycache__, build "
-        "output and anything .gitignore excludes."
+        "List files under a workspace directory, breadth first (directories end with '/'); "
+        "skips .git, node_modules, build output and what .gitignore excludes."
     ),
     parameters={
         "type": "object",
         "properties": {
             "path": {
                 "type": "string",
-                "description": "Directory relative to the workspace",
+                "description": "directory in the workspace",
                 "default": ".",
             },
             "max_entries": {
                 "type": "integer",
-                "description": "Maximum number of entries to return",
+                "description": "At most this many entries",
                 "default": 100,
                 "minimum": 1,
                 "maximum": MAX_LIST_ENTRIES,
@@ -155,13 +154,12 @@ def _lines(text: str) -> int:
 READ_FILE = ToolSpec(
     name="read_file",
     description=(
-        "Read a whole small UTF-8 text file from the workspace. Files larger than the output "
-        "limit are refused: use read_file_range or search for those."
+        "Read a whole small text file; a large one is refused: use read_file_range or search."
     ),
     parameters={
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "File path relative to the workspace"},
+            "path": {"type": "string", "description": "file path in the workspace"},
         },
         "required": ["path"],
         "additionalProperties": False,
@@ -216,13 +214,12 @@ async def _read_file_range(args: dict[str, Any], ctx: ToolContext) -> ToolResult
 READ_FILE_RANGE = ToolSpec(
     name="read_file_range",
     description=(
-        "Read lines start_line..end_line (1-based, inclusive) of a text file, each prefixed "
-        "with its line number. Works for files of any size."
+        "Read lines start_line..end_line (1-based, inclusive) of a text file of any size, numbered."
     ),
     parameters={
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "File path relative to the workspace"},
+            "path": {"type": "string", "description": "file path in the workspace"},
             "start_line": {"type": "integer", "minimum": 1, "description": "First line"},
             "end_line": {"type": "integer", "minimum": 1, "description": "Last line"},
         },
@@ -263,13 +260,13 @@ async def _write_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 WRITE_FILE = ToolSpec(
     name="write_file",
     description=(
-        "Create a file or replace its whole content (UTF-8). Parent directories are created. "
-        "For small edits to an existing file prefer replace_text or apply_patch."
+        "Create a file or replace all of it (parent directories are created); for small "
+        "edits prefer replace_text or apply_patch."
     ),
     parameters={
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "File path relative to the workspace"},
+            "path": {"type": "string", "description": "file path in the workspace"},
             "content": {"type": "string", "description": "The complete new file content"},
         },
         "required": ["path", "content"],
@@ -320,13 +317,13 @@ async def _replace_text(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 REPLACE_TEXT = ToolSpec(
     name="replace_text",
     description=(
-        "Replace exactly one literal occurrence of old_text with new_text in a file. Fails, "
-        "changing nothing, if old_text occurs zero or several times."
+        "Replace the one literal occurrence of old_text with new_text in a file; changes "
+        "nothing if old_text occurs zero or several times."
     ),
     parameters={
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "File path relative to the workspace"},
+            "path": {"type": "string", "description": "file path in the workspace"},
             "old_text": {"type": "string", "description": "Exact text to find (literal)"},
             "new_text": {"type": "string", "description": "Replacement text"},
         },

@@ -30,9 +30,8 @@ async def _finish(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 FINISH = ToolSpec(
     name=FINISH_TOOL_NAME,
     description=(
-        "End the turn. status 'complete' when the task is done, 'blocked' when it cannot be "
-        "done without the user; response is the final message to the user. Must be the only "
-        "tool call in its response."
+        "End the turn: status 'complete' when done, 'blocked' when the user is needed; "
+        "response is your final message. Must be the only call of its response."
     ),
     parameters={
         "type": "object",

@@ -342,9 +342,8 @@ async def _apply_patch(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 APPLY_PATCH = ToolSpec(
     name="apply_patch",
     description=(
-        "Apply a unified diff (like `git diff` output) to workspace files: several files, "
-        "new files (--- /dev/null) and deletions (+++ /dev/null). Every hunk must apply, or "
-        "nothing is changed. Include a few unchanged context lines around each change."
+        "Apply a unified diff (git diff form; new files from /dev/null, deletions to "
+        "/dev/null) with a few context lines per hunk; all hunks apply or nothing changes."
     ),
     parameters={
         "type": "object",

@@ -242,9 +242,8 @@ async def _search(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 SEARCH = ToolSpec(
     name="search",
     description=(
-        "Search file contents in the workspace for a regular expression (or literal text with "
-        "literal=true). Returns 'path:line:text' lines. glob filters files with .gitignore "
-        "syntax, e.g. '*.py' or 'src/**'."
+        "Search workspace files for a regular expression (literal=true: plain text); returns "
+        "'path:line:text' lines. glob filters files, e.g. '*.py' or 'src/**'."
     ),
     parameters={
         "type": "object",
