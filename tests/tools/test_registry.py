@@ -201,3 +201,13 @@ def test_context_max_output_defaults_from_environment(
     monkeypatch.delenv("ZCODER_MAX_TOOL_OUTPUT")
     fresh = ToolContext(ctx.workspace, ctx.profile, ctx.origin, ctx.approval, ctx.approver)
     assert fresh.max_output == 32768
+
+
+@pytest.mark.parametrize("text", ["+-5", "²", "5-", "--1"])
+async def test_integer_text_a_model_may_send_never_escapes_as_an_exception(
+    ctx: ToolContext, text: str
+) -> None:
+    result = await default_registry().dispatch(
+        "list_files", {"path": ".", "max_entries": text}, ctx
+    )
+    assert not result.ok and "max_entries" in result.output

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from typing import Any
 
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
@@ -22,6 +23,11 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+# What a model may send as text for an integer: ASCII digits with one optional sign
+# (str.isdigit also accepts "²" and other digits that int() refuses).
+_INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
+
+
 class ArgumentError(ValueError):
     """Arguments that do not match a tool's schema; the message is for the model."""
 
@@ -34,7 +40,7 @@ def _coerce(name: str, value: Any, schema: dict[str, Any]) -> Any:
     """
     kind = schema.get("type")
     if kind == "integer":
-        if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        if isinstance(value, str) and _INTEGER_TEXT.fullmatch(value.strip()):
             value = int(value.strip())
         elif isinstance(value, float) and value.is_integer():
             value = int(value)
