@@ -170,10 +170,14 @@ def render_breakdown(b: Breakdown, source: str | None = None) -> str:
         ("system prompt", b.system),
         ("project instructions (AGENTS.md)", b.instructions),
         ("tool schemas", b.tools),
-        (f"history ({b.history_messages} messages)", b.history),
+        (
+            f"history ({b.history_messages} message{'' if b.history_messages == 1 else 's'})",
+            b.history,
+        ),
     ]
     width = max(len(label) for label, _ in rows) + 2
-    lines = ["Context (estimated from the last real count; tokens):"]
+    basis = "scaled to the server's last count" if b.measured_total is not None else "estimated"
+    lines = [f"Context of the next request, in tokens ({basis}):"]
     lines += [f"  {label.ljust(width)}{tokens:>8,}" for label, tokens in rows]
     lines.append(f"  {'total'.ljust(width)}{b.total:>8,}")
     if b.window:

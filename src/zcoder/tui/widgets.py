@@ -108,6 +108,8 @@ METER_FULL_PERCENT = 90
 
 
 def _short(tokens: int) -> str:
+    if tokens >= 1024 and tokens % 1024 == 0:
+        return f"{tokens // 1024}k"  # windows come in binary sizes: 32768 is "32k"
     if tokens < 1000:
         return str(tokens)
     if tokens < 10000:
