@@ -565,6 +565,7 @@ class ZcoderApp(App[int]):
 
     async def _compact_turn(self, focus: str) -> None:
         assert self.agent is not None
+        await self._window_ready()  # the summary request is sized like every other
         self.header.refresh_state(status="Compacting")
         try:
             result = await self.agent.compact(focus)
