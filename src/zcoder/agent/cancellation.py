@@ -1,0 +1,67 @@
+"""A stopped turn's tidy-up: the history stays consistent whichever await was cancelled.
+
+A partial reply is shown and saved as partial, never sent back to the model; the tool call
+that was running is answered as interrupted and every other unanswered call of the round
+as not executed, so each call in the history has its result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from zcoder.agent.events import ToolFinished
+from zcoder.agent.prompts import INTERRUPTED, NOT_EXECUTED
+from zcoder.agent.recorder import Recorder
+from zcoder.model import AssistantReply, Message, ToolCall, tool_result_message
+
+
+@dataclass
+class RoundState:
+    """What a cancellation must tidy up."""
+
+    reply: AssistantReply | None = None
+    calls: list[ToolCall] = field(default_factory=list)
+    answered: set[str] = field(default_factory=set)
+    running: tuple[ToolCall, int | None] | None = None
+
+    def answer(self, messages: list[Message], call: ToolCall, output: str) -> None:
+        """The call's result enters the history; the call counts as answered."""
+        messages.append(tool_result_message(call, output))
+        self.answered.add(call.id)
+
+
+def tidy_after_cancel(state: RoundState, messages: list[Message], recorder: Recorder) -> None:
+    """Leave history consistent after the turn's task was cancelled at any await."""
+    if state.reply is not None and state.reply.content.strip():
+        # A partial reply is shown and saved as partial, never sent back to the model.
+        recorder.assistant(state.reply.content, partial=True)
+    if state.running is not None:
+        call, event_id = state.running
+        recorder.update_event(
+            event_id,
+            INTERRUPTED,
+            {
+                "name": call.name,
+                "call_id": call.id,
+                "arguments": dict(call.arguments),
+                "status": "interrupted",
+            },
+        )
+        state.answer(messages, call, INTERRUPTED)
+        recorder.emit(ToolFinished(call.id, call.name, "interrupted", INTERRUPTED))
+    for call in state.calls:
+        if call.id not in state.answered:
+            state.answer(messages, call, NOT_EXECUTED)
+            recorder.event(
+                "tool",
+                NOT_EXECUTED,
+                {
+                    "name": call.name,
+                    "call_id": call.id,
+                    "arguments": dict(call.arguments),
+                    "status": "interrupted",
+                    "not_executed": True,
+                },
+            )
+            recorder.emit(ToolFinished(call.id, call.name, "not_executed", NOT_EXECUTED))
+    recorder.event("system", "Stopped.")

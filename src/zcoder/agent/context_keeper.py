@@ -1,0 +1,156 @@
+"""The agent's context window: the meter, /context's breakdown, and compaction.
+
+The keeper holds the ContextMeter (zcoder.agent.usage) and works on its agent's history
+through a narrow interface (``ContextHost``): it reads the settings and the next request,
+and compaction replaces the history (zcoder.agent.compaction) and saves it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from zcoder.agent.compaction import split_history, summary_record, summary_request
+from zcoder.agent.events import ContextUsage, ErrorNotice, Notice
+from zcoder.agent.prompts import system_prompt
+from zcoder.agent.recorder import Recorder
+from zcoder.agent.usage import Breakdown, ContextMeter
+from zcoder.model import AssistantReply, Done, Message, ModelError
+
+if TYPE_CHECKING:
+    from zcoder.agent.core import AgentSettings, ChatClient
+
+
+@dataclass(frozen=True)
+class CompactResult:
+    compacted: bool
+    text: str
+    before: int = 0
+    after: int = 0
+
+
+class ContextHost(Protocol):
+    """What the keeper needs of its agent (zcoder.agent.core.Agent)."""
+
+    client: ChatClient
+    settings: AgentSettings
+    messages: list[Message]  # the model history, without the system message
+    recorder: Recorder
+    relay_available: Callable[[], bool]
+
+    def user_turn_request(self) -> tuple[list[Message], list[dict[str, Any]]]: ...
+
+
+class ContextKeeper:
+    """The context window of one agent's conversation; ``meter`` is its ContextMeter."""
+
+    def __init__(self, host: ContextHost) -> None:
+        self.host = host
+        self.meter = ContextMeter()
+
+    # -- the meter ----------------------------------------------------------------------
+
+    def show_estimate(self, request: list[Message], schemas: list[dict[str, Any]]) -> None:
+        """Before the first real count of this session, show an estimate of the request."""
+        if self.meter.last is None:
+            self.host.recorder.emit(
+                self.meter.estimate(request, schemas, self.host.settings.num_ctx)
+            )
+
+    def record(
+        self, done: Done | None, request: list[Message], schemas: list[dict[str, Any]]
+    ) -> None:
+        """After a response: the server's count, shown when it gave one."""
+        usage = self.meter.record(done, request, schemas, self.host.settings.num_ctx)
+        if usage is not None:
+            self.host.recorder.emit(usage)
+
+    def usage_now(self) -> ContextUsage:
+        """The meter's reading: the last real count, or an estimate of the next request."""
+        window = self.host.settings.num_ctx
+        if self.meter.last is not None and self.meter.last.window == window:
+            return self.meter.last
+        messages, schemas = self.host.user_turn_request()
+        return self.meter.estimate(messages, schemas, window)
+
+    def breakdown(self) -> Breakdown:
+        """Where the tokens of the next request go (for /context)."""
+        host, settings = self.host, self.host.settings
+        _messages, schemas = host.user_turn_request()
+        return self.meter.breakdown(
+            base_prompt=system_prompt(
+                settings.profile,
+                settings.workspace,
+                relay_available=host.relay_available(),
+            ),
+            instructions=settings.instructions,
+            history=host.messages,
+            tools=schemas,
+            window=settings.num_ctx,
+        )
+
+    # -- compaction ---------------------------------------------------------------------
+
+    async def compact(self, focus: str = "", *, automatic: bool = False) -> CompactResult:
+        """Replace older history with a summary the model writes; keep the latest turns.
+
+        The transcript (the user's record) is untouched; the model's history is replaced
+        and saved, so a resumed session goes on from the summary.
+        """
+        host, settings, recorder = self.host, self.host.settings, self.host.recorder
+        older, kept = split_history(host.messages)
+        if not older:
+            return CompactResult(
+                False, "nothing to compact yet: the history is only the latest turns"
+            )
+        messages, schemas = host.user_turn_request()
+        before = self.meter.estimate(messages, schemas, settings.num_ctx).used
+        label = "Compacting the conversation" + (
+            " (the context window is nearly full)" if automatic else ""
+        )
+        recorder.emit(Notice(f"{label}…"))
+        summary = AssistantReply()
+        async for event in host.client.chat(
+            settings.model,
+            summary_request(older, focus),
+            think=False,
+            num_predict=settings.num_predict,
+            num_ctx=settings.num_ctx,
+            keep_alive=settings.keep_alive,
+        ):
+            summary.add(event)
+        text = summary.content.strip()
+        if not text:
+            return CompactResult(False, "the model wrote an empty summary; nothing was compacted")
+        host.messages = [summary_record(text), *kept]
+        recorder.save_messages(host.messages)
+        self.meter.reset()
+        messages, schemas = host.user_turn_request()
+        after = self.meter.estimate(messages, schemas, settings.num_ctx)
+        report = (
+            f"Compacted{' automatically' if automatic else ''}: {len(older)} older messages "
+            f"became a summary; the latest turns are kept as they were. "
+            f"Context ~{before:,} → ~{after.used:,} tokens."
+        )
+        recorder.event("system", report, {"compacted": True, "before": before, "after": after.used})
+        recorder.emit(Notice(report))
+        recorder.emit(after)
+        return CompactResult(True, report, before, after.used)
+
+    async def compact_if_needed(
+        self, request: list[Message], schemas: list[dict[str, Any]]
+    ) -> bool:
+        """Compact first when the next request would pass the threshold of the window."""
+        window, share = self.host.settings.num_ctx, self.host.settings.compact_at
+        if not window or share is None or self.meter.last is None:
+            return False
+        predicted = self.meter.estimate(request, schemas, window).used
+        if predicted < window * share:
+            return False
+        try:
+            result = await self.compact(automatic=True)
+        except ModelError as exc:
+            self.host.recorder.emit(ErrorNotice(f"automatic compaction failed: {exc}"))
+            return False
+        return result.compacted
