@@ -4,7 +4,9 @@ The agent runs in a worker on the app's event loop; the UI never blocks on it. T
 listener thread only nudges the app (``RelayNudge``, tui/relay_ui.py); the app alone claims
 queued messages, one at a time, when idle. A prompt submitted while a turn runs is queued;
 the TurnScheduler (tui/scheduler.py) orders the user's prompts and relayed tasks and holds
-relayed tasks back once too many ran without the user.
+relayed tasks back once too many ran without the user. The model's context window, its
+warm-up and changing the model are ModelUI's (tui/model_ui.py); slash commands are carried
+out by SlashCommands (tui/slash.py).
 """
 
 from __future__ import annotations
@@ -27,20 +29,13 @@ from zcoder import __version__
 from zcoder.agent import (
     Agent,
     AgentSettings,
-    Status,
     load_instructions,
     register_relay_tools,
     render_instructions,
 )
-from zcoder.agent.usage import render_breakdown
 from zcoder.config import Config
-from zcoder.model import ModelError, make_client, server_label
-from zcoder.model.context import (
-    ContextWindow,
-    WindowProbe,
-    allocation_notice,
-    resolve_for_model,
-)
+from zcoder.model import make_client, server_label
+from zcoder.model.context import ContextWindow
 from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
 from zcoder.sessions import SessionStore, SessionStoreError
 from zcoder.tools import (
@@ -49,11 +44,12 @@ from zcoder.tools import (
 )
 from zcoder.tui.agent_view import AgentView
 from zcoder.tui.approvals import DialogApprovals
-from zcoder.tui.commands import help_text, parse_slash
+from zcoder.tui.commands import parse_slash
+from zcoder.tui.model_ui import WARMUP_NUM_PREDICT, ModelUI
 from zcoder.tui.queued import QueuedPrompts
 from zcoder.tui.relay_ui import RELAY_POLL_SECONDS, RelayNudge, RelayUI
 from zcoder.tui.scheduler import Next, TurnScheduler
-from zcoder.tui.screens import ModelPicker
+from zcoder.tui.slash import SlashCommands
 from zcoder.tui.widgets import (
     Entry,
     HeaderBar,
@@ -71,9 +67,6 @@ from zcoder.tui.widgets import (
 log = logging.getLogger(__name__)
 
 __all__ = ["RELAY_POLL_SECONDS", "WARMUP_NUM_PREDICT", "ZcoderApp", "git_branch", "run_app"]
-
-WARMUP_NUM_PREDICT = 1
-"""Tokens the warm-up generates: num_predict is no reason for Ollama to reload."""
 
 
 def git_branch(workspace: Path) -> str | None:
@@ -117,12 +110,9 @@ class ZcoderApp(App[int]):
         self.relay_ui = RelayUI(self)
         self.client = make_client(config)  # Ollama, or an OpenAI-compatible server
         self.agent: Agent | None = None
+        self.model_ui = ModelUI(self)
+        self.slash = SlashCommands(self)
         self._turn: Worker[Any] | None = None
-        self._warmup: Worker[Any] | None = None
-        self.context_window: ContextWindow | None = None  # resolved per model, in the background
-        self._window_task: asyncio.Task[ContextWindow] | None = None
-        self._allocation_checked: set[tuple[str, int]] = set()
-        self._warned: set[str] = set()
         self.scheduler = TurnScheduler(config.relay.max_auto_turns)
         self._deferred: list[Entry] | None = []
         self.header_state = HeaderState(
@@ -168,6 +158,11 @@ class ZcoderApp(App[int]):
     @property
     def relay(self) -> Relay | None:
         return self.relay_ui.relay
+
+    @property
+    def context_window(self) -> ContextWindow | None:
+        """The current model's context window, once sized (tui/model_ui.py)."""
+        return self.model_ui.context_window
 
     @property
     def busy(self) -> bool:
@@ -230,7 +225,7 @@ class ZcoderApp(App[int]):
         self.set_interval(RELAY_POLL_SECONDS, self.relay_ui.poll)
         self.relay_ui.refresh_header()
         self.prompt_input.focus()
-        self._start_warmup()
+        self.model_ui.start_warmup()
 
     def _open_store(self) -> None:
         try:
@@ -274,7 +269,7 @@ class ZcoderApp(App[int]):
             self.show(entry_for_event(event.role, event.text, event.metadata))
         if self.relay is not None:
             self.relay.refresh_manifest(session_id=data.info.id)
-        self._refresh_sessions()
+        self.refresh_sessions()
         self.refresh_meter()
 
     def refresh_meter(self) -> None:
@@ -282,7 +277,7 @@ class ZcoderApp(App[int]):
         if self.agent is not None:
             self.header.refresh_state(context=self.agent.usage_now())
 
-    def _refresh_sessions(self) -> None:
+    def refresh_sessions(self) -> None:
         if self.store is None:
             return
         try:
@@ -322,14 +317,14 @@ class ZcoderApp(App[int]):
                     continue
                 if claimed is not None:
                     self.scheduler.relay_started()
-                    self._start_turn(self._relay_turn(claimed), relay=True)
+                    self.start_turn(self._relay_turn(claimed), relay=True)
                     return
                 step = self.scheduler.next_turn(None)
             if step is Next.PROMPT:
                 prompt = self.scheduler.pop_prompt()
                 self._show_queue()
                 self.show(Entry("user", user_text(prompt)))  # in the transcript as it starts
-                self._start_turn(self._user_turn(prompt), relay=False)
+                self.start_turn(self._user_turn(prompt), relay=False)
             else:
                 self.relay_ui.announce_waiting(oldest)
             return
@@ -344,41 +339,32 @@ class ZcoderApp(App[int]):
     def _show_queue(self) -> None:
         self.queued_prompts.show_queue(self.scheduler.prompts(), editing=self.scheduler.editing())
 
-    def _start_turn(self, coroutine: Any, *, relay: bool) -> None:
-        if self._warmup is not None and self._warmup.state is WorkerState.RUNNING:
-            self._warmup.cancel()  # a real request supersedes the warm-up
+    def start_turn(self, coroutine: Any, *, relay: bool) -> None:
+        """Run ``coroutine`` as the turn (a prompt, a relayed task, /compact)."""
+        self.model_ui.cancel_warmup()  # a real request supersedes the warm-up
         if self.relay is not None:
             self.relay.set_state("busy")
         self._turn = self.run_worker(coroutine, group="turn", exit_on_error=False)
 
     async def _user_turn(self, prompt: str) -> None:
         assert self.agent is not None
-        await self._window_ready()  # num_ctx goes with every request, the first one too
+        await self.model_ui.window_ready()  # num_ctx goes with every request, the first one too
         await self.agent.run_user_turn(prompt)
-        self._check_allocation()
-        self._refresh_sessions()
+        self.model_ui.check_allocation()
+        self.refresh_sessions()
 
     async def _relay_turn(self, claimed: ClaimedMessage) -> None:
         assert self.agent is not None and self.relay is not None
         try:
-            await self._window_ready()
+            await self.model_ui.window_ready()
             await self.agent.run_relay_turn(claimed.envelope)
-            self._check_allocation()
+            self.model_ui.check_allocation()
         finally:
             # Completed whatever happened: a claimed message never runs twice.
             self.relay.complete(claimed)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is self._warmup and event.state in (
-            WorkerState.SUCCESS,
-            WorkerState.ERROR,
-            WorkerState.CANCELLED,
-        ):
-            if event.state is WorkerState.ERROR and event.worker.error is not None:
-                self.error(str(event.worker.error))
-                self.header.refresh_state(status=Status.ERROR.value)
-            elif not self.busy and event.state is WorkerState.SUCCESS:
-                self.header.refresh_state(status=Status.READY.value)
+        if self.model_ui.warmup_ended(event):
             return
         if event.worker is not self._turn or event.state not in (
             WorkerState.SUCCESS,
@@ -395,95 +381,6 @@ class ZcoderApp(App[int]):
         self.relay_ui.refresh_header()
         self.schedule()
 
-    # -- warm-up ------------------------------------------------------------------------
-
-    def _start_warmup(self) -> None:
-        """Size the context window for the current model, then load the model with it."""
-        if self._warmup is not None and self._warmup.state is WorkerState.RUNNING:
-            self._warmup.cancel()
-        self._resolve_window()
-        self.header.refresh_state(status=Status.WARMING_UP.value)
-        self._warmup = self.run_worker(self._warm(), group="warmup", exit_on_error=False)
-
-    def _resolve_window(self) -> None:
-        """Start sizing the window for this model (zcoder.model.context), in the background."""
-        self._window_task = asyncio.get_running_loop().create_task(self._resolve(self.model))
-
-    async def _resolve(self, model: str) -> ContextWindow:
-        window = await resolve_for_model(
-            model, explicit=self.config.context_window, home=self.config.home, probe=self.client
-        )
-        for warning in window.warnings:
-            if warning not in self._warned:
-                self._warned.add(warning)
-                self.notice(warning)
-        if model == self.model:
-            self.context_window = window
-            if self.agent is not None:
-                self.agent.settings.num_ctx = window.tokens
-            self.refresh_meter()
-        return window
-
-    async def _window_ready(self) -> ContextWindow:
-        """The window of the current model, once sized (shielded: a stopped turn or
-        warm-up does not stop the sizing the next one needs)."""
-        if self._window_task is None:
-            self._resolve_window()
-        assert self._window_task is not None
-        return await asyncio.shield(self._window_task)
-
-    async def _warm(self) -> None:
-        """Load the model exactly as the first turn will use it, so nothing reloads.
-
-        The request is the start of a user turn's: its system message and tool schemas,
-        with the same num_ctx, think and keep_alive. Ollama reloads a loaded model only
-        when a runner option (num_ctx, num_batch, num_gpu, ...) differs, never for
-        num_predict, so one generated token is enough; Ollama keeps the evaluated prefix
-        in its cache and the first turn reuses it. Nothing enters history.
-        """
-        await self._window_ready()
-        assert self.agent is not None
-        messages, tools = self.agent.user_turn_request()
-        settings = self.agent.settings
-        async for _event in self.client.chat(
-            self.model,
-            messages[:1],
-            tools=tools or None,
-            think=settings.think,
-            num_predict=WARMUP_NUM_PREDICT,
-            num_ctx=settings.num_ctx,
-            keep_alive=settings.keep_alive,
-        ):
-            pass
-        self._check_allocation()
-
-    def _check_allocation(self) -> None:
-        """Once per model and window, in the background: does Ollama report the window
-        it was asked for? If not, say so (zcoder.model.context.allocation_notice)."""
-        window, model = self.context_window, self.model
-        if window is None or not isinstance(self.client, WindowProbe):
-            return
-        if (model, window.tokens) in self._allocation_checked:
-            return
-        self._allocation_checked.add((model, window.tokens))
-        self.run_worker(
-            self._report_allocation(self.client, model, window),
-            group="allocation",
-            exit_on_error=False,
-        )
-
-    async def _report_allocation(
-        self, probe: WindowProbe, model: str, window: ContextWindow
-    ) -> None:
-        try:
-            allocated = await probe.loaded_context_length(model)
-        except ModelError as exc:
-            log.info("could not read Ollama's allocation for %s: %s", model, exc)
-            return
-        notice = allocation_notice(model, window, allocated)
-        if notice is not None and model == self.model:
-            self.notice(notice)
-
     # -- input --------------------------------------------------------------------------
 
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
@@ -494,7 +391,7 @@ class ZcoderApp(App[int]):
         if command is not None:
             self.prompt_input.clear()
             self.show(Entry("system", system_text(f"› {text.strip()}")))
-            self.run_worker(self._run_command(command.name, command.argument), group="command")
+            self.run_worker(self.slash.run(command.name, command.argument), group="command")
             return
         self.prompt_input.clear()
         marks = self.relay_ui.sequences()
@@ -516,67 +413,6 @@ class ZcoderApp(App[int]):
         empty = event.text_area is self.prompt_input and not self.prompt_input.text.strip()
         if empty and self.scheduler.drop_recalled():
             self._show_queue()
-
-    async def _run_command(self, name: str, argument: str) -> None:
-        if name == "/help":
-            self.notice(help_text())
-        elif name == "/quit":
-            self.exit(0)
-        elif name == "/new":
-            self.action_new_session()
-        elif name == "/sessions":
-            sidebar = self.sidebar
-            sidebar.display = True
-            self._refresh_sessions()
-            sidebar.focus()
-        elif name == "/model":
-            if argument:
-                self._set_model(argument)
-            else:
-                await self._pick_model()
-        elif name == "/context":
-            self._show_context()
-        elif name == "/compact":
-            self._compact(argument)
-        elif name == "/list-agents":
-            await self.relay_ui.list_agents()
-        elif name == "/agents":
-            self.relay_ui.agents_command(argument)
-        else:
-            self.error(f"unknown command {name}; /help lists the commands")
-
-    def _show_context(self) -> None:
-        if self.agent is None:
-            return
-        self.notice(render_breakdown(self.agent.context_breakdown(), self.window_source()))
-        self.refresh_meter()
-
-    def window_source(self) -> str | None:
-        """Where the context window's size came from, for /context."""
-        return self.context_window.source if self.context_window is not None else None
-
-    def _compact(self, focus: str) -> None:
-        if self.agent is None:
-            return
-        if self.busy:
-            self.notice("/compact runs when no turn is running; try again when this one ends.")
-            return
-        self._start_turn(self._compact_turn(focus), relay=False)
-
-    async def _compact_turn(self, focus: str) -> None:
-        assert self.agent is not None
-        await self._window_ready()  # the summary request is sized like every other
-        self.header.refresh_state(status="Compacting")
-        try:
-            result = await self.agent.compact(focus)
-        except ModelError as exc:
-            self.error(f"compaction failed, nothing was changed: {exc}")
-            self.header.refresh_state(status="Error")
-            return
-        if not result.compacted:
-            self.notice(f"Nothing compacted: {result.text}.")
-        self.header.refresh_state(status="Ready")
-        self.refresh_meter()
 
     # -- actions ------------------------------------------------------------------------
 
@@ -628,44 +464,7 @@ class ZcoderApp(App[int]):
         self.prompt_input.focus()
 
     async def action_pick_model(self) -> None:
-        await self._pick_model()
-
-    async def _pick_model(self) -> None:
-        if self.busy:
-            self.notice("The model can be changed when no turn is running.")
-            return
-        try:
-            models = await self.client.list_models()
-        except ModelError as exc:
-            self.error(str(exc))
-            return
-        if not models:
-            if self.config.backend == "openai":
-                self.notice(f"The server at {self.config.base_url} lists no models; load one.")
-            else:
-                self.notice("Ollama has no models; pull one with `ollama pull NAME`.")
-            return
-        self.push_screen(ModelPicker(models, self.model), callback=self._model_chosen)
-
-    def _model_chosen(self, model: str | None) -> None:
-        if model:
-            self._set_model(model)
-
-    def _set_model(self, model: str) -> None:
-        if self.busy:
-            self.notice("The model can be changed when no turn is running.")
-            return
-        self.model = model
-        if self.agent is not None:
-            self.agent.settings.model = model
-        if self.store is not None and self.session_id is not None:
-            with contextlib.suppress(SessionStoreError):
-                self.store.set_model(self.session_id, model)
-        if self.relay is not None:
-            self.relay.refresh_manifest(model=model)
-        self.header.refresh_state(model=model)
-        self.notice(f"Model: {model}")
-        self._start_warmup()
+        await self.model_ui.pick()
 
 
 def run_app(config: Config, *, resume: str | None = None) -> int:

@@ -1,0 +1,202 @@
+"""The model in the app: sizing its context window, the warm-up, Ollama's allocation
+check, and changing the model (``/model``, the picker).
+
+The window is sized per model in the background (zcoder.model.context); every turn, the
+warm-up and ``/compact`` wait for it (``window_ready``), so num_ctx goes with every
+request. The warm-up loads the model exactly as the first turn will use it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from textual.worker import Worker, WorkerState
+
+from zcoder.agent import Status
+from zcoder.model import ModelError
+from zcoder.model.context import (
+    ContextWindow,
+    WindowProbe,
+    allocation_notice,
+    resolve_for_model,
+)
+from zcoder.sessions import SessionStoreError
+from zcoder.tui.screens import ModelPicker
+
+if TYPE_CHECKING:
+    from zcoder.tui.app import ZcoderApp
+
+log = logging.getLogger(__name__)
+
+WARMUP_NUM_PREDICT = 1
+"""Tokens the warm-up generates: num_predict is no reason for Ollama to reload."""
+
+_ENDED = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
+
+
+class ModelUI:
+    """The current model's context window (``context_window``, None until sized)."""
+
+    def __init__(self, app: ZcoderApp) -> None:
+        self.app = app
+        self.context_window: ContextWindow | None = None  # resolved per model, in the background
+        self._warmup: Worker[Any] | None = None
+        self._window_task: asyncio.Task[ContextWindow] | None = None
+        self._allocation_checked: set[tuple[str, int]] = set()
+        self._warned: set[str] = set()
+
+    # -- warm-up ------------------------------------------------------------------------
+
+    def start_warmup(self) -> None:
+        """Size the context window for the current model, then load the model with it."""
+        self.cancel_warmup()
+        self._resolve_window()
+        self.app.header.refresh_state(status=Status.WARMING_UP.value)
+        self._warmup = self.app.run_worker(self._warm(), group="warmup", exit_on_error=False)
+
+    def cancel_warmup(self) -> None:
+        """A real request (or another warm-up) supersedes the warm-up."""
+        if self._warmup is not None and self._warmup.state is WorkerState.RUNNING:
+            self._warmup.cancel()
+
+    def warmup_ended(self, event: Worker.StateChanged) -> bool:
+        """Whether ``event`` is the warm-up's end (shown in the header), not a turn's."""
+        if event.worker is not self._warmup or event.state not in _ENDED:
+            return False
+        app = self.app
+        if event.state is WorkerState.ERROR and event.worker.error is not None:
+            app.error(str(event.worker.error))
+            app.header.refresh_state(status=Status.ERROR.value)
+        elif not app.busy and event.state is WorkerState.SUCCESS:
+            app.header.refresh_state(status=Status.READY.value)
+        return True
+
+    def _resolve_window(self) -> None:
+        """Start sizing the window for this model (zcoder.model.context), in the background."""
+        self._window_task = asyncio.get_running_loop().create_task(self._resolve(self.app.model))
+
+    async def _resolve(self, model: str) -> ContextWindow:
+        app = self.app
+        window = await resolve_for_model(
+            model, explicit=app.config.context_window, home=app.config.home, probe=app.client
+        )
+        for warning in window.warnings:
+            if warning not in self._warned:
+                self._warned.add(warning)
+                app.notice(warning)
+        if model == app.model:
+            self.context_window = window
+            if app.agent is not None:
+                app.agent.settings.num_ctx = window.tokens
+            app.refresh_meter()
+        return window
+
+    async def window_ready(self) -> ContextWindow:
+        """The window of the current model, once sized (shielded: a stopped turn or
+        warm-up does not stop the sizing the next one needs)."""
+        if self._window_task is None:
+            self._resolve_window()
+        assert self._window_task is not None
+        return await asyncio.shield(self._window_task)
+
+    def window_source(self) -> str | None:
+        """Where the context window's size came from, for /context."""
+        return self.context_window.source if self.context_window is not None else None
+
+    async def _warm(self) -> None:
+        """Load the model exactly as the first turn will use it, so nothing reloads.
+
+        The request is the start of a user turn's: its system message and tool schemas,
+        with the same num_ctx, think and keep_alive. Ollama reloads a loaded model only
+        when a runner option (num_ctx, num_batch, num_gpu, ...) differs, never for
+        num_predict, so one generated token is enough; Ollama keeps the evaluated prefix
+        in its cache and the first turn reuses it. Nothing enters history.
+        """
+        await self.window_ready()
+        app = self.app
+        assert app.agent is not None
+        messages, tools = app.agent.user_turn_request()
+        settings = app.agent.settings
+        async for _event in app.client.chat(
+            app.model,
+            messages[:1],
+            tools=tools or None,
+            think=settings.think,
+            num_predict=WARMUP_NUM_PREDICT,
+            num_ctx=settings.num_ctx,
+            keep_alive=settings.keep_alive,
+        ):
+            pass
+        self.check_allocation()
+
+    def check_allocation(self) -> None:
+        """Once per model and window, in the background: does Ollama report the window
+        it was asked for? If not, say so (zcoder.model.context.allocation_notice)."""
+        window, model, client = self.context_window, self.app.model, self.app.client
+        if window is None or not isinstance(client, WindowProbe):
+            return
+        if (model, window.tokens) in self._allocation_checked:
+            return
+        self._allocation_checked.add((model, window.tokens))
+        self.app.run_worker(
+            self._report_allocation(client, model, window),
+            group="allocation",
+            exit_on_error=False,
+        )
+
+    async def _report_allocation(
+        self, probe: WindowProbe, model: str, window: ContextWindow
+    ) -> None:
+        try:
+            allocated = await probe.loaded_context_length(model)
+        except ModelError as exc:
+            log.info("could not read Ollama's allocation for %s: %s", model, exc)
+            return
+        notice = allocation_notice(model, window, allocated)
+        if notice is not None and model == self.app.model:
+            self.app.notice(notice)
+
+    # -- changing the model -------------------------------------------------------------
+
+    async def pick(self) -> None:
+        """The model picker, with the models the server lists."""
+        app = self.app
+        if app.busy:
+            app.notice("The model can be changed when no turn is running.")
+            return
+        try:
+            models = await app.client.list_models()
+        except ModelError as exc:
+            app.error(str(exc))
+            return
+        if not models:
+            if app.config.backend == "openai":
+                app.notice(f"The server at {app.config.base_url} lists no models; load one.")
+            else:
+                app.notice("Ollama has no models; pull one with `ollama pull NAME`.")
+            return
+        app.push_screen(ModelPicker(models, app.model), callback=self._chosen)
+
+    def _chosen(self, model: str | None) -> None:
+        if model:
+            self.set_model(model)
+
+    def set_model(self, model: str) -> None:
+        app = self.app
+        if app.busy:
+            app.notice("The model can be changed when no turn is running.")
+            return
+        app.model = model
+        if app.agent is not None:
+            app.agent.settings.model = model
+        if app.store is not None and app.session_id is not None:
+            with contextlib.suppress(SessionStoreError):
+                app.store.set_model(app.session_id, model)
+        if app.relay is not None:
+            app.relay.refresh_manifest(model=model)
+        app.header.refresh_state(model=model)
+        app.notice(f"Model: {model}")
+        self.start_warmup()

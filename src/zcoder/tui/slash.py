@@ -1,0 +1,82 @@
+"""Slash commands carried out in the app (tui/commands.py parses them and has the help).
+
+``/context`` and ``/compact`` are here; the relay's commands are RelayUI's
+(tui/relay_ui.py) and ``/model``'s are ModelUI's (tui/model_ui.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from zcoder.agent.usage import render_breakdown
+from zcoder.model import ModelError
+from zcoder.tui.commands import help_text
+
+if TYPE_CHECKING:
+    from zcoder.tui.app import ZcoderApp
+
+
+class SlashCommands:
+    def __init__(self, app: ZcoderApp) -> None:
+        self.app = app
+
+    async def run(self, name: str, argument: str) -> None:
+        app = self.app
+        if name == "/help":
+            app.notice(help_text())
+        elif name == "/quit":
+            app.exit(0)
+        elif name == "/new":
+            app.action_new_session()
+        elif name == "/sessions":
+            sidebar = app.sidebar
+            sidebar.display = True
+            app.refresh_sessions()
+            sidebar.focus()
+        elif name == "/model":
+            if argument:
+                app.model_ui.set_model(argument)
+            else:
+                await app.model_ui.pick()
+        elif name == "/context":
+            self._show_context()
+        elif name == "/compact":
+            self._compact(argument)
+        elif name == "/list-agents":
+            await app.relay_ui.list_agents()
+        elif name == "/agents":
+            app.relay_ui.agents_command(argument)
+        else:
+            app.error(f"unknown command {name}; /help lists the commands")
+
+    def _show_context(self) -> None:
+        app = self.app
+        if app.agent is None:
+            return
+        app.notice(render_breakdown(app.agent.context_breakdown(), app.model_ui.window_source()))
+        app.refresh_meter()
+
+    def _compact(self, focus: str) -> None:
+        app = self.app
+        if app.agent is None:
+            return
+        if app.busy:
+            app.notice("/compact runs when no turn is running; try again when this one ends.")
+            return
+        app.start_turn(self._compact_turn(focus), relay=False)
+
+    async def _compact_turn(self, focus: str) -> None:
+        app = self.app
+        assert app.agent is not None
+        await app.model_ui.window_ready()  # the summary request is sized like every other
+        app.header.refresh_state(status="Compacting")
+        try:
+            result = await app.agent.compact(focus)
+        except ModelError as exc:
+            app.error(f"compaction failed, nothing was changed: {exc}")
+            app.header.refresh_state(status="Error")
+            return
+        if not result.compacted:
+            app.notice(f"Nothing compacted: {result.text}.")
+        app.header.refresh_state(status="Ready")
+        app.refresh_meter()
