@@ -40,7 +40,7 @@ IO_TIMEOUT = 2.0
 STALLED_BLOCK = 50  # enqueues per unloaded or loaded block
 BATCH = 200  # enqueues between drains; below ZCODER_RELAY_MAX_QUEUE=256
 SPOOL_LABELS = {
-    "disk": "spool on /tmp (disk, two fsyncs)",
+    "disk": "spool on /tmp (disk)",
     "tmpfs": "spool on tmpfs (XDG_RUNTIME_DIR)",
 }
 BODY = "Run the focused tests in services/weekly-digest and report failures. " * 3

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from bench.fail_closed import run as run_fail_closed
@@ -216,3 +217,22 @@ def test_each_kind_of_bad_request_is_refused_and_nothing_accepted_is_lost():
     assert result.control_sent > 0
     assert result.control_accepted == result.control_sent
     assert result.lost == 0
+
+
+def test_an_accepted_message_is_whole_in_the_spool_when_the_receiver_is_killed(
+    make_peer, make_relay, relay_env
+):
+    """No fsync: the rename before the ack is what makes `accepted` true, and a rename
+    outlives the receiver's own crash (the design's guarantee ends with its process)."""
+    beta = make_peer("beta", consume=False)
+    sender = make_relay("sender")
+    result = sender.send(beta.instance_id, "whole after a crash ✓\nline 2")
+    assert result.status == "accepted"
+    os.kill(beta.proc.pid, signal.SIGKILL)
+    beta.proc.wait(timeout=10)
+    runtime = relay_env["XDG_RUNTIME_DIR"]
+    (stored,) = list(Path(runtime).glob(f"zcoder-{beta.pid}-*/relay/inbox/*.json"))
+    assert stored.name.endswith(f"-{result.message_id}.json")
+    envelope = json.loads(stored.read_text(encoding="utf-8"))
+    assert envelope["body"] == "whole after a crash ✓\nline 2"
+    assert envelope["message_id"] == result.message_id

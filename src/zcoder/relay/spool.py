@@ -1,8 +1,13 @@
 """The process-private spool: inbox → processing → done, and rejected/ for quarantine.
 
 Only the listener stores (``store``); only the foreground claims (``claim_one``) and
-completes (``complete``). Files are written to ``tmp/``, fsynced and renamed into
+completes (``complete``). Files are written to ``tmp/`` and renamed into
 ``inbox/<9-digit sequence>-<message_id>.json``, so an accepted message is always whole.
+
+No fsync: the design's guarantee ends with the receiver process (a machine crash may lose
+accepted messages; so may the receiver's own crash before it claims them), and a rename is
+atomic for every other process the moment it returns, crash of this one included. An
+fsync would only buy durability across a machine crash, which the relay does not promise.
 """
 
 from __future__ import annotations
@@ -142,11 +147,9 @@ class Spool:
                     view = memoryview(payload)
                     while view:
                         view = view[os.write(fd, view) :]
-                    os.fsync(fd)
                 finally:
                     os.close(fd)
                 os.rename(temporary, final)
-                _fsync_dir(self._inbox_dir)
             except OSError as exc:
                 with contextlib.suppress(OSError):
                     os.unlink(temporary)
@@ -247,11 +250,3 @@ class Spool:
 
 class _Unsafe(Exception):
     pass
-
-
-def _fsync_dir(path: str | Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
