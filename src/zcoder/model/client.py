@@ -180,60 +180,46 @@ class OllamaClient:
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, before_response=not got_response) from None
 
-    async def list_models(self) -> list[str]:
-        """Names of the locally available models, as ``/api/tags`` lists them."""
+    async def _json(
+        self, method: str, path: str, *, model: str | None = None, body: Any = None
+    ) -> Any:
+        """One small JSON request (the model list, details, what is loaded), decoded."""
         try:
-            response = await self._http.get("/api/tags", timeout=self._list_timeout)
+            response = await self._http.request(method, path, json=body, timeout=self._list_timeout)
             if response.status_code >= 400:
-                raise _http_error(response, model=None)
-            payload = response.json()
+                raise _http_error(response, model=model)
+            return response.json()
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, before_response=True) from None
         except json.JSONDecodeError:
-            raise ModelStreamError("malformed /api/tags response from Ollama") from None
+            raise ModelStreamError(f"malformed {path} response from Ollama") from None
+
+    async def _model_list(self, path: str) -> list[dict[str, Any]]:
+        payload = await self._json("GET", path)
         models = payload.get("models") if isinstance(payload, dict) else None
         if not isinstance(models, list):
-            raise ModelStreamError("malformed /api/tags response from Ollama: no 'models' list")
+            raise ModelStreamError(f"malformed {path} response from Ollama: no 'models' list")
+        return [entry for entry in models if isinstance(entry, dict)]
+
+    async def list_models(self) -> list[str]:
+        """Names of the locally available models, as ``/api/tags`` lists them."""
         names: list[str] = []
-        for entry in models:
-            if isinstance(entry, dict):
-                name = entry.get("name") or entry.get("model")
-                if isinstance(name, str) and name:
-                    names.append(name)
+        for entry in await self._model_list("/api/tags"):
+            name = entry.get("name") or entry.get("model")
+            if isinstance(name, str) and name:
+                names.append(name)
         return names
 
     async def show_model(self, model: str) -> dict[str, Any]:
         """``POST /api/show``: the model's details, ``model_info`` among them."""
-        try:
-            response = await self._http.post(
-                "/api/show", json={"model": model}, timeout=self._list_timeout
-            )
-            if response.status_code >= 400:
-                raise _http_error(response, model=model)
-            payload = response.json()
-        except httpx.HTTPError as exc:
-            raise self._transport_error(exc, before_response=True) from None
-        except json.JSONDecodeError:
-            raise ModelStreamError("malformed /api/show response from Ollama") from None
+        payload = await self._json("POST", "/api/show", model=model, body={"model": model})
         if not isinstance(payload, dict):
             raise ModelStreamError("malformed /api/show response from Ollama: not an object")
         return payload
 
     async def running_models(self) -> list[dict[str, Any]]:
         """``GET /api/ps``: the models loaded now, each with its ``context_length``."""
-        try:
-            response = await self._http.get("/api/ps", timeout=self._list_timeout)
-            if response.status_code >= 400:
-                raise _http_error(response, model=None)
-            payload = response.json()
-        except httpx.HTTPError as exc:
-            raise self._transport_error(exc, before_response=True) from None
-        except json.JSONDecodeError:
-            raise ModelStreamError("malformed /api/ps response from Ollama") from None
-        models = payload.get("models") if isinstance(payload, dict) else None
-        if not isinstance(models, list):
-            raise ModelStreamError("malformed /api/ps response from Ollama: no 'models' list")
-        return [entry for entry in models if isinstance(entry, dict)]
+        return await self._model_list("/api/ps")
 
     async def trained_context_length(self, model: str) -> int | None:
         """The context length the model was trained for (``<arch>.context_length``)."""
