@@ -34,6 +34,11 @@ class Env:
 
 @pytest.fixture
 def env(tmp_path: Path) -> Env:
+    return make_env(tmp_path)
+
+
+def make_env(tmp_path: Path) -> Env:
+    """A private home, runtime, registry and workspace (alpha.txt, beta.py) for zcoder."""
     home = tmp_path / "zhome"
     workspace = tmp_path / "ws"
     workspace.mkdir()

@@ -3,56 +3,29 @@ subprocess, the fake OpenAI-compatible server over HTTP, a private ZCODER_HOME."
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.fixtures.fake_ollama import Turn, call
 from tests.fixtures.fake_openai import FakeOpenAI
+from tests.test_oneshot import Env, make_env
 from zcoder.sessions import SessionStore
 
 RUN_TIMEOUT = 20.0
 KEY = "sk-oneshot-7d2e55aa"
 
 
-@dataclass
-class Env:
-    home: Path
-    workspace: Path
-    vars: dict[str, str]
-
-
 @pytest.fixture
 def env(tmp_path: Path) -> Env:
-    home = tmp_path / "zhome"
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "alpha.txt").write_text("alpha\n")
-    private = {name: tmp_path / name for name in ("xdg", "runtime", "relay", "tmp", "user")}
-    for path in private.values():
-        path.mkdir(mode=0o700)
-    variables = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("ZCODER_", "OLLAMA_", "XDG_"))
-    }
-    variables.update(
-        ZCODER_HOME=str(home),
-        XDG_CONFIG_HOME=str(private["xdg"]),
-        XDG_RUNTIME_DIR=str(private["runtime"]),
-        ZCODER_RELAY_DIR=str(private["relay"]),
-        TMPDIR=str(private["tmp"]),
-        HOME=str(private["user"]),
-        ZCODER_MODEL="qwen3-coder",
-        ZCODER_API_KEY=KEY,
-    )
-    return Env(home, workspace.resolve(), variables)
+    """test_oneshot.py's private environment, with the server's key."""
+    made = make_env(tmp_path)
+    made.vars["ZCODER_API_KEY"] = KEY
+    return made
 
 
 @pytest.fixture
