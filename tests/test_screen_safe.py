@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from tests.fixtures.hostile_text import INVISIBLES
 from zcoder.relay.display import visible
-from zcoder.tui.widgets import relay_text, screen_safe, tool_text
+from zcoder.tui.transcript import relay_text, tool_text
+from zcoder.tui.widgets import screen_safe
 
 
 def test_plain_text_is_unchanged() -> None:

@@ -16,7 +16,7 @@ from tests.fixtures.fake_ollama import FakeOllama
 from zcoder.config import Config, load_config
 from zcoder.relay import Relay, load_relay_settings
 from zcoder.tui import ZcoderApp
-from zcoder.tui.widgets import Entry
+from zcoder.tui.transcript import Entry
 
 
 @pytest.fixture

@@ -212,7 +212,7 @@ async def test_new_session_and_switch_back_shows_the_same_transcript(
         await pilot.pause()
         assert app.session_id != first_session
         assert entries(app, "user") == []
-        app._load_session(first_session)
+        app.sessions.load(first_session)
         await pilot.pause()
         after = [(e.role, e.plain) for e in entries(app) if e.role != "system"]
         assert after == before

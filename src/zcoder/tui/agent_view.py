@@ -25,7 +25,7 @@ from zcoder.agent import (
     ToolStarted,
     TurnFinished,
 )
-from zcoder.tui.widgets import (
+from zcoder.tui.transcript import (
     Entry,
     assistant_text,
     error_text,

@@ -37,7 +37,7 @@ from zcoder.config import Config
 from zcoder.model import make_client, server_label
 from zcoder.model.context import ContextWindow
 from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
-from zcoder.sessions import SessionStore, SessionStoreError
+from zcoder.sessions import SessionStore
 from zcoder.tools import (
     ApprovalPolicy,
     default_registry,
@@ -46,23 +46,21 @@ from zcoder.tui.agent_view import AgentView
 from zcoder.tui.approvals import DialogApprovals
 from zcoder.tui.commands import parse_slash
 from zcoder.tui.model_ui import WARMUP_NUM_PREDICT, ModelUI
+from zcoder.tui.prompt import PromptInput
 from zcoder.tui.queued import QueuedPrompts
 from zcoder.tui.relay_ui import RELAY_POLL_SECONDS, RelayNudge, RelayUI
 from zcoder.tui.scheduler import Next, TurnScheduler
+from zcoder.tui.sessions_ui import SessionsUI
 from zcoder.tui.slash import SlashCommands
-from zcoder.tui.widgets import (
+from zcoder.tui.status import HeaderBar, HeaderState
+from zcoder.tui.transcript import (
     Entry,
-    HeaderBar,
-    HeaderState,
-    PromptInput,
-    SessionItem,
-    SessionList,
     Transcript,
-    entry_for_event,
     error_text,
     system_text,
     user_text,
 )
+from zcoder.tui.widgets import SessionItem, SessionList
 
 log = logging.getLogger(__name__)
 
@@ -103,10 +101,8 @@ class ZcoderApp(App[int]):
     def __init__(self, config: Config, *, resume: str | None = None) -> None:
         super().__init__()
         self.config = config
-        self.resume = resume
         self.model = config.model
-        self.store: SessionStore | None = None
-        self.session_id: str | None = None
+        self.sessions = SessionsUI(self, resume)
         self.relay_ui = RelayUI(self)
         self.client = make_client(config)  # Ollama, or an OpenAI-compatible server
         self.agent: Agent | None = None
@@ -156,6 +152,14 @@ class ZcoderApp(App[int]):
         yield Footer()
 
     @property
+    def store(self) -> SessionStore | None:
+        return self.sessions.store
+
+    @property
+    def session_id(self) -> str | None:
+        return self.sessions.session_id
+
+    @property
     def relay(self) -> Relay | None:
         return self.relay_ui.relay
 
@@ -186,7 +190,7 @@ class ZcoderApp(App[int]):
     # -- start and stop -----------------------------------------------------------------
 
     def on_mount(self) -> None:
-        self._open_store()
+        self.sessions.open_store()
         self.relay_ui.start()
         registry = default_registry()
         if self.relay is not None and self.relay.available:
@@ -214,7 +218,7 @@ class ZcoderApp(App[int]):
             relay_available=lambda: self.relay is not None and self.relay.available,
         )
         startup, self._deferred = self._deferred or [], None
-        self._open_initial_session()
+        self.sessions.open_initial()
         self.refresh_meter()
         for entry in startup:
             self.show(entry)
@@ -227,75 +231,20 @@ class ZcoderApp(App[int]):
         self.prompt_input.focus()
         self.model_ui.start_warmup()
 
-    def _open_store(self) -> None:
-        try:
-            self.store = SessionStore(self.config.home)
-        except SessionStoreError as exc:
-            self.store = None
-            self.error(f"{exc} — this session will not be saved")
-            return
-        for warning in self.store.warnings:
-            self.notice(warning)
-
-    def _open_initial_session(self) -> None:
-        assert self.agent is not None
-        if self.store is None:
-            self.session_id = None
-            return
-        workspace, profile = str(self.config.workspace), self.config.profile.value
-        try:
-            if self.resume:
-                self._load_session(self.resume)
-                return
-            info = self.store.reuse_or_create(workspace, profile, self.model)
-        except LookupError:
-            self.error(
-                f"no session {self.resume!r} in this workspace and profile; started a new one"
-            )
-            info = self.store.reuse_or_create(workspace, profile, self.model)
-        except SessionStoreError as exc:
-            self.error(str(exc))
-            return
-        self._load_session(info.id)
-
-    def _load_session(self, session_id: str) -> None:
-        assert self.agent is not None and self.store is not None
-        data = self.store.load(session_id, str(self.config.workspace), self.config.profile.value)
-        self.session_id = data.info.id
-        self.agent.use_session(data.info.id, data.messages, data.user_ledger)
-        self.transcript.clear()
-        self.agent_view.reset()
-        for event in data.events:
-            self.show(entry_for_event(event.role, event.text, event.metadata))
-        if self.relay is not None:
-            self.relay.refresh_manifest(session_id=data.info.id)
-        self.refresh_sessions()
-        self.refresh_meter()
-
     def refresh_meter(self) -> None:
         """The header's context meter: the last real count, or an estimate before one."""
         if self.agent is not None:
             self.header.refresh_state(context=self.agent.usage_now())
 
     def refresh_sessions(self) -> None:
-        if self.store is None:
-            return
-        try:
-            sessions = self.store.list_sessions(
-                str(self.config.workspace), self.config.profile.value
-            )
-        except SessionStoreError as exc:
-            self.error(str(exc))
-            return
-        self.sidebar.show(sessions, self.session_id)
+        self.sessions.refresh()
 
     def on_unmount(self) -> None:
         self._stop_services()
 
     def _stop_services(self) -> None:
         self.relay_ui.stop()
-        if self.store is not None:
-            self.store.close()
+        self.sessions.close()
 
     # -- turns: the user's prompt and relayed tasks, one at a time ----------------------
 
@@ -438,30 +387,11 @@ class ZcoderApp(App[int]):
         sidebar.display = not sidebar.display
 
     def action_new_session(self) -> None:
-        if self.busy:
-            self.notice("Switching sessions is possible when no turn is running.")
-            return
-        if self.store is None:
-            self.error("sessions are unavailable in this run")
-            return
-        info = self.store.reuse_or_create(
-            str(self.config.workspace), self.config.profile.value, self.model
-        )
-        if info.id == self.session_id:
-            self.notice("This session is already new.")
-            return
-        self._load_session(info.id)
-        self.notice("New session.")
+        self.sessions.new_session()
 
     def on_list_view_selected(self, event: ListView.Selected) -> None:
-        item = event.item
-        if not isinstance(item, SessionItem) or item.info.id == self.session_id:
-            return
-        if self.busy:
-            self.notice("Switching sessions is possible when no turn is running.")
-            return
-        self._load_session(item.info.id)
-        self.prompt_input.focus()
+        if isinstance(event.item, SessionItem):
+            self.sessions.switch_to(event.item.info.id)
 
     async def action_pick_model(self) -> None:
         await self.model_ui.pick()
