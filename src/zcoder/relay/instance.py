@@ -51,6 +51,7 @@ from zcoder.relay.registry import (
 )
 from zcoder.relay.settings import RelayMode, RelaySettings
 from zcoder.relay.spool import ClaimedMessage, ClaimResult, Sequences, Spool, SpoolError
+from zcoder.relay.sweep import LockRecord, SweepResult, sweep_dead_instances
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +139,7 @@ class Relay:
         self.registry: Path | None = None
         self.socket_path: Path | None = None
         self._lock_fd: int | None = None
+        self.sweep = SweepResult()  # what the start-up sweep found (dead instances' spools)
         self._created_runtime: Path | None = None
         self.spool: Spool | None = None
         self.listener: Listener | None = None
@@ -306,7 +308,15 @@ class Relay:
         )
         self._lock_fd = fd
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        held, listed = os.fstat(fd), os.lstat(lock_path(registry, instance_id))
+        if (held.st_dev, held.st_ino) != (listed.st_dev, listed.st_ino):
+            raise RegistryError("the relay lock file was replaced while it was being taken")
+        # Dead instances' files go (proven dead: their lock can be taken; see sweep.py).
+        self.sweep = sweep_dead_instances(registry, skip=instance_id)
+        for problem in self.sweep.problems:
+            log.warning("registry sweep: %s", problem)
+        if self.sweep.removed:
+            log.info("registry sweep removed %d dead instance(s)", len(self.sweep.removed))
 
         runtime = self._runtime_dir
         if runtime is None:
@@ -321,6 +331,12 @@ class Relay:
         )
         spool.create()
         self.spool = spool
+        # The lock file says where the spool is, for whoever sweeps after a crash.
+        os.pwrite(
+            fd,
+            LockRecord(instance_id, os.getpid(), str(self.workspace), str(runtime)).to_bytes(),
+            0,
+        )
 
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
