@@ -192,11 +192,22 @@ class Relay:
         return None
 
     def _mark_unavailable(self, reason: str) -> None:
+        """The relay stops itself: unadvertised, then its socket closed and removed, so no
+        peer is told `accepted` for a message nobody will run."""
         with self._lock:
             if self._reason is not None:
                 return
             self._reason = reason
             self._remove_manifest()
+            listener, self.listener = self.listener, None
+        if listener is not None:
+            listener.stop()  # closes the listening socket (not joined from its own thread)
+        registry, instance_id, path = self.registry, self.instance_id, self.socket_path
+        if registry is not None and instance_id is not None and path is not None:
+            try:
+                unlink_own(path, registry, instance_id, stat.S_IFSOCK)
+            except (RegistryError, OSError) as exc:
+                log.warning("relay socket not removed: %s", exc)
         log.warning("relay unavailable: %s", reason)
         if self.on_unavailable is not None:
             with contextlib.suppress(Exception):
