@@ -61,11 +61,15 @@ def _check_private_dir(st: os.stat_result, path: Path) -> None:
     if not stat.S_ISDIR(st.st_mode):
         raise RegistryError(f"relay directory {path} is not a directory")
     if st.st_uid != os.geteuid():
-        raise RegistryError(f"relay directory {path} is not owned by the current user")
+        raise RegistryError(
+            f"relay directory {path} belongs to another user (uid {st.st_uid}), who could"
+            " read or fake messages; set ZCODER_RELAY_DIR to a private directory of yours"
+        )
     if st.st_mode & 0o077:
         raise RegistryError(
             f"relay directory {path} has group or other permissions "
-            f"({stat.filemode(st.st_mode)}); it must be private (0700)"
+            f"({stat.filemode(st.st_mode)}); it must be private (0700): fix it with"
+            f" chmod 700, or set ZCODER_RELAY_DIR to a private directory"
         )
 
 
