@@ -116,6 +116,7 @@ class Relay:
         session_id: str = "",
         profile: str = "coding",
         model: str = "",
+        name: str = "",
         on_message: Callable[[], None] | None = None,
         on_unavailable: Callable[[str], None] | None = None,
     ) -> None:
@@ -126,6 +127,7 @@ class Relay:
         self._session_id = session_id
         self._profile = profile
         self._model = model
+        self._name = name
         self.on_message = on_message
         self.on_unavailable = on_unavailable
         self._lock = threading.RLock()
@@ -238,8 +240,17 @@ class Relay:
     def paused(self) -> bool:
         return self._paused
 
+    @property
+    def name(self) -> str:
+        return self._name
+
     def refresh_manifest(
-        self, *, session_id: str | None = None, model: str | None = None, profile: str | None = None
+        self,
+        *,
+        session_id: str | None = None,
+        model: str | None = None,
+        profile: str | None = None,
+        name: str | None = None,
     ) -> None:
         with self._lock:
             changed = False
@@ -247,6 +258,7 @@ class Relay:
                 ("_session_id", session_id),
                 ("_model", model),
                 ("_profile", profile),
+                ("_name", name),
             ):
                 if value is not None and getattr(self, attr) != value:
                     setattr(self, attr, value)
@@ -267,6 +279,7 @@ class Relay:
             socket=str(self.socket_path),
             state=self.state,
             started_at=self._started_at,
+            name=self._name,
         )
 
     def _publish(self) -> None:
