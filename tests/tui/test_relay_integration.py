@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from typing import Any
 
 import pytest
 
@@ -366,7 +367,7 @@ async def test_a_relayed_turn_ends_with_a_receipt_to_its_sender(
         assert sent.status == "accepted"
         await wait_until(pilot, lambda: len(fake.chat_bodies) >= 1)
         await idle(pilot, app)
-        receipts: list = []
+        receipts: list[tuple[Any, Any]] = []
 
         def arrived() -> bool:
             receipts.extend(sender.take_receipts())
