@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from typing import Any
 
@@ -418,3 +419,56 @@ async def test_a_receipt_is_shown_and_given_to_the_model_without_a_turn(
     )
     assert "Outcome: completed" in record and "self-reported" in record
     assert record.count("</agent_receipt>") == 1  # the summary cannot close the record
+
+
+async def test_held_messages_wait_for_the_user_to_run_or_discard_them(
+    fake, make_config, app_factory, sender
+):
+    fake.enqueue(Turn.text("ran the second"))
+    app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        first = await asyncio.to_thread(sender.send, app.relay.instance_id, "first task")
+        await asyncio.to_thread(sender.send, app.relay.instance_id, "second task")
+        assert first.status == "accepted"
+        await wait_until(pilot, lambda: transcript_text(app).count("is held for you") == 2)
+        await pilot.pause(0.3)
+        assert fake.chat_bodies == [] and not app.busy  # nothing ran by itself
+        await submit(pilot, app, "/agents held")
+        await wait_until(pilot, lambda: "2. from sender-project" in transcript_text(app))
+        await submit(pilot, app, "/agents run 2")
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 1)
+        await idle(pilot, app)
+        assert "second task" in json.dumps(fake.chat_bodies[0]["messages"])
+        await submit(pilot, app, "/agents discard 1")
+        await wait_until(pilot, lambda: "was discarded" in transcript_text(app))
+        receipts: list[tuple[Any, Any]] = []
+
+        def arrived() -> bool:
+            receipts.extend(sender.take_receipts())
+            return len(receipts) == 2
+
+        await wait_until(pilot, arrived)
+    by_task = {r.in_reply_to: r.outcome for r, _ in receipts}
+    assert by_task[first.message_id] == "refused"
+    assert sorted(by_task.values()) == ["completed", "refused"]
+    assert len(fake.chat_bodies) == 1  # the discarded one never reached the model
+
+
+async def test_blocking_a_peer_by_name_refuses_its_messages_from_then_on(
+    fake, make_config, app_factory, sender
+):
+    app = app_factory(make_config())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await submit(pilot, app, f"/agents block {sender.workspace.name}")
+        await wait_until(pilot, lambda: "Block:" in transcript_text(app))
+        refused = await asyncio.to_thread(sender.send, app.relay.instance_id, "hi")
+        assert refused.status == "paused"
+        await submit(pilot, app, f"/agents forget {sender.workspace.name}")
+        await wait_until(pilot, lambda: "Forget:" in transcript_text(app))
+        fake.enqueue(Turn.text("hello back"))
+        accepted = await asyncio.to_thread(sender.send, app.relay.instance_id, "hi again")
+        assert accepted.status == "accepted"
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 1)
+        await idle(pilot, app)

@@ -52,9 +52,10 @@ from zcoder.relay.registry import (
     unlink_own,
     write_manifest,
 )
-from zcoder.relay.settings import RelayMode, RelaySettings
+from zcoder.relay.settings import Inbound, RelayMode, RelaySettings
 from zcoder.relay.spool import ClaimedMessage, ClaimResult, Sequences, Spool, SpoolError
 from zcoder.relay.sweep import LockRecord, SweepResult, sweep_dead_instances
+from zcoder.relay.trust import TrustBook
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +121,7 @@ class Relay:
         profile: str = "coding",
         model: str = "",
         name: str = "",
+        home: Path | None = None,
         on_message: Callable[[], None] | None = None,
         on_unavailable: Callable[[str], None] | None = None,
     ) -> None:
@@ -154,6 +156,7 @@ class Relay:
         self._sender_manifests = ManifestCache()
         # Messages sent (awaiting a receipt) and receipts received (zcoder.relay.receipts).
         self.receipts = ReceiptBook()
+        self.trust = TrustBook(home, settings.inbound)
         self._receipt_counter = itertools.count(1)
 
     # -- state --------------------------------------------------------------------------
@@ -387,6 +390,7 @@ class Relay:
             state=lambda: self.state,
             sender_check=self._check_sender,
             receipts=self.receipts,
+            policy=self._policy,
         )
         self.listener = Listener(
             server,
@@ -414,6 +418,29 @@ class Relay:
     def _accepted(self, _decision: Decision) -> None:
         if self.on_message is not None:
             self.on_message()
+
+    def _policy(self, envelope: Envelope) -> Inbound:
+        """Accept, hold or refuse a checked sender's message: its workspace's policy (by
+        its manifest, which the sender check just read), else ZCODER_RELAY_INBOUND."""
+        assert self.registry is not None
+        try:
+            manifest = self._sender_manifests.read(
+                self.registry, f"a-{envelope.sender_instance_id}.json"
+            )
+        except ManifestError:
+            return self.trust.default
+        return self.trust.policy_for(manifest.workspace)
+
+    def held(self) -> list[ClaimResult]:
+        """Messages that wait for the user (held by policy), oldest first."""
+        return self.spool.held() if self.spool is not None and self.available else []
+
+    def release(self, name: str) -> bool:
+        """Run a held message: it joins the queue, next in line."""
+        return self.spool.release(name) if self.spool is not None else False
+
+    def discard(self, name: str) -> bool:
+        return self.spool.discard(name) if self.spool is not None else False
 
     def _check_sender(
         self, sender_id: str, sender_pid: int, peer: PeerCredentials | None

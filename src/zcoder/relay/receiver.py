@@ -13,6 +13,7 @@ from zcoder.relay.peercred import PeerCredentials
 from zcoder.relay.protocol import (
     PROTOCOL_VERSION,
     Ack,
+    Envelope,
     EnvelopeError,
     FlatObject,
     FrameError,
@@ -21,6 +22,7 @@ from zcoder.relay.protocol import (
     validate_envelope,
 )
 from zcoder.relay.receipts import RECEIPT_TYPE, ReceiptBook, ReceiptError, validate_receipt
+from zcoder.relay.settings import Inbound
 from zcoder.relay.spool import Spool, SpoolError
 
 # (sender instance id, sender pid, peer credentials) -> reason the sender is refused, or None
@@ -53,6 +55,7 @@ class Receiver:
         state: Callable[[], str],
         sender_check: SenderCheck,
         receipts: ReceiptBook | None = None,
+        policy: Callable[[Envelope], Inbound] | None = None,
     ) -> None:
         self.instance_id = instance_id
         self.spool = spool
@@ -61,6 +64,7 @@ class Receiver:
         self.state = state
         self.sender_check = sender_check
         self.receipts = receipts  # None: receipts are `unsupported`, as in zcoder.zsh
+        self.policy = policy  # trust per peer (zcoder.relay.trust); None: accept all
 
     def _ack(self, message_id: str, status: str, reason: str = "", position: int = 0) -> Decision:
         return Decision(Ack(message_id, status, position, self.state()), reason)
@@ -110,8 +114,13 @@ class Receiver:
             return self._ack(envelope.message_id, "duplicate")
         if self.state() == "paused":
             return self._ack(envelope.message_id, "paused")
+        inbound = self.policy(envelope) if self.policy is not None else Inbound.ACCEPT
+        if inbound is Inbound.REFUSE:
+            return self._ack(envelope.message_id, "paused", "the user refuses this sender")
         try:
-            status, position = self.spool.store(envelope, payload, self.max_queue)
+            status, position = self.spool.store(
+                envelope, payload, self.max_queue, held=inbound is Inbound.HOLD
+            )
         except SpoolError as exc:
             return self._ack(envelope.message_id, "invalid", str(exc))
         return self._ack(envelope.message_id, status, position=position)

@@ -44,7 +44,7 @@ MAX_LOCK_BYTES: Final = 4096
 MAX_SWEEP_ENTRIES: Final = 65536
 LOCK_NAME_RE: Final = re.compile(r"a-([A-Za-z0-9_.-]{1,128})\.lock")
 RUNTIME_NAME_RE: Final = re.compile(r"zcoder-(\d{1,10})-[A-Za-z0-9_]{1,32}")
-QUEUE_DIRS: Final = ("inbox", "processing")
+QUEUE_DIRS: Final = ("inbox", "processing", "held")
 
 
 @dataclass(frozen=True)

@@ -250,6 +250,7 @@ class ZcoderApp(App[int]):
 
     def on_relay_nudge(self, _message: RelayNudge) -> None:
         self.relay_ui.show_receipts()
+        self.relay_ui.announce_held()
         self.relay_ui.refresh_header()
         self.schedule()
 

@@ -18,6 +18,9 @@ COMMANDS: Final = {
     "/agents pause": "refuse new relayed messages (queued ones are kept)",
     "/agents resume": "accept relayed messages again",
     "/agents continue": "run the relayed tasks that wait for you (also F2)",
+    "/agents held": "messages held for you (ZCODER_RELAY_INBOUND=hold, or no trust yet)",
+    "/agents run N | discard N": "run a held message now, or drop it (its sender is told)",
+    "/agents trust | block | forget NAME": "a policy for that peer's workspace, kept",
     "/quit": "leave zcoder",
 }
 

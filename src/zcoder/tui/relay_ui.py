@@ -18,10 +18,11 @@ from textual.message import Message
 
 from zcoder.agent import Outcome, TurnFinished
 from zcoder.agent.relay_wrapper import receipt_record
-from zcoder.relay import Envelope, QuarantinedMessage, Relay
-from zcoder.relay.display import peer_table
-from zcoder.relay.names import BadName, check_name
+from zcoder.relay import ClaimedMessage, Envelope, QuarantinedMessage, Relay
+from zcoder.relay.display import peer_table, visible
+from zcoder.relay.names import BadName, check_name, resolve_target
 from zcoder.relay.spool import Sequences
+from zcoder.relay.trust import BLOCK, TRUST, TrustError
 from zcoder.tui.transcript import entry_for_event, receipt_text_for_user
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ class RelayUI:
         self.relay: Relay | None = None
         self.reason: str | None = None
         self._was_available = False
+        self._held_seen: set[str] = set()  # held messages already announced
 
     def start(self) -> None:
         app = self.app
@@ -60,6 +62,7 @@ class RelayUI:
             profile=app.config.profile.value,
             model=app.model,
             name=app.config.agent_name,
+            home=app.config.home,
             on_message=self.nudge_from_thread,
             on_unavailable=lambda _reason: self.nudge_from_thread(),
         )
@@ -157,6 +160,20 @@ class RelayUI:
             self.relay.resume()
             app.notice("Relay resumed.")
             app.schedule()
+        elif (
+            argument == "held"
+            or argument.startswith(("run ", "discard "))
+            or argument
+            in (
+                "run",
+                "discard",
+            )
+        ):
+            self.held_command(argument)
+            return
+        elif argument.split(" ", 1)[0] in ("trust", "block", "forget"):
+            self.trust_command(argument)
+            return
         elif argument == "continue":
             waiting = self.relay.status().queued if self.oldest_waiting() is not None else 0
             app.notice(
@@ -167,7 +184,10 @@ class RelayUI:
             app.note_user_acted()
             return
         elif argument:
-            app.error("usage: /agents, /agents pause, /agents resume, /agents continue")
+            app.error(
+                "usage: /agents [pause | resume | continue | held | run N | discard N |"
+                " trust NAME | block NAME | forget NAME]"
+            )
             return
         status = self.relay.status()
         lines = [
@@ -179,6 +199,7 @@ class RelayUI:
         if status.reason:
             lines.append(f"Reason: {status.reason}")
         lines.append(self._auto_turns_line())
+        lines.append(self._trust_line())
         lines.append(
             "/agents pause refuses new messages; /agents resume accepts them again; "
             f"/agents continue ({CONTINUE_KEY}) runs those waiting for you."
@@ -204,6 +225,103 @@ class RelayUI:
             return
         self.relay.refresh_manifest(name=name)
         app.notice(f"Renamed: other agents now see this instance as {name}.")
+
+    # -- trust per peer and held messages ---------------------------------------------
+
+    def announce_held(self) -> None:
+        """Say once per message that one is held for the user (they never expire)."""
+        if self.relay is None:
+            return
+        held = [m for m in self.relay.held() if isinstance(m, ClaimedMessage)]
+        new = [m for m in held if m.path.name not in self._held_seen]
+        self._held_seen = {m.path.name for m in held}
+        for message in new:
+            sender = message.envelope.sender_project or message.envelope.sender_instance_id
+            self.app.notice(
+                f"⏸ A message from {visible(sender)} is held for you (ZCODER_RELAY_INBOUND or"
+                " your policy for it). /agents held shows it; /agents run N runs it, /agents"
+                " discard N drops it."
+            )
+
+    def held_command(self, argument: str) -> None:
+        app = self.app
+        assert self.relay is not None
+        held = self.relay.held()
+        for item in held:
+            if isinstance(item, QuarantinedMessage):
+                self.report_quarantined(item)
+        messages = [m for m in held if isinstance(m, ClaimedMessage)]
+        verb, _, number = argument.partition(" ")
+        if verb == "held":
+            if not messages:
+                app.notice("No message is held for you.")
+                return
+            lines = ["Held for you (oldest first):"]
+            for index, message in enumerate(messages, 1):
+                env = message.envelope
+                preview = " ".join(env.body.split())
+                preview = preview[:70] + ("…" if len(preview) > 70 else "")
+                lines.append(
+                    f"  {index}. from {visible(env.sender_project)} (pid {env.sender_pid},"
+                    f" {visible(env.sender_workspace)}): {visible(preview)}"
+                )
+            lines.append("/agents run N runs one now; /agents discard N drops it.")
+            app.notice("\n".join(lines))
+            return
+        if not number.strip().isdigit() or not 1 <= int(number) <= len(messages):
+            app.error(f"usage: /agents {verb} N, with N from /agents held (1 to {len(messages)})")
+            return
+        message = messages[int(number) - 1]
+        sender = visible(message.envelope.sender_project or message.envelope.sender_instance_id)
+        if verb == "run":
+            if self.relay.release(message.path.name):
+                app.notice(f"The message from {sender} joins the queue and runs next.")
+                app.note_user_acted()
+        elif self.relay.discard(message.path.name):
+            app.notice(f"The message from {sender} was discarded; its sender is told.")
+            self.send_receipt(
+                message.envelope, "refused", "the receiving user discarded it without running it"
+            )
+        self.refresh_header()
+
+    def trust_command(self, argument: str) -> None:
+        app = self.app
+        assert self.relay is not None
+        verb, _, name = argument.partition(" ")
+        name = name.strip()
+        if not name:
+            app.notice(self._trust_line())
+            return
+        found = self.relay.discover()
+        resolved = resolve_target(found.peers, name)
+        if resolved.peer is None:
+            extra = "".join(f"\n  {c}" for c in resolved.candidates)
+            app.error(f"{resolved.problem}{extra}")
+            return
+        workspace = resolved.peer.workspace
+        policy = {"trust": TRUST, "block": BLOCK}.get(verb)
+        try:
+            self.relay.trust.set(workspace, policy)
+        except TrustError as exc:
+            app.error(str(exc))
+            return
+        said = {
+            "trust": "Its messages run as they come.",
+            "block": "Its messages are refused (it is told `paused`).",
+            "forget": f"It follows ZCODER_RELAY_INBOUND ({self.relay.trust.default.value}).",
+        }[verb]
+        app.notice(f"{verb.capitalize()}: {visible(workspace)}. {said}")
+
+    def _trust_line(self) -> str:
+        assert self.relay is not None
+        book = self.relay.trust
+        policies = book.policies()
+        text = f"Inbound: {book.default.value} (ZCODER_RELAY_INBOUND)"
+        if policies:
+            text += "; " + ", ".join(f"{p} {visible(w)}" for w, p in sorted(policies.items()))
+        if book.problem:
+            text += f" — {book.problem}"
+        return text
 
     # -- receipts -----------------------------------------------------------------------
 
