@@ -8,6 +8,7 @@ off, and zcoder carries on without it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import itertools
 import logging
@@ -32,7 +33,15 @@ from zcoder.relay.client import (
 from zcoder.relay.listener import LISTEN_BACKLOG, Listener
 from zcoder.relay.names import name_of
 from zcoder.relay.peercred import PeerCredentials, can_check_ancestry, is_sender_in_its_session
-from zcoder.relay.protocol import Ack, Envelope, ping_request
+from zcoder.relay.protocol import (
+    Ack,
+    Envelope,
+    EnvelopeError,
+    FrameError,
+    decode_flat_object,
+    ping_request,
+    validate_envelope,
+)
 from zcoder.relay.receipts import Receipt, ReceiptBook, SentMessage, clip_summary
 from zcoder.relay.receiver import Decision, Receiver
 from zcoder.relay.registry import (
@@ -52,9 +61,18 @@ from zcoder.relay.registry import (
     unlink_own,
     write_manifest,
 )
+from zcoder.relay.safefile import UnsafeFile, read_own_file
 from zcoder.relay.settings import Inbound, RelayMode, RelaySettings
 from zcoder.relay.spool import ClaimedMessage, ClaimResult, Sequences, Spool, SpoolError
-from zcoder.relay.sweep import LockRecord, SweepResult, sweep_dead_instances
+from zcoder.relay.sweep import (
+    Leftover,
+    LockRecord,
+    SweepResult,
+    forget_leftover,
+    leftovers_for,
+    recoverable_entries,
+    sweep_dead_instances,
+)
 from zcoder.relay.trust import TrustBook
 
 log = logging.getLogger(__name__)
@@ -430,6 +448,42 @@ class Relay:
         except ManifestError:
             return self.trust.default
         return self.trust.policy_for(manifest.workspace)
+
+    def leftovers(self) -> list[Leftover]:
+        """Unrun messages a dead instance left in this workspace (found at start)."""
+        return leftovers_for(self.sweep, str(self.workspace))
+
+    def recover(self, leftover: Leftover) -> tuple[int, list[str]]:
+        """Queue here the messages a dead instance accepted and never ran, oldest first,
+        then remove its spool. Returns (messages queued, problems with the others)."""
+        if self.spool is None or self.instance_id is None or self.registry is None:
+            return 0, ["the relay is unavailable"]
+        queued, problems = 0, []
+        for entry in recoverable_entries(leftover.spool):
+            try:
+                data = read_own_file(entry, self.settings.max_bytes)
+                envelope = validate_envelope(
+                    decode_flat_object(data), self.settings.max_message_chars
+                )
+                if envelope.target_instance_id != leftover.instance_id:
+                    raise EnvelopeError("it was addressed to another instance")
+            except (UnsafeFile, FrameError, EnvelopeError) as exc:
+                problems.append(f"{entry.name}: {exc}")
+                continue
+            moved = dataclasses.replace(envelope, target_instance_id=self.instance_id)
+            status, _ = self.spool.store(moved, moved.to_payload(), max_queue=1 << 30)
+            queued += status == "accepted"
+        self.sweep.leftovers.remove(leftover)
+        forget_leftover(self.registry, leftover)
+        if queued and self.on_message is not None:
+            self.on_message()
+        return queued, problems
+
+    def drop_leftover(self, leftover: Leftover) -> None:
+        """The user declined a dead instance's unrun messages: remove its spool."""
+        if self.registry is not None:
+            self.sweep.leftovers.remove(leftover)
+            forget_leftover(self.registry, leftover)
 
     def held(self) -> list[ClaimResult]:
         """Messages that wait for the user (held by policy), oldest first."""

@@ -153,6 +153,19 @@ def count_unrun(spool: Path) -> tuple[int, float]:
     return count, newest
 
 
+def recoverable_entries(spool: Path) -> list[Path]:
+    """A dead instance's unrun messages, oldest first (processing/ before inbox/ before
+    held/ at equal sequence: the spool names begin with the acceptance sequence)."""
+    entries: list[tuple[str, int, Path]] = []
+    for rank, sub in enumerate(QUEUE_DIRS):
+        try:
+            with os.scandir(spool / sub) as found:
+                entries += [(e.name, rank, Path(e.path)) for e in found if e.name.endswith(".json")]
+        except OSError:
+            continue
+    return [path for _, _, path in sorted(entries)]
+
+
 def remove_spool(spool: Path) -> None:
     """Remove a dead instance's spool and the private directory around it."""
     runtime = spool.parent

@@ -21,6 +21,7 @@ COMMANDS: Final = {
     "/agents held": "messages held for you (ZCODER_RELAY_INBOUND=hold, or no trust yet)",
     "/agents run N | discard N": "run a held message now, or drop it (its sender is told)",
     "/agents trust | block | forget NAME": "a policy for that peer's workspace, kept",
+    "/agents recover [discard]": "run (or drop) what a crashed zcoder here left unrun",
     "/quit": "leave zcoder",
 }
 

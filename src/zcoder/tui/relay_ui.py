@@ -73,6 +73,13 @@ class RelayUI:
             return
         self.relay = relay
         self._was_available = True
+        if leftovers := relay.leftovers():
+            count = sum(leftover.messages for leftover in leftovers)
+            app.notice(
+                f"A zcoder that stopped in this workspace left {count} accepted message"
+                f"{'s' if count != 1 else ''} that never ran. /agents recover queues them"
+                " here; /agents recover discard drops them (kept 7 days otherwise)."
+            )
 
     def stop(self) -> None:
         if self.relay is not None:
@@ -170,6 +177,9 @@ class RelayUI:
             )
         ):
             self.held_command(argument)
+            return
+        elif argument in ("recover", "recover discard"):
+            self.recover(discard=argument.endswith("discard"))
             return
         elif argument.split(" ", 1)[0] in ("trust", "block", "forget"):
             self.trust_command(argument)
@@ -282,6 +292,34 @@ class RelayUI:
             self.send_receipt(
                 message.envelope, "refused", "the receiving user discarded it without running it"
             )
+        self.refresh_header()
+
+    def recover(self, *, discard: bool) -> None:
+        """/agents recover [discard]: a dead instance's unrun messages, queued or dropped."""
+        app = self.app
+        assert self.relay is not None
+        leftovers = self.relay.leftovers()
+        if not leftovers:
+            app.notice("Nothing to recover: no zcoder that stopped here left unrun messages.")
+            return
+        total, problems = 0, []
+        for leftover in list(leftovers):
+            try:
+                if discard:
+                    self.relay.drop_leftover(leftover)
+                else:
+                    queued, trouble = self.relay.recover(leftover)
+                    total += queued
+                    problems += trouble
+            except OSError as exc:
+                problems.append(str(exc))
+        if discard:
+            app.notice("The stopped zcoder's unrun messages were dropped.")
+        else:
+            app.notice(f"Recovered {total} message{'s' if total != 1 else ''}; they run in order.")
+            app.note_user_acted()
+        for problem in problems:
+            app.error(f"not recovered: {problem}")
         self.refresh_header()
 
     def trust_command(self, argument: str) -> None:
