@@ -80,12 +80,15 @@ def file_diff(
     after: bytes | None,
     *,
     before_note: str = "",
+    after_note: str = "",
     context: int = CONTEXT_LINES,
+    clip: bool = True,
 ) -> FileDiff:
     """The unified diff from ``before`` to ``after`` (None: the file does not exist).
 
-    ``before_note`` says why an existing file's previous content is unknown (it was too
-    large to keep); the diff then cannot be shown and says so.
+    ``before_note`` and ``after_note`` say why an existing file's content is unknown (too
+    large to keep, say); the diff then cannot be shown and says so. ``clip`` shortens very
+    long lines (the transcript); a dialog that approves a write shows them whole.
     """
     old_name = "/dev/null" if before is None and not before_note else f"a/{path}"
     new_name = "/dev/null" if after is None else f"b/{path}"
@@ -96,6 +99,8 @@ def file_diff(
 
     if before_note:
         return noted(f"previous content not kept: {before_note}")
+    if after_note:
+        return noted(after_note)
     old_bytes, new_bytes = before or b"", after or b""
     if len(old_bytes) + len(new_bytes) > DIFF_MAX_BYTES:
         return noted(
@@ -103,9 +108,7 @@ def file_diff(
         )
     old_text, new_text = _as_text(old_bytes), _as_text(new_bytes)
     if old_text is None or new_text is None:
-        return noted(
-            f"binary content: {human_size(len(old_bytes))} → {human_size(len(new_bytes))}"
-        )
+        return noted(f"binary content: {human_size(len(old_bytes))} → {human_size(len(new_bytes))}")
     old_lines = old_text.splitlines(keepends=True)
     new_lines = new_text.splitlines(keepends=True)
     body: list[str] = []
@@ -118,7 +121,7 @@ def file_diff(
             added += 1
         elif raw.startswith("-"):
             removed += 1
-        body.append(_clip(line))
+        body.append(_clip(line) if clip else line)
         if not eol and not raw.startswith("@@"):
             body.append("\\ No newline at end of file")
     return FileDiff(path, (*headers, *body), added, removed)

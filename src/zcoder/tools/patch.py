@@ -331,9 +331,7 @@ async def _apply_patch(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     planned = [FileChange(change.target, change.before, change.after) for change in changes]
     refusal = await gate_changes(ctx, "apply_patch", planned)
     if refusal:
-        return ToolResult.error(
-            refusal, files=[change.path for change in planned], refused=True
-        )
+        return ToolResult.error(refusal, files=[change.path for change in planned], refused=True)
     try:
         _commit(changes)
     except (ConfinementError, OSError) as exc:
