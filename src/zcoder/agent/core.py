@@ -170,7 +170,7 @@ class Agent:
         self.messages.append(user_message(text))
         self.recorder.save(lambda store, sid: store.record_user_message(sid, text))
         self.recorder.save_messages(self.messages)
-        return await self._run_turn(TurnOrigin.USER, {})
+        return await self._run_turn(TurnOrigin.USER, {}, label=text)
 
     async def run_relay_turn(self, envelope: Envelope) -> TurnFinished:
         """A task relayed by another instance: shown, wrapped, never in the ledger or title."""
@@ -209,6 +209,7 @@ class Agent:
             TurnOrigin.RELAY,
             {RELAY_SENDER_KEY: envelope.sender_instance_id},
             requested_by=sender,
+            label=f"relayed from {envelope.sender_project or 'an unnamed project'}",
         )
 
     # -- the common body ----------------------------------------------------------------
@@ -279,10 +280,15 @@ class Agent:
         self.recorder.save_messages(self.messages)
 
     async def _run_turn(
-        self, origin: TurnOrigin, extras: dict[str, Any], *, requested_by: str | None = None
+        self,
+        origin: TurnOrigin,
+        extras: dict[str, Any],
+        *,
+        requested_by: str | None = None,
+        label: str = "",
     ) -> TurnFinished:
         ctx = self._context(origin, extras, requested_by)
-        self.edits.begin_turn()
+        self.edits.begin_turn(label)
         loops = LoopDetector()
         nudges = 0
         self._round = RoundState()

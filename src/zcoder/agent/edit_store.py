@@ -53,6 +53,8 @@ class EditRecord:
     before: str | None
     after: str | None
     before_note: str = ""
+    label: str = ""
+    """What started the turn (the start of the user's prompt), to name it in /undo."""
 
     @property
     def undoable(self) -> bool:
@@ -112,6 +114,7 @@ class EditStore:
             before=_hash_or_none(entry["before"]),
             after=_hash_or_none(entry["after"]),
             before_note=str(entry.get("before_note", "")),
+            label=str(entry.get("label", "")),
         )
         self.records.append(record)
 

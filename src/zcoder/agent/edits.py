@@ -54,6 +54,8 @@ __all__ = [
 
 SESSION_SNAPSHOT_BUDGET: Final = 256 * 1024 * 1024
 """Previous contents kept for one session, at most; later edits say they cannot be undone."""
+LABEL_CHARS: Final = 60
+"""How much of a turn's prompt names it in /undo."""
 _READ_CHUNK: Final = 1024 * 1024
 _CURRENT_DIFF_BYTES: Final = 8 * 1024 * 1024
 
@@ -121,14 +123,20 @@ class UndoStep:
 class UndoPlan:
     turn: int
     steps: tuple[UndoStep, ...]
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        """The turn as the user knows it: ``the turn "fix the tests"``."""
+        return f'the turn "{self.label}"' if self.label else f"turn {self.turn}"
 
     @property
     def conflicts(self) -> tuple[UndoStep, ...]:
         return tuple(s for s in self.steps if s.changed_since and not s.problem)
 
     def text(self) -> str:
-        lines = [f"Undo the file changes of turn {self.turn}:"]
-        lines += [f"  • {step.describe()}" for step in self.steps]
+        """What will happen to each file, then the diff from now to after the undo."""
+        lines = [f"• {step.describe()}" for step in self.steps]
         for step in self.steps:
             if not step.problem:
                 lines.append("")
@@ -138,13 +146,13 @@ class UndoPlan:
 
 @dataclass
 class UndoReport:
-    turn: int
+    name: str
     done: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
 
     def text(self) -> str:
-        parts = [f"Undid turn {self.turn}'s file changes."]
+        parts = [f"Undid the file changes of {self.name}."]
         if self.done:
             parts.append("Done: " + "; ".join(self.done) + ".")
         if self.kept:
@@ -173,6 +181,7 @@ class EditJournal:
         self.policy = policy
         self.store = EditStore(None)
         self.turn = 0
+        self.label = ""
         self._turn_allowed = False  # `a` in the edit dialog: the rest of this turn
         self._snapshots: dict[int, str] = {}  # id(change) -> note when not kept, per call
 
@@ -183,8 +192,12 @@ class EditJournal:
         self.turn = max((r.turn for r in self.store.records), default=0)
         self.turn = max(self.turn, max(self.store.undone, default=0))
 
-    def begin_turn(self) -> None:
+    def begin_turn(self, label: str = "") -> None:
+        """A turn starts; ``label`` names it in /undo (the user's prompt, shortened)."""
         self.turn += 1
+        self.label = " ".join(label.split())
+        if len(self.label) > LABEL_CHARS:
+            self.label = self.label[: LABEL_CHARS - 1] + "…"
         self._turn_allowed = False
 
     # -- the gate ----------------------------------------------------------------------
@@ -244,6 +257,7 @@ class EditJournal:
                     before=None if change.before is None or note else sha256(change.before),
                     after=None if change.after is None else sha256(change.after),
                     before_note=note,
+                    label=self.label,
                 )
             )
         self._snapshots.clear()
@@ -344,11 +358,11 @@ class EditJournal:
                 path, now.data, before, after_note="too large to compare" if unreadable else ""
             )
             steps.append(UndoStep(path, action, before, expected, now, changed, problem, diff))
-        return UndoPlan(turn, tuple(steps))
+        return UndoPlan(turn, tuple(steps), records[0].label)
 
     def undo(self, plan: UndoPlan, *, overwrite_changed: bool = False) -> UndoReport:
         """Carry out ``plan``; files that changed since it was made are left alone."""
-        report = UndoReport(plan.turn)
+        report = UndoReport(plan.name)
         for step in plan.steps:
             if step.problem:
                 report.failed.append(f"{step.path} ({step.problem})")

@@ -86,7 +86,7 @@ class UndoScreen(GuardedDialog[str]):
         self.plan = plan
 
     def title_text(self) -> Text:
-        return Text(f"Undo the file changes of turn {self.plan.turn}?")
+        return Text(f"Undo the file changes of {screen_safe(self.plan.name)}?")
 
     def meta(self) -> list[Static]:
         widgets = [

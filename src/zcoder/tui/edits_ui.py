@@ -42,8 +42,7 @@ class EditsUI:
         if len(lines) > MAX_DIFF_ENTRY_LINES:
             more = len(lines) - MAX_DIFF_ENTRY_LINES
             lines = [*lines[:MAX_DIFF_ENTRY_LINES], f"… {more} more lines not shown"]
-        body = Text(diff.header + "\n", style="bold")
-        body.append_text(diff_text("\n".join(lines)))
+        body = Text.assemble((diff.header + "\n", "bold"), diff_text("\n".join(lines)))
         app.show(Entry("diff", body))
 
     async def undo(self) -> None:
