@@ -439,7 +439,7 @@ async def test_ask_mode_always_asks_in_a_relayed_turn_and_in_sysadmin(workspace,
 
 async def test_an_approver_that_fails_refuses_the_edit(workspace, home) -> None:
     class Broken(ScriptedApprover):
-        async def approve_edit(self, request):  # type: ignore[no-untyped-def]
+        async def approve_edit(self, request):
             raise RuntimeError("no room for the dialog")
 
     journal = journal_for(workspace, home, policy=EditPolicy.ASK)
