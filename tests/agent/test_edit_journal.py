@@ -447,3 +447,17 @@ async def test_an_approver_that_fails_refuses_the_edit(workspace, home) -> None:
     result = await call(ctx_for(journal, Broken()), "write_file", path="a.txt", content="a\n")
     assert not result.ok and "no room for the dialog" in result.output
     assert not (workspace / "a.txt").exists()
+
+
+async def test_a_journal_that_cannot_be_saved_does_not_fail_the_write(workspace, tmp_path) -> None:
+    home = tmp_path / "home-file"
+    home.write_text("not a directory")  # nothing can be saved under it
+    (workspace / "a.txt").write_text("a0\n")
+    journal = journal_for(workspace, home)
+    journal.begin_turn("edit")
+    result = await call(ctx_for(journal), "write_file", path="a.txt", content="a1\n")
+    assert result.ok, result.output
+    plan = journal.plan_undo()  # kept in memory: this process can still undo it
+    assert plan is not None and not plan.steps[0].problem
+    journal.undo(plan)
+    assert (workspace / "a.txt").read_text() == "a0\n"

@@ -121,13 +121,21 @@ class EditStore:
     # -- snapshots ---------------------------------------------------------------------
 
     def put(self, data: bytes) -> str:
-        """Keep ``data``; returns its hash. Raises OSError when it cannot be kept."""
+        """Keep ``data``; returns its hash. What cannot be saved is kept in memory, for
+        this process."""
         digest = sha256(data)
-        if self.directory is None:
-            if digest not in self._memory:
-                self._memory[digest] = data
-                self.stored_bytes += len(data)
-            return digest
+        if self.directory is not None:
+            try:
+                return self._save_blob(digest, data)
+            except OSError as exc:
+                log.warning("snapshot not saved (kept for this process only): %s", exc)
+        if digest not in self._memory:
+            self._memory[digest] = data
+            self.stored_bytes += len(data)
+        return digest
+
+    def _save_blob(self, digest: str, data: bytes) -> str:
+        assert self.directory is not None
         blobs = self.directory / "blobs"
         final = blobs / digest
         if final.exists():
@@ -155,7 +163,7 @@ class EditStore:
 
     def get(self, digest: str) -> bytes | None:
         """A kept content, None when it is missing or does not match its hash."""
-        if self.directory is None:
+        if digest in self._memory or self.directory is None:
             return self._memory.get(digest)
         if not _SHA.fullmatch(digest):
             return None
@@ -168,16 +176,25 @@ class EditStore:
     # -- records -----------------------------------------------------------------------
 
     def add(self, records: list[EditRecord]) -> None:
-        self._append([{"v": _FORMAT, "kind": "edit", **asdict(r)} for r in records])
+        """Record edits already made: kept in memory whatever happens, saved if possible
+        (a journal that cannot be saved must not turn a done write into a failed call)."""
         self.records.extend(records)
+        self._append([{"v": _FORMAT, "kind": "edit", **asdict(r)} for r in records])
 
     def mark_undone(self, turn: int) -> None:
-        self._append([{"v": _FORMAT, "kind": "undo", "turn": turn}])
         self.undone.add(turn)
+        self._append([{"v": _FORMAT, "kind": "undo", "turn": turn}])
 
     def _append(self, entries: list[dict[str, Any]]) -> None:
         if self.directory is None:
             return
+        try:
+            self._write_lines(entries)
+        except OSError as exc:
+            log.warning("edit journal not saved (kept for this process only): %s", exc)
+
+    def _write_lines(self, entries: list[dict[str, Any]]) -> None:
+        assert self.directory is not None
         ensure_private_dir(self.directory)
         text = "".join(json.dumps(entry, ensure_ascii=True) + "\n" for entry in entries)
         path = self.directory / "journal.jsonl"

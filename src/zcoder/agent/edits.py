@@ -239,10 +239,7 @@ class EditJournal:
             return ""
         if self.store.stored_bytes + len(change.before) > SESSION_SNAPSHOT_BUDGET:
             return f"the session's {human_size(SESSION_SNAPSHOT_BUDGET)} of snapshots are used up"
-        try:
-            self.store.put(change.before)
-        except OSError as exc:
-            return f"the snapshot could not be saved ({exc.strerror or exc})"
+        self.store.put(change.before)
         return ""
 
     def committed(self, tool: str, changes: Sequence[FileChange], ctx: ToolContext) -> None:
