@@ -178,6 +178,10 @@ async def test_a_file_changed_since_the_edit_is_kept_unless_overwrite_is_chosen(
     assert report.kept == ["b.txt (changed since the agent's edit)"]
     assert "b.txt" in report.note_for_model()
     assert journal.plan_undo() is None  # the turn counts as undone either way
+    # The kept file still carries the agent's change (under the user's): /diff shows it.
+    [diff] = journal.session_diff().diffs
+    assert diff.path == "b.txt" and "-b0" in diff.lines
+    assert [d.path for d in journal_for(workspace, home).session_diff().diffs] == ["b.txt"]
 
 
 async def test_overwrite_restores_a_file_changed_or_deleted_since(workspace, home) -> None:

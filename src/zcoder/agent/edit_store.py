@@ -69,6 +69,10 @@ class EditStore:
         self._memory: dict[str, bytes] = {}
         self.records: list[EditRecord] = []
         self.undone: set[int] = set()
+        """Turns /undo has taken back (the next /undo goes further back)."""
+        self.reverted: set[tuple[int, str]] = set()
+        """(turn, path) of the files those undos restored; a file an undo kept as the user
+        left it still shows its change in /diff."""
         self.stored_bytes = 0
         if directory is not None:
             self._load()
@@ -103,7 +107,9 @@ class EditStore:
 
     def _apply(self, entry: dict[str, Any]) -> None:
         if entry["kind"] == "undo":
-            self.undone.add(int(entry["turn"]))
+            turn = int(entry["turn"])
+            self.undone.add(turn)
+            self.reverted.update((turn, str(path)) for path in entry.get("restored", []))
             return
         if entry["kind"] != "edit":
             raise ValueError(f"unknown record kind {entry['kind']!r}")
@@ -181,9 +187,10 @@ class EditStore:
         self.records.extend(records)
         self._append([{"v": _FORMAT, "kind": "edit", **asdict(r)} for r in records])
 
-    def mark_undone(self, turn: int) -> None:
+    def mark_undone(self, turn: int, restored: list[str]) -> None:
         self.undone.add(turn)
-        self._append([{"v": _FORMAT, "kind": "undo", "turn": turn}])
+        self.reverted.update((turn, path) for path in restored)
+        self._append([{"v": _FORMAT, "kind": "undo", "turn": turn, "restored": restored}])
 
     def _append(self, entries: list[dict[str, Any]]) -> None:
         if self.directory is None:

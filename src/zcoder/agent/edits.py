@@ -6,8 +6,8 @@ approver as commands), then keeps each file's previous content (a snapshot, at m
 ``SNAPSHOT_MAX_BYTES`` a file and ``SESSION_SNAPSHOT_BUDGET`` a session); after the
 write, ``committed`` records what was written (its hash) under the current turn.
 
-``/diff`` shows, per file, the net change from before the agent first touched it (in the
-turns not undone) to what is on disk now. ``/undo`` takes the last turn that changed
+``/diff`` shows, per file, the net change from before the agent first touched it (leaving
+out changes an undo took back) to what is on disk now. ``/undo`` takes the last turn that changed
 files and not yet undone: each file goes back to its content before that turn (a file
 the turn created is deleted). A file whose content is no longer what the turn wrote was
 changed since (by the user, a command, an editor): it is kept as it is unless the user
@@ -140,6 +140,8 @@ class UndoPlan:
         for step in self.steps:
             if not step.problem:
                 lines.append("")
+                if step.changed_since:
+                    lines.append(f"(only with o: {step.path} as it would become)")
                 lines += step.diff.lines
         return "\n".join(lines)
 
@@ -285,13 +287,18 @@ class EditJournal:
         return _Current(True, digest.hexdigest(), bytes(held) if keep else None)
 
     def _live(self) -> list[EditRecord]:
+        """The records of turns not undone: what /undo can take back."""
         return [r for r in self.store.records if r.turn not in self.store.undone]
+
+    def _standing(self) -> list[EditRecord]:
+        """The records whose change no undo reverted: what /diff shows."""
+        return [r for r in self.store.records if (r.turn, r.path) not in self.store.reverted]
 
     # -- /diff -------------------------------------------------------------------------
 
     def session_diff(self) -> SessionDiff:
         first: dict[str, EditRecord] = {}
-        for record in self._live():
+        for record in self._standing():
             first.setdefault(record.path, record)
         diffs = []
         for path, record in first.items():
@@ -360,6 +367,7 @@ class EditJournal:
     def undo(self, plan: UndoPlan, *, overwrite_changed: bool = False) -> UndoReport:
         """Carry out ``plan``; files that changed since it was made are left alone."""
         report = UndoReport(plan.name)
+        restored: list[str] = []
         for step in plan.steps:
             if step.problem:
                 report.failed.append(f"{step.path} ({step.problem})")
@@ -377,18 +385,21 @@ class EditJournal:
                     if now.exists:
                         remove_file(target)
                     report.done.append(f"deleted {step.path}")
+                    restored.append(step.path)
                 else:
                     assert step.content is not None
                     atomic_write(target, step.content)
                     verb = "recreated" if step.action == "recreate" else "restored"
                     report.done.append(f"{verb} {step.path}")
+                    restored.append(step.path)
             except FileNotFoundError:
                 report.done.append(f"{step.path} was already gone")
+                restored.append(step.path)
             except ConfinementError as exc:
                 report.failed.append(f"{step.path} (refused: {exc})")
             except OSError as exc:
                 report.failed.append(f"{step.path} ({exc.strerror or exc})")
-        self.store.mark_undone(plan.turn)
+        self.store.mark_undone(plan.turn, restored)
         return report
 
 
