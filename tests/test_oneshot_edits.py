@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pexpect
 import pytest
 
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
-from tests.test_oneshot import Env, make_env, prompt, sessions
+from tests.test_oneshot import Env, make_env, prompt, sessions, spawn_in_pty
 from zcoder.agent.edits import EditJournal
 from zcoder.config import ConfigError, load_config
 from zcoder.tools import EditPolicy
@@ -69,3 +70,24 @@ def test_zcoder_edits_setting(tmp_path: Path, raw: str | None, policy: EditPolic
 def test_a_bad_zcoder_edits_names_the_setting(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="ZCODER_EDITS must be auto or ask"):
         load_config({"ZCODER_EDITS": "sometimes"}, workspace=str(tmp_path))
+
+
+@pytest.mark.parametrize(("key", "written"), [("y", True), ("n", False)])
+def test_with_a_terminal_the_edit_is_shown_and_asked(env: Env, key: str, written: bool) -> None:
+    env.vars["ZCODER_EDITS"] = "ask"
+    with FakeOllama() as server:
+        server.enqueue(
+            Turn.tool_calls(call("write_file", {"path": "alpha.txt", "content": "ALPHA\x1b[2J\n"})),
+            Turn.text("over"),
+        )
+        child = spawn_in_pty(env, server, "shout alpha")
+        child.expect_exact("write_file wants to change alpha.txt:")
+        child.expect_exact("-alpha")
+        child.expect_exact("+ALPHA\\e[2J")  # the escape shown, never sent to the terminal
+        child.expect_exact("[y]es, [a]ll edits of this turn, [n]o: ")
+        child.sendline(key)
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0
+    expected = "ALPHA\x1b[2J\n" if written else "alpha\n"
+    assert (env.workspace / "alpha.txt").read_text() == expected
