@@ -465,3 +465,19 @@ async def test_a_journal_that_cannot_be_saved_does_not_fail_the_write(workspace,
     assert plan is not None and not plan.steps[0].problem
     journal.undo(plan)
     assert (workspace / "a.txt").read_text() == "a0\n"
+
+
+async def test_attack_a_fifo_put_in_place_of_an_edited_file_cannot_hang_diff_or_undo(
+    workspace, home
+) -> None:
+    journal = journal_for(workspace, home)
+    journal.begin_turn("edit")
+    await call(ctx_for(journal), "write_file", path="a.txt", content="a\n")
+    (workspace / "a.txt").unlink()
+    os.mkfifo(workspace / "a.txt")
+    [diff] = journal.session_diff().diffs
+    assert "no longer a regular file" in diff.note
+    plan = journal.plan_undo()
+    assert plan is not None and "no longer a regular file" in plan.steps[0].problem
+    journal.undo(plan, overwrite_changed=True)
+    assert stat.S_ISFIFO(os.lstat(workspace / "a.txt").st_mode)

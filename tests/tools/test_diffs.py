@@ -88,3 +88,11 @@ async def test_edit_tools_put_a_capped_diff_in_metadata_and_counts_in_the_output
     patched = await REGISTRY.dispatch("apply_patch", {"patch": patch}, ctx)
     assert patched.ok and patched.output.endswith("(+1 −1 lines)")
     assert "+x = 10" in patched.metadata["diff"]
+
+
+async def test_write_file_reads_the_old_content_but_never_opens_a_fifo(ctx: ToolContext) -> None:
+    import os
+
+    os.mkfifo(ctx.workspace / "pipe")
+    result = await REGISTRY.dispatch("write_file", {"path": "pipe", "content": "x"}, ctx)
+    assert not result.ok and "is not a regular file" in result.output

@@ -19,6 +19,8 @@ run_command are not journalled.
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -267,6 +269,9 @@ class EditJournal:
     def _current(self, path: str) -> _Current:
         try:
             target = resolve_write_target(self.workspace, path)
+            if not stat.S_ISREG(os.lstat(target.absolute).st_mode):
+                # Checked before opening: opening a FIFO put there would wait for a writer.
+                return _Current(True, problem=f"{path} is no longer a regular file")
             handle = open_read(target)
         except FileNotFoundError:
             return _Current(False)
