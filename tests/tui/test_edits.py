@@ -196,3 +196,20 @@ async def test_ask_mode_n_writes_nothing_and_the_model_is_told(
         assert "refused" in tool.plain
     tool_message = fake.chat_bodies[1]["messages"][-1]
     assert "the user refused this edit of made.txt; nothing was written" in tool_message["content"]
+
+
+async def test_undo_does_nothing_when_another_session_was_opened_meanwhile(
+    fake, make_config, app_factory, workspace
+):
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await _edit_turn(fake, app, pilot)
+        await idle(pilot, app)
+        await submit(pilot, app, "/undo")
+        await wait_until(pilot, lambda: isinstance(app.screen, UndoScreen))
+        app.run_worker(app.slash.run("/undo", ""))  # a second one while the first waits
+        await wait_until(pilot, lambda: "already waiting" in transcript_text(app))
+        app.action_new_session()  # e.g. Ctrl+N, which app bindings take even now
+        await answer(pilot, app, "y")
+        await wait_until(pilot, lambda: "Another session was opened" in transcript_text(app))
+        assert (workspace / "hello.py").read_text() == "print('bye')\n"

@@ -103,7 +103,11 @@ class UndoScreen(GuardedDialog[str]):
                 Static(
                     Text(
                         f"{_paths([s.path for s in conflicts])} changed since the agent's edit: "
-                        "y keeps them as they are, o overwrites them"
+                        + (
+                            "y keeps them, o overwrites them"
+                            if len(conflicts) > 1
+                            else "y keeps it, o overwrites it"
+                        )
                     ),
                     classes="warning",
                 )

@@ -26,6 +26,7 @@ MAX_DIFF_ENTRY_LINES: Final = 2000
 class EditsUI:
     def __init__(self, app: ZcoderApp) -> None:
         self.app = app
+        self._asking = False  # an /undo dialog is open
 
     def show_diff(self) -> None:
         app = self.app
@@ -52,6 +53,9 @@ class EditsUI:
         if app.busy:
             app.notice("/undo runs when no turn is running; try again when this one ends.")
             return
+        if self._asking:
+            app.notice("An /undo is already waiting for your answer.")
+            return
         journal = app.agent.edits
         plan = journal.plan_undo()
         if plan is None:
@@ -59,12 +63,20 @@ class EditsUI:
                 "Nothing to undo: no turn of this session changed files, or all were undone."
             )
             return
-        answer = await app.dialogs.confirm_undo(plan)
+        session = journal.store  # replaced if another session is opened meanwhile
+        self._asking = True
+        try:
+            answer = await app.dialogs.confirm_undo(plan)
+        finally:
+            self._asking = False
         if answer == UNDO_CANCEL:
             app.notice("Nothing was undone.")
             return
         if self._busy():  # a relayed task may have started while the dialog was open
             app.notice("A turn started meanwhile; nothing was undone. Try /undo again after it.")
+            return
+        if journal.store is not session:
+            app.notice("Another session was opened meanwhile; nothing was undone.")
             return
         report = journal.undo(plan, overwrite_changed=answer == UNDO_OVERWRITE)
         app.agent.note_for_model(report.note_for_model(), report.text())
