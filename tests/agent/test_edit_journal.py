@@ -476,8 +476,8 @@ async def test_attack_a_fifo_put_in_place_of_an_edited_file_cannot_hang_diff_or_
     (workspace / "a.txt").unlink()
     os.mkfifo(workspace / "a.txt")
     [diff] = journal.session_diff().diffs
-    assert "no longer a regular file" in diff.note
+    assert "named pipe" in diff.note
     plan = journal.plan_undo()
-    assert plan is not None and "no longer a regular file" in plan.steps[0].problem
+    assert plan is not None and "named pipe" in plan.steps[0].problem
     journal.undo(plan, overwrite_changed=True)
     assert stat.S_ISFIFO(os.lstat(workspace / "a.txt").st_mode)

@@ -95,4 +95,4 @@ async def test_write_file_reads_the_old_content_but_never_opens_a_fifo(ctx: Tool
 
     os.mkfifo(ctx.workspace / "pipe")
     result = await REGISTRY.dispatch("write_file", {"path": "pipe", "content": "x"}, ctx)
-    assert not result.ok and "is not a regular file" in result.output
+    assert not result.ok and "is a named pipe" in result.output

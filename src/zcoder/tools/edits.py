@@ -13,7 +13,6 @@ metadata, for the transcript only.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -79,14 +78,7 @@ def load_before(target: ConfinedPath) -> tuple[bytes | None, str]:
     """A file's content before a write: (None, "") when absent; (None, why) when it is too
     large to keep. Raises ConfinementError for what is not a regular file."""
     try:
-        st = os.lstat(target.absolute)
-    except FileNotFoundError:
-        return None, ""
-    if not stat.S_ISREG(st.st_mode):
-        # Checked before opening: opening a FIFO to read it would wait for a writer.
-        raise ConfinementError(f"{target.display} exists and is not a regular file")
-    try:
-        handle = open_read(target)
+        handle = open_read(target)  # a FIFO, socket or device is refused, never waited on
     except FileNotFoundError:
         return None, ""
     with handle:

@@ -16,6 +16,7 @@ COMMANDS: Final = {
     "/undo": "restore the files the last turn changed, after asking (idle only)",
     "/list-agents": "list the other zcoder instances on this machine (no model request)",
     "/agents": "this instance's relay status",
+    "/rename NAME": "this instance's name for other agents (default: the project's)",
     "/agents pause": "refuse new relayed messages (queued ones are kept)",
     "/agents resume": "accept relayed messages again",
     "/agents continue": "run the relayed tasks that wait for you (also F2)",
