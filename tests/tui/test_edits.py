@@ -213,3 +213,34 @@ async def test_undo_does_nothing_when_another_session_was_opened_meanwhile(
         await answer(pilot, app, "y")
         await wait_until(pilot, lambda: "Another session was opened" in transcript_text(app))
         assert (workspace / "hello.py").read_text() == "print('bye')\n"
+
+
+async def test_attack_a_model_swapping_a_directory_for_a_link_cannot_make_undo_write_outside(
+    fake, make_config, app_factory, workspace, short_dir
+):
+    # The model edits sub/settings.py, then (with --yes) replaces sub by a link to a
+    # directory outside holding the same file name and content, and waits for /undo.
+    outside = short_dir / "outside"
+    outside.mkdir()
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "settings.py").write_text("DEBUG = False\n")
+    swap = f"printf 'DEBUG = True\\n' > {outside}/settings.py && rm -r sub && ln -s {outside} sub"
+    fake.enqueue(
+        Turn.tool_calls(
+            call("write_file", {"path": "sub/settings.py", "content": "DEBUG = True\n"}),
+            call("run_command", {"command": swap}),
+        ),
+        Turn.text("all set"),
+    )
+    app = app_factory(make_config(yes=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "turn on debug")
+        await idle(pilot, app)
+        assert (workspace / "sub").is_symlink()
+        await submit(pilot, app, "/undo")
+        await wait_until(pilot, lambda: isinstance(app.screen, UndoScreen))
+        assert "cannot undo sub/settings.py" in app.screen.body()
+        assert "outside the workspace" in app.screen.body()
+        await answer(pilot, app, "y")
+        await wait_until(pilot, lambda: "Not undone: sub/settings.py" in transcript_text(app))
+    assert (outside / "settings.py").read_text() == "DEBUG = True\n"
