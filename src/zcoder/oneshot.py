@@ -39,11 +39,13 @@ from zcoder.model.context import (
     allocation_notice,
     resolve_for_model,
 )
+from zcoder.relay.sanitize import visible_lines
 from zcoder.sessions import SessionStore, SessionStoreError
 from zcoder.tools import (
     ApprovalDecision,
     ApprovalPolicy,
     CommandApprovalRequest,
+    EditApprovalRequest,
     default_registry,
 )
 
@@ -92,6 +94,30 @@ class TtyApprover:
         if answer in ("y", "yes"):
             return ApprovalDecision.ONCE
         if answer in ("a", "all") and request.allow_always:
+            return ApprovalDecision.ALWAYS
+        return ApprovalDecision.DENY
+
+    async def approve_edit(self, request: EditApprovalRequest) -> ApprovalDecision:
+        """ZCODER_EDITS=ask: the diff on the terminal, then y/n (a: the rest of the turn)."""
+        try:
+            fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+        except OSError:
+            self.err.write("zcoder: no terminal to ask about an edit; nothing was written\n")
+            self.err.flush()
+            raise NoApprovalTerminal("no terminal to ask the user about this edit") from None
+        try:
+            choices = (
+                "[y]es, [a]ll edits of this turn, [n]o" if request.allow_turn else "[y]es, [n]o"
+            )
+            paths = ", ".join(request.paths)
+            text = f"\n{request.tool} wants to change {paths}:\n{request.diff}\n"
+            os.write(fd, f"{visible_lines(text)}{choices}: ".encode())
+            answer = (await _read_line(fd)).strip().lower()
+        finally:
+            os.close(fd)
+        if answer in ("y", "yes"):
+            return ApprovalDecision.ONCE
+        if answer in ("a", "all") and request.allow_turn:
             return ApprovalDecision.ALWAYS
         return ApprovalDecision.DENY
 
@@ -221,7 +247,9 @@ async def _run(config: Config, prompt: str, resume: str | None, out: TextIO, err
                 client=client,
                 registry=default_registry(),
                 settings=settings,
-                approval=ApprovalPolicy(config.command_policy, config.profile),
+                approval=ApprovalPolicy(
+                    config.command_policy, config.profile, edits=config.edit_policy
+                ),
                 approver=TtyApprover(err),
                 on_event=StreamPrinter(out, err),
                 store=store,

@@ -211,7 +211,9 @@ class ZcoderApp(App[int]):
                     load_instructions(self.config.workspace, self.config.home)
                 ),
             ),
-            approval=ApprovalPolicy(self.config.command_policy, self.config.profile),
+            approval=ApprovalPolicy(
+                self.config.command_policy, self.config.profile, edits=self.config.edit_policy
+            ),
             approver=self.dialogs,
             on_event=self.agent_view.on_event,
             store=self.store,

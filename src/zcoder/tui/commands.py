@@ -12,6 +12,8 @@ COMMANDS: Final = {
     "/model [NAME]": "switch model; without NAME, pick from Ollama's list (idle only)",
     "/context": "how full the context window is, and what fills it",
     "/compact [FOCUS]": "replace older history with a summary the model writes (idle only)",
+    "/diff": "the files changed this session: the net diff of each",
+    "/undo": "restore the files the last turn changed, after asking (idle only)",
     "/list-agents": "list the other zcoder instances on this machine (no model request)",
     "/agents": "this instance's relay status",
     "/rename NAME": "this instance's name for other agents (default: the project's)",

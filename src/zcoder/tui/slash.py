@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from zcoder.agent.usage import render_breakdown
 from zcoder.model import ModelError
 from zcoder.tui.commands import help_text
+from zcoder.tui.edits_ui import EditsUI
 
 if TYPE_CHECKING:
     from zcoder.tui.app import ZcoderApp
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 class SlashCommands:
     def __init__(self, app: ZcoderApp) -> None:
         self.app = app
+        self.edits = EditsUI(app)
 
     async def run(self, name: str, argument: str) -> None:
         app = self.app
@@ -42,6 +44,10 @@ class SlashCommands:
             self._show_context()
         elif name == "/compact":
             self._compact(argument)
+        elif name == "/diff":
+            self.edits.show_diff()
+        elif name == "/undo":
+            await self.edits.undo()
         elif name == "/list-agents":
             await app.relay_ui.list_agents()
         elif name == "/agents":

@@ -15,6 +15,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from zcoder.relay.display import visible
+from zcoder.tui.diff_view import diff_text
 from zcoder.tui.widgets import screen_safe
 
 MAX_TOOL_PREVIEW_LINES = 12
@@ -33,6 +34,7 @@ class Entry(Static):
     Entry.relay { border: round magenta; background: $boost; padding: 0 1; }
     Entry.receipt { border-left: thick magenta; color: $text-muted; }
     Entry.thinking { color: $text-muted; text-style: italic; }
+    Entry.diff { border-left: thick $warning; }
     """
 
     def __init__(self, role: str, body: Text) -> None:
@@ -84,7 +86,10 @@ def relay_text(project: str, pid: int | str, workspace: str, instance_id: str, b
     )
 
 
-def tool_text(name: str, arguments: dict[str, Any], status: str, output: str = "") -> Text:
+def tool_text(
+    name: str, arguments: dict[str, Any], status: str, output: str = "", diff: str = ""
+) -> Text:
+    """A tool call; ``diff`` is an edit's capped diff (tool metadata), shown coloured."""
     args = screen_safe(json.dumps(arguments, ensure_ascii=False))
     if len(args) > 300:
         args = args[:299] + "…"
@@ -98,6 +103,9 @@ def tool_text(name: str, arguments: dict[str, Any], status: str, output: str = "
         text.append("\n" + "\n".join(shown))
         if len(lines) > len(shown):
             text.append(f"\n… {len(lines) - len(shown)} more lines", style="dim")
+    if diff:
+        text.append("\n")
+        text.append_text(diff_text(diff))
     return text
 
 
@@ -127,6 +135,7 @@ def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
                 dict(metadata.get("arguments") or {}),
                 status,
                 text,
+                str(metadata.get("diff") or ""),
             ),
         )
     if role == "relay":
