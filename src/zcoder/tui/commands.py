@@ -17,8 +17,17 @@ COMMANDS: Final = {
     "/agents pause": "refuse new relayed messages (queued ones are kept)",
     "/agents resume": "accept relayed messages again",
     "/agents continue": "run the relayed tasks that wait for you (also F2)",
+    "/copy": "copy the last reply, as the model wrote it, to the clipboard (OSC 52)",
     "/quit": "leave zcoder",
 }
+
+ALIASES: Final = {
+    "/exit": "/quit",
+    "/q": "/quit",
+    "/clear": "/new",  # as in Claude Code: a fresh conversation; the old one stays saved
+    "/?": "/help",
+}
+"""Other names of commands, shown in the help."""
 
 KEYS: Final = {
     "Enter": "send; while a turn runs, it is queued (shown above the prompt)",
@@ -45,13 +54,20 @@ def parse_slash(text: str) -> SlashCommand | None:
     if not stripped.startswith("/") or "\n" in stripped or stripped.startswith("//"):
         return None
     name, _, rest = stripped.partition(" ")
-    return SlashCommand(name.lower(), rest.strip())
+    name = name.lower()
+    return SlashCommand(ALIASES.get(name, name), rest.strip())
 
 
 def help_text() -> str:
     width = max(len(k) for k in (*COMMANDS, *KEYS)) + 2
     lines = ["Commands:"]
     lines += [f"  {name.ljust(width)}{what}" for name, what in COMMANDS.items()]
+    lines.append("Aliases:")
+    lines += [
+        f"  {alias.ljust(width)}{command}"
+        + (" (a new session; the current one stays saved)" if command == "/new" else "")
+        for alias, command in ALIASES.items()
+    ]
     lines.append("Keys:")
     lines += [f"  {key.ljust(width)}{what}" for key, what in KEYS.items()]
     return "\n".join(lines)
