@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,8 +34,8 @@ def fake() -> Iterator[FakeOllama]:
 
 def saved(env: Env, title: str, model: str = "qwen3-coder", *, at: float | None = None) -> str:
     """A session with one exchange, made through the store (``at``: its creation time)."""
-    kwargs = {} if at is None else {"clock": lambda: at}
-    with SessionStore(env.home, **kwargs) as store:
+    clock = time.time if at is None else (lambda: at)
+    with SessionStore(env.home, clock=clock) as store:
         info = store.create_session(env.workspace, "coding", model)
         store.record_user_message(info.id, title)
         store.append_event(info.id, "assistant", f"answer to {title}")

@@ -68,24 +68,27 @@ class SessionsUI:
         if self.store is None:
             self.session_id = None
             return
+        why = ""
         try:
             if self.resume:
                 try:
                     self.load(self.resume, restore_model=not self.keep_model)
                     return
                 except SessionInUseError as exc:
-                    self.app.error(
+                    why = (
                         f"{exc}, so this zcoder opened a new session; continue that one there "
                         "(or leave it there, then resume it here)"
                     )
                 except LookupError:
-                    self.app.error(
+                    why = (
                         f"no session {self.resume!r} in this workspace and profile; "
                         "started a new one"
                     )
             self._open_fresh(announce=True)
         except SessionStoreError as exc:
             self.app.error(str(exc))
+        if why:  # after the load, which clears the transcript
+            self.app.error(why)
 
     def _open_fresh(self, *, announce: bool) -> bool:
         """Open the newest empty session no other zcoder has, else a new one; False when
@@ -93,13 +96,13 @@ class SessionsUI:
         assert self.store is not None
         taker = LockTaker(self.app.config.home, mine=self.session_id)
         info = self.store.reuse_or_create(*self.scope, self.app.model, take=taker)
+        if info.id == self.session_id:
+            return False
+        self._load_locked(info.id, taker.lock, restore_model=False)
         if announce:
             for busy in taker.in_use[:1]:
                 said = str(busy)
                 self.app.notice(f"{said[:1].upper()}{said[1:]}; this zcoder opened {info.id}.")
-        if info.id == self.session_id:
-            return False
-        self._load_locked(info.id, taker.lock, restore_model=False)
         return True
 
     def load(self, session_id: str, *, restore_model: bool = True) -> None:
