@@ -14,6 +14,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from zcoder.model import ModelError
+from zcoder.model.context import same_model
 from zcoder.resume import restored_model, session_lines
 from zcoder.sessions import SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
@@ -142,6 +143,11 @@ class SessionsUI:
             app.relay.refresh_manifest(session_id=data.info.id)
         self.refresh()
         app.refresh_meter()
+        if not restore_model and not same_model(data.info.model, app.model):
+            try:  # the session goes on with this model (-m, or a new session's)
+                self.store.set_model(data.info.id, app.model)
+            except SessionStoreError as exc:
+                app.error(str(exc))
         if restore_model:
             self.restoring_model = True
             app.run_worker(

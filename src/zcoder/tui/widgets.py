@@ -52,3 +52,7 @@ class SessionList(ListView):
         self.clear()
         for info in sessions:
             self.append(SessionItem(info, info.id == current))
+        # The cursor starts on the open session, so ↓ and Enter open the one before it.
+        ids = [info.id for info in sessions]
+        if current in ids:
+            self.index = ids.index(current)
