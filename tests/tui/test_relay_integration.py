@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 
 from tests.fixtures.fake_ollama import Turn, call
-from tests.tui.conftest import answer, entries, idle, submit, wait_until
+from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
 from zcoder.sessions import SessionStore
 from zcoder.tui.dialogs import ApprovalScreen
 
@@ -277,3 +278,20 @@ async def test_yes_never_skips_the_send_confirmation(fake, make_config, app_fact
         await idle(pilot, app)
     claimed = sender.claim_one()
     assert claimed is not None and not hasattr(claimed, "reason")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown")
+async def test_a_registry_pre_created_by_another_user_gives_one_clear_warning(
+    make_config, app_factory, env, short_dir
+):
+    registry = short_dir / "reg"
+    registry.mkdir(mode=0o700)
+    os.chown(registry, 65534, 65534)
+    app = app_factory(make_config())
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        warnings = [e.plain for e in entries(app) if "ZCODER_RELAY_DIR" in e.plain]
+        assert len(warnings) == 1, transcript_text(app)
+        assert "belongs to another user" in warnings[0]
+        assert app.header_state.relay == "off"
+        assert app.prompt_input.has_focus  # everything else works
