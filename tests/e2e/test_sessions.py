@@ -8,11 +8,13 @@ screen is checked for short fragments.
 
 from __future__ import annotations
 
+import base64
 import re
 
 import pytest
 
-from tests.e2e.harness import World
+from tests.e2e.harness import World, wait_until
+from tests.e2e.tmux import ENTER, TMUX, start_in_tmux
 from tests.fixtures.fake_ollama import Turn
 from zcoder.sessions import SessionStore
 
@@ -81,3 +83,29 @@ def test_an_empty_session_prints_no_hint_and_sigterm_prints_it(world: World) -> 
     busy.signal(15)
     busy.wait_exit()
     assert RESUME_HINT.search(busy.raw_output.rsplit(LEAVE_ALT_SCREEN, 1)[-1])
+
+
+@pytest.mark.skipif(TMUX is None, reason="tmux is not installed (make test installs it)")
+@pytest.mark.parametrize("set_clipboard", ["on", "external"])
+def test_copy_reaches_tmux_only_with_set_clipboard_on(world: World, set_clipboard: str) -> None:
+    """/copy writes OSC 52; tmux takes it (into its paste buffer, and on to the outer
+    terminal) with ``set -s set-clipboard on``; its default, ``external``, ignores programs
+    that set the clipboard. docs/usage.md says so."""
+    reply = "Run:\n\n```sh\nmake test\n```"
+    server = world.server(demo=False)
+    server.enqueue(Turn.text(reply))
+    pane = start_in_tmux(world, "proj", server)
+    pane.tmux("set-option", "-s", "set-clipboard", set_clipboard)
+    pane.type_text("show me")
+    pane.send_hex(ENTER)
+    pane.wait_text("make test")
+    pane.type_text("/copy")
+    pane.send_hex(ENTER)
+    pane.wait_text(f"Copied {len(reply)} characters")
+    encoded = base64.b64encode(reply.encode()).decode()
+    wait_until(lambda: f"\x1b]52;c;{encoded}\x07" in pane.raw_output, what="OSC 52 written")
+    buffers = pane.tmux("list-buffers", "-F", "#{buffer_name}", check=False).split()
+    if set_clipboard == "on":
+        assert pane.tmux("show-buffer") == reply
+    else:
+        assert buffers == []
