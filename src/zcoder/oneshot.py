@@ -213,8 +213,10 @@ async def _run(
                     session_model: str | None = data.info.model
                 else:
                     taker = LockTaker(config.home)
-                    info = store.reuse_or_create(workspace, profile, config.model, take=taker)
-                    lock = taker.lock
+                    try:
+                        info = store.reuse_or_create(workspace, profile, config.model, take=taker)
+                    finally:
+                        lock = taker.lock  # released below, whatever happened
                     for busy in taker.in_use[:1]:
                         err.write(f"[zcoder] {busy}; using session {info.id}\n")
                     session_id, messages, ledger, session_model = info.id, [], [], None

@@ -96,7 +96,12 @@ class SessionsUI:
         that is the session already open here."""
         assert self.store is not None
         taker = LockTaker(self.app.config.home, mine=self.session_id)
-        info = self.store.reuse_or_create(*self.scope, self.app.model, take=taker)
+        try:
+            info = self.store.reuse_or_create(*self.scope, self.app.model, take=taker)
+        except BaseException:
+            if taker.lock is not None:  # taken inside a transaction that then failed
+                taker.lock.release()
+            raise
         if info.id == self.session_id:
             return False
         self._load_locked(info.id, taker.lock, restore_model=False)
