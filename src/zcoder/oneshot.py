@@ -42,7 +42,7 @@ from zcoder.model.context import (
 )
 from zcoder.relay.sanitize import visible
 from zcoder.resume import restored_model
-from zcoder.sessions import Message, SessionStore, SessionStoreError
+from zcoder.sessions import Message, SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.sessions.locks import acquire as acquire_session_lock
 from zcoder.tools import (
@@ -252,6 +252,8 @@ async def _run(
 def _lock_resumed(config: Config, session_id: str) -> SessionLock | None:
     try:
         return acquire_session_lock(config.home, session_id)
+    except ValueError:  # not even the shape of an id
+        raise SessionNotFoundError(session_id) from None
     except OSError:
         logging.getLogger(__name__).warning("cannot lock %s", session_id, exc_info=True)
         return None

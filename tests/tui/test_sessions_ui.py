@@ -244,3 +244,13 @@ async def test_an_empty_session_gets_no_exit_hint(fake, make_config, app_factory
         await pilot.pause()
     app._stop_services()
     assert app.sessions.exit_session is None
+
+
+@pytest.mark.parametrize("bad", ["no-such-session", "../../etc/passwd"])
+async def test_an_unknown_resume_id_reaching_the_app_starts_a_new_session(
+    fake, make_config, app_factory, bad
+):
+    app = app_factory(make_config(env={"ZCODER_RELAY": "off"}), resume=bad)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "started a new one" in transcript_text(app))
+        assert app.session_id is not None

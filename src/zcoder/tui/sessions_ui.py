@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from zcoder.model import ModelError
 from zcoder.model.context import same_model
 from zcoder.resume import restored_model, session_lines
-from zcoder.sessions import SessionStore, SessionStoreError
+from zcoder.sessions import SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.sessions.locks import acquire as acquire_lock
 from zcoder.tui.transcript import entry_for_event
@@ -118,6 +118,8 @@ class SessionsUI:
         if session_id != self.session_id:
             try:
                 lock = acquire_lock(self.app.config.home, session_id)
+            except ValueError:  # not even the shape of an id
+                raise SessionNotFoundError(session_id) from None
             except OSError:  # a home that takes no lock files: sessions still work
                 log.warning("cannot lock session %s", session_id, exc_info=True)
         self._load_locked(session_id, lock, restore_model=restore_model)
