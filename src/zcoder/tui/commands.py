@@ -8,7 +8,7 @@ from typing import Final
 COMMANDS: Final = {
     "/help": "show this help",
     "/new": "start a new session (idle only)",
-    "/sessions": "show and focus the sessions list",
+    "/sessions": "list the sessions with their ids (zcoder --resume ID) and focus the list",
     "/model [NAME]": "switch model; without NAME, pick from Ollama's list (idle only)",
     "/context": "how full the context window is, and what fills it",
     "/compact [FOCUS]": "replace older history with a summary the model writes (idle only)",
