@@ -26,7 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
             "A terminal coding agent for local Ollama models. Several zcoder instances on one "
             "machine can find each other and hand each other work over a private relay."
         ),
-        epilog="Without --prompt, zcoder starts its interactive terminal UI.",
+        epilog="Without --prompt, zcoder starts its interactive terminal UI. "
+        "`zcoder agents [--json]` lists the other instances; `zcoder send TARGET MESSAGE` "
+        "sends one a message (see docs/relay.md).",
     )
     parser.add_argument("-m", "--model", help="the model (default $ZCODER_MODEL or qwen3-coder)")
     parser.add_argument(
@@ -62,6 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="open a saved session of this workspace (its id, or a unique prefix of it: "
         "/sessions lists them)",
     )
+    parser.add_argument(
+        "--name",
+        metavar="NAME",
+        help="this instance's name for other agents (default $ZCODER_AGENT_NAME, else the"
+        " project's directory name)",
+    )
     parser.add_argument("--no-think", action="store_true", help='send "think": false')
     parser.add_argument(
         "--context-window",
@@ -79,8 +87,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments and arguments[0] in ("agents", "send"):
+        # The relay from scripts (zcoder.relay.scripts): no model, no UI.
+        from zcoder.relay import scripts
+
+        run = scripts.agents_main if arguments[0] == "agents" else scripts.send_main
+        return run(arguments[1:])
     parser = build_parser()
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    args = parser.parse_args(arguments)
 
     from zcoder.config import ConfigError, load_config
 
@@ -97,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             backend=args.backend,
             base_url=args.base_url,
             context_window=args.context_window,
+            name=args.name,
         )
     except ConfigError as exc:
         print(f"zcoder: {exc}", file=sys.stderr)

@@ -253,6 +253,13 @@ class Agent:
         """Replace older history with a summary the model writes; keep the latest turns."""
         return await self.keeper.compact(focus, automatic=automatic)
 
+    def record_receipt(self, record: str, shown: str, metadata: dict[str, Any]) -> None:
+        """A receipt for a task this instance sent: context for the model (``record``, see
+        relay_wrapper.receipt_record), shown as ``shown``. It starts no turn."""
+        self.messages.append(user_message(record))
+        self.recorder.save_messages(self.messages)
+        self.recorder.event("receipt", shown, metadata)
+
     def _add_context(self, text: str) -> None:
         """A user-role record zcoder adds; shown as a notice, kept out of the ledger."""
         self.messages.append(user_message(text))

@@ -30,8 +30,10 @@ from zcoder.relay.client import (
     request,
 )
 from zcoder.relay.listener import LISTEN_BACKLOG, Listener
+from zcoder.relay.names import name_of
 from zcoder.relay.peercred import PeerCredentials, can_check_ancestry, is_sender_in_its_session
 from zcoder.relay.protocol import Ack, Envelope, ping_request
+from zcoder.relay.receipts import Receipt, ReceiptBook, SentMessage, clip_summary
 from zcoder.relay.receiver import Decision, Receiver
 from zcoder.relay.registry import (
     Manifest,
@@ -45,6 +47,7 @@ from zcoder.relay.registry import (
     new_instance_id,
     pid_alive,
     prepare_registry_dir,
+    read_manifest_file,
     socket_path,
     unlink_own,
     write_manifest,
@@ -116,6 +119,7 @@ class Relay:
         session_id: str = "",
         profile: str = "coding",
         model: str = "",
+        name: str = "",
         on_message: Callable[[], None] | None = None,
         on_unavailable: Callable[[str], None] | None = None,
     ) -> None:
@@ -126,6 +130,7 @@ class Relay:
         self._session_id = session_id
         self._profile = profile
         self._model = model
+        self._name = name
         self.on_message = on_message
         self.on_unavailable = on_unavailable
         self._lock = threading.RLock()
@@ -147,6 +152,9 @@ class Relay:
         self._send_counter = itertools.count(1)
         self._manifest_written = False
         self._sender_manifests = ManifestCache()
+        # Messages sent (awaiting a receipt) and receipts received (zcoder.relay.receipts).
+        self.receipts = ReceiptBook()
+        self._receipt_counter = itertools.count(1)
 
     # -- state --------------------------------------------------------------------------
 
@@ -238,8 +246,17 @@ class Relay:
     def paused(self) -> bool:
         return self._paused
 
+    @property
+    def name(self) -> str:
+        return self._name
+
     def refresh_manifest(
-        self, *, session_id: str | None = None, model: str | None = None, profile: str | None = None
+        self,
+        *,
+        session_id: str | None = None,
+        model: str | None = None,
+        profile: str | None = None,
+        name: str | None = None,
     ) -> None:
         with self._lock:
             changed = False
@@ -247,6 +264,7 @@ class Relay:
                 ("_session_id", session_id),
                 ("_model", model),
                 ("_profile", profile),
+                ("_name", name),
             ):
                 if value is not None and getattr(self, attr) != value:
                     setattr(self, attr, value)
@@ -267,6 +285,7 @@ class Relay:
             socket=str(self.socket_path),
             state=self.state,
             started_at=self._started_at,
+            name=self._name,
         )
 
     def _publish(self) -> None:
@@ -367,6 +386,7 @@ class Relay:
             max_queue=self.settings.max_queue,
             state=lambda: self.state,
             sender_check=self._check_sender,
+            receipts=self.receipts,
         )
         self.listener = Listener(
             server,
@@ -524,9 +544,13 @@ class Relay:
                 peer,
                 message_id,
             )
+        # Recorded before delivery: a receipt may come back before the ack is read here.
+        self.receipts.record_sent(message_id, peer.instance_id, name_of(peer), body)
         ack = self._deliver(Path(peer.socket), payload, message_id)
         if isinstance(ack, str):
             return SendResult(None, f"delivery to {peer.project} failed: {ack}", peer, message_id)
+        if ack.status not in ("accepted", "duplicate"):
+            self.receipts.forget(message_id)
         return SendResult(
             ack.status, result_text(peer.project, peer.instance_id, ack), peer, message_id
         )
@@ -551,6 +575,44 @@ class Relay:
                 return f"the acknowledgement was for another message ({ack.message_id!r})"
             return ack
         return last
+
+    def send_receipt(self, task: Envelope, outcome: str, summary: str) -> str:
+        """Tell ``task``'s sender how it ended; the ack status, or why nothing was sent.
+
+        A sender that answered ``unsupported`` once (zcoder.zsh) is never sent another.
+        """
+        if not self.available or self.instance_id is None or self.registry is None:
+            return "relay unavailable"
+        sender = task.sender_instance_id
+        if self.receipts.is_receiptless(sender):
+            return "receiptless"
+        try:
+            manifest = read_manifest_file(self.registry, f"a-{sender}.json")
+        except ManifestError as exc:
+            return f"sender gone ({exc})"
+        if manifest.pid != task.sender_pid:
+            return "sender gone (another process has its manifest)"
+        message_id = f"{self.instance_id}-r{next(self._receipt_counter)}"
+        receipt = Receipt(
+            message_id=message_id,
+            target_instance_id=sender,
+            sender_instance_id=self.instance_id,
+            sender_pid=os.getpid(),
+            in_reply_to=task.message_id,
+            outcome=outcome,
+            summary=clip_summary(summary),
+            created_at=int(time.time()),
+        )
+        ack = self._deliver(Path(manifest.socket), receipt.to_payload(), message_id)
+        if isinstance(ack, str):
+            return ack
+        if ack.status == "unsupported":
+            self.receipts.mark_receiptless(sender)
+        return ack.status
+
+    def take_receipts(self) -> list[tuple[Receipt, SentMessage]]:
+        """Receipts received since the last call, with the message each answers."""
+        return self.receipts.take()
 
     # -- the foreground's side of the queue ---------------------------------------------
 

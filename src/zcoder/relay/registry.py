@@ -32,6 +32,7 @@ from zcoder.relay.safefile import UnsafeFile, read_own_file
 
 MAX_SOCKET_PATH_BYTES: Final = 100
 MAX_MANIFEST_BYTES: Final = 16 * 1024
+MAX_NAME_CHARS: Final = 200  # read from others' manifests; ours are at most 40
 MAX_MANIFESTS_EXAMINED: Final = 128
 # Bound on directory entries looked at in one scan, whatever else lies in the directory
 # (about 20 ms for a full one); only manifest names count toward MAX_MANIFESTS_EXAMINED.
@@ -158,8 +159,12 @@ class Manifest:
     socket: str
     state: str
     started_at: int
+    # The instance's friendly name (zcoder.relay.names); zcoder.zsh writes none. Written
+    # after the spec's members: peers accept and ignore extra scalar members.
+    name: str = ""
 
     def to_payload(self) -> bytes:
+        extra: dict[str, str] = {"name": self.name} if self.name else {}
         return encode_flat_object(
             {
                 "protocol": PROTOCOL_VERSION,
@@ -173,6 +178,7 @@ class Manifest:
                 "socket": self.socket,
                 "state": self.state,
                 "started_at": self.started_at,
+                **extra,
             }
         )
 
@@ -240,6 +246,9 @@ def parse_manifest(data: bytes, registry: Path, file_name: str) -> Manifest:
     started_at = obj.get("started_at", 0)
     if not isinstance(started_at, int) or isinstance(started_at, bool):
         started_at = 0
+    name = obj.get("name", "")
+    if not isinstance(name, str) or len(name) > MAX_NAME_CHARS:
+        name = ""  # optional and self-reported: an odd one is dropped, the manifest kept
     return Manifest(
         instance_id=instance_id,
         pid=pid,
@@ -251,6 +260,7 @@ def parse_manifest(data: bytes, registry: Path, file_name: str) -> Manifest:
         socket=sock,
         state=state,
         started_at=started_at,
+        name=name,
     )
 
 

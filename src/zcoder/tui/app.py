@@ -49,7 +49,7 @@ from zcoder.tui.commands import parse_slash
 from zcoder.tui.model_ui import WARMUP_NUM_PREDICT, ModelUI
 from zcoder.tui.prompt import PromptInput
 from zcoder.tui.queued import QueuedPrompts
-from zcoder.tui.relay_ui import RELAY_POLL_SECONDS, RelayNudge, RelayUI
+from zcoder.tui.relay_ui import RELAY_POLL_SECONDS, RelayNudge, RelayUI, receipt_outcome
 from zcoder.tui.scheduler import Next, TurnScheduler
 from zcoder.tui.sessions_ui import SessionsUI
 from zcoder.tui.slash import SlashCommands
@@ -253,6 +253,7 @@ class ZcoderApp(App[int]):
     # -- turns: the user's prompt and relayed tasks, one at a time ----------------------
 
     def on_relay_nudge(self, _message: RelayNudge) -> None:
+        self.relay_ui.show_receipts()
         self.relay_ui.refresh_header()
         self.schedule()
 
@@ -308,13 +309,19 @@ class ZcoderApp(App[int]):
 
     async def _relay_turn(self, claimed: ClaimedMessage) -> None:
         assert self.agent is not None and self.relay is not None
+        outcome, summary = "failed", "the receiving zcoder failed unexpectedly"
         try:
             await self.model_ui.window_ready()
-            await self.agent.run_relay_turn(claimed.envelope)
+            finished = await self.agent.run_relay_turn(claimed.envelope)
+            outcome, summary = receipt_outcome(finished)
             self.model_ui.check_allocation()
+        except asyncio.CancelledError:
+            outcome, summary = "cancelled", "the receiving agent's user stopped the task"
+            raise
         finally:
             # Completed whatever happened: a claimed message never runs twice.
             self.relay.complete(claimed)
+            self.relay_ui.send_receipt(claimed.envelope, outcome, summary)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if self.model_ui.warmup_ended(event):

@@ -9,16 +9,25 @@ app (``RelayNudge``); everything here runs on the app's event loop.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import logging
+import threading
 from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from zcoder.relay import QuarantinedMessage, Relay
+from zcoder.agent import Outcome, TurnFinished
+from zcoder.agent.relay_wrapper import receipt_record
+from zcoder.relay import Envelope, QuarantinedMessage, Relay
 from zcoder.relay.display import peer_table
+from zcoder.relay.names import BadName, check_name
 from zcoder.relay.spool import Sequences
+from zcoder.tui.transcript import entry_for_event, receipt_text_for_user
 
 if TYPE_CHECKING:
     from zcoder.tui.app import ZcoderApp
+
+log = logging.getLogger(__name__)
 
 RELAY_POLL_SECONDS = 1.0
 CONTINUE_KEY = "F2"  # the app's binding for /agents continue
@@ -50,6 +59,7 @@ class RelayUI:
             workspace=app.config.workspace,
             profile=app.config.profile.value,
             model=app.model,
+            name=app.config.agent_name,
             on_message=self.nudge_from_thread,
             on_unavailable=lambda _reason: self.nudge_from_thread(),
         )
@@ -163,7 +173,7 @@ class RelayUI:
         lines = [
             f"Relay: {'available' if status.available else 'unavailable'} · state {status.state}"
             f" · {status.queued} queued",
-            f"Instance: {status.instance_id}",
+            f"Name: {self.relay.name} · instance {status.instance_id}",
             f"Registry: {status.registry}",
         ]
         if status.reason:
@@ -175,6 +185,68 @@ class RelayUI:
         )
         app.notice("\n".join(lines))
         self.refresh_header()
+
+    def rename(self, argument: str) -> None:
+        """/rename NAME: this instance's name for its peers, in its manifest at once."""
+        app = self.app
+        if not argument:
+            current = self.relay.name if self.relay is not None else app.config.agent_name
+            app.notice(f"This instance is called {current}. /rename NAME changes it.")
+            return
+        try:
+            name = check_name(argument)
+        except BadName as exc:
+            app.error(str(exc))
+            return
+        app.config = dataclasses.replace(app.config, agent_name=name)
+        if self.relay is None:
+            app.notice(f"Named {name}; the relay is off, so no peer sees it.")
+            return
+        self.relay.refresh_manifest(name=name)
+        app.notice(f"Renamed: other agents now see this instance as {name}.")
+
+    # -- receipts -----------------------------------------------------------------------
+
+    def send_receipt(self, task: Envelope, outcome: str, summary: str) -> None:
+        """Tell the task's sender how it ended, on a thread of its own: the turn's end (or its
+        cancellation) never waits for a peer. A receipt-less peer (zcoder.zsh) is quiet."""
+        relay = self.relay
+        if relay is None:
+            return
+
+        def deliver() -> None:
+            status = relay.send_receipt(task, outcome, summary)
+            log.info("receipt for %s (%s): %s", task.message_id, outcome, status)
+
+        threading.Thread(target=deliver, name="zcoder-receipt", daemon=True).start()
+
+    def show_receipts(self) -> None:
+        """Receipts for tasks this instance sent: shown, and given to the model as context
+        (they start no turn)."""
+        if self.relay is None:
+            return
+        app = self.app
+        for receipt, sent in self.relay.take_receipts():
+            shown = receipt_text_for_user(receipt.outcome, sent.target_label, receipt.summary)
+            metadata = {
+                "in_reply_to": receipt.in_reply_to,
+                "outcome": receipt.outcome,
+                "from_instance_id": receipt.sender_instance_id,
+                "from_name": sent.target_label,
+            }
+            app.show(entry_for_event("receipt", shown, metadata))
+            if app.agent is not None:
+                app.agent.record_receipt(
+                    receipt_record(
+                        target_label=sent.target_label,
+                        target_instance_id=sent.target_instance_id,
+                        task_preview=sent.body_preview,
+                        outcome=receipt.outcome,
+                        summary=receipt.summary,
+                    ),
+                    shown,
+                    metadata,
+                )
 
     def _auto_turns_line(self) -> str:
         scheduler = self.app.scheduler
@@ -188,6 +260,18 @@ class RelayUI:
         if limit == 0:
             return f"{ran} ran without you; no limit (ZCODER_RELAY_MAX_AUTO_TURNS=0)."
         return f"{ran} ran without you; at {limit} the rest wait (ZCODER_RELAY_MAX_AUTO_TURNS)."
+
+
+def receipt_outcome(finished: TurnFinished) -> tuple[str, str]:
+    """A relayed turn's end as a receipt's outcome and summary (zcoder.relay.receipts)."""
+    outcome = {
+        Outcome.COMPLETE: "completed",
+        Outcome.STOPPED: "cancelled",
+    }.get(finished.outcome, "failed")
+    if finished.outcome is Outcome.BLOCKED:
+        outcome = "refused" if "refus" in finished.response.lower() else "failed"
+    summary = finished.response or finished.error or finished.outcome.value
+    return outcome, summary
 
 
 def _tasks(n: int) -> str:

@@ -31,6 +31,7 @@ class Entry(Static):
     Entry.system { color: $text-muted; text-style: italic; }
     Entry.error { color: $error; border-left: thick $error; }
     Entry.relay { border: round magenta; background: $boost; padding: 0 1; }
+    Entry.receipt { border-left: thick magenta; color: $text-muted; }
     Entry.thinking { color: $text-muted; text-style: italic; }
     """
 
@@ -100,6 +101,15 @@ def tool_text(name: str, arguments: dict[str, Any], status: str, output: str = "
     return text
 
 
+def receipt_text_for_user(outcome: str, who: str, summary: str) -> str:
+    """What a receipt says in the transcript (and in the saved session)."""
+    return f"{who}: {outcome}" + (f" — {summary}" if summary else "")
+
+
+def receipt_text(text: str) -> Text:
+    return Text.assemble(_label("⇄ receipt ", "bold magenta"), screen_safe(text))
+
+
 def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
     """The one mapping from a saved transcript event to what the screen shows."""
     if role == "user":
@@ -130,6 +140,8 @@ def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
                 text,
             ),
         )
+    if role == "receipt":
+        return Entry("receipt", receipt_text(text))
     if role == "error":
         return Entry("error", error_text(text))
     return Entry("system", system_text(text))
