@@ -152,3 +152,38 @@ def test_mine_is_handed_back_without_a_second_lock(home: Path, workspace: Path) 
         assert again.lock is None and again.in_use == []
         assert taker.lock is not None
         taker.lock.release()
+
+
+STARTERS = 4
+
+
+def test_zcoders_starting_at_once_each_get_a_session_of_their_own(
+    home: Path, workspace: Path
+) -> None:
+    import multiprocessing
+
+    from tests.sessions import lock_workers
+
+    spawn = multiprocessing.get_context("spawn")
+    with SessionStore(home) as store:
+        empty = store.create_session(workspace, "coding", "m")  # all want this one
+    go, done, out = spawn.Barrier(STARTERS), spawn.Event(), spawn.Queue()
+    processes = [
+        spawn.Process(
+            target=lock_workers.start_like_zcoder,
+            args=(str(home), str(workspace)),
+            kwargs={"go": go, "out": out, "done": done},
+        )
+        for _ in range(STARTERS)
+    ]
+    for process in processes:
+        process.start()
+    try:
+        ids = [out.get(timeout=90) for _ in range(STARTERS)]
+    finally:
+        done.set()
+        for process in processes:
+            process.join(timeout=30)
+    assert [p.exitcode for p in processes] == [0] * STARTERS
+    assert len(set(ids)) == STARTERS  # nobody shares
+    assert empty.id in ids  # and the empty one was reused, by one of them
