@@ -6,8 +6,12 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from zcoder import __version__
+
+if TYPE_CHECKING:
+    from zcoder.config import Config
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -54,7 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     policy.add_argument(
         "--deny-commands", action="store_true", help="refuse every command without asking"
     )
-    parser.add_argument("--resume", metavar="ID", help="open a saved session")
+    parser.add_argument(
+        "--resume",
+        metavar="ID",
+        help="open a saved session of this workspace (its id, or a unique prefix of it: "
+        "/sessions lists them)",
+    )
     parser.add_argument(
         "--name",
         metavar="NAME",
@@ -119,13 +128,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(render_instructions(files))
         return EXIT_OK
 
+    if args.prompt is not None and not args.prompt.strip():
+        print("zcoder: --prompt needs some text", file=sys.stderr)
+        return EXIT_USAGE
+
+    resume: str | None = None
+    if args.resume is not None:  # before any UI or request: an unknown id is a usage error
+        found = _find_resumed(config, args.resume)
+        if isinstance(found, int):
+            return found
+        resume = found
+
     if args.prompt is not None:
-        if not args.prompt.strip():
-            print("zcoder: --prompt needs some text", file=sys.stderr)
-            return EXIT_USAGE
         from zcoder.oneshot import run_prompt
 
-        return run_prompt(config, args.prompt, args.resume)
+        return run_prompt(config, args.prompt, resume, keep_model=args.model is not None)
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print(
@@ -139,4 +156,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup_logging(config.home)  # the terminal is the app's: log records go to a file
     from zcoder.tui import run_app
 
-    return run_app(config, resume=args.resume)
+    return run_app(config, resume=resume, keep_model=args.model is not None)
+
+
+def _find_resumed(config: Config, typed: str) -> str | int:
+    """The full id of the session ``--resume`` names, or the exit code after saying why."""
+    from zcoder.resume import ResumeError, find_session
+    from zcoder.sessions import SessionStore, SessionStoreError
+
+    try:
+        with SessionStore(config.home) as store:
+            return find_session(store, typed, config.workspace, config.profile.value).id
+    except ResumeError as exc:
+        print(f"zcoder: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SessionStoreError as exc:
+        print(f"zcoder: {exc}", file=sys.stderr)
+        return EXIT_FAILED

@@ -37,6 +37,7 @@ from zcoder.config import Config
 from zcoder.model import make_client, server_label
 from zcoder.model.context import ContextWindow
 from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
+from zcoder.resume import resume_command
 from zcoder.sessions import SessionStore
 from zcoder.tools import (
     ApprovalPolicy,
@@ -98,11 +99,13 @@ class ZcoderApp(App[int]):
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
     ]
 
-    def __init__(self, config: Config, *, resume: str | None = None) -> None:
+    def __init__(
+        self, config: Config, *, resume: str | None = None, keep_model: bool = False
+    ) -> None:
         super().__init__()
         self.config = config
         self.model = config.model
-        self.sessions = SessionsUI(self, resume)
+        self.sessions = SessionsUI(self, resume, keep_model=keep_model)
         self.relay_ui = RelayUI(self)
         self.client = make_client(config)  # Ollama, or an OpenAI-compatible server
         self.agent: Agent | None = None
@@ -231,7 +234,8 @@ class ZcoderApp(App[int]):
         self.set_interval(RELAY_POLL_SECONDS, self.relay_ui.poll)
         self.relay_ui.refresh_header()
         self.prompt_input.focus()
-        self.model_ui.start_warmup()
+        if not self.sessions.restoring_model:  # else it warms up the session's model
+            self.model_ui.start_warmup()
 
     def refresh_meter(self) -> None:
         """The header's context meter: the last real count, or an estimate before one."""
@@ -407,12 +411,19 @@ class ZcoderApp(App[int]):
         await self.model_ui.pick()
 
 
-def run_app(config: Config, *, resume: str | None = None) -> int:
-    app = ZcoderApp(config, resume=resume)
+def run_app(config: Config, *, resume: str | None = None, keep_model: bool = False) -> int:
+    """``resume``: a full session id (the CLI resolves prefixes); its model is put back
+    unless ``keep_model`` (``-m`` was given)."""
+    app = ZcoderApp(config, resume=resume, keep_model=keep_model)
     try:
         code = app.run()
     finally:
         app._stop_services()  # idempotent: also covers an exit that skipped unmount
+    # The terminal is the shell's again: say how to come back to this session.
+    if app.sessions.exit_session is not None:
+        hint = resume_command(app.sessions.exit_session, config.workspace, config.profile.value)
+        with contextlib.suppress(OSError):  # after SIGHUP there may be no terminal
+            print(f"Resume this session with: {hint}", flush=True)
     if os.environ.get("ZCODER_DEBUG_EXIT"):
         print(f"zcoder exited with {code}")
     return int(code or 0)

@@ -34,7 +34,10 @@ class SlashCommands:
             sidebar = app.sidebar
             sidebar.display = True
             app.refresh_sessions()
+            app.notice(app.sessions.listing())
             sidebar.focus()
+        elif name == "/copy":
+            self._copy()
         elif name == "/model":
             if argument:
                 app.model_ui.set_model(argument)
@@ -56,6 +59,22 @@ class SlashCommands:
             app.relay_ui.rename(argument)
         else:
             app.error(f"unknown command {name}; /help lists the commands")
+
+    def _copy(self) -> None:
+        """The last reply to the terminal's clipboard: Textual writes OSC 52 (ESC ] 52 ; c ;
+        base64 BEL). A terminal without OSC 52 ignores it. tmux's default set-clipboard
+        (``external``) ignores it from programs: ``set -s set-clipboard on`` makes tmux take
+        it into its paste buffer and pass it on to the outer terminal (docs/usage.md)."""
+        app = self.app
+        text = app.sessions.last_reply()
+        if not text or not text.strip():
+            app.notice("Nothing to copy yet: there is no reply in this session.")
+            return
+        app.copy_to_clipboard(text)
+        app.notice(
+            f"Copied {len(text)} characters of the last reply to the clipboard (OSC 52; "
+            "in tmux this needs set-clipboard on)."
+        )
 
     def _show_context(self) -> None:
         app = self.app
