@@ -74,6 +74,7 @@ from zcoder.tools import (
     ToolRegistry,
     TurnOrigin,
 )
+from zcoder.tools.freshness import FreshnessBook
 
 MAX_NUDGES: Final = 3
 """Corrective nudges in a row (empty reply, malformed calls, a bad finish) before a turn
@@ -148,12 +149,16 @@ class Agent:
             policy=approval.edits,
         )
         self.edits.use_session(session_id)
+        # What each file held when the agent last read or wrote it: edits over changes it
+        # has not seen are refused (tools/freshness.py).
+        self.freshness = FreshnessBook()
 
     # -- sessions -----------------------------------------------------------------------
 
     def use_session(self, session_id: str, messages: list[Message], ledger: list[str]) -> None:
         self.recorder.session_id = session_id
         self.edits.use_session(session_id)
+        self.freshness.forget()  # this session's model read nothing in this process yet
         self.messages = [m for m in messages if m.get("role") != "system"]
         self.user_ledger = list(ledger)
         self.keeper.meter.reset()
@@ -227,6 +232,7 @@ class Agent:
             extras=dict(extras),
             requested_by=requested_by,
             edits=self.edits,
+            freshness=self.freshness,
         )
 
     def request_messages(self) -> list[Message]:

@@ -11,6 +11,7 @@ from typing import Any
 from zcoder.tools.approval import ApprovalPolicy, Approver
 from zcoder.tools.confinement import canonical_workspace
 from zcoder.tools.edits import EditGate
+from zcoder.tools.freshness import FreshnessBook
 from zcoder.tools.output import max_tool_output_from_env
 from zcoder.tools.profiles import Profile, TurnOrigin
 
@@ -38,6 +39,9 @@ class ToolContext:
     as approval dialogs name it."""
     edits: EditGate | None = None
     """The turn's edit gate (approval in ask mode, the journal /undo uses); None: none."""
+    freshness: FreshnessBook | None = None
+    """What the agent last read or wrote of each file (tools/freshness.py); None: no
+    check."""
 
     def __post_init__(self) -> None:
         self.workspace = canonical_workspace(os.fspath(self.workspace))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from zcoder.tools.confinement import ConfinedPath, ConfinementError, open_read
 from zcoder.tools.diffs import FileDiff, compact_lines, file_diff, human_size
+from zcoder.tools.freshness import stale_message
 
 if TYPE_CHECKING:
     from zcoder.tools.base import ToolContext
@@ -95,6 +96,11 @@ def load_before(target: ConfinedPath) -> tuple[bytes | None, str]:
 
 async def gate_changes(ctx: ToolContext, tool: str, changes: Sequence[FileChange]) -> str:
     """Ask the turn's gate; "" means go ahead (also when there is no gate)."""
+    book = ctx.freshness
+    if book is not None:
+        stale = [c.path for c in changes if book.stale(c.path, c.target, c.before)]
+        if stale:
+            return stale_message(stale)
     if ctx.edits is None or not changes:
         return ""
     try:
@@ -104,6 +110,9 @@ async def gate_changes(ctx: ToolContext, tool: str, changes: Sequence[FileChange
 
 
 def record_changes(ctx: ToolContext, tool: str, changes: Sequence[FileChange]) -> None:
+    if ctx.freshness is not None:
+        for change in changes:
+            ctx.freshness.saw(change.path, change.after)
     if ctx.edits is not None and changes:
         ctx.edits.committed(tool, changes, ctx)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
@@ -144,11 +145,17 @@ async def _read_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     raw_path: str = args["path"]
     try:
         target = resolve_path(ctx.workspace, raw_path)
-        text = decode_text(read_bytes(target, ctx.max_output), target.display)
+        data = read_bytes(target, ctx.max_output)
+        text = decode_text(data, target.display)
     except ConfinementError as exc:
         return ToolResult.error(str(exc))
     except OSError as exc:
+        if isinstance(exc, FileNotFoundError) and ctx.freshness is not None:
+            with contextlib.suppress(ConfinementError):  # looked again: it is gone
+                ctx.freshness.saw(resolve_path(ctx.workspace, raw_path).display, None)
         return _path_error(exc, raw_path)
+    if ctx.freshness is not None:
+        ctx.freshness.saw(target.display, data)
     return ToolResult(
         True, text, {"path": target.display, "bytes": len(text.encode()), "lines": _lines(text)}
     )
@@ -210,6 +217,8 @@ async def _read_file_range(args: dict[str, Any], ctx: ToolContext) -> ToolResult
         return ToolResult.error(
             f"{target.display} has {total} line(s); start_line {start} is past the end"
         )
+    if ctx.freshness is not None:
+        ctx.freshness.saw_file(target)
     last = start + len(selected) - 1
     return ToolResult(
         True,
