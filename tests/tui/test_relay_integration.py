@@ -472,3 +472,34 @@ async def test_blocking_a_peer_by_name_refuses_its_messages_from_then_on(
         assert accepted.status == "accepted"
         await wait_until(pilot, lambda: len(fake.chat_bodies) == 1)
         await idle(pilot, app)
+
+
+async def test_another_instance_in_the_same_or_an_enclosing_workspace_is_noted_and_told(
+    fake, make_config, app_factory, env, workspace, sender
+):
+    from zcoder.relay import Relay, load_relay_settings
+
+    app = app_factory(make_config())
+    neighbours: list[Relay] = []
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+            await pilot.pause(0.3)
+            assert "works here too" not in transcript_text(app)  # the sender is elsewhere
+            for place in (workspace, workspace.parent):
+                relay = Relay(load_relay_settings(env), workspace=place, env={**os.environ, **env})
+                relay.start()
+                neighbours.append(relay)
+            await wait_until(
+                pilot, lambda: transcript_text(app).count("works here too") == 2, timeout=15
+            )
+            assert "(pid" in transcript_text(app) and "this workspace" in transcript_text(app)
+            fake.enqueue(Turn.text("ok"))
+            await submit(pilot, app, "hello")
+            await idle(pilot, app)
+        system = fake.chat_bodies[-1]["messages"][0]["content"]
+        assert "Other zcoder agents work in this workspace or around it" in system
+        assert "read a file again before changing it" in system
+    finally:
+        for relay in neighbours:
+            relay.stop()

@@ -152,6 +152,9 @@ class Agent:
         # What each file held when the agent last read or wrote it: edits over changes it
         # has not seen are refused (tools/freshness.py).
         self.freshness = FreshnessBook()
+        # Other live instances in this workspace or one around it, as the system prompt
+        # names them ("" when none); kept current by the front end (tui/relay_ui.py).
+        self.workspace_peers = ""
 
     # -- sessions -----------------------------------------------------------------------
 
@@ -242,6 +245,7 @@ class Agent:
             self.settings.workspace,
             instructions=self.settings.instructions,
             relay_available=self.relay_available(),
+            workspace_peers=self.workspace_peers,
         )
         return [system_message(prompt), *self.messages]
 

@@ -61,13 +61,26 @@ win where they disagree):
 """
 
 
+SHARED_WORKSPACE: Final = """\
+Other zcoder agents work in this workspace or around it now: {peers}. Files may change
+under you: read a file again before changing it (an edit over a change you have not seen
+is refused), and keep your changes to what your task needs."""
+
+
 def system_prompt(
-    profile: Profile, workspace: Path, *, instructions: str = "", relay_available: bool = False
+    profile: Profile,
+    workspace: Path,
+    *,
+    instructions: str = "",
+    relay_available: bool = False,
+    workspace_peers: str = "",
 ) -> str:
     template = SYSADMIN_PROMPT if profile is Profile.SYSADMIN else CODING_PROMPT
     parts = [template.format(workspace=workspace)]
     if relay_available:
         parts.append(RELAY_GUIDANCE)
+    if workspace_peers:
+        parts.append(SHARED_WORKSPACE.format(peers=workspace_peers))
     if instructions:
         parts.append(INSTRUCTIONS_HEADER + "\n" + instructions)
     return "\n".join(parts)

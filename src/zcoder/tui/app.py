@@ -232,6 +232,7 @@ class ZcoderApp(App[int]):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(signum, self.exit, 128 + signum)
         self.set_interval(RELAY_POLL_SECONDS, self.relay_ui.poll)
+        self.relay_ui.watch_workspace_peers()  # another instance here already?
         self.relay_ui.refresh_header()
         self.prompt_input.focus()
         if not self.sessions.restoring_model:  # else it warms up the session's model

@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.message import Message
@@ -20,7 +22,8 @@ from zcoder.agent import Outcome, TurnFinished
 from zcoder.agent.relay_wrapper import receipt_record
 from zcoder.relay import ClaimedMessage, Envelope, QuarantinedMessage, Relay
 from zcoder.relay.display import peer_table, visible
-from zcoder.relay.names import BadName, check_name, resolve_target
+from zcoder.relay.names import BadName, check_name, name_of, resolve_target
+from zcoder.relay.sanitize import field_for_model
 from zcoder.relay.spool import Sequences
 from zcoder.relay.trust import BLOCK, TRUST, TrustError
 from zcoder.tui.transcript import entry_for_event, receipt_text_for_user
@@ -47,6 +50,9 @@ class RelayUI:
         self.reason: str | None = None
         self._was_available = False
         self._held_seen: set[str] = set()  # held messages already announced
+        self._registry_mark: int | None = None  # the registry's mtime at the last look
+        self._sharing: dict[str, str] = {}  # instance id -> label, peers sharing the workspace
+        self._looking = False
 
     def start(self) -> None:
         app = self.app
@@ -92,6 +98,7 @@ class RelayUI:
         self.app.post_message(RelayNudge())
 
     def poll(self) -> None:
+        self.watch_workspace_peers()
         self.refresh_header()
         if not self.app.busy:
             self.app.schedule()
@@ -235,6 +242,46 @@ class RelayUI:
             return
         self.relay.refresh_manifest(name=name)
         app.notice(f"Renamed: other agents now see this instance as {name}.")
+
+    # -- other instances in this workspace --------------------------------------------
+
+    def watch_workspace_peers(self) -> None:
+        """When the registry changed (an instance came, went or changed), look again for
+        live peers in this workspace or one around it or inside it."""
+        relay = self.relay
+        if relay is None or not relay.available or relay.registry is None or self._looking:
+            return
+        try:
+            mark = os.stat(relay.registry).st_mtime_ns
+        except OSError:
+            return
+        if mark == self._registry_mark:
+            return
+        self._registry_mark = mark
+        self._looking = True
+        self.app.run_worker(self._look_for_workspace_peers(relay), group="workspace-peers")
+
+    async def _look_for_workspace_peers(self, relay: Relay) -> None:
+        try:
+            found = await asyncio.to_thread(relay.discover)
+        finally:
+            self._looking = False
+        mine = Path(relay.workspace)
+        sharing: dict[str, str] = {}
+        for peer in found.peers:
+            theirs = Path(peer.workspace)
+            if theirs == mine or mine.is_relative_to(theirs) or theirs.is_relative_to(mine):
+                where = "this workspace" if theirs == mine else visible(peer.workspace)
+                sharing[peer.instance_id] = f"{name_of(peer)} (pid {peer.pid}, {where})"
+        for instance_id, label in sharing.items():
+            if instance_id not in self._sharing:
+                self.app.notice(
+                    f"Another zcoder works here too: {label}. Edits over changes the agent"
+                    " has not seen are refused, and both agents are told."
+                )
+        self._sharing = sharing
+        if self.app.agent is not None:
+            self.app.agent.workspace_peers = "; ".join(field_for_model(v) for v in sharing.values())
 
     # -- trust per peer and held messages ---------------------------------------------
 
