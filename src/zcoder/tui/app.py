@@ -46,10 +46,11 @@ from zcoder.tools import (
 from zcoder.tui.agent_view import AgentView
 from zcoder.tui.approvals import DialogApprovals
 from zcoder.tui.commands import parse_slash
+from zcoder.tui.inbox_ui import receipt_outcome
 from zcoder.tui.model_ui import WARMUP_NUM_PREDICT, ModelUI
 from zcoder.tui.prompt import PromptInput
 from zcoder.tui.queued import QueuedPrompts
-from zcoder.tui.relay_ui import RELAY_POLL_SECONDS, RelayNudge, RelayUI, receipt_outcome
+from zcoder.tui.relay_ui import RELAY_POLL_SECONDS, RelayNudge, RelayUI
 from zcoder.tui.scheduler import Next, TurnScheduler
 from zcoder.tui.sessions_ui import SessionsUI
 from zcoder.tui.slash import SlashCommands
@@ -256,8 +257,8 @@ class ZcoderApp(App[int]):
     # -- turns: the user's prompt and relayed tasks, one at a time ----------------------
 
     def on_relay_nudge(self, _message: RelayNudge) -> None:
-        self.relay_ui.show_receipts()
-        self.relay_ui.announce_held()
+        self.relay_ui.inbox.show_receipts()
+        self.relay_ui.policy.announce_held()
         self.relay_ui.refresh_header()
         self.schedule()
 
@@ -325,7 +326,7 @@ class ZcoderApp(App[int]):
         finally:
             # Completed whatever happened: a claimed message never runs twice.
             self.relay.complete(claimed)
-            self.relay_ui.send_receipt(claimed.envelope, outcome, summary)
+            self.relay_ui.inbox.send_receipt(claimed.envelope, outcome, summary)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if self.model_ui.warmup_ended(event):
