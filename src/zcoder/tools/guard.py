@@ -67,6 +67,12 @@ _HARMLESS_DEVICES = frozenset(
         "/dev/random", "/dev/urandom", "/dev/full",
     }
 )  # fmt: skip
+_CRITICAL_FILES = frozenset(
+    {
+        "/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow", "/etc/sudoers",
+        "/etc/fstab", "/etc/crypttab",
+    }
+)  # fmt: skip
 _POWER_COMMANDS = frozenset({"shutdown", "reboot", "halt", "poweroff"})
 _FORMAT_COMMANDS = frozenset({"mke2fs", "mkswap", "wipefs", "mkdosfs"})
 _DEVICE_WRITERS = frozenset({"tee", "cp", "mv", "shred", "install"})
@@ -135,6 +141,7 @@ _FIND_FILTERS = frozenset(
         "-inum", "-samefile", "-links", "-perm", "-lname", "-ilname", "-newermt",
     }
 )  # fmt: skip
+_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 _DESTRUCTIVE_EXEC = frozenset({"rm", "shred", "unlink", "rmdir", "truncate"})
 
 
@@ -203,14 +210,18 @@ _NO_INPUT = _Stream(None, piped=False)
 class _Scope:
     """What the line defined so far: variables, aliases, functions, files written."""
 
-    variables: dict[str, str | None] = field(default_factory=dict)
+    variables: dict[str, _Word] = field(default_factory=dict)
+    """Values assigned in the line; unknown ones keep whether they came from a decoder."""
+    arrays: dict[str, list[_Word]] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
     functions: dict[str, Node] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
     positional: list[_Word] | None = None
 
     def child(self, positional: list[_Word] | None) -> _Scope:
-        return _Scope(self.variables, self.aliases, self.functions, self.files, positional)
+        return _Scope(
+            self.variables, self.arrays, self.aliases, self.functions, self.files, positional
+        )
 
 
 @lru_cache(maxsize=1)
@@ -263,6 +274,8 @@ class _Guard:
         self.workspace = workspace
         self.warnings: list[str] = []
         self.silent = 0
+        self.calling: set[str] = set()
+        """Functions and aliases being expanded (a recursive one is looked into once)."""
         """Above 0 while words are expanded only to learn their values."""
 
     def warn(self, text: str) -> None:
@@ -320,7 +333,7 @@ class _Guard:
                 if child.type not in ("variable_name", "do_group"):
                     self.expand(child, scope, depth)
             if variable is not None:
-                scope.variables[_text(variable)] = None
+                scope.variables[_text(variable)] = _Word(_text(variable), known=False)
             body = node.child_by_field_name("body")
             if body is not None:
                 self.statement(body, scope, depth, stdin)
@@ -342,14 +355,16 @@ class _Guard:
             return
         key = _text(name)
         if value is None:
-            scope.variables[key] = ""
+            scope.variables[key] = _Word("")
             return
         if value.type == "array":
-            self.expand(value, scope, depth)
-            scope.variables[key] = None
+            elements = [w for c in value.named_children for w in self.expand(c, scope, depth)]
+            scope.arrays[key] = elements
+            scope.variables[key] = elements[0] if elements else _Word("")
             return
+        scope.arrays.pop(key, None)
         words = self.expand(value, scope, depth, split=False)
-        scope.variables[key] = words[0].text if words and words[0].known else None
+        scope.variables[key] = words[0] if words else _Word("")
 
     def pipeline(self, node: Node, scope: _Scope, depth: int, stdin: _Stream) -> None:
         stream = stdin
@@ -412,8 +427,10 @@ class _Guard:
                 for word in self.expand(child, scope, depth, split=False):
                     writes = ">" in operator and "&" not in operator.replace("&>", "")
                     if writes or operator.startswith("&>"):
-                        _check_redirect(word.text)
+                        _check_redirect(word.text, append=">>" in operator)
                         written.append(_normalize(word.text))
+                    elif operator == "<" and word.script is not None:
+                        stream = word.script
                     elif operator == "<" and word.known:
                         known = scope.files.get(_normalize(word.text))
                         stream = _Stream(known) if known is not None else _UNKNOWN
@@ -448,14 +465,11 @@ class _Guard:
 
     def expand(self, node: Node, scope: _Scope, depth: int, split: bool = True) -> list[_Word]:
         """The words ``node`` expands to (several with field splitting and braces)."""
-        # "$@" in quotes: one word per positional argument.
-        if (
-            node.type == "string"
-            and len(node.named_children) == 1
-            and _text(node.named_children[0]) == "$@"
-            and scope.positional is not None
-        ):
-            return list(scope.positional[1:])
+        # "$@" and "${a[@]}" in quotes: one word per element.
+        if node.type == "string" and len(node.named_children) == 1:
+            elements = self.elements(node.named_children[0], scope)
+            if elements is not None:
+                return elements
         return self.split(self.segments(node, scope, depth, quoted=False), scope, split)
 
     def expand_group(self, nodes: list[Node], scope: _Scope, depth: int) -> list[_Word]:
@@ -534,8 +548,29 @@ class _Guard:
         self.statement(node, scope, depth)
         return [_Segment(_text(node), quoted=quoted, known=False)]
 
+    def elements(self, node: Node, scope: _Scope) -> list[_Word] | None:
+        """The words of ``$@`` or ``${array[@]}``, when the line set them."""
+        text = _text(node)
+        if text in ("$@", "${@}"):
+            return list(scope.positional[1:]) if scope.positional is not None else None
+        match = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}", text)
+        if match and match.group(1) in scope.arrays:
+            return list(scope.arrays[match.group(1)])
+        return None
+
     def variable(self, node: Node, scope: _Scope, depth: int, quoted: bool) -> _Segment:
         source = _text(node)
+        indexed = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[([@*]|[0-9]+)\]\}", source)
+        if indexed and indexed.group(1) in scope.arrays:
+            elements = scope.arrays[indexed.group(1)]
+            index = indexed.group(2)
+            chosen = elements if not index.isdigit() else elements[int(index) : int(index) + 1]
+            return _Segment(
+                " ".join(w.text for w in chosen),
+                quoted=quoted,
+                known=all(w.known for w in chosen),
+                decoded=any(w.decoded for w in chosen),
+            )
         names = [c for c in node.named_children if c.type in _VARIABLE_NODES]
         simple = (source.startswith("${") and len(node.children) == 3) or not source.startswith(
             "${"
@@ -567,9 +602,9 @@ class _Guard:
             return _Segment(text, quoted=quoted, known=known, decoded=decoded)
         if name in scope.variables:
             value = scope.variables[name]
-            if value is None:
-                return _Segment(source, quoted=quoted, known=False)
-            return _Segment(value, quoted=quoted)
+            if not value.known:
+                return _Segment(source, quoted=quoted, known=False, decoded=value.decoded)
+            return _Segment(value.text, quoted=quoted)
         if name == "IFS":
             return _Segment(_DEFAULT_IFS, quoted=quoted)
         return _Segment(source, quoted=quoted, known=False)
@@ -639,11 +674,14 @@ class _Guard:
         args = words[1:]
         if name in _DOWNLOADERS:
             return _Stream(None, downloaded=True)
+        decoded = name in _DECODERS or stream.decoded or any(w.decoded for w in args)
         result = _evaluate(name, args, stream, scope)
         if result is not None:
-            return _Stream(result)
-        decoded = name in _DECODERS or stream.decoded or any(w.decoded for w in args)
-        if name == "cat" and not [a for a in args if not a.text.startswith("-")]:
+            # Still marked: what a decoder made stays suspect through later unknown stages.
+            return _Stream(result, decoded=decoded)
+        if name in ("cat", "tee") and (
+            name == "tee" or not [a for a in args if not a.text.startswith("-")]
+        ):
             return _Stream(stream.text, stream.decoded, stream.downloaded)
         return _Stream(None, decoded=decoded)
 
@@ -697,15 +735,20 @@ class _Guard:
                 for index in range(position + 1, len(texts) - 1):
                     if texts[index] in ("-S", "--split-string"):
                         self.line(texts[index + 1], scope.child(None), depth + 1)
+        replace = _xargs_replacement(texts)
         words, xargs = _strip_words(words)
         if not words:
             return
+        stripped = texts[: len(texts) - len(words)]
+        # `command rm` and `builtin` skip functions and aliases of that name.
+        bypass = any(posixpath.basename(t) in ("command", "builtin") for t in stripped)
         if xargs:
             if stdin.text is not None:
-                items = stdin.text.split()
-                if any("{}" in w.text for w in words):
+                items = stdin.text.splitlines() if replace else stdin.text.split()
+                marker = replace or "{}"
+                if replace or any(marker in w.text for w in words):
                     words = [
-                        _Word(w.text.replace("{}", item)) if "{}" in w.text else w
+                        _Word(w.text.replace(marker, item)) if marker in w.text else w
                         for item in items
                         for w in words
                     ]
@@ -731,13 +774,38 @@ class _Guard:
             )
         name = posixpath.basename(head.text)
         args = words[1:]
-        if name in scope.aliases:
+        if name in scope.aliases and not bypass and name not in self.calling:
             rest = " ".join(shlex.quote(w.text) if w.known else w.text for w in args)
-            self.line(f"{scope.aliases[name]} {rest}", scope, depth + 1, stdin)
+            self.calling.add(name)
+            try:
+                self.line(f"{scope.aliases[name]} {rest}", scope, depth + 1, stdin)
+            finally:
+                self.calling.discard(name)
             return
-        if name in scope.functions:
-            body = scope.functions[name]
-            self.statement(body, scope.child([head, *args]), depth + 1, stdin)
+        if name in scope.functions and not bypass and name not in self.calling:
+            self.calling.add(name)
+            try:
+                self.statement(scope.functions[name], scope.child([head, *args]), depth + 1, stdin)
+            finally:
+                self.calling.discard(name)
+            return
+        if name == "set" and args and not all(w.text.startswith(("-", "+")) for w in args):
+            operands = args[1:] if args[0].text == "--" else args
+            while operands and operands[0].text.startswith(("-", "+")):
+                operands = operands[1:]
+            scope.positional = [_Word("sh"), *operands]
+            return
+        if name == "read":
+            self.read(args, scope, stdin)
+            return
+        if name == "printf" and len(args) >= 3 and args[0].text == "-v":
+            value = _printf([w.text for w in args[2:]]) if all(w.known for w in args) else None
+            scope.variables[args[1].text] = (
+                _Word(value) if value is not None else _Word(args[1].text, known=False)
+            )
+            return
+        if name in ("at", "batch") and not any(w.text in ("-f", "-l", "-r", "-d") for w in args):
+            self.shell("sh", [], scope, depth, stdin)
             return
         if name == "alias":
             for arg in args:
@@ -759,10 +827,10 @@ class _Guard:
             return
         if name in ("source", "."):
             if args:
-                self.script_file(args[0], scope, depth, name)
+                self.script_file(args[0], scope, depth, name, stdin)
             return
         if name in _INTERPRETERS:
-            self.interpreter(name, args, scope, depth)
+            self.interpreter(name, args, scope, depth, stdin)
             return
         if name == "watch":
             command = _operands_after_options(args, {"-n", "--interval", "-d", "-x"})
@@ -805,7 +873,7 @@ class _Guard:
                     index += 1
                 continue
             # A script operand: the rest are its arguments.
-            self.script_file(args[index], scope, depth, name)
+            self.script_file(args[index], scope, depth, name, stdin)
             return
         if name in ("su", "runuser"):
             return
@@ -815,13 +883,18 @@ class _Guard:
         elif stdin.piped:
             self.run_script(_Word("", False, stdin.decoded), name, scope, depth, stdin)
 
-    def script_file(self, word: _Word, scope: _Scope, depth: int, runner: str) -> None:
+    def script_file(
+        self, word: _Word, scope: _Scope, depth: int, runner: str, stdin: _Stream = _NO_INPUT
+    ) -> None:
         if word.script is not None:
             stream = word.script
             if stream.text is not None:
                 self.line(stream.text, scope.child(None), depth + 1)
             else:
                 self.run_script(_Word("", False, stream.decoded), runner, scope, depth, stream)
+            return
+        if word.known and _normalize(word.text) in _STDIN_FILES:
+            self.shell(runner if runner in _SHELLS else "sh", [], scope, depth, stdin)
             return
         if word.known:
             content = scope.files.get(_normalize(word.text))
@@ -851,33 +924,77 @@ class _Guard:
                     raise
         self.warn(f"{what} runs a script from {origin} that the guard cannot read")
 
-    def interpreter(self, name: str, args: list[_Word], scope: _Scope, depth: int) -> None:
+    def interpreter(
+        self, name: str, args: list[_Word], scope: _Scope, depth: int, stdin: _Stream
+    ) -> None:
+        """``python -c``, ``perl -e``…: look for commands and deletions in the code."""
         flag = _INTERPRETERS[name]
-        for index, arg in enumerate(args[:-1]):
+        code: str | None = None
+        from_stdin = True
+        for index, arg in enumerate(args):
             text = arg.text
-            if text == flag or (
-                text.startswith("-") and not text.startswith("--") and flag[1] in text[1:]
-            ):
-                code = args[index + 1].text
-                if _RISKY_CODE.search(code):
-                    for match in _CODE_STRINGS.finditer(code):
-                        literal = match.group(1) if match.group(1) is not None else match.group(2)
-                        if " " in literal:
-                            try:
-                                self.line(literal, scope.child(None), depth + 1)
-                            except _Refused as refused:
-                                if "parsed" not in refused.reason:
-                                    raise
-                        elif posixpath.isabs(literal) or literal.startswith("~"):
-                            reason = _dangerous_target(literal, self.workspace)
-                            if reason is not None and re.search(r"rmtree|rmdir|remove", code):
-                                raise _Refused(
-                                    f"{name} code deleting {literal!r} would affect {reason}"
-                                )
-                    self.warn(
-                        f"the {name} code deletes files or runs commands; read it before approving"
+            if re.fullmatch(r"-[A-Za-z]*" + flag[1], text) and not text.startswith(("-M", "-I")):
+                code = args[index + 1].text if index + 1 < len(args) else ""
+                from_stdin = False
+                break
+            if text == "-":
+                break
+            if not text.startswith("-") or text == "-m":
+                return  # a script file or a module
+        if from_stdin:
+            code = stdin.text
+            if code is None and stdin.piped:
+                if stdin.decoded:
+                    raise _Refused(
+                        f"{name} would run code that comes out of a decoder whose input the "
+                        "guard cannot see"
                     )
-                return
+                self.warn(f"{name} runs code from {stdin.describe()} that the guard cannot read")
+        if code is None or not _RISKY_CODE.search(code):
+            return
+        for match in _CODE_STRINGS.finditer(code):
+            literal = match.group(1) if match.group(1) is not None else match.group(2)
+            if " " in literal:
+                try:
+                    self.line(literal, scope.child(None), depth + 1)
+                except _Refused as refused:
+                    if "parsed" not in refused.reason:
+                        raise
+            elif posixpath.isabs(literal) or literal.startswith("~"):
+                reason = _dangerous_target(literal, self.workspace)
+                if reason is not None and re.search(r"rmtree|rmdir|remove", code):
+                    raise _Refused(f"{name} code deleting {literal!r} would affect {reason}")
+        self.warn(f"the {name} code deletes files or runs commands; read it before approving")
+
+    def read(self, args: list[_Word], scope: _Scope, stdin: _Stream) -> None:
+        """``read`` assigns what it reads: known when stdin is."""
+        names: list[str] = []
+        array: str | None = None
+        index = 0
+        while index < len(args):
+            text = args[index].text
+            if text in ("-p", "-d", "-n", "-N", "-t", "-u", "-i"):
+                index += 2
+                continue
+            if text == "-a" and index + 1 < len(args):
+                array = args[index + 1].text
+                index += 2
+                continue
+            if not text.startswith("-"):
+                names.append(text)
+            index += 1
+        line = stdin.text.split("\n", 1)[0] if stdin.text is not None else None
+        if array is not None:
+            scope.arrays[array] = (
+                [_Word(f) for f in line.split()] if line is not None else [_Word("", False)]
+            )
+        names = names or ["REPLY"]
+        fields = line.split(None, len(names) - 1) if line is not None else []
+        for position, key in enumerate(names):
+            if line is None:
+                scope.variables[key] = _Word("$" + key, known=False, decoded=stdin.decoded)
+            else:
+                scope.variables[key] = _Word(fields[position] if position < len(fields) else "")
 
     def ssh(self, args: list[_Word], scope: _Scope, depth: int) -> None:
         takes = {"-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-b", "-c", "-E", "-m"}
@@ -958,8 +1075,8 @@ class _Segment:
 
 
 def _ifs(scope: _Scope) -> str:
-    value = scope.variables.get("IFS", _DEFAULT_IFS)
-    return _DEFAULT_IFS if value is None else value
+    value = scope.variables.get("IFS")
+    return value.text if value is not None and value.known else _DEFAULT_IFS
 
 
 def _fields(segments: list[_Segment], ifs: str) -> list[_Word]:
@@ -1177,9 +1294,18 @@ def _error_place(root: Node) -> str:
     return f"syntax error near {_short(_text(bad))}"
 
 
-def _check_redirect(target: str) -> None:
+def _check_redirect(target: str, append: bool = False) -> None:
     if _is_device(target):
         raise _Refused(f"writing to the device {target} would destroy its contents")
+    _check_written_file(target, append)
+
+
+def _check_written_file(target: str, append: bool) -> None:
+    normal = _normalize(target)
+    if normal == "/proc/sysrq-trigger":
+        raise _Refused("writing to /proc/sysrq-trigger can crash or restart the machine at once")
+    if normal in _CRITICAL_FILES and not append:
+        raise _Refused(f"overwriting {normal} would lock users out or stop the machine booting")
 
 
 def _is_device(path: str) -> bool:
@@ -1226,6 +1352,26 @@ def _strip_wrappers(words: list[str]) -> tuple[list[str], bool]:
     return words[index:], xargs
 
 
+def _xargs_replacement(texts: list[str]) -> str | None:
+    """The replacement string of ``xargs -I R`` / ``-IR`` / ``-i`` / ``--replace``."""
+    for index, text in enumerate(texts):
+        if posixpath.basename(text) != "xargs":
+            continue
+        for position in range(index + 1, len(texts)):
+            option = texts[position]
+            if option == "-I" and position + 1 < len(texts):
+                return texts[position + 1]
+            if option.startswith("-I") and len(option) > 2:
+                return option[2:]
+            if option in ("-i", "--replace"):
+                return "{}"
+            if option.startswith("--replace="):
+                return option.split("=", 1)[1]
+            if not option.startswith("-"):
+                break
+    return None
+
+
 def _strip_words(words: list[_Word]) -> tuple[list[_Word], bool]:
     kept, xargs = _strip_wrappers([w.text for w in words])
     return words[len(words) - len(kept) :], xargs
@@ -1250,9 +1396,30 @@ def _check_simple(words: list[str], workspace: str | None) -> None:
     if name in ("init", "telinit") and args[:1] in (["0"], ["6"]):
         raise _Refused(f"{name} {args[0]} would stop or restart the machine")
     if name == "systemctl" and any(
-        arg in ("poweroff", "reboot", "halt", "kexec", "emergency", "rescue") for arg in args
+        arg.removesuffix(".target")
+        in ("poweroff", "reboot", "halt", "kexec", "emergency", "rescue")
+        for arg in args
     ):
         raise _Refused("systemctl would stop or restart the machine")
+    if name in ("kill", "pkill", "killall"):
+        operands = [a for a in args if not a.startswith("-") or a == "-1"]
+        if name == "kill" and ("-1" in operands[1:] or (operands and operands[-1] == "-1")):
+            raise _Refused("kill -1 would kill every process you can signal")
+    if name == "truncate":
+        for arg in args:
+            if _is_device(arg):
+                raise _Refused(f"truncate on the device {arg} would destroy its contents")
+    if name == "tee":
+        append = any(a in ("-a", "--append") for a in args)
+        for arg in args:
+            if not arg.startswith("-"):
+                _check_written_file(arg, append)
+    if name == "rsync" and any(a.startswith("--delete") for a in args):
+        operands = [a for a in args if not a.startswith("-")]
+        if len(operands) >= 2:
+            reason = _dangerous_target(operands[-1], workspace)
+            if reason is not None:
+                raise _Refused(f"rsync --delete into {operands[-1]!r} would affect {reason}")
     if name.startswith("mkfs") or name in _FORMAT_COMMANDS:
         raise _Refused(f"{name} formats a device and destroys its data")
     if name == "dd":
