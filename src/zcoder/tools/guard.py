@@ -291,7 +291,7 @@ class _Guard:
             raise _Refused("the command contains a NUL byte")
         if _FORK_BOMB.search(re.sub(r"\s+", "", text)):
             raise _Refused("this is a fork bomb")
-        root = parse(text)
+        root = parse(_join_continuations(text))
         if root.has_error:
             raise _Refused(
                 f"the command could not be parsed safely ({_error_place(root)}); fix its quoting"
@@ -1292,6 +1292,47 @@ def _error_place(root: Node) -> str:
     if bad.is_missing:
         return f"missing {bad.type!r}"
     return f"syntax error near {_short(_text(bad))}"
+
+
+def _join_continuations(text: str) -> str:
+    """Remove backslash-newline pairs as bash does before splitting words.
+
+    tree-sitter-bash splits a word there (``r\\<newline>m`` would be ``r`` and ``m``), bash
+    joins it (``rm``). Pairs inside single quotes and comments are kept, as bash keeps them.
+    """
+    if "\\\n" not in text:
+        return text
+    out: list[str] = []
+    index = 0
+    quote = ""
+    while index < len(text):
+        char = text[index]
+        if quote == "'":
+            out.append(char)
+            if char == "'":
+                quote = ""
+            index += 1
+            continue
+        if char == "\\" and index + 1 < len(text):
+            if text[index + 1] == "\n":
+                index += 2
+                continue
+            out.append(text[index : index + 2])
+            index += 2
+            continue
+        if char == '"':
+            quote = "" if quote == '"' else '"'
+        elif char == "'" and not quote:
+            quote = "'"
+        elif char == "#" and not quote and (not out or out[-1][-1:] in " \t\n;&|()"):
+            end = text.find("\n", index)
+            end = len(text) if end == -1 else end
+            out.append(text[index:end])
+            index = end
+            continue
+        out.append(char)
+        index += 1
+    return "".join(out)
 
 
 def _check_redirect(target: str, append: bool = False) -> None:
