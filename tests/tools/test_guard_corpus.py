@@ -123,3 +123,28 @@ def test_variables_follow_the_line_in_order() -> None:
 def test_a_file_written_earlier_in_the_line_is_read_when_run() -> None:
     assert check_command("printf 'rm -rf /etc' > /tmp/s.sh; bash /tmp/s.sh").refused
     assert check_command("printf 'ls /etc' > /tmp/s.sh; bash /tmp/s.sh").verdict is Verdict.ALLOW
+
+
+def test_a_path_from_an_unseen_variable_is_warned_unless_empty_would_be_a_catastrophe() -> None:
+    warned = check_command('rm -rf "$BUILD_DIR"')
+    assert warned.verdict is Verdict.WARN and "$BUILD_DIR" in (warned.reason or "")
+    for command in ('rm -rf "$BUILD_DIR"/', "rm -rf $PREFIX/*", "rm -rf ${ROOT}/etc"):
+        refused = check_command(command)
+        assert refused.refused and "empty" in (refused.reason or ""), command
+
+
+def test_the_owner_and_the_mode_are_not_paths() -> None:
+    assert check_command("chown -R $USER:$USER /srv/app").verdict is Verdict.ALLOW
+    assert check_command("chmod -R 755 /var/www/html").verdict is Verdict.ALLOW
+    assert check_command("chmod -R -x /").refused  # a mode given as an option
+    assert check_command("chown -R root /").refused
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["r\\\nm -rf /", "rm -rf \\\n /etc", "echo done # note \\\nrm -rf /"],
+)
+def test_line_continuations_are_joined_as_bash_joins_them(command: str) -> None:
+    # tree-sitter-bash splits a word at a backslash-newline; bash does not.
+    assert check_command(command).refused
+    assert check_command("echo 'a\\\nb'").verdict is Verdict.ALLOW

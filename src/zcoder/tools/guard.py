@@ -43,6 +43,7 @@ import os
 import posixpath
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
@@ -90,6 +91,9 @@ _CODE_STRINGS = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'")
 _FORK_BOMB = re.compile(r"([\w:.\-]+)\(\)\{[^}]*\1\|\1&?[^}]*\};?\1")
 _HOME_VARS = re.compile(r"^(\$HOME|\$\{HOME\})(/.*)?$")
 _PWD_VARS = re.compile(r"^(\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`)(/\*?)?$")
+_VARIABLE_REF = re.compile(
+    r"\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!-]|\$\([^)]*\)|`[^`]*`"
+)
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -757,6 +761,8 @@ class _Guard:
             else:
                 words = [*words, _Word("<arguments read by xargs>", known=False)]
         head = words[0]
+        if not head.known and head.text.startswith(("(", "{")):
+            return  # a subshell or group after `time`/`!`: walked as statements already
         if not head.known:
             self.warn(
                 f"the command name {_short(head.text)} comes from "
@@ -848,7 +854,7 @@ class _Guard:
         self.catastrophes([w.text for w in words], scope, depth)
 
     def catastrophes(self, texts: list[str], scope: _Scope, depth: int) -> None:
-        _check_simple(texts, self.workspace)
+        _check_simple(texts, self.workspace, self.warn)
 
     def shell(
         self, name: str, args: list[_Word], scope: _Scope, depth: int, stdin: _Stream
@@ -914,15 +920,20 @@ class _Guard:
                 f"{what} would run a script that comes out of a decoder whose input the guard "
                 "cannot see; decode it first and show the command"
             )
-        origin = stream.describe() if stream is not None else "a variable or a program's output"
-        # Whatever parts are visible are still checked.
+        # Whatever parts are visible are still checked (their own warnings say no more).
         if text:
+            saved = list(self.warnings)
             try:
                 self.line(text, scope, depth + 1)
             except _Refused as refused:
                 if "parsed" not in refused.reason:
                     raise
-        self.warn(f"{what} runs a script from {origin} that the guard cannot read")
+            finally:
+                self.warnings = saved
+        if stream is not None:
+            self.warn(f"{what} runs a script from {stream.describe()} that the guard cannot read")
+        else:
+            self.warn(f"{what} runs {_short(text)}, whose text the guard cannot see")
 
     def interpreter(
         self, name: str, args: list[_Word], scope: _Scope, depth: int, stdin: _Stream
@@ -1035,7 +1046,7 @@ class _Guard:
                     if at + 1 < len(command):
                         self.line(command[at + 1], scope.child(None), depth + 1)
                 elif "{}" not in command[0]:
-                    _check_simple([c for c in command if c != "{}"], self.workspace)
+                    _check_simple([c for c in command if c != "{}"], self.workspace, self.warn)
         if not deletes:
             return
         for start in starts:
@@ -1425,7 +1436,9 @@ def _operand(node: Node) -> Node | None:
     return node
 
 
-def _check_simple(words: list[str], workspace: str | None) -> None:
+def _check_simple(
+    words: list[str], workspace: str | None, warn: Callable[[str], None] | None = None
+) -> None:
     """The catastrophes, on one command's words (wrappers stripped)."""
     words, _ = _strip_wrappers(words)
     if not words:
@@ -1482,10 +1495,16 @@ def _check_simple(words: list[str], workspace: str | None) -> None:
             if reason is not None:
                 raise _Refused(f"moving {source!r} away would affect {reason}")
     if name in ("rm", "chmod", "chown", "chgrp"):
-        _check_recursive(name, args, workspace)
+        _check_recursive(name, args, workspace, warn or _ignore)
 
 
-def _check_recursive(name: str, args: list[str], workspace: str | None) -> None:
+def _ignore(_: str) -> None:
+    return None
+
+
+def _check_recursive(
+    name: str, args: list[str], workspace: str | None, warn: Callable[[str], None]
+) -> None:
     recursive = False
     operands: list[str] = []
     options_done = False
@@ -1503,7 +1522,25 @@ def _check_recursive(name: str, args: list[str], workspace: str | None) -> None:
             recursive = True
     if not recursive:
         return
+    if name != "rm" and len(operands) >= 2 and not any(a.startswith("--reference") for a in args):
+        operands = operands[1:]  # the mode, or the owner and group
     for operand in operands:
+        if _VARIABLE_REF.search(operand) and not (
+            _HOME_VARS.match(operand) or _PWD_VARS.match(operand)
+        ):
+            # Depends on a variable the line does not set: dangerous if it were empty?
+            bare = _VARIABLE_REF.sub("", operand)
+            reason = _dangerous_target(bare, workspace) if bare else None
+            if reason is not None:
+                raise _Refused(
+                    f"recursive {name} on {operand!r} would affect {reason} if its "
+                    "variables were empty; write the path out literally"
+                )
+            warn(
+                f"recursive {name} on {operand!r}: the path depends on a variable the guard "
+                "cannot see"
+            )
+            continue
         reason = _dangerous_target(operand, workspace)
         if reason is not None:
             raise _Refused(f"recursive {name} on {operand!r} would affect {reason}")
