@@ -148,3 +148,31 @@ def test_line_continuations_are_joined_as_bash_joins_them(command: str) -> None:
     # tree-sitter-bash splits a word at a backslash-newline; bash does not.
     assert check_command(command).refused
     assert check_command("echo 'a\\\nb'").verdict is Verdict.ALLOW
+
+
+def test_oversized_expansions_are_refused_not_checked_in_part() -> None:
+    hidden = "rm -rf {" + ",".join(f"a{i}" for i in range(300)) + ",/}"
+    assert check_command(hidden).refused  # the "/" after 300 choices is still seen
+    words = "c='rm -rf " + "a " * 300 + "/'; $c"
+    assert check_command(words).refused
+    explosion = "echo " + "{a,b}" * 22
+    verdict = check_command(explosion)
+    assert verdict.refused and "too large" in (verdict.reason or "")
+    doubling = "x0=ab; " + "; ".join(f"x{i}=$x{i - 1}$x{i - 1}" for i in range(1, 40))
+    verdict = check_command(doubling + "; echo $x39")
+    assert verdict.refused and "too large" in (verdict.reason or "")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "a=1 bomb(){ bomb|bomb& };bomb",
+        "f() {\n  f | f &\n}\nf",
+        "function b { b | b & }; b",
+        "x() { x & x & }; x",
+        "f(){ g; }; g(){ f|f& }; f",
+    ],
+)
+def test_fork_bombs_in_other_spellings(command: str) -> None:
+    verdict = check_command(command)
+    assert verdict.refused and "fork bomb" in (verdict.reason or "")

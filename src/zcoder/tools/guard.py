@@ -54,7 +54,10 @@ from tree_sitter import Language, Node, Parser
 __all__ = ["GuardVerdict", "Verdict", "check_command", "classify_command"]
 
 _MAX_DEPTH = 8
-_MAX_FIELDS = 256
+_MAX_FIELDS = 4096
+"""Brace expansion beyond this many words is refused rather than checked in part."""
+_MAX_VALUE = 1 << 20
+"""A variable's value beyond this many characters is refused rather than built."""
 
 _SYSTEM_TREES = frozenset(
     {
@@ -88,7 +91,9 @@ _RISKY_CODE = re.compile(
     r"|execSync|spawn|shell_exec|\bqx\b"
 )
 _CODE_STRINGS = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'")
-_FORK_BOMB = re.compile(r"([\w:.\-]+)\(\)\{[^}]*\1\|\1&?[^}]*\};?\1")
+_FORK_BOMB = re.compile(
+    r"(?<![\w:.\-])([\w:.\-]+)\s*\(\)\s*\{[^}]*?\1\s*\|\s*\1\s*&?[^}]*\}\s*;?\s*\1"
+)
 _HOME_VARS = re.compile(r"^(\$HOME|\$\{HOME\})(/.*)?$")
 _PWD_VARS = re.compile(r"^(\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`)(/\*?)?$")
 _VARIABLE_REF = re.compile(
@@ -293,7 +298,7 @@ class _Guard:
             raise _Refused("the command nests shells or eval too deeply to be checked safely")
         if "\x00" in text:
             raise _Refused("the command contains a NUL byte")
-        if _FORK_BOMB.search(re.sub(r"\s+", "", text)):
+        if _FORK_BOMB.search(text):
             raise _Refused("this is a fork bomb")
         root = parse(_join_continuations(text))
         if root.has_error:
@@ -368,6 +373,8 @@ class _Guard:
             return
         scope.arrays.pop(key, None)
         words = self.expand(value, scope, depth, split=False)
+        if words and len(words[0].text) > _MAX_VALUE:
+            raise _Refused(f"the value of {key} grows too large to be checked")
         scope.variables[key] = words[0] if words else _Word("")
 
     def pipeline(self, node: Node, scope: _Scope, depth: int, stdin: _Stream) -> None:
@@ -500,7 +507,7 @@ class _Guard:
         words = _fields(segments, _ifs(scope)) if split else _join(segments)
         if split:
             words = [w for word in words for w in _brace_expand(word)]
-        return words[:_MAX_FIELDS]
+        return words
 
     def segments(self, node: Node, scope: _Scope, depth: int, quoted: bool) -> list[_Segment]:
         kind = node.type
@@ -788,6 +795,14 @@ class _Guard:
             finally:
                 self.calling.discard(name)
             return
+        if name in scope.functions and not bypass and name in self.calling:
+            # Recursion: with a pipeline or `&` anywhere in the cycle, it multiplies.
+            cycle = [_text(scope.functions[f]) for f in self.calling if f in scope.functions]
+            if any("|" in body or "&" in body for body in cycle):
+                raise _Refused(
+                    f"the function {name} calls itself through a pipeline or in the "
+                    "background: a fork bomb"
+                )
         if name in scope.functions and not bypass and name not in self.calling:
             self.calling.add(name)
             try:
@@ -1138,7 +1153,7 @@ def _brace_expand(word: _Word) -> list[_Word]:
     for choice in match.group(1).split(","):
         results.extend(_brace_expand(_Word(before + choice + after)))
         if len(results) > _MAX_FIELDS:
-            break
+            raise _Refused("the command's brace expansion is too large to be checked")
     return results
 
 
