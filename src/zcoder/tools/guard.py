@@ -900,7 +900,7 @@ class _Guard:
             return
         # No -c and no script: the shell reads its script from stdin.
         if stdin.text is not None:
-            self.line(stdin.text, scope.child(None), depth + 1)
+            self.script(stdin.text, name, scope.child(None), depth)
         elif stdin.piped:
             self.run_script(_Word("", False, stdin.decoded), name, scope, depth, stdin)
 
@@ -910,7 +910,7 @@ class _Guard:
         if word.script is not None:
             stream = word.script
             if stream.text is not None:
-                self.line(stream.text, scope.child(None), depth + 1)
+                self.script(stream.text, runner, scope.child(None), depth)
             else:
                 self.run_script(_Word("", False, stream.decoded), runner, scope, depth, stream)
             return
@@ -920,7 +920,18 @@ class _Guard:
         if word.known:
             content = scope.files.get(_normalize(word.text))
             if content is not None:
-                self.line(content, scope.child(None), depth + 1)
+                self.script(content, runner, scope.child(None), depth)
+
+    def script(self, text: str, runner: str, scope: _Scope, depth: int) -> None:
+        """Check the script ``runner`` runs; a refusal says what the script was."""
+        try:
+            self.line(text, scope, depth + 1)
+        except _Refused as refused:
+            if "(in the script " in refused.reason or text.strip() in refused.reason:
+                raise
+            raise _Refused(
+                f"{refused.reason} (in the script {runner} runs: {_short(text.strip())})"
+            ) from None
 
     def run_script(
         self, script: _Word, what: str, scope: _Scope, depth: int, stream: _Stream | None = None
@@ -928,7 +939,7 @@ class _Guard:
         """Check a script run by a shell or eval; warn or refuse when it cannot be read."""
         text = script.text
         if script.known:
-            self.line(text, scope, depth + 1)
+            self.script(text, what, scope, depth)
             return
         if script.decoded:
             raise _Refused(
