@@ -176,3 +176,27 @@ def test_oversized_expansions_are_refused_not_checked_in_part() -> None:
 def test_fork_bombs_in_other_spellings(command: str) -> None:
     verdict = check_command(command)
     assert verdict.refused and "fork bomb" in (verdict.reason or "")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo 'rm -rf /' | xargs -0 sh -c",  # one argument: the whole line
+        "printf '/\\n' | xargs -n 1 -I% rm -rf %",
+        "echo 'rm -rf /' | parallel",  # each input line is a command
+        "parallel rm -rf ::: /tmp/a /",
+        "env X='rm -rf /' sh -c '$X'",  # the child shell sees the variable
+        "X='rm -rf /' bash -c 'eval \"$X\"'",
+        "while read c; do $c; done <<< 'rm -rf /'",
+        "echo 'rm -rf /' | while read c; do $c; done",
+    ],
+)
+def test_inputs_and_environments_handed_to_other_commands(command: str) -> None:
+    assert check_command(command).refused
+
+
+def test_characters_the_parser_cannot_take_are_refused_before_parsing() -> None:
+    # tree-sitter-bash 0.25.1 can crash the process on "{" followed by U+E0000 or above.
+    verdict = check_command("echo {\U000fe29d}")
+    assert verdict.refused and "U+E0000" in (verdict.reason or "")
+    assert check_command("echo 'café 中文 😀'").verdict is Verdict.ALLOW

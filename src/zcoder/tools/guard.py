@@ -99,12 +99,20 @@ _PWD_VARS = re.compile(r"^(\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`)(/\*?)?$")
 _VARIABLE_REF = re.compile(
     r"\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!-]|\$\([^)]*\)|`[^`]*`"
 )
+_PARSER_UNSAFE = re.compile("[\U000e0000-\U0010ffff]")
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _BRACES = re.compile(r"\{([^{}]*)\}")
 _DEFAULT_IFS = " \t\n"
 
+_PARALLEL_OPTIONS = frozenset(
+    {
+        "-j", "--jobs", "-S", "--sshlogin", "-a", "--arg-file", "-I", "-d", "--delimiter",
+        "--colsep", "-n", "-N", "--results", "--tmpdir", "--timeout", "--delay", "--joblog",
+        "-L", "-P",
+    }
+)  # fmt: skip
 # Wrappers: command name -> options that take a separate argument.
 _WRAPPERS: dict[str, frozenset[str]] = {
     "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-R"}),
@@ -127,7 +135,9 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "toybox": frozenset(),
     "flock": frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}),
     "xargs": frozenset({"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--arg-file"}),
+    "parallel": _PARALLEL_OPTIONS,
 }
+_XARGS_LIKE = frozenset({"xargs", "parallel"})
 # Wrappers whose first operands are not the command (timeout DURATION, flock FILE, …).
 _WRAPPER_OPERANDS = {"timeout": 1, "chrt": 1, "taskset": 1, "flock": 1}
 
@@ -227,6 +237,19 @@ class _Scope:
     files: dict[str, str] = field(default_factory=dict)
     positional: list[_Word] | None = None
 
+    def with_env(self, env: dict[str, _Word]) -> _Scope:
+        """This scope as a child process sees it with ``env`` added to its environment."""
+        if not env:
+            return self
+        return _Scope(
+            {**self.variables, **env},
+            self.arrays,
+            self.aliases,
+            self.functions,
+            self.files,
+            self.positional,
+        )
+
     def child(self, positional: list[_Word] | None) -> _Scope:
         return _Scope(
             self.variables, self.arrays, self.aliases, self.functions, self.files, positional
@@ -283,9 +306,9 @@ class _Guard:
         self.workspace = workspace
         self.warnings: list[str] = []
         self.silent = 0
+        """Above 0 while words are expanded only to learn their values."""
         self.calling: set[str] = set()
         """Functions and aliases being expanded (a recursive one is looked into once)."""
-        """Above 0 while words are expanded only to learn their values."""
 
     def warn(self, text: str) -> None:
         if text not in self.warnings:
@@ -298,6 +321,13 @@ class _Guard:
             raise _Refused("the command nests shells or eval too deeply to be checked safely")
         if "\x00" in text:
             raise _Refused("the command contains a NUL byte")
+        if _PARSER_UNSAFE.search(text):
+            # tree-sitter-bash 0.25.1 can crash the process on these (found by fuzzing:
+            # "{" followed by U+E0000 or above); no shell command needs them.
+            raise _Refused(
+                "the command contains characters from U+E0000 up (tags, private use), which "
+                "the guard cannot parse safely"
+            )
         if _FORK_BOMB.search(text):
             raise _Refused("this is a fork bomb")
         root = parse(_join_continuations(text))
@@ -440,6 +470,8 @@ class _Guard:
                     if writes or operator.startswith("&>"):
                         _check_redirect(word.text, append=">>" in operator)
                         written.append(_normalize(word.text))
+                    elif operator == "<&":
+                        stream = _UNKNOWN  # another descriptor: opened elsewhere
                     elif operator == "<" and word.script is not None:
                         stream = word.script
                     elif operator == "<" and word.known:
@@ -547,8 +579,9 @@ class _Guard:
             return [_Segment(_text(node), literal=True, known=False, script=stream)]
         if kind == "arithmetic_expansion":
             inner = _text(node)[3:-2].strip()
-            for child in node.named_children:
-                self.statement(child, scope, depth)
+            if not self.silent:
+                for child in node.named_children:
+                    self.statement(child, scope, depth)
             if inner.isdigit():
                 return [_Segment(str(int(inner)), quoted=quoted)]
             return [_Segment(_text(node), quoted=quoted, known=False)]
@@ -556,7 +589,8 @@ class _Guard:
             return [_Segment(_text(node), literal=True)]
         if not node.is_named:
             return [_Segment(_text(node), literal=True)]
-        self.statement(node, scope, depth)
+        if not self.silent:
+            self.statement(node, scope, depth)
         return [_Segment(_text(node), quoted=quoted, known=False)]
 
     def elements(self, node: Node, scope: _Scope) -> list[_Word] | None:
@@ -713,13 +747,16 @@ class _Guard:
     def command(self, node: Node, scope: _Scope, depth: int, stdin: _Stream) -> None:
         words: list[_Word] = []
         groups: list[list[Node]] = []
+        env: dict[str, _Word] = {}
         for child in node.named_children:
             kind = child.type
             if kind == "variable_assignment":
-                # Applies to this command only; its value is still expanded (and checked).
+                # In the environment of this command only (a shell it starts sees it).
+                key = child.child_by_field_name("name")
                 value = child.child_by_field_name("value")
-                if value is not None:
-                    self.expand(value, scope, depth)
+                assigned = self.expand(value, scope, depth, split=False) if value else []
+                if key is not None:
+                    env[_text(key)] = assigned[0] if assigned else _Word("")
                 continue
             if kind in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 got, _ = self.redirect(child, scope, depth)
@@ -736,9 +773,16 @@ class _Guard:
         for group in groups:
             words.extend(self.expand_group(group, scope, depth))
         if words:
-            self.simple(words, scope, depth, stdin)
+            self.simple(words, scope, depth, stdin, env)
 
-    def simple(self, words: list[_Word], scope: _Scope, depth: int, stdin: _Stream) -> None:
+    def simple(
+        self,
+        words: list[_Word],
+        scope: _Scope,
+        depth: int,
+        stdin: _Stream,
+        env: dict[str, _Word] | None = None,
+    ) -> None:
         texts = [w.text for w in words]
         # env -S / --split-string carries a whole command line in one argument.
         for position, text in enumerate(texts[:-1]):
@@ -746,16 +790,32 @@ class _Guard:
                 for index in range(position + 1, len(texts) - 1):
                     if texts[index] in ("-S", "--split-string"):
                         self.line(texts[index + 1], scope.child(None), depth + 1)
-        replace = _xargs_replacement(texts)
+        replace, delimiter = _xargs_options(texts)
         words, xargs = _strip_words(words)
-        if not words:
-            return
         stripped = texts[: len(texts) - len(words)]
+        env = dict(env or {})
+        for word in [*texts[: len(texts) - len(words)]]:
+            if _ASSIGNMENT.match(word):  # env NAME=value, sudo NAME=value
+                key, value = word.split("=", 1)
+                env[key] = _Word(value)
+        inner = scope.with_env(env)
+        if ":::" in [w.text for w in words] and "parallel" in map(posixpath.basename, stripped):
+            at = [w.text for w in words].index(":::")
+            inputs = " ".join(w.text for w in words[at + 1 :] if w.text != ":::")
+            words = words[:at]
+            stdin = _Stream(inputs + "\n", stdin.decoded)
+        if not words:
+            if "parallel" in map(posixpath.basename, stripped):
+                self.shell("sh", [], scope, depth, stdin)  # each input line is a command
+            return
         # `command rm` and `builtin` skip functions and aliases of that name.
         bypass = any(posixpath.basename(t) in ("command", "builtin") for t in stripped)
         if xargs:
             if stdin.text is not None:
-                items = stdin.text.splitlines() if replace else stdin.text.split()
+                if delimiter is not None:
+                    items = [i for i in stdin.text.split(delimiter) if i]
+                else:
+                    items = stdin.text.splitlines() if replace else stdin.text.split()
                 marker = replace or "{}"
                 if replace or any(marker in w.text for w in words):
                     words = [
@@ -820,9 +880,9 @@ class _Guard:
             self.read(args, scope, stdin)
             return
         if name == "printf" and len(args) >= 3 and args[0].text == "-v":
-            value = _printf([w.text for w in args[2:]]) if all(w.known for w in args) else None
+            printed = _printf([w.text for w in args[2:]]) if all(w.known for w in args) else None
             scope.variables[args[1].text] = (
-                _Word(value) if value is not None else _Word(args[1].text, known=False)
+                _Word(printed) if printed is not None else _Word(args[1].text, known=False)
             )
             return
         if name in ("at", "batch") and not any(w.text in ("-f", "-l", "-r", "-d") for w in args):
@@ -836,7 +896,7 @@ class _Guard:
                     self.line(value, scope.child(None), depth + 1)
             return
         if name in _SHELLS or name in ("su", "runuser"):
-            self.shell(name, args, scope, depth, stdin)
+            self.shell(name, args, inner, depth, stdin)
             return
         if name == "eval":
             joined = _Word(
@@ -844,7 +904,7 @@ class _Guard:
                 known=all(w.known for w in args),
                 decoded=any(w.decoded for w in args),
             )
-            self.run_script(joined, "eval", scope, depth)
+            self.run_script(joined, "eval", inner, depth)
             return
         if name in ("source", "."):
             if args:
@@ -916,6 +976,9 @@ class _Guard:
             return
         if word.known and _normalize(word.text) in _STDIN_FILES:
             self.shell(runner if runner in _SHELLS else "sh", [], scope, depth, stdin)
+            return
+        if word.known and _normalize(word.text).startswith(("/dev/fd/", "/proc/self/fd/")):
+            self.warn(f"{runner} reads its script from {word.text}, which the guard cannot see")
             return
         if word.known:
             content = scope.files.get(_normalize(word.text))
@@ -1407,7 +1470,7 @@ def _strip_wrappers(words: list[str]) -> tuple[list[str], bool]:
         name = posixpath.basename(word)
         if name not in _WRAPPERS:
             break
-        xargs = xargs or name == "xargs"
+        xargs = xargs or name in _XARGS_LIKE
         takes_arg = _WRAPPERS[name]
         index += 1
         operands = _WRAPPER_OPERANDS.get(name, 0)
@@ -1430,24 +1493,37 @@ def _strip_wrappers(words: list[str]) -> tuple[list[str], bool]:
     return words[index:], xargs
 
 
-def _xargs_replacement(texts: list[str]) -> str | None:
-    """The replacement string of ``xargs -I R`` / ``-IR`` / ``-i`` / ``--replace``."""
+def _xargs_options(texts: list[str]) -> tuple[str | None, str | None]:
+    """xargs's (or parallel's) replacement string (``-I R``, ``-i``…) and input delimiter
+    (``-0``, ``-d X``); None for whitespace splitting."""
+    replace: str | None = None
+    delimiter: str | None = None
     for index, text in enumerate(texts):
-        if posixpath.basename(text) != "xargs":
+        name = posixpath.basename(text)
+        if name not in _XARGS_LIKE:
             continue
-        for position in range(index + 1, len(texts)):
+        takes = _WRAPPERS[name]
+        position = index + 1
+        while position < len(texts) and texts[position].startswith("-"):
             option = texts[position]
-            if option == "-I" and position + 1 < len(texts):
-                return texts[position + 1]
-            if option.startswith("-I") and len(option) > 2:
-                return option[2:]
-            if option in ("-i", "--replace"):
-                return "{}"
-            if option.startswith("--replace="):
-                return option.split("=", 1)[1]
-            if not option.startswith("-"):
-                break
-    return None
+            following = texts[position + 1] if position + 1 < len(texts) else ""
+            if option == "-I":
+                replace = following
+            elif option.startswith("-I"):
+                replace = option[2:]
+            elif option in ("-i", "--replace"):
+                replace = "{}"
+            elif option.startswith(("--replace=", "-i")):
+                replace = option.split("=", 1)[1] if "=" in option else option[2:]
+            elif option in ("-0", "--null"):
+                delimiter = "\0"
+            elif option in ("-d", "--delimiter"):
+                delimiter = _ansi_c(following) or "\n"
+            elif option.startswith("--delimiter="):
+                delimiter = _ansi_c(option.split("=", 1)[1]) or "\n"
+            position += 2 if option in takes else 1
+        break
+    return replace, delimiter
 
 
 def _strip_words(words: list[_Word]) -> tuple[list[_Word], bool]:
