@@ -11,22 +11,29 @@ worked out from literals (``echo``, ``printf``, ``base64 -d``, ``base32 -d``, ``
 ``$0``, ``$1``…), scripts fed to a shell on stdin (pipes, here-documents, here-strings,
 ``<(...)``, a file written earlier in the line), ``source``, aliases and functions defined
 in the line, wrappers (``sudo``, ``env``, ``command``, ``busybox``, ``nohup``,
-``timeout``…), ``xargs`` (the command it runs, with its input when known), ``find
--delete``/``-exec``, ``watch`` and ``ssh`` command strings, and checks each resulting
-command against a list of ways to destroy a machine, a home or the workspace.
+``timeout``…), ``xargs`` and GNU ``parallel`` (the command they run, with their input when
+known), ``find -delete``/``-exec``, ``watch``, ``ssh`` and ``at`` command strings,
+``read``, ``set --``, ``printf -v``, arrays and the environment a child shell inherits,
+and checks each resulting command against a list of ways to destroy a machine, a home or
+the workspace. Two faults of tree-sitter-bash 0.25.1 are worked around here: it splits a
+word at a backslash-newline (continuations are joined first, as bash does), and it can
+crash on ``{`` followed by a four-byte UTF-8 character (those are parsed as U+FFFD).
 
 Three verdicts (:class:`Verdict`):
 
 * **refuse**: catastrophic (``rm -rf`` of ``/``, a system tree, a home or the workspace;
   ``mkfs``; ``dd`` or a redirect onto a device; fork bombs; shutdown; ``chmod -R`` on
-  ``/``…), and what the guard cannot see through where it matters most: a line it cannot
-  parse, nesting too deep, and a script it cannot read that comes out of a decoder
-  (base64, xxd, openssl, gzip…) into a shell or ``eval``. Fail closed.
+  ``/``; ``kill -1``; overwriting ``/etc/passwd``…), and what the guard cannot see
+  through where it matters most: a line it cannot parse, nesting too deep, oversized
+  expansions, and a script it cannot read that comes out of a decoder (base64, xxd,
+  openssl, gzip…) into a shell or ``eval``. Fail closed.
 * **warn**: the guard cannot see what would run, but nothing says it is obfuscated: a
   command name taken from the environment or from a program's output (``$CMD``,
   ``$(cat file)``), a glob as the command name, a download piped into a shell (``curl |
   sh``), ``eval``/``sh -c`` of a variable or a program's output, ``xargs`` feeding
-  unknown arguments to a recursive delete, ``find`` deleting under a system tree with a
+  unknown arguments to a recursive delete, a recursive delete of a path built from a
+  variable the line does not set (refused when the path with that variable empty would
+  be a catastrophe: ``rm -rf "$DIR"/``), ``find`` deleting under a system tree with a
   filter, and ``python -c``/``perl -e`` one-liners that delete files or run commands. The
   approval dialog shows the warning; the user decides.
 * **allow**: nothing of the above.
@@ -792,7 +799,7 @@ class _Guard:
         words, xargs = _strip_words(words)
         stripped = texts[: len(texts) - len(words)]
         env = dict(env or {})
-        for word in [*texts[: len(texts) - len(words)]]:
+        for word in stripped:
             if _ASSIGNMENT.match(word):  # env NAME=value, sudo NAME=value
                 key, value = word.split("=", 1)
                 env[key] = _Word(value)
