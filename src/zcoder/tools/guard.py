@@ -85,7 +85,7 @@ _CRITICAL_FILES = frozenset(
     }
 )  # fmt: skip
 _POWER_COMMANDS = frozenset({"shutdown", "reboot", "halt", "poweroff"})
-_FORMAT_COMMANDS = frozenset({"mke2fs", "mkswap", "wipefs", "mkdosfs"})
+_FORMAT_COMMANDS = frozenset({"mke2fs", "mkswap", "wipefs", "mkdosfs", "blkdiscard"})
 _DEVICE_WRITERS = frozenset({"tee", "cp", "mv", "shred", "install"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash"})
 _INTERPRETERS = {
@@ -923,12 +923,16 @@ class _Guard:
             if command:
                 self.line(" ".join(w.text for w in command), scope.child(None), depth + 1)
             return
+        for value in _command_options(name, [w.text for w in args]):
+            self.script(value, name, scope.child(None), depth)
         if name == "ssh":
             self.ssh(args, scope, depth)
             return
         if name == "find":
             self.find(args, scope, depth)
             return
+        if name in ("awk", "gawk", "mawk", "nawk", "busybox-awk"):
+            self.awk(args, scope, depth)
         if xargs and any(not w.known for w in args):
             self.xargs_unknown(name, [w.text for w in words[1:]])
         self.catastrophes([w.text for w in words], scope, depth)
@@ -1055,7 +1059,13 @@ class _Guard:
                         "guard cannot see"
                     )
                 self.warn(f"{name} runs code from {stdin.describe()} that the guard cannot read")
-        if code is None or not _RISKY_CODE.search(code):
+        if code is None:
+            return
+        for match in _CODE_STRINGS.finditer(code):
+            literal = match.group(1) if match.group(1) is not None else match.group(2)
+            if _is_device(literal):
+                self.warn(f"the {name} code names the device {literal}; read it before approving")
+        if not _RISKY_CODE.search(code):
             return
         for match in _CODE_STRINGS.finditer(code):
             literal = match.group(1) if match.group(1) is not None else match.group(2)
@@ -1100,6 +1110,26 @@ class _Guard:
                 scope.variables[key] = _Word("$" + key, known=False, decoded=stdin.decoded)
             else:
                 scope.variables[key] = _Word(fields[position] if position < len(fields) else "")
+
+    def awk(self, args: list[_Word], scope: _Scope, depth: int) -> None:
+        """awk programs run commands with system("…") and print | "…"."""
+        takes = {"-f", "-v", "-F", "--file", "--assign", "--field-separator"}
+        operands = _operands_after_options(args, takes)
+        if not operands or any(w.text in ("-f", "--file") for w in args):
+            return
+        program = operands[0].text
+        literals = [m.group(1) for m in re.finditer(r'"((?:[^"\\]|\\.)*)"', program)]
+        commands = re.findall(r'(?:system\s*\(|(?<!\|)\|(?!\|)&?)\s*"((?:[^"\\]|\\.)*)"', program)
+        for command in commands:
+            self.script(command, "awk", scope.child(None), depth)
+        to_shell = any(posixpath.basename(c.split(" ", 1)[0]) in _SHELLS for c in commands)
+        if to_shell or re.search(r'system\s*\(\s*[^"\s]', program):
+            # print … | "sh", or system(variable): any string may be the command.
+            for literal in literals:
+                if literal not in commands:
+                    self.script(literal, "awk", scope.child(None), depth)
+        if commands or re.search(r"system\s*\(|(?<!\|)\|(?!\|)&?\s*[A-Za-z_$]", program):
+            self.warn("the awk program runs commands; read it before approving")
 
     def ssh(self, args: list[_Word], scope: _Scope, depth: int) -> None:
         takes = {"-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-b", "-c", "-E", "-m"}
@@ -1498,6 +1528,34 @@ def _strip_wrappers(words: list[str]) -> tuple[list[str], bool]:
     return words[index:], xargs
 
 
+_COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
+    # program -> its options whose value is a command line it runs. "X=" prefixes are
+    # matched on a word (git -c X=…, ssh -o X=…) and after "-o" in the same word.
+    "tar": ("--to-command=", "--checkpoint-action=exec=", "--use-compress-program=", "-I"),
+    "rsync": ("-e", "--rsh="),
+    "ssh": ("ProxyCommand=", "LocalCommand=", "KnownHostsCommand="),
+    "scp": ("-S", "ProxyCommand="),
+    "sftp": ("-S", "ProxyCommand="),
+    "git": ("core.sshCommand=", "core.pager=", "core.editor=", "core.fsmonitor="),
+    "zip": ("-TT", "--unzip-command="),
+}
+
+
+def _command_options(name: str, args: list[str]) -> list[str]:
+    """The command lines given in ``args`` as values of ``name``'s command options."""
+    found: list[str] = []
+    for index, arg in enumerate(args):
+        following = args[index + 1] if index + 1 < len(args) else None
+        for prefix in _COMMAND_OPTIONS.get(name, ()):
+            if prefix.endswith("="):
+                for candidate in (arg, arg[2:] if arg.startswith("-o") else ""):
+                    if candidate.startswith(prefix):
+                        found.append(candidate[len(prefix) :])
+            elif arg == prefix and following is not None:
+                found.append(following)
+    return [f for f in found if f.strip()]
+
+
 def _xargs_options(texts: list[str]) -> tuple[str | None, str | None]:
     """xargs's (or parallel's) replacement string (``-I R``, ``-i``…) and input delimiter
     (``-0``, ``-d X``); None for whitespace splitting."""
@@ -1595,6 +1653,21 @@ def _check_simple(
         for target in targets:
             if _is_device(target):
                 raise _Refused(f"{name} onto the device {target} would destroy its contents")
+    if name == "sgdisk" and any(a in ("-Z", "--zap-all", "-o", "--clear") for a in args):
+        raise _Refused("sgdisk would erase the partition table")
+    if name == "cryptsetup" and any(a in ("luksFormat", "erase", "luksErase") for a in args):
+        raise _Refused(
+            f"cryptsetup {' '.join(a for a in args if not a.startswith('-'))[:40]} "
+            "destroys the encrypted volume's keys"
+        )
+    if name in ("mv", "rm", "shred", "unlink"):
+        operands = [arg for arg in args if not arg.startswith("-")]
+        for source in operands[:-1] if name == "mv" else operands:
+            if _normalize(source) in _CRITICAL_FILES:
+                raise _Refused(
+                    f"{name} of {_normalize(source)} would lock users out or stop the machine "
+                    "booting"
+                )
     if name == "mv":
         operands = [arg for arg in args if not arg.startswith("-")]
         for source in operands[:-1]:
