@@ -58,7 +58,7 @@ from functools import lru_cache
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-__all__ = ["GuardVerdict", "Verdict", "check_command", "classify_command"]
+__all__ = ["GuardVerdict", "Verdict", "check_command", "classify_command", "parse"]
 
 _MAX_DEPTH = 8
 _MAX_FIELDS = 4096
