@@ -3,6 +3,7 @@
 The rules, in order:
 
 * sysadmin profile: the catastrophic-command guard refuses first, whatever the policy;
+  what it cannot see through is asked with the guard's warning in the dialog;
 * deny policy (``--deny-commands``): refuse without asking;
 * allow policy (``--yes``, coding only): run without asking, relayed turns included;
 * a process-wide "always" grant (answer ``a``) skips asking, but only for user turns in the
@@ -23,7 +24,7 @@ from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Protocol
 
-from zcoder.tools.guard import classify_command
+from zcoder.tools.guard import Verdict, check_command
 from zcoder.tools.profiles import Profile, TurnOrigin
 
 __all__ = [
@@ -86,7 +87,8 @@ class CommandApprovalRequest:
     origin: TurnOrigin
     profile: Profile
     warning: str | None = None
-    """Set when the guard considers the command catastrophic (shown, in coding, as a hint)."""
+    """The guard's reason when it would refuse the command (coding: shown as a hint) or
+    cannot see what it would run (both profiles); the dialog shows it as a line."""
     requested_by: str | None = None
     """Who asked for the turn when it is not the local user: a relayed task's sender,
     named in the dialog's title."""
@@ -176,11 +178,12 @@ class ApprovalPolicy:
         requested_by: str | None = None,
     ) -> CommandAuthorization:
         """Decide whether ``command`` may run now, asking ``approver`` if the rules say so."""
-        danger = classify_command(command, workspace=workspace)
-        if self.profile is Profile.SYSADMIN and danger is not None:
+        verdict = check_command(command, workspace=workspace)
+        if self.profile is Profile.SYSADMIN and verdict.refused:
             return CommandAuthorization(
-                False, f"refused by the sysadmin safety guard: {danger}", asked=False
+                False, f"refused by the sysadmin safety guard: {verdict.reason}", asked=False
             )
+        danger = verdict.reason if verdict.verdict is not Verdict.ALLOW else None
         if self.policy is CommandPolicy.DENY:
             return CommandAuthorization(
                 False, "commands are disabled in this session (--deny-commands)", asked=False
