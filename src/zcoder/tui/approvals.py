@@ -34,11 +34,13 @@ class DialogApprovals:
         error: Callable[[str], None],
         give_back: Callable[[str], object],
         user_acted: Callable[[], None],
+        asking: Callable[[bool], None] | None = None,
     ) -> None:
         self.app = app
         self.error = error
         self.give_back = give_back
         self.user_acted = user_acted
+        self.asking = asking  # told when a dialog opens and closes (the header, the title)
 
     def _fits(self) -> bool:
         size = self.app.size
@@ -68,6 +70,8 @@ class DialogApprovals:
                 self.user_acted()
 
         self.app.push_screen(screen, callback=answered)
+        if self.asking is not None:
+            self.asking(True)
         try:
             return await future
         except asyncio.CancelledError:
@@ -76,3 +80,6 @@ class DialogApprovals:
             if screen in self.app.screen_stack:
                 screen.dismiss(screen.refusal)
             raise
+        finally:
+            if self.asking is not None:
+                self.asking(False)
