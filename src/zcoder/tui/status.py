@@ -13,6 +13,7 @@ the state (tui/terminal_title.py), not the spinner.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -152,16 +153,21 @@ def header_line(
     badge = state.label
     if spinner:
         badge = f"{spinner} {badge}"
+    # The layout is chosen for the widest count of the same kind ("59s", "9m 59s"), so the
+    # header does not change shape each time the count gains a digit.
+    fit_badge = badge
     if elapsed is not None:
-        badge = f"{badge} {elapsed_text(elapsed)}"
+        count = elapsed_text(elapsed)
+        badge = f"{badge} {count}"
+        fit_badge = f"{fit_badge} {re.sub(r'[0-9]', '9', count).rjust(3, '9')}"
     text = Text()
     for level in range(len(REDUCTIONS) + 1):
-        text = _assemble(state, badge, frozenset(REDUCTIONS[:level]), model=None)
-        if width <= 0 or text.cell_len <= width:
-            return text
+        dropped = frozenset(REDUCTIONS[:level])
+        if width <= 0 or _assemble(state, fit_badge, dropped, model=None).cell_len <= width:
+            return _assemble(state, badge, dropped, model=None)
     # Everything lesser is gone: the model gets what the badge and the relay state leave.
     dropped = frozenset(REDUCTIONS)
-    without = _assemble(state, badge, dropped, model="")
+    without = _assemble(state, fit_badge, dropped, model="")
     room = width - without.cell_len
     if room >= MODEL_MIN_CELLS:
         return _assemble(state, badge, dropped, model=room)
@@ -248,7 +254,7 @@ class HeaderBar(Widget):
     def on_mount(self) -> None:
         if self.terminal_title is not None:
             self.terminal_title.start(self.app)
-        self.refresh_state()
+        self._sync()
 
     def on_unmount(self) -> None:
         self._stop_spinner()
@@ -256,8 +262,18 @@ class HeaderBar(Widget):
             self.terminal_title.restore()
 
     def refresh_state(self, **changes: Any) -> None:
+        """Apply ``changes`` to the state; the header is drawn again only if one of them
+        changed something (the relay poll refreshes it every second)."""
+        changed = False
         for key, value in changes.items():
-            setattr(self.state, key, value)
+            if getattr(self.state, key) != value:
+                setattr(self.state, key, value)
+                changed = True
+        if changed:
+            self._sync()
+
+    def _sync(self) -> None:
+        """The spinner, the title and the drawing follow the state."""
         label = self.state.label
         if label != self._label:
             self._label, self._since = label, self.clock()
