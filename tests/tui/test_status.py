@@ -459,3 +459,24 @@ async def test_the_title_follows_the_state_not_the_spinner(fake, make_config, ap
 
 def test_header_text_is_plain_rich_text() -> None:
     assert isinstance(header_line(state(), 80), Text)
+
+
+async def test_ctrl_c_in_a_dialog_leaves_the_queued_prompt_running(
+    fake, make_config, app_factory, workspace
+):
+    """The turn's dialog is closed by stopping the turn; no Escape is left over to stop
+    the queued prompt that starts next."""
+    fake.enqueue(
+        Turn.tool_calls(call("run_command", {"command": "touch PWNED"})),
+        Turn.text("the queued prompt is answered"),
+    )
+    app = app_factory(make_config())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await submit(pilot, app, "do it")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        app.scheduler.queue_prompt("then this", last_accepted=None, oldest_waiting=None)
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: "the queued prompt is answered" in transcript_text(app))
+        await idle(pilot, app)
+        assert app.header_state.status == "Ready"
+    assert not (workspace / "PWNED").exists()
