@@ -53,6 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--deny-commands", action="store_true", help="refuse every command without asking"
     )
     parser.add_argument("--resume", metavar="ID", help="open a saved session")
+    parser.add_argument(
+        "--name",
+        metavar="NAME",
+        help="this instance's name for other agents (default $ZCODER_AGENT_NAME, else the"
+        " project's directory name)",
+    )
     parser.add_argument("--no-think", action="store_true", help='send "think": false')
     parser.add_argument(
         "--context-window",
@@ -88,6 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             backend=args.backend,
             base_url=args.base_url,
             context_window=args.context_window,
+            name=args.name,
         )
     except ConfigError as exc:
         print(f"zcoder: {exc}", file=sys.stderr)

@@ -20,6 +20,7 @@ from zcoder.model import (
 )
 from zcoder.model.context import ContextWindow, explicit_window, parse_keep_alive
 from zcoder.relay import RelaySettings, load_relay_settings
+from zcoder.relay.names import BadName, check_name, default_name
 from zcoder.sessions import default_home
 from zcoder.tools import CommandPolicy, Profile
 
@@ -58,6 +59,8 @@ class Config:
     """ZCODER_API_KEY, sent only as the Authorization header; never shown or stored."""
     compact_at: float | None = DEFAULT_COMPACT_AT
     """ZCODER_COMPACT_AT: the share of the window that triggers compaction; None: off."""
+    agent_name: str = ""
+    """--name / ZCODER_AGENT_NAME: this instance's name for its peers (default: project)."""
 
 
 def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
@@ -120,6 +123,7 @@ def load_config(
     context_window: str | None = None,
     backend: str | None = None,
     base_url: str | None = None,
+    name: str | None = None,
 ) -> Config:
     """Resolve every setting; raises ConfigError for one that cannot be used."""
     raw_workspace = workspace or env.get("ZCODER_WORKSPACE") or os.getcwd()
@@ -177,6 +181,15 @@ def load_config(
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
 
+    raw_name = name if name is not None else env.get("ZCODER_AGENT_NAME", "")
+    try:
+        agent_name = (
+            check_name(raw_name) if raw_name.strip() else default_name(canonical.name or "zcoder")
+        )
+    except BadName as exc:
+        source = "--name" if name is not None else "ZCODER_AGENT_NAME"
+        raise ConfigError(f"{source}: {exc}") from None
+
     return Config(
         model=chosen_model,
         host=chosen_host,
@@ -195,4 +208,5 @@ def load_config(
         base_url=chosen_base_url,
         api_key=env.get("ZCODER_API_KEY", "").strip() or None,
         compact_at=_compact_at(env.get("ZCODER_COMPACT_AT")),
+        agent_name=agent_name,
     )

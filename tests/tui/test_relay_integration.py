@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 
 from tests.fixtures.fake_ollama import Turn, call
-from tests.tui.conftest import answer, entries, idle, submit, wait_until
+from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
 from zcoder.sessions import SessionStore
 from zcoder.tui.dialogs import ApprovalScreen
 
@@ -243,9 +244,7 @@ async def test_send_confirmation_that_cannot_fit_sends_nothing_and_says_why(
         await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
         fake.enqueue(
             Turn.tool_calls(
-                call(
-                    "send_agent_message", {"target_instance_id": sender.instance_id, "message": "x"}
-                )
+                call("send_agent_message", {"target": sender.instance_id, "message": "x"})
             ),
             Turn.text("ok"),
         )
@@ -265,9 +264,7 @@ async def test_yes_never_skips_the_send_confirmation(fake, make_config, app_fact
         await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
         fake.enqueue(
             Turn.tool_calls(
-                call(
-                    "send_agent_message", {"target_instance_id": sender.instance_id, "message": "m"}
-                )
+                call("send_agent_message", {"target": sender.instance_id, "message": "m"})
             ),
             Turn.text("ok"),
         )
@@ -277,3 +274,81 @@ async def test_yes_never_skips_the_send_confirmation(fake, make_config, app_fact
         await idle(pilot, app)
     claimed = sender.claim_one()
     assert claimed is not None and not hasattr(claimed, "reason")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown")
+async def test_a_registry_pre_created_by_another_user_gives_one_clear_warning(
+    make_config, app_factory, env, short_dir
+):
+    registry = short_dir / "reg"
+    registry.mkdir(mode=0o700)
+    os.chown(registry, 65534, 65534)
+    app = app_factory(make_config())
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        warnings = [e.plain for e in entries(app) if "ZCODER_RELAY_DIR" in e.plain]
+        assert len(warnings) == 1, transcript_text(app)
+        assert "belongs to another user" in warnings[0]
+        assert app.header_state.relay == "off"
+        assert app.prompt_input.has_focus  # everything else works
+
+
+async def test_the_instance_is_named_renamed_and_found_by_name(
+    fake, make_config, app_factory, sender, short_dir
+):
+    app = app_factory(make_config(env={"ZCODER_AGENT_NAME": "api"}))
+    async with app.run_test() as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        (peer,) = await asyncio.to_thread(lambda: sender.discover().peers)
+        assert peer.name == "api"
+        await submit(pilot, app, "/rename two words")
+        await wait_until(pilot, lambda: "not a usable name" in transcript_text(app))
+        await submit(pilot, app, "/rename payments")
+        await wait_until(pilot, lambda: "now see this instance as payments" in transcript_text(app))
+        (peer,) = await asyncio.to_thread(lambda: sender.discover().peers)
+        assert peer.name == "payments"
+        # The sender is found by its name (its project's, as it chose none).
+        fake.enqueue(
+            Turn.tool_calls(
+                call("send_agent_message", {"target": sender.workspace.name, "message": "hi"})
+            ),
+            Turn.text("sent"),
+        )
+        await submit(pilot, app, "say hi to the sender")
+        await answer(pilot, app, "y")
+        await idle(pilot, app)
+    claimed = sender.claim_one()
+    assert claimed is not None and claimed.envelope.body == "hi"
+
+
+async def test_an_ambiguous_name_is_refused_with_the_candidates(
+    fake, make_config, app_factory, env, short_dir
+):
+    from zcoder.relay import Relay, load_relay_settings
+
+    twins = []
+    for place in ("x", "y"):
+        ws = short_dir / place / "twin"
+        ws.mkdir(parents=True)
+        relay = Relay(load_relay_settings(env), workspace=ws, env={**os.environ, **env})
+        relay.start()
+        twins.append(relay)
+    try:
+        fake.enqueue(
+            Turn.tool_calls(call("send_agent_message", {"target": "twin", "message": "hi"})),
+            Turn.text("ok"),
+        )
+        app = app_factory(make_config())
+        async with app.run_test() as pilot:
+            await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+            await submit(pilot, app, "say hi to twin")
+            await wait_until(pilot, lambda: len(fake.chat_bodies) == 2, timeout=15)
+            await idle(pilot, app)
+        result = fake.chat_bodies[1]["messages"][-1]["content"]
+        assert "ambiguous" in result and "nothing was sent" in result
+        for relay in twins:
+            assert relay.instance_id in result
+            assert relay.claim_one() is None
+    finally:
+        for relay in twins:
+            relay.stop()

@@ -51,6 +51,7 @@ from zcoder.relay.registry import (
 )
 from zcoder.relay.settings import RelayMode, RelaySettings
 from zcoder.relay.spool import ClaimedMessage, ClaimResult, Sequences, Spool, SpoolError
+from zcoder.relay.sweep import LockRecord, SweepResult, sweep_dead_instances
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +116,7 @@ class Relay:
         session_id: str = "",
         profile: str = "coding",
         model: str = "",
+        name: str = "",
         on_message: Callable[[], None] | None = None,
         on_unavailable: Callable[[str], None] | None = None,
     ) -> None:
@@ -125,6 +127,7 @@ class Relay:
         self._session_id = session_id
         self._profile = profile
         self._model = model
+        self._name = name
         self.on_message = on_message
         self.on_unavailable = on_unavailable
         self._lock = threading.RLock()
@@ -138,6 +141,7 @@ class Relay:
         self.registry: Path | None = None
         self.socket_path: Path | None = None
         self._lock_fd: int | None = None
+        self.sweep = SweepResult()  # what the start-up sweep found (dead instances' spools)
         self._created_runtime: Path | None = None
         self.spool: Spool | None = None
         self.listener: Listener | None = None
@@ -190,11 +194,22 @@ class Relay:
         return None
 
     def _mark_unavailable(self, reason: str) -> None:
+        """The relay stops itself: unadvertised, then its socket closed and removed, so no
+        peer is told `accepted` for a message nobody will run."""
         with self._lock:
             if self._reason is not None:
                 return
             self._reason = reason
             self._remove_manifest()
+            listener, self.listener = self.listener, None
+        if listener is not None:
+            listener.stop()  # closes the listening socket (not joined from its own thread)
+        registry, instance_id, path = self.registry, self.instance_id, self.socket_path
+        if registry is not None and instance_id is not None and path is not None:
+            try:
+                unlink_own(path, registry, instance_id, stat.S_IFSOCK)
+            except (RegistryError, OSError) as exc:
+                log.warning("relay socket not removed: %s", exc)
         log.warning("relay unavailable: %s", reason)
         if self.on_unavailable is not None:
             with contextlib.suppress(Exception):
@@ -225,8 +240,17 @@ class Relay:
     def paused(self) -> bool:
         return self._paused
 
+    @property
+    def name(self) -> str:
+        return self._name
+
     def refresh_manifest(
-        self, *, session_id: str | None = None, model: str | None = None, profile: str | None = None
+        self,
+        *,
+        session_id: str | None = None,
+        model: str | None = None,
+        profile: str | None = None,
+        name: str | None = None,
     ) -> None:
         with self._lock:
             changed = False
@@ -234,6 +258,7 @@ class Relay:
                 ("_session_id", session_id),
                 ("_model", model),
                 ("_profile", profile),
+                ("_name", name),
             ):
                 if value is not None and getattr(self, attr) != value:
                     setattr(self, attr, value)
@@ -254,6 +279,7 @@ class Relay:
             socket=str(self.socket_path),
             state=self.state,
             started_at=self._started_at,
+            name=self._name,
         )
 
     def _publish(self) -> None:
@@ -306,7 +332,15 @@ class Relay:
         )
         self._lock_fd = fd
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        held, listed = os.fstat(fd), os.lstat(lock_path(registry, instance_id))
+        if (held.st_dev, held.st_ino) != (listed.st_dev, listed.st_ino):
+            raise RegistryError("the relay lock file was replaced while it was being taken")
+        # Dead instances' files go (proven dead: their lock can be taken; see sweep.py).
+        self.sweep = sweep_dead_instances(registry, skip=instance_id)
+        for problem in self.sweep.problems:
+            log.warning("registry sweep: %s", problem)
+        if self.sweep.removed:
+            log.info("registry sweep removed %d dead instance(s)", len(self.sweep.removed))
 
         runtime = self._runtime_dir
         if runtime is None:
@@ -321,6 +355,12 @@ class Relay:
         )
         spool.create()
         self.spool = spool
+        # The lock file says where the spool is, for whoever sweeps after a crash.
+        os.pwrite(
+            fd,
+            LockRecord(instance_id, os.getpid(), str(self.workspace), str(runtime)).to_bytes(),
+            0,
+        )
 
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:

@@ -12,12 +12,15 @@ fsync would only buy durability across a machine crash, which the relay does not
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import re
 import shutil
 import stat
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -33,6 +36,11 @@ from zcoder.relay.safefile import UnsafeFile, read_own_file
 
 SPOOL_NAME_RE: Final = re.compile(r"(\d{9})-([A-Za-z0-9_.-]{1,100})\.json")
 SUBDIRS: Final = ("inbox", "processing", "done", "rejected", "tmp")
+# Done receipts (and the ids remembered for duplicate detection) are kept for sender
+# retries, which happen within a sender's deadline (seconds): the newest 4,096, none older
+# than an hour.
+DONE_RECEIPTS_MAX: Final = 4096
+DONE_RECEIPTS_MAX_AGE: Final = 3600.0
 
 
 class SpoolError(Exception):
@@ -69,14 +77,26 @@ class Sequences:
 
 
 class Spool:
-    def __init__(self, root: Path, instance_id: str, max_bytes: int, max_message_chars: int):
+    def __init__(
+        self,
+        root: Path,
+        instance_id: str,
+        max_bytes: int,
+        max_message_chars: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.root = root
+        self._clock = clock
         self.instance_id = instance_id
         self.max_bytes = max_bytes
         self.max_message_chars = max_message_chars
         self._lock = threading.Lock()
         self._sequence = 0
-        self._accepted: set[str] = set()
+        # Accepted message ids (for `duplicate`) and done markers, oldest first, with the
+        # time each was added: both bounded by DONE_RECEIPTS_MAX and DONE_RECEIPTS_MAX_AGE.
+        self._accepted: dict[str, float] = {}
+        self._done: collections.deque[tuple[float, str]] = collections.deque()
         # Spool names this instance stored and has not yet completed or quarantined: the
         # queue length without a directory scan on every store (that scan made each
         # enqueue cost O(queue length)). The disk is re-counted before answering `full`.
@@ -155,7 +175,13 @@ class Spool:
                     os.unlink(temporary)
                 raise SpoolError(f"could not store message: {exc.strerror or exc}") from exc
             self._sequence = sequence
-            self._accepted.add(envelope.message_id)
+            now = self._clock()
+            self._accepted[envelope.message_id] = now
+            while self._accepted and (
+                len(self._accepted) > DONE_RECEIPTS_MAX
+                or next(iter(self._accepted.values())) < now - DONE_RECEIPTS_MAX_AGE
+            ):
+                del self._accepted[next(iter(self._accepted))]
             self._pending.add(name)
             return "accepted", queued + 1
 
@@ -246,6 +272,19 @@ class Spool:
             os.unlink(claimed.path)
         with self._lock:
             self._pending.discard(claimed.path.name)
+            now = self._clock()
+            self._done.append((now, claimed.path.name))
+            oldest_kept = now - DONE_RECEIPTS_MAX_AGE
+            while self._done and (
+                len(self._done) > DONE_RECEIPTS_MAX or self._done[0][0] < oldest_kept
+            ):
+                _, old = self._done.popleft()
+                with contextlib.suppress(OSError):
+                    os.unlink(self.root / "done" / old)
+
+    def done_receipts(self) -> int:
+        """Done markers on disk (bounded: DONE_RECEIPTS_MAX, DONE_RECEIPTS_MAX_AGE)."""
+        return len(self._names("done"))
 
 
 class _Unsafe(Exception):

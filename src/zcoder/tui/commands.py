@@ -14,6 +14,7 @@ COMMANDS: Final = {
     "/compact [FOCUS]": "replace older history with a summary the model writes (idle only)",
     "/list-agents": "list the other zcoder instances on this machine (no model request)",
     "/agents": "this instance's relay status",
+    "/rename NAME": "this instance's name for other agents (default: the project's)",
     "/agents pause": "refuse new relayed messages (queued ones are kept)",
     "/agents resume": "accept relayed messages again",
     "/agents continue": "run the relayed tasks that wait for you (also F2)",

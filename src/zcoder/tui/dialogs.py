@@ -33,6 +33,7 @@ from textual.widgets import Static
 
 from zcoder.relay import Peer
 from zcoder.relay.display import visible
+from zcoder.relay.names import explicit_name
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest
 from zcoder.tui.widgets import screen_safe
 
@@ -420,10 +421,12 @@ class ConfirmSendScreen(GuardedDialog[bool]):
 
     def meta(self) -> list[Static]:
         p = self.peer
+        named = explicit_name(p)
+        who = f"{named} ({visible(p.project)})" if named else visible(p.project)
         return [
             Static(
                 Text(
-                    f"to {visible(p.project)} (pid {p.pid}) · instance {visible(p.instance_id)}\n"
+                    f"to {who} (pid {p.pid}) · instance {visible(p.instance_id)}\n"
                     f"   {visible(p.workspace)}"
                 ),
                 classes="meta",

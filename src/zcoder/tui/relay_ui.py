@@ -9,12 +9,14 @@ app (``RelayNudge``); everything here runs on the app's event loop.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from zcoder.relay import QuarantinedMessage, Relay
 from zcoder.relay.display import peer_table
+from zcoder.relay.names import BadName, check_name
 from zcoder.relay.spool import Sequences
 
 if TYPE_CHECKING:
@@ -50,6 +52,7 @@ class RelayUI:
             workspace=app.config.workspace,
             profile=app.config.profile.value,
             model=app.model,
+            name=app.config.agent_name,
             on_message=self.nudge_from_thread,
             on_unavailable=lambda _reason: self.nudge_from_thread(),
         )
@@ -163,7 +166,7 @@ class RelayUI:
         lines = [
             f"Relay: {'available' if status.available else 'unavailable'} · state {status.state}"
             f" · {status.queued} queued",
-            f"Instance: {status.instance_id}",
+            f"Name: {self.relay.name} · instance {status.instance_id}",
             f"Registry: {status.registry}",
         ]
         if status.reason:
@@ -175,6 +178,25 @@ class RelayUI:
         )
         app.notice("\n".join(lines))
         self.refresh_header()
+
+    def rename(self, argument: str) -> None:
+        """/rename NAME: this instance's name for its peers, in its manifest at once."""
+        app = self.app
+        if not argument:
+            current = self.relay.name if self.relay is not None else app.config.agent_name
+            app.notice(f"This instance is called {current}. /rename NAME changes it.")
+            return
+        try:
+            name = check_name(argument)
+        except BadName as exc:
+            app.error(str(exc))
+            return
+        app.config = dataclasses.replace(app.config, agent_name=name)
+        if self.relay is None:
+            app.notice(f"Named {name}; the relay is off, so no peer sees it.")
+            return
+        self.relay.refresh_manifest(name=name)
+        app.notice(f"Renamed: other agents now see this instance as {name}.")
 
     def _auto_turns_line(self) -> str:
         scheduler = self.app.scheduler

@@ -46,6 +46,8 @@ class SlashCommands:
             await app.relay_ui.list_agents()
         elif name == "/agents":
             app.relay_ui.agents_command(argument)
+        elif name == "/rename":
+            app.relay_ui.rename(argument)
         else:
             app.error(f"unknown command {name}; /help lists the commands")
 
