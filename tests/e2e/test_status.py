@@ -86,3 +86,34 @@ def test_a_hostile_project_name_cannot_end_the_title_early(world: World) -> None
     wait_until(lambda: expected in a.raw_output, what="the escaped title")
     assert "]0;pwned" not in a.raw_output.replace("\\e]0;pwned", "")
     a.quit()
+
+
+@pytest.mark.slow
+def test_at_60x15_in_tmux_the_header_keeps_status_model_and_relay(world: World) -> None:
+    """A real terminal (tmux) of 60 columns and 15 rows: the header row as tmux shows it,
+    the pane's title, and Ctrl+C as the byte tmux passes on."""
+    from tests.e2e.tmux import start_in_tmux
+
+    model = "qwen3-coder:30b-a3b-instruct-q4_K_M"
+    server = world.server(demo=False, models=(model,))
+    server.enqueue(Turn.stall())
+    zc = start_in_tmux(world, "alpha", server, size=(60, 15), ZCODER_MODEL=model)
+    zc.wait_text("relay: ready")
+    zc.type_text("take your time")
+    zc.send_hex("0d")
+    zc.wait_text(COUNTING)
+    header = zc.screen()[0]
+    assert COUNTING.search(header), header
+    assert "relay: busy" in header and "qwen3-coder:30b" in header and "…" in header
+    assert zc.tmux("display-message", "-p", "-t", "zc", "#{pane_title}").strip() == (
+        "zcoder · alpha · Thinking"
+    )
+    zc.send_hex("03")
+    zc.wait_text("Stopped")
+    header = zc.screen()[0]
+    assert " Stopped " in header and "relay: ready" in header and "qwen3" in header, header
+    wait_until(lambda: stopped_requests(server) == 1, what="the model's request to be cancelled")
+    zc.send_hex("03")
+    assert zc.wait_exit() == 0
+    # The pane's own title is back (tmux keeps a title stack).
+    assert "zcoder" not in zc.tmux("display-message", "-p", "-t", "zc", "#{pane_title}")
