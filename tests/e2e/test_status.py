@@ -23,7 +23,15 @@ COUNTING = re.compile(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] Thinking [1-9]\d*s")
 
 
 def stopped_requests(server: FakeOllama) -> int:
-    return sum(1 for r in server.requests if r.path == "/api/chat" and r.disconnected.is_set())
+    """Turns' chat requests the client hung up on (a cut warm-up is not one of them)."""
+    return sum(
+        1
+        for r in server.requests
+        if r.path == "/api/chat"
+        and r.disconnected.is_set()
+        and isinstance(r.body, dict)
+        and any(m.get("role") == "user" for m in r.body.get("messages") or [])
+    )
 
 
 def title(project: str, state: str) -> str:
