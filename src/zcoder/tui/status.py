@@ -299,7 +299,10 @@ class HeaderBar(Widget):
 
     def _start_spinner(self) -> None:
         if self._spinner is None and self.is_mounted:
-            self._spinner = self.set_interval(SPINNER_SECONDS, self.refresh)
+            self._spinner = self.set_interval(SPINNER_SECONDS, self._tick)
+
+    def _tick(self) -> None:
+        self.refresh()  # the next frame and count; nothing else changes
 
     def _stop_spinner(self) -> None:
         if self._spinner is not None:
