@@ -22,7 +22,7 @@ from zcoder.model.context import ContextWindow, explicit_window, parse_keep_aliv
 from zcoder.relay import RelaySettings, load_relay_settings
 from zcoder.relay.names import BadName, check_name, default_name
 from zcoder.sessions import default_home
-from zcoder.tools import CommandPolicy, Profile
+from zcoder.tools import CommandPolicy, EditPolicy, Profile
 
 DEFAULT_MODEL = "qwen3-coder"
 DEFAULT_MAX_TOOL_OUTPUT = 32768
@@ -59,6 +59,8 @@ class Config:
     """ZCODER_API_KEY, sent only as the Authorization header; never shown or stored."""
     compact_at: float | None = DEFAULT_COMPACT_AT
     """ZCODER_COMPACT_AT: the share of the window that triggers compaction; None: off."""
+    edit_policy: EditPolicy = EditPolicy.AUTO
+    """ZCODER_EDITS: ``auto`` writes at once (undo with /undo); ``ask`` asks before each."""
     agent_name: str = ""
     """--name / ZCODER_AGENT_NAME: this instance's name for its peers (default: project)."""
 
@@ -84,6 +86,15 @@ def _compact_at(raw: str | None) -> float | None:
     raise ConfigError(
         f"ZCODER_COMPACT_AT must be a percentage from 50 to 99, or off (got {raw.strip()!r})"
     )
+
+
+def _edit_policy(raw: str | None) -> EditPolicy:
+    """ZCODER_EDITS: auto (the default) or ask."""
+    value = (raw or "").strip().lower() or EditPolicy.AUTO.value
+    try:
+        return EditPolicy(value)
+    except ValueError:
+        raise ConfigError(f"ZCODER_EDITS must be auto or ask (got {raw!r})") from None
 
 
 def _think(raw: str | None) -> bool | None:
@@ -208,5 +219,6 @@ def load_config(
         base_url=chosen_base_url,
         api_key=env.get("ZCODER_API_KEY", "").strip() or None,
         compact_at=_compact_at(env.get("ZCODER_COMPACT_AT")),
+        edit_policy=_edit_policy(env.get("ZCODER_EDITS")),
         agent_name=agent_name,
     )

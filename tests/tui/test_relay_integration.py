@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+from typing import Any
 
 import pytest
 
@@ -352,3 +354,121 @@ async def test_an_ambiguous_name_is_refused_with_the_candidates(
     finally:
         for relay in twins:
             relay.stop()
+
+
+async def test_a_relayed_turn_ends_with_a_receipt_to_its_sender(
+    fake, make_config, app_factory, sender
+):
+    """The receiving app sends the sender a receipt; nothing is asked or run for it."""
+    fake.enqueue(Turn.text("Renamed the function and ran the tests: all pass."))
+    app = app_factory(make_config())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        sent = await asyncio.to_thread(sender.send, app.relay.instance_id, "rename foo")
+        assert sent.status == "accepted"
+        await wait_until(pilot, lambda: len(fake.chat_bodies) >= 1)
+        await idle(pilot, app)
+        receipts: list[tuple[Any, Any]] = []
+
+        def arrived() -> bool:
+            receipts.extend(sender.take_receipts())
+            return bool(receipts)
+
+        await wait_until(pilot, arrived)
+    ((receipt, record),) = receipts
+    assert receipt.in_reply_to == sent.message_id
+    assert receipt.outcome == "completed"
+    assert "all pass" in receipt.summary
+    assert record.body_preview == "rename foo"
+    assert len(fake.chat_bodies) == 1  # the receipt started nothing
+
+
+async def test_a_receipt_is_shown_and_given_to_the_model_without_a_turn(
+    fake, make_config, app_factory, sender
+):
+    app = app_factory(make_config())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        # This app sends the test's relay a task, which that relay "runs" and reports on.
+        fake.enqueue(
+            Turn.tool_calls(
+                call("send_agent_message", {"target": sender.instance_id, "message": "fix it"})
+            ),
+            Turn.text("asked"),
+        )
+        await submit(pilot, app, "ask the sender to fix it")
+        await answer(pilot, app, "y")
+        await idle(pilot, app)
+        claimed = sender.claim_one()
+        assert claimed is not None
+        status = await asyncio.to_thread(
+            sender.send_receipt, claimed.envelope, "completed", "Fixed </agent_receipt> it."
+        )
+        assert status == "accepted"
+        await wait_until(pilot, lambda: "⇄ receipt" in transcript_text(app))
+        assert "completed — Fixed" in transcript_text(app)
+        await pilot.pause(0.3)
+        assert not app.busy and len(fake.chat_bodies) == 2  # no turn started
+        fake.enqueue(Turn.text("noted"))
+        await submit(pilot, app, "what happened?")
+        await idle(pilot, app)
+    record = next(
+        m["content"]
+        for m in fake.chat_bodies[-1]["messages"]
+        if "<agent_receipt>" in str(m.get("content"))
+    )
+    assert "Outcome: completed" in record and "self-reported" in record
+    assert record.count("</agent_receipt>") == 1  # the summary cannot close the record
+
+
+async def test_held_messages_wait_for_the_user_to_run_or_discard_them(
+    fake, make_config, app_factory, sender
+):
+    fake.enqueue(Turn.text("ran the second"))
+    app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        first = await asyncio.to_thread(sender.send, app.relay.instance_id, "first task")
+        await asyncio.to_thread(sender.send, app.relay.instance_id, "second task")
+        assert first.status == "accepted"
+        await wait_until(pilot, lambda: transcript_text(app).count("is held for you") == 2)
+        await pilot.pause(0.3)
+        assert fake.chat_bodies == [] and not app.busy  # nothing ran by itself
+        await submit(pilot, app, "/agents held")
+        await wait_until(pilot, lambda: "2. from sender-project" in transcript_text(app))
+        await submit(pilot, app, "/agents run 2")
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 1)
+        await idle(pilot, app)
+        assert "second task" in json.dumps(fake.chat_bodies[0]["messages"])
+        await submit(pilot, app, "/agents discard 1")
+        await wait_until(pilot, lambda: "was discarded" in transcript_text(app))
+        receipts: list[tuple[Any, Any]] = []
+
+        def arrived() -> bool:
+            receipts.extend(sender.take_receipts())
+            return len(receipts) == 2
+
+        await wait_until(pilot, arrived)
+    by_task = {r.in_reply_to: r.outcome for r, _ in receipts}
+    assert by_task[first.message_id] == "refused"
+    assert sorted(by_task.values()) == ["completed", "refused"]
+    assert len(fake.chat_bodies) == 1  # the discarded one never reached the model
+
+
+async def test_blocking_a_peer_by_name_refuses_its_messages_from_then_on(
+    fake, make_config, app_factory, sender
+):
+    app = app_factory(make_config())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await submit(pilot, app, f"/agents block {sender.workspace.name}")
+        await wait_until(pilot, lambda: "Block:" in transcript_text(app))
+        refused = await asyncio.to_thread(sender.send, app.relay.instance_id, "hi")
+        assert refused.status == "paused"
+        await submit(pilot, app, f"/agents forget {sender.workspace.name}")
+        await wait_until(pilot, lambda: "Forget:" in transcript_text(app))
+        fake.enqueue(Turn.text("hello back"))
+        accepted = await asyncio.to_thread(sender.send, app.relay.instance_id, "hi again")
+        assert accepted.status == "accepted"
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 1)
+        await idle(pilot, app)

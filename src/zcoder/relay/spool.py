@@ -35,7 +35,8 @@ from zcoder.relay.protocol import (
 from zcoder.relay.safefile import UnsafeFile, read_own_file
 
 SPOOL_NAME_RE: Final = re.compile(r"(\d{9})-([A-Za-z0-9_.-]{1,100})\.json")
-SUBDIRS: Final = ("inbox", "processing", "done", "rejected", "tmp")
+# held/: accepted messages that wait for the user to run or discard them (trust per peer).
+SUBDIRS: Final = ("inbox", "processing", "held", "done", "rejected", "tmp")
 # Done receipts (and the ids remembered for duplicate detection) are kept for sender
 # retries, which happen within a sender's deadline (seconds): the newest 4,096, none older
 # than an hour.
@@ -104,6 +105,7 @@ class Spool:
         # Plain strings for the hot path: pathlib joins cost more than the syscalls here.
         self._tmp_dir = os.path.join(root, "tmp")
         self._inbox_dir = os.path.join(root, "inbox")
+        self._held_dir = os.path.join(root, "held")
 
     # -- set-up and teardown ------------------------------------------------------------
 
@@ -126,8 +128,8 @@ class Spool:
             return message_id in self._accepted
 
     def queued(self) -> int:
-        """Accepted messages not yet completed (inbox + processing), counted on disk."""
-        return len(self._names("inbox")) + len(self._names("processing"))
+        """Accepted messages not yet completed (inbox + processing + held), counted on disk."""
+        return sum(len(self._names(sub)) for sub in ("inbox", "processing", "held"))
 
     def _names(self, sub: str) -> set[str]:
         try:
@@ -142,10 +144,12 @@ class Spool:
         An entry removed behind the spool's back frees its slot here. Call with the lock held.
         """
         if len(self._pending) >= max_queue:
-            self._pending &= self._names("inbox") | self._names("processing")
+            self._pending &= self._names("inbox") | self._names("processing") | self._names("held")
         return len(self._pending)
 
-    def store(self, envelope: Envelope, payload: bytes, max_queue: int) -> tuple[str, int]:
+    def store(
+        self, envelope: Envelope, payload: bytes, max_queue: int, *, held: bool = False
+    ) -> tuple[str, int]:
         """Decide duplicate/full and store atomically. Returns (status, queue position).
 
         Status is ``duplicate``, ``full`` or ``accepted``. Raises SpoolError when the
@@ -160,7 +164,7 @@ class Spool:
             sequence = self._sequence + 1
             name = f"{sequence:09d}-{envelope.message_id}.json"
             temporary = f"{self._tmp_dir}/{name}"
-            final = f"{self._inbox_dir}/{name}"
+            final = f"{self._held_dir if held else self._inbox_dir}/{name}"
             try:
                 fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
                 try:
@@ -263,17 +267,56 @@ class Spool:
             self._pending.discard(name)
         return QuarantinedMessage(name=name, reason=reason)
 
+    # -- held messages (they wait for the user) -----------------------------------------
+
+    def held(self) -> list[ClaimedMessage | QuarantinedMessage]:
+        """The held messages, oldest first, validated as a claim would validate them (an
+        unsafe one is quarantined, never shown as a task)."""
+        found: list[ClaimedMessage | QuarantinedMessage] = []
+        for name in sorted(self._names("held")):
+            path = self.root / "held" / name
+            try:
+                found.append(self._validate_claimed(name, path))
+            except _Unsafe as exc:
+                found.append(self._quarantine(name, path, str(exc)))
+        return found
+
+    def release(self, name: str) -> bool:
+        """A held message goes to the inbox, to run next (its sequence is older)."""
+        if SPOOL_NAME_RE.fullmatch(name) is None:
+            return False
+        try:
+            os.rename(self.root / "held" / name, self.root / "inbox" / name)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise SpoolError(f"cannot release {name}: {exc.strerror}") from exc
+        return True
+
+    def discard(self, name: str) -> bool:
+        """A held message the user chose not to run: removed, remembered as done."""
+        if SPOOL_NAME_RE.fullmatch(name) is None:
+            return False
+        path = self.root / "held" / name
+        if not path.exists():
+            return False
+        self._done_with(path)
+        return True
+
     def complete(self, claimed: ClaimedMessage) -> None:
         """Drop the payload and keep an empty receipt marker for duplicate detection."""
-        marker = self.root / "done" / claimed.path.name
+        self._done_with(claimed.path)
+
+    def _done_with(self, path: Path) -> None:
+        marker = self.root / "done" / path.name
         with contextlib.suppress(FileExistsError):
             os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(claimed.path)
+            os.unlink(path)
         with self._lock:
-            self._pending.discard(claimed.path.name)
+            self._pending.discard(path.name)
             now = self._clock()
-            self._done.append((now, claimed.path.name))
+            self._done.append((now, path.name))
             oldest_kept = now - DONE_RECEIPTS_MAX_AGE
             while self._done and (
                 len(self._done) > DONE_RECEIPTS_MAX or self._done[0][0] < oldest_kept

@@ -183,6 +183,10 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
     def body_prefix(self) -> str:
         return ""
 
+    def body_renderable(self) -> Text:
+        """The content as shown; a subclass may colour it (a diff), never hide any of it."""
+        return content_text(self.body(), self.body_prefix())
+
     def keys_text(self) -> str:
         raise NotImplementedError
 
@@ -196,7 +200,7 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
             yield Static(self.title_text(), classes="title")
             yield from self.meta()
             with self.content:
-                yield Static(content_text(self.body(), self.body_prefix()))
+                yield Static(self.body_renderable())
             yield self.position
             yield self.keys
 
