@@ -46,7 +46,9 @@ from zcoder.tools import (
 from zcoder.tui.agent_view import AgentView
 from zcoder.tui.approvals import DialogApprovals
 from zcoder.tui.commands import parse_slash
+from zcoder.tui.dialogs import GuardedDialog
 from zcoder.tui.inbox_ui import receipt_outcome
+from zcoder.tui.interrupt import QUIT_AGAIN_TEXT, QUIT_WINDOW_SECONDS, CtrlC, Press
 from zcoder.tui.model_ui import WARMUP_NUM_PREDICT, ModelUI
 from zcoder.tui.prompt import PromptInput
 from zcoder.tui.queued import QueuedPrompts
@@ -54,7 +56,8 @@ from zcoder.tui.relay_ui import RELAY_POLL_SECONDS, RelayNudge, RelayUI
 from zcoder.tui.scheduler import Next, TurnScheduler
 from zcoder.tui.sessions_ui import SessionsUI
 from zcoder.tui.slash import SlashCommands
-from zcoder.tui.status import HeaderBar, HeaderState
+from zcoder.tui.status import HeaderBar, HeaderState, turn_summary
+from zcoder.tui.terminal_title import TerminalTitle
 from zcoder.tui.transcript import (
     Entry,
     Transcript,
@@ -97,7 +100,8 @@ class ZcoderApp(App[int]):
         Binding("ctrl+b", "toggle_sidebar", "Sessions"),
         Binding("f2", "continue_relay", "Run waiting relayed tasks"),  # only while they wait
         Binding("ctrl+q", "quit", "Quit", priority=True),
-        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+        # First press stops the turn, a second within 2 s (or one when idle) quits.
+        Binding("ctrl+c", "interrupt", "Stop or quit", show=False, priority=True),
     ]
 
     def __init__(
@@ -123,7 +127,10 @@ class ZcoderApp(App[int]):
             branch=git_branch(config.workspace),
             profile=config.profile.value,
         )
-        self.header = HeaderBar(self.header_state)
+        self.header = HeaderBar(
+            self.header_state, terminal_title=TerminalTitle(self.header_state.project)
+        )
+        self.ctrl_c = CtrlC()
         self.sidebar = SessionList(id="sessions")
         self.transcript = Transcript(id="transcript")
         self.prompt_input = PromptInput(id="prompt", soft_wrap=True, show_line_numbers=False)
@@ -139,6 +146,7 @@ class ZcoderApp(App[int]):
             # A key typed while a dialog was not yet armed was meant for the prompt.
             give_back=self.prompt_input.insert,
             user_acted=self.note_user_acted,
+            asking=lambda asking: self.header.refresh_state(asking=asking),
         )
 
     # -- layout -------------------------------------------------------------------------
@@ -301,6 +309,7 @@ class ZcoderApp(App[int]):
     def start_turn(self, coroutine: Any, *, relay: bool) -> None:
         """Run ``coroutine`` as the turn (a prompt, a relayed task, /compact)."""
         self.model_ui.cancel_warmup()  # a real request supersedes the warm-up
+        self.header.turn_started()
         if self.relay is not None:
             self.relay.set_state("busy")
         self._turn = self.run_worker(coroutine, group="turn", exit_on_error=False)
@@ -341,6 +350,12 @@ class ZcoderApp(App[int]):
             log.error("turn failed", exc_info=event.worker.error)
             self.error(f"the turn failed unexpectedly: {event.worker.error!r}")
         self._turn = None
+        seconds = self.header.turn_ended(
+            stopped=event.state is WorkerState.CANCELLED, failed=event.state is WorkerState.ERROR
+        )
+        summary = turn_summary(seconds, stopped=event.state is WorkerState.CANCELLED)
+        if summary is not None:
+            self.notice(summary)
         if self.relay is not None:
             self.relay.set_state("ready")
         self.relay_ui.refresh_header()
@@ -389,6 +404,22 @@ class ZcoderApp(App[int]):
                     f"Stopped. Your {queued} queued prompt{'s stay' if queued > 1 else ' stays'}"
                     " queued and will run; ↑ in the empty prompt takes the last one back."
                 )
+
+    def action_interrupt(self) -> None:
+        """Ctrl+C (tui/interrupt.py): stop the turn and close a dialog as Escape does, or
+        quit. It never answers a dialog with anything but its refusal."""
+        top = self.screen
+        dialog_open = len(self.screen_stack) > 1
+        if self.ctrl_c.press(running=self.busy or dialog_open) is Press.QUIT:
+            self.exit(0)
+            return
+        # A turn's dialog is closed, as a refusal, by stopping the turn (tui/approvals.py);
+        # any other dialog gets the Escape it would get from the user.
+        turn_dialog = self.busy and isinstance(top, GuardedDialog)
+        self.action_stop_turn()
+        if dialog_open and not turn_dialog:
+            self.simulate_key("escape")
+        self.notify(QUIT_AGAIN_TEXT, timeout=QUIT_WINDOW_SECONDS)
 
     def action_continue_relay(self) -> None:
         self.relay_ui.agents_command("continue")

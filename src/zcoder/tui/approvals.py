@@ -36,11 +36,13 @@ class DialogApprovals:
         error: Callable[[str], None],
         give_back: Callable[[str], object],
         user_acted: Callable[[], None],
+        asking: Callable[[bool], None] | None = None,
     ) -> None:
         self.app = app
         self.error = error
         self.give_back = give_back
         self.user_acted = user_acted
+        self.asking = asking  # told when a dialog opens and closes (the header, the title)
 
     def _fits(self) -> bool:
         size = self.app.size
@@ -85,6 +87,8 @@ class DialogApprovals:
                 self.user_acted()
 
         self.app.push_screen(screen, callback=answered)
+        if self.asking is not None:
+            self.asking(True)
         try:
             return await future
         except asyncio.CancelledError:
@@ -93,3 +97,6 @@ class DialogApprovals:
             if screen in self.app.screen_stack:
                 screen.dismiss(screen.refusal)
             raise
+        finally:
+            if self.asking is not None:
+                self.asking(False)

@@ -45,7 +45,9 @@ KEYS: Final = {
     "Ctrl+N": "new session",
     "Ctrl+O": "model picker",
     "Ctrl+B": "hide or show the sessions list",
-    "Ctrl+Q, Ctrl+C": "quit",
+    "Ctrl+C": "stop the running turn or close the dialog (refusing); again within 2 s, or when"
+    " nothing runs, quit",
+    "Ctrl+Q": "quit",
 }
 
 
