@@ -95,7 +95,7 @@ class PromptHistory:
     ) -> None:
         self.path = path
         self.max_entries = max_entries
-        self.compact_at_lines = compact_at_lines
+        self.compact_at_lines = max(compact_at_lines, max_entries + 1)  # else every add
         self.compact_at_bytes = compact_at_bytes
         self.clock = clock
         self.entries: list[str] = []
@@ -168,12 +168,13 @@ class PromptHistory:
         """Append ``data`` in one write; the file's size after it."""
         ensure_private_dir(self.path.parent)
         with self._open_current(fcntl.LOCK_SH) as fd:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                # A line cut by a full disk earlier: end it (it is skipped when read) so
+                # the whole entries written again now start lines of their own.
+                data = b"\n" + data
             written = os.write(fd, data)
             if written != len(data):
-                # A full disk part-way: end the cut line (it is skipped when read) so the
-                # whole entry, written again with the next prompt, starts a line.
-                with contextlib.suppress(OSError):
-                    os.write(fd, b"\n")
                 raise OSError(errno.ENOSPC, "no space left for the whole entry", str(self.path))
             return os.fstat(fd).st_size
 
@@ -181,7 +182,7 @@ class PromptHistory:
     def _open_current(self, lock: int) -> Iterator[int]:
         """The file, locked with ``lock``, made private and checked to be the one at
         ``path`` now (a compaction by another process may have replaced it)."""
-        for _attempt in range(5):
+        for _attempt in range(20):
             fd = os.open(self.path, _OPEN_FLAGS | os.O_NONBLOCK, PRIVATE_FILE_MODE)
             try:
                 info = os.fstat(fd)
