@@ -80,6 +80,9 @@ class PromptHabits:
         self.queued_waiting: Callable[[], bool] = lambda: False
         self._search: _Search | None = None
         self._cycle: _Cycle | None = None
+        # What the input's borders say (plain), for tests: the search, Tab's choices.
+        self.search_line = ""
+        self.choices_line = ""
 
     def attach(
         self,
@@ -251,11 +254,13 @@ class PromptHabits:
         title.append(screen_safe(state.query) + "▏", style="reverse" if not state.query else "")
         title.append(f"  {SEARCH_KEYS_HINT}", style="dim")
         self.prompt.border_title = title
+        self.search_line = title.plain
 
     def _end_search(self, *, accept: bool, restore: bool = True) -> None:
         state = self._search
         self._search = None
         self.prompt.border_title = None
+        self.search_line = ""
         if state is None or not restore:
             return
         prompt = self.prompt
@@ -331,11 +336,13 @@ class PromptHabits:
             hint.append("  ")
         hint.append(f"({len(shown)}, Tab steps)", style="dim")
         self.prompt.border_subtitle = hint
+        self.choices_line = hint.plain
 
     def _end_cycle(self) -> None:
         if self._cycle is not None:
             self._cycle = None
             self.prompt.border_subtitle = None
+            self.choices_line = ""
 
 
 def _location(text: str, index: int) -> tuple[int, int]:

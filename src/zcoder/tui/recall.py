@@ -34,19 +34,22 @@ class Recall:
 
     def older(self, shown: str) -> str | None:
         """The entry before the one shown (``shown`` is the input's text now, kept as the
-        draft or as an edit); None when there is none."""
-        start = len(self.entries) if self._position is None else self._position
-        if start == 0:
-            return None
-        return self._go(start - 1, shown)
+        draft or as an edit); None when there is none. Entries equal to the text shown
+        are passed over: Up always changes something."""
+        index = len(self.entries) if self._position is None else self._position
+        index -= 1
+        while index >= 0 and self._text(index) == shown:
+            index -= 1
+        return None if index < 0 else self._go(index, shown)
 
     def newer(self, shown: str) -> str | None:
         """The entry after the one shown, or the draft after the newest; None at the draft."""
         if self._position is None:
             return None
-        if self._position + 1 >= len(self.entries):
-            return self._go(None, shown)
-        return self._go(self._position + 1, shown)
+        index = self._position + 1
+        while index < len(self.entries) and self._text(index) == shown:
+            index += 1
+        return self._go(None if index >= len(self.entries) else index, shown)
 
     def jump(self, index: int, shown: str) -> str:
         """Show entry ``index`` as found by a search (an edit made to it earlier is dropped)."""
@@ -64,9 +67,10 @@ class Recall:
     def _go(self, position: int | None, shown: str) -> str:
         self._keep(shown)
         self._position = position
-        if position is None:
-            return self._draft
-        return self._edits.get(position, self.entries[position])
+        return self._draft if position is None else self._text(position)
+
+    def _text(self, index: int) -> str:
+        return self._edits.get(index, self.entries[index])
 
     def _keep(self, shown: str) -> None:
         if self._position is None:
