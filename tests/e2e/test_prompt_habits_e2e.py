@@ -38,10 +38,13 @@ def prompts_sent(server: FakeOllama) -> list[str]:
 
 
 def wait_sent(server: FakeOllama, count: int) -> list[str]:
-    return wait_until(
-        lambda: (sent := prompts_sent(server)) and len(sent) >= count and sent,
-        what=f"{count} prompts at the model",
-    )
+    """The prompts sent, once there are ``count`` of them."""
+
+    def enough() -> list[str] | None:
+        sent = prompts_sent(server)
+        return sent if len(sent) >= count else None
+
+    return wait_until(enough, what=f"{count} prompts at the model")
 
 
 Sender = Callable[[TmuxInstance, str], None]
