@@ -64,13 +64,14 @@ def command_words(commands: Iterable[str]) -> dict[str, tuple[str, ...]]:
 
 
 def complete(
-    before: str, *, first_row: bool, workspace: Path, commands: Iterable[str]
+    before: str, *, first_row: bool, workspace: Path | None, commands: Iterable[str]
 ) -> Completions | None:
     """The completions of the word ending ``before`` (the cursor's line up to the cursor);
-    ``first_row``: that line is the input's first, where a slash command is."""
+    ``first_row``: that line is the input's first, where a slash command is. Without a
+    workspace only commands complete."""
     if first_row and (found := _complete_command(before, command_words(commands))):
         return found
-    return _complete_path(before, workspace)
+    return None if workspace is None else _complete_path(before, workspace)
 
 
 def _complete_command(before: str, words: dict[str, tuple[str, ...]]) -> Completions | None:

@@ -294,7 +294,7 @@ class PromptHabits:
             self._show_choices(cycle)
             return
         self._end_cycle()
-        if backwards or self.workspace is None:
+        if backwards:
             return
         found = complete(
             prompt.document.get_line(row)[:column],
