@@ -211,6 +211,47 @@ def test_two_instances_in_one_workspace_interleave_whole_lines_and_lose_none(
         assert own == [f"{name} {n}\nsecond line of {name} {n}" for n in range(first, 150)]
 
 
+def _compactor(path: str, stop: object, barrier: object) -> None:
+    """Rewrites the file again and again (keeping every line) while others append."""
+    history = PromptHistory(Path(path), max_entries=10_000)
+    barrier.wait()  # type: ignore[attr-defined]
+    while not stop.is_set():  # type: ignore[attr-defined]
+        history.compact()
+
+
+def test_appends_during_compactions_are_never_lost(home: Path, workspace: Path) -> None:
+    """A compaction renames a new file over the old one: an append that opened the old one
+    must not write into it (it would vanish with it). Every appended prompt survives."""
+    path = history_path(home, workspace)
+    PromptHistory(path).add("start")
+    context = multiprocessing.get_context("fork")
+    barrier = context.Barrier(3)
+    stop = context.Event()
+    compactor = context.Process(target=_compactor, args=(str(path), stop, barrier))
+    compactor.start()
+    writers = [
+        context.Process(target=_appender, args=(str(path), name, 150, barrier)) for name in "AB"
+    ]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join(60)
+    stop.set()
+    compactor.join(30)
+    assert [writer.exitcode for writer in writers] == [0, 0] and compactor.exitcode == 0
+    texts = [decode_entry(line) for line in path.read_bytes().splitlines()]
+    for name in "AB":
+        own = [t for t in texts if t is not None and t.startswith(name)]
+        assert own == [f"{name} {n}" for n in range(150)]
+
+
+def _appender(path: str, name: str, count: int, barrier: object) -> None:
+    history = PromptHistory(Path(path))
+    barrier.wait()  # type: ignore[attr-defined]
+    for n in range(count):
+        assert history.add(f"{name} {n}") is None
+
+
 def _unwritable_home(home: str, workspace: str, results: object) -> None:
     """In a child process, as an ordinary user (root would write anywhere)."""
     if os.geteuid() == 0:
