@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.harness import World, wait_until
-from tests.e2e.tmux import ENTER, TmuxInstance, start_in_tmux, to_hex
+from tests.e2e.tmux import CTRL_J, ENTER, TmuxInstance, start_in_tmux, to_hex
 from tests.fixtures.fake_ollama import FakeOllama, Turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -102,6 +102,23 @@ def test_up_recalls_a_prompt_of_the_previous_run_and_enter_sends_it(
     zc.wait_text("my draft")  # the draft is back
     send(zc, f"{UP} {UP} {ENTER}")
     assert wait_sent(server, 3) == ["first prompt", "second prompt", "first prompt"]
+
+
+def test_a_multi_line_prompt_comes_back_whole_in_the_next_run(world: World) -> None:
+    server = world.server()
+    zc = start(world, server)
+    zc.type_text("line one")
+    zc.send_hex(CTRL_J)  # a new line (Alt+Enter and Shift+Enter are branch term's)
+    zc.type_text("  line two")
+    zc.wait_text("  line two")
+    zc.send_hex(ENTER)
+    assert wait_sent(server, 1) == ["line one\n  line two"]
+    assert zc.quit() == 0
+    zc = start(world, server)
+    zc.send_hex(UP)
+    zc.wait_text("  line two")
+    zc.send_hex(ENTER)  # the cursor is on the first line: Enter sends it all
+    assert wait_sent(server, 2)[-1] == "line one\n  line two"
 
 
 def test_another_workspace_has_its_own_history(world: World) -> None:
