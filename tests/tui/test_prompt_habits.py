@@ -218,6 +218,13 @@ async def test_ctrl_r_searches_accepts_for_editing_and_cancels_to_the_draft(
         await pilot.press("up", "up")
         assert prompt.text == "run make again"
 
+        # Ctrl+R twice: the previous search again.
+        prompt.clear()
+        await pilot.press("ctrl+r", "ctrl+r")
+        assert prompt.text == "run make" and "search: make" in title(app)
+        await pilot.press("ctrl+g")
+        assert prompt.text == ""
+
 
 async def test_escape_in_the_search_does_not_stop_the_turn(fake, make_config, app_factory):
     app = app_factory(make_config())

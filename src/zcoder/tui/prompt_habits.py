@@ -11,9 +11,10 @@ history, searching it), tui/completion.py (what Tab offers) and tui/history.py (
   (tui/queued.py).
 - Ctrl+R searches the prompts, newest first, as you type (case ignored unless the query
   has a capital). The input shows the match with the found text selected; its border says
-  what is searched. Ctrl+R or Up: an older match; Ctrl+S or Down: a newer one; Backspace
-  shortens the query. Enter, Tab or Right (and any editing key) accept the match into the
-  input to edit it: it is not sent until Enter is pressed again. Escape or Ctrl+G cancel
+  what is searched. Ctrl+R or Up: an older match (at once, the previous search again);
+  Ctrl+S or Down: a newer one; Backspace shortens the query. Enter, Tab or Right (and any
+  editing key) accept the match into the input to edit it: it is not sent until Enter is
+  pressed again. Escape or Ctrl+G cancel
   and bring back what was there before. While the search is open Escape is its own: it
   does not stop the running turn.
 - Tab completes the word before the cursor: one choice is taken at once; several extend
@@ -79,6 +80,7 @@ class PromptHabits:
         self.workspace: Path | None = None
         self.queued_waiting: Callable[[], bool] = lambda: False
         self._search: _Search | None = None
+        self._last_query = ""
         self._cycle: _Cycle | None = None
         # What the input's borders say (plain), for tests: the search, Tab's choices.
         self.search_line = ""
@@ -195,8 +197,12 @@ class PromptHabits:
             self._end_search(accept=False)
         elif key in _ACCEPT_KEYS:
             self._end_search(accept=True)
+        elif key in ("ctrl+r", "up") and not state.query and self._last_query:
+            state.query = self._last_query  # Ctrl+R Ctrl+R: the previous search again
+            self._find(search(self.entries, state.query), restart=True)
         elif key in ("ctrl+r", "up"):
-            self._find(search(self.entries, state.query, before=self._from(state, older=True)))
+            before = state.match.index if state.match is not None else None
+            self._find(search(self.entries, state.query, before=before))
         elif key in ("ctrl+s", "down"):
             after = state.match.index if state.match is not None else -1
             self._find(search_newer(self.entries, state.query, after=after))
@@ -210,10 +216,6 @@ class PromptHabits:
             self._end_search(accept=True)
             return False  # an editing or moving key: accepted, then it acts as usual
         return True
-
-    @staticmethod
-    def _from(state: _Search, *, older: bool) -> int | None:
-        return state.match.index if state.match is not None and older else None
 
     def _find(self, match: Match | None, *, restart: bool = False) -> None:
         state = self._search
@@ -261,6 +263,8 @@ class PromptHabits:
         self._search = None
         self.prompt.border_title = None
         self.search_line = ""
+        if state is not None and state.query:
+            self._last_query = state.query
         if state is None or not restore:
             return
         prompt = self.prompt
