@@ -14,9 +14,9 @@ history, searching it), tui/completion.py (what Tab offers) and tui/history.py (
   what is searched. Ctrl+R or Up: an older match (at once, the previous search again);
   Ctrl+S or Down: a newer one; Backspace shortens the query. Enter, Tab or Right (and any
   editing key) accept the match into the input to edit it: it is not sent until Enter is
-  pressed again. Escape or Ctrl+G cancel
-  and bring back what was there before. While the search is open Escape is its own: it
-  does not stop the running turn.
+  pressed again. Escape or Ctrl+G cancel and bring back what was there before. While the
+  search is open Escape is its own: it does not stop the running turn. A paste or any
+  other change to the text while searching ends the search, keeping the text as it is.
 - Tab completes the word before the cursor: one choice is taken at once; several extend
   to their common start and are listed in the input's lower border, and Tab again steps
   through them (Shift+Tab backwards). Tab never moves the focus out of the input; with
