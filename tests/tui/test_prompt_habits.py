@@ -266,6 +266,12 @@ async def test_a_search_with_no_match_cancels_to_the_draft_and_right_accepts(
         await pilot.press("ctrl+e")  # an editing key: accepted, then it acts
         assert not prompt.habits.searching and prompt.text == "hello world"
         assert cursor(app) == (0, 11)
+        # A paste while searching ends the search and keeps the text as it is.
+        await pilot.press("ctrl+r", "w")
+        prompt.insert(" pasted")
+        await pilot.pause()
+        assert not prompt.habits.searching and prompt.border_title is None
+        assert "pasted" in prompt.text
 
 
 async def test_tab_completes_commands_cycles_and_never_leaves_the_prompt(

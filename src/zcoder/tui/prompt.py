@@ -31,6 +31,9 @@ class PromptInput(TextArea):
         """Up/Down recall, Ctrl+R search, Tab completion (tui/prompt_habits.py)."""
         return PromptHabits(self)
 
+    def on_text_area_changed(self, _event: TextArea.Changed) -> None:
+        self.habits.text_changed()  # a paste or an edit ends a search or Tab's listing
+
     async def _on_key(self, event: events.Key) -> None:
         if self.habits.handle_key(event):
             return

@@ -116,14 +116,22 @@ class PromptHabits:
     def searching(self) -> bool:
         return self._search is not None
 
+    def text_changed(self) -> None:
+        """The input's text changed: by these habits, or else by the user (a paste, say),
+        which ends a search (keeping the text) and Tab's listing."""
+        text = self.prompt.text
+        if self._search is not None and text != self._search.shown:
+            self._end_search(accept=False, restore=False)
+        if self._cycle is not None and text != self._cycle.text:
+            self._end_cycle()
+
     # -- keys ---------------------------------------------------------------------------
 
     def handle_key(self, event: events.Key) -> bool:
         """Act on ``event`` if it is one of these habits' keys; True when it was taken."""
+        self.text_changed()  # a change whose message has not come yet
         if self._search is not None:
-            if self.prompt.text == self._search.shown:
-                return self._consume(event, self._search_key(event))
-            self._end_search(accept=False, restore=False)  # edited meanwhile (a paste)
+            return self._consume(event, self._search_key(event))
         key = event.key
         if key not in ("tab", "shift+tab"):
             self._end_cycle()
