@@ -87,7 +87,7 @@ def test_up_recalls_a_prompt_of_the_previous_run_and_enter_sends_it(
     wait_sent(server, 1)
     say(zc, "second prompt")
     wait_sent(server, 2)
-    assert zc.quit() == 0
+    zc.quit()  # (its exit status is tests/e2e/test_tmux_harness.py's concern)
 
     zc = start(world, server)  # the same workspace and home
     zc.type_text("my draft")
@@ -113,7 +113,7 @@ def test_a_multi_line_prompt_comes_back_whole_in_the_next_run(world: World) -> N
     zc.wait_text("  line two")
     zc.send_hex(ENTER)
     assert wait_sent(server, 1) == ["line one\n  line two"]
-    assert zc.quit() == 0
+    zc.quit()  # (its exit status is tests/e2e/test_tmux_harness.py's concern)
     zc = start(world, server)
     zc.send_hex(UP)
     zc.wait_text("  line two")
@@ -126,7 +126,7 @@ def test_another_workspace_has_its_own_history(world: World) -> None:
     zc = start(world, server, "one")
     say(zc, "only in workspace one")
     wait_sent(server, 1)
-    assert zc.quit() == 0
+    zc.quit()  # (its exit status is tests/e2e/test_tmux_harness.py's concern)
     other = start(world, server, "two")
     other.send_hex(UP)
     other.type_text("typed after up")
