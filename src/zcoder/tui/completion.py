@@ -52,14 +52,17 @@ class Completions:
 
 
 def command_words(commands: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """Command names and their fixed arguments, from help entries like ``/agents pause``
-    or ``/model [NAME]`` (a bracketed or capitalised argument is not a fixed word)."""
+    """Command names and their fixed first arguments, from help entries such as
+    ``/agents pause``, ``/agents run N | discard N`` or ``/model [NAME]`` (a bracketed or
+    capitalised word is a value to type, not a fixed word)."""
     found: dict[str, list[str]] = {}
     for entry in commands:
-        name, *rest = entry.split()
+        name, _, rest = entry.partition(" ")
         arguments = found.setdefault(name, [])
-        if len(rest) == 1 and not rest[0].startswith("[") and not rest[0].isupper():
-            arguments.append(rest[0])
+        for alternative in rest.split("|"):
+            first = alternative.split()[:1]
+            if first and first[0].islower() and first[0] not in arguments:
+                arguments.append(first[0])
     return {name: tuple(arguments) for name, arguments in found.items()}
 
 
