@@ -15,6 +15,13 @@ from zcoder.tools.confinement import (
     resolve_path,
     resolve_write_target,
 )
+from zcoder.tools.edits import (
+    FileChange,
+    describe_changes,
+    gate_changes,
+    load_before,
+    record_changes,
+)
 from zcoder.tools.ignore import IgnoreMatcher, walk
 
 __all__ = [
@@ -241,19 +248,26 @@ def write_text(target: ConfinedPath, text: str) -> bool:
 async def _write_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     raw_path: str = args["path"]
     content: str = args["content"]
+    data = content.encode("utf-8")
     try:
         target = resolve_write_target(ctx.workspace, raw_path)
+        before, note = load_before(target)
+        change = FileChange(target, before, data, note)
+        refusal = await gate_changes(ctx, "write_file", [change])
+        if refusal:
+            return ToolResult.error(refusal, path=target.display, refused=True)
         existed = write_text(target, content)
+        record_changes(ctx, "write_file", [change])
     except ConfinementError as exc:
         return ToolResult.error(str(exc))
     except OSError as exc:
         return _path_error(exc, raw_path)
-    size = len(content.encode("utf-8"))
+    stats, shown = describe_changes([change])
     verb = "Replaced" if existed else "Created"
     return ToolResult(
         True,
-        f"{verb} {target.display} ({size} bytes, {_lines(content)} lines)",
-        {"path": target.display, "bytes": size, "created": not existed},
+        f"{verb} {target.display} ({len(data)} bytes, {_lines(content)} lines){stats}",
+        {"path": target.display, "bytes": len(data), "created": not existed, **shown},
     )
 
 
@@ -301,16 +315,23 @@ async def _replace_text(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
                 "once — include more surrounding lines to make it unique",
                 occurrences=count,
             )
-        write_text(target, text.replace(old_text, new_text, 1))
+        after = text.replace(old_text, new_text, 1)
+        change = FileChange(target, text.encode("utf-8"), after.encode("utf-8"))
+        refusal = await gate_changes(ctx, "replace_text", [change])
+        if refusal:
+            return ToolResult.error(refusal, path=target.display, refused=True)
+        write_text(target, after)
+        record_changes(ctx, "replace_text", [change])
     except ConfinementError as exc:
         return ToolResult.error(str(exc))
     except OSError as exc:
         return _path_error(exc, raw_path)
     line = text[: text.index(old_text)].count("\n") + 1
+    stats, shown = describe_changes([change])
     return ToolResult(
         True,
-        f"Replaced 1 occurrence in {target.display} at line {line}",
-        {"path": target.display, "line": line},
+        f"Replaced 1 occurrence in {target.display} at line {line}{stats}",
+        {"path": target.display, "line": line, **shown},
     )
 
 
