@@ -211,9 +211,9 @@ def test_tab_completes_a_command_and_a_path_and_typing_goes_on_in_the_prompt(
 def test_several_choices_are_listed_and_tab_steps_through_them(world: World) -> None:
     server = world.server()
     zc = start(world, server)
-    zc.type_text("/c")
+    zc.type_text("/co")
     zc.send_hex(TAB)
-    zc.wait_text("/compact  /context")  # listed in the input's lower border
+    zc.wait_text("/compact  /context  /copy")  # listed in the input's lower border
     zc.send_hex(f"{TAB} {TAB} {ENTER}")  # /compact, then /context, sent
     zc.wait_text("› /context")
 

@@ -10,6 +10,8 @@ import pytest
 from tests.fixtures.fake_ollama import Turn
 from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
 from zcoder.tui import ZcoderApp
+from zcoder.tui.commands import ALIASES, COMMANDS
+from zcoder.tui.completion import command_words
 from zcoder.tui.history import history_path
 
 pytestmark = pytest.mark.timeout(60)
@@ -286,21 +288,25 @@ async def test_tab_completes_commands_cycles_and_never_leaves_the_prompt(
         await pilot.press("tab")
         assert prompt.text == "/help " and app.focused is prompt
         prompt.clear()
-        await type_text(pilot, "/c")
-        await pilot.press("tab")
+        await type_text(pilot, "/co")
+        choices = sorted(n for n in command_words((*COMMANDS, *ALIASES)) if n.startswith("/co"))
+        assert len(choices) >= 3  # /compact, /context, /copy
+        await pilot.press("tab")  # no longer common start: only listed
         assert prompt.text == "/co"
-        assert "/compact" in subtitle(app)
-        assert "/context" in subtitle(app)
-        await pilot.press("tab")
-        assert prompt.text == "/compact"
-        await pilot.press("tab")
-        assert prompt.text == "/context"
-        await pilot.press("tab")
-        assert prompt.text == "/compact"
+        assert all(name in subtitle(app) for name in choices)
+        for name in (*choices, choices[0]):  # Tab steps through them, round and round
+            await pilot.press("tab")
+            assert prompt.text == name
         await pilot.press("shift+tab")
-        assert prompt.text == "/context" and app.focused is prompt
+        assert prompt.text == choices[-1] and app.focused is prompt
         await type_text(pilot, "x")
-        assert prompt.text == "/contextx" and prompt.border_subtitle is None and not subtitle(app)
+        assert prompt.text == choices[-1] + "x"
+        assert prompt.border_subtitle is None and not subtitle(app)
+        # Aliases complete too.
+        prompt.clear()
+        await type_text(pilot, "/cle")
+        await pilot.press("tab")
+        assert prompt.text == "/clear "
         prompt.clear()
         await type_text(pilot, "/agents p")
         await pilot.press("tab")
