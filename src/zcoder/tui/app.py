@@ -47,6 +47,7 @@ from zcoder.tui.agent_view import AgentView
 from zcoder.tui.approvals import DialogApprovals
 from zcoder.tui.commands import parse_slash
 from zcoder.tui.dialogs import GuardedDialog
+from zcoder.tui.history import PromptHistory
 from zcoder.tui.inbox_ui import receipt_outcome
 from zcoder.tui.interrupt import QUIT_AGAIN_TEXT, QUIT_WINDOW_SECONDS, CtrlC, Press
 from zcoder.tui.model_ui import WARMUP_NUM_PREDICT, ModelUI
@@ -231,6 +232,7 @@ class ZcoderApp(App[int]):
             store=self.store,
             relay_available=lambda: self.relay is not None and self.relay.available,
         )
+        self._open_history()
         startup, self._deferred = self._deferred or [], None
         self.sessions.open_initial()
         self.refresh_meter()
@@ -246,6 +248,17 @@ class ZcoderApp(App[int]):
         self.prompt_input.focus()
         if not self.sessions.restoring_model:  # else it warms up the session's model
             self.model_ui.start_warmup()
+
+    def _open_history(self) -> None:
+        """The prompts sent in this workspace before, for Up, Down and Ctrl+R."""
+        history = PromptHistory.open(self.config.home, self.config.workspace)
+        self.prompt_input.habits.attach(
+            history,
+            workspace=self.config.workspace,
+            queued_waiting=lambda: bool(self.scheduler.prompts()),
+        )
+        if history.problem is not None:
+            self.error(history.problem)
 
     def refresh_meter(self) -> None:
         """The header's context meter: the last real count, or an estimate before one."""
@@ -367,6 +380,8 @@ class ZcoderApp(App[int]):
         text = message.text
         if not text.strip():
             return
+        if (problem := self.prompt_input.habits.remember(text)) is not None:
+            self.error(problem)  # once: the history file cannot be written
         command = parse_slash(text)
         if command is not None:
             self.prompt_input.clear()

@@ -39,6 +39,9 @@ ALIASES: Final = {
 KEYS: Final = {
     "Enter": "send; while a turn runs, it is queued (shown above the prompt)",
     "Up (empty prompt)": "take the last queued prompt back to edit; clear it to cancel",
+    "Up, Down": "earlier prompts of this workspace (kept across runs); Down ends at your draft",
+    "Ctrl+R": "search earlier prompts as you type; Ctrl+R older, Enter edits, Esc cancels",
+    "Tab": "complete a /command or a path in the workspace; Tab again steps through choices",
     "Shift+Enter, Alt+Enter, Ctrl+J": "new line",
     "Escape": "stop the running turn (the draft and the queued prompts are kept)",
     "F2": "run the relayed tasks that wait for you (shown only then)",
