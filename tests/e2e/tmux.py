@@ -9,8 +9,8 @@ Each ``TmuxInstance`` has a tmux server of its own (a private socket in the test
 so tests never touch the user's tmux and server options (``extended-keys``) stay local.
 ``extended_keys`` chooses what tmux does with modified keys: ``"off"`` (tmux's default:
 Shift+Enter arrives as a plain CR), ``"on"`` (tmux sends ``CSI 27;mod;key~`` to a program
-that asks for it) or ``"always"``. The pane stays after the program exits
-(``remain-on-exit``), so its exit status can be read.
+that asks for it) or ``"always"``. The pane's shell writes zcoder's pid when it starts it
+and its exit status when it ends (tmux 3.3a does not always record a dead pane's status).
 
 Keys: ``send_hex("1b 0d")`` writes bytes in one burst (one ``send-keys -H``), as a terminal
 does for one key or a paste; ``send_slowly`` writes them one at a time. Everything zcoder
@@ -99,7 +99,10 @@ class TmuxInstance(Instance):
         self.size = size
         self.extended_keys = extended_keys
         self.raw_log = socket.with_suffix(".raw")
-        self._pid: int | None = None
+        self._pid: int | None = None  # zcoder's
+        self._pane_pid = 0  # the pane's shell, which waits for zcoder
+        self.pid_file = socket.with_suffix(".pid")
+        self.status_file = socket.with_suffix(".status")
 
     # -- tmux itself --------------------------------------------------------------------
 
@@ -129,16 +132,22 @@ class TmuxInstance(Instance):
         width, height = self.size
         env = {key: value for key, value in self.env.items() if key != "TERM"}
         script = self.socket.with_suffix(".sh")
-        # The pane's command: exactly this environment (tmux's own TMUX, TMUX_PANE and TERM
-        # kept), then zcoder itself, so the pane's pid is zcoder's.
+        # The pane's command: a shell that runs zcoder with exactly this environment
+        # (tmux's own TMUX, TMUX_PANE and TERM kept), writes zcoder's pid first and its
+        # exit status last: tmux 3.3a does not always record a dead pane's status.
         assignments = " ".join(shlex.quote(f"{key}={value}") for key, value in env.items())
         command = " ".join(shlex.quote(part) for part in (sys.executable, "-m", "zcoder"))
         args = " ".join(shlex.quote(arg) for arg in self.args)
+        inner = (
+            f"echo $$ > {shlex.quote(str(self.pid_file))}; "
+            f'exec env -i TMUX="$TMUX" TMUX_PANE="$TMUX_PANE" TERM="$TERM" {assignments} '
+            f"{command} {args}"
+        )
         script.write_text(
             "#!/bin/sh\n"
             f"cd {shlex.quote(str(self.workspace))} || exit 99\n"
-            f'exec env -i TMUX="$TMUX" TMUX_PANE="$TMUX_PANE" TERM="$TERM" {assignments} '
-            f"{command} {args}\n",
+            f"sh -c {shlex.quote(inner)}\n"
+            f"echo $? > {shlex.quote(str(self.status_file))}\n",
             encoding="utf-8",
         )
         script.chmod(0o700)
@@ -169,25 +178,49 @@ class TmuxInstance(Instance):
         self.tmux("set-option", "-t", "zc", "remain-on-exit", "on")
         self.tmux("pipe-pane", "-O", "-t", "zc", f"cat >> {shlex.quote(str(self.raw_log))}")
         self.tmux("send-keys", "-t", "zc", "go", "Enter")
-        self._pid = int(self._display("#{pane_pid}"))
+        self._pane_pid = int(self._display("#{pane_pid}"))
+        self._pid = wait_until(self._read_pid, timeout=START_TIMEOUT, what="zcoder to start")
         return self
+
+    def _read_pid(self) -> int | None:
+        try:
+            text = self.pid_file.read_text(encoding="ascii").strip()
+        except FileNotFoundError:
+            return None
+        return int(text) if text.isdigit() else None
 
     @property
     def pid(self) -> int:
         assert self._pid is not None, "not started"
         return self._pid
 
+    def _exit_status(self) -> str | None:
+        """None while zcoder runs; its exit status (as text) once it has exited."""
+        try:
+            return self.status_file.read_text(encoding="ascii").strip() or None
+        except FileNotFoundError:
+            pass
+        if self._pid is not None and not os.path.exists(f"/proc/{self._pid}"):
+            # Gone without its shell writing the status (the pane was killed): unknown.
+            return "" if not os.path.exists(f"/proc/{self._pane_pid}") else None
+        return None
+
     def alive(self) -> bool:
         if self._pid is None:
             return False
-        try:
-            return self._display("#{pane_dead}") != "1"
-        except (RuntimeError, subprocess.SubprocessError):
-            return False
+        return self._exit_status() is None
 
     def wait_exit(self, timeout: float = EXIT_TIMEOUT) -> int | None:
-        wait_until(lambda: not self.alive(), timeout=timeout, what=f"{self.name} to exit")
-        status = self._display("#{pane_dead_status}")
+        try:
+            status = wait_until(
+                lambda: (value,) if (value := self._exit_status()) is not None else None,
+                timeout=timeout,
+                what=f"{self.name} to exit",
+            )[0]
+        except TimeoutError as exc:
+            raise AssertionError(
+                f"{exc}; the screen:\n{self.screen_text}\n{_stacks(self.pid)}"
+            ) from None
         return int(status) if status.lstrip("-").isdigit() else None
 
     def close(self) -> None:
@@ -200,8 +233,11 @@ class TmuxInstance(Instance):
             while self.alive() and time.monotonic() < deadline:
                 time.sleep(0.05)
         for signum in (signal.SIGTERM, signal.SIGKILL):
+            for pid in (self._pid, self._pane_pid):
+                with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+                    os.kill(pid, signum)
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self._pid, signum)
+                os.killpg(self._pane_pid, signum)  # the pane's process group: its commands
         with contextlib.suppress(RuntimeError, subprocess.SubprocessError):
             self.tmux("kill-server", check=False)
 
@@ -289,6 +325,17 @@ class TmuxInstance(Instance):
 
     def wait_ready(self, timeout: float = START_TIMEOUT) -> None:
         super().wait_ready(timeout)
+
+
+def _stacks(pid: int) -> str:
+    """The Python stacks of a process that will not exit (py-spy, when installed)."""
+    spy = shutil.which("py-spy") or shutil.which("py-spy", path=os.path.dirname(sys.executable))
+    if spy is None:
+        return "(install py-spy to see where it is stuck)"
+    done = subprocess.run(
+        [spy, "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=30, check=False
+    )
+    return done.stdout[-6000:] or done.stderr[-2000:]
 
 
 def start_in_tmux(
