@@ -35,6 +35,9 @@ class ToolContext:
     requested_by: str | None = None
     """Who asked for this turn when it was not the local user (a relayed task's sender),
     as approval dialogs name it."""
+    on_output: Callable[[str], None] | None = None
+    """Where a tool that produces output as it runs (run_command) reports it, piece by
+    piece, while it runs; set per call by the agent."""
 
     def __post_init__(self) -> None:
         self.workspace = canonical_workspace(os.fspath(self.workspace))

@@ -44,8 +44,9 @@ from zcoder.tools import (
 )
 from zcoder.tui.agent_view import AgentView
 from zcoder.tui.approvals import DialogApprovals
-from zcoder.tui.commands import parse_slash
+from zcoder.tui.commands import parse_slash, parse_user_command
 from zcoder.tui.model_ui import WARMUP_NUM_PREDICT, ModelUI
+from zcoder.tui.output_screen import OutputScreen
 from zcoder.tui.prompt import PromptInput
 from zcoder.tui.queued import QueuedPrompts
 from zcoder.tui.relay_ui import RELAY_POLL_SECONDS, RelayNudge, RelayUI
@@ -54,6 +55,8 @@ from zcoder.tui.sessions_ui import SessionsUI
 from zcoder.tui.slash import SlashCommands
 from zcoder.tui.status import HeaderBar, HeaderState
 from zcoder.tui.transcript import (
+    FULL_OUTPUT_KEY,
+    CommandEntry,
     Entry,
     Transcript,
     error_text,
@@ -93,6 +96,7 @@ class ZcoderApp(App[int]):
         Binding("ctrl+n", "new_session", "New"),
         Binding("ctrl+o", "pick_model", "Model"),
         Binding("ctrl+b", "toggle_sidebar", "Sessions"),
+        Binding(FULL_OUTPUT_KEY, "show_output", "Output"),
         Binding("f2", "continue_relay", "Run waiting relayed tasks"),  # only while they wait
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
@@ -272,6 +276,10 @@ class ZcoderApp(App[int]):
             if step is Next.PROMPT:
                 prompt = self.scheduler.pop_prompt()
                 self._show_queue()
+                command = parse_user_command(prompt)
+                if command:  # !command: runs without a turn (its entry shows it)
+                    self.start_turn(self._user_command(command), relay=False)
+                    return
                 self.show(Entry("user", user_text(prompt)))  # in the transcript as it starts
                 self.start_turn(self._user_turn(prompt), relay=False)
             else:
@@ -300,6 +308,14 @@ class ZcoderApp(App[int]):
         await self.model_ui.window_ready()  # num_ctx goes with every request, the first one too
         await self.agent.run_user_turn(prompt)
         self.model_ui.check_allocation()
+        self.refresh_sessions()
+
+    async def _user_command(self, command: str) -> None:
+        """``!command``: run like a turn (Escape stops it, prompts queue behind it) but no
+        model request; its output becomes context for the next prompt."""
+        assert self.agent is not None
+        await self.agent.run_user_command(command)
+        self.refresh_meter()
         self.refresh_sessions()
 
     async def _relay_turn(self, claimed: ClaimedMessage) -> None:
@@ -336,6 +352,8 @@ class ZcoderApp(App[int]):
         text = message.text
         if not text.strip():
             return
+        if parse_user_command(text) == "":
+            return  # a lone "!": nothing to run
         command = parse_slash(text)
         if command is not None:
             self.prompt_input.clear()
@@ -373,6 +391,15 @@ class ZcoderApp(App[int]):
                     f"Stopped. Your {queued} queued prompt{'s stay' if queued > 1 else ' stays'}"
                     " queued and will run; ↑ in the empty prompt takes the last one back."
                 )
+
+    def action_show_output(self) -> None:
+        """The whole output of the newest command in the transcript (Ctrl+T, /output)."""
+        commands = list(self.transcript.query(CommandEntry))
+        if not commands:
+            self.notice("No command has run in this session yet.")
+            return
+        if len(self.screen_stack) == 1:  # not over a dialog, nor over itself
+            self.push_screen(OutputScreen(commands))
 
     def action_continue_relay(self) -> None:
         self.relay_ui.agents_command("continue")

@@ -11,6 +11,7 @@ COMMANDS: Final = {
     "/sessions": "show and focus the sessions list",
     "/model [NAME]": "switch model; without NAME, pick from Ollama's list (idle only)",
     "/context": "how full the context window is, and what fills it",
+    "/output": "the whole output of the last command (also Ctrl+T)",
     "/compact [FOCUS]": "replace older history with a summary the model writes (idle only)",
     "/list-agents": "list the other zcoder instances on this machine (no model request)",
     "/agents": "this instance's relay status",
@@ -18,13 +19,16 @@ COMMANDS: Final = {
     "/agents resume": "accept relayed messages again",
     "/agents continue": "run the relayed tasks that wait for you (also F2)",
     "/quit": "leave zcoder",
+    "!COMMAND": "run a shell command in the workspace, no approval asked (you typed it); its "
+    "output goes to the conversation as context for your next prompt, no model request",
 }
 
 KEYS: Final = {
     "Enter": "send; while a turn runs, it is queued (shown above the prompt)",
     "Up (empty prompt)": "take the last queued prompt back to edit; clear it to cancel",
     "Shift+Enter, Alt+Enter, Ctrl+J": "new line",
-    "Escape": "stop the running turn (the draft and the queued prompts are kept)",
+    "Escape": "stop the running turn or command (the draft and the queued prompts are kept)",
+    "Ctrl+T": "the whole output of the last command (p/n: older/newer, Esc closes)",
     "F2": "run the relayed tasks that wait for you (shown only then)",
     "Ctrl+N": "new session",
     "Ctrl+O": "model picker",
@@ -46,6 +50,14 @@ def parse_slash(text: str) -> SlashCommand | None:
         return None
     name, _, rest = stripped.partition(" ")
     return SlashCommand(name.lower(), rest.strip())
+
+
+def parse_user_command(text: str) -> str | None:
+    """The shell command of ``!command`` input ("" for a lone ``!``); None for other input."""
+    stripped = text.strip()
+    if not stripped.startswith("!"):
+        return None
+    return stripped[1:].strip()
 
 
 def help_text() -> str:
