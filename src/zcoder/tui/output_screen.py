@@ -82,8 +82,8 @@ class OutputScreen(ModalScreen[None]):
 
     def _show(self, *, keep_place: bool = False) -> None:
         command = self.command
-        what = f"$ {command.command}" if command.role == "shell" else command.tool_name
-        if command.role != "shell" and command.command:
+        what = f"$ {command.command}" if command.user_command else command.tool_name
+        if not command.user_command and command.command:
             what += f": {command.command}"
         first_line = what.split("\n", 1)[0]
         if len(first_line) > 200 or "\n" in what:

@@ -157,6 +157,7 @@ class CommandEntry(Entry):
         status: str = "running",
     ) -> None:
         self.command = command
+        self.user_command = role == "shell"
         self.tool_name = name
         self.arguments = dict(arguments or {})
         self.command_status = status
@@ -186,7 +187,7 @@ class CommandEntry(Entry):
         return self.command_status == "running"
 
     def _header(self) -> Text:
-        if self.role == "shell":
+        if self.user_command:
             return _shell_header(self.command, self.command_status)
         return _tool_header(self.tool_name, self.arguments, self.command_status)
 
