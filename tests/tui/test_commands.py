@@ -4,6 +4,7 @@ output one key away (Ctrl+T, /output), and the user's own ``!commands``."""
 from __future__ import annotations
 
 import pytest
+from rich.text import Text
 from textual.widgets import TextArea
 
 from tests.fixtures.fake_ollama import Turn, call
@@ -225,9 +226,12 @@ async def test_output_arriving_in_a_burst_is_drawn_once(make_config, app_factory
         assert isinstance(entry, CommandEntry)
         drawn: list[str] = []
         original = entry.show_text
-        monkeypatch.setattr(
-            entry, "show_text", lambda body: (drawn.append(body.plain), original(body))
-        )
+
+        def counting(body: Text) -> None:
+            drawn.append(body.plain)
+            original(body)
+
+        monkeypatch.setattr(entry, "show_text", counting)
         for n in range(10000):
             entry.append(f"y {n}\n")
         assert drawn == []  # nothing drawn per piece
