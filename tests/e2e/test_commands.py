@@ -1,0 +1,117 @@
+"""Commands in the real zcoder, in a pty: output on screen while a command runs, kept when
+Escape stops it, and the user's own ``!commands``.
+
+Keys are sent as a terminal sends them. What the model was sent comes from the fake
+Ollama's recorded requests, what was saved from the session store.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.harness import Instance, World, wait_until
+from tests.fixtures.fake_ollama import Turn, call
+from zcoder.agent.prompts import INTERRUPTED
+from zcoder.sessions import SessionStore
+
+pytestmark = pytest.mark.timeout(90)
+
+ESCAPE = "\x1b"
+STEPS = 'echo "step 1"\nwhile [ ! -e go ]; do sleep 0.05; done\necho "step 2"\n'
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def only_session(world: World, instance: Instance):
+    with SessionStore(world.home(instance.name)) as store:
+        [info] = store.list_sessions(instance.workspace, "coding")
+        return store.load(info.id, instance.workspace, "coding")
+
+
+def test_command_output_is_on_screen_while_the_command_runs(world: World) -> None:
+    server = world.server(demo=False)
+    workspace = world.workspace("alpha")
+    (workspace / "steps.sh").write_text(STEPS)
+    server.enqueue(
+        Turn.tool_calls(call("run_command", {"command": "bash steps.sh"})),
+        Turn.text("both steps ran"),
+    )
+    a = world.start("alpha", server, ZCODER_COMMAND_POLICY="allow")
+    mark = a.mark()
+    a.submit("run the steps")
+    a.wait_text("step 1", since=mark)
+    # The script cannot print step 2 before the file exists, and only this test makes it.
+    assert "step 2" not in a.screen_text[mark:]
+    assert not (workspace / "go").exists()
+    (workspace / "go").touch()
+    a.wait_text("step 2", since=mark)
+    a.wait_text("[exit code 0]", since=mark)
+    a.wait_text("both steps ran", since=mark)
+    assert a.quit() == 0
+
+
+def test_escape_during_a_command_keeps_its_output_on_screen_and_in_the_session(
+    world: World,
+) -> None:
+    server = world.server(demo=False)
+    workspace = world.workspace("alpha")
+    command = "echo $$ > shell.pid; echo long-1; echo long-2; sleep 300"
+    server.enqueue(Turn.tool_calls(call("run_command", {"command": command}, id="c1")))
+    a = world.start("alpha", server, ZCODER_COMMAND_POLICY="allow")
+    mark = a.mark()
+    a.submit("run the long one")
+    a.wait_text("long-2", since=mark)
+    pid = int((workspace / "shell.pid").read_text())
+    assert pid_alive(pid)
+    a.send_key(ESCAPE)
+    a.wait_text("— interrupted", since=mark)
+    a.wait_text("[Interrupted: the turn was stopped", since=mark)
+    wait_until(lambda: not pid_alive(pid), what="the command to be killed")
+    assert a.quit() == 0
+
+    data = only_session(world, a)
+    expected = f"long-1\nlong-2\n[{INTERRUPTED}]"
+    [event] = [e for e in data.events if e.role == "tool"]
+    assert (event.text, event.metadata["status"]) == (expected, "interrupted")
+    [result] = [m for m in data.messages if m["role"] == "tool"]
+    assert result["content"] == expected
+
+    # Reopened, the output is on screen again.
+    b = world.start("alpha", server, args=("--resume", data.info.id))
+    b.wait_text("long-2")
+    b.wait_text("— interrupted")
+
+
+def test_a_bang_command_shows_its_output_and_is_context_for_the_next_prompt(
+    world: World,
+) -> None:
+    server = world.server(demo=False)
+    a = world.start("alpha", server)  # the "ask" policy: a !command is not asked about
+    mark = a.mark()
+    a.submit("!printf 'sh%s\\n' ell-out")
+    a.wait_text("shell-out", since=mark)
+    a.wait_text("[exit code 0]", since=mark)
+    assert server.chat_bodies == []  # no model request
+
+    server.enqueue(Turn.text("it printed shell-out"))
+    a.submit("what did it print?")
+    a.wait_text("it printed shell-out", since=mark)
+    [body] = server.chat_bodies
+    contents = [m["content"] for m in body["messages"]]
+    assert sum("shell-out" in c for c in contents) == 1
+    assert contents[-1] == "what did it print?"
+    assert a.quit() == 0
+
+    data = only_session(world, a)
+    assert data.user_ledger == ["what did it print?"]
+    [event] = [e for e in data.events if e.role == "tool"]
+    assert event.metadata["user_command"] is True
+    assert event.text == "shell-out\n[exit code 0]"
