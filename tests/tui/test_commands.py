@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from rich.text import Text
-from textual.widgets import TextArea
+from textual.widgets import Static, TextArea
 
 from tests.fixtures.fake_ollama import Turn, call
 from tests.tui.conftest import entries, idle, submit, wait_until
@@ -239,3 +239,20 @@ async def test_output_arriving_in_a_burst_is_drawn_once(make_config, app_factory
         await pilot.pause(0.3)
         assert len(drawn) == 1
         assert drawn[0].splitlines()[-1] == "y 9999"
+
+
+async def test_the_full_output_view_follows_a_running_command(
+    fake, make_config, app_factory, workspace
+):
+    command = f"echo step 1; {WAIT_FOR_GO}; echo step 2"
+    fake.enqueue(Turn.tool_calls(call("run_command", {"command": command})), Turn.text("done"))
+    app = app_factory(make_config(yes=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "run it")
+        await wait_until(pilot, lambda: commands(app) and shown_output(commands(app)[0]))
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: isinstance(app.screen, OutputScreen))
+        assert output_view(app).text == "step 1\n"
+        (workspace / "go").touch()
+        await wait_until(pilot, lambda: output_view(app).text == "step 1\nstep 2\n[exit code 0]")
+        assert "completed" in str(app.screen.query_one(".title", Static).render())
