@@ -216,7 +216,14 @@ class CommandEntry(Entry):
 
     def _draw(self) -> None:
         self._redraw = None
+        # A transcript at its end stays there as the entry grows: the newest output shows.
+        parent = self.parent
+        follow = isinstance(parent, VerticalScroll) and (
+            parent.is_vertical_scroll_end or parent.max_scroll_y == 0
+        )
         self.show_text(self._body())
+        if follow and isinstance(parent, VerticalScroll):
+            parent.call_after_refresh(parent.scroll_end, animate=False)
 
     def finish(self, status: str, result: str) -> None:
         """The command ended: ``result`` is what the conversation records (its output,
@@ -230,7 +237,7 @@ class CommandEntry(Entry):
         else:
             last = result.rstrip().rsplit("\n", 1)[-1]
             self.trailer = last if last.startswith("[") and last.endswith("]") else ""
-        self.show_text(self._body())
+        self._draw()
 
     def full_text(self) -> str:
         """All of the output kept, and how the command ended."""
