@@ -20,7 +20,7 @@ MAX_KEPT_CHARS: Final = 1_000_000
 
 def as_printed(line: str) -> str:
     """A line as a terminal leaves it: a carriage return (progress bars) starts it over."""
-    line = line.removesuffix("\r")
+    line = line.rstrip("\r")
     return line.rsplit("\r", 1)[-1] if "\r" in line else line
 
 
