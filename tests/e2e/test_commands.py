@@ -55,6 +55,17 @@ def test_command_output_is_on_screen_while_the_command_runs(world: World) -> Non
     a.wait_text("step 2", since=mark)
     a.wait_text("[exit code 0]", since=mark)
     a.wait_text("both steps ran", since=mark)
+
+    # Ctrl+T (the byte a terminal sends for it) opens the whole output; q closes it.
+    mark = a.mark()
+    a.send_key("\x14")
+    a.wait_text("run_command: bash steps.sh — completed (command 1 of 1)", since=mark)
+    a.wait_text("Esc/q close", since=mark)
+    closing = a.mark()
+    a.send_key("q")
+    a.wait_text("both steps ran", since=closing)  # the transcript is drawn again
+    a.submit("!printf 'view-%s\\n' closed")  # typed into the prompt: the view is closed
+    a.wait_text("view-closed", since=mark)
     assert a.quit() == 0
 
 

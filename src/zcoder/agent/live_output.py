@@ -35,13 +35,11 @@ class LiveOutput:
         self._buffer = HeadTailBuffer(max_output)
         self._window = window
         self._name = name
-        self.received = False
 
     def feed(self, text: str) -> None:
         """A piece of output, as read (the runner's ``on_output``)."""
         if not text:
             return
-        self.received = True
         self._buffer.feed(text.encode("utf-8", errors="replace"))
         self._emit(ToolOutput(self.call_id, text))
 
