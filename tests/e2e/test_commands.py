@@ -7,6 +7,9 @@ Ollama's recorded requests, what was saved from the session store.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -126,3 +129,29 @@ def test_a_bang_command_shows_its_output_and_is_context_for_the_next_prompt(
     [event] = [e for e in data.events if e.role == "tool"]
     assert event.metadata["user_command"] is True
     assert event.text == "shell-out\n[exit code 0]"
+
+
+def test_a_command_running_when_zcoder_is_killed_reopens_interrupted_with_its_output(
+    world: World,
+) -> None:
+    server = world.server(demo=False)
+    workspace = world.workspace("alpha")
+    command = "echo before-the-kill; echo $$ > shell.pid; sleep 300"
+    server.enqueue(Turn.tool_calls(call("run_command", {"command": command}, id="c1")))
+    a = world.start("alpha", server, ZCODER_COMMAND_POLICY="allow")
+    mark = a.mark()
+    a.submit("run it")
+    a.wait_text("before-the-kill", since=mark)
+    pid_file = workspace / "shell.pid"
+    wait_until(lambda: pid_file.exists() and pid_file.read_text().endswith("\n"), what="pid")
+    shell = int((workspace / "shell.pid").read_text())
+    try:
+        a.signal(signal.SIGKILL)
+        a.wait_exit()
+        data = only_session(world, a)  # loading marks what the dead process left running
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(shell, signal.SIGKILL)  # its own process group: not the pty's
+    [event] = [e for e in data.events if e.role == "tool"]
+    assert event.metadata["status"] == "interrupted"
+    assert event.text == "before-the-kill\n"

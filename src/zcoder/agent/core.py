@@ -472,6 +472,7 @@ class Agent:
             ctx.max_output,
             window=self.settings.num_ctx,
             name=call.name,
+            save=lambda so_far: self.recorder.update_event(event_id, so_far, metadata),
         )
         self._round.output = live
         extra: dict[str, Any] = {}

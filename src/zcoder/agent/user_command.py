@@ -91,7 +91,14 @@ async def run_user_command(
     }
     event_id = recorder.event("tool", "", metadata)
     bound = settings.max_tool_output
-    live = LiveOutput(command_id, recorder.emit, bound, window=settings.num_ctx, name=_FIT_NAME)
+    live = LiveOutput(
+        command_id,
+        recorder.emit,
+        bound,
+        window=settings.num_ctx,
+        name=_FIT_NAME,
+        save=lambda so_far: recorder.update_event(event_id, so_far, metadata),
+    )
 
     def record(status: str, result: str, exit_code: int | None) -> UserCommandFinished:
         recorder.update_event(
