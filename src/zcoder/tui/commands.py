@@ -19,8 +19,7 @@ COMMANDS: Final = {
     "/agents resume": "accept relayed messages again",
     "/agents continue": "run the relayed tasks that wait for you (also F2)",
     "/quit": "leave zcoder",
-    "!COMMAND": "run a shell command in the workspace, no approval asked (you typed it); its "
-    "output goes to the conversation as context for your next prompt, no model request",
+    "!COMMAND": "run a shell command here, unasked; its output is context for your next prompt",
 }
 
 KEYS: Final = {
