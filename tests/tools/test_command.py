@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import sys
 import time
 from pathlib import Path
 
@@ -254,3 +255,17 @@ async def test_run_shell_reports_output_without_the_registry(ctx: ToolContext) -
     outcome = await run_shell("echo a; echo b >&2", ctx.workspace, 10, 1024, pieces.append)
     assert outcome.exit_code == 0
     assert "".join(pieces) == outcome.output == "a\nb\n"
+
+
+async def test_python_output_is_reported_as_printed_not_at_exit(ctx: ToolContext) -> None:
+    pieces: list[str] = []
+    live = dataclasses.replace(ctx, on_output=pieces.append)
+    script = (
+        "import os, time\nprint('py step 1')\nwhile not os.path.exists('go'): time.sleep(0.02)\n"
+    )
+    (ctx.workspace / "steps.py").write_text(script)
+    task = asyncio.create_task(run(live, f"{sys.executable} steps.py"))
+    await wait_for_text(pieces, "py step 1\n")
+    assert not task.done()
+    (ctx.workspace / "go").touch()
+    assert (await asyncio.wait_for(task, 10)).ok

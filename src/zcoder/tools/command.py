@@ -53,7 +53,14 @@ DRAIN_SECONDS = 0.5
 """How long to keep reading output after the shell exited (background writers)."""
 _POLL_SECONDS = 0.02
 _CHUNK = 65536
-_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"}
+_ENVIRONMENT = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "GIT_TERMINAL_PROMPT": "0",
+    "TERM": "dumb",
+    # Python writes to a pipe in blocks; unbuffered, its output shows as it is printed.
+    "PYTHONUNBUFFERED": "1",
+}
 
 
 def _group_alive(pgid: int) -> bool:
