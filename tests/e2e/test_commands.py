@@ -109,6 +109,7 @@ def test_a_bang_command_shows_its_output_and_is_context_for_the_next_prompt(
 ) -> None:
     server = world.server(demo=False)
     a = world.start("alpha", server)  # the "ask" policy: a !command is not asked about
+    wait_until(lambda: server.load_requests, what="the warm-up's request")
     mark = a.mark()
     a.submit("!printf 'sh%s\\n' ell-out")
     a.wait_text("shell-out", since=mark)

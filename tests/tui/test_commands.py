@@ -157,6 +157,9 @@ async def test_a_bang_command_runs_shows_and_becomes_context(
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, app, "! printf 'sh%s\\n' ell-out; exit 4")
         await idle(pilot, app)
+        # The warm-up's request is in (a prompt started before it would cancel it, and the
+        # fake would record a request without a body).
+        await wait_until(pilot, lambda: fake.load_requests)
         [entry] = entries(app, "shell")
         assert entry.plain.splitlines() == [
             "✗ $ printf 'sh%s\\n' ell-out; exit 4 — failed",
@@ -200,6 +203,7 @@ async def test_a_bang_command_during_a_turn_is_queued_and_escape_stops_it(
     fake.enqueue(Turn.stall(before="thinking hard", seconds=30))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: fake.load_requests)  # the warm-up's request is in
         await submit(pilot, app, "a long question")
         await wait_until(pilot, lambda: "thinking hard" in entries(app, "assistant")[-1].plain)
         await submit(pilot, app, "!echo queued-out; sleep 300")

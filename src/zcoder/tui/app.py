@@ -278,7 +278,7 @@ class ZcoderApp(App[int]):
                 self._show_queue()
                 command = parse_user_command(prompt)
                 if command:  # !command: runs without a turn (its entry shows it)
-                    self.start_turn(self._user_command(command), relay=False)
+                    self.start_turn(self._user_command(command), relay=False, model=False)
                     return
                 self.show(Entry("user", user_text(prompt)))  # in the transcript as it starts
                 self.start_turn(self._user_turn(prompt), relay=False)
@@ -296,9 +296,11 @@ class ZcoderApp(App[int]):
     def _show_queue(self) -> None:
         self.queued_prompts.show_queue(self.scheduler.prompts(), editing=self.scheduler.editing())
 
-    def start_turn(self, coroutine: Any, *, relay: bool) -> None:
-        """Run ``coroutine`` as the turn (a prompt, a relayed task, /compact)."""
-        self.model_ui.cancel_warmup()  # a real request supersedes the warm-up
+    def start_turn(self, coroutine: Any, *, relay: bool, model: bool = True) -> None:
+        """Run ``coroutine`` as the turn (a prompt, a relayed task, /compact, a !command:
+        ``model`` False, it asks the model nothing and the warm-up goes on)."""
+        if model:
+            self.model_ui.cancel_warmup()  # a real request supersedes the warm-up
         if self.relay is not None:
             self.relay.set_state("busy")
         self._turn = self.run_worker(coroutine, group="turn", exit_on_error=False)
