@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: run test lint typecheck unit bench clean fake-ollama screenshots
+.PHONY: run test lint typecheck unit bench clean fake-ollama screenshots terminal-tools
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,8 +28,20 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) terminal-tools
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## tmux: the terminal the key, paste and scroll tests run zcoder in (tests/e2e/tmux.py).
+## Installed from the system's packages when missing and we may (root with apt-get).
+terminal-tools:
+	@command -v tmux >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing tmux for the terminal tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; \
+	  else \
+	    echo "the terminal tests need tmux: install it (apt-get install tmux, brew install tmux)" >&2; \
+	    exit 1; \
+	  fi; }
 
 ## Benchmarks: print tables and rewrite docs/performance.md
 bench: $(STAMP)

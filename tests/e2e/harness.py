@@ -393,7 +393,7 @@ class World:
             key: value
             for key, value in os.environ.items()
             if not key.startswith(("ZCODER_", "OLLAMA_", "TEXTUAL", "XDG_", "PYTEST_"))
-            and key not in ("NO_COLOR", "TMPDIR", "COLUMNS", "LINES")
+            and key not in ("NO_COLOR", "TMPDIR", "COLUMNS", "LINES", "TMUX", "TMUX_PANE")
         }
         runtime = self.root / f"t-{_slug(name)}"
         runtime.mkdir(mode=0o700, exist_ok=True)

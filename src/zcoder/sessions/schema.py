@@ -66,7 +66,33 @@ def _create_v1(conn: sqlite3.Connection) -> None:
             conn.execute(statement)
 
 
-MIGRATIONS: tuple[Migration, ...] = (_create_v1,)
+def _events_v2(conn: sqlite3.Connection) -> None:
+    """Version 2: events may also be receipts (zcoder.relay.receipts). SQLite cannot change
+    a CHECK in place, so the table is rebuilt with the same rows and ids."""
+    conn.execute(
+        """
+        CREATE TABLE events_v2 (
+            id           INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id   TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            seq          INTEGER NOT NULL,
+            role         TEXT NOT NULL
+                         CHECK (role IN ('user', 'assistant', 'tool', 'system', 'error',
+                                         'relay', 'receipt')),
+            text         TEXT NOT NULL,
+            metadata     TEXT NOT NULL,
+            created_at   REAL NOT NULL,
+            writer_pid   INTEGER NOT NULL,
+            writer_token TEXT NOT NULL,
+            UNIQUE (session_id, seq)
+        )
+        """
+    )
+    conn.execute("INSERT INTO events_v2 SELECT * FROM events")
+    conn.execute("DROP TABLE events")
+    conn.execute("ALTER TABLE events_v2 RENAME TO events")
+
+
+MIGRATIONS: tuple[Migration, ...] = (_create_v1, _events_v2)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

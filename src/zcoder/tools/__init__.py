@@ -13,10 +13,13 @@ from zcoder.tools.approval import (
     CommandApprovalRequest,
     CommandAuthorization,
     CommandPolicy,
+    EditApprovalRequest,
+    EditPolicy,
 )
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
 from zcoder.tools.confinement import ConfinementError
 from zcoder.tools.defaults import BUILTIN_TOOLS, default_registry
+from zcoder.tools.edits import EditGate, FileChange
 from zcoder.tools.finish import FINISH_TOOL_NAME, FinishStatus
 from zcoder.tools.guard import classify_command
 from zcoder.tools.output import DEFAULT_MAX_TOOL_OUTPUT, bound_text, max_tool_output_from_env
@@ -35,6 +38,10 @@ __all__ = [
     "CommandAuthorization",
     "CommandPolicy",
     "ConfinementError",
+    "EditApprovalRequest",
+    "EditGate",
+    "EditPolicy",
+    "FileChange",
     "FinishStatus",
     "Profile",
     "ToolContext",

@@ -9,6 +9,11 @@ The rules, in order:
   coding profile; during a relayed turn it does not apply and ``a`` approves one command,
   and a relayed turn ends it (``revoke_always``): afterwards commands ask again;
 * otherwise ask the approver.  Sysadmin always asks and never offers ``a``.
+
+File edits (write_file, replace_text, apply_patch) are asked about only with
+``ZCODER_EDITS=ask`` (``EditPolicy.ASK``): the same approver shows the diff of exactly what
+would be written. There ``a`` allows the edits of the rest of this turn only, and only in a
+user turn of the coding profile; a relayed turn asks for every edit.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ __all__ = [
     "CommandApprovalRequest",
     "CommandAuthorization",
     "CommandPolicy",
+    "EditApprovalRequest",
+    "EditPolicy",
 ]
 
 
@@ -41,6 +48,15 @@ class CommandPolicy(StrEnum):
     """Run without asking (``--yes``); coding profile only."""
     DENY = "deny"
     """Refuse every command without asking (``--deny-commands``)."""
+
+
+class EditPolicy(StrEnum):
+    """How file edits are approved (``ZCODER_EDITS``), fixed at start."""
+
+    AUTO = "auto"
+    """Write without asking (the default); every edit is still shown and can be undone."""
+    ASK = "ask"
+    """Ask before each write, showing its diff."""
 
 
 class ApprovalDecision(Enum):
@@ -76,11 +92,30 @@ class CommandApprovalRequest:
     named in the dialog's title."""
 
 
+@dataclass(frozen=True)
+class EditApprovalRequest:
+    """What the edit dialog shows: the tool, the files and the diff of what it would write."""
+
+    tool: str
+    paths: tuple[str, ...]
+    diff: str
+    """The whole unified diff of the edit (every file, every line)."""
+    allow_turn: bool
+    """Whether to offer ``a`` (the rest of this turn's edits); False in sysadmin and
+    during a relayed turn."""
+    origin: TurnOrigin
+    requested_by: str | None = None
+
+
 class Approver(Protocol):
     """Implemented by the UI (TUI dialog, /dev/tty prompt, tests)."""
 
     async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
         """Ask the user; an approver that cannot ask must answer DENY."""
+        ...
+
+    async def approve_edit(self, request: EditApprovalRequest) -> ApprovalDecision:
+        """Ask before a file edit (ZCODER_EDITS=ask); one that cannot ask answers DENY."""
         ...
 
 
@@ -98,7 +133,9 @@ class CommandAuthorization:
 class ApprovalPolicy:
     """The command policy of this process plus its process-wide ``a`` grant."""
 
-    def __init__(self, policy: CommandPolicy, profile: Profile) -> None:
+    def __init__(
+        self, policy: CommandPolicy, profile: Profile, *, edits: EditPolicy = EditPolicy.AUTO
+    ) -> None:
         if policy is CommandPolicy.ALLOW and profile is Profile.SYSADMIN:
             raise ApprovalConfigError(
                 "--yes cannot be used with the sysadmin profile: every command must be "
@@ -106,6 +143,7 @@ class ApprovalPolicy:
             )
         self.policy = policy
         self.profile = profile
+        self.edits = edits
         self._always_granted = False
 
     @property

@@ -9,16 +9,29 @@ app (``RelayNudge``); everything here runs on the app's event loop.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import logging
+import os
+import threading
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from zcoder.relay import QuarantinedMessage, Relay
-from zcoder.relay.display import peer_table
+from zcoder.agent import Outcome, TurnFinished
+from zcoder.agent.relay_wrapper import receipt_record
+from zcoder.relay import ClaimedMessage, Envelope, QuarantinedMessage, Relay
+from zcoder.relay.display import peer_table, visible
+from zcoder.relay.names import BadName, check_name, name_of, resolve_target
+from zcoder.relay.sanitize import field_for_model
 from zcoder.relay.spool import Sequences
+from zcoder.relay.trust import BLOCK, TRUST, TrustError
+from zcoder.tui.transcript import entry_for_event, receipt_text_for_user
 
 if TYPE_CHECKING:
     from zcoder.tui.app import ZcoderApp
+
+log = logging.getLogger(__name__)
 
 RELAY_POLL_SECONDS = 1.0
 CONTINUE_KEY = "F2"  # the app's binding for /agents continue
@@ -36,6 +49,10 @@ class RelayUI:
         self.relay: Relay | None = None
         self.reason: str | None = None
         self._was_available = False
+        self._held_seen: set[str] = set()  # held messages already announced
+        self._registry_mark: int | None = None  # the registry's mtime at the last look
+        self._sharing: dict[str, str] = {}  # instance id -> label, peers sharing the workspace
+        self._looking = False
 
     def start(self) -> None:
         app = self.app
@@ -50,6 +67,8 @@ class RelayUI:
             workspace=app.config.workspace,
             profile=app.config.profile.value,
             model=app.model,
+            name=app.config.agent_name,
+            home=app.config.home,
             on_message=self.nudge_from_thread,
             on_unavailable=lambda _reason: self.nudge_from_thread(),
         )
@@ -60,6 +79,13 @@ class RelayUI:
             return
         self.relay = relay
         self._was_available = True
+        if leftovers := relay.leftovers():
+            count = sum(leftover.messages for leftover in leftovers)
+            app.notice(
+                f"A zcoder that stopped in this workspace left {count} accepted message"
+                f"{'s' if count != 1 else ''} that never ran. /agents recover queues them"
+                " here; /agents recover discard drops them (kept 7 days otherwise)."
+            )
 
     def stop(self) -> None:
         if self.relay is not None:
@@ -72,6 +98,7 @@ class RelayUI:
         self.app.post_message(RelayNudge())
 
     def poll(self) -> None:
+        self.watch_workspace_peers()
         self.refresh_header()
         if not self.app.busy:
             self.app.schedule()
@@ -147,6 +174,23 @@ class RelayUI:
             self.relay.resume()
             app.notice("Relay resumed.")
             app.schedule()
+        elif (
+            argument == "held"
+            or argument.startswith(("run ", "discard "))
+            or argument
+            in (
+                "run",
+                "discard",
+            )
+        ):
+            self.held_command(argument)
+            return
+        elif argument in ("recover", "recover discard"):
+            self.recover(discard=argument.endswith("discard"))
+            return
+        elif argument.split(" ", 1)[0] in ("trust", "block", "forget"):
+            self.trust_command(argument)
+            return
         elif argument == "continue":
             waiting = self.relay.status().queued if self.oldest_waiting() is not None else 0
             app.notice(
@@ -157,24 +201,255 @@ class RelayUI:
             app.note_user_acted()
             return
         elif argument:
-            app.error("usage: /agents, /agents pause, /agents resume, /agents continue")
+            app.error(
+                "usage: /agents [pause | resume | continue | held | run N | discard N |"
+                " trust NAME | block NAME | forget NAME]"
+            )
             return
         status = self.relay.status()
         lines = [
             f"Relay: {'available' if status.available else 'unavailable'} · state {status.state}"
             f" · {status.queued} queued",
-            f"Instance: {status.instance_id}",
+            f"Name: {self.relay.name} · instance {status.instance_id}",
             f"Registry: {status.registry}",
         ]
         if status.reason:
             lines.append(f"Reason: {status.reason}")
         lines.append(self._auto_turns_line())
+        lines.append(self._trust_line())
         lines.append(
             "/agents pause refuses new messages; /agents resume accepts them again; "
             f"/agents continue ({CONTINUE_KEY}) runs those waiting for you."
         )
         app.notice("\n".join(lines))
         self.refresh_header()
+
+    def rename(self, argument: str) -> None:
+        """/rename NAME: this instance's name for its peers, in its manifest at once."""
+        app = self.app
+        if not argument:
+            current = self.relay.name if self.relay is not None else app.config.agent_name
+            app.notice(f"This instance is called {current}. /rename NAME changes it.")
+            return
+        try:
+            name = check_name(argument)
+        except BadName as exc:
+            app.error(str(exc))
+            return
+        app.config = dataclasses.replace(app.config, agent_name=name)
+        if self.relay is None:
+            app.notice(f"Named {name}; the relay is off, so no peer sees it.")
+            return
+        self.relay.refresh_manifest(name=name)
+        app.notice(f"Renamed: other agents now see this instance as {name}.")
+
+    # -- other instances in this workspace --------------------------------------------
+
+    def watch_workspace_peers(self) -> None:
+        """When the registry changed (an instance came, went or changed), look again for
+        live peers in this workspace or one around it or inside it."""
+        relay = self.relay
+        if relay is None or not relay.available or relay.registry is None or self._looking:
+            return
+        try:
+            mark = os.stat(relay.registry).st_mtime_ns
+        except OSError:
+            return
+        if mark == self._registry_mark:
+            return
+        self._registry_mark = mark
+        self._looking = True
+        self.app.run_worker(self._look_for_workspace_peers(relay), group="workspace-peers")
+
+    async def _look_for_workspace_peers(self, relay: Relay) -> None:
+        try:
+            found = await asyncio.to_thread(relay.discover)
+        finally:
+            self._looking = False
+        mine = Path(relay.workspace)
+        sharing: dict[str, str] = {}
+        for peer in found.peers:
+            theirs = Path(peer.workspace)
+            if theirs == mine or mine.is_relative_to(theirs) or theirs.is_relative_to(mine):
+                where = "this workspace" if theirs == mine else visible(peer.workspace)
+                sharing[peer.instance_id] = f"{name_of(peer)} (pid {peer.pid}, {where})"
+        for instance_id, label in sharing.items():
+            if instance_id not in self._sharing:
+                self.app.notice(
+                    f"Another zcoder works here too: {label}. Edits over changes the agent"
+                    " has not seen are refused, and both agents are told."
+                )
+        self._sharing = sharing
+        if self.app.agent is not None:
+            self.app.agent.workspace_peers = "; ".join(field_for_model(v) for v in sharing.values())
+
+    # -- trust per peer and held messages ---------------------------------------------
+
+    def announce_held(self) -> None:
+        """Say once per message that one is held for the user (they never expire)."""
+        if self.relay is None:
+            return
+        held = [m for m in self.relay.held() if isinstance(m, ClaimedMessage)]
+        new = [m for m in held if m.path.name not in self._held_seen]
+        self._held_seen = {m.path.name for m in held}
+        for message in new:
+            sender = message.envelope.sender_project or message.envelope.sender_instance_id
+            self.app.notice(
+                f"⏸ A message from {visible(sender)} is held for you (ZCODER_RELAY_INBOUND or"
+                " your policy for it). /agents held shows it; /agents run N runs it, /agents"
+                " discard N drops it."
+            )
+
+    def held_command(self, argument: str) -> None:
+        app = self.app
+        assert self.relay is not None
+        held = self.relay.held()
+        for item in held:
+            if isinstance(item, QuarantinedMessage):
+                self.report_quarantined(item)
+        messages = [m for m in held if isinstance(m, ClaimedMessage)]
+        verb, _, number = argument.partition(" ")
+        if verb == "held":
+            if not messages:
+                app.notice("No message is held for you.")
+                return
+            lines = ["Held for you (oldest first):"]
+            for index, message in enumerate(messages, 1):
+                env = message.envelope
+                preview = " ".join(env.body.split())
+                preview = preview[:70] + ("…" if len(preview) > 70 else "")
+                lines.append(
+                    f"  {index}. from {visible(env.sender_project)} (pid {env.sender_pid},"
+                    f" {visible(env.sender_workspace)}): {visible(preview)}"
+                )
+            lines.append("/agents run N runs one now; /agents discard N drops it.")
+            app.notice("\n".join(lines))
+            return
+        if not number.strip().isdigit() or not 1 <= int(number) <= len(messages):
+            app.error(f"usage: /agents {verb} N, with N from /agents held (1 to {len(messages)})")
+            return
+        message = messages[int(number) - 1]
+        sender = visible(message.envelope.sender_project or message.envelope.sender_instance_id)
+        if verb == "run":
+            if self.relay.release(message.path.name):
+                app.notice(f"The message from {sender} joins the queue and runs next.")
+                app.note_user_acted()
+        elif self.relay.discard(message.path.name):
+            app.notice(f"The message from {sender} was discarded; its sender is told.")
+            self.send_receipt(
+                message.envelope, "refused", "the receiving user discarded it without running it"
+            )
+        self.refresh_header()
+
+    def recover(self, *, discard: bool) -> None:
+        """/agents recover [discard]: a dead instance's unrun messages, queued or dropped."""
+        app = self.app
+        assert self.relay is not None
+        leftovers = self.relay.leftovers()
+        if not leftovers:
+            app.notice("Nothing to recover: no zcoder that stopped here left unrun messages.")
+            return
+        total, problems = 0, []
+        for leftover in list(leftovers):
+            try:
+                if discard:
+                    self.relay.drop_leftover(leftover)
+                else:
+                    queued, trouble = self.relay.recover(leftover)
+                    total += queued
+                    problems += trouble
+            except OSError as exc:
+                problems.append(str(exc))
+        if discard:
+            app.notice("The stopped zcoder's unrun messages were dropped.")
+        else:
+            app.notice(f"Recovered {total} message{'s' if total != 1 else ''}; they run in order.")
+            app.note_user_acted()
+        for problem in problems:
+            app.error(f"not recovered: {problem}")
+        self.refresh_header()
+
+    def trust_command(self, argument: str) -> None:
+        app = self.app
+        assert self.relay is not None
+        verb, _, name = argument.partition(" ")
+        name = name.strip()
+        if not name:
+            app.notice(self._trust_line())
+            return
+        found = self.relay.discover()
+        resolved = resolve_target(found.peers, name)
+        if resolved.peer is None:
+            extra = "".join(f"\n  {c}" for c in resolved.candidates)
+            app.error(f"{resolved.problem}{extra}")
+            return
+        workspace = resolved.peer.workspace
+        policy = {"trust": TRUST, "block": BLOCK}.get(verb)
+        try:
+            self.relay.trust.set(workspace, policy)
+        except TrustError as exc:
+            app.error(str(exc))
+            return
+        said = {
+            "trust": "Its messages run as they come.",
+            "block": "Its messages are refused (it is told `paused`).",
+            "forget": f"It follows ZCODER_RELAY_INBOUND ({self.relay.trust.default.value}).",
+        }[verb]
+        app.notice(f"{verb.capitalize()}: {visible(workspace)}. {said}")
+
+    def _trust_line(self) -> str:
+        assert self.relay is not None
+        book = self.relay.trust
+        policies = book.policies()
+        text = f"Inbound: {book.default.value} (ZCODER_RELAY_INBOUND)"
+        if policies:
+            text += "; " + ", ".join(f"{p} {visible(w)}" for w, p in sorted(policies.items()))
+        if book.problem:
+            text += f" — {book.problem}"
+        return text
+
+    # -- receipts -----------------------------------------------------------------------
+
+    def send_receipt(self, task: Envelope, outcome: str, summary: str) -> None:
+        """Tell the task's sender how it ended, on a thread of its own: the turn's end (or its
+        cancellation) never waits for a peer. A receipt-less peer (zcoder.zsh) is quiet."""
+        relay = self.relay
+        if relay is None:
+            return
+
+        def deliver() -> None:
+            status = relay.send_receipt(task, outcome, summary)
+            log.info("receipt for %s (%s): %s", task.message_id, outcome, status)
+
+        threading.Thread(target=deliver, name="zcoder-receipt", daemon=True).start()
+
+    def show_receipts(self) -> None:
+        """Receipts for tasks this instance sent: shown, and given to the model as context
+        (they start no turn)."""
+        if self.relay is None:
+            return
+        app = self.app
+        for receipt, sent in self.relay.take_receipts():
+            shown = receipt_text_for_user(receipt.outcome, sent.target_label, receipt.summary)
+            metadata = {
+                "in_reply_to": receipt.in_reply_to,
+                "outcome": receipt.outcome,
+                "from_instance_id": receipt.sender_instance_id,
+                "from_name": sent.target_label,
+            }
+            app.show(entry_for_event("receipt", shown, metadata))
+            if app.agent is not None:
+                app.agent.record_receipt(
+                    receipt_record(
+                        target_label=sent.target_label,
+                        target_instance_id=sent.target_instance_id,
+                        task_preview=sent.body_preview,
+                        outcome=receipt.outcome,
+                        summary=receipt.summary,
+                    ),
+                    shown,
+                    metadata,
+                )
 
     def _auto_turns_line(self) -> str:
         scheduler = self.app.scheduler
@@ -188,6 +463,18 @@ class RelayUI:
         if limit == 0:
             return f"{ran} ran without you; no limit (ZCODER_RELAY_MAX_AUTO_TURNS=0)."
         return f"{ran} ran without you; at {limit} the rest wait (ZCODER_RELAY_MAX_AUTO_TURNS)."
+
+
+def receipt_outcome(finished: TurnFinished) -> tuple[str, str]:
+    """A relayed turn's end as a receipt's outcome and summary (zcoder.relay.receipts)."""
+    outcome = {
+        Outcome.COMPLETE: "completed",
+        Outcome.STOPPED: "cancelled",
+    }.get(finished.outcome, "failed")
+    if finished.outcome is Outcome.BLOCKED:
+        outcome = "refused" if "refus" in finished.response.lower() else "failed"
+    summary = finished.response or finished.error or finished.outcome.value
+    return outcome, summary
 
 
 def _tasks(n: int) -> str:
