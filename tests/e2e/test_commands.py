@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.harness import Instance, World, wait_until
+from tests.e2e.tmux import ENTER, start_in_tmux
 from tests.fixtures.fake_ollama import Turn, call
 from zcoder.agent.prompts import INTERRUPTED
 from zcoder.sessions import SessionStore
@@ -156,3 +157,30 @@ def test_a_command_running_when_zcoder_is_killed_reopens_interrupted_with_its_ou
     [event] = [e for e in data.events if e.role == "tool"]
     assert event.metadata["status"] == "interrupted"
     assert event.text == "before-the-kill\n"
+
+
+@pytest.mark.parametrize("mode", ["off", "on"])
+def test_in_tmux_the_entry_shows_the_tail_and_ctrl_t_the_whole_output(
+    world: World, mode: str
+) -> None:
+    """On a real screen (tmux), with and without tmux's extended keys: the entry's last
+    lines, and Ctrl+T (the byte a terminal sends) opening the whole output at its end."""
+    zc = start_in_tmux(world, f"t-{mode}", None, extended_keys=mode, ZCODER_RELAY="off")
+    zc.type_text("!seq 1 100")
+    zc.send_hex(ENTER)
+    zc.wait_text("… 88 earlier lines · Ctrl+T shows the whole output")
+    zc.wait_text("[exit code 0]")
+    rows = zc.screen()
+    assert [row.strip(" │█▊▎") for row in rows if row.strip(" │█▊▎").isdigit()] == [
+        str(n) for n in range(89, 101)
+    ]
+    zc.send_hex("14")  # Ctrl+T
+    zc.wait_text("$ seq 1 100 — completed (command 1 of 1)")
+    zc.wait_text("Esc/q close")
+    shown = [row.strip(" │█▊▎") for row in zc.screen()]
+    assert "100" in shown and "[exit code 0]" in shown  # it opens at the end
+    assert "1" not in shown  # too long for the view: its start is above
+    zc.type_text("q")
+    zc.wait_gone("Esc/q close")
+    zc.type_text("still typing")
+    zc.wait_text("still typing")  # the keys go to the prompt again
