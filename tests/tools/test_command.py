@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import sys
 import time
 from pathlib import Path
 
@@ -149,3 +151,121 @@ async def test_empty_or_nul_command_is_an_error(ctx: ToolContext, command: str) 
 async def test_timeout_bounds_are_validated(ctx: ToolContext) -> None:
     assert "at least 1" in (await run(ctx, "true", timeout_seconds=0)).output
     assert "at most" in (await run(ctx, "true", timeout_seconds=10**6)).output
+
+
+# -- output as it is printed ----------------------------------------------------------
+
+WAIT_FOR_GO = "while [ ! -e go ]; do sleep 0.02; done"
+
+
+async def wait_for_text(pieces: list[str], fragment: str, deadline: float = 10.0) -> None:
+    end = time.monotonic() + deadline
+    while fragment not in "".join(pieces):
+        if time.monotonic() > end:
+            raise AssertionError(f"{fragment!r} never reported; got {''.join(pieces)!r}")
+        await asyncio.sleep(0.01)
+
+
+async def test_output_is_reported_while_the_command_runs(ctx: ToolContext) -> None:
+    pieces: list[str] = []
+    live = dataclasses.replace(ctx, on_output=pieces.append)
+    task = asyncio.create_task(run(live, f"echo step 1; {WAIT_FOR_GO}; echo step 2"))
+    await wait_for_text(pieces, "step 1\n")
+    # The command cannot have ended: it waits for a file only this test creates.
+    assert not task.done()
+    assert "step 2" not in "".join(pieces)
+    (ctx.workspace / "go").touch()
+    result = await asyncio.wait_for(task, 10)
+    assert "".join(pieces) == "step 1\nstep 2\n"
+    assert result.ok and result.output == "step 1\nstep 2\n[exit code 0]"
+
+
+async def test_a_partial_last_line_is_reported_before_its_line_feed(ctx: ToolContext) -> None:
+    pieces: list[str] = []
+    live = dataclasses.replace(ctx, on_output=pieces.append)
+    task = asyncio.create_task(run(live, f"printf 'Downloading... '; {WAIT_FOR_GO}; echo done"))
+    await wait_for_text(pieces, "Downloading... ")
+    assert not task.done()
+    (ctx.workspace / "go").touch()
+    await asyncio.wait_for(task, 10)
+    assert "".join(pieces) == "Downloading... done\n"
+
+
+async def test_a_character_split_between_two_writes_arrives_whole(ctx: ToolContext) -> None:
+    pieces: list[str] = []
+    live = dataclasses.replace(ctx, on_output=pieces.append)
+    task = asyncio.create_task(run(live, f"printf 'caf\\303'; {WAIT_FOR_GO}; printf '\\251!'"))
+    await wait_for_text(pieces, "caf")
+    (ctx.workspace / "go").touch()
+    await asyncio.wait_for(task, 10)
+    assert "".join(pieces) == "café!"
+    assert "\ufffd" not in "".join(pieces)
+
+
+async def test_output_written_just_before_a_cancel_is_still_reported(ctx: ToolContext) -> None:
+    """Output still in the pipe when the cancel comes is read before the re-raise.
+
+    The event loop is blocked (a synchronous wait) from the moment the command runs until
+    it has written its last words and signalled with a file, so nothing can have read them
+    when the task is cancelled."""
+    pieces: list[str] = []
+    live = dataclasses.replace(ctx, on_output=pieces.append)
+    command = f"echo started; {WAIT_FOR_GO}; echo last words; touch written; sleep 300"
+    task = asyncio.create_task(run(live, command))
+    await wait_for_text(pieces, "started\n")
+    (ctx.workspace / "go").touch()
+    deadline = time.monotonic() + 10
+    while not (ctx.workspace / "written").exists():  # the loop (and the reader) wait too
+        assert time.monotonic() < deadline, "the command never wrote its last words"
+        time.sleep(0.01)
+    assert "last words" not in "".join(pieces)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert "".join(pieces) == "started\nlast words\n"
+
+
+async def test_all_of_a_huge_output_is_reported_though_the_result_is_bounded(
+    make_ctx,
+) -> None:
+    pieces: list[str] = []
+    ctx = dataclasses.replace(make_ctx(max_output=4096), on_output=pieces.append)
+    result = await run(ctx, "seq 1 200000")
+    expected = "".join(f"{n}\n" for n in range(1, 200001))
+    assert "".join(pieces) == expected
+    assert len(result.output.encode()) <= 4096 + 200
+    assert result.output.endswith("199999\n200000\n[exit code 0]")
+
+
+async def test_a_failing_listener_does_not_stop_the_command(ctx: ToolContext) -> None:
+    calls: list[str] = []
+
+    def broken(text: str) -> None:
+        calls.append(text)
+        raise RuntimeError("listener bug")
+
+    live = dataclasses.replace(ctx, on_output=broken)
+    result = await asyncio.wait_for(run(live, "seq 1 100000 | tr -d '\\n' ; echo; echo end"), 20)
+    assert result.ok and result.output.endswith("end\n[exit code 0]")
+    assert len(calls) == 1  # not called again after it failed
+
+
+async def test_run_shell_reports_output_without_the_registry(ctx: ToolContext) -> None:
+    pieces: list[str] = []
+    outcome = await run_shell("echo a; echo b >&2", ctx.workspace, 10, 1024, pieces.append)
+    assert outcome.exit_code == 0
+    assert "".join(pieces) == outcome.output == "a\nb\n"
+
+
+async def test_python_output_is_reported_as_printed_not_at_exit(ctx: ToolContext) -> None:
+    pieces: list[str] = []
+    live = dataclasses.replace(ctx, on_output=pieces.append)
+    script = (
+        "import os, time\nprint('py step 1')\nwhile not os.path.exists('go'): time.sleep(0.02)\n"
+    )
+    (ctx.workspace / "steps.py").write_text(script)
+    task = asyncio.create_task(run(live, f"{sys.executable} steps.py"))
+    await wait_for_text(pieces, "py step 1\n")
+    assert not task.done()
+    (ctx.workspace / "go").touch()
+    assert (await asyncio.wait_for(task, 10)).ok

@@ -19,8 +19,11 @@ from zcoder.agent.events import (
     StatusChanged,
     ThinkingDelta,
     ToolFinished,
+    ToolOutput,
     ToolStarted,
     TurnFinished,
+    UserCommandFinished,
+    UserCommandStarted,
 )
 from zcoder.agent.instructions import load_instructions, render_instructions
 from zcoder.agent.prompts import system_prompt
@@ -53,8 +56,11 @@ __all__ = [
     "StatusChanged",
     "ThinkingDelta",
     "ToolFinished",
+    "ToolOutput",
     "ToolStarted",
     "TurnFinished",
+    "UserCommandFinished",
+    "UserCommandStarted",
     "discovery_text",
     "load_instructions",
     "register_relay_tools",

@@ -1,8 +1,9 @@
 """A stopped turn's tidy-up: the history stays consistent whichever await was cancelled.
 
 A partial reply is shown and saved as partial, never sent back to the model; the tool call
-that was running is answered as interrupted and every other unanswered call of the round
-as not executed, so each call in the history has its result.
+that was running is answered as interrupted, with the output it printed until then (a
+command's), and every other unanswered call of the round as not executed, so each call in
+the history has its result.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from zcoder.agent.events import ToolFinished
+from zcoder.agent.live_output import LiveOutput
 from zcoder.agent.prompts import INTERRUPTED, NOT_EXECUTED
 from zcoder.agent.recorder import Recorder
 from zcoder.model import AssistantReply, Message, ToolCall, tool_result_message
@@ -23,6 +25,7 @@ class RoundState:
     calls: list[ToolCall] = field(default_factory=list)
     answered: set[str] = field(default_factory=set)
     running: tuple[ToolCall, int | None] | None = None
+    output: LiveOutput | None = None  # what the running call printed so far
 
     def answer(self, messages: list[Message], call: ToolCall, output: str) -> None:
         """The call's result enters the history; the call counts as answered."""
@@ -37,9 +40,10 @@ def tidy_after_cancel(state: RoundState, messages: list[Message], recorder: Reco
         recorder.assistant(state.reply.content, partial=True)
     if state.running is not None:
         call, event_id = state.running
+        result = state.output.interrupted() if state.output is not None else INTERRUPTED
         recorder.update_event(
             event_id,
-            INTERRUPTED,
+            result,
             {
                 "name": call.name,
                 "call_id": call.id,
@@ -47,8 +51,8 @@ def tidy_after_cancel(state: RoundState, messages: list[Message], recorder: Reco
                 "status": "interrupted",
             },
         )
-        state.answer(messages, call, INTERRUPTED)
-        recorder.emit(ToolFinished(call.id, call.name, "interrupted", INTERRUPTED))
+        state.answer(messages, call, result)
+        recorder.emit(ToolFinished(call.id, call.name, "interrupted", result))
     for call in state.calls:
         if call.id not in state.answered:
             state.answer(messages, call, NOT_EXECUTED)

@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from zcoder.agent.user_command import USER_COMMAND_OPEN
 from zcoder.model import Message, user_message
 
 __all__ = [
@@ -59,7 +60,8 @@ def _starts_turn(message: Mapping[str, Any]) -> bool:
     if message.get("role") != "user" or is_summary(message):
         return False
     content = str(message.get("content", ""))
-    return not content.startswith("[zcoder]")
+    # A user command (``!cmd``) is context the user added, not a turn of its own.
+    return not content.startswith(("[zcoder]", USER_COMMAND_OPEN))
 
 
 def split_history(
@@ -97,6 +99,8 @@ def render_history(messages: Sequence[Message]) -> str:
             label = "EARLIER SUMMARY" if is_summary(message) else "USER"
             if content.startswith("<agent_relay>"):
                 label = "RELAYED TASK (from another zcoder agent, not the user)"
+            elif content.startswith(USER_COMMAND_OPEN):
+                label = "SHELL COMMAND THE USER RAN (its output, as context)"
             lines.append(f"## {label}\n{content}")
         elif role == "assistant":
             if content.strip():

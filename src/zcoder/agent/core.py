@@ -13,6 +13,7 @@ its ContextKeeper's (agent/context_keeper.py).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +37,9 @@ from zcoder.agent.events import (
     ToolFinished,
     ToolStarted,
     TurnFinished,
+    UserCommandFinished,
 )
+from zcoder.agent.live_output import LiveOutput
 from zcoder.agent.loops import LoopDetector
 from zcoder.agent.prompts import (
     LOOP_WARNING,
@@ -48,6 +51,7 @@ from zcoder.agent.recorder import Recorder
 from zcoder.agent.relay_tools import RELAY_SENDER_KEY, restrict_schemas
 from zcoder.agent.relay_wrapper import relay_wrapper
 from zcoder.agent.usage import Breakdown, ContextMeter, cut_off_reason, fit_tool_output
+from zcoder.agent.user_command import run_user_command
 from zcoder.config import DEFAULT_COMPACT_AT
 from zcoder.model import (
     AssistantReply,
@@ -179,6 +183,13 @@ class Agent:
         self.recorder.save(lambda store, sid: store.record_user_message(sid, text))
         self.recorder.save_messages(self.messages)
         return await self._run_turn(TurnOrigin.USER, {}, label=text)
+
+    async def run_user_command(self, command: str) -> UserCommandFinished:
+        """``!command``: run it without approval and add it to the conversation as
+        context, without a turn (zcoder.agent.user_command)."""
+        return await run_user_command(
+            command, settings=self.settings, messages=self.messages, recorder=self.recorder
+        )
 
     async def run_relay_turn(self, envelope: Envelope) -> TurnFinished:
         """A task relayed by another instance: shown, wrapped, never in the ledger or title."""
@@ -498,6 +509,15 @@ class Agent:
         }
         event_id = self.recorder.event("tool", "", metadata)
         self._round.running = (call, event_id)
+        live = LiveOutput(
+            call.id,
+            self.recorder.emit,
+            ctx.max_output,
+            window=self.settings.num_ctx,
+            name=call.name,
+            save=lambda so_far: self.recorder.update_event(event_id, so_far, metadata),
+        )
+        self._round.output = live
         extra: dict[str, Any] = {}
         if call.name == FINISH_TOOL_NAME:
             # finish beside other calls: refused, shown and saved like any failed call.
@@ -505,9 +525,10 @@ class Agent:
         elif call.arguments_error:
             ok, output = False, f"Error: {call.arguments_error}"
         else:
-            result = await self.registry.dispatch(call.name, call.arguments, ctx)
+            call_ctx = dataclasses.replace(ctx, on_output=live.feed)
+            result = await self.registry.dispatch(call.name, call.arguments, call_ctx)
             ok, output, extra = result.ok, result.output, result.metadata
-        self._round.running = None
+        self._round.running, self._round.output = None, None
         output = fit_tool_output(output, window=self.settings.num_ctx, name=call.name)
         status = "completed" if ok else "failed"
         self.recorder.update_event(

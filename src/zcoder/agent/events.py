@@ -84,6 +84,35 @@ class ToolFinished:
 
 
 @dataclass(frozen=True)
+class ToolOutput:
+    """Output a running command printed since the last ToolOutput of the same call (or
+    user command): decoded text, not necessarily whole lines. Front ends batch these."""
+
+    call_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class UserCommandStarted:
+    """The user typed ``!command``: it runs now, without approval and without a turn."""
+
+    command_id: str
+    command: str
+
+
+@dataclass(frozen=True)
+class UserCommandFinished:
+    """A user command ended; ``output`` ends with its status line (``[exit code 0]``...),
+    as the conversation records it. ``status``: completed, failed or interrupted."""
+
+    command_id: str
+    command: str
+    status: str
+    output: str
+    exit_code: int | None = None
+
+
+@dataclass(frozen=True)
 class Notice:
     """A system notice for the transcript (nudges, loop warnings, retries)."""
 
@@ -139,6 +168,9 @@ AgentEvent = (
     | AssistantMessage
     | ToolStarted
     | ToolFinished
+    | ToolOutput
+    | UserCommandStarted
+    | UserCommandFinished
     | Notice
     | ErrorNotice
     | RelayReceived

@@ -42,6 +42,9 @@ class ToolContext:
     freshness: FreshnessBook | None = None
     """What the agent last read or wrote of each file (tools/freshness.py); None: no
     check."""
+    on_output: Callable[[str], None] | None = None
+    """Where a tool that produces output as it runs (run_command) reports it, piece by
+    piece, while it runs; set per call by the agent."""
 
     def __post_init__(self) -> None:
         self.workspace = canonical_workspace(os.fspath(self.workspace))

@@ -5,15 +5,22 @@ closed and stdout+stderr combined into one bounded head-and-tail buffer.  The wh
 stopped (SIGTERM, then SIGKILL after a grace period) on timeout, on cancellation (the user
 pressed Escape) and when the command itself has exited: background processes never outlive
 the tool call, so they cannot hold the output open or leak.
+
+The output is also reported as it is read (``on_output``, decoded text, partial lines
+included), so that a front end can show it while the command runs and keep it when the
+command is stopped; what was written just before a cancellation is read first.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
+import logging
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +34,16 @@ __all__ = [
     "MAX_COMMAND_TIMEOUT",
     "RUN_COMMAND",
     "CommandOutcome",
+    "OutputSink",
     "kill_process_group",
+    "outcome_text",
     "run_shell",
 ]
+
+log = logging.getLogger(__name__)
+
+OutputSink = Callable[[str], None]
+"""Receives a command's output as it is read: decoded text, not necessarily whole lines."""
 
 DEFAULT_COMMAND_TIMEOUT = 120
 MAX_COMMAND_TIMEOUT = 3600
@@ -39,7 +53,14 @@ DRAIN_SECONDS = 0.5
 """How long to keep reading output after the shell exited (background writers)."""
 _POLL_SECONDS = 0.02
 _CHUNK = 65536
-_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"}
+_ENVIRONMENT = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "GIT_TERMINAL_PROMPT": "0",
+    "TERM": "dumb",
+    # Python writes to a pipe in blocks; unbuffered, its output shows as it is printed.
+    "PYTHONUNBUFFERED": "1",
+}
 
 
 def _group_alive(pgid: int) -> bool:
@@ -96,9 +117,35 @@ class CommandOutcome:
         self.duration = duration
 
 
-async def _pump(stream: asyncio.StreamReader, buffer: HeadTailBuffer) -> None:
-    while chunk := await stream.read(_CHUNK):
+def outcome_text(outcome: CommandOutcome, timeout: float) -> str:
+    """What a command's result says: its output, then how it ended on a line in brackets."""
+    body = outcome.output if outcome.output else "(no output)"
+    if outcome.timed_out:
+        status = f"[timed out after {timeout:g} s; the command and its processes were killed]"
+    else:
+        status = f"[exit code {outcome.exit_code}]"
+    return f"{body.rstrip()}\n{status}"
+
+
+async def _pump(
+    stream: asyncio.StreamReader, buffer: HeadTailBuffer, on_output: OutputSink | None
+) -> None:
+    # One decoder for the whole stream: a character split between two reads stays whole.
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    sink = on_output
+    while True:
+        chunk = await stream.read(_CHUNK)
         buffer.feed(chunk)
+        if sink is not None:
+            text = decoder.decode(chunk, final=not chunk)
+            if text:
+                try:
+                    sink(text)
+                except Exception:  # a failing listener must not stop the reading
+                    log.exception("command output listener failed; no more live output")
+                    sink = None
+        if not chunk:
+            return
 
 
 async def _open_output_pipe() -> tuple[int, asyncio.StreamReader, asyncio.ReadTransport]:
@@ -122,10 +169,17 @@ async def _open_output_pipe() -> tuple[int, asyncio.StreamReader, asyncio.ReadTr
     return write_fd, reader, transport
 
 
-async def run_shell(command: str, cwd: Path, timeout: float, max_output: int) -> CommandOutcome:
+async def run_shell(
+    command: str,
+    cwd: Path,
+    timeout: float,
+    max_output: int,
+    on_output: OutputSink | None = None,
+) -> CommandOutcome:
     """Run ``bash -c command`` in its own process group; see the module docstring.
 
-    Re-raises ``asyncio.CancelledError`` after the whole group has been killed.
+    ``on_output`` gets the output as it is read. Re-raises ``asyncio.CancelledError``
+    after the whole group has been killed and what it wrote until then has been read.
     """
     started = time.monotonic()
     write_fd, reader, transport = await _open_output_pipe()
@@ -157,7 +211,7 @@ async def run_shell(command: str, cwd: Path, timeout: float, max_output: int) ->
             os.close(write_fd)
         pgid = proc.pid  # start_new_session: the shell leads its own group
         buffer = HeadTailBuffer(max_output)
-        pump = asyncio.create_task(_pump(reader, buffer))
+        pump = asyncio.create_task(_pump(reader, buffer, on_output))
         timed_out = False
         try:
             try:
@@ -180,6 +234,10 @@ async def run_shell(command: str, cwd: Path, timeout: float, max_output: int) ->
             try:
                 await kill_process_group(pgid)
                 await proc.wait()
+                # What the group wrote before it died is still in the pipe: it is kept.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(DRAIN_SECONDS):
+                        await asyncio.shield(pump)
             finally:
                 _signal_group(pgid, signal.SIGKILL)
             raise
@@ -234,14 +292,11 @@ async def _run_command(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             f"the command was not run: {authorization.reason}", **base_meta, refused=True
         )
     try:
-        outcome = await run_shell(command, cwd.absolute, float(timeout), ctx.max_output)
+        outcome = await run_shell(
+            command, cwd.absolute, float(timeout), ctx.max_output, ctx.on_output
+        )
     except OSError as exc:
         return ToolResult.error(f"could not start bash: {exc}", **base_meta)
-    body = outcome.output if outcome.output else "(no output)"
-    if outcome.timed_out:
-        status = f"[timed out after {timeout} s; the command and its processes were killed]"
-    else:
-        status = f"[exit code {outcome.exit_code}]"
     meta = {
         **base_meta,
         "exit_code": outcome.exit_code,
@@ -249,7 +304,7 @@ async def _run_command(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         "duration_seconds": round(outcome.duration, 3),
     }
     ok = outcome.exit_code == 0 and not outcome.timed_out
-    return ToolResult(ok, f"{body.rstrip()}\n{status}", meta)
+    return ToolResult(ok, outcome_text(outcome, timeout), meta)
 
 
 RUN_COMMAND = ToolSpec(

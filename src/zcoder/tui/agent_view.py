@@ -22,10 +22,14 @@ from zcoder.agent import (
     StatusChanged,
     ThinkingDelta,
     ToolFinished,
+    ToolOutput,
     ToolStarted,
     TurnFinished,
+    UserCommandFinished,
+    UserCommandStarted,
 )
 from zcoder.tui.transcript import (
+    CommandEntry,
     Entry,
     assistant_text,
     error_text,
@@ -55,12 +59,15 @@ class AgentView:
         self._thinking_entry: Entry | None = None
         self._thinking_text = ""
         self._tool_entries: dict[str, tuple[Entry, str, dict[str, Any]]] = {}
+        # Running commands (run_command calls and the user's !commands) by call id.
+        self._commands: dict[str, CommandEntry] = {}
 
     def reset(self) -> None:
         """Forget what was streaming (the transcript was cleared for another session)."""
         self._stream_entry, self._stream_text = None, ""
         self._thinking_entry, self._thinking_text = None, ""
         self._tool_entries.clear()
+        self._commands.clear()
 
     def on_event(self, event: AgentEvent) -> None:
         if isinstance(event, ThinkingDelta):
@@ -98,10 +105,31 @@ class AgentView:
             else:
                 self.show(Entry("assistant", assistant_text(event.text, partial=event.partial)))
             self._end_stream()
+        elif isinstance(event, ToolOutput):
+            command = self._commands.get(event.call_id)
+            if command is not None:
+                command.append(event.text)
+        elif isinstance(event, UserCommandStarted):
+            self._end_stream()
+            self._commands[event.command_id] = CommandEntry.for_user(event.command)
+            self.show(self._commands[event.command_id])
+        elif isinstance(event, UserCommandFinished):
+            command = self._commands.pop(event.command_id, None)
+            if command is None:
+                command = CommandEntry.for_user(event.command, event.status)
+                self.show(command)
+            command.finish(event.status, event.output)
+        elif isinstance(event, ToolStarted) and event.name == "run_command":
+            self._end_stream()
+            self._commands[event.call_id] = CommandEntry.for_tool(event.name, event.arguments)
+            self.show(self._commands[event.call_id])
         elif isinstance(event, ToolStarted):
             self._end_stream()
             entry = self.show(Entry("tool", tool_text(event.name, event.arguments, "running")))
             self._tool_entries[event.call_id] = (entry, event.name, event.arguments)
+        elif isinstance(event, ToolFinished) and event.call_id in self._commands:
+            status = "interrupted" if event.status == "not_executed" else event.status
+            self._commands.pop(event.call_id).finish(status, event.output)
         elif isinstance(event, ToolFinished):
             status = "interrupted" if event.status == "not_executed" else event.status
             known = self._tool_entries.pop(event.call_id, None)

@@ -45,12 +45,13 @@ from zcoder.tools import (
 )
 from zcoder.tui.agent_view import AgentView
 from zcoder.tui.approvals import DialogApprovals
-from zcoder.tui.commands import parse_slash
+from zcoder.tui.commands import parse_slash, parse_user_command
 from zcoder.tui.dialogs import GuardedDialog
 from zcoder.tui.history import PromptHistory
 from zcoder.tui.inbox_ui import receipt_outcome
 from zcoder.tui.interrupt import QUIT_AGAIN_TEXT, QUIT_WINDOW_SECONDS, CtrlC, Press
 from zcoder.tui.model_ui import WARMUP_NUM_PREDICT, ModelUI
+from zcoder.tui.output_screen import OutputScreen
 from zcoder.tui.prompt import PromptInput
 from zcoder.tui.queued import QueuedPrompts
 from zcoder.tui.relay_ui import RELAY_POLL_SECONDS, RelayNudge, RelayUI
@@ -60,6 +61,8 @@ from zcoder.tui.slash import SlashCommands
 from zcoder.tui.status import HeaderBar, HeaderState, turn_summary
 from zcoder.tui.terminal_title import TerminalTitle
 from zcoder.tui.transcript import (
+    FULL_OUTPUT_KEY,
+    CommandEntry,
     Entry,
     Transcript,
     error_text,
@@ -99,6 +102,7 @@ class ZcoderApp(App[int]):
         Binding("ctrl+n", "new_session", "New"),
         Binding("ctrl+o", "pick_model", "Model"),
         Binding("ctrl+b", "toggle_sidebar", "Sessions"),
+        Binding(FULL_OUTPUT_KEY, "show_output", "Output"),
         Binding("f2", "continue_relay", "Run waiting relayed tasks"),  # only while they wait
         Binding("ctrl+q", "quit", "Quit", priority=True),
         # First press stops the turn, a second within 2 s (or one when idle) quits.
@@ -303,6 +307,10 @@ class ZcoderApp(App[int]):
             if step is Next.PROMPT:
                 prompt = self.scheduler.pop_prompt()
                 self._show_queue()
+                command = parse_user_command(prompt)
+                if command:  # !command: runs without a turn (its entry shows it)
+                    self.start_turn(self._user_command(command), relay=False, model=False)
+                    return
                 self.show(Entry("user", user_text(prompt)))  # in the transcript as it starts
                 self.start_turn(self._user_turn(prompt), relay=False)
             else:
@@ -319,9 +327,11 @@ class ZcoderApp(App[int]):
     def _show_queue(self) -> None:
         self.queued_prompts.show_queue(self.scheduler.prompts(), editing=self.scheduler.editing())
 
-    def start_turn(self, coroutine: Any, *, relay: bool) -> None:
-        """Run ``coroutine`` as the turn (a prompt, a relayed task, /compact)."""
-        self.model_ui.cancel_warmup()  # a real request supersedes the warm-up
+    def start_turn(self, coroutine: Any, *, relay: bool, model: bool = True) -> None:
+        """Run ``coroutine`` as the turn (a prompt, a relayed task, /compact, a !command:
+        ``model`` False, it asks the model nothing and the warm-up goes on)."""
+        if model:
+            self.model_ui.cancel_warmup()  # a real request supersedes the warm-up
         self.header.turn_started()
         if self.relay is not None:
             self.relay.set_state("busy")
@@ -332,6 +342,14 @@ class ZcoderApp(App[int]):
         await self.model_ui.window_ready()  # num_ctx goes with every request, the first one too
         await self.agent.run_user_turn(prompt)
         self.model_ui.check_allocation()
+        self.refresh_sessions()
+
+    async def _user_command(self, command: str) -> None:
+        """``!command``: run like a turn (Escape stops it, prompts queue behind it) but no
+        model request; its output becomes context for the next prompt."""
+        assert self.agent is not None
+        await self.agent.run_user_command(command)
+        self.refresh_meter()
         self.refresh_sessions()
 
     async def _relay_turn(self, claimed: ClaimedMessage) -> None:
@@ -380,6 +398,8 @@ class ZcoderApp(App[int]):
         text = message.text
         if not text.strip():
             return
+        if parse_user_command(text) == "":
+            return  # a lone "!": nothing to run
         if (problem := self.prompt_input.habits.remember(text)) is not None:
             self.error(problem)  # once: the history file cannot be written
         command = parse_slash(text)
@@ -435,6 +455,15 @@ class ZcoderApp(App[int]):
         if dialog_open and not turn_dialog:
             self.simulate_key("escape")
         self.notify(QUIT_AGAIN_TEXT, timeout=QUIT_WINDOW_SECONDS)
+
+    def action_show_output(self) -> None:
+        """The whole output of the newest command in the transcript (Ctrl+T, /output)."""
+        commands = list(self.transcript.query(CommandEntry))
+        if not commands:
+            self.notice("No command has run in this session yet.")
+            return
+        if len(self.screen_stack) == 1:  # not over a dialog, nor over itself
+            self.push_screen(OutputScreen(commands))
 
     def action_continue_relay(self) -> None:
         self.relay_ui.agents_command("continue")

@@ -11,6 +11,7 @@ COMMANDS: Final = {
     "/sessions": "list the sessions with their ids (zcoder --resume ID) and focus the list",
     "/model [NAME]": "switch model; without NAME, pick from Ollama's list (idle only)",
     "/context": "how full the context window is, and what fills it",
+    "/output": "the whole output of the last command (also Ctrl+T)",
     "/compact [FOCUS]": "replace older history with a summary the model writes (idle only)",
     "/diff": "the files changed this session: the net diff of each",
     "/undo": "restore the files the last turn changed, after asking (idle only)",
@@ -26,6 +27,7 @@ COMMANDS: Final = {
     "/agents recover [discard]": "run (or drop) what a crashed zcoder here left unrun",
     "/copy": "copy the last reply, as the model wrote it, to the clipboard (OSC 52)",
     "/quit": "leave zcoder",
+    "!COMMAND": "run a shell command here, unasked; its output is context for your next prompt",
 }
 
 ALIASES: Final = {
@@ -43,7 +45,8 @@ KEYS: Final = {
     "Ctrl+R": "search earlier prompts as you type; Ctrl+R older, Enter edits, Esc cancels",
     "Tab": "complete a /command or a path in the workspace; Tab again steps through choices",
     "Shift+Enter, Alt+Enter, Ctrl+J": "new line",
-    "Escape": "stop the running turn (the draft and the queued prompts are kept)",
+    "Escape": "stop the running turn or command (the draft and the queued prompts are kept)",
+    "Ctrl+T": "the whole output of the last command (p/n: older/newer, Esc closes)",
     "F2": "run the relayed tasks that wait for you (shown only then)",
     "Ctrl+N": "new session",
     "Ctrl+O": "model picker",
@@ -68,6 +71,14 @@ def parse_slash(text: str) -> SlashCommand | None:
     name, _, rest = stripped.partition(" ")
     name = name.lower()
     return SlashCommand(ALIASES.get(name, name), rest.strip())
+
+
+def parse_user_command(text: str) -> str | None:
+    """The shell command of ``!command`` input ("" for a lone ``!``); None for other input."""
+    stripped = text.strip()
+    if not stripped.startswith("!"):
+        return None
+    return stripped[1:].strip()
 
 
 def help_text() -> str:

@@ -45,6 +45,8 @@ class SlashCommands:
                 await app.model_ui.pick()
         elif name == "/context":
             self._show_context()
+        elif name == "/output":
+            app.action_show_output()
         elif name == "/compact":
             self._compact(argument)
         elif name == "/diff":
