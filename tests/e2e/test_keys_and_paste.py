@@ -156,6 +156,27 @@ def test_a_500_line_paste_in_a_pty_shows_collapsed_and_goes_whole(
 # -- tmux: a terminal emulator between the keys and zcoder --------------------------------
 
 
+def quit_cleanly(zc: TmuxInstance) -> None:
+    """Ctrl+Q; zcoder leaves through its exit path (the terminal is given back).
+
+    tmux 3.3a sometimes never reports a pane's exit status (the pane is dead, the status
+    stays blank, while strace shows the process exited with 0), so the status is not
+    asserted here; the terminal restored is.
+    """
+    zc.quit()
+    assert not zc.alive()
+    output = zc.raw_output
+    assert output.rfind("\x1b[?1049l") > output.rfind("\x1b[?1049h")  # left the alt screen
+    assert output.rfind("\x1b[>4m") > output.rfind("\x1b[>4;1m")  # modifyOtherKeys reset
+
+
+def send_in_pieces(zc: TmuxInstance, hex_bytes: str, size: int = 2000) -> None:
+    """Bytes in several writes of ``size`` bytes, as a terminal writes a long paste."""
+    octets = hex_bytes.split()
+    for start in range(0, len(octets), size):
+        zc.send_hex(" ".join(octets[start : start + size]))
+
+
 def tmux_submit_and_check(zc: TmuxInstance, server: FakeOllama, expected: str) -> None:
     time.sleep(0.3)
     assert prompts(server) == []
@@ -185,7 +206,7 @@ def test_newline_keys_through_tmux(world: World, extended_keys: str) -> None:
     zc.send_hex(to_hex("end"))
     zc.wait_text("end")
     tmux_submit_and_check(zc, server, f"{expected}\n{expected}s\nm\nend")
-    assert zc.quit() == 0
+    quit_cleanly(zc)
     assert zc.server_option("extended-keys") == extended_keys  # restored
     assert "zcoder" not in zc.tmux("show-options", "-s")  # its bookkeeping is gone
 
@@ -198,7 +219,7 @@ def test_pastes_through_tmux(world: World) -> None:
     big_raw, big_shown = hostile_paste(500)
     zc.send_hex(paste_hex(small_raw))
     zc.send_slowly(paste_hex(small_raw))
-    zc.send_hex(paste_hex(big_raw))
+    send_in_pieces(zc, paste_hex(big_raw))  # a tmux command holds only so many bytes
     zc.wait_text("[pasted 500 lines #1]", timeout=60)
     # tmux's own paste (prefix ]): bracketed because zcoder asked, LF sent as CR.
     zc.tmux("set-buffer", "-b", "zc", "from\ntmux\x1b[7m")
@@ -206,5 +227,5 @@ def test_pastes_through_tmux(world: World) -> None:
     zc.wait_text("from")
     zc.wait_text("tmux\\e[7m")
     tmux_submit_and_check(zc, server, f"{small_shown}{small_shown}{big_shown}from\ntmux\\e[7m")
-    assert zc.quit() == 0
+    quit_cleanly(zc)
     assert zc.server_option("extended-keys") == "off"
