@@ -235,3 +235,37 @@ async def test_the_app_sends_the_model_a_pasted_prompt_whole(
         assert app.prompt_input.text == ""
     expected = "x\n" + "\n".join(f"l{n}\\e[0m" for n in range(40))
     assert fake.chat_bodies[-1]["messages"][-1]["content"] == expected
+
+
+async def test_undoing_a_multi_line_paste_restores_the_draft_and_keeps_zcoder_running() -> None:
+    # Textual 8.2.8 alone raises here (issue 6686): the scroll bar goes before the cursor
+    # is moved back.
+    app = Host()
+    async with app.run_test() as pilot:
+        await pilot.press("a")
+        await paste(pilot, app.prompt, "\n".join(f"r{n}" for n in range(15)))
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert app.prompt.text == "a"
+        await pilot.press("ctrl+y")
+        await pilot.pause()
+        assert app.prompt.text.startswith("ar0\nr1\n")
+        big = "\n".join(f"s{n}" for n in range(40))
+        await paste(pilot, app.prompt, big)
+        await pilot.press("end", "ctrl+e")  # just after the block: expanded
+        assert app.prompt.text.endswith(big)
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert app.prompt.text.endswith("r14[pasted 40 lines #1]")
+        await pilot.press("ctrl+z", "ctrl+z")
+        await pilot.pause()
+        assert app.prompt.text == "a"
+        assert app.prompt.cursor_location == (0, 1)
+    assert app.return_code in (None, 0)  # the app did not end with an error
+
+
+def test_a_paste_ending_in_a_line_break_counts_its_lines_as_a_reader_does() -> None:
+    from zcoder.tui.prompt import PastedBlock
+
+    assert PastedBlock(1, "a\nb\n").placeholder == "[pasted 2 lines #1]"
+    assert PastedBlock(2, "one").placeholder == "[pasted 1 line #2]"

@@ -40,6 +40,11 @@ HINT_WITH_PASTE: Final = "Enter send · Alt+Enter / Ctrl+J new line · Ctrl+E on
 _PLACEHOLDER: Final = re.compile(r"\[pasted \d+ lines? #(\d+)\]")
 
 
+def line_count(text: str) -> int:
+    """Lines as a reader counts them: a final line break ends a line, it starts none."""
+    return len(text.splitlines()) or 1
+
+
 def paste_text(text: str) -> str:
     """Pasted text as it goes into the prompt: LF line breaks, controls made visible."""
     return screen_safe(text.replace("\r\n", "\n").replace("\r", "\n"))
@@ -52,7 +57,7 @@ class PastedBlock:
 
     @property
     def placeholder(self) -> str:
-        lines = self.text.count("\n") + 1
+        lines = line_count(self.text)
         return f"[pasted {lines} line{'s' if lines != 1 else ''} #{self.number}]"
 
 
@@ -142,8 +147,7 @@ class PromptInput(TextArea):
         text = paste_text(event.text)
         if not text:
             return
-        lines = text.count("\n") + 1
-        if lines > PASTE_COLLAPSE_LINES or len(text) > PASTE_COLLAPSE_CHARS:
+        if line_count(text) > PASTE_COLLAPSE_LINES or len(text) > PASTE_COLLAPSE_CHARS:
             number = max(self._pasted, default=0) + 1
             block = PastedBlock(number, text)
             self._pasted[number] = block
@@ -207,6 +211,22 @@ class PromptInput(TextArea):
             if known and block is not None and covers(match.start(), match.end()):
                 return block, match.start(), match.end()
         return None
+
+    # -- undo and redo ------------------------------------------------------------------
+
+    # Textual 8.2.8 resizes the TextArea before it moves the cursor back when undoing: if
+    # the scroll bar goes (a multi-line paste undone), it scrolls to a cursor row the
+    # shortened text no longer has and raises, which ends zcoder (Textual issue 6686, fix
+    # unmerged). The cursor is parked at the start first; the undo then sets it anew.
+    def undo(self) -> None:
+        if self.history.undo_stack:
+            self.move_cursor((0, 0))
+        super().undo()
+
+    def redo(self) -> None:
+        if self.history.redo_stack:
+            self.move_cursor((0, 0))
+        super().redo()
 
     def on_text_area_changed(self, _event: TextArea.Changed) -> None:
         if self._pasted:  # still kept after an expand or a delete: Ctrl+Z brings it back
