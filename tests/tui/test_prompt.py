@@ -269,3 +269,23 @@ def test_a_paste_ending_in_a_line_break_counts_its_lines_as_a_reader_does() -> N
 
     assert PastedBlock(1, "a\nb\n").placeholder == "[pasted 2 lines #1]"
     assert PastedBlock(2, "one").placeholder == "[pasted 1 line #2]"
+
+
+async def test_ctrl_z_undoes_a_paste_or_an_expand_alone_not_the_typing_around_it() -> None:
+    big = "\n".join(f"t{n}" for n in range(30))
+    app = Host()
+    async with app.run_test() as pilot:
+        await pilot.press("a", "b")
+        await paste(pilot, app.prompt, "pasted")
+        await pilot.press("c", "d")
+        await pilot.press("ctrl+z")
+        assert app.prompt.text == "abpasted"
+        await pilot.press("ctrl+z")
+        assert app.prompt.text == "ab"
+        await paste(pilot, app.prompt, big)
+        await pilot.press("e", "end", "left", "ctrl+e", "f")
+        assert app.prompt.text == f"ab{big}fe"
+        await pilot.press("ctrl+z")
+        assert app.prompt.text == f"ab{big}e"
+        await pilot.press("ctrl+z")
+        assert app.prompt.text == "ab[pasted 30 lines #1]e"

@@ -17,7 +17,8 @@ typing never lands inside it) and Ctrl+E on it expands it into the text it stand
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -158,7 +159,8 @@ class PromptInput(TextArea):
     def _insert_outside_block(self, text: str) -> None:
         self._leave_block()
         start, end = self.selection
-        result = self.replace(text, start, end, maintain_selection_offset=False)
+        with self._own_undo_step():
+            result = self.replace(text, start, end, maintain_selection_offset=False)
         self.move_cursor(result.end_location)
 
     # -- collapsed pastes: one piece, expanded on request ---------------------------------
@@ -176,7 +178,8 @@ class PromptInput(TextArea):
             if found is None:
                 return False  # Ctrl+E elsewhere: the end of the line, as usual
             block, first, last = found
-            self.replace(block.text, (row, first), (row, last))
+            with self._own_undo_step():
+                self.replace(block.text, (row, first), (row, last))
             return True
         if event.key in ("backspace", "delete"):
             gone = column - 1 if event.key == "backspace" else column  # the character removed
@@ -184,7 +187,8 @@ class PromptInput(TextArea):
             if found is None:
                 return False
             _block, first, last = found
-            self.delete((row, first), (row, last))
+            with self._own_undo_step():
+                self.delete((row, first), (row, last))
             return True
         if event.is_printable:
             self._leave_block()  # typing goes after the block, never into it
@@ -213,6 +217,13 @@ class PromptInput(TextArea):
         return None
 
     # -- undo and redo ------------------------------------------------------------------
+
+    @contextmanager
+    def _own_undo_step(self) -> Iterator[None]:
+        """Edits that Ctrl+Z undoes alone (a paste, an expand), not with the typing around."""
+        self.history.checkpoint()
+        yield
+        self.history.checkpoint()
 
     # Textual 8.2.8 resizes the TextArea before it moves the cursor back when undoing: if
     # the scroll bar goes (a multi-line paste undone), it scrolls to a cursor row the
