@@ -15,6 +15,7 @@ paste-buffer go through tmux first, with its extended keys off and on; the tmux 
 from __future__ import annotations
 
 import os
+import signal
 import time
 
 import pytest
@@ -229,3 +230,16 @@ def test_pastes_through_tmux(world: World) -> None:
     tmux_submit_and_check(zc, server, f"{small_shown}{small_shown}{big_shown}from\ntmux\\e[7m")
     quit_cleanly(zc)
     assert zc.server_option("extended-keys") == "off"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_tmux_extended_keys_are_restored_when_zcoder_is_signalled(
+    world: World, signum: int
+) -> None:
+    zc = start_in_tmux(world, "ts", None, ZCODER_RELAY="off")
+    zc.wait_text(HINT)
+    assert zc.server_option("extended-keys") == "on"
+    zc.signal(signum)
+    wait_until(lambda: not zc.alive(), what="zcoder to leave")
+    wait_until(lambda: zc.server_option("extended-keys") == "off", what="extended-keys restored")
+    assert "zcoder" not in zc.tmux("show-options", "-s")
