@@ -87,7 +87,7 @@ def test_registry_that_is_a_file_is_refused(registry):
 def test_registry_owned_by_another_user_is_refused(registry):
     registry.mkdir(mode=0o700)
     os.chown(registry, 65534, 65534)
-    with pytest.raises(RegistryError, match="not owned"):
+    with pytest.raises(RegistryError, match=r"belongs to another user.*ZCODER_RELAY_DIR"):
         prepare_registry_dir(registry, home=None)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.relay.conftest import PeerFactory, RelayFactory
+from zcoder.relay import ClaimedMessage
 from zcoder.relay.client import discover
 from zcoder.relay.registry import MAX_MANIFESTS_EXAMINED
 from zcoder.relay.sweep import (
@@ -242,3 +243,52 @@ def test_swept_files_are_checked_for_type(registry: Path) -> None:
     assert fake_socket.exists()
     assert any("a-8-1.lock" in problem for problem in result.problems)
     assert stat.S_ISREG(os.lstat(registry / "a-8-1.lock").st_mode)
+
+
+def test_a_crashed_instances_unrun_messages_are_recovered_in_order_by_the_next_one_here(
+    make_peer: PeerFactory, make_relay: RelayFactory, registry: Path
+) -> None:
+    sender = make_relay("sender")
+    crashed = make_peer("proj", consume=False)
+    for body in ("one", "two", "three"):
+        assert sender.send(crashed.instance_id, body).status == "accepted"
+    crashed.kill()
+    crashed.proc.wait(10)
+    _age(registry / f"a-{crashed.instance_id}.lock", MIN_LOCK_AGE_SECONDS + 5)
+
+    elsewhere = make_relay("other-project")
+    assert elsewhere.leftovers() == []  # only the same workspace is offered them
+    successor = make_relay("proj")
+    (leftover,) = successor.leftovers()
+    queued, problems = successor.recover(leftover)
+    assert (queued, problems) == (3, [])
+    bodies = []
+    while (claimed := successor.claim_one()) is not None:
+        assert isinstance(claimed, ClaimedMessage)
+        assert claimed.envelope.sender_instance_id == sender.instance_id
+        bodies.append(claimed.envelope.body)
+        successor.complete(claimed)
+    assert bodies == ["one", "two", "three"]
+    assert not leftover.spool.exists()
+    assert _files_of(registry, crashed.instance_id) == []
+    assert successor.leftovers() == []
+
+
+def test_a_tampered_leftover_entry_is_not_recovered(
+    make_peer: PeerFactory, make_relay: RelayFactory, registry: Path
+) -> None:
+    sender = make_relay("sender")
+    crashed = make_peer("proj", consume=False)
+    assert sender.send(crashed.instance_id, "real").status == "accepted"
+    crashed.kill()
+    crashed.proc.wait(10)
+    _age(registry / f"a-{crashed.instance_id}.lock", MIN_LOCK_AGE_SECONDS + 5)
+    successor_probe = sweep_dead_instances(registry)
+    (leftover,) = successor_probe.leftovers
+    (leftover.spool / "inbox" / "000000009-9-9-1.json").write_text('{"protocol":1}')
+    successor = make_relay("proj")
+    (found,) = successor.leftovers()
+    queued, problems = successor.recover(found)
+    assert queued == 1 and len(problems) == 1
+    claimed = successor.claim_one()
+    assert isinstance(claimed, ClaimedMessage) and claimed.envelope.body == "real"

@@ -32,6 +32,7 @@ from zcoder.relay.safefile import UnsafeFile, read_own_file
 
 MAX_SOCKET_PATH_BYTES: Final = 100
 MAX_MANIFEST_BYTES: Final = 16 * 1024
+MAX_NAME_CHARS: Final = 200  # read from others' manifests; ours are at most 40
 MAX_MANIFESTS_EXAMINED: Final = 128
 # Bound on directory entries looked at in one scan, whatever else lies in the directory
 # (about 20 ms for a full one); only manifest names count toward MAX_MANIFESTS_EXAMINED.
@@ -61,11 +62,15 @@ def _check_private_dir(st: os.stat_result, path: Path) -> None:
     if not stat.S_ISDIR(st.st_mode):
         raise RegistryError(f"relay directory {path} is not a directory")
     if st.st_uid != os.geteuid():
-        raise RegistryError(f"relay directory {path} is not owned by the current user")
+        raise RegistryError(
+            f"relay directory {path} belongs to another user (uid {st.st_uid}), who could"
+            " read or fake messages; set ZCODER_RELAY_DIR to a private directory of yours"
+        )
     if st.st_mode & 0o077:
         raise RegistryError(
             f"relay directory {path} has group or other permissions "
-            f"({stat.filemode(st.st_mode)}); it must be private (0700)"
+            f"({stat.filemode(st.st_mode)}); it must be private (0700): fix it with"
+            f" chmod 700, or set ZCODER_RELAY_DIR to a private directory"
         )
 
 
@@ -154,8 +159,12 @@ class Manifest:
     socket: str
     state: str
     started_at: int
+    # The instance's friendly name (zcoder.relay.names); zcoder.zsh writes none. Written
+    # after the spec's members: peers accept and ignore extra scalar members.
+    name: str = ""
 
     def to_payload(self) -> bytes:
+        extra: dict[str, str] = {"name": self.name} if self.name else {}
         return encode_flat_object(
             {
                 "protocol": PROTOCOL_VERSION,
@@ -169,6 +178,7 @@ class Manifest:
                 "socket": self.socket,
                 "state": self.state,
                 "started_at": self.started_at,
+                **extra,
             }
         )
 
@@ -236,6 +246,9 @@ def parse_manifest(data: bytes, registry: Path, file_name: str) -> Manifest:
     started_at = obj.get("started_at", 0)
     if not isinstance(started_at, int) or isinstance(started_at, bool):
         started_at = 0
+    name = obj.get("name", "")
+    if not isinstance(name, str) or len(name) > MAX_NAME_CHARS:
+        name = ""  # optional and self-reported: an odd one is dropped, the manifest kept
     return Manifest(
         instance_id=instance_id,
         pid=pid,
@@ -247,6 +260,7 @@ def parse_manifest(data: bytes, registry: Path, file_name: str) -> Manifest:
         socket=sock,
         state=state,
         started_at=started_at,
+        name=name,
     )
 
 

@@ -44,7 +44,7 @@ MAX_LOCK_BYTES: Final = 4096
 MAX_SWEEP_ENTRIES: Final = 65536
 LOCK_NAME_RE: Final = re.compile(r"a-([A-Za-z0-9_.-]{1,128})\.lock")
 RUNTIME_NAME_RE: Final = re.compile(r"zcoder-(\d{1,10})-[A-Za-z0-9_]{1,32}")
-QUEUE_DIRS: Final = ("inbox", "processing")
+QUEUE_DIRS: Final = ("inbox", "processing", "held")
 
 
 @dataclass(frozen=True)
@@ -151,6 +151,19 @@ def count_unrun(spool: Path) -> tuple[int, float]:
         except OSError:
             continue
     return count, newest
+
+
+def recoverable_entries(spool: Path) -> list[Path]:
+    """A dead instance's unrun messages, oldest first (processing/ before inbox/ before
+    held/ at equal sequence: the spool names begin with the acceptance sequence)."""
+    entries: list[tuple[str, int, Path]] = []
+    for rank, sub in enumerate(QUEUE_DIRS):
+        try:
+            with os.scandir(spool / sub) as found:
+                entries += [(e.name, rank, Path(e.path)) for e in found if e.name.endswith(".json")]
+        except OSError:
+            continue
+    return [path for _, _, path in sorted(entries)]
 
 
 def remove_spool(spool: Path) -> None:

@@ -37,6 +37,7 @@ from zcoder.config import Config
 from zcoder.model import make_client, server_label
 from zcoder.model.context import ContextWindow
 from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
+from zcoder.resume import resume_command
 from zcoder.sessions import SessionStore
 from zcoder.tools import (
     ApprovalPolicy,
@@ -45,6 +46,7 @@ from zcoder.tools import (
 from zcoder.tui.agent_view import AgentView
 from zcoder.tui.approvals import DialogApprovals
 from zcoder.tui.commands import parse_slash
+from zcoder.tui.inbox_ui import receipt_outcome
 from zcoder.tui.model_ui import WARMUP_NUM_PREDICT, ModelUI
 from zcoder.tui.prompt import PromptInput
 from zcoder.tui.queued import QueuedPrompts
@@ -99,11 +101,13 @@ class ZcoderApp(App[int]):
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
     ]
 
-    def __init__(self, config: Config, *, resume: str | None = None) -> None:
+    def __init__(
+        self, config: Config, *, resume: str | None = None, keep_model: bool = False
+    ) -> None:
         super().__init__(driver_class=ZcoderDriver)  # keys as real terminals send them
         self.config = config
         self.model = config.model
-        self.sessions = SessionsUI(self, resume)
+        self.sessions = SessionsUI(self, resume, keep_model=keep_model)
         self.relay_ui = RelayUI(self)
         self.client = make_client(config)  # Ollama, or an OpenAI-compatible server
         self.agent: Agent | None = None
@@ -212,7 +216,9 @@ class ZcoderApp(App[int]):
                     load_instructions(self.config.workspace, self.config.home)
                 ),
             ),
-            approval=ApprovalPolicy(self.config.command_policy, self.config.profile),
+            approval=ApprovalPolicy(
+                self.config.command_policy, self.config.profile, edits=self.config.edit_policy
+            ),
             approver=self.dialogs,
             on_event=self.agent_view.on_event,
             store=self.store,
@@ -228,9 +234,11 @@ class ZcoderApp(App[int]):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(signum, self.exit, 128 + signum)
         self.set_interval(RELAY_POLL_SECONDS, self.relay_ui.poll)
+        self.relay_ui.watch_workspace_peers()  # another instance here already?
         self.relay_ui.refresh_header()
         self.prompt_input.focus()
-        self.model_ui.start_warmup()
+        if not self.sessions.restoring_model:  # else it warms up the session's model
+            self.model_ui.start_warmup()
 
     def refresh_meter(self) -> None:
         """The header's context meter: the last real count, or an estimate before one."""
@@ -250,6 +258,8 @@ class ZcoderApp(App[int]):
     # -- turns: the user's prompt and relayed tasks, one at a time ----------------------
 
     def on_relay_nudge(self, _message: RelayNudge) -> None:
+        self.relay_ui.inbox.show_receipts()
+        self.relay_ui.policy.announce_held()
         self.relay_ui.refresh_header()
         self.schedule()
 
@@ -305,13 +315,19 @@ class ZcoderApp(App[int]):
 
     async def _relay_turn(self, claimed: ClaimedMessage) -> None:
         assert self.agent is not None and self.relay is not None
+        outcome, summary = "failed", "the receiving zcoder failed unexpectedly"
         try:
             await self.model_ui.window_ready()
-            await self.agent.run_relay_turn(claimed.envelope)
+            finished = await self.agent.run_relay_turn(claimed.envelope)
+            outcome, summary = receipt_outcome(finished)
             self.model_ui.check_allocation()
+        except asyncio.CancelledError:
+            outcome, summary = "cancelled", "the receiving agent's user stopped the task"
+            raise
         finally:
             # Completed whatever happened: a claimed message never runs twice.
             self.relay.complete(claimed)
+            self.relay_ui.inbox.send_receipt(claimed.envelope, outcome, summary)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if self.model_ui.warmup_ended(event):
@@ -396,12 +412,19 @@ class ZcoderApp(App[int]):
         await self.model_ui.pick()
 
 
-def run_app(config: Config, *, resume: str | None = None) -> int:
-    app = ZcoderApp(config, resume=resume)
+def run_app(config: Config, *, resume: str | None = None, keep_model: bool = False) -> int:
+    """``resume``: a full session id (the CLI resolves prefixes); its model is put back
+    unless ``keep_model`` (``-m`` was given)."""
+    app = ZcoderApp(config, resume=resume, keep_model=keep_model)
     try:
         code = app.run()
     finally:
         app._stop_services()  # idempotent: also covers an exit that skipped unmount
+    # The terminal is the shell's again: say how to come back to this session.
+    if app.sessions.exit_session is not None:
+        hint = resume_command(app.sessions.exit_session, config.workspace, config.profile.value)
+        with contextlib.suppress(OSError):  # after SIGHUP there may be no terminal
+            print(f"Resume this session with: {hint}", flush=True)
     if os.environ.get("ZCODER_DEBUG_EXIT"):
         print(f"zcoder exited with {code}")
     return int(code or 0)

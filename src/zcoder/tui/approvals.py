@@ -15,8 +15,9 @@ from typing import Any
 from textual.app import App
 
 from zcoder.agent import ConfirmationUnavailable
+from zcoder.agent.edits import UndoPlan
 from zcoder.relay import Peer
-from zcoder.tools import ApprovalDecision, CommandApprovalRequest
+from zcoder.tools import ApprovalDecision, CommandApprovalRequest, EditApprovalRequest
 from zcoder.tui.dialogs import (
     MIN_DIALOG_HEIGHT,
     MIN_DIALOG_WIDTH,
@@ -24,6 +25,7 @@ from zcoder.tui.dialogs import (
     ConfirmSendScreen,
     GuardedDialog,
 )
+from zcoder.tui.edit_dialogs import UNDO_CANCEL, EditApprovalScreen, UndoScreen
 
 
 class DialogApprovals:
@@ -50,6 +52,21 @@ class DialogApprovals:
             return ApprovalDecision.DENY
         answer = await self._ask(ApprovalScreen(request, give_back=self.give_back))
         return answer if isinstance(answer, ApprovalDecision) else ApprovalDecision.DENY
+
+    async def approve_edit(self, request: EditApprovalRequest) -> ApprovalDecision:
+        if not self._fits():
+            self.error("The terminal is too small for the edit dialog; nothing was written.")
+            return ApprovalDecision.DENY
+        answer = await self._ask(EditApprovalScreen(request, give_back=self.give_back))
+        return answer if isinstance(answer, ApprovalDecision) else ApprovalDecision.DENY
+
+    async def confirm_undo(self, plan: UndoPlan) -> str:
+        """/undo's question; UNDO_CANCEL when the terminal is too small to ask it."""
+        if not self._fits():
+            self.error("The terminal is too small for the undo dialog; nothing was undone.")
+            return UNDO_CANCEL
+        answer = await self._ask(UndoScreen(plan, give_back=self.give_back))
+        return answer if isinstance(answer, str) else UNDO_CANCEL
 
     async def confirm_send(self, peer: Peer, message: str) -> bool:
         if not self._fits():
