@@ -332,3 +332,19 @@ def test_outside_tmux_nothing_is_changed(tmux_server: dict[str, str]) -> None:
     keys.enable()
     assert option(tmux_server, "extended-keys") == "off"
     keys.restore()
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from([*"ab[;0123579~uAZ\x1bO", "\x7f"]), min_size=1, max_size=24)
+)
+def test_everything_else_is_read_as_textual_reads_it(data: str) -> None:
+    # Only the sequences handled here may differ: ESC CR, ESC LF, CSI 27;m;c~, pastes.
+    ours = ("\x1b\r", "\x1b\n", "\x1b[27;", "\x1b[200~")
+    if any(sequence in data for sequence in ours):
+        return
+
+    def until_end(parser: XTermParser) -> list[Event]:
+        return describe([*parser.feed(data), *parser.feed("")])  # "" ends the input
+
+    assert until_end(ZcoderParser()) == until_end(XTermParser())
