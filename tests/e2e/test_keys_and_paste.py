@@ -199,14 +199,16 @@ def test_newline_keys_through_tmux(world: World, extended_keys: str) -> None:
     zc.send_hex(keys)
     zc.send_hex(CTRL_J)
     zc.send_slowly(keys)
-    # ...and tmux's own Shift+Enter and Alt+Enter, encoded by tmux for zcoder.
+    # ...and tmux's own Shift+Enter, Alt+Enter and Ctrl+Enter, encoded by tmux for zcoder.
     zc.send_hex(to_hex("s"))
     zc.tmux("send-keys", "-t", "zc", "S-Enter")
     zc.send_hex(to_hex("m"))
     zc.tmux("send-keys", "-t", "zc", "M-Enter")
+    zc.send_hex(to_hex("c"))
+    zc.tmux("send-keys", "-t", "zc", "C-Enter")
     zc.send_hex(to_hex("end"))
     zc.wait_text("end")
-    tmux_submit_and_check(zc, server, f"{expected}\n{expected}s\nm\nend")
+    tmux_submit_and_check(zc, server, f"{expected}\n{expected}s\nm\nc\nend")
     quit_cleanly(zc)
     assert zc.server_option("extended-keys") == extended_keys  # restored
     assert "zcoder" not in zc.tmux("show-options", "-s")  # its bookkeeping is gone

@@ -67,12 +67,13 @@ async def test_shift_enter_alt_enter_and_ctrl_j_insert_a_new_line() -> None:
     app = Host()
     async with app.run_test() as pilot:
         await pilot.press("a", "shift+enter", "b", "alt+enter", "c", "ctrl+j", "d")
+        await pilot.press("ctrl+enter", "e")
         await pilot.pause()
-        assert app.prompt.text == "a\nb\nc\nd"
+        assert app.prompt.text == "a\nb\nc\nd\ne"
         assert app.submitted == []
         await pilot.press("enter")
         await pilot.pause()
-        assert app.submitted == ["a\nb\nc\nd"]
+        assert app.submitted == ["a\nb\nc\nd\ne"]
 
 
 async def test_a_backslash_before_enter_becomes_a_new_line() -> None:

@@ -39,7 +39,7 @@ ALIASES: Final = {
 KEYS: Final = {
     "Enter": "send; while a turn runs, it is queued (shown above the prompt)",
     "Up (empty prompt)": "take the last queued prompt back to edit; clear it to cancel",
-    "Shift+Enter, Alt+Enter, Ctrl+J": "new line; so does \\ then Enter",
+    "Shift+Enter, Alt+Enter, Ctrl+J": "new line (Ctrl+Enter too); so does \\ then Enter",
     "Paste": "inserted as text, never sent; a long one shows as [pasted N lines #k]",
     "Ctrl+E (on a pasted block)": "expand it to its text (Backspace removes it whole)",
     "Escape": "stop the running turn (the draft and the queued prompts are kept)",

@@ -33,7 +33,9 @@ from zcoder.tui.widgets import screen_safe
 PASTE_COLLAPSE_LINES: Final = 20
 PASTE_COLLAPSE_CHARS: Final = 2000
 
-NEWLINE_KEYS: Final = ("shift+enter", "alt+enter", "ctrl+j")
+# Ctrl+Enter too: where a terminal tells it from Enter (kitty protocol, tmux's extended keys)
+# it would otherwise do nothing at all.
+NEWLINE_KEYS: Final = ("shift+enter", "alt+enter", "ctrl+j", "ctrl+enter")
 EXPAND_KEY: Final = "ctrl+e"
 HINT: Final = "Enter send · Shift+Enter / Alt+Enter / Ctrl+J new line"
 HINT_WITH_PASTE: Final = "Enter send · Alt+Enter / Ctrl+J new line · Ctrl+E on a paste: expand"
