@@ -245,3 +245,18 @@ def test_tmux_extended_keys_are_restored_when_zcoder_is_signalled(
     wait_until(lambda: not zc.alive(), what="zcoder to leave")
     wait_until(lambda: zc.server_option("extended-keys") == "off", what="extended-keys restored")
     assert "zcoder" not in zc.tmux("show-options", "-s")
+
+
+def test_a_hostile_paste_into_the_command_palette_cannot_drive_the_terminal(
+    world: World,
+) -> None:
+    # A paste reaches whichever widget has focus; raw, its ESC bytes would be drawn to the
+    # terminal as they are (here: an OSC that retitles the window).
+    zc = world.start("palette", None, ZCODER_RELAY="off")
+    zc.wait_text(HINT)
+    write_all(zc, b"\x10")  # Ctrl+P: the command palette, a Textual input
+    zc.wait_text("Search for commands")
+    write_all(zc, f"{PASTE_START}X\x1b]2;PWNED\x07Y{PASTE_END}".encode())
+    zc.wait_text("X\\e]2;PWNED\\x07Y")
+    assert "\x1b]2;PWNED" not in zc.raw_output
+    assert zc.quit() == 0

@@ -21,7 +21,6 @@ from zcoder.tui.prompt import (
     PASTE_COLLAPSE_CHARS,
     PASTE_COLLAPSE_LINES,
     PromptInput,
-    paste_text,
 )
 
 pytestmark = pytest.mark.timeout(60)
@@ -110,13 +109,6 @@ async def test_up_in_the_empty_prompt_asks_for_the_queued_prompt_only_there() ->
         await pilot.pause()
         assert app.edit_queued == 1
         assert app.prompt.cursor_location == (0, 1)
-
-
-def test_paste_text_makes_line_breaks_lf_and_controls_visible() -> None:
-    assert paste_text("a\r\nb\rc\nd") == "a\nb\nc\nd"
-    assert paste_text("\x1b[31mred\x1b[0m") == "\\e[31mred\\e[0m"
-    assert paste_text("bell\x07 nul\x00 tab\tend\x9b") == "bell\\x07 nul\\x00 tab\tend\\x9b"
-    assert paste_text("zero\u200bwidth") == "zero\\u200bwidth"
 
 
 async def test_a_paste_is_inserted_at_the_cursor_and_never_submits() -> None:

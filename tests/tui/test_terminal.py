@@ -22,7 +22,7 @@ from textual import constants, events
 from textual._xterm_parser import XTermParser
 from textual.message import Message
 
-from zcoder.tui.terminal import TmuxExtendedKeys, ZcoderParser, modified_key
+from zcoder.tui.terminal import TmuxExtendedKeys, ZcoderParser, modified_key, paste_text
 
 Event = tuple[str, str | None, str | None]  # ("key", name, character) or ("paste", text, None)
 
@@ -210,6 +210,14 @@ def test_any_paste_arrives_whole_however_it_is_split(text: str, cuts: list[int])
             messages += parser.feed(read)
     messages += parser.tick()
     assert describe(messages) == [("paste", text, None)]
+
+
+def test_paste_text_makes_line_breaks_lf_and_controls_visible() -> None:
+    assert paste_text("a\r\nb\rc\nd") == "a\nb\nc\nd"
+    assert paste_text("\x1b[31mred\x1b[0m") == "\\e[31mred\\e[0m"
+    assert paste_text("bell\x07 nul\x00 tab\tend\x9b") == "bell\\x07 nul\\x00 tab\tend\\x9b"
+    assert paste_text("zero\u200bwidth") == "zero\\u200bwidth"
+    assert paste_text(paste_text("x\x1b]2;t\x07\r\n")) == paste_text("x\x1b]2;t\x07\r\n")
 
 
 # -- tmux's extended-keys server option -------------------------------------------------

@@ -26,7 +26,7 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
-from zcoder.tui.widgets import screen_safe
+from zcoder.tui.terminal import paste_text
 
 # A paste longer than this shows collapsed: the prompt is at most 10 rows high, and a
 # collapsed block keeps the draft around it readable.
@@ -46,11 +46,6 @@ _PLACEHOLDER: Final = re.compile(r"\[pasted \d+ lines? #(\d+)\]")
 def line_count(text: str) -> int:
     """Lines as a reader counts them: a final line break ends a line, it starts none."""
     return len(text.splitlines()) or 1
-
-
-def paste_text(text: str) -> str:
-    """Pasted text as it goes into the prompt: LF line breaks, controls made visible."""
-    return screen_safe(text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 @dataclass(frozen=True)

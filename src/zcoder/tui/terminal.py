@@ -15,7 +15,10 @@ every other byte through unchanged and in order:
   found for it). Here everything between ``ESC[200~`` and ``ESC[201~`` is paste data, ESC
   bytes included, however the terminal splits it across reads.
 
-``ZcoderDriver`` is Textual's Linux driver with this parser. It also asks the terminal for
+``ZcoderDriver`` is Textual's Linux driver with this parser. It hands every widget a paste
+as ``paste_text`` makes it (LF line breaks, controls and ESC as visible escapes): a paste
+reaches whichever widget has focus (the command palette's input too), and raw ESC bytes
+there would be drawn to the terminal as escape sequences. It also asks the terminal for
 modifyOtherKeys (xterm's ``CSI > 4;1 m``; terminals that speak the kitty protocol Textual
 asks for use that instead) and, inside tmux, turns on tmux's ``extended-keys`` server
 option, so Shift+Enter reaches zcoder as something other than Enter. That option is the
@@ -44,6 +47,8 @@ from textual._xterm_parser import XTermParser
 from textual.drivers.linux_driver import LinuxDriver
 from textual.keys import _character_to_key
 from textual.message import Message
+
+from zcoder.tui.widgets import screen_safe
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -313,6 +318,12 @@ class TmuxExtendedKeys:
 # -- the driver ---------------------------------------------------------------------------
 
 
+def paste_text(text: str) -> str:
+    """Pasted text as a widget gets it: LF line breaks, controls and ESC made visible
+    (``\\e``, ``\\x07``: ``screen_safe``), tabs kept. Idempotent."""
+    return screen_safe(text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
 class ZcoderDriver(LinuxDriver):
     """Textual's Linux driver reading keys with ``ZcoderParser``; modifyOtherKeys and
     tmux's extended keys on while the app runs."""
@@ -340,6 +351,11 @@ class ZcoderDriver(LinuxDriver):
             super().stop_application_mode()
         finally:
             self.tmux_keys.restore()
+
+    def process_message(self, message: Message) -> None:
+        if isinstance(message, events.Paste):
+            message = events.Paste(paste_text(message.text))
+        super().process_message(message)
 
     def run_input_thread(self) -> None:
         """Read the terminal until the driver stops; every event goes to the app."""
