@@ -301,7 +301,8 @@ async def test_tab_completes_commands_cycles_and_never_leaves_the_prompt(
         assert prompt.text == choices[-1] and app.focused is prompt
         await type_text(pilot, "x")
         assert prompt.text == choices[-1] + "x"
-        assert prompt.border_subtitle is None and not subtitle(app)
+        # The choices leave the lower border: the keys' hint is back.
+        assert str(prompt.border_subtitle).startswith("Enter send") and not subtitle(app)
         # Aliases complete too.
         prompt.clear()
         await type_text(pilot, "/cle")

@@ -59,6 +59,7 @@ from zcoder.tui.scheduler import Next, TurnScheduler
 from zcoder.tui.sessions_ui import SessionsUI
 from zcoder.tui.slash import SlashCommands
 from zcoder.tui.status import HeaderBar, HeaderState, turn_summary
+from zcoder.tui.terminal import ZcoderDriver
 from zcoder.tui.terminal_title import TerminalTitle
 from zcoder.tui.transcript import (
     FULL_OUTPUT_KEY,
@@ -112,7 +113,7 @@ class ZcoderApp(App[int]):
     def __init__(
         self, config: Config, *, resume: str | None = None, keep_model: bool = False
     ) -> None:
-        super().__init__()
+        super().__init__(driver_class=ZcoderDriver)  # keys as real terminals send them
         self.config = config
         self.model = config.model
         self.sessions = SessionsUI(self, resume, keep_model=keep_model)
@@ -402,13 +403,11 @@ class ZcoderApp(App[int]):
             return  # a lone "!": nothing to run
         if (problem := self.prompt_input.habits.remember(text)) is not None:
             self.error(problem)  # once: the history file cannot be written
-        command = parse_slash(text)
+        command = parse_slash(text)  # the input cleared itself: keys typed since stay
         if command is not None:
-            self.prompt_input.clear()
             self.show(Entry("system", system_text(f"› {text.strip()}")))
             self.run_worker(self.slash.run(command.name, command.argument), group="command")
             return
-        self.prompt_input.clear()
         marks = self.relay_ui.sequences()
         self.scheduler.queue_prompt(
             text, last_accepted=marks.last_accepted, oldest_waiting=self.relay_ui.oldest_waiting()

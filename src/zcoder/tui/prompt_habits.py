@@ -353,7 +353,7 @@ class PromptHabits:
     def _end_cycle(self) -> None:
         if self._cycle is not None:
             self._cycle = None
-            self.prompt.border_subtitle = None
+            self.prompt.refresh_hint()  # the keys again
             self.choices_line = ""
 
 
