@@ -1,8 +1,12 @@
 """The transcript: its entries (user, assistant, tool, relay, system, error) and the
 scrolling container that holds them.
 
-All text from the model, tools and peers is rendered as ``rich.text.Text``, never as
-markup, and passes ``screen_safe`` first.
+All text from the model, tools and peers passes ``screen_safe`` first and is never read as
+Rich markup: entries are ``rich.text.Text``, except assistant replies, which are drawn as
+markdown (tui/markdown_view.py) from that same screen-safe text.
+
+The transcript follows new output (Textual's anchor) until the user scrolls up; it follows
+again once they are back at the end, or press End.
 """
 
 from __future__ import annotations
@@ -11,10 +15,14 @@ import json
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.containers import VerticalScroll
+from textual.geometry import Size
+from textual.timer import Timer
 from textual.widgets import Static
 
 from zcoder.relay.display import visible
+from zcoder.tui.markdown_view import MarkdownBlocks, ReplyRenderable
 from zcoder.tui.widgets import screen_safe
 
 MAX_TOOL_PREVIEW_LINES = 12
@@ -52,9 +60,72 @@ def user_text(text: str) -> Text:
     return Text.assemble(_label("you\n", "bold"), screen_safe(text))
 
 
+def _assistant_label(partial: bool) -> Text:
+    return _label("assistant (stopped, partial)" if partial else "assistant", "bold green")
+
+
 def assistant_text(text: str, *, partial: bool = False) -> Text:
-    label = "assistant (stopped, partial)\n" if partial else "assistant\n"
-    return Text.assemble(_label(label, "bold green"), screen_safe(text))
+    """An assistant reply as plain text (what ``Entry.plain`` holds for it)."""
+    return Text.assemble(_assistant_label(partial), "\n", screen_safe(text))
+
+
+# While a reply streams, its markdown is drawn again at most this often (seconds); the
+# text itself (``plain``) is always current, and the last update is always drawn.
+REPLY_REDRAW_INTERVAL = 0.08
+
+
+class AssistantEntry(Entry):
+    """An assistant reply, drawn as markdown; ``stream`` grows it, ``finish`` ends it."""
+
+    def __init__(self, text: str = "", *, partial: bool = False) -> None:
+        super().__init__("assistant", assistant_text(text, partial=partial))
+        self.partial = partial
+        self.blocks = MarkdownBlocks()
+        self._timer: Timer | None = None
+        self._pending = text  # the newest text, drawn or not
+        self._stale = False  # _pending arrived during the redraw interval
+        self._draw(text)
+
+    def stream(self, text: str) -> None:
+        """The reply so far: drawn now, or at the end of the current redraw interval."""
+        self.plain = assistant_text(text, partial=self.partial).plain
+        self._pending = text
+        if self._timer is not None:
+            self._stale = True
+            return
+        self._draw(text)
+        if self.is_attached:
+            self._timer = self.set_timer(REPLY_REDRAW_INTERVAL, self._redraw_pending)
+
+    def finish(self, text: str, *, partial: bool = False) -> None:
+        """The whole reply: drawn at once."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._stale = False
+        self.partial = partial
+        self.plain = assistant_text(text, partial=partial).plain
+        self._draw(text)
+
+    def flush(self) -> None:
+        """Draw the newest text now (the stream ended without a final message)."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        if self._stale:
+            self._stale = False
+            self._draw(self._pending)
+
+    def _redraw_pending(self) -> None:
+        self._timer = None
+        if self._stale:
+            self._stale = False
+            self.stream(self._pending)
+
+    def _draw(self, text: str) -> None:
+        self._pending = text
+        self.blocks.update(screen_safe(text))
+        self.update(ReplyRenderable(_assistant_label(self.partial), self.blocks))
 
 
 THINKING_PREVIEW_CHARS = 240
@@ -105,7 +176,7 @@ def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
     if role == "user":
         return Entry("user", user_text(text))
     if role == "assistant":
-        return Entry("assistant", assistant_text(text, partial=bool(metadata.get("partial"))))
+        return AssistantEntry(text, partial=bool(metadata.get("partial")))
     if role == "tool":
         status = str(metadata.get("status", "completed"))
         if metadata.get("not_executed"):
@@ -135,17 +206,87 @@ def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
     return Entry("system", system_text(text))
 
 
+FOLLOW_HINT = "↓ new output below · End to follow (Ctrl+End while typing)"
+
+
+class FollowHint(Static):
+    """Under the transcript while output arrives below what the user is reading."""
+
+    DEFAULT_CSS = """
+    FollowHint {
+        display: none; height: 1; width: 100%;
+        background: $accent; color: $text; text-style: bold; text-align: center;
+    }
+    FollowHint.shown { display: block; }
+    """
+
+    def __init__(self, transcript: Transcript) -> None:
+        super().__init__(FOLLOW_HINT)
+        self.transcript = transcript
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.transcript.follow()
+
+
 class Transcript(VerticalScroll):
+    """The entries, following new output unless the user scrolled up to read.
+
+    Following is Textual's anchor: an anchored container stays at its end as its content
+    grows (entries added, a reply streaming), and releases itself when the user scrolls up
+    (wheel, keys, scrollbar); it anchors again when they scroll back to the end. Nothing
+    here scrolls per entry or per chunk, so what the user reads never moves.
+    ``hint`` (composed by the app under the transcript) says output arrived below.
+    """
+
     DEFAULT_CSS = """
     Transcript { height: 1fr; padding: 0 1; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.hint = FollowHint(self)
+        self._unseen = False  # output arrived below while the user read older output
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    @property
+    def following(self) -> bool:
+        """The view stays at the end as output arrives."""
+        # Textual keeps "anchored but released by the user" in a private flag (8.2.8).
+        return self.is_anchored and not self._anchor_released
+
+    def release_anchor(self) -> None:
+        # A wheel turn up while everything fits on screen moves nothing: keep following.
+        if self.max_scroll_y > 0:
+            super().release_anchor()
+
+    def follow(self) -> None:
+        """Go to the end and follow new output again."""
+        self.anchor()
+        self._show_hint()
+
     def add(self, entry: Entry) -> Entry:
-        at_end = self.is_vertical_scroll_end or self.max_scroll_y == 0
         self.mount(entry)
-        if at_end:
-            self.call_after_refresh(self.scroll_end, animate=False)
         return entry
 
     def clear(self) -> None:
+        """Remove every entry (another session is shown) and follow its end."""
         self.remove_children()
+        self._unseen = False
+        self.follow()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._show_hint()
+
+    def watch_virtual_size(self, old_size: Size, new_size: Size) -> None:
+        if new_size.height > old_size.height and not self.following:
+            self._unseen = True
+        self._show_hint()
+
+    def _show_hint(self) -> None:
+        if self.following:
+            self._unseen = False
+        self.hint.set_class(self._unseen, "shown")
