@@ -83,7 +83,7 @@ class AgentView:
         elif isinstance(event, AssistantDelta):
             self._stream_text += event.text
             if self._stream_entry is None:
-                self._stream_entry = AssistantEntry(self._stream_text)
+                self._stream_entry = AssistantEntry(self._stream_text, streaming=True)
                 self.show(self._stream_entry)
             else:
                 self._stream_entry.stream(self._stream_text)

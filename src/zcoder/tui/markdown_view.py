@@ -20,7 +20,6 @@ from markdown_it.token import Token
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import Markdown
 from rich.segment import Segment
-from rich.text import Text
 
 CODE_THEME = "monokai"  # Pygments style for fenced code (Rich's default)
 
@@ -86,6 +85,7 @@ class MarkdownBlocks:
         # Rendered lines of settled blocks: index -> (width, lines).
         self._lines: dict[int, tuple[int, list[list[Segment]]]] = {}
         self._tail_lines: tuple[str, int, list[list[Segment]]] | None = None
+        self.resets = 0  # times the text stopped extending what came before
 
     @property
     def text(self) -> str:
@@ -95,6 +95,7 @@ class MarkdownBlocks:
         if not text.startswith(self._text[: self._settled_chars]):
             self.settled, self._settled_chars = [], 0
             self._lines.clear()
+            self.resets += 1
         self._text = text
         rest = text[self._settled_chars :]
         lines = rest.splitlines(keepends=True)
@@ -114,27 +115,38 @@ class MarkdownBlocks:
     def blocks(self) -> list[str]:
         return self.settled + self.tail
 
-    def render(self, console: Console, options: ConsoleOptions) -> list[list[Segment]]:
-        """The reply's lines at this width: blocks separated by one blank line."""
+    def render(
+        self,
+        console: Console,
+        options: ConsoleOptions,
+        *,
+        start: int = 0,
+        stop: int | None = None,
+        tail: bool = True,
+    ) -> list[list[Segment]]:
+        """The lines of settled blocks ``start:stop`` (then the tail, if asked) at this
+        width: blocks separated by one blank line."""
         options = options.update(height=None)
         width = options.max_width
-        out: list[list[Segment]] = []
-        for index, block in enumerate(self.settled):
+        parts: list[list[list[Segment]]] = []
+        last = len(self.settled) if stop is None else min(stop, len(self.settled))
+        for index in range(start, last):
             cached = self._lines.get(index)
             if cached is None or cached[0] != width:
-                cached = (width, self._render_block(block, console, options))
+                cached = (width, self._render_block(self.settled[index], console, options))
                 self._lines[index] = cached
-            if out:
-                out.append([])
-            out.extend(cached[1])
-        for block in self.tail:
+            parts.append(cached[1])
+        for block in self.tail if tail else []:
             known = self._tail_lines
             if known is None or known[0] != block or known[1] != width:
                 known = (block, width, self._render_block(block, console, options))
                 self._tail_lines = known
+            parts.append(known[2])
+        out: list[list[Segment]] = []
+        for lines in parts:
             if out:
                 out.append([])
-            out.extend(known[2])
+            out.extend(lines)
         return out
 
     @staticmethod
@@ -142,23 +154,28 @@ class MarkdownBlocks:
         lines = console.render_lines(SafeMarkdown(block), options, pad=False)
         # Rich starts some blocks (tables, lists, quotes) with an empty line that separates
         # them from what came before: the one empty line between blocks is ours to add.
-        start, end = 0, len(lines)
-        while start < end and not any(segment.text for segment in lines[start]):
-            start += 1
-        while end > start and not any(segment.text for segment in lines[end - 1]):
+        first, end = 0, len(lines)
+        while first < end and not any(segment.text for segment in lines[first]):
+            first += 1
+        while end > first and not any(segment.text for segment in lines[end - 1]):
             end -= 1
-        return lines[start:end]
+        return lines[first:end]
 
 
-class ReplyRenderable:
-    """A Rich renderable: the label line, then the reply's markdown blocks."""
+class BlocksView:
+    """A Rich renderable: some of a reply's blocks (see ``MarkdownBlocks.render``)."""
 
-    def __init__(self, label: Text, blocks: MarkdownBlocks) -> None:
-        self.label = label
+    def __init__(
+        self, blocks: MarkdownBlocks, *, start: int = 0, stop: int | None = None, tail: bool = True
+    ) -> None:
         self.blocks = blocks
+        self.start, self.stop, self.tail = start, stop, tail
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield self.label
-        for line in self.blocks.render(console, options):
+        lines = self.blocks.render(
+            console, options, start=self.start, stop=self.stop, tail=self.tail
+        )
+        for number, line in enumerate(lines):
+            if number:
+                yield Segment.line()
             yield from line
-            yield Segment.line()

@@ -16,13 +16,14 @@ from typing import Any
 
 from rich.text import Text
 from textual import events
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.timer import Timer
 from textual.widgets import Static
 
 from zcoder.relay.display import visible
-from zcoder.tui.markdown_view import MarkdownBlocks, ReplyRenderable
+from zcoder.tui.markdown_view import BlocksView, MarkdownBlocks
 from zcoder.tui.widgets import screen_safe
 
 MAX_TOOL_PREVIEW_LINES = 12
@@ -72,19 +73,53 @@ def assistant_text(text: str, *, partial: bool = False) -> Text:
 # While a reply streams, its markdown is drawn again at most this often (seconds); the
 # text itself (``plain``) is always current, and the last update is always drawn.
 REPLY_REDRAW_INTERVAL = 0.08
+# While a reply streams, settled blocks are closed into a part of their own once they
+# hold this many characters (see AssistantEntry).
+REPLY_PART_CHARS = 1500
 
 
 class AssistantEntry(Entry):
-    """An assistant reply, drawn as markdown; ``stream`` grows it, ``finish`` ends it."""
+    """An assistant reply drawn as markdown: its label, then its blocks.
 
-    def __init__(self, text: str = "", *, partial: bool = False) -> None:
-        super().__init__("assistant", assistant_text(text, partial=partial))
+    A finished reply (or one reloaded from a session) is one widget for all its blocks. A
+    streaming one is drawn in parts: the blocks after the last part that was closed and
+    the block still growing are one widget, drawn again as text arrives; once the settled
+    blocks in it reach ``REPLY_PART_CHARS`` they become a closed part whose lines Textual
+    keeps. So an update of a long reply redraws a few dozen lines, and the number of
+    widgets Textual lays out on each update stays small. Blocks are one blank line apart
+    in both forms, so a reply looks the same streamed and reloaded.
+    """
+
+    DEFAULT_CSS = """
+    AssistantEntry > .reply-label { height: 1; }
+    AssistantEntry > .reply-block { height: auto; }
+    AssistantEntry > .reply-block.closed { margin-bottom: 1; }
+    """
+
+    def __init__(self, text: str = "", *, partial: bool = False, streaming: bool = False) -> None:
+        # The entry itself only holds its parts: its own content stays empty.
+        super().__init__("assistant", Text())
         self.partial = partial
+        self.plain = assistant_text(text, partial=partial).plain
         self.blocks = MarkdownBlocks()
+        self.blocks.update(screen_safe(text))
+        self._streaming = streaming
+        self._label = Static(_assistant_label(partial), classes="reply-label")
+        self._parts: list[Static] = []  # closed parts, while streaming
+        self._closed_blocks = 0  # settled blocks in closed parts
+        self._resets = self.blocks.resets
+        self._last = Static(classes="reply-block")  # the last block, or every block
         self._timer: Timer | None = None
         self._pending = text  # the newest text, drawn or not
         self._stale = False  # _pending arrived during the redraw interval
-        self._draw(text)
+        self._show_last()
+
+    def compose(self) -> ComposeResult:
+        yield self._label
+        yield self._last
+
+    def on_mount(self) -> None:
+        self._sync_parts()
 
     def stream(self, text: str) -> None:
         """The reply so far: drawn now, or at the end of the current redraw interval."""
@@ -103,7 +138,9 @@ class AssistantEntry(Entry):
             self._timer.stop()
             self._timer = None
         self._stale = False
-        self.partial = partial
+        if partial != self.partial:
+            self.partial = partial
+            self._label.update(_assistant_label(partial))
         self.plain = assistant_text(text, partial=partial).plain
         self._draw(text)
 
@@ -125,7 +162,33 @@ class AssistantEntry(Entry):
     def _draw(self, text: str) -> None:
         self._pending = text
         self.blocks.update(screen_safe(text))
-        self.update(ReplyRenderable(_assistant_label(self.partial), self.blocks))
+        self._sync_parts()
+        self._show_last()
+
+    def _sync_parts(self) -> None:
+        """Close the settled blocks of the growing part once they are long enough."""
+        if not self._streaming or not self.is_mounted:
+            return
+        if self._resets != self.blocks.resets:  # the text was replaced, not extended
+            self._resets = self.blocks.resets
+            for part in self._parts:
+                part.remove()
+            self._parts, self._closed_blocks = [], 0
+        settled = self.blocks.settled
+        if sum(len(block) for block in settled[self._closed_blocks :]) < REPLY_PART_CHARS:
+            return
+        view = BlocksView(self.blocks, start=self._closed_blocks, stop=len(settled), tail=False)
+        part = Static(view, classes="reply-block closed")
+        self._closed_blocks = len(settled)
+        self._parts.append(part)
+        self.mount(part, before=self._last)
+
+    def _show_last(self) -> None:
+        if self._streaming:
+            view = BlocksView(self.blocks, start=self._closed_blocks, tail=True)
+        else:
+            view = BlocksView(self.blocks)
+        self._last.update(view)
 
 
 THINKING_PREVIEW_CHARS = 240
