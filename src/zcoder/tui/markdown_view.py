@@ -153,13 +153,21 @@ class MarkdownBlocks:
     def _render_block(block: str, console: Console, options: ConsoleOptions) -> list[list[Segment]]:
         lines = console.render_lines(SafeMarkdown(block), options, pad=False)
         # Rich starts some blocks (tables, lists, quotes) with an empty line that separates
-        # them from what came before: the one empty line between blocks is ours to add.
+        # them from what came before, and pads tables with blank lines: the one empty line
+        # between blocks is ours to add. (A code block's padding has a background: kept.)
         first, end = 0, len(lines)
-        while first < end and not any(segment.text for segment in lines[first]):
+        while first < end and _blank(lines[first]):
             first += 1
-        while end > first and not any(segment.text for segment in lines[end - 1]):
+        while end > first and _blank(lines[end - 1]):
             end -= 1
         return lines[first:end]
+
+
+def _blank(line: list[Segment]) -> bool:
+    return all(
+        not segment.text.strip() and (segment.style is None or segment.style.bgcolor is None)
+        for segment in line
+    )
 
 
 class BlocksView:
@@ -175,7 +183,6 @@ class BlocksView:
         lines = self.blocks.render(
             console, options, start=self.start, stop=self.stop, tail=self.tail
         )
-        for number, line in enumerate(lines):
-            if number:
-                yield Segment.line()
+        for line in lines:  # every line ends with a line break: Textual counts them
             yield from line
+            yield Segment.line()
