@@ -58,16 +58,20 @@ class SafeMarkdown(Markdown):
         self.parsed = _without_images(_PARSER.parse(markup))
 
 
+def _block_spans(markup: str) -> list[tuple[int, int]]:
+    """The lines (start, end) of each top-level block of ``markup``."""
+    return [
+        (token.map[0], token.map[1])
+        for token in _PARSER.parse(markup)
+        if token.level == 0 and token.nesting >= 0 and token.map is not None
+    ]
+
+
 def top_level_blocks(markup: str) -> list[str]:
     """The source of each top-level block of ``markup``, in order (blank lines between
     blocks are left out)."""
     lines = markup.splitlines(keepends=True)
-    spans = [
-        token.map
-        for token in _PARSER.parse(markup)
-        if token.level == 0 and token.nesting >= 0 and token.map is not None
-    ]
-    return ["".join(lines[start:end]) for start, end in spans]
+    return ["".join(lines[start:end]) for start, end in _block_spans(markup)]
 
 
 class MarkdownBlocks:
@@ -99,18 +103,13 @@ class MarkdownBlocks:
         self._text = text
         rest = text[self._settled_chars :]
         lines = rest.splitlines(keepends=True)
-        starts = [
-            token.map[0]
-            for token in _PARSER.parse(rest)
-            if token.level == 0 and token.nesting >= 0 and token.map is not None
-        ]
-        if len(starts) > 1:
+        spans = _block_spans(rest)
+        if len(spans) > 1:
             # Everything before the last block's first line is settled.
-            newly = "".join(lines[: starts[-1]])
-            self.settled.extend(top_level_blocks(newly))
-            self._settled_chars += len(newly)
-            rest = text[self._settled_chars :]
-        self.tail = [rest] if rest.strip() else []
+            for start, end in spans[:-1]:
+                self.settled.append("".join(lines[start:end]))
+            self._settled_chars += len("".join(lines[: spans[-1][0]]))
+        self.tail = ["".join(lines[spans[-1][0] : spans[-1][1]])] if spans else []
 
     def blocks(self) -> list[str]:
         return self.settled + self.tail
