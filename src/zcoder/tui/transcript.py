@@ -320,11 +320,6 @@ class Transcript(VerticalScroll):
         # Textual keeps "anchored but released by the user" in a private flag (8.2.8).
         return self.is_anchored and not self._anchor_released
 
-    def release_anchor(self) -> None:
-        # A wheel turn up while everything fits on screen moves nothing: keep following.
-        if self.max_scroll_y > 0:
-            super().release_anchor()
-
     def follow(self) -> None:
         """Go to the end and follow new output again."""
         self.anchor()
