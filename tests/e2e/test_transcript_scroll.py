@@ -2,7 +2,8 @@
 
 The fake Ollama streams long replies slowly; the screen is read back from tmux. The wheel
 is SGR mouse reporting (``ESC [ < 64 ; x ; y M`` up, ``65`` down), which Textual turns on;
-End is ``ESC [ 4 ~``, what tmux sends for it (``ESC [ F`` from xterm itself).
+End is ``ESC [ 4 ~``, what tmux sends for it (``ESC [ F`` from xterm itself), Ctrl+End
+``ESC [ 1 ; 5 F``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ SIZE = (100, 30)
 TRANSCRIPT_AT = (60, 10)  # a cell inside the transcript (1-based column, row)
 END = "1b 5b 34 7e"
 END_XTERM = "1b 5b 46"
+CTRL_END = "1b 5b 31 3b 35 46"  # ESC [ 1 ; 5 F
 HINT = "new output below"
 LINES = 70
 TABLE_END = re.compile(r" last +row")  # the table's last row, drawn as a table
@@ -114,14 +116,23 @@ def test_wheel_back_down_to_the_end_follows_again(world: World) -> None:
     zc.wait_text(TABLE_END, timeout=30)
 
 
-def test_end_as_xterm_sends_it_follows_too(world: World) -> None:
+def test_while_typing_end_moves_the_cursor_and_ctrl_end_follows(world: World) -> None:
     zc = start(world, reply("Delta"), delay=0.04)
     zc.submit("write a long answer")
     zc.wait_text("Delta line 012", timeout=60)
     wheel(zc, up=True, turns=3)
     zc.wait_text(HINT, timeout=30)
+    held = numbered_rows(zc, "Delta")
     newest_before = newest_number(zc, "Delta")
+    zc.type_text("next question")
+    zc.wait_text("next question")
+    zc.send_hex("1b 5b 44 1b 5b 44")  # Left twice, then End (xterm's bytes): the prompt's
     zc.send_hex(END_XTERM)
+    zc.type_text("!")
+    zc.wait_text("next question!")  # the cursor went to the end of the typed line
+    assert HINT in zc.screen_text and numbered_rows(zc, "Delta") == held
+    zc.send_hex(CTRL_END)
     zc.wait_gone(HINT)
     zc.wait_text(last_line("Delta"), timeout=60)
     assert newest_number(zc, "Delta") > newest_before
+    assert "next question!" in zc.screen_text  # the prompt kept what was typed
