@@ -1,7 +1,9 @@
 """Entry point of ``make bench``: measure the prompt overhead and run every relay benchmark,
 print the tables, write the doc.
 
-``python -m bench --quick`` runs far fewer repetitions (a smoke run; it still rewrites
+``python -m bench --guard`` measures only the sysadmin guard on its corpus (seconds) and
+rewrites only its section of docs/performance.md. ``python -m bench --quick`` runs far
+fewer repetitions (a smoke run; it still rewrites
 docs/performance.md, marked as quick). ``python -m bench --prompt-overhead`` prints only the
 prompt overhead (the tokens of the system prompt and tool schemas; instant) and writes
 nothing.
@@ -13,7 +15,7 @@ import argparse
 import sys
 import time
 
-from bench import fail_closed, prompt_overhead, relay_bench, report
+from bench import fail_closed, guard, prompt_overhead, relay_bench, report
 from bench.harness import workspace
 
 
@@ -26,7 +28,18 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only the prompt overhead (system prompt + tool schemas); writes nothing",
     )
+    parser.add_argument(
+        "--guard",
+        action="store_true",
+        help="only the sysadmin guard's corpus figures; rewrites only their section",
+    )
     args = parser.parse_args(argv)
+    if args.guard:
+        section, met = guard_section()
+        print(section)
+        if not args.no_write:
+            print(f"wrote {report.write_guard_section(section)}", file=sys.stderr)
+        return 0 if met else 1
     if args.prompt_overhead:
         only = relay_bench.Results()
         prompt_overhead.run(only)
@@ -56,16 +69,29 @@ def main(argv: list[str] | None = None) -> int:
     with workspace() as space:
         counts = fail_closed.run(space, per_kind)
     fail_table = report.fail_closed_table(counts, per_kind)
+    print("running: guard corpus", file=sys.stderr, flush=True)
+    guard_text, _ = guard_section()
     elapsed = time.monotonic() - started
 
     print(report.markdown_table(report.targets_table(results.targets)))
     for table in results.tables:
         print(report.markdown_table(table))
     print(report.markdown_table(fail_table))
+    print(guard_text)
     if not args.no_write:
-        text = report.render(results, relay_bench.machine(), fail_table, elapsed, quick)
+        text = report.render(
+            results, relay_bench.machine(), fail_table, elapsed, quick, guard=guard_text
+        )
         print(f"wrote {report.write(text)}", file=sys.stderr)
     return 0
+
+
+def guard_section() -> tuple[str, bool]:
+    """The guard's section of the doc, and whether its targets are met."""
+    figures = guard.run()
+    targets = guard.targets(figures)
+    section = report.guard_section(targets, guard.tables(figures))
+    return section, all(target.met for target in targets)
 
 
 if __name__ == "__main__":

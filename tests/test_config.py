@@ -76,3 +76,15 @@ def test_bad_settings_are_errors_that_name_them(
 ) -> None:
     with pytest.raises(ConfigError, match=message):
         load_config({**base, **env}, **flags)  # type: ignore[arg-type]
+
+
+def test_the_agent_name_comes_from_the_flag_the_environment_or_the_project(
+    base: dict[str, str],
+) -> None:
+    assert load_config(base).agent_name == "ws"
+    assert load_config({**base, "ZCODER_AGENT_NAME": "api"}).agent_name == "api"
+    assert load_config({**base, "ZCODER_AGENT_NAME": "api"}, name="web").agent_name == "web"
+    with pytest.raises(ConfigError, match="--name"):
+        load_config(base, name="two words")
+    with pytest.raises(ConfigError, match="ZCODER_AGENT_NAME"):
+        load_config({**base, "ZCODER_AGENT_NAME": "a\x1bb"})

@@ -278,7 +278,7 @@ def test_resume_continues_a_saved_session(env: Env, fake: FakeOllama) -> None:
     sent = fake.chat_bodies[1]["messages"]
     assert [m["content"] for m in sent[1:]] == ["first", "first answer", "second"]
     missing = prompt(env, fake, "third", "--resume", "no-such-session")
-    assert missing.returncode == 1
+    assert missing.returncode == 2  # a usage error (tests/test_resume_cli.py has the rest)
     assert "no session 'no-such-session'" in missing.stderr
 
 

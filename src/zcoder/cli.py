@@ -6,8 +6,12 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from zcoder import __version__
+
+if TYPE_CHECKING:
+    from zcoder.config import Config
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -22,7 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
             "A terminal coding agent for local Ollama models. Several zcoder instances on one "
             "machine can find each other and hand each other work over a private relay."
         ),
-        epilog="Without --prompt, zcoder starts its interactive terminal UI.",
+        epilog="Without --prompt, zcoder starts its interactive terminal UI. "
+        "`zcoder agents [--json]` lists the other instances; `zcoder send TARGET MESSAGE` "
+        "sends one a message (see docs/relay.md).",
     )
     parser.add_argument("-m", "--model", help="the model (default $ZCODER_MODEL or qwen3-coder)")
     parser.add_argument(
@@ -52,7 +58,18 @@ def build_parser() -> argparse.ArgumentParser:
     policy.add_argument(
         "--deny-commands", action="store_true", help="refuse every command without asking"
     )
-    parser.add_argument("--resume", metavar="ID", help="open a saved session")
+    parser.add_argument(
+        "--resume",
+        metavar="ID",
+        help="open a saved session of this workspace (its id, or a unique prefix of it: "
+        "/sessions lists them)",
+    )
+    parser.add_argument(
+        "--name",
+        metavar="NAME",
+        help="this instance's name for other agents (default $ZCODER_AGENT_NAME, else the"
+        " project's directory name)",
+    )
     parser.add_argument("--no-think", action="store_true", help='send "think": false')
     parser.add_argument(
         "--context-window",
@@ -70,8 +87,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments and arguments[0] in ("agents", "send"):
+        # The relay from scripts (zcoder.relay.scripts): no model, no UI.
+        from zcoder.relay import scripts
+
+        run = scripts.agents_main if arguments[0] == "agents" else scripts.send_main
+        return run(arguments[1:])
     parser = build_parser()
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    args = parser.parse_args(arguments)
 
     from zcoder.config import ConfigError, load_config
 
@@ -88,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             backend=args.backend,
             base_url=args.base_url,
             context_window=args.context_window,
+            name=args.name,
         )
     except ConfigError as exc:
         print(f"zcoder: {exc}", file=sys.stderr)
@@ -103,13 +128,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(render_instructions(files))
         return EXIT_OK
 
+    if args.prompt is not None and not args.prompt.strip():
+        print("zcoder: --prompt needs some text", file=sys.stderr)
+        return EXIT_USAGE
+
+    resume: str | None = None
+    if args.resume is not None:  # before any UI or request: an unknown id is a usage error
+        found = _find_resumed(config, args.resume)
+        if isinstance(found, int):
+            return found
+        resume = found
+
     if args.prompt is not None:
-        if not args.prompt.strip():
-            print("zcoder: --prompt needs some text", file=sys.stderr)
-            return EXIT_USAGE
         from zcoder.oneshot import run_prompt
 
-        return run_prompt(config, args.prompt, args.resume)
+        return run_prompt(config, args.prompt, resume, keep_model=args.model is not None)
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print(
@@ -123,4 +156,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup_logging(config.home)  # the terminal is the app's: log records go to a file
     from zcoder.tui import run_app
 
-    return run_app(config, resume=args.resume)
+    return run_app(config, resume=resume, keep_model=args.model is not None)
+
+
+def _find_resumed(config: Config, typed: str) -> str | int:
+    """The full id of the session ``--resume`` names, or the exit code after saying why."""
+    from zcoder.resume import ResumeError, find_session
+    from zcoder.sessions import SessionStore, SessionStoreError
+
+    try:
+        with SessionStore(config.home) as store:
+            return find_session(store, typed, config.workspace, config.profile.value).id
+    except ResumeError as exc:
+        print(f"zcoder: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SessionStoreError as exc:
+        print(f"zcoder: {exc}", file=sys.stderr)
+        return EXIT_FAILED

@@ -20,8 +20,9 @@ from zcoder.model import (
 )
 from zcoder.model.context import ContextWindow, explicit_window, parse_keep_alive
 from zcoder.relay import RelaySettings, load_relay_settings
+from zcoder.relay.names import BadName, check_name, default_name
 from zcoder.sessions import default_home
-from zcoder.tools import CommandPolicy, Profile
+from zcoder.tools import CommandPolicy, EditPolicy, Profile
 
 DEFAULT_MODEL = "qwen3-coder"
 DEFAULT_MAX_TOOL_OUTPUT = 32768
@@ -58,6 +59,10 @@ class Config:
     """ZCODER_API_KEY, sent only as the Authorization header; never shown or stored."""
     compact_at: float | None = DEFAULT_COMPACT_AT
     """ZCODER_COMPACT_AT: the share of the window that triggers compaction; None: off."""
+    edit_policy: EditPolicy = EditPolicy.AUTO
+    """ZCODER_EDITS: ``auto`` writes at once (undo with /undo); ``ask`` asks before each."""
+    agent_name: str = ""
+    """--name / ZCODER_AGENT_NAME: this instance's name for its peers (default: project)."""
 
 
 def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
@@ -81,6 +86,15 @@ def _compact_at(raw: str | None) -> float | None:
     raise ConfigError(
         f"ZCODER_COMPACT_AT must be a percentage from 50 to 99, or off (got {raw.strip()!r})"
     )
+
+
+def _edit_policy(raw: str | None) -> EditPolicy:
+    """ZCODER_EDITS: auto (the default) or ask."""
+    value = (raw or "").strip().lower() or EditPolicy.AUTO.value
+    try:
+        return EditPolicy(value)
+    except ValueError:
+        raise ConfigError(f"ZCODER_EDITS must be auto or ask (got {raw!r})") from None
 
 
 def _think(raw: str | None) -> bool | None:
@@ -120,6 +134,7 @@ def load_config(
     context_window: str | None = None,
     backend: str | None = None,
     base_url: str | None = None,
+    name: str | None = None,
 ) -> Config:
     """Resolve every setting; raises ConfigError for one that cannot be used."""
     raw_workspace = workspace or env.get("ZCODER_WORKSPACE") or os.getcwd()
@@ -177,6 +192,15 @@ def load_config(
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
 
+    raw_name = name if name is not None else env.get("ZCODER_AGENT_NAME", "")
+    try:
+        agent_name = (
+            check_name(raw_name) if raw_name.strip() else default_name(canonical.name or "zcoder")
+        )
+    except BadName as exc:
+        source = "--name" if name is not None else "ZCODER_AGENT_NAME"
+        raise ConfigError(f"{source}: {exc}") from None
+
     return Config(
         model=chosen_model,
         host=chosen_host,
@@ -195,4 +219,6 @@ def load_config(
         base_url=chosen_base_url,
         api_key=env.get("ZCODER_API_KEY", "").strip() or None,
         compact_at=_compact_at(env.get("ZCODER_COMPACT_AT")),
+        edit_policy=_edit_policy(env.get("ZCODER_EDITS")),
+        agent_name=agent_name,
     )

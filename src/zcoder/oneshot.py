@@ -32,23 +32,30 @@ from zcoder.agent import (
     render_instructions,
 )
 from zcoder.config import Config
-from zcoder.model import ModelError, make_client
+from zcoder.model import ModelClient, ModelError, make_client
 from zcoder.model.context import (
     ContextWindow,
     WindowProbe,
     allocation_notice,
     resolve_for_model,
+    same_model,
 )
-from zcoder.sessions import SessionStore, SessionStoreError
+from zcoder.relay.sanitize import visible, visible_lines
+from zcoder.resume import restored_model
+from zcoder.sessions import Message, SessionNotFoundError, SessionStore, SessionStoreError
+from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
+from zcoder.sessions.locks import acquire as acquire_session_lock
 from zcoder.tools import (
     ApprovalDecision,
     ApprovalPolicy,
     CommandApprovalRequest,
+    EditApprovalRequest,
     default_registry,
 )
 
 EXIT_OK = 0
 EXIT_FAILED = 1
+EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 ALLOCATION_CHECK_SECONDS = 5.0
 """How long the check of Ollama's allocation (/api/ps) may delay the exit."""
@@ -92,6 +99,30 @@ class TtyApprover:
         if answer in ("y", "yes"):
             return ApprovalDecision.ONCE
         if answer in ("a", "all") and request.allow_always:
+            return ApprovalDecision.ALWAYS
+        return ApprovalDecision.DENY
+
+    async def approve_edit(self, request: EditApprovalRequest) -> ApprovalDecision:
+        """ZCODER_EDITS=ask: the diff on the terminal, then y/n (a: the rest of the turn)."""
+        try:
+            fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+        except OSError:
+            self.err.write("zcoder: no terminal to ask about an edit; nothing was written\n")
+            self.err.flush()
+            raise NoApprovalTerminal("no terminal to ask the user about this edit") from None
+        try:
+            choices = (
+                "[y]es, [a]ll edits of this turn, [n]o" if request.allow_turn else "[y]es, [n]o"
+            )
+            paths = ", ".join(request.paths)
+            text = f"\n{request.tool} wants to change {paths}:\n{request.diff}\n"
+            os.write(fd, f"{visible_lines(text)}{choices}: ".encode())
+            answer = (await _read_line(fd)).strip().lower()
+        finally:
+            os.close(fd)
+        if answer in ("y", "yes"):
+            return ApprovalDecision.ONCE
+        if answer in ("a", "all") and request.allow_turn:
             return ApprovalDecision.ALWAYS
         return ApprovalDecision.DENY
 
@@ -180,33 +211,101 @@ def exit_code(finished: TurnFinished) -> int:
     return EXIT_FAILED
 
 
-async def _run(config: Config, prompt: str, resume: str | None, out: TextIO, err: TextIO) -> int:
+async def _run(
+    config: Config,
+    prompt: str,
+    resume: str | None,
+    out: TextIO,
+    err: TextIO,
+    *,
+    keep_model: bool = False,
+) -> int:
     try:
         store = SessionStore(config.home)
     except SessionStoreError as exc:
         err.write(f"zcoder: {exc}\n")
         return EXIT_FAILED
-    with store:
-        workspace = str(config.workspace)
-        profile = config.profile.value
-        try:
-            if resume:
-                data = store.load(resume, workspace, profile)
-                session_id, messages, ledger = data.info.id, data.messages, data.user_ledger
-            else:
-                info = store.reuse_or_create(workspace, profile, config.model)
-                session_id, messages, ledger = info.id, [], []
-        except LookupError:
-            err.write(
-                f"zcoder: no session {resume!r} for this workspace and profile "
-                f"({workspace}, {profile})\n"
+    lock: SessionLock | None = None
+    try:
+        with store:
+            workspace = str(config.workspace)
+            profile = config.profile.value
+            try:
+                if resume:
+                    lock = _lock_resumed(config, resume)
+                    data = store.load(resume, workspace, profile)
+                    session_id, messages, ledger = data.info.id, data.messages, data.user_ledger
+                    session_model: str | None = data.info.model
+                else:
+                    taker = LockTaker(config.home)
+                    try:
+                        info = store.reuse_or_create(workspace, profile, config.model, take=taker)
+                    finally:
+                        lock = taker.lock  # released below, whatever happened
+                    for busy in taker.in_use[:1]:
+                        err.write(f"[zcoder] {busy}; using session {info.id}\n")
+                    session_id, messages, ledger, session_model = info.id, [], [], None
+            except SessionInUseError as exc:
+                err.write(f"zcoder: {exc}; continue it there, or leave it there and try again\n")
+                return EXIT_FAILED
+            except LookupError:
+                err.write(
+                    f"zcoder: no session {resume!r} for this workspace and profile "
+                    f"({workspace}, {profile})\n"
+                )
+                return EXIT_USAGE
+            except SessionStoreError as exc:
+                err.write(f"zcoder: {exc}\n")
+                return EXIT_FAILED
+            return await _run_turn(
+                config,
+                prompt,
+                store=store,
+                session_id=session_id,
+                messages=messages,
+                ledger=ledger,
+                session_model=session_model,
+                out=out,
+                err=err,
+                keep_model=keep_model,
             )
-            return EXIT_FAILED
-        except SessionStoreError as exc:
-            err.write(f"zcoder: {exc}\n")
-            return EXIT_FAILED
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _lock_resumed(config: Config, session_id: str) -> SessionLock | None:
+    try:
+        return acquire_session_lock(config.home, session_id)
+    except ValueError:  # not even the shape of an id
+        raise SessionNotFoundError(session_id) from None
+    except OSError:
+        logging.getLogger(__name__).warning("cannot lock %s", session_id, exc_info=True)
+        return None
+
+
+async def _run_turn(
+    config: Config,
+    prompt: str,
+    *,
+    store: SessionStore,
+    session_id: str,
+    messages: list[Message],
+    ledger: list[str],
+    session_model: str | None,
+    out: TextIO,
+    err: TextIO,
+    keep_model: bool,
+) -> int:
+    async with make_client(config) as client:
+        model = config.model
+        if session_model is not None and not keep_model:
+            model = await _resumed_model(client, session_model, model, err)
+        if session_model is not None and not same_model(session_model, model):
+            with contextlib.suppress(SessionStoreError):
+                store.set_model(session_id, model)
         settings = AgentSettings(
-            model=config.model,
+            model=model,
             workspace=config.workspace,
             profile=config.profile,
             think=config.think,
@@ -216,51 +315,64 @@ async def _run(config: Config, prompt: str, resume: str | None, out: TextIO, err
             max_tool_output=config.max_tool_output,
             instructions=render_instructions(load_instructions(config.workspace, config.home)),
         )
-        async with make_client(config) as client:
-            agent = Agent(
-                client=client,
-                registry=default_registry(),
-                settings=settings,
-                approval=ApprovalPolicy(config.command_policy, config.profile),
-                approver=TtyApprover(err),
-                on_event=StreamPrinter(out, err),
-                store=store,
-                session_id=session_id,
+        agent = Agent(
+            client=client,
+            registry=default_registry(),
+            settings=settings,
+            approval=ApprovalPolicy(
+                config.command_policy, config.profile, edits=config.edit_policy
+            ),
+            approver=TtyApprover(err),
+            on_event=StreamPrinter(out, err),
+            store=store,
+            session_id=session_id,
+        )
+        agent.use_session(session_id, messages, ledger)
+        windows: list[ContextWindow] = []
+
+        async def sized_turn() -> TurnFinished:
+            # The window first: num_ctx goes with every request (zcoder.model.context).
+            window = await resolve_for_model(
+                model, explicit=config.context_window, home=config.home, probe=client
             )
-            agent.use_session(session_id, messages, ledger)
-            windows: list[ContextWindow] = []
+            for warning in window.warnings:
+                err.write(f"[zcoder] {warning}\n")
+            settings.num_ctx = window.tokens
+            windows.append(window)
+            return await agent.run_user_turn(prompt)
 
-            async def sized_turn() -> TurnFinished:
-                # The window first: num_ctx goes with every request (zcoder.model.context).
-                window = await resolve_for_model(
-                    config.model, explicit=config.context_window, home=config.home, probe=client
-                )
-                for warning in window.warnings:
-                    err.write(f"[zcoder] {warning}\n")
-                settings.num_ctx = window.tokens
-                windows.append(window)
-                return await agent.run_user_turn(prompt)
+        task = asyncio.ensure_future(sized_turn())
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGINT, task.cancel)
+            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+        try:
+            finished = await task
+        except asyncio.CancelledError:
+            err.write("zcoder: interrupted\n")
+            return EXIT_INTERRUPTED
+        if windows and isinstance(client, WindowProbe):
+            notice = await _allocation_notice(client, model, windows[0])
+            if notice is not None:
+                err.write(f"[zcoder] {notice}\n")
+    # Errors and incomplete turns were printed as they happened.
+    if finished.outcome is Outcome.LOOP_STOPPED:
+        err.write(f"zcoder: loop stopped: {finished.error}\n")
+    if finished.outcome is Outcome.BLOCKED:
+        err.write("zcoder: the agent reports the task is blocked\n")
+    return exit_code(finished)
 
-            task = asyncio.ensure_future(sized_turn())
-            loop = asyncio.get_running_loop()
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(signal.SIGINT, task.cancel)
-                loop.add_signal_handler(signal.SIGTERM, task.cancel)
-            try:
-                finished = await task
-            except asyncio.CancelledError:
-                err.write("zcoder: interrupted\n")
-                return EXIT_INTERRUPTED
-            if windows and isinstance(client, WindowProbe):
-                notice = await _allocation_notice(client, config.model, windows[0])
-                if notice is not None:
-                    err.write(f"[zcoder] {notice}\n")
-        # Errors and incomplete turns were printed as they happened.
-        if finished.outcome is Outcome.LOOP_STOPPED:
-            err.write(f"zcoder: loop stopped: {finished.error}\n")
-        if finished.outcome is Outcome.BLOCKED:
-            err.write("zcoder: the agent reports the task is blocked\n")
-        return exit_code(finished)
+
+async def _resumed_model(client: ModelClient, session_model: str, current: str, err: TextIO) -> str:
+    """The resumed session's model, when the server has it (zcoder.resume.restored_model)."""
+    try:
+        available: list[str] | None = await client.list_models()
+    except ModelError:
+        available = None
+    model, notice = restored_model(session_model, current, available)
+    if notice is not None:
+        err.write(f"[zcoder] {visible(notice)}\n")
+    return model
 
 
 async def _allocation_notice(probe: WindowProbe, model: str, window: ContextWindow) -> str | None:
@@ -274,10 +386,15 @@ async def _allocation_notice(probe: WindowProbe, model: str, window: ContextWind
     return allocation_notice(model, window, allocated)
 
 
-def run_prompt(config: Config, prompt: str, resume: str | None = None) -> int:
-    """Run one turn; returns the process exit code."""
+def run_prompt(
+    config: Config, prompt: str, resume: str | None = None, *, keep_model: bool = False
+) -> int:
+    """Run one turn; returns the process exit code. ``resume``: a full session id (the CLI
+    resolves prefixes); its model is used unless ``keep_model`` (``-m`` was given)."""
     try:
-        return asyncio.run(_run(config, prompt, resume, sys.stdout, sys.stderr))
+        return asyncio.run(
+            _run(config, prompt, resume, sys.stdout, sys.stderr, keep_model=keep_model)
+        )
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except Exception as exc:  # a bug of ours: one clear line, the details in the log

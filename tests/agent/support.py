@@ -20,6 +20,7 @@ from zcoder.sessions import SessionStore
 from zcoder.tools import (
     ApprovalPolicy,
     CommandPolicy,
+    EditPolicy,
     Profile,
     default_registry,
 )
@@ -66,6 +67,7 @@ def make_harness(
     approver: ScriptedApprover | None = None,
     policy: CommandPolicy = CommandPolicy.ASK,
     profile: Profile = Profile.CODING,
+    edits: EditPolicy = EditPolicy.AUTO,
 ) -> Harness:
     info = store.reuse_or_create(workspace, profile.value, MODEL)
     log = EventLog()
@@ -74,7 +76,7 @@ def make_harness(
         client=client,
         registry=default_registry(),
         settings=AgentSettings(model=MODEL, workspace=workspace, profile=profile, retry_delay=0),
-        approval=ApprovalPolicy(policy, profile),
+        approval=ApprovalPolicy(policy, profile, edits=edits),
         approver=approver,
         on_event=log,
         store=store,

@@ -87,7 +87,7 @@ def test_registry_that_is_a_file_is_refused(registry):
 def test_registry_owned_by_another_user_is_refused(registry):
     registry.mkdir(mode=0o700)
     os.chown(registry, 65534, 65534)
-    with pytest.raises(RegistryError, match="not owned"):
+    with pytest.raises(RegistryError, match=r"belongs to another user.*ZCODER_RELAY_DIR"):
         prepare_registry_dir(registry, home=None)
 
 
@@ -294,7 +294,8 @@ def test_discovery_examines_at_most_128_manifests(make_relay, registry):
     for n in range(MAX_MANIFESTS_EXAMINED + 40):
         (registry / f"a-1-{n:04d}.json").write_bytes(b"{}")
     found = discover(registry, self_instance_id=caller.instance_id, timeout=2)
-    assert len(found.skipped) == MAX_MANIFESTS_EXAMINED
+    # The caller's own manifest has a socket beside it, so it is among the 128 examined.
+    assert len(found.skipped) == MAX_MANIFESTS_EXAMINED - 1
 
 
 def test_discovery_sorts_by_project_then_numeric_pid(make_relay, registry, relay_env, short_dir):

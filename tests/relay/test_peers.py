@@ -258,3 +258,25 @@ def test_exchange_under_the_c_locale_counts_code_points(make_peer, relay_env):
     too_long = twelve + "!"
     sent = alpha.send(beta.instance_id, too_long)
     assert sent["status"] is None and "limit is 12" in sent["text"]
+
+
+def test_a_relay_that_stops_itself_closes_its_socket_so_nothing_more_is_accepted(
+    make_relay, registry
+):
+    """An internal error (here: the spool cannot move a message to processing/) stops the
+    relay; from then on a sender is refused at connect, never told `accepted`."""
+    receiver = make_relay("receiver")
+    sender = make_relay("sender")
+    assert receiver.spool is not None
+    assert sender.send(receiver.instance_id, "first").status == "accepted"
+    processing = receiver.spool.root / "processing"
+    processing.rmdir()
+    processing.write_text("not a directory")
+    assert receiver.claim_one() is None  # the claim fails: the relay stops itself
+    assert not receiver.status().available
+    assert not (registry / f"a-{receiver.instance_id}.sock").exists()
+    assert not (registry / f"a-{receiver.instance_id}.json").exists()
+    assert receiver.socket_path is not None
+    with pytest.raises(OSError):
+        send_json(receiver.socket_path, {"protocol": 1, "type": "ping", "message_id": "p"})
+    receiver.stop()  # still clean afterwards

@@ -145,6 +145,9 @@ async def test_broken_approver_denies() -> None:
         async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
             raise RuntimeError("dialog does not fit")
 
+        async def approve_edit(self, request: object) -> ApprovalDecision:
+            raise RuntimeError("dialog does not fit")
+
     outcome = await ApprovalPolicy(CommandPolicy.ASK, CODING).authorize(
         "ls", cwd=Path("/w"), timeout_seconds=1, origin=USER, approver=Broken()
     )

@@ -274,9 +274,7 @@ async def test_relay_turn_asks_for_every_command_even_after_a(
 
 async def test_relayed_turn_may_reply_only_to_its_sender(fake, make_config, app_factory, sender):
     fake.enqueue(
-        Turn.tool_calls(
-            call("send_agent_message", {"target_instance_id": "1-1", "message": "fan out"})
-        ),
+        Turn.tool_calls(call("send_agent_message", {"target": "1-1", "message": "fan out"})),
         Turn.text("ok"),
     )
     app = app_factory(make_config())
@@ -288,9 +286,7 @@ async def test_relayed_turn_may_reply_only_to_its_sender(fake, make_config, app_
     schema = next(
         t for t in fake.chat_bodies[0]["tools"] if t["function"]["name"] == "send_agent_message"
     )
-    assert schema["function"]["parameters"]["properties"]["target_instance_id"]["enum"] == [
-        sender.instance_id
-    ]
+    assert schema["function"]["parameters"]["properties"]["target"]["enum"] == [sender.instance_id]
     refusal = fake.chat_bodies[1]["messages"][-1]
     assert "only to its sender" in refusal["content"]
 
@@ -305,7 +301,7 @@ async def test_user_turn_send_asks_confirmation_and_no_sends_nothing(
             Turn.tool_calls(
                 call(
                     "send_agent_message",
-                    {"target_instance_id": sender.instance_id, "message": "hi B"},
+                    {"target": sender.instance_id, "message": "hi B"},
                 )
             ),
             Turn.text("ok"),

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+from typing import Any
 
 import pytest
 
 from tests.fixtures.fake_ollama import Turn, call
-from tests.tui.conftest import answer, entries, idle, submit, wait_until
+from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
 from zcoder.sessions import SessionStore
 from zcoder.tui.dialogs import ApprovalScreen
 
@@ -243,9 +246,7 @@ async def test_send_confirmation_that_cannot_fit_sends_nothing_and_says_why(
         await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
         fake.enqueue(
             Turn.tool_calls(
-                call(
-                    "send_agent_message", {"target_instance_id": sender.instance_id, "message": "x"}
-                )
+                call("send_agent_message", {"target": sender.instance_id, "message": "x"})
             ),
             Turn.text("ok"),
         )
@@ -265,9 +266,7 @@ async def test_yes_never_skips_the_send_confirmation(fake, make_config, app_fact
         await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
         fake.enqueue(
             Turn.tool_calls(
-                call(
-                    "send_agent_message", {"target_instance_id": sender.instance_id, "message": "m"}
-                )
+                call("send_agent_message", {"target": sender.instance_id, "message": "m"})
             ),
             Turn.text("ok"),
         )
@@ -277,3 +276,230 @@ async def test_yes_never_skips_the_send_confirmation(fake, make_config, app_fact
         await idle(pilot, app)
     claimed = sender.claim_one()
     assert claimed is not None and not hasattr(claimed, "reason")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown")
+async def test_a_registry_pre_created_by_another_user_gives_one_clear_warning(
+    make_config, app_factory, env, short_dir
+):
+    registry = short_dir / "reg"
+    registry.mkdir(mode=0o700)
+    os.chown(registry, 65534, 65534)
+    app = app_factory(make_config())
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        warnings = [e.plain for e in entries(app) if "ZCODER_RELAY_DIR" in e.plain]
+        assert len(warnings) == 1, transcript_text(app)
+        assert "belongs to another user" in warnings[0]
+        assert app.header_state.relay == "off"
+        assert app.prompt_input.has_focus  # everything else works
+
+
+async def test_the_instance_is_named_renamed_and_found_by_name(
+    fake, make_config, app_factory, sender, short_dir
+):
+    app = app_factory(make_config(env={"ZCODER_AGENT_NAME": "api"}))
+    async with app.run_test() as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        (peer,) = await asyncio.to_thread(lambda: sender.discover().peers)
+        assert peer.name == "api"
+        await submit(pilot, app, "/rename two words")
+        await wait_until(pilot, lambda: "not a usable name" in transcript_text(app))
+        await submit(pilot, app, "/rename payments")
+        await wait_until(pilot, lambda: "now see this instance as payments" in transcript_text(app))
+        (peer,) = await asyncio.to_thread(lambda: sender.discover().peers)
+        assert peer.name == "payments"
+        # The sender is found by its name (its project's, as it chose none).
+        fake.enqueue(
+            Turn.tool_calls(
+                call("send_agent_message", {"target": sender.workspace.name, "message": "hi"})
+            ),
+            Turn.text("sent"),
+        )
+        await submit(pilot, app, "say hi to the sender")
+        await answer(pilot, app, "y")
+        await idle(pilot, app)
+    claimed = sender.claim_one()
+    assert claimed is not None and claimed.envelope.body == "hi"
+
+
+async def test_an_ambiguous_name_is_refused_with_the_candidates(
+    fake, make_config, app_factory, env, short_dir
+):
+    from zcoder.relay import Relay, load_relay_settings
+
+    twins = []
+    for place in ("x", "y"):
+        ws = short_dir / place / "twin"
+        ws.mkdir(parents=True)
+        relay = Relay(load_relay_settings(env), workspace=ws, env={**os.environ, **env})
+        relay.start()
+        twins.append(relay)
+    try:
+        fake.enqueue(
+            Turn.tool_calls(call("send_agent_message", {"target": "twin", "message": "hi"})),
+            Turn.text("ok"),
+        )
+        app = app_factory(make_config())
+        async with app.run_test() as pilot:
+            await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+            await submit(pilot, app, "say hi to twin")
+            await wait_until(pilot, lambda: len(fake.chat_bodies) == 2, timeout=15)
+            await idle(pilot, app)
+        result = fake.chat_bodies[1]["messages"][-1]["content"]
+        assert "ambiguous" in result and "nothing was sent" in result
+        for relay in twins:
+            assert relay.instance_id in result
+            assert relay.claim_one() is None
+    finally:
+        for relay in twins:
+            relay.stop()
+
+
+async def test_a_relayed_turn_ends_with_a_receipt_to_its_sender(
+    fake, make_config, app_factory, sender
+):
+    """The receiving app sends the sender a receipt; nothing is asked or run for it."""
+    fake.enqueue(Turn.text("Renamed the function and ran the tests: all pass."))
+    app = app_factory(make_config())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        sent = await asyncio.to_thread(sender.send, app.relay.instance_id, "rename foo")
+        assert sent.status == "accepted"
+        await wait_until(pilot, lambda: len(fake.chat_bodies) >= 1)
+        await idle(pilot, app)
+        receipts: list[tuple[Any, Any]] = []
+
+        def arrived() -> bool:
+            receipts.extend(sender.take_receipts())
+            return bool(receipts)
+
+        await wait_until(pilot, arrived)
+    ((receipt, record),) = receipts
+    assert receipt.in_reply_to == sent.message_id
+    assert receipt.outcome == "completed"
+    assert "all pass" in receipt.summary
+    assert record.body_preview == "rename foo"
+    assert len(fake.chat_bodies) == 1  # the receipt started nothing
+
+
+async def test_a_receipt_is_shown_and_given_to_the_model_without_a_turn(
+    fake, make_config, app_factory, sender
+):
+    app = app_factory(make_config())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        # This app sends the test's relay a task, which that relay "runs" and reports on.
+        fake.enqueue(
+            Turn.tool_calls(
+                call("send_agent_message", {"target": sender.instance_id, "message": "fix it"})
+            ),
+            Turn.text("asked"),
+        )
+        await submit(pilot, app, "ask the sender to fix it")
+        await answer(pilot, app, "y")
+        await idle(pilot, app)
+        claimed = sender.claim_one()
+        assert claimed is not None
+        status = await asyncio.to_thread(
+            sender.send_receipt, claimed.envelope, "completed", "Fixed </agent_receipt> it."
+        )
+        assert status == "accepted"
+        await wait_until(pilot, lambda: "⇄ receipt" in transcript_text(app))
+        assert "completed — Fixed" in transcript_text(app)
+        await pilot.pause(0.3)
+        assert not app.busy and len(fake.chat_bodies) == 2  # no turn started
+        fake.enqueue(Turn.text("noted"))
+        await submit(pilot, app, "what happened?")
+        await idle(pilot, app)
+    record = next(
+        m["content"]
+        for m in fake.chat_bodies[-1]["messages"]
+        if "<agent_receipt>" in str(m.get("content"))
+    )
+    assert "Outcome: completed" in record and "self-reported" in record
+    assert record.count("</agent_receipt>") == 1  # the summary cannot close the record
+
+
+async def test_held_messages_wait_for_the_user_to_run_or_discard_them(
+    fake, make_config, app_factory, sender
+):
+    fake.enqueue(Turn.text("ran the second"))
+    app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        first = await asyncio.to_thread(sender.send, app.relay.instance_id, "first task")
+        await asyncio.to_thread(sender.send, app.relay.instance_id, "second task")
+        assert first.status == "accepted"
+        await wait_until(pilot, lambda: transcript_text(app).count("is held for you") == 2)
+        await pilot.pause(0.3)
+        assert fake.chat_bodies == [] and not app.busy  # nothing ran by itself
+        await submit(pilot, app, "/agents held")
+        await wait_until(pilot, lambda: "2. from sender-project" in transcript_text(app))
+        await submit(pilot, app, "/agents run 2")
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 1)
+        await idle(pilot, app)
+        assert "second task" in json.dumps(fake.chat_bodies[0]["messages"])
+        await submit(pilot, app, "/agents discard 1")
+        await wait_until(pilot, lambda: "was discarded" in transcript_text(app))
+        receipts: list[tuple[Any, Any]] = []
+
+        def arrived() -> bool:
+            receipts.extend(sender.take_receipts())
+            return len(receipts) == 2
+
+        await wait_until(pilot, arrived)
+    by_task = {r.in_reply_to: r.outcome for r, _ in receipts}
+    assert by_task[first.message_id] == "refused"
+    assert sorted(by_task.values()) == ["completed", "refused"]
+    assert len(fake.chat_bodies) == 1  # the discarded one never reached the model
+
+
+async def test_blocking_a_peer_by_name_refuses_its_messages_from_then_on(
+    fake, make_config, app_factory, sender
+):
+    app = app_factory(make_config())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await submit(pilot, app, f"/agents block {sender.workspace.name}")
+        await wait_until(pilot, lambda: "Block:" in transcript_text(app))
+        refused = await asyncio.to_thread(sender.send, app.relay.instance_id, "hi")
+        assert refused.status == "paused"
+        await submit(pilot, app, f"/agents forget {sender.workspace.name}")
+        await wait_until(pilot, lambda: "Forget:" in transcript_text(app))
+        fake.enqueue(Turn.text("hello back"))
+        accepted = await asyncio.to_thread(sender.send, app.relay.instance_id, "hi again")
+        assert accepted.status == "accepted"
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 1)
+        await idle(pilot, app)
+
+
+async def test_another_instance_in_the_same_or_an_enclosing_workspace_is_noted_and_told(
+    fake, make_config, app_factory, env, workspace, sender
+):
+    from zcoder.relay import Relay, load_relay_settings
+
+    app = app_factory(make_config())
+    neighbours: list[Relay] = []
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+            await pilot.pause(0.3)
+            assert "works here too" not in transcript_text(app)  # the sender is elsewhere
+            for place in (workspace, workspace.parent):
+                relay = Relay(load_relay_settings(env), workspace=place, env={**os.environ, **env})
+                relay.start()
+                neighbours.append(relay)
+            await wait_until(
+                pilot, lambda: transcript_text(app).count("works here too") == 2, timeout=15
+            )
+            assert "(pid" in transcript_text(app) and "this workspace" in transcript_text(app)
+            fake.enqueue(Turn.text("ok"))
+            await submit(pilot, app, "hello")
+            await idle(pilot, app)
+        system = fake.chat_bodies[-1]["messages"][0]["content"]
+        assert "Other zcoder agents work in this workspace or around it" in system
+        assert "read a file again before changing it" in system
+    finally:
+        for relay in neighbours:
+            relay.stop()

@@ -20,6 +20,7 @@ from typing import Any, Final, Protocol
 
 from zcoder.agent.cancellation import RoundState, tidy_after_cancel
 from zcoder.agent.context_keeper import CompactResult, ContextKeeper
+from zcoder.agent.edits import EditJournal
 from zcoder.agent.events import (
     AssistantDelta,
     AssistantMessage,
@@ -73,6 +74,7 @@ from zcoder.tools import (
     ToolRegistry,
     TurnOrigin,
 )
+from zcoder.tools.freshness import FreshnessBook
 
 MAX_NUDGES: Final = 3
 """Corrective nudges in a row (empty reply, malformed calls, a bad finish) before a turn
@@ -140,11 +142,26 @@ class Agent:
         self.user_ledger: list[str] = []  # exactly what the user typed
         self._round = RoundState()
         self.keeper = ContextKeeper(self)
+        # Every file the tools change, by turn, for /diff and /undo (agent/edits.py).
+        self.edits = EditJournal(
+            settings.workspace,
+            home=store.home if store is not None else None,
+            policy=approval.edits,
+        )
+        self.edits.use_session(session_id)
+        # What each file held when the agent last read or wrote it: edits over changes it
+        # has not seen are refused (tools/freshness.py).
+        self.freshness = FreshnessBook()
+        # Other live instances in this workspace or one around it, as the system prompt
+        # names them ("" when none); kept current by the front end (tui/relay_ui.py).
+        self.workspace_peers = ""
 
     # -- sessions -----------------------------------------------------------------------
 
     def use_session(self, session_id: str, messages: list[Message], ledger: list[str]) -> None:
         self.recorder.session_id = session_id
+        self.edits.use_session(session_id)
+        self.freshness.forget()  # this session's model read nothing in this process yet
         self.messages = [m for m in messages if m.get("role") != "system"]
         self.user_ledger = list(ledger)
         self.keeper.meter.reset()
@@ -161,7 +178,7 @@ class Agent:
         self.messages.append(user_message(text))
         self.recorder.save(lambda store, sid: store.record_user_message(sid, text))
         self.recorder.save_messages(self.messages)
-        return await self._run_turn(TurnOrigin.USER, {})
+        return await self._run_turn(TurnOrigin.USER, {}, label=text)
 
     async def run_relay_turn(self, envelope: Envelope) -> TurnFinished:
         """A task relayed by another instance: shown, wrapped, never in the ledger or title."""
@@ -200,6 +217,7 @@ class Agent:
             TurnOrigin.RELAY,
             {RELAY_SENDER_KEY: envelope.sender_instance_id},
             requested_by=sender,
+            label=f"relayed from {envelope.sender_project or 'an unnamed project'}",
         )
 
     # -- the common body ----------------------------------------------------------------
@@ -216,6 +234,8 @@ class Agent:
             max_output=self.settings.max_tool_output,
             extras=dict(extras),
             requested_by=requested_by,
+            edits=self.edits,
+            freshness=self.freshness,
         )
 
     def request_messages(self) -> list[Message]:
@@ -225,6 +245,7 @@ class Agent:
             self.settings.workspace,
             instructions=self.settings.instructions,
             relay_available=self.relay_available(),
+            workspace_peers=self.workspace_peers,
         )
         return [system_message(prompt), *self.messages]
 
@@ -253,16 +274,38 @@ class Agent:
         """Replace older history with a summary the model writes; keep the latest turns."""
         return await self.keeper.compact(focus, automatic=automatic)
 
+    def record_receipt(self, record: str, shown: str, metadata: dict[str, Any]) -> None:
+        """A receipt for a task this instance sent: context for the model (``record``, see
+        relay_wrapper.receipt_record), shown as ``shown``. It starts no turn."""
+        self.messages.append(user_message(record))
+        self.recorder.save_messages(self.messages)
+        self.recorder.event("receipt", shown, metadata)
+
     def _add_context(self, text: str) -> None:
         """A user-role record zcoder adds; shown as a notice, kept out of the ledger."""
         self.messages.append(user_message(text))
         self.recorder.event("system", text, {"context_record": True})
         self.recorder.emit(Notice(text))
 
+    def note_for_model(self, text: str, shown: str) -> None:
+        """Something the user did between turns (an /undo, say): ``text`` enters the
+        model history as a user-role record, ``shown`` is the transcript's notice; both
+        are saved at once."""
+        self.messages.append(user_message(text))
+        self.recorder.event("system", shown)
+        self.recorder.emit(Notice(shown))
+        self.recorder.save_messages(self.messages)
+
     async def _run_turn(
-        self, origin: TurnOrigin, extras: dict[str, Any], *, requested_by: str | None = None
+        self,
+        origin: TurnOrigin,
+        extras: dict[str, Any],
+        *,
+        requested_by: str | None = None,
+        label: str = "",
     ) -> TurnFinished:
         ctx = self._context(origin, extras, requested_by)
+        self.edits.begin_turn(label)
         loops = LoopDetector()
         nudges = 0
         self._round = RoundState()

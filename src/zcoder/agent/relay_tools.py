@@ -14,6 +14,7 @@ from typing import Any, Final, Protocol
 
 from zcoder.relay import DiscoveryResult, Peer, Relay, SendResult
 from zcoder.relay.display import peer_list_for_model
+from zcoder.relay.names import Resolved, resolve_target
 from zcoder.relay.sanitize import field_for_model
 from zcoder.tools import ToolContext, ToolRegistry, ToolResult, ToolSpec, TurnOrigin
 
@@ -37,7 +38,7 @@ class ConfirmationUnavailable(Exception):
 
 SEND_DESCRIPTION: Final = (
     "Send a task to another zcoder instance on this machine, ONLY when the user explicitly "
-    "asked to contact it. target_instance_id: exact, from list_agents. Send the smallest "
+    "asked to contact it. target: its name or exact id, from list_agents. Send the smallest "
     "self-contained task; no secrets. The user confirms each delivery; 'accepted' only "
     "means queued, never that the work was done."
 )
@@ -50,7 +51,7 @@ LIST_DESCRIPTION: Final = (
 def _send_parameters(only: str | None = None) -> dict[str, Any]:
     target: dict[str, Any] = {
         "type": "string",
-        "description": "the exact instance_id from list_agents",
+        "description": "a name or instance id from list_agents",
     }
     if only is not None:
         target["enum"] = [only]
@@ -58,10 +59,10 @@ def _send_parameters(only: str | None = None) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "target_instance_id": target,
+            "target": target,
             "message": {"type": "string", "description": "the task, as plain text"},
         },
-        "required": ["target_instance_id", "message"],
+        "required": ["target", "message"],
     }
 
 
@@ -85,7 +86,7 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
         return ToolResult(found.error is None, discovery_text(found), {"peers": len(found.peers)})
 
     async def send_agent_message(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        target = str(args.get("target_instance_id", "")).strip()
+        target = str(args.get("target", "")).strip()
         message = str(args.get("message", ""))
         if ctx.origin is TurnOrigin.RELAY:
             allowed = relay_reply_target(ctx)
@@ -98,12 +99,23 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
         if not message.strip():
             return ToolResult.error("the message is empty; nothing was sent")
         found = await asyncio.to_thread(relay.discover)
-        peer = next((p for p in found.peers if p.instance_id == target), None)
+        if ctx.origin is TurnOrigin.RELAY:  # the exact sender, never a name
+            peer = next((p for p in found.peers if p.instance_id == target), None)
+            resolved = Resolved(peer, f"the sender {target!r} is no longer live")
+        else:
+            resolved = resolve_target(found.peers, target)
+        peer = resolved.peer
         if peer is None:
+            if resolved.candidates:
+                return ToolResult.error(
+                    f"{resolved.problem}; nothing was sent. Use one of these exact instance"
+                    " ids: " + "; ".join(field_for_model(c) for c in resolved.candidates),
+                    refused="ambiguous",
+                )
             return ToolResult.error(
-                f"no live zcoder instance has the id {target!r}; call list_agents and use an "
-                "exact instance_id from it"
+                f"{resolved.problem}; call list_agents and use a name or exact instance id from it"
             )
+        target = peer.instance_id
         try:
             confirmed = await confirmer.confirm_send(peer, message)
         except ConfirmationUnavailable as exc:

@@ -102,6 +102,31 @@ def _read_response(sock: socket.socket, deadline: float) -> Ack:
         raise TransportError(f"malformed acknowledgement: {exc}", ambiguous=True) from None
 
 
+def _connect(sock: socket.socket, path: Path, deadline: float) -> None:
+    """Connect before ``deadline``. A listener whose backlog is full refuses at once with
+    EAGAIN (nothing was sent): that is tried again, with short growing pauses, until the
+    deadline. Any other failure is final."""
+    pause = CONNECT_RETRY_INTERVAL
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TransportError(
+                "connection timed out (the peer's queue of connections stayed full)",
+                ambiguous=False,
+            )
+        sock.settimeout(remaining)
+        try:
+            sock.connect(os.fspath(path))
+            return
+        except TimeoutError:
+            raise TransportError("connection timed out", ambiguous=False)
+        except BlockingIOError:
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(pause * 2, 0.05)
+        except OSError as exc:
+            raise TransportError(f"cannot connect: {exc.strerror}", ambiguous=False)
+
+
 def request(path: Path, payload: bytes, *, timeout: float, max_bytes: int) -> Ack:
     """Send one framed request to the socket at ``path`` and return its acknowledgement."""
     _check_listener_socket(path)
@@ -109,13 +134,7 @@ def request(path: Path, payload: bytes, *, timeout: float, max_bytes: int) -> Ac
     deadline = time.monotonic() + timeout
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.settimeout(timeout)
-        try:
-            sock.connect(os.fspath(path))
-        except TimeoutError:
-            raise TransportError("connection timed out", ambiguous=False)
-        except OSError as exc:
-            raise TransportError(f"cannot connect: {exc.strerror}", ambiguous=False)
+        _connect(sock, path, deadline)
         creds = peer_credentials(sock)
         if creds is not None and creds.uid != os.geteuid():
             raise TransportError("the listener belongs to another user", ambiguous=False)

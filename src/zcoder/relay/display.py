@@ -12,20 +12,30 @@ from collections.abc import Sequence
 from typing import Final
 
 from zcoder.relay.client import NO_PEERS_TEXT, Peer
+from zcoder.relay.names import display_names, explicit_name
 from zcoder.relay.sanitize import bounded, field_for_model, visible
 
 __all__ = ["FIELD_LIMIT", "PEERS_HEADING", "peer_list_for_model", "peer_table", "visible"]
 
 
-_COLUMNS: Final = (("PROJECT", 17), ("PID", 7), ("STATE", 8), ("INSTANCE ID", 18))
+_COLUMNS: Final = (
+    ("NAME", 12),
+    ("PROJECT", 17),
+    ("PID", 7),
+    ("STATE", 8),
+    ("INSTANCE ID", 18),
+)
 
 
 def peer_table(peers: Sequence[Peer]) -> str:
-    """The seed's table: one peer per row, workspace last (it is the distinguishing column)."""
+    """The seed's table with a NAME column first: one peer per row, workspace last (it is
+    the distinguishing column). Names that collide show their pid (``api#4242``)."""
     if not peers:
         return NO_PEERS_TEXT
+    names = display_names(peers)
     rows = [
         (
+            names[p.instance_id],
             visible(p.project),
             str(p.pid),
             visible(p.state),
@@ -42,7 +52,7 @@ def peer_table(peers: Sequence[Peer]) -> str:
     lines = [header + "WORKSPACE"]
     for row in rows:
         lines.append(
-            "".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)) + row[4]
+            "".join(cell.ljust(w) for cell, w in zip(row[:5], widths, strict=True)) + row[5]
         )
     return "\n".join(lines)
 
@@ -65,9 +75,13 @@ def peer_list_for_model(peers: Sequence[Peer]) -> str:
     """
     if not peers:
         return NO_PEERS_TEXT
+    names = display_names(peers)
     lines: list[str] = [PEERS_HEADING]
     for p in peers:
-        lines.append(f"{_field(p.project)} — pid {p.pid}, {_field(p.state)}, id {p.instance_id}")
+        project = _field(p.project)
+        # A peer that chose a name is called by it; others (zcoder.zsh) by their project.
+        who = f"{names[p.instance_id]} ({project})" if explicit_name(p) else project
+        lines.append(f"{who} — pid {p.pid}, {_field(p.state)}, id {p.instance_id}")
         lines.append(
             f"  {_field(p.workspace, keep_end=True)} · {_field(p.profile)} · {_field(p.model)}"
         )

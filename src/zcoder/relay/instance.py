@@ -8,6 +8,7 @@ off, and zcoder carries on without it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import itertools
 import logging
@@ -30,8 +31,18 @@ from zcoder.relay.client import (
     request,
 )
 from zcoder.relay.listener import LISTEN_BACKLOG, Listener
+from zcoder.relay.names import name_of
 from zcoder.relay.peercred import PeerCredentials, can_check_ancestry, is_sender_in_its_session
-from zcoder.relay.protocol import Ack, Envelope, ping_request
+from zcoder.relay.protocol import (
+    Ack,
+    Envelope,
+    EnvelopeError,
+    FrameError,
+    decode_flat_object,
+    ping_request,
+    validate_envelope,
+)
+from zcoder.relay.receipts import Receipt, ReceiptBook, SentMessage, clip_summary
 from zcoder.relay.receiver import Decision, Receiver
 from zcoder.relay.registry import (
     Manifest,
@@ -45,12 +56,24 @@ from zcoder.relay.registry import (
     new_instance_id,
     pid_alive,
     prepare_registry_dir,
+    read_manifest_file,
     socket_path,
     unlink_own,
     write_manifest,
 )
-from zcoder.relay.settings import RelayMode, RelaySettings
+from zcoder.relay.safefile import UnsafeFile, read_own_file
+from zcoder.relay.settings import Inbound, RelayMode, RelaySettings
 from zcoder.relay.spool import ClaimedMessage, ClaimResult, Sequences, Spool, SpoolError
+from zcoder.relay.sweep import (
+    Leftover,
+    LockRecord,
+    SweepResult,
+    forget_leftover,
+    leftovers_for,
+    recoverable_entries,
+    sweep_dead_instances,
+)
+from zcoder.relay.trust import TrustBook
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +138,8 @@ class Relay:
         session_id: str = "",
         profile: str = "coding",
         model: str = "",
+        name: str = "",
+        home: Path | None = None,
         on_message: Callable[[], None] | None = None,
         on_unavailable: Callable[[str], None] | None = None,
     ) -> None:
@@ -125,6 +150,7 @@ class Relay:
         self._session_id = session_id
         self._profile = profile
         self._model = model
+        self._name = name
         self.on_message = on_message
         self.on_unavailable = on_unavailable
         self._lock = threading.RLock()
@@ -138,6 +164,7 @@ class Relay:
         self.registry: Path | None = None
         self.socket_path: Path | None = None
         self._lock_fd: int | None = None
+        self.sweep = SweepResult()  # what the start-up sweep found (dead instances' spools)
         self._created_runtime: Path | None = None
         self.spool: Spool | None = None
         self.listener: Listener | None = None
@@ -145,6 +172,10 @@ class Relay:
         self._send_counter = itertools.count(1)
         self._manifest_written = False
         self._sender_manifests = ManifestCache()
+        # Messages sent (awaiting a receipt) and receipts received (zcoder.relay.receipts).
+        self.receipts = ReceiptBook()
+        self.trust = TrustBook(home, settings.inbound)
+        self._receipt_counter = itertools.count(1)
 
     # -- state --------------------------------------------------------------------------
 
@@ -190,11 +221,22 @@ class Relay:
         return None
 
     def _mark_unavailable(self, reason: str) -> None:
+        """The relay stops itself: unadvertised, then its socket closed and removed, so no
+        peer is told `accepted` for a message nobody will run."""
         with self._lock:
             if self._reason is not None:
                 return
             self._reason = reason
             self._remove_manifest()
+            listener, self.listener = self.listener, None
+        if listener is not None:
+            listener.stop()  # closes the listening socket (not joined from its own thread)
+        registry, instance_id, path = self.registry, self.instance_id, self.socket_path
+        if registry is not None and instance_id is not None and path is not None:
+            try:
+                unlink_own(path, registry, instance_id, stat.S_IFSOCK)
+            except (RegistryError, OSError) as exc:
+                log.warning("relay socket not removed: %s", exc)
         log.warning("relay unavailable: %s", reason)
         if self.on_unavailable is not None:
             with contextlib.suppress(Exception):
@@ -225,8 +267,17 @@ class Relay:
     def paused(self) -> bool:
         return self._paused
 
+    @property
+    def name(self) -> str:
+        return self._name
+
     def refresh_manifest(
-        self, *, session_id: str | None = None, model: str | None = None, profile: str | None = None
+        self,
+        *,
+        session_id: str | None = None,
+        model: str | None = None,
+        profile: str | None = None,
+        name: str | None = None,
     ) -> None:
         with self._lock:
             changed = False
@@ -234,6 +285,7 @@ class Relay:
                 ("_session_id", session_id),
                 ("_model", model),
                 ("_profile", profile),
+                ("_name", name),
             ):
                 if value is not None and getattr(self, attr) != value:
                     setattr(self, attr, value)
@@ -254,6 +306,7 @@ class Relay:
             socket=str(self.socket_path),
             state=self.state,
             started_at=self._started_at,
+            name=self._name,
         )
 
     def _publish(self) -> None:
@@ -306,7 +359,15 @@ class Relay:
         )
         self._lock_fd = fd
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        held, listed = os.fstat(fd), os.lstat(lock_path(registry, instance_id))
+        if (held.st_dev, held.st_ino) != (listed.st_dev, listed.st_ino):
+            raise RegistryError("the relay lock file was replaced while it was being taken")
+        # Dead instances' files go (proven dead: their lock can be taken; see sweep.py).
+        self.sweep = sweep_dead_instances(registry, skip=instance_id)
+        for problem in self.sweep.problems:
+            log.warning("registry sweep: %s", problem)
+        if self.sweep.removed:
+            log.info("registry sweep removed %d dead instance(s)", len(self.sweep.removed))
 
         runtime = self._runtime_dir
         if runtime is None:
@@ -321,6 +382,12 @@ class Relay:
         )
         spool.create()
         self.spool = spool
+        # The lock file says where the spool is, for whoever sweeps after a crash.
+        os.pwrite(
+            fd,
+            LockRecord(instance_id, os.getpid(), str(self.workspace), str(runtime)).to_bytes(),
+            0,
+        )
 
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -340,6 +407,8 @@ class Relay:
             max_queue=self.settings.max_queue,
             state=lambda: self.state,
             sender_check=self._check_sender,
+            receipts=self.receipts,
+            policy=self._policy,
         )
         self.listener = Listener(
             server,
@@ -367,6 +436,65 @@ class Relay:
     def _accepted(self, _decision: Decision) -> None:
         if self.on_message is not None:
             self.on_message()
+
+    def _policy(self, envelope: Envelope) -> Inbound:
+        """Accept, hold or refuse a checked sender's message: its workspace's policy (by
+        its manifest, which the sender check just read), else ZCODER_RELAY_INBOUND."""
+        assert self.registry is not None
+        try:
+            manifest = self._sender_manifests.read(
+                self.registry, f"a-{envelope.sender_instance_id}.json"
+            )
+        except ManifestError:
+            return self.trust.default
+        return self.trust.policy_for(manifest.workspace)
+
+    def leftovers(self) -> list[Leftover]:
+        """Unrun messages a dead instance left in this workspace (found at start)."""
+        return leftovers_for(self.sweep, str(self.workspace))
+
+    def recover(self, leftover: Leftover) -> tuple[int, list[str]]:
+        """Queue here the messages a dead instance accepted and never ran, oldest first,
+        then remove its spool. Returns (messages queued, problems with the others)."""
+        if self.spool is None or self.instance_id is None or self.registry is None:
+            return 0, ["the relay is unavailable"]
+        queued, problems = 0, []
+        for entry in recoverable_entries(leftover.spool):
+            try:
+                data = read_own_file(entry, self.settings.max_bytes)
+                envelope = validate_envelope(
+                    decode_flat_object(data), self.settings.max_message_chars
+                )
+                if envelope.target_instance_id != leftover.instance_id:
+                    raise EnvelopeError("it was addressed to another instance")
+            except (UnsafeFile, FrameError, EnvelopeError) as exc:
+                problems.append(f"{entry.name}: {exc}")
+                continue
+            moved = dataclasses.replace(envelope, target_instance_id=self.instance_id)
+            status, _ = self.spool.store(moved, moved.to_payload(), max_queue=1 << 30)
+            queued += status == "accepted"
+        self.sweep.leftovers.remove(leftover)
+        forget_leftover(self.registry, leftover)
+        if queued and self.on_message is not None:
+            self.on_message()
+        return queued, problems
+
+    def drop_leftover(self, leftover: Leftover) -> None:
+        """The user declined a dead instance's unrun messages: remove its spool."""
+        if self.registry is not None:
+            self.sweep.leftovers.remove(leftover)
+            forget_leftover(self.registry, leftover)
+
+    def held(self) -> list[ClaimResult]:
+        """Messages that wait for the user (held by policy), oldest first."""
+        return self.spool.held() if self.spool is not None and self.available else []
+
+    def release(self, name: str) -> bool:
+        """Run a held message: it joins the queue, next in line."""
+        return self.spool.release(name) if self.spool is not None else False
+
+    def discard(self, name: str) -> bool:
+        return self.spool.discard(name) if self.spool is not None else False
 
     def _check_sender(
         self, sender_id: str, sender_pid: int, peer: PeerCredentials | None
@@ -497,9 +625,13 @@ class Relay:
                 peer,
                 message_id,
             )
+        # Recorded before delivery: a receipt may come back before the ack is read here.
+        self.receipts.record_sent(message_id, peer.instance_id, name_of(peer), body)
         ack = self._deliver(Path(peer.socket), payload, message_id)
         if isinstance(ack, str):
             return SendResult(None, f"delivery to {peer.project} failed: {ack}", peer, message_id)
+        if ack.status not in ("accepted", "duplicate"):
+            self.receipts.forget(message_id)
         return SendResult(
             ack.status, result_text(peer.project, peer.instance_id, ack), peer, message_id
         )
@@ -524,6 +656,44 @@ class Relay:
                 return f"the acknowledgement was for another message ({ack.message_id!r})"
             return ack
         return last
+
+    def send_receipt(self, task: Envelope, outcome: str, summary: str) -> str:
+        """Tell ``task``'s sender how it ended; the ack status, or why nothing was sent.
+
+        A sender that answered ``unsupported`` once (zcoder.zsh) is never sent another.
+        """
+        if not self.available or self.instance_id is None or self.registry is None:
+            return "relay unavailable"
+        sender = task.sender_instance_id
+        if self.receipts.is_receiptless(sender):
+            return "receiptless"
+        try:
+            manifest = read_manifest_file(self.registry, f"a-{sender}.json")
+        except ManifestError as exc:
+            return f"sender gone ({exc})"
+        if manifest.pid != task.sender_pid:
+            return "sender gone (another process has its manifest)"
+        message_id = f"{self.instance_id}-r{next(self._receipt_counter)}"
+        receipt = Receipt(
+            message_id=message_id,
+            target_instance_id=sender,
+            sender_instance_id=self.instance_id,
+            sender_pid=os.getpid(),
+            in_reply_to=task.message_id,
+            outcome=outcome,
+            summary=clip_summary(summary),
+            created_at=int(time.time()),
+        )
+        ack = self._deliver(Path(manifest.socket), receipt.to_payload(), message_id)
+        if isinstance(ack, str):
+            return ack
+        if ack.status == "unsupported":
+            self.receipts.mark_receiptless(sender)
+        return ack.status
+
+    def take_receipts(self) -> list[tuple[Receipt, SentMessage]]:
+        """Receipts received since the last call, with the message each answers."""
+        return self.receipts.take()
 
     # -- the foreground's side of the queue ---------------------------------------------
 

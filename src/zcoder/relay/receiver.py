@@ -13,6 +13,7 @@ from zcoder.relay.peercred import PeerCredentials
 from zcoder.relay.protocol import (
     PROTOCOL_VERSION,
     Ack,
+    Envelope,
     EnvelopeError,
     FlatObject,
     FrameError,
@@ -20,6 +21,8 @@ from zcoder.relay.protocol import (
     is_message_id,
     validate_envelope,
 )
+from zcoder.relay.receipts import RECEIPT_TYPE, ReceiptBook, ReceiptError, validate_receipt
+from zcoder.relay.settings import Inbound
 from zcoder.relay.spool import Spool, SpoolError
 
 # (sender instance id, sender pid, peer credentials) -> reason the sender is refused, or None
@@ -51,6 +54,8 @@ class Receiver:
         max_queue: int,
         state: Callable[[], str],
         sender_check: SenderCheck,
+        receipts: ReceiptBook | None = None,
+        policy: Callable[[Envelope], Inbound] | None = None,
     ) -> None:
         self.instance_id = instance_id
         self.spool = spool
@@ -58,6 +63,8 @@ class Receiver:
         self.max_queue = max_queue
         self.state = state
         self.sender_check = sender_check
+        self.receipts = receipts  # None: receipts are `unsupported`, as in zcoder.zsh
+        self.policy = policy  # trust per peer (zcoder.relay.trust); None: accept all
 
     def _ack(self, message_id: str, status: str, reason: str = "", position: int = 0) -> Decision:
         return Decision(Ack(message_id, status, position, self.state()), reason)
@@ -90,6 +97,8 @@ class Receiver:
         kind = obj.get("type")
         if kind == "ping":
             return self._ack(echo, "pong")
+        if kind == RECEIPT_TYPE and self.receipts is not None:
+            return self._receipt(obj, echo, peer)
         if kind != "enqueue":
             return self._ack(echo, "unsupported", f"unknown type {kind!r}")
         if not is_message_id(raw_id):
@@ -105,11 +114,29 @@ class Receiver:
             return self._ack(envelope.message_id, "duplicate")
         if self.state() == "paused":
             return self._ack(envelope.message_id, "paused")
+        inbound = self.policy(envelope) if self.policy is not None else Inbound.ACCEPT
+        if inbound is Inbound.REFUSE:
+            return self._ack(envelope.message_id, "paused", "the user refuses this sender")
         try:
-            status, position = self.spool.store(envelope, payload, self.max_queue)
+            status, position = self.spool.store(
+                envelope, payload, self.max_queue, held=inbound is Inbound.HOLD
+            )
         except SpoolError as exc:
             return self._ack(envelope.message_id, "invalid", str(exc))
         return self._ack(envelope.message_id, status, position=position)
+
+    def _receipt(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
+        """A receipt for a message this instance sent (zcoder.relay.receipts)."""
+        assert self.receipts is not None
+        try:
+            receipt = validate_receipt(obj)
+        except ReceiptError as exc:
+            return self._ack(echo if is_message_id(echo) else "", "invalid", str(exc))
+        refused = self.sender_check(receipt.sender_instance_id, receipt.sender_pid, peer)
+        if refused is not None:
+            return self._ack(receipt.message_id, "invalid", refused)
+        status, reason = self.receipts.accept(receipt)
+        return self._ack(receipt.message_id, status, reason)
 
 
 def _text(value: object) -> str:

@@ -9,6 +9,7 @@ chmods or removes the directory itself.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import secrets
@@ -31,9 +32,11 @@ from zcoder.relay.safefile import UnsafeFile, read_own_file
 
 MAX_SOCKET_PATH_BYTES: Final = 100
 MAX_MANIFEST_BYTES: Final = 16 * 1024
+MAX_NAME_CHARS: Final = 200  # read from others' manifests; ours are at most 40
 MAX_MANIFESTS_EXAMINED: Final = 128
-# Bound on directory entries looked at in one scan, whatever else lies in the directory.
-MAX_DIRECTORY_ENTRIES: Final = 4096
+# Bound on directory entries looked at in one scan, whatever else lies in the directory
+# (about 20 ms for a full one); only manifest names count toward MAX_MANIFESTS_EXAMINED.
+MAX_DIRECTORY_ENTRIES: Final = 65536
 MANIFEST_NAME_RE: Final = re.compile(r"a-([A-Za-z0-9_.-]{1,128})\.json")
 
 SOCKET_PATH_TOO_LONG: Final = (
@@ -59,11 +62,15 @@ def _check_private_dir(st: os.stat_result, path: Path) -> None:
     if not stat.S_ISDIR(st.st_mode):
         raise RegistryError(f"relay directory {path} is not a directory")
     if st.st_uid != os.geteuid():
-        raise RegistryError(f"relay directory {path} is not owned by the current user")
+        raise RegistryError(
+            f"relay directory {path} belongs to another user (uid {st.st_uid}), who could"
+            " read or fake messages; set ZCODER_RELAY_DIR to a private directory of yours"
+        )
     if st.st_mode & 0o077:
         raise RegistryError(
             f"relay directory {path} has group or other permissions "
-            f"({stat.filemode(st.st_mode)}); it must be private (0700)"
+            f"({stat.filemode(st.st_mode)}); it must be private (0700): fix it with"
+            f" chmod 700, or set ZCODER_RELAY_DIR to a private directory"
         )
 
 
@@ -152,8 +159,12 @@ class Manifest:
     socket: str
     state: str
     started_at: int
+    # The instance's friendly name (zcoder.relay.names); zcoder.zsh writes none. Written
+    # after the spec's members: peers accept and ignore extra scalar members.
+    name: str = ""
 
     def to_payload(self) -> bytes:
+        extra: dict[str, str] = {"name": self.name} if self.name else {}
         return encode_flat_object(
             {
                 "protocol": PROTOCOL_VERSION,
@@ -167,6 +178,7 @@ class Manifest:
                 "socket": self.socket,
                 "state": self.state,
                 "started_at": self.started_at,
+                **extra,
             }
         )
 
@@ -234,6 +246,9 @@ def parse_manifest(data: bytes, registry: Path, file_name: str) -> Manifest:
     started_at = obj.get("started_at", 0)
     if not isinstance(started_at, int) or isinstance(started_at, bool):
         started_at = 0
+    name = obj.get("name", "")
+    if not isinstance(name, str) or len(name) > MAX_NAME_CHARS:
+        name = ""  # optional and self-reported: an odd one is dropped, the manifest kept
     return Manifest(
         instance_id=instance_id,
         pid=pid,
@@ -245,6 +260,7 @@ def parse_manifest(data: bytes, registry: Path, file_name: str) -> Manifest:
         socket=sock,
         state=state,
         started_at=started_at,
+        name=name,
     )
 
 
@@ -258,16 +274,30 @@ def read_manifest_file(registry: Path, file_name: str) -> Manifest:
 
 
 def list_manifest_names(registry: Path) -> list[str]:
-    """Names of at most MAX_MANIFESTS_EXAMINED candidate manifests, in a stable order."""
-    names: list[str] = []
+    """Names of at most MAX_MANIFESTS_EXAMINED candidate manifests, in a stable order.
+
+    Only names of the manifest grammar count toward the bound, so other files cannot hide a
+    peer. When there are more candidates than the bound, those with a socket beside them
+    come first, then the newest: leftovers and junk cannot hide a live peer either.
+    """
+    present: set[str] = set()
     with os.scandir(registry) as entries:
-        for seen, entry in enumerate(entries):
-            if seen >= MAX_DIRECTORY_ENTRIES:
-                break
-            if MANIFEST_NAME_RE.fullmatch(entry.name):
-                names.append(entry.name)
-    names.sort()
-    return names[:MAX_MANIFESTS_EXAMINED]
+        for entry in itertools.islice(entries, MAX_DIRECTORY_ENTRIES):
+            present.add(entry.name)
+    names = sorted(name for name in present if MANIFEST_NAME_RE.fullmatch(name))
+    if len(names) <= MAX_MANIFESTS_EXAMINED:
+        return names
+
+    def preference(name: str) -> tuple[bool, int]:
+        has_socket = name.removesuffix(".json") + ".sock" in present
+        try:
+            modified = os.lstat(registry / name).st_mtime_ns
+        except OSError:
+            modified = 0
+        return (has_socket, modified)
+
+    chosen = sorted(names, key=preference, reverse=True)[:MAX_MANIFESTS_EXAMINED]
+    return sorted(chosen)
 
 
 _FileIdentity = tuple[int, int, int, int, int, int, int]

@@ -18,6 +18,15 @@ class RelayMode(Enum):
     PAUSED = "paused"
 
 
+class Inbound(Enum):
+    """ZCODER_RELAY_INBOUND: what happens to a message from a peer with no policy of its
+    own (/agents trust and /agents block set one per peer)."""
+
+    ACCEPT = "accept"  # queued and run as they come (the design's default)
+    HOLD = "hold"  # queued, but each waits for the user to run or discard it
+    REFUSE = "refuse"  # the sender is told `paused`
+
+
 DEFAULT_MAX_BYTES = 65536
 DEFAULT_MAX_MESSAGE_CHARS = 16000
 DEFAULT_MAX_QUEUE = 16
@@ -42,6 +51,7 @@ class RelaySettings:
     io_timeout: float = DEFAULT_IO_TIMEOUT
     # Relayed turns an interactive instance runs in a row without its user; 0: no limit.
     max_auto_turns: int = DEFAULT_MAX_AUTO_TURNS
+    inbound: Inbound = Inbound.ACCEPT
     disabled_reason: str | None = None
 
     @property
@@ -101,6 +111,14 @@ def load_relay_settings(env: Mapping[str, str]) -> RelaySettings:
         max_auto_turns = _integer(
             env, "ZCODER_RELAY_MAX_AUTO_TURNS", DEFAULT_MAX_AUTO_TURNS, *MAX_AUTO_TURNS_RANGE
         )
+        raw_inbound = env.get("ZCODER_RELAY_INBOUND", "accept").strip().lower() or "accept"
+        try:
+            inbound = Inbound(raw_inbound)
+        except ValueError:
+            raise _Invalid(
+                "ZCODER_RELAY_INBOUND must be accept, hold or refuse "
+                f"(got {env.get('ZCODER_RELAY_INBOUND')!r})"
+            ) from None
     except _Invalid as exc:
         return RelaySettings(mode=RelayMode.OFF, disabled_reason=str(exc))
     return RelaySettings(
@@ -111,4 +129,5 @@ def load_relay_settings(env: Mapping[str, str]) -> RelaySettings:
         max_queue=max_queue,
         io_timeout=io_timeout,
         max_auto_turns=max_auto_turns,
+        inbound=inbound,
     )

@@ -12,12 +12,15 @@ fsync would only buy durability across a machine crash, which the relay does not
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import re
 import shutil
 import stat
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -32,7 +35,13 @@ from zcoder.relay.protocol import (
 from zcoder.relay.safefile import UnsafeFile, read_own_file
 
 SPOOL_NAME_RE: Final = re.compile(r"(\d{9})-([A-Za-z0-9_.-]{1,100})\.json")
-SUBDIRS: Final = ("inbox", "processing", "done", "rejected", "tmp")
+# held/: accepted messages that wait for the user to run or discard them (trust per peer).
+SUBDIRS: Final = ("inbox", "processing", "held", "done", "rejected", "tmp")
+# Done receipts (and the ids remembered for duplicate detection) are kept for sender
+# retries, which happen within a sender's deadline (seconds): the newest 4,096, none older
+# than an hour.
+DONE_RECEIPTS_MAX: Final = 4096
+DONE_RECEIPTS_MAX_AGE: Final = 3600.0
 
 
 class SpoolError(Exception):
@@ -69,14 +78,26 @@ class Sequences:
 
 
 class Spool:
-    def __init__(self, root: Path, instance_id: str, max_bytes: int, max_message_chars: int):
+    def __init__(
+        self,
+        root: Path,
+        instance_id: str,
+        max_bytes: int,
+        max_message_chars: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.root = root
+        self._clock = clock
         self.instance_id = instance_id
         self.max_bytes = max_bytes
         self.max_message_chars = max_message_chars
         self._lock = threading.Lock()
         self._sequence = 0
-        self._accepted: set[str] = set()
+        # Accepted message ids (for `duplicate`) and done markers, oldest first, with the
+        # time each was added: both bounded by DONE_RECEIPTS_MAX and DONE_RECEIPTS_MAX_AGE.
+        self._accepted: dict[str, float] = {}
+        self._done: collections.deque[tuple[float, str]] = collections.deque()
         # Spool names this instance stored and has not yet completed or quarantined: the
         # queue length without a directory scan on every store (that scan made each
         # enqueue cost O(queue length)). The disk is re-counted before answering `full`.
@@ -84,6 +105,7 @@ class Spool:
         # Plain strings for the hot path: pathlib joins cost more than the syscalls here.
         self._tmp_dir = os.path.join(root, "tmp")
         self._inbox_dir = os.path.join(root, "inbox")
+        self._held_dir = os.path.join(root, "held")
 
     # -- set-up and teardown ------------------------------------------------------------
 
@@ -106,8 +128,8 @@ class Spool:
             return message_id in self._accepted
 
     def queued(self) -> int:
-        """Accepted messages not yet completed (inbox + processing), counted on disk."""
-        return len(self._names("inbox")) + len(self._names("processing"))
+        """Accepted messages not yet completed (inbox + processing + held), counted on disk."""
+        return sum(len(self._names(sub)) for sub in ("inbox", "processing", "held"))
 
     def _names(self, sub: str) -> set[str]:
         try:
@@ -122,10 +144,12 @@ class Spool:
         An entry removed behind the spool's back frees its slot here. Call with the lock held.
         """
         if len(self._pending) >= max_queue:
-            self._pending &= self._names("inbox") | self._names("processing")
+            self._pending &= self._names("inbox") | self._names("processing") | self._names("held")
         return len(self._pending)
 
-    def store(self, envelope: Envelope, payload: bytes, max_queue: int) -> tuple[str, int]:
+    def store(
+        self, envelope: Envelope, payload: bytes, max_queue: int, *, held: bool = False
+    ) -> tuple[str, int]:
         """Decide duplicate/full and store atomically. Returns (status, queue position).
 
         Status is ``duplicate``, ``full`` or ``accepted``. Raises SpoolError when the
@@ -140,7 +164,7 @@ class Spool:
             sequence = self._sequence + 1
             name = f"{sequence:09d}-{envelope.message_id}.json"
             temporary = f"{self._tmp_dir}/{name}"
-            final = f"{self._inbox_dir}/{name}"
+            final = f"{self._held_dir if held else self._inbox_dir}/{name}"
             try:
                 fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
                 try:
@@ -155,7 +179,13 @@ class Spool:
                     os.unlink(temporary)
                 raise SpoolError(f"could not store message: {exc.strerror or exc}") from exc
             self._sequence = sequence
-            self._accepted.add(envelope.message_id)
+            now = self._clock()
+            self._accepted[envelope.message_id] = now
+            while self._accepted and (
+                len(self._accepted) > DONE_RECEIPTS_MAX
+                or next(iter(self._accepted.values())) < now - DONE_RECEIPTS_MAX_AGE
+            ):
+                del self._accepted[next(iter(self._accepted))]
             self._pending.add(name)
             return "accepted", queued + 1
 
@@ -237,15 +267,67 @@ class Spool:
             self._pending.discard(name)
         return QuarantinedMessage(name=name, reason=reason)
 
+    # -- held messages (they wait for the user) -----------------------------------------
+
+    def held(self) -> list[ClaimedMessage | QuarantinedMessage]:
+        """The held messages, oldest first, validated as a claim would validate them (an
+        unsafe one is quarantined, never shown as a task)."""
+        found: list[ClaimedMessage | QuarantinedMessage] = []
+        for name in sorted(self._names("held")):
+            path = self.root / "held" / name
+            try:
+                found.append(self._validate_claimed(name, path))
+            except _Unsafe as exc:
+                found.append(self._quarantine(name, path, str(exc)))
+        return found
+
+    def release(self, name: str) -> bool:
+        """A held message goes to the inbox, to run next (its sequence is older)."""
+        if SPOOL_NAME_RE.fullmatch(name) is None:
+            return False
+        try:
+            os.rename(self.root / "held" / name, self.root / "inbox" / name)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise SpoolError(f"cannot release {name}: {exc.strerror}") from exc
+        return True
+
+    def discard(self, name: str) -> bool:
+        """A held message the user chose not to run: removed, remembered as done."""
+        if SPOOL_NAME_RE.fullmatch(name) is None:
+            return False
+        path = self.root / "held" / name
+        if not path.exists():
+            return False
+        self._done_with(path)
+        return True
+
     def complete(self, claimed: ClaimedMessage) -> None:
         """Drop the payload and keep an empty receipt marker for duplicate detection."""
-        marker = self.root / "done" / claimed.path.name
+        self._done_with(claimed.path)
+
+    def _done_with(self, path: Path) -> None:
+        marker = self.root / "done" / path.name
         with contextlib.suppress(FileExistsError):
             os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(claimed.path)
+            os.unlink(path)
         with self._lock:
-            self._pending.discard(claimed.path.name)
+            self._pending.discard(path.name)
+            now = self._clock()
+            self._done.append((now, path.name))
+            oldest_kept = now - DONE_RECEIPTS_MAX_AGE
+            while self._done and (
+                len(self._done) > DONE_RECEIPTS_MAX or self._done[0][0] < oldest_kept
+            ):
+                _, old = self._done.popleft()
+                with contextlib.suppress(OSError):
+                    os.unlink(self.root / "done" / old)
+
+    def done_receipts(self) -> int:
+        """Done markers on disk (bounded: DONE_RECEIPTS_MAX, DONE_RECEIPTS_MAX_AGE)."""
+        return len(self._names("done"))
 
 
 class _Unsafe(Exception):

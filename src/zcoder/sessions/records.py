@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-EventRole = Literal["user", "assistant", "tool", "system", "error", "relay"]
+EventRole = Literal["user", "assistant", "tool", "system", "error", "relay", "receipt"]
 EVENT_ROLES: tuple[EventRole, ...] = get_args(EventRole)
 
 ToolStatus = Literal["running", "completed", "failed", "interrupted"]

@@ -66,7 +66,57 @@ def _create_v1(conn: sqlite3.Connection) -> None:
             conn.execute(statement)
 
 
-MIGRATIONS: tuple[Migration, ...] = (_create_v1,)
+def _events_v2(conn: sqlite3.Connection) -> None:
+    """Version 2: events may also be receipts (zcoder.relay.receipts). SQLite cannot change
+    a CHECK in place, so the table is rebuilt with the same rows and ids."""
+    conn.execute(
+        """
+        CREATE TABLE events_v2 (
+            id           INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id   TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            seq          INTEGER NOT NULL,
+            role         TEXT NOT NULL
+                         CHECK (role IN ('user', 'assistant', 'tool', 'system', 'error',
+                                         'relay', 'receipt')),
+            text         TEXT NOT NULL,
+            metadata     TEXT NOT NULL,
+            created_at   REAL NOT NULL,
+            writer_pid   INTEGER NOT NULL,
+            writer_token TEXT NOT NULL,
+            UNIQUE (session_id, seq)
+        )
+        """
+    )
+    conn.execute("INSERT INTO events_v2 SELECT * FROM events")
+    conn.execute("DROP TABLE events")
+    conn.execute("ALTER TABLE events_v2 RENAME TO events")
+
+
+def _relay_log_v3(conn: sqlite3.Connection) -> None:
+    """Version 3: the history of relayed messages sent and received (/inbox)."""
+    conn.execute(
+        """
+        CREATE TABLE relay_log (
+            id               INTEGER PRIMARY KEY AUTOINCREMENT,
+            workspace        TEXT NOT NULL,
+            session_id       TEXT NOT NULL,
+            direction        TEXT NOT NULL CHECK (direction IN ('sent', 'received')),
+            message_id       TEXT NOT NULL,
+            peer_instance_id TEXT NOT NULL,
+            peer_name        TEXT NOT NULL,
+            body             TEXT NOT NULL,
+            state            TEXT NOT NULL,
+            receipt          TEXT NOT NULL,
+            created_at       REAL NOT NULL,
+            updated_at       REAL NOT NULL,
+            UNIQUE (direction, message_id)
+        )
+        """
+    )
+    conn.execute("CREATE INDEX relay_log_by_workspace ON relay_log (workspace, created_at DESC)")
+
+
+MIGRATIONS: tuple[Migration, ...] = (_create_v1, _events_v2, _relay_log_v3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -357,13 +357,23 @@ class SessionStore:
         raise sqlite3.OperationalError("could not find an unused session id")
 
     def reuse_or_create(
-        self, workspace: str | os.PathLike[str], profile: str, model: str
+        self,
+        workspace: str | os.PathLike[str],
+        profile: str,
+        model: str,
+        *,
+        take: Callable[[str], bool] | None = None,
     ) -> SessionInfo:
         """The newest empty session of this scope, else a new one.
 
         Empty means no messages, no ledger entries and no events. An empty session held by
         another live zcoder process is not taken from it. The reused session gets ``model``
         and is held by this process.
+
+        With ``take`` (e.g. taking the session's flock, zcoder.sessions.locks), ``take(id)``
+        decides instead of the holder columns whether a candidate may be taken, and it is
+        called for a new session's id too, all inside this write transaction: two processes
+        can never be handed the same session.
         """
         ws = canonical_workspace(workspace)
         with self._transaction("starting a session", write=True) as conn:
@@ -380,7 +390,10 @@ class SessionStore:
             for row in rows:
                 holder_pid, holder_token = row[7], row[8]
                 held_by_me = holder_pid == me.pid and holder_token == me.token
-                if not held_by_me and liveness.is_alive(holder_pid, holder_token):
+                if take is not None:
+                    if not take(row[0]):
+                        continue
+                elif not held_by_me and liveness.is_alive(holder_pid, holder_token):
                     continue
                 now = self._clock()
                 conn.execute(
@@ -392,7 +405,10 @@ class SessionStore:
                     f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (row[0],)
                 ).fetchone()
                 return self._info(reused)
-            return self._insert_session(conn, ws, profile, model)
+            created = self._insert_session(conn, ws, profile, model)
+            if take is not None and not take(created.id):
+                raise sqlite3.OperationalError(f"could not take the new session {created.id}")
+            return created
 
     def list_sessions(self, workspace: str | os.PathLike[str], profile: str) -> list[SessionInfo]:
         """Sessions of this workspace and profile, newest (last updated) first."""
@@ -619,3 +635,55 @@ class SessionStore:
                 "INSERT INTO messages VALUES (?, ?, ?)",
                 [(session_id, start + i, body) for i, body in enumerate(bodies)],
             )
+
+    # -- finding sessions by id, and what they hold (issue 11 item 8) -------------------
+
+    def find_sessions(
+        self, prefix: str, workspace: str | os.PathLike[str], profile: str
+    ) -> list[SessionInfo]:
+        """Sessions of this scope whose id is ``prefix`` or starts with it, newest first;
+        an exact match alone when there is one (like git's abbreviated ids)."""
+        if not prefix:
+            return []
+        with self._transaction("finding a session", write=False) as conn:
+            rows = conn.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE workspace = ? AND profile = ?"
+                " AND substr(id, 1, ?) = ? ORDER BY updated_at DESC, id DESC",
+                (_enc(canonical_workspace(workspace)), _enc(profile), len(prefix), prefix),
+            ).fetchall()
+        found = [self._info(row) for row in rows]
+        exact = [info for info in found if info.id == prefix]
+        return exact or found
+
+    def message_counts(self, workspace: str | os.PathLike[str], profile: str) -> dict[str, int]:
+        """Per session of this scope: the messages shown in its transcript (what the user
+        typed, the assistant's replies and relayed requests; not tools or notices)."""
+        with self._transaction("counting messages", write=False) as conn:
+            rows = conn.execute(
+                "SELECT s.id, (SELECT count(*) FROM events e WHERE e.session_id = s.id"
+                " AND e.role IN ('user', 'assistant', 'relay'))"
+                " FROM sessions s WHERE workspace = ? AND profile = ?",
+                (_enc(canonical_workspace(workspace)), _enc(profile)),
+            ).fetchall()
+        return {session_id: count for session_id, count in rows}
+
+    def has_content(self, session_id: str) -> bool:
+        """Whether the session holds anything: messages, ledger entries or events."""
+        with self._transaction("reading a session", write=False) as conn:
+            row = conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM events WHERE session_id = ?)"
+                " OR EXISTS (SELECT 1 FROM messages WHERE session_id = ?)"
+                " OR EXISTS (SELECT 1 FROM user_ledger WHERE session_id = ?)",
+                (session_id, session_id, session_id),
+            ).fetchone()
+        return bool(row[0])
+
+    def last_event_text(self, session_id: str, role: EventRole) -> str | None:
+        """The text of the session's last transcript event of ``role`` (e.g. the last reply)."""
+        with self._transaction("reading a session", write=False) as conn:
+            row = conn.execute(
+                "SELECT text FROM events WHERE session_id = ? AND role = ?"
+                " ORDER BY seq DESC LIMIT 1",
+                (session_id, role),
+            ).fetchone()
+            return None if row is None else _dec(row[0])

@@ -13,12 +13,15 @@ from zcoder.tools.approval import (
     CommandApprovalRequest,
     CommandAuthorization,
     CommandPolicy,
+    EditApprovalRequest,
+    EditPolicy,
 )
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
 from zcoder.tools.confinement import ConfinementError
 from zcoder.tools.defaults import BUILTIN_TOOLS, default_registry
+from zcoder.tools.edits import EditGate, FileChange
 from zcoder.tools.finish import FINISH_TOOL_NAME, FinishStatus
-from zcoder.tools.guard import classify_command
+from zcoder.tools.guard import GuardVerdict, Verdict, check_command, classify_command
 from zcoder.tools.output import DEFAULT_MAX_TOOL_OUTPUT, bound_text, max_tool_output_from_env
 from zcoder.tools.profiles import Profile, TurnOrigin
 from zcoder.tools.registry import ToolRegistry
@@ -35,14 +38,21 @@ __all__ = [
     "CommandAuthorization",
     "CommandPolicy",
     "ConfinementError",
+    "EditApprovalRequest",
+    "EditGate",
+    "EditPolicy",
+    "FileChange",
     "FinishStatus",
+    "GuardVerdict",
     "Profile",
     "ToolContext",
     "ToolRegistry",
     "ToolResult",
     "ToolSpec",
     "TurnOrigin",
+    "Verdict",
     "bound_text",
+    "check_command",
     "classify_command",
     "default_registry",
     "max_tool_output_from_env",

@@ -3,12 +3,18 @@
 The rules, in order:
 
 * sysadmin profile: the catastrophic-command guard refuses first, whatever the policy;
+  what it cannot see through is asked with the guard's warning in the dialog;
 * deny policy (``--deny-commands``): refuse without asking;
 * allow policy (``--yes``, coding only): run without asking, relayed turns included;
 * a process-wide "always" grant (answer ``a``) skips asking, but only for user turns in the
   coding profile; during a relayed turn it does not apply and ``a`` approves one command,
   and a relayed turn ends it (``revoke_always``): afterwards commands ask again;
 * otherwise ask the approver.  Sysadmin always asks and never offers ``a``.
+
+File edits (write_file, replace_text, apply_patch) are asked about only with
+``ZCODER_EDITS=ask`` (``EditPolicy.ASK``): the same approver shows the diff of exactly what
+would be written. There ``a`` allows the edits of the rest of this turn only, and only in a
+user turn of the coding profile; a relayed turn asks for every edit.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Protocol
 
-from zcoder.tools.guard import classify_command
+from zcoder.tools.guard import Verdict, check_command
 from zcoder.tools.profiles import Profile, TurnOrigin
 
 __all__ = [
@@ -29,6 +35,8 @@ __all__ = [
     "CommandApprovalRequest",
     "CommandAuthorization",
     "CommandPolicy",
+    "EditApprovalRequest",
+    "EditPolicy",
 ]
 
 
@@ -41,6 +49,15 @@ class CommandPolicy(StrEnum):
     """Run without asking (``--yes``); coding profile only."""
     DENY = "deny"
     """Refuse every command without asking (``--deny-commands``)."""
+
+
+class EditPolicy(StrEnum):
+    """How file edits are approved (``ZCODER_EDITS``), fixed at start."""
+
+    AUTO = "auto"
+    """Write without asking (the default); every edit is still shown and can be undone."""
+    ASK = "ask"
+    """Ask before each write, showing its diff."""
 
 
 class ApprovalDecision(Enum):
@@ -70,10 +87,26 @@ class CommandApprovalRequest:
     origin: TurnOrigin
     profile: Profile
     warning: str | None = None
-    """Set when the guard considers the command catastrophic (shown, in coding, as a hint)."""
+    """The guard's reason when it would refuse the command (coding: shown as a hint) or
+    cannot see what it would run (both profiles); the dialog shows it as a line."""
     requested_by: str | None = None
     """Who asked for the turn when it is not the local user: a relayed task's sender,
     named in the dialog's title."""
+
+
+@dataclass(frozen=True)
+class EditApprovalRequest:
+    """What the edit dialog shows: the tool, the files and the diff of what it would write."""
+
+    tool: str
+    paths: tuple[str, ...]
+    diff: str
+    """The whole unified diff of the edit (every file, every line)."""
+    allow_turn: bool
+    """Whether to offer ``a`` (the rest of this turn's edits); False in sysadmin and
+    during a relayed turn."""
+    origin: TurnOrigin
+    requested_by: str | None = None
 
 
 class Approver(Protocol):
@@ -81,6 +114,10 @@ class Approver(Protocol):
 
     async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
         """Ask the user; an approver that cannot ask must answer DENY."""
+        ...
+
+    async def approve_edit(self, request: EditApprovalRequest) -> ApprovalDecision:
+        """Ask before a file edit (ZCODER_EDITS=ask); one that cannot ask answers DENY."""
         ...
 
 
@@ -98,7 +135,9 @@ class CommandAuthorization:
 class ApprovalPolicy:
     """The command policy of this process plus its process-wide ``a`` grant."""
 
-    def __init__(self, policy: CommandPolicy, profile: Profile) -> None:
+    def __init__(
+        self, policy: CommandPolicy, profile: Profile, *, edits: EditPolicy = EditPolicy.AUTO
+    ) -> None:
         if policy is CommandPolicy.ALLOW and profile is Profile.SYSADMIN:
             raise ApprovalConfigError(
                 "--yes cannot be used with the sysadmin profile: every command must be "
@@ -106,6 +145,7 @@ class ApprovalPolicy:
             )
         self.policy = policy
         self.profile = profile
+        self.edits = edits
         self._always_granted = False
 
     @property
@@ -138,11 +178,12 @@ class ApprovalPolicy:
         requested_by: str | None = None,
     ) -> CommandAuthorization:
         """Decide whether ``command`` may run now, asking ``approver`` if the rules say so."""
-        danger = classify_command(command, workspace=workspace)
-        if self.profile is Profile.SYSADMIN and danger is not None:
+        verdict = check_command(command, workspace=workspace)
+        if self.profile is Profile.SYSADMIN and verdict.refused:
             return CommandAuthorization(
-                False, f"refused by the sysadmin safety guard: {danger}", asked=False
+                False, f"refused by the sysadmin safety guard: {verdict.reason}", asked=False
             )
+        danger = verdict.reason if verdict.verdict is not Verdict.ALLOW else None
         if self.policy is CommandPolicy.DENY:
             return CommandAuthorization(
                 False, "commands are disabled in this session (--deny-commands)", asked=False

@@ -10,6 +10,8 @@ from typing import Any
 
 from zcoder.tools.approval import ApprovalPolicy, Approver
 from zcoder.tools.confinement import canonical_workspace
+from zcoder.tools.edits import EditGate
+from zcoder.tools.freshness import FreshnessBook
 from zcoder.tools.output import max_tool_output_from_env
 from zcoder.tools.profiles import Profile, TurnOrigin
 
@@ -35,6 +37,11 @@ class ToolContext:
     requested_by: str | None = None
     """Who asked for this turn when it was not the local user (a relayed task's sender),
     as approval dialogs name it."""
+    edits: EditGate | None = None
+    """The turn's edit gate (approval in ask mode, the journal /undo uses); None: none."""
+    freshness: FreshnessBook | None = None
+    """What the agent last read or wrote of each file (tools/freshness.py); None: no
+    check."""
 
     def __post_init__(self) -> None:
         self.workspace = canonical_workspace(os.fspath(self.workspace))

@@ -167,17 +167,41 @@ def open_directory(
         os.close(fd)
 
 
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular file is, in words."""
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
 def open_read(path: ConfinedPath) -> BinaryIO:
     """Open a regular file for reading without following symlinks on the way.
 
-    Raises :class:`ConfinementError` for directories and non-regular files.
+    The file is opened with O_NONBLOCK, so a FIFO with no writer cannot hang the caller,
+    and its type is checked on the open descriptor. Raises :class:`ConfinementError` for
+    directories, FIFOs, sockets, devices and anything else that is not a regular file.
     """
     if not path.parts:
         raise ConfinementError("'.' is the workspace directory, not a file; use list_files")
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
     with open_directory(path.workspace, path.parts[:-1]) as dir_fd:
         try:
-            fd = os.open(path.parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+            fd = os.open(path.parts[-1], flags, dir_fd=dir_fd)
         except OSError as exc:
+            if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket cannot be opened
+                with contextlib.suppress(OSError):
+                    st = os.stat(path.parts[-1], dir_fd=dir_fd, follow_symlinks=False)
+                    raise ConfinementError(
+                        f"{path.display} is {kind_of(st.st_mode)}; zcoder reads only regular files"
+                    ) from exc
             if exc.errno == errno.ELOOP:
                 raise ConfinementError(
                     f"{path.display} changed into a symbolic link while being opened"
@@ -189,7 +213,10 @@ def open_read(path: ConfinedPath) -> BinaryIO:
         if stat.S_ISDIR(st.st_mode):
             raise ConfinementError(f"{path.display} is a directory; use list_files")
         if not stat.S_ISREG(st.st_mode):
-            raise ConfinementError(f"{path.display} is not a regular file")
+            raise ConfinementError(
+                f"{path.display} is {kind_of(st.st_mode)}; zcoder reads only regular files"
+            )
+        os.set_blocking(fd, True)  # a regular file: ordinary reads from here on
     except BaseException:
         handle.close()
         raise
@@ -236,7 +263,10 @@ def atomic_write(path: ConfinedPath, data: bytes, *, create_parents: bool = True
                     f"{path.display} is a symbolic link; writes never follow links"
                 )
             if not stat.S_ISREG(st.st_mode):
-                raise ConfinementError(f"{path.display} exists and is not a regular file")
+                raise ConfinementError(
+                    f"{path.display} exists and is {kind_of(st.st_mode)}; zcoder writes only"
+                    " regular files"
+                )
             existed = True
             mode = stat.S_IMODE(st.st_mode)
         tmp_name = f".{name}.zcoder-{secrets.token_hex(6)}.tmp"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
@@ -14,6 +15,13 @@ from zcoder.tools.confinement import (
     read_bytes,
     resolve_path,
     resolve_write_target,
+)
+from zcoder.tools.edits import (
+    FileChange,
+    describe_changes,
+    gate_changes,
+    load_before,
+    record_changes,
 )
 from zcoder.tools.ignore import IgnoreMatcher, walk
 
@@ -137,11 +145,17 @@ async def _read_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     raw_path: str = args["path"]
     try:
         target = resolve_path(ctx.workspace, raw_path)
-        text = decode_text(read_bytes(target, ctx.max_output), target.display)
+        data = read_bytes(target, ctx.max_output)
+        text = decode_text(data, target.display)
     except ConfinementError as exc:
         return ToolResult.error(str(exc))
     except OSError as exc:
+        if isinstance(exc, FileNotFoundError) and ctx.freshness is not None:
+            with contextlib.suppress(ConfinementError):  # looked again: it is gone
+                ctx.freshness.saw(resolve_path(ctx.workspace, raw_path).display, None)
         return _path_error(exc, raw_path)
+    if ctx.freshness is not None:
+        ctx.freshness.saw(target.display, data)
     return ToolResult(
         True, text, {"path": target.display, "bytes": len(text.encode()), "lines": _lines(text)}
     )
@@ -203,6 +217,8 @@ async def _read_file_range(args: dict[str, Any], ctx: ToolContext) -> ToolResult
         return ToolResult.error(
             f"{target.display} has {total} line(s); start_line {start} is past the end"
         )
+    if ctx.freshness is not None:
+        ctx.freshness.saw_file(target)
     last = start + len(selected) - 1
     return ToolResult(
         True,
@@ -241,19 +257,26 @@ def write_text(target: ConfinedPath, text: str) -> bool:
 async def _write_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     raw_path: str = args["path"]
     content: str = args["content"]
+    data = content.encode("utf-8")
     try:
         target = resolve_write_target(ctx.workspace, raw_path)
+        before, note = load_before(target)
+        change = FileChange(target, before, data, note)
+        refusal = await gate_changes(ctx, "write_file", [change])
+        if refusal:
+            return ToolResult.error(refusal, path=target.display, refused=True)
         existed = write_text(target, content)
+        record_changes(ctx, "write_file", [change])
     except ConfinementError as exc:
         return ToolResult.error(str(exc))
     except OSError as exc:
         return _path_error(exc, raw_path)
-    size = len(content.encode("utf-8"))
+    stats, shown = describe_changes([change])
     verb = "Replaced" if existed else "Created"
     return ToolResult(
         True,
-        f"{verb} {target.display} ({size} bytes, {_lines(content)} lines)",
-        {"path": target.display, "bytes": size, "created": not existed},
+        f"{verb} {target.display} ({len(data)} bytes, {_lines(content)} lines){stats}",
+        {"path": target.display, "bytes": len(data), "created": not existed, **shown},
     )
 
 
@@ -301,16 +324,23 @@ async def _replace_text(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
                 "once — include more surrounding lines to make it unique",
                 occurrences=count,
             )
-        write_text(target, text.replace(old_text, new_text, 1))
+        after = text.replace(old_text, new_text, 1)
+        change = FileChange(target, text.encode("utf-8"), after.encode("utf-8"))
+        refusal = await gate_changes(ctx, "replace_text", [change])
+        if refusal:
+            return ToolResult.error(refusal, path=target.display, refused=True)
+        write_text(target, after)
+        record_changes(ctx, "replace_text", [change])
     except ConfinementError as exc:
         return ToolResult.error(str(exc))
     except OSError as exc:
         return _path_error(exc, raw_path)
     line = text[: text.index(old_text)].count("\n") + 1
+    stats, shown = describe_changes([change])
     return ToolResult(
         True,
-        f"Replaced 1 occurrence in {target.display} at line {line}",
-        {"path": target.display, "line": line},
+        f"Replaced 1 occurrence in {target.display} at line {line}{stats}",
+        {"path": target.display, "line": line, **shown},
     )
 
 

@@ -1,27 +1,70 @@
-"""The sysadmin guard: refuse catastrophic shell commands before anyone is asked.
+"""The sysadmin guard: refuse catastrophic shell commands, warn about what it cannot see.
 
-:func:`classify_command` splits a command line into simple commands (at ``;``, ``&&``,
-``||``, ``|``, ``&``, newlines, parentheses and command substitutions), strips wrappers
-(``sudo``, ``env X=1``, ``nohup``, ``timeout``, …), looks inside ``sh -c``/``bash -c``/
-``eval``/``su -c`` strings, and checks each command against a short list of ways to destroy
-a machine or a workspace.  It is a safety net for an assistant that asks before every
-command, not a sandbox: it fails closed (text it cannot parse is refused) and prefers a
-false refusal to a missed catastrophe.
+:func:`check_command` parses a command line with tree-sitter-bash (a real shell grammar)
+and walks the tree: every simple command, in pipelines, lists, subshells, groups, loops,
+``case`` branches, functions, command and process substitutions and here-documents. Each
+word is resolved as the shell would: quoting (``r''m``, ``"rm"``, ``\\rm``), ANSI-C
+strings (``$'\\x72\\x6d'``), brace expansion, variables assigned earlier in the same line
+(``x=rm; $x -rf /``, ``IFS`` included), and command substitutions whose output can be
+worked out from literals (``echo``, ``printf``, ``base64 -d``, ``base32 -d``, ``xxd -r
+-p``, ``rev``, ``tr``, ``cat``). It follows ``eval``, ``sh -c``/``bash -c`` (with their
+``$0``, ``$1``…), scripts fed to a shell on stdin (pipes, here-documents, here-strings,
+``<(...)``, a file written earlier in the line), ``source``, aliases and functions defined
+in the line, wrappers (``sudo``, ``env``, ``command``, ``busybox``, ``nohup``,
+``timeout``…), ``xargs`` and GNU ``parallel`` (the command they run, with their input when
+known), ``find -delete``/``-exec``, ``watch``, ``ssh`` and ``at`` command strings,
+``read``, ``set --``, ``printf -v``, arrays and the environment a child shell inherits,
+and checks each resulting command against a list of ways to destroy a machine, a home or
+the workspace. Two faults of tree-sitter-bash 0.25.1 are worked around here: it splits a
+word at a backslash-newline (continuations are joined first, as bash does), and it can
+crash on ``{`` followed by a four-byte UTF-8 character (those are parsed as U+FFFD).
+
+Three verdicts (:class:`Verdict`):
+
+* **refuse**: catastrophic (``rm -rf`` of ``/``, a system tree, a home or the workspace;
+  ``mkfs``; ``dd`` or a redirect onto a device; fork bombs; shutdown; ``chmod -R`` on
+  ``/``; ``kill -1``; overwriting ``/etc/passwd``…), and what the guard cannot see
+  through where it matters most: a line it cannot parse, nesting too deep, oversized
+  expansions, and a script it cannot read that comes out of a decoder (base64, xxd,
+  openssl, gzip…) into a shell or ``eval``. Fail closed.
+* **warn**: the guard cannot see what would run, but nothing says it is obfuscated: a
+  command name taken from the environment or from a program's output (``$CMD``,
+  ``$(cat file)``), a glob as the command name, a download piped into a shell (``curl |
+  sh``), ``eval``/``sh -c`` of a variable or a program's output, ``xargs`` feeding
+  unknown arguments to a recursive delete, a recursive delete of a path built from a
+  variable the line does not set (refused when the path with that variable empty would
+  be a catastrophe: ``rm -rf "$DIR"/``), ``find`` deleting under a system tree with a
+  filter, and ``python -c``/``perl -e`` one-liners that delete files or run commands. The
+  approval dialog shows the warning; the user decides.
+* **allow**: nothing of the above.
+
+It is a safety net for an assistant that asks before every command, not a sandbox: it
+prefers a false refusal to a missed catastrophe, and never raises.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import posixpath
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import lru_cache
 
-__all__ = ["classify_command"]
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+__all__ = ["GuardVerdict", "Verdict", "check_command", "classify_command", "parse"]
 
 _MAX_DEPTH = 8
-_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", ";;", "(", ")", "{", "}", "!"})
-_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+_MAX_FIELDS = 4096
+"""Brace expansion beyond this many words is refused rather than checked in part."""
+_MAX_VALUE = 1 << 20
+"""A variable's value beyond this many characters is refused rather than built."""
 
 _SYSTEM_TREES = frozenset(
     {
@@ -35,15 +78,51 @@ _HARMLESS_DEVICES = frozenset(
         "/dev/random", "/dev/urandom", "/dev/full",
     }
 )  # fmt: skip
+_CRITICAL_FILES = frozenset(
+    {
+        "/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow", "/etc/sudoers",
+        "/etc/fstab", "/etc/crypttab",
+    }
+)  # fmt: skip
 _POWER_COMMANDS = frozenset({"shutdown", "reboot", "halt", "poweroff"})
-_FORMAT_COMMANDS = frozenset({"mke2fs", "mkswap", "wipefs", "mkdosfs"})
+_FORMAT_COMMANDS = frozenset({"mke2fs", "mkswap", "wipefs", "mkdosfs", "blkdiscard"})
 _DEVICE_WRITERS = frozenset({"tee", "cp", "mv", "shred", "install"})
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})
-_FORK_BOMB = re.compile(r"([\w:.\-]+)\(\)\{[^}]*\1\|\1&?[^}]*\};?\1")
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash"})
+_INTERPRETERS = {
+    "python": "-c", "python2": "-c", "python3": "-c", "perl": "-e", "ruby": "-e",
+    "node": "-e", "php": "-r",
+}  # fmt: skip
+_RISKY_CODE = re.compile(
+    r"rmtree|os\.remove|os\.unlink|os\.rmdir|removedirs|\.unlink\(|\bunlink\b|\brmdir\b"
+    r"|os\.system|subprocess|popen|\bsystem\s*\(?|\bexec[lv]?p?e?\s*\(|`|child_process"
+    r"|execSync|spawn|shell_exec|\bqx\b"
+)
+_CODE_STRINGS = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'")
+_FORK_BOMB = re.compile(
+    r"(?<![\w:.\-])([\w:.\-]+)\s*\(\)\s*\{[^}]*?\1\s*\|\s*\1\s*&?[^}]*\}\s*;?\s*\1"
+)
 _HOME_VARS = re.compile(r"^(\$HOME|\$\{HOME\})(/.*)?$")
 _PWD_VARS = re.compile(r"^(\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`)(/\*?)?$")
+_VARIABLE_REF = re.compile(
+    r"\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!-]|\$\([^)]*\)|`[^`]*`"
+)
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+"""Characters of four UTF-8 bytes: after a "{" they can crash tree-sitter-bash 0.25.1
+(tree-sitter/tree-sitter-bash#337, found here by fuzzing too). They are parsed as U+FFFD,
+a word character like them; no verdict depends on which one it was."""
 _GLOB_CHARS = re.compile(r"[*?\[]")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_BRACES = re.compile(r"\{([^{}]*)\}")
+_DEFAULT_IFS = " \t\n"
 
+_PARALLEL_OPTIONS = frozenset(
+    {
+        "-j", "--jobs", "-S", "--sshlogin", "-a", "--arg-file", "-I", "-d", "--delimiter",
+        "--colsep", "-n", "-N", "--results", "--tmpdir", "--timeout", "--delay", "--joblog",
+        "-L", "-P",
+    }
+)  # fmt: skip
 # Wrappers: command name -> options that take a separate argument.
 _WRAPPERS: dict[str, frozenset[str]] = {
     "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-R"}),
@@ -62,10 +141,58 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "taskset": frozenset(),
     "setsid": frozenset(),
     "unbuffer": frozenset(),
-    "xargs": frozenset({"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a"}),
+    "busybox": frozenset(),
+    "toybox": frozenset(),
+    "flock": frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}),
+    "xargs": frozenset({"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--arg-file"}),
+    "parallel": _PARALLEL_OPTIONS,
 }
-# Wrappers whose first operand is not the command (timeout DURATION, chrt PRIO, …).
-_WRAPPER_OPERANDS = {"timeout": 1, "chrt": 1, "taskset": 1}
+_XARGS_LIKE = frozenset({"xargs", "parallel"})
+# Wrappers whose first operands are not the command (timeout DURATION, flock FILE, …).
+_WRAPPER_OPERANDS = {"timeout": 1, "chrt": 1, "taskset": 1, "flock": 1}
+
+# Commands that turn text into other text: what they print from a literal is worked out;
+# when it cannot be, their output is treated as obfuscated.
+_DECODERS = frozenset(
+    {
+        "base64", "base32", "basenc", "xxd", "od", "rev", "tr", "openssl", "gzip", "gunzip",
+        "zcat", "bzip2", "bunzip2", "bzcat", "xz", "unxz", "xzcat", "zstd", "uudecode",
+        "gpg", "iconv", "sed", "awk", "perl", "python", "python3", "printf",
+    }
+)  # fmt: skip
+_DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c"})
+# find: tests that select some files; without one, find acts on everything below.
+_FIND_FILTERS = frozenset(
+    {
+        "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex",
+        "-iregex", "-newer", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin",
+        "-size", "-user", "-group", "-uid", "-gid", "-nouser", "-nogroup", "-empty",
+        "-inum", "-samefile", "-links", "-perm", "-lname", "-ilname", "-newermt",
+    }
+)  # fmt: skip
+_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+_DESTRUCTIVE_EXEC = frozenset({"rm", "shred", "unlink", "rmdir", "truncate"})
+
+
+class Verdict(StrEnum):
+    """What the guard says about a command."""
+
+    ALLOW = "allow"
+    WARN = "warn"
+    """The guard cannot see what would run; the approval dialog shows why."""
+    REFUSE = "refuse"
+
+
+@dataclass(frozen=True)
+class GuardVerdict:
+    """The guard's verdict on one command line, with the reason for anything but allow."""
+
+    verdict: Verdict
+    reason: str | None = None
+
+    @property
+    def refused(self) -> bool:
+        return self.verdict is Verdict.REFUSE
 
 
 class _Refused(Exception):
@@ -74,104 +201,1287 @@ class _Refused(Exception):
         self.reason = reason
 
 
-def classify_command(command: str, workspace: str | os.PathLike[str] | None = None) -> str | None:
-    """Return why ``command`` is catastrophic, or None when the guard sees no such danger.
+@dataclass(frozen=True)
+class _Word:
+    """One word after expansion: its text (unknown parts keep their source text)."""
+
+    text: str
+    known: bool = True
+    decoded: bool = False
+    """An unknown part came out of a decoder (base64, xxd, …)."""
+    script: _Stream | None = None
+    """For ``<(...)``: what reading the file would give."""
+
+
+@dataclass(frozen=True)
+class _Stream:
+    """Text flowing into a command (stdin, a script): known, or where it came from."""
+
+    text: str | None
+    decoded: bool = False
+    downloaded: bool = False
+    piped: bool = True
+    """False when nothing feeds the command (a shell then reads the terminal)."""
+
+    def describe(self) -> str:
+        if self.downloaded:
+            return "a download"
+        if self.decoded:
+            return "a decoder whose input the guard cannot see"
+        return "a program's output or a file"
+
+
+_UNKNOWN = _Stream(None)
+_NO_INPUT = _Stream(None, piped=False)
+
+
+@dataclass
+class _Scope:
+    """What the line defined so far: variables, aliases, functions, files written."""
+
+    variables: dict[str, _Word] = field(default_factory=dict)
+    """Values assigned in the line; unknown ones keep whether they came from a decoder."""
+    arrays: dict[str, list[_Word]] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+    functions: dict[str, Node] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+    positional: list[_Word] | None = None
+
+    def with_env(self, env: dict[str, _Word]) -> _Scope:
+        """This scope as a child process sees it with ``env`` added to its environment."""
+        if not env:
+            return self
+        return _Scope(
+            {**self.variables, **env},
+            self.arrays,
+            self.aliases,
+            self.functions,
+            self.files,
+            self.positional,
+        )
+
+    def child(self, positional: list[_Word] | None) -> _Scope:
+        return _Scope(
+            self.variables, self.arrays, self.aliases, self.functions, self.files, positional
+        )
+
+
+@lru_cache(maxsize=1)
+def _language() -> Language:
+    return Language(tree_sitter_bash.language())
+
+
+def parse(text: str) -> Node:
+    """The tree-sitter-bash syntax tree of ``text`` (its root node); characters of four
+    UTF-8 bytes are parsed as U+FFFD, which cannot crash the parser."""
+    safe = _ASTRAL.sub("\ufffd", text)
+    return Parser(_language()).parse(safe.encode("utf-8", "surrogatepass")).root_node
+
+
+def _text(node: Node) -> str:
+    data = node.text or b""
+    try:
+        return data.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace")
+
+
+def check_command(command: str, workspace: str | os.PathLike[str] | None = None) -> GuardVerdict:
+    """The guard's verdict on ``command``: refuse, warn (with why) or allow. Never raises.
 
     ``workspace`` (the canonical workspace path) lets the guard also refuse recursive
-    deletion of the workspace by its absolute path or of one of its ancestors.  Never
-    raises: unparseable input yields a refusal reason.
+    deletion of the workspace by its absolute path or of one of its ancestors.
     """
     ws = posixpath.normpath(os.fspath(workspace)) if workspace is not None else None
+    guard = _Guard(ws)
     try:
-        _check_line(command, ws, depth=0)
+        guard.line(command, _Scope(), depth=0)
     except _Refused as refused:
-        return refused.reason
+        return GuardVerdict(Verdict.REFUSE, refused.reason)
     except RecursionError:
-        return "the command is nested too deeply to be checked safely"
+        return GuardVerdict(Verdict.REFUSE, "the command is nested too deeply to be checked safely")
+    except Exception as exc:  # noqa: BLE001 - a guard that breaks must fail closed
+        return GuardVerdict(Verdict.REFUSE, f"the guard could not check this command ({exc})")
+    if guard.warnings:
+        return GuardVerdict(Verdict.WARN, "; ".join(guard.warnings))
+    return GuardVerdict(Verdict.ALLOW)
+
+
+def classify_command(command: str, workspace: str | os.PathLike[str] | None = None) -> str | None:
+    """Why the guard refuses ``command``, or None when it does not (it may still warn)."""
+    verdict = check_command(command, workspace)
+    return verdict.reason if verdict.refused else None
+
+
+class _Guard:
+    def __init__(self, workspace: str | None) -> None:
+        self.workspace = workspace
+        self.warnings: list[str] = []
+        self.silent = 0
+        """Above 0 while words are expanded only to learn their values."""
+        self.calling: set[str] = set()
+        """Functions and aliases being expanded (a recursive one is looked into once)."""
+
+    def warn(self, text: str) -> None:
+        if text not in self.warnings:
+            self.warnings.append(text)
+
+    # Lines and statements ------------------------------------------------------------
+
+    def line(self, text: str, scope: _Scope, depth: int, stdin: _Stream = _NO_INPUT) -> None:
+        if depth > _MAX_DEPTH:
+            raise _Refused("the command nests shells or eval too deeply to be checked safely")
+        if "\x00" in text:
+            raise _Refused("the command contains a NUL byte")
+        if _FORK_BOMB.search(text):
+            raise _Refused("this is a fork bomb")
+        root = parse(_join_continuations(text))
+        if root.has_error:
+            raise _Refused(
+                f"the command could not be parsed safely ({_error_place(root)}); fix its quoting"
+            )
+        self.statements(root.named_children, scope, depth, stdin)
+
+    def statements(
+        self, nodes: list[Node], scope: _Scope, depth: int, stdin: _Stream = _NO_INPUT
+    ) -> None:
+        for node in nodes:
+            self.statement(node, scope, depth, stdin)
+
+    def statement(self, node: Node, scope: _Scope, depth: int, stdin: _Stream = _NO_INPUT) -> None:
+        kind = node.type
+        if kind == "command":
+            self.command(node, scope, depth, stdin)
+        elif kind == "variable_assignment":
+            self.assign(node, scope, depth)
+        elif kind == "declaration_command":
+            for child in node.named_children:
+                if child.type == "variable_assignment":
+                    self.assign(child, scope, depth)
+                else:
+                    self.expand(child, scope, depth)
+        elif kind == "pipeline":
+            self.pipeline(node, scope, depth, stdin)
+        elif kind == "redirected_statement":
+            self.redirected(node, scope, depth, stdin)
+        elif kind == "function_definition":
+            name = node.child_by_field_name("name")
+            body = node.child_by_field_name("body")
+            if name is not None and body is not None:
+                scope.functions[_text(name)] = body
+                # The body as written, arguments unknown; each call is checked again.
+                self.statement(body, scope.child(None), depth, stdin)
+        elif kind == "for_statement":
+            variable = node.child_by_field_name("variable")
+            for child in node.named_children:
+                if child.type not in ("variable_name", "do_group"):
+                    self.expand(child, scope, depth)
+            if variable is not None:
+                scope.variables[_text(variable)] = _Word(_text(variable), known=False)
+            body = node.child_by_field_name("body")
+            if body is not None:
+                self.statement(body, scope, depth, stdin)
+        elif kind in ("command_substitution", "process_substitution"):
+            self.statements(node.named_children, scope, depth)
+        elif kind in ("word", "raw_string", "number", "comment", "variable_name"):
+            return
+        elif kind in ("string", "concatenation", "simple_expansion", "expansion"):
+            self.expand(node, scope, depth)
+        else:
+            # Lists, subshells, groups, if/while/case, tests, arithmetic, negation…
+            for child in node.named_children:
+                self.statement(child, scope, depth, stdin)
+
+    def assign(self, node: Node, scope: _Scope, depth: int) -> None:
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name is None:
+            return
+        key = _text(name)
+        if value is None:
+            scope.variables[key] = _Word("")
+            return
+        if value.type == "array":
+            elements = [w for c in value.named_children for w in self.expand(c, scope, depth)]
+            scope.arrays[key] = elements
+            scope.variables[key] = elements[0] if elements else _Word("")
+            return
+        scope.arrays.pop(key, None)
+        words = self.expand(value, scope, depth, split=False)
+        if words and len(words[0].text) > _MAX_VALUE:
+            raise _Refused(f"the value of {key} grows too large to be checked")
+        scope.variables[key] = words[0] if words else _Word("")
+
+    def pipeline(self, node: Node, scope: _Scope, depth: int, stdin: _Stream) -> None:
+        stream = stdin
+        for stage in node.named_children:
+            self.statement(stage, scope, depth, stream)
+            stream = self.output(stage, scope, stream)
+
+    def redirected(self, node: Node, scope: _Scope, depth: int, stdin: _Stream) -> None:
+        body = node.child_by_field_name("body")
+        stream = stdin
+        targets: list[str] = []
+        for child in node.named_children:
+            if child == body:
+                continue
+            got, written = self.redirect(child, scope, depth)
+            if got is not None:
+                stream = got
+            targets.extend(written)
+        if body is not None:
+            self.statement(body, scope, depth, stream)
+            if targets:
+                out = self.output(body, scope, stream)
+                for target in targets:
+                    if out.text is not None:
+                        scope.files[target] = out.text
+                    else:
+                        scope.files.pop(target, None)
+
+    def redirect(self, node: Node, scope: _Scope, depth: int) -> tuple[_Stream | None, list[str]]:
+        """Check one redirection; return the stdin it gives and the files it writes."""
+        kind = node.type
+        if kind == "herestring_redirect":
+            words = [w for c in node.named_children for w in self.expand(c, scope, depth, False)]
+            if not words:
+                return None, []
+            word = words[0]
+            if word.known:
+                return _Stream(word.text + "\n"), []
+            return _Stream(None, decoded=word.decoded), []
+        if kind == "heredoc_redirect":
+            stream: _Stream | None = None
+            written: list[str] = []
+            quoted = False
+            for child in node.named_children:
+                if child.type == "heredoc_start":
+                    quoted = any(q in _text(child) for q in "'\"\\")
+                elif child.type == "heredoc_body":
+                    stream = self.heredoc(child, quoted, scope, depth)
+                elif child.type == "file_redirect":
+                    _, more = self.redirect(child, scope, depth)
+                    written.extend(more)
+            return stream, written
+        if kind == "file_redirect":
+            operator = "".join(_text(c) for c in node.children if not c.is_named)
+            written = []
+            stream = None
+            for child in node.named_children:
+                if child.type == "file_descriptor":
+                    continue
+                for word in self.expand(child, scope, depth, split=False):
+                    writes = ">" in operator and "&" not in operator.replace("&>", "")
+                    if writes or operator.startswith("&>"):
+                        _check_redirect(word.text, append=">>" in operator)
+                        written.append(_normalize(word.text))
+                    elif operator == "<&":
+                        stream = _UNKNOWN  # another descriptor: opened elsewhere
+                    elif operator == "<" and word.script is not None:
+                        stream = word.script
+                    elif operator == "<" and word.known:
+                        known = scope.files.get(_normalize(word.text))
+                        stream = _Stream(known) if known is not None else _UNKNOWN
+            return stream, written
+        self.statement(node, scope, depth)
+        return None, []
+
+    def heredoc(self, body: Node, quoted: bool, scope: _Scope, depth: int) -> _Stream:
+        if quoted:
+            return _Stream(_text(body))
+        parts: list[str] = []
+        known = True
+        decoded = False
+        start = body.start_byte
+        raw = body.text or b""
+        position = 0
+        for child in body.named_children:
+            if child.type == "heredoc_content":
+                continue
+            parts.append(raw[position : child.start_byte - start].decode("utf-8", "replace"))
+            words = self.expand(child, scope, depth, split=False)
+            for word in words:
+                parts.append(word.text)
+                known = known and word.known
+                decoded = decoded or word.decoded
+            position = child.end_byte - start
+        parts.append(raw[position:].decode("utf-8", "replace"))
+        text = "".join(parts)
+        return _Stream(text) if known else _Stream(text if not decoded else None, decoded)
+
+    # Words ---------------------------------------------------------------------------
+
+    def expand(self, node: Node, scope: _Scope, depth: int, split: bool = True) -> list[_Word]:
+        """The words ``node`` expands to (several with field splitting and braces)."""
+        # "$@" and "${a[@]}" in quotes: one word per element.
+        if node.type == "string" and len(node.named_children) == 1:
+            elements = self.elements(node.named_children[0], scope)
+            if elements is not None:
+                return elements
+        return self.split(self.segments(node, scope, depth, quoted=False), scope, split)
+
+    def expand_group(self, nodes: list[Node], scope: _Scope, depth: int) -> list[_Word]:
+        """One word written as several touching nodes (tree-sitter-bash splits ``a$b-c$d``
+        after the second expansion, leaving a bare ``$`` and a word ``d…``)."""
+        if len(nodes) == 1:
+            return self.expand(nodes[0], scope, depth)
+        segments: list[_Segment] = []
+        for previous, node in zip([None, *nodes], nodes, strict=False):
+            dangling = previous is not None and (
+                previous.type == "$" or (previous.children and previous.children[-1].type == "$")
+            )
+            match = _VARIABLE_START.match(_text(node)) if node.type == "word" else None
+            if dangling and match and segments and segments[-1].text == "$":
+                segments.pop()
+                name = match.group(0)
+                segments.append(self.lookup(name, "$" + name, scope, quoted=False))
+                segments.append(_Segment(_text(node)[match.end() :], literal=True))
+                continue
+            segments.extend(self.segments(node, scope, depth, quoted=False))
+        return self.split(segments, scope, True)
+
+    def split(self, segments: list[_Segment], scope: _Scope, split: bool) -> list[_Word]:
+        words = _fields(segments, _ifs(scope)) if split else _join(segments)
+        if split:
+            words = [w for word in words for w in _brace_expand(word)]
+        return words
+
+    def segments(self, node: Node, scope: _Scope, depth: int, quoted: bool) -> list[_Segment]:
+        kind = node.type
+        if kind == "word":
+            return [_Segment(_unescape_word(_text(node)), literal=True)]
+        if kind == "number":
+            return [_Segment(_text(node), literal=True)]
+        if kind == "raw_string":
+            return [_Segment(_text(node)[1:-1], literal=True, quoted=True)]
+        if kind == "ansi_c_string":
+            return [_Segment(_ansi_c(_text(node)[2:-1]), literal=True, quoted=True)]
+        if kind in ("string", "translated_string"):
+            out: list[_Segment] = []
+            for child in node.named_children:
+                if child.type == "string_content":
+                    out.append(_Segment(_unescape_dquote(_text(child)), True, quoted=True))
+                else:
+                    out.extend(self.segments(child, scope, depth, quoted=True))
+            if not out:
+                out.append(_Segment("", literal=True, quoted=True))
+            return out
+        if kind == "concatenation":
+            return [s for c in node.children for s in self.segments(c, scope, depth, quoted)]
+        if kind in ("simple_expansion", "expansion"):
+            return [self.variable(node, scope, depth, quoted)]
+        if kind == "command_substitution":
+            if not self.silent:
+                self.statements(node.named_children, scope.child(scope.positional), depth)
+            out_stream = self.substitution_output(node, scope)
+            if out_stream.text is not None:
+                return [_Segment(out_stream.text.rstrip("\n"), quoted=quoted)]
+            return [_Segment(_text(node), quoted=quoted, known=False, decoded=out_stream.decoded)]
+        if kind == "process_substitution":
+            if not self.silent:
+                self.statements(node.named_children, scope.child(scope.positional), depth)
+            stream = self.substitution_output(node, scope)
+            return [_Segment(_text(node), literal=True, known=False, script=stream)]
+        if kind == "arithmetic_expansion":
+            inner = _text(node)[3:-2].strip()
+            if not self.silent:
+                for child in node.named_children:
+                    self.statement(child, scope, depth)
+            if inner.isdigit():
+                return [_Segment(str(int(inner)), quoted=quoted)]
+            return [_Segment(_text(node), quoted=quoted, known=False)]
+        if kind == "brace_expression":
+            return [_Segment(_text(node), literal=True)]
+        if not node.is_named:
+            return [_Segment(_text(node), literal=True)]
+        if not self.silent:
+            self.statement(node, scope, depth)
+        return [_Segment(_text(node), quoted=quoted, known=False)]
+
+    def elements(self, node: Node, scope: _Scope) -> list[_Word] | None:
+        """The words of ``$@`` or ``${array[@]}``, when the line set them."""
+        text = _text(node)
+        if text in ("$@", "${@}"):
+            return list(scope.positional[1:]) if scope.positional is not None else None
+        match = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}", text)
+        if match and match.group(1) in scope.arrays:
+            return list(scope.arrays[match.group(1)])
+        return None
+
+    def variable(self, node: Node, scope: _Scope, depth: int, quoted: bool) -> _Segment:
+        source = _text(node)
+        indexed = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[([@*]|[0-9]+)\]\}", source)
+        if indexed and indexed.group(1) in scope.arrays:
+            elements = scope.arrays[indexed.group(1)]
+            index = indexed.group(2)
+            chosen = elements if not index.isdigit() else elements[int(index) : int(index) + 1]
+            return _Segment(
+                " ".join(w.text for w in chosen),
+                quoted=quoted,
+                known=all(w.known for w in chosen),
+                decoded=any(w.decoded for w in chosen),
+            )
+        names = [c for c in node.named_children if c.type in _VARIABLE_NODES]
+        simple = (source.startswith("${") and len(node.children) == 3) or not source.startswith(
+            "${"
+        )
+        if not names or not simple:
+            # ${x:-default}, ${#x}, ${x/a/b}…: look inside, the value stays unknown.
+            for child in node.named_children:
+                if child.type not in _VARIABLE_NODES:
+                    self.expand(child, scope, depth)
+            return _Segment(source, quoted=quoted, known=False)
+        return self.lookup(_text(names[0]), source, scope, quoted)
+
+    def lookup(self, name: str, source: str, scope: _Scope, quoted: bool) -> _Segment:
+        """The value of the variable ``name`` (written ``source``) as far as the line tells."""
+        if name.isdigit() or name in ("@", "*"):
+            positional = scope.positional
+            if positional is None:
+                return _Segment(source, quoted=quoted, known=False)
+            if name in ("@", "*"):
+                words = positional[1:]
+            else:
+                index = int(name)
+                words = positional[index : index + 1] if index < len(positional) else []
+                if not words:
+                    return _Segment("", quoted=quoted)
+            text = " ".join(w.text for w in words)
+            known = all(w.known for w in words)
+            decoded = any(w.decoded for w in words)
+            return _Segment(text, quoted=quoted, known=known, decoded=decoded)
+        if name in scope.variables:
+            value = scope.variables[name]
+            if not value.known:
+                return _Segment(source, quoted=quoted, known=False, decoded=value.decoded)
+            return _Segment(value.text, quoted=quoted)
+        if name == "IFS":
+            return _Segment(_DEFAULT_IFS, quoted=quoted)
+        return _Segment(source, quoted=quoted, known=False)
+
+    # What a command prints -----------------------------------------------------------
+
+    def substitution_output(self, node: Node, scope: _Scope) -> _Stream:
+        body = [c for c in node.named_children if c.type != "comment"]
+        if len(body) != 1:
+            return _UNKNOWN
+        return self.output(body[0], scope, _UNKNOWN)
+
+    def output(self, node: Node, scope: _Scope, stdin: _Stream) -> _Stream:
+        """What ``node`` writes on stdout, when it can be worked out from literals."""
+        kind = node.type
+        if kind == "pipeline":
+            stream = stdin
+            for stage in node.named_children:
+                stream = self.output(stage, scope, stream)
+            return stream
+        if kind == "redirected_statement":
+            body = node.child_by_field_name("body")
+            stream = stdin
+            for child in node.named_children:
+                if child == body:
+                    continue
+                if child.type == "herestring_redirect":
+                    words = [w for c in child.named_children for w in self.quiet([c], scope)]
+                    if words and words[0].known:
+                        stream = _Stream(words[0].text + "\n")
+                    else:
+                        stream = _Stream(None, decoded=any(w.decoded for w in words))
+                elif child.type == "heredoc_redirect":
+                    for part in child.named_children:
+                        if part.type == "heredoc_body":
+                            stream = _Stream(_text(part))
+                elif child.type == "file_redirect" and any(_text(c) == "<" for c in child.children):
+                    target = child.named_children[-1] if child.named_children else None
+                    known = scope.files.get(_normalize(_text(target))) if target else None
+                    stream = _Stream(known) if known is not None else _UNKNOWN
+            return self.output(body, scope, stream) if body is not None else _UNKNOWN
+        if kind != "command":
+            return _UNKNOWN
+        groups: list[list[Node]] = []
+        stream = stdin
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                continue
+            if child.type == "herestring_redirect":
+                inner = [w for c in child.named_children for w in self.quiet([c], scope)]
+                if inner and inner[0].known:
+                    stream = _Stream(inner[0].text + "\n")
+                continue
+            if child.type == "file_redirect":
+                continue
+            target = _operand(child)
+            if target is None:
+                continue
+            if groups and groups[-1][-1].end_byte == target.start_byte:
+                groups[-1].append(target)
+            else:
+                groups.append([target])
+        words = _strip_words([w for group in groups for w in self.quiet(group, scope)])[0]
+        if not words:
+            return _UNKNOWN
+        name = posixpath.basename(words[0].text) if words[0].known else ""
+        args = words[1:]
+        if name in _DOWNLOADERS:
+            return _Stream(None, downloaded=True)
+        decoded = name in _DECODERS or stream.decoded or any(w.decoded for w in args)
+        result = _evaluate(name, args, stream, scope)
+        if result is not None:
+            # Still marked: what a decoder made stays suspect through later unknown stages.
+            return _Stream(result, decoded=decoded)
+        if name in ("cat", "tee") and (
+            name == "tee" or not [a for a in args if not a.text.startswith("-")]
+        ):
+            return _Stream(stream.text, stream.decoded, stream.downloaded)
+        return _Stream(None, decoded=decoded)
+
+    def quiet(self, nodes: list[Node], scope: _Scope) -> list[_Word]:
+        """Expand without walking or reporting (the nodes are checked where they run)."""
+        saved = list(self.warnings)
+        self.silent += 1
+        try:
+            return self.expand_group(nodes, scope, _MAX_DEPTH)
+        except _Refused:
+            return [_Word("".join(_text(n) for n in nodes), known=False)]
+        finally:
+            self.silent -= 1
+            self.warnings = saved
+
+    # Simple commands -----------------------------------------------------------------
+
+    def command(self, node: Node, scope: _Scope, depth: int, stdin: _Stream) -> None:
+        words: list[_Word] = []
+        groups: list[list[Node]] = []
+        env: dict[str, _Word] = {}
+        for child in node.named_children:
+            kind = child.type
+            if kind == "variable_assignment":
+                # In the environment of this command only (a shell it starts sees it).
+                key = child.child_by_field_name("name")
+                value = child.child_by_field_name("value")
+                assigned = self.expand(value, scope, depth, split=False) if value else []
+                if key is not None:
+                    env[_text(key)] = assigned[0] if assigned else _Word("")
+                continue
+            if kind in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                got, _ = self.redirect(child, scope, depth)
+                if got is not None:
+                    stdin = got
+                continue
+            target = _operand(child)
+            if target is None:
+                continue
+            if groups and groups[-1][-1].end_byte == target.start_byte:
+                groups[-1].append(target)
+            else:
+                groups.append([target])
+        for group in groups:
+            words.extend(self.expand_group(group, scope, depth))
+        if words:
+            self.simple(words, scope, depth, stdin, env)
+
+    def simple(
+        self,
+        words: list[_Word],
+        scope: _Scope,
+        depth: int,
+        stdin: _Stream,
+        env: dict[str, _Word] | None = None,
+    ) -> None:
+        texts = [w.text for w in words]
+        # env -S / --split-string carries a whole command line in one argument.
+        for position, text in enumerate(texts[:-1]):
+            if posixpath.basename(text) == "env":
+                for index in range(position + 1, len(texts) - 1):
+                    if texts[index] in ("-S", "--split-string"):
+                        self.line(texts[index + 1], scope.child(None), depth + 1)
+        replace, delimiter = _xargs_options(texts)
+        words, xargs = _strip_words(words)
+        stripped = texts[: len(texts) - len(words)]
+        env = dict(env or {})
+        for word in stripped:
+            if _ASSIGNMENT.match(word):  # env NAME=value, sudo NAME=value
+                key, value = word.split("=", 1)
+                env[key] = _Word(value)
+        inner = scope.with_env(env)
+        if ":::" in [w.text for w in words] and "parallel" in map(posixpath.basename, stripped):
+            at = [w.text for w in words].index(":::")
+            inputs = " ".join(w.text for w in words[at + 1 :] if w.text != ":::")
+            words = words[:at]
+            stdin = _Stream(inputs + "\n", stdin.decoded)
+        if not words:
+            if "parallel" in map(posixpath.basename, stripped):
+                self.shell("sh", [], scope, depth, stdin)  # each input line is a command
+            return
+        # `command rm` and `builtin` skip functions and aliases of that name.
+        bypass = any(posixpath.basename(t) in ("command", "builtin") for t in stripped)
+        if xargs:
+            if stdin.text is not None:
+                if delimiter is not None:
+                    items = [i for i in stdin.text.split(delimiter) if i]
+                else:
+                    items = stdin.text.splitlines() if replace else stdin.text.split()
+                marker = replace or "{}"
+                if replace or any(marker in w.text for w in words):
+                    words = [
+                        _Word(w.text.replace(marker, item)) if marker in w.text else w
+                        for item in items
+                        for w in words
+                    ]
+                else:
+                    words = words + [_Word(item) for item in items]
+            else:
+                words = [*words, _Word("<arguments read by xargs>", known=False)]
+        head = words[0]
+        if not head.known and head.text.startswith(("(", "{")):
+            return  # a subshell or group after `time`/`!`: walked as statements already
+        if not head.known:
+            self.warn(
+                f"the command name {_short(head.text)} comes from "
+                + ("a decoder" if head.decoded else "something the guard cannot see")
+                + "; check what it is before approving"
+            )
+            if head.decoded:
+                raise _Refused(f"the command name {_short(head.text)} is decoded at run time")
+            self.catastrophes([w.text for w in words], scope, depth)
+            return
+        if _GLOB_CHARS.search(head.text):
+            self.warn(
+                f"the command name {_short(head.text)} is a pattern; the guard cannot tell "
+                "which program it runs"
+            )
+        name = posixpath.basename(head.text)
+        args = words[1:]
+        if name in scope.aliases and not bypass and name not in self.calling:
+            rest = " ".join(shlex.quote(w.text) if w.known else w.text for w in args)
+            self.calling.add(name)
+            try:
+                self.line(f"{scope.aliases[name]} {rest}", scope, depth + 1, stdin)
+            finally:
+                self.calling.discard(name)
+            return
+        if name in scope.functions and not bypass and name in self.calling:
+            # Recursion: with a pipeline or `&` anywhere in the cycle, it multiplies.
+            cycle = [_text(scope.functions[f]) for f in self.calling if f in scope.functions]
+            if any("|" in body or "&" in body for body in cycle):
+                raise _Refused(
+                    f"the function {name} calls itself through a pipeline or in the "
+                    "background: a fork bomb"
+                )
+        if name in scope.functions and not bypass and name not in self.calling:
+            self.calling.add(name)
+            try:
+                self.statement(scope.functions[name], scope.child([head, *args]), depth + 1, stdin)
+            finally:
+                self.calling.discard(name)
+            return
+        if name == "set" and args and not all(w.text.startswith(("-", "+")) for w in args):
+            operands = args[1:] if args[0].text == "--" else args
+            while operands and operands[0].text.startswith(("-", "+")):
+                operands = operands[1:]
+            scope.positional = [_Word("sh"), *operands]
+            return
+        if name == "read":
+            self.read(args, scope, stdin)
+            return
+        if name == "printf" and len(args) >= 3 and args[0].text == "-v":
+            printed = _printf([w.text for w in args[2:]]) if all(w.known for w in args) else None
+            scope.variables[args[1].text] = (
+                _Word(printed) if printed is not None else _Word(args[1].text, known=False)
+            )
+            return
+        if name in ("at", "batch") and not any(w.text in ("-f", "-l", "-r", "-d") for w in args):
+            self.shell("sh", [], scope, depth, stdin)
+            return
+        if name == "alias":
+            for arg in args:
+                if "=" in arg.text and arg.known:
+                    alias, value = arg.text.split("=", 1)
+                    scope.aliases[alias] = value
+                    self.line(value, scope.child(None), depth + 1)
+            return
+        if name in _SHELLS or name in ("su", "runuser"):
+            self.shell(name, args, inner, depth, stdin)
+            return
+        if name == "eval":
+            joined = _Word(
+                " ".join(w.text for w in args),
+                known=all(w.known for w in args),
+                decoded=any(w.decoded for w in args),
+            )
+            self.run_script(joined, "eval", inner, depth)
+            return
+        if name in ("source", "."):
+            if args:
+                self.script_file(args[0], scope, depth, name, stdin)
+            return
+        if name in _INTERPRETERS:
+            self.interpreter(name, args, scope, depth, stdin)
+            return
+        if name == "watch":
+            command = _operands_after_options(args, {"-n", "--interval", "-d", "-x"})
+            if command:
+                self.line(" ".join(w.text for w in command), scope.child(None), depth + 1)
+            return
+        for value in _command_options(name, [w.text for w in args]):
+            self.script(value, name, scope.child(None), depth)
+        if name == "ssh":
+            self.ssh(args, scope, depth)
+            return
+        if name == "find":
+            self.find(args, scope, depth)
+            return
+        if name in ("awk", "gawk", "mawk", "nawk", "busybox-awk"):
+            self.awk(args, scope, depth)
+        if xargs and any(not w.known for w in args):
+            self.xargs_unknown(name, [w.text for w in words[1:]])
+        self.catastrophes([w.text for w in words], scope, depth)
+
+    def catastrophes(self, texts: list[str], scope: _Scope, depth: int) -> None:
+        _check_simple(texts, self.workspace, self.warn)
+
+    def shell(
+        self, name: str, args: list[_Word], scope: _Scope, depth: int, stdin: _Stream
+    ) -> None:
+        index = 0
+        while index < len(args):
+            arg = args[index].text
+            if arg in ("-c", "--command") or (
+                arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]
+            ):
+                if index + 1 >= len(args):
+                    return
+                script = args[index + 1]
+                positional = args[index + 2 :]
+                self.run_script(script, f"{name} -c", scope.child(positional or None), depth)
+                return
+            if arg in ("-s", "-", "--"):
+                break
+            if arg.startswith("-") or arg.startswith("+") or name in ("su", "runuser"):
+                index += 1
+                if arg in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+                    index += 1
+                continue
+            # A script operand: the rest are its arguments.
+            self.script_file(args[index], scope, depth, name, stdin)
+            return
+        if name in ("su", "runuser"):
+            return
+        # No -c and no script: the shell reads its script from stdin.
+        if stdin.text is not None:
+            self.script(stdin.text, name, scope.child(None), depth)
+        elif stdin.piped:
+            self.run_script(_Word("", False, stdin.decoded), name, scope, depth, stdin)
+
+    def script_file(
+        self, word: _Word, scope: _Scope, depth: int, runner: str, stdin: _Stream = _NO_INPUT
+    ) -> None:
+        if word.script is not None:
+            stream = word.script
+            if stream.text is not None:
+                self.script(stream.text, runner, scope.child(None), depth)
+            else:
+                self.run_script(_Word("", False, stream.decoded), runner, scope, depth, stream)
+            return
+        if word.known and _normalize(word.text) in _STDIN_FILES:
+            self.shell(runner if runner in _SHELLS else "sh", [], scope, depth, stdin)
+            return
+        if word.known and _normalize(word.text).startswith(("/dev/fd/", "/proc/self/fd/")):
+            self.warn(f"{runner} reads its script from {word.text}, which the guard cannot see")
+            return
+        if word.known:
+            content = scope.files.get(_normalize(word.text))
+            if content is not None:
+                self.script(content, runner, scope.child(None), depth)
+
+    def script(self, text: str, runner: str, scope: _Scope, depth: int) -> None:
+        """Check the script ``runner`` runs; a refusal says what the script was."""
+        try:
+            self.line(text, scope, depth + 1)
+        except _Refused as refused:
+            if "(in the script " in refused.reason or text.strip() in refused.reason:
+                raise
+            raise _Refused(
+                f"{refused.reason} (in the script {runner} runs: {_short(text.strip())})"
+            ) from None
+
+    def run_script(
+        self, script: _Word, what: str, scope: _Scope, depth: int, stream: _Stream | None = None
+    ) -> None:
+        """Check a script run by a shell or eval; warn or refuse when it cannot be read."""
+        text = script.text
+        if script.known:
+            self.script(text, what, scope, depth)
+            return
+        if script.decoded:
+            raise _Refused(
+                f"{what} would run a script that comes out of a decoder whose input the guard "
+                "cannot see; decode it first and show the command"
+            )
+        # Whatever parts are visible are still checked (their own warnings say no more).
+        if text:
+            saved = list(self.warnings)
+            try:
+                self.line(text, scope, depth + 1)
+            except _Refused as refused:
+                if "parsed" not in refused.reason:
+                    raise
+            finally:
+                self.warnings = saved
+        if stream is not None:
+            self.warn(f"{what} runs a script from {stream.describe()} that the guard cannot read")
+        else:
+            self.warn(f"{what} runs {_short(text)}, whose text the guard cannot see")
+
+    def interpreter(
+        self, name: str, args: list[_Word], scope: _Scope, depth: int, stdin: _Stream
+    ) -> None:
+        """``python -c``, ``perl -e``…: look for commands and deletions in the code."""
+        flag = _INTERPRETERS[name]
+        code: str | None = None
+        from_stdin = True
+        for index, arg in enumerate(args):
+            text = arg.text
+            if re.fullmatch(r"-[A-Za-z]*" + flag[1], text) and not text.startswith(("-M", "-I")):
+                code = args[index + 1].text if index + 1 < len(args) else ""
+                from_stdin = False
+                break
+            if text == "-":
+                break
+            if not text.startswith("-") or text == "-m":
+                return  # a script file or a module
+        if from_stdin:
+            code = stdin.text
+            if code is None and stdin.piped:
+                if stdin.decoded:
+                    raise _Refused(
+                        f"{name} would run code that comes out of a decoder whose input the "
+                        "guard cannot see"
+                    )
+                self.warn(f"{name} runs code from {stdin.describe()} that the guard cannot read")
+        if code is None:
+            return
+        for match in _CODE_STRINGS.finditer(code):
+            literal = match.group(1) if match.group(1) is not None else match.group(2)
+            if _is_device(literal):
+                self.warn(f"the {name} code names the device {literal}; read it before approving")
+        if not _RISKY_CODE.search(code):
+            return
+        for match in _CODE_STRINGS.finditer(code):
+            literal = match.group(1) if match.group(1) is not None else match.group(2)
+            if " " in literal:
+                try:
+                    self.line(literal, scope.child(None), depth + 1)
+                except _Refused as refused:
+                    if "parsed" not in refused.reason:
+                        raise
+            elif posixpath.isabs(literal) or literal.startswith("~"):
+                reason = _dangerous_target(literal, self.workspace)
+                if reason is not None and re.search(r"rmtree|rmdir|remove", code):
+                    raise _Refused(f"{name} code deleting {literal!r} would affect {reason}")
+        self.warn(f"the {name} code deletes files or runs commands; read it before approving")
+
+    def read(self, args: list[_Word], scope: _Scope, stdin: _Stream) -> None:
+        """``read`` assigns what it reads: known when stdin is."""
+        names: list[str] = []
+        array: str | None = None
+        index = 0
+        while index < len(args):
+            text = args[index].text
+            if text in ("-p", "-d", "-n", "-N", "-t", "-u", "-i"):
+                index += 2
+                continue
+            if text == "-a" and index + 1 < len(args):
+                array = args[index + 1].text
+                index += 2
+                continue
+            if not text.startswith("-"):
+                names.append(text)
+            index += 1
+        line = stdin.text.split("\n", 1)[0] if stdin.text is not None else None
+        if array is not None:
+            scope.arrays[array] = (
+                [_Word(f) for f in line.split()] if line is not None else [_Word("", False)]
+            )
+        names = names or ["REPLY"]
+        fields = line.split(None, len(names) - 1) if line is not None else []
+        for position, key in enumerate(names):
+            if line is None:
+                scope.variables[key] = _Word("$" + key, known=False, decoded=stdin.decoded)
+            else:
+                scope.variables[key] = _Word(fields[position] if position < len(fields) else "")
+
+    def awk(self, args: list[_Word], scope: _Scope, depth: int) -> None:
+        """awk programs run commands with system("…") and print | "…"."""
+        takes = {"-f", "-v", "-F", "--file", "--assign", "--field-separator"}
+        operands = _operands_after_options(args, takes)
+        if not operands or any(w.text in ("-f", "--file") for w in args):
+            return
+        program = operands[0].text
+        literals = [m.group(1) for m in re.finditer(r'"((?:[^"\\]|\\.)*)"', program)]
+        commands = re.findall(r'(?:system\s*\(|(?<!\|)\|(?!\|)&?)\s*"((?:[^"\\]|\\.)*)"', program)
+        for command in commands:
+            self.script(command, "awk", scope.child(None), depth)
+        to_shell = any(posixpath.basename(c.split(" ", 1)[0]) in _SHELLS for c in commands)
+        if to_shell or re.search(r'system\s*\(\s*[^"\s]', program):
+            # print … | "sh", or system(variable): any string may be the command.
+            for literal in literals:
+                if literal not in commands:
+                    self.script(literal, "awk", scope.child(None), depth)
+        if commands or re.search(r"system\s*\(|(?<!\|)\|(?!\|)&?\s*[A-Za-z_$]", program):
+            self.warn("the awk program runs commands; read it before approving")
+
+    def ssh(self, args: list[_Word], scope: _Scope, depth: int) -> None:
+        takes = {"-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-b", "-c", "-E", "-m"}
+        index = 0
+        while index < len(args) and args[index].text.startswith("-"):
+            index += 2 if args[index].text in takes else 1
+        remote = args[index + 1 :]
+        if remote:
+            self.line(" ".join(w.text for w in remote), scope.child(None), depth + 1)
+
+    def find(self, args: list[_Word], scope: _Scope, depth: int) -> None:
+        texts = [w.text for w in args]
+        starts: list[str] = []
+        for text in texts:
+            if text.startswith("-") or text in ("(", ")", "!", ","):
+                break
+            starts.append(text)
+        if not starts:
+            starts = ["."]
+        filtered = any(t in _FIND_FILTERS for t in texts)
+        deletes = "-delete" in texts
+        for index, text in enumerate(texts):
+            if text in ("-exec", "-execdir", "-ok", "-okdir"):
+                command: list[str] = []
+                for item in texts[index + 1 :]:
+                    if item in (";", "+", "\\;"):
+                        break
+                    command.append(item)
+                if not command:
+                    continue
+                inner = posixpath.basename(command[0])
+                if inner in _DESTRUCTIVE_EXEC or (
+                    inner in ("chmod", "chown", "chgrp") and "-R" in command
+                ):
+                    deletes = True
+                if inner in _SHELLS and "-c" in command:
+                    at = command.index("-c")
+                    if at + 1 < len(command):
+                        self.line(command[at + 1], scope.child(None), depth + 1)
+                elif "{}" not in command[0]:
+                    _check_simple([c for c in command if c != "{}"], self.workspace, self.warn)
+        if not deletes:
+            return
+        for start in starts:
+            reason = _dangerous_target(start, self.workspace)
+            if reason is None:
+                continue
+            if not filtered:
+                raise _Refused(f"find {start} deleting what it finds would affect {reason}")
+            if reason.startswith(("the whole filesystem", "the system tree", "top-level")):
+                self.warn(f"find deletes files under {start!r} ({reason}); check its tests")
+
+    def xargs_unknown(self, name: str, args: list[str]) -> None:
+        recursive = (
+            any(
+                a.startswith("-") and not a.startswith("--") and ("r" in a or "R" in a)
+                for a in args
+            )
+            or "--recursive" in args
+        )
+        if name in ("shred", "dd") or (name in ("rm", "chmod", "chown", "chgrp") and recursive):
+            self.warn(f"xargs gives {name} arguments the guard cannot see; check what it reads")
+
+
+_VARIABLE_NODES = frozenset({"variable_name", "special_variable_name"})
+_VARIABLE_START = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
+
+
+@dataclass(frozen=True)
+class _Segment:
+    text: str
+    literal: bool = False
+    """From the command as written (a word or a quoted string), not an expansion."""
+    quoted: bool = False
+    known: bool = True
+    decoded: bool = False
+    script: _Stream | None = None
+
+
+def _ifs(scope: _Scope) -> str:
+    value = scope.variables.get("IFS")
+    return value.text if value is not None and value.known else _DEFAULT_IFS
+
+
+def _fields(segments: list[_Segment], ifs: str) -> list[_Word]:
+    """Field splitting: unquoted expansions split at IFS characters, literals never do."""
+    fields: list[list[_Segment]] = [[]]
+    for segment in segments:
+        if segment.literal or segment.quoted or not segment.known or not ifs:
+            fields[-1].append(segment)
+            continue
+        pieces = re.split("[" + re.escape(ifs) + "]", segment.text)
+        for number, piece in enumerate(pieces):
+            if number:
+                fields.append([])
+            if piece:
+                fields[-1].append(_Segment(piece))
+    words = []
+    for parts in fields:
+        if not parts:
+            continue
+        if not any(p.literal or p.quoted or p.text or not p.known for p in parts):
+            continue
+        words.extend(_join(parts))
+    return words
+
+
+def _join(segments: list[_Segment]) -> list[_Word]:
+    if not segments:
+        return []
+    script = next((s.script for s in segments if s.script is not None), None)
+    return [
+        _Word(
+            "".join(s.text for s in segments),
+            known=all(s.known for s in segments),
+            decoded=any(s.decoded for s in segments),
+            script=script,
+        )
+    ]
+
+
+def _brace_expand(word: _Word) -> list[_Word]:
+    if not word.known or "{" not in word.text:
+        return [word]
+    match = _BRACES.search(word.text)
+    if match is None or "," not in match.group(1):
+        return [word]
+    before, after = word.text[: match.start()], word.text[match.end() :]
+    results: list[_Word] = []
+    for choice in match.group(1).split(","):
+        results.extend(_brace_expand(_Word(before + choice + after)))
+        if len(results) > _MAX_FIELDS:
+            raise _Refused("the command's brace expansion is too large to be checked")
+    return results
+
+
+def _unescape_word(text: str) -> str:
+    text = text.replace("\\\n", "")
+    return re.sub(r"\\(.)", r"\1", text, flags=re.DOTALL)
+
+
+def _unescape_dquote(text: str) -> str:
+    text = text.replace("\\\n", "")
+    return re.sub(r"\\([$`\"\\])", r"\1", text)
+
+
+_ANSI_SIMPLE = {
+    "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
+    "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
+}  # fmt: skip
+_ANSI_ESCAPE = re.compile(
+    r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL
+)
+
+
+def _ansi_c(text: str) -> str:
+    """Decode the escapes of ``$'...'`` (and of ``echo -e``/``printf``)."""
+
+    def one(match: re.Match[str]) -> str:
+        code = match.group(1)
+        if code[0] in "xuU" and len(code) > 1:
+            try:
+                return chr(int(code[1:], 16))
+            except (ValueError, OverflowError):
+                return ""
+        if code[0] in "01234567":
+            return chr(int(code, 8) & 0xFF)
+        if code[0] == "c" and len(code) == 2:
+            return chr(ord(code[1].upper()) ^ 0x40)
+        return _ANSI_SIMPLE.get(code, "\\" + code)
+
+    return _ANSI_ESCAPE.sub(one, text)
+
+
+def _tr_set(spec: str) -> str:
+    spec = _ansi_c(spec)
+    out: list[str] = []
+    index = 0
+    while index < len(spec):
+        if index + 2 < len(spec) and spec[index + 1] == "-":
+            first, last = ord(spec[index]), ord(spec[index + 2])
+            if last >= first and last - first < 512:
+                out.extend(chr(c) for c in range(first, last + 1))
+            index += 3
+        else:
+            out.append(spec[index])
+            index += 1
+    return "".join(out)
+
+
+def _printf(args: list[str]) -> str | None:
+    if not args:
+        return None
+    fmt, values = args[0], args[1:]
+    if "%" not in fmt.replace("%%", ""):
+        return _ansi_c(fmt).replace("%%", "%")
+    out: list[str] = []
+    position = 0
+    rounds = 0
+    while True:
+        rounds += 1
+
+        def one(match: re.Match[str]) -> str:
+            nonlocal position
+            spec = match.group(1)
+            if spec == "%":
+                return "%"
+            value = values[position] if position < len(values) else ""
+            position += 1
+            return _ansi_c(value) if spec == "b" else value
+
+        out.append(re.sub(r"%[-#0 +]*\d*(?:\.\d+)?([sbdiouxXc%])", one, _ansi_c(fmt)))
+        if position >= len(values) or rounds > 64:
+            break
+    return "".join(out)
+
+
+def _evaluate(name: str, args: list[_Word], stdin: _Stream, scope: _Scope) -> str | None:
+    """The output of a text-producing command from literal input, or None."""
+    if any(not w.known for w in args):
+        return None
+    texts = [w.text for w in args]
+    options = [t for t in texts if t.startswith("-") and len(t) > 1]
+    operands = [t for t in texts if not (t.startswith("-") and len(t) > 1)]
+    if name == "echo":
+        newline, escapes = True, False
+        while texts and re.fullmatch(r"-[neE]+", texts[0]):
+            newline = newline and "n" not in texts[0]
+            escapes = "e" in texts[0] or (escapes and "E" not in texts[0])
+            texts = texts[1:]
+        body = " ".join(texts)
+        return (_ansi_c(body) if escapes else body) + ("\n" if newline else "")
+    if name == "printf":
+        return _printf([t for t in texts if t != "--"])
+    source = stdin.text
+    if operands and name not in ("tr", "openssl"):
+        source = scope.files.get(_normalize(operands[0]))
+    if source is None:
+        return None
+    if name == "cat":
+        return source
+    try:
+        if name in ("base64", "base32") and any(
+            o in ("-d", "--decode", "-di", "-id") or (o.startswith("-") and "d" in o)
+            for o in options
+        ):
+            compact = re.sub(r"\s+", "", source)
+            if name == "base32":
+                return base64.b32decode(compact).decode("utf-8", "replace")
+            return base64.b64decode(compact + "=" * (-len(compact) % 4)).decode("utf-8", "replace")
+        if name == "openssl" and "-d" in texts and ("base64" in texts or "-base64" in texts):
+            if any(t in ("-in",) for t in texts):
+                return None
+            compact = re.sub(r"\s+", "", source)
+            return base64.b64decode(compact + "=" * (-len(compact) % 4)).decode("utf-8", "replace")
+        if name == "xxd" and any("r" in o for o in options) and any("p" in o for o in options):
+            return binascii.unhexlify(re.sub(r"\s+", "", source)).decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        return None
+    if name == "rev":
+        return "\n".join(line[::-1] for line in source.split("\n"))
+    if name == "tr" and not options and len(operands) == 2:
+        first, second = _tr_set(operands[0]), _tr_set(operands[1])
+        if not first or not second:
+            return None
+        second = second + second[-1] * max(0, len(first) - len(second))
+        return source.translate(str.maketrans(first, second[: len(first)]))
     return None
 
 
-def _check_line(text: str, workspace: str | None, depth: int) -> None:
-    if depth > _MAX_DEPTH:
-        raise _Refused("the command nests shells or eval too deeply to be checked safely")
-    if "\x00" in text:
-        raise _Refused("the command contains a NUL byte")
-    squeezed = re.sub(r"\s+", "", text)
-    if _FORK_BOMB.search(squeezed):
-        raise _Refused("this is a fork bomb")
-    # Backticks and newlines separate commands as far as the guard is concerned.
-    prepared = text.replace("`", " ; ").replace("\n", " ; ").replace("\r", " ; ")
-    lexer = shlex.shlex(prepared, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        tokens = list(lexer)
-    except ValueError as exc:
-        raise _Refused(f"the command could not be parsed safely ({exc}); fix its quoting") from exc
-    for words, redirects in _simple_commands(tokens):
-        for target in redirects:
-            _check_redirect(target)
-        for word in words:
-            for inner in _substitutions(word):
-                _check_line(inner, workspace, depth + 1)
-        _check_simple(words, workspace, depth)
+def _operands_after_options(args: list[_Word], takes: set[str]) -> list[_Word]:
+    index = 0
+    while index < len(args) and args[index].text.startswith("-"):
+        index += 2 if args[index].text in takes else 1
+    return args[index:]
 
 
-def _simple_commands(tokens: list[str]) -> Iterable[tuple[list[str], list[str]]]:
-    words: list[str] = []
-    redirects: list[str] = []
-    expect_target = False
-    for token in tokens:
-        if expect_target:
-            redirects.append(token)
-            expect_target = False
+def _short(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+def _error_place(root: Node) -> str:
+    def first(node: Node) -> Node | None:
+        if node.type == "ERROR" or node.is_missing:
+            return node
+        for child in node.children:
+            found = first(child)
+            if found is not None:
+                return found
+        return None
+
+    bad = first(root)
+    if bad is None:
+        return "syntax error"
+    if bad.is_missing:
+        return f"missing {bad.type!r}"
+    return f"syntax error near {_short(_text(bad))}"
+
+
+def _join_continuations(text: str) -> str:
+    """Remove backslash-newline pairs as bash does before splitting words.
+
+    tree-sitter-bash splits a word there (``r\\<newline>m`` would be ``r`` and ``m``), bash
+    joins it (``rm``). Pairs inside single quotes and comments are kept, as bash keeps them.
+    """
+    if "\\\n" not in text:
+        return text
+    out: list[str] = []
+    index = 0
+    quote = ""
+    while index < len(text):
+        char = text[index]
+        if quote == "'":
+            out.append(char)
+            if char == "'":
+                quote = ""
+            index += 1
             continue
-        if token in _SEPARATORS or (token and set(token) <= set(";&|(){}")):
-            if words or redirects:
-                yield words, redirects
-            words, redirects = [], []
+        if char == "\\" and index + 1 < len(text):
+            if text[index + 1] == "\n":
+                index += 2
+                continue
+            out.append(text[index : index + 2])
+            index += 2
             continue
-        if token in _REDIRECTS or (token and set(token) <= set("<>&|") and ">" in token):
-            expect_target = True
+        if char == '"':
+            quote = "" if quote == '"' else '"'
+        elif char == "'" and not quote:
+            quote = "'"
+        elif char == "#" and not quote and (not out or out[-1][-1:] in " \t\n;&|()"):
+            end = text.find("\n", index)
+            end = len(text) if end == -1 else end
+            out.append(text[index:end])
+            index = end
             continue
-        if token == "$":
-            # "$" before "(" from "$(": the substitution body follows as its own command.
-            if words or redirects:
-                yield words, redirects
-            words, redirects = [], []
-            continue
-        words.append(token)
-    if words or redirects:
-        yield words, redirects
+        out.append(char)
+        index += 1
+    return "".join(out)
 
 
-def _substitutions(word: str) -> list[str]:
-    """Bodies of ``$(...)`` inside a word that shlex kept whole (e.g. in double quotes)."""
-    bodies: list[str] = []
-    start = word.find("$(")
-    while start != -1:
-        depth = 0
-        end = -1
-        for index in range(start + 1, len(word)):
-            char = word[index]
-            if char == "(":
-                depth += 1
-            elif char == ")":
-                depth -= 1
-                if depth == 0:
-                    end = index
-                    break
-        if end == -1:
-            bodies.append(word[start + 2 :])
-            break
-        bodies.append(word[start + 2 : end])
-        start = word.find("$(", end)
-    return bodies
-
-
-def _check_redirect(target: str) -> None:
+def _check_redirect(target: str, append: bool = False) -> None:
     if _is_device(target):
         raise _Refused(f"writing to the device {target} would destroy its contents")
+    _check_written_file(target, append)
+
+
+def _check_written_file(target: str, append: bool) -> None:
+    normal = _normalize(target)
+    if normal == "/proc/sysrq-trigger":
+        raise _Refused("writing to /proc/sysrq-trigger can crash or restart the machine at once")
+    if normal in _CRITICAL_FILES and not append:
+        raise _Refused(f"overwriting {normal} would lock users out or stop the machine booting")
 
 
 def _is_device(path: str) -> bool:
@@ -183,16 +1493,19 @@ def _is_device(path: str) -> bool:
     )
 
 
-def _strip_wrappers(words: list[str]) -> list[str]:
+def _strip_wrappers(words: list[str]) -> tuple[list[str], bool]:
+    """Drop leading assignments and wrappers; also say whether xargs was one of them."""
     index = 0
+    xargs = False
     while index < len(words):
         word = words[index]
-        if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
+        if _ASSIGNMENT.match(word):
             index += 1
             continue
         name = posixpath.basename(word)
         if name not in _WRAPPERS:
             break
+        xargs = xargs or name in _XARGS_LIKE
         takes_arg = _WRAPPERS[name]
         index += 1
         operands = _WRAPPER_OPERANDS.get(name, 0)
@@ -204,7 +1517,7 @@ def _strip_wrappers(words: list[str]) -> list[str]:
             if option.startswith("-") and option != "-":
                 index += 2 if option in takes_arg else 1
                 continue
-            if name == "env" and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", option):
+            if name == "env" and _ASSIGNMENT.match(option):
                 index += 1
                 continue
             if operands:
@@ -212,38 +1525,120 @@ def _strip_wrappers(words: list[str]) -> list[str]:
                 index += 1
                 continue
             break
-    return words[index:]
+    return words[index:], xargs
 
 
-def _check_simple(words: list[str], workspace: str | None, depth: int) -> None:
-    # env -S / --split-string carries a whole command line in one argument.
-    for position, word in enumerate(words[:-1]):
-        if posixpath.basename(word) == "env":
-            for option_index in range(position + 1, len(words) - 1):
-                if words[option_index] in ("-S", "--split-string"):
-                    _check_line(words[option_index + 1], workspace, depth + 1)
-    words = _strip_wrappers(words)
+_COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
+    # program -> its options whose value is a command line it runs. "X=" prefixes are
+    # matched on a word (git -c X=…, ssh -o X=…) and after "-o" in the same word.
+    "tar": ("--to-command=", "--checkpoint-action=exec=", "--use-compress-program=", "-I"),
+    "rsync": ("-e", "--rsh="),
+    "ssh": ("ProxyCommand=", "LocalCommand=", "KnownHostsCommand="),
+    "scp": ("-S", "ProxyCommand="),
+    "sftp": ("-S", "ProxyCommand="),
+    "git": ("core.sshCommand=", "core.pager=", "core.editor=", "core.fsmonitor="),
+    "zip": ("-TT", "--unzip-command="),
+}
+
+
+def _command_options(name: str, args: list[str]) -> list[str]:
+    """The command lines given in ``args`` as values of ``name``'s command options."""
+    found: list[str] = []
+    for index, arg in enumerate(args):
+        following = args[index + 1] if index + 1 < len(args) else None
+        for prefix in _COMMAND_OPTIONS.get(name, ()):
+            if prefix.endswith("="):
+                for candidate in (arg, arg[2:] if arg.startswith("-o") else ""):
+                    if candidate.startswith(prefix):
+                        found.append(candidate[len(prefix) :])
+            elif arg == prefix and following is not None:
+                found.append(following)
+    return [f for f in found if f.strip()]
+
+
+def _xargs_options(texts: list[str]) -> tuple[str | None, str | None]:
+    """xargs's (or parallel's) replacement string (``-I R``, ``-i``…) and input delimiter
+    (``-0``, ``-d X``); None for whitespace splitting."""
+    replace: str | None = None
+    delimiter: str | None = None
+    for index, text in enumerate(texts):
+        name = posixpath.basename(text)
+        if name not in _XARGS_LIKE:
+            continue
+        takes = _WRAPPERS[name]
+        position = index + 1
+        while position < len(texts) and texts[position].startswith("-"):
+            option = texts[position]
+            following = texts[position + 1] if position + 1 < len(texts) else ""
+            if option == "-I":
+                replace = following
+            elif option.startswith("-I"):
+                replace = option[2:]
+            elif option in ("-i", "--replace"):
+                replace = "{}"
+            elif option.startswith(("--replace=", "-i")):
+                replace = option.split("=", 1)[1] if "=" in option else option[2:]
+            elif option in ("-0", "--null"):
+                delimiter = "\0"
+            elif option in ("-d", "--delimiter"):
+                delimiter = _ansi_c(following) or "\n"
+            elif option.startswith("--delimiter="):
+                delimiter = _ansi_c(option.split("=", 1)[1]) or "\n"
+            position += 2 if option in takes else 1
+        break
+    return replace, delimiter
+
+
+def _strip_words(words: list[_Word]) -> tuple[list[_Word], bool]:
+    kept, xargs = _strip_wrappers([w.text for w in words])
+    return words[len(words) - len(kept) :], xargs
+
+
+def _operand(node: Node) -> Node | None:
+    """The node to expand for one child of a command (the name's word for command_name)."""
+    if node.type == "command_name":
+        return node.named_children[0] if node.named_children else None
+    return node
+
+
+def _check_simple(
+    words: list[str], workspace: str | None, warn: Callable[[str], None] | None = None
+) -> None:
+    """The catastrophes, on one command's words (wrappers stripped)."""
+    words, _ = _strip_wrappers(words)
     if not words:
         return
     name = posixpath.basename(words[0])
     args = words[1:]
-
-    if name in _SHELLS or name in ("su", "runuser"):
-        script = _shell_script(name, args)
-        if script is not None:
-            _check_line(script, workspace, depth + 1)
-        return
-    if name == "eval":
-        _check_line(" ".join(args), workspace, depth + 1)
-        return
     if name in _POWER_COMMANDS:
         raise _Refused(f"{name} would stop or restart the machine")
     if name in ("init", "telinit") and args[:1] in (["0"], ["6"]):
         raise _Refused(f"{name} {args[0]} would stop or restart the machine")
     if name == "systemctl" and any(
-        arg in ("poweroff", "reboot", "halt", "kexec", "emergency", "rescue") for arg in args
+        arg.removesuffix(".target")
+        in ("poweroff", "reboot", "halt", "kexec", "emergency", "rescue")
+        for arg in args
     ):
         raise _Refused("systemctl would stop or restart the machine")
+    if name in ("kill", "pkill", "killall"):
+        operands = [a for a in args if not a.startswith("-") or a == "-1"]
+        if name == "kill" and ("-1" in operands[1:] or (operands and operands[-1] == "-1")):
+            raise _Refused("kill -1 would kill every process you can signal")
+    if name == "truncate":
+        for arg in args:
+            if _is_device(arg):
+                raise _Refused(f"truncate on the device {arg} would destroy its contents")
+    if name == "tee":
+        append = any(a in ("-a", "--append") for a in args)
+        for arg in args:
+            if not arg.startswith("-"):
+                _check_written_file(arg, append)
+    if name == "rsync" and any(a.startswith("--delete") for a in args):
+        operands = [a for a in args if not a.startswith("-")]
+        if len(operands) >= 2:
+            reason = _dangerous_target(operands[-1], workspace)
+            if reason is not None:
+                raise _Refused(f"rsync --delete into {operands[-1]!r} would affect {reason}")
     if name.startswith("mkfs") or name in _FORMAT_COMMANDS:
         raise _Refused(f"{name} formats a device and destroys its data")
     if name == "dd":
@@ -258,24 +1653,38 @@ def _check_simple(words: list[str], workspace: str | None, depth: int) -> None:
         for target in targets:
             if _is_device(target):
                 raise _Refused(f"{name} onto the device {target} would destroy its contents")
+    if name == "sgdisk" and any(a in ("-Z", "--zap-all", "-o", "--clear") for a in args):
+        raise _Refused("sgdisk would erase the partition table")
+    if name == "cryptsetup" and any(a in ("luksFormat", "erase", "luksErase") for a in args):
+        raise _Refused(
+            f"cryptsetup {' '.join(a for a in args if not a.startswith('-'))[:40]} "
+            "destroys the encrypted volume's keys"
+        )
+    if name in ("mv", "rm", "shred", "unlink"):
+        operands = [arg for arg in args if not arg.startswith("-")]
+        for source in operands[:-1] if name == "mv" else operands:
+            if _normalize(source) in _CRITICAL_FILES:
+                raise _Refused(
+                    f"{name} of {_normalize(source)} would lock users out or stop the machine "
+                    "booting"
+                )
+    if name == "mv":
+        operands = [arg for arg in args if not arg.startswith("-")]
+        for source in operands[:-1]:
+            reason = _dangerous_target(source, workspace)
+            if reason is not None:
+                raise _Refused(f"moving {source!r} away would affect {reason}")
     if name in ("rm", "chmod", "chown", "chgrp"):
-        _check_recursive(name, args, workspace)
+        _check_recursive(name, args, workspace, warn or _ignore)
 
 
-def _shell_script(name: str, args: list[str]) -> str | None:
-    for index, arg in enumerate(args):
-        if arg == "--":
-            return None
-        if arg in ("-c", "--command") or (
-            arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]
-        ):
-            return args[index + 1] if index + 1 < len(args) else ""
-        if not arg.startswith("-") and name != "busybox":
-            return None
+def _ignore(_: str) -> None:
     return None
 
 
-def _check_recursive(name: str, args: list[str], workspace: str | None) -> None:
+def _check_recursive(
+    name: str, args: list[str], workspace: str | None, warn: Callable[[str], None]
+) -> None:
     recursive = False
     operands: list[str] = []
     options_done = False
@@ -293,7 +1702,25 @@ def _check_recursive(name: str, args: list[str], workspace: str | None) -> None:
             recursive = True
     if not recursive:
         return
+    if name != "rm" and len(operands) >= 2 and not any(a.startswith("--reference") for a in args):
+        operands = operands[1:]  # the mode, or the owner and group
     for operand in operands:
+        if _VARIABLE_REF.search(operand) and not (
+            _HOME_VARS.match(operand) or _PWD_VARS.match(operand)
+        ):
+            # Depends on a variable the line does not set: dangerous if it were empty?
+            bare = _VARIABLE_REF.sub("", operand)
+            reason = _dangerous_target(bare, workspace) if bare else None
+            if reason is not None:
+                raise _Refused(
+                    f"recursive {name} on {operand!r} would affect {reason} if its "
+                    "variables were empty; write the path out literally"
+                )
+            warn(
+                f"recursive {name} on {operand!r}: the path depends on a variable the guard "
+                "cannot see"
+            )
+            continue
         reason = _dangerous_target(operand, workspace)
         if reason is not None:
             raise _Refused(f"recursive {name} on {operand!r} would affect {reason}")

@@ -23,6 +23,7 @@ from zcoder.tools.confinement import (
     remove_file,
     resolve_write_target,
 )
+from zcoder.tools.edits import FileChange, describe_changes, gate_changes, record_changes
 from zcoder.tools.files import MAX_EDIT_BYTES, decode_text
 
 __all__ = ["APPLY_PATCH", "PatchError", "parse_patch"]
@@ -327,15 +328,21 @@ async def _apply_patch(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult.error(f"{exc.filename or ''}: {exc.strerror or exc}; nothing was changed")
     if not changes:
         return ToolResult(True, "The patch changes nothing.", {"files": []})
+    planned = [FileChange(change.target, change.before, change.after) for change in changes]
+    refusal = await gate_changes(ctx, "apply_patch", planned)
+    if refusal:
+        return ToolResult.error(refusal, files=[change.path for change in planned], refused=True)
     try:
         _commit(changes)
     except (ConfinementError, OSError) as exc:
         return ToolResult.error(f"writing the patch failed ({exc}); changes were rolled back")
+    record_changes(ctx, "apply_patch", planned)
     summaries = [_summary(change) for change in changes]
+    stats, shown = describe_changes(planned)
     return ToolResult(
         True,
-        "Applied patch: " + ", ".join(summaries),
-        {"files": [change.target.display for change in changes]},
+        "Applied patch: " + ", ".join(summaries) + stats,
+        {"files": [change.target.display for change in changes], **shown},
     )
 
 

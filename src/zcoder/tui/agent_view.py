@@ -104,11 +104,12 @@ class AgentView:
         elif isinstance(event, ToolFinished):
             status = "interrupted" if event.status == "not_executed" else event.status
             known = self._tool_entries.pop(event.call_id, None)
+            diff = str(event.metadata.get("diff") or "")  # an edit's diff (tools/edits.py)
             if known is None:
-                self.show(Entry("tool", tool_text(event.name, {}, status, event.output)))
+                self.show(Entry("tool", tool_text(event.name, {}, status, event.output, diff)))
             else:
                 entry, name, arguments = known
-                entry.show_text(tool_text(name, arguments, status, event.output))
+                entry.show_text(tool_text(name, arguments, status, event.output, diff))
         elif isinstance(event, Notice):
             self.show(Entry("system", system_text(event.text)))
         elif isinstance(event, ErrorNotice):

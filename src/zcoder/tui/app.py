@@ -38,6 +38,7 @@ from zcoder.config import Config
 from zcoder.model import make_client, server_label
 from zcoder.model.context import ContextWindow
 from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
+from zcoder.resume import resume_command
 from zcoder.sessions import SessionStore
 from zcoder.tools import (
     ApprovalPolicy,
@@ -46,6 +47,10 @@ from zcoder.tools import (
 from zcoder.tui.agent_view import AgentView
 from zcoder.tui.approvals import DialogApprovals
 from zcoder.tui.commands import parse_slash
+from zcoder.tui.dialogs import GuardedDialog
+from zcoder.tui.history import PromptHistory
+from zcoder.tui.inbox_ui import receipt_outcome
+from zcoder.tui.interrupt import QUIT_AGAIN_TEXT, QUIT_WINDOW_SECONDS, CtrlC, Press
 from zcoder.tui.model_ui import WARMUP_NUM_PREDICT, ModelUI
 from zcoder.tui.prompt import PromptInput
 from zcoder.tui.queued import QueuedPrompts
@@ -53,7 +58,8 @@ from zcoder.tui.relay_ui import RELAY_POLL_SECONDS, RelayNudge, RelayUI
 from zcoder.tui.scheduler import Next, TurnScheduler
 from zcoder.tui.sessions_ui import SessionsUI
 from zcoder.tui.slash import SlashCommands
-from zcoder.tui.status import HeaderBar, HeaderState
+from zcoder.tui.status import HeaderBar, HeaderState, turn_summary
+from zcoder.tui.terminal_title import TerminalTitle
 from zcoder.tui.transcript import (
     Entry,
     Transcript,
@@ -99,14 +105,17 @@ class ZcoderApp(App[int]):
         Binding("end", "follow_output(True)", show=False, priority=True),
         Binding("ctrl+end", "follow_output(False)", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True),
-        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+        # First press stops the turn, a second within 2 s (or one when idle) quits.
+        Binding("ctrl+c", "interrupt", "Stop or quit", show=False, priority=True),
     ]
 
-    def __init__(self, config: Config, *, resume: str | None = None) -> None:
+    def __init__(
+        self, config: Config, *, resume: str | None = None, keep_model: bool = False
+    ) -> None:
         super().__init__()
         self.config = config
         self.model = config.model
-        self.sessions = SessionsUI(self, resume)
+        self.sessions = SessionsUI(self, resume, keep_model=keep_model)
         self.relay_ui = RelayUI(self)
         self.client = make_client(config)  # Ollama, or an OpenAI-compatible server
         self.agent: Agent | None = None
@@ -123,7 +132,10 @@ class ZcoderApp(App[int]):
             branch=git_branch(config.workspace),
             profile=config.profile.value,
         )
-        self.header = HeaderBar(self.header_state)
+        self.header = HeaderBar(
+            self.header_state, terminal_title=TerminalTitle(self.header_state.project)
+        )
+        self.ctrl_c = CtrlC()
         self.sidebar = SessionList(id="sessions")
         self.transcript = Transcript(id="transcript")
         self.prompt_input = PromptInput(id="prompt", soft_wrap=True, show_line_numbers=False)
@@ -139,6 +151,7 @@ class ZcoderApp(App[int]):
             # A key typed while a dialog was not yet armed was meant for the prompt.
             give_back=self.prompt_input.insert,
             user_acted=self.note_user_acted,
+            asking=lambda asking: self.header.refresh_state(asking=asking),
         )
 
     # -- layout -------------------------------------------------------------------------
@@ -216,12 +229,15 @@ class ZcoderApp(App[int]):
                     load_instructions(self.config.workspace, self.config.home)
                 ),
             ),
-            approval=ApprovalPolicy(self.config.command_policy, self.config.profile),
+            approval=ApprovalPolicy(
+                self.config.command_policy, self.config.profile, edits=self.config.edit_policy
+            ),
             approver=self.dialogs,
             on_event=self.agent_view.on_event,
             store=self.store,
             relay_available=lambda: self.relay is not None and self.relay.available,
         )
+        self._open_history()
         startup, self._deferred = self._deferred or [], None
         self.sessions.open_initial()
         self.refresh_meter()
@@ -232,9 +248,22 @@ class ZcoderApp(App[int]):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(signum, self.exit, 128 + signum)
         self.set_interval(RELAY_POLL_SECONDS, self.relay_ui.poll)
+        self.relay_ui.watch_workspace_peers()  # another instance here already?
         self.relay_ui.refresh_header()
         self.prompt_input.focus()
-        self.model_ui.start_warmup()
+        if not self.sessions.restoring_model:  # else it warms up the session's model
+            self.model_ui.start_warmup()
+
+    def _open_history(self) -> None:
+        """The prompts sent in this workspace before, for Up, Down and Ctrl+R."""
+        history = PromptHistory.open(self.config.home, self.config.workspace)
+        self.prompt_input.habits.attach(
+            history,
+            workspace=self.config.workspace,
+            queued_waiting=lambda: bool(self.scheduler.prompts()),
+        )
+        if history.problem is not None:
+            self.error(history.problem)
 
     def refresh_meter(self) -> None:
         """The header's context meter: the last real count, or an estimate before one."""
@@ -254,6 +283,8 @@ class ZcoderApp(App[int]):
     # -- turns: the user's prompt and relayed tasks, one at a time ----------------------
 
     def on_relay_nudge(self, _message: RelayNudge) -> None:
+        self.relay_ui.inbox.show_receipts()
+        self.relay_ui.policy.announce_held()
         self.relay_ui.refresh_header()
         self.schedule()
 
@@ -296,6 +327,7 @@ class ZcoderApp(App[int]):
     def start_turn(self, coroutine: Any, *, relay: bool) -> None:
         """Run ``coroutine`` as the turn (a prompt, a relayed task, /compact)."""
         self.model_ui.cancel_warmup()  # a real request supersedes the warm-up
+        self.header.turn_started()
         if self.relay is not None:
             self.relay.set_state("busy")
         self._turn = self.run_worker(coroutine, group="turn", exit_on_error=False)
@@ -309,13 +341,19 @@ class ZcoderApp(App[int]):
 
     async def _relay_turn(self, claimed: ClaimedMessage) -> None:
         assert self.agent is not None and self.relay is not None
+        outcome, summary = "failed", "the receiving zcoder failed unexpectedly"
         try:
             await self.model_ui.window_ready()
-            await self.agent.run_relay_turn(claimed.envelope)
+            finished = await self.agent.run_relay_turn(claimed.envelope)
+            outcome, summary = receipt_outcome(finished)
             self.model_ui.check_allocation()
+        except asyncio.CancelledError:
+            outcome, summary = "cancelled", "the receiving agent's user stopped the task"
+            raise
         finally:
             # Completed whatever happened: a claimed message never runs twice.
             self.relay.complete(claimed)
+            self.relay_ui.inbox.send_receipt(claimed.envelope, outcome, summary)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if self.model_ui.warmup_ended(event):
@@ -330,6 +368,12 @@ class ZcoderApp(App[int]):
             log.error("turn failed", exc_info=event.worker.error)
             self.error(f"the turn failed unexpectedly: {event.worker.error!r}")
         self._turn = None
+        seconds = self.header.turn_ended(
+            stopped=event.state is WorkerState.CANCELLED, failed=event.state is WorkerState.ERROR
+        )
+        summary = turn_summary(seconds, stopped=event.state is WorkerState.CANCELLED)
+        if summary is not None:
+            self.notice(summary)
         if self.relay is not None:
             self.relay.set_state("ready")
         self.relay_ui.refresh_header()
@@ -341,6 +385,8 @@ class ZcoderApp(App[int]):
         text = message.text
         if not text.strip():
             return
+        if (problem := self.prompt_input.habits.remember(text)) is not None:
+            self.error(problem)  # once: the history file cannot be written
         command = parse_slash(text)
         if command is not None:
             self.prompt_input.clear()
@@ -392,6 +438,22 @@ class ZcoderApp(App[int]):
             raise SkipAction()
         self.transcript.follow()
 
+    def action_interrupt(self) -> None:
+        """Ctrl+C (tui/interrupt.py): stop the turn and close a dialog as Escape does, or
+        quit. It never answers a dialog with anything but its refusal."""
+        top = self.screen
+        dialog_open = len(self.screen_stack) > 1
+        if self.ctrl_c.press(running=self.busy or dialog_open) is Press.QUIT:
+            self.exit(0)
+            return
+        # A turn's dialog is closed, as a refusal, by stopping the turn (tui/approvals.py);
+        # any other dialog gets the Escape it would get from the user.
+        turn_dialog = self.busy and isinstance(top, GuardedDialog)
+        self.action_stop_turn()
+        if dialog_open and not turn_dialog:
+            self.simulate_key("escape")
+        self.notify(QUIT_AGAIN_TEXT, timeout=QUIT_WINDOW_SECONDS)
+
     def action_continue_relay(self) -> None:
         self.relay_ui.agents_command("continue")
 
@@ -415,12 +477,19 @@ class ZcoderApp(App[int]):
         await self.model_ui.pick()
 
 
-def run_app(config: Config, *, resume: str | None = None) -> int:
-    app = ZcoderApp(config, resume=resume)
+def run_app(config: Config, *, resume: str | None = None, keep_model: bool = False) -> int:
+    """``resume``: a full session id (the CLI resolves prefixes); its model is put back
+    unless ``keep_model`` (``-m`` was given)."""
+    app = ZcoderApp(config, resume=resume, keep_model=keep_model)
     try:
         code = app.run()
     finally:
         app._stop_services()  # idempotent: also covers an exit that skipped unmount
+    # The terminal is the shell's again: say how to come back to this session.
+    if app.sessions.exit_session is not None:
+        hint = resume_command(app.sessions.exit_session, config.workspace, config.profile.value)
+        with contextlib.suppress(OSError):  # after SIGHUP there may be no terminal
+            print(f"Resume this session with: {hint}", flush=True)
     if os.environ.get("ZCODER_DEBUG_EXIT"):
         print(f"zcoder exited with {code}")
     return int(code or 0)

@@ -15,8 +15,9 @@ from typing import Any
 from textual.app import App
 
 from zcoder.agent import ConfirmationUnavailable
+from zcoder.agent.edits import UndoPlan
 from zcoder.relay import Peer
-from zcoder.tools import ApprovalDecision, CommandApprovalRequest
+from zcoder.tools import ApprovalDecision, CommandApprovalRequest, EditApprovalRequest
 from zcoder.tui.dialogs import (
     MIN_DIALOG_HEIGHT,
     MIN_DIALOG_WIDTH,
@@ -24,6 +25,7 @@ from zcoder.tui.dialogs import (
     ConfirmSendScreen,
     GuardedDialog,
 )
+from zcoder.tui.edit_dialogs import UNDO_CANCEL, EditApprovalScreen, UndoScreen
 
 
 class DialogApprovals:
@@ -34,11 +36,13 @@ class DialogApprovals:
         error: Callable[[str], None],
         give_back: Callable[[str], object],
         user_acted: Callable[[], None],
+        asking: Callable[[bool], None] | None = None,
     ) -> None:
         self.app = app
         self.error = error
         self.give_back = give_back
         self.user_acted = user_acted
+        self.asking = asking  # told when a dialog opens and closes (the header, the title)
 
     def _fits(self) -> bool:
         size = self.app.size
@@ -50,6 +54,21 @@ class DialogApprovals:
             return ApprovalDecision.DENY
         answer = await self._ask(ApprovalScreen(request, give_back=self.give_back))
         return answer if isinstance(answer, ApprovalDecision) else ApprovalDecision.DENY
+
+    async def approve_edit(self, request: EditApprovalRequest) -> ApprovalDecision:
+        if not self._fits():
+            self.error("The terminal is too small for the edit dialog; nothing was written.")
+            return ApprovalDecision.DENY
+        answer = await self._ask(EditApprovalScreen(request, give_back=self.give_back))
+        return answer if isinstance(answer, ApprovalDecision) else ApprovalDecision.DENY
+
+    async def confirm_undo(self, plan: UndoPlan) -> str:
+        """/undo's question; UNDO_CANCEL when the terminal is too small to ask it."""
+        if not self._fits():
+            self.error("The terminal is too small for the undo dialog; nothing was undone.")
+            return UNDO_CANCEL
+        answer = await self._ask(UndoScreen(plan, give_back=self.give_back))
+        return answer if isinstance(answer, str) else UNDO_CANCEL
 
     async def confirm_send(self, peer: Peer, message: str) -> bool:
         if not self._fits():
@@ -68,6 +87,8 @@ class DialogApprovals:
                 self.user_acted()
 
         self.app.push_screen(screen, callback=answered)
+        if self.asking is not None:
+            self.asking(True)
         try:
             return await future
         except asyncio.CancelledError:
@@ -76,3 +97,6 @@ class DialogApprovals:
             if screen in self.app.screen_stack:
                 screen.dismiss(screen.refusal)
             raise
+        finally:
+            if self.asking is not None:
+                self.asking(False)

@@ -33,6 +33,7 @@ from textual.widgets import Static
 
 from zcoder.relay import Peer
 from zcoder.relay.display import visible
+from zcoder.relay.names import explicit_name
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest
 from zcoder.tui.widgets import screen_safe
 
@@ -182,6 +183,10 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
     def body_prefix(self) -> str:
         return ""
 
+    def body_renderable(self) -> Text:
+        """The content as shown; a subclass may colour it (a diff), never hide any of it."""
+        return content_text(self.body(), self.body_prefix())
+
     def keys_text(self) -> str:
         raise NotImplementedError
 
@@ -195,7 +200,7 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
             yield Static(self.title_text(), classes="title")
             yield from self.meta()
             with self.content:
-                yield Static(content_text(self.body(), self.body_prefix()))
+                yield Static(self.body_renderable())
             yield self.position
             yield self.keys
 
@@ -420,10 +425,12 @@ class ConfirmSendScreen(GuardedDialog[bool]):
 
     def meta(self) -> list[Static]:
         p = self.peer
+        named = explicit_name(p)
+        who = f"{named} ({visible(p.project)})" if named else visible(p.project)
         return [
             Static(
                 Text(
-                    f"to {visible(p.project)} (pid {p.pid}) · instance {visible(p.instance_id)}\n"
+                    f"to {who} (pid {p.pid}) · instance {visible(p.instance_id)}\n"
                     f"   {visible(p.workspace)}"
                 ),
                 classes="meta",

@@ -184,7 +184,8 @@ class ModelUI:
         if model:
             self.set_model(model)
 
-    def set_model(self, model: str) -> None:
+    def set_model(self, model: str, *, notice: str | None = None) -> None:
+        """Switch to ``model``; ``notice`` replaces the plain "Model: NAME"."""
         app = self.app
         if app.busy:
             app.notice("The model can be changed when no turn is running.")
@@ -198,5 +199,5 @@ class ModelUI:
         if app.relay is not None:
             app.relay.refresh_manifest(model=model)
         app.header.refresh_state(model=model)
-        app.notice(f"Model: {model}")
+        app.notice(notice or f"Model: {model}")
         self.start_warmup()

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
+
+from zcoder.tui.prompt_habits import PromptHabits
 
 
 class PromptInput(TextArea):
@@ -22,11 +26,16 @@ class PromptInput(TextArea):
     class EditQueued(Message):
         """Up in an empty input: take the last queued prompt back to edit it."""
 
+    @cached_property
+    def habits(self) -> PromptHabits:
+        """Up/Down recall, Ctrl+R search, Tab completion (tui/prompt_habits.py)."""
+        return PromptHabits(self)
+
+    def on_text_area_changed(self, _event: TextArea.Changed) -> None:
+        self.habits.text_changed()  # a paste or an edit ends a search or Tab's listing
+
     async def _on_key(self, event: events.Key) -> None:
-        if event.key == "up" and not self.text:
-            event.stop()
-            event.prevent_default()
-            self.post_message(self.EditQueued())
+        if self.habits.handle_key(event):
             return
         if event.key == "enter":
             event.stop()

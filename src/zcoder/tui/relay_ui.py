@@ -9,16 +9,26 @@ app (``RelayNudge``); everything here runs on the app's event loop.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import logging
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from zcoder.relay import QuarantinedMessage, Relay
-from zcoder.relay.display import peer_table
+from zcoder.relay.display import peer_table, visible
+from zcoder.relay.names import BadName, check_name, name_of
+from zcoder.relay.sanitize import field_for_model
 from zcoder.relay.spool import Sequences
+from zcoder.tui.inbox_ui import InboxUI
+from zcoder.tui.relay_policy_ui import RelayPolicyUI
 
 if TYPE_CHECKING:
     from zcoder.tui.app import ZcoderApp
+
+log = logging.getLogger(__name__)
 
 RELAY_POLL_SECONDS = 1.0
 CONTINUE_KEY = "F2"  # the app's binding for /agents continue
@@ -36,6 +46,11 @@ class RelayUI:
         self.relay: Relay | None = None
         self.reason: str | None = None
         self._was_available = False
+        self.policy = RelayPolicyUI(self)  # held messages, trust per peer, recovery
+        self.inbox = InboxUI(self)  # receipts
+        self._registry_mark: int | None = None  # the registry's mtime at the last look
+        self._sharing: dict[str, str] = {}  # instance id -> label, peers sharing the workspace
+        self._looking = False
 
     def start(self) -> None:
         app = self.app
@@ -50,6 +65,8 @@ class RelayUI:
             workspace=app.config.workspace,
             profile=app.config.profile.value,
             model=app.model,
+            name=app.config.agent_name,
+            home=app.config.home,
             on_message=self.nudge_from_thread,
             on_unavailable=lambda _reason: self.nudge_from_thread(),
         )
@@ -60,6 +77,13 @@ class RelayUI:
             return
         self.relay = relay
         self._was_available = True
+        if leftovers := relay.leftovers():
+            count = sum(leftover.messages for leftover in leftovers)
+            app.notice(
+                f"A zcoder that stopped in this workspace left {count} accepted message"
+                f"{'s' if count != 1 else ''} that never ran. /agents recover queues them"
+                " here; /agents recover discard drops them (kept 7 days otherwise)."
+            )
 
     def stop(self) -> None:
         if self.relay is not None:
@@ -72,6 +96,7 @@ class RelayUI:
         self.app.post_message(RelayNudge())
 
     def poll(self) -> None:
+        self.watch_workspace_peers()
         self.refresh_header()
         if not self.app.busy:
             self.app.schedule()
@@ -147,6 +172,23 @@ class RelayUI:
             self.relay.resume()
             app.notice("Relay resumed.")
             app.schedule()
+        elif (
+            argument == "held"
+            or argument.startswith(("run ", "discard "))
+            or argument
+            in (
+                "run",
+                "discard",
+            )
+        ):
+            self.policy.held_command(argument)
+            return
+        elif argument in ("recover", "recover discard"):
+            self.policy.recover(discard=argument.endswith("discard"))
+            return
+        elif argument.split(" ", 1)[0] in ("trust", "block", "forget"):
+            self.policy.trust_command(argument)
+            return
         elif argument == "continue":
             waiting = self.relay.status().queued if self.oldest_waiting() is not None else 0
             app.notice(
@@ -157,24 +199,87 @@ class RelayUI:
             app.note_user_acted()
             return
         elif argument:
-            app.error("usage: /agents, /agents pause, /agents resume, /agents continue")
+            app.error(
+                "usage: /agents [pause | resume | continue | held | run N | discard N |"
+                " trust NAME | block NAME | forget NAME]"
+            )
             return
         status = self.relay.status()
         lines = [
             f"Relay: {'available' if status.available else 'unavailable'} · state {status.state}"
             f" · {status.queued} queued",
-            f"Instance: {status.instance_id}",
+            f"Name: {self.relay.name} · instance {status.instance_id}",
             f"Registry: {status.registry}",
         ]
         if status.reason:
             lines.append(f"Reason: {status.reason}")
         lines.append(self._auto_turns_line())
+        lines.append(self.policy.trust_line())
         lines.append(
             "/agents pause refuses new messages; /agents resume accepts them again; "
             f"/agents continue ({CONTINUE_KEY}) runs those waiting for you."
         )
         app.notice("\n".join(lines))
         self.refresh_header()
+
+    def rename(self, argument: str) -> None:
+        """/rename NAME: this instance's name for its peers, in its manifest at once."""
+        app = self.app
+        if not argument:
+            current = self.relay.name if self.relay is not None else app.config.agent_name
+            app.notice(f"This instance is called {current}. /rename NAME changes it.")
+            return
+        try:
+            name = check_name(argument)
+        except BadName as exc:
+            app.error(str(exc))
+            return
+        app.config = dataclasses.replace(app.config, agent_name=name)
+        if self.relay is None:
+            app.notice(f"Named {name}; the relay is off, so no peer sees it.")
+            return
+        self.relay.refresh_manifest(name=name)
+        app.notice(f"Renamed: other agents now see this instance as {name}.")
+
+    # -- other instances in this workspace --------------------------------------------
+
+    def watch_workspace_peers(self) -> None:
+        """When the registry changed (an instance came, went or changed), look again for
+        live peers in this workspace or one around it or inside it."""
+        relay = self.relay
+        if relay is None or not relay.available or relay.registry is None or self._looking:
+            return
+        try:
+            mark = os.stat(relay.registry).st_mtime_ns
+        except OSError:
+            return
+        if mark == self._registry_mark:
+            return
+        self._registry_mark = mark
+        self._looking = True
+        self.app.run_worker(self._look_for_workspace_peers(relay), group="workspace-peers")
+
+    async def _look_for_workspace_peers(self, relay: Relay) -> None:
+        try:
+            found = await asyncio.to_thread(relay.discover)
+        finally:
+            self._looking = False
+        mine = Path(relay.workspace)
+        sharing: dict[str, str] = {}
+        for peer in found.peers:
+            theirs = Path(peer.workspace)
+            if theirs == mine or mine.is_relative_to(theirs) or theirs.is_relative_to(mine):
+                where = "this workspace" if theirs == mine else visible(peer.workspace)
+                sharing[peer.instance_id] = f"{name_of(peer)} (pid {peer.pid}, {where})"
+        for instance_id, label in sharing.items():
+            if instance_id not in self._sharing:
+                self.app.notice(
+                    f"Another zcoder works here too: {label}. Edits over changes the agent"
+                    " has not seen are refused, and both agents are told."
+                )
+        self._sharing = sharing
+        if self.app.agent is not None:
+            self.app.agent.workspace_peers = "; ".join(field_for_model(v) for v in sharing.values())
 
     def _auto_turns_line(self) -> str:
         scheduler = self.app.scheduler

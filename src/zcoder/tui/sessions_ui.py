@@ -1,29 +1,50 @@
 """Sessions in the app: opening the store, the session opened at start (or ``--resume``),
-loading one into the agent and the transcript, the sidebar, and starting a new one.
+loading one into the agent and the transcript, the sidebar, ``/sessions``, starting a new
+one, the session's lock and model, and the exit hint.
 
 The store lives in ``zcoder.sessions``; this is the one place the app talks to it about
-which session is open.
+which session is open. The open session is locked (zcoder.sessions.locks) for as long as it
+is open here, so another zcoder never opens it silently: at start it takes another session
+and says why; picking a session open elsewhere in the sidebar says so and stays put.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
-from zcoder.sessions import SessionStore, SessionStoreError
+from zcoder.model import ModelError
+from zcoder.model.context import same_model
+from zcoder.resume import restored_model, session_lines
+from zcoder.sessions import SessionNotFoundError, SessionStore, SessionStoreError
+from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
+from zcoder.sessions.locks import acquire as acquire_lock
 from zcoder.tui.transcript import entry_for_event
 
 if TYPE_CHECKING:
     from zcoder.tui.app import ZcoderApp
 
+log = logging.getLogger(__name__)
+
 
 class SessionsUI:
-    """Owns the app's SessionStore (``store`` is None when it could not be opened)."""
+    """Owns the app's SessionStore (``store`` is None when it could not be opened).
 
-    def __init__(self, app: ZcoderApp, resume: str | None) -> None:
+    ``keep_model``: the model was chosen on the command line (``-m``), so resuming does not
+    put back the session's own.
+    """
+
+    def __init__(self, app: ZcoderApp, resume: str | None, *, keep_model: bool = False) -> None:
         self.app = app
         self.resume = resume
+        self.keep_model = keep_model
         self.store: SessionStore | None = None
         self.session_id: str | None = None
+        self.lock: SessionLock | None = None
+        self.restoring_model = False
+        """True while the resumed session's model is being checked (the warm-up waits)."""
+        self.exit_session: str | None = None
+        """Set on close: the session to name in the exit hint (None when it is empty)."""
 
     @property
     def scope(self) -> tuple[str, str]:
@@ -41,30 +62,84 @@ class SessionsUI:
             app.notice(warning)
 
     def open_initial(self) -> None:
-        """The session opened at start: ``--resume``'s, or the newest if it is still empty."""
+        """The session opened at start: ``--resume``'s, or the newest if it is still empty.
+
+        A session open in another zcoder is not opened: a new one is, and the user is told.
+        """
         if self.store is None:
             self.session_id = None
             return
-        workspace, profile = self.scope
+        why = ""
         try:
             if self.resume:
-                self.load(self.resume)
-                return
-            info = self.store.reuse_or_create(workspace, profile, self.app.model)
-        except LookupError:
-            self.app.error(
-                f"no session {self.resume!r} in this workspace and profile; started a new one"
-            )
-            info = self.store.reuse_or_create(workspace, profile, self.app.model)
+                try:
+                    self.load(self.resume, restore_model=not self.keep_model)
+                    return
+                except SessionInUseError as exc:
+                    why = (
+                        f"{exc}, so this zcoder opened a new session; continue that one there "
+                        "(or leave it there, then resume it here)"
+                    )
+                except LookupError:
+                    why = (
+                        f"no session {self.resume!r} in this workspace and profile; "
+                        "started a new one"
+                    )
+            self._open_fresh(announce=True)
         except SessionStoreError as exc:
             self.app.error(str(exc))
-            return
-        self.load(info.id)
+        if why:  # after the load, which clears the transcript
+            self.app.error(why)
 
-    def load(self, session_id: str) -> None:
+    def _open_fresh(self, *, announce: bool) -> bool:
+        """Open the newest empty session no other zcoder has, else a new one; False when
+        that is the session already open here."""
+        assert self.store is not None
+        taker = LockTaker(self.app.config.home, mine=self.session_id)
+        try:
+            info = self.store.reuse_or_create(*self.scope, self.app.model, take=taker)
+        except BaseException:
+            if taker.lock is not None:  # taken inside a transaction that then failed
+                taker.lock.release()
+            raise
+        if info.id == self.session_id:
+            return False
+        self._load_locked(info.id, taker.lock, restore_model=False)
+        if announce:
+            for busy in taker.in_use[:1]:
+                said = str(busy)
+                self.app.notice(f"{said[:1].upper()}{said[1:]}; this zcoder opened {info.id}.")
+        return True
+
+    def load(self, session_id: str, *, restore_model: bool = True) -> None:
+        """Open ``session_id`` here. Raises SessionInUseError when another zcoder has it,
+        LookupError when this scope has no such session."""
+        lock = None
+        if session_id != self.session_id:
+            try:
+                lock = acquire_lock(self.app.config.home, session_id)
+            except ValueError:  # not even the shape of an id
+                raise SessionNotFoundError(session_id) from None
+            except OSError:  # a home that takes no lock files: sessions still work
+                log.warning("cannot lock session %s", session_id, exc_info=True)
+        self._load_locked(session_id, lock, restore_model=restore_model)
+
+    def _load_locked(
+        self, session_id: str, lock: SessionLock | None, *, restore_model: bool
+    ) -> None:
         app = self.app
         assert app.agent is not None and self.store is not None
-        data = self.store.load(session_id, *self.scope)
+        try:
+            data = self.store.load(session_id, *self.scope)
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
+        initial = self.session_id is None
+        if lock is not None or session_id != self.session_id:
+            if self.lock is not None:
+                self.lock.release()
+            self.lock = lock
         self.session_id = data.info.id
         app.agent.use_session(data.info.id, data.messages, data.user_ledger)
         app.transcript.clear()
@@ -75,6 +150,38 @@ class SessionsUI:
             app.relay.refresh_manifest(session_id=data.info.id)
         self.refresh()
         app.refresh_meter()
+        if not restore_model and not same_model(data.info.model, app.model):
+            try:  # the session goes on with this model (-m, or a new session's)
+                self.store.set_model(data.info.id, app.model)
+            except SessionStoreError as exc:
+                app.error(str(exc))
+        if restore_model:
+            self.restoring_model = True
+            app.run_worker(
+                self._restore_model(data.info.model, warm_if_kept=initial),
+                group="session-model",
+                exit_on_error=False,
+            )
+
+    async def _restore_model(self, session_model: str, *, warm_if_kept: bool) -> None:
+        """Put back the session's model when the server has it; else say so and keep ours.
+        At start the warm-up waits for this (it would load the wrong model otherwise)."""
+        app = self.app
+        try:
+            try:
+                available: list[str] | None = await app.client.list_models()
+            except ModelError:
+                available = None  # the server is not reachable: trust what was saved
+            model, notice = restored_model(session_model, app.model, available)
+            if model != app.model:
+                app.model_ui.set_model(model, notice=notice)  # warms the model up
+            else:
+                if notice is not None:
+                    app.notice(notice)
+                if warm_if_kept:
+                    app.model_ui.start_warmup()
+        finally:
+            self.restoring_model = False
 
     def refresh(self) -> None:
         """The sidebar: this workspace's and profile's sessions, newest first."""
@@ -87,6 +194,24 @@ class SessionsUI:
             return
         self.app.sidebar.show(sessions, self.session_id)
 
+    def listing(self) -> str:
+        """``/sessions`` in the transcript: id, age, model, messages and title of each."""
+        if self.store is None:
+            return "Sessions are unavailable in this run."
+        workspace, profile = self.scope
+        try:
+            sessions = self.store.list_sessions(workspace, profile)
+            counts = self.store.message_counts(workspace, profile)
+        except SessionStoreError as exc:
+            return str(exc)
+        lines = [
+            f"Sessions of {workspace} ({profile}), newest first; ● is this one. "
+            "Pick one in the list (Ctrl+B hides it), or later: zcoder --resume ID "
+            "(a unique prefix of the id is enough)."
+        ]
+        lines += session_lines(sessions, counts=counts, current=self.session_id)
+        return "\n".join(lines)
+
     def new_session(self) -> None:
         app = self.app
         if app.busy:
@@ -95,11 +220,14 @@ class SessionsUI:
         if self.store is None:
             app.error("sessions are unavailable in this run")
             return
-        info = self.store.reuse_or_create(*self.scope, app.model)
-        if info.id == self.session_id:
+        try:
+            opened = self._open_fresh(announce=False)
+        except SessionStoreError as exc:
+            app.error(str(exc))
+            return
+        if not opened:
             app.notice("This session is already new.")
             return
-        self.load(info.id)
         app.notice("New session.")
 
     def switch_to(self, session_id: str) -> None:
@@ -110,9 +238,42 @@ class SessionsUI:
         if app.busy:
             app.notice("Switching sessions is possible when no turn is running.")
             return
-        self.load(session_id)
+        try:
+            self.load(session_id)
+        except SessionInUseError as exc:
+            app.error(f"{exc}; continue it there. This one stays open here.")
+            self.refresh()
+            return
+        except (LookupError, SessionStoreError) as exc:
+            app.error(str(exc))
+            return
         app.prompt_input.focus()
 
+    def last_reply(self) -> str | None:
+        """The last assistant reply of the open session, as the model wrote it."""
+        if self.store is not None and self.session_id is not None:
+            try:
+                return self.store.last_event_text(self.session_id, "assistant")
+            except SessionStoreError as exc:
+                self.app.error(str(exc))
+                return None
+        agent = self.app.agent
+        for message in reversed(agent.messages if agent is not None else []):
+            if message.get("role") == "assistant" and str(message.get("content") or "").strip():
+                return str(message["content"])
+        return None
+
     def close(self) -> None:
+        """At exit: note the session for the exit hint, release its lock, close the store."""
         if self.store is not None:
+            if self.session_id is not None:
+                try:
+                    if self.store.has_content(self.session_id):
+                        self.exit_session = self.session_id
+                except SessionStoreError:
+                    log.warning("cannot read session %s at exit", self.session_id, exc_info=True)
             self.store.close()
+            self.store = None
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from zcoder.agent.usage import render_breakdown
 from zcoder.model import ModelError
 from zcoder.tui.commands import help_text
+from zcoder.tui.edits_ui import EditsUI
 
 if TYPE_CHECKING:
     from zcoder.tui.app import ZcoderApp
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 class SlashCommands:
     def __init__(self, app: ZcoderApp) -> None:
         self.app = app
+        self.edits = EditsUI(app)
 
     async def run(self, name: str, argument: str) -> None:
         app = self.app
@@ -32,7 +34,10 @@ class SlashCommands:
             sidebar = app.sidebar
             sidebar.display = True
             app.refresh_sessions()
+            app.notice(app.sessions.listing())
             sidebar.focus()
+        elif name == "/copy":
+            self._copy()
         elif name == "/model":
             if argument:
                 app.model_ui.set_model(argument)
@@ -42,12 +47,34 @@ class SlashCommands:
             self._show_context()
         elif name == "/compact":
             self._compact(argument)
+        elif name == "/diff":
+            self.edits.show_diff()
+        elif name == "/undo":
+            await self.edits.undo()
         elif name == "/list-agents":
             await app.relay_ui.list_agents()
         elif name == "/agents":
             app.relay_ui.agents_command(argument)
+        elif name == "/rename":
+            app.relay_ui.rename(argument)
         else:
             app.error(f"unknown command {name}; /help lists the commands")
+
+    def _copy(self) -> None:
+        """The last reply to the terminal's clipboard: Textual writes OSC 52 (ESC ] 52 ; c ;
+        base64 BEL). A terminal without OSC 52 ignores it. tmux's default set-clipboard
+        (``external``) ignores it from programs: ``set -s set-clipboard on`` makes tmux take
+        it into its paste buffer and pass it on to the outer terminal (docs/usage.md)."""
+        app = self.app
+        text = app.sessions.last_reply()
+        if not text or not text.strip():
+            app.notice("Nothing to copy yet: there is no reply in this session.")
+            return
+        app.copy_to_clipboard(text)
+        app.notice(
+            f"Copied {len(text)} characters of the last reply to the clipboard (OSC 52; "
+            "in tmux this needs set-clipboard on)."
+        )
 
     def _show_context(self) -> None:
         app = self.app

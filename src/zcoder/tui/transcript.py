@@ -23,6 +23,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from zcoder.relay.display import visible
+from zcoder.tui.diff_view import diff_text
 from zcoder.tui.markdown_view import BlocksView, MarkdownBlocks
 from zcoder.tui.widgets import screen_safe
 
@@ -40,7 +41,9 @@ class Entry(Static):
     Entry.system { color: $text-muted; text-style: italic; }
     Entry.error { color: $error; border-left: thick $error; }
     Entry.relay { border: round magenta; background: $boost; padding: 0 1; }
+    Entry.receipt { border-left: thick magenta; color: $text-muted; }
     Entry.thinking { color: $text-muted; text-style: italic; }
+    Entry.diff { border-left: thick $warning; }
     """
 
     def __init__(self, role: str, body: Text) -> None:
@@ -217,7 +220,10 @@ def relay_text(project: str, pid: int | str, workspace: str, instance_id: str, b
     )
 
 
-def tool_text(name: str, arguments: dict[str, Any], status: str, output: str = "") -> Text:
+def tool_text(
+    name: str, arguments: dict[str, Any], status: str, output: str = "", diff: str = ""
+) -> Text:
+    """A tool call; ``diff`` is an edit's capped diff (tool metadata), shown coloured."""
     args = screen_safe(json.dumps(arguments, ensure_ascii=False))
     if len(args) > 300:
         args = args[:299] + "…"
@@ -231,7 +237,19 @@ def tool_text(name: str, arguments: dict[str, Any], status: str, output: str = "
         text.append("\n" + "\n".join(shown))
         if len(lines) > len(shown):
             text.append(f"\n… {len(lines) - len(shown)} more lines", style="dim")
+    if diff:
+        text.append("\n")
+        text.append_text(diff_text(diff))
     return text
+
+
+def receipt_text_for_user(outcome: str, who: str, summary: str) -> str:
+    """What a receipt says in the transcript (and in the saved session)."""
+    return f"{who}: {outcome}" + (f" — {summary}" if summary else "")
+
+
+def receipt_text(text: str) -> Text:
+    return Text.assemble(_label("⇄ receipt ", "bold magenta"), screen_safe(text))
 
 
 def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
@@ -251,6 +269,7 @@ def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
                 dict(metadata.get("arguments") or {}),
                 status,
                 text,
+                str(metadata.get("diff") or ""),
             ),
         )
     if role == "relay":
@@ -264,6 +283,8 @@ def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
                 text,
             ),
         )
+    if role == "receipt":
+        return Entry("receipt", receipt_text(text))
     if role == "error":
         return Entry("error", error_text(text))
     return Entry("system", system_text(text))

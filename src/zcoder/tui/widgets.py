@@ -28,10 +28,15 @@ def screen_safe(text: str) -> str:
 
 
 class SessionItem(ListItem):
+    """Two rows: the title, then the id (``zcoder --resume ID`` reopens it)."""
+
     def __init__(self, info: SessionInfo, current: bool) -> None:
         marker = "● " if current else "  "
         title = screen_safe(info.title)
-        super().__init__(Static(Text(marker + title, no_wrap=True, overflow="ellipsis")))
+        text = Text.assemble(marker + title, "\n", ("  " + info.id, "dim"))
+        text.no_wrap = True
+        text.overflow = "ellipsis"
+        super().__init__(Static(text))
         self.info = info
 
 
@@ -40,10 +45,14 @@ class SessionList(ListView):
 
     DEFAULT_CSS = """
     SessionList { width: 30; border-right: solid $primary-background; }
-    SessionList > SessionItem > Static { height: 1; width: 100%; }
+    SessionList > SessionItem > Static { height: 2; width: 100%; }
     """
 
     def show(self, sessions: list[SessionInfo], current: str | None) -> None:
         self.clear()
         for info in sessions:
             self.append(SessionItem(info, info.id == current))
+        # The cursor starts on the open session, so ↓ and Enter open the one before it.
+        ids = [info.id for info in sessions]
+        if current in ids:
+            self.index = ids.index(current)

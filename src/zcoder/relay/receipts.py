@@ -1,0 +1,215 @@
+"""Receipts: a receiver tells the sender of a task what became of it.
+
+When a relayed turn ends, the receiver sends the task's sender one ``receipt``:
+
+    {"protocol":1,"type":"receipt","message_id":"<receiver id>-r<n>",
+     "target_instance_id":"<the task's sender>","sender_instance_id":"<receiver id>",
+     "sender_pid":<receiver pid>,"in_reply_to":"<the task's message id>",
+     "outcome":"completed","summary":"<at most 2,000 characters>","created_at":<epoch s>}
+
+A flat object of scalars, as every request is. The sender answers with an ordinary ack:
+``accepted``, ``duplicate`` (a second receipt for the same task), ``invalid`` (it fails a
+check below), and zcoder.zsh, which has no receipts, ``unsupported``: that peer is then
+remembered as receipt-less and never sent one again (no error is shown).
+
+A receipt is accepted only when every check passes: protocol 1; this instance is the
+target; ``message_id`` of the message grammar and beginning with ``<sender_instance_id>-``;
+the sender a registered live instance whose pid is ``sender_pid``, connecting from its
+own session (the same sender check as an enqueue); ``in_reply_to`` a message THIS instance
+sent, to exactly that sender, with no receipt yet; ``outcome`` one of OUTCOMES; ``summary``
+a string of at most SUMMARY_MAX_CHARS characters. So nobody can forge a receipt for a task
+sent elsewhere, or for nothing, and each task gets at most one.
+
+A receipt never starts a turn and cannot be answered: the app shows it and adds it to its
+model's context as a labelled, self-reported record. Nothing can loop on it.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from zcoder.relay.protocol import (
+    PROTOCOL_VERSION,
+    FlatObject,
+    Scalar,
+    encode_flat_object,
+    is_instance_id,
+    is_message_id,
+    is_positive_int,
+)
+
+RECEIPT_TYPE: Final = "receipt"
+OUTCOMES: Final = ("completed", "failed", "cancelled", "refused", "discarded")
+SUMMARY_MAX_CHARS: Final = 2000
+# Messages this instance sent and may get a receipt for: the newest, for a day.
+SENT_LOG_MAX: Final = 1024
+SENT_LOG_MAX_AGE: Final = 24 * 3600.0
+# Receipts received and not yet shown by the app.
+INBOX_MAX: Final = 256
+
+
+class ReceiptError(ValueError):
+    """A receipt that fails validation; the message says why (never sent on the wire)."""
+
+
+@dataclass(frozen=True)
+class Receipt:
+    message_id: str
+    target_instance_id: str
+    sender_instance_id: str
+    sender_pid: int
+    in_reply_to: str
+    outcome: str
+    summary: str
+    created_at: int | float | None = None
+
+    def to_payload(self) -> bytes:
+        members: dict[str, Scalar] = {
+            "protocol": PROTOCOL_VERSION,
+            "type": RECEIPT_TYPE,
+            "message_id": self.message_id,
+            "target_instance_id": self.target_instance_id,
+            "sender_instance_id": self.sender_instance_id,
+            "sender_pid": self.sender_pid,
+            "in_reply_to": self.in_reply_to,
+            "outcome": self.outcome,
+            "summary": self.summary,
+        }
+        if self.created_at is not None:
+            members["created_at"] = self.created_at
+        return encode_flat_object(members)
+
+
+def clip_summary(text: str) -> str:
+    """A summary within SUMMARY_MAX_CHARS characters (cut with an ellipsis)."""
+    text = text.strip()
+    if len(text) <= SUMMARY_MAX_CHARS:
+        return text
+    return text[: SUMMARY_MAX_CHARS - 1] + "…"
+
+
+def validate_receipt(obj: FlatObject) -> Receipt:
+    """Every check a receipt's own members must pass (the caller checked protocol, target
+    and type, and checks the sender and ``in_reply_to`` afterwards)."""
+    message_id = obj.get("message_id")
+    if not is_message_id(message_id):
+        raise ReceiptError("message_id does not match its grammar")
+    sender = obj.get("sender_instance_id")
+    if not is_instance_id(sender):
+        raise ReceiptError("sender_instance_id does not match the grammar")
+    assert isinstance(message_id, str) and isinstance(sender, str)
+    if not message_id.startswith(f"{sender}-"):
+        raise ReceiptError("message_id does not begin with the sender's instance id")
+    pid = obj.get("sender_pid")
+    if not is_positive_int(pid):
+        raise ReceiptError("sender_pid is not a positive integer")
+    assert isinstance(pid, int)
+    if not sender.startswith(f"{pid}-"):
+        raise ReceiptError("sender_instance_id does not begin with sender_pid")
+    in_reply_to = obj.get("in_reply_to")
+    if not is_message_id(in_reply_to):
+        raise ReceiptError("in_reply_to is not a message id")
+    assert isinstance(in_reply_to, str)
+    outcome = obj.get("outcome")
+    if outcome not in OUTCOMES:
+        raise ReceiptError(f"outcome must be one of {', '.join(OUTCOMES)}")
+    assert isinstance(outcome, str)
+    summary = obj.get("summary", "")
+    if not isinstance(summary, str):
+        raise ReceiptError("summary must be a string")
+    if len(summary) > SUMMARY_MAX_CHARS:
+        raise ReceiptError(f"summary is longer than {SUMMARY_MAX_CHARS} characters")
+    created_at = obj.get("created_at")
+    if not isinstance(created_at, (int, float)) or isinstance(created_at, bool):
+        created_at = None
+    target = obj.get("target_instance_id")
+    assert isinstance(target, str)
+    return Receipt(message_id, target, sender, pid, in_reply_to, outcome, summary, created_at)
+
+
+@dataclass
+class SentMessage:
+    """A message this instance sent: to whom, and its receipt once one came."""
+
+    message_id: str
+    target_instance_id: str
+    target_label: str  # the peer's name or project when it was sent, for display
+    body_preview: str
+    sent_at: float  # time.time()
+    receipt: Receipt | None = None
+
+
+class ReceiptBook:
+    """The sent messages that may get a receipt, and the receipts received, thread-safe.
+
+    The listener thread calls ``accept``; the app's thread ``record_sent`` and ``take``.
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._sent: collections.OrderedDict[str, SentMessage] = collections.OrderedDict()
+        self._inbox: collections.deque[tuple[Receipt, SentMessage]] = collections.deque(
+            maxlen=INBOX_MAX
+        )
+        self._receiptless: set[str] = set()
+
+    def record_sent(
+        self, message_id: str, target_instance_id: str, target_label: str, body: str
+    ) -> None:
+        with self._lock:
+            now = self._clock()
+            self._sent[message_id] = SentMessage(
+                message_id, target_instance_id, target_label, body[:200], now
+            )
+            while self._sent and (
+                len(self._sent) > SENT_LOG_MAX
+                or next(iter(self._sent.values())).sent_at < now - SENT_LOG_MAX_AGE
+            ):
+                self._sent.popitem(last=False)
+
+    def forget(self, message_id: str) -> None:
+        """A message that was not accepted: no receipt will come for it."""
+        with self._lock:
+            self._sent.pop(message_id, None)
+
+    def accept(self, receipt: Receipt) -> tuple[str, str]:
+        """(ack status, reason): ``accepted``, ``duplicate`` or ``invalid``."""
+        with self._lock:
+            sent = self._sent.get(receipt.in_reply_to)
+            if sent is None:
+                return "invalid", "in_reply_to is not a message this instance sent"
+            if sent.target_instance_id != receipt.sender_instance_id:
+                return "invalid", "the message was not sent to this receipt's sender"
+            if sent.receipt is not None:
+                if sent.receipt.message_id == receipt.message_id:
+                    return "duplicate", "this receipt was received already"
+                return "invalid", "that message has a receipt already"
+            sent.receipt = receipt
+            self._inbox.append((receipt, sent))
+            return "accepted", ""
+
+    def take(self) -> list[tuple[Receipt, SentMessage]]:
+        """The receipts received since the last call, oldest first."""
+        with self._lock:
+            taken = list(self._inbox)
+            self._inbox.clear()
+            return taken
+
+    def mark_receiptless(self, instance_id: str) -> None:
+        with self._lock:
+            self._receiptless.add(instance_id)
+
+    def is_receiptless(self, instance_id: str) -> bool:
+        with self._lock:
+            return instance_id in self._receiptless
+
+    def sent(self) -> list[SentMessage]:
+        """The messages sent (newest last), with their receipts where one came."""
+        with self._lock:
+            return list(self._sent.values())

@@ -1,0 +1,155 @@
+"""The relay from scripts: ``zcoder agents`` and ``zcoder send``.
+
+``zcoder agents [--json]`` lists the live instances. It only discovers: it publishes
+nothing, creates nothing and pings each candidate as discovery always does.
+
+``zcoder send TARGET [MESSAGE]`` delivers one message (MESSAGE, or standard input when it is
+absent or ``-``) as a short-lived relay-only peer: it registers (receivers accept messages
+only from registered live instances), finds TARGET among the live instances (a name
+unique among them, ``name#pid``, or an exact instance id), sends, prints the
+acknowledgement and exits, removing its files. The exit status says what happened (see
+EXIT_CODES) so a script can act on it. No confirmation is asked: the user who runs the
+command is the one who decided to send.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final, TextIO
+
+from zcoder.relay.client import discover
+from zcoder.relay.display import peer_table
+from zcoder.relay.instance import Relay
+from zcoder.relay.names import display_names, name_of, resolve_target
+from zcoder.relay.registry import RegistryError, check_registry_dir, choose_registry_dir
+from zcoder.relay.settings import load_relay_settings
+
+EXIT_ACCEPTED: Final = 0
+EXIT_RELAY_UNAVAILABLE: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_NO_SUCH_PEER: Final = 3  # no live instance by that name or id, or the name is ambiguous
+EXIT_PAUSED: Final = 4
+EXIT_FULL: Final = 5
+EXIT_REFUSED: Final = 6  # invalid, unsupported or wrong_target
+EXIT_NOT_DELIVERED: Final = 7  # no acknowledgement (the peer vanished, a timeout...)
+
+EXIT_CODES: Final = {
+    "accepted": EXIT_ACCEPTED,
+    "duplicate": EXIT_ACCEPTED,
+    "paused": EXIT_PAUSED,
+    "full": EXIT_FULL,
+    "invalid": EXIT_REFUSED,
+    "unsupported": EXIT_REFUSED,
+    "wrong_target": EXIT_REFUSED,
+}
+
+
+def _peer_record(peer: Any, shown: str) -> dict[str, Any]:
+    return {
+        "name": shown,
+        "project": peer.project,
+        "pid": peer.pid,
+        "state": peer.state,
+        "instance_id": peer.instance_id,
+        "workspace": peer.workspace,
+        "profile": peer.profile,
+        "model": peer.model,
+        "session_id": peer.session_id,
+    }
+
+
+def agents_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    parser = argparse.ArgumentParser(
+        prog="zcoder agents",
+        description="List the live zcoder instances on this machine (discovery only).",
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON array on standard output")
+    args = parser.parse_args(list(argv))
+    settings = load_relay_settings(os.environ)
+    if settings.disabled_reason:
+        print(f"zcoder agents: relay settings unusable: {settings.disabled_reason}", file=err)
+        return EXIT_RELAY_UNAVAILABLE
+    registry = choose_registry_dir(os.environ, settings.directory)
+    if not registry.exists():
+        peers = []  # nobody ever registered here: nothing to list, nothing created
+    else:
+        try:
+            check_registry_dir(registry)
+        except RegistryError as exc:
+            print(f"zcoder agents: {exc}", file=err)
+            return EXIT_RELAY_UNAVAILABLE
+        found = discover(registry, self_instance_id=None, timeout=settings.io_timeout)
+        if found.error:
+            print(f"zcoder agents: {found.error}", file=err)
+            return EXIT_RELAY_UNAVAILABLE
+        peers = found.peers
+    shown = display_names(peers)
+    if args.json:
+        records = [_peer_record(peer, shown[peer.instance_id]) for peer in peers]
+        out.write(json.dumps(records, ensure_ascii=False, indent=2) + "\n")
+    else:
+        out.write(peer_table(peers) + "\n")
+    return EXIT_ACCEPTED
+
+
+def send_main(
+    argv: Sequence[str],
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+    stdin: TextIO = sys.stdin,
+) -> int:
+    parser = argparse.ArgumentParser(
+        prog="zcoder send",
+        description="Send one message to another zcoder instance and print its answer.",
+        epilog="Exit status: 0 accepted, 1 relay unavailable, 2 usage, 3 no such instance "
+        "(or an ambiguous name), 4 paused, 5 full, 6 refused, 7 not delivered.",
+    )
+    parser.add_argument("target", help="a name unique among the live instances, name#pid, or id")
+    parser.add_argument("message", nargs="?", help="the message; standard input if absent or -")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "-w", "--workspace", default=os.getcwd(), help="the project this message comes from"
+    )
+    args = parser.parse_args(list(argv))
+    message = stdin.read() if args.message in (None, "-") else args.message
+    if not message.strip():
+        print("zcoder send: the message is empty; nothing was sent", file=err)
+        return EXIT_USAGE
+    settings = load_relay_settings(os.environ)
+    if settings.disabled_reason:
+        print(f"zcoder send: relay settings unusable: {settings.disabled_reason}", file=err)
+        return EXIT_RELAY_UNAVAILABLE
+    relay = Relay(settings, workspace=Path(args.workspace).resolve(), name="zcoder-send")
+    status = relay.start()
+    try:
+        if not status.available:
+            print(f"zcoder send: relay unavailable: {status.reason}", file=err)
+            return EXIT_RELAY_UNAVAILABLE
+        found = relay.discover()
+        resolved = resolve_target(found.peers, args.target)
+        if resolved.peer is None:
+            print(f"zcoder send: {resolved.problem}; nothing was sent", file=err)
+            for candidate in resolved.candidates:
+                print(f"  {candidate}", file=err)
+            return EXIT_NO_SUCH_PEER
+        result = relay.send(resolved.peer.instance_id, message)
+        code = EXIT_CODES.get(result.status or "", EXIT_NOT_DELIVERED)
+        if args.json:
+            record = {
+                "status": result.status,
+                "message_id": result.message_id,
+                "target": resolved.peer.instance_id,
+                "name": name_of(resolved.peer),
+                "text": result.text,
+            }
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        else:
+            print(result.text, file=out if code == EXIT_ACCEPTED else err)
+        return code
+    finally:
+        relay.stop()

@@ -1,0 +1,124 @@
+"""Finding a session by the id the user typed, and the lines that show sessions to people.
+
+One piece of code for the one fact "how a session is listed": ``--resume`` with an unknown
+or ambiguous id (stderr), ``/sessions`` (the transcript) and the exit hint use it.
+An id may be abbreviated to any prefix that names one session of this workspace and
+profile, as git abbreviates commits.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from zcoder.model.context import same_model
+from zcoder.relay.sanitize import visible
+from zcoder.sessions import SessionInfo, SessionStore
+
+RECENT_LISTED = 10
+"""How many recent sessions an unknown ``--resume`` id lists."""
+
+
+class ResumeError(Exception):
+    """The id names no session, or several; ``str(error)`` is the text for the user."""
+
+
+def age(seconds: float) -> str:
+    """``just now``, ``5 min ago``, ``3 h ago``, ``2 days ago``."""
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    days = int(seconds // 86400)
+    return f"{days} day{'s' if days > 1 else ''} ago"
+
+
+def session_lines(
+    sessions: Sequence[SessionInfo],
+    *,
+    now: float | None = None,
+    counts: Mapping[str, int] | None = None,
+    current: str | None = None,
+) -> list[str]:
+    """One aligned line per session: id, age, [model, messages,] title (made visible)."""
+    now = time.time() if now is None else now
+    rows: list[list[str]] = []
+    for info in sessions:
+        row = [info.id, age(now - info.updated_at)]
+        if counts is not None:
+            count = counts.get(info.id, 0)
+            row += [visible(info.model), f"{count} message{'' if count == 1 else 's'}"]
+        row.append(visible(info.title))
+        rows.append(row)
+    if not rows:
+        return []
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines = []
+    for info, row in zip(sessions, rows, strict=True):
+        marker = "" if current is None else ("● " if info.id == current else "  ")
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        lines.append(marker + "  ".join([*cells, row[-1]]))
+    return lines
+
+
+def find_session(
+    store: SessionStore, typed: str, workspace: str | os.PathLike[str], profile: str
+) -> SessionInfo:
+    """The one session of this scope that ``typed`` (an id or a prefix of one) names.
+
+    Raises :class:`ResumeError` saying what was found instead: nothing (with the recent
+    ids of this workspace) or several sessions (with them).
+    """
+    typed = typed.strip()
+    found = store.find_sessions(typed, workspace, profile) if typed else []
+    if len(found) == 1:
+        return found[0]
+    where = f"this workspace ({workspace}, profile {profile})"
+    if found:
+        lines = [f"{typed!r} names {len(found)} sessions in {where}; type more of the id:"]
+        lines += ["  " + line for line in session_lines(found[:RECENT_LISTED])]
+        raise ResumeError("\n".join(lines))
+    lines = [f"no session {visible(typed)!r} in {where}"]
+    recent = store.list_sessions(workspace, profile)[:RECENT_LISTED]
+    if recent:
+        lines.append("Recent sessions here (zcoder --resume ID; a unique prefix is enough):")
+        lines += ["  " + line for line in session_lines(recent)]
+    else:
+        lines.append("There are no saved sessions here yet.")
+    raise ResumeError("\n".join(lines))
+
+
+def resume_command(
+    session_id: str, workspace: Path, profile: str, cwd: str | os.PathLike[str] | None = None
+) -> str:
+    """The command that reopens the session from ``cwd``: ``zcoder --resume ID`` plus
+    ``-w`` and ``--profile`` when they are not what a plain start there would use."""
+    here = Path(os.getcwd() if cwd is None else cwd).resolve()
+    words = ["zcoder", "--resume", session_id]
+    if Path(workspace).resolve() != here:
+        words += ["-w", str(workspace)]
+    if profile != (os.environ.get("ZCODER_PROFILE", "").strip().lower() or "coding"):
+        words += ["--profile", profile]
+    return shlex.join(words)
+
+
+def restored_model(
+    session_model: str, current: str, available: Sequence[str] | None
+) -> tuple[str, str | None]:
+    """The model to use on resuming a session whose model was ``session_model``, and a
+    notice when it is not ``current``. ``available``: what the server lists (None when
+    it could not be asked: the session's model is trusted then)."""
+    if not session_model or same_model(session_model, current):
+        return current, None
+    if available is not None and not any(same_model(session_model, m) for m in available):
+        return current, (
+            f"This session used the model {session_model}, which the server does not list; "
+            f"keeping {current}."
+        )
+    return session_model, f"Model: {session_model} (this session's model; it was {current})."

@@ -1,0 +1,85 @@
+"""/diff and /undo: the session's file changes, shown and taken back (agent/edits.py).
+
+/diff adds one transcript entry: per file, the net change from before the agent first
+edited it to what is on disk now, coloured, after a header of how many files and lines.
+/undo (idle only) asks first in a guarded dialog listing each file and what will happen
+to it, then restores the files the last turn that changed files left, and tells the model.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from rich.text import Text
+
+from zcoder.tui.diff_view import diff_text
+from zcoder.tui.edit_dialogs import UNDO_CANCEL, UNDO_OVERWRITE
+from zcoder.tui.transcript import Entry
+
+if TYPE_CHECKING:
+    from zcoder.tui.app import ZcoderApp
+
+MAX_DIFF_ENTRY_LINES: Final = 2000
+"""Lines of /diff shown in the transcript; a longer diff says how many more there are."""
+
+
+class EditsUI:
+    def __init__(self, app: ZcoderApp) -> None:
+        self.app = app
+        self._asking = False  # an /undo dialog is open
+
+    def show_diff(self) -> None:
+        app = self.app
+        if app.agent is None:
+            return
+        diff = app.agent.edits.session_diff()
+        if not diff.diffs:
+            app.notice(
+                "No file changes in this session to show (edits made by run_command are "
+                "not tracked; undone ones are gone)."
+            )
+            return
+        lines = [line for d in diff.diffs for line in d.lines]
+        if len(lines) > MAX_DIFF_ENTRY_LINES:
+            more = len(lines) - MAX_DIFF_ENTRY_LINES
+            lines = [*lines[:MAX_DIFF_ENTRY_LINES], f"… {more} more lines not shown"]
+        body = Text.assemble((diff.header + "\n", "bold"), diff_text("\n".join(lines)))
+        app.show(Entry("diff", body))
+
+    async def undo(self) -> None:
+        app = self.app
+        if app.agent is None:
+            return
+        if app.busy:
+            app.notice("/undo runs when no turn is running; try again when this one ends.")
+            return
+        if self._asking:
+            app.notice("An /undo is already waiting for your answer.")
+            return
+        journal = app.agent.edits
+        plan = journal.plan_undo()
+        if plan is None:
+            app.notice(
+                "Nothing to undo: no turn of this session changed files, or all were undone."
+            )
+            return
+        session = journal.store  # replaced if another session is opened meanwhile
+        self._asking = True
+        try:
+            answer = await app.dialogs.confirm_undo(plan)
+        finally:
+            self._asking = False
+        if answer == UNDO_CANCEL:
+            app.notice("Nothing was undone.")
+            return
+        if self._busy():  # a relayed task may have started while the dialog was open
+            app.notice("A turn started meanwhile; nothing was undone. Try /undo again after it.")
+            return
+        if journal.store is not session:
+            app.notice("Another session was opened meanwhile; nothing was undone.")
+            return
+        report = journal.undo(plan, overwrite_changed=answer == UNDO_OVERWRITE)
+        app.agent.note_for_model(report.note_for_model(), report.text())
+
+    def _busy(self) -> bool:
+        return self.app.busy

@@ -1,0 +1,154 @@
+"""Trust per peer in the app: held messages (announced, listed, run or discarded), the
+per-peer policies of ``/agents trust|block|forget`` and ``/agents recover`` for what a
+crashed instance left unrun. The policies themselves are zcoder.relay.trust's.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
+from zcoder.relay.display import visible
+from zcoder.relay.names import resolve_target
+from zcoder.relay.trust import BLOCK, TRUST, TrustError
+
+if TYPE_CHECKING:
+    from zcoder.tui.app import ZcoderApp
+    from zcoder.tui.relay_ui import RelayUI
+
+
+class RelayPolicyUI:
+    def __init__(self, relay_ui: RelayUI) -> None:
+        self.relay_ui = relay_ui
+        self._held_seen: set[str] = set()  # held messages already announced
+
+    @property
+    def app(self) -> ZcoderApp:
+        return self.relay_ui.app
+
+    @property
+    def relay(self) -> Relay | None:
+        return self.relay_ui.relay
+
+    def announce_held(self) -> None:
+        """Say once per message that one is held for the user (they never expire)."""
+        if self.relay is None:
+            return
+        held = [m for m in self.relay.held() if isinstance(m, ClaimedMessage)]
+        new = [m for m in held if m.path.name not in self._held_seen]
+        self._held_seen = {m.path.name for m in held}
+        for message in new:
+            sender = message.envelope.sender_project or message.envelope.sender_instance_id
+            self.app.notice(
+                f"⏸ A message from {visible(sender)} is held for you (ZCODER_RELAY_INBOUND or"
+                " your policy for it). /agents held shows it; /agents run N runs it, /agents"
+                " discard N drops it."
+            )
+
+    def held_command(self, argument: str) -> None:
+        app = self.app
+        assert self.relay is not None
+        held = self.relay.held()
+        for item in held:
+            if isinstance(item, QuarantinedMessage):
+                self.relay_ui.report_quarantined(item)
+        messages = [m for m in held if isinstance(m, ClaimedMessage)]
+        verb, _, number = argument.partition(" ")
+        if verb == "held":
+            if not messages:
+                app.notice("No message is held for you.")
+                return
+            lines = ["Held for you (oldest first):"]
+            for index, message in enumerate(messages, 1):
+                env = message.envelope
+                preview = " ".join(env.body.split())
+                preview = preview[:70] + ("…" if len(preview) > 70 else "")
+                lines.append(
+                    f"  {index}. from {visible(env.sender_project)} (pid {env.sender_pid},"
+                    f" {visible(env.sender_workspace)}): {visible(preview)}"
+                )
+            lines.append("/agents run N runs one now; /agents discard N drops it.")
+            app.notice("\n".join(lines))
+            return
+        if not number.strip().isdigit() or not 1 <= int(number) <= len(messages):
+            app.error(f"usage: /agents {verb} N, with N from /agents held (1 to {len(messages)})")
+            return
+        message = messages[int(number) - 1]
+        sender = visible(message.envelope.sender_project or message.envelope.sender_instance_id)
+        if verb == "run":
+            if self.relay.release(message.path.name):
+                app.notice(f"The message from {sender} joins the queue and runs next.")
+                app.note_user_acted()
+        elif self.relay.discard(message.path.name):
+            app.notice(f"The message from {sender} was discarded; its sender is told.")
+            self.relay_ui.inbox.send_receipt(
+                message.envelope, "refused", "the receiving user discarded it without running it"
+            )
+        self.relay_ui.refresh_header()
+
+    def recover(self, *, discard: bool) -> None:
+        """/agents recover [discard]: a dead instance's unrun messages, queued or dropped."""
+        app = self.app
+        assert self.relay is not None
+        leftovers = self.relay.leftovers()
+        if not leftovers:
+            app.notice("Nothing to recover: no zcoder that stopped here left unrun messages.")
+            return
+        total, problems = 0, []
+        for leftover in list(leftovers):
+            try:
+                if discard:
+                    self.relay.drop_leftover(leftover)
+                else:
+                    queued, trouble = self.relay.recover(leftover)
+                    total += queued
+                    problems += trouble
+            except OSError as exc:
+                problems.append(str(exc))
+        if discard:
+            app.notice("The stopped zcoder's unrun messages were dropped.")
+        else:
+            app.notice(f"Recovered {total} message{'s' if total != 1 else ''}; they run in order.")
+            app.note_user_acted()
+        for problem in problems:
+            app.error(f"not recovered: {problem}")
+        self.relay_ui.refresh_header()
+
+    def trust_command(self, argument: str) -> None:
+        app = self.app
+        assert self.relay is not None
+        verb, _, name = argument.partition(" ")
+        name = name.strip()
+        if not name:
+            app.notice(self.trust_line())
+            return
+        found = self.relay.discover()
+        resolved = resolve_target(found.peers, name)
+        if resolved.peer is None:
+            extra = "".join(f"\n  {c}" for c in resolved.candidates)
+            app.error(f"{resolved.problem}{extra}")
+            return
+        workspace = resolved.peer.workspace
+        policy = {"trust": TRUST, "block": BLOCK}.get(verb)
+        try:
+            self.relay.trust.set(workspace, policy)
+        except TrustError as exc:
+            app.error(str(exc))
+            return
+        said = {
+            "trust": "Its messages run as they come.",
+            "block": "Its messages are refused (it is told `paused`).",
+            "forget": f"It follows ZCODER_RELAY_INBOUND ({self.relay.trust.default.value}).",
+        }[verb]
+        app.notice(f"{verb.capitalize()}: {visible(workspace)}. {said}")
+
+    def trust_line(self) -> str:
+        assert self.relay is not None
+        book = self.relay.trust
+        policies = book.policies()
+        text = f"Inbound: {book.default.value} (ZCODER_RELAY_INBOUND)"
+        if policies:
+            text += "; " + ", ".join(f"{p} {visible(w)}" for w, p in sorted(policies.items()))
+        if book.problem:
+            text += f" — {book.problem}"
+        return text

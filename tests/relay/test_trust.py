@@ -1,0 +1,97 @@
+"""Trust per peer: accept, hold or refuse, per sender workspace, kept across runs."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.relay.conftest import RelayFactory
+from zcoder.relay import ClaimedMessage
+from zcoder.relay.settings import Inbound
+from zcoder.relay.trust import BLOCK, TRUST, TRUST_FILE, TrustBook, TrustError
+
+
+def test_policies_are_kept_per_workspace_in_a_private_file(tmp_path: Path) -> None:
+    book = TrustBook(tmp_path / "home", Inbound.HOLD)
+    assert book.policy_for("/w/a") is Inbound.HOLD
+    book.set("/w/a", TRUST)
+    book.set("/w/b", BLOCK)
+    path = tmp_path / "home" / TRUST_FILE
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    again = TrustBook(tmp_path / "home", Inbound.ACCEPT)  # another run, another default
+    assert again.policy_for("/w/a") is Inbound.ACCEPT
+    assert again.policy_for("/w/b") is Inbound.REFUSE
+    assert again.policy_for("/w/c") is Inbound.ACCEPT
+    again.set("/w/b", None)
+    assert book.policy_for("/w/b") is Inbound.HOLD  # the first book sees the change
+    assert json.loads(path.read_text())["peers"] == {"/w/a": "trust"}
+
+
+def test_an_unusable_file_is_reported_and_never_overwritten(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / TRUST_FILE).write_text("{not json")
+    book = TrustBook(home, Inbound.ACCEPT)
+    assert book.policy_for("/w/a") is Inbound.ACCEPT
+    assert book.problem is not None and "unusable" in book.problem
+    try:
+        book.set("/w/a", BLOCK)
+    except TrustError as exc:
+        assert "fix or remove it" in str(exc)
+    else:
+        raise AssertionError("a corrupt policy file was overwritten")
+    assert (home / TRUST_FILE).read_text() == "{not json"
+
+
+def test_hold_keeps_a_message_out_of_the_queue_until_run_or_discarded(
+    make_relay: RelayFactory, relay_env: dict[str, str], short_dir: Path
+) -> None:
+    receiver = make_relay("receiver", env={**relay_env, "ZCODER_RELAY_INBOUND": "hold"})
+    sender = make_relay("sender")
+    assert receiver.instance_id is not None
+    first = sender.send(receiver.instance_id, "first task")
+    second = sender.send(receiver.instance_id, "second task")
+    assert first.status == second.status == "accepted"  # queued, as the sender is told
+    assert receiver.claim_one() is None  # held: nothing runs by itself
+    held = receiver.held()
+    assert [m.envelope.body for m in held if isinstance(m, ClaimedMessage)] == [
+        "first task",
+        "second task",
+    ]
+    assert receiver.status().queued == 2
+    # Run the second now; discard the first.
+    names = [m.path.name for m in held if isinstance(m, ClaimedMessage)]
+    assert receiver.release(names[1])
+    claimed = receiver.claim_one()
+    assert isinstance(claimed, ClaimedMessage) and claimed.envelope.body == "second task"
+    receiver.complete(claimed)
+    assert receiver.discard(names[0])
+    assert receiver.held() == [] and receiver.status().queued == 0
+    # A retry of the discarded message would be a duplicate, never run.
+    assert receiver.spool is not None and receiver.spool.is_duplicate(str(first.message_id))
+
+
+def test_refuse_and_block_tell_the_sender_paused_and_trust_wins_over_hold(
+    make_relay: RelayFactory, relay_env: dict[str, str], short_dir: Path
+) -> None:
+    home = short_dir / "home"
+    receiver = make_relay(
+        "receiver",
+        env={**relay_env, "ZCODER_RELAY_INBOUND": "refuse"},
+        home=home,
+    )
+    friend, stranger = make_relay("friend"), make_relay("stranger")
+    assert receiver.instance_id is not None
+    refused = stranger.send(receiver.instance_id, "let me in")
+    assert refused.status == "paused" and "paused" in refused.text
+    receiver.trust.set(str(friend.workspace), TRUST)
+    assert friend.send(receiver.instance_id, "hello").status == "accepted"
+    claimed = receiver.claim_one()
+    assert isinstance(claimed, ClaimedMessage) and claimed.envelope.body == "hello"
+    receiver.complete(claimed)
+    # Block, through another process's book on the same file: seen at the next message.
+    TrustBook(home, Inbound.ACCEPT).set(str(friend.workspace), BLOCK)
+    assert friend.send(receiver.instance_id, "again").status == "paused"
+    assert receiver.claim_one() is None
+    assert os.path.exists(home / TRUST_FILE)
