@@ -74,8 +74,11 @@ def assistant_text(text: str, *, partial: bool = False) -> Text:
 
 
 # While a reply streams, its markdown is drawn again at most this often (seconds); the
-# text itself (``plain``) is always current, and the last update is always drawn.
+# text itself (``plain``) is always current, and the last update is always drawn. A block
+# that grows long (a big code block: highlighted again on each redraw) is redrawn less
+# often, in proportion, up to REPLY_REDRAW_MAX.
 REPLY_REDRAW_INTERVAL = 0.08
+REPLY_REDRAW_MAX = 0.5
 # While a reply streams, settled blocks are closed into a part of their own once they
 # hold this many characters (see AssistantEntry).
 REPLY_PART_CHARS = 1500
@@ -133,7 +136,9 @@ class AssistantEntry(Entry):
             return
         self._draw(text)
         if self.is_attached:
-            self._timer = self.set_timer(REPLY_REDRAW_INTERVAL, self._redraw_pending)
+            growing = sum(len(block) for block in self.blocks.tail)
+            interval = REPLY_REDRAW_INTERVAL * max(1.0, growing / REPLY_PART_CHARS)
+            self._timer = self.set_timer(min(interval, REPLY_REDRAW_MAX), self._redraw_pending)
 
     def finish(self, text: str, *, partial: bool = False) -> None:
         """The whole reply: drawn at once."""
