@@ -17,7 +17,7 @@ from textual.widget import Widget
 from tests.fixtures.fake_ollama import Turn
 from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
 from zcoder.agent import AssistantDelta, AssistantMessage
-from zcoder.tui.transcript import AssistantEntry, Entry, system_text
+from zcoder.tui.transcript import AssistantEntry, Entry, FollowHint, system_text
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (100, 30)
@@ -247,3 +247,40 @@ async def test_a_stopped_reply_keeps_its_partial_label(fake, make_config, app_fa
         assert reply.plain == "assistant (stopped, partial)\nhalf an **answ"
         await wait_until(pilot, lambda: "stopped, partial" in drawn_text(reply))
         assert "half an **answ" in drawn_text(reply)
+
+
+async def test_a_click_on_the_new_output_line_follows_again(fake, make_config, app_factory):
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        fill(app)
+        await pilot.pause()
+        wheel(app, up=True, turns=3)
+        await pilot.pause()
+        app.show(Entry("system", system_text("arrived below")))
+        await wait_until(pilot, lambda: app.transcript.hint.display)
+        await pilot.click(FollowHint)
+        await pilot.pause()
+        assert app.transcript.following and not app.transcript.hint.display
+        assert app.transcript.scroll_y == app.transcript.max_scroll_y
+
+
+async def test_a_long_streamed_reply_replaced_by_its_final_text_shows_only_that(
+    fake, make_config, app_factory
+):
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        streamed = "".join(f"Streamed paragraph {n} with some words.\n\n" for n in range(80))
+        for piece in streamed.split("\n\n"):
+            app.agent_view.on_event(AssistantDelta(piece + "\n\n"))
+            await pilot.pause(0.005)
+        [reply] = entries(app, "assistant")
+        await wait_until(pilot, lambda: "Streamed paragraph 79" in drawn_text(reply))
+        assert len(reply.children) > 2  # closed parts, then the growing part
+        final = "".join(f"Final paragraph {n}.\n\n" for n in range(60))
+        app.agent_view.on_event(AssistantMessage(text=final, streamed=True))
+        await pilot.pause(0.2)
+        shown = drawn_text(reply)
+        assert "Streamed" not in shown
+        assert shown.count("Final paragraph") == 60 and "Final paragraph 59." in shown
+        assert reply.plain == "assistant\n" + final
