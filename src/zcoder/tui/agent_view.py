@@ -29,9 +29,9 @@ from zcoder.agent import (
     UserCommandStarted,
 )
 from zcoder.tui.transcript import (
+    AssistantEntry,
     CommandEntry,
     Entry,
-    assistant_text,
     error_text,
     relay_text,
     system_text,
@@ -52,7 +52,7 @@ class AgentView:
         self.show = show
         self.set_status = set_status
         self.set_usage = set_usage
-        self._stream_entry: Entry | None = None
+        self._stream_entry: AssistantEntry | None = None
         self._stream_text = ""
         # The model's reasoning is shown while it streams and removed when the reply (or a
         # tool call) starts: it is not part of the transcript that is saved and reloaded.
@@ -90,20 +90,19 @@ class AgentView:
         elif isinstance(event, AssistantDelta):
             self._stream_text += event.text
             if self._stream_entry is None:
-                self._stream_entry = self.show(
-                    Entry("assistant", assistant_text(self._stream_text))
-                )
+                self._stream_entry = AssistantEntry(self._stream_text, streaming=True)
+                self.show(self._stream_entry)
             else:
-                self._stream_entry.show_text(assistant_text(self._stream_text))
+                self._stream_entry.stream(self._stream_text)
         elif isinstance(event, AssistantMessage):
             if not event.text.strip():
                 # What streamed was a tool call or reasoning written as text: not a reply.
                 if event.streamed and self._stream_entry is not None:
                     self._stream_entry.remove()
             elif event.streamed and self._stream_entry is not None:
-                self._stream_entry.show_text(assistant_text(event.text, partial=event.partial))
+                self._stream_entry.finish(event.text, partial=event.partial)
             else:
-                self.show(Entry("assistant", assistant_text(event.text, partial=event.partial)))
+                self.show(AssistantEntry(event.text, partial=event.partial))
             self._end_stream()
         elif isinstance(event, ToolOutput):
             command = self._commands.get(event.call_id)
@@ -166,4 +165,6 @@ class AgentView:
             self._thinking_entry, self._thinking_text = None, ""
 
     def _end_stream(self) -> None:
+        if self._stream_entry is not None:
+            self._stream_entry.flush()
         self._stream_entry, self._stream_text = None, ""

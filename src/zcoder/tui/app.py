@@ -19,10 +19,11 @@ import signal
 from pathlib import Path
 from typing import Any, ClassVar
 
+from textual.actions import SkipAction
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, ListView
+from textual.widgets import Footer, Input, ListView, TextArea
 from textual.worker import Worker, WorkerState
 
 from zcoder import __version__
@@ -105,6 +106,9 @@ class ZcoderApp(App[int]):
         Binding("ctrl+b", "toggle_sidebar", "Sessions"),
         Binding(FULL_OUTPUT_KEY, "show_output", "Output"),
         Binding("f2", "continue_relay", "Run waiting relayed tasks"),  # only while they wait
+        # End follows new output again, unless it is moving the cursor of a typed prompt.
+        Binding("end", "follow_output(True)", show=False, priority=True),
+        Binding("ctrl+end", "follow_output(False)", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True),
         # First press stops the turn, a second within 2 s (or one when idle) quits.
         Binding("ctrl+c", "interrupt", "Stop or quit", show=False, priority=True),
@@ -165,6 +169,7 @@ class ZcoderApp(App[int]):
             yield self.sidebar
             with Vertical(id="main"):
                 yield self.transcript
+                yield self.transcript.hint
                 yield self.queued_prompts
                 yield self.prompt_input
         yield Footer()
@@ -438,6 +443,19 @@ class ZcoderApp(App[int]):
                     f"Stopped. Your {queued} queued prompt{'s stay' if queued > 1 else ' stays'}"
                     " queued and will run; ↑ in the empty prompt takes the last one back."
                 )
+
+    def action_follow_output(self, unless_typing: bool) -> None:
+        """End (unless it moves the cursor of typed text) or Ctrl+End: the transcript goes
+        to its end and follows new output again."""
+        if len(self.screen_stack) > 1:
+            raise SkipAction()  # a dialog is open: the key is its own
+        focused = self.focused
+        typing = (isinstance(focused, TextArea) and bool(focused.text)) or (
+            isinstance(focused, Input) and bool(focused.value)
+        )
+        if unless_typing and typing:
+            raise SkipAction()
+        self.transcript.follow()
 
     def action_interrupt(self) -> None:
         """Ctrl+C (tui/interrupt.py): stop the turn and close a dialog as Escape does, or

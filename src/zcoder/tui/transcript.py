@@ -5,8 +5,12 @@ Commands (run_command calls and the user's ``!commands``) are ``CommandEntry``s:
 output streams in while they run, the entry shows its last lines, and the whole output
 (tui/command_output.py) is one key away (tui/output_screen.py).
 
-All text from the model, tools and peers is rendered as ``rich.text.Text``, never as
-markup, and passes ``screen_safe`` first.
+All text from the model, tools and peers passes ``screen_safe`` first and is never read as
+Rich markup: entries are ``rich.text.Text``, except assistant replies, which are drawn as
+markdown (tui/markdown_view.py) from that same screen-safe text.
+
+The transcript follows new output (Textual's anchor) until the user scrolls up; it follows
+again once they are back at the end, or press End.
 """
 
 from __future__ import annotations
@@ -15,13 +19,17 @@ import json
 from typing import Any
 
 from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.geometry import Size
 from textual.timer import Timer
 from textual.widgets import Static
 
 from zcoder.relay.display import visible
 from zcoder.tui.command_output import CommandOutput
 from zcoder.tui.diff_view import diff_text
+from zcoder.tui.markdown_view import BlocksView, MarkdownBlocks
 from zcoder.tui.widgets import screen_safe
 
 MAX_TOOL_PREVIEW_LINES = 12
@@ -67,9 +75,139 @@ def user_text(text: str) -> Text:
     return Text.assemble(_label("you\n", "bold"), screen_safe(text))
 
 
+def _assistant_label(partial: bool) -> Text:
+    return _label("assistant (stopped, partial)" if partial else "assistant", "bold green")
+
+
 def assistant_text(text: str, *, partial: bool = False) -> Text:
-    label = "assistant (stopped, partial)\n" if partial else "assistant\n"
-    return Text.assemble(_label(label, "bold green"), screen_safe(text))
+    """An assistant reply as plain text (what ``Entry.plain`` holds for it)."""
+    return Text.assemble(_assistant_label(partial), "\n", screen_safe(text))
+
+
+# While a reply streams, its markdown is drawn again at most this often (seconds); the
+# text itself (``plain``) is always current, and the last update is always drawn. A block
+# that grows long (a big code block: highlighted again on each redraw) is redrawn less
+# often, in proportion, up to REPLY_REDRAW_MAX.
+REPLY_REDRAW_INTERVAL = 0.08
+REPLY_REDRAW_MAX = 0.5
+# While a reply streams, settled blocks are closed into a part of their own once they
+# hold this many characters (see AssistantEntry).
+REPLY_PART_CHARS = 1500
+
+
+class AssistantEntry(Entry):
+    """An assistant reply drawn as markdown: its label, then its blocks.
+
+    A finished reply (or one reloaded from a session) is one widget for all its blocks. A
+    streaming one is drawn in parts: the blocks after the last part that was closed and
+    the block still growing are one widget, drawn again as text arrives; once the settled
+    blocks in it reach ``REPLY_PART_CHARS`` they become a closed part whose lines Textual
+    keeps. So an update of a long reply redraws a few dozen lines, and the number of
+    widgets Textual lays out on each update stays small. Blocks are one blank line apart
+    in both forms, so a reply looks the same streamed and reloaded.
+    """
+
+    DEFAULT_CSS = """
+    AssistantEntry > .reply-label { height: 1; }
+    AssistantEntry > .reply-block { height: auto; }
+    AssistantEntry > .reply-block.closed { margin-bottom: 1; }
+    """
+
+    def __init__(self, text: str = "", *, partial: bool = False, streaming: bool = False) -> None:
+        # The entry itself only holds its parts: its own content stays empty.
+        super().__init__("assistant", Text())
+        self.partial = partial
+        self.plain = assistant_text(text, partial=partial).plain
+        self.blocks = MarkdownBlocks()
+        self.blocks.update(screen_safe(text))
+        self._streaming = streaming
+        self._label = Static(_assistant_label(partial), classes="reply-label")
+        self._parts: list[Static] = []  # closed parts, while streaming
+        self._closed_blocks = 0  # settled blocks in closed parts
+        self._resets = self.blocks.resets
+        self._last = Static(classes="reply-block")  # the last block, or every block
+        self._timer: Timer | None = None
+        self._pending = text  # the newest text, drawn or not
+        self._stale = False  # _pending arrived during the redraw interval
+        self._show_last()
+
+    def compose(self) -> ComposeResult:
+        yield self._label
+        yield self._last
+
+    def on_mount(self) -> None:
+        self._sync_parts()
+
+    def stream(self, text: str) -> None:
+        """The reply so far: drawn now, or at the end of the current redraw interval."""
+        self.plain = assistant_text(text, partial=self.partial).plain
+        self._pending = text
+        if self._timer is not None:
+            self._stale = True
+            return
+        self._draw(text)
+        if self.is_attached:
+            growing = sum(len(block) for block in self.blocks.tail)
+            interval = REPLY_REDRAW_INTERVAL * max(1.0, growing / REPLY_PART_CHARS)
+            self._timer = self.set_timer(min(interval, REPLY_REDRAW_MAX), self._redraw_pending)
+
+    def finish(self, text: str, *, partial: bool = False) -> None:
+        """The whole reply: drawn at once."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._stale = False
+        if partial != self.partial:
+            self.partial = partial
+            self._label.update(_assistant_label(partial))
+        self.plain = assistant_text(text, partial=partial).plain
+        self._draw(text)
+
+    def flush(self) -> None:
+        """Draw the newest text now (the stream ended without a final message)."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        if self._stale:
+            self._stale = False
+            self._draw(self._pending)
+
+    def _redraw_pending(self) -> None:
+        self._timer = None
+        if self._stale:
+            self._stale = False
+            self.stream(self._pending)
+
+    def _draw(self, text: str) -> None:
+        self._pending = text
+        self.blocks.update(screen_safe(text))
+        self._sync_parts()
+        self._show_last()
+
+    def _sync_parts(self) -> None:
+        """Close the settled blocks of the growing part once they are long enough."""
+        if not self._streaming or not self.is_mounted:
+            return
+        if self._resets != self.blocks.resets:  # the text was replaced, not extended
+            self._resets = self.blocks.resets
+            for part in self._parts:
+                part.remove()
+            self._parts, self._closed_blocks = [], 0
+        settled = self.blocks.settled
+        if sum(len(block) for block in settled[self._closed_blocks :]) < REPLY_PART_CHARS:
+            return
+        view = BlocksView(self.blocks, start=self._closed_blocks, stop=len(settled), tail=False)
+        part = Static(view, classes="reply-block closed")
+        self._closed_blocks = len(settled)
+        self._parts.append(part)
+        self.mount(part, before=self._last)
+
+    def _show_last(self) -> None:
+        if self._streaming:
+            view = BlocksView(self.blocks, start=self._closed_blocks, tail=True)
+        else:
+            view = BlocksView(self.blocks)
+        self._last.update(view)
 
 
 THINKING_PREVIEW_CHARS = 240
@@ -273,7 +411,7 @@ def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
     if role == "user":
         return Entry("user", user_text(text))
     if role == "assistant":
-        return Entry("assistant", assistant_text(text, partial=bool(metadata.get("partial"))))
+        return AssistantEntry(text, partial=bool(metadata.get("partial")))
     if role == "tool" and metadata.get("user_command"):
         entry = CommandEntry.for_user(str(metadata.get("command", "")), _saved_status(metadata))
         entry.finish(entry.command_status, text)
@@ -318,17 +456,82 @@ def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
     return Entry("system", system_text(text))
 
 
+FOLLOW_HINT = "↓ new output below · End to follow (Ctrl+End while typing)"
+
+
+class FollowHint(Static):
+    """Under the transcript while output arrives below what the user is reading."""
+
+    DEFAULT_CSS = """
+    FollowHint {
+        display: none; height: 1; width: 100%;
+        background: $accent; color: $text; text-style: bold; text-align: center;
+    }
+    FollowHint.shown { display: block; }
+    """
+
+    def __init__(self, transcript: Transcript) -> None:
+        super().__init__(FOLLOW_HINT)
+        self.transcript = transcript
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.transcript.follow()
+
+
 class Transcript(VerticalScroll):
+    """The entries, following new output unless the user scrolled up to read.
+
+    Following is Textual's anchor: an anchored container stays at its end as its content
+    grows (entries added, a reply streaming), and releases itself when the user scrolls up
+    (wheel, keys, scrollbar); it anchors again when they scroll back to the end. Nothing
+    here scrolls per entry or per chunk, so what the user reads never moves.
+    ``hint`` (composed by the app under the transcript) says output arrived below.
+    """
+
     DEFAULT_CSS = """
     Transcript { height: 1fr; padding: 0 1; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.hint = FollowHint(self)
+        self._unseen = False  # output arrived below while the user read older output
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    @property
+    def following(self) -> bool:
+        """The view stays at the end as output arrives."""
+        # Textual keeps "anchored but released by the user" in a private flag (8.2.8).
+        return self.is_anchored and not self._anchor_released
+
+    def follow(self) -> None:
+        """Go to the end and follow new output again."""
+        self.anchor()
+        self._show_hint()
+
     def add(self, entry: Entry) -> Entry:
-        at_end = self.is_vertical_scroll_end or self.max_scroll_y == 0
         self.mount(entry)
-        if at_end:
-            self.call_after_refresh(self.scroll_end, animate=False)
         return entry
 
     def clear(self) -> None:
+        """Remove every entry (another session is shown) and follow its end."""
         self.remove_children()
+        self._unseen = False
+        self.follow()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._show_hint()
+
+    def watch_virtual_size(self, old_size: Size, new_size: Size) -> None:
+        if new_size.height > old_size.height and not self.following:
+            self._unseen = True
+        self._show_hint()
+
+    def _show_hint(self) -> None:
+        if self.following:
+            self._unseen = False
+        self.hint.set_class(self._unseen, "shown")
