@@ -37,7 +37,7 @@ from zcoder.agent import (
 from zcoder.config import Config
 from zcoder.model import make_client, server_label
 from zcoder.model.context import ContextWindow
-from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
+from zcoder.relay import Relay
 from zcoder.resume import resume_command
 from zcoder.sessions import SessionStore
 from zcoder.tools import (
@@ -49,14 +49,13 @@ from zcoder.tui.approvals import DialogApprovals
 from zcoder.tui.commands import parse_slash, parse_user_command
 from zcoder.tui.dialogs import GuardedDialog
 from zcoder.tui.history import PromptHistory
-from zcoder.tui.inbox_ui import receipt_outcome
 from zcoder.tui.interrupt import QUIT_AGAIN_TEXT, QUIT_WINDOW_SECONDS, CtrlC, Press
 from zcoder.tui.model_ui import WARMUP_NUM_PREDICT, ModelUI
 from zcoder.tui.output_screen import OutputScreen
 from zcoder.tui.prompt import PromptInput
 from zcoder.tui.queued import QueuedPrompts
 from zcoder.tui.relay_ui import RELAY_POLL_SECONDS, RelayNudge, RelayUI
-from zcoder.tui.scheduler import Next, TurnScheduler
+from zcoder.tui.scheduler import TurnScheduler
 from zcoder.tui.sessions_ui import SessionsUI
 from zcoder.tui.slash import SlashCommands
 from zcoder.tui.status import HeaderBar, HeaderState, turn_summary
@@ -69,8 +68,8 @@ from zcoder.tui.transcript import (
     Transcript,
     error_text,
     system_text,
-    user_text,
 )
+from zcoder.tui.turns import Turns
 from zcoder.tui.widgets import SessionItem, SessionList
 
 log = logging.getLogger(__name__)
@@ -128,6 +127,7 @@ class ZcoderApp(App[int]):
         self.slash = SlashCommands(self)
         self._turn: Worker[Any] | None = None
         self.scheduler = TurnScheduler(config.relay.max_auto_turns)
+        self.turns = Turns(self)  # what runs next, and the body of each kind of turn
         self._deferred: list[Entry] | None = []
         self.header_state = HeaderState(
             version=__version__,
@@ -294,34 +294,8 @@ class ZcoderApp(App[int]):
         self.schedule()
 
     def schedule(self) -> None:
-        """When idle, start the next turn the scheduler names: a relayed task or a prompt."""
-        if self.busy or self.agent is None:
-            return
-        while True:
-            oldest = self.relay_ui.oldest_waiting()
-            step = self.scheduler.next_turn(oldest)
-            if step is Next.RELAY:
-                claimed = self.relay.claim_one() if self.relay is not None else None
-                if isinstance(claimed, QuarantinedMessage):
-                    self.relay_ui.report_quarantined(claimed)
-                    continue
-                if claimed is not None:
-                    self.scheduler.relay_started()
-                    self.start_turn(self._relay_turn(claimed), relay=True)
-                    return
-                step = self.scheduler.next_turn(None)
-            if step is Next.PROMPT:
-                prompt = self.scheduler.pop_prompt()
-                self._show_queue()
-                command = parse_user_command(prompt)
-                if command:  # !command: runs without a turn (its entry shows it)
-                    self.start_turn(self._user_command(command), relay=False, model=False)
-                    return
-                self.show(Entry("user", user_text(prompt)))  # in the transcript as it starts
-                self.start_turn(self._user_turn(prompt), relay=False)
-            else:
-                self.relay_ui.announce_waiting(oldest)
-            return
+        """When idle, start the next turn the scheduler names (tui/turns.py)."""
+        self.turns.schedule()
 
     def note_user_acted(self) -> None:
         """The local user acted (a prompt, a dialog's answer, /agents continue): relayed
@@ -330,7 +304,7 @@ class ZcoderApp(App[int]):
         self.relay_ui.refresh_header()
         self.schedule()
 
-    def _show_queue(self) -> None:
+    def show_queue(self) -> None:
         self.queued_prompts.show_queue(self.scheduler.prompts(), editing=self.scheduler.editing())
 
     def start_turn(self, coroutine: Any, *, relay: bool, model: bool = True) -> None:
@@ -342,37 +316,6 @@ class ZcoderApp(App[int]):
         if self.relay is not None:
             self.relay.set_state("busy")
         self._turn = self.run_worker(coroutine, group="turn", exit_on_error=False)
-
-    async def _user_turn(self, prompt: str) -> None:
-        assert self.agent is not None
-        await self.model_ui.window_ready()  # num_ctx goes with every request, the first one too
-        await self.agent.run_user_turn(prompt)
-        self.model_ui.check_allocation()
-        self.refresh_sessions()
-
-    async def _user_command(self, command: str) -> None:
-        """``!command``: run like a turn (Escape stops it, prompts queue behind it) but no
-        model request; its output becomes context for the next prompt."""
-        assert self.agent is not None
-        await self.agent.run_user_command(command)
-        self.refresh_meter()
-        self.refresh_sessions()
-
-    async def _relay_turn(self, claimed: ClaimedMessage) -> None:
-        assert self.agent is not None and self.relay is not None
-        outcome, summary = "failed", "the receiving zcoder failed unexpectedly"
-        try:
-            await self.model_ui.window_ready()
-            finished = await self.agent.run_relay_turn(claimed.envelope)
-            outcome, summary = receipt_outcome(finished)
-            self.model_ui.check_allocation()
-        except asyncio.CancelledError:
-            outcome, summary = "cancelled", "the receiving agent's user stopped the task"
-            raise
-        finally:
-            # Completed whatever happened: a claimed message never runs twice.
-            self.relay.complete(claimed)
-            self.relay_ui.inbox.send_receipt(claimed.envelope, outcome, summary)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if self.model_ui.warmup_ended(event):
@@ -418,20 +361,20 @@ class ZcoderApp(App[int]):
             text, last_accepted=marks.last_accepted, oldest_waiting=self.relay_ui.oldest_waiting()
         )
         self.note_user_acted()  # starts it at once when nothing runs
-        self._show_queue()
+        self.show_queue()
 
     def on_prompt_input_edit_queued(self, _message: PromptInput.EditQueued) -> None:
         text = self.scheduler.take_last()
         if text is not None:
             self.prompt_input.load_text(text)
             self.prompt_input.move_cursor(self.prompt_input.document.end)
-            self._show_queue()
+            self.show_queue()
 
     def on_text_area_changed(self, event: PromptInput.Changed) -> None:
         # A queued prompt taken back to edit is cancelled when the input is cleared.
         empty = event.text_area is self.prompt_input and not self.prompt_input.text.strip()
         if empty and self.scheduler.drop_recalled():
-            self._show_queue()
+            self.show_queue()
 
     # -- actions ------------------------------------------------------------------------
 
