@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -48,6 +47,7 @@ from zcoder.tui.agent_view import AgentView
 from zcoder.tui.approvals import DialogApprovals
 from zcoder.tui.commands import parse_slash, parse_user_command
 from zcoder.tui.dialogs import GuardedDialog
+from zcoder.tui.exit_guard import ExitGuard
 from zcoder.tui.history import PromptHistory
 from zcoder.tui.interrupt import QUIT_AGAIN_TEXT, QUIT_WINDOW_SECONDS, CtrlC, Press
 from zcoder.tui.model_ui import WARMUP_NUM_PREDICT, ModelUI
@@ -249,9 +249,11 @@ class ZcoderApp(App[int]):
         for entry in startup:
             self.show(entry)
         loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(signum, self.exit, 128 + signum)
+
+        def exit_from_any_thread(status: int) -> None:
+            loop.call_soon_threadsafe(self.exit, status)
+
+        ExitGuard(exit_from_any_thread, self._forced_exit_cleanup).install()
         self.set_interval(RELAY_POLL_SECONDS, self.relay_ui.poll)
         self.relay_ui.watch_workspace_peers()  # another instance here already?
         self.relay_ui.refresh_header()
@@ -280,6 +282,13 @@ class ZcoderApp(App[int]):
 
     def on_unmount(self) -> None:
         self._stop_services()
+
+    def _forced_exit_cleanup(self) -> None:
+        """What an exit that cannot go through Textual must still do (tui/exit_guard.py)."""
+        self._stop_services()
+        driver = self._driver
+        if isinstance(driver, ZcoderDriver):
+            driver.tmux_keys.restore()
 
     def _stop_services(self) -> None:
         self.relay_ui.stop()

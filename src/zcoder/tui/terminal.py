@@ -35,6 +35,7 @@ import os
 import re
 import selectors
 import shutil
+import signal
 import subprocess
 import threading
 from codecs import getincrementaldecoder
@@ -382,7 +383,17 @@ class ZcoderDriver(LinuxDriver):
     ) -> None:
         for _key, mask in selector.select(0.1):
             if mask & selectors.EVENT_READ:
-                data = decode(os.read(self.fileno, 64 * 1024), final)
+                try:
+                    raw = os.read(self.fileno, 64 * 1024)
+                except OSError:
+                    raw = b""  # EIO: the terminal is gone
+                if not raw:
+                    # End of file on a terminal in raw mode is a hang-up (the window closed,
+                    # tmux killed the pane): leave as on SIGHUP, which the app handles.
+                    self.exit_event.set()
+                    os.kill(os.getpid(), signal.SIGHUP)
+                    return
+                data = decode(raw, final)
                 if data:
                     for message in parser.feed(data):
                         self.process_message(message)
