@@ -80,7 +80,11 @@ def peer_list_for_model(peers: Sequence[Peer]) -> str:
     for p in peers:
         project = _field(p.project)
         # A peer that chose a name is called by it; others (zcoder.zsh) by their project.
-        who = f"{names[p.instance_id]} ({project})" if explicit_name(p) else project
+        # Called by the name it chose, or its project's (zcoder.zsh), with the pid where
+        # names collide; the project follows when it says something more.
+        shown = names[p.instance_id]
+        special = explicit_name(p) is not None or "#" in shown
+        who = f"{shown} ({project})" if special and shown != p.project else project
         lines.append(f"{who} — pid {p.pid}, {_field(p.state)}, id {p.instance_id}")
         lines.append(
             f"  {_field(p.workspace, keep_end=True)} · {_field(p.profile)} · {_field(p.model)}"
