@@ -503,3 +503,43 @@ async def test_another_instance_in_the_same_or_an_enclosing_workspace_is_noted_a
     finally:
         for relay in neighbours:
             relay.stop()
+
+
+async def test_inbox_lists_what_was_sent_and_received_with_states_and_receipts(
+    fake, make_config, app_factory, sender
+):
+    fake.enqueue(Turn.text("ran the received task"))
+    app = app_factory(make_config())
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        received = await asyncio.to_thread(sender.send, app.relay.instance_id, "please lint")
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 1)
+        await idle(pilot, app)
+        fake.enqueue(
+            Turn.tool_calls(
+                call("send_agent_message", {"target": sender.instance_id, "message": "fix it"})
+            ),
+            Turn.text("asked"),
+        )
+        await submit(pilot, app, "ask the sender to fix it")
+        await answer(pilot, app, "y")
+        await idle(pilot, app)
+        claimed = sender.claim_one()
+        assert claimed is not None
+        await asyncio.to_thread(
+            sender.send_receipt, claimed.envelope, "completed", "fixed the bug"
+        )
+        await wait_until(pilot, lambda: "⇄ receipt" in transcript_text(app))
+        await submit(pilot, app, "/inbox")
+        await wait_until(pilot, lambda: "newest first" in transcript_text(app))
+        listing = transcript_text(app).split("newest first")[-1]
+        lines = [line for line in listing.splitlines() if line.strip()[:2].rstrip(".").isdigit()]
+        assert "→ sender-project · accepted · receipt: completed · fix it" in lines[0]
+        assert "← sender-project · done · please lint" in lines[1]
+        await submit(pilot, app, "/inbox 2")
+        await wait_until(pilot, lambda: f"message {received.message_id}" in transcript_text(app))
+    # Kept in the session store: another run in this workspace lists them too.
+    again = app_factory(make_config())
+    async with again.run_test(size=(140, 40)) as pilot:
+        await submit(pilot, again, "/inbox")
+        await wait_until(pilot, lambda: "please lint" in transcript_text(again))

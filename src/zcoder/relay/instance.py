@@ -174,6 +174,8 @@ class Relay:
         self._sender_manifests = ManifestCache()
         # Messages sent (awaiting a receipt) and receipts received (zcoder.relay.receipts).
         self.receipts = ReceiptBook()
+        # Told of every message sent, on the sending thread (the app's history, /inbox).
+        self.on_sent: Callable[[SendResult, str], None] | None = None
         self.trust = TrustBook(home, settings.inbound)
         self._receipt_counter = itertools.count(1)
 
@@ -485,6 +487,10 @@ class Relay:
             self.sweep.leftovers.remove(leftover)
             forget_leftover(self.registry, leftover)
 
+    def waiting(self) -> list[ClaimedMessage]:
+        """Accepted messages waiting in the queue (not held), oldest first, unclaimed."""
+        return self.spool.waiting() if self.spool is not None and self.available else []
+
     def held(self) -> list[ClaimResult]:
         """Messages that wait for the user (held by policy), oldest first."""
         return self.spool.held() if self.spool is not None and self.available else []
@@ -629,12 +635,17 @@ class Relay:
         self.receipts.record_sent(message_id, peer.instance_id, name_of(peer), body)
         ack = self._deliver(Path(peer.socket), payload, message_id)
         if isinstance(ack, str):
-            return SendResult(None, f"delivery to {peer.project} failed: {ack}", peer, message_id)
-        if ack.status not in ("accepted", "duplicate"):
+            result = SendResult(None, f"delivery to {peer.project} failed: {ack}", peer, message_id)
+        else:
+            result = SendResult(
+                ack.status, result_text(peer.project, peer.instance_id, ack), peer, message_id
+            )
+        if result.status not in ("accepted", "duplicate"):
             self.receipts.forget(message_id)
-        return SendResult(
-            ack.status, result_text(peer.project, peer.instance_id, ack), peer, message_id
-        )
+        if self.on_sent is not None:
+            with contextlib.suppress(Exception):  # the history is not worth a failed send
+                self.on_sent(result, body)
+        return result
 
     def _deliver(self, path: Path, payload: bytes, message_id: str) -> Ack | str:
         """Send, retrying once with the same payload after an ambiguous failure."""

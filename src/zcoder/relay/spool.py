@@ -281,6 +281,16 @@ class Spool:
                 found.append(self._quarantine(name, path, str(exc)))
         return found
 
+    def waiting(self) -> list[ClaimedMessage]:
+        """The messages waiting in the inbox, oldest first, read without claiming them (for
+        the history shown to the user; one that does not validate is left for the claim,
+        which quarantines it)."""
+        found: list[ClaimedMessage] = []
+        for name in sorted(self._names("inbox")):
+            with contextlib.suppress(_Unsafe):
+                found.append(self._validate_claimed(name, self.root / "inbox" / name))
+        return found
+
     def release(self, name: str) -> bool:
         """A held message goes to the inbox, to run next (its sequence is older)."""
         if SPOOL_NAME_RE.fullmatch(name) is None:

@@ -297,6 +297,7 @@ class ZcoderApp(App[int]):
     # -- turns: the user's prompt and relayed tasks, one at a time ----------------------
 
     def on_relay_nudge(self, _message: RelayNudge) -> None:
+        self.relay_ui.inbox.note_arrivals()
         self.relay_ui.inbox.show_receipts()
         self.relay_ui.policy.announce_held()
         self.relay_ui.refresh_header()

@@ -17,6 +17,7 @@ COMMANDS: Final = {
     "/undo": "restore the files the last turn changed, after asking (idle only)",
     "/list-agents": "list the other zcoder instances on this machine (no model request)",
     "/agents": "this instance's relay status",
+    "/inbox [N]": "messages sent and received here, newest first, with their state and receipt",
     "/rename NAME": "this instance's name for other agents (default: the project's)",
     "/agents pause": "refuse new relayed messages (queued ones are kept)",
     "/agents resume": "accept relayed messages again",

@@ -1,16 +1,31 @@
-"""Receipts in the app: telling a task's sender how it ended, and showing (and giving the
-model) the receipts for tasks this instance sent. The wire format is zcoder.relay.receipts'.
+"""Receipts and the relay's history in the app (/inbox).
+
+Receipts: telling a task's sender how it ended, and showing (and giving the model) the
+receipts for tasks this instance sent; the wire format is zcoder.relay.receipts'.
+
+The history: every message this workspace's sessions sent or received, with its state as
+it moves on (queued or held, running, done, cancelled, failed, refused) and its receipt,
+kept in the session store (zcoder.sessions.relay_log). ``/inbox`` lists it newest first;
+``/inbox N`` shows one entry whole.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from zcoder.agent import Outcome, TurnFinished
 from zcoder.agent.relay_wrapper import receipt_record
-from zcoder.relay import Envelope, Relay
+from zcoder.relay import ClaimedMessage, Envelope, Relay, SendResult
+from zcoder.relay.display import visible
+from zcoder.relay.names import name_of
+from zcoder.relay.receipts import Receipt
+from zcoder.sessions import SessionStoreError
+from zcoder.sessions.relay_log import RelayLog, RelayRecord
 from zcoder.tui.transcript import entry_for_event, receipt_text_for_user
 
 if TYPE_CHECKING:
@@ -32,9 +47,113 @@ def receipt_outcome(finished: TurnFinished) -> tuple[str, str]:
     return outcome, summary
 
 
+# A relayed turn's receipt outcome as the history's state.
+STATE_OF_OUTCOME = {"completed": "done", "cancelled": "cancelled", "refused": "refused"}
+
+
 class InboxUI:
     def __init__(self, relay_ui: RelayUI) -> None:
         self.relay_ui = relay_ui
+        self._logged: set[str] = set()  # received message ids already in the history
+
+    @property
+    def log(self) -> RelayLog | None:
+        store = self.app.store
+        return RelayLog(store) if store is not None else None
+
+    def _write(self, action: Callable[[RelayLog], None]) -> None:
+        """A history write; a store that cannot take it costs the history, nothing else."""
+        book = self.log
+        if book is None:
+            return
+        try:
+            action(book)
+        except SessionStoreError as exc:
+            log.warning("relay history not saved: %s", exc)
+
+    # -- the history ----------------------------------------------------------------------
+
+    def start(self, relay: Relay) -> None:
+        """Sends are recorded as they happen, on whatever thread sends."""
+        relay.on_sent = self._sent
+
+    def _sent(self, result: SendResult, body: str) -> None:
+        peer = result.peer
+        if peer is None or result.message_id is None:
+            return
+        self._write(
+            lambda book: book.record(
+                workspace=self.app.config.workspace,
+                session_id=self.app.session_id or "",
+                direction="sent",
+                message_id=str(result.message_id),
+                peer_instance_id=peer.instance_id,
+                peer_name=name_of(peer),
+                body=body,
+                state=result.status or "not delivered",
+            )
+        )
+
+    def note_arrivals(self) -> None:
+        """Messages accepted since the last look: in the history as queued or held."""
+        relay = self.relay
+        if relay is None:
+            return
+        arrivals = [(m, "queued") for m in relay.waiting()]
+        arrivals += [(m, "held") for m in relay.held() if isinstance(m, ClaimedMessage)]
+        for message, state in arrivals:
+            if message.envelope.message_id not in self._logged:
+                self.received(message.envelope, state)
+
+    def received(self, envelope: Envelope, state: str) -> None:
+        """A received message's state: queued, held, running, done, cancelled, failed..."""
+        self._logged.add(envelope.message_id)
+        self._write(
+            lambda book: book.record(
+                workspace=self.app.config.workspace,
+                session_id=self.app.session_id or "",
+                direction="received",
+                message_id=envelope.message_id,
+                peer_instance_id=envelope.sender_instance_id,
+                peer_name=envelope.sender_project or envelope.sender_instance_id,
+                body=envelope.body,
+                state=state,
+            )
+        )
+
+    def command(self, argument: str) -> None:
+        """/inbox: the history, newest first; /inbox N: one entry whole."""
+        app = self.app
+        book = self.log
+        if book is None:
+            app.error("the relay history is kept in the session store, which is unavailable")
+            return
+        try:
+            records = book.history(app.config.workspace)
+        except SessionStoreError as exc:
+            app.error(str(exc))
+            return
+        if not records:
+            app.notice("No message was sent or received in this workspace yet.")
+            return
+        if argument.strip():
+            if not argument.strip().isdigit() or not 1 <= int(argument) <= len(records):
+                app.error(f"usage: /inbox N, with N from /inbox (1 to {len(records)})")
+                return
+            app.notice(_entry_text(records[int(argument) - 1]))
+            return
+        lines = ["Relayed messages of this workspace, newest first (/inbox N shows one):"]
+        for number, record in enumerate(records, 1):
+            arrow = "→" if record.direction == "sent" else "←"
+            when = time.strftime("%m-%d %H:%M", time.localtime(record.created_at))
+            receipt = f" · receipt: {record.receipt_outcome}" if record.receipt_outcome else ""
+            preview = " ".join(record.body.split())
+            preview = preview[:48] + ("…" if len(preview) > 48 else "")
+            lines.append(
+                f"{number:>3}. {when} {arrow} {visible(record.peer_name)} · {record.state}"
+                f"{receipt} · {visible(preview)}"
+            )
+        app.notice("\n".join(lines))
 
     @property
     def app(self) -> ZcoderApp:
@@ -72,6 +191,7 @@ class InboxUI:
                 "from_name": sent.target_label,
             }
             app.show(entry_for_event("receipt", shown, metadata))
+            self._write(functools.partial(_save_receipt, receipt=receipt))
             if app.agent is not None:
                 app.agent.record_receipt(
                     receipt_record(
@@ -84,3 +204,22 @@ class InboxUI:
                     shown,
                     metadata,
                 )
+
+
+def _entry_text(record: RelayRecord) -> str:
+    """One history entry whole: who, when, its message id, its state, its receipt, its text."""
+    way = "to" if record.direction == "sent" else "from"
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.created_at))
+    lines = [
+        f"{record.direction.capitalize()} {way} {visible(record.peer_name)}"
+        f" (instance {visible(record.peer_instance_id)}) at {when}",
+        f"message {visible(record.message_id)} · {record.state}",
+    ]
+    if record.receipt_outcome:
+        lines.append(f"receipt: {record.receipt_outcome} — {record.receipt_summary}")
+    lines += ["", record.body]
+    return "\n".join(lines)
+
+
+def _save_receipt(book: RelayLog, *, receipt: Receipt) -> None:
+    book.set_receipt(receipt.in_reply_to, receipt.outcome, receipt.summary)

@@ -77,9 +77,11 @@ class RelayPolicyUI:
         sender = visible(message.envelope.sender_project or message.envelope.sender_instance_id)
         if verb == "run":
             if self.relay.release(message.path.name):
+                self.relay_ui.inbox.received(message.envelope, "queued")
                 app.notice(f"The message from {sender} joins the queue and runs next.")
                 app.note_user_acted()
         elif self.relay.discard(message.path.name):
+            self.relay_ui.inbox.received(message.envelope, "refused")
             app.notice(f"The message from {sender} was discarded; its sender is told.")
             self.relay_ui.inbox.send_receipt(
                 message.envelope, "refused", "the receiving user discarded it without running it"

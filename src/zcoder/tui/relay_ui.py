@@ -77,6 +77,7 @@ class RelayUI:
             return
         self.relay = relay
         self._was_available = True
+        self.inbox.start(relay)
         if leftovers := relay.leftovers():
             count = sum(leftover.messages for leftover in leftovers)
             app.notice(

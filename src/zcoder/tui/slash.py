@@ -57,6 +57,8 @@ class SlashCommands:
             await app.relay_ui.list_agents()
         elif name == "/agents":
             app.relay_ui.agents_command(argument)
+        elif name == "/inbox":
+            app.relay_ui.inbox.command(argument)
         elif name == "/rename":
             app.relay_ui.rename(argument)
         else:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from zcoder.relay import ClaimedMessage, QuarantinedMessage
 from zcoder.tui.commands import parse_user_command
-from zcoder.tui.inbox_ui import receipt_outcome
+from zcoder.tui.inbox_ui import STATE_OF_OUTCOME, receipt_outcome
 from zcoder.tui.scheduler import Next
 from zcoder.tui.transcript import Entry, user_text
 
@@ -74,6 +74,8 @@ class Turns:
         app = self.app
         assert app.agent is not None and app.relay is not None
         outcome, summary = "failed", "the receiving zcoder failed unexpectedly"
+        inbox = app.relay_ui.inbox
+        inbox.received(claimed.envelope, "running")
         try:
             await app.model_ui.window_ready()
             finished = await app.agent.run_relay_turn(claimed.envelope)
@@ -85,4 +87,5 @@ class Turns:
         finally:
             # Completed whatever happened: a claimed message never runs twice.
             app.relay.complete(claimed)
-            app.relay_ui.inbox.send_receipt(claimed.envelope, outcome, summary)
+            inbox.received(claimed.envelope, STATE_OF_OUTCOME.get(outcome, "failed"))
+            inbox.send_receipt(claimed.envelope, outcome, summary)
