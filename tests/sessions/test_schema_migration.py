@@ -48,7 +48,7 @@ def test_a_version_1_store_gets_receipt_events_and_keeps_its_rows(tmp_path: Path
     finally:
         store.close()
     conn = sqlite3.connect(home / "sessions.db")
-    assert read_version(conn) == SCHEMA_VERSION == 2
+    assert read_version(conn) == SCHEMA_VERSION >= 2
     ids = [row[0] for row in conn.execute("SELECT id FROM events ORDER BY id")]
     assert ids == [1, 2, 3, 4]  # ids kept, and the sequence went on after them
     conn.close()
