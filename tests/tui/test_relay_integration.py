@@ -543,3 +543,30 @@ async def test_inbox_lists_what_was_sent_and_received_with_states_and_receipts(
     async with again.run_test(size=(140, 40)) as pilot:
         await submit(pilot, again, "/inbox")
         await wait_until(pilot, lambda: "please lint" in transcript_text(again))
+
+
+async def test_quitting_with_unrun_relayed_messages_asks_and_tells_their_senders(
+    fake, make_config, app_factory, sender
+):
+    from zcoder.tui.quit_ui import QuitScreen
+
+    app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        sent = [
+            await asyncio.to_thread(sender.send, app.relay.instance_id, f"task {n}")
+            for n in range(2)
+        ]
+        await wait_until(pilot, lambda: transcript_text(app).count("is held for you") == 2)
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: isinstance(app.screen, QuitScreen))
+        assert "2 relayed messages" in str(app.screen.title_text())
+        await answer(pilot, app, "n")
+        await wait_until(pilot, lambda: "Staying" in transcript_text(app))
+        assert app.is_running and sender.take_receipts() == []
+        await pilot.press("ctrl+q")
+        await answer(pilot, app, "y")
+        await pilot.pause(0.2)
+    receipts = sender.take_receipts()
+    assert sorted(r.in_reply_to for r, _ in receipts) == sorted(s.message_id for s in sent)
+    assert {r.outcome for r, _ in receipts} == {"discarded"}

@@ -54,6 +54,7 @@ from zcoder.tui.model_ui import WARMUP_NUM_PREDICT, ModelUI
 from zcoder.tui.output_screen import OutputScreen
 from zcoder.tui.prompt import PromptInput
 from zcoder.tui.queued import QueuedPrompts
+from zcoder.tui.quit_ui import QuitUI
 from zcoder.tui.relay_ui import RELAY_POLL_SECONDS, RelayNudge, RelayUI
 from zcoder.tui.scheduler import TurnScheduler
 from zcoder.tui.sessions_ui import SessionsUI
@@ -128,6 +129,7 @@ class ZcoderApp(App[int]):
         self._turn: Worker[Any] | None = None
         self.scheduler = TurnScheduler(config.relay.max_auto_turns)
         self.turns = Turns(self)  # what runs next, and the body of each kind of turn
+        self.quit_ui = QuitUI(self)  # quitting with relayed messages still queued asks
         self._deferred: list[Entry] | None = []
         self.header_state = HeaderState(
             version=__version__,
@@ -251,7 +253,7 @@ class ZcoderApp(App[int]):
         loop = asyncio.get_running_loop()
 
         def exit_from_any_thread(status: int) -> None:
-            loop.call_soon_threadsafe(self.exit, status)
+            loop.call_soon_threadsafe(self._exit_on_signal, status)
 
         ExitGuard(exit_from_any_thread, self._forced_exit_cleanup).install()
         self.set_interval(RELAY_POLL_SECONDS, self.relay_ui.poll)
@@ -282,6 +284,16 @@ class ZcoderApp(App[int]):
 
     def on_unmount(self) -> None:
         self._stop_services()
+
+    def _exit_on_signal(self, status: int) -> None:
+        """SIGTERM or SIGHUP: no question asked; queued relayed messages are discarded and
+        their senders told (tui/quit_ui.py), then the app exits."""
+        self.quit_ui.discard_all()
+        self.exit(status)
+
+    async def action_quit(self) -> None:
+        """Ctrl+Q: asks first when relayed messages would be dropped (tui/quit_ui.py)."""
+        self.quit_ui.request(0)
 
     def _forced_exit_cleanup(self) -> None:
         """What an exit that cannot go through Textual must still do (tui/exit_guard.py)."""
@@ -416,7 +428,7 @@ class ZcoderApp(App[int]):
         top = self.screen
         dialog_open = len(self.screen_stack) > 1
         if self.ctrl_c.press(running=self.busy or dialog_open) is Press.QUIT:
-            self.exit(0)
+            self.quit_ui.request(0)
             return
         # A turn's dialog is closed, as a refusal, by stopping the turn (tui/approvals.py);
         # any other dialog gets the Escape it would get from the user.

@@ -27,7 +27,7 @@ class SlashCommands:
         if name == "/help":
             app.notice(help_text())
         elif name == "/quit":
-            app.exit(0)
+            app.quit_ui.request(0)
         elif name == "/new":
             app.action_new_session()
         elif name == "/sessions":

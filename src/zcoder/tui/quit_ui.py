@@ -1,0 +1,121 @@
+"""Leaving with relayed messages still queued: nothing accepted is dropped without a word.
+
+Quitting (Ctrl+Q, /quit, Ctrl+C when idle) while accepted relayed messages wait (queued or
+held) first asks, naming how many and from whom. Leaving then discards them: each sender
+gets a ``discarded`` receipt and the history says so. Staying keeps them, to run as usual.
+A SIGTERM or SIGHUP does not ask (nobody may be there to answer); their senders are told
+all the same, as far as the time allows.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+from typing import TYPE_CHECKING, Final
+
+from rich.text import Text
+from textual.widgets import Static
+
+from zcoder.relay import ClaimedMessage, Envelope
+from zcoder.relay.display import visible
+from zcoder.tui.dialogs import GuardedDialog
+
+if TYPE_CHECKING:
+    from zcoder.tui.app import ZcoderApp
+
+DISCARD_SUMMARY: Final = "the receiving zcoder quit before running it"
+RECEIPTS_DEADLINE: Final = 5.0  # seconds all discarded receipts may take together at exit
+
+
+class QuitScreen(GuardedDialog[bool]):
+    """y leaves (the queued messages are discarded, their senders told); n/Esc stays."""
+
+    def __init__(self, messages: list[Envelope]) -> None:
+        super().__init__(False)
+        self.messages = messages
+
+    def title_text(self) -> Text:
+        count = len(self.messages)
+        return Text(f"Quit with {count} relayed message{'s' if count != 1 else ''} not yet run?")
+
+    def meta(self) -> list[Static]:
+        senders = collections.Counter(
+            visible(m.sender_project or m.sender_instance_id) for m in self.messages
+        )
+        who = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in senders.items())
+        return [
+            Static(
+                Text(f"from {who}; quitting discards them and tells their senders"),
+                classes="meta",
+            )
+        ]
+
+    def body(self) -> str:
+        lines = []
+        for message in self.messages:
+            preview = " ".join(message.body.split())
+            preview = preview[:100] + ("…" if len(preview) > 100 else "")
+            lines.append(f"{message.sender_project or message.sender_instance_id}: {preview}")
+        return "\n".join(lines)
+
+    def keys_text(self) -> str:
+        return "[y] quit and discard them   [n]/Esc stay"
+
+    def answer_for(self, key: str) -> bool | None:
+        if key == "y":
+            return True
+        if key == "n":
+            return False
+        return None
+
+
+class QuitUI:
+    def __init__(self, app: ZcoderApp) -> None:
+        self.app = app
+        self._asking = False
+
+    def unrun(self) -> list[Envelope]:
+        relay = self.app.relay
+        if relay is None or not relay.available:
+            return []
+        messages = [m.envelope for m in relay.waiting()]
+        messages += [m.envelope for m in relay.held() if isinstance(m, ClaimedMessage)]
+        return messages
+
+    def request(self, status: int = 0) -> None:
+        """Quit, asking first when relayed messages would be dropped."""
+        app = self.app
+        waiting = self.unrun()
+        if not waiting:
+            app.exit(status)
+            return
+        if self._asking:
+            return
+        self._asking = True
+
+        def answered(leave: bool | None) -> None:
+            self._asking = False
+            if leave:
+                self.discard_all()
+                app.exit(status)
+            else:
+                app.notice("Staying: the queued relayed messages will run.")
+
+        app.push_screen(QuitScreen(waiting), callback=answered)
+
+    def discard_all(self) -> int:
+        """Tell the senders of every unrun message that it was discarded; how many."""
+        relay = self.app.relay
+        messages = self.unrun()
+        if relay is None or not messages:
+            return 0
+        inbox = self.app.relay_ui.inbox
+        for envelope in messages:
+            inbox.received(envelope, "discarded")
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            futures = [
+                pool.submit(relay.send_receipt, envelope, "discarded", DISCARD_SUMMARY)
+                for envelope in messages
+            ]
+            concurrent.futures.wait(futures, timeout=RECEIPTS_DEADLINE)
+        return len(messages)
