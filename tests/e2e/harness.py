@@ -345,7 +345,7 @@ class Instance:
         root = self.spool()
         return {
             name: sum(1 for _ in (root / name).iterdir())
-            for name in ("inbox", "processing", "done", "rejected")
+            for name in ("inbox", "processing", "held", "done", "rejected")
         }
 
     @property

@@ -406,7 +406,7 @@ async def test_a_receipt_is_shown_and_given_to_the_model_without_a_turn(
         )
         assert status == "accepted"
         await wait_until(pilot, lambda: "⇄ receipt" in transcript_text(app))
-        assert "completed — Fixed" in transcript_text(app)
+        assert "completed: Fixed" in transcript_text(app)
         await pilot.pause(0.3)
         assert not app.busy and len(fake.chat_bodies) == 2  # no turn started
         fake.enqueue(Turn.text("noted"))
@@ -526,9 +526,7 @@ async def test_inbox_lists_what_was_sent_and_received_with_states_and_receipts(
         await idle(pilot, app)
         claimed = sender.claim_one()
         assert claimed is not None
-        await asyncio.to_thread(
-            sender.send_receipt, claimed.envelope, "completed", "fixed the bug"
-        )
+        await asyncio.to_thread(sender.send_receipt, claimed.envelope, "completed", "fixed the bug")
         await wait_until(pilot, lambda: "⇄ receipt" in transcript_text(app))
         await submit(pilot, app, "/inbox")
         await wait_until(pilot, lambda: "newest first" in transcript_text(app))
