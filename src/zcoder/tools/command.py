@@ -26,6 +26,14 @@ from typing import Any
 
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
 from zcoder.tools.confinement import ConfinementError, resolve_path
+from zcoder.tools.escapees import (
+    TAG_VARIABLE,
+    Ended,
+    become_subreaper,
+    describe,
+    end_tagged,
+    new_tag,
+)
 from zcoder.tools.output import HeadTailBuffer
 
 __all__ = [
@@ -110,11 +118,19 @@ async def kill_process_group(pgid: int, grace: float = KILL_GRACE_SECONDS) -> No
 class CommandOutcome:
     """What happened to one command."""
 
-    def __init__(self, exit_code: int | None, output: str, timed_out: bool, duration: float):
+    def __init__(
+        self,
+        exit_code: int | None,
+        output: str,
+        timed_out: bool,
+        duration: float,
+        escaped: str = "",
+    ):
         self.exit_code = exit_code
         self.output = output
         self.timed_out = timed_out
         self.duration = duration
+        self.escaped = escaped  # what was ended outside the group (tools/escapees.py)
 
 
 def outcome_text(outcome: CommandOutcome, timeout: float) -> str:
@@ -124,6 +140,8 @@ def outcome_text(outcome: CommandOutcome, timeout: float) -> str:
         status = f"[timed out after {timeout:g} s; the command and its processes were killed]"
     else:
         status = f"[exit code {outcome.exit_code}]"
+    if outcome.escaped:
+        status += "\n" + outcome.escaped
     return f"{body.rstrip()}\n{status}"
 
 
@@ -182,6 +200,9 @@ async def run_shell(
     after the whole group has been killed and what it wrote until then has been read.
     """
     started = time.monotonic()
+    become_subreaper()  # orphans of the command come back to zcoder (tools/escapees.py)
+    tag = new_tag()
+    escaped: list[Ended] = []
     write_fd, reader, transport = await _open_output_pipe()
     try:
         spawn = asyncio.ensure_future(
@@ -194,7 +215,7 @@ async def run_shell(
                 stdout=write_fd,
                 stderr=write_fd,
                 start_new_session=True,
-                env={**os.environ, **_ENVIRONMENT},
+                env={**os.environ, **_ENVIRONMENT, TAG_VARIABLE: tag},
             )
         )
         try:
@@ -242,6 +263,7 @@ async def run_shell(
                 _signal_group(pgid, signal.SIGKILL)
             raise
         finally:
+            escaped = end_tagged(tag)  # whatever left the group, on every path
             if not pump.done():
                 pump.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -256,6 +278,7 @@ async def run_shell(
         buffer.text(),
         timed_out,
         time.monotonic() - started,
+        describe(escaped),
     )
 
 
