@@ -97,7 +97,7 @@ def test_escape_stops_a_relayed_turn_and_the_queue_goes_on(
     assert [t.splitlines()[0] for t in tasks] == ["first task", "second task"]
     b.wait_state("ready")
     # Both were completed, the stopped one too: nothing is left queued or half-claimed.
-    expected = {"inbox": 0, "processing": 0, "done": 2, "rejected": 0}
+    expected = {"inbox": 0, "processing": 0, "held": 0, "done": 2, "rejected": 0}
     wait_until(lambda: b.spool_counts() == expected, what="beta's spool to settle")
 
 

@@ -87,7 +87,7 @@ def test_a_command_cannot_send_as_its_instance(world: World, sender_relay: Sende
     assert f"sent as {a.instance_id} answer invalid" in output, output
     command_pid = int(output.split()[1])
     # Nothing entered beta's queue, its model heard nothing, and its log says why.
-    assert b.spool_counts() == {"inbox": 0, "processing": 0, "done": 0, "rejected": 0}
+    assert b.spool_counts() == {"inbox": 0, "processing": 0, "held": 0, "done": 0, "rejected": 0}
     assert relay_records(server_b.chat_bodies) == []
     log = world.home("beta") / "zcoder.log"
     (line,) = wait_until(

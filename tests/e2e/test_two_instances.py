@@ -184,7 +184,7 @@ def test_pause_holds_queued_messages_until_resume(
     b.wait_state("paused")
     time.sleep(RELAY_POLL_SECONDS * 2.5)  # the app polls the queue, and stays idle
     assert len(server_b.chat_bodies) == 1
-    assert b.spool_counts() == {"inbox": 1, "processing": 0, "done": 0, "rejected": 0}
+    assert b.spool_counts() == {"inbox": 1, "processing": 0, "held": 0, "done": 0, "rejected": 0}
 
     b.submit("/agents resume")
     b.wait_text("the queued task ran", since=mark)

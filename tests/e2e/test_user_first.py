@@ -119,5 +119,5 @@ def test_a_flood_runs_eight_turns_unattended_then_waits_for_agents_continue(
     wait_until(lambda: len(server.chat_bodies) == 15, what="the six waiting tasks")
     b.wait_text("flood 14 done", since=mark)
     assert turn_inputs(server.chat_bodies[1:]) == [f"relay: flood {n}" for n in range(1, 15)]
-    expected = {"inbox": 0, "processing": 0, "done": 14, "rejected": 0}
+    expected = {"inbox": 0, "processing": 0, "held": 0, "done": 14, "rejected": 0}
     wait_until(lambda: b.spool_counts() == expected, what="beta's spool to settle")
