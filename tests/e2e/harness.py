@@ -446,7 +446,7 @@ class World:
     def close(self) -> None:
         for instance in self.instances:  # all at once: each then has its time to exit
             if instance.alive():
-                with contextlib.suppress(OSError):
+                with contextlib.suppress(OSError, RuntimeError):  # tmux may be gone
                     instance.send_key("\x11")
         for instance in self.instances:
             instance.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,13 @@ pytestmark = pytest.mark.slow
 
 
 def _gone(pid: int) -> bool:
-    return not os.path.exists(f"/proc/{pid}")
+    """Ended: no such process, or a zombie waiting to be collected (when this test process
+    is a child subreaper, as run_command makes it, the orphaned zcoder is its zombie)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] in ("Z", "X")
 
 
 def test_killing_the_terminal_ends_zcoder_and_removes_its_relay_files(world: World) -> None:
