@@ -22,6 +22,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 SIZE = (100, 30)
 TRANSCRIPT_AT = (60, 10)  # a cell inside the transcript (1-based column, row)
 END = "1b 5b 34 7e"
+END_XTERM = "1b 5b 46"
 CTRL_END = "1b 5b 31 3b 35 46"  # ESC [ 1 ; 5 F
 HINT = "new output below"
 LINES = 70
@@ -115,7 +116,7 @@ def test_wheel_back_down_to_the_end_follows_again(world: World) -> None:
     zc.wait_text(TABLE_END, timeout=30)
 
 
-def test_while_typing_the_view_holds_and_ctrl_end_follows_keeping_the_prompt(world: World) -> None:
+def test_while_typing_end_moves_the_cursor_and_ctrl_end_follows(world: World) -> None:
     zc = start(world, reply("Delta"), delay=0.04)
     zc.submit("write a long answer")
     zc.wait_text("Delta line 012", timeout=60)
@@ -125,9 +126,10 @@ def test_while_typing_the_view_holds_and_ctrl_end_follows_keeping_the_prompt(wor
     newest_before = newest_number(zc, "Delta")
     zc.type_text("next question")
     zc.wait_text("next question")
-    # (End with text typed moves the prompt's cursor, not the view: tested with Pilot in
-    # tests/tui/test_transcript_view.py. Here, through tmux, it was lost now and then under
-    # load: see the note on issue 11.)
+    zc.send_hex("1b 5b 44 1b 5b 44")  # Left twice, then End (xterm's bytes): the prompt's
+    zc.send_hex(END_XTERM)
+    zc.type_text("!")
+    zc.wait_text("next question!")  # the cursor went to the end of the typed line
     assert HINT in zc.screen_text and numbered_rows(zc, "Delta") == held
     zc.send_hex(CTRL_END)
     zc.wait_gone(HINT)

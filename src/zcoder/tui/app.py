@@ -415,11 +415,14 @@ class ZcoderApp(App[int]):
         if len(self.screen_stack) > 1:
             raise SkipAction()  # a dialog is open: the key is its own
         focused = self.focused
-        typing = (isinstance(focused, TextArea) and bool(focused.text)) or (
-            isinstance(focused, Input) and bool(focused.value)
-        )
-        if unless_typing and typing:
-            raise SkipAction()
+        if unless_typing and isinstance(focused, TextArea) and focused.text:
+            # End belongs to the text being typed: move its cursor here, as the TextArea's
+            # own binding would (passing the key on with SkipAction lost it now and then).
+            focused.action_cursor_line_end()
+            return
+        if unless_typing and isinstance(focused, Input) and focused.value:
+            focused.action_end()
+            return
         self.transcript.follow()
 
     def action_interrupt(self) -> None:
