@@ -249,7 +249,7 @@ def test_text_without_a_call_shape_stays_as_it_came(prose: str, name: str) -> No
     assert recover(reply, SCHEMAS) is reply
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, derandomize=True)
 @given(st.text(max_size=80), st.text(max_size=80))
 def test_a_fenced_call_is_recovered_whatever_prose_surrounds_it(before: str, after: str) -> None:
     block = '```json\n{"name": "read_file", "arguments": {"path": "a.py"}}\n```'
