@@ -14,8 +14,9 @@ paste) is recalled in this run but never written to disk.
 
 Bounds: the newest ``MAX_ENTRIES`` are loaded. When the file has grown past
 ``COMPACT_AT_LINES`` lines or ``COMPACT_AT_BYTES`` bytes it is rewritten with the newest
-``MAX_ENTRIES`` (a private temporary file renamed over it, under an exclusive ``flock``;
-writers hold a shared one and reopen the file when it was replaced, so no line is lost).
+``MAX_ENTRIES`` (a private temporary file renamed over it). Compactions take an exclusive
+``flock`` on ``<hash>.jsonl.lock``, appends a shared one, so an append never lands in a file
+a compaction is about to replace and no line is lost.
 
 A file that cannot be read or written (full disk, read-only home) costs the file, never
 the session: this run's prompts are still recalled, the ones not yet saved are retried
@@ -178,34 +179,45 @@ class PromptHistory:
                 raise OSError(errno.ENOSPC, "no space left for the whole entry", str(self.path))
             return os.fstat(fd).st_size
 
+    @property
+    def lock_path(self) -> Path:
+        """The file the locks are taken on. It is never replaced, so a lock on it is a lock
+        on whichever history file is at ``path`` (a lock on the history file itself would
+        be lost with the file when a compaction renames a new one over it)."""
+        return self.path.with_name(self.path.name + ".lock")
+
     @contextlib.contextmanager
-    def _open_current(self, lock: int) -> Iterator[int]:
-        """The file, locked with ``lock``, made private and checked to be the one at
-        ``path`` now (a compaction by another process may have replaced it)."""
-        for _attempt in range(20):
+    def _locked(self, operation: int) -> Iterator[None]:
+        """Hold ``operation`` (shared for appends, exclusive for compactions) on the lock
+        file. A shared lock that cannot be had in ``LOCK_WAIT_SECONDS`` (a stuck process)
+        is gone without: an append is still one whole line."""
+        fd = os.open(self.lock_path, _OPEN_FLAGS | os.O_NONBLOCK, PRIVATE_FILE_MODE)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", str(self.lock_path))
+            locked = _lock(fd, operation)
+            try:
+                yield
+            finally:
+                if locked:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def _open_current(self, operation: int) -> Iterator[int]:
+        """The history file, opened under ``operation`` on the lock file and made private."""
+        with self._locked(operation):
             fd = os.open(self.path, _OPEN_FLAGS | os.O_NONBLOCK, PRIVATE_FILE_MODE)
             try:
                 info = os.fstat(fd)
                 if not stat.S_ISREG(info.st_mode):
                     raise OSError(errno.EINVAL, "not a regular file", str(self.path))
-                locked = _lock(fd, lock)
-                try:
-                    current = os.stat(self.path, follow_symlinks=False)
-                except FileNotFoundError:
-                    current = None
-                if current is None or current.st_ino != info.st_ino:
-                    continue  # replaced between open and lock: open the new one
                 if stat.S_IMODE(info.st_mode) != PRIVATE_FILE_MODE:
                     os.fchmod(fd, PRIVATE_FILE_MODE)
-                try:
-                    yield fd
-                finally:
-                    if locked:
-                        fcntl.flock(fd, fcntl.LOCK_UN)
-                return
+                yield fd
             finally:
                 os.close(fd)
-        raise OSError(errno.EAGAIN, "replaced too often while opening", str(self.path))
 
     def compact(self) -> None:
         """Rewrite the file with its newest ``max_entries`` prompts (atomically)."""
@@ -256,4 +268,4 @@ def _lock(fd: int, operation: int) -> bool:
                 if operation == fcntl.LOCK_EX:
                     raise
                 return False
-            time.sleep(0.01)
+            time.sleep(0.002)
