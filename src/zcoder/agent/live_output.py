@@ -59,13 +59,15 @@ class LiveOutput:
         if not text:
             return
         self._buffer.feed(text.encode("utf-8", errors="replace"))
-        self._emit(ToolOutput(self.call_id, text))
         now = time.monotonic()
         if self._save is not None and (
             self._saved_at is None or now - self._saved_at >= SAVE_EVERY_SECONDS
         ):
+            # Saved before it is shown: output the user saw when zcoder died is in the
+            # session they reopen (the first piece always; later ones every few seconds).
             self._saved_at = now
             self._save(self.text())
+        self._emit(ToolOutput(self.call_id, text))
 
     def text(self) -> str:
         """All output so far, head and tail when it was longer than the bound."""
