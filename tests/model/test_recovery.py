@@ -249,8 +249,54 @@ def test_text_without_a_call_shape_stays_as_it_came(prose: str, name: str) -> No
     assert recover(reply, SCHEMAS) is reply
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
-@given(st.text(max_size=80), st.text(max_size=80))
+@pytest.mark.parametrize(
+    "before", ["[TOOL_CALLS]", "[TOOL_CALLS] [TOOL_CALLS]x", "[TOOL_CALLS]not json\n[TOOL_CALLS]"]
+)
+def test_a_fenced_call_after_a_mistral_marker_that_starts_no_call_is_recovered(
+    before: str,
+) -> None:
+    block = '```json\n{"name": "read_file", "arguments": {"path": "a.py"}}\n```'
+    recovered = recover(AssistantReply(content=f"{before}\n{block}\n"), SCHEMAS)
+    assert [(call.name, call.arguments) for call in recovered.tool_calls] == [
+        ("read_file", {"path": "a.py"})
+    ]
+
+
+def test_many_mistral_markers_that_start_no_call_cost_linear_work() -> None:
+    text = (
+        "[TOOL_CALLS]x " * 20_000
+        + '\n```json\n{"name": "read_file", "arguments": {"path": "a"}}\n```'
+    )
+    recovered = recover(AssistantReply(content=text), SCHEMAS)
+    assert [call.name for call in recovered.tool_calls] == ["read_file"]
+
+
+# Any text, and text made of the markers other formats open calls with (a random run once
+# found "[TOOL_CALLS]" before the fence swallowing the call).
+_PROSE_AROUND_A_CALL = st.text(max_size=80) | st.lists(
+    st.sampled_from(
+        [
+            "[TOOL_CALLS]",
+            "<tool_call>",
+            "<function=",
+            "<|python_tag|>",
+            "{",
+            "[",
+            "\n",
+            " ",
+            "read_file",
+            "x",
+            '"',
+            "]",
+            "}",
+        ]
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_PROSE_AROUND_A_CALL, _PROSE_AROUND_A_CALL)
 def test_a_fenced_call_is_recovered_whatever_prose_surrounds_it(before: str, after: str) -> None:
     block = '```json\n{"name": "read_file", "arguments": {"path": "a.py"}}\n```'
     reply = AssistantReply(content=f"{before}\n{block}\n{after}")

@@ -345,9 +345,15 @@ class _Scanner:
             body_end, end = finder.until(after, ("</function>",), tag)
             calls = _xml_functions(text[start:end], self.tools)
         elif tag == "[TOOL_CALLS]":
+            # Not calls: only the marker is stepped over, so what follows it (a fenced
+            # call, say) is still read. Every marker before the bad piece would take that
+            # piece in too, so none of them is tried again (work stays linear).
+            if start < finder.mistral_bad_until:
+                return after
             found = _mistral(text, start)
             if isinstance(found, int):
-                return found
+                finder.mistral_bad_until = found
+                return after
             calls, end = found, len(text)
         elif tag == "<|python_tag|>":
             body_end, end = finder.until(after, ("<|eom_id|>", "<|eot_id|>"), tag)
@@ -406,6 +412,8 @@ class _Finder:
     def __init__(self, text: str) -> None:
         self.text = text
         self._found: dict[str, tuple[int, int]] = {}  # needle: (searched from, found at)
+        # A [TOOL_CALLS] before this offset is known not to start calls.
+        self.mistral_bad_until = -1
 
     def find(self, needle: str, start: int) -> int:
         known = self._found.get(needle)
@@ -662,8 +670,8 @@ def _literal(text: str) -> Any:
 def _mistral(text: str, start: int) -> list[_Call] | int:
     """Mistral's calls from ``start`` (a ``[TOOL_CALLS]``) to the end of the text.
 
-    When a piece is not a call, returns where to look on: past the last bad piece, since
-    any later ``[TOOL_CALLS]`` before it would take it in too.
+    When a piece is not a call, returns the end of the last bad piece: any
+    ``[TOOL_CALLS]`` before it would take it in too.
     """
     marker = "[TOOL_CALLS]"
     calls: list[_Call] = []
