@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 
 import pytest
@@ -322,7 +323,7 @@ def test_unknown_extra_fields_are_ignored(pair):
 def test_failed_store_answers_invalid_and_leaves_no_half_file(pair):
     receiver, sender = pair
     tmp = receiver.spool.root / "tmp"
-    tmp.rmdir()  # the store cannot create its temporary file now
+    shutil.rmtree(tmp)  # the store can neither use a spare file nor create one now
     ack = _enqueue(receiver, sender, "store-1")
     assert ack["status"] == "invalid"
     assert list((receiver.spool.root / "inbox").iterdir()) == []

@@ -17,7 +17,10 @@ from tests.relay.wire import ack_of, enqueue_obj, frame, read_all, send_json
 pytestmark = pytest.mark.timeout(60)
 
 
-def refusals(caplog) -> list[str]:
+def refusals(caplog, receiver) -> list[str]:
+    """The refusals logged so far (the listener process's lines reach this process's log
+    through its event channel: synced first)."""
+    assert receiver.listener is not None and receiver.listener.sync()
     return [
         r.getMessage()
         for r in caplog.records
@@ -35,7 +38,7 @@ def test_a_message_id_belongs_to_its_sender(make_relay, caplog):
     ack = send_json(receiver.socket_path, forged)
     assert (ack["status"], ack["message_id"]) == ("invalid", taken)
     assert receiver.claim_one() is None  # nothing stored
-    assert refusals(caplog) == [
+    assert refusals(caplog, receiver) == [
         f"relay refused enqueue: status=invalid message_id='{taken}' "
         f"sender_instance_id='{beta.instance_id}' peer_pid={os.getpid()} "
         "reason: message_id does not begin with sender_instance_id"
@@ -107,7 +110,7 @@ def test_a_descendant_in_a_new_session_may_not_send_as_the_sender(make_relay, ca
     pid, status = _send_from_child(receiver, obj, new_session=True)
     assert status == "invalid"
     assert receiver.claim_one() is None
-    assert refusals(caplog) == [
+    assert refusals(caplog, receiver) == [
         f"relay refused enqueue: status=invalid message_id='{obj['message_id']}' "
         f"sender_instance_id='{sender.instance_id}' peer_pid={pid} "
         "reason: the connecting process is not the sender or its descendant in its session"
@@ -170,7 +173,7 @@ def test_a_refusal_is_logged_with_what_was_sent_escaped_and_bounded(make_relay, 
     obj = enqueue_obj(receiver, sender, "x")
     obj.update(message_id="\x1b]0;PWN\x07" + "m" * 5000, sender_instance_id="\x1b[31m\n" * 2000)
     assert send_json(receiver.socket_path, obj)["status"] == "invalid"
-    (line,) = refusals(caplog)
+    (line,) = refusals(caplog, receiver)
     assert "\x1b" not in line and "\n" not in line
     assert "message_id='\\e]0;PWN\\x07mmm" in line
     assert "sender_instance_id='\\e[31m\\n\\e[31m" in line
@@ -185,11 +188,11 @@ def test_refused_enqueues_are_logged_and_accepted_ones_are_not(make_relay, caplo
     assert send_json(receiver.socket_path, enqueue_obj(receiver, sender, "ok"))["status"] == (
         "accepted"
     )
-    assert refusals(caplog) == []
+    assert refusals(caplog, receiver) == []
     receiver.pause()
     assert send_json(receiver.socket_path, enqueue_obj(receiver, sender, "p"))["status"] == (
         "paused"
     )
-    (line,) = refusals(caplog)
+    (line,) = refusals(caplog, receiver)
     assert "status=paused" in line
     assert line.endswith("reason: paused")

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from tests.relay.conftest import RelayFactory
+from tests.relay.wire import enqueue_obj, send_json
 from zcoder.relay import ClaimedMessage
 from zcoder.relay.settings import Inbound
 from zcoder.relay.trust import BLOCK, TRUST, TRUST_FILE, TrustBook, TrustError
@@ -69,7 +70,9 @@ def test_hold_keeps_a_message_out_of_the_queue_until_run_or_discarded(
     assert receiver.discard(names[0])
     assert receiver.held() == [] and receiver.status().queued == 0
     # A retry of the discarded message would be a duplicate, never run.
-    assert receiver.spool is not None and receiver.spool.is_duplicate(str(first.message_id))
+    assert first.message_id == f"{sender.instance_id}-1"
+    retry = enqueue_obj(receiver, sender, "1", body="first task")
+    assert send_json(receiver.socket_path, retry)["status"] == "duplicate"
 
 
 def test_refuse_and_block_tell_the_sender_paused_and_trust_wins_over_hold(

@@ -30,9 +30,9 @@ from zcoder.relay.client import (
     discover,
     request,
 )
-from zcoder.relay.listener import LISTEN_BACKLOG, Listener
+from zcoder.relay.listener import LISTEN_BACKLOG
+from zcoder.relay.listener_process import ListenerGone, ListenerProcess
 from zcoder.relay.names import name_of
-from zcoder.relay.peercred import PeerCredentials, can_check_ancestry, is_sender_in_its_session
 from zcoder.relay.protocol import (
     Ack,
     Envelope,
@@ -42,11 +42,16 @@ from zcoder.relay.protocol import (
     ping_request,
     validate_envelope,
 )
-from zcoder.relay.receipts import Receipt, ReceiptBook, SentMessage, clip_summary
-from zcoder.relay.receiver import Decision, Receiver
+from zcoder.relay.receipts import (
+    Receipt,
+    ReceiptBook,
+    ReceiptError,
+    SentMessage,
+    clip_summary,
+    validate_receipt,
+)
 from zcoder.relay.registry import (
     Manifest,
-    ManifestCache,
     ManifestError,
     RegistryError,
     check_socket_path_length,
@@ -54,7 +59,6 @@ from zcoder.relay.registry import (
     lock_path,
     manifest_path,
     new_instance_id,
-    pid_alive,
     prepare_registry_dir,
     read_manifest_file,
     socket_path,
@@ -62,8 +66,15 @@ from zcoder.relay.registry import (
     write_manifest,
 )
 from zcoder.relay.safefile import UnsafeFile, read_own_file
-from zcoder.relay.settings import Inbound, RelayMode, RelaySettings
-from zcoder.relay.spool import ClaimedMessage, ClaimResult, Sequences, Spool, SpoolError
+from zcoder.relay.settings import RelayMode, RelaySettings
+from zcoder.relay.spool import (
+    ClaimedMessage,
+    ClaimResult,
+    QuarantinedMessage,
+    Sequences,
+    Spool,
+    SpoolError,
+)
 from zcoder.relay.sweep import (
     Leftover,
     LockRecord,
@@ -167,16 +178,17 @@ class Relay:
         self.sweep = SweepResult()  # what the start-up sweep found (dead instances' spools)
         self._created_runtime: Path | None = None
         self.spool: Spool | None = None
-        self.listener: Listener | None = None
+        self.listener: ListenerProcess | None = None
         self._started_at = 0
         self._send_counter = itertools.count(1)
         self._manifest_written = False
-        self._sender_manifests = ManifestCache()
         # Messages sent (awaiting a receipt) and receipts received (zcoder.relay.receipts).
         self.receipts = ReceiptBook()
         # Told of every message sent, on the sending thread (the app's history, /inbox).
         self.on_sent: Callable[[SendResult, str], None] | None = None
+        self._home = home
         self.trust = TrustBook(home, settings.inbound)
+        self._last_accepted = 0  # the listener's last store sequence, as last asked
         self._receipt_counter = itertools.count(1)
 
     # -- state --------------------------------------------------------------------------
@@ -211,7 +223,7 @@ class Relay:
     def _health_problem(self) -> str | None:
         if self.listener is None or not self.listener.alive:
             error = self.listener.error if self.listener is not None else None
-            return f"the relay listener stopped ({error!r})" if error else "the listener stopped"
+            return error or "the relay listener stopped"
         assert self.spool is not None and self.socket_path is not None
         if not (self.spool.root / "inbox").is_dir():
             return f"the private relay spool {self.spool.root} disappeared"
@@ -232,7 +244,7 @@ class Relay:
             self._remove_manifest()
             listener, self.listener = self.listener, None
         if listener is not None:
-            listener.stop()  # closes the listening socket (not joined from its own thread)
+            listener.stop()  # the process (and with it the listening socket) ends and is reaped
         registry, instance_id, path = self.registry, self.instance_id, self.socket_path
         if registry is not None and instance_id is not None and path is not None:
             try:
@@ -251,19 +263,30 @@ class Relay:
         with self._lock:
             if self._busy != (state == STATE_BUSY):
                 self._busy = state == STATE_BUSY
-                self._publish()
+                self._state_changed()
 
     def pause(self) -> None:
         with self._lock:
             if not self._paused:
                 self._paused = True
-                self._publish()
+                self._state_changed()
 
     def resume(self) -> None:
         with self._lock:
             if self._paused:
                 self._paused = False
-                self._publish()
+                self._state_changed()
+
+    def _state_changed(self) -> None:
+        """The listener first (its answers say the state; once this returns, a message is
+        answered ``paused`` when paused), then the manifest."""
+        if self.listener is not None and self.available:
+            try:
+                self.listener.command("state", state=self.state)
+            except ListenerGone as exc:
+                self._mark_unavailable(str(exc))
+                return
+        self._publish()
 
     @property
     def paused(self) -> bool:
@@ -402,25 +425,29 @@ class Relay:
         except BaseException:
             server.close()
             raise
-        receiver = Receiver(
-            instance_id,
-            spool,
-            max_message_chars=self.settings.max_message_chars,
-            max_queue=self.settings.max_queue,
-            state=lambda: self.state,
-            sender_check=self._check_sender,
-            receipts=self.receipts,
-            policy=self._policy,
-        )
-        self.listener = Listener(
+        self.listener = ListenerProcess(
             server,
-            receiver,
-            max_bytes=self.settings.max_bytes,
-            io_timeout=self.settings.io_timeout,
+            {
+                "instance_id": instance_id,
+                "registry": str(registry),
+                "spool": str(spool.root),
+                "max_bytes": self.settings.max_bytes,
+                "max_message_chars": self.settings.max_message_chars,
+                "max_queue": self.settings.max_queue,
+                "io_timeout": self.settings.io_timeout,
+                "state": self.state,
+                "home": str(self._home) if self._home is not None else None,
+                "inbound": self.settings.inbound.value,
+                "log_level": logging.getLogger("zcoder").getEffectiveLevel(),
+            },
             on_accepted=self._accepted,
-            on_death=lambda exc: self._mark_unavailable(f"the relay listener stopped: {exc!r}"),
+            on_receipt=self._receipt,
+            on_death=self._mark_unavailable,
         )
-        self.listener.start()
+        try:
+            self.listener.start()  # it owns the socket from here: closed in this process
+        except ListenerGone as exc:
+            raise RegistryError(f"the relay listener did not start: {exc}") from None
         # Readiness: the listener must answer a ping on the real socket before the
         # manifest makes this instance visible to anybody.
         try:
@@ -435,21 +462,24 @@ class Relay:
         if ack.status != "pong":
             raise RegistryError(f"the relay listener answered {ack.status} to its readiness ping")
 
-    def _accepted(self, _decision: Decision) -> None:
+    def _accepted(self) -> None:
+        """The listener process accepted a message (on its event thread)."""
         if self.on_message is not None:
             self.on_message()
 
-    def _policy(self, envelope: Envelope) -> Inbound:
-        """Accept, hold or refuse a checked sender's message: its workspace's policy (by
-        its manifest, which the sender check just read), else ZCODER_RELAY_INBOUND."""
-        assert self.registry is not None
+    def _receipt(self, payload: bytes) -> None:
+        """A receipt the listener process accepted: judged again against this book."""
         try:
-            manifest = self._sender_manifests.read(
-                self.registry, f"a-{envelope.sender_instance_id}.json"
-            )
-        except ManifestError:
-            return self.trust.default
-        return self.trust.policy_for(manifest.workspace)
+            receipt = validate_receipt(decode_flat_object(payload))
+        except (FrameError, ReceiptError) as exc:
+            log.warning("relay listener passed on a receipt that does not validate: %s", exc)
+            return
+        status, reason = self.receipts.accept(receipt)
+        if status != "accepted":
+            log.info("relay receipt %s not recorded: %s", receipt.message_id, reason)
+            return
+        if self.on_message is not None:
+            self.on_message()
 
     def leftovers(self) -> list[Leftover]:
         """Unrun messages a dead instance left in this workspace (found at start)."""
@@ -473,13 +503,28 @@ class Relay:
                 problems.append(f"{entry.name}: {exc}")
                 continue
             moved = dataclasses.replace(envelope, target_instance_id=self.instance_id)
-            status, _ = self.spool.store(moved, moved.to_payload(), max_queue=1 << 30)
-            queued += status == "accepted"
+            status = self._store_recovered(moved)
+            if status == "accepted":
+                queued += 1
+            elif status != "duplicate":
+                problems.append(f"{entry.name}: {status}")
         self.sweep.leftovers.remove(leftover)
         forget_leftover(self.registry, leftover)
         if queued and self.on_message is not None:
             self.on_message()
         return queued, problems
+
+    def _store_recovered(self, envelope: Envelope) -> str:
+        """Queue a recovered message through the listener process (the one that numbers
+        the spool's entries)."""
+        if self.listener is None:
+            return "the relay is unavailable"
+        try:
+            reply = self.listener.command("store", payload=envelope.to_payload().decode())
+        except ListenerGone as exc:
+            return str(exc)
+        status = str(reply.get("status", ""))
+        return status if status in ("accepted", "duplicate") else str(reply.get("reason", status))
 
     def drop_leftover(self, leftover: Leftover) -> None:
         """The user declined a dead instance's unrun messages: remove its spool."""
@@ -493,34 +538,29 @@ class Relay:
 
     def held(self) -> list[ClaimResult]:
         """Messages that wait for the user (held by policy), oldest first."""
-        return self.spool.held() if self.spool is not None and self.available else []
+        if self.spool is None or not self.available:
+            return []
+        found = self.spool.held()
+        for entry in found:
+            if isinstance(entry, QuarantinedMessage):
+                self._slot_freed(entry.name)
+        return found
 
     def release(self, name: str) -> bool:
         """Run a held message: it joins the queue, next in line."""
         return self.spool.release(name) if self.spool is not None else False
 
     def discard(self, name: str) -> bool:
-        return self.spool.discard(name) if self.spool is not None else False
+        if self.spool is None or not self.spool.discard(name):
+            return False
+        self._slot_freed(name)
+        return True
 
-    def _check_sender(
-        self, sender_id: str, sender_pid: int, peer: PeerCredentials | None
-    ) -> str | None:
-        if (
-            peer is not None
-            and can_check_ancestry()
-            and not is_sender_in_its_session(peer.pid, sender_pid)
-        ):
-            return "the connecting process is not the sender or its descendant in its session"
-        assert self.registry is not None
-        try:
-            manifest = self._sender_manifests.read(self.registry, f"a-{sender_id}.json")
-        except ManifestError as exc:
-            return f"the sender is not a registered instance ({exc})"
-        if manifest.pid != sender_pid:
-            return "the sender's manifest has another pid"
-        if not pid_alive(sender_pid):
-            return "the sender process is not alive"
-        return None
+    def _slot_freed(self, name: str) -> None:
+        """Tell the listener a queue slot is free (an entry done, discarded or
+        quarantined here): its queue positions and its ``full`` stay exact."""
+        if self.listener is not None and self.available:
+            self._listener_command("done", name=name)
 
     def stop(self) -> None:
         """Manifest first, then the listener (joined), then own socket and lock, then spool."""
@@ -633,6 +673,7 @@ class Relay:
             )
         # Recorded before delivery: a receipt may come back before the ack is read here.
         self.receipts.record_sent(message_id, peer.instance_id, name_of(peer), body)
+        self._listener_command("sent", message_id=message_id, target=peer.instance_id)
         ack = self._deliver(Path(peer.socket), payload, message_id)
         if isinstance(ack, str):
             result = SendResult(None, f"delivery to {peer.project} failed: {ack}", peer, message_id)
@@ -642,10 +683,22 @@ class Relay:
             )
         if result.status not in ("accepted", "duplicate"):
             self.receipts.forget(message_id)
+            self._listener_command("forget", message_id=message_id)
         if self.on_sent is not None:
             with contextlib.suppress(Exception):  # the history is not worth a failed send
                 self.on_sent(result, body)
         return result
+
+    def _listener_command(self, op: str, **fields: object) -> dict[str, object] | None:
+        """A command whose failure means the listener is gone: the relay stops itself."""
+        listener = self.listener
+        if listener is None:
+            return None
+        try:
+            return listener.command(op, **fields)
+        except ListenerGone as exc:
+            self._mark_unavailable(str(exc))
+            return None
 
     def _deliver(self, path: Path, payload: bytes, message_id: str) -> Ack | str:
         """Send, retrying once with the same payload after an ambiguous failure."""
@@ -703,7 +756,12 @@ class Relay:
         return ack.status
 
     def take_receipts(self) -> list[tuple[Receipt, SentMessage]]:
-        """Receipts received since the last call, with the message each answers."""
+        """Receipts received since the last call, with the message each answers (every
+        receipt the listener process accepted before this call included)."""
+        listener = self.listener
+        if listener is not None and self.available:
+            with contextlib.suppress(ListenerGone):
+                listener.sync()
         return self.receipts.take()
 
     # -- the foreground's side of the queue ---------------------------------------------
@@ -714,10 +772,13 @@ class Relay:
         if self.spool is None or not self.available or self._paused:
             return None
         try:
-            return self.spool.claim_one()
+            claimed = self.spool.claim_one()
         except SpoolError as exc:
             self._mark_unavailable(str(exc))
             return None
+        if isinstance(claimed, QuarantinedMessage):
+            self._slot_freed(claimed.name)
+        return claimed
 
     def sequences(self) -> Sequences:
         """The acceptance sequence of the oldest queued message (None: nothing queued, or
@@ -726,7 +787,13 @@ class Relay:
         if self.spool is None:
             return Sequences(None, 0)
         found = self.spool.sequences()
-        return found if self.available else Sequences(None, found.last_accepted)
+        if not self.available:
+            return Sequences(None, self._last_accepted)
+        reply = self._listener_command("sequence")
+        if reply is not None:
+            last = reply.get("last_accepted")
+            self._last_accepted = max(self._last_accepted, last if isinstance(last, int) else 0)
+        return Sequences(found.oldest_waiting, self._last_accepted)
 
     def complete(self, claimed: ClaimedMessage) -> None:
         if self.spool is not None:
@@ -734,6 +801,7 @@ class Relay:
                 self.spool.complete(claimed)
             except OSError as exc:
                 log.warning("relay receipt not recorded: %s", exc)
+            self._slot_freed(claimed.path.name)
 
 
 def _os_reason(exc: OSError) -> str:

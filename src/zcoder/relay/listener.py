@@ -1,9 +1,12 @@
-"""The listener: one thread that owns the listening socket and serves every connection.
+"""The listener: one loop that owns the listening socket and serves every connection.
 
 Connections are multiplexed with a selector, each with its own deadline for the whole
 request, so a stalled, slow, oversized or vanished client can only ever cost itself. The
-thread accepts, reads one bounded frame, asks the Receiver for a decision, writes one ack
+loop accepts, reads one bounded frame, asks the Receiver for a decision, writes one ack
 and closes. It never touches the agent, the session or the terminal.
+
+zcoder runs it in a process of its own (zcoder.relay.listener_process), on that process's
+main thread (``serve_forever``); ``start`` runs it on a thread instead (tests, tools).
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ class Listener:
         io_timeout: float,
         on_accepted: Callable[[Decision], None] | None = None,
         on_death: Callable[[BaseException], None] | None = None,
+        on_idle: Callable[[], float | None] | None = None,
     ) -> None:
         self.server = server
         self.receiver = receiver
@@ -67,6 +71,11 @@ class Listener:
         self.io_timeout = io_timeout
         self.on_accepted = on_accepted
         self.on_death = on_death
+        # Called before each wait for events (after every ack was written): work that must
+        # not delay an answer. Returns the longest wait it allows (None: no limit).
+        self.on_idle = on_idle
+        self._readers: dict[int, Callable[[], None]] = {}
+        self._closed = False
         self._uid = os.geteuid()
         self._selector = selectors.DefaultSelector()
         self._wake_r, self._wake_w = socket.socketpair()
@@ -79,16 +88,35 @@ class Listener:
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    def start(self) -> None:
+    def _prepare(self) -> None:
         self.server.setblocking(False)
         self._wake_r.setblocking(False)
         self._selector.register(self.server, selectors.EVENT_READ, None)
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+
+    def start(self) -> None:
+        """Serve on a thread of this process."""
+        self._prepare()
         self._thread.start()
+
+    def serve_forever(self) -> None:
+        """Serve on the calling thread until ``stop`` (or a fault, kept in ``error``)."""
+        self._prepare()
+        self._run()
+
+    def watch(self, sock: socket.socket, on_readable: Callable[[], None]) -> None:
+        """Call ``on_readable`` in the loop whenever ``sock`` is readable (before any
+        connection's events of the same round). Register before serving."""
+        self._readers[sock.fileno()] = on_readable
+        self._selector.register(sock, selectors.EVENT_READ, None)
 
     @property
     def alive(self) -> bool:
         return self._thread.is_alive()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
 
     @property
     def open_connections(self) -> int:
@@ -103,8 +131,15 @@ class Listener:
         self._close_all()
 
     def _close_all(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         for conn in list(self._connections.values()):
             self._drop(conn)
+        for fd in list(self._readers):
+            with contextlib.suppress(KeyError, ValueError, OSError):
+                self._selector.unregister(fd)
+        self._readers.clear()
         for sock in (self.server, self._wake_r, self._wake_w):
             with contextlib.suppress(KeyError, ValueError, OSError):
                 self._selector.unregister(sock)
@@ -120,8 +155,22 @@ class Listener:
             while not self._stopping.is_set():
                 self._expire(time.monotonic())
                 timeout = self._next_timeout()
-                for key, events in self._selector.select(timeout):
-                    if key.fileobj is self._wake_r:
+                if self.on_idle is not None:
+                    allowed = self.on_idle()
+                    if allowed is not None:
+                        timeout = allowed if timeout is None else min(timeout, allowed)
+                ready = self._selector.select(timeout)
+                if self._readers:
+                    # The owner's channels first: a state change (pause) sent before a
+                    # request arrived is applied before that request is decided.
+                    ready.sort(key=lambda item: item[0].fd not in self._readers)
+                for key, events in ready:
+                    if self._stopping.is_set():
+                        break
+                    reader = self._readers.get(key.fd)
+                    if reader is not None:
+                        reader()
+                    elif key.fileobj is self._wake_r:
                         with contextlib.suppress(OSError):
                             self._wake_r.recv(64)
                     elif key.fileobj is self.server:

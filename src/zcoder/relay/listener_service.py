@@ -1,0 +1,258 @@
+"""The listener process's program (``python -P -m zcoder.relay.listener_service``; its
+parent's side is zcoder.relay.listener_process): the listener loop
+on the main thread, with the receiver's decision, the spool's store side, the sender check
+and the per-peer policy, and the parent's commands read in the same loop.
+
+State kept here, not in the parent: the instance's state (ready, busy, paused) as the
+parent last set it, the ids of accepted messages (for ``duplicate``), the store sequence,
+and a copy of the messages sent (so a receipt is judged here; the parent judges it again
+with its own book). Everything else lives on disk, where both processes see it: the
+spool's directories, the registry's manifests, the per-peer policies (trust.json).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+from zcoder.relay.control import EventWriter, LineReader, encode
+from zcoder.relay.listener import Listener
+from zcoder.relay.peercred import PeerCredentials, can_check_ancestry, is_sender_in_its_session
+from zcoder.relay.protocol import Envelope, FrameError, decode_flat_object, validate_envelope
+from zcoder.relay.receipts import Receipt, ReceiptBook
+from zcoder.relay.receiver import Decision, Receiver
+from zcoder.relay.registry import ManifestCache, ManifestError, pid_alive
+from zcoder.relay.settings import Inbound
+from zcoder.relay.spool import Spool, SpoolError
+from zcoder.relay.trust import TrustBook
+
+log = logging.getLogger("zcoder.relay.listener")
+
+STATES = ("ready", "busy", "paused")
+# How often the loop wakes while events wait for a parent that does not read them.
+EVENT_RETRY_SECONDS = 0.2
+# How long the child waits for its configuration before it gives up.
+CONFIG_WAIT_SECONDS = 10.0
+
+
+class _ForwardingBook(ReceiptBook):
+    """The copy of the parent's sent messages; an accepted receipt goes to the parent."""
+
+    def __init__(self, events: EventWriter) -> None:
+        super().__init__()
+        self.events = events
+
+    def accept(self, receipt: Receipt) -> tuple[str, str]:
+        status, reason = super().accept(receipt)
+        if status == "accepted":
+            self.events.send({"op": "receipt", "payload": receipt.to_payload().decode()})
+        return status, reason
+
+
+class ListenerService:
+    def __init__(
+        self,
+        config: dict[str, Any],
+        server: socket.socket,
+        commands: socket.socket,
+        command_lines: LineReader,
+        events: EventWriter,
+    ) -> None:
+        self.commands = commands
+        self.command_lines = command_lines
+        self.events = events
+        self.state = str(config.get("state", "ready"))
+        self.instance_id = str(config["instance_id"])
+        self.registry = Path(config["registry"])
+        self.max_queue = int(config["max_queue"])
+        self.max_message_chars = int(config["max_message_chars"])
+        self.spool = Spool(
+            Path(config["spool"]),
+            self.instance_id,
+            int(config["max_bytes"]),
+            self.max_message_chars,
+        )
+        home = config.get("home")
+        self.trust = TrustBook(Path(home) if home else None, Inbound(config["inbound"]))
+        self.manifests = ManifestCache()
+        self.receipts = _ForwardingBook(events)
+        self.receiver = Receiver(
+            self.instance_id,
+            self.spool,
+            max_message_chars=self.max_message_chars,
+            max_queue=self.max_queue,
+            state=lambda: self.state,
+            sender_check=self.check_sender,
+            receipts=self.receipts,
+            policy=self.policy,
+        )
+        self.listener = Listener(
+            server,
+            self.receiver,
+            max_bytes=int(config["max_bytes"]),
+            io_timeout=float(config["io_timeout"]),
+            on_accepted=self._accepted,
+            on_idle=self._idle,
+        )
+        commands.setblocking(False)
+        self.listener.watch(commands, self._commands_ready)
+
+    def run(self) -> int:
+        self.spool.keep_spares()
+        try:
+            self.listener.serve_forever()
+        finally:
+            self.spool.stop_spares()
+            self.listener.stop()
+        if self.listener.error is not None:
+            self.events.send(
+                {"op": "died", "reason": f"the relay listener stopped: {self.listener.error!r}"}
+            )
+            self.events.flush()
+            return 1
+        return 0
+
+    # -- the loop's hooks ---------------------------------------------------------------
+
+    def _accepted(self, decision: Decision) -> None:
+        if decision.request_type == "enqueue":
+            self.events.send({"op": "accepted"})
+
+    def _idle(self) -> float | None:
+        return None if self.events.flush() else EVENT_RETRY_SECONDS
+
+    def _commands_ready(self) -> None:
+        batch = self.command_lines.lines()
+        for command in batch:
+            reply = self.on_command(command)
+            self.commands.setblocking(True)
+            try:
+                self.commands.sendall(encode(reply))
+            finally:
+                self.commands.setblocking(False)
+        if self.command_lines.closed:
+            log.info("relay listener: zcoder went away; the listener stops")
+            self.listener.stop()
+
+    def on_command(self, command: dict[str, Any]) -> dict[str, Any]:
+        op = command.get("op")
+        if op == "state":
+            state = command.get("state")
+            if state not in STATES:
+                return {"error": f"unknown state {state!r}"}
+            self.state = str(state)
+        elif op == "sent":
+            self.receipts.record_sent(str(command["message_id"]), str(command["target"]), "", "")
+        elif op == "forget":
+            self.receipts.forget(str(command["message_id"]))
+        elif op == "store":
+            return self._store(str(command["payload"]))
+        elif op == "sequence":
+            return {"ok": True, "last_accepted": self.spool.sequences().last_accepted}
+        elif op == "sync":
+            self.events.send({"op": "synced", "token": command.get("token")})
+        elif op == "done":
+            self.spool.forget_pending(str(command.get("name", "")))
+        elif op == "stats":
+            return {
+                "ok": True,
+                "served": self.listener.served,
+                "open": self.listener.open_connections,
+                "refused_peers": self.listener.refused_peers,
+            }
+        elif op == "stop":
+            self.listener.stop()
+        else:
+            return {"error": f"unknown command {op!r}"}
+        return {"ok": True}
+
+    def _store(self, payload: str) -> dict[str, Any]:
+        """A message recovered from a dead instance, already re-addressed to this one."""
+        data = payload.encode()
+        try:
+            envelope = validate_envelope(decode_flat_object(data), self.max_message_chars)
+            status, position = self.spool.store(envelope, data, max_queue=1 << 30)
+        except (FrameError, ValueError, SpoolError) as exc:
+            return {"ok": True, "status": "invalid", "reason": str(exc)}
+        if status == "accepted":
+            self.events.send({"op": "accepted"})
+        return {"ok": True, "status": status, "position": position}
+
+    # -- what the receiver asks ---------------------------------------------------------
+
+    def check_sender(
+        self, sender_id: str, sender_pid: int, peer: PeerCredentials | None
+    ) -> str | None:
+        if (
+            peer is not None
+            and can_check_ancestry()
+            and not is_sender_in_its_session(peer.pid, sender_pid)
+        ):
+            return "the connecting process is not the sender or its descendant in its session"
+        try:
+            manifest = self.manifests.read(self.registry, f"a-{sender_id}.json")
+        except ManifestError as exc:
+            return f"the sender is not a registered instance ({exc})"
+        if manifest.pid != sender_pid:
+            return "the sender's manifest has another pid"
+        if not pid_alive(sender_pid):
+            return "the sender process is not alive"
+        return None
+
+    def policy(self, envelope: Envelope) -> Inbound:
+        """Accept, hold or refuse a checked sender's message: its workspace's policy (by
+        its manifest, which the sender check just read), else ZCODER_RELAY_INBOUND."""
+        try:
+            manifest = self.manifests.read(self.registry, f"a-{envelope.sender_instance_id}.json")
+        except ManifestError:
+            return self.trust.default
+        return self.trust.policy_for(manifest.workspace)
+
+
+class _ForwardToParent(logging.Handler):
+    def __init__(self, events: EventWriter) -> None:
+        super().__init__()
+        self.events = events
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):
+            message = record.getMessage()
+            if record.exc_info:
+                message += "\n" + logging.Formatter().formatException(record.exc_info)
+            self.events.send(
+                {"op": "log", "level": record.levelno, "name": record.name, "message": message}
+            )
+
+
+def main(argv: list[str]) -> int:
+    server_fd, command_fd, event_fd = (int(value) for value in argv)
+    for number in (signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
+        signal.signal(number, signal.SIG_IGN)
+    commands = socket.socket(fileno=command_fd)
+    events = EventWriter(socket.socket(fileno=event_fd))
+    server = socket.socket(fileno=server_fd)
+    handler = _ForwardToParent(events)
+    root = logging.getLogger("zcoder")
+    root.addHandler(handler)
+    root.propagate = False
+    commands.settimeout(CONFIG_WAIT_SECONDS)
+    lines = LineReader(commands)
+    first: list[dict[str, Any]] = []
+    while not first and not lines.closed:
+        first = lines.lines()
+    if not first or first[0].get("op") != "config":
+        return 2
+    commands.sendall(encode({"ok": True}))
+    service = ListenerService(first[0], server, commands, lines, events)
+    # At least INFO: the parent logs each line through its own loggers, whose levels rule.
+    root.setLevel(min(int(first[0].get("log_level", logging.INFO)), logging.INFO))
+    return service.run()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
