@@ -79,6 +79,7 @@ from zcoder.tools import (
     TurnOrigin,
 )
 from zcoder.tools.freshness import FreshnessBook
+from zcoder.tools.offload import StopSignal
 
 MAX_NUDGES: Final = 3
 """Corrective nudges in a row (empty reply, malformed calls, a bad finish) before a turn
@@ -519,13 +520,14 @@ class Agent:
         )
         self._round.output = live
         extra: dict[str, Any] = {}
+        stop = StopSignal()
         if call.name == FINISH_TOOL_NAME:
             # finish beside other calls: refused, shown and saved like any failed call.
             ok, output = False, f"Error: {NUDGE_BAD_FINISH}"
         elif call.arguments_error:
             ok, output = False, f"Error: {call.arguments_error}"
         else:
-            call_ctx = dataclasses.replace(ctx, on_output=live.feed)
+            call_ctx = dataclasses.replace(ctx, on_output=live.feed, stop=stop)
             result = await self.registry.dispatch(call.name, call.arguments, call_ctx)
             ok, output, extra = result.ok, result.output, result.metadata
         self._round.running, self._round.output = None, None
@@ -536,6 +538,10 @@ class Agent:
         )
         self._answer(call, output)
         self.recorder.emit(ToolFinished(call.id, call.name, status, output, dict(extra)))
+        if stop.is_set():
+            # The turn was stopped while this call wrote: the write finished whole and is
+            # recorded as done (tools/offload.py); the turn stops here.
+            raise asyncio.CancelledError
         return output
 
     def _finish(self, outcome: Outcome, response: str = "", error: str = "") -> TurnFinished:
