@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,7 @@ class Brake:
 
 
 class BrakedHandle:
-    """A file handle whose every read and every line is one step of the brake."""
+    """A file handle whose every read and every line read is one step of the brake."""
 
     def __init__(self, inner: Any, brake: Brake) -> None:
         self.inner = inner
@@ -74,10 +74,10 @@ class BrakedHandle:
         data: bytes = self.inner.read(size)
         return data
 
-    def __iter__(self) -> Iterator[bytes]:
-        for line in self.inner:
-            self.brake.step()
-            yield line
+    def readline(self, size: int = -1) -> bytes:
+        self.brake.step()
+        data: bytes = self.inner.readline(size)
+        return data
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -32,6 +32,7 @@ __all__ = [
     "open_read",
     "read_bytes",
     "read_limited",
+    "read_lines",
     "remove_file",
     "resolve_path",
     "resolve_write_target",
@@ -261,6 +262,30 @@ def read_limited(handle: BinaryIO, limit: int, stop: StopSignal | None = None) -
         pieces.append(piece)
         left -= len(piece)
     return b"".join(pieces)
+
+
+def read_lines(handle: BinaryIO, stop: StopSignal) -> Iterator[bytes]:
+    """The lines of ``handle``, exactly as iterating it gives them, with a stop check
+    before each line and within a long one every ``READ_CHUNK_BYTES`` (a minified file's
+    one line of hundreds of megabytes is not read whole before the next check)."""
+    while True:
+        stop.check()
+        line = handle.readline(READ_CHUNK_BYTES)
+        if not line:
+            return
+        if line.endswith(b"\n"):
+            yield line
+            continue
+        pieces = [line]
+        while True:
+            stop.check()
+            piece = handle.readline(READ_CHUNK_BYTES)
+            if not piece:
+                break
+            pieces.append(piece)
+            if piece.endswith(b"\n"):
+                break
+        yield b"".join(pieces)
 
 
 def atomic_write(path: ConfinedPath, data: bytes, *, create_parents: bool = True) -> bool:

@@ -13,6 +13,7 @@ from zcoder.tools.confinement import (
     atomic_write,
     open_read,
     read_bytes,
+    read_lines,
     resolve_path,
     resolve_write_target,
 )
@@ -216,8 +217,7 @@ def _read_file_range_now(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             handle.seek(0)
             selected: list[str] = []
             total = 0
-            for number, raw_line in enumerate(handle, start=1):
-                ctx.stop.check()
+            for number, raw_line in enumerate(read_lines(handle, ctx.stop), start=1):
                 total = number
                 if number < start:
                     continue

@@ -21,7 +21,13 @@ from collections.abc import Callable
 from typing import Any
 
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
-from zcoder.tools.confinement import ConfinedPath, ConfinementError, open_read, resolve_path
+from zcoder.tools.confinement import (
+    ConfinedPath,
+    ConfinementError,
+    open_read,
+    read_lines,
+    resolve_path,
+)
 from zcoder.tools.ignore import SKIPPED_DIRS, IgnoreMatcher, compile_gitignore_pattern, walk
 from zcoder.tools.offload import in_thread
 
@@ -97,8 +103,7 @@ def _search_python_now(
                 if b"\x00" in handle.read(_BINARY_SNIFF_BYTES):
                     continue
                 handle.seek(0)
-                for number, raw in enumerate(handle, start=1):
-                    stop.check()
+                for number, raw in enumerate(read_lines(handle, stop), start=1):
                     line = raw.decode("utf-8", errors="replace")
                     if pattern.search(line.rstrip("\n")):
                         if len(results) == max_results:
