@@ -341,3 +341,38 @@ async def test_a_stop_during_write_file_lets_the_write_finish_and_shows_it_done(
     assert finished["later"].status == "not_executed"
     plan = harness.agent.edits.plan_undo()
     assert plan is not None and [s.content for s in plan.steps] == [b"before\n"]
+
+
+async def test_a_stop_during_replace_text_write_lets_it_finish_and_shows_it_done(
+    harness: Harness, fake, signals, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (harness.workspace / "r.txt").write_text("keep\ntarget\n")
+    brake = Brake(at=1, signals=signals)
+    monkeypatch.setattr(files, "atomic_write", brake.wrap(confinement.atomic_write))
+    args = {"path": "r.txt", "old_text": "target", "new_text": "changed"}
+    fake.enqueue(Turn.tool_calls(call("replace_text", args, id="c1"), later()))
+    call_id = await stop_at_the_brake(harness, brake)
+
+    assert (harness.workspace / "r.txt").read_text() == "keep\nchanged\n"
+    finished = {e.call_id: e for e in harness.log.of(ToolFinished)}
+    assert finished[call_id].status == "completed"
+    assert finished[call_id].output.startswith("Replaced 1 occurrence in r.txt at line 2")
+    assert finished["later"].status == "not_executed"
+    plan = harness.agent.edits.plan_undo()
+    assert plan is not None and [s.content for s in plan.steps] == [b"keep\ntarget\n"]
+
+
+async def test_a_stop_while_the_undo_snapshot_is_kept_writes_nothing(
+    harness: Harness, fake, signals, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (harness.workspace / "w.txt").write_text("before\n")
+    brake = Brake(at=1, signals=signals)
+    store = harness.agent.edits.store
+    monkeypatch.setattr(store, "put", brake.wrap(store.put))
+    args = {"path": "w.txt", "content": "after\n"}
+    fake.enqueue(Turn.tool_calls(call("write_file", args, id="c1"), later()))
+    call_id = await stop_at_the_brake(harness, brake)
+    assert_interrupted(harness, call_id)
+    assert (harness.workspace / "w.txt").read_text() == "before\n"
+    assert not harness.agent.edits.has_undo()
+    no_trace_of_writes(harness.workspace)
