@@ -13,7 +13,7 @@ its ContextKeeper's (agent/context_keeper.py).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import copy
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -527,7 +527,10 @@ class Agent:
         elif call.arguments_error:
             ok, output = False, f"Error: {call.arguments_error}"
         else:
-            call_ctx = dataclasses.replace(ctx, on_output=live.feed, stop=stop)
+            # A copy, not dataclasses.replace: that would canonicalise the workspace
+            # again, a file-system call on the event loop for every tool call.
+            call_ctx = copy.copy(ctx)
+            call_ctx.on_output, call_ctx.stop = live.feed, stop
             result = await self.registry.dispatch(call.name, call.arguments, call_ctx)
             ok, output, extra = result.ok, result.output, result.metadata
         self._round.running, self._round.output = None, None
