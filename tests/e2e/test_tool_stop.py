@@ -68,6 +68,9 @@ def test_escape_stops_a_long_python_search_and_the_prompt_works_on(world: World)
     a.send_key("\r")  # the kept draft is sent, and answered
     a.wait_text("stopped searching, still here", since=mark)
     assert server.chat_bodies[-1]["messages"][-1]["content"] == "typed during the search"
+    after = a.mark()
+    a.send_key("typed after the stop")
+    a.wait_text("typed after the stop", since=after)
     assert a.quit() == 0
 
     with SessionStore(world.home("alpha")) as store:
