@@ -63,7 +63,7 @@ class Brake:
 
 
 class BrakedHandle:
-    """A file handle whose every read and every line read is one step of the brake."""
+    """A file handle whose every read is one step of the brake."""
 
     def __init__(self, inner: Any, brake: Brake) -> None:
         self.inner = inner
@@ -72,11 +72,6 @@ class BrakedHandle:
     def read(self, size: int = -1) -> bytes:
         self.brake.step()
         data: bytes = self.inner.read(size)
-        return data
-
-    def readline(self, size: int = -1) -> bytes:
-        self.brake.step()
-        data: bytes = self.inner.readline(size)
         return data
 
     def __getattr__(self, name: str) -> Any:
@@ -103,15 +98,13 @@ def signals(monkeypatch: pytest.MonkeyPatch) -> list[StopSignal]:
     return made
 
 
-def braked_open(
-    monkeypatch: pytest.MonkeyPatch, brake: Brake, *modules: Any, small_pieces: bool = True
-) -> None:
-    """open_read in ``modules`` returns handles that step the brake."""
+def braked_open(monkeypatch: pytest.MonkeyPatch, brake: Brake, *modules: Any) -> None:
+    """open_read in ``modules`` returns handles that step the brake; files are read in
+    pieces of 64 bytes, so that even a small file takes many steps."""
     real = confinement.open_read
     for module in modules:
         monkeypatch.setattr(module, "open_read", lambda path: BrakedHandle(real(path), brake))
-    if small_pieces:
-        monkeypatch.setattr(confinement, "READ_CHUNK_BYTES", 64)
+    monkeypatch.setattr(confinement, "READ_CHUNK_BYTES", 64)
 
 
 async def stop_at_the_brake(h: Harness, brake: Brake, prompt: str = "go") -> str:
@@ -203,18 +196,18 @@ async def test_read_file_of_a_large_file_stops_between_pieces(
     assert brake.steps == 3  # of 391 pieces of 64 bytes
 
 
-async def test_read_file_range_of_a_long_file_stops_within_one_line(
+async def test_read_file_range_of_a_long_file_stops_within_one_piece(
     harness: Harness, fake, signals, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (harness.workspace / "long.txt").write_text("".join(f"{n}\n" for n in range(10_000)))
     brake = Brake(at=100, signals=signals)
-    braked_open(monkeypatch, brake, files, small_pieces=False)
+    braked_open(monkeypatch, brake, files)
     args = {"path": "long.txt", "start_line": 9000, "end_line": 9001}
     fake.enqueue(Turn.tool_calls(call("read_file_range", args, id="c1"), later()))
     call_id = await stop_at_the_brake(harness, brake)
     assert_interrupted(harness, call_id)
     assert brake.after_stop == 0
-    assert brake.steps == 100  # the binary sniff, then 99 of 10 000 lines
+    assert brake.steps == 100  # the binary sniff, then 99 of some 760 pieces
 
 
 @pytest.mark.parametrize("phase", ["walk", "files", "lines"])
@@ -232,8 +225,8 @@ async def test_the_python_search_stops_in_the_walk_between_files_and_within_a_fi
     elif phase == "files":
         monkeypatch.setattr(search, "open_read", brake.wrap(confinement.open_read))
     else:
-        brake.at = 150  # the sniff and 149 lines of the first file
-        braked_open(monkeypatch, brake, search, small_pieces=False)
+        brake.at = 100  # within a file, in 64-byte pieces of its lines
+        braked_open(monkeypatch, brake, search)
     fake.enqueue(Turn.tool_calls(call("search", {"query": "needle"}, id="c1"), later()))
     call_id = await stop_at_the_brake(harness, brake)
     assert_interrupted(harness, call_id)

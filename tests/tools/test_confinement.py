@@ -267,14 +267,14 @@ def test_read_lines_stops_within_a_long_line(monkeypatch: pytest.MonkeyPatch) ->
     pieces: list[int] = []
 
     class Handle(io.BytesIO):
-        def readline(self, size: int | None = -1) -> bytes:
+        def read(self, size: int | None = -1) -> bytes:
             pieces.append(size or -1)
             if len(pieces) == 3:
                 stop.set()  # asked to stop in the middle of the one long line
-            return super().readline(size)
+            return super().read(size)
 
     lines = read_lines(Handle(b"short\n" + b"x" * 1000 + b"\n"), stop)
     assert next(lines) == b"short\n"
     with pytest.raises(ToolStopped):
         next(lines)
-    assert len(pieces) == 3  # of the 101 pieces the long line has
+    assert len(pieces) == 3  # of the 101 pieces of the file

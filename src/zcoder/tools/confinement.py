@@ -265,27 +265,29 @@ def read_limited(handle: BinaryIO, limit: int, stop: StopSignal | None = None) -
 
 
 def read_lines(handle: BinaryIO, stop: StopSignal) -> Iterator[bytes]:
-    """The lines of ``handle``, exactly as iterating it gives them, with a stop check
-    before each line and within a long one every ``READ_CHUNK_BYTES`` (a minified file's
-    one line of hundreds of megabytes is not read whole before the next check)."""
+    """The lines of ``handle``, exactly as iterating it gives them, read in pieces of
+    ``READ_CHUNK_BYTES`` with a stop check before each: a minified file's one line of
+    hundreds of megabytes is not read whole before the next check. (Splitting pieces
+    costs far less than a readline per line: a search over many lines is about a third
+    slower than plain iteration, not twice.)"""
+    pending: list[bytes] = []  # the start of a line that goes on in the next piece
     while True:
         stop.check()
-        line = handle.readline(READ_CHUNK_BYTES)
-        if not line:
+        piece = handle.read(READ_CHUNK_BYTES)
+        if not piece:
+            if pending:
+                yield b"".join(pending)
             return
-        if line.endswith(b"\n"):
-            yield line
+        lines = piece.split(b"\n")
+        if len(lines) == 1:
+            pending.append(piece)
             continue
-        pieces = [line]
-        while True:
-            stop.check()
-            piece = handle.readline(READ_CHUNK_BYTES)
-            if not piece:
-                break
-            pieces.append(piece)
-            if piece.endswith(b"\n"):
-                break
-        yield b"".join(pieces)
+        pending.append(lines[0])
+        yield b"".join(pending) + b"\n"
+        last = lines.pop()
+        for index in range(1, len(lines)):
+            yield lines[index] + b"\n"
+        pending = [last] if last else []
 
 
 def atomic_write(path: ConfinedPath, data: bytes, *, create_parents: bool = True) -> bool:
