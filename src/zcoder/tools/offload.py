@@ -8,7 +8,7 @@ awaits the result.
 A thread cannot be killed, so stopping is cooperative. Each call has a ``StopSignal``
 (``ToolContext.stop``); when the turn is cancelled (Escape, Ctrl+C), the awaiting
 coroutine sets it and the thread's loops, which call ``stop.check()`` per directory
-entry, per file, per line or per chunk read, raise ``ToolStopped`` at their next check.
+entry, per file, per hunk or per megabyte read, raise ``ToolStopped`` at their next check.
 The coroutine waits up to ``STOP_WAIT_SECONDS`` for the thread to end, then lets the
 cancellation go on. A thread stuck in one system call past that (a stalled network file
 system) is left behind: it is a daemon thread, its result is thrown away, and it can

@@ -64,8 +64,8 @@ async def _search_python(
     glob: str | None,
     max_results: int,
 ) -> tuple[list[str], bool]:
-    """The built-in search, in a thread of its own: the walk, every file and every line
-    are stop check points (tools/offload.py)."""
+    """The built-in search, in a thread of its own: every entry of the walk, every file
+    and every megabyte read are stop check points (tools/offload.py)."""
     return await in_thread(
         ctx.stop,
         lambda: _search_python_now(ctx, target, pattern, glob, max_results),
