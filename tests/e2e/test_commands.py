@@ -78,7 +78,9 @@ def test_escape_during_a_command_keeps_its_output_on_screen_and_in_the_session(
 ) -> None:
     server = world.server(demo=False)
     workspace = world.workspace("alpha")
-    command = "echo $$ > shell.pid; echo long-1; echo long-2; sleep 300"
+    # printf, so that "long-2" is on screen only once the command printed it (the entry's
+    # header shows the command itself).
+    command = "echo $$ > shell.pid; printf 'long-%s\\n' 1 2; sleep 300"
     server.enqueue(Turn.tool_calls(call("run_command", {"command": command}, id="c1")))
     a = world.start("alpha", server, ZCODER_COMMAND_POLICY="allow")
     mark = a.mark()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 from pathlib import Path
 
@@ -10,14 +11,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zcoder.tools import ConfinementError, ToolContext, default_registry
+from zcoder.tools import ConfinementError, ToolContext, confinement, default_registry
 from zcoder.tools.confinement import (
     atomic_write,
     canonical_workspace,
     read_bytes,
+    read_lines,
     resolve_path,
     resolve_write_target,
 )
+from zcoder.tools.offload import StopSignal, ToolStopped
 
 REGISTRY = default_registry()
 
@@ -242,3 +245,36 @@ async def test_racing_symlink_swaps_never_let_a_write_escape(
         stop.set()
         thread.join()
     assert sorted(os.listdir(outside)) == ["secret.txt"]
+
+
+# --- read_lines: the lines of a file as iteration gives them, with stop checks ---------
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=200), chunk=st.integers(1, 9))
+def test_read_lines_gives_exactly_the_lines_iteration_gives(data: bytes, chunk: int) -> None:
+    original = confinement.READ_CHUNK_BYTES
+    confinement.READ_CHUNK_BYTES = chunk  # long lines come in several pieces
+    try:
+        assert list(read_lines(io.BytesIO(data), StopSignal())) == list(io.BytesIO(data))
+    finally:
+        confinement.READ_CHUNK_BYTES = original
+
+
+def test_read_lines_stops_within_a_long_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(confinement, "READ_CHUNK_BYTES", 10)
+    stop = StopSignal()
+    pieces: list[int] = []
+
+    class Handle(io.BytesIO):
+        def read(self, size: int | None = -1) -> bytes:
+            pieces.append(size or -1)
+            if len(pieces) == 3:
+                stop.set()  # asked to stop in the middle of the one long line
+            return super().read(size)
+
+    lines = read_lines(Handle(b"short\n" + b"x" * 1000 + b"\n"), stop)
+    assert next(lines) == b"short\n"
+    with pytest.raises(ToolStopped):
+        next(lines)
+    assert len(pieces) == 3  # of the 101 pieces of the file

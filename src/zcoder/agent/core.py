@@ -13,7 +13,7 @@ its ContextKeeper's (agent/context_keeper.py).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import copy
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +79,7 @@ from zcoder.tools import (
     TurnOrigin,
 )
 from zcoder.tools.freshness import FreshnessBook
+from zcoder.tools.offload import StopSignal
 
 MAX_NUDGES: Final = 3
 """Corrective nudges in a row (empty reply, malformed calls, a bad finish) before a turn
@@ -519,13 +520,17 @@ class Agent:
         )
         self._round.output = live
         extra: dict[str, Any] = {}
+        stop = StopSignal()
         if call.name == FINISH_TOOL_NAME:
             # finish beside other calls: refused, shown and saved like any failed call.
             ok, output = False, f"Error: {NUDGE_BAD_FINISH}"
         elif call.arguments_error:
             ok, output = False, f"Error: {call.arguments_error}"
         else:
-            call_ctx = dataclasses.replace(ctx, on_output=live.feed)
+            # A copy, not dataclasses.replace: that would canonicalise the workspace
+            # again, a file-system call on the event loop for every tool call.
+            call_ctx = copy.copy(ctx)
+            call_ctx.on_output, call_ctx.stop = live.feed, stop
             result = await self.registry.dispatch(call.name, call.arguments, call_ctx)
             ok, output, extra = result.ok, result.output, result.metadata
         self._round.running, self._round.output = None, None
@@ -536,6 +541,10 @@ class Agent:
         )
         self._answer(call, output)
         self.recorder.emit(ToolFinished(call.id, call.name, status, output, dict(extra)))
+        if stop.is_set():
+            # The turn was stopped while this call wrote: the write finished whole and is
+            # recorded as done (tools/offload.py); the turn stops here.
+            raise asyncio.CancelledError
         return output
 
     def _finish(self, outcome: Outcome, response: str = "", error: str = "") -> TurnFinished:

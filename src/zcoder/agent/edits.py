@@ -43,6 +43,7 @@ from zcoder.tools.confinement import (
     resolve_write_target,
 )
 from zcoder.tools.diffs import FileDiff, file_diff, human_size
+from zcoder.tools.offload import in_thread
 
 __all__ = [
     "SESSION_SNAPSHOT_BUDGET",
@@ -208,7 +209,11 @@ class EditJournal:
         paths = ", ".join(change.path for change in changes)
         if self.policy is EditPolicy.ASK and not self._turn_allowed:
             allow_turn = ctx.profile is Profile.CODING and ctx.origin is TurnOrigin.USER
-            diff = "\n".join(line for c in changes for line in _full_diff(c).lines)
+            diff = await in_thread(
+                ctx.stop,
+                lambda: "\n".join(line for c in changes for line in _full_diff(c).lines),
+                name="diff",
+            )
             request = EditApprovalRequest(
                 tool=tool,
                 paths=tuple(change.path for change in changes),
@@ -228,10 +233,15 @@ class EditJournal:
                 )
             if decision is ApprovalDecision.ALWAYS and allow_turn:
                 self._turn_allowed = True
+        # Off the event loop: a snapshot is written to the session's store. Stopped here,
+        # nothing is written to the workspace; a snapshot already kept is harmless.
+        await in_thread(ctx.stop, lambda: self._take_snapshots(changes), name="snapshot")
+        return ""
+
+    def _take_snapshots(self, changes: Sequence[FileChange]) -> None:
         self._snapshots.clear()
         for change in changes:
             self._snapshots[id(change)] = self._snapshot(change)
-        return ""
 
     def _snapshot(self, change: FileChange) -> str:
         """Keep the previous content; "" when kept (or absent), else why it was not."""

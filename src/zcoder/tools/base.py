@@ -12,6 +12,7 @@ from zcoder.tools.approval import ApprovalPolicy, Approver
 from zcoder.tools.confinement import canonical_workspace
 from zcoder.tools.edits import EditGate
 from zcoder.tools.freshness import FreshnessBook
+from zcoder.tools.offload import StopSignal
 from zcoder.tools.output import max_tool_output_from_env
 from zcoder.tools.profiles import Profile, TurnOrigin
 
@@ -45,6 +46,10 @@ class ToolContext:
     on_output: Callable[[str], None] | None = None
     """Where a tool that produces output as it runs (run_command) reports it, piece by
     piece, while it runs; set per call by the agent."""
+    stop: StopSignal = field(default_factory=StopSignal)
+    """This call's stop request: set when the turn is cancelled while the tool runs; the
+    tool's thread checks it in its loops (tools/offload.py). The agent gives every call a
+    fresh one."""
 
     def __post_init__(self) -> None:
         self.workspace = canonical_workspace(os.fspath(self.workspace))

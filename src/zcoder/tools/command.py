@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
-from zcoder.tools.confinement import ConfinementError, resolve_path
+from zcoder.tools.confinement import ConfinedPath, ConfinementError, resolve_path
 from zcoder.tools.escapees import (
     TAG_VARIABLE,
     Ended,
@@ -34,6 +34,7 @@ from zcoder.tools.escapees import (
     end_tagged,
     new_tag,
 )
+from zcoder.tools.offload import in_thread
 from zcoder.tools.output import HeadTailBuffer
 
 __all__ = [
@@ -282,6 +283,11 @@ async def run_shell(
     )
 
 
+def _resolve_cwd(ctx: ToolContext, raw: str) -> tuple[ConfinedPath, bool]:
+    cwd = resolve_path(ctx.workspace, raw)
+    return cwd, cwd.absolute.is_dir()
+
+
 async def _run_command(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     command: str = args["command"]
     timeout = args["timeout_seconds"]
@@ -290,10 +296,11 @@ async def _run_command(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if "\x00" in command:
         return ToolResult.error("command contains a NUL byte")
     try:
-        cwd = resolve_path(ctx.workspace, args["cwd"])
+        # Resolving walks the path: off the event loop, as every file-system step of a tool.
+        cwd, is_dir = await in_thread(ctx.stop, lambda: _resolve_cwd(ctx, args["cwd"]))
     except ConfinementError as exc:
         return ToolResult.error(str(exc))
-    if not cwd.absolute.is_dir():
+    if not is_dir:
         return ToolResult.error(f"cwd {args['cwd']!r} is not a directory in the workspace")
     authorization = await ctx.approval.authorize(
         command,

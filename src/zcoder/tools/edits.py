@@ -17,9 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from zcoder.tools.confinement import ConfinedPath, ConfinementError, open_read
+from zcoder.tools.confinement import ConfinedPath, ConfinementError, open_read, read_limited
 from zcoder.tools.diffs import FileDiff, compact_lines, file_diff, human_size
 from zcoder.tools.freshness import stale_message
+from zcoder.tools.offload import StopSignal, in_thread
 
 if TYPE_CHECKING:
     from zcoder.tools.base import ToolContext
@@ -75,9 +76,10 @@ class EditGate(Protocol):
         ...
 
 
-def load_before(target: ConfinedPath) -> tuple[bytes | None, str]:
+def load_before(target: ConfinedPath, stop: StopSignal | None = None) -> tuple[bytes | None, str]:
     """A file's content before a write: (None, "") when absent; (None, why) when it is too
-    large to keep. Raises ConfinementError for what is not a regular file."""
+    large to keep. Raises ConfinementError for what is not a regular file, ToolStopped
+    when ``stop`` is set during the read."""
     try:
         handle = open_read(target)  # a FIFO, socket or device is refused, never waited on
     except FileNotFoundError:
@@ -88,7 +90,7 @@ def load_before(target: ConfinedPath) -> tuple[bytes | None, str]:
             return None, (
                 f"{human_size(size)}, over the {human_size(SNAPSHOT_MAX_BYTES)} snapshot limit"
             )
-        data = handle.read(SNAPSHOT_MAX_BYTES + 1)
+        data = read_limited(handle, SNAPSHOT_MAX_BYTES + 1, stop)
     if len(data) > SNAPSHOT_MAX_BYTES:
         return None, f"over the {human_size(SNAPSHOT_MAX_BYTES)} snapshot limit"
     return data, ""
@@ -98,7 +100,11 @@ async def gate_changes(ctx: ToolContext, tool: str, changes: Sequence[FileChange
     """Ask the turn's gate; "" means go ahead (also when there is no gate)."""
     book = ctx.freshness
     if book is not None:
-        stale = [c.path for c in changes if book.stale(c.path, c.target, c.before)]
+        stale = await in_thread(
+            ctx.stop,
+            lambda: [c.path for c in changes if book.stale(c.path, c.target, c.before)],
+            name="freshness",
+        )
         if stale:
             return stale_message(stale)
     if ctx.edits is None or not changes:

@@ -13,6 +13,7 @@ from zcoder.tools.confinement import (
     atomic_write,
     open_read,
     read_bytes,
+    read_lines,
     resolve_path,
     resolve_write_target,
 )
@@ -24,6 +25,7 @@ from zcoder.tools.edits import (
     record_changes,
 )
 from zcoder.tools.ignore import IgnoreMatcher, walk
+from zcoder.tools.offload import in_thread, to_completion
 
 __all__ = [
     "LIST_FILES",
@@ -69,6 +71,10 @@ def _path_error(exc: OSError, display: str) -> ToolResult:
 
 
 async def _list_files(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    return await in_thread(ctx.stop, lambda: _list_files_now(args, ctx), name="list_files")
+
+
+def _list_files_now(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     raw_path: str = args["path"]
     max_entries: int = args["max_entries"]
     try:
@@ -82,7 +88,7 @@ async def _list_files(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     start = "/".join(target.parts)
     lines: list[str] = []
     truncated = False
-    for entry in walk(ctx.workspace, start, IgnoreMatcher(ctx.workspace)):
+    for entry in walk(ctx.workspace, start, IgnoreMatcher(ctx.workspace), ctx.stop):
         if len(lines) == max_entries:
             truncated = True
             break
@@ -142,10 +148,14 @@ LIST_FILES = ToolSpec(
 
 
 async def _read_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    return await in_thread(ctx.stop, lambda: _read_file_now(args, ctx), name="read_file")
+
+
+def _read_file_now(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     raw_path: str = args["path"]
     try:
         target = resolve_path(ctx.workspace, raw_path)
-        data = read_bytes(target, ctx.max_output)
+        data = read_bytes(target, ctx.max_output, ctx.stop)
         text = decode_text(data, target.display)
     except ConfinementError as exc:
         return ToolResult.error(str(exc))
@@ -186,6 +196,12 @@ READ_FILE = ToolSpec(
 
 
 async def _read_file_range(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    return await in_thread(
+        ctx.stop, lambda: _read_file_range_now(args, ctx), name="read_file_range"
+    )
+
+
+def _read_file_range_now(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     raw_path: str = args["path"]
     start: int = args["start_line"]
     end: int = args["end_line"]
@@ -201,7 +217,7 @@ async def _read_file_range(args: dict[str, Any], ctx: ToolContext) -> ToolResult
             handle.seek(0)
             selected: list[str] = []
             total = 0
-            for number, raw_line in enumerate(handle, start=1):
+            for number, raw_line in enumerate(read_lines(handle, ctx.stop), start=1):
                 total = number
                 if number < start:
                     continue
@@ -258,20 +274,30 @@ async def _write_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     raw_path: str = args["path"]
     content: str = args["content"]
     data = content.encode("utf-8")
-    try:
+
+    def plan() -> tuple[FileChange, tuple[str, dict[str, Any]]]:
         target = resolve_write_target(ctx.workspace, raw_path)
-        before, note = load_before(target)
+        before, note = load_before(target, ctx.stop)
         change = FileChange(target, before, data, note)
+        return change, describe_changes([change])
+
+    def commit() -> bool:
+        existed = write_text(change.target, content)
+        record_changes(ctx, "write_file", [change])
+        return existed
+
+    try:
+        # Cancellable until the write starts; the write itself is whole (tools/offload.py).
+        change, (stats, shown) = await in_thread(ctx.stop, plan, name="write_file")
+        target = change.target
         refusal = await gate_changes(ctx, "write_file", [change])
         if refusal:
             return ToolResult.error(refusal, path=target.display, refused=True)
-        existed = write_text(target, content)
-        record_changes(ctx, "write_file", [change])
+        existed = await to_completion(ctx.stop, commit, name="write_file")
     except ConfinementError as exc:
         return ToolResult.error(str(exc))
     except OSError as exc:
         return _path_error(exc, raw_path)
-    stats, shown = describe_changes([change])
     verb = "Replaced" if existed else "Created"
     return ToolResult(
         True,
@@ -308,9 +334,10 @@ async def _replace_text(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     new_text: str = args["new_text"]
     if old_text == "":
         return ToolResult.error("old_text is empty; give the exact text to replace")
-    try:
+
+    def plan() -> ToolResult | tuple[FileChange, int, tuple[str, dict[str, Any]]]:
         target = resolve_write_target(ctx.workspace, raw_path)
-        text = decode_text(read_bytes(target, MAX_EDIT_BYTES), target.display)
+        text = decode_text(read_bytes(target, MAX_EDIT_BYTES, ctx.stop), target.display)
         count = text.count(old_text)
         if count != 1:
             if count == 0:
@@ -326,17 +353,29 @@ async def _replace_text(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             )
         after = text.replace(old_text, new_text, 1)
         change = FileChange(target, text.encode("utf-8"), after.encode("utf-8"))
+        line = text[: text.index(old_text)].count("\n") + 1
+        return change, line, describe_changes([change])
+
+    def commit() -> None:
+        assert change.after is not None
+        atomic_write(change.target, change.after)
+        record_changes(ctx, "replace_text", [change])
+
+    try:
+        # Cancellable until the write starts; the write itself is whole (tools/offload.py).
+        planned = await in_thread(ctx.stop, plan, name="replace_text")
+        if isinstance(planned, ToolResult):
+            return planned
+        change, line, (stats, shown) = planned
+        target = change.target
         refusal = await gate_changes(ctx, "replace_text", [change])
         if refusal:
             return ToolResult.error(refusal, path=target.display, refused=True)
-        write_text(target, after)
-        record_changes(ctx, "replace_text", [change])
+        await to_completion(ctx.stop, commit, name="replace_text")
     except ConfinementError as exc:
         return ToolResult.error(str(exc))
     except OSError as exc:
         return _path_error(exc, raw_path)
-    line = text[: text.index(old_text)].count("\n") + 1
-    stats, shown = describe_changes([change])
     return ToolResult(
         True,
         f"Replaced 1 occurrence in {target.display} at line {line}{stats}",

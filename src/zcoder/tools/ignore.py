@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zcoder.tools.confinement import ConfinementError, open_directory
+from zcoder.tools.offload import StopSignal
 
 __all__ = ["SKIPPED_DIRS", "IgnoreMatcher", "WalkEntry", "compile_gitignore_pattern", "walk"]
 
@@ -184,14 +185,19 @@ class WalkEntry:
     is_symlink: bool
 
 
-def walk(workspace: Path, start: str, matcher: IgnoreMatcher) -> Iterator[WalkEntry]:
+def walk(
+    workspace: Path, start: str, matcher: IgnoreMatcher, stop: StopSignal | None = None
+) -> Iterator[WalkEntry]:
     """Entries under the workspace-relative directory ``start``, breadth first, sorted.
 
     Breadth first so that a bounded listing shows the top levels before deep details.
 
     Skipped directories and ignored paths are left out (and never entered); symlinks are
-    reported but never followed.
+    reported but never followed. With ``stop``, every directory entry read is a check
+    point (``ToolStopped`` is raised there once it is set), so a huge directory or tree
+    is left within one entry of the request.
     """
+    check = stop.check if stop is not None else _no_check
     matcher.load_parents(start)
     queue: deque[str] = deque([start])
     while queue:
@@ -202,14 +208,18 @@ def walk(workspace: Path, start: str, matcher: IgnoreMatcher) -> Iterator[WalkEn
             # Listed through a descriptor opened without following symlinks, so a directory
             # swapped for a link during the walk is skipped rather than listed.
             with open_directory(workspace, parts) as dir_fd, os.scandir(dir_fd) as scan:
-                entries = sorted(
-                    (entry.name, entry.is_symlink(), entry.is_dir(follow_symlinks=False))
-                    for entry in scan
-                )
+                listed = []
+                for entry in scan:
+                    check()
+                    listed.append(
+                        (entry.name, entry.is_symlink(), entry.is_dir(follow_symlinks=False))
+                    )
+                entries = sorted(listed)
         except (OSError, ConfinementError):
             continue
         subdirs: list[str] = []
         for name, is_link, is_dir in entries:
+            check()
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if matcher.is_ignored(rel, is_dir):
                 continue
@@ -217,3 +227,7 @@ def walk(workspace: Path, start: str, matcher: IgnoreMatcher) -> Iterator[WalkEn
             if is_dir:
                 subdirs.append(rel)
         queue.extend(subdirs)
+
+
+def _no_check() -> None:
+    pass

@@ -25,6 +25,7 @@ from zcoder.tools.confinement import (
 )
 from zcoder.tools.edits import FileChange, describe_changes, gate_changes, record_changes
 from zcoder.tools.files import MAX_EDIT_BYTES, decode_text
+from zcoder.tools.offload import StopSignal, in_thread, to_completion
 
 __all__ = ["APPLY_PATCH", "PatchError", "parse_patch"]
 
@@ -197,12 +198,16 @@ def _find(lines: list[str], block: list[str], expected: int, floor: int) -> int 
     return None
 
 
-def _apply_hunks(content: _Content, file_patch: FilePatch) -> _Content:
+def _apply_hunks(
+    content: _Content, file_patch: FilePatch, stop: StopSignal | None = None
+) -> _Content:
     lines = list(content.lines)
     eol = content.eol_at_end
     offset = 0
     floor = 0
     for number, hunk in enumerate(file_patch.hunks, start=1):
+        if stop is not None:
+            stop.check()
         old, new = hunk.old, hunk.new
         expected = max((hunk.old_start or 1) - 1 + offset, 0)
         if not old:
@@ -234,15 +239,17 @@ class _Change:
     after: bytes | None  # None: delete
 
 
-def _load(target: ConfinedPath) -> bytes | None:
+def _load(target: ConfinedPath, stop: StopSignal | None = None) -> bytes | None:
     try:
-        return read_bytes(target, MAX_EDIT_BYTES)
+        return read_bytes(target, MAX_EDIT_BYTES, stop)
     except FileNotFoundError:
         return None
 
 
 def plan_patch(ctx: ToolContext, patch: str) -> list[_Change]:
-    """Parse, confine and apply the patch in memory; raise on the first problem."""
+    """Parse, confine and apply the patch in memory; raise on the first problem.
+
+    Every file read and every hunk is a stop check point (``ctx.stop``)."""
     files = parse_patch(patch)
     state: dict[str, tuple[ConfinedPath, bytes | None, bytes | None]] = {}
 
@@ -250,11 +257,12 @@ def plan_patch(ctx: ToolContext, patch: str) -> list[_Change]:
         target = resolve_write_target(ctx.workspace, raw)
         key = target.display
         if key not in state:
-            original = _load(target)
+            original = _load(target, ctx.stop)
             state[key] = (target, original, original)
         return target, state[key][2]
 
     for file_patch in files:
+        ctx.stop.check()
         # Confine both sides before anything else happens to either.
         for raw in (file_patch.old_path, file_patch.new_path):
             if raw is not None:
@@ -272,7 +280,11 @@ def plan_patch(ctx: ToolContext, patch: str) -> list[_Change]:
             if existing is None:
                 raise PatchError(f"{file_patch.old_path} does not exist")
             base = _Content.from_text(decode_text(existing, target.display))
-        result = _apply_hunks(base, file_patch) if file_patch.hunks else _Content([], True, "\n")
+        result = (
+            _apply_hunks(base, file_patch, ctx.stop)
+            if file_patch.hunks
+            else _Content([], True, "\n")
+        )
         if file_patch.new_path is None:
             if result.lines:
                 raise PatchError(
@@ -320,25 +332,32 @@ def _summary(change: _Change) -> str:
 
 
 async def _apply_patch(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    try:
+    def plan() -> tuple[list[_Change], list[FileChange], tuple[str, dict[str, Any]]]:
         changes = plan_patch(ctx, args["patch"])
+        planned = [FileChange(change.target, change.before, change.after) for change in changes]
+        return changes, planned, describe_changes(planned)
+
+    def commit() -> None:
+        _commit(changes)
+        record_changes(ctx, "apply_patch", planned)
+
+    try:
+        # Cancellable until the writes start; they then all happen (tools/offload.py).
+        changes, planned, (stats, shown) = await in_thread(ctx.stop, plan, name="apply_patch")
     except (PatchError, ConfinementError) as exc:
         return ToolResult.error(f"{exc}; nothing was changed")
     except OSError as exc:
         return ToolResult.error(f"{exc.filename or ''}: {exc.strerror or exc}; nothing was changed")
     if not changes:
         return ToolResult(True, "The patch changes nothing.", {"files": []})
-    planned = [FileChange(change.target, change.before, change.after) for change in changes]
     refusal = await gate_changes(ctx, "apply_patch", planned)
     if refusal:
         return ToolResult.error(refusal, files=[change.path for change in planned], refused=True)
     try:
-        _commit(changes)
+        await to_completion(ctx.stop, commit, name="apply_patch")
     except (ConfinementError, OSError) as exc:
         return ToolResult.error(f"writing the patch failed ({exc}); changes were rolled back")
-    record_changes(ctx, "apply_patch", planned)
     summaries = [_summary(change) for change in changes]
-    stats, shown = describe_changes(planned)
     return ToolResult(
         True,
         "Applied patch: " + ", ".join(summaries) + stats,

@@ -21,8 +21,15 @@ from collections.abc import Callable
 from typing import Any
 
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
-from zcoder.tools.confinement import ConfinedPath, ConfinementError, open_read, resolve_path
+from zcoder.tools.confinement import (
+    ConfinedPath,
+    ConfinementError,
+    open_read,
+    read_lines,
+    resolve_path,
+)
 from zcoder.tools.ignore import SKIPPED_DIRS, IgnoreMatcher, compile_gitignore_pattern, walk
+from zcoder.tools.offload import in_thread
 
 __all__ = ["MAX_LINE_CHARS", "MAX_SEARCH_RESULTS", "SEARCH", "find_ripgrep", "search_workspace"]
 
@@ -31,7 +38,6 @@ MAX_SEARCH_RESULTS = 1000
 MAX_LINE_CHARS = 300
 """Matched lines longer than this are cut (minified files would flood the output)."""
 _BINARY_SNIFF_BYTES = 8192
-_YIELD_EVERY_FILES = 32
 _RG_TIMEOUT_SECONDS = 60.0
 
 
@@ -58,6 +64,23 @@ async def _search_python(
     glob: str | None,
     max_results: int,
 ) -> tuple[list[str], bool]:
+    """The built-in search, in a thread of its own: every entry of the walk, every file
+    and every megabyte read are stop check points (tools/offload.py)."""
+    return await in_thread(
+        ctx.stop,
+        lambda: _search_python_now(ctx, target, pattern, glob, max_results),
+        name="search",
+    )
+
+
+def _search_python_now(
+    ctx: ToolContext,
+    target: ConfinedPath,
+    pattern: re.Pattern[str],
+    glob: str | None,
+    max_results: int,
+) -> tuple[list[str], bool]:
+    stop = ctx.stop
     results: list[str] = []
     start = "/".join(target.parts)
     accept = _glob_filter(glob)
@@ -66,22 +89,21 @@ async def _search_python(
     else:
         files = [
             entry.path
-            for entry in walk(ctx.workspace, start, IgnoreMatcher(ctx.workspace))
+            for entry in walk(ctx.workspace, start, IgnoreMatcher(ctx.workspace), stop)
             if not entry.is_dir
             and not entry.is_symlink
             and accept(entry.path[len(start) + 1 :] if start else entry.path)
         ]
         files.sort()
-    for count, rel in enumerate(files, start=1):
-        if count % _YIELD_EVERY_FILES == 0:
-            await asyncio.sleep(0)  # stay cancellable on big trees
+    for rel in files:
+        stop.check()
         path = ConfinedPath(ctx.workspace, ctx.workspace / rel, tuple(rel.split("/")))
         try:
             with open_read(path) as handle:
                 if b"\x00" in handle.read(_BINARY_SNIFF_BYTES):
                     continue
                 handle.seek(0)
-                for number, raw in enumerate(handle, start=1):
+                for number, raw in enumerate(read_lines(handle, stop), start=1):
                     line = raw.decode("utf-8", errors="replace")
                     if pattern.search(line.rstrip("\n")):
                         if len(results) == max_results:
@@ -188,10 +210,10 @@ async def search_workspace(
     if query == "":
         return ToolResult.error("query is empty")
     try:
-        target = resolve_path(ctx.workspace, path)
+        target = await in_thread(ctx.stop, lambda: _existing(ctx, path), name="search")
     except ConfinementError as exc:
         return ToolResult.error(str(exc))
-    if not target.absolute.exists():
+    if target is None:
         return ToolResult.error(f"{path} does not exist")
     try:
         if ripgrep is not None:
@@ -225,6 +247,12 @@ async def search_workspace(
     if truncated:
         results.append(f"… stopped after {max_results} matches; narrow the search")
     return ToolResult(True, "\n".join(results), metadata)
+
+
+def _existing(ctx: ToolContext, path: str) -> ConfinedPath | None:
+    """The confined search path; None when nothing is there."""
+    target = resolve_path(ctx.workspace, path)
+    return target if target.absolute.exists() else None
 
 
 async def _search(args: dict[str, Any], ctx: ToolContext) -> ToolResult:

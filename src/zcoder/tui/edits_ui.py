@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Final
 
 from rich.text import Text
 
+from zcoder.tools.offload import StopSignal, in_thread
 from zcoder.tui.diff_view import diff_text
 from zcoder.tui.edit_dialogs import UNDO_CANCEL, UNDO_OVERWRITE
 from zcoder.tui.transcript import Entry
@@ -28,11 +29,12 @@ class EditsUI:
         self.app = app
         self._asking = False  # an /undo dialog is open
 
-    def show_diff(self) -> None:
+    async def show_diff(self) -> None:
         app = self.app
         if app.agent is None:
             return
-        diff = app.agent.edits.session_diff()
+        # Reading every changed file and diffing it is file-system work: off the loop.
+        diff = await in_thread(StopSignal(), app.agent.edits.session_diff, name="diff")
         if not diff.diffs:
             app.notice(
                 "No file changes in this session to show (edits made by run_command are "
@@ -57,7 +59,8 @@ class EditsUI:
             app.notice("An /undo is already waiting for your answer.")
             return
         journal = app.agent.edits
-        plan = journal.plan_undo()
+        # Reading and diffing the files is file-system work: off the loop, too.
+        plan = await in_thread(StopSignal(), journal.plan_undo, name="undo-plan")
         if plan is None:
             app.notice(
                 "Nothing to undo: no turn of this session changed files, or all were undone."

@@ -50,7 +50,7 @@ class SlashCommands:
         elif name == "/compact":
             self._compact(argument)
         elif name == "/diff":
-            self.edits.show_diff()
+            await self.edits.show_diff()
         elif name == "/undo":
             await self.edits.undo()
         elif name == "/list-agents":
