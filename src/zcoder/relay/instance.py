@@ -189,6 +189,7 @@ class Relay:
         self._home = home
         self.trust = TrustBook(home, settings.inbound)
         self._last_accepted = 0  # the listener's last store sequence, as last asked
+        self._ready = False  # the listener answered its readiness ping
         self._receipt_counter = itertools.count(1)
 
     # -- state --------------------------------------------------------------------------
@@ -335,7 +336,7 @@ class Relay:
         )
 
     def _publish(self) -> None:
-        if not self.available:
+        if not self.available or not self._ready:
             return
         assert self.registry is not None
         try:
@@ -346,22 +347,65 @@ class Relay:
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    def start(self) -> RelayStatus:
+    def start(self, *, wait: bool = True) -> RelayStatus:
+        """Start the relay. ``wait=False`` (the app) returns once the listener process is
+        spawned: it becomes ready (and the manifest is published) on a thread, and a
+        listener that never answers stops the relay as any later death does."""
         with self._lock:
             if self._started or self._reason is not None:
                 return self.status()
             try:
                 self._start()
+                if wait:
+                    self._become_ready()
             except (RegistryError, SpoolError, OSError) as exc:
                 reason = str(exc) if not isinstance(exc, OSError) else _os_reason(exc)
                 self._teardown()
                 self._reason = reason
                 return self.status()
             self._started = True
-            self._publish()
-            if not self.available:
-                self._teardown()
+            if wait:
+                self._ready = True
+                self._publish()
+                if not self.available:
+                    self._teardown()
+            else:
+                threading.Thread(
+                    target=self._ready_in_background, name="zcoder-relay-ready", daemon=True
+                ).start()
             return self.status()
+
+    def _ready_in_background(self) -> None:
+        try:
+            self._become_ready()
+        except (RegistryError, OSError) as exc:
+            self._mark_unavailable(str(exc) if isinstance(exc, RegistryError) else _os_reason(exc))
+            return
+        with self._lock:
+            self._ready = True
+            self._publish()
+
+    def _become_ready(self) -> None:
+        """The listener configured, then answering a ping on the real socket: only then
+        does the manifest make this instance visible to anybody."""
+        listener, sock_path, instance_id = self.listener, self.socket_path, self.instance_id
+        if listener is None or sock_path is None or instance_id is None:
+            raise RegistryError("the relay was stopped while it started")
+        try:
+            listener.configure()
+        except ListenerGone as exc:
+            raise RegistryError(f"the relay listener did not start: {exc}") from None
+        try:
+            ack = request(
+                sock_path,
+                ping_request(f"ready-{os.getpid()}", instance_id, instance_id),
+                timeout=self.settings.io_timeout,
+                max_bytes=self.settings.max_bytes,
+            )
+        except TransportError as exc:
+            raise RegistryError(f"the relay listener did not become ready: {exc.reason}") from None
+        if ack.status != "pong":
+            raise RegistryError(f"the relay listener answered {ack.status} to its readiness ping")
 
     def _start(self) -> None:
         if not hasattr(socket, "AF_UNIX"):
@@ -444,23 +488,7 @@ class Relay:
             on_receipt=self._receipt,
             on_death=self._mark_unavailable,
         )
-        try:
-            self.listener.start()  # it owns the socket from here: closed in this process
-        except ListenerGone as exc:
-            raise RegistryError(f"the relay listener did not start: {exc}") from None
-        # Readiness: the listener must answer a ping on the real socket before the
-        # manifest makes this instance visible to anybody.
-        try:
-            ack = request(
-                sock_path,
-                ping_request(f"ready-{os.getpid()}", instance_id, instance_id),
-                timeout=self.settings.io_timeout,
-                max_bytes=self.settings.max_bytes,
-            )
-        except TransportError as exc:
-            raise RegistryError(f"the relay listener did not become ready: {exc.reason}") from None
-        if ack.status != "pong":
-            raise RegistryError(f"the relay listener answered {ack.status} to its readiness ping")
+        self.listener.start()  # it owns the socket from here: closed in this process
 
     def _accepted(self) -> None:
         """The listener process accepted a message (on its event thread)."""

@@ -92,7 +92,8 @@ class ListenerProcess:
         self.error: str | None = None  # why it ended on its own
 
     def start(self) -> None:
-        """Spawn the child and hand it the socket (closed here afterwards)."""
+        """Spawn the child and hand it the socket (closed here afterwards); ``configure``
+        next."""
         parent_commands, child_commands = socket.socketpair()
         parent_events, child_events = socket.socketpair()
         child_fds = (self._server.fileno(), child_commands.fileno(), child_events.fileno())
@@ -121,6 +122,10 @@ class ListenerProcess:
             target=self._read_events, name="zcoder-relay-events", daemon=True
         )
         self._reader.start()
+
+    def configure(self) -> None:
+        """Send the configuration and wait for the child to take it (its interpreter starts
+        meanwhile: most of a start's time). Raises ListenerGone."""
         self.command("config", **self._config)
 
     @property

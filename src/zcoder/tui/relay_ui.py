@@ -70,7 +70,7 @@ class RelayUI:
             on_message=self.nudge_from_thread,
             on_unavailable=lambda _reason: self.nudge_from_thread(),
         )
-        status = relay.start()
+        status = relay.start(wait=False)  # ready (and visible) a moment later
         if not status.available:
             self.reason = status.reason
             app.notice(f"Agent relay unavailable: {status.reason}. Everything else works.")
