@@ -15,7 +15,7 @@ import argparse
 import sys
 import time
 
-from bench import fail_closed, guard, prompt_overhead, relay_bench, report
+from bench import fail_closed, guard, interactive_relay, prompt_overhead, relay_bench, report
 from bench.harness import workspace
 
 
@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     steps = [
         ("prompt overhead", lambda: prompt_overhead.run(results)),
         ("round trips", lambda: relay_bench.round_trips(results, 2000 // scale)),
+        ("interactive ping", lambda: interactive_relay.run(results, 2000 // scale)),
         ("discovery", lambda: relay_bench.discovery(results, (1, 16, 64, 127), 30 // few)),
         ("throughput", lambda: relay_bench.throughput(results, 2000 // scale)),
         ("stalled connections", lambda: relay_bench.stalled(results, 400 // scale)),

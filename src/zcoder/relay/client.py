@@ -74,11 +74,14 @@ def _read_response(sock: socket.socket, deadline: float) -> Ack:
     buffer = bytearray()
     expected: int | None = None
     header_len = 0
+    first = True
     while expected is None or len(buffer) < expected:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise TransportError("no acknowledgement before the deadline", ambiguous=True)
-        sock.settimeout(remaining)
+        if not first:  # the first read keeps the timeout the connect set (the usual case)
+            sock.settimeout(remaining)
+        first = False
         try:
             chunk = sock.recv(MAX_ACK_BYTES)
         except TimeoutError:

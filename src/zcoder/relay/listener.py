@@ -51,6 +51,7 @@ class _Connection:
     expected: int | None = None  # total bytes (header + payload) once the header is parsed
     outgoing: memoryview | None = None
     waiting_to_write: bool = False  # registered for EVENT_WRITE
+    watched: bool = False  # registered with the selector at all
 
 
 class Listener:
@@ -222,6 +223,12 @@ class Listener:
                 # Clients write right after connecting, so the request is usually there
                 # already: serving it now saves a trip through the selector per request.
                 self._service(conn, selectors.EVENT_READ)
+                if self._connections.get(conn.sock.fileno()) is conn and not conn.watched:
+                    conn.watched = True
+                    events = (
+                        selectors.EVENT_WRITE if conn.waiting_to_write else selectors.EVENT_READ
+                    )
+                    self._selector.register(conn.sock, events, None)
 
     def _admit(self, sock: socket.socket) -> _Connection | None:
         try:
@@ -244,7 +251,8 @@ class Listener:
                 self._drop(oldest)
             conn = _Connection(sock, time.monotonic() + self.io_timeout, peer)
             self._connections[sock.fileno()] = conn
-            self._selector.register(sock, selectors.EVENT_READ, None)
+            # Registered with the selector only if the first read does not finish it
+            # (_accept_ready): most requests are served without a trip through it.
         except BaseException:
             sock.close()
             raise
@@ -318,8 +326,9 @@ class Listener:
         elif not conn.waiting_to_write:
             # The ack did not fit at once (it nearly always does): finish when writable.
             conn.waiting_to_write = True
-            with contextlib.suppress(KeyError, ValueError, OSError):
-                self._selector.modify(conn.sock, selectors.EVENT_WRITE, None)
+            if conn.watched:
+                with contextlib.suppress(KeyError, ValueError, OSError):
+                    self._selector.modify(conn.sock, selectors.EVENT_WRITE, None)
 
     def _flush_once(self, conn: _Connection) -> None:
         """Best-effort immediate write for a connection about to be closed."""
@@ -332,8 +341,9 @@ class Listener:
         fd = conn.sock.fileno()
         if fd >= 0:
             self._connections.pop(fd, None)
-            with contextlib.suppress(KeyError, ValueError, OSError):
-                self._selector.unregister(conn.sock)
+            if conn.watched:
+                with contextlib.suppress(KeyError, ValueError, OSError):
+                    self._selector.unregister(conn.sock)
         else:
             for key, value in list(self._connections.items()):
                 if value is conn:
