@@ -141,6 +141,12 @@ def decode_flat_object(payload: bytes) -> FlatObject:
         raise FrameError(f"payload is not JSON: {exc}") from None
     if not isinstance(value, dict):
         raise FrameError("payload is not a JSON object")
+    if b"\\u" not in payload:
+        # Decoded UTF-8 never holds a lone surrogate: only a JSON \u escape can make one.
+        for key, member in value.items():
+            if isinstance(member, dict | list):
+                raise FrameError(f"member {key!r} is not a scalar; the object must be flat")
+        return value
     result: FlatObject = {}
     for key, member in value.items():
         if _has_lone_surrogate(key):
