@@ -317,8 +317,7 @@ def test_spares_are_used_only_when_pristine(tmp_path: Path):
 
     spool = Spool(tmp_path / "spool", "1-1", 65536, 8000)
     spool.create()
-    spool.keep_spares()
-    _wait(lambda: len(list((spool.root / "tmp").iterdir())) >= 8, "the spares")
+    assert spool.top_up_spares(8) == 8
     # Spoil every spare: written to, and one replaced by a link.
     spares = sorted((spool.root / "tmp").iterdir())
     for spare in spares[1:]:
@@ -337,8 +336,28 @@ def test_spares_are_used_only_when_pristine(tmp_path: Path):
             created_at=1,
         )
         assert spool.store(envelope, envelope.to_payload(), 64)[0] == "accepted"
-    spool.stop_spares()
     assert not (tmp_path / "elsewhere").exists()
     for n, entry in enumerate(sorted((spool.root / "inbox").iterdir())):
         assert stat.S_ISREG(entry.lstat().st_mode)
         assert json.loads(entry.read_bytes())["body"] == f"task {n}"
+
+
+def test_the_foreground_keeps_spares_for_a_full_queue(make_relay, relay_env):
+    """Stores use the spares the foreground made; it makes new ones as they are used."""
+    env = {**relay_env, "ZCODER_RELAY_MAX_QUEUE": "12"}
+    beta = make_relay("beta", env=env)
+    alpha = make_relay("alpha")
+    assert beta.spool is not None
+    tmp = beta.spool.root / "tmp"
+
+    def spares() -> set[str]:
+        return {p.name for p in tmp.iterdir() if p.name.startswith("spare-")}
+
+    _wait(lambda: len(spares()) == 12, "twelve spares")
+    before = spares()
+    for n in range(5):
+        assert alpha.send(beta.instance_id, f"task {n}").status == "accepted"
+    # Stored through spares (five of them are gone), replaced by new ones.
+    _wait(lambda: len(spares()) == 12 and len(before - spares()) == 5, "the spares replaced")
+    inbox = sorted((beta.spool.root / "inbox").iterdir())
+    assert [json.loads(p.read_bytes())["body"] for p in inbox] == [f"task {n}" for n in range(5)]

@@ -88,6 +88,8 @@ from zcoder.relay.trust import TrustBook
 
 log = logging.getLogger(__name__)
 
+# Spare files are made after this long without a stored message (see _keep_spares).
+SPARES_QUIET_SECONDS: Final = 0.05
 STATE_READY: Final = "ready"
 STATE_BUSY: Final = "busy"
 STATE_PAUSED: Final = "paused"
@@ -190,6 +192,9 @@ class Relay:
         self.trust = TrustBook(home, settings.inbound)
         self._last_accepted = 0  # the listener's last store sequence, as last asked
         self._ready = False  # the listener answered its readiness ping
+        self._spares_wanted = threading.Event()
+        self._spares_stop = threading.Event()
+        self._spares_thread: threading.Thread | None = None
         self._receipt_counter = itertools.count(1)
 
     # -- state --------------------------------------------------------------------------
@@ -489,11 +494,33 @@ class Relay:
             on_death=self._mark_unavailable,
         )
         self.listener.start()  # it owns the socket from here: closed in this process
+        self._spares_wanted.set()
+        self._spares_thread = threading.Thread(
+            target=self._keep_spares, args=(spool,), name="zcoder-relay-spares", daemon=True
+        )
+        self._spares_thread.start()
+
+    def _keep_spares(self, spool: Spool) -> None:
+        """Keep the spool's spare files topped up (zcoder.relay.spool), off every path that
+        waits: after start, and after each message the listener stored."""
+        while not self._spares_stop.is_set():
+            self._spares_wanted.wait()
+            # Made once messages stop coming for a moment: a burst (up to a full queue)
+            # is stored through the spares made before it, never competing with new ones
+            # for the spool's directory.
+            while True:
+                self._spares_wanted.clear()
+                if self._spares_stop.wait(SPARES_QUIET_SECONDS):
+                    return
+                if not self._spares_wanted.is_set():
+                    break
+            spool.top_up_spares(self.settings.max_queue)
 
     def _accepted(self) -> None:
         """The listener process accepted a message (on its event thread)."""
         if self.on_message is not None:
             self.on_message()
+        self._spares_wanted.set()
 
     def _receipt(self, payload: bytes) -> None:
         """A receipt the listener process accepted: judged again against this book."""
@@ -614,6 +641,13 @@ class Relay:
         self._manifest_written = False
 
     def _teardown(self) -> None:
+        self._spares_stop.set()
+        self._spares_wanted.set()
+        if self.spool is not None:
+            self.spool.stop_spares()
+        spares, self._spares_thread = self._spares_thread, None
+        if spares is not None and spares is not threading.current_thread():
+            spares.join(2.0)  # before the spool goes: no file made in a directory removed
         self._remove_manifest()
         if self.listener is not None:
             self.listener.stop()

@@ -52,6 +52,7 @@ class _Connection:
     outgoing: memoryview | None = None
     waiting_to_write: bool = False  # registered for EVENT_WRITE
     watched: bool = False  # registered with the selector at all
+    accepted: Decision | None = None  # told to on_accepted once its ack is on its way
 
 
 class Listener:
@@ -269,6 +270,13 @@ class Listener:
         except Exception:  # one request's bug must not stop the listener
             log.exception("relay listener failed on one connection; it was closed")
             self._drop(conn)
+        accepted, conn.accepted = conn.accepted, None
+        if accepted is not None and self.on_accepted is not None:
+            # After the ack was written: the sender never waits for this.
+            try:
+                self.on_accepted(accepted)
+            except Exception:
+                log.exception("relay message callback failed")
 
     def _read(self, conn: _Connection) -> None:
         want = READ_CHUNK if conn.expected is None else conn.expected - len(conn.buffer)
@@ -295,11 +303,8 @@ class Listener:
             payload = bytes(conn.buffer[conn.header_len : conn.expected])
             decision = self.receiver.decide(payload, conn.peer)
             self._respond(conn, decision)
-            if decision.accepted and self.on_accepted is not None:
-                try:
-                    self.on_accepted(decision)
-                except Exception:
-                    log.exception("relay message callback failed")
+            if decision.accepted:
+                conn.accepted = decision
 
     def _answer_unreadable(self, conn: _Connection, reason: str) -> None:
         self._respond(conn, self.receiver.unreadable(reason))

@@ -26,7 +26,7 @@ from zcoder.relay.peercred import PeerCredentials, can_check_ancestry, is_sender
 from zcoder.relay.protocol import Envelope, FrameError, decode_flat_object, validate_envelope
 from zcoder.relay.receipts import Receipt, ReceiptBook
 from zcoder.relay.receiver import Decision, Receiver
-from zcoder.relay.registry import ManifestCache, ManifestError, pid_alive
+from zcoder.relay.registry import Manifest, ManifestCache, ManifestError, pid_alive
 from zcoder.relay.settings import Inbound
 from zcoder.relay.spool import Spool, SpoolError
 from zcoder.relay.trust import TrustBook
@@ -80,6 +80,7 @@ class ListenerService:
         home = config.get("home")
         self.trust = TrustBook(Path(home) if home else None, Inbound(config["inbound"]))
         self.manifests = ManifestCache()
+        self._checked: tuple[str, Manifest] | None = None  # the last sender checked
         self.receipts = _ForwardingBook(events)
         self.receiver = Receiver(
             self.instance_id,
@@ -103,11 +104,9 @@ class ListenerService:
         self.listener.watch(commands, self._commands_ready)
 
     def run(self) -> int:
-        self.spool.keep_spares()
         try:
             self.listener.serve_forever()
         finally:
-            self.spool.stop_spares()
             self.listener.stop()
         if self.listener.error is not None:
             self.events.send(
@@ -198,6 +197,7 @@ class ListenerService:
             manifest = self.manifests.read(self.registry, f"a-{sender_id}.json")
         except ManifestError as exc:
             return f"the sender is not a registered instance ({exc})"
+        self._checked = (sender_id, manifest)  # for policy(), which comes next
         if manifest.pid != sender_pid:
             return "the sender's manifest has another pid"
         if not pid_alive(sender_pid):
@@ -207,10 +207,16 @@ class ListenerService:
     def policy(self, envelope: Envelope) -> Inbound:
         """Accept, hold or refuse a checked sender's message: its workspace's policy (by
         its manifest, which the sender check just read), else ZCODER_RELAY_INBOUND."""
-        try:
-            manifest = self.manifests.read(self.registry, f"a-{envelope.sender_instance_id}.json")
-        except ManifestError:
-            return self.trust.default
+        checked = self._checked
+        if checked is not None and checked[0] == envelope.sender_instance_id:
+            manifest = checked[1]
+        else:
+            try:
+                manifest = self.manifests.read(
+                    self.registry, f"a-{envelope.sender_instance_id}.json"
+                )
+            except ManifestError:
+                return self.trust.default
         return self.trust.policy_for(manifest.workspace)
 
 

@@ -322,7 +322,7 @@ class ManifestCache:
         self._entries: dict[str, tuple[_FileIdentity, Manifest]] = {}
 
     def read(self, registry: Path, file_name: str) -> Manifest:
-        path = registry / file_name
+        path = os.path.join(registry, file_name)  # a str: this runs for every enqueue
         try:
             before = _identity(os.lstat(path))
         except OSError as exc:

@@ -10,11 +10,12 @@ atomic for every other process the moment it returns, crash of this one included
 fsync would only buy durability across a machine crash, which the relay does not promise.
 
 Creating a file is the slow part of a store on some file systems (a new inode: hundreds of
-microseconds on a busy ext4). ``keep_spares`` keeps a few empty files ready in ``tmp/``,
-made by a thread of their own, so an acknowledgement waits only for a write and a rename.
-A spare is used only when it is still an empty regular file of this user with one link;
-otherwise the store creates its file as usual. Spares are never messages: ``tmp/`` is
-never read, and it goes with the spool.
+microseconds on a busy ext4). The foreground process keeps empty files ready in ``tmp/``
+(``top_up_spares``), as many as the queue has places, and the store side picks them up, so
+an acknowledgement waits only for a write and a rename. A spare is used only when it is
+still an empty regular file of this user with one link; otherwise the store creates its
+file as usual. Spares are never messages: ``tmp/`` is never read, and it goes with the
+spool.
 """
 
 from __future__ import annotations
@@ -49,8 +50,10 @@ SUBDIRS: Final = ("inbox", "processing", "held", "done", "rejected", "tmp")
 # than an hour.
 DONE_RECEIPTS_MAX: Final = 4096
 DONE_RECEIPTS_MAX_AGE: Final = 3600.0
-# Empty files kept ready for the next stores (see keep_spares).
-SPARE_FILES: Final = 8
+# Empty files kept ready for the next stores (see top_up_spares): at least this many, and
+# as many as the queue has places (so a burst that fills the queue creates no file).
+MIN_SPARE_FILES: Final = 8
+SPARE_PREFIX: Final = "spare-"
 _CREATE_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -116,9 +119,7 @@ class Spool:
         self._tmp_dir = os.path.join(root, "tmp")
         self._inbox_dir = os.path.join(root, "inbox")
         self._held_dir = os.path.join(root, "held")
-        self._spares: collections.deque[str] = collections.deque()
-        self._spares_wanted = threading.Event()
-        self._spare_thread: threading.Thread | None = None
+        self._spares: collections.deque[str] = collections.deque()  # picked up, unused
         self._spare_count = 0
         self._closing = False
 
@@ -129,43 +130,51 @@ class Spool:
         for name in SUBDIRS:
             os.mkdir(self.root / name, 0o700)
 
-    def keep_spares(self) -> None:
-        """Keep SPARE_FILES empty files ready for stores, made on a daemon thread."""
-        if self._spare_thread is None:
-            self._spare_thread = threading.Thread(
-                target=self._make_spares, name="zcoder-relay-spares", daemon=True
-            )
-            self._spares_wanted.set()
-            self._spare_thread.start()
+    def top_up_spares(self, count: int) -> int:
+        """Make empty spare files in ``tmp/`` until there are ``count`` (at least
+        MIN_SPARE_FILES); returns how many are there. The foreground process calls this
+        (at start and after each store it is told of): a file's creation, slow on some
+        file systems, never runs in the listener's process, let alone on its way to an ack."""
+        wanted = max(MIN_SPARE_FILES, count)
+        try:
+            with os.scandir(self._tmp_dir) as entries:
+                have = sum(1 for entry in entries if entry.name.startswith(SPARE_PREFIX))
+        except OSError:
+            return 0
+        while have < wanted and not self._closing:
+            self._spare_count += 1
+            name = f"{SPARE_PREFIX}{os.getpid()}-{self._spare_count}"
+            try:
+                os.close(os.open(f"{self._tmp_dir}/{name}", _CREATE_FLAGS, 0o600))
+            except FileExistsError:
+                continue
+            except OSError:
+                break  # a full disk, a removed spool: stores create their own files
+            have += 1
+        return have
 
     def stop_spares(self) -> None:
+        """No more spares are made (the spool is about to go)."""
         self._closing = True
-        self._spares_wanted.set()
-        if self._spare_thread is not None:
-            self._spare_thread.join(2.0)
 
-    def _make_spares(self) -> None:
-        while not self._closing:
-            self._spares_wanted.wait()
-            self._spares_wanted.clear()
-            while not self._closing and len(self._spares) < SPARE_FILES:
-                self._spare_count += 1
-                path = f"{self._tmp_dir}/spare-{self._spare_count}"
-                try:
-                    os.close(os.open(path, _CREATE_FLAGS, 0o600))
-                except OSError:
-                    break  # a full disk, a removed spool: stores create their own files
-                self._spares.append(path)
+    def _pick_up_spares(self) -> None:
+        """The spares in ``tmp/`` now (called by the store side with none left in hand:
+        every one listed is unused, since only this side uses them)."""
+        try:
+            with os.scandir(self._tmp_dir) as entries:
+                names = sorted(e.name for e in entries if e.name.startswith(SPARE_PREFIX))
+        except OSError:
+            return
+        self._spares.extend(f"{self._tmp_dir}/{name}" for name in names)
 
     def _open_spare(self) -> tuple[int, str] | None:
         """A spare opened for writing, or None (none ready, or one that is not pristine)."""
+        if not self._spares:
+            self._pick_up_spares()
         try:
             path = self._spares.popleft()
         except IndexError:
             return None
-        finally:
-            if self._spare_thread is not None:
-                self._spares_wanted.set()
         try:
             fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
         except OSError:
