@@ -59,6 +59,7 @@ def render(
     quick: bool,
     *,
     guard: str = "",
+    app: str = "",
 ) -> str:
     parts = [HEADER.strip() + "\n"]
     parts.append("## The run\n")
@@ -71,10 +72,20 @@ def render(
     for table in results.tables:
         parts.append(markdown_table(table))
     parts.append(markdown_table(fail_closed))
+    if app:
+        parts.append(app)
     if guard:
         parts.append(guard)
     parts.append(METHOD.strip() + "\n")
     parts.append(READING.strip() + "\n")
+    return "\n".join(parts)
+
+
+def app_section(tables: list[Table]) -> str:
+    """The speed of the whole program: zcoder itself in a pty (bench/app_bench.py)."""
+    parts = ["## Speed of the whole program\n", APP_TEXT.strip() + "\n"]
+    parts.extend(markdown_table(table) for table in tables)
+    parts.append(APP_READING.strip() + "\n")
     return "\n".join(parts)
 
 
@@ -230,6 +241,32 @@ its baseline (or, for stalled connections, in alternating blocks).
   The difference of the medians is what the relay adds: `Relay.start()` (registry checks,
   lock, spool, bind, the listener thread and its readiness ping, the manifest) plus
   registering the two relay tools.
+"""
+
+APP_TEXT = """
+`bench/app_bench.py` runs the installed `zcoder` script itself in a pseudo-terminal of
+120×40, with the fake Ollama (tests/fixtures/fake_ollama.py) in a process of its own on
+127.0.0.1, and private ZCODER_HOME, ZCODER_RELAY_DIR, XDG_RUNTIME_DIR and TMPDIR; the relay
+is on, as by default. The screen is read back through a terminal emulator (pyte): a thread
+only reads the pty and stamps each chunk with the time `read` returned it, and a condition
+is timed at the stamp of the chunk that made it true, so the emulator's own cost does not
+count. Its targets are in the Targets table above.
+"""
+
+APP_READING = """
+- **First interactive frame**: from just before the spawn to the first chunk after which
+  the screen shows both the prompt's border hint ("Enter send …") and the header's relay
+  state ("relay: ready"). The app sets the relay state at the end of its start-up (the
+  store, the relay, the agent and the prompt history are open), just before it focuses
+  the prompt; in practice the first frame Textual paints already has both.
+- **Keystroke echo**: a prompt is submitted, the fake model streams a long markdown reply
+  (one word a chunk, 5 ms apart: 200 chunks/s) and, once it is on screen, letters are
+  written to the pty one at a time, then Backspaces; each is timed from the write until
+  the prompt's text row (the row above its border hint) shows the expected text. The next
+  key waits for the echo and a random 20-50 ms. The rate the reply advanced on screen is
+  read from its numbered sentences.
+- **Idle RSS**: VmRSS from /proc 1 s after the first frame, for the zcoder process and
+  for its whole process tree (today one process; the relay's listener is a thread).
 """
 
 GUARD_TEXT = """

@@ -1,0 +1,286 @@
+"""Speed of the whole program (issue 13, item 7): the real ``zcoder`` in a pseudo-terminal.
+
+Five measurements, each with a Target row and a table:
+
+- first interactive frame: spawn → the first screen showing the prompt (its border hint)
+  and the header's relay state, which the app sets at the end of its start-up, just
+  before it focuses the prompt;
+- keystroke echo while a reply streams at 200 chunks/s;
+- ``zcoder --resume`` of a 5,000-event session, until its last entry and the prompt show;
+- RSS of an idle instance, the main process and its process tree;
+- the search tool on a 100,000-file tree against ripgrep alone.
+
+See bench/app_terminal.py for how the terminal is read and timed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from bench.app_terminal import (
+    AppTerminal,
+    FakeModel,
+    app_env,
+    process_tree,
+    rss_kib,
+    zcoder_argv,
+)
+from bench.harness import ms, workspace
+from bench.relay_bench import Results, Table, Target
+
+HINT = "Enter send"
+RELAY_READY = "relay: ready"
+FIRST_FRAME_GOAL = 0.400
+ECHO_GOAL = 0.050
+RESUME_GOAL = 0.300
+RSS_GOAL_KIB = 90e6 / 1024  # 90 MB (decimal), in KiB as /proc reports
+SEARCH_GOAL = 1.5
+IDLE_SECONDS = 1.0
+START_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class Spread:
+    median: float
+    p90: float
+    p99: float
+    count: int
+
+
+def spread(samples: Sequence[float]) -> Spread:
+    ordered = sorted(samples)
+
+    def rank(q: float) -> float:
+        return ordered[max(0, -(-int(q * 100) * len(ordered) // 100) - 1)]
+
+    return Spread(statistics.median(ordered), rank(0.90), rank(0.99), len(ordered))
+
+
+def _progress(text: str) -> None:
+    print(f"  … {text}", file=sys.stderr, flush=True)
+
+
+# --- 1 and 4: first interactive frame, idle RSS ----------------------------------------
+
+
+def startup(results: Results, reps: int, rss_reps: int) -> None:
+    frames: list[float] = []
+    main_rss: list[int] = []
+    tree_rss: list[int] = []
+    tree_sizes: list[int] = []
+    with workspace("za") as space:
+        model = FakeModel(space)
+        try:
+            env = app_env(space, model.url)
+            project = space.project("proj")
+            for n in range(reps):
+                term = AppTerminal(zcoder_argv(), project, env)
+                try:
+                    shown = term.wait_text(HINT, RELAY_READY, timeout=START_TIMEOUT)
+                    frames.append(shown - term.started)
+                    if n < rss_reps:
+                        time.sleep(IDLE_SECONDS)
+                        pids = process_tree(term.pid)
+                        main_rss.append(rss_kib(term.pid))
+                        tree_rss.append(sum(rss_kib(pid) for pid in pids))
+                        tree_sizes.append(len(pids))
+                finally:
+                    term.close()
+        finally:
+            model.close()
+    s = spread(frames)
+    table = Table(
+        "First interactive frame (spawn of `zcoder` in a pty → prompt and relay state shown)",
+        ["measure", "n", "median", "p90", "max"],
+    )
+    table.rows.append(["spawn → first frame", str(s.count), ms(s.median), ms(s.p90),
+                       ms(max(frames))])  # fmt: skip
+    results.tables.append(table)
+    results.targets.append(
+        Target(
+            "first interactive frame (p90)",
+            "≤ 400 ms",
+            f"{ms(s.p90)} (median {ms(s.median)})",
+            s.p90 <= FIRST_FRAME_GOAL,
+        )
+    )
+    rss = Table(
+        f"RSS of an idle instance ({IDLE_SECONDS:g} s after its first frame)",
+        ["process", "n", "median", "max"],
+    )
+    rss.rows.append(["zcoder (main process)", str(len(main_rss)),
+                     _mib(statistics.median(main_rss)), _mib(max(main_rss))])  # fmt: skip
+    rss.rows.append([f"process tree (processes: {max(tree_sizes)})", str(len(tree_rss)),
+                     _mib(statistics.median(tree_rss)), _mib(max(tree_rss))])  # fmt: skip
+    results.tables.append(rss)
+    worst = max(tree_rss)
+    results.targets.append(
+        Target(
+            "RSS of an idle instance (process tree, max)",
+            "≤ 90 MB",
+            f"{_mib(worst)} (main {_mib(max(main_rss))})",
+            worst <= RSS_GOAL_KIB,
+        )
+    )
+
+
+# --- 2: keystroke echo while a reply streams -------------------------------------------
+
+CHUNKS_PER_SECOND = 200
+STREAM_SECONDS = 45  # longer than the typing, so every key is typed during the stream
+TYPED = "qwertyuiopasdfghjklzxcvbnm"  # the prompt holds at most this, then is erased
+_STEP = re.compile(r"Step (\d{5})")
+
+
+_WORDS = (
+    "the parser reads next token checks buffer before returning; a test pins down edge case "
+    "where cursor moves past end of line and input stays unchanged"
+)
+
+
+def streamed_reply(sentences: int) -> str:
+    """A long markdown reply, one chunk per word (as the fake server streams text);
+    each sentence is numbered, so progress can be read off the screen."""
+    rng = random.Random(7)
+    words = _WORDS.split()
+    parts: list[str] = []
+    for n in range(sentences):
+        body = " ".join(rng.choice(words) for _ in range(9))
+        parts.append(f"Step {n:05d}: {body}.")
+        if n % 6 == 5:
+            parts.append("\n\n")
+        else:
+            parts.append(" ")
+    return "".join(parts)
+
+
+_LEFT_EDGES = "╰▊▌┃│"
+
+
+def prompt_text(term: AppTerminal) -> str | None:
+    """What the prompt's (single) text row shows, or None when the prompt is not drawn.
+
+    The prompt's bottom border carries the hint; its left edge is the first border
+    character left of the hint, its right edge the last character of that row."""
+    rows = term.display()
+    for index in range(len(rows) - 1, 0, -1):
+        row = rows[index]
+        at = row.find(HINT)
+        if at == -1:
+            continue
+        left = max(row.rfind(edge, 0, at) for edge in _LEFT_EDGES)
+        right = len(row.rstrip()) - 1
+        if left == -1 or right <= at:
+            return None
+        return rows[index - 1][left + 1 : right].strip()
+    return None
+
+
+def _prompt_shows(text: str) -> Callable[[AppTerminal], bool]:
+    return lambda term: prompt_text(term) == text
+
+
+def _step_shown(term: AppTerminal) -> int:
+    found = [int(n) for n in _STEP.findall("\n".join(term.display()))]
+    return max(found, default=-1)
+
+
+def echo(results: Results, keys: int) -> None:
+    sentences = CHUNKS_PER_SECOND * STREAM_SECONDS // 11  # 11 words a sentence
+    samples: list[float] = []
+    with workspace("ze") as space:
+        script = space.root / "stream.json"
+        turn = {"text": streamed_reply(sentences), "delay": 1 / CHUNKS_PER_SECOND}
+        script.write_text(json.dumps({"turns": [turn]}), encoding="utf-8")
+        model = FakeModel(space, script)
+        term: AppTerminal | None = None
+        try:
+            term = AppTerminal(zcoder_argv(), space.project("proj"), app_env(space, model.url))
+            term.wait_text(HINT, RELAY_READY, timeout=START_TIMEOUT)
+            term.send(b"write the long plan")
+            time.sleep(0.15)  # typed, then Enter: not a paste
+            term.send(b"\r")
+            term.wait_for(lambda t: _step_shown(t) >= 5, START_TIMEOUT, "the reply to stream")
+            first_step, first_at = _step_shown(term), time.monotonic()
+            rng = random.Random(13)
+            text = ""
+            growing = True
+            for _ in range(keys):
+                if growing:
+                    text += TYPED[len(text)]
+                    key = text[-1].encode()
+                else:
+                    text = text[:-1]
+                    key = b"\x7f"
+                if len(text) in (0, len(TYPED)):
+                    growing = not growing
+                sent = term.send(key)
+                seen = term.wait_for(_prompt_shows(text), 10.0, f"echo of {key!r}")
+                samples.append(seen - sent)
+                time.sleep(rng.uniform(0.020, 0.050))
+            term.drain()
+            last_step, last_at = _step_shown(term), time.monotonic()
+            still_streaming = last_step < sentences - 1
+            term.send(b"\x1b")  # stop the turn
+        finally:
+            if term is not None:
+                term.close()
+            model.close()
+    rate = (last_step - first_step) * 11 / (last_at - first_at)
+    s = spread(samples)
+    table = Table(
+        f"Keystroke echo while a reply streams ({CHUNKS_PER_SECOND} chunks/s from the fake model)",
+        ["measure", "n", "median", "p90", "p99", "max"],
+    )
+    table.rows.append(["key written to the pty → prompt row shows it", str(s.count),
+                       ms(s.median), ms(s.p90), ms(s.p99), ms(max(samples))])  # fmt: skip
+    table.notes.append(
+        "Keys typed one at a time, 20-50 ms (uniform random) after each echo; letters, then "
+        f"Backspaces (the prompt row holds 0-{len(TYPED)} characters). The reply, as drawn "
+        f"on screen, advanced at {rate:,.0f} chunks/s while typing; "
+        + (
+            "it was still streaming when the last key was typed."
+            if still_streaming
+            else "IT HAD ENDED before the last key: the figure is not under load."
+        )
+    )
+    results.tables.append(table)
+    results.targets.append(
+        Target(
+            "keystroke echo while streaming 200 chunks/s (p99)",
+            "≤ 50 ms",
+            f"{ms(s.p99)} (median {ms(s.median)}, n {s.count})",
+            s.p99 <= ECHO_GOAL and still_streaming,
+        )
+    )
+
+
+def _mib(kib: float) -> str:
+    return f"{kib * 1024 / 1e6:,.1f} MB"
+
+
+def run(results: Results, *, quick: bool) -> None:
+    steps = [
+        ("first frame and idle RSS", lambda: startup(results, 3 if quick else 10, 2)),
+        ("keystroke echo while streaming", lambda: echo(results, 60 if quick else 300)),
+    ]
+    for name, step in steps:
+        _progress(name)
+        step()
+
+
+if __name__ == "__main__":
+    from bench.report import markdown_table, targets_table
+
+    found = Results()
+    run(found, quick="--quick" in sys.argv)
+    print(markdown_table(targets_table(found.targets)))
+    for table in found.tables:
+        print(markdown_table(table))
