@@ -23,6 +23,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from bench.app_terminal import (
     AppTerminal,
@@ -34,6 +35,7 @@ from bench.app_terminal import (
 )
 from bench.harness import ms, workspace
 from bench.relay_bench import Results, Table, Target
+from zcoder.tui.transcript import SAVED_ENTRIES_SHOWN
 
 HINT = "Enter send"
 RELAY_READY = "relay: ready"
@@ -262,6 +264,141 @@ def echo(results: Results, keys: int) -> None:
     )
 
 
+def _first_frame(argv: list[str], cwd: Path, env: dict[str, str], *shown: str) -> float:
+    """Spawn → the first chunk after which all of ``shown`` is on screen."""
+    term = AppTerminal(argv, cwd, env)
+    try:
+        return term.wait_text(*shown, timeout=60.0) - term.started
+    finally:
+        term.close()
+
+
+# --- 3: resuming a 5,000-event session --------------------------------------------------
+
+RESUME_EVENTS = 5000
+RESUME_MARKER = "all steps are done; the suite is green"
+_PROSE = (
+    "The failing test reads the settings before the fixture writes them, so the loader "
+    "falls back to defaults and the retry count is zero. "
+)
+_CODE = (
+    "def load_settings(path: Path) -> Settings:\n"
+    "    data = json.loads(path.read_text(encoding='utf-8'))\n"
+    "    return Settings(**{k: v for k, v in data.items() if k in FIELDS})\n"
+)
+
+
+def fill_session(home: Path, project: Path, events: int) -> str:
+    """A session as real use leaves it: exchanges of a user prompt, an assistant reply
+    with tool calls (read_file, run_command) and a final reply, with their messages."""
+    from zcoder.sessions import SessionStore
+
+    rng = random.Random(5)
+    with SessionStore(home) as store:
+        info = store.create_session(project, "coding", "qwen3-coder:latest")
+        messages: list[dict[str, object]] = []
+        n = 0
+        while n < events:
+            exchange = n // 5
+            prompt = f"Step {exchange}: " + _PROSE * rng.randint(1, 3)
+            store.record_user_message(info.id, prompt)
+            messages.append({"role": "user", "content": prompt})
+            plan = _PROSE * rng.randint(1, 4) + "\n\n- read the loader\n- run the tests\n"
+            store.append_event(info.id, "assistant", plan)
+            messages.append({"role": "assistant", "content": plan})
+            source = _CODE * rng.randint(8, 30)
+            call_id = f"call_{exchange}"
+            store.append_event(
+                info.id,
+                "tool",
+                source,
+                {"name": "read_file", "call_id": call_id + "a", "status": "completed",
+                 "arguments": {"path": f"src/app/module_{exchange % 97}.py"}},
+            )  # fmt: skip
+            output = "".join(
+                f"tests/test_{exchange}_{k}.py::test_case PASSED [{k * 4}%]\n"
+                for k in range(rng.randint(5, 25))
+            )
+            store.append_event(
+                info.id,
+                "tool",
+                output,
+                {"name": "run_command", "call_id": call_id + "b", "status": "completed",
+                 "arguments": {"command": "pytest -q tests"}, "exit_code": 0},
+            )  # fmt: skip
+            messages.append({"role": "tool", "content": source, "tool_call_id": call_id + "a"})
+            messages.append({"role": "tool", "content": output, "tool_call_id": call_id + "b"})
+            n += 4
+            if n < events:
+                last = n + 1 >= events
+                reply = RESUME_MARKER if last else "Done: " + _PROSE * rng.randint(1, 3)
+                store.append_event(info.id, "assistant", reply)
+                messages.append({"role": "assistant", "content": reply})
+                n += 1
+        store.replace_messages(info.id, messages)
+        return info.id
+
+
+def resume(results: Results, reps: int, events: int) -> None:
+    from zcoder.sessions import SessionStore
+
+    process: list[float] = []
+    fresh: list[float] = []
+    loads: list[float] = []
+    with workspace("zr") as space:
+        project = space.project("proj")
+        home = Path(space.env["ZCODER_HOME"])
+        made = time.monotonic()
+        session = fill_session(home, project, events)
+        made = time.monotonic() - made
+        size = sum(f.stat().st_size for f in home.rglob("*") if f.is_file())
+        with SessionStore(home) as store:
+            for _ in range(reps):
+                started = time.perf_counter()
+                data = store.load(session, project, "coding")
+                loads.append(time.perf_counter() - started)
+            count = len(data.events)
+        model = FakeModel(space)
+        try:
+            env = app_env(space, model.url)
+            for _ in range(reps):  # interleaved: a fresh start, then the resume
+                fresh.append(_first_frame(zcoder_argv(), project, env, HINT, RELAY_READY))
+                argv = zcoder_argv("--resume", session)
+                shown = (HINT, RELAY_READY, RESUME_MARKER)
+                process.append(_first_frame(argv, project, env, *shown))
+        finally:
+            model.close()
+    table = Table(
+        f"Resuming a session of {count:,} events (`zcoder --resume ID` in a pty)",
+        ["measure", "n", "median", "p90", "max"],
+    )
+    p, f, loaded = spread(process), spread(fresh), spread(loads)
+    added = p.median - f.median
+    table.rows.append(["spawn → the last entry, the prompt and the relay state shown",
+                       str(p.count), ms(p.median), ms(p.p90), ms(max(process))])  # fmt: skip
+    table.rows.append(["spawn → first frame of a fresh start (interleaved with the above)",
+                       str(f.count), ms(f.median), ms(f.p90), ms(max(fresh))])  # fmt: skip
+    table.rows.append(["what resuming adds (difference of the medians)", "—", ms(added),
+                       "—", "—"])  # fmt: skip
+    table.rows.append(["in process: SessionStore.load() of the session", str(loaded.count),
+                       ms(loaded.median), ms(loaded.p90), ms(max(loads))])  # fmt: skip
+    table.notes.append(
+        f"The session was written through SessionStore as the agent writes it ({made:.1f} s):"
+        f" exchanges of a prompt, a reply, a read_file and a run_command call and a final "
+        f"reply, with every message kept; the store is {size / 1e6:,.1f} MB. The app draws "
+        f"the newest {SAVED_ENTRIES_SHOWN} entries; older ones behind a marker, on demand."
+    )
+    results.tables.append(table)
+    results.targets.append(
+        Target(
+            f"resume a {count:,}-event session: added to a fresh start (medians)",
+            "≤ 300 ms",
+            f"{ms(added)} (whole program {ms(p.median)})",
+            added <= RESUME_GOAL,
+        )
+    )
+
+
 def _mib(kib: float) -> str:
     return f"{kib * 1024 / 1e6:,.1f} MB"
 
@@ -270,6 +407,10 @@ def run(results: Results, *, quick: bool) -> None:
     steps = [
         ("first frame and idle RSS", lambda: startup(results, 3 if quick else 10, 2)),
         ("keystroke echo while streaming", lambda: echo(results, 60 if quick else 300)),
+        (
+            "resuming a 5,000-event session",
+            lambda: resume(results, 2 if quick else 5, RESUME_EVENTS),
+        ),
     ]
     for name, step in steps:
         _progress(name)

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,7 +24,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, ListView, TextArea
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from zcoder import __version__
 from zcoder.agent import (
@@ -275,9 +276,32 @@ class ZcoderApp(App[int]):
             self.error(history.problem)
 
     def refresh_meter(self) -> None:
-        """The header's context meter: the last real count, or an estimate before one."""
-        if self.agent is not None:
-            self.header.refresh_state(context=self.agent.usage_now())
+        """The header's context meter: the last real count, or an estimate before one.
+
+        Estimating a long history takes a while (about a second for a 5,000-event session
+        with megabytes of tool output), so it is done in a thread, after the screen has
+        been drawn (a reopened session's transcript first), and the header is updated when
+        it is ready; a newer refresh supersedes an older one still running."""
+        agent = self.agent
+        if agent is not None:
+            self.call_after_refresh(self._start_measuring, agent)
+
+    def _start_measuring(self, agent: Agent) -> None:
+        self.run_worker(
+            partial(self._measure_context, agent),
+            thread=True,
+            group="context-meter",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    def _measure_context(self, agent: Agent) -> None:
+        """In a worker thread: the meter's reading, handed to the header on the app's loop."""
+        usage = agent.usage_now()
+        if get_current_worker().is_cancelled:
+            return  # a newer refresh runs: its reading is the one to show
+        with contextlib.suppress(RuntimeError):  # the app is exiting
+            self.call_from_thread(self.header.refresh_state, context=usage)
 
     def refresh_sessions(self) -> None:
         self.sessions.refresh()

@@ -16,14 +16,17 @@ again once they are back at the end, or press End.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Static
 
 from zcoder.relay.display import visible
@@ -39,6 +42,14 @@ COMMAND_REFRESH_SECONDS = 0.08
 """A running command's entry is redrawn at most this often, however fast it prints."""
 PREVIEW_LINE_CHARS = 400
 """A longer output line is cut in the entry's preview (the full output has all of it)."""
+SAVED_ENTRIES_SHOWN = 30
+"""A reopened session draws only its newest entries; older ones wait behind a marker
+(``EarlierEntries``). Drawing thousands of entries at once took seconds to a minute."""
+EARLIER_BATCH = 100
+"""How many older entries one click (or Enter) on the marker draws."""
+
+SavedEvent = tuple[str, str, dict[str, Any]]
+"""A saved transcript event as the screen needs it: role, text, metadata."""
 
 
 class Entry(Static):
@@ -456,6 +467,45 @@ def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
     return Entry("system", system_text(text))
 
 
+class EarlierEntries(Static, can_focus=True):
+    """Above a reopened session's newest entries: how many older ones are not drawn yet.
+    A click, or Enter once focused, draws the next EARLIER_BATCH of them above the ones
+    shown; the marker goes once none is left."""
+
+    DEFAULT_CSS = """
+    EarlierEntries { margin: 0 0 1 0; padding: 0 1; color: $text-muted; text-style: italic; }
+    EarlierEntries:focus { text-style: italic reverse; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "show_more", "Show earlier")]
+
+    def __init__(self, older: Sequence[SavedEvent]) -> None:
+        self.older = list(older)
+        super().__init__(self._label())
+
+    def _label(self) -> str:
+        count = len(self.older)
+        batch = min(count, EARLIER_BATCH)
+        return (
+            f"▲ {count:,} earlier entr{'ies' if count != 1 else 'y'} not shown · click or "
+            f"Enter to show {'the' if batch == count else 'the next'} {batch:,}"
+        )
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.action_show_more()
+
+    def action_show_more(self) -> None:
+        batch = self.older[-EARLIER_BATCH:]
+        del self.older[-EARLIER_BATCH:]
+        parent = self.parent
+        if batch and isinstance(parent, Widget):
+            parent.mount_all([entry_for_event(*saved) for saved in batch], after=self)
+        if self.older:
+            self.update(self._label())
+        else:
+            self.remove()
+
+
 FOLLOW_HINT = "↓ new output below · End to follow (Ctrl+End while typing)"
 
 
@@ -515,6 +565,15 @@ class Transcript(VerticalScroll):
     def add(self, entry: Entry) -> Entry:
         self.mount(entry)
         return entry
+
+    def show_saved(self, saved: Sequence[SavedEvent]) -> None:
+        """A reopened session's transcript: its newest SAVED_ENTRIES_SHOWN entries, mounted
+        at once, under an ``EarlierEntries`` marker standing for the older ones."""
+        older, newest = saved[:-SAVED_ENTRIES_SHOWN], saved[-SAVED_ENTRIES_SHOWN:]
+        widgets: list[Static] = [EarlierEntries(older)] if older else []
+        widgets.extend(entry_for_event(*event) for event in newest)
+        if widgets:
+            self.mount_all(widgets)
 
     def clear(self) -> None:
         """Remove every entry (another session is shown) and follow its end."""
