@@ -292,10 +292,13 @@ _CODE = (
 
 
 def fill_session(home: Path, project: Path, events: int) -> str:
-    """A session as real use leaves it: exchanges of a user prompt, an assistant reply
-    with tool calls (read_file, run_command) and a final reply, with their messages."""
+    """A session as real use leaves it: ``events / 5`` exchanges of a user prompt, an
+    assistant reply, two tool calls (read_file, run_command) and a final reply, with their
+    messages; the last reply is RESUME_MARKER."""
     from zcoder.sessions import SessionStore
 
+    if events <= 0 or events % 5:
+        raise ValueError(f"events must be a positive multiple of 5 (one exchange), not {events}")
     rng = random.Random(5)
     with SessionStore(home) as store:
         info = store.create_session(project, "coding", "qwen3-coder:latest")
@@ -331,13 +334,10 @@ def fill_session(home: Path, project: Path, events: int) -> str:
             )  # fmt: skip
             messages.append({"role": "tool", "content": source, "tool_call_id": call_id + "a"})
             messages.append({"role": "tool", "content": output, "tool_call_id": call_id + "b"})
-            n += 4
-            if n < events:
-                last = n + 1 >= events
-                reply = RESUME_MARKER if last else "Done: " + _PROSE * rng.randint(1, 3)
-                store.append_event(info.id, "assistant", reply)
-                messages.append({"role": "assistant", "content": reply})
-                n += 1
+            n += 5
+            reply = RESUME_MARKER if n == events else "Done: " + _PROSE * rng.randint(1, 3)
+            store.append_event(info.id, "assistant", reply)
+            messages.append({"role": "assistant", "content": reply})
         store.replace_messages(info.id, messages)
         return info.id
 
