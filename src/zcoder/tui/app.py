@@ -46,6 +46,7 @@ from zcoder.tools import (
 )
 from zcoder.tui.agent_view import AgentView
 from zcoder.tui.approvals import DialogApprovals
+from zcoder.tui.collector import tune_collector
 from zcoder.tui.commands import parse_slash, parse_user_command
 from zcoder.tui.dialogs import GuardedDialog
 from zcoder.tui.exit_guard import ExitGuard
@@ -261,6 +262,7 @@ class ZcoderApp(App[int]):
         self.relay_ui.watch_workspace_peers()  # another instance here already?
         self.relay_ui.refresh_header()
         self.prompt_input.focus()
+        self.call_after_refresh(tune_collector)  # after the first frame (tui/collector.py)
         if not self.sessions.restoring_model:  # else it warms up the session's model
             self.model_ui.start_warmup()
 
