@@ -277,10 +277,16 @@ How each figure is taken, and what it says:
   the note) and, once it is on screen, letters are written to the pty one at a time, then
   Backspaces; each is timed from the write until the prompt's text row (the row above its
   border hint) shows the expected text. The next key waits for the echo and a random
-  20-50 ms. **Missed at p99**: the median is a few tens of ms, but one key in ten to a
-  hundred waits behind the app's work on the stream (markdown of the growing block,
-  layout of the growing reply, each chunk's event through the agent), all on the one
-  event loop, on 2 cores shared with the fake model and this benchmark.
+  20-50 ms. **Missed at p99**: the median is a few tens of ms, the slowest keys wait
+  behind the app's work on the stream, all on the one event loop: Python's full garbage
+  collections first (Textual makes many objects per frame and the growing reply keeps
+  some alive: a 30-second stream ran about a dozen full collections of up to 140 ms;
+  since tui/collector.py freezes start-up's objects and spaces full collections ten times
+  wider, one or two run, and p99 fell from ~160-240 ms to ~70-150 ms in A/B runs), then
+  Textual's layout and repaint of the whole transcript each time the anchored reply grows
+  by a line (~10-15 ms a frame), and the 2 cores being shared with the fake model, this
+  benchmark and other work (load average 2-4 during these runs). Going further means
+  fewer transcript repaints while a key waits, or Textual drawing the prompt first.
 - **Resume**: the session is written through SessionStore as the agent writes it. The
   first run of this benchmark did not finish: `zcoder --resume` of 5,000 events took
   more than 60 s (3.5 s for 500): every event became a mounted widget, and the header's
