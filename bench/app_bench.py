@@ -530,10 +530,11 @@ def search(results: Results, files: int, reps: int) -> None:
         "timed from `registry.dispatch('search', ...)` to its result (the result cap is the "
         "default 100), ripgrep alone from spawn to exit with its output read whole. "
         "Interleaved; a first round warms the page cache and is not counted. The tool runs "
-        "ripgrep with --sort path and stops reading at the cap: the common query returns "
-        "its first 100 matches in path order without reading the rest of the tree, so its "
-        "ratio says only that; the rare one reads every file, as ripgrep alone does, and "
-        "is the target's."
+        "ripgrep on all its threads and sorts the matches; past the cap it runs it again "
+        "with --sort path, which stops at the cap: the common query returns its first 100 "
+        "matches in path order without reading the rest of the tree, so its ratio says "
+        "only that; the rare one reads every file, as ripgrep alone does, and is the "
+        "target's."
     )
     results.tables.append(table)
     results.targets.append(

