@@ -311,7 +311,9 @@ How each figure is taken, and what it says:
   `--sort path`, which stops at the cap, so a capped answer is still the first matches
   in path order, the same on every run. That second run is cheap: it ends at the cap,
   as the first run did. A common query therefore answers in milliseconds where ripgrep
-  alone prints every match for a second or more.
+  alone prints every match for a second or more. The worst case is a query just over the
+  cap whose matches are spread through the tree: both runs read most of it (about the
+  parallel run plus the old sorted one).
 """
 
 

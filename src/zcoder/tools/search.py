@@ -118,7 +118,8 @@ async def _search_ripgrep(
     needed: a first run on all threads collects the matches and they are sorted here;
     when there are more than ``max_results``, which ones are first depends on the order
     the threads found them, so a second run walks in path order and stops at the cap
-    (that run is quick: it ends as soon as the cap is reached).
+    (usually quick: it ends as soon as the cap is reached; at worst, a query just over
+    the cap with matches spread through the tree, both runs read most of it).
     """
     argv = [rg, "--json", "--hidden", "--no-require-git", "--no-follow"]
     if literal:
