@@ -117,9 +117,17 @@ class ZcoderApp(App[int]):
     ]
 
     def __init__(
-        self, config: Config, *, resume: str | None = None, keep_model: bool = False
+        self,
+        config: Config,
+        *,
+        resume: str | None = None,
+        keep_model: bool = False,
+        tune_gc: bool = False,
     ) -> None:
+        """``tune_gc``: tune the process's garbage collector once up (tui/collector.py);
+        the program does, an app made in a test process shared with others does not."""
         super().__init__(driver_class=ZcoderDriver)  # keys as real terminals send them
+        self._tune_gc = tune_gc
         self.config = config
         self.model = config.model
         self.sessions = SessionsUI(self, resume, keep_model=keep_model)
@@ -262,7 +270,8 @@ class ZcoderApp(App[int]):
         self.relay_ui.watch_workspace_peers()  # another instance here already?
         self.relay_ui.refresh_header()
         self.prompt_input.focus()
-        self.call_after_refresh(tune_collector)  # after the first frame (tui/collector.py)
+        if self._tune_gc:
+            self.call_after_refresh(tune_collector)  # after the first frame
         if not self.sessions.restoring_model:  # else it warms up the session's model
             self.model_ui.start_warmup()
 
@@ -502,7 +511,7 @@ class ZcoderApp(App[int]):
 def run_app(config: Config, *, resume: str | None = None, keep_model: bool = False) -> int:
     """``resume``: a full session id (the CLI resolves prefixes); its model is put back
     unless ``keep_model`` (``-m`` was given)."""
-    app = ZcoderApp(config, resume=resume, keep_model=keep_model)
+    app = ZcoderApp(config, resume=resume, keep_model=keep_model, tune_gc=True)
     try:
         code = app.run()
     finally:
