@@ -156,6 +156,7 @@ class ZcoderApp(App[int]):
         self.sidebar = SessionList(id="sessions")
         self.transcript = Transcript(id="transcript")
         self.prompt_input = PromptInput(id="prompt", soft_wrap=True, show_line_numbers=False)
+        self.prompt_input.typing_hook = self.transcript.note_typing
         self.queued_prompts = QueuedPrompts(id="queued")
         self.agent_view = AgentView(
             self.show,

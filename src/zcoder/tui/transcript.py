@@ -16,6 +16,8 @@ again once they are back at the end, or press End.
 from __future__ import annotations
 
 import json
+import math
+import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -101,6 +103,12 @@ def assistant_text(text: str, *, partial: bool = False) -> Text:
 # often, in proportion, up to REPLY_REDRAW_MAX.
 REPLY_REDRAW_INTERVAL = 0.08
 REPLY_REDRAW_MAX = 0.5
+# While the user types, a streaming reply is not redrawn until this long after their last
+# key: each redraw of a growing reply lays out and repaints the transcript (tens of ms on a
+# slow machine), and a key typed meanwhile waits for it, so a held redraw lets the key's
+# echo have a frame of its own. One held for REPLY_REDRAW_MAX is drawn right after a key's
+# echo, the moment the next key is least likely.
+TYPING_HOLD = 0.15
 # While a reply streams, settled blocks are closed into a part of their own once they
 # hold this many characters (see AssistantEntry).
 REPLY_PART_CHARS = 1500
@@ -139,6 +147,7 @@ class AssistantEntry(Entry):
         self._last = Static(classes="reply-block")  # the last block, or every block
         self._timer: Timer | None = None
         self._pending = text  # the newest text, drawn or not
+        self._drawn_at = time.monotonic()  # when the reply was last drawn
         self._stale = False  # _pending arrived during the redraw interval
         self._show_last()
 
@@ -150,17 +159,38 @@ class AssistantEntry(Entry):
         self._sync_parts()
 
     def stream(self, text: str) -> None:
-        """The reply so far: drawn now, or at the end of the current redraw interval."""
+        """The reply so far: drawn now, or at the end of the current redraw interval, or
+        once the user has stopped typing (TYPING_HOLD)."""
         self.plain = assistant_text(text, partial=self.partial).plain
         self._pending = text
         if self._timer is not None:
             self._stale = True
             return
+        hold = self._typing_hold()
+        if hold > 0:
+            self._stale = True
+            self._timer = self.set_timer(hold, self._redraw_pending)
+            return
+        self._draw_now(text)
+
+    def _draw_now(self, text: str) -> None:
         self._draw(text)
+        self._drawn_at = time.monotonic()
         if self.is_attached:
             growing = sum(len(block) for block in self.blocks.tail)
             interval = REPLY_REDRAW_INTERVAL * max(1.0, growing / REPLY_PART_CHARS)
             self._timer = self.set_timer(min(interval, REPLY_REDRAW_MAX), self._redraw_pending)
+
+    def draw_if_overdue(self) -> None:
+        """Just after a key's echo was drawn (the moment the next key is least likely): a
+        reply whose redraw was held for REPLY_REDRAW_MAX or more is drawn now."""
+        if not self._stale or time.monotonic() - self._drawn_at < REPLY_REDRAW_MAX:
+            return
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._stale = False
+        self._draw_now(self._pending)
 
     def finish(self, text: str, *, partial: bool = False) -> None:
         """The whole reply: drawn at once."""
@@ -173,6 +203,13 @@ class AssistantEntry(Entry):
             self._label.update(_assistant_label(partial))
         self.plain = assistant_text(text, partial=partial).plain
         self._draw(text)
+
+    def _typing_hold(self) -> float:
+        """How long to hold the next redraw for the user's typing; 0: draw now."""
+        transcript = self.parent
+        if not isinstance(transcript, Transcript) or not self.is_attached:
+            return 0.0
+        return max(0.0, transcript.typed_at + TYPING_HOLD - time.monotonic())
 
     def flush(self) -> None:
         """Draw the newest text now (the stream ended without a final message)."""
@@ -547,6 +584,21 @@ class Transcript(VerticalScroll):
         super().__init__(id=id)
         self.hint = FollowHint(self)
         self._unseen = False  # output arrived below while the user read older output
+        self.typed_at = -math.inf
+        """When the user last typed in the prompt (monotonic): a streaming reply's
+        redraws wait for a pause (TYPING_HOLD)."""
+
+    def note_typing(self) -> None:
+        """A key went to the prompt: hold a streaming reply's redraws for a moment; one
+        held too long is drawn right after this key's echo."""
+        self.typed_at = time.monotonic()
+        self.call_after_refresh(self._after_echo)
+
+    def _after_echo(self) -> None:
+        for child in reversed(self.children):
+            if isinstance(child, AssistantEntry):  # the newest reply: the one streaming
+                child.draw_if_overdue()
+                return
 
     def on_mount(self) -> None:
         self.anchor()
