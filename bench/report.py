@@ -268,7 +268,12 @@ How each figure is taken, and what it says:
   client with httpx, the tools with the guard's tree-sitter parser, the relay and the
   sessions; then the agent and the TUI), and then on_mount's work (store, relay start,
   agent). markdown-it and Rich's Markdown (with Pygments) are now imported with the first
-  reply instead (about 50 ms). Meeting 400 ms needs a two-stage start: paint the header,
+  reply instead (about 50 ms), and the HTTP client is made on first use (making one reads
+  the CA bundle: about 35 ms). Timestamps inside the process put the rest at: interpreter
+  ~30 ms, `zcoder.config` ~170-230 ms (its imports of zcoder.model, .relay, .tools and
+  .sessions, whose package `__init__`s import everything), `zcoder.tui` ~200 ms (Textual
+  ~150 ms), building the app ~20 ms, on_mount ~15-20 ms, the first paint ~50-80 ms.
+  Meeting 400 ms needs a two-stage start: paint the header,
   transcript and prompt from a module that imports only Textual and the widgets, and
   import and start the agent, model client, tools and relay after the first frame (keys
   typed meanwhile wait in the prompt). Not done in this change.
@@ -277,16 +282,19 @@ How each figure is taken, and what it says:
   the note) and, once it is on screen, letters are written to the pty one at a time, then
   Backspaces; each is timed from the write until the prompt's text row (the row above its
   border hint) shows the expected text. The next key waits for the echo and a random
-  20-50 ms. **Missed at p99**: the median is a few tens of ms, the slowest keys wait
-  behind the app's work on the stream, all on the one event loop: Python's full garbage
-  collections first (Textual makes many objects per frame and the growing reply keeps
-  some alive: a 30-second stream ran about a dozen full collections of up to 140 ms;
-  since tui/collector.py freezes start-up's objects and spaces full collections ten times
-  wider, one or two run, and p99 fell from ~160-240 ms to ~70-150 ms in A/B runs), then
-  Textual's layout and repaint of the whole transcript each time the anchored reply grows
-  by a line (~10-15 ms a frame), and the 2 cores being shared with the fake model, this
-  benchmark and other work (load average 2-4 during these runs). Going further means
-  fewer transcript repaints while a key waits, or Textual drawing the prompt first.
+  20-50 ms. What stood in the way, in the order it was found and fixed: Python's full
+  garbage collections (Textual makes many objects per frame and the growing reply keeps
+  some alive: a 30-second stream ran about a dozen of up to 140 ms; tui/collector.py now
+  freezes start-up's objects and spaces full collections ten times wider, so one or two
+  run), then the redraws of the reply itself: each lays out and repaints the whole
+  transcript (the anchored reply moves every line up), tens of ms, and a key waits for
+  the one in progress. While the user types, a streaming reply is now redrawn only after
+  a 150 ms pause, or, if held for 0.5 s, right after a key's echo has been drawn (when
+  the next key is least likely). Together: median ~30 ms → ~5 ms, p99 ~160-240 ms →
+  ~50-70 ms in A/B runs. What is left at p99 is the forced redraw meeting a quick next
+  key (this benchmark types every 20-50 ms after the echo, faster than people), a rare
+  full collection, and the 2 cores being shared with the fake model, this benchmark and
+  other work (load average 2-4 during these runs).
 - **Resume**: the session is written through SessionStore as the agent writes it. The
   first run of this benchmark did not finish: `zcoder --resume` of 5,000 events took
   more than 60 s (3.5 s for 500): every event became a mounted widget, and the header's
