@@ -1,5 +1,5 @@
-"""Entry point of ``make bench``: measure the prompt overhead and run every relay benchmark,
-print the tables, write the doc.
+"""Entry point of ``make bench``: measure the prompt overhead, run every relay benchmark and
+the speed of the whole program (bench/app_bench.py), print the tables, write the doc.
 
 ``python -m bench --guard`` measures only the sysadmin guard on its corpus (seconds) and
 rewrites only its section of docs/performance.md. ``python -m bench --quick`` runs far
@@ -15,7 +15,15 @@ import argparse
 import sys
 import time
 
-from bench import fail_closed, guard, interactive_relay, prompt_overhead, relay_bench, report
+from bench import (
+    app_bench,
+    fail_closed,
+    guard,
+    interactive_relay,
+    prompt_overhead,
+    relay_bench,
+    report,
+)
 from bench.harness import workspace
 
 
@@ -72,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     fail_table = report.fail_closed_table(counts, per_kind)
     print("running: guard corpus", file=sys.stderr, flush=True)
     guard_text, _ = guard_section()
+    print("running: speed of the whole program", file=sys.stderr, flush=True)
+    app = relay_bench.Results()
+    app_bench.run(app, quick=quick)
+    results.targets.extend(app.targets)
     elapsed = time.monotonic() - started
 
     print(report.markdown_table(report.targets_table(results.targets)))
@@ -79,9 +91,17 @@ def main(argv: list[str] | None = None) -> int:
         print(report.markdown_table(table))
     print(report.markdown_table(fail_table))
     print(guard_text)
+    app_text = report.app_section(app.tables)
+    print(app_text)
     if not args.no_write:
         text = report.render(
-            results, relay_bench.machine(), fail_table, elapsed, quick, guard=guard_text
+            results,
+            relay_bench.machine(),
+            fail_table,
+            elapsed,
+            quick,
+            guard=guard_text,
+            app=app_text,
         )
         print(f"wrote {report.write(text)}", file=sys.stderr)
     return 0

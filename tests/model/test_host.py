@@ -71,3 +71,16 @@ def test_normalizing_is_idempotent_and_gives_a_full_url(scheme: str, host: str, 
     assert url.scheme in ("http", "https")
     assert url.host == host
     assert url.port is not None or once.endswith((":80", ":443"))
+
+
+async def test_the_http_client_is_made_on_first_use_and_closing_an_unused_one_is_fine() -> None:
+    from zcoder.model.client import LazyHttpClient, OllamaClient
+
+    lazy = LazyHttpClient(base_url="http://127.0.0.1:9")
+    await lazy.aclose()  # never made: nothing to close
+    client = OllamaClient("http://127.0.0.1:9")
+    assert client._lazy_http._client is None  # start-up made no client (no CA bundle read)
+    first = client._http
+    assert client._http is first and str(first.base_url) == "http://127.0.0.1:9"
+    await client.aclose()
+    assert first.is_closed

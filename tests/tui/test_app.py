@@ -510,3 +510,34 @@ async def test_thinking_is_shown_while_it_streams_and_gone_after(fake, make_conf
         await pilot.pause()
         assert entries(app, "thinking") == []
         assert "the answer" in entries(app, "assistant")[0].plain
+
+
+async def test_once_up_the_app_freezes_start_up_objects_and_spaces_full_collections(
+    fake, make_config, app_factory
+):
+    import gc
+
+    from zcoder.tui.collector import FULL_COLLECTION_EVERY
+
+    before = gc.get_threshold()
+    # The program's app does (run_app); apps made by other tests leave the collector be.
+    app = app_factory(make_config(env={"ZCODER_RELAY": "off"}), tune_gc=True)
+    try:
+        async with app.run_test() as pilot:
+            await wait_until(pilot, lambda: gc.get_freeze_count() > 0)
+            assert gc.get_threshold()[2] == FULL_COLLECTION_EVERY
+            assert gc.get_threshold()[:2] == before[:2]
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+
+
+async def test_an_app_made_without_tune_gc_leaves_the_collector_be(fake, make_config, app_factory):
+    import gc
+
+    before = (gc.get_threshold(), gc.get_freeze_count())
+    app = app_factory(make_config(env={"ZCODER_RELAY": "off"}))
+    async with app.run_test() as pilot:
+        await idle(pilot, app)
+        await pilot.pause(0.2)
+        assert (gc.get_threshold(), gc.get_freeze_count()) == before

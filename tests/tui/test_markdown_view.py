@@ -178,3 +178,21 @@ def test_control_bytes_stay_visible_through_markdown() -> None:
     assert "\\e[2J" in out and "\\e[31mred" in out
     # The only escape sequences are Rich's own colours (SGR), never the reply's.
     assert "\x1b]" not in out and "\x1b[2J" not in out and "\x07" not in out
+
+
+def test_the_markdown_machinery_is_imported_with_the_first_reply_not_at_start_up() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, zcoder.cli, zcoder.tui.app\n"
+        "names = ('markdown_it', 'rich.markdown', 'pygments')\n"
+        "print(sorted(m for m in names if m in sys.modules))\n"
+        "from zcoder.tui.markdown_view import MarkdownBlocks\n"
+        "MarkdownBlocks().update('# a reply')\n"
+        "print('markdown_it' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.splitlines() == ["[]", "True"]

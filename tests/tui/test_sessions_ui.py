@@ -254,3 +254,44 @@ async def test_an_unknown_resume_id_reaching_the_app_starts_a_new_session(
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: "started a new one" in transcript_text(app))
         assert app.session_id is not None
+
+
+async def test_a_long_session_reopens_with_its_newest_entries_and_shows_older_ones_on_demand(
+    fake, make_config, app_factory
+):
+    from zcoder.tui.transcript import EARLIER_BATCH, SAVED_ENTRIES_SHOWN, EarlierEntries
+
+    config = make_config(env={"ZCODER_RELAY": "off"})
+    total = SAVED_ENTRIES_SHOWN + EARLIER_BATCH + 7
+    with SessionStore(config.home) as store:
+        info = store.create_session(config.workspace, "coding", "fixture-model")
+        for n in range(total):
+            store.append_event(info.id, "assistant", f"reply number {n}")
+        store.replace_messages(
+            info.id, [{"role": "assistant", "content": f"reply number {n}"} for n in range(total)]
+        )
+    app = app_factory(config, resume=info.id)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: f"reply number {total - 1}" in transcript_text(app))
+        shown = [e.plain for e in entries(app, "assistant")]
+        assert len(shown) == SAVED_ENTRIES_SHOWN
+        assert f"reply number {total - SAVED_ENTRIES_SHOWN}" in shown[0]
+        marker = app.transcript.query_one(EarlierEntries)
+        assert f"{total - SAVED_ENTRIES_SHOWN:,} earlier entries" in str(marker.render())
+        # The header's meter is estimated in a thread, then shown.
+        await wait_until(pilot, lambda: app.header_state.context is not None)
+
+        marker.focus()
+        await pilot.press("enter")
+        await wait_until(
+            pilot, lambda: len(entries(app, "assistant")) == SAVED_ENTRIES_SHOWN + EARLIER_BATCH
+        )
+        assert "7 earlier entries" in str(marker.render())
+        marker.focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(entries(app, "assistant")) == total)
+        assert not app.transcript.query(EarlierEntries)
+        # Every entry once, oldest first, the marker's batches above the newest ones.
+        assert [e.plain.splitlines()[-1] for e in entries(app, "assistant")] == [
+            f"reply number {n}" for n in range(total)
+        ]

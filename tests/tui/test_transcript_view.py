@@ -284,3 +284,70 @@ async def test_a_long_streamed_reply_replaced_by_its_final_text_shows_only_that(
         assert "Streamed" not in shown
         assert shown.count("Final paragraph") == 60 and "Final paragraph 59." in shown
         assert reply.plain == "assistant\n" + final
+
+
+async def test_while_the_user_types_a_streaming_reply_is_redrawn_after_a_pause() -> None:
+    from textual.app import App, ComposeResult
+
+    from zcoder.tui.transcript import Transcript
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Transcript(id="transcript")
+
+    app = Host()
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.query_one(Transcript)
+        entry = AssistantEntry("", streaming=True)
+        transcript.add(entry)
+        await pilot.pause()
+        entry.stream("First words.")
+        assert entry.blocks.text == "First words."  # nobody types: drawn at once
+        await wait_until(pilot, lambda: entry._timer is None)
+
+        transcript.note_typing()
+        entry.stream("First words. And more.")
+        assert entry.plain.endswith("And more.")  # the text is current...
+        assert entry.blocks.text == "First words."  # ...its drawing waits for a pause
+        await wait_until(pilot, lambda: entry.blocks.text == "First words. And more.")
+
+
+async def test_a_reply_held_too_long_is_drawn_after_a_keys_echo_though_typing_goes_on() -> None:
+    import time
+
+    from textual.app import App, ComposeResult
+
+    from zcoder.tui.transcript import REPLY_REDRAW_MAX, Transcript
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Transcript(id="transcript")
+
+    app = Host()
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.query_one(Transcript)
+        entry = AssistantEntry("", streaming=True)
+        transcript.add(entry)
+        await pilot.pause()
+        await wait_until(pilot, lambda: entry._timer is None)
+        transcript.note_typing()
+        entry.stream("Held while typing.")
+        assert entry.blocks.text == ""
+        entry._drawn_at = time.monotonic() - REPLY_REDRAW_MAX  # held for too long now
+
+        def typing_on() -> bool:
+            transcript.note_typing()  # a key every check: the pause never comes
+            return entry.blocks.text == "Held while typing."
+
+        await wait_until(pilot, typing_on)
+
+
+async def test_keys_in_the_prompt_tell_the_transcript_the_user_is_typing(
+    fake, make_config, app_factory
+):
+    app = app_factory(make_config(env={"ZCODER_RELAY": "off"}))
+    async with app.run_test(size=SIZE) as pilot:
+        before = app.transcript.typed_at
+        await pilot.press("h", "i")
+        assert app.transcript.typed_at > before
+        assert app.prompt_input.text == "hi"

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from zcoder.agent.events import ContextUsage
 from zcoder.model import Done
-from zcoder.model.tokens import estimate_message_tokens, estimate_request_tokens, estimate_tokens
+from zcoder.model.tokens import TokenMemo, estimate_message_tokens, estimate_tokens
 
 __all__ = ["Breakdown", "ContextMeter", "cut_off_reason"]
 
@@ -46,6 +46,7 @@ class ContextMeter:
     def __init__(self) -> None:
         self.last: ContextUsage | None = None
         self._scale = 1.0  # server's prompt count / our estimate of the same prompt
+        self._memo = TokenMemo()  # the history is estimated again at every refresh
 
     def reset(self) -> None:
         """A new or another session: no count belongs to it yet."""
@@ -57,7 +58,7 @@ class ContextMeter:
         tools: Sequence[Mapping[str, Any]],
         window: int | None,
     ) -> ContextUsage:
-        used = round(estimate_request_tokens(messages, tools) * self._scale)
+        used = round(self._memo.request(messages, tools) * self._scale)
         return ContextUsage(used, window, measured=False)
 
     def record(
@@ -70,7 +71,7 @@ class ContextMeter:
         """The usage after a response, from the server's counts; None when it gave none."""
         if done is None or done.prompt_eval_count is None:
             return None
-        estimated = estimate_request_tokens(messages, tools)
+        estimated = self._memo.request(messages, tools)
         if estimated > 0 and done.prompt_eval_count > 0:
             self._scale = max(0.25, min(4.0, done.prompt_eval_count / estimated))
         used = done.prompt_eval_count + (done.eval_count or 0)

@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_LIST_TIMEOUT",
     "DEFAULT_READ_TIMEOUT",
     "DEFAULT_WRITE_TIMEOUT",
+    "LazyHttpClient",
     "OllamaClient",
     "build_chat_request",
 ]
@@ -45,6 +46,26 @@ DEFAULT_WRITE_TIMEOUT = 30.0
 DEFAULT_LIST_TIMEOUT = 10.0
 # How much of an HTTP error body goes into the message.
 _ERROR_TEXT_LIMIT = 500
+
+
+class LazyHttpClient:
+    """An ``httpx.AsyncClient`` made on first use. Making one loads the CA bundle for TLS
+    (about 35 ms), which the interactive app would otherwise pay before its first frame;
+    its first request (the warm-up) comes after it."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._client: httpx.AsyncClient | None = None
+
+    def get(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(**self._options)
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the client, if one was made."""
+        if self._client is not None:
+            await self._client.aclose()
 
 
 def build_chat_request(
@@ -108,7 +129,7 @@ class OllamaClient:
         self.host = normalize_host(host)
         self.read_timeout = read_timeout
         self._list_timeout = httpx.Timeout(list_timeout, connect=connect_timeout)
-        self._http = httpx.AsyncClient(
+        self._lazy_http = LazyHttpClient(
             base_url=self.host,
             timeout=httpx.Timeout(
                 connect=connect_timeout,
@@ -133,7 +154,11 @@ class OllamaClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        await self._lazy_http.aclose()
+
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        return self._lazy_http.get()
 
     async def chat(
         self,

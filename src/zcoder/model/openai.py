@@ -52,6 +52,7 @@ from zcoder.model.client import (
     DEFAULT_LIST_TIMEOUT,
     DEFAULT_READ_TIMEOUT,
     DEFAULT_WRITE_TIMEOUT,
+    LazyHttpClient,
 )
 from zcoder.model.errors import (
     ModelAuthError,
@@ -523,7 +524,7 @@ class OpenAIClient:
         headers = {"User-Agent": f"zcoder/{__version__}"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
-        self._http = httpx.AsyncClient(
+        self._lazy_http = LazyHttpClient(
             base_url=self.base_url,
             timeout=httpx.Timeout(
                 connect=connect_timeout,
@@ -556,7 +557,11 @@ class OpenAIClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        await self._lazy_http.aclose()
+
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        return self._lazy_http.get()
 
     async def chat(
         self,

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 __all__ = [
     "MESSAGE_OVERHEAD_TOKENS",
+    "TokenMemo",
     "estimate_message_tokens",
     "estimate_request_tokens",
     "estimate_tokens",
@@ -61,21 +62,53 @@ def estimate_tokens(text: str) -> int:
     return count
 
 
-def estimate_message_tokens(message: Mapping[str, Any]) -> int:
-    tokens = MESSAGE_OVERHEAD_TOKENS + estimate_tokens(str(message.get("content") or ""))
+def estimate_message_tokens(
+    message: Mapping[str, Any], count: Callable[[str], int] = estimate_tokens
+) -> int:
+    """``count`` estimates one text: ``estimate_tokens``, or a memo of it."""
+    tokens = MESSAGE_OVERHEAD_TOKENS + count(str(message.get("content") or ""))
     thinking = message.get("thinking")
     if thinking:
-        tokens += estimate_tokens(str(thinking))
+        tokens += count(str(thinking))
     for call in message.get("tool_calls") or ():
-        tokens += estimate_tokens(json.dumps(call, ensure_ascii=False))
+        tokens += count(json.dumps(call, ensure_ascii=False))
     return tokens
 
 
 def estimate_request_tokens(
-    messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] = ()
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]] = (),
+    count: Callable[[str], int] = estimate_tokens,
 ) -> int:
     """The prompt a chat request makes: every message plus the tool schemas."""
-    total = sum(estimate_message_tokens(m) for m in messages)
+    total = sum(estimate_message_tokens(m, count) for m in messages)
     if tools:
-        total += estimate_tokens(json.dumps(list(tools), ensure_ascii=False))
+        total += count(json.dumps(list(tools), ensure_ascii=False))
     return total
+
+
+class TokenMemo:
+    """``estimate_tokens`` remembered per text, for estimating the same history again and
+    again (the context meter does at every refresh; a long session's history is megabytes,
+    about 0.1 s a megabyte to estimate). Each ``request`` keeps only the texts of that
+    request, so the memo holds no more than the history being estimated."""
+
+    def __init__(self) -> None:
+        self._counted: dict[str, int] = {}
+
+    def request(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] = ()
+    ) -> int:
+        """``estimate_request_tokens`` of this request, texts seen last time not recounted."""
+        known, kept = self._counted, {}
+
+        def count(text: str) -> int:
+            tokens = known.get(text)
+            if tokens is None:
+                tokens = estimate_tokens(text)
+            kept[text] = tokens
+            return tokens
+
+        total = estimate_request_tokens(messages, tools, count)
+        self._counted = kept
+        return total

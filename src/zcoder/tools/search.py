@@ -134,7 +134,16 @@ async def _search_ripgrep(
     glob: str | None,
     max_results: int,
 ) -> tuple[list[str], bool]:
-    argv = [rg, "--json", "--hidden", "--no-require-git", "--sort", "path", "--no-follow"]
+    """Matches in path order (as ``rg --sort path`` gives them), the first ``max_results``.
+
+    ``--sort path`` makes ripgrep walk the tree on one thread, so it is only asked for when
+    needed: a first run on all threads collects the matches and they are sorted here;
+    when there are more than ``max_results``, which ones are first depends on the order
+    the threads found them, so a second run walks in path order and stops at the cap
+    (usually quick: it ends as soon as the cap is reached; at worst, a query just over
+    the cap with matches spread through the tree, both runs read most of it).
+    """
+    argv = [rg, "--json", "--hidden", "--no-require-git", "--no-follow"]
     if literal:
         argv.append("--fixed-strings")
     for name in sorted(SKIPPED_DIRS):
@@ -142,7 +151,27 @@ async def _search_ripgrep(
     if glob:
         # Same meaning as the fallback's filter: include matches, "!glob" excludes.
         argv += ["--glob", glob]
-    argv += ["-e", query, "--", target.display]
+    pattern = ["-e", query, "--", target.display]
+    matches, truncated = await _run_ripgrep([*argv, *pattern], ctx, max_results)
+    if truncated:
+        matches, truncated = await _run_ripgrep(
+            [*argv, "--sort", "path", *pattern], ctx, max_results
+        )
+    else:
+        matches.sort(key=_path_order)
+    return [_format(path, number, text) for path, number, text in matches], truncated
+
+
+def _path_order(match: tuple[str, int, str]) -> tuple[tuple[str, ...], int]:
+    """ripgrep's --sort path order: component by component ("a/x" before "a-b/x")."""
+    return tuple(match[0].split("/")), match[1]
+
+
+async def _run_ripgrep(
+    argv: list[str], ctx: ToolContext, max_results: int
+) -> tuple[list[tuple[str, int, str]], bool]:
+    """Run rg; its first ``max_results`` matches (path, line number, line) and whether
+    there were more (rg is ended at the first one past the cap)."""
     proc = await asyncio.create_subprocess_exec(
         *argv,
         cwd=ctx.workspace,
@@ -151,7 +180,7 @@ async def _search_ripgrep(
         stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
     )
-    results: list[str] = []
+    results: list[tuple[str, int, str]] = []
     truncated = False
     try:
         assert proc.stdout is not None
@@ -168,7 +197,7 @@ async def _search_ripgrep(
                     truncated = True
                     break
                 results.append(
-                    _format(
+                    (
                         _rg_text(data["path"]).removeprefix("./"),
                         int(data["line_number"]),
                         _rg_text(data["lines"]),

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,7 +24,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, ListView, TextArea
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from zcoder import __version__
 from zcoder.agent import (
@@ -45,6 +46,7 @@ from zcoder.tools import (
 )
 from zcoder.tui.agent_view import AgentView
 from zcoder.tui.approvals import DialogApprovals
+from zcoder.tui.collector import tune_collector
 from zcoder.tui.commands import parse_slash, parse_user_command
 from zcoder.tui.dialogs import GuardedDialog
 from zcoder.tui.exit_guard import ExitGuard
@@ -115,9 +117,17 @@ class ZcoderApp(App[int]):
     ]
 
     def __init__(
-        self, config: Config, *, resume: str | None = None, keep_model: bool = False
+        self,
+        config: Config,
+        *,
+        resume: str | None = None,
+        keep_model: bool = False,
+        tune_gc: bool = False,
     ) -> None:
+        """``tune_gc``: tune the process's garbage collector once up (tui/collector.py);
+        the program does, an app made in a test process shared with others does not."""
         super().__init__(driver_class=ZcoderDriver)  # keys as real terminals send them
+        self._tune_gc = tune_gc
         self.config = config
         self.model = config.model
         self.sessions = SessionsUI(self, resume, keep_model=keep_model)
@@ -146,6 +156,7 @@ class ZcoderApp(App[int]):
         self.sidebar = SessionList(id="sessions")
         self.transcript = Transcript(id="transcript")
         self.prompt_input = PromptInput(id="prompt", soft_wrap=True, show_line_numbers=False)
+        self.prompt_input.typing_hook = self.transcript.note_typing
         self.queued_prompts = QueuedPrompts(id="queued")
         self.agent_view = AgentView(
             self.show,
@@ -260,6 +271,8 @@ class ZcoderApp(App[int]):
         self.relay_ui.watch_workspace_peers()  # another instance here already?
         self.relay_ui.refresh_header()
         self.prompt_input.focus()
+        if self._tune_gc:
+            self.call_after_refresh(tune_collector)  # after the first frame
         if not self.sessions.restoring_model:  # else it warms up the session's model
             self.model_ui.start_warmup()
 
@@ -275,9 +288,32 @@ class ZcoderApp(App[int]):
             self.error(history.problem)
 
     def refresh_meter(self) -> None:
-        """The header's context meter: the last real count, or an estimate before one."""
-        if self.agent is not None:
-            self.header.refresh_state(context=self.agent.usage_now())
+        """The header's context meter: the last real count, or an estimate before one.
+
+        Estimating a long history takes a while (about a second for a 5,000-event session
+        with megabytes of tool output), so it is done in a thread, after the screen has
+        been drawn (a reopened session's transcript first), and the header is updated when
+        it is ready; a newer refresh supersedes an older one still running."""
+        agent = self.agent
+        if agent is not None:
+            self.call_after_refresh(self._start_measuring, agent)
+
+    def _start_measuring(self, agent: Agent) -> None:
+        self.run_worker(
+            partial(self._measure_context, agent),
+            thread=True,
+            group="context-meter",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    def _measure_context(self, agent: Agent) -> None:
+        """In a worker thread: the meter's reading, handed to the header on the app's loop."""
+        usage = agent.usage_now()
+        if get_current_worker().is_cancelled:
+            return  # a newer refresh runs: its reading is the one to show
+        with contextlib.suppress(RuntimeError):  # the app is exiting
+            self.call_from_thread(self.header.refresh_state, context=usage)
 
     def refresh_sessions(self) -> None:
         self.sessions.refresh()
@@ -476,7 +512,7 @@ class ZcoderApp(App[int]):
 def run_app(config: Config, *, resume: str | None = None, keep_model: bool = False) -> int:
     """``resume``: a full session id (the CLI resolves prefixes); its model is put back
     unless ``keep_model`` (``-m`` was given)."""
-    app = ZcoderApp(config, resume=resume, keep_model=keep_model)
+    app = ZcoderApp(config, resume=resume, keep_model=keep_model, tune_gc=True)
     try:
         code = app.run()
     finally:

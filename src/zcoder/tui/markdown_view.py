@@ -15,24 +15,35 @@ and images, which a terminal cannot show, become ``[image: alt] (url)``.
 
 from __future__ import annotations
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from functools import cache
+from typing import TYPE_CHECKING
+
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import Markdown
 from rich.segment import Segment
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+    from rich.markdown import Markdown
 
 CODE_THEME = "monokai"  # Pygments style for fenced code (Rich's default)
 
+# markdown-it and Rich's Markdown (with Pygments) are imported when the first reply is
+# drawn, not at start-up: together they are about a tenth of zcoder's time to first frame.
 
+
+@cache
 def _parser() -> MarkdownIt:
-    # CommonMark with tables and strikethrough, as Rich parses it, but raw HTML kept as text.
+    """CommonMark with tables and strikethrough, as Rich parses it, but raw HTML kept as
+    text."""
+    from markdown_it import MarkdownIt  # noqa: PLC0415 - deferred, see above
+
     return MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])
 
 
-_PARSER = _parser()
-
-
 def _image_as_text(token: Token) -> Token:
+    from markdown_it.token import Token  # noqa: PLC0415 - deferred, see above
+
     alt = token.content or "image"
     src = str(token.attrs.get("src", ""))
     return Token("text", "", 0, content=f"[image: {alt}] ({src})" if src else f"[image: {alt}]")
@@ -49,20 +60,31 @@ def _without_images(tokens: list[Token]) -> list[Token]:
     return tokens
 
 
-class SafeMarkdown(Markdown):
-    """Rich's Markdown with the limits above: no HTML, no hyperlinks, no images."""
+@cache
+def _safe_markdown_class() -> type[Markdown]:
+    from rich.markdown import Markdown  # noqa: PLC0415 - deferred, see above
 
-    def __init__(self, markup: str) -> None:
-        super().__init__("", code_theme=CODE_THEME, hyperlinks=False)
-        self.markup = markup
-        self.parsed = _without_images(_PARSER.parse(markup))
+    class SafeMarkdown(Markdown):
+        """Rich's Markdown with the limits above: no HTML, no hyperlinks, no images."""
+
+        def __init__(self, markup: str) -> None:
+            super().__init__("", code_theme=CODE_THEME, hyperlinks=False)
+            self.markup = markup
+            self.parsed = _without_images(_parser().parse(markup))
+
+    return SafeMarkdown
+
+
+def safe_markdown(markup: str) -> Markdown:
+    """``markup`` as Rich's Markdown with the limits above."""
+    return _safe_markdown_class()(markup)
 
 
 def _block_spans(markup: str) -> list[tuple[int, int]]:
     """The lines (start, end) of each top-level block of ``markup``."""
     return [
         (token.map[0], token.map[1])
-        for token in _PARSER.parse(markup)
+        for token in _parser().parse(markup)
         if token.level == 0 and token.nesting >= 0 and token.map is not None
     ]
 
@@ -150,7 +172,7 @@ class MarkdownBlocks:
 
     @staticmethod
     def _render_block(block: str, console: Console, options: ConsoleOptions) -> list[list[Segment]]:
-        lines = console.render_lines(SafeMarkdown(block), options, pad=False)
+        lines = console.render_lines(safe_markdown(block), options, pad=False)
         # Rich starts some blocks (tables, lists, quotes) with an empty line that separates
         # them from what came before, and pads tables with blank lines: the one empty line
         # between blocks is ours to add. (A code block's padding has a background: kept.)

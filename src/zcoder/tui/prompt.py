@@ -81,6 +81,9 @@ class PromptInput(TextArea):
     def __init__(self, text: str = "", **kwargs: Any) -> None:
         super().__init__(text, **kwargs)
         self._pasted: dict[int, PastedBlock] = {}  # this draft's collapsed pastes
+        self.typing_hook: Callable[[], None] | None = None
+        """Called on every key the prompt gets (the app holds a streaming reply's redraws
+        meanwhile: tui/transcript.py, TYPING_HOLD)."""
         self.border_subtitle = HINT
 
     @cached_property
@@ -90,6 +93,8 @@ class PromptInput(TextArea):
         return PromptHabits(self)
 
     async def _on_key(self, event: events.Key) -> None:
+        if self.typing_hook is not None:
+            self.typing_hook()
         if self.habits.handle_key(event):
             return
         for handler in (self._enter_key, self._pasted_block_key):

@@ -19,7 +19,6 @@ from zcoder.resume import restored_model, session_lines
 from zcoder.sessions import SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.sessions.locks import acquire as acquire_lock
-from zcoder.tui.transcript import entry_for_event
 
 if TYPE_CHECKING:
     from zcoder.tui.app import ZcoderApp
@@ -144,8 +143,7 @@ class SessionsUI:
         app.agent.use_session(data.info.id, data.messages, data.user_ledger)
         app.transcript.clear()
         app.agent_view.reset()
-        for event in data.events:
-            app.show(entry_for_event(event.role, event.text, event.metadata))
+        app.transcript.show_saved([(e.role, e.text, e.metadata) for e in data.events])
         if app.relay is not None:
             app.relay.refresh_manifest(session_id=data.info.id)
         self.refresh()

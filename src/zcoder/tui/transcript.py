@@ -16,14 +16,19 @@ again once they are back at the end, or press End.
 from __future__ import annotations
 
 import json
-from typing import Any
+import math
+import time
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Static
 
 from zcoder.relay.display import visible
@@ -39,6 +44,14 @@ COMMAND_REFRESH_SECONDS = 0.08
 """A running command's entry is redrawn at most this often, however fast it prints."""
 PREVIEW_LINE_CHARS = 400
 """A longer output line is cut in the entry's preview (the full output has all of it)."""
+SAVED_ENTRIES_SHOWN = 30
+"""A reopened session draws only its newest entries; older ones wait behind a marker
+(``EarlierEntries``). Drawing thousands of entries at once took seconds to a minute."""
+EARLIER_BATCH = 100
+"""How many older entries one click (or Enter) on the marker draws."""
+
+SavedEvent = tuple[str, str, dict[str, Any]]
+"""A saved transcript event as the screen needs it: role, text, metadata."""
 
 
 class Entry(Static):
@@ -90,6 +103,12 @@ def assistant_text(text: str, *, partial: bool = False) -> Text:
 # often, in proportion, up to REPLY_REDRAW_MAX.
 REPLY_REDRAW_INTERVAL = 0.08
 REPLY_REDRAW_MAX = 0.5
+# While the user types, a streaming reply is not redrawn until this long after their last
+# key: each redraw of a growing reply lays out and repaints the transcript (tens of ms on a
+# slow machine), and a key typed meanwhile waits for it, so a held redraw lets the key's
+# echo have a frame of its own. One held for REPLY_REDRAW_MAX is drawn right after a key's
+# echo, the moment the next key is least likely.
+TYPING_HOLD = 0.15
 # While a reply streams, settled blocks are closed into a part of their own once they
 # hold this many characters (see AssistantEntry).
 REPLY_PART_CHARS = 1500
@@ -128,6 +147,7 @@ class AssistantEntry(Entry):
         self._last = Static(classes="reply-block")  # the last block, or every block
         self._timer: Timer | None = None
         self._pending = text  # the newest text, drawn or not
+        self._drawn_at = time.monotonic()  # when the reply was last drawn
         self._stale = False  # _pending arrived during the redraw interval
         self._show_last()
 
@@ -139,17 +159,38 @@ class AssistantEntry(Entry):
         self._sync_parts()
 
     def stream(self, text: str) -> None:
-        """The reply so far: drawn now, or at the end of the current redraw interval."""
+        """The reply so far: drawn now, or at the end of the current redraw interval, or
+        once the user has stopped typing (TYPING_HOLD)."""
         self.plain = assistant_text(text, partial=self.partial).plain
         self._pending = text
         if self._timer is not None:
             self._stale = True
             return
+        hold = self._typing_hold()
+        if hold > 0:
+            self._stale = True
+            self._timer = self.set_timer(hold, self._redraw_pending)
+            return
+        self._draw_now(text)
+
+    def _draw_now(self, text: str) -> None:
         self._draw(text)
+        self._drawn_at = time.monotonic()
         if self.is_attached:
             growing = sum(len(block) for block in self.blocks.tail)
             interval = REPLY_REDRAW_INTERVAL * max(1.0, growing / REPLY_PART_CHARS)
             self._timer = self.set_timer(min(interval, REPLY_REDRAW_MAX), self._redraw_pending)
+
+    def draw_if_overdue(self) -> None:
+        """Just after a key's echo was drawn (the moment the next key is least likely): a
+        reply whose redraw was held for REPLY_REDRAW_MAX or more is drawn now."""
+        if not self._stale or time.monotonic() - self._drawn_at < REPLY_REDRAW_MAX:
+            return
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._stale = False
+        self._draw_now(self._pending)
 
     def finish(self, text: str, *, partial: bool = False) -> None:
         """The whole reply: drawn at once."""
@@ -162,6 +203,13 @@ class AssistantEntry(Entry):
             self._label.update(_assistant_label(partial))
         self.plain = assistant_text(text, partial=partial).plain
         self._draw(text)
+
+    def _typing_hold(self) -> float:
+        """How long to hold the next redraw for the user's typing; 0: draw now."""
+        transcript = self.parent
+        if not isinstance(transcript, Transcript) or not self.is_attached:
+            return 0.0
+        return max(0.0, transcript.typed_at + TYPING_HOLD - time.monotonic())
 
     def flush(self) -> None:
         """Draw the newest text now (the stream ended without a final message)."""
@@ -456,6 +504,45 @@ def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
     return Entry("system", system_text(text))
 
 
+class EarlierEntries(Static, can_focus=True):
+    """Above a reopened session's newest entries: how many older ones are not drawn yet.
+    A click, or Enter once focused, draws the next EARLIER_BATCH of them above the ones
+    shown; the marker goes once none is left."""
+
+    DEFAULT_CSS = """
+    EarlierEntries { margin: 0 0 1 0; padding: 0 1; color: $text-muted; text-style: italic; }
+    EarlierEntries:focus { text-style: italic reverse; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "show_more", "Show earlier")]
+
+    def __init__(self, older: Sequence[SavedEvent]) -> None:
+        self.older = list(older)
+        super().__init__(self._label())
+
+    def _label(self) -> str:
+        count = len(self.older)
+        batch = min(count, EARLIER_BATCH)
+        return (
+            f"▲ {count:,} earlier entr{'ies' if count != 1 else 'y'} not shown · click or "
+            f"Enter to show {'the' if batch == count else 'the next'} {batch:,}"
+        )
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.action_show_more()
+
+    def action_show_more(self) -> None:
+        batch = self.older[-EARLIER_BATCH:]
+        del self.older[-EARLIER_BATCH:]
+        parent = self.parent
+        if batch and isinstance(parent, Widget):
+            parent.mount_all([entry_for_event(*saved) for saved in batch], after=self)
+        if self.older:
+            self.update(self._label())
+        else:
+            self.remove()
+
+
 FOLLOW_HINT = "↓ new output below · End to follow (Ctrl+End while typing)"
 
 
@@ -497,6 +584,21 @@ class Transcript(VerticalScroll):
         super().__init__(id=id)
         self.hint = FollowHint(self)
         self._unseen = False  # output arrived below while the user read older output
+        self.typed_at = -math.inf
+        """When the user last typed in the prompt (monotonic): a streaming reply's
+        redraws wait for a pause (TYPING_HOLD)."""
+
+    def note_typing(self) -> None:
+        """A key went to the prompt: hold a streaming reply's redraws for a moment; one
+        held too long is drawn right after this key's echo."""
+        self.typed_at = time.monotonic()
+        self.call_after_refresh(self._after_echo)
+
+    def _after_echo(self) -> None:
+        for child in reversed(self.children):
+            if isinstance(child, AssistantEntry):  # the newest reply: the one streaming
+                child.draw_if_overdue()
+                return
 
     def on_mount(self) -> None:
         self.anchor()
@@ -515,6 +617,15 @@ class Transcript(VerticalScroll):
     def add(self, entry: Entry) -> Entry:
         self.mount(entry)
         return entry
+
+    def show_saved(self, saved: Sequence[SavedEvent]) -> None:
+        """A reopened session's transcript: its newest SAVED_ENTRIES_SHOWN entries, mounted
+        at once, under an ``EarlierEntries`` marker standing for the older ones."""
+        older, newest = saved[:-SAVED_ENTRIES_SHOWN], saved[-SAVED_ENTRIES_SHOWN:]
+        widgets: list[Static] = [EarlierEntries(older)] if older else []
+        widgets.extend(entry_for_event(*event) for event in newest)
+        if widgets:
+            self.mount_all(widgets)
 
     def clear(self) -> None:
         """Remove every entry (another session is shown) and follow its end."""
