@@ -223,7 +223,7 @@ async def test_relay_turn_runs_shows_sender_and_persists(fake, make_config, app_
     fake.enqueue(Turn.text("on it"))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         result = await asyncio.to_thread(
             sender.send, app.relay.instance_id, "rename users.name\nplease"
         )
@@ -280,7 +280,7 @@ async def test_relayed_turn_may_reply_only_to_its_sender(fake, make_config, app_
     )
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         await asyncio.to_thread(sender.send, app.relay.instance_id, "hello")
         await wait_until(pilot, lambda: len(fake.chat_bodies) >= 2)
         await idle(pilot, app)
@@ -297,7 +297,7 @@ async def test_user_turn_send_asks_confirmation_and_no_sends_nothing(
 ):
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         fake.enqueue(
             Turn.tool_calls(
                 call(
@@ -323,7 +323,7 @@ async def test_escape_cancels_a_relay_turn_and_the_queue_goes_on(
     fake.enqueue(Turn.stall(before="working on the first"), Turn.text("second done"))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         assert (
             await asyncio.to_thread(sender.send, app.relay.instance_id, "first task")
         ).status == "accepted"
@@ -347,7 +347,7 @@ async def test_escape_cancels_a_relay_turn_and_the_queue_goes_on(
 async def test_pause_makes_sends_answer_paused(fake, make_config, app_factory, sender):
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         await submit(pilot, app, "/agents pause")
         await pilot.pause()
         result = await asyncio.to_thread(sender.send, app.relay.instance_id, "x")
@@ -482,7 +482,7 @@ async def test_dead_listener_is_noticed_and_the_app_runs_on(
 ):
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         listener = app.relay.listener
         assert listener is not None and listener.pid is not None
         os.kill(listener.pid, signal.SIGKILL)  # the listener process dies on its own

@@ -37,7 +37,7 @@ async def send(app: ZcoderApp, sender: Any, body: str) -> None:
 
 
 async def ready(pilot: Any, app: ZcoderApp) -> None:
-    await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+    await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
 
 
 async def test_a_prompt_during_a_relayed_turn_is_queued_shown_editable_and_cancellable(

@@ -19,7 +19,7 @@ SIZE = (120, 40)
 
 
 async def _relay(app, pilot, sender, body):
-    await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+    await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
     result = await asyncio.to_thread(sender.send, app.relay.instance_id, body)
     assert result.status == "accepted", result.text
     await wait_until(pilot, lambda: entries(app, "relay"))
@@ -84,7 +84,7 @@ async def test_relay_turn_keeps_command_approval(fake, make_config, app_factory,
     )
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         await asyncio.to_thread(sender.send, app.relay.instance_id, "run a command")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         await answer(pilot, app, "n")
@@ -102,7 +102,7 @@ async def test_answering_a_relayed_dialog_counts_as_the_user_acting(
     )
     app = app_factory(make_config(env={"ZCODER_RELAY_MAX_AUTO_TURNS": "1"}))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         await asyncio.to_thread(sender.send, app.relay.instance_id, "first")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         await asyncio.to_thread(sender.send, app.relay.instance_id, "second")
@@ -133,7 +133,7 @@ async def test_a_queued_relay_runs_before_the_next_user_prompt(
     fake.enqueue(Turn.stall(before="busy with the user"))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         await submit(pilot, app, "first user prompt")
         await wait_until(pilot, lambda: app.busy and app.relay.status().state == "busy")
         result = await asyncio.to_thread(sender.send, app.relay.instance_id, "queued relay")
@@ -157,7 +157,7 @@ async def test_manifest_follows_session_model_and_busy_state(
 
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         manifest = short_dir / "reg" / f"a-{app.relay.instance_id}.json"
         data = json.loads(manifest.read_text())
         assert data["session_id"] == app.session_id and data["model"] == "fixture-model"
@@ -183,7 +183,7 @@ async def test_tampered_spool_entry_is_shown_as_error_and_never_reaches_the_mode
     fake.enqueue(Turn.stall(before="busy"))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         await submit(pilot, app, "keep busy")
         await wait_until(pilot, lambda: app.busy)
         result = await asyncio.to_thread(sender.send, app.relay.instance_id, "SECRET-TASK-TEXT")
@@ -223,7 +223,7 @@ async def test_a_relay_arriving_while_a_dialog_is_open_waits_for_the_turn(
     )
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         await submit(pilot, app, "run something")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         result = await asyncio.to_thread(sender.send, app.relay.instance_id, "while you were asked")
@@ -243,7 +243,7 @@ async def test_send_confirmation_that_cannot_fit_sends_nothing_and_says_why(
 ):
     app = app_factory(make_config())
     async with app.run_test(size=(36, 9)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         fake.enqueue(
             Turn.tool_calls(
                 call("send_agent_message", {"target": sender.instance_id, "message": "x"})
@@ -263,7 +263,7 @@ async def test_yes_never_skips_the_send_confirmation(fake, make_config, app_fact
 
     app = app_factory(make_config(yes=True))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         fake.enqueue(
             Turn.tool_calls(
                 call("send_agent_message", {"target": sender.instance_id, "message": "m"})
@@ -300,7 +300,7 @@ async def test_the_instance_is_named_renamed_and_found_by_name(
 ):
     app = app_factory(make_config(env={"ZCODER_AGENT_NAME": "api"}))
     async with app.run_test() as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         (peer,) = await asyncio.to_thread(lambda: sender.discover().peers)
         assert peer.name == "api"
         await submit(pilot, app, "/rename two words")
@@ -342,7 +342,7 @@ async def test_an_ambiguous_name_is_refused_with_the_candidates(
         )
         app = app_factory(make_config())
         async with app.run_test() as pilot:
-            await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+            await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
             await submit(pilot, app, "say hi to twin")
             await wait_until(pilot, lambda: len(fake.chat_bodies) == 2, timeout=15)
             await idle(pilot, app)
@@ -363,7 +363,7 @@ async def test_a_relayed_turn_ends_with_a_receipt_to_its_sender(
     fake.enqueue(Turn.text("Renamed the function and ran the tests: all pass."))
     app = app_factory(make_config())
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         sent = await asyncio.to_thread(sender.send, app.relay.instance_id, "rename foo")
         assert sent.status == "accepted"
         await wait_until(pilot, lambda: len(fake.chat_bodies) >= 1)
@@ -388,7 +388,7 @@ async def test_a_receipt_is_shown_and_given_to_the_model_without_a_turn(
 ):
     app = app_factory(make_config())
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         # This app sends the test's relay a task, which that relay "runs" and reports on.
         fake.enqueue(
             Turn.tool_calls(
@@ -427,7 +427,7 @@ async def test_held_messages_wait_for_the_user_to_run_or_discard_them(
     fake.enqueue(Turn.text("ran the second"))
     app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         first = await asyncio.to_thread(sender.send, app.relay.instance_id, "first task")
         await asyncio.to_thread(sender.send, app.relay.instance_id, "second task")
         assert first.status == "accepted"
@@ -460,7 +460,7 @@ async def test_blocking_a_peer_by_name_refuses_its_messages_from_then_on(
 ):
     app = app_factory(make_config())
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         await submit(pilot, app, f"/agents block {sender.workspace.name}")
         await wait_until(pilot, lambda: "Block:" in transcript_text(app))
         refused = await asyncio.to_thread(sender.send, app.relay.instance_id, "hi")
@@ -483,7 +483,7 @@ async def test_another_instance_in_the_same_or_an_enclosing_workspace_is_noted_a
     neighbours: list[Relay] = []
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+            await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
             await pilot.pause(0.3)
             assert "works here too" not in transcript_text(app)  # the sender is elsewhere
             for place in (workspace, workspace.parent):
@@ -511,7 +511,7 @@ async def test_inbox_lists_what_was_sent_and_received_with_states_and_receipts(
     fake.enqueue(Turn.text("ran the received task"))
     app = app_factory(make_config())
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         received = await asyncio.to_thread(sender.send, app.relay.instance_id, "please lint")
         await wait_until(pilot, lambda: len(fake.chat_bodies) == 1)
         await idle(pilot, app)
@@ -550,7 +550,7 @@ async def test_quitting_with_unrun_relayed_messages_asks_and_tells_their_senders
 
     app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.available)
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
         sent = [
             await asyncio.to_thread(sender.send, app.relay.instance_id, f"task {n}")
             for n in range(2)

@@ -209,6 +209,11 @@ class Relay:
     def available(self) -> bool:
         return self._started and self._reason is None
 
+    @property
+    def ready(self) -> bool:
+        """Available, its listener answering, and its manifest published: peers see it."""
+        return self.available and self._ready
+
     def status(self) -> RelayStatus:
         with self._lock:
             if self._started and self._reason is None:
@@ -288,7 +293,7 @@ class Relay:
         answered ``paused`` when paused), then the manifest."""
         if self.listener is not None and self.available:
             try:
-                self.listener.command("state", state=self.state)
+                self.listener.set_state(lambda: self.state)
             except ListenerGone as exc:
                 self._mark_unavailable(str(exc))
                 return
@@ -353,15 +358,17 @@ class Relay:
     # -- lifecycle ----------------------------------------------------------------------
 
     def start(self, *, wait: bool = True) -> RelayStatus:
-        """Start the relay. ``wait=False`` (the app) returns once the listener process is
-        spawned: it becomes ready (and the manifest is published) on a thread, and a
-        listener that never answers stops the relay as any later death does."""
+        """Start the relay. ``wait=False`` (the app) returns once the registry is checked
+        and the socket bound; ``finish_start`` (called once the screen is drawn) then
+        spawns the listener process, which becomes ready (and the manifest published) on a
+        thread. A listener that never answers stops the relay as any later death does."""
         with self._lock:
             if self._started or self._reason is not None:
                 return self.status()
             try:
                 self._start()
                 if wait:
+                    self._spawn()
                     self._become_ready()
             except (RegistryError, SpoolError, OSError) as exc:
                 reason = str(exc) if not isinstance(exc, OSError) else _os_reason(exc)
@@ -374,14 +381,23 @@ class Relay:
                 self._publish()
                 if not self.available:
                     self._teardown()
-            else:
-                threading.Thread(
-                    target=self._ready_in_background, name="zcoder-relay-ready", daemon=True
-                ).start()
             return self.status()
+
+    def finish_start(self) -> None:
+        """After ``start(wait=False)``: spawn the listener and make it ready, on a thread
+        (connections made meanwhile wait in the socket's backlog)."""
+        if self.listener is None or self.listener.process is not None:
+            return
+        threading.Thread(
+            target=self._ready_in_background, name="zcoder-relay-ready", daemon=True
+        ).start()
 
     def _ready_in_background(self) -> None:
         try:
+            with self._lock:
+                if not self.available:
+                    return  # stopped before it was finished
+                self._spawn()
             self._become_ready()
         except (RegistryError, OSError) as exc:
             self._mark_unavailable(str(exc) if isinstance(exc, RegistryError) else _os_reason(exc))
@@ -397,7 +413,7 @@ class Relay:
         if listener is None or sock_path is None or instance_id is None:
             raise RegistryError("the relay was stopped while it started")
         try:
-            listener.configure()
+            listener.configure(lambda: self.state)
         except ListenerGone as exc:
             raise RegistryError(f"the relay listener did not start: {exc}") from None
         try:
@@ -493,6 +509,10 @@ class Relay:
             on_receipt=self._receipt,
             on_death=self._mark_unavailable,
         )
+
+    def _spawn(self) -> None:
+        assert self.listener is not None and self.spool is not None
+        spool = self.spool
         self.listener.start()  # it owns the socket from here: closed in this process
         self._spares_wanted.set()
         self._spares_thread = threading.Thread(
@@ -754,8 +774,8 @@ class Relay:
     def _listener_command(self, op: str, **fields: object) -> dict[str, object] | None:
         """A command whose failure means the listener is gone: the relay stops itself."""
         listener = self.listener
-        if listener is None:
-            return None
+        if listener is None or not listener.configured:
+            return None  # not running yet: it has accepted nothing, so there is nothing to say
         try:
             return listener.command(op, **fields)
         except ListenerGone as exc:

@@ -90,6 +90,7 @@ class ListenerProcess:
         self._sync_seen = 0
         self._sync_sent = 0
         self.error: str | None = None  # why it ended on its own
+        self.configured = False  # the child took its configuration: commands may follow
 
     def start(self) -> None:
         """Spawn the child and hand it the socket (closed here afterwards); ``configure``
@@ -123,10 +124,20 @@ class ListenerProcess:
         )
         self._reader.start()
 
-    def configure(self) -> None:
-        """Send the configuration and wait for the child to take it (its interpreter starts
-        meanwhile: most of a start's time). Raises ListenerGone."""
-        self.command("config", **self._config)
+    def configure(self, state: Callable[[], str]) -> None:
+        """Send the configuration, with the state as it is now, and wait for the child to
+        take it (its interpreter starts meanwhile: most of a start's time). Raises
+        ListenerGone."""
+        with self._command_lock:
+            self._exchange("config", {**self._config, "state": state()})
+            self.configured = True
+
+    def set_state(self, state: Callable[[], str]) -> None:
+        """Tell the child the state (once configured; until then the configuration will
+        carry it). Raises ListenerGone."""
+        with self._command_lock:
+            if self.configured:
+                self._exchange("state", {"state": state()})
 
     @property
     def pid(self) -> int | None:
@@ -134,27 +145,35 @@ class ListenerProcess:
 
     @property
     def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None and not self._stopping
+        """Not dead: running, or not spawned yet (``start`` comes once the app is drawn)."""
+        if self._stopping:
+            return False
+        return self.process is None or self.process.poll() is None
 
     # -- commands -----------------------------------------------------------------------
 
     def command(self, op: str, **fields: Any) -> dict[str, Any]:
         """Send one command and wait for its reply. Raises ListenerGone."""
+        with self._command_lock:
+            if not self.configured:
+                raise ListenerGone("the listener process is not running yet")
+            return self._exchange(op, fields)
+
+    def _exchange(self, op: str, fields: dict[str, Any]) -> dict[str, Any]:
         if self._commands is None or self._command_lines is None:
             raise ListenerGone("the listener process is not running")
-        with self._command_lock:
-            try:
-                self._commands.settimeout(COMMAND_TIMEOUT)
-                self._commands.sendall(encode({"op": op, **fields}))
-                while True:
-                    replies = self._command_lines.lines()
-                    if replies:
-                        reply = replies[0]
-                        break
-                    if self._command_lines.closed:
-                        raise ListenerGone("the listener process closed its channel")
-            except (OSError, ValueError) as exc:
-                raise ListenerGone(f"the listener process did not answer ({exc})") from None
+        try:
+            self._commands.settimeout(COMMAND_TIMEOUT)
+            self._commands.sendall(encode({"op": op, **fields}))
+            while True:
+                replies = self._command_lines.lines()
+                if replies:
+                    reply = replies[0]
+                    break
+                if self._command_lines.closed:
+                    raise ListenerGone("the listener process closed its channel")
+        except (OSError, ValueError) as exc:
+            raise ListenerGone(f"the listener process did not answer ({exc})") from None
         if "error" in reply:
             raise ListenerGone(f"the listener process refused {op}: {reply['error']}")
         return reply
@@ -258,7 +277,9 @@ class ListenerProcess:
         if self._stopping:
             return
         self._stopping = True
-        if self.process is not None and self.process.poll() is None:
+        if self.process is None:
+            self._server.close()  # never handed over
+        elif self.process.poll() is None:
             with contextlib.suppress(ListenerGone):
                 self._stopping_command()
             try:

@@ -70,13 +70,16 @@ class RelayUI:
             on_message=self.nudge_from_thread,
             on_unavailable=lambda _reason: self.nudge_from_thread(),
         )
-        status = relay.start(wait=False)  # ready (and visible) a moment later
+        status = relay.start(wait=False)  # its listener is spawned once drawn
         if not status.available:
             self.reason = status.reason
             app.notice(f"Agent relay unavailable: {status.reason}. Everything else works.")
             return
         self.relay = relay
         self._was_available = True
+        # The listener process starts after the first frame: its start-up (a Python
+        # interpreter) never delays the screen. Peers see this instance a moment later.
+        app.call_after_refresh(relay.finish_start)
         self.inbox.start(relay)
         if leftovers := relay.leftovers():
             count = sum(leftover.messages for leftover in leftovers)
