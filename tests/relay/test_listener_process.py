@@ -34,7 +34,7 @@ def _wait(condition, what: str, deadline: float = 20.0) -> None:
         time.sleep(0.02)
 
 
-def _ping(relay) -> dict:
+def _ping(relay) -> dict[str, object]:
     return send_json(
         relay.socket_path,
         {

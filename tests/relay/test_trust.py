@@ -72,6 +72,7 @@ def test_hold_keeps_a_message_out_of_the_queue_until_run_or_discarded(
     # A retry of the discarded message would be a duplicate, never run.
     assert first.message_id == f"{sender.instance_id}-1"
     retry = enqueue_obj(receiver, sender, "1", body="first task")
+    assert receiver.socket_path is not None
     assert send_json(receiver.socket_path, retry)["status"] == "duplicate"
 
 
