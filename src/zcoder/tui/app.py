@@ -30,6 +30,7 @@ from zcoder import __version__
 from zcoder.agent import (
     Agent,
     AgentSettings,
+    Status,
     load_instructions,
     register_relay_tools,
     render_instructions,
@@ -148,6 +149,9 @@ class ZcoderApp(App[int]):
             project=config.workspace.name or str(config.workspace),
             branch=git_branch(config.workspace),
             profile=config.profile.value,
+            # Start-up always warms a model up (on_mount): the header and the terminal's
+            # title never say Ready before it is (whichever of them is mounted first).
+            status=Status.WARMING_UP.value,
         )
         self.header = HeaderBar(
             self.header_state, terminal_title=TerminalTitle(self.header_state.project)
