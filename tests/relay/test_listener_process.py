@@ -361,3 +361,28 @@ def test_the_foreground_keeps_spares_for_a_full_queue(make_relay, relay_env):
     _wait(lambda: len(spares()) == 12 and len(before - spares()) == 5, "the spares replaced")
     inbox = sorted((beta.spool.root / "inbox").iterdir())
     assert [json.loads(p.read_bytes())["body"] for p in inbox] == [f"task {n}" for n in range(5)]
+
+
+def test_nudges_merge_in_time_and_keep_their_order() -> None:
+    from zcoder.relay.control import EventWriter, LineReader
+
+    now = [100.0]
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        writer = EventWriter(ours, clock=lambda: now[0])
+        reader = LineReader(theirs)
+        theirs.setblocking(False)
+        writer.send({"op": "accepted"})  # the first goes at once
+        for _ in range(50):
+            writer.send({"op": "accepted"})  # a burst: held back as one
+        assert [e["op"] for e in reader.lines()] == ["accepted"]
+        assert writer.due() == pytest.approx(EventWriter.NUDGE_INTERVAL)
+        now[0] += EventWriter.NUDGE_INTERVAL
+        assert writer.due() == 0.0
+        assert writer.flush()
+        assert [e["op"] for e in reader.lines()] == ["accepted"]
+        assert writer.due() is None
+        # Any other event takes a held-back nudge with it, first.
+        writer.send({"op": "accepted"})
+        writer.send({"op": "synced", "token": 1})
+        assert [e["op"] for e in reader.lines()] == ["accepted", "synced"]

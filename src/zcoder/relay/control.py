@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import socket
+import time
+from collections.abc import Callable
 from typing import Any, Final
 
 MAX_LINE: Final = 4 << 20  # a command or event line (a stored payload is at most 1 MiB)
@@ -51,16 +53,29 @@ class LineReader:
 class EventWriter:
     """The child's events, written without ever blocking the loop: when the parent does
     not read (stopped with Ctrl+Z, say), nudges merge into one, log lines are counted and
-    dropped, and receipts wait (they are few: one per message sent)."""
+    dropped, and receipts wait (they are few: one per message sent).
+
+    Nudges ("messages wait") also merge in time: the first goes at once, later ones at
+    most every NUDGE_INTERVAL, so a burst of messages wakes the parent a few times, not
+    once per message (``due`` says when the loop must flush the one held back)."""
 
     MAX_WAITING: Final = 1 << 20
+    NUDGE_INTERVAL: Final = 0.02
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, clock: Callable[[], float] = time.monotonic) -> None:
         self.sock = sock
         sock.setblocking(False)
         self._waiting = bytearray()
         self._nudge = False
+        self._clock = clock
+        self._nudged_at = -1.0
         self.dropped_logs = 0
+
+    def due(self) -> float | None:
+        """Seconds until a held-back nudge is due (None: none is held back)."""
+        if not self._nudge:
+            return None
+        return max(0.0, self._nudged_at + self.NUDGE_INTERVAL - self._clock())
 
     def send(self, event: dict[str, Any]) -> None:
         kind = event["op"]
@@ -69,14 +84,20 @@ class EventWriter:
         elif kind == "log" and len(self._waiting) > self.MAX_WAITING // 2:
             self.dropped_logs += 1
         else:
+            if self._nudge:  # events stay in order: a nudge held back goes first
+                self._waiting += encode({"op": "accepted"})
+                self._nudge, self._nudged_at = False, self._clock()
             self._waiting += encode(event)
         self.flush()
 
     def flush(self) -> bool:
-        """Write what waits; True when nothing is left."""
+        """Write what waits (a nudge once it is due); True when nothing is left to write."""
         if self._nudge:
-            self._waiting += encode({"op": "accepted"})
-            self._nudge = False
+            now = self._clock()
+            if now >= self._nudged_at + self.NUDGE_INTERVAL:
+                self._waiting += encode({"op": "accepted"})
+                self._nudge = False
+                self._nudged_at = now
         while self._waiting:
             try:
                 sent = self.sock.send(self._waiting)

@@ -123,7 +123,11 @@ class ListenerService:
             self.events.send({"op": "accepted"})
 
     def _idle(self) -> float | None:
-        return None if self.events.flush() else EVENT_RETRY_SECONDS
+        """Before each wait: flush events; wake again for a nudge held back, or soon
+        when the parent is not reading."""
+        if not self.events.flush():
+            return EVENT_RETRY_SECONDS
+        return self.events.due()
 
     def _commands_ready(self) -> None:
         batch = self.command_lines.lines()
