@@ -386,3 +386,20 @@ def test_nudges_merge_in_time_and_keep_their_order() -> None:
         writer.send({"op": "accepted"})
         writer.send({"op": "synced", "token": 1})
         assert [e["op"] for e in reader.lines()] == ["accepted", "synced"]
+
+
+def test_a_workspace_cannot_plant_the_listeners_code(make_relay, tmp_path, monkeypatch):
+    """The listener is `python -m zcoder.relay.listener_service`: a hostile repository
+    holding its own `zcoder/relay/listener_service.py`, with zcoder started inside it,
+    must not have that file run (the child runs with -P, from /)."""
+    marker = tmp_path / "planted-ran"
+    fake = tmp_path / "repo" / "zcoder" / "relay"
+    fake.mkdir(parents=True)
+    for package in (fake.parent, fake):
+        (package / "__init__.py").write_text("")
+    (fake / "listener_service.py").write_text(f"open({str(marker)!r}, 'w').write('pwned')\n")
+    monkeypatch.chdir(tmp_path / "repo")
+    monkeypatch.setenv("PYTHONPATH", "")
+    relay = make_relay("alpha")
+    assert relay.ready and _ping(relay)["status"] == "pong"
+    assert not marker.exists()
