@@ -23,7 +23,7 @@ from tests.e2e.conftest import SenderFactory
 from tests.e2e.harness import World, wait_until
 from tests.fixtures.fake_ollama import Turn
 from zcoder.sessions import SessionStore
-from zcoder.tui.app import RELAY_POLL_SECONDS
+from zcoder.tui.relay_ui import RELAY_POLL_SECONDS
 
 pytestmark = pytest.mark.timeout(60)
 

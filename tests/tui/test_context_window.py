@@ -16,7 +16,7 @@ from textual.worker import WorkerState
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.tui.conftest import entries, idle, submit, wait_until
 from zcoder.model.context import CONTEXT_WINDOW_CAP
-from zcoder.tui.app import WARMUP_NUM_PREDICT
+from zcoder.tui.model_ui import WARMUP_NUM_PREDICT
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)

@@ -4,37 +4,80 @@ It talks to its front end through events (zcoder.agent.events) and an approver
 (zcoder.tools.Approver), never through a UI import.
 """
 
-from zcoder.agent.core import Agent, AgentSettings, ChatClient
-from zcoder.agent.events import (
-    AgentEvent,
-    AssistantDelta,
-    AssistantMessage,
-    ContextUsage,
-    ErrorNotice,
-    EventSink,
-    Notice,
-    Outcome,
-    RelayReceived,
-    Status,
-    StatusChanged,
-    ThinkingDelta,
-    ToolFinished,
-    ToolOutput,
-    ToolStarted,
-    TurnFinished,
-    UserCommandFinished,
-    UserCommandStarted,
+from typing import TYPE_CHECKING
+
+from zcoder.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from zcoder.agent.core import Agent, AgentSettings, ChatClient
+    from zcoder.agent.events import (
+        AgentEvent,
+        AssistantDelta,
+        AssistantMessage,
+        ContextUsage,
+        ErrorNotice,
+        EventSink,
+        Notice,
+        Outcome,
+        RelayReceived,
+        Status,
+        StatusChanged,
+        ThinkingDelta,
+        ToolFinished,
+        ToolOutput,
+        ToolStarted,
+        TurnFinished,
+        UserCommandFinished,
+        UserCommandStarted,
+    )
+    from zcoder.agent.instructions import load_instructions, render_instructions
+    from zcoder.agent.prompts import system_prompt
+    from zcoder.agent.relay_tools import (
+        RELAY_SENDER_KEY,
+        ConfirmationUnavailable,
+        SendConfirmer,
+        discovery_text,
+        register_relay_tools,
+    )
+    from zcoder.agent.relay_wrapper import relay_wrapper
+
+# Each name is imported from its module when first used (PEP 562), so a caller that
+# needs one light name does not pay for the whole package at start-up.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "Agent": "core",
+        "AgentSettings": "core",
+        "ChatClient": "core",
+        "AgentEvent": "events",
+        "AssistantDelta": "events",
+        "AssistantMessage": "events",
+        "ContextUsage": "events",
+        "ErrorNotice": "events",
+        "EventSink": "events",
+        "Notice": "events",
+        "Outcome": "events",
+        "RelayReceived": "events",
+        "Status": "events",
+        "StatusChanged": "events",
+        "ThinkingDelta": "events",
+        "ToolFinished": "events",
+        "ToolOutput": "events",
+        "ToolStarted": "events",
+        "TurnFinished": "events",
+        "UserCommandFinished": "events",
+        "UserCommandStarted": "events",
+        "load_instructions": "instructions",
+        "render_instructions": "instructions",
+        "system_prompt": "prompts",
+        "RELAY_SENDER_KEY": "relay_tools",
+        "ConfirmationUnavailable": "relay_tools",
+        "SendConfirmer": "relay_tools",
+        "discovery_text": "relay_tools",
+        "register_relay_tools": "relay_tools",
+        "relay_wrapper": "relay_wrapper",
+    },
 )
-from zcoder.agent.instructions import load_instructions, render_instructions
-from zcoder.agent.prompts import system_prompt
-from zcoder.agent.relay_tools import (
-    RELAY_SENDER_KEY,
-    ConfirmationUnavailable,
-    SendConfirmer,
-    discovery_text,
-    register_relay_tools,
-)
-from zcoder.agent.relay_wrapper import relay_wrapper
 
 __all__ = [
     "RELAY_SENDER_KEY",

@@ -23,57 +23,119 @@ Public surface::
             history.append(tool_result_message(call, run(call)))
 """
 
-from zcoder.model.backends import (
-    BACKENDS,
-    BackendSettings,
-    ModelClient,
-    make_client,
-    server_label,
-)
-from zcoder.model.client import (
-    DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_LIST_TIMEOUT,
-    DEFAULT_READ_TIMEOUT,
-    DEFAULT_WRITE_TIMEOUT,
-    OllamaClient,
-    build_chat_request,
-)
-from zcoder.model.errors import (
-    ModelAuthError,
-    ModelConnectionError,
-    ModelError,
-    ModelHTTPError,
-    ModelNotFound,
-    ModelNotServed,
-    ModelStreamError,
-    ModelTimeout,
-    OllamaUnreachable,
-    ServerUnreachable,
-    ToolsUnsupported,
-)
-from zcoder.model.host import DEFAULT_HOST, DEFAULT_PORT, normalize_host
-from zcoder.model.openai import (
-    DEFAULT_BASE_URL,
-    OpenAIClient,
-    OpenAIStreamParser,
-    build_openai_request,
-    normalize_base_url,
-    to_openai_messages,
-)
-from zcoder.model.stream import ChatStreamParser, parse_tool_call
-from zcoder.model.types import (
-    AssistantReply,
-    ChatEvent,
-    ContentDelta,
-    Done,
-    Message,
-    ThinkingDelta,
-    ToolCall,
-    ToolCallsReceived,
-    assistant_message,
-    system_message,
-    tool_result_message,
-    user_message,
+from typing import TYPE_CHECKING
+
+from zcoder.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from zcoder.model.backends import (
+        BACKENDS,
+        BackendSettings,
+        ModelClient,
+        make_client,
+        server_label,
+    )
+    from zcoder.model.client import (
+        DEFAULT_CONNECT_TIMEOUT,
+        DEFAULT_LIST_TIMEOUT,
+        DEFAULT_READ_TIMEOUT,
+        DEFAULT_WRITE_TIMEOUT,
+        OllamaClient,
+        build_chat_request,
+    )
+    from zcoder.model.errors import (
+        ModelAuthError,
+        ModelConnectionError,
+        ModelError,
+        ModelHTTPError,
+        ModelNotFound,
+        ModelNotServed,
+        ModelStreamError,
+        ModelTimeout,
+        OllamaUnreachable,
+        ServerUnreachable,
+        ToolsUnsupported,
+    )
+    from zcoder.model.host import (
+        DEFAULT_BASE_URL,
+        DEFAULT_HOST,
+        DEFAULT_PORT,
+        normalize_base_url,
+        normalize_host,
+    )
+    from zcoder.model.openai import (
+        OpenAIClient,
+        OpenAIStreamParser,
+        build_openai_request,
+        to_openai_messages,
+    )
+    from zcoder.model.stream import ChatStreamParser, parse_tool_call
+    from zcoder.model.types import (
+        AssistantReply,
+        ChatEvent,
+        ContentDelta,
+        Done,
+        Message,
+        ThinkingDelta,
+        ToolCall,
+        ToolCallsReceived,
+        assistant_message,
+        system_message,
+        tool_result_message,
+        user_message,
+    )
+
+# Each name is imported from its module when first used (PEP 562), so a caller that
+# needs one light name does not pay for the whole package at start-up.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "BACKENDS": "backends",
+        "BackendSettings": "backends",
+        "ModelClient": "backends",
+        "make_client": "backends",
+        "server_label": "backends",
+        "DEFAULT_CONNECT_TIMEOUT": "client",
+        "DEFAULT_LIST_TIMEOUT": "client",
+        "DEFAULT_READ_TIMEOUT": "client",
+        "DEFAULT_WRITE_TIMEOUT": "client",
+        "OllamaClient": "client",
+        "build_chat_request": "client",
+        "ModelAuthError": "errors",
+        "ModelConnectionError": "errors",
+        "ModelError": "errors",
+        "ModelHTTPError": "errors",
+        "ModelNotFound": "errors",
+        "ModelNotServed": "errors",
+        "ModelStreamError": "errors",
+        "ModelTimeout": "errors",
+        "OllamaUnreachable": "errors",
+        "ServerUnreachable": "errors",
+        "ToolsUnsupported": "errors",
+        "DEFAULT_HOST": "host",
+        "DEFAULT_PORT": "host",
+        "normalize_host": "host",
+        "DEFAULT_BASE_URL": "host",
+        "OpenAIClient": "openai",
+        "OpenAIStreamParser": "openai",
+        "build_openai_request": "openai",
+        "normalize_base_url": "host",
+        "to_openai_messages": "openai",
+        "ChatStreamParser": "stream",
+        "parse_tool_call": "stream",
+        "AssistantReply": "types",
+        "ChatEvent": "types",
+        "ContentDelta": "types",
+        "Done": "types",
+        "Message": "types",
+        "ThinkingDelta": "types",
+        "ToolCall": "types",
+        "ToolCallsReceived": "types",
+        "assistant_message": "types",
+        "system_message": "types",
+        "tool_result_message": "types",
+        "user_message": "types",
+    },
 )
 
 __all__ = [

@@ -8,16 +8,17 @@ returns and never look at the backend again. Both clients have the same ``chat()
 
 from __future__ import annotations
 
-from typing import Final, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Final, Protocol, TypeAlias
 
-from zcoder.model.client import OllamaClient
-from zcoder.model.openai import OpenAIClient
+if TYPE_CHECKING:  # the clients (and httpx) are imported when one is made
+    from zcoder.model.client import OllamaClient
+    from zcoder.model.openai import OpenAIClient
 
 __all__ = ["BACKENDS", "BackendSettings", "ModelClient", "make_client", "server_label"]
 
 BACKENDS: Final = ("ollama", "openai")
 
-ModelClient: TypeAlias = OllamaClient | OpenAIClient
+ModelClient: TypeAlias = "OllamaClient | OpenAIClient"
 
 
 class BackendSettings(Protocol):
@@ -36,7 +37,11 @@ class BackendSettings(Protocol):
 def make_client(settings: BackendSettings) -> ModelClient:
     """The client for the configured backend (``ollama`` unless ``openai`` was chosen)."""
     if settings.backend == "openai":
+        from zcoder.model.openai import OpenAIClient
+
         return OpenAIClient(settings.base_url, api_key=settings.api_key)
+    from zcoder.model.client import OllamaClient
+
     return OllamaClient(settings.host)
 
 

@@ -42,7 +42,7 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Final, Self
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import httpx
 
@@ -65,6 +65,7 @@ from zcoder.model.errors import (
     ServerUnreachable,
     ToolsUnsupported,
 )
+from zcoder.model.host import DEFAULT_BASE_URL, normalize_base_url
 from zcoder.model.stream import parse_tool_call
 from zcoder.model.types import ChatEvent, ContentDelta, Done, ThinkingDelta, ToolCallsReceived
 
@@ -78,7 +79,6 @@ __all__ = [
     "to_openai_messages",
 ]
 
-DEFAULT_BASE_URL: Final = "http://127.0.0.1:8080/v1"
 """llama.cpp's ``llama-server`` on its default port."""
 WARM_UP_PROMPT: Final = "."
 """The stand-in user message of a warm-up request (see the module docstring)."""
@@ -106,46 +106,6 @@ _NOT_SERVED_WORDS: Final = (
     "unknown model",
     "invalid model",
 )
-_SCHEME_PORTS: Final = {"http": 80, "https": 443}
-
-
-# -- the base URL -----------------------------------------------------------------------
-
-
-def normalize_base_url(value: str) -> str:
-    """``scheme://host:port/path`` for what a user typed; raise ``ValueError`` if unusable.
-
-    ``host:port`` gets ``http://``; an empty path gets ``/v1`` (the OpenAI convention all
-    three servers follow); a trailing slash is dropped. Credentials in the URL are refused:
-    the key belongs in ZCODER_API_KEY, where it is never shown.
-    """
-    text = value.strip()
-    if not text:
-        return DEFAULT_BASE_URL
-    if "://" not in text:
-        text = "http://" + text
-    if "@" in text.split("://", 1)[1].split("/", 1)[0]:
-        # Checked first, so no message below ever repeats a password.
-        raise ValueError("the base URL must not contain credentials; set ZCODER_API_KEY instead")
-    try:
-        parts = urlsplit(text)
-        port = parts.port
-    except ValueError:
-        raise ValueError(f"invalid base URL {value!r}") from None
-    scheme = parts.scheme.lower()
-    if scheme not in _SCHEME_PORTS:
-        raise ValueError(f"unsupported scheme in base URL {value!r}; use http or https")
-    if parts.query or parts.fragment:
-        raise ValueError(f"base URL {value!r} must not have a query or fragment")
-    hostname = parts.hostname
-    if not hostname:
-        raise ValueError(f"base URL {value!r} names no host")
-    if port == 0:
-        raise ValueError(f"invalid port in base URL {value!r}")
-    if ":" in hostname:
-        hostname = f"[{hostname}]"
-    path = parts.path.rstrip("/") or "/v1"
-    return f"{scheme}://{hostname}:{port or _SCHEME_PORTS[scheme]}{path}"
 
 
 def _server_root(base_url: str) -> str:

@@ -8,7 +8,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from zcoder.relay.client import NO_PEERS_TEXT, DiscoveryResult, Peer
+    from zcoder.relay.client import DiscoveryResult, Peer
+    from zcoder.relay.display import NO_PEERS_TEXT
     from zcoder.relay.instance import Relay, RelayStatus, SendResult
     from zcoder.relay.protocol import Envelope
     from zcoder.relay.settings import RelayMode, RelaySettings, load_relay_settings
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 # Loaded when first used (PEP 562): the listener process imports only the modules it runs,
 # so it starts in a fraction of the time the whole package takes.
 _WHERE = {
-    "NO_PEERS_TEXT": "client",
+    "NO_PEERS_TEXT": "display",
     "DiscoveryResult": "client",
     "Peer": "client",
     "Relay": "instance",

@@ -43,8 +43,6 @@ MAX_ACK_BYTES: Final = 4096
 _ping_counter = itertools.count(1)
 CONNECT_RETRY_INTERVAL: Final = 0.005
 
-NO_PEERS_TEXT: Final = "No other local zcoder instances are available."
-
 
 class TransportError(Exception):
     """A request that got no well-formed acknowledgement.

@@ -9,13 +9,24 @@ chat-template control tokens, bounded a field, and marked as self-reported.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from zcoder.relay.client import NO_PEERS_TEXT, Peer
 from zcoder.relay.names import display_names, explicit_name
 from zcoder.relay.sanitize import bounded, field_for_model, visible
 
-__all__ = ["FIELD_LIMIT", "PEERS_HEADING", "peer_list_for_model", "peer_table", "visible"]
+if TYPE_CHECKING:
+    from zcoder.relay.client import Peer
+
+__all__ = [
+    "FIELD_LIMIT",
+    "NO_PEERS_TEXT",
+    "PEERS_HEADING",
+    "peer_list_for_model",
+    "peer_table",
+    "visible",
+]
+
+NO_PEERS_TEXT: Final = "No other local zcoder instances are available."
 
 
 _COLUMNS: Final = (

@@ -155,7 +155,10 @@ class Relay:
         home: Path | None = None,
         on_message: Callable[[], None] | None = None,
         on_unavailable: Callable[[str], None] | None = None,
+        on_ready: Callable[[], None] | None = None,
     ) -> None:
+        """``on_message``, ``on_unavailable`` and ``on_ready`` (the listener answers and
+        the manifest is published, after ``finish_start``) are called on relay threads."""
         self.settings = settings
         self.workspace = workspace
         self.env = dict(os.environ if env is None else env)
@@ -166,6 +169,7 @@ class Relay:
         self._name = name
         self.on_message = on_message
         self.on_unavailable = on_unavailable
+        self.on_ready = on_ready
         self._lock = threading.RLock()
         self._paused = settings.mode is RelayMode.PAUSED
         self._busy = False
@@ -405,6 +409,8 @@ class Relay:
         with self._lock:
             self._ready = True
             self._publish()
+        if self.on_ready is not None and self.ready:
+            self.on_ready()
 
     def _become_ready(self) -> None:
         """The listener configured, then answering a ping on the real socket: only then

@@ -16,9 +16,10 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from zcoder.relay.client import Peer
+if TYPE_CHECKING:
+    from zcoder.relay.client import Peer
 
 NAME_MAX_CHARS: Final = 40
 # Letters and digits of any script, then also "_", "." and "-": typeable, one word, no

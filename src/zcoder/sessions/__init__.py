@@ -16,28 +16,64 @@ StoreVersionError) whose message names the file and what to do; an unknown id or
 another workspace or profile raises SessionNotFoundError.
 """
 
-from zcoder.sessions.errors import (
-    EventNotFoundError,
-    SessionNotFoundError,
-    SessionStoreError,
-    StoreCorruptError,
-    StoreLockedError,
-    StoreVersionError,
+from typing import TYPE_CHECKING
+
+from zcoder.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from zcoder.sessions.errors import (
+        EventNotFoundError,
+        SessionNotFoundError,
+        SessionStoreError,
+        StoreCorruptError,
+        StoreLockedError,
+        StoreVersionError,
+    )
+    from zcoder.sessions.paths import STORE_FILE_NAME, canonical_workspace, default_home
+    from zcoder.sessions.records import (
+        EVENT_ROLES,
+        EventRole,
+        Message,
+        Metadata,
+        SessionData,
+        SessionInfo,
+        ToolStatus,
+        TranscriptEvent,
+    )
+    from zcoder.sessions.schema import SCHEMA_VERSION
+    from zcoder.sessions.store import DEFAULT_BUSY_TIMEOUT_MS, SessionStore
+    from zcoder.sessions.titles import DEFAULT_TITLE, MAX_TITLE_CHARS, title_from_user_message
+
+# Each name is imported from its module when first used (PEP 562), so a caller that
+# needs one light name does not pay for the whole package at start-up.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "EventNotFoundError": "errors",
+        "SessionNotFoundError": "errors",
+        "SessionStoreError": "errors",
+        "StoreCorruptError": "errors",
+        "StoreLockedError": "errors",
+        "StoreVersionError": "errors",
+        "STORE_FILE_NAME": "paths",
+        "canonical_workspace": "paths",
+        "default_home": "paths",
+        "EVENT_ROLES": "records",
+        "EventRole": "records",
+        "Message": "records",
+        "Metadata": "records",
+        "SessionData": "records",
+        "SessionInfo": "records",
+        "ToolStatus": "records",
+        "TranscriptEvent": "records",
+        "SCHEMA_VERSION": "schema",
+        "DEFAULT_BUSY_TIMEOUT_MS": "store",
+        "SessionStore": "store",
+        "DEFAULT_TITLE": "titles",
+        "MAX_TITLE_CHARS": "titles",
+        "title_from_user_message": "titles",
+    },
 )
-from zcoder.sessions.paths import STORE_FILE_NAME, canonical_workspace, default_home
-from zcoder.sessions.records import (
-    EVENT_ROLES,
-    EventRole,
-    Message,
-    Metadata,
-    SessionData,
-    SessionInfo,
-    ToolStatus,
-    TranscriptEvent,
-)
-from zcoder.sessions.schema import SCHEMA_VERSION
-from zcoder.sessions.store import DEFAULT_BUSY_TIMEOUT_MS, SessionStore
-from zcoder.sessions.titles import DEFAULT_TITLE, MAX_TITLE_CHARS, title_from_user_message
 
 __all__ = [
     "DEFAULT_BUSY_TIMEOUT_MS",

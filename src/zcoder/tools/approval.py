@@ -24,7 +24,6 @@ from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Protocol
 
-from zcoder.tools.guard import Verdict, check_command
 from zcoder.tools.profiles import Profile, TurnOrigin
 
 __all__ = [
@@ -178,6 +177,9 @@ class ApprovalPolicy:
         requested_by: str | None = None,
     ) -> CommandAuthorization:
         """Decide whether ``command`` may run now, asking ``approver`` if the rules say so."""
+        # The guard (a shell parser) is loaded with the first command, not at start-up.
+        from zcoder.tools.guard import Verdict, check_command
+
         verdict = check_command(command, workspace=workspace)
         if self.profile is Profile.SYSADMIN and verdict.refused:
             return CommandAuthorization(

@@ -15,9 +15,9 @@ import asyncio
 import contextlib
 import logging
 import os
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.actions import SkipAction
 from textual.app import App, ComposeResult
@@ -27,41 +27,17 @@ from textual.widgets import Footer, Input, ListView, TextArea
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from zcoder import __version__
-from zcoder.agent import (
-    Agent,
-    AgentSettings,
-    Status,
-    load_instructions,
-    register_relay_tools,
-    render_instructions,
-)
+from zcoder.agent.events import Status
 from zcoder.config import Config
-from zcoder.model import make_client, server_label
-from zcoder.model.context import ContextWindow
-from zcoder.relay import Relay
-from zcoder.resume import resume_command
-from zcoder.sessions import SessionStore
-from zcoder.tools import (
-    ApprovalPolicy,
-    default_registry,
-)
-from zcoder.tui.agent_view import AgentView
-from zcoder.tui.approvals import DialogApprovals
+from zcoder.model.backends import server_label
 from zcoder.tui.collector import tune_collector
 from zcoder.tui.commands import parse_slash, parse_user_command
-from zcoder.tui.dialogs import GuardedDialog
 from zcoder.tui.exit_guard import ExitGuard
 from zcoder.tui.history import PromptHistory
 from zcoder.tui.interrupt import QUIT_AGAIN_TEXT, QUIT_WINDOW_SECONDS, CtrlC, Press
-from zcoder.tui.model_ui import WARMUP_NUM_PREDICT, ModelUI
-from zcoder.tui.output_screen import OutputScreen
 from zcoder.tui.prompt import PromptInput
 from zcoder.tui.queued import QueuedPrompts
-from zcoder.tui.quit_ui import QuitUI
-from zcoder.tui.relay_ui import RELAY_POLL_SECONDS, RelayNudge, RelayUI
 from zcoder.tui.scheduler import TurnScheduler
-from zcoder.tui.sessions_ui import SessionsUI
-from zcoder.tui.slash import SlashCommands
 from zcoder.tui.status import HeaderBar, HeaderState, turn_summary
 from zcoder.tui.terminal import ZcoderDriver
 from zcoder.tui.terminal_title import TerminalTitle
@@ -73,12 +49,29 @@ from zcoder.tui.transcript import (
     error_text,
     system_text,
 )
-from zcoder.tui.turns import Turns
 from zcoder.tui.widgets import SessionItem, SessionList
+
+if TYPE_CHECKING:
+    # The agent, the model client, the relay, the session store and the parts of the UI
+    # that drive them are imported after the first frame (ZcoderApp.finish_start), or
+    # when first used: the first frame needs none of them.
+    from zcoder.agent import Agent
+    from zcoder.model.backends import ModelClient
+    from zcoder.model.context import ContextWindow
+    from zcoder.relay import Relay
+    from zcoder.sessions import SessionStore
+    from zcoder.tui.agent_view import AgentView
+    from zcoder.tui.approvals import DialogApprovals
+    from zcoder.tui.model_ui import ModelUI
+    from zcoder.tui.quit_ui import QuitUI
+    from zcoder.tui.relay_ui import RelayNudge, RelayUI
+    from zcoder.tui.sessions_ui import SessionsUI
+    from zcoder.tui.slash import SlashCommands
+    from zcoder.tui.turns import Turns
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RELAY_POLL_SECONDS", "WARMUP_NUM_PREDICT", "ZcoderApp", "git_branch", "run_app"]
+__all__ = ["ZcoderApp", "git_branch", "run_app"]
 
 
 def git_branch(workspace: Path) -> str | None:
@@ -131,16 +124,13 @@ class ZcoderApp(App[int]):
         self._tune_gc = tune_gc
         self.config = config
         self.model = config.model
-        self.sessions = SessionsUI(self, resume, keep_model=keep_model)
-        self.relay_ui = RelayUI(self)
-        self.client = make_client(config)  # Ollama, or an OpenAI-compatible server
+        self._resume = resume
+        self._keep_model = keep_model
         self.agent: Agent | None = None
-        self.model_ui = ModelUI(self)
-        self.slash = SlashCommands(self)
+        self._started = False
+        self._exiting = False
         self._turn: Worker[Any] | None = None
         self.scheduler = TurnScheduler(config.relay.max_auto_turns)
-        self.turns = Turns(self)  # what runs next, and the body of each kind of turn
-        self.quit_ui = QuitUI(self)  # quitting with relayed messages still queued asks
         self._deferred: list[Entry] | None = []
         self.header_state = HeaderState(
             version=__version__,
@@ -162,12 +152,63 @@ class ZcoderApp(App[int]):
         self.prompt_input = PromptInput(id="prompt", soft_wrap=True, show_line_numbers=False)
         self.prompt_input.typing_hook = self.transcript.note_typing
         self.queued_prompts = QueuedPrompts(id="queued")
-        self.agent_view = AgentView(
+
+    # -- the parts behind the screen, made when first used ------------------------------
+
+    @cached_property
+    def sessions(self) -> SessionsUI:
+        from zcoder.tui.sessions_ui import SessionsUI
+
+        return SessionsUI(self, self._resume, keep_model=self._keep_model)
+
+    @cached_property
+    def relay_ui(self) -> RelayUI:
+        from zcoder.tui.relay_ui import RelayUI
+
+        return RelayUI(self)
+
+    @cached_property
+    def model_ui(self) -> ModelUI:
+        """The model's context window, its warm-up and changing the model."""
+        from zcoder.tui.model_ui import ModelUI
+
+        return ModelUI(self)
+
+    @cached_property
+    def slash(self) -> SlashCommands:
+        from zcoder.tui.slash import SlashCommands
+
+        return SlashCommands(self)
+
+    @cached_property
+    def turns(self) -> Turns:
+        """What runs next, and the body of each kind of turn."""
+        from zcoder.tui.turns import Turns
+
+        return Turns(self)
+
+    @cached_property
+    def quit_ui(self) -> QuitUI:
+        """Quitting with relayed messages still queued asks first."""
+        from zcoder.tui.quit_ui import QuitUI
+
+        return QuitUI(self)
+
+    @cached_property
+    def agent_view(self) -> AgentView:
+        from zcoder.tui.agent_view import AgentView
+
+        return AgentView(
             self.show,
             lambda status: self.header.refresh_state(status=status),
             lambda usage: self.header.refresh_state(context=usage),
         )
-        self.dialogs = DialogApprovals(
+
+    @cached_property
+    def dialogs(self) -> DialogApprovals:
+        from zcoder.tui.approvals import DialogApprovals
+
+        return DialogApprovals(
             self,
             error=self.error,
             # A key typed while a dialog was not yet armed was meant for the prompt.
@@ -190,6 +231,11 @@ class ZcoderApp(App[int]):
                 yield self.queued_prompts
                 yield self.prompt_input
         yield Footer()
+
+    @property
+    def started(self) -> bool:
+        """The second stage of start-up has run: agent, sessions and relay exist."""
+        return self._started
 
     @property
     def store(self) -> SessionStore | None:
@@ -229,7 +275,49 @@ class ZcoderApp(App[int]):
 
     # -- start and stop -----------------------------------------------------------------
 
+    @cached_property
+    def client(self) -> ModelClient:
+        """Ollama, or an OpenAI-compatible server: made (and httpx imported) on first use,
+        which is the second stage of start-up."""
+        from zcoder.model.backends import make_client
+
+        return make_client(self.config)
+
     def on_mount(self) -> None:
+        """The first stage of start-up: what the first frame needs, and nothing else.
+
+        The prompt takes keys from the first frame on. The agent, the tools, the model
+        client, the session store and the relay are started by ``finish_start`` once that
+        frame is drawn (importing them takes longer than drawing it); a prompt submitted
+        before then finishes the start first, so nothing typed is lost or reordered."""
+        loop = asyncio.get_running_loop()
+
+        def exit_from_any_thread(status: int) -> None:
+            loop.call_soon_threadsafe(self._exit_on_signal, status)
+
+        ExitGuard(exit_from_any_thread, self._forced_exit_cleanup).install()
+        self._open_history()
+        if self.config.relay.enabled:
+            self.header.refresh_state(relay="starting")
+        self.prompt_input.focus()
+        self.call_after_refresh(self.finish_start)
+
+    def finish_start(self) -> None:
+        """The second stage of start-up (see ``on_mount``); runs once, whichever asks first,
+        and not at all when the app is already leaving (Ctrl+C on the first frame)."""
+        if self._started or self._exiting:
+            return
+        self._started = True
+        from zcoder.agent import (
+            Agent,
+            AgentSettings,
+            load_instructions,
+            register_relay_tools,
+            render_instructions,
+        )
+        from zcoder.tools import ApprovalPolicy, default_registry
+        from zcoder.tui.relay_ui import RELAY_POLL_SECONDS
+
         self.sessions.open_store()
         self.relay_ui.start()
         registry = default_registry()
@@ -259,26 +347,19 @@ class ZcoderApp(App[int]):
             store=self.store,
             relay_available=lambda: self.relay is not None and self.relay.available,
         )
-        self._open_history()
         startup, self._deferred = self._deferred or [], None
         self.sessions.open_initial()
         self.refresh_meter()
         for entry in startup:
             self.show(entry)
-        loop = asyncio.get_running_loop()
-
-        def exit_from_any_thread(status: int) -> None:
-            loop.call_soon_threadsafe(self._exit_on_signal, status)
-
-        ExitGuard(exit_from_any_thread, self._forced_exit_cleanup).install()
         self.set_interval(RELAY_POLL_SECONDS, self.relay_ui.poll)
         self.relay_ui.watch_workspace_peers()  # another instance here already?
         self.relay_ui.refresh_header()
-        self.prompt_input.focus()
         if self._tune_gc:
             self.call_after_refresh(tune_collector)  # after the first frame
         if not self.sessions.restoring_model:  # else it warms up the session's model
             self.model_ui.start_warmup()
+        self.schedule()  # prompts submitted before the start finished
 
     def _open_history(self) -> None:
         """The prompts sent in this workspace before, for Up, Down and Ctrl+R."""
@@ -322,6 +403,12 @@ class ZcoderApp(App[int]):
     def refresh_sessions(self) -> None:
         self.sessions.refresh()
 
+    def exit(
+        self, result: int | None = None, return_code: int = 0, message: Any | None = None
+    ) -> None:
+        self._exiting = True  # a start not yet finished is not finished now
+        super().exit(result, return_code, message)
+
     def on_unmount(self) -> None:
         self._stop_services()
 
@@ -343,8 +430,9 @@ class ZcoderApp(App[int]):
             driver.tmux_keys.restore()
 
     def _stop_services(self) -> None:
-        self.relay_ui.stop()
-        self.sessions.close()
+        if self._started:  # else there is nothing to stop
+            self.relay_ui.stop()
+            self.sessions.close()
 
     # -- turns: the user's prompt and relayed tasks, one at a time ----------------------
 
@@ -409,6 +497,7 @@ class ZcoderApp(App[int]):
         text = message.text
         if not text.strip():
             return
+        self.finish_start()  # a prompt typed before the start finished waits for it here
         if parse_user_command(text) == "":
             return  # a lone "!": nothing to run
         if (problem := self.prompt_input.habits.remember(text)) is not None:
@@ -475,6 +564,8 @@ class ZcoderApp(App[int]):
             return
         # A turn's dialog is closed, as a refusal, by stopping the turn (tui/approvals.py);
         # any other dialog gets the Escape it would get from the user.
+        from zcoder.tui.dialogs import GuardedDialog
+
         turn_dialog = self.busy and isinstance(top, GuardedDialog)
         self.action_stop_turn()
         if dialog_open and not turn_dialog:
@@ -488,6 +579,8 @@ class ZcoderApp(App[int]):
             self.notice("No command has run in this session yet.")
             return
         if len(self.screen_stack) == 1:  # not over a dialog, nor over itself
+            from zcoder.tui.output_screen import OutputScreen
+
             self.push_screen(OutputScreen(commands))
 
     def action_continue_relay(self) -> None:
@@ -503,6 +596,7 @@ class ZcoderApp(App[int]):
         sidebar.display = not sidebar.display
 
     def action_new_session(self) -> None:
+        self.finish_start()
         self.sessions.new_session()
 
     def on_list_view_selected(self, event: ListView.Selected) -> None:
@@ -510,6 +604,7 @@ class ZcoderApp(App[int]):
             self.sessions.switch_to(event.item.info.id)
 
     async def action_pick_model(self) -> None:
+        self.finish_start()
         await self.model_ui.pick()
 
 
@@ -522,8 +617,11 @@ def run_app(config: Config, *, resume: str | None = None, keep_model: bool = Fal
     finally:
         app._stop_services()  # idempotent: also covers an exit that skipped unmount
     # The terminal is the shell's again: say how to come back to this session.
-    if app.sessions.exit_session is not None:
-        hint = resume_command(app.sessions.exit_session, config.workspace, config.profile.value)
+    exit_session = app.sessions.exit_session if app.started else None
+    from zcoder.resume import resume_command
+
+    if exit_session is not None:
+        hint = resume_command(exit_session, config.workspace, config.profile.value)
         with contextlib.suppress(OSError):  # after SIGHUP there may be no terminal
             print(f"Resume this session with: {hint}", flush=True)
     if os.environ.get("ZCODER_DEBUG_EXIT"):

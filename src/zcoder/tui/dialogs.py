@@ -17,7 +17,6 @@ Every dialog answers through ``dismiss``; Escape is always the safe answer.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from typing import Any, ClassVar, Final, Generic, TypeVar
@@ -32,10 +31,10 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from zcoder.relay import Peer
-from zcoder.relay.display import visible
 from zcoder.relay.names import explicit_name
+from zcoder.relay.sanitize import visible
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest
-from zcoder.tui.widgets import screen_safe
+from zcoder.tui.widgets import content_text, screen_safe
 
 __all__ = [
     "ARM_SECONDS",
@@ -60,13 +59,6 @@ MIN_DIALOG_HEIGHT: Final = 12
 MAX_MEASURE_RETRIES: Final = 50
 MEASURE_RETRY_SECONDS: Final = 0.05
 
-# Runs of blanks at least this long are shown as one visible marker with their length.
-BLANK_RUN: Final = 8
-BLANK_LINES_RUN: Final = 3
-
-_BLANKS = re.compile(rf"[ \t]{{{BLANK_RUN},}}")
-_BLANK_LINES = re.compile(rf"(?:[ \t]*\n){{{BLANK_LINES_RUN},}}")
-
 DIALOG_CSS = """
 GuardedDialog { align: center middle; }
 GuardedDialog > .dialog {
@@ -85,42 +77,6 @@ GuardedDialog #position { color: $text-muted; height: 1; }
 GuardedDialog #keys { text-style: bold; height: 2; }
 GuardedDialog #keys.waiting { color: $warning; text-style: italic; }
 """
-
-
-def _blank_marker(run: str) -> str:
-    spaces, tabs = run.count(" "), run.count("\t")
-    parts = []
-    if spaces:
-        parts.append(f"{spaces} space{'s' if spaces != 1 else ''}")
-    if tabs:
-        parts.append(f"{tabs} tab{'s' if tabs != 1 else ''}")
-    return "⟨" + " + ".join(parts) + "⟩"
-
-
-def content_text(text: str, prefix: str = "") -> Text:
-    """What a dialog shows of ``text``: every character accounted for, nothing hidden.
-
-    Control and invisible characters become visible escapes (``screen_safe``); runs of
-    blanks and of empty lines become a marker that says how many there were.
-    """
-    safe = screen_safe(text)
-    out = Text(prefix, no_wrap=False, overflow="fold")
-    marker = "bold reverse"
-    position = 0
-    pattern = re.compile(f"{_BLANK_LINES.pattern}|{_BLANKS.pattern}")
-    for match in pattern.finditer(safe):
-        out.append(safe[position : match.start()])
-        run = match.group()
-        if "\n" in run:
-            lines = run.count("\n")
-            out.append("\n")
-            out.append(f"⟨{lines - 1} empty lines⟩", style=marker)
-            out.append("\n")
-        else:
-            out.append(_blank_marker(run), style=marker)
-        position = match.end()
-    out.append(safe[position:])
-    return out
 
 
 def size_text(text: str) -> str:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from zcoder.tui.dialogs import content_text
-from zcoder.tui.widgets import screen_safe
+from zcoder.tui.widgets import content_text, screen_safe
 
 
 def diff_style(line: str) -> str:

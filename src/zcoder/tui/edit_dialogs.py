@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from zcoder.agent.edits import UndoPlan
-from zcoder.relay.display import visible
+from zcoder.relay.sanitize import visible
 from zcoder.tools import ApprovalDecision, EditApprovalRequest
 from zcoder.tui.dialogs import GuardedDialog
 from zcoder.tui.diff_view import diff_text

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 from zcoder.agent import Outcome, TurnFinished
 from zcoder.agent.relay_wrapper import receipt_record
 from zcoder.relay import ClaimedMessage, Envelope, Relay, SendResult
-from zcoder.relay.display import visible
 from zcoder.relay.names import name_of
 from zcoder.relay.receipts import Receipt
+from zcoder.relay.sanitize import visible
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.relay_log import RelayLog, RelayRecord
 from zcoder.tui.transcript import entry_for_event, receipt_text_for_user

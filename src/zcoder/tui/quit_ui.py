@@ -17,7 +17,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from zcoder.relay import ClaimedMessage, Envelope
-from zcoder.relay.display import visible
+from zcoder.relay.sanitize import visible
 from zcoder.tui.dialogs import GuardedDialog
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
-from zcoder.relay.display import visible
 from zcoder.relay.names import resolve_target
+from zcoder.relay.sanitize import visible
 from zcoder.relay.trust import BLOCK, TRUST, TrustError
 
 if TYPE_CHECKING:

@@ -69,6 +69,7 @@ class RelayUI:
             home=app.config.home,
             on_message=self.nudge_from_thread,
             on_unavailable=lambda _reason: self.nudge_from_thread(),
+            on_ready=self.nudge_from_thread,  # the header goes from starting to ready
         )
         status = relay.start(wait=False)  # its listener is spawned once drawn
         if not status.available:
@@ -145,7 +146,9 @@ class RelayUI:
             app.error(f"Agent relay stopped: {status.reason}. Everything else works.")
         waiting = app.scheduler.holding(self.oldest_waiting())
         changed = waiting != app.header_state.waiting
-        app.header.refresh_state(relay=status.state, queued=status.queued, waiting=waiting)
+        # Peers see this instance once its listener answers (relay.finish_start).
+        state = status.state if self.relay.ready or not status.available else "starting"
+        app.header.refresh_state(relay=state, queued=status.queued, waiting=waiting)
         if changed:
             app.refresh_bindings()  # the continue key is in the footer only while tasks wait
 

@@ -31,7 +31,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
-from zcoder.relay.display import visible
+from zcoder.relay.sanitize import visible
 from zcoder.tui.command_output import CommandOutput
 from zcoder.tui.diff_view import diff_text
 from zcoder.tui.markdown_view import BlocksView, MarkdownBlocks
