@@ -151,6 +151,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    import gc
+
+    # Start-up makes long-lived objects only (modules, classes, the first screen): the
+    # collector would walk them again and again for nothing. It is turned back on, tuned,
+    # once the app is up (zcoder.tui.collector).
+    gc.disable()
     from zcoder.logfile import setup_logging
 
     setup_logging(config.home)  # the terminal is the app's: log records go to a file

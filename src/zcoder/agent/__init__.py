@@ -14,13 +14,11 @@ if TYPE_CHECKING:
         AgentEvent,
         AssistantDelta,
         AssistantMessage,
-        ContextUsage,
         ErrorNotice,
         EventSink,
         Notice,
         Outcome,
         RelayReceived,
-        Status,
         StatusChanged,
         ThinkingDelta,
         ToolFinished,
@@ -40,6 +38,7 @@ if TYPE_CHECKING:
         register_relay_tools,
     )
     from zcoder.agent.relay_wrapper import relay_wrapper
+    from zcoder.agent.status import ContextUsage, Status
 
 # Each name is imported from its module when first used (PEP 562), so a caller that
 # needs one light name does not pay for the whole package at start-up.
@@ -52,13 +51,13 @@ __getattr__ = lazy_exports(
         "AgentEvent": "events",
         "AssistantDelta": "events",
         "AssistantMessage": "events",
-        "ContextUsage": "events",
+        "ContextUsage": "status",
         "ErrorNotice": "events",
         "EventSink": "events",
         "Notice": "events",
         "Outcome": "events",
         "RelayReceived": "events",
-        "Status": "events",
+        "Status": "status",
         "StatusChanged": "events",
         "ThinkingDelta": "events",
         "ToolFinished": "events",

@@ -12,9 +12,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from zcoder.agent.compaction import split_history, summary_record, summary_request
-from zcoder.agent.events import ContextUsage, ErrorNotice, Notice
+from zcoder.agent.events import (
+    ErrorNotice,
+    Notice,
+)
 from zcoder.agent.prompts import system_prompt
 from zcoder.agent.recorder import Recorder
+from zcoder.agent.status import ContextUsage
 from zcoder.agent.usage import Breakdown, ContextMeter
 from zcoder.model import AssistantReply, Done, Message, ModelError
 

@@ -25,13 +25,11 @@ from zcoder.agent.edits import EditJournal
 from zcoder.agent.events import (
     AssistantDelta,
     AssistantMessage,
-    ContextUsage,
     ErrorNotice,
     EventSink,
     Notice,
     Outcome,
     RelayReceived,
-    Status,
     StatusChanged,
     ThinkingDelta,
     ToolFinished,
@@ -50,6 +48,7 @@ from zcoder.agent.prompts import (
 from zcoder.agent.recorder import Recorder
 from zcoder.agent.relay_tools import RELAY_SENDER_KEY, restrict_schemas
 from zcoder.agent.relay_wrapper import relay_wrapper
+from zcoder.agent.status import ContextUsage, Status
 from zcoder.agent.usage import Breakdown, ContextMeter, cut_off_reason, fit_tool_output
 from zcoder.agent.user_command import run_user_command
 from zcoder.config import DEFAULT_COMPACT_AT

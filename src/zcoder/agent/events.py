@@ -10,19 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-
-class Status(StrEnum):
-    """The header's status badge."""
-
-    READY = "Ready"
-    WARMING_UP = "Warming Up"
-    THINKING = "Thinking"
-    TOOL = "Tool"
-    STOPPED = "Stopped"
-    ERROR = "Error"
-    BLOCKED = "Blocked"
-    LOOP_STOPPED = "Loop stopped"
-    INCOMPLETE = "Incomplete"
+from zcoder.agent.status import ContextUsage, Status
 
 
 class Outcome(StrEnum):
@@ -133,25 +121,6 @@ class RelayReceived:
     sender_workspace: str
     sender_instance_id: str
     body: str
-
-
-@dataclass(frozen=True)
-class ContextUsage:
-    """How full the context window is: the tokens of the last request and its reply.
-
-    ``measured`` when the server counted them (prompt_eval_count + eval_count, or the
-    OpenAI form's usage); an estimate otherwise (before the first response).
-    """
-
-    used: int
-    window: int | None
-    measured: bool
-
-    @property
-    def percent(self) -> int | None:
-        if not self.window:
-            return None
-        return min(999, round(100 * self.used / self.window))
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from zcoder.agent.events import ContextUsage
+from zcoder.agent.status import ContextUsage
 from zcoder.model import Done
 from zcoder.model.tokens import TokenMemo, estimate_message_tokens, estimate_tokens
 

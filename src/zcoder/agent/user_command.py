@@ -18,13 +18,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from zcoder.agent.events import (
-    Status,
     StatusChanged,
     UserCommandFinished,
     UserCommandStarted,
 )
 from zcoder.agent.live_output import LiveOutput
 from zcoder.agent.recorder import Recorder
+from zcoder.agent.status import Status
 from zcoder.agent.usage import fit_tool_output
 from zcoder.model import Message, user_message
 from zcoder.tools.command import DEFAULT_COMMAND_TIMEOUT, outcome_text, run_shell

@@ -27,7 +27,7 @@ from textual.widgets import Footer, Input, ListView, TextArea
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from zcoder import __version__
-from zcoder.agent.events import Status
+from zcoder.agent.status import Status
 from zcoder.config import Config
 from zcoder.model.backends import server_label
 from zcoder.tui.collector import tune_collector

@@ -23,7 +23,7 @@ from rich.text import Text
 from textual.timer import Timer
 from textual.widget import Widget
 
-from zcoder.agent import ContextUsage, Status
+from zcoder.agent.status import ContextUsage, Status
 from zcoder.tui.terminal_title import TerminalTitle
 from zcoder.tui.widgets import screen_safe
 
