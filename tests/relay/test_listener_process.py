@@ -21,7 +21,7 @@ import pytest
 from tests.relay.wire import enqueue_obj, send_json
 from zcoder.relay.listener import Listener
 from zcoder.relay.receiver import Receiver
-from zcoder.relay.spool import Spool
+from zcoder.relay.spool import QuarantinedMessage, Spool
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -340,6 +340,64 @@ def test_spares_are_used_only_when_pristine(tmp_path: Path):
     for n, entry in enumerate(sorted((spool.root / "inbox").iterdir())):
         assert stat.S_ISREG(entry.lstat().st_mode)
         assert json.loads(entry.read_bytes())["body"] == f"task {n}"
+
+
+def _envelope(n: int):
+    from zcoder.relay.protocol import Envelope
+
+    return Envelope(
+        message_id=f"2-2-{n}",
+        target_instance_id="1-1",
+        sender_instance_id="2-2",
+        sender_pid=2,
+        sender_project="p",
+        sender_workspace="/p",
+        body=f"secret task {n}",
+        created_at=1,
+    )
+
+
+def test_a_done_message_s_file_becomes_an_empty_spare(tmp_path: Path):
+    """Completing (or discarding) a message empties its file and renames it into tmp/ as
+    a spare, which a later store uses; the done marker is kept and the text is gone."""
+    spool = Spool(tmp_path / "spool", "1-1", 65536, 8000)
+    spool.create()
+    tmp = spool.root / "tmp"
+    for n in range(3):
+        envelope = _envelope(n)
+        assert spool.store(envelope, envelope.to_payload(), 64)[0] == "accepted"
+    assert not list(tmp.iterdir())  # no spare was made: the stores created their files
+    first = spool.claim_one()
+    assert first is not None and not isinstance(first, QuarantinedMessage)
+    spool.complete(first)
+    spares = list(tmp.iterdir())
+    assert [p.name.startswith("spare-") for p in spares] == [True]
+    assert spares[0].stat().st_size == 0 and spares[0].stat().st_nlink == 1
+    assert (spool.root / "done" / first.path.name).exists()
+    assert not first.path.exists()
+    assert not any(b"secret task 0" in p.read_bytes() for p in spool.root.rglob("*") if p.is_file())
+    # The next store goes through that spare: it is gone from tmp/, the message is whole.
+    envelope = _envelope(9)
+    assert spool.store(envelope, envelope.to_payload(), 64)[0] == "accepted"
+    assert not list(tmp.iterdir())
+    stored = next(p for p in (spool.root / "inbox").iterdir() if "2-2-9" in p.name)
+    assert json.loads(stored.read_bytes())["body"] == "secret task 9"
+
+
+def test_a_done_file_with_another_link_is_removed_not_reused(tmp_path: Path):
+    """A payload file somebody linked elsewhere is never emptied nor reused: removed."""
+    spool = Spool(tmp_path / "spool", "1-1", 65536, 8000)
+    spool.create()
+    envelope = _envelope(0)
+    assert spool.store(envelope, envelope.to_payload(), 64)[0] == "accepted"
+    claimed = spool.claim_one()
+    assert claimed is not None and not isinstance(claimed, QuarantinedMessage)
+    outside = tmp_path / "kept-elsewhere.json"
+    os.link(claimed.path, outside)
+    spool.complete(claimed)
+    assert not claimed.path.exists()
+    assert not list((spool.root / "tmp").iterdir())
+    assert b"secret task 0" in outside.read_bytes()  # the other link is left as it was
 
 
 def test_the_foreground_keeps_spares_for_a_full_queue(make_relay, relay_env):

@@ -11,10 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zcoder.relay.protocol import (
+    STATES,
+    STATUSES,
     Ack,
     Envelope,
     FrameError,
+    ack_from_object,
     decode_flat_object,
+    encode_flat_object,
     encode_frame,
     parse_ack,
     parse_header,
@@ -68,6 +72,63 @@ def test_ack_matches_spec_bytes():
     ack = Ack("9199-1796206255308319947-1", "accepted", 1, "ready")
     assert ack.to_payload() == SPEC_ACK
     assert parse_ack(SPEC_ACK) == ack
+
+
+@given(
+    message_id=st.one_of(
+        st.text(max_size=120), st.from_regex(r"[A-Za-z0-9_.-]{1,100}", fullmatch=True)
+    ),
+    status=st.one_of(st.sampled_from(STATUSES), st.text(max_size=12)),
+    position=st.integers(min_value=0, max_value=1 << 40),
+    state=st.one_of(st.sampled_from(STATES), st.text(max_size=8)),
+)
+def test_ack_bytes_are_those_of_the_generic_encoder(message_id, status, position, state):
+    """The ack's fast path writes exactly what encode_flat_object writes, for any ack."""
+    ack = Ack(message_id, status, position, state)
+    assert ack.to_payload() == encode_flat_object(
+        {
+            "protocol": 1,
+            "type": "ack",
+            "message_id": message_id,
+            "status": status,
+            "queue_position": position,
+            "state": state,
+        }
+    )
+
+
+def _parsed_or_error(parse, payload: bytes) -> object:
+    try:
+        return parse(payload)
+    except FrameError as exc:
+        return type(exc)
+
+
+@given(
+    message_id=st.one_of(
+        st.text(max_size=110), st.from_regex(r"[A-Za-z0-9_.-]{0,101}", fullmatch=True)
+    ),
+    status=st.one_of(st.sampled_from(STATUSES), st.from_regex(r"[a-z_]{1,21}", fullmatch=True)),
+    position=st.integers(min_value=0, max_value=10**19),
+    state=st.one_of(st.sampled_from(STATES), st.from_regex(r"[a-z]{1,11}", fullmatch=True)),
+)
+def test_an_ack_is_read_the_same_with_or_without_the_json_decoder(
+    message_id, status, position, state
+):
+    """parse_ack reads canonical acks without the JSON decoder: exactly as the decoder
+    would, including the acks it must refuse or correct."""
+    payload = encode_flat_object(
+        {
+            "protocol": 1,
+            "type": "ack",
+            "message_id": message_id,
+            "status": status,
+            "queue_position": position,
+            "state": state,
+        }
+    )
+    by_json = _parsed_or_error(lambda data: ack_from_object(decode_flat_object(data)), payload)
+    assert _parsed_or_error(parse_ack, payload) == by_json
 
 
 def test_manifest_matches_spec_bytes_and_parses_back():

@@ -129,15 +129,24 @@ def _connect(sock: socket.socket, path: Path, deadline: float) -> None:
 
 
 def request(path: Path, payload: bytes, *, timeout: float, max_bytes: int) -> Ack:
-    """Send one framed request to the socket at ``path`` and return its acknowledgement."""
-    _check_listener_socket(path)
+    """Send one framed request to the socket at ``path`` and return its acknowledgement.
+
+    Nothing is sent before the kernel says the listener is this user's (SO_PEERCRED; where
+    it cannot say, the socket file's owner is checked instead). Otherwise the socket file
+    is looked at only when the connection fails, to say why."""
     frame = encode_frame(payload, max_bytes)
     deadline = time.monotonic() + timeout
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        _connect(sock, path, deadline)
+        try:
+            _connect(sock, path, deadline)
+        except TransportError:
+            _check_listener_socket(path)  # a clearer reason, when the file gives one
+            raise
         creds = peer_credentials(sock)
-        if creds is not None and creds.uid != os.geteuid():
+        if creds is None:
+            _check_listener_socket(path)
+        elif creds.uid != os.geteuid():
             raise TransportError("the listener belongs to another user", ambiguous=False)
         try:
             sock.sendall(frame)

@@ -207,29 +207,28 @@ class Listener:
                 self._drop(conn)
 
     def _accept_ready(self) -> None:
-        for _ in range(LISTEN_BACKLOG):
-            try:
-                sock, _addr = self.server.accept()
-            except (BlockingIOError, InterruptedError):
+        """One connection per readiness: more waiting make the (level-triggered) selector
+        report the socket again at once, and a lone request costs no failed accept."""
+        try:
+            sock, _addr = self.server.accept()
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                log.warning("relay listener cannot accept: %s", exc.strerror)
                 return
-            except OSError as exc:
-                if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
-                    log.warning("relay listener cannot accept: %s", exc.strerror)
-                    return
-                if exc.errno in (errno.ECONNABORTED, errno.EPROTO):
-                    continue
-                raise
-            conn = self._admit(sock)
-            if conn is not None:
-                # Clients write right after connecting, so the request is usually there
-                # already: serving it now saves a trip through the selector per request.
-                self._service(conn, selectors.EVENT_READ)
-                if self._connections.get(conn.sock.fileno()) is conn and not conn.watched:
-                    conn.watched = True
-                    events = (
-                        selectors.EVENT_WRITE if conn.waiting_to_write else selectors.EVENT_READ
-                    )
-                    self._selector.register(conn.sock, events, None)
+            if exc.errno in (errno.ECONNABORTED, errno.EPROTO):
+                return
+            raise
+        conn = self._admit(sock)
+        if conn is not None:
+            # Clients write right after connecting, so the request is usually there
+            # already: serving it now saves a trip through the selector per request.
+            self._service(conn, selectors.EVENT_READ)
+            if self._connections.get(conn.sock.fileno()) is conn and not conn.watched:
+                conn.watched = True
+                events = selectors.EVENT_WRITE if conn.waiting_to_write else selectors.EVENT_READ
+                self._selector.register(conn.sock, events, None)
 
     def _admit(self, sock: socket.socket) -> _Connection | None:
         try:

@@ -120,6 +120,7 @@ class ListenerService:
 
     def _accepted(self, decision: Decision) -> None:
         if decision.request_type == "enqueue":
+            self.spool.prepare_next()  # after the ack: off the next message's way
             self.events.send({"op": "accepted"})
 
     def _idle(self) -> float | None:

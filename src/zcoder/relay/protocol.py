@@ -285,6 +285,21 @@ class Ack:
     state: str = "ready"
 
     def to_payload(self) -> bytes:
+        # Every ack a listener writes is one of these: an id of the message-id grammar (or
+        # none), a status and a state of the protocol's words. Their JSON is the text
+        # itself, so the bytes are built directly: encode_flat_object gives the same bytes
+        # (tests/relay/test_protocol.py) at several times the cost, once per request.
+        position = self.queue_position
+        if (
+            self.status in STATUSES
+            and self.state in STATES
+            and type(position) is int
+            and (not self.message_id or MESSAGE_ID_RE.fullmatch(self.message_id))
+        ):
+            return (
+                f'{{"protocol":{PROTOCOL_VERSION},"type":"ack","message_id":"{self.message_id}",'
+                f'"status":"{self.status}","queue_position":{position},"state":"{self.state}"}}'
+            ).encode("ascii")
         return encode_flat_object(
             {
                 "protocol": PROTOCOL_VERSION,
@@ -297,9 +312,31 @@ class Ack:
         )
 
 
+# An ack exactly as Ack.to_payload writes it (zcoder's listeners and zcoder.zsh's): read
+# without the JSON decoder. Anything else (other key orders, escapes, spaces) is decoded.
+_CANONICAL_ACK: Final = re.compile(
+    rb'\{"protocol":1,"type":"ack","message_id":"([A-Za-z0-9_.-]{0,100})",'
+    rb'"status":"([a-z_]{1,20})","queue_position":(0|[1-9][0-9]{0,17}),"state":"([a-z]{1,10})"\}'
+)
+
+
 def parse_ack(payload: bytes) -> Ack:
     """Parse a response payload; raises FrameError when it is not a version-1 ack."""
-    obj = decode_flat_object(payload)
+    canonical = _CANONICAL_ACK.fullmatch(payload)
+    if canonical is not None:
+        status, state = canonical[2].decode("ascii"), canonical[4].decode("ascii")
+        if status in STATUSES:
+            return Ack(
+                canonical[1].decode("ascii"),
+                status,
+                int(canonical[3]),
+                state if state in STATES else "ready",
+            )
+    return ack_from_object(decode_flat_object(payload))
+
+
+def ack_from_object(obj: FlatObject) -> Ack:
+    """The ack a decoded response payload says; raises FrameError when it is not one."""
     if obj.get("protocol") != PROTOCOL_VERSION or isinstance(obj.get("protocol"), bool):
         raise FrameError("acknowledgement is not protocol 1")
     if obj.get("type") != "ack":

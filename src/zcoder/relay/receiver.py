@@ -7,7 +7,7 @@ fails answers. Pure apart from the sender check and the spool, both passed in.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from zcoder.relay.peercred import PeerCredentials
 from zcoder.relay.protocol import (
@@ -79,11 +79,12 @@ class Receiver:
         except FrameError as exc:
             return self._ack("", "invalid", str(exc))
         decision = self._decide(obj, payload, peer)
-        return replace(
-            decision,
-            request_type=_text(obj.get("type")),
-            message_id=_text(obj.get("message_id")),
-            sender_instance_id=_text(obj.get("sender_instance_id")),
+        return Decision(  # not dataclasses.replace: this runs once per request
+            decision.ack,
+            decision.reason,
+            _text(obj.get("type")),
+            _text(obj.get("message_id")),
+            _text(obj.get("sender_instance_id")),
         )
 
     def _decide(self, obj: FlatObject, payload: bytes, peer: PeerCredentials | None) -> Decision:
