@@ -451,11 +451,7 @@ class Spool:
             return False
         try:
             info = os.fstat(fd)
-            if (
-                not stat.S_ISREG(info.st_mode)
-                or info.st_nlink != 1
-                or info.st_uid != os.geteuid()
-            ):
+            if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_uid != os.geteuid():
                 return False
             os.ftruncate(fd, 0)  # the task's text is gone before the file moves
         except OSError:
