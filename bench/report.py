@@ -166,8 +166,9 @@ METHOD = """
   The receiver's ZCODER_RELAY_IO_TIMEOUT is 30 s so none expires during the measurement;
   all 32 are checked to be still open and unanswered at the end.
 - **Start and stop.** `Relay.start()` (registry checks, lock, spool, bind, the listener's
-  process spawned, its readiness ping, manifest) and `Relay.stop()` in this process; and a relay-only peer
-  process from spawn to its ready line, which includes the Python interpreter start-up.
+  process spawned, its readiness ping, manifest) and `Relay.stop()` in this process; and a
+  relay-only peer process from spawn to its ready line, which includes the Python
+  interpreter start-up.
 - **Resources.** VmRSS and Threads from /proc/<pid>/status and the entries of
   /proc/<pid>/fd of an idle relay-only peer process, then after 10,000 and 20,000 more
   connections (70% pings, 10% unreadable JSON, 10% half a header then close, 10% garbage
