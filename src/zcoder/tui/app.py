@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -284,7 +285,8 @@ class ZcoderApp(App[int]):
         return make_client(self.config)
 
     def on_mount(self) -> None:
-        """The first stage of start-up: what the first frame needs, and nothing else.
+        """The first stage of start-up: what the first frame needs, and nothing else
+        (with ``--resume``, both stages run before the first frame).
 
         The prompt takes keys from the first frame on. The agent, the tools, the model
         client, the session store and the relay are started by ``finish_start`` once that
@@ -300,7 +302,12 @@ class ZcoderApp(App[int]):
         if self.config.relay.enabled:
             self.header.refresh_state(relay="starting")
         self.prompt_input.focus()
-        self.call_after_refresh(self.finish_start)
+        if self._resume is not None:
+            # A resumed session's screen is its transcript: drawn in the first layout,
+            # which is much cheaper than mounting its entries into a screen already shown.
+            self.finish_start()
+        else:
+            self.call_after_refresh(self.finish_start)
 
     def finish_start(self) -> None:
         """The second stage of start-up (see ``on_mount``); runs once, whichever asks first,
@@ -348,15 +355,16 @@ class ZcoderApp(App[int]):
             relay_available=lambda: self.relay is not None and self.relay.available,
         )
         startup, self._deferred = self._deferred or [], None
-        self.sessions.open_initial()
-        self.refresh_meter()
+        self.sessions.open_initial()  # its load starts the context meter
+        if self.sessions.session_id is None:  # no session store: the meter all the same
+            self.refresh_meter()
         for entry in startup:
             self.show(entry)
         self.set_interval(RELAY_POLL_SECONDS, self.relay_ui.poll)
         self.relay_ui.watch_workspace_peers()  # another instance here already?
         self.relay_ui.refresh_header()
-        if self._tune_gc:
-            self.call_after_refresh(tune_collector)  # after the first frame
+        if self._tune_gc:  # once the session's entries are on screen
+            self.when_shown(self.sessions.shown, tune_collector)
         if not self.sessions.restoring_model:  # else it warms up the session's model
             self.model_ui.start_warmup()
         self.schedule()  # prompts submitted before the start finished
@@ -372,16 +380,29 @@ class ZcoderApp(App[int]):
         if history.problem is not None:
             self.error(history.problem)
 
-    def refresh_meter(self) -> None:
+    def refresh_meter(self, *, after: Awaitable[object] | None = None) -> None:
         """The header's context meter: the last real count, or an estimate before one.
 
         Estimating a long history takes a while (about a second for a 5,000-event session
         with megabytes of tool output), so it is done in a thread, after the screen has
-        been drawn (a reopened session's transcript first), and the header is updated when
+        been drawn (``after``: a reopened session's entries are mounted, and drawn,
+        first: the thread would slow their drawing down), and the header is updated when
         it is ready; a newer refresh supersedes an older one still running."""
         agent = self.agent
         if agent is not None:
-            self.call_after_refresh(self._start_measuring, agent)
+            self.when_shown(after, partial(self._start_measuring, agent))
+
+    def when_shown(self, mounting: Awaitable[object] | None, then: Callable[[], object]) -> None:
+        """``then`` once ``mounting`` is done (if any) and the screen drawn after it."""
+        if mounting is None:
+            self.call_after_refresh(then)
+            return
+
+        async def wait_then() -> None:
+            await mounting
+            self.call_after_refresh(then)
+
+        self.run_worker(wait_then(), exit_on_error=False)
 
     def _start_measuring(self, agent: Agent) -> None:
         self.run_worker(

@@ -78,9 +78,10 @@ class RelayUI:
             return
         self.relay = relay
         self._was_available = True
-        # The listener process starts after the first frame: its start-up (a Python
-        # interpreter) never delays the screen. Peers see this instance a moment later.
-        app.call_after_refresh(relay.finish_start)
+        # The listener process starts now, in the second stage of start-up (after the
+        # first frame): its interpreter starts while the app does the rest of its start,
+        # on another CPU. Peers see this instance a moment later.
+        relay.finish_start()
         self.inbox.start(relay)
         if leftovers := relay.leftovers():
             count = sum(leftover.messages for leftover in leftovers)

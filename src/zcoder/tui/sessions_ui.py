@@ -21,6 +21,8 @@ from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.sessions.locks import acquire as acquire_lock
 
 if TYPE_CHECKING:
+    from textual.widget import AwaitMount
+
     from zcoder.tui.app import ZcoderApp
 
 log = logging.getLogger(__name__)
@@ -42,6 +44,8 @@ class SessionsUI:
         self.lock: SessionLock | None = None
         self.restoring_model = False
         """True while the resumed session's model is being checked (the warm-up waits)."""
+        self.shown: AwaitMount | None = None
+        """The mounting of the loaded session's entries (the meter waits for it)."""
         self.exit_session: str | None = None
         """Set on close: the session to name in the exit hint (None when it is empty)."""
 
@@ -143,11 +147,11 @@ class SessionsUI:
         app.agent.use_session(data.info.id, data.messages, data.user_ledger)
         app.transcript.clear()
         app.agent_view.reset()
-        app.transcript.show_saved([(e.role, e.text, e.metadata) for e in data.events])
+        self.shown = app.transcript.show_saved([(e.role, e.text, e.metadata) for e in data.events])
         if app.relay is not None:
             app.relay.refresh_manifest(session_id=data.info.id)
         self.refresh()
-        app.refresh_meter()
+        app.refresh_meter(after=self.shown)
         if not restore_model and not same_model(data.info.model, app.model):
             try:  # the session goes on with this model (-m, or a new session's)
                 self.store.set_model(data.info.id, app.model)

@@ -28,7 +28,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.timer import Timer
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
 from zcoder.relay.sanitize import visible
@@ -618,14 +618,14 @@ class Transcript(VerticalScroll):
         self.mount(entry)
         return entry
 
-    def show_saved(self, saved: Sequence[SavedEvent]) -> None:
+    def show_saved(self, saved: Sequence[SavedEvent]) -> AwaitMount | None:
         """A reopened session's transcript: its newest SAVED_ENTRIES_SHOWN entries, mounted
-        at once, under an ``EarlierEntries`` marker standing for the older ones."""
+        at once, under an ``EarlierEntries`` marker standing for the older ones. Returns
+        what to await for them to be mounted (None: there were none)."""
         older, newest = saved[:-SAVED_ENTRIES_SHOWN], saved[-SAVED_ENTRIES_SHOWN:]
         widgets: list[Static] = [EarlierEntries(older)] if older else []
         widgets.extend(entry_for_event(*event) for event in newest)
-        if widgets:
-            self.mount_all(widgets)
+        return self.mount_all(widgets) if widgets else None
 
     def clear(self) -> None:
         """Remove every entry (another session is shown) and follow its end."""
