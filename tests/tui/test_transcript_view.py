@@ -317,7 +317,7 @@ async def test_a_reply_held_too_long_is_drawn_after_a_keys_echo_though_typing_go
 
     from textual.app import App, ComposeResult
 
-    from zcoder.tui.transcript import REPLY_REDRAW_MAX, Transcript
+    from zcoder.tui.transcript import TYPING_REDRAW_MAX, Transcript
 
     class Host(App[None]):
         def compose(self) -> ComposeResult:
@@ -333,7 +333,7 @@ async def test_a_reply_held_too_long_is_drawn_after_a_keys_echo_though_typing_go
         transcript.note_typing()
         entry.stream("Held while typing.")
         assert entry.blocks.text == ""
-        entry._drawn_at = time.monotonic() - REPLY_REDRAW_MAX  # held for too long now
+        entry._drawn_at = time.monotonic() - TYPING_REDRAW_MAX  # held for too long now
 
         def typing_on() -> bool:
             transcript.note_typing()  # a key every check: the pause never comes

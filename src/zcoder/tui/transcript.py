@@ -106,9 +106,12 @@ REPLY_REDRAW_MAX = 0.5
 # While the user types, a streaming reply is not redrawn until this long after their last
 # key: each redraw of a growing reply lays out and repaints the transcript (tens of ms on a
 # slow machine), and a key typed meanwhile waits for it, so a held redraw lets the key's
-# echo have a frame of its own. One held for REPLY_REDRAW_MAX is drawn right after a key's
-# echo, the moment the next key is least likely.
+# echo have a frame of its own. One held for TYPING_REDRAW_MAX is drawn right after a key's
+# echo, the moment the next key is least likely. People pause longer than TYPING_HOLD
+# between most keys (60 words a minute is a key every 0.2 s), so the reply keeps moving
+# between them; only a fast burst holds it, never for more than TYPING_REDRAW_MAX.
 TYPING_HOLD = 0.15
+TYPING_REDRAW_MAX = 5.0
 # While a reply streams, settled blocks are closed into a part of their own once they
 # hold this many characters (see AssistantEntry).
 REPLY_PART_CHARS = 1500
@@ -183,8 +186,8 @@ class AssistantEntry(Entry):
 
     def draw_if_overdue(self) -> None:
         """Just after a key's echo was drawn (the moment the next key is least likely): a
-        reply whose redraw was held for REPLY_REDRAW_MAX or more is drawn now."""
-        if not self._stale or time.monotonic() - self._drawn_at < REPLY_REDRAW_MAX:
+        reply whose redraw was held for TYPING_REDRAW_MAX or more is drawn now."""
+        if not self._stale or time.monotonic() - self._drawn_at < TYPING_REDRAW_MAX:
             return
         if self._timer is not None:
             self._timer.stop()
