@@ -11,12 +11,11 @@ out by SlashCommands (tui/slash.py).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from functools import cached_property, partial
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -25,20 +24,18 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, ListView, TextArea
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import Worker, WorkerState
 
 from zcoder import __version__
 from zcoder.agent.status import Status
 from zcoder.config import Config
 from zcoder.model.backends import server_label
-from zcoder.tui.collector import tune_collector
 from zcoder.tui.commands import parse_slash, parse_user_command
-from zcoder.tui.exit_guard import ExitGuard
-from zcoder.tui.history import PromptHistory
 from zcoder.tui.interrupt import QUIT_AGAIN_TEXT, QUIT_WINDOW_SECONDS, CtrlC, Press
 from zcoder.tui.prompt import PromptInput
 from zcoder.tui.queued import QueuedPrompts
 from zcoder.tui.scheduler import TurnScheduler
+from zcoder.tui.startup import Startup
 from zcoder.tui.status import HeaderBar, HeaderState, turn_summary
 from zcoder.tui.terminal import ZcoderDriver
 from zcoder.tui.terminal_title import TerminalTitle
@@ -122,14 +119,12 @@ class ZcoderApp(App[int]):
         """``tune_gc``: tune the process's garbage collector once up (tui/collector.py);
         the program does, an app made in a test process shared with others does not."""
         super().__init__(driver_class=ZcoderDriver)  # keys as real terminals send them
-        self._tune_gc = tune_gc
         self.config = config
         self.model = config.model
         self._resume = resume
         self._keep_model = keep_model
         self.agent: Agent | None = None
-        self._started = False
-        self._exiting = False
+        self.startup = Startup(self, resume=resume is not None, tune_gc=tune_gc)
         self._turn: Worker[Any] | None = None
         self.scheduler = TurnScheduler(config.relay.max_auto_turns)
         self._deferred: list[Entry] | None = []
@@ -234,11 +229,6 @@ class ZcoderApp(App[int]):
         yield Footer()
 
     @property
-    def started(self) -> bool:
-        """The second stage of start-up has run: agent, sessions and relay exist."""
-        return self._started
-
-    @property
     def store(self) -> SessionStore | None:
         return self.sessions.store
 
@@ -268,6 +258,14 @@ class ZcoderApp(App[int]):
             return entry
         return self.transcript.add(entry)
 
+    def show_deferred_after(self, first: Callable[[], object]) -> None:
+        """Entries shown during start-up (``show``) were held; they are shown once
+        ``first`` has run (it opens the session, whose transcript they follow)."""
+        held, self._deferred = self._deferred or [], None
+        first()
+        for entry in held:
+            self.show(entry)
+
     def notice(self, text: str) -> None:
         self.show(Entry("system", system_text(text)))
 
@@ -285,112 +283,21 @@ class ZcoderApp(App[int]):
         return make_client(self.config)
 
     def on_mount(self) -> None:
-        """The first stage of start-up: what the first frame needs, and nothing else
-        (with ``--resume``, both stages run before the first frame).
-
-        The prompt takes keys from the first frame on. The agent, the tools, the model
-        client, the session store and the relay are started by ``finish_start`` once that
-        frame is drawn (importing them takes longer than drawing it); a prompt submitted
-        before then finishes the start first, so nothing typed is lost or reordered."""
-        loop = asyncio.get_running_loop()
-
-        def exit_from_any_thread(status: int) -> None:
-            loop.call_soon_threadsafe(self._exit_on_signal, status)
-
-        ExitGuard(exit_from_any_thread, self._forced_exit_cleanup).install()
-        self._open_history()
-        if self.config.relay.enabled:
-            self.header.refresh_state(relay="starting")
-        self.prompt_input.focus()
-        if self._resume is not None:
-            # A resumed session's screen is its transcript: drawn in the first layout,
-            # which is much cheaper than mounting its entries into a screen already shown.
-            self.finish_start()
-        else:
-            self.call_after_refresh(self.finish_start)
+        """Start-up's first stage; the second follows the first frame (tui/startup.py)."""
+        self.startup.first_stage()
 
     def finish_start(self) -> None:
-        """The second stage of start-up (see ``on_mount``); runs once, whichever asks first,
-        and not at all when the app is already leaving (Ctrl+C on the first frame)."""
-        if self._started or self._exiting:
-            return
-        self._started = True
-        from zcoder.agent import (
-            Agent,
-            AgentSettings,
-            load_instructions,
-            register_relay_tools,
-            render_instructions,
-        )
-        from zcoder.tools import ApprovalPolicy, default_registry
-        from zcoder.tui.relay_ui import RELAY_POLL_SECONDS
+        """Start-up's second stage: once, whichever asks first (tui/startup.py)."""
+        self.startup.finish()
 
-        self.sessions.open_store()
-        self.relay_ui.start()
-        registry = default_registry()
-        if self.relay is not None and self.relay.available:
-            register_relay_tools(registry, self.relay, self.dialogs)
-        self.agent = Agent(
-            client=self.client,
-            registry=registry,
-            settings=AgentSettings(
-                model=self.model,
-                workspace=self.config.workspace,
-                profile=self.config.profile,
-                think=self.config.think,
-                num_predict=self.config.max_output_tokens,
-                keep_alive=self.config.keep_alive,
-                compact_at=self.config.compact_at,
-                max_tool_output=self.config.max_tool_output,
-                instructions=render_instructions(
-                    load_instructions(self.config.workspace, self.config.home)
-                ),
-            ),
-            approval=ApprovalPolicy(
-                self.config.command_policy, self.config.profile, edits=self.config.edit_policy
-            ),
-            approver=self.dialogs,
-            on_event=self.agent_view.on_event,
-            store=self.store,
-            relay_available=lambda: self.relay is not None and self.relay.available,
-        )
-        startup, self._deferred = self._deferred or [], None
-        self.sessions.open_initial()  # its load starts the context meter
-        if self.sessions.session_id is None:  # no session store: the meter all the same
-            self.refresh_meter()
-        for entry in startup:
-            self.show(entry)
-        self.set_interval(RELAY_POLL_SECONDS, self.relay_ui.poll)
-        self.relay_ui.watch_workspace_peers()  # another instance here already?
-        self.relay_ui.refresh_header()
-        if self._tune_gc:  # once the session's entries are on screen
-            self.when_shown(self.sessions.shown, tune_collector)
-        if not self.sessions.restoring_model:  # else it warms up the session's model
-            self.model_ui.start_warmup()
-        self.schedule()  # prompts submitted before the start finished
-
-    def _open_history(self) -> None:
-        """The prompts sent in this workspace before, for Up, Down and Ctrl+R."""
-        history = PromptHistory.open(self.config.home, self.config.workspace)
-        self.prompt_input.habits.attach(
-            history,
-            workspace=self.config.workspace,
-            queued_waiting=lambda: bool(self.scheduler.prompts()),
-        )
-        if history.problem is not None:
-            self.error(history.problem)
+    @property
+    def started(self) -> bool:
+        """The second stage of start-up has run: agent, sessions and relay exist."""
+        return self.startup.finished
 
     def refresh_meter(self, *, after: Awaitable[object] | None = None) -> None:
-        """The header's context meter: the last real count, or an estimate before one.
-
-        Estimating a long history takes a while (about a second for a 5,000-event session
-        with megabytes of tool output), so it is done in a thread, after the screen has
-        been drawn (``after``: a reopened session's entries are mounted, and drawn,
-        first: the thread would slow their drawing down), and the header is updated when
-        it is ready; a newer refresh supersedes an older one still running."""
-        agent = self.agent
-        if agent is not None:
-            self.when_shown(after, partial(self._start_measuring, agent))
+        """The header's context meter, measured again (tui/model_ui.py)."""
+        self.model_ui.refresh_meter(after=after)
 
     def when_shown(self, mounting: Awaitable[object] | None, then: Callable[[], object]) -> None:
         """``then`` once ``mounting`` is done (if any) and the screen drawn after it."""
@@ -404,36 +311,19 @@ class ZcoderApp(App[int]):
 
         self.run_worker(wait_then(), exit_on_error=False)
 
-    def _start_measuring(self, agent: Agent) -> None:
-        self.run_worker(
-            partial(self._measure_context, agent),
-            thread=True,
-            group="context-meter",
-            exclusive=True,
-            exit_on_error=False,
-        )
-
-    def _measure_context(self, agent: Agent) -> None:
-        """In a worker thread: the meter's reading, handed to the header on the app's loop."""
-        usage = agent.usage_now()
-        if get_current_worker().is_cancelled:
-            return  # a newer refresh runs: its reading is the one to show
-        with contextlib.suppress(RuntimeError):  # the app is exiting
-            self.call_from_thread(self.header.refresh_state, context=usage)
-
     def refresh_sessions(self) -> None:
         self.sessions.refresh()
 
     def exit(
         self, result: int | None = None, return_code: int = 0, message: Any | None = None
     ) -> None:
-        self._exiting = True  # a start not yet finished is not finished now
+        self.startup.leaving = True  # a start not yet finished is not finished now
         super().exit(result, return_code, message)
 
     def on_unmount(self) -> None:
         self._stop_services()
 
-    def _exit_on_signal(self, status: int) -> None:
+    def exit_on_signal(self, status: int) -> None:
         """SIGTERM or SIGHUP: no question asked; queued relayed messages are discarded and
         their senders told (tui/quit_ui.py), then the app exits."""
         self.quit_ui.discard_all()
@@ -443,7 +333,7 @@ class ZcoderApp(App[int]):
         """Ctrl+Q: asks first when relayed messages would be dropped (tui/quit_ui.py)."""
         self.quit_ui.request(0)
 
-    def _forced_exit_cleanup(self) -> None:
+    def forced_exit_cleanup(self) -> None:
         """What an exit that cannot go through Textual must still do (tui/exit_guard.py)."""
         self._stop_services()
         driver = self._driver
@@ -451,7 +341,7 @@ class ZcoderApp(App[int]):
             driver.tmux_keys.restore()
 
     def _stop_services(self) -> None:
-        if self._started:  # else there is nothing to stop
+        if self.startup.finished:  # else there is nothing to stop
             self.relay_ui.stop()
             self.sessions.close()
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from zcoder.agent import Status
 from zcoder.model import ModelError
@@ -27,6 +29,7 @@ from zcoder.sessions import SessionStoreError
 from zcoder.tui.screens import ModelPicker
 
 if TYPE_CHECKING:
+    from zcoder.agent import Agent
     from zcoder.tui.app import ZcoderApp
 
 log = logging.getLogger(__name__)
@@ -47,6 +50,37 @@ class ModelUI:
         self._window_task: asyncio.Task[ContextWindow] | None = None
         self._allocation_checked: set[tuple[str, int]] = set()
         self._warned: set[str] = set()
+
+    # -- the header's context meter -----------------------------------------------------
+
+    def refresh_meter(self, *, after: Awaitable[object] | None = None) -> None:
+        """The header's context meter: the last real count, or an estimate before one.
+
+        Estimating a long history takes a while (about a second for a 5,000-event session
+        with megabytes of tool output), so it is done in a thread, after the screen has
+        been drawn (``after``: a reopened session's entries are mounted, and drawn,
+        first: the thread would slow their drawing down), and the header is updated when
+        it is ready; a newer refresh supersedes an older one still running."""
+        agent = self.app.agent
+        if agent is not None:
+            self.app.when_shown(after, partial(self._start_measuring, agent))
+
+    def _start_measuring(self, agent: Agent) -> None:
+        self.app.run_worker(
+            partial(self._measure_context, agent),
+            thread=True,
+            group="context-meter",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    def _measure_context(self, agent: Agent) -> None:
+        """In a worker thread: the meter's reading, handed to the header on the app's loop."""
+        usage = agent.usage_now()
+        if get_current_worker().is_cancelled:
+            return  # a newer refresh runs: its reading is the one to show
+        with contextlib.suppress(RuntimeError):  # the app is exiting
+            self.app.call_from_thread(self.app.header.refresh_state, context=usage)
 
     # -- warm-up ------------------------------------------------------------------------
 
