@@ -541,3 +541,39 @@ async def test_an_app_made_without_tune_gc_leaves_the_collector_be(fake, make_co
         await idle(pilot, app)
         await pilot.pause(0.2)
         assert (gc.get_threshold(), gc.get_freeze_count()) == before
+
+
+async def test_the_first_frame_needs_no_agent_and_an_early_prompt_waits_for_it(
+    fake, make_config, app_factory, monkeypatch
+):
+    """Start-up's first stage draws the prompt (focused) and the header with the relay
+    starting, and makes no agent, session or relay; a prompt submitted then runs the
+    second stage first and is sent, whole and once (tui/startup.py)."""
+    from zcoder.tui.startup import Startup
+
+    real_finish = Startup.finish
+    calls: list[str] = []
+
+    def finish_only_when_asked(self: Startup) -> None:
+        # The call the first frame schedules is dropped: "the second stage has not run
+        # yet", for as long as the test needs; the submitted prompt's call runs it.
+        calls.append("finish")
+        if len(calls) > 1:
+            real_finish(self)
+
+    monkeypatch.setattr(Startup, "finish", finish_only_when_asked)
+    fake.enqueue(Turn.text("answered"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        assert calls == ["finish"]
+        assert not app.started and app.agent is None and app.store is None
+        assert app.relay is None and app.header_state.relay == "starting"
+        assert app.focused is app.prompt_input
+        await submit(pilot, app, "typed before the start finished")
+        await idle(pilot, app)
+        assert app.started and app.agent is not None
+        await wait_until(pilot, lambda: "answered" in transcript_text(app))
+        await wait_until(pilot, lambda: app.header_state.relay == "ready")
+    [body] = fake.chat_bodies
+    assert body["messages"][-1] == {"role": "user", "content": "typed before the start finished"}
