@@ -564,15 +564,19 @@ async def test_the_first_frame_needs_no_agent_and_an_early_prompt_waits_for_it(
     monkeypatch.setattr(Startup, "finish", finish_only_when_asked)
     fake.enqueue(Turn.text("answered"))
     app = app_factory(make_config())
+
+    def started() -> bool:
+        return app.started and app.agent is not None and app.store is not None
+
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.3)
         assert calls == ["finish"]
-        assert not app.started and app.agent is None and app.store is None
+        assert not started() and app.agent is None and app.store is None
         assert app.relay is None and app.header_state.relay == "starting"
         assert app.focused is app.prompt_input
         await submit(pilot, app, "typed before the start finished")
         await idle(pilot, app)
-        assert app.started and app.agent is not None
+        assert started()
         await wait_until(pilot, lambda: "answered" in transcript_text(app))
         await wait_until(pilot, lambda: app.header_state.relay == "ready")
     [body] = fake.chat_bodies
