@@ -405,9 +405,9 @@ def resume(results: Results, reps: int, events: int) -> None:
     )
     p, f, loaded = spread(process), spread(fresh), spread(loads)
     added = p.median - f.median
-    table.rows.append(["spawn → the last entry, the prompt and the relay state shown",
+    table.rows.append(["spawn → the last entry, the prompt and `relay: ready` shown",
                        str(p.count), ms(p.median), ms(p.p90), ms(max(process))])  # fmt: skip
-    table.rows.append(["spawn → first frame of a fresh start (interleaved with the above)",
+    table.rows.append(["spawn → start-up complete of a fresh start (interleaved with the above)",
                        str(f.count), ms(f.median), ms(f.p90), ms(max(fresh))])  # fmt: skip
     table.rows.append(["what resuming adds (difference of the medians)", "—", ms(added),
                        "—", "—"])  # fmt: skip
