@@ -23,6 +23,7 @@ from textual.actions import SkipAction
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.widget import Widget
 from textual.widgets import Footer, Input, ListView, TextArea
 from textual.worker import Worker, WorkerState
 
@@ -47,7 +48,7 @@ from zcoder.tui.transcript import (
     error_text,
     system_text,
 )
-from zcoder.tui.widgets import SessionItem, SessionList
+from zcoder.tui.widgets import SessionItem, SessionList, SidebarPlaceholder
 
 if TYPE_CHECKING:
     # The agent, the model client, the relay, the session store and the parts of the UI
@@ -143,7 +144,8 @@ class ZcoderApp(App[int]):
             self.header_state, terminal_title=TerminalTitle(self.header_state.project)
         )
         self.ctrl_c = CtrlC()
-        self.sidebar = SessionList(id="sessions")
+        self.sidebar = SessionList(id="sessions")  # in place of the placeholder at start
+        self._sidebar_placeholder: SidebarPlaceholder | None = SidebarPlaceholder()
         self.transcript = Transcript(id="transcript")
         self.prompt_input = PromptInput(id="prompt", soft_wrap=True, show_line_numbers=False)
         self.prompt_input.typing_hook = self.transcript.note_typing
@@ -220,7 +222,7 @@ class ZcoderApp(App[int]):
         # top (a dialog, say) and miss these.
         yield self.header
         with Horizontal(id="body"):
-            yield self.sidebar
+            yield self._sidebar_placeholder or self.sidebar
             with Vertical(id="main"):
                 yield self.transcript
                 yield self.transcript.hint
@@ -502,8 +504,19 @@ class ZcoderApp(App[int]):
             return self.header_state.waiting  # the key is shown only while tasks wait
         return True
 
+    def install_sidebar(self) -> None:
+        """The sessions list in place of the first frame's placeholder (start-up's second
+        stage, before the sessions are listed)."""
+        placeholder, self._sidebar_placeholder = self._sidebar_placeholder, None
+        body = placeholder.parent if placeholder is not None else None
+        if placeholder is None or not isinstance(body, Widget):
+            return
+        self.sidebar.display = placeholder.display
+        body.mount(self.sidebar, before=placeholder)
+        placeholder.remove()
+
     def action_toggle_sidebar(self) -> None:
-        sidebar = self.sidebar
+        sidebar = self._sidebar_placeholder or self.sidebar
         sidebar.display = not sidebar.display
 
     def action_new_session(self) -> None:

@@ -77,6 +77,7 @@ class Startup:
         from zcoder.tui.relay_ui import RELAY_POLL_SECONDS  # noqa: PLC0415
 
         app, config = self.app, self.app.config
+        app.install_sidebar()
         app.sessions.open_store()
         app.relay_ui.start()  # the listener's interpreter starts alongside what follows
         registry = default_registry()

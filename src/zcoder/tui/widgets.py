@@ -87,6 +87,20 @@ class SessionItem(ListItem):
         self.info = info
 
 
+class SidebarPlaceholder(Static):
+    """What the sessions list looks like while it is still empty, in the first frame.
+
+    The list (a ListView) costs about 30 ms of the first frame to mount and style, and it
+    has nothing to show before the session store is open (the second stage of start-up,
+    tui/startup.py), which puts the real list in its place."""
+
+    DEFAULT_CSS = """
+    SidebarPlaceholder {
+        width: 30; height: 1fr; background: $surface; border-right: solid $primary-background;
+    }
+    """
+
+
 class SessionList(ListView):
     """Sessions of this workspace and profile, newest first."""
 
