@@ -52,7 +52,11 @@ class RelayUI:
         self._sharing: dict[str, str] = {}  # instance id -> label, peers sharing the workspace
         self._looking = False
 
-    def start(self) -> None:
+    def start(self, *, spawn_now: bool = False) -> None:
+        """Start the relay; its listener process is spawned once the next frame is drawn
+        (the spawn briefly holds the interpreter lock), or at once with ``spawn_now``
+        (--resume: its interpreter then starts on the other CPU while the resumed
+        transcript's first frame is laid out, which takes far longer)."""
         app = self.app
         settings = app.config.relay
         if not settings.enabled:
@@ -78,10 +82,11 @@ class RelayUI:
             return
         self.relay = relay
         self._was_available = True
-        # The listener process starts now, in the second stage of start-up (after the
-        # first frame): its interpreter starts while the app does the rest of its start,
-        # on another CPU. Peers see this instance a moment later.
-        relay.finish_start()
+        # Peers see this instance a moment after the listener has started.
+        if spawn_now:
+            relay.finish_start()
+        else:
+            app.call_after_refresh(relay.finish_start)
         self.inbox.start(relay)
         if leftovers := relay.leftovers():
             count = sum(leftover.messages for leftover in leftovers)

@@ -79,7 +79,7 @@ class Startup:
         app, config = self.app, self.app.config
         app.install_sidebar()
         app.sessions.open_store()
-        app.relay_ui.start()  # the listener's interpreter starts alongside what follows
+        app.relay_ui.start(spawn_now=self.resume)
         registry = default_registry()
         if app.relay is not None and app.relay.available:
             register_relay_tools(registry, app.relay, app.dialogs)
