@@ -28,8 +28,6 @@ from zcoder.agent import (
     ToolFinished,
     ToolStarted,
     TurnFinished,
-    load_instructions,
-    render_instructions,
 )
 from zcoder.config import Config
 from zcoder.model import ModelClient, ModelError, make_client
@@ -304,17 +302,7 @@ async def _run_turn(
         if session_model is not None and not same_model(session_model, model):
             with contextlib.suppress(SessionStoreError):
                 store.set_model(session_id, model)
-        settings = AgentSettings(
-            model=model,
-            workspace=config.workspace,
-            profile=config.profile,
-            think=config.think,
-            num_predict=config.max_output_tokens,
-            keep_alive=config.keep_alive,
-            compact_at=config.compact_at,
-            max_tool_output=config.max_tool_output,
-            instructions=render_instructions(load_instructions(config.workspace, config.home)),
-        )
+        settings = AgentSettings.from_config(config, model)
         agent = Agent(
             client=client,
             registry=default_registry(),

@@ -312,9 +312,22 @@ def test_one_request_that_breaks_the_decision_does_not_stop_the_listener(thread_
     assert listener.alive
 
 
-def test_spares_are_used_only_when_pristine(tmp_path: Path):
+def _envelope(n: int, body: str = "secret task {n}"):
     from zcoder.relay.protocol import Envelope
 
+    return Envelope(
+        message_id=f"2-2-{n}",
+        target_instance_id="1-1",
+        sender_instance_id="2-2",
+        sender_pid=2,
+        sender_project="p",
+        sender_workspace="/p",
+        body=body.format(n=n),
+        created_at=1,
+    )
+
+
+def test_spares_are_used_only_when_pristine(tmp_path: Path):
     spool = Spool(tmp_path / "spool", "1-1", 65536, 8000)
     spool.create()
     assert spool.top_up_spares(8) == 8
@@ -325,36 +338,12 @@ def test_spares_are_used_only_when_pristine(tmp_path: Path):
     spares[0].unlink()
     spares[0].symlink_to(tmp_path / "elsewhere")
     for n in range(10):
-        envelope = Envelope(
-            message_id=f"2-2-{n}",
-            target_instance_id="1-1",
-            sender_instance_id="2-2",
-            sender_pid=2,
-            sender_project="p",
-            sender_workspace="/p",
-            body=f"task {n}",
-            created_at=1,
-        )
+        envelope = _envelope(n, body="task {n}")
         assert spool.store(envelope, envelope.to_payload(), 64)[0] == "accepted"
     assert not (tmp_path / "elsewhere").exists()
     for n, entry in enumerate(sorted((spool.root / "inbox").iterdir())):
         assert stat.S_ISREG(entry.lstat().st_mode)
         assert json.loads(entry.read_bytes())["body"] == f"task {n}"
-
-
-def _envelope(n: int):
-    from zcoder.relay.protocol import Envelope
-
-    return Envelope(
-        message_id=f"2-2-{n}",
-        target_instance_id="1-1",
-        sender_instance_id="2-2",
-        sender_pid=2,
-        sender_project="p",
-        sender_workspace="/p",
-        body=f"secret task {n}",
-        created_at=1,
-    )
 
 
 def test_a_done_message_s_file_becomes_an_empty_spare(tmp_path: Path):

@@ -37,6 +37,7 @@ from zcoder.agent.events import (
     TurnFinished,
     UserCommandFinished,
 )
+from zcoder.agent.instructions import load_instructions, render_instructions
 from zcoder.agent.live_output import LiveOutput
 from zcoder.agent.loops import LoopDetector
 from zcoder.agent.prompts import (
@@ -51,7 +52,7 @@ from zcoder.agent.relay_wrapper import relay_wrapper
 from zcoder.agent.status import ContextUsage, Status
 from zcoder.agent.usage import Breakdown, ContextMeter, cut_off_reason, fit_tool_output
 from zcoder.agent.user_command import run_user_command
-from zcoder.config import DEFAULT_COMPACT_AT
+from zcoder.config import DEFAULT_COMPACT_AT, Config
 from zcoder.model import (
     AssistantReply,
     ChatEvent,
@@ -119,6 +120,22 @@ class AgentSettings:
     max_tool_output: int = 32768
     instructions: str = ""
     retry_delay: float = RETRY_DELAY_SECONDS
+
+    @classmethod
+    def from_config(cls, config: Config, model: str) -> AgentSettings:
+        """The settings zcoder runs ``model`` with: the app's and ``--prompt``'s, from the
+        validated configuration, with the workspace's AGENTS.md chain read now."""
+        return cls(
+            model=model,
+            workspace=config.workspace,
+            profile=config.profile,
+            think=config.think,
+            num_predict=config.max_output_tokens,
+            keep_alive=config.keep_alive,
+            compact_at=config.compact_at,
+            max_tool_output=config.max_tool_output,
+            instructions=render_instructions(load_instructions(config.workspace, config.home)),
+        )
 
 
 class Agent:

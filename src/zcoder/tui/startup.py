@@ -69,9 +69,7 @@ class Startup:
         from zcoder.agent import (  # noqa: PLC0415 - the point of the second stage
             Agent,
             AgentSettings,
-            load_instructions,
             register_relay_tools,
-            render_instructions,
         )
         from zcoder.tools import ApprovalPolicy, default_registry  # noqa: PLC0415
         from zcoder.tui.relay_ui import RELAY_POLL_SECONDS  # noqa: PLC0415
@@ -86,17 +84,7 @@ class Startup:
         app.agent = Agent(
             client=app.client,
             registry=registry,
-            settings=AgentSettings(
-                model=app.model,
-                workspace=config.workspace,
-                profile=config.profile,
-                think=config.think,
-                num_predict=config.max_output_tokens,
-                keep_alive=config.keep_alive,
-                compact_at=config.compact_at,
-                max_tool_output=config.max_tool_output,
-                instructions=render_instructions(load_instructions(config.workspace, config.home)),
-            ),
+            settings=AgentSettings.from_config(config, app.model),
             approval=ApprovalPolicy(
                 config.command_policy, config.profile, edits=config.edit_policy
             ),
