@@ -235,6 +235,46 @@ def test_accepted_messages_nudge_the_parent(make_relay):
     assert beta.sequences().last_accepted == 1
 
 
+@pytest.mark.parametrize("wait", [True, False], ids=["start", "start-then-finish"])
+def test_ready_is_said_only_once_peers_can_find_the_instance(
+    relay_env, short_dir, monkeypatch, wait
+):
+    """Whoever sees ``ready`` (the app's header, another thread) can already be found: the
+    manifest is written before ``ready`` turns true, never after (CI once sent in between)."""
+    from zcoder.relay import Relay, load_relay_settings
+    from zcoder.relay.client import discover
+    from zcoder.relay.registry import write_manifest
+
+    def found(relay: Relay) -> bool:
+        assert relay.registry is not None
+        peers = discover(relay.registry, self_instance_id=None, timeout=5.0).peers
+        return any(p.instance_id == relay.instance_id for p in peers)
+
+    seen: list[tuple[bool, bool]] = []  # (ready, found) at each manifest write
+    relays: list[Relay] = []
+
+    def watched_write(registry, manifest):
+        relay = relays[0]
+        seen.append((relay.ready, found(relay)))
+        write_manifest(registry, manifest)
+
+    monkeypatch.setattr("zcoder.relay.instance.write_manifest", watched_write)
+    workspace = short_dir / "alpha"
+    workspace.mkdir()
+    relay = Relay(load_relay_settings(relay_env), workspace=workspace, env=relay_env)
+    relays.append(relay)
+    try:
+        relay.start(wait=wait)
+        if not wait:
+            relay.finish_start()
+            _wait(lambda: relay.ready, "the relay to become ready")
+        assert seen and seen[0] == (False, False), "ready was said before the manifest existed"
+        assert relay.ready
+        assert found(relay)
+    finally:
+        relay.stop()
+
+
 def test_refusals_are_logged_in_the_parents_log(make_relay, caplog):
     relay = make_relay("alpha")
     with caplog.at_level("INFO", logger="zcoder.relay.listener"):

@@ -352,6 +352,16 @@ class Relay:
     def _publish(self) -> None:
         if not self.available or not self._ready:
             return
+        self._write_manifest()
+
+    def _go_live(self) -> None:
+        """Publish the manifest, and only then say ready: whoever sees ``ready`` (another
+        thread, a test) can already find this instance in the registry."""
+        if self.available:
+            self._write_manifest()
+            self._ready = self.available
+
+    def _write_manifest(self) -> None:
         assert self.registry is not None
         try:
             write_manifest(self.registry, self._manifest())
@@ -381,8 +391,7 @@ class Relay:
                 return self.status()
             self._started = True
             if wait:
-                self._ready = True
-                self._publish()
+                self._go_live()
                 if not self.available:
                     self._teardown()
             return self.status()
@@ -407,8 +416,7 @@ class Relay:
             self._mark_unavailable(str(exc) if isinstance(exc, RegistryError) else _os_reason(exc))
             return
         with self._lock:
-            self._ready = True
-            self._publish()
+            self._go_live()
         if self.on_ready is not None and self.ready:
             self.on_ready()
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable
-from functools import cached_property
+from collections.abc import Awaitable, Callable, Coroutine
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -301,6 +301,17 @@ class ZcoderApp(App[int]):
         """The header's context meter, measured again (tui/model_ui.py)."""
         self.model_ui.refresh_meter(after=after)
 
+    def run_later(
+        self,
+        work: Callable[[], Coroutine[Any, Any, object]],
+        *,
+        group: str = "default",
+        exit_on_error: bool = False,
+    ) -> Worker[Any]:
+        """``run_worker`` given a coroutine function, never a coroutine: a worker cancelled
+        before it starts (the app quitting) then leaves no coroutine unawaited."""
+        return self.run_worker(work, group=group, exit_on_error=exit_on_error)
+
     def when_shown(self, mounting: Awaitable[object] | None, then: Callable[[], object]) -> None:
         """``then`` once ``mounting`` is done (if any) and the screen drawn after it."""
         if mounting is None:
@@ -311,7 +322,7 @@ class ZcoderApp(App[int]):
             await mounting
             self.call_after_refresh(then)
 
-        self.run_worker(wait_then(), exit_on_error=False)
+        self.run_later(wait_then)
 
     def refresh_sessions(self) -> None:
         self.sessions.refresh()
@@ -418,7 +429,11 @@ class ZcoderApp(App[int]):
         command = parse_slash(text)  # the input cleared itself: keys typed since stay
         if command is not None:
             self.show(Entry("system", system_text(f"› {text.strip()}")))
-            self.run_worker(self.slash.run(command.name, command.argument), group="command")
+            self.run_later(
+                partial(self.slash.run, command.name, command.argument),
+                group="command",
+                exit_on_error=True,
+            )
             return
         marks = self.relay_ui.sequences()
         self.scheduler.queue_prompt(

@@ -89,7 +89,7 @@ class ModelUI:
         self.cancel_warmup()
         self._resolve_window()
         self.app.header.refresh_state(status=Status.WARMING_UP.value)
-        self._warmup = self.app.run_worker(self._warm(), group="warmup", exit_on_error=False)
+        self._warmup = self.app.run_later(self._warm, group="warmup")
 
     def cancel_warmup(self) -> None:
         """A real request (or another warm-up) supersedes the warm-up."""
@@ -175,10 +175,8 @@ class ModelUI:
         if (model, window.tokens) in self._allocation_checked:
             return
         self._allocation_checked.add((model, window.tokens))
-        self.app.run_worker(
-            self._report_allocation(client, model, window),
-            group="allocation",
-            exit_on_error=False,
+        self.app.run_later(
+            partial(self._report_allocation, client, model, window), group="allocation"
         )
 
     async def _report_allocation(

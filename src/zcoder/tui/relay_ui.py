@@ -12,6 +12,7 @@ import asyncio
 import dataclasses
 import logging
 import os
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -270,7 +271,11 @@ class RelayUI:
             return
         self._registry_mark = mark
         self._looking = True
-        self.app.run_worker(self._look_for_workspace_peers(relay), group="workspace-peers")
+        self.app.run_later(
+            partial(self._look_for_workspace_peers, relay),
+            group="workspace-peers",
+            exit_on_error=True,
+        )
 
     async def _look_for_workspace_peers(self, relay: Relay) -> None:
         try:

@@ -11,6 +11,7 @@ and says why; picking a session open elsewhere in the sidebar says so and stays 
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import TYPE_CHECKING
 
 from zcoder.model import ModelError
@@ -159,10 +160,9 @@ class SessionsUI:
                 app.error(str(exc))
         if restore_model:
             self.restoring_model = True
-            app.run_worker(
-                self._restore_model(data.info.model, warm_if_kept=initial),
+            app.run_later(
+                partial(self._restore_model, data.info.model, warm_if_kept=initial),
                 group="session-model",
-                exit_on_error=False,
             )
 
     async def _restore_model(self, session_model: str, *, warm_if_kept: bool) -> None:
