@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from zcoder.relay.peercred import is_same_or_descendant, is_sender_in_its_session
+from zcoder.relay.peercred import ProcessStats, is_same_or_descendant, is_sender_in_its_session
 
 pytestmark = [
     pytest.mark.timeout(60),
@@ -110,3 +110,56 @@ def test_impossible_pids_are_refused():
     assert not is_sender_in_its_session(-1, os.getpid())
     assert not is_sender_in_its_session(os.getpid(), 0)
     assert not is_sender_in_its_session(os.getpid(), 10**30)  # a pid no kernel has
+
+
+# -- the listener's kept descriptors (ProcessStats) ---------------------------------------
+
+
+def _stat_fds() -> int:
+    """This process's descriptors open on some /proc/<pid>/stat."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        count += target.startswith("/proc/") and target.endswith("/stat")
+    return count
+
+
+def test_kept_descriptors_see_a_sender_exit_and_are_let_go_once_it_is_reaped(children):
+    child = Child()
+    children.append(child)
+    stats = ProcessStats()
+    assert _stat_fds() == 0
+    for _ in range(3):  # the first check opens its stat; the next ones read it again
+        assert is_sender_in_its_session(child.pid, child.pid, stats.fields)
+    assert _stat_fds() == 1
+    child.exit_unreaped()
+    assert not is_sender_in_its_session(child.pid, child.pid, stats.fields)  # a zombie
+    child.close()
+    assert not is_sender_in_its_session(child.pid, child.pid, stats.fields)  # reaped
+    assert _stat_fds() == 0  # nothing kept for a process that is gone
+    stats.close()
+
+
+def test_kept_descriptors_are_bounded_and_closed(children):
+    stats = ProcessStats(limit=2)
+    for _ in range(3):
+        child = Child()
+        children.append(child)
+        assert is_sender_in_its_session(child.pid, os.getpid(), stats.fields)
+        assert 1 <= _stat_fds() <= 2
+    stats.close()
+    assert _stat_fds() == 0
+
+
+def test_kept_descriptors_give_the_same_answers_as_a_fresh_read(children):
+    child = Child(new_session=True)
+    children.append(child)
+    stats = ProcessStats()
+    for pid, sender in ((child.pid, os.getpid()), (os.getpid(), child.pid), (child.pid, child.pid)):
+        fresh = is_sender_in_its_session(pid, sender)
+        assert is_sender_in_its_session(pid, sender, stats.fields) == fresh
+        assert is_sender_in_its_session(pid, sender, stats.fields) == fresh  # kept, read again
+    stats.close()

@@ -22,7 +22,12 @@ from typing import Any
 
 from zcoder.relay.control import EventWriter, LineReader, encode
 from zcoder.relay.listener import Listener
-from zcoder.relay.peercred import PeerCredentials, can_check_ancestry, is_sender_in_its_session
+from zcoder.relay.peercred import (
+    PeerCredentials,
+    ProcessStats,
+    can_check_ancestry,
+    is_sender_in_its_session,
+)
 from zcoder.relay.protocol import Envelope, FrameError, decode_flat_object, validate_envelope
 from zcoder.relay.receipts import Receipt, ReceiptBook
 from zcoder.relay.receiver import Decision, Receiver
@@ -80,6 +85,7 @@ class ListenerService:
         home = config.get("home")
         self.trust = TrustBook(Path(home) if home else None, Inbound(config["inbound"]))
         self.manifests = ManifestCache()
+        self.process_stats = ProcessStats()  # of the connecting processes, for check_sender
         self._checked: tuple[str, Manifest] | None = None  # the last sender checked
         self.receipts = _ForwardingBook(events)
         self.receiver = Receiver(
@@ -108,6 +114,7 @@ class ListenerService:
             self.listener.serve_forever()
         finally:
             self.listener.stop()
+            self.process_stats.close()
         if self.listener.error is not None:
             self.events.send(
                 {"op": "died", "reason": f"the relay listener stopped: {self.listener.error!r}"}
@@ -195,7 +202,7 @@ class ListenerService:
         if (
             peer is not None
             and can_check_ancestry()
-            and not is_sender_in_its_session(peer.pid, sender_pid)
+            and not is_sender_in_its_session(peer.pid, sender_pid, self.process_stats.fields)
         ):
             return "the connecting process is not the sender or its descendant in its session"
         try:

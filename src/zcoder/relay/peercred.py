@@ -7,6 +7,7 @@ import os
 import socket
 import struct
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -47,11 +48,60 @@ def _stat_fields(pid: int) -> list[bytes] | None:
         return None
     finally:
         os.close(fd)
+    return _fields_of(data)
+
+
+def _fields_of(data: bytes) -> list[bytes] | None:
     # The command name is in parentheses and may itself contain ") ", so split at the last.
     close = data.rfind(b")")
     if close < 0:
         return None
     return data[close + 2 :].split()
+
+
+class ProcessStats:
+    """/proc/<pid>/stat of the few processes that keep connecting (the listener's senders),
+    each read through a descriptor kept open for its pid: a read costs half an open, read
+    and close. A descriptor stays bound to the process it was opened for; once that process
+    is reaped its reads fail (ESRCH) and the pid is looked up afresh, so a reused pid is
+    never taken for the process that had it. At most ``limit`` descriptors are kept."""
+
+    def __init__(self, limit: int = 16) -> None:
+        self.limit = limit
+        self._fds: dict[int, int] = {}
+
+    def fields(self, pid: int) -> list[bytes] | None:
+        fd = self._fds.get(pid)
+        if fd is not None:
+            try:
+                data = os.pread(fd, 4096, 0)
+            except OSError:
+                data = b""
+            if data:
+                return _fields_of(data)
+            self._forget(pid)
+        try:
+            fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            os.close(fd)
+            return None
+        if len(self._fds) >= self.limit:
+            self.close()
+        self._fds[pid] = fd
+        return _fields_of(data)
+
+    def _forget(self, pid: int) -> None:
+        fd = self._fds.pop(pid, None)
+        if fd is not None:
+            os.close(fd)
+
+    def close(self) -> None:
+        for pid in list(self._fds):
+            self._forget(pid)
 
 
 def parent_pid(pid: int) -> int | None:
@@ -83,23 +133,30 @@ def is_same_or_descendant(pid: int, ancestor: int) -> bool:
 _EXITED_STATES: Final = (b"Z", b"X", b"x")
 
 
-def is_sender_in_its_session(pid: int, sender_pid: int) -> bool:
+def is_sender_in_its_session(
+    pid: int,
+    sender_pid: int,
+    stat_fields: Callable[[int], list[bytes] | None] = _stat_fields,
+) -> bool:
     """Whether the live process ``pid`` is ``sender_pid``, or a descendant of it that is
     still in ``sender_pid``'s own session (a subshell is; a command started with setsid,
     as run_command starts every command, is not). A process that is gone, or has exited
-    and not yet been reaped, is refused: nothing about it can be trusted any more."""
+    and not yet been reaped, is refused: nothing about it can be trusted any more.
+    ``stat_fields`` reads ``pid``'s stat (a ProcessStats' ``fields``, in the listener)."""
     if pid <= 0 or sender_pid <= 0:  # getsid(0) would be this process's own session
         return False
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     if fields is None or len(fields) < 4 or fields[0] in _EXITED_STATES:
         return False
+    if pid == sender_pid:
+        return True  # the sender itself, alive: its session is its own
     try:
         parent, session = int(fields[1]), int(fields[3])
         if session != os.getsid(sender_pid):
             return False
     except (ValueError, OverflowError, OSError):  # the sender's pid is what a peer wrote
         return False
-    return pid == sender_pid or is_same_or_descendant(parent, sender_pid)
+    return is_same_or_descendant(parent, sender_pid)
 
 
 @functools.cache
