@@ -5,6 +5,8 @@ BIN    := $(VENV)/bin
 # The venv's tools (rg among them) come first, for zcoder and for the tests.
 export PATH := $(abspath $(BIN)):$(PATH)
 STAMP  := $(VENV)/.installed-stamp
+# The tests run in parallel, one worker per core up to four (PYTEST_ARGS= runs them in one).
+PYTEST_ARGS ?= -n auto --maxprocesses 4
 
 .PHONY: run test lint typecheck unit bench clean fake-ollama screenshots terminal-tools
 
