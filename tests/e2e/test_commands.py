@@ -140,12 +140,14 @@ def test_a_command_running_when_zcoder_is_killed_reopens_interrupted_with_its_ou
 ) -> None:
     server = world.server(demo=False)
     workspace = world.workspace("alpha")
-    command = "echo before-the-kill; echo $$ > shell.pid; sleep 300"
+    # The output (upper case) is not in the command line the entry shows as the call
+    # starts: seeing it on screen means zcoder has read it.
+    command = "echo before-the-kill | tr a-z A-Z; echo $$ > shell.pid; sleep 300"
     server.enqueue(Turn.tool_calls(call("run_command", {"command": command}, id="c1")))
     a = world.start("alpha", server, ZCODER_COMMAND_POLICY="allow")
     mark = a.mark()
     a.submit("run it")
-    a.wait_text("before-the-kill", since=mark)
+    a.wait_text("BEFORE-THE-KILL", since=mark)
     pid_file = workspace / "shell.pid"
     wait_until(lambda: pid_file.exists() and pid_file.read_text().endswith("\n"), what="pid")
     shell = int((workspace / "shell.pid").read_text())
@@ -158,7 +160,7 @@ def test_a_command_running_when_zcoder_is_killed_reopens_interrupted_with_its_ou
             os.killpg(shell, signal.SIGKILL)  # its own process group: not the pty's
     [event] = [e for e in data.events if e.role == "tool"]
     assert event.metadata["status"] == "interrupted"
-    assert event.text == "before-the-kill\n"
+    assert event.text == "BEFORE-THE-KILL\n"
 
 
 @pytest.mark.parametrize("mode", ["off", "on"])

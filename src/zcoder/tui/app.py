@@ -381,15 +381,17 @@ class ZcoderApp(App[int]):
     def show_queue(self) -> None:
         self.queued_prompts.show_queue(self.scheduler.prompts(), editing=self.scheduler.editing())
 
-    def start_turn(self, coroutine: Any, *, relay: bool, model: bool = True) -> None:
-        """Run ``coroutine`` as the turn (a prompt, a relayed task, /compact, a !command:
+    def start_turn(
+        self, work: Callable[[], Coroutine[Any, Any, object]], *, relay: bool, model: bool = True
+    ) -> None:
+        """Run ``work`` as the turn (a prompt, a relayed task, /compact, a !command:
         ``model`` False, it asks the model nothing and the warm-up goes on)."""
         if model:
             self.model_ui.cancel_warmup()  # a real request supersedes the warm-up
         self.header.turn_started()
         if self.relay is not None:
             self.relay.set_state("busy")
-        self._turn = self.run_worker(coroutine, group="turn", exit_on_error=False)
+        self._turn = self.run_later(work, group="turn")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if self.model_ui.warmup_ended(event):

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from zcoder.agent.usage import render_breakdown
@@ -94,7 +95,7 @@ class SlashCommands:
         if app.busy:
             app.notice("/compact runs when no turn is running; try again when this one ends.")
             return
-        app.start_turn(self._compact_turn(focus), relay=False)
+        app.start_turn(partial(self._compact_turn, focus), relay=False)
 
     async def _compact_turn(self, focus: str) -> None:
         app = self.app

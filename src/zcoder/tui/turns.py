@@ -6,6 +6,7 @@ task (which ends with a receipt to its sender). The app starts and watches the w
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import TYPE_CHECKING
 
 from zcoder.relay import ClaimedMessage, QuarantinedMessage
@@ -37,7 +38,7 @@ class Turns:
                     continue
                 if claimed is not None:
                     app.scheduler.relay_started()
-                    app.start_turn(self.relay_turn(claimed), relay=True)
+                    app.start_turn(partial(self.relay_turn, claimed), relay=True)
                     return
                 step = app.scheduler.next_turn(None)
             if step is Next.PROMPT:
@@ -45,10 +46,10 @@ class Turns:
                 app.show_queue()
                 command = parse_user_command(prompt)
                 if command:  # !command: runs without a turn (its entry shows it)
-                    app.start_turn(self.user_command(command), relay=False, model=False)
+                    app.start_turn(partial(self.user_command, command), relay=False, model=False)
                     return
                 app.show(Entry("user", user_text(prompt)))  # in the transcript as it starts
-                app.start_turn(self.user_turn(prompt), relay=False)
+                app.start_turn(partial(self.user_turn, prompt), relay=False)
             else:
                 app.relay_ui.announce_waiting(oldest)
             return
