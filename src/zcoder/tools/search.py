@@ -39,6 +39,9 @@ MAX_LINE_CHARS = 300
 """Matched lines longer than this are cut (minified files would flood the output)."""
 _BINARY_SNIFF_BYTES = 8192
 _RG_TIMEOUT_SECONDS = 60.0
+_RG_LINE_LIMIT = 4 * 1024 * 1024
+"""The longest line of ripgrep's JSON read: one match with its whole line, which in a
+minified file can be megabytes. Past it, the search is done in Python instead."""
 
 
 def find_ripgrep() -> str | None:
@@ -55,6 +58,10 @@ def _format(path: str, number: int, text: str) -> str:
 
 class SearchError(Exception):
     """A bad query (for example an invalid regular expression)."""
+
+
+class _LineTooLong(Exception):
+    """ripgrep reported a match whose line is longer than _RG_LINE_LIMIT."""
 
 
 async def _search_python(
@@ -179,13 +186,20 @@ async def _run_ripgrep(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
+        limit=_RG_LINE_LIMIT,
     )
     results: list[tuple[str, int, str]] = []
     truncated = False
     try:
         assert proc.stdout is not None
         async with asyncio.timeout(_RG_TIMEOUT_SECONDS):
-            async for raw in proc.stdout:
+            while True:
+                try:
+                    raw = await proc.stdout.readline()
+                except ValueError:  # a line longer than the reader's limit
+                    raise _LineTooLong from None
+                if not raw:
+                    break
                 try:
                     event = json.loads(raw)
                 except ValueError:
@@ -206,13 +220,16 @@ async def _run_ripgrep(
         if truncated:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-        stderr = await proc.stderr.read() if proc.stderr else b""
-        code = await proc.wait()
+        # Read both pipes to their end before waiting: a process whose output was left
+        # unread (past the cap, more than the reader buffers) never counts as finished,
+        # and waiting for it would hang.
+        _, stderr = await proc.communicate()
+        code = proc.returncode
     finally:
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-            await asyncio.shield(proc.wait())
+            await asyncio.shield(proc.communicate())
     if code == 2 and not results and not truncated:
         message = stderr.decode("utf-8", errors="replace").strip().splitlines()
         raise SearchError(f"ripgrep: {' '.join(message[-3:]) or 'search failed'}")
@@ -245,18 +262,20 @@ async def search_workspace(
     if target is None:
         return ToolResult.error(f"{path} does not exist")
     try:
+        results: list[str] | None = None
         if ripgrep is not None:
-            results, truncated = await _search_ripgrep(
-                ripgrep,
-                ctx,
-                target=target,
-                query=query,
-                literal=literal,
-                glob=glob,
-                max_results=max_results,
-            )
-            engine = "ripgrep"
-        else:
+            with contextlib.suppress(_LineTooLong):  # then in Python, which reads any line
+                results, truncated = await _search_ripgrep(
+                    ripgrep,
+                    ctx,
+                    target=target,
+                    query=query,
+                    literal=literal,
+                    glob=glob,
+                    max_results=max_results,
+                )
+                engine = "ripgrep"
+        if results is None:
             try:
                 pattern = re.compile(re.escape(query) if literal else query)
             except re.error as exc:
