@@ -13,6 +13,7 @@ import pytest
 
 from tests.fixtures.relay_peer import RelayPeerProcess
 from zcoder.relay import Relay, load_relay_settings
+from zcoder.relay.protocol import Envelope
 
 
 @pytest.fixture
@@ -89,3 +90,18 @@ def make_peer(relay_env: dict[str, str], short_dir: Path) -> Iterator[PeerFactor
     yield factory
     for peer in peers:
         peer.close()
+
+
+def spool_envelope(n: int, *, target: str, sender: str, body: str = "task {n}") -> Envelope:
+    """Message ``n`` from ``sender`` (an instance id, its pid first) to ``target``, for
+    tests that store messages in a Spool directly; ``{n}`` in ``body`` becomes ``n``."""
+    return Envelope(
+        message_id=f"{sender}-{n}",
+        target_instance_id=target,
+        sender_instance_id=sender,
+        sender_pid=int(sender.split("-", maxsplit=1)[0]),
+        sender_project="p",
+        sender_workspace="/p",
+        body=body.format(n=n),
+        created_at=1,
+    )

@@ -18,8 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.relay.conftest import spool_envelope
 from tests.relay.wire import enqueue_obj, send_json
 from zcoder.relay.listener import Listener
+from zcoder.relay.protocol import Envelope
 from zcoder.relay.receiver import Receiver
 from zcoder.relay.spool import QuarantinedMessage, Spool
 
@@ -352,19 +354,8 @@ def test_one_request_that_breaks_the_decision_does_not_stop_the_listener(thread_
     assert listener.alive
 
 
-def _envelope(n: int, body: str = "secret task {n}"):
-    from zcoder.relay.protocol import Envelope
-
-    return Envelope(
-        message_id=f"2-2-{n}",
-        target_instance_id="1-1",
-        sender_instance_id="2-2",
-        sender_pid=2,
-        sender_project="p",
-        sender_workspace="/p",
-        body=body.format(n=n),
-        created_at=1,
-    )
+def _envelope(n: int, body: str = "secret task {n}") -> Envelope:
+    return spool_envelope(n, target="1-1", sender="2-2", body=body)
 
 
 def test_spares_are_used_only_when_pristine(tmp_path: Path):

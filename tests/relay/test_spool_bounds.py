@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import zcoder.relay.spool as spool_module
+from tests.relay.conftest import spool_envelope
 from zcoder.relay.protocol import Envelope
 from zcoder.relay.spool import DONE_RECEIPTS_MAX_AGE, ClaimedMessage, Spool
 
@@ -18,16 +19,7 @@ class Clock:
 
 
 def _envelope(n: int) -> Envelope:
-    return Envelope(
-        message_id=f"7-1-{n}",
-        target_instance_id="9-1",
-        sender_instance_id="7-1",
-        sender_pid=7,
-        sender_project="p",
-        sender_workspace="/w",
-        body=f"task {n}",
-        created_at=1,
-    )
+    return spool_envelope(n, target="9-1", sender="7-1")
 
 
 def _run_one(spool: Spool, n: int) -> None:

@@ -36,19 +36,26 @@ def peer_credentials(sock: socket.socket) -> PeerCredentials | None:
     return PeerCredentials(pid=pid, uid=uid, gid=gid)
 
 
-def _stat_fields(pid: int) -> list[bytes] | None:
-    """The fields of /proc/<pid>/stat after the command name: state, ppid, pgrp, session, ..."""
+def _open_stat(pid: int) -> tuple[int, bytes] | None:
+    """/proc/<pid>/stat opened and read: its descriptor (the caller closes it) and bytes."""
     try:
         fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
     try:
-        data = os.read(fd, 4096)  # a third cheaper than open(): once per enqueue, or more
+        return fd, os.read(fd, 4096)  # a third cheaper than open(): once per enqueue, or more
     except OSError:
-        return None
-    finally:
         os.close(fd)
-    return _fields_of(data)
+        return None
+
+
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of /proc/<pid>/stat after the command name: state, ppid, pgrp, session, ..."""
+    opened = _open_stat(pid)
+    if opened is None:
+        return None
+    os.close(opened[0])
+    return _fields_of(opened[1])
 
 
 def _fields_of(data: bytes) -> list[bytes] | None:
@@ -80,15 +87,10 @@ class ProcessStats:
             if data:
                 return _fields_of(data)
             self._forget(pid)
-        try:
-            fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
+        opened = _open_stat(pid)
+        if opened is None:
             return None
-        try:
-            data = os.read(fd, 4096)
-        except OSError:
-            os.close(fd)
-            return None
+        fd, data = opened
         if len(self._fds) >= self.limit:
             self.close()
         self._fds[pid] = fd
