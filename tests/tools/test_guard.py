@@ -52,7 +52,7 @@ DANGEROUS = [
     "chmod -R 000 /etc",
     "chmod --recursive a+w ~",
     "chown -R nobody /usr",
-    "chown -R me:me .",
+    "chown -R me:me ..",
     "chgrp -R staff /var",
     "mkfs /dev/sda1",
     "mkfs.ext4 /dev/sdb",
@@ -132,6 +132,9 @@ HARMLESS = [
     f"rm -rf {WORKSPACE}/build",
     "chmod 644 /etc/hosts",
     "chmod -R g+w src",
+    # the workspace is the user's to change (issue 18)
+    "chown -R me:me .",
+    "chmod -R 755 .",
     "chown -R www-data /var/www/site",
     "dd if=/dev/zero of=disk.img bs=1M count=10",
     "dd if=/dev/sda of=backup.img",

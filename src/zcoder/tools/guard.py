@@ -85,8 +85,6 @@ _CRITICAL_FILES = frozenset(
     }
 )  # fmt: skip
 _POWER_COMMANDS = frozenset({"shutdown", "reboot", "halt", "poweroff"})
-_FORMAT_COMMANDS = frozenset({"mke2fs", "mkswap", "wipefs", "mkdosfs", "blkdiscard"})
-_DEVICE_WRITERS = frozenset({"tee", "cp", "mv", "shred", "install"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash"})
 _INTERPRETERS = {
     "python": "-c", "python2": "-c", "python3": "-c", "perl": "-e", "ruby": "-e",
@@ -101,7 +99,6 @@ _CODE_STRINGS = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'")
 _FORK_BOMB = re.compile(
     r"(?<![\w:.\-])([\w:.\-]+)\s*\(\)\s*\{[^}]*?\1\s*\|\s*\1\s*&?[^}]*\}\s*;?\s*\1"
 )
-_HOME_VARS = re.compile(r"^(\$HOME|\$\{HOME\})(/.*)?$")
 _PWD_VARS = re.compile(r"^(\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`)(/\*?)?$")
 _VARIABLE_REF = re.compile(
     r"\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!-]|\$\([^)]*\)|`[^`]*`"
@@ -1470,29 +1467,6 @@ def _join_continuations(text: str) -> str:
     return "".join(out)
 
 
-def _check_redirect(target: str, append: bool = False) -> None:
-    if _is_device(target):
-        raise _Refused(f"writing to the device {target} would destroy its contents")
-    _check_written_file(target, append)
-
-
-def _check_written_file(target: str, append: bool) -> None:
-    normal = _normalize(target)
-    if normal == "/proc/sysrq-trigger":
-        raise _Refused("writing to /proc/sysrq-trigger can crash or restart the machine at once")
-    if normal in _CRITICAL_FILES and not append:
-        raise _Refused(f"overwriting {normal} would lock users out or stop the machine booting")
-
-
-def _is_device(path: str) -> bool:
-    normal = _normalize(path)
-    return (
-        normal.startswith("/dev/")
-        and normal not in _HARMLESS_DEVICES
-        and not (normal.startswith(("/dev/fd/", "/dev/pts/", "/dev/shm/")))
-    )
-
-
 def _strip_wrappers(words: list[str]) -> tuple[list[str], bool]:
     """Drop leading assignments and wrappers; also say whether xargs was one of them."""
     index = 0
@@ -1608,122 +1582,676 @@ def _check_simple(
     words, _ = _strip_wrappers(words)
     if not words:
         return
+    warn = warn or _ignore
     name = posixpath.basename(words[0])
     args = words[1:]
     if name in _POWER_COMMANDS:
         raise _Refused(f"{name} would stop or restart the machine")
-    if name in ("init", "telinit") and args[:1] in (["0"], ["6"]):
-        raise _Refused(f"{name} {args[0]} would stop or restart the machine")
+    if name in ("init", "telinit") and args[:1] in (["0"], ["6"], ["1"], ["s"], ["S"]):
+        raise _Refused(f"{name} {args[0]} would stop, restart or empty the machine")
     if name == "systemctl" and any(
         arg.removesuffix(".target")
         in ("poweroff", "reboot", "halt", "kexec", "emergency", "rescue")
         for arg in args
     ):
         raise _Refused("systemctl would stop or restart the machine")
-    if name in ("kill", "pkill", "killall"):
-        operands = [a for a in args if not a.startswith("-") or a == "-1"]
-        if name == "kill" and ("-1" in operands[1:] or (operands and operands[-1] == "-1")):
-            raise _Refused("kill -1 would kill every process you can signal")
-    if name == "truncate":
-        for arg in args:
-            if _is_device(arg):
-                raise _Refused(f"truncate on the device {arg} would destroy its contents")
-    if name == "tee":
-        append = any(a in ("-a", "--append") for a in args)
-        for arg in args:
-            if not arg.startswith("-"):
-                _check_written_file(arg, append)
-    if name == "rsync" and any(a.startswith("--delete") for a in args):
-        operands = [a for a in args if not a.startswith("-")]
-        if len(operands) >= 2:
-            reason = _dangerous_target(operands[-1], workspace)
-            if reason is not None:
-                raise _Refused(f"rsync --delete into {operands[-1]!r} would affect {reason}")
-    if name.startswith("mkfs") or name in _FORMAT_COMMANDS:
-        raise _Refused(f"{name} formats a device and destroys its data")
+    _check_kill(name, args)
+    _check_disk_tool(name, args)
     if name == "dd":
         for arg in args:
             if arg.startswith("of=") and _is_device(arg[3:]):
                 raise _Refused(f"dd onto the device {arg[3:]} would destroy its contents")
-        return
-    if name in _DEVICE_WRITERS:
-        operands = [arg for arg in args if not arg.startswith("-")]
-        # tee and shred write every operand; cp, mv and install only the last one.
-        targets = operands if name in ("tee", "shred") else operands[-1:]
-        for target in targets:
-            if _is_device(target):
-                raise _Refused(f"{name} onto the device {target} would destroy its contents")
-    if name == "sgdisk" and any(a in ("-Z", "--zap-all", "-o", "--clear") for a in args):
-        raise _Refused("sgdisk would erase the partition table")
-    if name == "cryptsetup" and any(a in ("luksFormat", "erase", "luksErase") for a in args):
-        raise _Refused(
-            f"cryptsetup {' '.join(a for a in args if not a.startswith('-'))[:40]} "
-            "destroys the encrypted volume's keys"
-        )
-    if name in ("mv", "rm", "shred", "unlink"):
-        operands = [arg for arg in args if not arg.startswith("-")]
-        for source in operands[:-1] if name == "mv" else operands:
-            if _normalize(source) in _CRITICAL_FILES:
-                raise _Refused(
-                    f"{name} of {_normalize(source)} would lock users out or stop the machine "
-                    "booting"
-                )
+    for target in _written_files(name, args):
+        _check_written_file(target, append=name == "tee" and _has_option(args, "-a", "--append"))
+        if _is_device(target) and name != "dd":
+            raise _Refused(f"{name} onto the device {target} would destroy its contents")
+        later = _runs_later(target)
+        if later is not None:
+            warn(_later_warning(name, target, later))
     if name == "mv":
-        operands = [arg for arg in args if not arg.startswith("-")]
+        operands = _operands(args, _MV_TAKES)
+        if operands and _normalize(operands[-1]).startswith("/dev/") and len(operands) >= 2:
+            raise _Refused(
+                f"mv onto {operands[-1]} deletes what is moved and replaces the device node"
+            )
         for source in operands[:-1]:
             reason = _dangerous_target(source, workspace)
             if reason is not None:
                 raise _Refused(f"moving {source!r} away would affect {reason}")
-    if name in ("rm", "chmod", "chown", "chgrp"):
-        _check_recursive(name, args, workspace, warn or _ignore)
+            if _normalize(source) in _CRITICAL_FILES:
+                raise _Refused(
+                    f"mv of {_normalize(source)} would lock users out or stop the machine booting"
+                )
+    for what, targets, recursive in _deleted(name, args):
+        for target in targets:
+            normal = _normalize(_expand_home(target))
+            if normal in _CRITICAL_FILES:
+                raise _Refused(
+                    f"{name} of {normal} would lock users out or stop the machine booting"
+                )
+            if recursive:
+                _check_tree(what, target, workspace, warn)
+    if name == "git":
+        _check_git(args, workspace, warn)
+    if name in ("chmod", "chown", "chgrp"):
+        _check_mode_change(name, args, workspace, warn)
 
 
 def _ignore(_: str) -> None:
     return None
 
 
-def _check_recursive(
+def _operands(args: list[str], takes: frozenset[str] = frozenset()) -> list[str]:
+    """The operands among ``args``: not options, nor the values of options in ``takes``."""
+    operands: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        index += 1
+        if arg == "--":
+            operands.extend(args[index:])
+            break
+        if arg.startswith("-") and arg != "-":
+            if arg in takes:
+                index += 1
+            continue
+        operands.append(arg)
+    return operands
+
+
+def _has_option(args: list[str], *options: str) -> bool:
+    """Whether any of ``options`` is given: long ones as written or with ``=value``, short
+    ones alone or in a bundle of letters (``-rf``)."""
+    for arg in args:
+        if arg == "--":
+            return False
+        for option in options:
+            if option.startswith("--"):
+                if arg == option or arg.startswith(option + "="):
+                    return True
+            elif arg.startswith("-") and not arg.startswith("--") and option[1] in arg[1:]:
+                return True
+    return False
+
+
+# Deleters --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Deleter:
+    """How a program deletes files. ``when``: the options that make it delete (empty: it
+    always does). ``recursive``: what it deletes goes with everything below it (None: when
+    given -r, -R or --recursive). ``operands``: which operands it deletes: "all", "sources"
+    (all but the last), "last", "inputs" (all but the first, the archive) or "tar". ``takes``: its
+    options whose value is the next word."""
+
+    when: tuple[str, ...] = ()
+    recursive: bool | None = True
+    operands: str = "all"
+    takes: frozenset[str] = frozenset()
+
+
+_RSYNC_TAKES = frozenset(
+    {
+        "-e", "--rsh", "-f", "--filter", "--exclude", "--include", "--exclude-from",
+        "--include-from", "--files-from", "-T", "--temp-dir", "--partial-dir",
+        "--compare-dest", "--copy-dest", "--link-dest", "-B", "--block-size", "--port",
+        "--password-file", "--log-file", "--chmod", "--chown", "--timeout", "--bwlimit",
+        "--max-size", "--min-size", "-M", "--remote-option", "--suffix", "--backup-dir",
+    }
+)  # fmt: skip
+# fmt: off
+_DELETERS: dict[str, tuple[_Deleter, ...]] = {
+    "rm": (_Deleter(recursive=None),),
+    "srm": (_Deleter(recursive=None),),
+    "wipe": (_Deleter(recursive=None),),
+    "rmdir": (_Deleter(),),
+    "unlink": (_Deleter(recursive=False),),
+    "shred": (_Deleter(recursive=False, takes=frozenset({"-n", "-s", "--iterations", "--size"})),),
+    "truncate": (
+        _Deleter(recursive=False, takes=frozenset({"-s", "--size", "-r", "--reference"})),
+    ),
+    "tar": (_Deleter(when=("--remove-files",), operands="tar"),),
+    "zip": (
+        _Deleter(
+            when=("-m", "--move"),
+            operands="inputs",
+            takes=frozenset({"-b", "-n", "-t", "-tt", "-P", "-Z", "-O", "--out", "-x", "-i"}),
+        ),
+    ),
+    "rsync": (
+        _Deleter(
+            when=("--remove-source-files", "--remove-sent-files"),
+            operands="sources",
+            takes=_RSYNC_TAKES,
+        ),
+        _Deleter(
+            when=(
+                "--delete", "--del", "--delete-before", "--delete-during", "--delete-delay",
+                "--delete-after", "--delete-excluded",
+            ),
+            operands="last",
+            takes=_RSYNC_TAKES,
+        ),
+    ),
+    "7z": (_Deleter(when=("-sdel",), operands="inputs"),),
+}
+# fmt: on
+_DELETERS["7za"] = _DELETERS["7zz"] = _DELETERS["7z"]
+_MV_TAKES = frozenset({"-t", "--target-directory", "-S", "--suffix"})
+
+
+def _deleted(name: str, args: list[str]) -> list[tuple[str, list[str], bool]]:
+    """What ``name args`` deletes: how to name it, its targets, and whether recursively."""
+    found: list[tuple[str, list[str], bool]] = []
+    for deleter in _DELETERS.get(name, ()):
+        given = [o for o in deleter.when if _has_option(args, o)]
+        if deleter.when and not given:
+            continue
+        if deleter.operands == "tar":
+            operands = _tar_operands(args)
+        else:
+            operands = _operands(args, deleter.takes)
+            if name.startswith("7z") and operands[:1] in (["a"], ["u"]):
+                operands = operands[1:]
+            if deleter.operands == "sources":
+                operands = operands[:-1]
+            elif deleter.operands == "last":
+                operands = operands[-1:] if len(operands) >= 2 else []
+            elif deleter.operands == "inputs":
+                operands = operands[1:]
+        recursive = deleter.recursive
+        if recursive is None:
+            recursive = _has_option(args, "-r", "-R", "--recursive")
+        found.append((f"{name} {given[0]}" if given else f"recursive {name}", operands, recursive))
+    return found
+
+
+_TAR_SHORT_TAKES = "fCTXbHKLNVgFI"
+_TAR_LONG_TAKES = frozenset(
+    {
+        "--file", "--directory", "--files-from", "--exclude", "--exclude-from", "--transform",
+        "--use-compress-program", "--to-command", "--label", "--newer", "--after-date",
+        "--owner", "--group", "--mode", "--format", "--blocking-factor", "--tape-length",
+        "--info-script", "--new-volume-script", "--listed-incremental", "--index-file",
+    }
+)  # fmt: skip
+
+
+def _tar_operands(args: list[str]) -> list[str]:
+    """The files tar archives (relative ones joined to the -C directory before them)."""
+    operands: list[str] = []
+    directory: str | None = None
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        index += 1
+        if arg == "--":
+            operands.extend(_in_directory(a, directory) for a in args[index:])
+            break
+        if arg.startswith("--"):
+            key, _, value = arg.partition("=")
+            if not value and key in _TAR_LONG_TAKES and index < len(args):
+                value = args[index]
+                index += 1
+            if key == "--directory":
+                directory = value
+            continue
+        bundle = arg.startswith("-") and len(arg) > 1
+        if bundle or (index == 1 and re.fullmatch(r"[A-Za-z]+", arg) and "f" in arg):
+            letters = arg.lstrip("-")
+            for position, letter in enumerate(letters):
+                if letter not in _TAR_SHORT_TAKES:
+                    continue
+                if bundle and position + 1 < len(letters):
+                    value = letters[position + 1 :]
+                    if letter == "C":
+                        directory = value
+                    break
+                value = args[index] if index < len(args) else ""
+                index += 1
+                if letter == "C":
+                    directory = value
+            continue
+        operands.append(_in_directory(arg, directory))
+    return operands
+
+
+def _in_directory(path: str, directory: str | None) -> str:
+    if directory is None or path.startswith(("/", "~", "$")):
+        return path
+    return posixpath.join(directory, path)
+
+
+def _check_tree(
+    what: str,
+    operand: str,
+    workspace: str | None,
+    warn: Callable[[str], None],
+    workspace_ok: bool = False,
+) -> None:
+    """Refuse ``what`` (a recursive delete or mode change) on a catastrophic target."""
+    expanded = _expand_home(operand)
+    if _VARIABLE_REF.search(expanded) and not _PWD_VARS.match(operand):
+        # Depends on a variable the line does not set: dangerous if it were empty?
+        bare = _VARIABLE_REF.sub("", expanded)
+        reason = _dangerous_target(bare, workspace) if bare else None
+        if reason is not None and not (workspace_ok and reason in _WORKSPACE_ITSELF):
+            raise _Refused(
+                f"{what} on {operand!r} would affect {reason} if its variables were empty; "
+                "write the path out literally"
+            )
+        warn(f"{what} on {operand!r}: the path depends on a variable the guard cannot see")
+        return
+    reason = _dangerous_target(operand, workspace)
+    if reason is not None and not (workspace_ok and reason in _WORKSPACE_ITSELF):
+        raise _Refused(f"{what} on {operand!r} would affect {reason}")
+
+
+def _check_mode_change(
     name: str, args: list[str], workspace: str | None, warn: Callable[[str], None]
 ) -> None:
-    recursive = False
-    operands: list[str] = []
-    options_done = False
-    for arg in args:
-        if options_done or not arg.startswith("-") or arg == "-":
-            operands.append(arg)
-        elif arg == "--":
-            options_done = True
-        elif arg.startswith("--"):
-            if arg == "--recursive":
-                recursive = True
-            if arg == "--no-preserve-root":
-                raise _Refused(f"{name} --no-preserve-root is never allowed")
-        elif ("r" in arg[1:] and name == "rm") or "R" in arg[1:]:
-            recursive = True
-    if not recursive:
+    """chmod, chown and chgrp -R: refused on /, system trees, homes and what holds the
+    workspace; the workspace itself is the user's to change."""
+    if "--no-preserve-root" in args:
+        raise _Refused(f"{name} --no-preserve-root is never allowed")
+    if not (_has_option(args, "-R", "--recursive")):
         return
-    if name != "rm" and len(operands) >= 2 and not any(a.startswith("--reference") for a in args):
+    operands = [a for a in args if not a.startswith("-") or a == "-"]
+    if "--" in args:
+        operands = [a for a in args[: args.index("--")] if not a.startswith("-")]
+        operands += args[args.index("--") + 1 :]
+    if len(operands) >= 2 and not any(a.startswith("--reference") for a in args):
         operands = operands[1:]  # the mode, or the owner and group
     for operand in operands:
-        if _VARIABLE_REF.search(operand) and not (
-            _HOME_VARS.match(operand) or _PWD_VARS.match(operand)
-        ):
-            # Depends on a variable the line does not set: dangerous if it were empty?
-            bare = _VARIABLE_REF.sub("", operand)
-            reason = _dangerous_target(bare, workspace) if bare else None
-            if reason is not None:
-                raise _Refused(
-                    f"recursive {name} on {operand!r} would affect {reason} if its "
-                    "variables were empty; write the path out literally"
-                )
-            warn(
-                f"recursive {name} on {operand!r}: the path depends on a variable the guard "
-                "cannot see"
-            )
+        _check_tree(f"recursive {name}", operand, workspace, warn, workspace_ok=True)
+
+
+_GIT_TAKES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
+
+
+def _check_git(args: list[str], workspace: str | None, warn: Callable[[str], None]) -> None:
+    """git clean deletes every untracked file of the tree it runs in: refused when that tree
+    (-C, --work-tree) or a path it is given is a catastrophic target."""
+    directory: str | None = None
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        option, _, value = args[index].partition("=")
+        if option in _GIT_TAKES and not value:
+            value = args[index + 1] if index + 1 < len(args) else ""
+            index += 1
+        if option == "-C":
+            directory = value if directory is None else _in_directory(value, directory)
+        elif option == "--work-tree":
+            directory = value
+        index += 1
+    if args[index : index + 1] != ["clean"]:
+        return
+    rest = args[index + 1 :]
+    if _has_option(rest, "-n", "--dry-run"):
+        return
+    what = "git clean"
+    if directory is not None:
+        _check_tree(what, directory, workspace, warn)
+    for operand in _operands(rest, frozenset({"-e", "--exclude"})):
+        _check_tree(what, _in_directory(operand, directory), workspace, warn)
+
+
+# Partitioning and disk tools -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _DiskTool:
+    """When a partitioning or disk tool destroys data. A word of ``dry`` makes it change
+    nothing; any of ``writes`` changes the disk; else any of ``reads`` only lists; else
+    ``otherwise`` decides (an editor given a device reads its commands from stdin)."""
+
+    writes: frozenset[str] = frozenset()
+    reads: frozenset[str] = frozenset()
+    dry: frozenset[str] = frozenset()
+    otherwise: bool = True
+
+
+_HELP = frozenset({"-h", "--help", "-V", "--version"})
+_FORMATTER = _DiskTool(reads=frozenset({"--help"}))
+# fmt: off
+_DISK_TOOLS: dict[str, _DiskTool] = {
+    "fdisk": _DiskTool(reads=_HELP | {"-l", "--list", "-s", "--getsz", "-x", "--list-details"}),
+    "sfdisk": _DiskTool(
+        writes=frozenset(
+            {
+                "--delete", "--append", "-a", "-N", "--wipe-partitions", "--relocate", "-r",
+                "--reorder", "--part-type", "--part-uuid", "--part-label", "--part-attrs",
+                "--disk-id", "-A", "--activate",
+            }
+        ),
+        reads=_HELP | {
+            "-l", "--list", "-d", "--dump", "-J", "--json", "-s", "--show-size", "-V",
+            "--verify", "-F", "--list-free", "-g", "--show-geometry", "-T", "--list-types",
+        },
+        dry=frozenset({"-n", "--no-act"}),
+    ),
+    "gdisk": _DiskTool(reads=_HELP | {"-l"}),
+    "cgdisk": _DiskTool(reads=_HELP),
+    "cfdisk": _DiskTool(reads=_HELP),
+    "fixparts": _DiskTool(reads=_HELP),
+    "sgdisk": _DiskTool(
+        writes=frozenset(
+            {
+                "-Z", "--zap-all", "-z", "--zap", "-o", "--clear", "-d", "--delete", "-n",
+                "--new", "-N", "--largest-new", "-g", "--mbrtogpt", "-m", "--gpttombr", "-l",
+                "--load-backup", "-t", "--typecode", "-c", "--change-name", "-G",
+                "--randomize-guids", "-U", "--disk-guid", "-u", "--partition-guid", "-r",
+                "--transpose", "-s", "--sort", "-A", "--attributes", "-R", "--replicate",
+                "-e", "--move-second-header", "-h", "--hybrid",
+            }
+        ),
+        reads=frozenset(
+            {
+                "-p", "--print", "-i", "--info", "-v", "--verify", "-O", "--print-mbr", "-L",
+                "--list-types", "-b", "--backup", "-D", "--display-alignment", "-V",
+                "--version", "--help",
+            }
+        ),
+        dry=frozenset({"-P", "--pretend"}),
+    ),
+    "parted": _DiskTool(
+        writes=frozenset(
+            {
+                "mklabel", "mktable", "mkpart", "mkpartfs", "rm", "resizepart", "resize",
+                "rescue", "name", "set", "toggle", "disk_set", "disk_toggle", "mkfs", "move",
+                "cp", "type",
+            }
+        ),
+        reads=_HELP | {"-l", "--list", "print", "p", "align-check", "help", "version"},
+    ),
+    "wipefs": _DiskTool(
+        writes=frozenset({"-a", "--all", "-o", "--offset"}),
+        dry=frozenset({"-n", "--no-act"}),
+        otherwise=False,
+    ),
+    "blkdiscard": _DiskTool(reads=_HELP),
+    "cryptsetup": _DiskTool(
+        writes=frozenset({"luksFormat", "erase", "luksErase", "luksKillSlot"}), otherwise=False
+    ),
+    "mdadm": _DiskTool(writes=frozenset({"--zero-superblock", "--create", "-C"}), otherwise=False),
+    "pvcreate": _DiskTool(reads=_HELP),
+    "pvremove": _DiskTool(reads=_HELP),
+    "vgremove": _DiskTool(reads=_HELP),
+    "lvremove": _DiskTool(reads=_HELP),
+    "zpool": _DiskTool(writes=frozenset({"destroy", "labelclear"}), otherwise=False),
+    "hdparm": _DiskTool(
+        writes=frozenset(
+            {
+                "--security-erase", "--security-erase-enhanced", "--write-sector",
+                "--trim-sector-ranges", "--make-bad-sector", "--dco-restore",
+            }
+        ),
+        otherwise=False,
+    ),
+    "nvme": _DiskTool(writes=frozenset({"format", "sanitize"}), otherwise=False),
+    "sg_format": _DiskTool(reads=_HELP),
+    "sg_sanitize": _DiskTool(reads=_HELP),
+    "badblocks": _DiskTool(writes=frozenset({"-w"}), otherwise=False),
+    "flashrom": _DiskTool(writes=frozenset({"-w", "--write", "-E", "--erase"}), otherwise=False),
+}
+# fmt: on
+for _name in ("mkfs", "mke2fs", "mkswap", "mkdosfs", "mkntfs", "mkexfatfs", "mkudffs"):
+    _DISK_TOOLS[_name] = _FORMATTER
+
+
+def _disk_words(args: list[str], words: frozenset[str]) -> list[str]:
+    """The words of ``args`` in ``words``: as written, before ``=``, or in a bundle."""
+    found: list[str] = []
+    for arg in args:
+        key = arg.split("=", 1)[0]
+        if arg in words or key in words:
+            found.append(key)
+        elif re.fullmatch(r"-[A-Za-z]{2,}", arg):
+            found.extend(f"-{letter}" for letter in arg[1:] if f"-{letter}" in words)
+    return found
+
+
+def _check_disk_tool(name: str, args: list[str]) -> None:
+    tool = _DISK_TOOLS.get(name) or (_FORMATTER if name.startswith("mkfs.") else None)
+    if tool is None or _disk_words(args, tool.dry):
+        return
+    writes = _disk_words(args, tool.writes)
+    if writes:
+        raise _Refused(
+            f"{name} {writes[0]} changes partitions or erases data on a disk; run it yourself "
+            "if you mean it"
+        )
+    if _disk_words(args, tool.reads) or not tool.otherwise:
+        return
+    if tool is _FORMATTER:
+        raise _Refused(f"{name} formats a device and destroys its data")
+    if _operands(args):
+        raise _Refused(
+            f"{name} edits partitions or erases data on a disk; run it yourself if you mean it"
+        )
+
+
+# Killing everything ----------------------------------------------------------------------
+
+# Programs that signal the processes they select by name, owner or parent: their options
+# whose value is the next word, and the options that select by owner and by parent.
+_PROCESS_KILLERS: dict[str, frozenset[str]] = {
+    "pkill": frozenset(
+        {
+            "-u", "--euid", "-U", "--uid", "-G", "--group", "-g", "--pgroup", "-P", "--parent",
+            "-s", "--session", "-t", "--terminal", "-F", "--pidfile", "--signal", "--ns",
+            "--nslist",
+        }
+    ),
+    "killall": frozenset(
+        {"-u", "--user", "-s", "--signal", "-o", "--older-than", "-y", "--younger-than"}
+    ),
+    "skill": frozenset({"-u", "--user", "-t", "--tty", "-p", "--pid", "-c", "--command"}),
+}  # fmt: skip
+_OWNER_OPTIONS = frozenset({"-u", "--euid", "-U", "--uid", "--user"})
+_PARENT_OPTIONS = frozenset({"-P", "--parent"})
+_ROOT_NAMES = frozenset({"root", "0"})
+_PROCESS_NAMES = ("systemd", "sshd", "bash", "init", "kworker/0:1", "zcoder")
+"""A pattern that matches all of these matches every process."""
+
+
+def _check_kill(name: str, args: list[str]) -> None:
+    if name == "killall5":
+        raise _Refused("killall5 signals every process on the machine")
+    if name == "kill":
+        operands = [a for a in args if not a.startswith("-") or a == "-1"]
+        if "-1" in operands[1:] or (operands and operands[-1] == "-1"):
+            raise _Refused("kill -1 would kill every process you can signal")
+        return
+    takes = _PROCESS_KILLERS.get(name)
+    if takes is None:
+        return
+    owners: list[str] = []
+    parents: list[str] = []
+    patterns: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        index += 1
+        option, _, value = arg.partition("=")
+        if arg.startswith("-") and len(arg) > 1:
+            if option in takes and not value:
+                value = args[index] if index < len(args) else ""
+                index += 1
+            elif option[:2] in takes and len(option) > 2 and not option.startswith("--"):
+                option, value = option[:2], option[2:]  # -uroot
+            if option in _OWNER_OPTIONS:
+                owners.extend(value.split(","))
+            elif option in _PARENT_OPTIONS:
+                parents.extend(value.split(","))
             continue
-        reason = _dangerous_target(operand, workspace)
-        if reason is not None:
-            raise _Refused(f"recursive {name} on {operand!r} would affect {reason}")
+        patterns.append(arg)
+    if name == "skill":
+        owners.extend(p for p in patterns if p in _ROOT_NAMES)
+        patterns = [p for p in patterns if p not in _ROOT_NAMES]
+    regex = name != "killall" or _has_option(args, "-r", "--regexp")
+    for pattern in patterns:
+        if regex and _matches_everything(pattern):
+            raise _Refused(f"{name} {pattern!r} matches every process and would kill them all")
+    if patterns:
+        return
+    if _ROOT_NAMES & set(owners):
+        raise _Refused(f"{name} of every process of root would take the machine down")
+    if "1" in parents:
+        raise _Refused(f"{name} of every child of init would kill every service")
+
+
+def _matches_everything(pattern: str) -> bool:
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        return False
+    return all(compiled.search(process) for process in _PROCESS_NAMES)
+
+
+# Files written, and files that run later -------------------------------------------------
+
+# Programs that write files: which operands they write ("all", "last", "in-place" for
+# sed/perl -i) or the option that names the file written (dd of=, curl -o, wget -O).
+_FILE_WRITERS: dict[str, str] = {
+    "tee": "all", "sponge": "all", "truncate": "all", "cp": "last", "mv": "last",
+    "install": "last", "ln": "last", "rsync": "last", "scp": "last", "sed": "in-place",
+    "perl": "in-place", "dd": "of=", "curl": "-o", "wget": "-O", "shred": "all",
+}  # fmt: skip
+_WRITER_TAKES = frozenset(
+    {"-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g",
+     "--group", "-s", "--size", "-r", "--reference", "-e", "--expression", "-f", "--file",
+     "-n", "--iterations"}
+)  # fmt: skip
+
+
+def _written_files(name: str, args: list[str]) -> list[str]:
+    """The files ``name args`` writes, as far as its words tell."""
+    how = _FILE_WRITERS.get(name)
+    if how is None:
+        return []
+    if how == "of=":
+        return [a[3:] for a in args if a.startswith("of=")]
+    if how in ("-o", "-O"):
+        long = "--output" if how == "-o" else "--output-document"
+        found = [a.split("=", 1)[1] for a in args if a.startswith(long + "=")]
+        for index, arg in enumerate(args[:-1]):
+            if arg in (how, long):
+                found.append(args[index + 1])
+        return found
+    takes = _WRITER_TAKES - {"-s"} if name != "truncate" else _WRITER_TAKES
+    if name == "rsync":
+        takes = _RSYNC_TAKES
+    operands = _operands(args, takes)
+    if how == "in-place":
+        in_place = [a for a in args if a.startswith(("-i", "--in-place"))]
+        if not in_place and not any(re.fullmatch(r"-[a-z]*i", a) for a in args):
+            return []
+        scripted = any(a in ("-e", "--expression", "-f", "--file") for a in args)
+        return operands if scripted or name == "perl" else operands[1:]
+    if how == "all":
+        return operands
+    if len(operands) < 2 and name == "ln":
+        return []
+    if len(operands) < 2:
+        return []
+    target = operands[-1]
+    if target.endswith("/") or _home_reason(_normalize(_expand_home(target))):
+        return [posixpath.join(target, posixpath.basename(s.rstrip("/"))) for s in operands[:-1]]
+    return [target]
+
+
+# Files a shell runs when it starts (at login, in every new shell): what is written to one
+# runs later, unseen. Writing one is warned; a catastrophe written into one is refused.
+_STARTUP_NAMES = frozenset(
+    {
+        ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases",
+        ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".kshrc",
+        ".mkshrc", ".cshrc", ".tcshrc", ".login", ".logout", ".xprofile", ".xinitrc",
+        ".xsession", ".config/fish/config.fish",
+    }
+)  # fmt: skip
+_STARTUP_FILES = frozenset(
+    {
+        "/etc/profile", "/etc/bash.bashrc", "/etc/bashrc", "/etc/zshrc", "/etc/zshenv",
+        "/etc/zprofile", "/etc/zlogin", "/etc/zsh/zshrc", "/etc/zsh/zshenv",
+        "/etc/zsh/zprofile", "/etc/zsh/zlogin", "/etc/environment", "/etc/rc.local",
+    }
+)  # fmt: skip
+_STARTUP_DIRS = ("/etc/profile.d/", "/etc/cron.hourly/", "/etc/cron.daily/",
+                 "/etc/cron.weekly/", "/etc/cron.monthly/")  # fmt: skip
+_CRONTAB_FILES = ("/etc/crontab", "/etc/cron.d/", "/var/spool/cron/")
+_HOME_DIR = re.compile(r"/home/[^/*?\[]+|/root")
+
+
+def _runs_later(path: str) -> str | None:
+    """ "script" when ``path`` is a file a shell runs at start, "crontab" for cron's tables."""
+    normal = _normalize(_expand_home(path))
+    if normal in _STARTUP_FILES or normal.startswith(_STARTUP_DIRS):
+        return "script"
+    if normal == "/etc/crontab" or normal.startswith(_CRONTAB_FILES[1:]):
+        return "crontab"
+    for name in _STARTUP_NAMES:
+        if normal.endswith("/" + name) and _HOME_DIR.fullmatch(normal[: -len(name) - 1]):
+            return "script"
+    return None
+
+
+def _later_warning(how: str, target: str, kind: str) -> str:
+    when = "cron runs on its schedule" if kind == "crontab" else "a shell runs when it starts"
+    return f"{how} writes {target}, which {when}: check what goes into it before approving"
+
+
+def _cron_commands(text: str, system: bool) -> list[str]:
+    """The commands of a crontab's lines (a system crontab has a user field)."""
+    commands: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or re.match(r"[A-Za-z_][A-Za-z0-9_]*\s*=", line):
+            continue
+        fields = line.split(None, (1 if line.startswith("@") else 5) + (1 if system else 0))
+        if len(fields) < (2 if line.startswith("@") else 6):
+            continue
+        commands.append(re.split(r"(?<!\\)%", fields[-1], maxsplit=1)[0])
+    return commands
+
+
+def _check_redirect(target: str, append: bool = False) -> None:
+    if _is_device(target):
+        raise _Refused(f"writing to the device {target} would destroy its contents")
+    _check_written_file(target, append)
+
+
+def _check_written_file(target: str, append: bool) -> None:
+    normal = _normalize(_expand_home(target))
+    if normal == "/proc/sysrq-trigger":
+        raise _Refused("writing to /proc/sysrq-trigger can crash or restart the machine at once")
+    if normal in _CRITICAL_FILES and not append:
+        raise _Refused(f"overwriting {normal} would lock users out or stop the machine booting")
+
+
+def _is_device(path: str) -> bool:
+    normal = _normalize(path)
+    return (
+        normal.startswith("/dev/")
+        and normal not in _HARMLESS_DEVICES
+        and not (normal.startswith(("/dev/fd/", "/dev/pts/", "/dev/shm/")))
+    )
+
+
+# Paths -------------------------------------------------------------------------------------
+
+_HOME = "/home/~"
+"""Where ``~``, ``~user`` and ``$HOME`` lead: a home directory whose real path the guard does
+not know. Paths through it are normalised like any other: ``~/..`` is /home, ``~/../..`` /."""
+_HOME_PREFIX = re.compile(r"^(?:~[^/]*|\$HOME|\$\{HOME\})(?=/|$)")
+_WORKSPACE_ITSELF = frozenset({"the whole workspace", "the whole current directory"})
+
+
+def _expand_home(path: str) -> str:
+    match = _HOME_PREFIX.match(path)
+    return _HOME + path[match.end() :] if match else path
 
 
 def _normalize(path: str) -> str:
@@ -1733,37 +2261,87 @@ def _normalize(path: str) -> str:
     return normal
 
 
+def _home_reason(normal: str) -> str | None:
+    """ "a home directory" when ``normal`` is a home, or everything in one (``~/*``, ``~/.*``,
+    ``/home/alice/.[!.]*``)."""
+    match = re.fullmatch(r"(/home/[^/*?\[]+)(?:/(.*))?", normal)
+    if match is None:
+        return None
+    rest = match.group(2) or ""
+    if rest in ("", ".") or ("/" not in rest and _GLOB_CHARS.match(rest.lstrip(".") or "x")):
+        return "a home directory"
+    if rest == ".*":
+        return "a home directory"
+    return None
+
+
 def _dangerous_target(operand: str, workspace: str | None) -> str | None:
+    """What deleting (or changing) ``operand`` with all below it would destroy, or None."""
     if operand == "":
         return None
-    if "$" in operand and not operand.startswith("$HOME") and not operand.startswith("${HOME}"):
+    expanded = _expand_home(operand)
+    if "$" in expanded:
         if _PWD_VARS.match(operand):
             return "the whole current directory"
         return "a path that depends on a shell variable; write the path out literally"
-    home = _HOME_VARS.match(operand)
-    if operand.startswith("~") or home:
-        rest = operand.split("/", 1)[1] if "/" in operand else ""
-        if rest.strip("/") in ("", "*", ".", ".*") or _GLOB_CHARS.match(rest):
-            return "a home directory"
-        return None
-    normal = _normalize(operand)
+    reason = _dangerous_path(expanded, workspace)
+    if reason is not None:
+        return reason
+    real = _on_disk(expanded, workspace)
+    if real is not None:
+        home = os.path.realpath(os.path.expanduser("~"))
+        reason = _dangerous_path(real, workspace)
+        if reason is None and home != "/" and (real == home or real.startswith(home + "/*")):
+            reason = "a home directory"
+        if reason is not None:
+            return f"{reason} (through the symbolic link on the way to {real})"
+    return None
+
+
+def _dangerous_path(expanded: str, workspace: str | None) -> str | None:
+    normal = _normalize(expanded)
     if normal.startswith("/"):
         if normal == "/" or normal in ("/*", "/.*"):
             return "the whole filesystem"
         first = "/" + normal[1:].split("/", 1)[0]
         if _GLOB_CHARS.search(first):
             return "top-level system directories"
+        home = _home_reason(normal)
+        if home is not None:
+            return home
         tree = normal[:-2] if normal.endswith("/*") else normal
         if tree in _SYSTEM_TREES:
             return f"the system tree {tree}"
-        if workspace is not None and (
-            tree == workspace or workspace.startswith(tree.rstrip("/") + "/")
-        ):
+        if workspace is not None and tree == workspace:
             return "the whole workspace"
+        if workspace is not None and workspace.startswith(tree.rstrip("/") + "/"):
+            return "a directory containing the workspace"
         return None
     # Relative operands: the workspace itself, all of it, or something above it.
-    if normal in (".", "*", ".*", "./*") or operand in ("./", "./*", "*", ".*"):
+    if normal in (".", "*", ".*", "./*") or expanded in ("./", "./*", "*", ".*"):
         return "the whole workspace"
     if normal == ".." or (normal.startswith("../") and set(normal.replace("/", "")) <= {".", "*"}):
         return "a directory containing the workspace"
     return None
+
+
+def _on_disk(path: str, workspace: str | None) -> str | None:
+    """``path`` with the symbolic links on disk along it resolved, when there is one (a
+    link made earlier, ``ln -s ~ h``, then ``rm -rf h/*``); relative paths are taken from
+    the workspace."""
+    if path.startswith(_HOME):
+        return None
+    if not path.startswith("/"):
+        if workspace is None:
+            return None
+        path = posixpath.join(workspace, path)
+    parts = path.split("/")
+    fixed = next((i for i, part in enumerate(parts) if _GLOB_CHARS.search(part)), len(parts))
+    prefix = "/".join(parts[:fixed]) or "/"
+    try:
+        real = os.path.realpath(prefix)
+    except (OSError, ValueError):
+        return None
+    if real == _normalize(prefix):
+        return None
+    return posixpath.join(real, *parts[fixed:]) if fixed < len(parts) else real
