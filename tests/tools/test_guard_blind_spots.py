@@ -423,3 +423,36 @@ def test_a_delete_through_a_link_made_by_an_earlier_command_is_refused(tmp_path:
     assert refused("rm -rf up/*", str(workspace))
     assert refused(f"rm -rf {workspace}/h/*", str(workspace))
     assert allowed("rm -rf build/*", str(workspace))
+
+
+# Where a cd earlier in the line went, and a variable holding the home: the same targets.
+MOVED_OR_STORED = [
+    "cd / && rm -rf home",
+    "cd /home; rm -rf alice",
+    "cd ~ && git clean -fdx",
+    "cd ~/.. && find . -delete",
+    "cd ~; cd ..; rm -rf alice",
+    "pushd / && rm -rf usr",
+    'h=$HOME/..; rm -rf "$h"',
+    "h=~; rm -rf $h/..",
+]
+
+
+@pytest.mark.parametrize("command", MOVED_OR_STORED)
+def test_paths_after_cd_or_through_a_variable_are_resolved(command: str) -> None:
+    verdict = check_command(command, WORKSPACE)
+    assert verdict.refused, verdict
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd /tmp && rm -rf build",
+        "cd ~/project && git clean -fdx",
+        "cd /srv/app && rm -rf node_modules",
+        "cd build && rm -rf CMakeFiles",
+        "cd - && ls",
+    ],
+)
+def test_ordinary_work_after_cd_is_allowed(command: str) -> None:
+    assert allowed(command)

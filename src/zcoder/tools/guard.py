@@ -207,6 +207,8 @@ _WRAPPERS: dict[str, frozenset[str]] = {
 }  # fmt: skip
 _XARGS_LIKE = frozenset({"xargs", "parallel"})
 _PROMPT_END = "ZCODER_PROMPT_END"
+_MAX_CWDS = 16
+"""Directories a line may cd into that are remembered (each adds a check per command)."""
 _BACKTICKS = re.compile(r"(?<!\\)`((?:[^`\\]|\\.)*)`")
 # Wrappers whose first operands are not the command (timeout DURATION, flock FILE, …).
 _WRAPPER_OPERANDS = {"timeout": 1, "chrt": 1, "taskset": 1, "flock": 1, "chroot": 1, "faketime": 1}
@@ -434,6 +436,9 @@ class _Guard:
         """Functions and aliases being expanded (a recursive one is looked into once)."""
         self.links: dict[str, str] = {}
         """Symbolic links made earlier in the line: the link's path -> where it points."""
+        self.cwds: list[str] = []
+        """Directories ``cd`` went to earlier in the line (relative paths are checked from
+        each, and from the workspace, since a ``cd`` may fail or run in a subshell)."""
 
     def warn(self, text: str) -> None:
         if text not in self.warnings:
@@ -813,6 +818,9 @@ class _Guard:
             return _Segment(value.text, quoted=quoted)
         if name == "IFS":
             return _Segment(_DEFAULT_IFS, quoted=quoted)
+        if name == "HOME":
+            # Some home directory: "~" stands for it, so ``h=$HOME/..; rm -rf "$h"`` is seen.
+            return _Segment("~", quoted=quoted)
         return _Segment(source, quoted=quoted, known=False)
 
     # What a command prints -----------------------------------------------------------
@@ -1092,6 +1100,9 @@ class _Guard:
         if name == "tmux":
             self.tmux(args, scope, depth)
             return
+        if name in ("cd", "pushd"):
+            self.change_directory(args)
+            return
         if name == "tee" and stdin.text is not None:
             for target in _written_files("tee", [w.text for w in args]):
                 self.runs_later(target, stdin.text, scope, depth)
@@ -1171,6 +1182,27 @@ class _Guard:
     def catastrophes(self, texts: list[str], scope: _Scope, depth: int) -> None:
         texts = texts[:1] + [self.through_links(t) for t in texts[1:]]
         _check_simple(texts, self.workspace, self.warn)
+        # After a cd earlier in the line, relative paths may start there instead.
+        stripped, _ = _strip_wrappers(texts)
+        git = bool(stripped) and posixpath.basename(stripped[0]) == "git"  # has subcommands
+        for cwd in self.cwds:
+            moved = texts[:1] + [_in_directory(t, cwd) if _relative(t) else t for t in texts[1:]]
+            _check_simple(texts if git else moved, self.workspace, self.warn, cwd)
+
+    def change_directory(self, args: list[_Word]) -> None:
+        """Remember where ``cd`` or ``pushd`` goes (a bare ``cd`` goes home)."""
+        operands = [w for w in args if not w.text.startswith("-") or w.text == "-"]
+        target = operands[0] if operands else _Word("~")
+        if not target.known or target.text in ("-", ""):
+            return
+        text = self.through_links(target.text)
+        if _relative(text):
+            base = self.cwds[-1] if self.cwds else self.workspace
+            if base is None:
+                return
+            text = posixpath.join(base, text)
+        if len(self.cwds) < _MAX_CWDS:
+            self.cwds.append(text)
 
     def through_links(self, text: str) -> str:
         """``text`` with a link made earlier in the line replaced by where it points."""
@@ -1455,6 +1487,7 @@ class _Guard:
         if not deletes:
             return
         unfiltered = _find_deletes_unfiltered(items)
+        starts += [_in_directory(s, cwd) for cwd in self.cwds for s in starts if _relative(s)]
         for start in starts:
             reason = _dangerous_target(start, self.workspace)
             if reason is None:
@@ -1957,9 +1990,13 @@ def _operand(node: Node) -> Node | None:
 
 
 def _check_simple(
-    words: list[str], workspace: str | None, warn: Callable[[str], None] | None = None
+    words: list[str],
+    workspace: str | None,
+    warn: Callable[[str], None] | None = None,
+    cwd: str | None = None,
 ) -> None:
-    """The catastrophes, on one command's words (wrappers stripped)."""
+    """The catastrophes, on one command's words (wrappers stripped); ``cwd`` is where a
+    ``cd`` earlier in the line went, None for the workspace."""
     words, _ = _strip_wrappers(words)
     if not words:
         return
@@ -2013,7 +2050,7 @@ def _check_simple(
             if recursive:
                 _check_tree(what, target, workspace, warn)
     if name == "git":
-        _check_git(args, workspace, warn)
+        _check_git(args, workspace, warn, cwd)
     if name in ("chmod", "chown", "chgrp"):
         _check_mode_change(name, args, workspace, warn)
 
@@ -2230,6 +2267,12 @@ def _tar_operands(args: list[str]) -> list[str]:
     return operands
 
 
+def _relative(path: str) -> bool:
+    """Whether a word is a relative path (not an option, an absolute path, a home path, a
+    variable or ``name=value``)."""
+    return bool(path) and not path.startswith(("-", "/", "~", "$", "+")) and "=" not in path
+
+
 def _in_directory(path: str, directory: str | None) -> str:
     if directory is None or path.startswith(("/", "~", "$")):
         return path
@@ -2283,10 +2326,12 @@ def _check_mode_change(
 _GIT_TAKES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
 
 
-def _check_git(args: list[str], workspace: str | None, warn: Callable[[str], None]) -> None:
+def _check_git(
+    args: list[str], workspace: str | None, warn: Callable[[str], None], cwd: str | None = None
+) -> None:
     """git clean deletes every untracked file of the tree it runs in: refused when that tree
-    (-C, --work-tree) or a path it is given is a catastrophic target."""
-    directory: str | None = None
+    (-C, --work-tree, or where a cd went) or a path it is given is a catastrophic target."""
+    directory: str | None = cwd
     index = 0
     while index < len(args) and args[index].startswith("-"):
         option, _, value = args[index].partition("=")
