@@ -476,8 +476,13 @@ class _Guard:
             for child in node.named_children:
                 if child.type == "variable_assignment":
                     self.assign(child, scope, depth)
-                else:
-                    self.expand(child, scope, depth)
+                    continue
+                # export "NAME=value", export $N=value: an assignment once expanded.
+                for word in self.expand(child, scope, depth):
+                    if word.known and _ASSIGNMENT.match(word.text):
+                        key, value = word.text.split("=", 1)
+                        scope.variables[key] = _Word(value)
+                        self.hook(key, scope.variables[key], scope, depth)
         elif kind == "pipeline":
             self.pipeline(node, scope, depth, stdin)
         elif kind == "redirected_statement":
@@ -1048,13 +1053,14 @@ class _Guard:
             scope.positional = [_Word("sh"), *operands]
             return
         if name == "read":
-            self.read(args, scope, stdin)
+            self.read(args, scope, stdin, depth)
             return
         if name == "printf" and len(args) >= 3 and args[0].text == "-v":
             printed = _printf([w.text for w in args[2:]]) if all(w.known for w in args) else None
             scope.variables[args[1].text] = (
                 _Word(printed) if printed is not None else _Word(args[1].text, known=False)
             )
+            self.hook(args[1].text, scope.variables[args[1].text], scope, depth)
             return
         if name in ("at", "batch") and not any(w.text in ("-f", "-l", "-r", "-d") for w in args):
             self.shell("sh", [], scope, depth, stdin)
@@ -1389,7 +1395,7 @@ class _Guard:
                     raise _Refused(f"{name} code deleting {literal!r} would affect {reason}")
         self.warn(f"the {name} code deletes files or runs commands; read it before approving")
 
-    def read(self, args: list[_Word], scope: _Scope, stdin: _Stream) -> None:
+    def read(self, args: list[_Word], scope: _Scope, stdin: _Stream, depth: int) -> None:
         """``read`` assigns what it reads: known when stdin is."""
         names: list[str] = []
         array: str | None = None
@@ -1418,6 +1424,7 @@ class _Guard:
                 scope.variables[key] = _Word("$" + key, known=False, decoded=stdin.decoded)
             else:
                 scope.variables[key] = _Word(fields[position] if position < len(fields) else "")
+                self.hook(key, scope.variables[key], scope, depth)
 
     def awk(self, args: list[_Word], scope: _Scope, depth: int) -> None:
         """awk programs run commands with system("…") and print | "…"."""
@@ -2595,9 +2602,9 @@ def _written_files(name: str, args: list[str]) -> list[str]:
         long = "--output" if how == "-o" else "--output-document"
         found = [a.split("=", 1)[1] for a in args if a.startswith(long + "=")]
         for index, arg in enumerate(args[:-1]):
-            if arg in (how, long):
-                found.append(args[index + 1])
-        return found
+            if arg in (how, long) or (re.fullmatch(r"-[A-Za-z]+", arg) and arg[-1] == how[1]):
+                found.append(args[index + 1])  # -o FILE, or the last of a bundle: -so FILE
+        return [f for f in found if f != "-"]
     takes = _WRITER_TAKES - {"-s"} if name != "truncate" else _WRITER_TAKES
     if name == "rsync":
         takes = _RSYNC_TAKES
