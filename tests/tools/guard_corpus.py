@@ -643,4 +643,8 @@ ORDINARY: list[str] = [
     "shred -u secret.txt",
     "rmdir empty-dir",
     "unlink ./old-link",
+    "sed -i '/swap/d' /etc/fstab",
+    "cp fstab.new /etc/fstab",
+    'export PROMPT_COMMAND="$PROMPT_COMMAND; history -a"',
+    "ENV=production ./deploy.sh",
 ]

