@@ -647,4 +647,6 @@ ORDINARY: list[str] = [
     "cp fstab.new /etc/fstab",
     'export PROMPT_COMMAND="$PROMPT_COMMAND; history -a"',
     "ENV=production ./deploy.sh",
+    "sudo mkswap /swapfile",
+    "mkfs.ext4 -F disk.img",
 ]

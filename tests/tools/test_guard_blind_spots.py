@@ -102,6 +102,9 @@ DISK_TOOLS = [
     "hdparm --security-erase x /dev/sda",
     "nvme format /dev/nvme0n1",
     "badblocks -wsv /dev/sdb",
+    "mkswap $DEV",
+    "cd /dev && mkswap sda2",
+    "zpool create -f tank /dev/sdb",
 ]
 
 
@@ -181,6 +184,8 @@ ORDINARY_OF_THE_SAME_SHAPE = [
     "cp fstab.new /etc/fstab",
     "mv x /dev/shm/y",
     "7z a -ssw x.7z ~/notes",
+    "mkswap /swapfile",
+    "mkfs.ext4 -F disk.img",
 ]
 
 

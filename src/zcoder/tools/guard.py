@@ -2024,7 +2024,7 @@ def _check_simple(
     ):
         raise _Refused("systemctl would stop or restart the machine")
     _check_kill(name, args)
-    _check_disk_tool(name, args)
+    _check_disk_tool(name, args, workspace)
     if name == "dd":
         for arg in args:
             if arg.startswith("of=") and _is_device(arg[3:]):
@@ -2489,7 +2489,18 @@ def _disk_words(args: list[str], words: frozenset[str]) -> list[str]:
     return found
 
 
-def _check_disk_tool(name: str, args: list[str]) -> None:
+def _may_be_device(word: str, workspace: str | None) -> bool:
+    """Whether ``word`` names a device, or may (a variable, a substitution, a link to one)."""
+    if "$" in word or "`" in word or _normalize(word).startswith("/dev/"):
+        return True
+    path = word if word.startswith("/") or workspace is None else posixpath.join(workspace, word)
+    try:
+        return os.path.realpath(path).startswith("/dev/")
+    except (OSError, ValueError):
+        return True
+
+
+def _check_disk_tool(name: str, args: list[str], workspace: str | None) -> None:
     tool = _DISK_TOOLS.get(name) or (_FORMATTER if name.startswith("mkfs.") else None)
     if tool is None or _disk_words(args, tool.dry):
         return
@@ -2502,7 +2513,11 @@ def _check_disk_tool(name: str, args: list[str]) -> None:
     if _disk_words(args, tool.reads) or not tool.otherwise:
         return
     if tool is _FORMATTER:
-        raise _Refused(f"{name} formats a device and destroys its data")
+        # A swap file or a disk image is a file; a device, or what may be one, is refused.
+        words = [a for a in args if not a.startswith("-")]
+        if not words or any(_may_be_device(w, workspace) for w in words):
+            raise _Refused(f"{name} formats a device and destroys its data")
+        return
     if _operands(args):
         raise _Refused(
             f"{name} edits partitions or erases data on a disk; run it yourself if you mean it"
