@@ -337,7 +337,11 @@ The sysadmin profile's guard (src/zcoder/tools/guard.py) parses each command wit
 tree-sitter-bash and walks the tree, resolving quoting, ANSI-C strings, variables, arrays,
 brace expansion and command substitutions whose output follows from literals (echo, printf,
 base64/base32 -d, xxd -r -p, rev, tr), and following eval, sh -c, scripts fed to a shell,
-source, aliases, functions, wrappers, xargs and find. Its verdicts: **refuse**
+source, aliases, functions, wrappers, xargs and find. Paths are normalised after expansion
+(`~/..` is /home), and what runs later (trap, coproc, PROMPT_COMMAND and other hooks,
+crontab, at, tmux, systemd-run, shell start-up files) is checked as if it ran now; every
+deleter, partitioning or disk tool and kill-everything command is checked alike, from
+tables in the guard. Its verdicts: **refuse**
 (catastrophic, or a script out of a decoder it cannot read going into a shell, or a line it
 cannot parse), **warn** (it cannot see what would run: a command name from the environment
 or a program's output, a download piped into a shell, a glob as the command name…; the
@@ -365,9 +369,23 @@ Fuzzing found a third: `{` followed by a four-byte UTF-8 character can crash the
 These figures are in-sample. The first corpus (128 destructive, 235 ordinary) was written
 before the guard, which then caught 127 of 128 (the miss was the `a$b-c$d` split) and
 refused no ordinary command; the entries added since came from probing the guard for
-gaps, each one fixed. A reader of the guard can still write what it does not follow: a
-script on disk (`bash ./x.sh` runs unread, as `source` does), a program's own command
-language beyond the ones modelled (awk, tar, rsync, ssh and git options; python/perl
-one-liners only by pattern), or a payload assembled by arithmetic or a loop. It is a
-second line behind the dialog, which always shows the exact command.
+gaps, each one fixed. Issue 18 added 110 destructive entries by class (paths climbing out
+of a home, deleters other than rm, find's action before its tests, deferred execution,
+partitioning and disk tools, kill-everything, interpreters' tree deletions, links to a
+home, writes to shell start-up files), of which the guard before it allowed 95 (it refused
+10 and warned 5), and 63 ordinary ones of the same shapes, of which it refused 11
+(`chmod -R 755 .`, `chown -R $USER .`, `wipefs /dev/sdb`, `mkswap /swapfile`…). The
+warned destructive entries it added are writes to shell start-up files (`> ~/.bashrc`,
+`cp /dev/null ~/.profile`), `BASH_ENV` naming a file it cannot read, and `ln -s ~ h`
+alone: each does its harm later, through something the line does not show. Those checks
+(a second pass for each `cd` of the line, symbolic links looked up on disk) make a
+verdict slower: a median of 100-175 µs in runs on this shared VM, 91 µs before them.
+
+A reader of the guard can still write what it does not follow: a script on disk (`bash
+./x.sh` runs unread, as `source` does), a program's own command language beyond the ones
+modelled (awk, tar, rsync, ssh and git options; python/perl/node/ruby one-liners only by
+pattern), a payload assembled by arithmetic or a loop, a link made by an earlier command
+that the guard cannot see on disk (another host, a path it does not resolve), or a `cd`
+it cannot follow (`cd "$(…)"`). It is a second line behind the dialog, which always
+shows the exact command.
 """

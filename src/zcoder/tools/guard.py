@@ -12,18 +12,34 @@ worked out from literals (``echo``, ``printf``, ``base64 -d``, ``base32 -d``, ``
 ``<(...)``, a file written earlier in the line), ``source``, aliases and functions defined
 in the line, wrappers (``sudo``, ``env``, ``command``, ``busybox``, ``nohup``,
 ``timeout``…), ``xargs`` and GNU ``parallel`` (the command they run, with their input when
-known), ``find -delete``/``-exec``, ``watch``, ``ssh`` and ``at`` command strings,
-``read``, ``set --``, ``printf -v``, arrays and the environment a child shell inherits,
-and checks each resulting command against a list of ways to destroy a machine, a home or
-the workspace. Two faults of tree-sitter-bash 0.25.1 are worked around here: it splits a
+known), ``find -delete``/``-exec`` (its expression evaluated left to right, so an action
+before its tests acts on everything), ``watch``, ``ssh`` and ``at`` command strings,
+``read``, ``set --``, ``printf -v``, arrays and the environment a child shell inherits.
+What runs later is checked as if it ran now: ``trap`` actions, ``coproc``, hook variables
+(``PROMPT_COMMAND``, ``$(...)`` in ``PS0``-``PS4``, ``BASH_ENV``/``ENV``, pagers, editors,
+``GIT_SSH_COMMAND``…), crontabs installed with ``crontab``, ``tmux``/``screen``/
+``systemd-run``/``script -c``/``flock -c`` commands, and what is written into shell
+start-up files and cron tables. Paths are normalised after expansion (``~``, ``~user`` and
+``$HOME`` stand for a home, so ``~/..`` is /home and ``~/../..`` is /), relative paths are
+also taken from where a ``cd`` earlier in the line went, and symbolic links made earlier
+in the line or found on disk are followed. Each resulting command is checked against
+tables a reader can extend: deleters (``_DELETERS``: rm, rmdir, unlink, shred, truncate,
+tar --remove-files, zip -m, rsync --remove-source-files/--delete, git clean…), partitioning
+and disk tools (``_DISK_TOOLS``), programs that kill by owner or pattern
+(``_PROCESS_KILLERS``), files that run later (``_STARTUP_NAMES``…), interpreters' tree
+deletions (``_CODE_TREE_DELETERS``, ``_CODE_HOMES``), and other ways to destroy a machine,
+a home or the workspace. Two faults of tree-sitter-bash 0.25.1 are worked around here: it splits a
 word at a backslash-newline (continuations are joined first, as bash does), and it can
 crash on ``{`` followed by a four-byte UTF-8 character (those are parsed as U+FFFD).
 
 Three verdicts (:class:`Verdict`):
 
-* **refuse**: catastrophic (``rm -rf`` of ``/``, a system tree, a home or the workspace;
-  ``mkfs``; ``dd`` or a redirect onto a device; fork bombs; shutdown; ``chmod -R`` on
-  ``/``; ``kill -1``; overwriting ``/etc/passwd``…), and what the guard cannot see
+* **refuse**: catastrophic (any deleter on ``/``, a system tree, a home, the workspace or
+  what holds it; a partitioning or disk tool that writes; ``mkfs`` of a device; ``dd`` or a
+  redirect onto a device; fork bombs; shutdown; ``chmod -R`` on ``/`` or a home (the
+  workspace itself is the user's to change); ``kill -1``, ``killall5``, ``pkill -u
+  root``; overwriting ``/etc/passwd``; a library call deleting a home or ``/`` in a
+  ``python -c``/``node -e``/``perl -e``/``ruby -e`` one-liner…), and what the guard cannot see
   through where it matters most: a line it cannot parse, nesting too deep, oversized
   expansions, and a script it cannot read that comes out of a decoder (base64, xxd,
   openssl, gzip…) into a shell or ``eval``. Fail closed.
@@ -34,8 +50,10 @@ Three verdicts (:class:`Verdict`):
   unknown arguments to a recursive delete, a recursive delete of a path built from a
   variable the line does not set (refused when the path with that variable empty would
   be a catastrophe: ``rm -rf "$DIR"/``), ``find`` deleting under a system tree with a
-  filter, and ``python -c``/``perl -e`` one-liners that delete files or run commands. The
-  approval dialog shows the warning; the user decides.
+  filter, ``python -c``/``perl -e`` one-liners that delete files or run commands, writes to
+  shell start-up files and cron tables (``>> ~/.bashrc``, ``tee -a ~/.profile``, ``cp x
+  ~/.bashrc``), ``BASH_ENV`` naming a file it cannot read, and a link made to a home or
+  ``/``. The approval dialog shows the warning; the user decides.
 * **allow**: nothing of the above.
 
 It is a safety net for an assistant that asks before every command, not a sandbox: it
