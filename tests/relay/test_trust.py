@@ -15,17 +15,17 @@ from zcoder.relay.trust import BLOCK, TRUST, TRUST_FILE, TrustBook, TrustError
 
 def test_policies_are_kept_per_workspace_in_a_private_file(tmp_path: Path) -> None:
     book = TrustBook(tmp_path / "home", Inbound.HOLD)
-    assert book.policy_for("/w/a") is Inbound.HOLD
+    assert book.policy_for("/w/a", trusted=True) is Inbound.HOLD
     book.set("/w/a", TRUST)
     book.set("/w/b", BLOCK)
     path = tmp_path / "home" / TRUST_FILE
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     again = TrustBook(tmp_path / "home", Inbound.ACCEPT)  # another run, another default
-    assert again.policy_for("/w/a") is Inbound.ACCEPT
-    assert again.policy_for("/w/b") is Inbound.REFUSE
-    assert again.policy_for("/w/c") is Inbound.ACCEPT
+    assert again.policy_for("/w/a", trusted=True) is Inbound.ACCEPT
+    assert again.policy_for("/w/b", trusted=True) is Inbound.REFUSE
+    assert again.policy_for("/w/c", trusted=True) is Inbound.ACCEPT
     again.set("/w/b", None)
-    assert book.policy_for("/w/b") is Inbound.HOLD  # the first book sees the change
+    assert book.policy_for("/w/b", trusted=True) is Inbound.HOLD  # the first book sees the change
     assert json.loads(path.read_text())["peers"] == {"/w/a": "trust"}
 
 
@@ -34,7 +34,7 @@ def test_an_unusable_file_is_reported_and_never_overwritten(tmp_path: Path) -> N
     home.mkdir()
     (home / TRUST_FILE).write_text("{not json")
     book = TrustBook(home, Inbound.ACCEPT)
-    assert book.policy_for("/w/a") is Inbound.ACCEPT
+    assert book.policy_for("/w/a", trusted=True) is Inbound.ACCEPT
     assert book.problem is not None and "unusable" in book.problem
     try:
         book.set("/w/a", BLOCK)
@@ -85,7 +85,7 @@ def test_refuse_and_block_tell_the_sender_paused_and_trust_wins_over_hold(
         env={**relay_env, "ZCODER_RELAY_INBOUND": "refuse"},
         home=home,
     )
-    friend, stranger = make_relay("friend"), make_relay("stranger")
+    friend, stranger = make_relay("friend", interactive=True), make_relay("stranger")
     assert receiver.instance_id is not None
     refused = stranger.send(receiver.instance_id, "let me in")
     assert refused.status == "paused" and "paused" in refused.text

@@ -16,6 +16,7 @@ from zcoder.relay.sanitize import bounded, field_for_model, visible
 
 if TYPE_CHECKING:
     from zcoder.relay.client import Peer
+    from zcoder.relay.protocol import Envelope
 
 __all__ = [
     "FIELD_LIMIT",
@@ -23,6 +24,8 @@ __all__ = [
     "PEERS_HEADING",
     "peer_list_for_model",
     "peer_table",
+    "sender_label",
+    "sender_name",
     "visible",
 ]
 
@@ -101,3 +104,32 @@ def peer_list_for_model(peers: Sequence[Peer]) -> str:
             f"  {_field(p.workspace, keep_end=True)} · {_field(p.profile)} · {_field(p.model)}"
         )
     return "\n".join(lines)
+
+
+# -- who sent a relayed message, as the receiver verified it (zcoder.relay.standing) ------
+# The listener records the verified sender fields in the stored envelope: the instance's
+# name and proven workspace, "zcoder send" and its working directory, or the manifest's
+# claims marked unverified. These are the only words used to show a sender.
+
+
+def sender_name(envelope: Envelope) -> str:
+    """The sender in a few words: ``api``, ``zcoder send (pid 4242)`` or ``legacy
+    (unverified)``; raw text (make it visible before it is shown)."""
+    name = envelope.sender_project or envelope.sender_instance_id
+    if envelope.sender_kind == "instance":
+        return name
+    if envelope.sender_kind == "send":
+        return f"zcoder send (pid {envelope.sender_pid})"
+    return f"{name} (unverified)"
+
+
+def sender_label(envelope: Envelope) -> str:
+    """The sender in full: ``api (pid 4242, /src/api)``, ``via zcoder send, pid 4242,
+    from /home/me`` or ``legacy (unverified: pid 4242, /src/legacy)``; raw text."""
+    name = envelope.sender_project or envelope.sender_instance_id
+    where = envelope.sender_workspace or "an unknown directory"
+    if envelope.sender_kind == "instance":
+        return f"{name} (pid {envelope.sender_pid}, {where})"
+    if envelope.sender_kind == "send":
+        return f"via zcoder send, pid {envelope.sender_pid}, from {where}"
+    return f"{name} (unverified: pid {envelope.sender_pid}, {where})"

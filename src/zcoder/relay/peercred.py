@@ -164,3 +164,50 @@ def is_sender_in_its_session(
 @functools.cache
 def can_check_ancestry() -> bool:
     return os.path.isdir("/proc/self")
+
+
+# -- facts the kernel keeps about a live process (for the sender's standing) -------------
+
+PROC_LOCKS: Final = "/proc/locks"
+# /proc/locks of a machine with many locks is read in a bounded amount: far more than a
+# desktop or a build server holds, and a sender whose lock is past it is not verified.
+MAX_PROC_LOCKS_BYTES: Final = 4 * 1024 * 1024
+
+
+def flock_holders(path: str, proc_locks: str = PROC_LOCKS) -> frozenset[int]:
+    """The pids that hold a granted flock(2) on the file or directory ``path`` (not
+    followed if it is a symlink), as the kernel lists them in /proc/locks. Empty when the
+    file or /proc/locks cannot be read. A waiter (``->``) holds nothing and is not listed."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+        with open(proc_locks, "rb") as handle:
+            data = handle.read(MAX_PROC_LOCKS_BYTES)
+    except OSError:
+        return frozenset()
+    # The inode number only: the device the kernel prints is the file system's own, which
+    # differs from stat's st_dev on btrfs subvolumes and overlays. A match still needs the
+    # pid too: only a process holding a lock on an inode of that number passes.
+    wanted = b":%d" % st.st_ino
+    holders: set[int] = set()
+    for line in data.splitlines():
+        # "12: FLOCK  ADVISORY  WRITE 4242 fe:00:2180079 0 EOF"; a waiter has "->" second.
+        fields = line.split()
+        if len(fields) < 6 or fields[1] != b"FLOCK" or not fields[5].endswith(wanted):
+            continue
+        if fields[5].count(b":") != 2:
+            continue
+        try:
+            holders.add(int(fields[4]))
+        except ValueError:
+            continue
+    return frozenset(holders)
+
+
+def process_cwd(pid: int) -> str | None:
+    """The working directory of the live process ``pid`` (/proc/<pid>/cwd), or None."""
+    if pid <= 0:
+        return None
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None

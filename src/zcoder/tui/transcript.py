@@ -278,8 +278,19 @@ def error_text(text: str) -> Text:
     return Text.assemble(_label("error: ", "bold"), screen_safe(text))
 
 
-def relay_text(project: str, pid: int | str, workspace: str, instance_id: str, body: str) -> Text:
-    head = f"⇄ relayed task from {visible(project)} (pid {pid}) · {visible(workspace)}"
+def relay_text(
+    project: str, pid: int | str, workspace: str, instance_id: str, body: str, *, kind: str = ""
+) -> Text:
+    # Who sent it, as the receiver verified it (zcoder.relay.standing): an interactive
+    # instance, `zcoder send` (its working directory), or an unverified sender.
+    if kind == "send":
+        head = f"⇄ relayed task via zcoder send, pid {pid}, from {visible(workspace)}"
+    elif kind in ("instance", ""):  # "": a session saved before senders were verified
+        head = f"⇄ relayed task from {visible(project)} (pid {pid}) · {visible(workspace)}"
+    else:
+        head = (
+            f"⇄ relayed task from {visible(project)} (unverified, pid {pid}) · {visible(workspace)}"
+        )
     return Text.assemble(
         _label(head + "\n", "bold magenta"),
         _label(f"instance {visible(instance_id)}\n", "dim"),
@@ -498,6 +509,7 @@ def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
                 str(metadata.get("sender_workspace", "?")),
                 str(metadata.get("sender_instance_id", "?")),
                 text,
+                kind=str(metadata.get("sender_kind", "")),
             ),
         )
     if role == "receipt":
