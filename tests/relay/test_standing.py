@@ -275,6 +275,9 @@ def test_only_an_interactive_relay_holds_the_workspace_lock(
     assert os.getpid() not in flock_holders(str(plain.workspace))
     for relay, expected in ((interactive, True), (plain, False)):
         manifest = read_manifest_file(registry, f"a-{relay.instance_id}.json")
-        assert is_live_instance(registry, manifest) is expected
+        assert (
+            is_live_instance(registry, manifest.instance_id, manifest.pid, manifest.workspace)
+            is expected
+        )
     interactive.stop()
     assert os.getpid() not in flock_holders(str(interactive.workspace))

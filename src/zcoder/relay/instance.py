@@ -76,6 +76,7 @@ from zcoder.relay.spool import (
     Spool,
     SpoolError,
 )
+from zcoder.relay.standing import is_live_instance
 from zcoder.relay.sweep import (
     Leftover,
     LockRecord,
@@ -758,6 +759,13 @@ class Relay:
         return discover(
             self.registry, self_instance_id=self.instance_id, timeout=self.settings.io_timeout
         )
+
+    def is_interactive_peer(self, peer: Peer) -> bool:
+        """Whether ``peer`` is proven a live interactive zcoder working in its workspace
+        (zcoder.relay.standing): only such a peer can be trusted."""
+        if self.registry is None:
+            return False
+        return is_live_instance(self.registry, peer.instance_id, peer.pid, peer.workspace)
 
     def send(self, target_instance_id: str, body: str) -> SendResult:
         """Deliver ``body`` to the live peer with exactly this instance id."""

@@ -88,12 +88,13 @@ def holds_workspace_lock(pid: int, workspace: str) -> bool:
     return os.path.isdir(workspace) and pid in flock_holders(workspace)
 
 
-def is_live_instance(registry: Path, manifest: Manifest) -> bool:
-    """Whether the manifest's process is a live interactive zcoder (both of its locks
-    held by that very pid): what ``/agents trust`` requires of a peer."""
-    return manifest.pid in flock_holders(
-        str(lock_path(registry, manifest.instance_id))
-    ) and holds_workspace_lock(manifest.pid, manifest.workspace)
+def is_live_instance(registry: Path, instance_id: str, pid: int, workspace: str) -> bool:
+    """Whether the process ``pid`` is a live interactive zcoder, instance ``instance_id``
+    working in ``workspace`` (both of its locks held by that very pid): what ``/agents
+    trust`` requires of a peer."""
+    return pid in flock_holders(str(lock_path(registry, instance_id))) and holds_workspace_lock(
+        pid, workspace
+    )
 
 
 def standing_of(

@@ -128,6 +128,15 @@ class RelayPolicyUI:
             app.error(f"{resolved.problem}{extra}")
             return
         workspace = resolved.peer.workspace
+        if verb == "trust" and not self.relay.is_interactive_peer(resolved.peer):
+            # Trust goes with a workspace only to an instance proven to work there; a
+            # `zcoder send`, a relay-only peer or a zcoder.zsh cannot be proven to.
+            app.error(
+                f"{visible(name)} is not an interactive zcoder instance that can be verified"
+                " (zcoder send, a relay-only peer or zcoder.zsh): it cannot be trusted."
+                " /agents block works for any peer."
+            )
+            return
         policy = {"trust": TRUST, "block": BLOCK}.get(verb)
         try:
             self.relay.trust.set(workspace, policy)
