@@ -281,3 +281,20 @@ def test_only_an_interactive_relay_holds_the_workspace_lock(
         )
     interactive.stop()
     assert os.getpid() not in flock_holders(str(interactive.workspace))
+
+
+def test_lock_holders_are_read_from_granted_flocks_only(tmp_path: Path) -> None:
+    target = tmp_path / "locked"
+    target.mkdir()
+    ino = target.stat().st_ino
+    table = tmp_path / "locks"
+    table.write_text(
+        f"1: FLOCK  ADVISORY  READ  4242 fe:00:{ino} 0 EOF\n"
+        f"2: -> FLOCK  ADVISORY  WRITE 5151 fe:00:{ino} 0 EOF\n"  # a waiter holds nothing
+        f"3: POSIX  ADVISORY  WRITE 6161 fe:00:{ino} 0 EOF\n"  # not a flock
+        f"4: FLOCK  ADVISORY  WRITE 7171 fe:00:{ino}1 0 EOF\n"  # another inode
+        f"5: FLOCK  ADVISORY  WRITE 8181 00:2a:{ino} 0 EOF\n"  # st_dev may differ (btrfs)
+    )
+    assert flock_holders(str(target), str(table)) == {4242, 8181}
+    assert flock_holders(str(tmp_path / "missing"), str(table)) == frozenset()
+    assert flock_holders(str(target), str(tmp_path / "no-proc")) == frozenset()

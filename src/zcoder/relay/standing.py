@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Final
 
 from zcoder.relay.names import BadName, check_name, default_name
-from zcoder.relay.peercred import PeerCredentials, flock_holders, process_cwd
+from zcoder.relay.peercred import PeerCredentials, flock_holders_of, process_cwd
 from zcoder.relay.protocol import Envelope
 from zcoder.relay.registry import Manifest, lock_path
 
@@ -80,21 +80,28 @@ def check_consistent(envelope: Envelope, manifest: Manifest) -> None:
         raise Contradiction("sender_workspace contradicts the sender's manifest")
 
 
-def holds_workspace_lock(pid: int, workspace: str) -> bool:
-    """Whether ``pid`` holds a lock on the directory ``workspace`` names, that path being
-    canonical (a symlinked or relative path proves nothing about its target's name)."""
-    if not os.path.isabs(workspace) or os.path.realpath(workspace) != workspace:
-        return False
-    return os.path.isdir(workspace) and pid in flock_holders(workspace)
+def _is_canonical_dir(workspace: str) -> bool:
+    # A symlinked or relative path proves nothing about its target's name.
+    return (
+        os.path.isabs(workspace)
+        and os.path.realpath(workspace) == workspace
+        and os.path.isdir(workspace)
+    )
+
+
+def _locks_held(registry: Path, instance_id: str, pid: int, workspace: str) -> tuple[bool, bool]:
+    """Whether ``pid`` holds the instance lock of ``instance_id``, and a lock on the
+    canonical directory ``workspace`` (one read of /proc/locks for both)."""
+    directory = workspace if _is_canonical_dir(workspace) else ""
+    instance, place = flock_holders_of((str(lock_path(registry, instance_id)), directory))
+    return pid in instance, bool(directory) and pid in place
 
 
 def is_live_instance(registry: Path, instance_id: str, pid: int, workspace: str) -> bool:
     """Whether the process ``pid`` is a live interactive zcoder, instance ``instance_id``
     working in ``workspace`` (both of its locks held by that very pid): what ``/agents
     trust`` requires of a peer."""
-    return pid in flock_holders(str(lock_path(registry, instance_id))) and holds_workspace_lock(
-        pid, workspace
-    )
+    return all(_locks_held(registry, instance_id, pid, workspace))
 
 
 def standing_of(
@@ -110,9 +117,12 @@ def standing_of(
     claims = tuple(p for p in {manifest.workspace, envelope.sender_workspace} if p)
     if peer is None or peer.pid != envelope.sender_pid or manifest.pid != peer.pid:
         return Standing(UNVERIFIED, manifest.project, manifest.workspace, claims)
-    if peer.pid not in flock_holders(str(lock_path(registry, manifest.instance_id))):
+    instance_lock, workspace_lock = _locks_held(
+        registry, manifest.instance_id, peer.pid, manifest.workspace
+    )
+    if not instance_lock:
         return Standing(UNVERIFIED, manifest.project, manifest.workspace, claims)
-    if holds_workspace_lock(peer.pid, manifest.workspace):
+    if workspace_lock:
         return Standing(INSTANCE, _name(manifest), manifest.workspace, claims)
     cwd = cwd_of(peer.pid)
     return Standing(SEND, SEND_NAME, cwd or "an unknown directory", (*claims, *filter(None, [cwd])))
