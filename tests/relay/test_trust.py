@@ -99,3 +99,37 @@ def test_refuse_and_block_tell_the_sender_paused_and_trust_wins_over_hold(
     assert friend.send(receiver.instance_id, "again").status == "paused"
     assert receiver.claim_one() is None
     assert os.path.exists(home / TRUST_FILE)
+
+
+def test_a_block_covers_the_tree_component_by_component_and_trust_needs_an_instance(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    real = tmp_path / "w"
+    (real / "a" / "deep").mkdir(parents=True)
+    (real / "ab").mkdir()
+    (tmp_path / "link").symlink_to(real / "a")
+    book = TrustBook(home, Inbound.HOLD)
+    book.set(str(real / "a") + "/", BLOCK)  # stored normalised
+    book.set(str(real / "ab"), TRUST)
+    refuse, hold, accept = Inbound.REFUSE, Inbound.HOLD, Inbound.ACCEPT
+    cases = {
+        str(real / "a"): refuse,
+        str(real / "a" / "deep"): refuse,
+        str(real / "a" / "not-yet-made" / "x"): refuse,
+        str(real / "ab" / ".." / "a" / "deep"): refuse,
+        str(tmp_path / "link" / "deep"): refuse,  # symlinks resolved
+        str(real / "ab"): accept,  # a sibling sharing a prefix is not inside
+        str(real / "ab" / "sub"): hold,  # trust is for exactly that workspace
+        str(real): hold,
+        "relative/a": hold,
+    }
+    for workspace, expected in cases.items():
+        assert book.policy_for(workspace, trusted=True) is expected, workspace
+    # Not a proven instance: never trusted, still blocked, whatever it claims.
+    assert book.policy_for(str(real / "ab"), trusted=False) is hold
+    assert book.policy_for(str(real / "ab"), trusted=True, claims=[str(real / "a")]) is refuse
+    # Forget, under another spelling of the same place, drops it.
+    book.set(str(real / "ab" / ".." / "a"), None)
+    assert book.policy_for(str(real / "a"), trusted=True) is hold
+    assert json.loads((home / TRUST_FILE).read_text())["peers"] == {str(real / "ab"): "trust"}

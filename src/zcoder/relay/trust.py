@@ -158,10 +158,9 @@ class TrustBook:
             self._reload()
             if self.problem is not None and self._identity is not None:
                 raise TrustError(f"{self.problem}: fix or remove it first")
-            policies = dict(self._policies)
-            if policy is None:
-                policies.pop(workspace, None)
-            else:
+            # Any spelling of the same place (an older file's "/w/a/", say) is replaced.
+            policies = {k: v for k, v in self._policies.items() if normal_path(k) != resolved}
+            if policy is not None:
                 policies[workspace] = policy
             self._write(policies)
             self._policies = policies
