@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.relay.conftest import RelayFactory
 from tests.relay.wire import enqueue_obj, send_json
 from zcoder.relay import ClaimedMessage
 from zcoder.relay.settings import Inbound
-from zcoder.relay.trust import BLOCK, TRUST, TRUST_FILE, TrustBook, TrustError
+from zcoder.relay.trust import (
+    BLOCK,
+    TRUST,
+    TRUST_FILE,
+    TrustBook,
+    TrustError,
+    is_within,
+    normal_path,
+)
 
 
 def test_policies_are_kept_per_workspace_in_a_private_file(tmp_path: Path) -> None:
@@ -133,3 +144,21 @@ def test_a_block_covers_the_tree_component_by_component_and_trust_needs_an_insta
     book.set(str(real / "ab" / ".." / "a"), None)
     assert book.policy_for(str(real / "a"), trusted=True) is hold
     assert json.loads((home / TRUST_FILE).read_text())["peers"] == {str(real / "ab"): "trust"}
+
+
+_COMPONENT = st.sampled_from(["a", "ab", "b", "a.b", "a-b", ".", "..", "", "x y"])
+
+
+@given(st.lists(_COMPONENT, max_size=6), st.lists(_COMPONENT, max_size=6))
+def test_within_is_a_component_prefix_of_the_normalised_path(
+    path: list[str], tree: list[str]
+) -> None:
+    # Paths under a directory that does not exist: normalised, nothing to resolve.
+    root = "/nonexistent-zcoder-test"
+    p = normal_path(root + "/" + "/".join(path))
+    t = normal_path(root + "/" + "/".join(tree))
+    assert p is not None and t is not None
+    assert p == PurePosixPath(os.path.normpath(root + "/" + "/".join(path)))
+    # Within: the two paths' common path is the tree (never a mere string prefix: "/…/ab"
+    # is not within "/…/a").
+    assert is_within(p, t) is (os.path.commonpath([str(p), str(t)]) == str(t))
