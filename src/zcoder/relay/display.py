@@ -126,10 +126,19 @@ def sender_name(envelope: Envelope) -> str:
 def sender_label(envelope: Envelope) -> str:
     """The sender in full: ``api (pid 4242, /src/api)``, ``via zcoder send, pid 4242,
     from /home/me`` or ``legacy (unverified: pid 4242, /src/legacy)``; raw text."""
-    name = envelope.sender_project or envelope.sender_instance_id
-    where = envelope.sender_workspace or "an unknown directory"
-    if envelope.sender_kind == "instance":
-        return f"{name} (pid {envelope.sender_pid}, {where})"
-    if envelope.sender_kind == "send":
-        return f"via zcoder send, pid {envelope.sender_pid}, from {where}"
-    return f"{name} (unverified: pid {envelope.sender_pid}, {where})"
+    return sender_words(
+        envelope.sender_kind,
+        envelope.sender_project or envelope.sender_instance_id,
+        envelope.sender_pid,
+        envelope.sender_workspace,
+    )
+
+
+def sender_words(kind: str, name: str, pid: int | str, workspace: str) -> str:
+    """``sender_label`` from the recorded fields (a saved session's event keeps these)."""
+    where = workspace or "an unknown directory"
+    if kind == "instance":
+        return f"{name} (pid {pid}, {where})"
+    if kind == "send":
+        return f"via zcoder send, pid {pid}, from {where}"
+    return f"{name} (unverified: pid {pid}, {where})"

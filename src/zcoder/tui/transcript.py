@@ -31,6 +31,7 @@ from textual.timer import Timer
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
+from zcoder.relay.display import sender_words
 from zcoder.relay.sanitize import visible
 from zcoder.tui.command_output import CommandOutput
 from zcoder.tui.diff_view import diff_text
@@ -283,14 +284,11 @@ def relay_text(
 ) -> Text:
     # Who sent it, as the receiver verified it (zcoder.relay.standing): an interactive
     # instance, `zcoder send` (its working directory), or an unverified sender.
-    if kind == "send":
-        head = f"⇄ relayed task via zcoder send, pid {pid}, from {visible(workspace)}"
-    elif kind in ("instance", ""):  # "": a session saved before senders were verified
+    if not kind:  # a session saved before senders were verified
         head = f"⇄ relayed task from {visible(project)} (pid {pid}) · {visible(workspace)}"
     else:
-        head = (
-            f"⇄ relayed task from {visible(project)} (unverified, pid {pid}) · {visible(workspace)}"
-        )
+        who = visible(sender_words(kind, project, pid, workspace))
+        head = f"⇄ relayed task {who}" if kind == "send" else f"⇄ relayed task from {who}"
     return Text.assemble(
         _label(head + "\n", "bold magenta"),
         _label(f"instance {visible(instance_id)}\n", "dim"),
