@@ -158,7 +158,7 @@ def test_zcoder_send_run_by_a_trusted_instance_gets_no_trust(world: World) -> No
     alpha.wait_text("via zcoder send, pid", since=mark)
     assert server_a.chat_bodies == []  # nothing ran in alpha
     alpha.submit("/agents held")
-    alpha.wait_text(f"2. from via zcoder send, pid {shell_pid(alpha)}", since=mark)
+    alpha.wait_text(f"2. via zcoder send, pid {shell_pid(alpha)}", since=mark)
 
     # beta itself, proven by the kernel, keeps its standing: its message runs at once.
     server_a.enqueue(Turn.text("done for beta"))

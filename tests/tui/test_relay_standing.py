@@ -51,11 +51,9 @@ async def test_a_zcoder_send_message_is_shown_and_recorded_as_such_everywhere(
         assert app.relay is not None
         (held,) = [m for m in app.relay.held() if isinstance(m, ClaimedMessage)]
         label = f"via zcoder send, pid {held.envelope.sender_pid}, from {elsewhere}"
-        assert f"A message from {label} is held for you" in transcript_text(app)
+        assert f"A message {label} is held for you" in transcript_text(app)
         await submit(pilot, app, "/agents held")
-        await wait_until(
-            pilot, lambda: f"1. from {label}: please look at it" in transcript_text(app)
-        )
+        await wait_until(pilot, lambda: f"1. {label}: please look at it" in transcript_text(app))
         fake.enqueue(Turn.text("looked"))
         await submit(pilot, app, "/agents run 1")
         await wait_until(pilot, lambda: len(fake.chat_bodies) == 1)

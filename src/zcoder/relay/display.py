@@ -22,8 +22,10 @@ __all__ = [
     "FIELD_LIMIT",
     "NO_PEERS_TEXT",
     "PEERS_HEADING",
+    "from_words",
     "peer_list_for_model",
     "peer_table",
+    "sender_from",
     "sender_label",
     "sender_name",
     "visible",
@@ -132,6 +134,16 @@ def sender_label(envelope: Envelope) -> str:
         envelope.sender_pid,
         envelope.sender_workspace,
     )
+
+
+def sender_from(envelope: Envelope) -> str:
+    """Where a message came from, to follow "a message": ``from api (pid 4242, …)`` or
+    ``via zcoder send, pid 4242, from /home/me``; raw text."""
+    return from_words(envelope.sender_kind, sender_label(envelope))
+
+
+def from_words(kind: str, label: str) -> str:
+    return label if kind == "send" else f"from {label}"
 
 
 def sender_words(kind: str, name: str, pid: int | str, workspace: str) -> str:

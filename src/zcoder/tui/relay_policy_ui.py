@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
-from zcoder.relay.display import sender_label, sender_name
+from zcoder.relay.display import sender_from, sender_name
 from zcoder.relay.names import resolve_target
 from zcoder.relay.sanitize import visible
 from zcoder.relay.trust import BLOCK, TRUST, TrustError
@@ -40,7 +40,7 @@ class RelayPolicyUI:
         self._held_seen = {m.path.name for m in held}
         for message in new:
             self.app.notice(
-                f"⏸ A message from {visible(sender_label(message.envelope))} is held for you"
+                f"⏸ A message {visible(sender_from(message.envelope))} is held for you"
                 " (ZCODER_RELAY_INBOUND or your policy for it). /agents held shows it;"
                 " /agents run N runs it, /agents discard N drops it."
             )
@@ -63,7 +63,7 @@ class RelayPolicyUI:
                 env = message.envelope
                 preview = " ".join(env.body.split())
                 preview = preview[:70] + ("…" if len(preview) > 70 else "")
-                lines.append(f"  {index}. from {visible(sender_label(env))}: {visible(preview)}")
+                lines.append(f"  {index}. {visible(sender_from(env))}: {visible(preview)}")
             lines.append("/agents run N runs one now; /agents discard N drops it.")
             app.notice("\n".join(lines))
             return

@@ -31,7 +31,7 @@ from textual.timer import Timer
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
-from zcoder.relay.display import sender_words
+from zcoder.relay.display import from_words, sender_words
 from zcoder.relay.sanitize import visible
 from zcoder.tui.command_output import CommandOutput
 from zcoder.tui.diff_view import diff_text
@@ -287,8 +287,8 @@ def relay_text(
     if not kind:  # a session saved before senders were verified
         head = f"⇄ relayed task from {visible(project)} (pid {pid}) · {visible(workspace)}"
     else:
-        who = visible(sender_words(kind, project, pid, workspace))
-        head = f"⇄ relayed task {who}" if kind == "send" else f"⇄ relayed task from {who}"
+        label = sender_words(kind, project, pid, workspace)
+        head = f"⇄ relayed task {visible(from_words(kind, label))}"
     return Text.assemble(
         _label(head + "\n", "bold magenta"),
         _label(f"instance {visible(instance_id)}\n", "dim"),
