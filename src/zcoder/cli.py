@@ -19,16 +19,33 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
+# The relay's commands are parsed by zcoder.relay.scripts (see main), so argparse does
+# not know them: help lists them here, in its own words, with the options they take.
+USAGE = """%(prog)s [options]
+       %(prog)s agents [--json]
+       %(prog)s send [--json] TARGET [MESSAGE]"""
+DESCRIPTION = """\
+A terminal coding agent for local Ollama models. Several zcoder instances on
+one machine can find each other and hand each other work over a private relay.
+
+Without a command or --prompt, zcoder starts its interactive terminal UI."""
+COMMANDS = """\
+commands:
+  agents [--json]       list the live zcoder instances on this machine (name,
+                        project, pid, state, id, workspace); --json: one array
+  send TARGET [MESSAGE] send one of them a message (standard input without
+                        MESSAGE, or with -); TARGET is a name, name#pid or an
+                        instance id; the exit status says what happened
+  `zcoder agents --help` and `zcoder send --help` say more; see docs/relay.md."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zcoder",
-        description=(
-            "A terminal coding agent for local Ollama models. Several zcoder instances on one "
-            "machine can find each other and hand each other work over a private relay."
-        ),
-        epilog="Without --prompt, zcoder starts its interactive terminal UI. "
-        "`zcoder agents [--json]` lists the other instances; `zcoder send TARGET MESSAGE` "
-        "sends one a message (see docs/relay.md).",
+        usage=USAGE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTION,
+        epilog=COMMANDS,
     )
     parser.add_argument("-m", "--model", help="the model (default $ZCODER_MODEL or qwen3-coder)")
     parser.add_argument(

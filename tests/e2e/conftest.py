@@ -28,13 +28,17 @@ def sender_relay(world: World) -> Iterator[SenderFactory]:
     """A relay started in this test process: a legitimate, registered sender.
 
     The receiver checks that a sender has a live manifest in the registry and that the
-    connecting process is the sender's pid; a Relay started here satisfies both.
+    connecting process is the sender's pid; a Relay started here satisfies both. It is
+    interactive (it holds a lock on its workspace), so the receiver knows it as an
+    instance, by its name (zcoder.relay.standing), as it would a real zcoder.
     """
     started: list[Relay] = []
 
     def factory(name: str) -> Relay:
         env = world.env(name, None)
-        relay = Relay(load_relay_settings(env), workspace=world.workspace(name), env=env)
+        relay = Relay(
+            load_relay_settings(env), workspace=world.workspace(name), env=env, interactive=True
+        )
         started.append(relay)
         status = relay.start()
         assert status.available, status.reason

@@ -29,7 +29,9 @@ def test_the_seed_story_with_names_ends_with_a_receipt_and_is_in_the_inbox(world
     a.submit("Tell the weekly-digest agent to include the new signups in tomorrow's digest")
     a.answer_dialog("y", since=mark_a)
     a.wait_text("Message accepted by weekly-digest", since=mark_a)
-    b.wait_text("relayed task from app")
+    # Shown by the name it goes by (its manifest's, verified with its process), not by its
+    # project's: it is a live interactive instance, proven by the kernel.
+    b.wait_text("relayed task from main-app (pid")
     # B's turn ends; A hears back, without a turn of its own.
     a.wait_text("weekly-digest completed:", since=mark_a, timeout=30)
     requests_before = len(server_a.chat_bodies)

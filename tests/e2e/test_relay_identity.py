@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from tests.e2e.conftest import SenderFactory
 from tests.e2e.harness import World, wait_until
 from tests.fixtures.fake_ollama import Turn, call
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(120)
 
 # Finds the nearest ancestor process that has a manifest in the registry and sends an
 # enqueue to the socket argv[1] (instance argv[2]) in that instance's name, with an id of
@@ -121,3 +122,62 @@ def test_a_command_cannot_send_as_its_instance(world: World, sender_relay: Sende
     ]
     assert all(f"Sender instance: {gamma.instance_id}" in r for r in records)
     assert len([x for x in log_lines(log) if "relay refused" in x]) == 1
+
+
+def test_zcoder_send_run_by_a_trusted_instance_gets_no_trust(world: World) -> None:
+    """alpha holds what it is sent and trusts beta. beta's model runs `zcoder send alpha`
+    as a command (--yes), in beta's workspace, as beta's descendant; a plain shell does
+    the same. Both messages are held, shown as `via zcoder send`, and nothing runs in
+    alpha; beta's own message, sent by beta's process, runs at once."""
+    server_a, server_b = world.server(demo=False), world.server(demo=False)
+    alpha = world.start("alpha", server_a, ZCODER_RELAY_INBOUND="hold")
+    command = shlex.join([sys.executable, "-m", "zcoder", "send", "alpha", "from a command"])
+    server_b.enqueue(
+        Turn.tool_calls(call("run_command", {"command": command})), Turn.text("sent it")
+    )
+    beta = world.start("beta", server_b, args=("--yes",))
+    beta.wait_manifest()
+    mark = alpha.mark()
+    alpha.submit("/agents trust beta")  # a live interactive instance: trust is allowed
+    alpha.wait_text("Trust:", since=mark)
+
+    beta.submit("tell alpha something with zcoder send")
+    bodies = wait_until(lambda: server_b.chat_bodies[1:], what="beta's command result")
+    assert "Message accepted by alpha" in tool_results(bodies[0])[-1]
+    shell = subprocess.run(
+        [sys.executable, "-m", "zcoder", "send", "alpha", "from a plain shell"],
+        cwd=beta.workspace,
+        env=world.env("shell", None),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert shell.returncode == 0, shell.stderr
+    wait_until(lambda: alpha.spool_counts()["held"] == 2 or None, what="two held messages")
+    alpha.wait_text("via zcoder send, pid", since=mark)
+    assert server_a.chat_bodies == []  # nothing ran in alpha
+    alpha.submit("/agents held")
+    alpha.wait_text(f"2. via zcoder send, pid {shell_pid(alpha)}", since=mark)
+
+    # beta itself, proven by the kernel, keeps its standing: its message runs at once.
+    server_a.enqueue(Turn.text("done for beta"))
+    server_b.enqueue(
+        Turn.tool_calls(
+            call("send_agent_message", {"target": "alpha", "message": "from beta itself"})
+        ),
+        Turn.text("asked alpha"),
+    )
+    mark_b = beta.mark()
+    beta.submit("ask alpha yourself")
+    beta.answer_dialog("y", since=mark_b)
+    alpha.wait_text("done for beta", since=mark)
+    alpha.wait_text("relayed task from beta (pid", since=mark)
+    assert relay_records(server_a.chat_bodies)[-1].count("from beta itself") == 1
+    assert alpha.spool_counts()["held"] == 2  # the zcoder sends still wait
+
+
+def shell_pid(instance: Any) -> int:
+    """The sender pid of the newest held message (the plain shell's zcoder send)."""
+    held = sorted((instance.spool() / "held").iterdir())
+    return int(json.loads(held[-1].read_text())["sender_pid"])

@@ -46,7 +46,10 @@ def _assert_ack_or_close(response: bytes) -> str | None:
     assert header.startswith(b"ZCODER-AGENT/1 "), response
     assert int(header[15:]) == len(payload), response
     ack = json.loads(payload)
-    assert list(ack) == ["protocol", "type", "message_id", "status", "queue_position", "state"]
+    spec = ["protocol", "type", "message_id", "status", "queue_position", "state"]
+    # The spec's members in its order; a refusal may add why, last (zcoder.zsh ignores it).
+    assert list(ack) in (spec, [*spec, "reason"]), ack
+    assert "reason" not in ack or (ack["status"] == "invalid" and isinstance(ack["reason"], str))
     assert ack["protocol"] == 1 and ack["type"] == "ack"
     assert ack["status"] in STATUSES
     assert ack["state"] in ("ready", "busy", "paused")

@@ -45,7 +45,10 @@ def test_ping_and_enqueue_between_two_peer_processes(make_peer):
     assert received["body"] == MULTILINE
     assert received["sender_instance_id"] == alpha.instance_id
     assert received["sender_pid"] == alpha.pid
-    assert received["sender_project"] == "alpha"
+    # A relay-only peer is not an interactive instance: shown as such, from the directory
+    # it runs in (the kernel's word), whatever it names as its workspace.
+    assert received["sender_project"] == "zcoder send"
+    assert received["sender_workspace"] == os.path.realpath(os.getcwd())  # its cwd
     assert received["message_id"] == f"{alpha.instance_id}-1"
 
 

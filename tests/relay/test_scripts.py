@@ -105,3 +105,24 @@ def test_send_to_a_full_queue_exits_5(make_relay: RelayFactory, relay_env: dict[
     full = zcoder(relay_env, "send", "busy", "second")
     assert full.returncode == 5, full.stderr
     assert "full" in full.stderr
+
+
+def test_send_answers_with_the_name_the_user_typed_and_agents_lists(
+    make_relay: RelayFactory, relay_env: dict[str, str]
+) -> None:
+    receiver = make_relay("gamma")  # project gamma...
+    receiver.refresh_manifest(name="gam")  # ...named gam
+    listed = json.loads(zcoder(relay_env, "agents", "--json").stdout)
+    assert [(r["name"], r["project"]) for r in listed] == [("gam", "gamma")]
+    sent = zcoder(relay_env, "send", "gam", "hello")
+    assert sent.returncode == 0, sent.stderr
+    assert sent.stdout == (
+        f"Message accepted by gam ({receiver.instance_id}); queued at position 1. "
+        "Delivery does not imply task completion.\n"
+    )
+    receiver.pause()
+    paused = zcoder(relay_env, "send", "gam", "again")
+    assert (paused.returncode, paused.stderr) == (
+        4,
+        "gam is paused and did not accept the message\n",
+    )

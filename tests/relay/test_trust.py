@@ -4,28 +4,39 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.relay.conftest import RelayFactory
 from tests.relay.wire import enqueue_obj, send_json
 from zcoder.relay import ClaimedMessage
 from zcoder.relay.settings import Inbound
-from zcoder.relay.trust import BLOCK, TRUST, TRUST_FILE, TrustBook, TrustError
+from zcoder.relay.trust import (
+    BLOCK,
+    TRUST,
+    TRUST_FILE,
+    TrustBook,
+    TrustError,
+    is_within,
+    normal_path,
+)
 
 
 def test_policies_are_kept_per_workspace_in_a_private_file(tmp_path: Path) -> None:
     book = TrustBook(tmp_path / "home", Inbound.HOLD)
-    assert book.policy_for("/w/a") is Inbound.HOLD
+    assert book.policy_for("/w/a", trusted=True) is Inbound.HOLD
     book.set("/w/a", TRUST)
     book.set("/w/b", BLOCK)
     path = tmp_path / "home" / TRUST_FILE
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     again = TrustBook(tmp_path / "home", Inbound.ACCEPT)  # another run, another default
-    assert again.policy_for("/w/a") is Inbound.ACCEPT
-    assert again.policy_for("/w/b") is Inbound.REFUSE
-    assert again.policy_for("/w/c") is Inbound.ACCEPT
+    assert again.policy_for("/w/a", trusted=True) is Inbound.ACCEPT
+    assert again.policy_for("/w/b", trusted=True) is Inbound.REFUSE
+    assert again.policy_for("/w/c", trusted=True) is Inbound.ACCEPT
     again.set("/w/b", None)
-    assert book.policy_for("/w/b") is Inbound.HOLD  # the first book sees the change
+    assert book.policy_for("/w/b", trusted=True) is Inbound.HOLD  # the first book sees the change
     assert json.loads(path.read_text())["peers"] == {"/w/a": "trust"}
 
 
@@ -34,7 +45,7 @@ def test_an_unusable_file_is_reported_and_never_overwritten(tmp_path: Path) -> N
     home.mkdir()
     (home / TRUST_FILE).write_text("{not json")
     book = TrustBook(home, Inbound.ACCEPT)
-    assert book.policy_for("/w/a") is Inbound.ACCEPT
+    assert book.policy_for("/w/a", trusted=True) is Inbound.ACCEPT
     assert book.problem is not None and "unusable" in book.problem
     try:
         book.set("/w/a", BLOCK)
@@ -85,7 +96,7 @@ def test_refuse_and_block_tell_the_sender_paused_and_trust_wins_over_hold(
         env={**relay_env, "ZCODER_RELAY_INBOUND": "refuse"},
         home=home,
     )
-    friend, stranger = make_relay("friend"), make_relay("stranger")
+    friend, stranger = make_relay("friend", interactive=True), make_relay("stranger")
     assert receiver.instance_id is not None
     refused = stranger.send(receiver.instance_id, "let me in")
     assert refused.status == "paused" and "paused" in refused.text
@@ -99,3 +110,55 @@ def test_refuse_and_block_tell_the_sender_paused_and_trust_wins_over_hold(
     assert friend.send(receiver.instance_id, "again").status == "paused"
     assert receiver.claim_one() is None
     assert os.path.exists(home / TRUST_FILE)
+
+
+def test_a_block_covers_the_tree_component_by_component_and_trust_needs_an_instance(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    real = tmp_path / "w"
+    (real / "a" / "deep").mkdir(parents=True)
+    (real / "ab").mkdir()
+    (tmp_path / "link").symlink_to(real / "a")
+    book = TrustBook(home, Inbound.HOLD)
+    book.set(str(real / "a") + "/", BLOCK)  # stored normalised
+    book.set(str(real / "ab"), TRUST)
+    refuse, hold, accept = Inbound.REFUSE, Inbound.HOLD, Inbound.ACCEPT
+    cases = {
+        str(real / "a"): refuse,
+        str(real / "a" / "deep"): refuse,
+        str(real / "a" / "not-yet-made" / "x"): refuse,
+        str(real / "ab" / ".." / "a" / "deep"): refuse,
+        str(tmp_path / "link" / "deep"): refuse,  # symlinks resolved
+        str(real / "ab"): accept,  # a sibling sharing a prefix is not inside
+        str(real / "ab" / "sub"): hold,  # trust is for exactly that workspace
+        str(real): hold,
+        "relative/a": hold,
+    }
+    for workspace, expected in cases.items():
+        assert book.policy_for(workspace, trusted=True) is expected, workspace
+    # Not a proven instance: never trusted, still blocked, whatever it claims.
+    assert book.policy_for(str(real / "ab"), trusted=False) is hold
+    assert book.policy_for(str(real / "ab"), trusted=True, claims=[str(real / "a")]) is refuse
+    # Forget, under another spelling of the same place, drops it.
+    book.set(str(real / "ab" / ".." / "a"), None)
+    assert book.policy_for(str(real / "a"), trusted=True) is hold
+    assert json.loads((home / TRUST_FILE).read_text())["peers"] == {str(real / "ab"): "trust"}
+
+
+_COMPONENT = st.sampled_from(["a", "ab", "b", "a.b", "a-b", ".", "..", "", "x y"])
+
+
+@given(st.lists(_COMPONENT, max_size=6), st.lists(_COMPONENT, max_size=6))
+def test_within_is_a_component_prefix_of_the_normalised_path(
+    path: list[str], tree: list[str]
+) -> None:
+    # Paths under a directory that does not exist: normalised, nothing to resolve.
+    root = "/nonexistent-zcoder-test"
+    p = normal_path(root + "/" + "/".join(path))
+    t = normal_path(root + "/" + "/".join(tree))
+    assert p is not None and t is not None
+    assert p == PurePosixPath(os.path.normpath(root + "/" + "/".join(path)))
+    # Within: the two paths' common path is the tree (never a mere string prefix: "/…/ab"
+    # is not within "/…/a").
+    assert is_within(p, t) is (os.path.commonpath([str(p), str(t)]) == str(t))

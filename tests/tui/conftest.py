@@ -74,7 +74,10 @@ def sender(env: dict[str, str], short_dir: Path) -> Iterator[Relay]:
     """A registered relay in the test process, to deliver messages to the app."""
     ws = short_dir / "sender-project"
     ws.mkdir()
-    relay = Relay(load_relay_settings(env), workspace=ws, env={**os.environ, **env})
+    # An interactive instance, as far as the app can tell (zcoder.relay.standing).
+    relay = Relay(
+        load_relay_settings(env), workspace=ws, env={**os.environ, **env}, interactive=True
+    )
     relay.start()
     assert relay.available, relay.status().reason
     yield relay

@@ -68,6 +68,7 @@ from zcoder.model import (
 from zcoder.model import ThinkingDelta as ModelThinking
 from zcoder.model.recovery import recover
 from zcoder.relay import Envelope
+from zcoder.relay.display import sender_label, sender_name
 from zcoder.sessions import SessionStore
 from zcoder.tools import (
     FINISH_TOOL_NAME,
@@ -217,6 +218,7 @@ class Agent:
                 sender_workspace=envelope.sender_workspace,
                 sender_instance_id=envelope.sender_instance_id,
                 body=envelope.body,
+                sender_kind=envelope.sender_kind,
             )
         )
         self.recorder.event(
@@ -228,6 +230,7 @@ class Agent:
                 "sender_workspace": envelope.sender_workspace,
                 "sender_instance_id": envelope.sender_instance_id,
                 "message_id": envelope.message_id,
+                "sender_kind": envelope.sender_kind,
             },
         )
         self.messages.append(user_message(relay_wrapper(envelope)))
@@ -240,12 +243,11 @@ class Agent:
             )
             self.recorder.event("system", text)
             self.recorder.emit(Notice(text))
-        sender = f"{envelope.sender_project or 'an unnamed project'} (pid {envelope.sender_pid})"
         return await self._run_turn(
             TurnOrigin.RELAY,
             {RELAY_SENDER_KEY: envelope.sender_instance_id},
-            requested_by=sender,
-            label=f"relayed from {envelope.sender_project or 'an unnamed project'}",
+            requested_by=sender_label(envelope),
+            label=f"relayed from {sender_name(envelope)}",
         )
 
     # -- the common body ----------------------------------------------------------------

@@ -121,6 +121,9 @@ class RelayReceived:
     sender_workspace: str
     sender_instance_id: str
     body: str
+    # How the receiver knows the sender (zcoder.relay.standing): "instance", "send" or
+    # "unverified"; "" for a message stored before standings were recorded.
+    sender_kind: str = ""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any, Final, Protocol
 
 from zcoder.relay import DiscoveryResult, Peer, Relay, SendResult
 from zcoder.relay.display import peer_list_for_model
-from zcoder.relay.names import Resolved, resolve_target
+from zcoder.relay.names import Resolved, name_of, resolve_target
 from zcoder.relay.sanitize import field_for_model
 from zcoder.tools import ToolContext, ToolRegistry, ToolResult, ToolSpec, TurnOrigin
 
@@ -124,14 +124,14 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
             )
         if not confirmed:
             return ToolResult.error(
-                f"the user declined to send this message to {field_for_model(peer.project)} "
+                f"the user declined to send this message to {field_for_model(name_of(peer))} "
                 f"({peer.instance_id})",
                 declined=True,
             )
         result: SendResult = await asyncio.to_thread(relay.send, target, message)
         return ToolResult(
             result.accepted,
-            field_for_model(result.text),  # it names the peer's self-reported project
+            field_for_model(result.text),  # it names the peer's self-reported name
             {"status": result.status, "target": target, "message_id": result.message_id},
         )
 

@@ -40,6 +40,17 @@ def _sender_field(value: str) -> str:
     return _neutralise_tags(field_for_model(value))
 
 
+# What the receiver verified about the sender (zcoder.relay.standing), in the record.
+STANDINGS: Final = {
+    "instance": "an interactive zcoder instance; its pid and workspace were verified",
+    "send": (
+        "not an interactive zcoder instance: sent with `zcoder send` from the directory"
+        " shown, by a user or by a program"
+    ),
+}
+UNVERIFIED: Final = "unverified: the sender's details are self-reported"
+
+
 def relay_wrapper(envelope: Envelope) -> str:
     project = _sender_field(envelope.sender_project or "unknown project")
     workspace = _sender_field(envelope.sender_workspace or "unknown")
@@ -48,6 +59,7 @@ def relay_wrapper(envelope: Envelope) -> str:
         f"Sender: {project} (pid {envelope.sender_pid})\n"
         f"Sender instance: {_sender_field(envelope.sender_instance_id)}\n"
         f"Sender workspace: {workspace}\n"
+        f"Sender standing: {STANDINGS.get(envelope.sender_kind, UNVERIFIED)}\n"
         f"\n"
         f"Task:\n"
         f"{neutralise_body(envelope.body)}\n"

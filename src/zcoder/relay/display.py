@@ -16,13 +16,18 @@ from zcoder.relay.sanitize import bounded, field_for_model, visible
 
 if TYPE_CHECKING:
     from zcoder.relay.client import Peer
+    from zcoder.relay.protocol import Envelope
 
 __all__ = [
     "FIELD_LIMIT",
     "NO_PEERS_TEXT",
     "PEERS_HEADING",
+    "from_words",
     "peer_list_for_model",
     "peer_table",
+    "sender_from",
+    "sender_label",
+    "sender_name",
     "visible",
 ]
 
@@ -101,3 +106,51 @@ def peer_list_for_model(peers: Sequence[Peer]) -> str:
             f"  {_field(p.workspace, keep_end=True)} · {_field(p.profile)} · {_field(p.model)}"
         )
     return "\n".join(lines)
+
+
+# -- who sent a relayed message, as the receiver verified it (zcoder.relay.standing) ------
+# The listener records the verified sender fields in the stored envelope: the instance's
+# name and proven workspace, "zcoder send" and its working directory, or the manifest's
+# claims marked unverified. These are the only words used to show a sender.
+
+
+def sender_name(envelope: Envelope) -> str:
+    """The sender in a few words: ``api``, ``zcoder send (pid 4242)`` or ``legacy
+    (unverified)``; raw text (make it visible before it is shown)."""
+    name = envelope.sender_project or envelope.sender_instance_id
+    if envelope.sender_kind == "instance":
+        return name
+    if envelope.sender_kind == "send":
+        return f"zcoder send (pid {envelope.sender_pid})"
+    return f"{name} (unverified)"
+
+
+def sender_label(envelope: Envelope) -> str:
+    """The sender in full: ``api (pid 4242, /src/api)``, ``via zcoder send, pid 4242,
+    from /home/me`` or ``legacy (unverified: pid 4242, /src/legacy)``; raw text."""
+    return sender_words(
+        envelope.sender_kind,
+        envelope.sender_project or envelope.sender_instance_id,
+        envelope.sender_pid,
+        envelope.sender_workspace,
+    )
+
+
+def sender_from(envelope: Envelope) -> str:
+    """Where a message came from, to follow "a message": ``from api (pid 4242, …)`` or
+    ``via zcoder send, pid 4242, from /home/me``; raw text."""
+    return from_words(envelope.sender_kind, sender_label(envelope))
+
+
+def from_words(kind: str, label: str) -> str:
+    return label if kind == "send" else f"from {label}"
+
+
+def sender_words(kind: str, name: str, pid: int | str, workspace: str) -> str:
+    """``sender_label`` from the recorded fields (a saved session's event keeps these)."""
+    where = workspace or "an unknown directory"
+    if kind == "instance":
+        return f"{name} (pid {pid}, {where})"
+    if kind == "send":
+        return f"via zcoder send, pid {pid}, from {where}"
+    return f"{name} (unverified: pid {pid}, {where})"

@@ -32,7 +32,7 @@ from zcoder.relay.client import (
 )
 from zcoder.relay.listener import LISTEN_BACKLOG
 from zcoder.relay.listener_process import ListenerGone, ListenerProcess
-from zcoder.relay.names import name_of
+from zcoder.relay.names import display_names, name_of
 from zcoder.relay.protocol import (
     Ack,
     Envelope,
@@ -66,6 +66,7 @@ from zcoder.relay.registry import (
     write_manifest,
 )
 from zcoder.relay.safefile import UnsafeFile, read_own_file
+from zcoder.relay.sanitize import visible
 from zcoder.relay.settings import RelayMode, RelaySettings
 from zcoder.relay.spool import (
     ClaimedMessage,
@@ -75,6 +76,7 @@ from zcoder.relay.spool import (
     Spool,
     SpoolError,
 )
+from zcoder.relay.standing import is_live_instance
 from zcoder.relay.sweep import (
     Leftover,
     LockRecord,
@@ -135,6 +137,8 @@ def result_text(project: str, instance_id: str, ack: Ack) -> str:
         return f"{project} is paused and did not accept the message"
     if ack.status == "full":
         return f"{project}'s relay queue is full"
+    if ack.reason:  # the receiver said why (a message whose sender fields were refused)
+        return f"{project} rejected the message: {ack.status} ({visible(ack.reason)})"
     return f"{project} rejected the message: {ack.status}"
 
 
@@ -156,9 +160,15 @@ class Relay:
         on_message: Callable[[], None] | None = None,
         on_unavailable: Callable[[str], None] | None = None,
         on_ready: Callable[[], None] | None = None,
+        interactive: bool = False,
     ) -> None:
         """``on_message``, ``on_unavailable`` and ``on_ready`` (the listener answers and
-        the manifest is published, after ``finish_start``) are called on relay threads."""
+        the manifest is published, after ``finish_start``) are called on relay threads.
+
+        ``interactive``: this is an interactive zcoder (the TUI), which holds a shared lock
+        on its workspace directory for as long as its relay runs: the fact receivers check
+        (zcoder.relay.standing) before they give its messages a trusted peer's standing.
+        ``zcoder send`` and the relay-only peer are not interactive."""
         self.settings = settings
         self.workspace = workspace
         self.env = dict(os.environ if env is None else env)
@@ -181,6 +191,8 @@ class Relay:
         self.registry: Path | None = None
         self.socket_path: Path | None = None
         self._lock_fd: int | None = None
+        self.interactive = interactive
+        self._workspace_fd: int | None = None  # the workspace lock (interactive only)
         self.sweep = SweepResult()  # what the start-up sweep found (dead instances' spools)
         self._created_runtime: Path | None = None
         self.spool: Spool | None = None
@@ -466,6 +478,8 @@ class Relay:
         held, listed = os.fstat(fd), os.lstat(lock_path(registry, instance_id))
         if (held.st_dev, held.st_ino) != (listed.st_dev, listed.st_ino):
             raise RegistryError("the relay lock file was replaced while it was being taken")
+        if self.interactive:
+            self._lock_workspace()
         # Dead instances' files go (proven dead: their lock can be taken; see sweep.py).
         self.sweep = sweep_dead_instances(registry, skip=instance_id)
         for problem in self.sweep.problems:
@@ -523,6 +537,25 @@ class Relay:
             on_receipt=self._receipt,
             on_death=self._mark_unavailable,
         )
+
+    def _lock_workspace(self) -> None:
+        """A shared lock on the workspace directory, held for the relay's lifetime: the
+        kernel lists it under this pid, which is how a receiver knows this process is an
+        interactive instance working there (zcoder.relay.standing). Close-on-exec, so no
+        command this instance runs holds it. Without it (an exclusive lock someone else
+        holds) the relay works; peers just cannot trust this instance."""
+        try:
+            fd = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as exc:
+            log.warning("relay: workspace not locked (%s); peers cannot trust it", exc)
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            log.warning("relay: workspace not locked (%s); peers cannot trust it", exc)
+            return
+        self._workspace_fd = fd
 
     def _spawn(self) -> None:
         assert self.listener is not None and self.spool is not None
@@ -584,7 +617,7 @@ class Relay:
             try:
                 data = read_own_file(entry, self.settings.max_bytes)
                 envelope = validate_envelope(
-                    decode_flat_object(data), self.settings.max_message_chars
+                    decode_flat_object(data), self.settings.max_message_chars, stored=True
                 )
                 if envelope.target_instance_id != leftover.instance_id:
                     raise EnvelopeError("it was addressed to another instance")
@@ -706,6 +739,10 @@ class Relay:
             with contextlib.suppress(OSError):
                 os.close(self._lock_fd)
             self._lock_fd = None
+        if self._workspace_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._workspace_fd)
+            self._workspace_fd = None
         if self.spool is not None:
             self.spool.remove()
         if self._created_runtime is not None:
@@ -723,6 +760,13 @@ class Relay:
             self.registry, self_instance_id=self.instance_id, timeout=self.settings.io_timeout
         )
 
+    def is_interactive_peer(self, peer: Peer) -> bool:
+        """Whether ``peer`` is proven a live interactive zcoder working in its workspace
+        (zcoder.relay.standing): only such a peer can be trusted."""
+        if self.registry is None:
+            return False
+        return is_live_instance(self.registry, peer.instance_id, peer.pid, peer.workspace)
+
     def send(self, target_instance_id: str, body: str) -> SendResult:
         """Deliver ``body`` to the live peer with exactly this instance id."""
         if not self.available or self.instance_id is None:
@@ -739,6 +783,9 @@ class Relay:
             )
         found = self.discover()
         peer = next((p for p in found.peers if p.instance_id == target_instance_id), None)
+        # Called by the name `zcoder agents` and /list-agents show (name#pid where names
+        # collide; the project for zcoder.zsh), the name the user knows it by.
+        shown = display_names(found.peers).get(target_instance_id, "")
         if peer is None:
             return SendResult(
                 None,
@@ -772,10 +819,10 @@ class Relay:
         self._listener_command("sent", message_id=message_id, target=peer.instance_id)
         ack = self._deliver(Path(peer.socket), payload, message_id)
         if isinstance(ack, str):
-            result = SendResult(None, f"delivery to {peer.project} failed: {ack}", peer, message_id)
+            result = SendResult(None, f"delivery to {shown} failed: {ack}", peer, message_id)
         else:
             result = SendResult(
-                ack.status, result_text(peer.project, peer.instance_id, ack), peer, message_id
+                ack.status, result_text(shown, peer.instance_id, ack), peer, message_id
             )
         if result.status not in ("accepted", "duplicate"):
             self.receipts.forget(message_id)

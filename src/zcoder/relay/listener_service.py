@@ -13,6 +13,7 @@ spool's directories, the registry's manifests, the per-peer policies (trust.json
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import signal
 import socket
@@ -28,12 +29,20 @@ from zcoder.relay.peercred import (
     can_check_ancestry,
     is_sender_in_its_session,
 )
-from zcoder.relay.protocol import Envelope, FrameError, decode_flat_object, validate_envelope
+from zcoder.relay.protocol import (
+    MAX_SENDER_PROJECT_CHARS,
+    MAX_SENDER_WORKSPACE_CHARS,
+    Envelope,
+    FrameError,
+    decode_flat_object,
+    validate_envelope,
+)
 from zcoder.relay.receipts import Receipt, ReceiptBook
-from zcoder.relay.receiver import Decision, Receiver
+from zcoder.relay.receiver import Decision, Receiver, Refused, Verified
 from zcoder.relay.registry import Manifest, ManifestCache, ManifestError, pid_alive
 from zcoder.relay.settings import Inbound
 from zcoder.relay.spool import Spool, SpoolError
+from zcoder.relay.standing import INSTANCE, Contradiction, check_consistent, standing_of
 from zcoder.relay.trust import TrustBook
 
 log = logging.getLogger("zcoder.relay.listener")
@@ -96,7 +105,7 @@ class ListenerService:
             state=lambda: self.state,
             sender_check=self.check_sender,
             receipts=self.receipts,
-            policy=self.policy,
+            verify=self.verify,
         )
         self.listener = Listener(
             server,
@@ -186,7 +195,9 @@ class ListenerService:
         """A message recovered from a dead instance, already re-addressed to this one."""
         data = payload.encode()
         try:
-            envelope = validate_envelope(decode_flat_object(data), self.max_message_chars)
+            envelope = validate_envelope(
+                decode_flat_object(data), self.max_message_chars, stored=True
+            )
             status, position = self.spool.store(envelope, data, max_queue=1 << 30)
         except (FrameError, ValueError, SpoolError) as exc:
             return {"ok": True, "status": "invalid", "reason": str(exc)}
@@ -209,16 +220,17 @@ class ListenerService:
             manifest = self.manifests.read(self.registry, f"a-{sender_id}.json")
         except ManifestError as exc:
             return f"the sender is not a registered instance ({exc})"
-        self._checked = (sender_id, manifest)  # for policy(), which comes next
+        self._checked = (sender_id, manifest)  # for verify(), which comes next
         if manifest.pid != sender_pid:
             return "the sender's manifest has another pid"
         if not pid_alive(sender_pid):
             return "the sender process is not alive"
         return None
 
-    def policy(self, envelope: Envelope) -> Inbound:
-        """Accept, hold or refuse a checked sender's message: its workspace's policy (by
-        its manifest, which the sender check just read), else ZCODER_RELAY_INBOUND."""
+    def verify(self, envelope: Envelope, peer: PeerCredentials | None) -> Verified | Refused:
+        """A checked sender's standing (zcoder.relay.standing): the message as it is stored
+        and shown (the sender fields that were verified), and its fate: trust only for a
+        proven interactive instance, a block for any path the sender is in or names."""
         checked = self._checked
         if checked is not None and checked[0] == envelope.sender_instance_id:
             manifest = checked[1]
@@ -227,9 +239,23 @@ class ListenerService:
                 manifest = self.manifests.read(
                     self.registry, f"a-{envelope.sender_instance_id}.json"
                 )
-            except ManifestError:
-                return self.trust.default
-        return self.trust.policy_for(manifest.workspace)
+            except ManifestError:  # gone since the sender check read it a moment ago
+                return Refused("the sender is not a registered instance")
+        try:
+            check_consistent(envelope, manifest)
+        except Contradiction as exc:
+            return Refused(str(exc))
+        standing = standing_of(envelope, manifest, peer, self.registry)
+        inbound = self.trust.policy_for(
+            standing.workspace, trusted=standing.kind == INSTANCE, claims=standing.claims
+        )
+        stored = dataclasses.replace(
+            envelope,
+            sender_project=standing.name[:MAX_SENDER_PROJECT_CHARS],
+            sender_workspace=standing.workspace[:MAX_SENDER_WORKSPACE_CHARS],
+            sender_kind=standing.kind,
+        )
+        return Verified(stored, inbound)
 
 
 class _ForwardToParent(logging.Handler):

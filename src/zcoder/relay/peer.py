@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from zcoder.relay.client import Peer
-from zcoder.relay.display import peer_table, visible
+from zcoder.relay.display import peer_table, sender_label, visible
 from zcoder.relay.instance import Relay
 from zcoder.relay.settings import load_relay_settings
 from zcoder.relay.spool import ClaimedMessage, QuarantinedMessage
@@ -52,10 +52,7 @@ class PeerProgram:
 
     def _human(self, event: str, fields: dict[str, Any]) -> str:
         if event == "received":
-            head = (
-                f"── message from {visible(fields['sender_project'])} "
-                f"(pid {fields['sender_pid']}, {visible(fields['sender_workspace'])}) ──"
-            )
+            head = f"── message from {visible(fields['sender'])} ──"
             return f"{head}\n{fields['body']}\n{'─' * min(len(head), 60)}"
         if event == "ready":
             return (
@@ -109,6 +106,8 @@ class PeerProgram:
             sender_pid=env.sender_pid,
             sender_project=env.sender_project,
             sender_workspace=env.sender_workspace,
+            sender_kind=env.sender_kind,
+            sender=sender_label(env),
             body=env.body,
         )
 

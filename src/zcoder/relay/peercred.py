@@ -164,3 +164,64 @@ def is_sender_in_its_session(
 @functools.cache
 def can_check_ancestry() -> bool:
     return os.path.isdir("/proc/self")
+
+
+# -- facts the kernel keeps about a live process (for the sender's standing) -------------
+
+PROC_LOCKS: Final = "/proc/locks"
+# /proc/locks of a machine with many locks is read in a bounded amount: far more than a
+# desktop or a build server holds, and a sender whose lock is past it is not verified.
+MAX_PROC_LOCKS_BYTES: Final = 4 * 1024 * 1024
+
+
+def flock_holders(path: str, proc_locks: str = PROC_LOCKS) -> frozenset[int]:
+    """The pids that hold a granted flock(2) on the file or directory ``path`` (not
+    followed if it is a symlink), as the kernel lists them in /proc/locks. Empty when the
+    file or /proc/locks cannot be read. A waiter (``->``) holds nothing and is not listed."""
+    return flock_holders_of((path,), proc_locks)[0]
+
+
+def flock_holders_of(
+    paths: tuple[str, ...], proc_locks: str = PROC_LOCKS
+) -> tuple[frozenset[int], ...]:
+    """``flock_holders`` of each path, from one read of /proc/locks."""
+    inodes: list[int | None] = []
+    for path in paths:
+        try:
+            inodes.append(os.stat(path, follow_symlinks=False).st_ino)
+        except OSError:
+            inodes.append(None)
+    found: dict[int, set[int]] = {ino: set() for ino in inodes if ino is not None}
+    if found:
+        try:
+            with open(proc_locks, "rb") as handle:
+                data = handle.read(MAX_PROC_LOCKS_BYTES)
+        except OSError:
+            data = b""
+        for line in data.splitlines():
+            # "12: FLOCK  ADVISORY  WRITE 4242 fe:00:2180079 0 EOF"; a waiter has "->"
+            # second, and so never matches.
+            fields = line.split()
+            if len(fields) < 6 or fields[1] != b"FLOCK":
+                continue
+            # The inode number only: the device the kernel prints is the file system's
+            # own, which differs from stat's st_dev on btrfs subvolumes and overlays. A
+            # match still needs the pid too: only a process holding a lock on an inode
+            # of that number passes.
+            where = fields[5].split(b":")
+            if len(where) != 3 or not where[2].isdigit() or not fields[4].isdigit():
+                continue
+            holders = found.get(int(where[2]))
+            if holders is not None:
+                holders.add(int(fields[4]))
+    return tuple(frozenset(found[ino]) if ino is not None else frozenset() for ino in inodes)
+
+
+def process_cwd(pid: int) -> str | None:
+    """The working directory of the live process ``pid`` (/proc/<pid>/cwd), or None."""
+    if pid <= 0:
+        return None
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None

@@ -27,6 +27,7 @@ INSTANCE_ID_RE: Final = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 MESSAGE_ID_RE: Final = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 MAX_SENDER_PROJECT_CHARS: Final = 256
 MAX_SENDER_WORKSPACE_CHARS: Final = 4096
+MAX_ACK_REASON_CHARS: Final = 200
 
 STATES: Final = ("ready", "busy", "paused")
 STATUSES: Final = (
@@ -192,6 +193,9 @@ class Envelope:
     sender_workspace: str
     body: str
     created_at: int | float | None
+    # Who the receiver's listener found the sender to be (zcoder.relay.standing), recorded
+    # in its private spool with the sender fields it verified. Never read from the wire.
+    sender_kind: str = ""
 
     def to_payload(self) -> bytes:
         members: dict[str, Scalar] = {
@@ -207,6 +211,8 @@ class Envelope:
         }
         if self.created_at is not None:
             members["created_at"] = self.created_at
+        if self.sender_kind:
+            members["sender_kind"] = self.sender_kind
         return encode_flat_object(members)
 
 
@@ -223,11 +229,15 @@ def _optional_text(obj: FlatObject, key: str, limit: int) -> str:
     return value
 
 
-def validate_envelope(obj: FlatObject, max_message_chars: int) -> Envelope:
+SENDER_KINDS: Final = ("instance", "send", "unverified")
+
+
+def validate_envelope(obj: FlatObject, max_message_chars: int, *, stored: bool = False) -> Envelope:
     """Validate the members of an enqueue request (message_id grammar included).
 
     Rules 6 and 7 of the receiver's decision order; the caller has checked protocol,
-    target and type already.
+    target and type already. ``sender_kind`` is read only from a spool entry (``stored``),
+    where the listener wrote it; on the wire it is the sender's word and is ignored.
     """
     message_id = obj.get("message_id")
     if not is_message_id(message_id):
@@ -262,6 +272,10 @@ def validate_envelope(obj: FlatObject, max_message_chars: int) -> Envelope:
         isinstance(created_at, bool) or not isinstance(created_at, int | float)
     ):
         raise EnvelopeError("created_at must be a number")
+    kind = obj.get("sender_kind", "") if stored else ""
+    if kind != "" and kind not in SENDER_KINDS:
+        raise EnvelopeError("sender_kind is not a known kind")
+    assert isinstance(kind, str)
     return Envelope(
         message_id=message_id,
         target_instance_id=target,
@@ -271,6 +285,7 @@ def validate_envelope(obj: FlatObject, max_message_chars: int) -> Envelope:
         sender_workspace=workspace,
         body=body,
         created_at=created_at,
+        sender_kind=kind,
     )
 
 
@@ -283,6 +298,9 @@ class Ack:
     status: str
     queue_position: int = 0
     state: str = "ready"
+    # Why a request was refused, when the receiver says (an extra scalar member after the
+    # spec's, which zcoder.zsh's flat parser ignores); "" for every other ack.
+    reason: str = ""
 
     def to_payload(self) -> bytes:
         # Every ack a listener writes is one of these: an id of the message-id grammar (or
@@ -291,7 +309,8 @@ class Ack:
         # (tests/relay/test_protocol.py) at several times the cost, once per request.
         position = self.queue_position
         if (
-            self.status in STATUSES
+            not self.reason
+            and self.status in STATUSES
             and self.state in STATES
             and type(position) is int
             and (not self.message_id or MESSAGE_ID_RE.fullmatch(self.message_id))
@@ -300,16 +319,17 @@ class Ack:
                 f'{{"protocol":{PROTOCOL_VERSION},"type":"ack","message_id":"{self.message_id}",'
                 f'"status":"{self.status}","queue_position":{position},"state":"{self.state}"}}'
             ).encode("ascii")
-        return encode_flat_object(
-            {
-                "protocol": PROTOCOL_VERSION,
-                "type": "ack",
-                "message_id": self.message_id,
-                "status": self.status,
-                "queue_position": self.queue_position,
-                "state": self.state,
-            }
-        )
+        members: dict[str, Scalar] = {
+            "protocol": PROTOCOL_VERSION,
+            "type": "ack",
+            "message_id": self.message_id,
+            "status": self.status,
+            "queue_position": self.queue_position,
+            "state": self.state,
+        }
+        if self.reason:
+            members["reason"] = self.reason
+        return encode_flat_object(members)
 
 
 # An ack exactly as Ack.to_payload writes it (zcoder's listeners and zcoder.zsh's): read
@@ -355,4 +375,8 @@ def ack_from_object(obj: FlatObject) -> Ack:
     if state not in STATES:
         state = "ready"
     assert isinstance(state, str)
-    return Ack(message_id=message_id, status=status, queue_position=position, state=state)
+    reason = obj.get("reason", "")
+    reason = reason[:MAX_ACK_REASON_CHARS] if isinstance(reason, str) else ""
+    return Ack(
+        message_id=message_id, status=status, queue_position=position, state=state, reason=reason
+    )

@@ -30,6 +30,27 @@ SenderCheck = Callable[[str, int, PeerCredentials | None], str | None]
 
 
 @dataclass(frozen=True)
+class Verified:
+    """A checked sender's message as it is to be stored (its sender fields those that were
+    verified, its ``sender_kind`` set) and what to do with it."""
+
+    envelope: Envelope
+    inbound: Inbound
+
+
+@dataclass(frozen=True)
+class Refused:
+    """The envelope contradicts what was verified about its sender: ``invalid``, with a
+    reason the sender is told in the ack (fixed text, no peer input in it)."""
+
+    reason: str
+
+
+# (checked envelope, peer credentials) -> the message to store and its fate, or a refusal
+Verify = Callable[[Envelope, PeerCredentials | None], Verified | Refused]
+
+
+@dataclass(frozen=True)
 class Decision:
     ack: Ack
     reason: str = ""  # why, for logs and tests; never sent on the wire
@@ -56,6 +77,7 @@ class Receiver:
         sender_check: SenderCheck,
         receipts: ReceiptBook | None = None,
         policy: Callable[[Envelope], Inbound] | None = None,
+        verify: Verify | None = None,
     ) -> None:
         self.instance_id = instance_id
         self.spool = spool
@@ -65,9 +87,14 @@ class Receiver:
         self.sender_check = sender_check
         self.receipts = receipts  # None: receipts are `unsupported`, as in zcoder.zsh
         self.policy = policy  # trust per peer (zcoder.relay.trust); None: accept all
+        # The sender's standing (zcoder.relay.standing): what is stored and shown, and the
+        # policy for it; it replaces ``policy`` when given.
+        self.verify = verify
 
-    def _ack(self, message_id: str, status: str, reason: str = "", position: int = 0) -> Decision:
-        return Decision(Ack(message_id, status, position, self.state()), reason)
+    def _ack(
+        self, message_id: str, status: str, reason: str = "", position: int = 0, *, tell: str = ""
+    ) -> Decision:
+        return Decision(Ack(message_id, status, position, self.state(), tell), reason)
 
     def unreadable(self, reason: str) -> Decision:
         """Rule 1 for frames that never became a payload (bad header, timeout, EOF)."""
@@ -111,16 +138,28 @@ class Receiver:
         refused = self.sender_check(envelope.sender_instance_id, envelope.sender_pid, peer)
         if refused is not None:
             return self._ack(envelope.message_id, "invalid", refused)
+        inbound: Inbound | None = None
+        if self.verify is not None:
+            verified = self.verify(envelope, peer)
+            if isinstance(verified, Refused):
+                return self._ack(
+                    envelope.message_id, "invalid", verified.reason, tell=verified.reason
+                )
+            envelope, inbound = verified.envelope, verified.inbound
         if self.spool.is_duplicate(envelope.message_id):
             return self._ack(envelope.message_id, "duplicate")
         if self.state() == "paused":
             return self._ack(envelope.message_id, "paused")
-        inbound = self.policy(envelope) if self.policy is not None else Inbound.ACCEPT
+        if inbound is None:
+            inbound = self.policy(envelope) if self.policy is not None else Inbound.ACCEPT
         if inbound is Inbound.REFUSE:
             return self._ack(envelope.message_id, "paused", "the user refuses this sender")
         try:
+            # What is stored is what was validated (and verified), re-encoded: never the
+            # sender's bytes, so no member the sender added (a forged sender_kind, say)
+            # reaches the spool.
             status, position = self.spool.store(
-                envelope, payload, self.max_queue, held=inbound is Inbound.HOLD
+                envelope, envelope.to_payload(), self.max_queue, held=inbound is Inbound.HOLD
             )
         except SpoolError as exc:
             return self._ack(envelope.message_id, "invalid", str(exc))

@@ -7,9 +7,11 @@ nothing, creates nothing and pings each candidate as discovery always does.
 absent or ``-``) as a short-lived relay-only peer: it registers (receivers accept messages
 only from registered live instances), finds TARGET among the live instances (a name
 unique among them, ``name#pid``, or an exact instance id), sends, prints the
-acknowledgement and exits, removing its files. The exit status says what happened (see
-EXIT_CODES) so a script can act on it. No confirmation is asked: the user who runs the
-command is the one who decided to send.
+acknowledgement and exits, removing its files. It is not an interactive instance, and
+receivers know it (zcoder.relay.standing): its messages are shown as ``via zcoder send,
+pid N, from DIR`` and never get a trusted peer's standing, whoever runs it. The exit
+status says what happened (see EXIT_CODES) so a script can act on it. No confirmation is
+asked: the user who runs the command is the one who decided to send.
 """
 
 from __future__ import annotations
@@ -112,9 +114,6 @@ def send_main(
     parser.add_argument("target", help="a name unique among the live instances, name#pid, or id")
     parser.add_argument("message", nargs="?", help="the message; standard input if absent or -")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.add_argument(
-        "-w", "--workspace", default=os.getcwd(), help="the project this message comes from"
-    )
     args = parser.parse_args(list(argv))
     message = stdin.read() if args.message in (None, "-") else args.message
     if not message.strip():
@@ -124,7 +123,10 @@ def send_main(
     if settings.disabled_reason:
         print(f"zcoder send: relay settings unusable: {settings.disabled_reason}", file=err)
         return EXIT_RELAY_UNAVAILABLE
-    relay = Relay(settings, workspace=Path(args.workspace).resolve(), name="zcoder-send")
+    # Registered with the directory it runs in: receivers show the message as "via zcoder
+    # send, pid N, from DIR", DIR being what the kernel reports as this process's working
+    # directory, never a name or path given here (zcoder.relay.standing).
+    relay = Relay(settings, workspace=Path.cwd().resolve(), name="zcoder-send")
     status = relay.start()
     try:
         if not status.available:

@@ -353,7 +353,7 @@ class Spool:
         if obj.get("type") != "enqueue" or obj.get("protocol") != 1:
             raise _Unsafe("it is not a version-1 enqueue")
         try:
-            envelope = validate_envelope(obj, self.max_message_chars)
+            envelope = validate_envelope(obj, self.max_message_chars, stored=True)
         except EnvelopeError as exc:
             raise _Unsafe(str(exc)) from None
         if envelope.target_instance_id != self.instance_id:

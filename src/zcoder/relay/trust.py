@@ -3,7 +3,10 @@
 A peer is known by its canonical workspace: instance ids change on every run, a workspace
 does not. ``/agents trust NAME`` and ``/agents block NAME`` record a policy for the
 workspace of the live peer NAME; peers with none follow ``ZCODER_RELAY_INBOUND``
-(accept, hold or refuse; accept by default, as the design says).
+(accept, hold or refuse; accept by default, as the design says). Trust is given only to
+a sender proven to be an interactive instance working in that very workspace; a block
+covers the workspace's whole tree, whoever sends from it or names it
+(zcoder.relay.standing decides which is which).
 
 The policies live in ``$ZCODER_HOME/relay-trust.json`` (0600, written atomically) and are
 shared by the user's instances: a change made in one is seen by the others' listeners at
@@ -19,7 +22,8 @@ import json
 import os
 import secrets
 import threading
-from pathlib import Path
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
 from typing import Final
 
 from zcoder.relay.safefile import UnsafeFile, read_own_file
@@ -29,6 +33,24 @@ TRUST_FILE: Final = "relay-trust.json"
 MAX_TRUST_BYTES: Final = 256 * 1024
 TRUST: Final = "trust"
 BLOCK: Final = "block"
+
+
+def normal_path(path: str) -> PurePosixPath | None:
+    """An absolute path, normalised (``..``, ``.``, repeated ``/``) and resolved (symlinks
+    that exist), for comparing one path with another component by component; None for a
+    relative or empty one, which names no place at all."""
+    if not path or not os.path.isabs(path) or "\0" in path:
+        return None
+    try:
+        return PurePosixPath(os.path.realpath(os.path.normpath(path)))
+    except (OSError, ValueError):
+        return None
+
+
+def is_within(path: PurePosixPath, tree: PurePosixPath) -> bool:
+    """Whether ``path`` is ``tree`` or below it, component by component (``/w/ab`` is not
+    within ``/w/a``)."""
+    return path.parts[: len(tree.parts)] == tree.parts
 
 
 class TrustError(Exception):
@@ -41,6 +63,8 @@ class TrustBook:
         self.default = default
         self._lock = threading.Lock()
         self._policies: dict[str, str] = {}
+        self._trusted: frozenset[PurePosixPath] = frozenset()
+        self._blocked: tuple[PurePosixPath, ...] = ()
         self._identity: tuple[int, int, int, int] | None = None
         self.problem: str | None = None  # why the file could not be read, if it could not
 
@@ -54,6 +78,7 @@ class TrustBook:
             st = os.stat(self.path, follow_symlinks=False)
         except FileNotFoundError:
             self._policies, self._identity, self.problem = {}, None, None
+            self._trusted, self._blocked = frozenset(), ()
             return
         except OSError as exc:
             self.problem = f"cannot read {self.path}: {exc.strerror}"
@@ -69,23 +94,47 @@ class TrustBook:
         except (UnsafeFile, ValueError, UnicodeDecodeError) as exc:
             self.problem = f"{self.path} is unusable ({exc}); no per-peer policies apply"
             self._policies, self._identity = {}, identity
+            self._trusted, self._blocked = frozenset(), ()
             return
         self._policies = {
             str(workspace): policy
             for workspace, policy in peers.items()
             if isinstance(workspace, str) and policy in (TRUST, BLOCK)
         }
+        self._normalise()
         self._identity, self.problem = identity, None
 
-    def policy_for(self, workspace: str) -> Inbound:
-        """What to do with a message from a peer working in ``workspace``."""
+    def _normalise(self) -> None:
+        """The policies' paths, normalised and resolved once per read of the file."""
+        trusted, blocked = set(), []
+        for workspace, policy in self._policies.items():
+            path = normal_path(workspace)
+            if path is None:
+                continue
+            if policy == TRUST:
+                trusted.add(path)
+            else:
+                blocked.append(path)
+        self._trusted, self._blocked = frozenset(trusted), tuple(blocked)
+
+    def policy_for(self, workspace: str, *, trusted: bool, claims: Iterable[str] = ()) -> Inbound:
+        """What to do with a message from a sender working in ``workspace``.
+
+        A block covers the blocked workspace's whole tree, and applies when ``workspace``
+        or any of ``claims`` (other paths the sender named or works in) lies in it: a
+        sender cannot slip past a block by what it claims. Trust applies to exactly the
+        trusted workspace, and only when ``trusted`` says the sender was proven to be an
+        interactive instance working there (zcoder.relay.standing); otherwise the default.
+        """
         with self._lock:
             self._reload()
-            explicit = self._policies.get(workspace)
-        if explicit == TRUST:
-            return Inbound.ACCEPT
-        if explicit == BLOCK:
+            blocked, trusted_paths = self._blocked, self._trusted
+        seen = [p for p in (normal_path(w) for w in (workspace, *claims)) if p is not None]
+        if any(is_within(path, block) for path in seen for block in blocked):
             return Inbound.REFUSE
+        here = normal_path(workspace)
+        if trusted and here is not None and here in trusted_paths:
+            return Inbound.ACCEPT
         return self.default
 
     def policies(self) -> dict[str, str]:
@@ -101,17 +150,21 @@ class TrustBook:
             raise TrustError("there is no zcoder home to keep per-peer policies in")
         if policy not in (TRUST, BLOCK, None):
             raise ValueError(f"unknown policy {policy!r}")
+        resolved = normal_path(workspace)
+        if resolved is None:
+            raise TrustError(f"{workspace!r} is not an absolute path")
+        workspace = str(resolved)
         with self._lock:
             self._reload()
             if self.problem is not None and self._identity is not None:
                 raise TrustError(f"{self.problem}: fix or remove it first")
-            policies = dict(self._policies)
-            if policy is None:
-                policies.pop(workspace, None)
-            else:
+            # Any spelling of the same place (an older file's "/w/a/", say) is replaced.
+            policies = {k: v for k, v in self._policies.items() if normal_path(k) != resolved}
+            if policy is not None:
                 policies[workspace] = policy
             self._write(policies)
             self._policies = policies
+            self._normalise()
             self._identity = None  # re-read (cheaply) next time: the file is new
 
     def _write(self, policies: dict[str, str]) -> None:

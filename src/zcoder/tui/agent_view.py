@@ -153,6 +153,7 @@ class AgentView:
                         event.sender_workspace,
                         event.sender_instance_id,
                         event.body,
+                        kind=event.sender_kind,
                     ),
                 )
             )

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from zcoder.agent import Outcome, TurnFinished
 from zcoder.agent.relay_wrapper import receipt_record
 from zcoder.relay import ClaimedMessage, Envelope, Relay, SendResult
+from zcoder.relay.display import sender_name
 from zcoder.relay.names import name_of
 from zcoder.relay.receipts import Receipt
 from zcoder.relay.sanitize import visible
@@ -115,7 +116,7 @@ class InboxUI:
                 direction="received",
                 message_id=envelope.message_id,
                 peer_instance_id=envelope.sender_instance_id,
-                peer_name=envelope.sender_project or envelope.sender_instance_id,
+                peer_name=sender_name(envelope),
                 body=envelope.body,
                 state=state,
             )

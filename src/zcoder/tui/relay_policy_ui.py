@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
+from zcoder.relay.display import sender_from, sender_name
 from zcoder.relay.names import resolve_target
 from zcoder.relay.sanitize import visible
 from zcoder.relay.trust import BLOCK, TRUST, TrustError
@@ -38,11 +39,10 @@ class RelayPolicyUI:
         new = [m for m in held if m.path.name not in self._held_seen]
         self._held_seen = {m.path.name for m in held}
         for message in new:
-            sender = message.envelope.sender_project or message.envelope.sender_instance_id
             self.app.notice(
-                f"⏸ A message from {visible(sender)} is held for you (ZCODER_RELAY_INBOUND or"
-                " your policy for it). /agents held shows it; /agents run N runs it, /agents"
-                " discard N drops it."
+                f"⏸ A message {visible(sender_from(message.envelope))} is held for you"
+                " (ZCODER_RELAY_INBOUND or your policy for it). /agents held shows it;"
+                " /agents run N runs it, /agents discard N drops it."
             )
 
     def held_command(self, argument: str) -> None:
@@ -63,10 +63,7 @@ class RelayPolicyUI:
                 env = message.envelope
                 preview = " ".join(env.body.split())
                 preview = preview[:70] + ("…" if len(preview) > 70 else "")
-                lines.append(
-                    f"  {index}. from {visible(env.sender_project)} (pid {env.sender_pid},"
-                    f" {visible(env.sender_workspace)}): {visible(preview)}"
-                )
+                lines.append(f"  {index}. {visible(sender_from(env))}: {visible(preview)}")
             lines.append("/agents run N runs one now; /agents discard N drops it.")
             app.notice("\n".join(lines))
             return
@@ -74,7 +71,7 @@ class RelayPolicyUI:
             app.error(f"usage: /agents {verb} N, with N from /agents held (1 to {len(messages)})")
             return
         message = messages[int(number) - 1]
-        sender = visible(message.envelope.sender_project or message.envelope.sender_instance_id)
+        sender = visible(sender_name(message.envelope))
         if verb == "run":
             if self.relay.release(message.path.name):
                 self.relay_ui.inbox.received(message.envelope, "queued")
@@ -131,6 +128,15 @@ class RelayPolicyUI:
             app.error(f"{resolved.problem}{extra}")
             return
         workspace = resolved.peer.workspace
+        if verb == "trust" and not self.relay.is_interactive_peer(resolved.peer):
+            # Trust goes with a workspace only to an instance proven to work there; a
+            # `zcoder send`, a relay-only peer or a zcoder.zsh cannot be proven to.
+            app.error(
+                f"{visible(name)} is not an interactive zcoder instance that can be verified"
+                " (zcoder send, a relay-only peer or zcoder.zsh): it cannot be trusted."
+                " /agents block works for any peer."
+            )
+            return
         policy = {"trust": TRUST, "block": BLOCK}.get(verb)
         try:
             self.relay.trust.set(workspace, policy)

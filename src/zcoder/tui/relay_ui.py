@@ -75,6 +75,7 @@ class RelayUI:
             on_message=self.nudge_from_thread,
             on_unavailable=lambda _reason: self.nudge_from_thread(),
             on_ready=self.nudge_from_thread,  # the header goes from starting to ready
+            interactive=True,  # peers may trust it (zcoder.relay.standing)
         )
         status = relay.start(wait=False)  # its listener is spawned once drawn
         if not status.available:

@@ -31,6 +31,7 @@ from textual.timer import Timer
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
+from zcoder.relay.display import from_words, sender_words
 from zcoder.relay.sanitize import visible
 from zcoder.tui.command_output import CommandOutput
 from zcoder.tui.diff_view import diff_text
@@ -278,8 +279,16 @@ def error_text(text: str) -> Text:
     return Text.assemble(_label("error: ", "bold"), screen_safe(text))
 
 
-def relay_text(project: str, pid: int | str, workspace: str, instance_id: str, body: str) -> Text:
-    head = f"⇄ relayed task from {visible(project)} (pid {pid}) · {visible(workspace)}"
+def relay_text(
+    project: str, pid: int | str, workspace: str, instance_id: str, body: str, *, kind: str = ""
+) -> Text:
+    # Who sent it, as the receiver verified it (zcoder.relay.standing): an interactive
+    # instance, `zcoder send` (its working directory), or an unverified sender.
+    if not kind:  # a session saved before senders were verified
+        head = f"⇄ relayed task from {visible(project)} (pid {pid}) · {visible(workspace)}"
+    else:
+        label = sender_words(kind, project, pid, workspace)
+        head = f"⇄ relayed task {visible(from_words(kind, label))}"
     return Text.assemble(
         _label(head + "\n", "bold magenta"),
         _label(f"instance {visible(instance_id)}\n", "dim"),
@@ -498,6 +507,7 @@ def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
                 str(metadata.get("sender_workspace", "?")),
                 str(metadata.get("sender_instance_id", "?")),
                 text,
+                kind=str(metadata.get("sender_kind", "")),
             ),
         )
     if role == "receipt":
