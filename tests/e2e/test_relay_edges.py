@@ -35,7 +35,9 @@ def test_relayed_turn_may_reply_only_to_its_sender(
     a, b = world.start_all(("alpha", server_a), ("beta", server_b))
     third = sender_relay("gamma")  # a live peer beta must not forward to
     server_b.enqueue(
-        Turn.tool_calls(call("send_agent_message", {"target": third.instance_id, "message": "fw"})),
+        Turn.tool_calls(
+            call("send_agent_message", {"target_instance_id": third.instance_id, "message": "fw"})
+        ),
         Turn.tool_calls(call("send_agent_message", {"target": a.instance_id, "message": "which?"})),
         Turn.text("asked alpha"),
     )
@@ -52,7 +54,7 @@ def test_relayed_turn_may_reply_only_to_its_sender(
 
     first, second, third_request = server_b.chat_bodies[:3]
     send_schema = next(t for t in first["tools"] if t["function"]["name"] == "send_agent_message")
-    target = send_schema["function"]["parameters"]["properties"]["target"]
+    target = send_schema["function"]["parameters"]["properties"]["target_instance_id"]
     assert target["enum"] == [a.instance_id]  # the schema names the sender only
     assert f"'{third.instance_id}' was refused" in tool_results(second)[-1]
     assert tool_results(third_request)[-1].startswith(
