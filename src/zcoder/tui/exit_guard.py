@@ -8,15 +8,26 @@ each request also starts a last-resort timer: if the app has not exited EXIT_GRA
 later, zcoder's own cleanup runs (the relay's files and socket removed, the session lock
 released, tmux's option restored) and the process ends with the same status. A second
 signal does that at once.
+
+The last resort itself must end the process whatever a lock or a child process does. It
+runs in a signal handler (the main thread, interrupted anywhere: inside a tmux call, holding
+a lock the cleanup wants) or in the guard's thread, so: a watchdog thread, started with the
+first request, ends the process at a deadline (the grace period plus LAST_RESORT_SECONDS;
+a second signal brings it to LAST_RESORT_SECONDS from then) with ``os._exit``, taking no
+lock on its way; the last resort never blocks on a lock (a cleanup already under way is left
+to finish, not joined); and each step of the cleanup is bounded on its own (tmux calls, the
+tmux option's lock taken without waiting).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from types import FrameType
 from typing import Final
@@ -24,6 +35,10 @@ from typing import Final
 log = logging.getLogger(__name__)
 
 EXIT_GRACE_SECONDS: Final = 3.0
+LAST_RESORT_SECONDS: Final = 5.0
+"""How long the last resort's cleanup may take before the process ends without it."""
+WATCHDOG_TICK_SECONDS: Final = 0.1
+"""How often the watchdog looks at its deadline, which a second signal may bring closer."""
 SIGNALS: Final = (signal.SIGTERM, signal.SIGHUP)
 
 
@@ -34,12 +49,18 @@ class ExitGuard:
         cleanup: Callable[[], None],
         *,
         grace: float = EXIT_GRACE_SECONDS,
+        last_resort_grace: float = LAST_RESORT_SECONDS,
     ) -> None:
         self.exit_app = exit_app  # thread-safe: asks the app to exit with that status
         self.cleanup = cleanup  # idempotent: what must not be left behind
         self.grace = grace
-        self._requested = threading.Event()
-        self._lock = threading.Lock()
+        self.last_resort_grace = last_resort_grace
+        # Plain values and non-blocking acquires only: a signal handler may run in the
+        # middle of any of this, in the thread that was doing it.
+        self._requested = False
+        self._status = 0
+        self._end_at = math.inf  # when the watchdog ends the process (time.monotonic)
+        self._cleaning = threading.Lock()
 
     def install(self) -> None:
         """Become the SIGTERM and SIGHUP handler (call from the main thread)."""
@@ -52,12 +73,13 @@ class ExitGuard:
 
     def request(self, status: int) -> None:
         """Exit with ``status``: gracefully if the app can, else after the grace period."""
-        with self._lock:
-            again = self._requested.is_set()
-            self._requested.set()
-        if again:
+        if self._requested:
             self._last_resort(status)
             return
+        self._requested = True
+        self._status = status
+        self._end_at = time.monotonic() + self.grace + self.last_resort_grace
+        threading.Thread(target=self._watchdog, name="zcoder-exit-watchdog", daemon=True).start()
         threading.Thread(
             target=self._wait_then_end, args=(status,), name="zcoder-exit-guard", daemon=True
         ).start()
@@ -70,9 +92,27 @@ class ExitGuard:
         self._last_resort(status)
 
     def _last_resort(self, status: int) -> None:
+        """The cleanup, then the end. The watchdog ends the process LAST_RESORT_SECONDS
+        from now at the latest, whatever the cleanup waits for."""
+        self._status = status
+        self._end_at = min(self._end_at, time.monotonic() + self.last_resort_grace)
+        if not self._cleaning.acquire(blocking=False):
+            # A cleanup is under way: in another thread, or in this one, interrupted by
+            # this signal. Waiting for it could be waiting for ourselves: the watchdog ends
+            # the process if that cleanup does not.
+            return
         try:
             self.cleanup()
         except Exception:  # ending regardless: nothing here may keep the process alive
             log.exception("cleanup before the forced exit failed")
         finally:
             os._exit(status)
+
+    def _watchdog(self) -> None:
+        """Ends the process at ``_end_at``. It only sleeps and reads two values: no lock,
+        no I/O, nothing another thread (or a signal handler) can hold."""
+        while True:
+            left = self._end_at - time.monotonic()
+            if left <= 0:
+                os._exit(self._status)
+            time.sleep(min(left, WATCHDOG_TICK_SECONDS))
