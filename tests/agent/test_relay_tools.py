@@ -22,7 +22,7 @@ from zcoder.agent.relay_tools import (
     register_relay_tools,
     restrict_schemas,
 )
-from zcoder.relay import Peer, Relay, load_relay_settings
+from zcoder.relay import ClaimedMessage, Peer, Relay, load_relay_settings
 from zcoder.tools import (
     ApprovalPolicy,
     CommandPolicy,
@@ -96,6 +96,7 @@ def _ctx(root: Path, origin: TurnOrigin = TurnOrigin.USER, **extras: Any) -> Too
 def _bodies(relay: Relay) -> list[str]:
     bodies = []
     while (claimed := relay.claim_one()) is not None:
+        assert isinstance(claimed, ClaimedMessage), claimed  # never quarantined
         bodies.append(claimed.envelope.body)
     return bodies
 

@@ -323,7 +323,7 @@ async def test_prompt_runs_are_left_out_of_the_list_until_sessions_all(
         await pilot.pause()
         await submit(pilot, app, "/sessions all")
         await wait_until(pilot, lambda: "oa list" in transcript_text(app))
-        listing = entries(app, "system")[-1].plain.splitlines()
+        lines = entries(app, "system")[-1].plain.splitlines()
         assert len(app.sidebar.query(SessionItem)) == 4
-        one_shots = [line for line in listing if line.endswith(("oa list", " -"))]
+        one_shots = [line for line in lines if line.endswith(("oa list", " -"))]
         assert len(one_shots) == 2 and all("--prompt" in line for line in one_shots)
