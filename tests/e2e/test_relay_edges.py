@@ -238,9 +238,11 @@ def test_escape_sequences_from_peers_and_the_model_never_reach_the_terminal(
         raw = instance.raw_output
         for needle in ("\x1b]0;NAMEPWN", "\x1b]0;BODYPWN", "\x1b]0;MODELPWN", "\x1b[77;1H"):
             assert needle not in raw, (instance.name, needle)
-    # The model was given the body as it was sent: only the screen is defended.
+    # The model is given the body with its controls as readable escapes, as the screen
+    # shows it: no ESC or BEL reaches its record (issue 18 item 7).
     (record,) = relay_records(server_b.chat_bodies)
-    assert body in record
+    assert "body \\e]0;BODYPWN\\e\\ \\e[77;1H end" in record
+    assert "\x1b" not in record and "\x07" not in record
 
 
 def test_model_picker_shows_names_literally_and_switches(world: World) -> None:
