@@ -43,6 +43,13 @@ SIGNALS: Final = (signal.SIGTERM, signal.SIGHUP)
 
 
 class ExitGuard:
+    """The SIGTERM and SIGHUP handlers of the process, and their last resort.
+
+    One guard is active in a process (the one installed last, as the signal handlers
+    are the process's); its two threads are the process's too, started once and idle
+    until a request wakes them.
+    """
+
     def __init__(
         self,
         exit_app: Callable[[int], None],
@@ -63,7 +70,11 @@ class ExitGuard:
         self._cleaning = threading.Lock()
 
     def install(self) -> None:
-        """Become the SIGTERM and SIGHUP handler (call from the main thread)."""
+        """Become the SIGTERM and SIGHUP handler (call from the main thread).
+
+        The guard's threads start here if they are not running yet: a signal handler must
+        not start threads (Thread.start takes locks the interrupted thread may hold)."""
+        _Threads.activate(self)
         for signum in SIGNALS:
             with contextlib.suppress(ValueError, OSError):
                 signal.signal(signum, self._on_signal)
@@ -79,23 +90,26 @@ class ExitGuard:
         self._requested = True
         self._status = status
         self._end_at = time.monotonic() + self.grace + self.last_resort_grace
-        threading.Thread(target=self._watchdog, name="zcoder-exit-watchdog", daemon=True).start()
-        threading.Thread(
-            target=self._wait_then_end, args=(status,), name="zcoder-exit-guard", daemon=True
-        ).start()
+        _Threads.activate(self)  # a guard used without install (installed: nothing to do)
+        _Threads.wake()
         with contextlib.suppress(Exception):
             self.exit_app(status)
 
-    def _wait_then_end(self, status: int) -> None:
+    def wait_then_end(self) -> None:
+        """The guard's thread, after the first request: EXIT_GRACE_SECONDS for the app,
+        then the last resort."""
         threading.Event().wait(self.grace)
         log.warning("the app did not exit within %.0f s; ending the process", self.grace)
-        self._last_resort(status)
+        self._last_resort(self._status)
 
     def _last_resort(self, status: int) -> None:
         """The cleanup, then the end. The watchdog ends the process LAST_RESORT_SECONDS
         from now at the latest, whatever the cleanup waits for."""
         self._status = status
         self._end_at = min(self._end_at, time.monotonic() + self.last_resort_grace)
+        # A second signal may have interrupted the first one's handler before it woke the
+        # watchdog (and this cleanup may never return): wake it from here too.
+        _Threads.wake()
         if not self._cleaning.acquire(blocking=False):
             # A cleanup is under way: in another thread, or in this one, interrupted by
             # this signal. Waiting for it could be waiting for ourselves: the watchdog ends
@@ -108,11 +122,55 @@ class ExitGuard:
         finally:
             os._exit(status)
 
-    def _watchdog(self) -> None:
-        """Ends the process at ``_end_at``. It only sleeps and reads two values: no lock,
-        no I/O, nothing another thread (or a signal handler) can hold."""
+    def watch(self) -> None:
+        """The watchdog's thread, after the first request: ends the process at
+        ``_end_at``. It only sleeps and reads two values: no lock, no I/O, nothing another
+        thread (or a signal handler) can hold."""
         while True:
             left = self._end_at - time.monotonic()
             if left <= 0:
                 os._exit(self._status)
             time.sleep(min(left, WATCHDOG_TICK_SECONDS))
+
+
+class _Threads:
+    """The guard's two threads, once per process. They wait for a byte on a pipe: a write
+    is all a signal handler does to wake them, and it takes no lock (an Event's would be
+    held by the very handler a second signal interrupts)."""
+
+    active: ExitGuard | None = None
+    wake_r = wake_w = -1
+
+    @classmethod
+    def activate(cls, guard: ExitGuard) -> None:
+        cls.active = guard
+        if cls.wake_w >= 0:
+            return
+        cls.wake_r, cls.wake_w = os.pipe()
+        os.set_blocking(cls.wake_w, False)
+        # The threads start with SIGTERM and SIGHUP blocked (a thread inherits the mask),
+        # so that the kernel never hands those signals to them: a signal that lands in a
+        # thread blocked in a system call does not wake the main thread, whose handler
+        # would then run only when its own wait ends.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+        try:
+            for name, job in (
+                ("zcoder-exit-watchdog", ExitGuard.watch),
+                ("zcoder-exit-guard", ExitGuard.wait_then_end),
+            ):
+                threading.Thread(target=cls._run, args=(job,), name=name, daemon=True).start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+    @classmethod
+    def wake(cls) -> None:
+        """Wake both threads (a byte each); safe in a nested signal handler."""
+        with contextlib.suppress(OSError):  # a full pipe: they are awake already
+            os.write(cls.wake_w, b"\0\0")
+
+    @classmethod
+    def _run(cls, job: Callable[[ExitGuard], None]) -> None:
+        os.read(cls.wake_r, 1)
+        guard = cls.active
+        if guard is not None:
+            job(guard)
