@@ -369,3 +369,43 @@ def test_a_cut_off_answer_is_reported_with_the_setting_that_raises_it(
     assert "reply was cut off at the output limit" in done.stderr
     assert "ZCODER_MAX_OUTPUT_TOKENS" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_prompt_runs_session_is_marked_one_shot(env: Env, fake: FakeOllama) -> None:
+    """Issue 18 item 16: --prompt sessions are marked, so the interactive list can hide
+    them; a run that reuses an empty interactive session marks it too."""
+    with SessionStore(env.home) as store:
+        empty = store.create_session(env.workspace, "coding", "qwen3-coder")
+    fake.enqueue(Turn.text("here"))
+    done = prompt(env, fake, "oa list")
+    assert done.returncode == 0, done.stderr
+    (data,) = sessions(env)
+    assert data.info.id == empty.id and data.info.one_shot
+    assert data.info.title == "oa list"
+
+
+def test_a_prompt_run_stopped_before_its_prompt_was_recorded_keeps_no_session(
+    env: Env,
+) -> None:
+    """A server that accepts the connection and never answers: zcoder waits on its first
+    request (the model's window) with the session already taken. Stopped there, the
+    session holds nothing and is not kept as an empty "New Job"."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        host = f"127.0.0.1:{silent.getsockname()[1]}"
+        with subprocess.Popen(
+            argv("--prompt", "hi", "--host", host, "-w", str(env.workspace)),
+            env=env.vars,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        ) as proc:
+            silent.settimeout(RUN_TIMEOUT)
+            connection, _ = silent.accept()  # zcoder is waiting for an answer now
+            with connection:
+                proc.send_signal(signal.SIGINT)
+                _out, err = proc.communicate(timeout=RUN_TIMEOUT)
+    assert proc.returncode == 130, err
+    assert sessions(env) == []

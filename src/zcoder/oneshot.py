@@ -2,7 +2,9 @@
 
 Assistant text streams to stdout, tool activity and notices go to stderr, command
 approvals are asked on /dev/tty (with no terminal they are denied, unless --yes). The
-session is saved like any other. The relay never starts in this mode.
+session is saved like any other, marked one-shot: the interactive sessions list leaves it
+out unless asked (``/sessions all``). A run that ends before its prompt is recorded keeps
+no session. The relay never starts in this mode.
 """
 
 from __future__ import annotations
@@ -237,7 +239,9 @@ async def _run(
                 else:
                     taker = LockTaker(config.home)
                     try:
-                        info = store.reuse_or_create(workspace, profile, config.model, take=taker)
+                        info = store.reuse_or_create(
+                            workspace, profile, config.model, take=taker, one_shot=True
+                        )
                     finally:
                         lock = taker.lock  # released below, whatever happened
                     for busy in taker.in_use[:1]:
@@ -255,18 +259,24 @@ async def _run(
             except SessionStoreError as exc:
                 err.write(f"zcoder: {exc}\n")
                 return EXIT_FAILED
-            return await _run_turn(
-                config,
-                prompt,
-                store=store,
-                session_id=session_id,
-                messages=messages,
-                ledger=ledger,
-                session_model=session_model,
-                out=out,
-                err=err,
-                keep_model=keep_model,
-            )
+            try:
+                return await _run_turn(
+                    config,
+                    prompt,
+                    store=store,
+                    session_id=session_id,
+                    messages=messages,
+                    ledger=ledger,
+                    session_model=session_model,
+                    out=out,
+                    err=err,
+                    keep_model=keep_model,
+                )
+            finally:
+                # Stopped or failed before the prompt was recorded: no empty "New Job" is
+                # left in the sessions list.
+                with contextlib.suppress(SessionStoreError):
+                    store.discard_if_unused(session_id)
     finally:
         if lock is not None:
             lock.release()

@@ -46,7 +46,8 @@ def session_lines(
     counts: Mapping[str, int] | None = None,
     current: str | None = None,
 ) -> list[str]:
-    """One aligned line per session: id, age, [model, messages,] title (made visible)."""
+    """One aligned line per session: id, age, [model, messages,] title (made visible);
+    the title of a ``--prompt`` run's session says so."""
     now = time.time() if now is None else now
     rows: list[list[str]] = []
     for info in sessions:
@@ -54,7 +55,7 @@ def session_lines(
         if counts is not None:
             count = counts.get(info.id, 0)
             row += [visible(info.model), f"{count} message{'' if count == 1 else 's'}"]
-        row.append(visible(info.title))
+        row.append(("(--prompt) " if info.one_shot else "") + visible(info.title))
         rows.append(row)
     if not rows:
         return []

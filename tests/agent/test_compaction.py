@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from tests.agent.support import Harness
 from tests.fixtures.fake_ollama import Turn, call
 from zcoder.agent import Notice, Outcome
 from zcoder.agent.compaction import SUMMARY_OPEN, split_history
+from zcoder.model.tokens import estimate_request_tokens
 from zcoder.relay import Envelope
 
 SUMMARY = "Goals: rename users.name. Files: db.py changed. Open work: run the tests."
@@ -150,3 +152,85 @@ def test_the_split_never_separates_calls_from_their_results() -> None:
     older, kept = split_history(messages)
     assert [m["content"] for m in older][-1] == "[zcoder] a nudge is not a turn"
     assert kept[0]["content"] == "b" and kept[2]["role"] == "tool"
+
+
+async def _short_turns(harness: Harness, last_prompt: int, last_reply: int) -> None:
+    """Three short turns; the server counts the last one far above zcoder's estimate (a
+    tokenizer that splits this text finely, a template that adds much)."""
+    for n, text in enumerate(("first", "second", "third")):
+        last = n == 2
+        harness.server.enqueue(
+            Turn.text(
+                f"answer to {text}" + " with a detail" * 100,  # ~350 tokens
+                prompt_eval_count=last_prompt if last else 900 * (n + 1),
+                eval_count=last_reply if last else 5,
+            )
+        )
+        await harness.agent.run_user_turn(f"{text} request")
+
+
+async def test_compaction_fires_when_the_server_counted_93_percent(harness: Harness) -> None:
+    """Issue 18 item 13: 15,200 of 16,384 tokens measured; the next request is bigger still.
+    A prediction from the estimate, scaled at most 4 times, put it near half the window."""
+    harness.agent.settings.num_ctx = 16384
+    await _short_turns(harness, last_prompt=15000, last_reply=200)
+    assert harness.agent.usage_now().used == 15200
+    body = harness.bodies()[-1]
+    assert estimate_request_tokens(body["messages"], body["tools"]) * 4 < 16384 * 0.85
+    harness.server.enqueue(Turn.text(SUMMARY), Turn.text("after compaction"))
+    finished = await harness.agent.run_user_turn("fourth request")
+
+    assert finished.outcome is Outcome.COMPLETE
+    summariser, request = harness.bodies()[-2:]
+    assert "Relayed exchanges" in summariser["messages"][0]["content"]
+    assert request["messages"][1]["content"].startswith(SUMMARY_OPEN)
+    assert request["messages"][-1]["content"] == "fourth request"
+    [report] = [n.text for n in harness.log.of(Notice) if n.text.startswith("Compacted")]
+    # Like with like: the next request before and after, measured the same way; before is
+    # at least what the server counted, and compaction made it smaller.
+    before, after = (int(n.replace(",", "")) for n in re.findall(r"~([\d,]+)", report))
+    assert before >= 15200 and after < before
+
+
+async def test_no_compaction_while_the_measured_usage_is_below_the_threshold(
+    harness: Harness,
+) -> None:
+    harness.agent.settings.num_ctx = 16384
+    await _short_turns(harness, last_prompt=9000, last_reply=100)
+    harness.server.enqueue(Turn.text("no compaction"))
+    await harness.agent.run_user_turn("fourth request")
+    assert not any(m["content"].startswith(SUMMARY_OPEN) for m in harness.agent.messages)
+    assert not [n for n in harness.log.of(Notice) if n.text.startswith("Compact")]
+
+
+async def test_what_was_added_since_the_last_count_is_predicted_on_top_of_it(
+    harness: Harness,
+) -> None:
+    """80 % measured, then a tool result of a few hundred tokens: the request that carries
+    it would pass 85 %, so the history is compacted before it is sent."""
+    harness.agent.settings.num_ctx = 16384
+    await _short_turns(harness, last_prompt=13000, last_reply=100)
+    (harness.workspace / "notes.txt").write_text("some words of a note\n" * 50)  # ~260
+    harness.server.enqueue(
+        Turn.tool_calls(call("read_file", {"path": "notes.txt"}), prompt_eval_count=13200),
+        Turn.text(SUMMARY),
+        Turn.text("read it"),
+    )
+    await harness.agent.run_user_turn("read the notes")
+    summariser, request = harness.bodies()[-2:]
+    assert "Relayed exchanges" in summariser["messages"][0]["content"]
+    assert request["messages"][1]["content"].startswith(SUMMARY_OPEN)
+    assert request["messages"][-1]["role"] == "tool"
+
+
+async def test_the_manual_report_compares_the_same_measure_before_and_after(
+    harness: Harness,
+) -> None:
+    harness.agent.settings.num_ctx = 16384
+    await _short_turns(harness, last_prompt=12000, last_reply=50)
+    harness.server.enqueue(Turn.text(SUMMARY))
+    result = await harness.agent.compact()
+    assert result.compacted
+    assert result.before >= 12050  # not an estimate far below what the server counted
+    assert result.after < result.before
+    assert f"~{result.before:,} → ~{result.after:,}" in result.text

@@ -35,7 +35,9 @@ def test_relayed_turn_may_reply_only_to_its_sender(
     a, b = world.start_all(("alpha", server_a), ("beta", server_b))
     third = sender_relay("gamma")  # a live peer beta must not forward to
     server_b.enqueue(
-        Turn.tool_calls(call("send_agent_message", {"target": third.instance_id, "message": "fw"})),
+        Turn.tool_calls(
+            call("send_agent_message", {"target_instance_id": third.instance_id, "message": "fw"})
+        ),
         Turn.tool_calls(call("send_agent_message", {"target": a.instance_id, "message": "which?"})),
         Turn.text("asked alpha"),
     )
@@ -52,7 +54,7 @@ def test_relayed_turn_may_reply_only_to_its_sender(
 
     first, second, third_request = server_b.chat_bodies[:3]
     send_schema = next(t for t in first["tools"] if t["function"]["name"] == "send_agent_message")
-    target = send_schema["function"]["parameters"]["properties"]["target"]
+    target = send_schema["function"]["parameters"]["properties"]["target_instance_id"]
     assert target["enum"] == [a.instance_id]  # the schema names the sender only
     assert f"'{third.instance_id}' was refused" in tool_results(second)[-1]
     assert tool_results(third_request)[-1].startswith(
@@ -236,9 +238,11 @@ def test_escape_sequences_from_peers_and_the_model_never_reach_the_terminal(
         raw = instance.raw_output
         for needle in ("\x1b]0;NAMEPWN", "\x1b]0;BODYPWN", "\x1b]0;MODELPWN", "\x1b[77;1H"):
             assert needle not in raw, (instance.name, needle)
-    # The model was given the body as it was sent: only the screen is defended.
+    # The model is given the body with its controls as readable escapes, as the screen
+    # shows it: no ESC or BEL reaches its record (issue 18 item 7).
     (record,) = relay_records(server_b.chat_bodies)
-    assert body in record
+    assert "body \\e]0;BODYPWN\\e\\ \\e[77;1H end" in record
+    assert "\x1b" not in record and "\x07" not in record
 
 
 def test_model_picker_shows_names_literally_and_switches(world: World) -> None:

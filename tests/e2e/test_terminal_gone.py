@@ -7,6 +7,7 @@ its tmux pane was killed, deaf to SIGTERM. tui/exit_guard.py ends it after a gra
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.harness import World, wait_until
-from tests.e2e.tmux import start_in_tmux
+from tests.e2e.tmux import TMUX, start_in_tmux
 
 pytestmark = pytest.mark.slow
 
@@ -50,3 +51,40 @@ def test_sigterm_ends_zcoder_whose_terminal_is_gone(world: World) -> None:
         os.kill(pid, signal.SIGTERM)
     wait_until(lambda: _gone(pid), timeout=20, what="zcoder to end on SIGTERM")
     assert zc.relay_files() == []
+
+
+def test_a_stalled_tmux_on_the_way_out_cannot_keep_zcoder_alive(world: World) -> None:
+    """Issue 18 item 22: the terminal is gone and tmux stalls while zcoder restores its
+    extended-keys option; a second signal arrives during that restore. zcoder used to wait
+    for ever on the restore's lock (taken again by the last resort, in the same thread),
+    its relay registration and session lock kept. The last resort takes nothing it may
+    already hold, bounds each step, and a watchdog ends the process after a grace period.
+    """
+    assert TMUX is not None
+    fake_bin = world.root / "fake-bin"
+    fake_bin.mkdir()
+    stall, called = world.root / "tmux-stalls", world.root / "tmux-called"
+    fake = fake_bin / "tmux"
+    # zcoder's own tmux calls: the real tmux until told to stall, then a tmux that hangs.
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'if [ -e "{stall}" ]; then echo $$ >> "{called}"; exec sleep 600; fi\n'
+        f'exec "{TMUX}" "$@"\n'
+    )
+    fake.chmod(0o755)
+    server = world.server()
+    zc = start_in_tmux(world, "proj", server, PATH=f"{fake_bin}{os.pathsep}{os.environ['PATH']}")
+    pid = zc.pid
+    assert zc.relay_files()
+    stall.touch()
+    try:
+        zc.tmux("kill-server")  # the terminal is gone: SIGHUP, then the way out
+        wait_until(called.exists, timeout=30, what="zcoder to call tmux on its way out")
+        if not _gone(pid):
+            os.kill(pid, signal.SIGTERM)  # the second signal, while tmux stalls
+        wait_until(lambda: _gone(pid), timeout=20, what="zcoder to end although tmux stalls")
+        assert zc.relay_files() == []
+    finally:
+        for word in called.read_text().split() if called.exists() else []:
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(word), signal.SIGKILL)

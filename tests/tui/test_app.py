@@ -287,7 +287,9 @@ async def test_relayed_turn_may_reply_only_to_its_sender(fake, make_config, app_
     schema = next(
         t for t in fake.chat_bodies[0]["tools"] if t["function"]["name"] == "send_agent_message"
     )
-    assert schema["function"]["parameters"]["properties"]["target"]["enum"] == [sender.instance_id]
+    assert schema["function"]["parameters"]["properties"]["target_instance_id"]["enum"] == [
+        sender.instance_id
+    ]
     refusal = fake.chat_bodies[1]["messages"][-1]
     assert "only to its sender" in refusal["content"]
 

@@ -295,3 +295,35 @@ async def test_a_long_session_reopens_with_its_newest_entries_and_shows_older_on
         assert [e.plain.splitlines()[-1] for e in entries(app, "assistant")] == [
             f"reply number {n}" for n in range(total)
         ]
+
+
+async def test_prompt_runs_are_left_out_of_the_list_until_sessions_all(
+    fake, make_config, app_factory
+):
+    """Issue 18 item 16: sessions of --prompt runs ("-", "oa list") do not clutter the
+    sidebar and /sessions; /sessions all shows them, marked."""
+    config = make_config(env={"ZCODER_RELAY": "off"})
+    older = saved_session(config, "older job", "llama3.2")
+    with SessionStore(config.home) as store:
+        for title in ("-", "oa list"):
+            info = store.create_session(config.workspace, "coding", "m", one_shot=True)
+            store.record_user_message(info.id, title)
+            store.append_event(info.id, "assistant", f"reply to {title}")
+    app = app_factory(config)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "/sessions")
+        await wait_until(pilot, lambda: "newest first" in transcript_text(app))
+        listed = [item.info.id for item in app.sidebar.query(SessionItem)]
+        assert listed == [app.session_id, older]
+        listing = entries(app, "system")[-1].plain
+        assert "oa list" not in listing and "older job" in listing
+        assert "2 sessions of --prompt runs are not shown: /sessions all" in listing
+
+        app.prompt_input.focus()  # /sessions focused the list
+        await pilot.pause()
+        await submit(pilot, app, "/sessions all")
+        await wait_until(pilot, lambda: "oa list" in transcript_text(app))
+        lines = entries(app, "system")[-1].plain.splitlines()
+        assert len(app.sidebar.query(SessionItem)) == 4
+        one_shots = [line for line in lines if line.endswith(("oa list", " -"))]
+        assert len(one_shots) == 2 and all("--prompt" in line for line in one_shots)

@@ -109,7 +109,10 @@ class ContextKeeper:
                 False, "nothing to compact yet: the history is only the latest turns"
             )
         messages, schemas = host.user_turn_request()
-        before = self.meter.estimate(messages, schemas, settings.num_ctx).used
+        # Before and after are the same measure: the next request as predicted now, and
+        # the compacted one estimated with the same tokens per estimated token.
+        before = self.meter.predict(messages, schemas, settings.num_ctx).used
+        per_estimated = before / max(1, self.meter.raw_estimate(messages, schemas))
         label = "Compacting the conversation" + (
             " (the context window is nearly full)" if automatic else ""
         )
@@ -131,7 +134,11 @@ class ContextKeeper:
         recorder.save_messages(host.messages)
         self.meter.reset()
         messages, schemas = host.user_turn_request()
-        after = self.meter.estimate(messages, schemas, settings.num_ctx)
+        after = ContextUsage(
+            round(self.meter.raw_estimate(messages, schemas) * per_estimated),
+            settings.num_ctx,
+            measured=False,
+        )
         report = (
             f"Compacted{' automatically' if automatic else ''}: {len(older)} older messages "
             f"became a summary; the latest turns are kept as they were. "
@@ -149,7 +156,7 @@ class ContextKeeper:
         window, share = self.host.settings.num_ctx, self.host.settings.compact_at
         if not window or share is None or self.meter.last is None:
             return False
-        predicted = self.meter.estimate(request, schemas, window).used
+        predicted = self.meter.predict(request, schemas, window).used
         if predicted < window * share:
             return False
         try:

@@ -17,6 +17,7 @@ from zcoder.relay.display import peer_list_for_model
 from zcoder.relay.names import Resolved, name_of, resolve_target
 from zcoder.relay.sanitize import field_for_model
 from zcoder.tools import ToolContext, ToolRegistry, ToolResult, ToolSpec, TurnOrigin
+from zcoder.tools.registry import ALIASES_KEY
 
 LIST_AGENTS: Final = "list_agents"
 SEND_AGENT_MESSAGE: Final = "send_agent_message"
@@ -38,9 +39,8 @@ class ConfirmationUnavailable(Exception):
 
 SEND_DESCRIPTION: Final = (
     "Send a task to another zcoder instance on this machine, ONLY when the user explicitly "
-    "asked to contact it. target: its name or exact id, from list_agents. Send the smallest "
-    "self-contained task; no secrets. The user confirms each delivery; 'accepted' only "
-    "means queued, never that the work was done."
+    "asked to contact it. Send the smallest self-contained task; no secrets. The user "
+    "confirms each delivery; 'accepted' only means queued, never that the work was done."
 )
 LIST_DESCRIPTION: Final = (
     "List the other zcoder instances on this machine (project, pid, state, instance id, "
@@ -48,10 +48,14 @@ LIST_DESCRIPTION: Final = (
 )
 
 
+TARGET: Final = "target_instance_id"  # the design's name (the seed, zcoder.zsh)
+TARGET_ALIAS: Final = "target"  # accepted too: what this tool called it for a while
+
+
 def _send_parameters(only: str | None = None) -> dict[str, Any]:
     target: dict[str, Any] = {
         "type": "string",
-        "description": "a name or instance id from list_agents",
+        "description": "an instance id or unique name from list_agents",
     }
     if only is not None:
         target["enum"] = [only]
@@ -59,10 +63,11 @@ def _send_parameters(only: str | None = None) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "target": target,
+            TARGET: target,
             "message": {"type": "string", "description": "the task, as plain text"},
         },
-        "required": ["target", "message"],
+        "required": [TARGET, "message"],
+        ALIASES_KEY: {TARGET_ALIAS: TARGET},
     }
 
 
@@ -86,7 +91,7 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
         return ToolResult(found.error is None, discovery_text(found), {"peers": len(found.peers)})
 
     async def send_agent_message(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        target = str(args.get("target", "")).strip()
+        target = str(args.get(TARGET, "")).strip()
         message = str(args.get("message", ""))
         if ctx.origin is TurnOrigin.RELAY:
             allowed = relay_reply_target(ctx)

@@ -3,7 +3,10 @@
 The server's counts win whenever there are some: after each response the meter shows the
 prompt tokens it evaluated plus the tokens it generated. Before the first response, and to
 split a total into its parts, zcoder estimates (zcoder.model.tokens) and scales the
-estimate by how far off it was the last time the server counted.
+estimate by how far off it was the last time the server counted (at most 4 times either
+way). The size of the next request (what automatic compaction decides on) is predicted
+from the last count plus what was added since, or from the scaled estimate when that is
+larger: a server whose tokenizer counts far more than the estimate is not under-predicted.
 """
 
 from __future__ import annotations
@@ -47,10 +50,18 @@ class ContextMeter:
         self.last: ContextUsage | None = None
         self._scale = 1.0  # server's prompt count / our estimate of the same prompt
         self._memo = TokenMemo()  # the history is estimated again at every refresh
+        self._counted_messages: int | None = None  # how many messages ``last`` counted
 
     def reset(self) -> None:
         """A new or another session: no count belongs to it yet."""
         self.last = None
+        self._counted_messages = None
+
+    def raw_estimate(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
+    ) -> int:
+        """The estimate of a request, not scaled."""
+        return self._memo.request(messages, tools)
 
     def estimate(
         self,
@@ -76,7 +87,27 @@ class ContextMeter:
             self._scale = max(0.25, min(4.0, done.prompt_eval_count / estimated))
         used = done.prompt_eval_count + (done.eval_count or 0)
         self.last = ContextUsage(used, window, measured=True)
+        self._counted_messages = len(messages)
         return self.last
+
+    def predict(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+        window: int | None,
+    ) -> ContextUsage:
+        """The size of the request ``messages`` would be: the last count (its prompt and
+        reply) plus the messages added after that reply, or the scaled estimate of the
+        whole when that is larger."""
+        estimate = self.estimate(messages, tools, window)
+        last, counted = self.last, self._counted_messages
+        if last is None or last.window != window or counted is None or len(messages) < counted:
+            return estimate
+        added = list(messages[counted:])
+        if added and added[0].get("role") == "assistant":
+            added = added[1:]  # the reply: the count has it (the tokens generated)
+        since = round(sum(estimate_message_tokens(m) for m in added) * self._scale)
+        return ContextUsage(max(estimate.used, last.used + since), window, measured=False)
 
     def tokens(self, text: str) -> int:
         return round(estimate_tokens(text) * self._scale)

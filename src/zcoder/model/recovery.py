@@ -80,6 +80,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zcoder.model.types import AssistantReply, ToolCall
+from zcoder.relay.sanitize import TOOL_CALL_OPENERS
 from zcoder.tools.registry import validate_arguments
 
 __all__ = ["RECOVERED_ID_PREFIX", "recover", "split_thinking"]
@@ -105,10 +106,11 @@ _JSON_WINDOW = 1_024
 
 _FENCE_LANGUAGES = frozenset({"", "json", "tool_call", "tool_calls", "tool_code", "xml"})
 
+# The tagged openers are the relay sanitiser's list (one list: what is read here as a call
+# is what a peer's text may never carry into a model's context as itself).
 _OPENERS = re.compile(
     r"(?P<fence>^[ \t]*(?:Action:[ \t]*)?(?P<tick>`{3,}|~{3,})[ \t]*(?P<lang>[^\s`]*)[^\n`]*\n)"
-    r"|(?P<tag><tool_call>|<\|tool_call\|>|<function=|\[TOOL_CALLS\]"
-    r"|<\|python_tag\|>|<\|python_start\|>|<｜tool▁calls▁begin｜>)"
+    rf"|(?P<tag>{'|'.join(map(re.escape, TOOL_CALL_OPENERS))})"
     r"|(?P<bare>^[ \t]*[\[{])",
     re.MULTILINE,
 )

@@ -23,8 +23,14 @@ Two facts live here, each once:
 * **Chat-template control tokens** of the model families Ollama serves are *defused* in
   text a peer supplied before it enters a model's context: the token's first character is
   replaced (``<`` by ``‹`` U+2039, ``[`` by ``［`` U+FF3B), which keeps the text readable
-  but no longer the token string. Invisible characters are escaped first, so a zero-width
-  character inside a token cannot hide it; defusing is idempotent.
+  but no longer the token string. Invisible characters and controls are escaped first, so
+  neither can hide a token; defusing is idempotent. Tokens are matched by class, not by a
+  list: any ``<|…|>`` or ``<｜…｜>``, any tag named like turn, reasoning or tool-call
+  structure, with a namespace too (``<minimax:tool_call>``, ``<seed:think>``), any tag
+  with ``function`` or ``tool_`` in its name (``<start_function_call>``,
+  ``<function_calls>``), ``<invoke …>`` and ``<parameter …>``, and Mistral's bracket
+  tokens. ``TOOL_CALL_OPENERS`` is the one list of how a tool call written as text begins:
+  zcoder.model.recovery reads calls from those openers, and each of them is defused here.
 
 Nothing here imports the agent, the UI or the model client.
 """
@@ -63,9 +69,10 @@ def _unsafe(controls: str) -> re.Pattern[str]:
 UNSAFE_IN_LINE: Final = _unsafe(_C0_C1)
 # Text of several lines on a screen: line feed and tab are kept.
 UNSAFE_ON_SCREEN: Final = _unsafe(r"\x00-\x08\x0b-\x1f\x7f-\x9f")
-# Text for a model: controls are kept (a model is not a terminal; a task may be about an
-# escape sequence), invisible characters and lone surrogates are not.
-UNSAFE_FOR_MODEL: Final = _unsafe("")
+# Text for a model: as on a screen. Line feed and tab are kept; any other control (ESC,
+# BEL, CR, C1) is written as its escape, which says as much about an escape sequence
+# without passing one into the model's record (and from there to a terminal or a log).
+UNSAFE_FOR_MODEL: Final = UNSAFE_ON_SCREEN
 # Pure ASCII text can only hold controls: a cheaper first look for the common case.
 _ASCII_IN_LINE: Final = re.compile(r"[\x00-\x1f\x7f]")
 _ASCII_ON_SCREEN: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -110,22 +117,39 @@ def visible_lines(text: str) -> str:
 
 
 def reveal_invisible(text: str) -> str:
-    """Text for a model: invisible characters and lone surrogates become escapes."""
-    if text.isascii() or UNSAFE_FOR_MODEL.search(text) is None:
-        return text
-    return UNSAFE_FOR_MODEL.sub(_escape, text)
+    """Text for a model: controls other than line feed and tab, invisible characters and
+    lone surrogates become escapes (as ``visible_lines``)."""
+    return _made_visible(text, UNSAFE_FOR_MODEL, _ASCII_ON_SCREEN)
 
 
 # -- chat-template control tokens -------------------------------------------------------
 
+# How a tool call written as text begins, by model family: the openers
+# zcoder.model.recovery reads calls from. Each is a control token defused below (a test
+# holds both to this one list).
+TOOL_CALL_OPENERS: Final = (
+    "<tool_call>",  # Hermes, Qwen2.5, Qwen3, GLM-4.5 (and Qwen3-Coder's XML inside it)
+    "<|tool_call|>",  # Granite 3.0, Phi-4-mini
+    "<function=",  # Qwen3-Coder's XML, Llama 3.1's custom tools
+    "[TOOL_CALLS]",  # Mistral
+    "<|python_tag|>",  # Llama 3.1 to 3.3
+    "<|python_start|>",  # Llama 4
+    "<\uff5ctool\u2581calls\u2581begin\uff5c>",  # DeepSeek V3, R1, V3.1
+)
+
 # Angle-bracket tags that chat templates use as turn, tool or reasoning structure; matched
-# with an optional slash, whitespace, any case and (for `<function=x>`) attributes.
+# with an optional slash, an optional namespace (`<minimax:tool_call>`, `<seed:think>`),
+# whitespace, any case and (for `<function=x>`, `<invoke name="x">`) attributes; a name
+# and `=` is enough (`<function=` opens a call whatever follows). Tool-call
+# structure is matched by class: any name with `tool_` in it (tool_call, tool_calls_begin,
+# start_tool_response) or `function` as a word of it (function_calls, start_function_call).
 _TAG_NAMES: Final = (
     "s|bos|eos|pad|unk|sop|eop|start_of_turn|end_of_turn|start_of_image|end_of_image"
-    "|think|thinking|reasoning|tool_call|tool_calls|tool_response|tool_result|tools"
-    "|function_call|function|parameter|arg_key|arg_value|fim_\\w+|file_sep|repo_name"
-    "|\\w+_token"
+    "|think|thinking|reasoning|tools|(?:\\w{1,40}_)?tool_\\w{1,40}"
+    "|(?:\\w{1,40}_)?function(?:_\\w{1,40})?|invoke|parameter|arg_key|arg_value"
+    "|fim_\\w+|file_sep|repo_name|\\w+_token"
 )
+_NAMESPACE: Final = "(?:[\\w.-]{1,32}:)?"
 # Mistral-style bracket tokens (Llama 2 [INST], Mistral v3+ tools and prompts, GLM masks).
 _BRACKET_NAMES: Final = (
     "INST|SYSTEM_PROMPT|TOOL_CALLS|AVAILABLE_TOOLS|TOOL_RESULTS|TOOL_CONTENT|THINK|CALL_ID"
@@ -142,7 +166,7 @@ CONTROL_TOKEN: Final = re.compile(
     rf"""
     <(?=\s*+{_BAR}\s*+[^\s|\uff5c]{{1,100}}+\s*+{_BAR}\s*+>)  # <|im_start|>, <｜User｜>
     | <(?=<\s*+/?\s*+SYS\s*+>>)                                  # <<SYS>>, <</SYS>>
-    | <(?=\s*+/?\s*+(?:{_TAG_NAMES})(?:\s*+/?\s*+>|[\s=][^>\n]{{0,200}}+>))  # <think>, </s>
+    | <(?=\s*+/?\s*+{_NAMESPACE}(?:{_TAG_NAMES})(?:\s*+/?\s*+>|=|\s[^>\n]{{0,200}}+>))
     | \[(?=\s*+/?\s*+(?:{_BRACKET_NAMES})\s*+\])                 # [INST], [/TOOL_RESULTS]
     """,
     re.IGNORECASE | re.VERBOSE,

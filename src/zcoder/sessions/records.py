@@ -29,6 +29,7 @@ class SessionInfo:
     title: str
     created_at: float
     updated_at: float
+    one_shot: bool = False  # made by `zcoder --prompt`: left out of the interactive list
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,7 +116,17 @@ def _relay_log_v3(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX relay_log_by_workspace ON relay_log (workspace, created_at DESC)")
 
 
-MIGRATIONS: tuple[Migration, ...] = (_create_v1, _events_v2, _relay_log_v3)
+def _one_shot_v4(conn: sqlite3.Connection) -> None:
+    """Version 4: a session of ``zcoder --prompt`` is marked one-shot, so that the
+    interactive list can leave it out. Nothing recorded before which run made a session:
+    the sessions already stored count as interactive."""
+    conn.execute(
+        "ALTER TABLE sessions ADD COLUMN one_shot INTEGER NOT NULL DEFAULT 0"
+        " CHECK (one_shot IN (0, 1))"
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (_create_v1, _events_v2, _relay_log_v3, _one_shot_v4)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -57,7 +57,7 @@ SESSION_ID_DIGITS = 5  # the random part of "1788012120_10392"
 OPEN_RETRY_PAUSE_S = 0.02  # between attempts to set up a brand-new store another process holds
 MAX_ID_ATTEMPTS = 32  # new ids tried before giving up; a clash is already one in 90,000
 
-_SESSION_COLUMNS = "id, workspace, profile, model, title, created_at, updated_at"
+_SESSION_COLUMNS = "id, workspace, profile, model, title, created_at, updated_at, one_shot"
 
 
 class _MalformedRow(Exception):
@@ -301,6 +301,7 @@ class SessionStore:
             title=_dec(row[4]),
             created_at=row[5],
             updated_at=row[6],
+            one_shot=bool(row[7]),
         )
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -325,21 +326,37 @@ class SessionStore:
     # -- sessions ----------------------------------------------------------------------
 
     def create_session(
-        self, workspace: str | os.PathLike[str], profile: str, model: str
+        self,
+        workspace: str | os.PathLike[str],
+        profile: str,
+        model: str,
+        *,
+        one_shot: bool = False,
     ) -> SessionInfo:
-        """A new empty session titled "New Job", held by this process."""
+        """A new empty session titled "New Job", held by this process; ``one_shot``: made
+        by ``zcoder --prompt``."""
         with self._transaction("creating a session", write=True) as conn:
-            return self._insert_session(conn, canonical_workspace(workspace), profile, model)
+            return self._insert_session(
+                conn, canonical_workspace(workspace), profile, model, one_shot=one_shot
+            )
 
     def _insert_session(
-        self, conn: sqlite3.Connection, workspace: str, profile: str, model: str
+        self,
+        conn: sqlite3.Connection,
+        workspace: str,
+        profile: str,
+        model: str,
+        *,
+        one_shot: bool,
     ) -> SessionInfo:
         now = self._clock()
         me = liveness.current_stamp()
         for _ in range(MAX_ID_ATTEMPTS):
             session_id = _new_session_id(now)
             cursor = conn.execute(
-                "INSERT OR IGNORE INTO sessions VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO sessions (id, workspace, profile, model, title,"
+                " title_is_default, created_at, updated_at, holder_pid, holder_token, one_shot)"
+                " VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
                 (
                     session_id,
                     _enc(workspace),
@@ -350,10 +367,13 @@ class SessionStore:
                     now,
                     me.pid,
                     me.token,
+                    int(one_shot),
                 ),
             )
             if cursor.rowcount == 1:
-                return SessionInfo(session_id, workspace, profile, model, DEFAULT_TITLE, now, now)
+                return SessionInfo(
+                    session_id, workspace, profile, model, DEFAULT_TITLE, now, now, one_shot
+                )
         raise sqlite3.OperationalError("could not find an unused session id")
 
     def reuse_or_create(
@@ -363,12 +383,13 @@ class SessionStore:
         model: str,
         *,
         take: Callable[[str], bool] | None = None,
+        one_shot: bool = False,
     ) -> SessionInfo:
         """The newest empty session of this scope, else a new one.
 
         Empty means no messages, no ledger entries and no events. An empty session held by
         another live zcoder process is not taken from it. The reused session gets ``model``
-        and is held by this process.
+        and ``one_shot`` (made by ``zcoder --prompt``) and is held by this process.
 
         With ``take`` (e.g. taking the session's flock, zcoder.sessions.locks), ``take(id)``
         decides instead of the holder columns whether a candidate may be taken, and it is
@@ -388,7 +409,7 @@ class SessionStore:
             ).fetchall()
             me = liveness.current_stamp()
             for row in rows:
-                holder_pid, holder_token = row[7], row[8]
+                holder_pid, holder_token = row[8], row[9]
                 held_by_me = holder_pid == me.pid and holder_token == me.token
                 if take is not None:
                     if not take(row[0]):
@@ -398,20 +419,21 @@ class SessionStore:
                 now = self._clock()
                 conn.execute(
                     "UPDATE sessions SET model = ?, updated_at = max(updated_at, ?),"
-                    " holder_pid = ?, holder_token = ? WHERE id = ?",
-                    (_enc(model), now, me.pid, me.token, row[0]),
+                    " holder_pid = ?, holder_token = ?, one_shot = ? WHERE id = ?",
+                    (_enc(model), now, me.pid, me.token, int(one_shot), row[0]),
                 )
                 reused = conn.execute(
                     f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (row[0],)
                 ).fetchone()
                 return self._info(reused)
-            created = self._insert_session(conn, ws, profile, model)
+            created = self._insert_session(conn, ws, profile, model, one_shot=one_shot)
             if take is not None and not take(created.id):
                 raise sqlite3.OperationalError(f"could not take the new session {created.id}")
             return created
 
     def list_sessions(self, workspace: str | os.PathLike[str], profile: str) -> list[SessionInfo]:
-        """Sessions of this workspace and profile, newest (last updated) first."""
+        """Sessions of this workspace and profile, newest (last updated) first; one-shot
+        ones too (``SessionInfo.one_shot`` says which)."""
         with self._transaction("listing sessions", write=False) as conn:
             rows = conn.execute(
                 f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE workspace = ? AND profile = ?"
@@ -666,6 +688,21 @@ class SessionStore:
                 (_enc(canonical_workspace(workspace)), _enc(profile)),
             ).fetchall()
         return {session_id: count for session_id, count in rows}
+
+    def discard_if_unused(self, session_id: str) -> bool:
+        """Delete the session when no one ever wrote to it: no user message, no model
+        message, no relayed task (a ``--prompt`` run that ended before its prompt was
+        recorded). True when it was deleted."""
+        with self._transaction("discarding an unused session", write=True) as conn:
+            cursor = conn.execute(
+                "DELETE FROM sessions WHERE id = ?"
+                " AND NOT EXISTS (SELECT 1 FROM user_ledger WHERE session_id = ?)"
+                " AND NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ?)"
+                " AND NOT EXISTS (SELECT 1 FROM events WHERE session_id = ?"
+                " AND role IN ('user', 'relay'))",
+                (session_id, session_id, session_id, session_id),
+            )
+            return cursor.rowcount == 1
 
     def has_content(self, session_id: str) -> bool:
         """Whether the session holds anything: messages, ledger entries or events."""

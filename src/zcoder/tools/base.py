@@ -119,7 +119,16 @@ class ToolSpec:
 
 # Schema keywords the registry validates but the model need not read.
 _CHECKED_ONLY = frozenset(
-    {"additionalProperties", "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems"}
+    {
+        "additionalProperties",
+        "minimum",
+        "maximum",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "x-aliases",  # registry.ALIASES_KEY: other names a call may use
+    }
 )
 
 

@@ -11,7 +11,12 @@ from typing import Any
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
 from zcoder.tools.output import bound_text
 
-__all__ = ["ArgumentError", "ToolRegistry", "validate_arguments"]
+__all__ = ["ALIASES_KEY", "ArgumentError", "ToolRegistry", "validate_arguments"]
+
+ALIASES_KEY = "x-aliases"
+"""An object schema's other names for its arguments (``{"target": "target_instance_id"}``):
+a call may use either name. Validated here; the model is never sent it
+(zcoder.tools.base)."""
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -92,6 +97,7 @@ def validate_arguments(raw: Any, parameters: dict[str, Any]) -> dict[str, Any]:
             raise ArgumentError(f"arguments are not valid JSON: {exc}") from exc
     if not isinstance(raw, dict):
         raise ArgumentError(f"arguments must be a JSON object, got {_json_type(raw)}")
+    raw = _unaliased(raw, parameters.get(ALIASES_KEY, {}))
     properties: dict[str, Any] = parameters.get("properties", {})
     if parameters.get("additionalProperties") is False:
         unknown = sorted(str(key) for key in raw if key not in properties)
@@ -113,6 +119,24 @@ def validate_arguments(raw: Any, parameters: dict[str, Any]) -> dict[str, Any]:
         if key not in properties:
             result[str(key)] = value
     return result
+
+
+def _unaliased(raw: dict[Any, Any], aliases: dict[str, str]) -> dict[Any, Any]:
+    """``raw`` with each argument given under another name moved to its own name."""
+    if not aliases or not any(alias in raw for alias in aliases):
+        return raw
+    raw = dict(raw)
+    for alias, name in aliases.items():
+        if alias not in raw:
+            continue
+        value = raw.pop(alias)
+        if raw.get(name) is None:
+            raw[name] = value
+        elif value is not None and value != raw[name]:
+            raise ArgumentError(
+                f"{alias!r} is another name for {name!r}, and they differ: give {name} only"
+            )
+    return raw
 
 
 class ToolRegistry:

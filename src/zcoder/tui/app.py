@@ -347,11 +347,15 @@ class ZcoderApp(App[int]):
         self.quit_ui.request(0)
 
     def forced_exit_cleanup(self) -> None:
-        """What an exit that cannot go through Textual must still do (tui/exit_guard.py)."""
+        """What an exit that cannot go through Textual must still do (tui/exit_guard.py).
+
+        The relay and the session lock first: they are what peers and other zcoders see.
+        tmux's option is restored only if no restore is under way: that one may be this
+        very thread's, interrupted by the signal that led here."""
         self._stop_services()
         driver = self._driver
         if isinstance(driver, ZcoderDriver):
-            driver.tmux_keys.restore()
+            driver.tmux_keys.restore(wait=0)
 
     def _stop_services(self) -> None:
         if self.startup.finished:  # else there is nothing to stop

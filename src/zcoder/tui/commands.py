@@ -8,7 +8,8 @@ from typing import Final
 COMMANDS: Final = {
     "/help": "show this help",
     "/new": "start a new session (idle only)",
-    "/sessions": "list the sessions with their ids (zcoder --resume ID) and focus the list",
+    "/sessions [all]": "list the sessions with their ids (zcoder --resume ID) and focus the"
+    " list; all: with those of --prompt runs",
     "/model [NAME]": "switch model; without NAME, pick from Ollama's list (idle only)",
     "/context": "how full the context window is, and what fills it",
     "/output": "the whole output of the last command (also Ctrl+T)",

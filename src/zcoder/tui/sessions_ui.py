@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from zcoder.model import ModelError
 from zcoder.model.context import same_model
 from zcoder.resume import restored_model, session_lines
-from zcoder.sessions import SessionNotFoundError, SessionStore, SessionStoreError
+from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.sessions.locks import acquire as acquire_lock
 
@@ -49,6 +49,8 @@ class SessionsUI:
         """The mounting of the loaded session's entries (the meter waits for it)."""
         self.exit_session: str | None = None
         """Set on close: the session to name in the exit hint (None when it is empty)."""
+        self.show_one_shot = False
+        """Whether the list shows the sessions of ``--prompt`` runs (``/sessions all``)."""
 
     @property
     def scope(self) -> tuple[str, str]:
@@ -185,6 +187,15 @@ class SessionsUI:
         finally:
             self.restoring_model = False
 
+    def _listed(self, sessions: list[SessionInfo]) -> list[SessionInfo]:
+        """The sessions the list shows: ``--prompt`` runs' only with ``/sessions all``
+        (and the open one always)."""
+        return [
+            info
+            for info in sessions
+            if self.show_one_shot or not info.one_shot or info.id == self.session_id
+        ]
+
     def refresh(self) -> None:
         """The sidebar: this workspace's and profile's sessions, newest first."""
         if self.store is None:
@@ -194,7 +205,7 @@ class SessionsUI:
         except SessionStoreError as exc:
             self.app.error(str(exc))
             return
-        self.app.sidebar.show(sessions, self.session_id)
+        self.app.sidebar.show(self._listed(sessions), self.session_id)
 
     def listing(self) -> str:
         """``/sessions`` in the transcript: id, age, model, messages and title of each."""
@@ -202,16 +213,23 @@ class SessionsUI:
             return "Sessions are unavailable in this run."
         workspace, profile = self.scope
         try:
-            sessions = self.store.list_sessions(workspace, profile)
+            every = self.store.list_sessions(workspace, profile)
             counts = self.store.message_counts(workspace, profile)
         except SessionStoreError as exc:
             return str(exc)
+        sessions = self._listed(every)
         lines = [
             f"Sessions of {workspace} ({profile}), newest first; ● is this one. "
             "Pick one in the list (Ctrl+B hides it), or later: zcoder --resume ID "
             "(a unique prefix of the id is enough)."
         ]
         lines += session_lines(sessions, counts=counts, current=self.session_id)
+        hidden = len(every) - len(sessions)
+        if hidden:
+            lines.append(
+                f"{hidden} session{'' if hidden == 1 else 's'} of --prompt runs "
+                f"{'is' if hidden == 1 else 'are'} not shown: /sessions all"
+            )
         return "\n".join(lines)
 
     def new_session(self) -> None:

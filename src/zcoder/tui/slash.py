@@ -32,6 +32,10 @@ class SlashCommands:
         elif name == "/new":
             app.action_new_session()
         elif name == "/sessions":
+            if argument.lower() not in ("", "all"):
+                app.error(f"/sessions takes no argument but all, not {argument!r}")
+                return
+            app.sessions.show_one_shot = argument.lower() == "all"
             sidebar = app.sidebar
             sidebar.display = True
             app.refresh_sessions()

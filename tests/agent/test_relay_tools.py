@@ -1,0 +1,191 @@
+"""send_agent_message's arguments: the design's ``target_instance_id``, and ``target`` too.
+
+Two real relays in a private registry; the tool is dispatched through the real registry,
+so the schema's validation is the one a model's call meets.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fixtures.approver import ScriptedApprover
+from zcoder.agent.relay_tools import (
+    RELAY_SENDER_KEY,
+    SEND_AGENT_MESSAGE,
+    register_relay_tools,
+    restrict_schemas,
+)
+from zcoder.relay import ClaimedMessage, Peer, Relay, load_relay_settings
+from zcoder.tools import (
+    ApprovalPolicy,
+    CommandPolicy,
+    Profile,
+    ToolContext,
+    ToolRegistry,
+    TurnOrigin,
+)
+
+
+class Confirmer:
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str]] = []
+
+    async def confirm_send(self, peer: Peer, message: str) -> bool:
+        self.asked.append((peer.instance_id, message))
+        return True
+
+
+@pytest.fixture
+def root(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="zr", dir="/tmp"))  # short: socket paths are short
+    runtime = path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("TMPDIR", str(path))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _relay(root: Path, name: str) -> Relay:
+    env = {"ZCODER_HOME": str(root / "home"), "ZCODER_RELAY_DIR": str(root / "reg")}
+    workspace = root / name
+    workspace.mkdir()
+    relay = Relay(load_relay_settings(env), workspace=workspace, env={**os.environ, **env})
+    relay.start()
+    assert relay.available, relay.status().reason
+    return relay
+
+
+@pytest.fixture
+def pair(root: Path) -> Iterator[tuple[Relay, Relay]]:
+    me, peer = _relay(root, "me"), _relay(root, "weekly-digest")
+    try:
+        yield me, peer
+    finally:
+        me.stop()
+        peer.stop()
+
+
+def _tools(me: Relay) -> tuple[ToolRegistry, Confirmer]:
+    registry = ToolRegistry()
+    confirmer = Confirmer()
+    register_relay_tools(registry, me, confirmer)
+    return registry, confirmer
+
+
+def _ctx(root: Path, origin: TurnOrigin = TurnOrigin.USER, **extras: Any) -> ToolContext:
+    return ToolContext(
+        workspace=root / "me",
+        profile=Profile.CODING,
+        origin=origin,
+        approval=ApprovalPolicy(CommandPolicy.ASK, Profile.CODING),
+        approver=ScriptedApprover(),
+        extras=dict(extras),
+    )
+
+
+def _bodies(relay: Relay) -> list[str]:
+    bodies = []
+    while (claimed := relay.claim_one()) is not None:
+        assert isinstance(claimed, ClaimedMessage), claimed  # never quarantined
+        bodies.append(claimed.envelope.body)
+    return bodies
+
+
+def test_the_schema_names_target_instance_id_as_the_design_does(
+    pair: tuple[Relay, Relay], root: Path
+) -> None:
+    registry, _ = _tools(pair[0])
+    [schema] = [
+        s for s in registry.schemas(_ctx(root)) if s["function"]["name"] == SEND_AGENT_MESSAGE
+    ]
+    parameters = schema["function"]["parameters"]
+    assert set(parameters["properties"]) == {"target_instance_id", "message"}
+    assert parameters["required"] == ["target_instance_id", "message"]
+    assert "x-aliases" not in parameters  # checked by the registry, never sent
+    described = parameters["properties"]["target_instance_id"]["description"]
+    assert "instance id" in described and "name" in described
+
+
+@pytest.mark.parametrize("key", ["target_instance_id", "target"])
+async def test_a_call_with_the_designs_argument_or_the_alias_is_delivered(
+    pair: tuple[Relay, Relay], root: Path, key: str
+) -> None:
+    me, peer = pair
+    registry, confirmer = _tools(me)
+    result = await registry.dispatch(
+        SEND_AGENT_MESSAGE,
+        {key: peer.instance_id, "message": f"sent with {key}"},
+        _ctx(root),
+    )
+    assert result.ok, result.output
+    assert confirmer.asked == [(peer.instance_id, f"sent with {key}")]
+    assert _bodies(peer) == [f"sent with {key}"]
+
+
+async def test_a_unique_name_is_accepted_as_the_target_instance_id(
+    pair: tuple[Relay, Relay], root: Path
+) -> None:
+    me, peer = pair
+    registry, _ = _tools(me)
+    result = await registry.dispatch(
+        SEND_AGENT_MESSAGE, {"target_instance_id": "weekly-digest", "message": "hi"}, _ctx(root)
+    )
+    assert result.ok, result.output
+    assert _bodies(peer) == ["hi"]
+
+
+async def test_two_different_targets_in_one_call_are_refused_and_nothing_is_sent(
+    pair: tuple[Relay, Relay], root: Path
+) -> None:
+    me, peer = pair
+    registry, confirmer = _tools(me)
+    result = await registry.dispatch(
+        SEND_AGENT_MESSAGE,
+        {"target_instance_id": peer.instance_id, "target": "someone-else", "message": "hi"},
+        _ctx(root),
+    )
+    assert not result.ok and "target_instance_id" in result.output
+    assert confirmer.asked == [] and _bodies(peer) == []
+
+
+async def test_a_missing_target_names_the_designs_argument(
+    pair: tuple[Relay, Relay], root: Path
+) -> None:
+    registry, _ = _tools(pair[0])
+    result = await registry.dispatch(SEND_AGENT_MESSAGE, {"message": "hi"}, _ctx(root))
+    assert not result.ok and "target_instance_id" in result.output
+
+
+async def test_in_a_relayed_turn_both_spellings_reach_only_the_sender(
+    pair: tuple[Relay, Relay], root: Path
+) -> None:
+    me, peer = pair
+    registry, _ = _tools(me)
+    ctx = _ctx(root, TurnOrigin.RELAY, **{RELAY_SENDER_KEY: peer.instance_id})
+    [schema] = [
+        s
+        for s in restrict_schemas(registry.schemas(ctx), ctx)
+        if s["function"]["name"] == SEND_AGENT_MESSAGE
+    ]
+    target = schema["function"]["parameters"]["properties"]["target_instance_id"]
+    assert target["enum"] == [peer.instance_id]
+    for key in ("target_instance_id", "target"):
+        refused = await registry.dispatch(
+            SEND_AGENT_MESSAGE, {key: "weekly-digest", "message": "by name"}, ctx
+        )
+        assert not refused.ok
+        sent = await registry.dispatch(
+            SEND_AGENT_MESSAGE, {key: peer.instance_id, "message": f"reply {key}"}, ctx
+        )
+        assert sent.ok, sent.output
+    assert _bodies(peer) == ["reply target_instance_id", "reply target"]
