@@ -67,6 +67,7 @@ from zcoder.model import (
 )
 from zcoder.model import ThinkingDelta as ModelThinking
 from zcoder.model.recovery import recover
+from zcoder.model.watch import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_REPLY_CHARS, watched
 from zcoder.relay import Envelope
 from zcoder.sessions import SessionStore
 from zcoder.tools import (
@@ -120,6 +121,10 @@ class AgentSettings:
     max_tool_output: int = 32768
     instructions: str = ""
     retry_delay: float = RETRY_DELAY_SECONDS
+    idle_timeout: float | None = DEFAULT_IDLE_SECONDS
+    """Seconds without new output before a reply is stopped (zcoder.model.watch)."""
+    max_reply_chars: int | None = DEFAULT_MAX_REPLY_CHARS
+    """Characters of one reply after which it is stopped (zcoder.model.watch)."""
 
     @classmethod
     def from_config(cls, config: Config, model: str) -> AgentSettings:
@@ -135,6 +140,8 @@ class AgentSettings:
             compact_at=config.compact_at,
             max_tool_output=config.max_tool_output,
             instructions=render_instructions(load_instructions(config.workspace, config.home)),
+            idle_timeout=config.idle_timeout,
+            max_reply_chars=config.max_reply_chars,
         )
 
 
@@ -462,7 +469,7 @@ class Agent:
             self._round.reply = reply
             received = False
             try:
-                async for event in self.client.chat(
+                stream = self.client.chat(
                     self.settings.model,
                     messages,
                     tools=tools or None,
@@ -470,6 +477,11 @@ class Agent:
                     num_predict=self.settings.num_predict,
                     num_ctx=self.settings.num_ctx,
                     keep_alive=self.settings.keep_alive,
+                )
+                async for event in watched(
+                    stream,
+                    idle_seconds=self.settings.idle_timeout,
+                    max_chars=self.settings.max_reply_chars,
                 ):
                     received = True
                     reply.add(event)

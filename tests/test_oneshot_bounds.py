@@ -1,0 +1,81 @@
+"""``zcoder --prompt`` against servers that misbehave or say little, end to end: the real
+program in a subprocess, the fake servers over HTTP, a private ZCODER_HOME."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from tests.fixtures.fake_ollama import FakeOllama, Turn
+from tests.fixtures.fake_openai import FakeOpenAI
+from tests.test_oneshot import RUN_TIMEOUT, Env, argv, make_env
+
+
+@pytest.fixture
+def env(tmp_path) -> Env:
+    return make_env(tmp_path)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOllama]:
+    with FakeOllama() as server:
+        yield server
+
+
+def run(
+    env: Env, *args: str, stdin: bytes | None = None, server: FakeOllama | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """zcoder with ``stdin`` piped in (None: no stdin at all, /dev/null)."""
+    host = ("--host", f"127.0.0.1:{server.port}") if server is not None else ()
+    return subprocess.run(
+        argv("-w", str(env.workspace), *host, *args),
+        env=env.vars,
+        cwd=env.workspace,
+        input=stdin if stdin is not None else None,
+        stdin=subprocess.DEVNULL if stdin is None else None,
+        capture_output=True,
+        timeout=RUN_TIMEOUT,
+        start_new_session=True,
+        check=False,
+    )
+
+
+# -- a server that never finishes (item 5) ------------------------------------------------
+
+
+def test_keep_alives_forever_end_at_the_idle_deadline(env: Env, fake: FakeOllama) -> None:
+    env.vars["ZCODER_IDLE_TIMEOUT"] = "0.5"
+    fake.enqueue(Turn.keepalive(before="Thinking about it"))
+    done = run(env, "--prompt", "hi", server=fake)
+    assert done.returncode == 1
+    assert b"no new output for 0.5 seconds" in done.stderr
+    assert b"ZCODER_IDLE_TIMEOUT" in done.stderr
+    assert b"Traceback" not in done.stderr
+
+
+def test_endless_content_stops_at_the_output_cap(env: Env) -> None:
+    env.vars["ZCODER_MAX_REPLY_CHARS"] = "300"
+    with FakeOpenAI() as server:
+        server.enqueue(Turn.endless())
+        done = run(env, "--prompt", "hi", "--base-url", server.base_url)
+    assert done.returncode == 1
+    assert b"passed 300 characters without ending" in done.stderr
+    assert len(done.stdout) <= 300 + 20
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("ZCODER_IDLE_TIMEOUT", "soon"),
+        ("ZCODER_IDLE_TIMEOUT", "0"),
+        ("ZCODER_MAX_REPLY_CHARS", "-5"),
+    ],
+)
+def test_bad_bounds_are_usage_errors(env: Env, fake: FakeOllama, name: str, value: str) -> None:
+    env.vars[name] = value
+    done = run(env, "--prompt", "hi", server=fake)
+    assert done.returncode == 2
+    assert name.encode() in done.stderr
+    assert fake.chat_bodies == []
