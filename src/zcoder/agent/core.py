@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +51,13 @@ from zcoder.agent.recorder import Recorder
 from zcoder.agent.relay_tools import RELAY_SENDER_KEY, restrict_schemas
 from zcoder.agent.relay_wrapper import relay_wrapper
 from zcoder.agent.status import ContextUsage, Status
-from zcoder.agent.usage import Breakdown, ContextMeter, cut_off_reason, fit_tool_output
+from zcoder.agent.usage import (
+    Breakdown,
+    ContextMeter,
+    cut_off_reason,
+    fit_tool_output,
+    output_cap,
+)
 from zcoder.agent.user_command import run_user_command
 from zcoder.config import DEFAULT_COMPACT_AT, Config
 from zcoder.model import (
@@ -169,6 +176,8 @@ class Agent:
         self.messages: list[Message] = []  # model history, without the system message
         self.user_ledger: list[str] = []  # exactly what the user typed
         self._round = RoundState()
+        # The output limit the latest request asked for (zcoder.agent.usage.output_cap).
+        self._output_cap: int | None = settings.num_predict
         self.keeper = ContextKeeper(self)
         # Every file the tools change, by turn, for /diff and /undo (agent/edits.py).
         self.edits = EditJournal(
@@ -298,8 +307,8 @@ class Agent:
         return self.keeper.meter
 
     def context_breakdown(self) -> Breakdown:
-        """Where the tokens of the next request go (for /context)."""
-        return self.keeper.breakdown()
+        """Where the tokens of the next request go (for /context), with the output limit."""
+        return dataclasses.replace(self.keeper.breakdown(), max_output=self.settings.num_predict)
 
     def usage_now(self) -> ContextUsage:
         """The meter's reading: the last real count, or an estimate of the next request."""
@@ -362,7 +371,7 @@ class Agent:
                     reply = recovered
                 self.keeper.record(reply.done, request, schemas)
                 cut_off = cut_off_reason(
-                    reply.done, num_ctx=self.settings.num_ctx, num_predict=self.settings.num_predict
+                    reply.done, num_ctx=self.settings.num_ctx, num_predict=self._output_cap
                 )
                 calls = reply.tool_calls
                 if not calls:
@@ -464,6 +473,12 @@ class Agent:
     ) -> AssistantReply:
         """Stream one reply; one retry for a connection error before any response."""
         retried = False
+        window = self.settings.num_ctx
+        prompt = self.meter.estimate(messages, tools, window).used if window else 0
+        cap = output_cap(
+            window, prompt, self.settings.num_predict, measured=self.meter.last is not None
+        )
+        self._output_cap = cap
         while True:
             reply = AssistantReply()
             self._round.reply = reply
@@ -474,7 +489,7 @@ class Agent:
                     messages,
                     tools=tools or None,
                     think=self.settings.think,
-                    num_predict=self.settings.num_predict,
+                    num_predict=cap,
                     num_ctx=self.settings.num_ctx,
                     keep_alive=self.settings.keep_alive,
                 )
