@@ -79,3 +79,16 @@ def test_bad_bounds_are_usage_errors(env: Env, fake: FakeOllama, name: str, valu
     assert done.returncode == 2
     assert name.encode() in done.stderr
     assert fake.chat_bodies == []
+
+
+# -- a chat template that drops tools (item 17) -------------------------------------------
+
+
+def test_a_template_without_tools_is_warned_about_on_stderr_once(env: Env) -> None:
+    with FakeOpenAI(supports_tools=False) as server:
+        server.enqueue(Turn.text("I have no tools."))
+        done = run(env, "--prompt", "read alpha.txt", "--base-url", server.base_url)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b"I have no tools.\n"
+    assert done.stderr.count(b"cannot take tools") == 1
+    assert b"--jinja --chat-template-file" in done.stderr

@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, runtime_checkable
 
 from zcoder.agent.cancellation import RoundState, tidy_after_cancel
 from zcoder.agent.context_keeper import CompactResult, ContextKeeper
@@ -94,6 +94,14 @@ MAX_NUDGES: Final = 3
 ends Incomplete; a well-formed round resets the count."""
 RETRY_DELAY_SECONDS: Final = 0.5
 """The pause before the one retry of a request that failed before any response."""
+
+
+@runtime_checkable
+class ToolsTemplateProbe(Protocol):
+    """A client that can tell when the server's chat template drops tools (the
+    OpenAI-compatible client, from llama-server's /props)."""
+
+    async def tools_template_warning(self, model: str) -> str | None: ...
 
 
 class ChatClient(Protocol):
@@ -176,6 +184,8 @@ class Agent:
         self.messages: list[Message] = []  # model history, without the system message
         self.user_ledger: list[str] = []  # exactly what the user typed
         self._round = RoundState()
+        # Models whose chat template was checked for tool support (warned once each).
+        self._templates_checked: set[str] = set()
         # The output limit the latest request asked for (zcoder.agent.usage.output_cap).
         self._output_cap: int | None = settings.num_predict
         self.keeper = ContextKeeper(self)
@@ -361,6 +371,8 @@ class Agent:
                 if await self.keeper.compact_if_needed(request, schemas):
                     request = self.request_messages()
                 self.keeper.show_estimate(request, schemas)
+                if schemas:
+                    await self._check_tools_template()
                 reply = await self._request(request, schemas)
                 # A tool call or reasoning the model wrote as text becomes a real one.
                 recovered = recover(reply, schemas)
@@ -467,6 +479,18 @@ class Agent:
             self.recorder.emit(ErrorNotice(str(exc)))
             self.recorder.save_messages(self.messages)
             return self._finish(Outcome.ERROR, error=str(exc))
+
+    async def _check_tools_template(self) -> None:
+        """Once per model: warn when the server's chat template cannot take tools (the
+        server accepts them silently and the model never sees a schema)."""
+        model = self.settings.model
+        if model in self._templates_checked or not isinstance(self.client, ToolsTemplateProbe):
+            return
+        self._templates_checked.add(model)
+        warning = await self.client.tools_template_warning(model)
+        if warning:
+            self.recorder.event("system", warning, {"tools_template": False})
+            self.recorder.emit(Notice(warning))
 
     async def _request(
         self, messages: list[Message], tools: list[dict[str, Any]]

@@ -72,6 +72,7 @@ from zcoder.model.types import ChatEvent, ContentDelta, Done, ThinkingDelta, Too
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "TOOLS_TEMPLATE_WARNING",
     "WARM_UP_PROMPT",
     "OpenAIClient",
     "OpenAIStreamParser",
@@ -97,6 +98,14 @@ _PASSED_OPTIONS: Final = (
     "frequency_penalty",
 )
 _QUOTE_LIMIT: Final = 200
+TOOLS_TEMPLATE_WARNING: Final = (
+    "{server} uses a chat template that cannot take tools (its /props says "
+    "chat_template_caps.supports_tools is false): it accepts zcoder's tools and the model "
+    "never sees them, so it cannot read, search or change files. Restart llama-server "
+    "with a template that supports tools: --jinja --chat-template-file FILE.jinja (the "
+    "model's own tool-calling template, e.g. from its Hugging Face repository; llama.cpp "
+    "ships some in models/templates/)"
+)
 _NOT_SERVED_WORDS: Final = (
     "not found",
     "does not exist",
@@ -576,6 +585,18 @@ class OpenAIClient:
     async def list_models(self) -> list[str]:
         """The ids ``{base}/models`` lists: the models the server serves."""
         return [str(entry["id"]) for entry in await self._model_entries()]
+
+    async def tools_template_warning(self, model: str) -> str | None:
+        """What to tell the user when the server's chat template cannot take tools, else
+        None. llama-server reports it in ``/props`` (``chat_template_caps.supports_tools``)
+        and otherwise accepts a request with tools silently: the model never sees them.
+        Never raises: a server without ``/props`` (LM Studio, vLLM) is not warned about."""
+        del model  # one template per llama-server (a router's /props is its default)
+        props = await self._get_json(f"{_server_root(self.base_url)}/props")
+        caps = props.get("chat_template_caps") if isinstance(props, dict) else None
+        if not isinstance(caps, dict) or caps.get("supports_tools") is not False:
+            return None
+        return TOOLS_TEMPLATE_WARNING.format(server=self.server)
 
     async def context_length(self, model: str) -> int | None:
         """The context window the server gives ``model``, from its metadata; None if unknown.
