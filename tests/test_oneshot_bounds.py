@@ -92,3 +92,19 @@ def test_a_template_without_tools_is_warned_about_on_stderr_once(env: Env) -> No
     assert done.stdout == b"I have no tools.\n"
     assert done.stderr.count(b"cannot take tools") == 1
     assert b"--jinja --chat-template-file" in done.stderr
+
+
+# -- a tool call written as text (item 20) ------------------------------------------------
+
+
+def test_a_call_written_as_text_never_reaches_stdout(env: Env, fake: FakeOllama) -> None:
+    call_text = '{"name": "read_file", "arguments": {"path": "alpha.txt"}}'
+    fake.enqueue(
+        Turn.text(f"I will read it.\n\n{call_text}\n"),  # qwen2.5-coder's habit
+        Turn.text("alpha.txt says alpha."),
+    )
+    done = run(env, "--prompt", "what does alpha say?", server=fake)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b"I will read it.\nalpha.txt says alpha.\n"
+    assert b"[tool] read_file(path='alpha.txt')" in done.stderr
+    assert fake.chat_bodies[1]["messages"][-1]["content"] == "alpha\n"

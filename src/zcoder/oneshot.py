@@ -38,6 +38,7 @@ from zcoder.model.context import (
     resolve_for_model,
     same_model,
 )
+from zcoder.model.recovery import HeldReply
 from zcoder.relay.sanitize import visible, visible_lines
 from zcoder.resume import restored_model
 from zcoder.sessions import Message, SessionNotFoundError, SessionStore, SessionStoreError
@@ -161,18 +162,21 @@ class StreamPrinter:
         self.out = out
         self.err = err
         self._mid_line = False
+        # Text that may still turn out to be a tool call or reasoning written as text
+        # stays off stdout until the reply is final (zcoder.model.recovery.HeldReply):
+        # what reached stdout cannot be taken back, as the TUI takes its entry back.
+        self._held = HeldReply()
 
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, AssistantDelta):
-            self.out.write(event.text)
-            self.out.flush()
-            self._mid_line = not event.text.endswith("\n")
+            self._write(self._held.feed(event.text))
         elif isinstance(event, AssistantMessage):
             if not event.streamed:
                 self._end_line()
                 self.out.write(event.text + "\n")
                 self.out.flush()
             else:
+                self._write(self._held.finish(event.text))
                 self._end_line()
         elif isinstance(event, ToolStarted):
             self._end_line()
@@ -190,9 +194,18 @@ class StreamPrinter:
         elif isinstance(event, ErrorNotice):
             self._end_line()
             self.err.write(f"zcoder: {event.text}\n")
+        elif isinstance(event, TurnFinished) and self._held.content:
+            self._write(self._held.finish(self._held.content))  # never final: shown as it is
+            self._end_line()
         elif isinstance(event, RelayReceived):  # not reachable here; kept for completeness
             self.err.write(f"[relay] from {event.sender_project}\n")
         self.err.flush()
+
+    def _write(self, text: str) -> None:
+        if text:
+            self.out.write(text)
+            self.out.flush()
+            self._mid_line = not text.endswith("\n")
 
     def _end_line(self) -> None:
         if self._mid_line:
