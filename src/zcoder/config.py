@@ -25,6 +25,7 @@ from zcoder.model.watch import (
     IDLE_SETTING,
     MAX_REPLY_SETTING,
 )
+from zcoder.oneshot_input import DEFAULT_STDIN_WAIT, STDIN_WAIT_SETTING
 from zcoder.relay import RelaySettings, load_relay_settings
 from zcoder.relay.names import BadName, check_name, default_name
 from zcoder.sessions import default_home
@@ -74,6 +75,8 @@ class Config:
     reply is stopped (zcoder.model.watch)."""
     max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
     """ZCODER_MAX_REPLY_CHARS: the characters of one reply after which it is stopped."""
+    stdin_wait: float = DEFAULT_STDIN_WAIT
+    """ZCODER_STDIN_WAIT: how long --prompt waits for piped input (zcoder.oneshot_input)."""
 
 
 def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
@@ -247,4 +250,5 @@ def load_config(
         agent_name=agent_name,
         idle_timeout=_positive_seconds(env, IDLE_SETTING, DEFAULT_IDLE_SECONDS),
         max_reply_chars=_positive_int(env, MAX_REPLY_SETTING, DEFAULT_MAX_REPLY_CHARS),
+        stdin_wait=_positive_seconds(env, STDIN_WAIT_SETTING, DEFAULT_STDIN_WAIT),
     )

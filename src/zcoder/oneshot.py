@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import os
 import signal
 import sys
-from typing import TextIO
+from typing import TextIO, cast
 
 from zcoder.agent import (
     Agent,
@@ -39,6 +40,7 @@ from zcoder.model.context import (
     same_model,
 )
 from zcoder.model.recovery import HeldReply
+from zcoder.oneshot_output import ErrorTee, JsonReport
 from zcoder.relay.sanitize import visible, visible_lines
 from zcoder.resume import restored_model
 from zcoder.sessions import Message, SessionNotFoundError, SessionStore, SessionStoreError
@@ -230,6 +232,7 @@ async def _run(
     err: TextIO,
     *,
     keep_model: bool = False,
+    report: JsonReport | None = None,
 ) -> int:
     try:
         store = SessionStore(config.home)
@@ -279,6 +282,7 @@ async def _run(
                 out=out,
                 err=err,
                 keep_model=keep_model,
+                report=report,
             )
     finally:
         if lock is not None:
@@ -307,7 +311,17 @@ async def _run_turn(
     out: TextIO,
     err: TextIO,
     keep_model: bool,
+    report: JsonReport | None = None,
 ) -> int:
+    printer = StreamPrinter(out, err)
+    if report is not None:
+        report.session_id = session_id
+
+    def on_event(event: AgentEvent) -> None:
+        printer(event)
+        if report is not None:
+            report(event)
+
     async with make_client(config) as client:
         model = config.model
         if session_model is not None and not keep_model:
@@ -316,6 +330,8 @@ async def _run_turn(
             with contextlib.suppress(SessionStoreError):
                 store.set_model(session_id, model)
         settings = AgentSettings.from_config(config, model)
+        if report is not None:
+            report.model = model
         agent = Agent(
             client=client,
             registry=default_registry(),
@@ -324,7 +340,7 @@ async def _run_turn(
                 config.command_policy, config.profile, edits=config.edit_policy
             ),
             approver=TtyApprover(err),
-            on_event=StreamPrinter(out, err),
+            on_event=on_event,
             store=store,
             session_id=session_id,
         )
@@ -388,17 +404,54 @@ async def _allocation_notice(probe: WindowProbe, model: str, window: ContextWind
 
 
 def run_prompt(
-    config: Config, prompt: str, resume: str | None = None, *, keep_model: bool = False
+    config: Config,
+    prompt: str,
+    resume: str | None = None,
+    *,
+    keep_model: bool = False,
+    output_format: str = "text",
 ) -> int:
     """Run one turn; returns the process exit code. ``resume``: a full session id (the CLI
-    resolves prefixes); its model is used unless ``keep_model`` (``-m`` was given)."""
+    resolves prefixes); its model is used unless ``keep_model`` (``-m`` was given).
+    ``output_format`` ``json``: stdout gets only one JSON object (zcoder.oneshot_output)."""
+    if output_format != "json":
+        return _run_prompt(
+            config, prompt, resume, sys.stdout, sys.stderr, keep_model=keep_model, report=None
+        )
+    report = JsonReport(config.model)
+    tee = ErrorTee(sys.stderr)
+    # The tee has the only two methods zcoder calls on its stderr: write and flush.
+    code = _run_prompt(
+        config,
+        prompt,
+        resume,
+        io.StringIO(),
+        cast(TextIO, tee),
+        keep_model=keep_model,
+        report=report,
+    )
+    report.write(sys.stdout, code, error=tee.last_error)
+    return code
+
+
+def _run_prompt(
+    config: Config,
+    prompt: str,
+    resume: str | None,
+    out: TextIO,
+    err: TextIO,
+    *,
+    keep_model: bool,
+    report: JsonReport | None,
+) -> int:
     try:
         return asyncio.run(
-            _run(config, prompt, resume, sys.stdout, sys.stderr, keep_model=keep_model)
+            _run(config, prompt, resume, out, err, keep_model=keep_model, report=report)
         )
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except Exception as exc:  # a bug of ours: one clear line, the details in the log
         logging.getLogger(__name__).debug("--prompt failed", exc_info=True)
-        print(f"zcoder: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        err.write(f"zcoder: internal error: {type(exc).__name__}: {exc}\n")
+        err.flush()
         return EXIT_FAILED
