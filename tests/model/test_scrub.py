@@ -201,3 +201,14 @@ async def test_ollama_error_text_is_scrubbed_and_bounded() -> None:
     assert "runner failed: token=***" in message
     assert "abcdefgh12345678zz" not in message
     assert len(message) < SERVER_TEXT_LIMIT + 200
+
+
+async def test_model_ids_quoted_in_a_not_served_message_are_scrubbed() -> None:
+    with FakeOpenAI(api_key=KEY, models=["qwen3-coder", f"proxy-{KEY[::-1]}"]) as server:
+        async with OpenAIClient(server.base_url, api_key=KEY) as client:
+            with pytest.raises(ModelError) as caught:
+                async for _ in client.chat("gpt-4o", HELLO):
+                    pass
+    message = str(caught.value)
+    assert "it serves qwen3-coder, proxy-***" in message
+    assert leaked(message, KEY) == []

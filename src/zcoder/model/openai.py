@@ -689,10 +689,12 @@ class OpenAIClient:
         return ModelHTTPError(status, text, url=path, server=self.server, hint=hint)
 
     async def _served(self) -> list[str]:
+        """The served model ids, scrubbed and bounded: they are quoted in a message."""
         try:
-            return await self.list_models()
+            names = await self.list_models()
         except ModelError:
             return []
+        return [self._scrub(name)[:_QUOTE_LIMIT] for name in names]
 
     def _transport_error(self, exc: httpx.HTTPError, *, before_response: bool) -> ModelError:
         if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):

@@ -253,8 +253,13 @@ def _settled(content: str, start: int) -> tuple[int, int]:
         if _undecided_bracket(rest):
             return _before_blanks(content, match.start()), match.start()
         position = match.end()
-    line_start = content.rfind("\n", 0, len(content)) + 1
-    return _before_blanks(content, _unfinished_opener(content)), min(position, line_start)
+    # Where the next look starts: no opener before it is left unjudged. A tag may still
+    # complete at the tail, and the last line may still start a fence or JSON.
+    line_start = content.rfind("\n") + 1
+    tail = max(0, len(content) - _LONGEST_TAG)
+    if _line_may_open(content[line_start:]):
+        tail = min(tail, line_start)
+    return _before_blanks(content, _unfinished_opener(content)), max(position, tail)
 
 
 def _undecided_bracket(rest: str) -> bool:
@@ -266,14 +271,20 @@ def _undecided_bracket(rest: str) -> bool:
     return rest[0] == "[" and re.fullmatch(r"[A-Za-z_]\w*", body) is not None
 
 
+def _line_may_open(line: str) -> bool:
+    """Whether an unfinished last line is, or may still become, a line-start opener."""
+    line = line.lstrip(" \t")
+    return (
+        not line
+        or line[0] in "[{"
+        or any(opener.startswith(line) or line.startswith(opener) for opener in _LINE_OPENERS)
+    )
+
+
 def _unfinished_opener(content: str) -> int:
     """Where an opener may be starting at the end of ``content`` (else its length)."""
     line_start = content.rfind("\n") + 1
-    line = content[line_start:].lstrip(" \t")
-    if line and (
-        any(opener.startswith(line) or line.startswith(opener) for opener in _LINE_OPENERS)
-        or line[0] in "[{"
-    ):
+    if content[line_start:].strip(" \t") and _line_may_open(content[line_start:]):
         return line_start
     tail_from = max(line_start, len(content) - _LONGEST_TAG)
     for index in range(tail_from, len(content)):
