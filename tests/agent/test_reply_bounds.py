@@ -78,9 +78,12 @@ async def test_sse_pings_and_endless_chunks_are_bounded_on_the_openai_backend(
     ending: str,
 ) -> None:
     agent, _log, _ = make_agent(openai_client, store, workspace)
-    agent.settings.idle_timeout = IDLE
-    agent.settings.max_reply_chars = CAP
-    server.enqueue(Turn.keepalive() if ending == "keepalive" else Turn.endless())
+    if ending == "keepalive":
+        agent.settings.idle_timeout = IDLE
+        server.enqueue(Turn.keepalive())
+    else:  # only the cap: a pause under load must not end it first
+        agent.settings.max_reply_chars = CAP
+        server.enqueue(Turn.endless())
     finished = await agent.run_user_turn("hi")
     assert finished.outcome is Outcome.ERROR
     expected = "no new output" if ending == "keepalive" else "without ending"
