@@ -74,3 +74,18 @@ def test_the_cap_keeps_the_setting_when_the_window_has_room_and_never_drops_belo
     assert output_cap(8192, 2000, 8192, measured=False) == 8192 - 3000 - int(8192 * 0.03)
     assert output_cap(None, 8000, 8192) == 8192
     assert output_cap(8192, 100, None) is None
+
+
+async def test_a_reply_cut_at_the_lowered_cap_says_the_window_is_what_to_grow(
+    server: FakeOpenAI, client: OpenAIClient, store: SessionStore, workspace: Path
+) -> None:
+    agent, _log, _ = make_agent(client, store, workspace)
+    agent.settings.num_ctx = WINDOW
+    agent.settings.num_predict = 8192
+    server.enqueue(Turn.text("The answer starts", done_reason="length", eval_count=10))
+    finished = await agent.run_user_turn("explain")
+    assert finished.outcome is Outcome.INCOMPLETE
+    (body,) = server.chat_bodies
+    assert f"cut off at {body['max_tokens']:,} tokens, all the context window" in finished.error
+    assert "ZCODER_MAX_OUTPUT_TOKENS" not in finished.error
+    assert "/compact" in finished.error

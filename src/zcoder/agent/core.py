@@ -383,7 +383,10 @@ class Agent:
                     reply = recovered
                 self.keeper.record(reply.done, request, schemas)
                 cut_off = cut_off_reason(
-                    reply.done, num_ctx=self.settings.num_ctx, num_predict=self._output_cap
+                    reply.done,
+                    num_ctx=self.settings.num_ctx,
+                    num_predict=self._output_cap,
+                    requested=self.settings.num_predict,
                 )
                 calls = reply.tool_calls
                 if not calls:

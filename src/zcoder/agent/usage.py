@@ -140,9 +140,15 @@ class ContextMeter:
 
 
 def cut_off_reason(
-    done: Done | None, *, num_ctx: int | None, num_predict: int | None
+    done: Done | None,
+    *,
+    num_ctx: int | None,
+    num_predict: int | None,
+    requested: int | None = None,
 ) -> str | None:
-    """Why a reply was cut off, with the setting that raises the limit; None if it was not."""
+    """Why a reply was cut off, with the setting that raises the limit; None if it was not.
+    ``num_predict`` is the limit the request asked for, ``requested`` the setting's (more
+    when the window left less: see output_cap)."""
     if done is None or done.done_reason != "length":
         return None
     used = (done.prompt_eval_count or 0) + (done.eval_count or 0)
@@ -151,6 +157,13 @@ def cut_off_reason(
             f"the reply was cut off: the context window of {num_ctx:,} tokens is full "
             f"({used:,} used). Run /compact, start a new session (/new), or raise the window "
             "with --context-window or ZCODER_CONTEXT_WINDOW"
+        )
+    if num_predict and requested and num_predict < requested:
+        return (
+            f"the reply was cut off at {num_predict:,} tokens, all the context window of "
+            f"{num_ctx or 0:,} tokens left after the request. Run /compact, start a new "
+            "session (/new), or raise the window with --context-window or "
+            "ZCODER_CONTEXT_WINDOW"
         )
     limit = f" of {num_predict:,} tokens" if num_predict else ""
     return (
