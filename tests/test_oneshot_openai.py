@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -137,3 +137,22 @@ def test_bad_backend_settings_are_usage_errors(
     assert message in done.stderr
     assert "pw" not in done.stderr  # a password in the URL is never repeated
     assert server.requests == []
+
+
+def test_an_error_body_echoing_the_key_reaches_neither_screen_nor_session(
+    env: Env, server: FakeOpenAI
+) -> None:
+    def proxy_echo(headers: Mapping[str, str]) -> str:
+        sent = headers.get("Authorization", "").removeprefix("Bearer ")
+        spaced = " ".join(sent.upper())
+        return f'{{"error": {{"message": "denied: {sent[::-1]} / {spaced}"}}}}'
+
+    server.enqueue(Turn.http_body(502, proxy_echo))
+    done = zcoder(env, "--prompt", "hi", "--base-url", server.base_url)
+    assert done.returncode == 1
+    assert "returned HTTP 502" in done.stderr and "denied: ***" in done.stderr
+    shown, stored = done.stdout + done.stderr, stored_bytes(env.home)
+    for form in (KEY, KEY[::-1], " ".join(KEY.upper())):
+        assert form.lower() not in shown.lower()
+        assert form.lower().encode() not in stored.lower()
+    assert b"denied: ***" in stored  # the error was stored, scrubbed

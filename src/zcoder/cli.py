@@ -67,7 +67,28 @@ def build_parser() -> argparse.ArgumentParser:
         "-w", "--workspace", help="the only directory file tools may touch (default: here)"
     )
     parser.add_argument("--profile", choices=["coding", "sysadmin"], help="default coding")
-    parser.add_argument("-p", "--prompt", metavar="TEXT", help="run one turn and exit")
+    parser.add_argument(
+        "-p",
+        "--prompt",
+        metavar="TEXT",
+        help="run one turn and exit; piped standard input goes after TEXT, and - reads "
+        "the prompt itself from standard input",
+    )
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument(
+        "--output-format",
+        choices=["text", "json"],
+        default=None,
+        help="with --prompt: text (default) streams the answer; json prints one JSON "
+        "object (reply, tool calls, usage, exit status) and nothing else on stdout",
+    )
+    output.add_argument(
+        "--json",
+        dest="output_format",
+        action="store_const",
+        const="json",
+        help="the same as --output-format json",
+    )
     policy = parser.add_mutually_exclusive_group()
     policy.add_argument(
         "--yes", action="store_true", help="run commands without asking (coding profile only)"
@@ -148,6 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.prompt is not None and not args.prompt.strip():
         print("zcoder: --prompt needs some text", file=sys.stderr)
         return EXIT_USAGE
+    if args.output_format is not None and args.prompt is None:
+        print("zcoder: --output-format and --json go with --prompt", file=sys.stderr)
+        return EXIT_USAGE
 
     resume: str | None = None
     if args.resume is not None:  # before any UI or request: an unknown id is a usage error
@@ -158,8 +182,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.prompt is not None:
         from zcoder.oneshot import run_prompt
+        from zcoder.oneshot_input import prompt_with_input, read_piped_input
 
-        return run_prompt(config, args.prompt, resume, keep_model=args.model is not None)
+        dash = args.prompt.strip() == "-"
+        piped = read_piped_input(wait=config.stdin_wait, to_the_end=dash)
+        if dash:
+            if piped is None or not piped.text.strip():
+                print(
+                    "zcoder: --prompt - reads the prompt from standard input, which gave "
+                    "none (pipe the prompt in, or give it as --prompt TEXT)",
+                    file=sys.stderr,
+                )
+                return EXIT_USAGE
+            if piped.truncated:
+                print(f"zcoder: the prompt was cut: {piped.label()}", file=sys.stderr)
+            text = piped.text
+        else:
+            text = prompt_with_input(args.prompt, piped)
+        return run_prompt(
+            config,
+            text,
+            resume,
+            keep_model=args.model is not None,
+            output_format=args.output_format or "text",
+        )
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print(

@@ -19,6 +19,13 @@ from zcoder.model import (
     normalize_host,
 )
 from zcoder.model.context import ContextWindow, explicit_window, parse_keep_alive
+from zcoder.model.watch import (
+    DEFAULT_IDLE_SECONDS,
+    DEFAULT_MAX_REPLY_CHARS,
+    IDLE_SETTING,
+    MAX_REPLY_SETTING,
+)
+from zcoder.oneshot_input import DEFAULT_STDIN_WAIT, STDIN_WAIT_SETTING
 from zcoder.relay import RelaySettings, load_relay_settings
 from zcoder.relay.names import BadName, check_name, default_name
 from zcoder.sessions import default_home
@@ -63,6 +70,13 @@ class Config:
     """ZCODER_EDITS: ``auto`` writes at once (undo with /undo); ``ask`` asks before each."""
     agent_name: str = ""
     """--name / ZCODER_AGENT_NAME: this instance's name for its peers (default: project)."""
+    idle_timeout: float = DEFAULT_IDLE_SECONDS
+    """ZCODER_IDLE_TIMEOUT: seconds without new output (keep-alives do not count) before a
+    reply is stopped (zcoder.model.watch)."""
+    max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
+    """ZCODER_MAX_REPLY_CHARS: the characters of one reply after which it is stopped."""
+    stdin_wait: float = DEFAULT_STDIN_WAIT
+    """ZCODER_STDIN_WAIT: how long --prompt waits for piped input (zcoder.oneshot_input)."""
 
 
 def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
@@ -72,6 +86,19 @@ def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
     if not raw.isdigit() or int(raw) <= 0:
         raise ConfigError(f"{name} must be a positive whole number (got {raw!r})")
     return int(raw)
+
+
+def _positive_seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not (value > 0 and value < float("inf")):
+        raise ConfigError(f"{name} must be a positive number of seconds (got {raw!r})")
+    return value
 
 
 def _compact_at(raw: str | None) -> float | None:
@@ -221,4 +248,7 @@ def load_config(
         compact_at=_compact_at(env.get("ZCODER_COMPACT_AT")),
         edit_policy=_edit_policy(env.get("ZCODER_EDITS")),
         agent_name=agent_name,
+        idle_timeout=_positive_seconds(env, IDLE_SETTING, DEFAULT_IDLE_SECONDS),
+        max_reply_chars=_positive_int(env, MAX_REPLY_SETTING, DEFAULT_MAX_REPLY_CHARS),
+        stdin_wait=_positive_seconds(env, STDIN_WAIT_SETTING, DEFAULT_STDIN_WAIT),
     )

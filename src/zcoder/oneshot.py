@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import os
 import signal
 import sys
-from typing import TextIO
+from typing import TextIO, cast
 
 from zcoder.agent import (
     Agent,
@@ -40,6 +41,8 @@ from zcoder.model.context import (
     resolve_for_model,
     same_model,
 )
+from zcoder.model.recovery import HeldReply
+from zcoder.oneshot_output import ErrorTee, JsonReport
 from zcoder.relay.sanitize import visible, visible_lines
 from zcoder.resume import restored_model
 from zcoder.sessions import Message, SessionNotFoundError, SessionStore, SessionStoreError
@@ -163,18 +166,21 @@ class StreamPrinter:
         self.out = out
         self.err = err
         self._mid_line = False
+        # Text that may still turn out to be a tool call or reasoning written as text
+        # stays off stdout until the reply is final (zcoder.model.recovery.HeldReply):
+        # what reached stdout cannot be taken back, as the TUI takes its entry back.
+        self._held = HeldReply()
 
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, AssistantDelta):
-            self.out.write(event.text)
-            self.out.flush()
-            self._mid_line = not event.text.endswith("\n")
+            self._write(self._held.feed(event.text))
         elif isinstance(event, AssistantMessage):
             if not event.streamed:
                 self._end_line()
                 self.out.write(event.text + "\n")
                 self.out.flush()
             else:
+                self._write(self._held.finish(event.text))
                 self._end_line()
         elif isinstance(event, ToolStarted):
             self._end_line()
@@ -192,9 +198,18 @@ class StreamPrinter:
         elif isinstance(event, ErrorNotice):
             self._end_line()
             self.err.write(f"zcoder: {event.text}\n")
+        elif isinstance(event, TurnFinished) and self._held.content:
+            self._write(self._held.finish(self._held.content))  # never final: shown as it is
+            self._end_line()
         elif isinstance(event, RelayReceived):  # not reachable here; kept for completeness
             self.err.write(f"[relay] from {event.sender_project}\n")
         self.err.flush()
+
+    def _write(self, text: str) -> None:
+        if text:
+            self.out.write(text)
+            self.out.flush()
+            self._mid_line = not text.endswith("\n")
 
     def _end_line(self) -> None:
         if self._mid_line:
@@ -219,6 +234,7 @@ async def _run(
     err: TextIO,
     *,
     keep_model: bool = False,
+    report: JsonReport | None = None,
 ) -> int:
     try:
         store = SessionStore(config.home)
@@ -271,6 +287,7 @@ async def _run(
                     out=out,
                     err=err,
                     keep_model=keep_model,
+                    report=report,
                 )
             finally:
                 # Stopped or failed before the prompt was recorded: no empty "New Job" is
@@ -304,7 +321,17 @@ async def _run_turn(
     out: TextIO,
     err: TextIO,
     keep_model: bool,
+    report: JsonReport | None = None,
 ) -> int:
+    printer = StreamPrinter(out, err)
+    if report is not None:
+        report.session_id = session_id
+
+    def on_event(event: AgentEvent) -> None:
+        printer(event)
+        if report is not None:
+            report(event)
+
     async with make_client(config) as client:
         model = config.model
         if session_model is not None and not keep_model:
@@ -313,6 +340,8 @@ async def _run_turn(
             with contextlib.suppress(SessionStoreError):
                 store.set_model(session_id, model)
         settings = AgentSettings.from_config(config, model)
+        if report is not None:
+            report.model = model
         agent = Agent(
             client=client,
             registry=default_registry(),
@@ -321,7 +350,7 @@ async def _run_turn(
                 config.command_policy, config.profile, edits=config.edit_policy
             ),
             approver=TtyApprover(err),
-            on_event=StreamPrinter(out, err),
+            on_event=on_event,
             store=store,
             session_id=session_id,
         )
@@ -385,17 +414,54 @@ async def _allocation_notice(probe: WindowProbe, model: str, window: ContextWind
 
 
 def run_prompt(
-    config: Config, prompt: str, resume: str | None = None, *, keep_model: bool = False
+    config: Config,
+    prompt: str,
+    resume: str | None = None,
+    *,
+    keep_model: bool = False,
+    output_format: str = "text",
 ) -> int:
     """Run one turn; returns the process exit code. ``resume``: a full session id (the CLI
-    resolves prefixes); its model is used unless ``keep_model`` (``-m`` was given)."""
+    resolves prefixes); its model is used unless ``keep_model`` (``-m`` was given).
+    ``output_format`` ``json``: stdout gets only one JSON object (zcoder.oneshot_output)."""
+    if output_format != "json":
+        return _run_prompt(
+            config, prompt, resume, sys.stdout, sys.stderr, keep_model=keep_model, report=None
+        )
+    report = JsonReport(config.model)
+    tee = ErrorTee(sys.stderr)
+    # The tee has the only two methods zcoder calls on its stderr: write and flush.
+    code = _run_prompt(
+        config,
+        prompt,
+        resume,
+        io.StringIO(),
+        cast(TextIO, tee),
+        keep_model=keep_model,
+        report=report,
+    )
+    report.write(sys.stdout, code, error=tee.last_error)
+    return code
+
+
+def _run_prompt(
+    config: Config,
+    prompt: str,
+    resume: str | None,
+    out: TextIO,
+    err: TextIO,
+    *,
+    keep_model: bool,
+    report: JsonReport | None,
+) -> int:
     try:
         return asyncio.run(
-            _run(config, prompt, resume, sys.stdout, sys.stderr, keep_model=keep_model)
+            _run(config, prompt, resume, out, err, keep_model=keep_model, report=report)
         )
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except Exception as exc:  # a bug of ours: one clear line, the details in the log
         logging.getLogger(__name__).debug("--prompt failed", exc_info=True)
-        print(f"zcoder: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        err.write(f"zcoder: internal error: {type(exc).__name__}: {exc}\n")
+        err.flush()
         return EXIT_FAILED

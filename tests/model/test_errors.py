@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from tests.fixtures.fake_ollama import FakeOllama, Turn
+from tests.fixtures.fake_openai import FakeOpenAI
 from zcoder.model import (
     ContentDelta,
     ModelConnectionError,
@@ -16,6 +17,7 @@ from zcoder.model import (
     ModelNotFound,
     ModelStreamError,
     ModelTimeout,
+    NotOllama,
     OllamaClient,
     OllamaUnreachable,
     ToolsUnsupported,
@@ -94,6 +96,28 @@ async def test_http_404_raises_model_not_found_with_pull_hint(
         await drain(client)
     assert str(caught.value) == f"model '{MODEL}' not found; run `ollama pull {MODEL}`"
     assert caught.value.model == MODEL
+
+
+async def test_the_ollama_backend_pointed_at_llama_server_suggests_the_openai_backend():
+    # llama-server answers /api/chat with its own 404 body, not Ollama's {"error": "..."}.
+    with FakeOpenAI() as server:
+        async with OllamaClient(server.url) as client:
+            with pytest.raises(NotOllama) as caught:
+                await drain(client)
+    message = str(caught.value)
+    assert "not found; run `ollama pull" not in message
+    assert "looks like an OpenAI-compatible server" in message
+    assert f"--backend openai --base-url {server.url}/v1" in message
+    assert "File Not Found" in message  # what the server said, scrubbed and short
+
+
+async def test_a_404_in_plain_text_is_not_taken_for_a_missing_model(fake: FakeOllama):
+    fake.enqueue(
+        Turn.http_body(404, "<html>nginx: no such location</html>", content_type="text/html")
+    )
+    async with OllamaClient(fake.url) as client:
+        with pytest.raises(NotOllama, match="--backend openai"):
+            await drain(client)
 
 
 async def test_not_found_text_on_another_status_also_means_model_not_found(

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, runtime_checkable
 
 from zcoder.agent.cancellation import RoundState, tidy_after_cancel
 from zcoder.agent.context_keeper import CompactResult, ContextKeeper
@@ -50,7 +51,13 @@ from zcoder.agent.recorder import Recorder
 from zcoder.agent.relay_tools import RELAY_SENDER_KEY, restrict_schemas
 from zcoder.agent.relay_wrapper import relay_wrapper
 from zcoder.agent.status import ContextUsage, Status
-from zcoder.agent.usage import Breakdown, ContextMeter, cut_off_reason, fit_tool_output
+from zcoder.agent.usage import (
+    Breakdown,
+    ContextMeter,
+    cut_off_reason,
+    fit_tool_output,
+    output_cap,
+)
 from zcoder.agent.user_command import run_user_command
 from zcoder.config import DEFAULT_COMPACT_AT, Config
 from zcoder.model import (
@@ -67,6 +74,7 @@ from zcoder.model import (
 )
 from zcoder.model import ThinkingDelta as ModelThinking
 from zcoder.model.recovery import recover
+from zcoder.model.watch import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_REPLY_CHARS, watched
 from zcoder.relay import Envelope
 from zcoder.relay.display import sender_label, sender_name
 from zcoder.sessions import SessionStore
@@ -87,6 +95,14 @@ MAX_NUDGES: Final = 3
 ends Incomplete; a well-formed round resets the count."""
 RETRY_DELAY_SECONDS: Final = 0.5
 """The pause before the one retry of a request that failed before any response."""
+
+
+@runtime_checkable
+class ToolsTemplateProbe(Protocol):
+    """A client that can tell when the server's chat template drops tools (the
+    OpenAI-compatible client, from llama-server's /props)."""
+
+    async def tools_template_warning(self, model: str) -> str | None: ...
 
 
 class ChatClient(Protocol):
@@ -121,6 +137,10 @@ class AgentSettings:
     max_tool_output: int = 32768
     instructions: str = ""
     retry_delay: float = RETRY_DELAY_SECONDS
+    idle_timeout: float | None = DEFAULT_IDLE_SECONDS
+    """Seconds without new output before a reply is stopped (zcoder.model.watch)."""
+    max_reply_chars: int | None = DEFAULT_MAX_REPLY_CHARS
+    """Characters of one reply after which it is stopped (zcoder.model.watch)."""
 
     @classmethod
     def from_config(cls, config: Config, model: str) -> AgentSettings:
@@ -136,6 +156,8 @@ class AgentSettings:
             compact_at=config.compact_at,
             max_tool_output=config.max_tool_output,
             instructions=render_instructions(load_instructions(config.workspace, config.home)),
+            idle_timeout=config.idle_timeout,
+            max_reply_chars=config.max_reply_chars,
         )
 
 
@@ -163,6 +185,10 @@ class Agent:
         self.messages: list[Message] = []  # model history, without the system message
         self.user_ledger: list[str] = []  # exactly what the user typed
         self._round = RoundState()
+        # Models whose chat template was checked for tool support (warned once each).
+        self._templates_checked: set[str] = set()
+        # The output limit the latest request asked for (zcoder.agent.usage.output_cap).
+        self._output_cap: int | None = settings.num_predict
         self.keeper = ContextKeeper(self)
         # Every file the tools change, by turn, for /diff and /undo (agent/edits.py).
         self.edits = EditJournal(
@@ -293,8 +319,8 @@ class Agent:
         return self.keeper.meter
 
     def context_breakdown(self) -> Breakdown:
-        """Where the tokens of the next request go (for /context)."""
-        return self.keeper.breakdown()
+        """Where the tokens of the next request go (for /context), with the output limit."""
+        return dataclasses.replace(self.keeper.breakdown(), max_output=self.settings.num_predict)
 
     def usage_now(self) -> ContextUsage:
         """The meter's reading: the last real count, or an estimate of the next request."""
@@ -347,6 +373,8 @@ class Agent:
                 if await self.keeper.compact_if_needed(request, schemas):
                     request = self.request_messages()
                 self.keeper.show_estimate(request, schemas)
+                if schemas:
+                    await self._check_tools_template()
                 reply = await self._request(request, schemas)
                 # A tool call or reasoning the model wrote as text becomes a real one.
                 recovered = recover(reply, schemas)
@@ -357,7 +385,10 @@ class Agent:
                     reply = recovered
                 self.keeper.record(reply.done, request, schemas)
                 cut_off = cut_off_reason(
-                    reply.done, num_ctx=self.settings.num_ctx, num_predict=self.settings.num_predict
+                    reply.done,
+                    num_ctx=self.settings.num_ctx,
+                    num_predict=self._output_cap,
+                    requested=self.settings.num_predict,
                 )
                 calls = reply.tool_calls
                 if not calls:
@@ -454,24 +485,47 @@ class Agent:
             self.recorder.save_messages(self.messages)
             return self._finish(Outcome.ERROR, error=str(exc))
 
+    async def _check_tools_template(self) -> None:
+        """Once per model: warn when the server's chat template cannot take tools (the
+        server accepts them silently and the model never sees a schema)."""
+        model = self.settings.model
+        if model in self._templates_checked or not isinstance(self.client, ToolsTemplateProbe):
+            return
+        self._templates_checked.add(model)
+        warning = await self.client.tools_template_warning(model)
+        if warning:
+            self.recorder.event("system", warning, {"tools_template": False})
+            self.recorder.emit(Notice(warning))
+
     async def _request(
         self, messages: list[Message], tools: list[dict[str, Any]]
     ) -> AssistantReply:
         """Stream one reply; one retry for a connection error before any response."""
         retried = False
+        window = self.settings.num_ctx
+        prompt = self.meter.estimate(messages, tools, window).used if window else 0
+        cap = output_cap(
+            window, prompt, self.settings.num_predict, measured=self.meter.last is not None
+        )
+        self._output_cap = cap
         while True:
             reply = AssistantReply()
             self._round.reply = reply
             received = False
             try:
-                async for event in self.client.chat(
+                stream = self.client.chat(
                     self.settings.model,
                     messages,
                     tools=tools or None,
                     think=self.settings.think,
-                    num_predict=self.settings.num_predict,
+                    num_predict=cap,
                     num_ctx=self.settings.num_ctx,
                     keep_alive=self.settings.keep_alive,
+                )
+                async for event in watched(
+                    stream,
+                    idle_seconds=self.settings.idle_timeout,
+                    max_chars=self.settings.max_reply_chars,
                 ):
                     received = True
                     reply.add(event)

@@ -20,7 +20,7 @@ from zcoder.agent.status import ContextUsage
 from zcoder.model import Done
 from zcoder.model.tokens import TokenMemo, estimate_message_tokens, estimate_tokens
 
-__all__ = ["Breakdown", "ContextMeter", "cut_off_reason"]
+__all__ = ["Breakdown", "ContextMeter", "cut_off_reason", "output_cap"]
 
 LARGEST_TOOL_OUTPUTS: Final = 3
 """How many of the largest recent tool outputs /context lists."""
@@ -28,6 +28,31 @@ RECENT_MESSAGES: Final = 40
 """How far back /context looks for large tool outputs."""
 WINDOW_FULL_SHARE: Final = 0.98
 """A reply cut off with the request this close to the window ran out of window."""
+MIN_OUTPUT_TOKENS: Final = 1024
+"""The output cap never goes below this, however full the window: a reply needs room
+(compaction makes the room before the window is that full)."""
+OUTPUT_CAP_MARGIN: Final = 0.03
+"""The share of the window kept free beside the estimated prompt, for estimate errors."""
+UNMEASURED_PROMPT_SHARE: Final = 0.5
+"""Before the server has counted a request of the session, the prompt estimate may be
+off by the model's tokenizer: this much of it again is kept free."""
+
+
+def output_cap(
+    window: int | None, prompt_tokens: int, requested: int | None, *, measured: bool = True
+) -> int | None:
+    """The ``max_tokens`` (``num_predict``) to ask for: ``requested``, lowered to what the
+    window leaves after the estimated prompt (and a margin, larger while the estimate is
+    not ``measured``: scaled by a count of the server), never below
+    ``MIN_OUTPUT_TOKENS``. A server such as vLLM refuses a request whose prompt and
+    output limit together pass the window. None when nothing was requested."""
+    if requested is None or requested <= 0:
+        return requested
+    if not window:
+        return requested
+    unsure = 0 if measured else int(prompt_tokens * UNMEASURED_PROMPT_SHARE)
+    left = window - prompt_tokens - unsure - int(window * OUTPUT_CAP_MARGIN)
+    return min(requested, max(left, MIN_OUTPUT_TOKENS))
 
 
 @dataclass(frozen=True)
@@ -43,6 +68,7 @@ class Breakdown:
     total: int
     window: int | None
     measured_total: int | None  # the server's count of the last request and reply
+    max_output: int | None = None  # the output limit asked for (ZCODER_MAX_OUTPUT_TOKENS)
 
 
 class ContextMeter:
@@ -145,9 +171,15 @@ class ContextMeter:
 
 
 def cut_off_reason(
-    done: Done | None, *, num_ctx: int | None, num_predict: int | None
+    done: Done | None,
+    *,
+    num_ctx: int | None,
+    num_predict: int | None,
+    requested: int | None = None,
 ) -> str | None:
-    """Why a reply was cut off, with the setting that raises the limit; None if it was not."""
+    """Why a reply was cut off, with the setting that raises the limit; None if it was not.
+    ``num_predict`` is the limit the request asked for, ``requested`` the setting's (more
+    when the window left less: see output_cap)."""
     if done is None or done.done_reason != "length":
         return None
     used = (done.prompt_eval_count or 0) + (done.eval_count or 0)
@@ -156,6 +188,13 @@ def cut_off_reason(
             f"the reply was cut off: the context window of {num_ctx:,} tokens is full "
             f"({used:,} used). Run /compact, start a new session (/new), or raise the window "
             "with --context-window or ZCODER_CONTEXT_WINDOW"
+        )
+    if num_predict and requested and num_predict < requested:
+        return (
+            f"the reply was cut off at {num_predict:,} tokens, all the context window of "
+            f"{num_ctx or 0:,} tokens left after the request. Run /compact, start a new "
+            "session (/new), or raise the window with --context-window or "
+            "ZCODER_CONTEXT_WINDOW"
         )
     limit = f" of {num_predict:,} tokens" if num_predict else ""
     return (
@@ -221,6 +260,15 @@ def render_breakdown(b: Breakdown, source: str | None = None) -> str:
         )
     else:
         lines.append("Window: unknown" + (f" ({source})" if source else ""))
+    if b.max_output:
+        measured = b.measured_total is not None
+        cap = output_cap(b.window, b.total, b.max_output, measured=measured) or b.max_output
+        why = (
+            f"the window leaves {cap:,}; ZCODER_MAX_OUTPUT_TOKENS is {b.max_output:,}"
+            if cap < b.max_output
+            else "ZCODER_MAX_OUTPUT_TOKENS"
+        )
+        lines.append(f"Output cap: {cap:,} tokens ({why})")
     if b.measured_total is not None:
         lines.append(f"The server counted {b.measured_total:,} tokens for the last request.")
     if b.largest_outputs:

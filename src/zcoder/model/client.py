@@ -19,10 +19,12 @@ from zcoder.model.errors import (
     ModelNotFound,
     ModelStreamError,
     ModelTimeout,
+    NotOllama,
     OllamaUnreachable,
     ToolsUnsupported,
 )
 from zcoder.model.host import DEFAULT_HOST, normalize_host
+from zcoder.model.scrub import SCAN_LIMIT, scrub_server_text, server_error_summary
 from zcoder.model.stream import ChatStreamParser
 from zcoder.model.types import ChatEvent
 
@@ -44,8 +46,6 @@ DEFAULT_READ_TIMEOUT = 300.0
 DEFAULT_WRITE_TIMEOUT = 30.0
 # /api/tags answers from disk; it must not hang the model picker.
 DEFAULT_LIST_TIMEOUT = 10.0
-# How much of an HTTP error body goes into the message.
-_ERROR_TEXT_LIMIT = 500
 
 
 class LazyHttpClient:
@@ -192,7 +192,7 @@ class OllamaClient:
                 got_response = True
                 if response.status_code >= 400:
                     await response.aread()
-                    raise _http_error(response, model=model)
+                    raise _http_error(response, model=model, host=self.host)
                 parser = ChatStreamParser()
                 async for line in response.aiter_lines():
                     for event in parser.feed_line(line):
@@ -212,7 +212,7 @@ class OllamaClient:
         try:
             response = await self._http.request(method, path, json=body, timeout=self._list_timeout)
             if response.status_code >= 400:
-                raise _http_error(response, model=model)
+                raise _http_error(response, model=model, host=self.host)
             return response.json()
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, before_response=True) from None
@@ -273,33 +273,34 @@ class OllamaClient:
 
 
 def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
+    text = scrub_server_text(str(exc)).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _server_error_text(response: httpx.Response) -> str:
+def _is_ollama_error(response: httpx.Response) -> bool:
+    """Whether an error body has Ollama's form: a JSON object whose ``error`` is a string.
+
+    llama-server, LM Studio and vLLM answer ``{"error": {"message": ...}}`` or plain text.
+    """
     try:
-        payload = response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        payload = None
-    if isinstance(payload, dict) and isinstance(payload.get("error"), str):
-        text: str = payload["error"]
-    else:
-        text = response.text
-    text = " ".join(text.split())
-    if len(text) > _ERROR_TEXT_LIMIT:
-        text = text[:_ERROR_TEXT_LIMIT] + "…"
-    return text
+        payload = json.loads(response.content[:SCAN_LIMIT])
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return False
+    return isinstance(payload, dict) and isinstance(payload.get("error"), str)
 
 
-def _http_error(response: httpx.Response, *, model: str | None) -> ModelError:
+def _http_error(response: httpx.Response, *, model: str | None, host: str = "") -> ModelError:
     status = response.status_code
-    text = _server_error_text(response)
+    text = server_error_summary(response.content)
     lowered = text.lower()
+    path = response.request.url.path
+    if status == 404 and not _is_ollama_error(response):
+        # Ollama always has /api/chat, /api/show...: a 404 in another shape is not Ollama.
+        return NotOllama(host or str(response.request.url.copy_with(path="/")), path, text)
     if model is not None:
         if "does not support tools" in lowered:
             return ToolsUnsupported(model)
         # Ollama says 'model "x" not found, try pulling it first', usually with 404.
         if status == 404 or ("not found" in lowered and "model" in lowered):
             return ModelNotFound(model)
-    return ModelHTTPError(status, text, url=response.request.url.path)
+    return ModelHTTPError(status, text, url=path)

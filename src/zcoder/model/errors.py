@@ -19,6 +19,7 @@ __all__ = [
     "ModelNotServed",
     "ModelStreamError",
     "ModelTimeout",
+    "NotOllama",
     "OllamaUnreachable",
     "ServerUnreachable",
     "ToolsUnsupported",
@@ -106,6 +107,24 @@ class ModelNotFound(ModelError):
     def __init__(self, model: str) -> None:
         super().__init__(f"model '{model}' not found; run `ollama pull {model}`")
         self.model = model
+
+
+class NotOllama(ModelError):
+    """The Ollama backend got a 404 that is not Ollama's: another kind of server answers
+    there, most likely an OpenAI-compatible one (llama-server, LM Studio, vLLM)."""
+
+    def __init__(self, host: str, path: str, server_message: str = "") -> None:
+        said = f" ({server_message})" if server_message else ""
+        root = host.rstrip("/")
+        super().__init__(
+            f"the server at {host} answered HTTP 404 for {path}{said}, which is not how "
+            "Ollama answers: this looks like an OpenAI-compatible server (llama-server, "
+            f"LM Studio, vLLM). Use --backend openai --base-url {root}/v1 "
+            "(or set ZCODER_BACKEND=openai and ZCODER_BASE_URL)"
+        )
+        self.host = host
+        self.path = path
+        self.server_message = server_message
 
 
 class ModelNotServed(ModelNotFound):

@@ -66,11 +66,13 @@ from zcoder.model.errors import (
     ToolsUnsupported,
 )
 from zcoder.model.host import DEFAULT_BASE_URL, normalize_base_url
+from zcoder.model.scrub import scrub_server_text, server_error_summary
 from zcoder.model.stream import parse_tool_call
 from zcoder.model.types import ChatEvent, ContentDelta, Done, ThinkingDelta, ToolCallsReceived
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "TOOLS_TEMPLATE_WARNING",
     "WARM_UP_PROMPT",
     "OpenAIClient",
     "OpenAIStreamParser",
@@ -95,8 +97,15 @@ _PASSED_OPTIONS: Final = (
     "presence_penalty",
     "frequency_penalty",
 )
-_ERROR_TEXT_LIMIT: Final = 500
 _QUOTE_LIMIT: Final = 200
+TOOLS_TEMPLATE_WARNING: Final = (
+    "{server} uses a chat template that cannot take tools (its /props says "
+    "chat_template_caps.supports_tools is false): it accepts zcoder's tools and the model "
+    "never sees them, so it cannot read, search or change files. Restart llama-server "
+    "with a template that supports tools: --jinja --chat-template-file FILE.jinja (the "
+    "model's own tool-calling template, e.g. from its Hugging Face repository; llama.cpp "
+    "ships some in models/templates/)"
+)
 _NOT_SERVED_WORDS: Final = (
     "not found",
     "does not exist",
@@ -204,7 +213,9 @@ def build_openai_request(
 # -- the stream -------------------------------------------------------------------------
 
 
-def _quote(text: str) -> str:
+def _quote(text: str, secrets: Sequence[str | None] = ()) -> str:
+    """A bad piece of the server's reply, scrubbed and bounded, to quote in a message."""
+    text = scrub_server_text(text[: _QUOTE_LIMIT * 4], secrets)
     if len(text) > _QUOTE_LIMIT:
         text = text[:_QUOTE_LIMIT] + "…"
     return repr(text)
@@ -228,8 +239,9 @@ class OpenAIStreamParser:
     ends. ``done`` is set once ``data: [DONE]`` arrived (then ``Done`` was yielded).
     """
 
-    def __init__(self, server: str = "the server") -> None:
+    def __init__(self, server: str = "the server", *, secrets: Sequence[str | None] = ()) -> None:
         self.server = server
+        self.secrets = tuple(secrets)  # scrubbed from any server text quoted in an error
         self.done = False
         self._data: list[str] = []
         self._calls: dict[int, _PendingCall] = {}
@@ -251,7 +263,8 @@ class OpenAIStreamParser:
             self._data.append(value.removeprefix(" "))
         elif name not in ("event", "id", "retry"):
             raise ModelStreamError(
-                f"malformed response from {self.server} (not server-sent events): {_quote(text)}"
+                f"malformed response from {self.server} (not server-sent events): "
+                f"{_quote(text, self.secrets)}"
             )
         return []
 
@@ -273,7 +286,8 @@ class OpenAIStreamParser:
             return []
         if record.get("error"):
             raise ModelStreamError(
-                f"{self.server} reported an error mid-stream: {_error_text(record)}"
+                f"{self.server} reported an error mid-stream: "
+                f"{server_error_summary(record, self.secrets)}"
             )
         usage = record.get("usage")
         if isinstance(usage, dict):
@@ -319,11 +333,12 @@ class OpenAIStreamParser:
             record = json.loads(data)
         except json.JSONDecodeError as exc:
             raise ModelStreamError(
-                f"malformed response from {self.server} ({exc.msg}): {_quote(data)}"
+                f"malformed response from {self.server} ({exc.msg}): {_quote(data, self.secrets)}"
             ) from None
         if not isinstance(record, dict):
             raise ModelStreamError(
-                f"malformed response from {self.server} (not an object): {_quote(data)}"
+                f"malformed response from {self.server} (not an object): "
+                f"{_quote(data, self.secrets)}"
             )
         return self.feed_record(record)
 
@@ -433,25 +448,6 @@ def _opt_int(value: object) -> int | None:
     return None
 
 
-def _error_text(payload: object) -> str:
-    """The message of an error body in any of the forms these servers use."""
-    if isinstance(payload, dict):
-        error = payload.get("error")
-        if isinstance(error, dict):
-            message = error.get("message")
-            if isinstance(message, str):
-                return message
-            return json.dumps(error)
-        if isinstance(error, str):
-            return error
-        for key in ("message", "detail"):
-            value = payload.get(key)
-            if isinstance(value, str):
-                return value
-        return json.dumps(payload)
-    return str(payload)
-
-
 # -- the client -------------------------------------------------------------------------
 
 
@@ -556,7 +552,7 @@ class OpenAIClient:
                 if response.status_code >= 400:
                     await response.aread()
                     raise await self._http_error(response, model=model)
-                parser = OpenAIStreamParser(self.server)
+                parser = OpenAIStreamParser(self.server, secrets=(self._key,))
                 if "application/json" in response.headers.get("content-type", ""):
                     # A server that ignored "stream": one JSON completion.
                     await response.aread()
@@ -564,7 +560,8 @@ class OpenAIClient:
                         record = response.json()
                     except (json.JSONDecodeError, UnicodeDecodeError):
                         raise ModelStreamError(
-                            f"malformed response from {self.server}: {_quote(response.text)}"
+                            f"malformed response from {self.server}: "
+                            f"{_quote(response.text, (self._key,))}"
                         ) from None
                     if not isinstance(record, dict):
                         raise ModelStreamError(f"malformed response from {self.server}")
@@ -588,6 +585,18 @@ class OpenAIClient:
     async def list_models(self) -> list[str]:
         """The ids ``{base}/models`` lists: the models the server serves."""
         return [str(entry["id"]) for entry in await self._model_entries()]
+
+    async def tools_template_warning(self, model: str) -> str | None:
+        """What to tell the user when the server's chat template cannot take tools, else
+        None. llama-server reports it in ``/props`` (``chat_template_caps.supports_tools``)
+        and otherwise accepts a request with tools silently: the model never sees them.
+        Never raises: a server without ``/props`` (LM Studio, vLLM) is not warned about."""
+        del model  # one template per llama-server (a router's /props is its default)
+        props = await self._get_json(f"{_server_root(self.base_url)}/props")
+        caps = props.get("chat_template_caps") if isinstance(props, dict) else None
+        if not isinstance(caps, dict) or caps.get("supports_tools") is not False:
+            return None
+        return TOOLS_TEMPLATE_WARNING.format(server=self.server)
 
     async def context_length(self, model: str) -> int | None:
         """The context window the server gives ``model``, from its metadata; None if unknown.
@@ -652,22 +661,14 @@ class OpenAIClient:
             return None
 
     def _scrub(self, text: str) -> str:
-        """Server text with the API key removed, should a server echo it."""
-        if self._key:
-            text = text.replace(self._key, "***")
-        return text
+        """Server text with the API key (in any form) and secret-like tokens removed."""
+        return scrub_server_text(text, (self._key,))
 
     async def _http_error(self, response: httpx.Response, *, model: str | None) -> ModelError:
         status = response.status_code
         if status in (401, 403):
             return ModelAuthError(self.base_url, status, key_set=self._key is not None)
-        try:
-            text = _error_text(response.json())
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            text = response.text
-        text = " ".join(self._scrub(text).split())
-        if len(text) > _ERROR_TEXT_LIMIT:
-            text = text[:_ERROR_TEXT_LIMIT] + "…"
+        text = server_error_summary(response.content, (self._key,))
         lowered = text.lower()
         path = response.request.url.path
         if model is not None:
@@ -688,10 +689,12 @@ class OpenAIClient:
         return ModelHTTPError(status, text, url=path, server=self.server, hint=hint)
 
     async def _served(self) -> list[str]:
+        """The served model ids, scrubbed and bounded: they are quoted in a message."""
         try:
-            return await self.list_models()
+            names = await self.list_models()
         except ModelError:
             return []
+        return [self._scrub(name)[:_QUOTE_LIMIT] for name in names]
 
     def _transport_error(self, exc: httpx.HTTPError, *, before_response: bool) -> ModelError:
         if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):

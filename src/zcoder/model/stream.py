@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from zcoder.model.errors import ModelStreamError
+from zcoder.model.scrub import scrub_server_text, server_error_summary
 from zcoder.model.types import (
     ChatEvent,
     ContentDelta,
@@ -26,6 +27,7 @@ _QUOTE_LIMIT = 200
 
 
 def _quote(text: str) -> str:
+    text = scrub_server_text(text[: _QUOTE_LIMIT * 4])
     if len(text) > _QUOTE_LIMIT:
         text = text[:_QUOTE_LIMIT] + "…"
     return repr(text)
@@ -56,7 +58,9 @@ class ChatStreamParser:
 
     def feed_record(self, record: dict[str, Any]) -> list[ChatEvent]:
         if "error" in record:
-            raise ModelStreamError(f"Ollama reported an error mid-stream: {record['error']}")
+            raise ModelStreamError(
+                f"Ollama reported an error mid-stream: {server_error_summary(record)}"
+            )
         events: list[ChatEvent] = []
         message = record.get("message")
         if message is not None and not isinstance(message, dict):

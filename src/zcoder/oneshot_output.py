@@ -1,0 +1,140 @@
+"""``--output-format json`` (``--json``): one JSON object on stdout for scripts.
+
+Nothing else goes to stdout; tool activity and notices still go to stderr. The object::
+
+    {
+      "reply": "the final answer (or the partial text of a failed turn)",
+      "outcome": "complete" | "blocked" | "incomplete" | "loop_stopped" | "stopped"
+                 | "error",
+      "exit_code": 0,
+      "error": null,
+      "tool_calls": [{"id": "...", "name": "read_file", "arguments": {...},
+                      "status": "completed", "output": "...", "output_truncated": false}],
+      "usage": {"context_tokens": 1234, "context_window": 16384, "measured": true},
+      "notices": ["..."],
+      "model": "qwen3-coder",
+      "session_id": "..."
+    }
+
+A run that fails before its turn starts (an unknown session, a session in use) still
+prints the object, with ``outcome`` ``"error"`` and the message in ``error``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final, TextIO
+
+from zcoder.agent import (
+    AgentEvent,
+    AssistantMessage,
+    ContextUsage,
+    ErrorNotice,
+    Notice,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+)
+
+__all__ = ["JSON_TOOL_OUTPUT_LIMIT", "ErrorTee", "JsonReport"]
+
+JSON_TOOL_OUTPUT_LIMIT: Final = 8192
+"""The most characters of one tool's output the object carries (head and tail)."""
+
+
+class ErrorTee:
+    """stderr, remembering the last ``zcoder: ...`` error line written to it."""
+
+    def __init__(self, err: TextIO) -> None:
+        self.err = err
+        self.last_error = ""
+
+    def write(self, text: str) -> int:
+        for line in text.splitlines():
+            if line.startswith("zcoder: "):
+                self.last_error = line.removeprefix("zcoder: ")
+        return self.err.write(text)
+
+    def flush(self) -> None:
+        self.err.flush()
+
+
+class JsonReport:
+    """Collects the agent's events of one turn; ``render`` makes the object."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.session_id: str | None = None
+        self.replies: list[str] = []
+        self.calls: dict[str, dict[str, Any]] = {}
+        self.usage: ContextUsage | None = None
+        self.notices: list[str] = []
+        self.errors: list[str] = []
+        self.finished: TurnFinished | None = None
+
+    def __call__(self, event: AgentEvent) -> None:
+        if isinstance(event, AssistantMessage) and event.text.strip():
+            self.replies.append(event.text)
+        elif isinstance(event, ToolStarted):
+            self.calls[event.call_id] = {
+                "id": event.call_id,
+                "name": event.name,
+                "arguments": event.arguments,
+                "status": "running",
+            }
+        elif isinstance(event, ToolFinished):
+            entry = self.calls.setdefault(
+                event.call_id, {"id": event.call_id, "name": event.name, "arguments": {}}
+            )
+            output, cut = _bounded(event.output)
+            entry.update(status=event.status, output=output, output_truncated=cut)
+        elif isinstance(event, ContextUsage):
+            self.usage = event
+        elif isinstance(event, Notice):
+            self.notices.append(event.text)
+        elif isinstance(event, ErrorNotice):
+            self.errors.append(event.text)
+        elif isinstance(event, TurnFinished):
+            self.finished = event
+
+    def render(self, exit_code: int, *, error: str = "") -> dict[str, Any]:
+        finished = self.finished
+        reply = finished.response if finished is not None and finished.response else ""
+        if not reply and self.replies:
+            reply = self.replies[-1]
+        outcome = finished.outcome.value if finished is not None else "error"
+        message = (finished.error if finished is not None else "") or (
+            error if exit_code != 0 else ""
+        )
+        usage = (
+            {
+                "context_tokens": self.usage.used,
+                "context_window": self.usage.window,
+                "measured": self.usage.measured,
+            }
+            if self.usage is not None
+            else None
+        )
+        return {
+            "reply": reply,
+            "outcome": outcome,
+            "exit_code": exit_code,
+            "error": message or None,
+            "tool_calls": list(self.calls.values()),
+            "usage": usage,
+            "notices": self.notices,
+            "model": self.model,
+            "session_id": self.session_id,
+        }
+
+    def write(self, out: TextIO, exit_code: int, *, error: str = "") -> None:
+        json.dump(self.render(exit_code, error=error), out, ensure_ascii=False)
+        out.write("\n")
+        out.flush()
+
+
+def _bounded(output: str) -> tuple[str, bool]:
+    if len(output) <= JSON_TOOL_OUTPUT_LIMIT:
+        return output, False
+    half = JSON_TOOL_OUTPUT_LIMIT // 2
+    return f"{output[:half]}\n[… cut …]\n{output[-half:]}", True

@@ -1,0 +1,91 @@
+"""A server that never finishes cannot hold a turn: an idle deadline (keep-alives do not
+count as progress) and an output cap end the reply with a clear error, close the
+connection, and keep what streamed as a partial reply (issue 18 item 5).
+
+The bounds are set small here; nothing is timed: the tests wait for the outcome."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.agent.support import EventLog, Harness
+from tests.agent.test_openai_backend import make_agent
+from tests.fixtures.fake_ollama import ENDLESS_PIECE, Turn
+from tests.fixtures.fake_openai import FakeOpenAI
+from zcoder.agent import AssistantMessage, ErrorNotice, Outcome
+from zcoder.model import OpenAIClient
+from zcoder.sessions import SessionStore
+
+IDLE = 0.3
+CAP = 400
+
+
+def errors(log: EventLog) -> list[str]:
+    return [event.text for event in log.of(ErrorNotice)]
+
+
+async def test_ollama_keep_alives_without_output_end_the_turn_at_the_idle_deadline(
+    harness: Harness,
+) -> None:
+    harness.agent.settings.idle_timeout = IDLE
+    harness.server.enqueue(Turn.keepalive(before="Let me think"))
+    finished = await harness.agent.run_user_turn("hi")
+    assert finished.outcome is Outcome.ERROR
+    assert f"no new output for {IDLE:g} seconds" in finished.error
+    assert "ZCODER_IDLE_TIMEOUT" in finished.error
+    assert harness.server.wait_for_disconnect()  # the response was closed
+    assert AssistantMessage("Let me think", partial=True) in harness.log.of(AssistantMessage)
+    assert any("no new output" in text for text in errors(harness.log))
+    assert harness.server.pending == 0  # not asked again: one stalled request only
+
+
+async def test_content_without_end_is_stopped_at_the_output_cap(harness: Harness) -> None:
+    harness.agent.settings.max_reply_chars = CAP
+    harness.server.enqueue(Turn.endless(before="Counting: "))
+    finished = await harness.agent.run_user_turn("count for ever")
+    assert finished.outcome is Outcome.ERROR
+    assert f"passed {CAP:,} characters without ending" in finished.error
+    assert "ZCODER_MAX_REPLY_CHARS" in finished.error
+    assert harness.server.wait_for_disconnect()
+    (partial,) = harness.log.of(AssistantMessage)
+    assert partial.partial and partial.text.startswith("Counting: " + ENDLESS_PIECE)
+    assert len(partial.text) <= CAP + len(ENDLESS_PIECE)
+    stored = [e for e in harness.load().events if e.role == "error"]
+    assert any("without ending" in e.text for e in stored)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+@pytest.fixture
+async def openai_client(server: FakeOpenAI) -> AsyncIterator[OpenAIClient]:
+    async with OpenAIClient(server.base_url, read_timeout=10) as opened:
+        yield opened
+
+
+@pytest.mark.parametrize("ending", ["keepalive", "endless"])
+async def test_sse_pings_and_endless_chunks_are_bounded_on_the_openai_backend(
+    server: FakeOpenAI,
+    openai_client: OpenAIClient,
+    store: SessionStore,
+    workspace: Path,
+    ending: str,
+) -> None:
+    agent, _log, _ = make_agent(openai_client, store, workspace)
+    if ending == "keepalive":
+        agent.settings.idle_timeout = IDLE
+        server.enqueue(Turn.keepalive())
+    else:  # only the cap: a pause under load must not end it first
+        agent.settings.max_reply_chars = CAP
+        server.enqueue(Turn.endless())
+    finished = await agent.run_user_turn("hi")
+    assert finished.outcome is Outcome.ERROR
+    expected = "no new output" if ending == "keepalive" else "without ending"
+    assert expected in finished.error
+    assert server.wait_for_disconnect()
