@@ -485,10 +485,15 @@ class ZcoderApp(App[int]):
         self.transcript.follow()
 
     def action_interrupt(self) -> None:
-        """Ctrl+C (tui/interrupt.py): stop the turn and close a dialog as Escape does, or
-        quit. It never answers a dialog with anything but its refusal."""
+        """Ctrl+C (tui/interrupt.py): clear a draft, else stop the turn and close a dialog
+        as Escape does, or quit. It never answers a dialog with anything but its refusal."""
         top = self.screen
         dialog_open = len(self.screen_stack) > 1
+        if not dialog_open and (draft := self.prompt_input.take_draft()):
+            # The first press clears a draft; it is kept in the history (Up brings it back).
+            if (problem := self.prompt_input.habits.remember(draft)) is not None:
+                self.error(problem)
+            return
         if self.ctrl_c.press(running=self.busy or dialog_open) is Press.QUIT:
             self.quit_ui.request(0)
             return

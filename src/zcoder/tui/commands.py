@@ -54,8 +54,8 @@ KEYS: Final = {
     "Ctrl+N": "new session",
     "Ctrl+O": "model picker",
     "Ctrl+B": "hide or show the sessions list",
-    "Ctrl+C": "stop the running turn or close the dialog (refusing); again within 2 s, or when"
-    " nothing runs, quit",
+    "Ctrl+C": "clear the draft (Up brings it back); with an empty prompt, stop the running turn"
+    " or close the dialog (refusing); again within 2 s, or when nothing runs, quit",
     "Ctrl+Q": "quit",
 }
 

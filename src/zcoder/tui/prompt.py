@@ -41,6 +41,7 @@ NEWLINE_KEYS: Final = ("shift+enter", "alt+enter", "ctrl+j", "ctrl+enter")
 EXPAND_KEY: Final = "ctrl+e"
 HINT: Final = "Enter send · Shift+Enter / Alt+Enter / Ctrl+J new line"
 HINT_WITH_PASTE: Final = "Enter send · Alt+Enter / Ctrl+J new line · Ctrl+E on a paste: expand"
+DRAFT_CLEARED_HINT: Final = "draft cleared · ↑ brings it back"
 
 _PLACEHOLDER: Final = re.compile(r"\[pasted \d+ lines? #(\d+)\]")
 
@@ -131,6 +132,17 @@ class PromptInput(TextArea):
         self.clear()
         self._pasted = {}
         self.refresh_hint()
+
+    def take_draft(self) -> str:
+        """Ctrl+C with a draft: clear the input and return the draft (pastes expanded) for
+        the history, so Up brings it back; "" when the input holds nothing."""
+        text = self.expanded_text()
+        if not text.strip():
+            return ""
+        self.clear()
+        self._pasted = {}
+        self.border_subtitle = DRAFT_CLEARED_HINT  # until the input changes again
+        return text
 
     def expanded_text(self) -> str:
         """The draft with every collapsed paste replaced by its text."""
@@ -245,7 +257,9 @@ class PromptInput(TextArea):
 
     def on_text_area_changed(self, _event: TextArea.Changed) -> None:
         self.habits.text_changed()  # a paste or an edit ends a search or Tab's listing
-        if self._pasted:  # still kept after an expand or a delete: Ctrl+Z brings it back
+        # Pastes are still kept after an expand or a delete (Ctrl+Z brings them back); a
+        # cleared draft's hint lasts until the input changes.
+        if self._pasted or (self.text and self.border_subtitle == DRAFT_CLEARED_HINT):
             self.refresh_hint()
 
     def refresh_hint(self) -> None:
