@@ -451,6 +451,9 @@ class ZcoderApp(App[int]):
             self.prompt_input.move_cursor(self.prompt_input.document.end)
             self.show_queue()
 
+    def on_prompt_input_scroll_transcript(self, message: PromptInput.ScrollTranscript) -> None:
+        self.transcript.scroll_by(pages=message.pages, lines=message.lines)
+
     def on_text_area_changed(self, event: PromptInput.Changed) -> None:
         # A queued prompt taken back to edit is cancelled when the input is cleared.
         empty = event.text_area is self.prompt_input and not self.prompt_input.text.strip()

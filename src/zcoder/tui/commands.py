@@ -48,6 +48,10 @@ KEYS: Final = {
     "Shift+Enter, Alt+Enter, Ctrl+J": "new line (Ctrl+Enter too); so does \\ then Enter",
     "Paste": "inserted as text, never sent; a long one shows as [pasted N lines #k]",
     "Ctrl+E (on a pasted block)": "expand it to its text (Backspace removes it whole)",
+    "PageUp, PageDown": "scroll the transcript a page, also from the prompt",
+    "Shift+Up, Shift+Down": "scroll the transcript three rows, also from the prompt",
+    "End, Ctrl+End": "back to the end of the transcript, following new output (End: with"
+    " nothing typed)",
     "Escape": "stop the running turn or command (the draft and the queued prompts are kept)",
     "Ctrl+T": "the whole output of the last command (p/n: older/newer, Esc closes)",
     "F2": "run the relayed tasks that wait for you (shown only then)",

@@ -12,6 +12,9 @@ large paste (more than PASTE_COLLAPSE_LINES lines or PASTE_COLLAPSE_CHARS charac
 as one placeholder, ``[pasted N lines #k]``, which stands for the whole text: that is what
 is submitted. The placeholder edits as one piece (Backspace or Delete removes all of it,
 typing never lands inside it) and Ctrl+E on it expands it into the text it stands for.
+
+PageUp and PageDown (a page) and Shift+Up and Shift+Down (``SHIFT_SCROLL_LINES`` rows)
+scroll the transcript, not the input: the prompt posts ``ScrollTranscript``.
 """
 
 from __future__ import annotations
@@ -39,6 +42,17 @@ PASTE_COLLAPSE_CHARS: Final = 2000
 # it would otherwise do nothing at all.
 NEWLINE_KEYS: Final = ("shift+enter", "alt+enter", "ctrl+j", "ctrl+enter")
 EXPAND_KEY: Final = "ctrl+e"
+SHIFT_SCROLL_LINES: Final = 3
+"""Rows the transcript moves for Shift+Up or Shift+Down typed in the prompt (a wheel notch)."""
+# Keys typed in the prompt that scroll the transcript (pages, lines): the prompt is where
+# the focus stays, and its own uses of them (a page of a 10-row input, a selection made
+# line by line) are worth less than reading back while typing, as in Claude Code and Codex.
+TRANSCRIPT_KEYS: Final = {
+    "pageup": (-1, 0),
+    "pagedown": (1, 0),
+    "shift+up": (0, -SHIFT_SCROLL_LINES),
+    "shift+down": (0, SHIFT_SCROLL_LINES),
+}
 HINT: Final = "Enter send · Shift+Enter / Alt+Enter / Ctrl+J new line"
 HINT_WITH_PASTE: Final = "Enter send · Alt+Enter / Ctrl+J new line · Ctrl+E on a paste: expand"
 DRAFT_CLEARED_HINT: Final = "draft cleared · ↑ brings it back"
@@ -79,6 +93,15 @@ class PromptInput(TextArea):
     class EditQueued(Message):
         """Up in an empty input: take the last queued prompt back to edit it."""
 
+    class ScrollTranscript(Message):
+        """PageUp/PageDown or Shift+Up/Down typed in the prompt: the transcript scrolls
+        by ``pages`` pages or ``lines`` rows (negative: back)."""
+
+        def __init__(self, pages: int, lines: int) -> None:
+            super().__init__()
+            self.pages = pages
+            self.lines = lines
+
     def __init__(self, text: str = "", **kwargs: Any) -> None:
         super().__init__(text, **kwargs)
         self._pasted: dict[int, PastedBlock] = {}  # this draft's collapsed pastes
@@ -97,6 +120,11 @@ class PromptInput(TextArea):
         if self.typing_hook is not None:
             self.typing_hook()
         if self.habits.handle_key(event):
+            return
+        if (step := TRANSCRIPT_KEYS.get(event.key)) is not None:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.ScrollTranscript(*step))
             return
         for handler in (self._enter_key, self._pasted_block_key):
             if handler(event):
