@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from zcoder.tui.widgets import SIDEBAR_MIN_TERMINAL_WIDTH
+
 COMMANDS: Final = {
     "/help": "show this help",
     "/new": "start a new session (idle only)",
@@ -57,7 +59,8 @@ KEYS: Final = {
     "F2": "run the relayed tasks that wait for you (shown only then)",
     "Ctrl+N": "new session",
     "Ctrl+O": "model picker",
-    "Ctrl+B": "hide or show the sessions list",
+    "Ctrl+B": "hide or show the sessions list (it hides itself below"
+    f" {SIDEBAR_MIN_TERMINAL_WIDTH} columns)",
     "Ctrl+C": "clear the draft (Up brings it back); with an empty prompt, stop the running turn"
     " or close the dialog (refusing); again within 2 s, or when nothing runs, quit",
     "Ctrl+Q": "quit",

@@ -32,11 +32,10 @@ class SlashCommands:
         elif name == "/new":
             app.action_new_session()
         elif name == "/sessions":
-            sidebar = app.sidebar
-            sidebar.display = True
+            app.body.show_sidebar()
             app.refresh_sessions()
             app.notice(app.sessions.listing())
-            sidebar.focus()
+            app.sidebar.focus()
         elif name == "/copy":
             self._copy()
         elif name == "/model":
