@@ -12,6 +12,7 @@ import asyncio
 import dataclasses
 import logging
 import os
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from zcoder.relay.sanitize import field_for_model
 from zcoder.relay.spool import Sequences
 from zcoder.tui.inbox_ui import InboxUI
 from zcoder.tui.relay_policy_ui import RelayPolicyUI
+from zcoder.tui.transcript import Entry, system_text
 
 if TYPE_CHECKING:
     from zcoder.tui.app import ZcoderApp
@@ -37,6 +39,26 @@ CONTINUE_KEY = "F2"  # the app's binding for /agents continue
 
 class RelayNudge(Message):
     """Posted from the relay's listener thread: a message was queued."""
+
+
+@dataclass(frozen=True)
+class Backlog:
+    """Relayed tasks not run yet, as of one look: what the header's relay part and the
+    "ran without you" notice both say (``RelayUI.backlog``), so they cannot disagree."""
+
+    queued: int  # accepted messages waiting in the spool
+    ran_without_you: int  # relayed turns started since the user last acted
+    waiting_for_you: bool  # they wait for the user (the auto-turn limit was reached)
+
+
+def waiting_text(backlog: Backlog) -> str:
+    """The transcript's notice while relayed tasks wait for the user."""
+    waiting = backlog.queued
+    return (
+        f"{_tasks(backlog.ran_without_you)} ran without you; {waiting} more "
+        f"{'is' if waiting == 1 else 'are'} waiting. /agents continue "
+        f"(or {CONTINUE_KEY}) runs them."
+    )
 
 
 class RelayUI:
@@ -52,6 +74,8 @@ class RelayUI:
         self._registry_mark: int | None = None  # the registry's mtime at the last look
         self._sharing: dict[str, str] = {}  # instance id -> label, peers sharing the workspace
         self._looking = False
+        # The "ran without you" notice, kept up to date while the tasks wait for the user.
+        self._waiting_notice: Entry | None = None
 
     def start(self, *, spawn_now: bool = False) -> None:
         """Start the relay; its listener process is spawned once the next frame is drawn
@@ -122,17 +146,22 @@ class RelayUI:
             return None
         return self.relay.sequences().oldest_waiting
 
-    def announce_waiting(self, oldest: int | None) -> None:
-        """Idle, and relayed tasks wait for the user: say so once, and in the header."""
+    def backlog(self) -> Backlog:
+        """The one look at the relayed tasks not run yet (the header and the notice)."""
         scheduler = self.app.scheduler
-        if self.relay is None or not scheduler.should_announce(oldest):
-            return
-        waiting = self.relay.status().queued
-        self.app.notice(
-            f"{_tasks(scheduler.auto_turns)} ran without you; {waiting} more "
-            f"{'is' if waiting == 1 else 'are'} waiting. /agents continue "
-            f"(or {CONTINUE_KEY}) runs them."
+        queued = self.relay.status().queued if self.relay is not None else 0
+        return Backlog(
+            queued=queued,
+            ran_without_you=scheduler.auto_turns,
+            waiting_for_you=scheduler.holding(self.oldest_waiting()),
         )
+
+    def announce_waiting(self, oldest: int | None) -> None:
+        """Idle, and relayed tasks wait for the user: say so once, and in the header. The
+        notice follows the count (``refresh_header``) for as long as they wait."""
+        if self.relay is None or not self.app.scheduler.should_announce(oldest):
+            return
+        self._waiting_notice = self.app.show(Entry("system", system_text("")))
         self.refresh_header()
 
     def report_quarantined(self, claimed: QuarantinedMessage) -> None:
@@ -151,13 +180,29 @@ class RelayUI:
             self._was_available = False
             self.reason = status.reason
             app.error(f"Agent relay stopped: {status.reason}. Everything else works.")
-        waiting = app.scheduler.holding(self.oldest_waiting())
-        changed = waiting != app.header_state.waiting
+        backlog = self.backlog()
+        changed = backlog.waiting_for_you != app.header_state.waiting
         # Peers see this instance once its listener answers (relay.finish_start).
         state = status.state if self.relay.ready or not status.available else "starting"
-        app.header.refresh_state(relay=state, queued=status.queued, waiting=waiting)
+        app.header.refresh_state(
+            relay=state, queued=backlog.queued, waiting=backlog.waiting_for_you
+        )
+        self._follow_backlog(backlog)
         if changed:
             app.refresh_bindings()  # the continue key is in the footer only while tasks wait
+
+    def _follow_backlog(self, backlog: Backlog) -> None:
+        """The waiting notice says what the header says; once the tasks no longer wait
+        for the user it stays as it last was (what was true then)."""
+        notice = self._waiting_notice
+        if notice is None:
+            return
+        if not backlog.waiting_for_you:
+            self._waiting_notice = None
+            return
+        body = system_text(waiting_text(backlog))
+        if notice.plain != body.plain:
+            notice.show_text(body)
 
     # -- /list-agents and /agents -------------------------------------------------------
 
@@ -204,7 +249,7 @@ class RelayUI:
             self.policy.trust_command(argument)
             return
         elif argument == "continue":
-            waiting = self.relay.status().queued if self.oldest_waiting() is not None else 0
+            waiting = self.backlog().queued if self.oldest_waiting() is not None else 0
             app.notice(
                 f"Running the {_tasks(waiting)} that waited for you."
                 if app.scheduler.limited and waiting
