@@ -12,14 +12,13 @@ import asyncio
 import dataclasses
 import logging
 import os
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from zcoder.relay import QuarantinedMessage, Relay
+from zcoder.relay import QuarantinedMessage, Relay, RelayStatus
 from zcoder.relay.display import peer_table, visible
 from zcoder.relay.names import BadName, check_name, name_of
 from zcoder.relay.sanitize import field_for_model
@@ -41,7 +40,7 @@ class RelayNudge(Message):
     """Posted from the relay's listener thread: a message was queued."""
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Backlog:
     """Relayed tasks not run yet, as of one look: what the header's relay part and the
     "ran without you" notice both say (``RelayUI.backlog``), so they cannot disagree."""
@@ -146,10 +145,13 @@ class RelayUI:
             return None
         return self.relay.sequences().oldest_waiting
 
-    def backlog(self) -> Backlog:
-        """The one look at the relayed tasks not run yet (the header and the notice)."""
+    def backlog(self, status: RelayStatus | None = None) -> Backlog:
+        """The one look at the relayed tasks not run yet (the header and the notice);
+        ``status``: the relay's, when the caller has just read it."""
         scheduler = self.app.scheduler
-        queued = self.relay.status().queued if self.relay is not None else 0
+        if status is None and self.relay is not None:
+            status = self.relay.status()
+        queued = status.queued if status is not None else 0
         return Backlog(
             queued=queued,
             ran_without_you=scheduler.auto_turns,
@@ -180,7 +182,7 @@ class RelayUI:
             self._was_available = False
             self.reason = status.reason
             app.error(f"Agent relay stopped: {status.reason}. Everything else works.")
-        backlog = self.backlog()
+        backlog = self.backlog(status)
         changed = backlog.waiting_for_you != app.header_state.waiting
         # Peers see this instance once its listener answers (relay.finish_start).
         state = status.state if self.relay.ready or not status.available else "starting"
