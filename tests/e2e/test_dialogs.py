@@ -6,6 +6,7 @@ is read from the workspace and the fake Ollama's recorded requests, never from t
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -19,9 +20,11 @@ pytestmark = pytest.mark.timeout(90)
 
 RUN = "Run this command?"
 CONFIRM = "Send this message to another zcoder agent?"
-NOT_YET = "not yet: scroll to the end to answer"
+NOT_YET = "not yet: scroll through it all to answer"
 END = "\x1b[F"  # the End key, as xterm sends it
-PAGE_DOWN = "\x1b[6~"
+PAGE_UP = "\x1b[5~"
+ALL_SEEN = "all seen"
+UNSEEN = re.compile(r"of ([\d,]+) · (?:([\d,]+) not seen yet|all seen)")
 
 
 def _tool_results(server: FakeOllama) -> list[str]:
@@ -31,6 +34,39 @@ def _tool_results(server: FakeOllama) -> list[str]:
         for m in body["messages"]
         if m["role"] == "tool"
     ]
+
+
+def _counts(text: str) -> tuple[int, int] | None:
+    """The dialog's last (rows in all, rows not seen yet) in ``text``."""
+    found = list(UNSEEN.finditer(text))
+    if not found:
+        return None
+    rows, unseen = found[-1].groups()
+    return int(rows.replace(",", "")), int((unseen or "0").replace(",", ""))
+
+
+def _unseen(text: str) -> int | None:
+    """The dialog's last count of rows not seen yet in ``text`` (0: all seen)."""
+    counts = _counts(text)
+    return None if counts is None else counts[1]
+
+
+def _scroll_until_all_seen(instance: Instance, since: int, key: str, limit: int = 100) -> None:
+    """Press ``key`` until every row was seen; after each press, wait for the view to come
+    to rest (rows passed over while it glides are not seen)."""
+    for _ in range(limit):
+        left = _unseen(instance.screen_text[since:])
+        if left == 0:
+            return
+        before = instance.mark()
+
+        def fewer(before: int = before, left: int | None = left) -> bool:
+            now = _unseen(instance.screen_text[before:])
+            return now is not None and (left is None or now < left)
+
+        instance.send_key(key)
+        wait_until(fewer, what="fewer rows not seen")
+    raise AssertionError("the dialog never said every row was seen")
 
 
 def _press_y_before_the_end(instance: Instance, since: int) -> None:
@@ -69,15 +105,30 @@ def test_y_before_the_end_was_seen_runs_nothing(world: World, padding: str) -> N
     assert not (a.workspace / "PWNED").exists()
     assert "the user denied this command" in _tool_results(server)[-1]
 
-    # Scrolled to the end, the same `y` runs it: the gate is the end, nothing else.
+    # Jumping to the end skips the middle: not an answer while some of it was never seen.
     mark = a.mark()
     a.submit("again")
     a.wait_text(RUN, since=mark)
     a.wait_text("rows 1–", since=mark)
     a.wait_text(DIALOG_ARMED, since=mark)  # keys before that go to the prompt
-    a.send_key(PAGE_DOWN)
+
+    # The rows in view once armed are counted; then End, and at rest there its rows are
+    # (those glided past are not).
+    def counted() -> int | None:
+        counts = _counts(a.screen_text[mark:])
+        return counts[1] if counts is not None and counts[1] < counts[0] else None
+
+    at_first = wait_until(counted, what="the rows in view counted")
     a.send_key(END)
-    a.wait_text("(100%)", since=mark)
+    wait_until(lambda: (_unseen(a.screen_text[mark:]) or 0) < at_first, what="the end")
+    if _unseen(a.screen_text[mark:]):  # the middle is longer than the view: not seen
+        nudge = a.mark()
+        a.send_key("y")
+        a.wait_text(NOT_YET, since=nudge)
+        assert not (a.workspace / "PWNED").exists()
+    # Scrolled through, every row on screen once, the same `y` runs it.
+    _scroll_until_all_seen(a, mark, PAGE_UP)  # from the end back through the middle
+    a.wait_text(ALL_SEEN, since=mark)
     a.answer_dialog("y", since=mark)
     a.wait_text("second done", since=mark)
     assert (a.workspace / "PWNED").exists()

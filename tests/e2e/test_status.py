@@ -19,7 +19,7 @@ pytestmark = pytest.mark.timeout(90)
 CTRL_C = "\x03"
 QUIT_AGAIN = "Press Ctrl+C again to quit"
 # The badge while the model has not answered for a second or more.
-COUNTING = re.compile(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] Thinking [1-9]\d*s")
+COUNTING = re.compile(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] Waiting for model [1-9]\d*s")
 
 
 def stopped_requests(server: FakeOllama) -> int:
@@ -50,7 +50,7 @@ def start_slow_turn(world: World) -> tuple[FakeOllama, Instance, int]:
 
 def test_ctrl_c_stops_a_slow_turn_and_zcoder_stays(world: World) -> None:
     server, a, mark = start_slow_turn(world)
-    assert title("alpha", "Thinking") in a.raw_output
+    assert title("alpha", "Waiting for model") in a.raw_output
     a.send_key(CTRL_C)
     wait_until(lambda: stopped_requests(server) == 1, what="the model's request to be cancelled")
     a.wait_text("✻ Stopped after", since=mark)
@@ -114,7 +114,7 @@ def test_at_60x15_in_tmux_the_header_keeps_status_model_and_relay(world: World) 
     assert COUNTING.search(header), header
     assert "relay: busy" in header and "qwen3-coder:30b" in header and "…" in header
     assert zc.tmux("display-message", "-p", "-t", "zc", "#{pane_title}").strip() == (
-        "zcoder · alpha · Thinking"
+        "zcoder · alpha · Waiting for model"
     )
     zc.send_hex("03")
     zc.wait_text("Stopped")

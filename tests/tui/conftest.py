@@ -128,9 +128,14 @@ async def app_factory() -> AsyncIterator[Callable[..., ZcoderApp]]:
 
 
 async def answer(pilot: Any, app: ZcoderApp, key: str) -> None:
-    """Press ``key`` in the open dialog once it is armed (it ignores keys before that)."""
+    """Press ``key`` in the open dialog once it is armed (it ignores keys before that)
+    and, for a yes, once all of its content was drawn (it refuses a yes before that)."""
     from zcoder.tui.dialogs import GuardedDialog
 
     await wait_until(pilot, lambda: isinstance(app.screen, GuardedDialog) and app.screen.armed)
+    if key in ("y", "a"):
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, GuardedDialog) and app.screen.seen_all
+        )
     await pilot.press(key)
     await pilot.pause()

@@ -151,7 +151,7 @@ async def test_relayed_tasks_past_the_limit_wait_for_the_user(
         for n in range(1, 6):
             await send(app, sender, f"task {n}")
         assert "f2" not in app.screen.active_bindings  # the key shows only while tasks wait
-        fake.enqueue(*(Turn.text(f"done {n}") for n in range(1, 6)))
+        fake.enqueue(*(Turn.text(f"done {n}") for n in range(1, 7)))
         await pilot.press("escape")
         await wait_until(pilot, lambda: "ran without you" in transcript_text(app))
         await idle(pilot, app)
@@ -165,21 +165,29 @@ async def test_relayed_tasks_past_the_limit_wait_for_the_user(
         assert len(fake.chat_bodies) == 3 and app.relay is not None
         assert app.relay.status().queued == 3
 
+        # Another task arrives while they wait: the notice and the header say the same.
+        await send(app, sender, "task 6")
+        await wait_until(pilot, lambda: "4 queued · waiting for you" in str(app.header.render()))
+        await wait_until(pilot, lambda: "4 more are waiting" in transcript_text(app))
+        assert "3 more are waiting" not in transcript_text(app)
+        assert transcript_text(app).count("ran without you") == 1  # one notice, kept current
+
         await submit(pilot, app, "/agents")
         await wait_until(pilot, lambda: "Waiting for you: 2 relayed tasks" in transcript_text(app))
         assert len(fake.chat_bodies) == 3  # a status command is not the user acting
 
         await pilot.press("f2")
-        await wait_until(pilot, lambda: "Running the 3 relayed tasks" in transcript_text(app))
+        await wait_until(pilot, lambda: "Running the 4 relayed tasks" in transcript_text(app))
         await wait_until(pilot, lambda: len(fake.chat_bodies) == 5)
         await idle(pilot, app)
-        # Two more ran; the last one waits again, and the header says so.
+        # Two more ran; the last two wait again, and the header says so.
         await wait_until(pilot, lambda: app.header_state.waiting)
-        assert app.relay.status().queued == 1
+        assert app.relay.status().queued == 2
+        await wait_until(pilot, lambda: "2 more are waiting" in transcript_text(app))
 
         fake.enqueue(Turn.text("answered the user"))
-        await submit(pilot, app, "I am here")  # the user acting: first, then the task
-        await wait_until(pilot, lambda: len(fake.chat_bodies) == 7)
+        await submit(pilot, app, "I am here")  # the user acting: first, then the tasks
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 8)
         await idle(pilot, app)
         assert not app.header_state.waiting and "f2" not in app.screen.active_bindings
     assert last_user_messages(fake.chat_bodies) == [
@@ -190,6 +198,7 @@ async def test_relayed_tasks_past_the_limit_wait_for_the_user(
         "relay: task 4",
         "I am here",
         "relay: task 5",
+        "relay: task 6",
     ]
 
 

@@ -297,7 +297,7 @@ async def test_the_spinner_counts_a_slow_models_wait_and_stops_when_idle(
         app.header.clock = clock
         await submit(pilot, app, "think hard")
         await wait_until(
-            pilot, lambda: turn_requests(fake) and app.header_state.status == "Thinking"
+            pilot, lambda: turn_requests(fake) and app.header_state.status == "Waiting for model"
         )
         assert app.header.spinning
         frames = set()
@@ -306,7 +306,7 @@ async def test_the_spinner_counts_a_slow_models_wait_and_stops_when_idle(
             clock.now += 4.06
             await pilot.pause(0.3)
             row = header_row(app)
-            match = re.search(rf"([{SPINNER_FRAMES}]) Thinking (\d+)s", row)
+            match = re.search(rf"([{SPINNER_FRAMES}]) Waiting for model (\d+)s", row)
             assert match, row
             frames.add(match.group(1))
             counts.append(match.group(2))
@@ -462,12 +462,13 @@ async def test_the_title_follows_the_state_not_the_spinner(fake, make_config, ap
     titles = [w for w in title.written if w.startswith("\x1b]2;")]
     states = [t.removeprefix(f"\x1b]2;zcoder · {project} · ").removesuffix("\x07") for t in titles]
     # Each change once, in order; the warm-up may or may not have been seen first.
-    assert states[-6:] == [
-        "Thinking",
-        "Tool: run_command",
+    assert states[-7:] == [
+        "Waiting for model",
+        "Running command",
         "Waiting for you",
-        "Tool: run_command",
-        "Thinking",
+        "Running command",
+        "Waiting for model",
+        "Writing reply",
         "Ready",
     ]
     assert title.written[0] == TITLE_PUSH and title.written[-1] == TITLE_POP
@@ -496,3 +497,37 @@ async def test_ctrl_c_in_a_dialog_leaves_the_queued_prompt_running(
         await idle(pilot, app)
         assert app.header_state.status == "Ready"
     assert not (workspace / "PWNED").exists()
+
+
+async def test_the_badge_says_writing_reply_while_the_reply_streams(fake, make_config, app_factory):
+    """Not "Thinking" while the reply's text is arriving (it stalls here mid-reply)."""
+    fake.enqueue(Turn.stall(before="Here is the first half of my answer"))
+    app = app_factory(make_config())
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(pilot, lambda: app.header_state.status == "Ready")
+        await submit(pilot, app, "answer slowly")
+        await wait_until(pilot, lambda: "first half" in transcript_text(app))
+        await wait_until(pilot, lambda: app.header_state.status == "Writing reply")
+        assert "Writing reply" in header_row(app) and "Thinking" not in header_row(app)
+        await pilot.press("escape")
+        await idle(pilot, app)
+
+
+async def test_the_badge_says_thinking_only_while_reasoning_streams(fake, make_config, app_factory):
+    seen: list[str] = []
+    fake.enqueue(Turn.thinking("let me weigh this " * 20, "the considered answer", delay=0.02))
+    app = app_factory(make_config())
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(pilot, lambda: app.header_state.status == "Ready")
+        original = app.header.refresh_state
+
+        def record(**changes: Any) -> None:
+            if "status" in changes and (not seen or seen[-1] != changes["status"]):
+                seen.append(changes["status"])
+            original(**changes)
+
+        app.header.refresh_state = record
+        await submit(pilot, app, "think first")
+        await wait_until(pilot, lambda: "the considered answer" in transcript_text(app))
+        await idle(pilot, app)
+    assert seen[:4] == ["Waiting for model", "Thinking", "Writing reply", "Ready"], seen

@@ -28,6 +28,7 @@ from zcoder.agent import (
     UserCommandFinished,
     UserCommandStarted,
 )
+from zcoder.tui.status import RUNNING_COMMAND, WAITING_FOR_MODEL, WRITING_REPLY
 from zcoder.tui.transcript import (
     AssistantEntry,
     CommandEntry,
@@ -38,6 +39,19 @@ from zcoder.tui.transcript import (
     thinking_text,
     tool_text,
 )
+
+
+def badge_label(event: StatusChanged) -> str:
+    """What the header's badge says for the agent's status: what is happening now. The
+    agent says THINKING when it sends a request; until the model streams something that
+    is waiting (ThinkingDelta and AssistantDelta then say Thinking or Writing reply)."""
+    if event.status is Status.THINKING:
+        return WAITING_FOR_MODEL
+    if event.status is Status.TOOL:
+        # run_command, or the user's !command (the agent calls it "shell").
+        commands = ("run_command", "shell")
+        return RUNNING_COMMAND if event.detail in commands else f"Tool: {event.detail}"
+    return event.status.value
 
 
 class AgentView:
@@ -71,6 +85,7 @@ class AgentView:
 
     def on_event(self, event: AgentEvent) -> None:
         if isinstance(event, ThinkingDelta):
+            self.set_status(Status.THINKING.value)  # only while reasoning streams
             self._thinking_text += event.text
             if self._thinking_entry is None:
                 self._thinking_entry = self.show(
@@ -85,9 +100,9 @@ class AgentView:
         if not isinstance(event, StatusChanged):
             self._end_thinking()
         if isinstance(event, StatusChanged):
-            label = f"Tool: {event.detail}" if event.status is Status.TOOL else event.status.value
-            self.set_status(label)
+            self.set_status(badge_label(event))
         elif isinstance(event, AssistantDelta):
+            self.set_status(WRITING_REPLY)
             self._stream_text += event.text
             if self._stream_entry is None:
                 self._stream_entry = AssistantEntry(self._stream_text, streaming=True)

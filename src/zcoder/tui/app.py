@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual.actions import SkipAction
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import Footer, Input, ListView, TextArea
 from textual.worker import Worker, WorkerState
@@ -48,7 +48,7 @@ from zcoder.tui.transcript import (
     error_text,
     system_text,
 )
-from zcoder.tui.widgets import SessionItem, SessionList, SidebarPlaceholder
+from zcoder.tui.widgets import Body, SessionItem, SessionList, SidebarPlaceholder
 
 if TYPE_CHECKING:
     # The agent, the model client, the relay, the session store and the parts of the UI
@@ -144,6 +144,7 @@ class ZcoderApp(App[int]):
             self.header_state, terminal_title=TerminalTitle(self.header_state.project)
         )
         self.ctrl_c = CtrlC()
+        self.body = Body(id="body")  # shows or hides the sidebar (narrow terminals)
         self.sidebar = SessionList(id="sessions")  # in place of the placeholder at start
         self._sidebar_placeholder: SidebarPlaceholder | None = SidebarPlaceholder()
         self.transcript = Transcript(id="transcript")
@@ -221,7 +222,7 @@ class ZcoderApp(App[int]):
         # The app keeps its own references: a query would search whichever screen is on
         # top (a dialog, say) and miss these.
         yield self.header
-        with Horizontal(id="body"):
+        with self.body:
             yield self._sidebar_placeholder or self.sidebar
             with Vertical(id="main"):
                 yield self.transcript
@@ -455,6 +456,9 @@ class ZcoderApp(App[int]):
             self.prompt_input.move_cursor(self.prompt_input.document.end)
             self.show_queue()
 
+    def on_prompt_input_scroll_transcript(self, message: PromptInput.ScrollTranscript) -> None:
+        self.transcript.scroll_by(pages=message.pages, lines=message.lines)
+
     def on_text_area_changed(self, event: PromptInput.Changed) -> None:
         # A queued prompt taken back to edit is cancelled when the input is cleared.
         empty = event.text_area is self.prompt_input and not self.prompt_input.text.strip()
@@ -489,10 +493,15 @@ class ZcoderApp(App[int]):
         self.transcript.follow()
 
     def action_interrupt(self) -> None:
-        """Ctrl+C (tui/interrupt.py): stop the turn and close a dialog as Escape does, or
-        quit. It never answers a dialog with anything but its refusal."""
+        """Ctrl+C (tui/interrupt.py): clear a draft, else stop the turn and close a dialog
+        as Escape does, or quit. It never answers a dialog with anything but its refusal."""
         top = self.screen
         dialog_open = len(self.screen_stack) > 1
+        if not dialog_open and (draft := self.prompt_input.take_draft()):
+            # The first press clears a draft; it is kept in the history (Up brings it back).
+            if (problem := self.prompt_input.habits.remember(draft)) is not None:
+                self.error(problem)
+            return
         if self.ctrl_c.press(running=self.busy or dialog_open) is Press.QUIT:
             self.quit_ui.request(0)
             return
@@ -537,8 +546,10 @@ class ZcoderApp(App[int]):
         placeholder.remove()
 
     def action_toggle_sidebar(self) -> None:
-        sidebar = self._sidebar_placeholder or self.sidebar
-        sidebar.display = not sidebar.display
+        self.body.toggle_sidebar()
+
+    def on_body_sidebar_hidden(self, _message: Body.SidebarHidden) -> None:
+        self.prompt_input.focus()
 
     def action_new_session(self) -> None:
         self.finish_start()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from zcoder.tui.widgets import SIDEBAR_MIN_TERMINAL_WIDTH
+
 COMMANDS: Final = {
     "/help": "show this help",
     "/new": "start a new session (idle only)",
@@ -49,14 +51,15 @@ KEYS: Final = {
     "Shift+Enter, Alt+Enter, Ctrl+J": "new line (Ctrl+Enter too); so does \\ then Enter",
     "Paste": "inserted as text, never sent; a long one shows as [pasted N lines #k]",
     "Ctrl+E (on a pasted block)": "expand it to its text (Backspace removes it whole)",
+    "PageUp/Down, Shift+Up/Down": "scroll the transcript (a page, 3 rows), also from the prompt",
     "Escape": "stop the running turn or command (the draft and the queued prompts are kept)",
     "Ctrl+T": "the whole output of the last command (p/n: older/newer, Esc closes)",
     "F2": "run the relayed tasks that wait for you (shown only then)",
     "Ctrl+N": "new session",
     "Ctrl+O": "model picker",
-    "Ctrl+B": "hide or show the sessions list",
-    "Ctrl+C": "stop the running turn or close the dialog (refusing); again within 2 s, or when"
-    " nothing runs, quit",
+    "Ctrl+B": f"hide or show the sessions list (hidden below {SIDEBAR_MIN_TERMINAL_WIDTH} columns)",
+    "Ctrl+C": "clear the draft (Up brings it back); else stop the turn or close the dialog"
+    " (refusing); again within 2 s, or when idle, quit",
     "Ctrl+Q": "quit",
 }
 

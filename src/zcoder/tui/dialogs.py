@@ -5,7 +5,11 @@ that keys meant for something else cannot answer them:
 
 * The whole command or message is shown, wrapped, never clipped. Longer content scrolls
   inside the dialog (arrows, PageUp/PageDown, Home/End, the wheel); the dialog states its
-  size and where the view is, and ``y`` does nothing until the end has been on screen.
+  size and where the view is, and ``y`` does nothing until every row of it has been drawn
+  on the screen, whole (``ContentView`` records the rows Textual's compositor actually
+  draws, clipped by the dialog and by the screen; a layout that was measured but never
+  drawn counts for nothing). A resize that wraps the content anew starts the count again,
+  unless all of it had been seen already.
   Long runs of blanks are shown as a visible marker with their length, so padding cannot
   push a tail out of sight.
 * The dialog is *armed* only after it has been on screen for ``ARM_SECONDS`` with no key
@@ -26,7 +30,11 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
+from textual.errors import NoWidget
+from textual.geometry import Region
+from textual.message import Message
 from textual.screen import ModalScreen
+from textual.strip import Strip
 from textual.timer import Timer
 from textual.widgets import Static
 
@@ -42,6 +50,7 @@ __all__ = [
     "MIN_DIALOG_WIDTH",
     "ApprovalScreen",
     "ConfirmSendScreen",
+    "ContentView",
     "GuardedDialog",
     "content_text",
 ]
@@ -54,6 +63,9 @@ WAITING_TEXT: Final = "waiting… keys you type now go back to your prompt"
 # refuses instead (the command is denied, the message is not sent).
 MIN_DIALOG_WIDTH: Final = 40
 MIN_DIALOG_HEIGHT: Final = 12
+
+# How often a dialog looks whether its content's scroll has come to rest (tui: ContentView).
+REST_CHECK_SECONDS: Final = 0.05
 
 # How often, and how long apart, the content is measured again while it is not laid out.
 MAX_MEASURE_RETRIES: Final = 50
@@ -73,9 +85,11 @@ GuardedDialog #content {
     background: $boost; padding: 0 1; margin: 1 0 0 0;
 }
 GuardedDialog #content:focus { background-tint: $foreground 5%; }
-GuardedDialog #position { color: $text-muted; height: 1; }
-GuardedDialog #keys { text-style: bold; height: 2; }
-GuardedDialog #keys.waiting { color: $warning; text-style: italic; }
+GuardedDialog #position { color: $text-muted; height: auto; }
+GuardedDialog #keys { text-style: bold; height: auto; }
+GuardedDialog #keys.waiting { color: $text-disabled; text-style: none; }
+GuardedDialog #hint { height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
+GuardedDialog #hint.waiting { color: $warning; text-style: italic; }
 """
 
 
@@ -85,6 +99,82 @@ def size_text(text: str) -> str:
 
 
 T = TypeVar("T")
+
+
+class ContentView(Static):
+    """A dialog's content, which keeps count of its rows that were drawn on the screen.
+
+    Textual's compositor asks a widget for exactly the part of it that is visible: its
+    region cut by every container around it and by the screen (``render_lines(crop)``).
+    Only rows asked for with their full width count: a row cut at the side was not seen
+    whole. The count is of the current wrapping; when the width changes the rows are
+    others, and the count starts again, unless every row had been seen (then every
+    character of the content has been on screen). Rows count only while ``counting``: the
+    dialog turns it on once it is armed and its layout has settled, so a row drawn for a
+    moment on the way to the final layout (then pushed out of it) does not count. Nor do
+    rows drawn while the view glides (End or PageDown animate the scroll): only where
+    the view comes to rest is it shown long enough to be read.
+    """
+
+    class Seen(Message):
+        """Rows not seen before were drawn."""
+
+    def __init__(self, content: Text) -> None:
+        super().__init__(content)
+        self._seen: set[int] = set()
+        self._width = 0
+        self.all_seen = False
+        self.counting = False
+        self._rest_timer: Timer | None = None
+
+    @property
+    def unseen(self) -> int:
+        """Rows of the current wrapping never drawn whole (0 once all were seen)."""
+        return 0 if self.all_seen else max(0, self.size.height - len(self._seen))
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        lines = super().render_lines(crop)
+        self._drawn(crop)
+        return lines
+
+    def _redraw_at_rest(self) -> None:
+        """Draw again once the glide is over: where it stops is counted then (its last
+        frames may change nothing, so no draw would come by itself)."""
+        if self._rest_timer is not None:
+            return
+
+        def check() -> None:
+            self._rest_timer = None
+            if self._gliding():
+                self._redraw_at_rest()
+            else:
+                self.refresh()
+
+        self._rest_timer = self.set_timer(REST_CHECK_SECONDS, check)
+
+    def _gliding(self) -> bool:
+        scroller = self.parent
+        animator = self.app.animator
+        return any(animator.is_being_animated(scroller, axis) for axis in ("scroll_y", "scroll_x"))
+
+    def _drawn(self, crop: Region) -> None:
+        width, total = self.size
+        if width <= 0 or total <= 0 or self.all_seen or not self.counting:
+            return
+        if width != self._width:
+            self._width = width
+            self._seen.clear()
+        if crop.x > 0 or crop.right < width:
+            return
+        if self._gliding():
+            self._redraw_at_rest()
+            return
+        new = set(range(max(0, crop.y), min(total, crop.bottom))) - self._seen
+        if not new:
+            return
+        self._seen |= new
+        self.all_seen = len(self._seen) >= total
+        self.post_message(self.Seen())
 
 
 class GuardedDialog(ModalScreen[T], Generic[T]):
@@ -112,18 +202,25 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
         self.give_back = give_back
         self.arm_seconds = arm_seconds
         self.armed = False
-        self.seen_end = False
         self.given_back: list[str] = []
         self._last_key = time.monotonic()
         self._arm_timer: Timer | None = None
-        self._nudged = False  # an answer was tried before the end was seen
+        self._nudged = False  # an answer was tried before all of the content was seen
         self._content_rows = 0
         self._measure_retries = 0
-        self._geometry_scrolls = False
+        self._scrolls = False
+        self._settled = False  # the layout stopped changing (the rows in view are final)
         self.frame = Vertical(classes="dialog")
         self.content = VerticalScroll(id="content")
+        self.view = ContentView(Text())  # filled in compose: subclasses set their state last
         self.position = Static("", id="position")
         self.keys = Static("", id="keys")
+        self.hint = Static("", id="hint")
+
+    @property
+    def seen_all(self) -> bool:
+        """Every row of the content has been drawn on the screen, whole."""
+        return self.view.all_seen
 
     # -- what subclasses provide ------------------------------------------------------
 
@@ -156,9 +253,11 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
             yield Static(self.title_text(), classes="title")
             yield from self.meta()
             with self.content:
-                yield Static(self.body_renderable())
+                self.view.update(self.body_renderable())
+                yield self.view
             yield self.position
             yield self.keys
+            yield self.hint
 
     def on_mount(self) -> None:
         self.content.focus()
@@ -168,7 +267,12 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
         self._show_keys()
 
     def on_resize(self, _event: events.Resize) -> None:
+        self._unsettle()  # until the new layout has settled
         self.call_after_refresh(self._view_changed)
+
+    def on_content_view_seen(self, event: ContentView.Seen) -> None:
+        event.stop()
+        self._view_changed()
 
     # -- the view of the content ------------------------------------------------------
 
@@ -177,7 +281,7 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
 
         The frame's height follows its content up to 90% of the screen; the content gets
         what the title, the details, the position and the keys leave, so those are never
-        pushed off the dialog, and the content is never cut off below its scroll region.
+        pushed off the dialog. Rows that do not fit are not drawn, and so not counted.
         """
         if self.frame.outer_size.height <= 0:
             return False
@@ -189,71 +293,97 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
         overhead = self.frame.styles.gutter.height + others + self.content.styles.margin.height
         rows = max(1, int(self.size.height * 0.9) - overhead)
         if self._content_rows != rows:
+            self._unsettle()
             self._content_rows = rows
             self.content.styles.max_height = rows
             return True
         return False
 
-    def _geometry(self) -> tuple[int, int, int] | None:
-        """(first row shown, rows shown, rows in all), once the content was laid out.
-
-        None while the content is not laid out or not wholly inside the dialog: rows that
-        a clipped scroll region claims to show are not on screen, so they do not count.
-        """
-        content = self.content
-        shown = content.scrollable_content_region.height
-        total = content.virtual_size.height
-        if shown <= 0 or total <= 0:
+    def _in_view(self) -> tuple[int, int] | None:
+        """(first, end) of the content's rows visible now, as the compositor places them:
+        the content's region cut by the dialog and the screen. None before it is placed."""
+        try:
+            placed = self.find_widget(self.view)
+        except NoWidget:
             return None
-        inner = self.frame.content_region
-        if not inner.contains_region(content.region) or not self.region.contains_region(
-            self.frame.region
-        ):
+        visible = placed.region.intersection(placed.clip)
+        if visible.height <= 0:
             return None
-        return round(content.scroll_y), shown, total
+        first = visible.y - placed.region.y
+        return first, first + visible.height
 
     def _view_changed(self, *_args: Any) -> None:
         if self._fit():
             self.call_after_refresh(self._view_changed)  # measure again once laid out
             return
-        geometry = self._geometry()
         size = size_text(self.body())
-        if geometry is None:
-            self.position.update(Text(size))
+        total = self.view.size.height
+        in_view = self._in_view() if total > 0 else None
+        if in_view is None:
+            self._set(self.position, size)
             # Not laid out yet (a new size is applied on a later refresh): look again.
             if self._measure_retries < MAX_MEASURE_RETRIES:
                 self._measure_retries += 1
                 self.set_timer(MEASURE_RETRY_SECONDS, self._view_changed)
             return
         self._measure_retries = 0
-        top, shown, total = geometry
-        bottom = min(total, top + shown)
-        self._geometry_scrolls = total > shown
-        if bottom >= total:
-            self.seen_end = True
-        if total <= shown:
+        self._settled = True
+        self._start_counting()
+        first, end = in_view
+        self._scrolls = end - first < total
+        if self.seen_all and not self._scrolls:
             where = "all shown"
         else:
-            where = f"rows {top + 1}–{bottom} of {total} ({100 * bottom // total}%)"
-        self.position.update(Text(f"{size} · {where}", no_wrap=True, overflow="ellipsis"))
+            # Never more than was drawn: the rows in view now, and what was never seen.
+            unseen = self.view.unseen
+            seen = "all seen" if self.seen_all else f"{unseen:,} not seen yet"
+            rows = f"row {end}" if end == first + 1 else f"rows {first + 1}–{end}"
+            where = f"{rows} of {total} · {seen}"
+        self._set(self.position, f"{size} · {where}")
         self._show_keys()
 
+    def _set(self, line: Static, text: str) -> None:
+        """Show ``text`` in the position or keys line; a change of its height gives the
+        content other rows, so the view is measured again once laid out."""
+        if str(line.content) != text:
+            line.update(Text(text))
+            self.call_after_refresh(self._view_changed)
+
+    def _unsettle(self) -> None:
+        self._settled = False
+        self.view.counting = False
+
+    def _start_counting(self) -> None:
+        """Armed and settled: rows drawn from now on count as seen. The view is drawn
+        again at once, in the same frame as the armed keys."""
+        if self.armed and self._settled and not self.view.counting:
+            self.view.counting = True
+            self.view.refresh()
+
     def _show_keys(self) -> None:
-        """Two rows: the answer keys (or that the dialog is waiting), then what to do next."""
-        self.keys.set_class(not self.armed, "waiting")
-        if not self.armed:
-            first, second = WAITING_TEXT, "Esc refuses"
+        """The answer keys, then one row: that the dialog waits, or what to do next.
+
+        The keys take the same rows armed or not (while waiting they are greyed, their
+        brackets round: ``(y)``), so arming moves nothing: the rows in view when the
+        dialog starts taking answers are the rows that were in view while it waited.
+        """
+        waiting = not self.armed
+        self.keys.set_class(waiting, "waiting")
+        self.hint.set_class(waiting, "waiting")
+        keys = self.keys_text()
+        if waiting:
+            keys = keys.replace("[", "(").replace("]", ")")  # as long, so wrapped the same
+            hint = WAITING_TEXT
+        elif not self.seen_all:
+            hint = "scroll through it all to answer: ↓ PgDn wheel"
+            if self._nudged:
+                hint = "not yet: " + hint
+        elif self._scrolls:
+            hint = "↑ ↓ PgUp PgDn Home End scroll"
         else:
-            first = self.keys_text()
-            if not self.seen_end:
-                second = "scroll to the end to answer: ↓ PgDn End or the wheel"
-                if self._nudged:
-                    second = "not yet: " + second
-            elif self._geometry_scrolls:
-                second = "↑ ↓ PgUp PgDn Home End scroll"
-            else:
-                second = ""
-        self.keys.update(Text(f"{first}\n{second}", no_wrap=True, overflow="ellipsis"))
+            hint = "Esc refuses"
+        self._set(self.keys, keys)
+        self.hint.update(Text(hint))
 
     # -- arming -----------------------------------------------------------------------
 
@@ -270,6 +400,7 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
             return
         self._arm_timer = None
         self.armed = True
+        self._start_counting()
         self._show_keys()
 
     # -- keys -------------------------------------------------------------------------
@@ -297,7 +428,7 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
         event.prevent_default()
         if answer != self.refusal:
             self._view_changed()
-            if not self.seen_end:
+            if not self.seen_all:
                 self._nudged = True
                 self._show_keys()
                 self.app.bell()

@@ -1,5 +1,9 @@
 """What Ctrl+C does: the first press stops what runs, a second soon after quits.
 
+* With a draft in the prompt (and no dialog open), a press clears the draft and does
+  nothing else: the draft goes into the prompt history, so Up brings it back (the app
+  does this before asking ``CtrlC``).
+
 * While a turn runs (or a dialog is open), the first press stops it — a dialog is closed
   the way Escape closes it, as a refusal; Ctrl+C never approves anything — and the user
   is told that another press quits.

@@ -12,6 +12,9 @@ large paste (more than PASTE_COLLAPSE_LINES lines or PASTE_COLLAPSE_CHARS charac
 as one placeholder, ``[pasted N lines #k]``, which stands for the whole text: that is what
 is submitted. The placeholder edits as one piece (Backspace or Delete removes all of it,
 typing never lands inside it) and Ctrl+E on it expands it into the text it stands for.
+
+PageUp and PageDown (a page) and Shift+Up and Shift+Down (``SHIFT_SCROLL_LINES`` rows)
+scroll the transcript, not the input: the prompt posts ``ScrollTranscript``.
 """
 
 from __future__ import annotations
@@ -39,8 +42,20 @@ PASTE_COLLAPSE_CHARS: Final = 2000
 # it would otherwise do nothing at all.
 NEWLINE_KEYS: Final = ("shift+enter", "alt+enter", "ctrl+j", "ctrl+enter")
 EXPAND_KEY: Final = "ctrl+e"
+SHIFT_SCROLL_LINES: Final = 3
+"""Rows the transcript moves for Shift+Up or Shift+Down typed in the prompt (a wheel notch)."""
+# Keys typed in the prompt that scroll the transcript (pages, lines): the prompt is where
+# the focus stays, and its own uses of them (a page of a 10-row input, a selection made
+# line by line) are worth less than reading back while typing, as in Claude Code and Codex.
+TRANSCRIPT_KEYS: Final = {
+    "pageup": (-1, 0),
+    "pagedown": (1, 0),
+    "shift+up": (0, -SHIFT_SCROLL_LINES),
+    "shift+down": (0, SHIFT_SCROLL_LINES),
+}
 HINT: Final = "Enter send · Shift+Enter / Alt+Enter / Ctrl+J new line"
 HINT_WITH_PASTE: Final = "Enter send · Alt+Enter / Ctrl+J new line · Ctrl+E on a paste: expand"
+DRAFT_CLEARED_HINT: Final = "draft cleared · ↑ brings it back"
 
 _PLACEHOLDER: Final = re.compile(r"\[pasted \d+ lines? #(\d+)\]")
 
@@ -78,6 +93,15 @@ class PromptInput(TextArea):
     class EditQueued(Message):
         """Up in an empty input: take the last queued prompt back to edit it."""
 
+    class ScrollTranscript(Message):
+        """PageUp/PageDown or Shift+Up/Down typed in the prompt: the transcript scrolls
+        by ``pages`` pages or ``lines`` rows (negative: back)."""
+
+        def __init__(self, pages: int, lines: int) -> None:
+            super().__init__()
+            self.pages = pages
+            self.lines = lines
+
     def __init__(self, text: str = "", **kwargs: Any) -> None:
         super().__init__(text, **kwargs)
         self._pasted: dict[int, PastedBlock] = {}  # this draft's collapsed pastes
@@ -96,6 +120,11 @@ class PromptInput(TextArea):
         if self.typing_hook is not None:
             self.typing_hook()
         if self.habits.handle_key(event):
+            return
+        if (step := TRANSCRIPT_KEYS.get(event.key)) is not None:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.ScrollTranscript(*step))
             return
         for handler in (self._enter_key, self._pasted_block_key):
             if handler(event):
@@ -131,6 +160,17 @@ class PromptInput(TextArea):
         self.clear()
         self._pasted = {}
         self.refresh_hint()
+
+    def take_draft(self) -> str:
+        """Ctrl+C with a draft: clear the input and return the draft (pastes expanded) for
+        the history, so Up brings it back; "" when the input holds nothing."""
+        text = self.expanded_text()
+        if not text.strip():
+            return ""
+        self.clear()
+        self._pasted = {}
+        self.border_subtitle = DRAFT_CLEARED_HINT  # until the input changes again
+        return text
 
     def expanded_text(self) -> str:
         """The draft with every collapsed paste replaced by its text."""
@@ -245,7 +285,9 @@ class PromptInput(TextArea):
 
     def on_text_area_changed(self, _event: TextArea.Changed) -> None:
         self.habits.text_changed()  # a paste or an edit ends a search or Tab's listing
-        if self._pasted:  # still kept after an expand or a delete: Ctrl+Z brings it back
+        # Pastes are still kept after an expand or a delete (Ctrl+Z brings them back); a
+        # cleared draft's hint lasts until the input changes.
+        if self._pasted or (self.text and self.border_subtitle == DRAFT_CLEARED_HINT):
             self.refresh_hint()
 
     def refresh_hint(self) -> None:

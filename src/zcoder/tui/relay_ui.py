@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from zcoder.relay import QuarantinedMessage, Relay
+from zcoder.relay import QuarantinedMessage, Relay, RelayStatus
 from zcoder.relay.display import peer_table, visible
 from zcoder.relay.names import BadName, check_name, name_of
 from zcoder.relay.sanitize import field_for_model
 from zcoder.relay.spool import Sequences
 from zcoder.tui.inbox_ui import InboxUI
 from zcoder.tui.relay_policy_ui import RelayPolicyUI
+from zcoder.tui.transcript import Entry, system_text
 
 if TYPE_CHECKING:
     from zcoder.tui.app import ZcoderApp
@@ -37,6 +38,26 @@ CONTINUE_KEY = "F2"  # the app's binding for /agents continue
 
 class RelayNudge(Message):
     """Posted from the relay's listener thread: a message was queued."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Backlog:
+    """Relayed tasks not run yet, as of one look: what the header's relay part and the
+    "ran without you" notice both say (``RelayUI.backlog``), so they cannot disagree."""
+
+    queued: int  # accepted messages waiting in the spool
+    ran_without_you: int  # relayed turns started since the user last acted
+    waiting_for_you: bool  # they wait for the user (the auto-turn limit was reached)
+
+
+def waiting_text(backlog: Backlog) -> str:
+    """The transcript's notice while relayed tasks wait for the user."""
+    waiting = backlog.queued
+    return (
+        f"{_tasks(backlog.ran_without_you)} ran without you; {waiting} more "
+        f"{'is' if waiting == 1 else 'are'} waiting. /agents continue "
+        f"(or {CONTINUE_KEY}) runs them."
+    )
 
 
 class RelayUI:
@@ -52,6 +73,8 @@ class RelayUI:
         self._registry_mark: int | None = None  # the registry's mtime at the last look
         self._sharing: dict[str, str] = {}  # instance id -> label, peers sharing the workspace
         self._looking = False
+        # The "ran without you" notice, kept up to date while the tasks wait for the user.
+        self._waiting_notice: Entry | None = None
 
     def start(self, *, spawn_now: bool = False) -> None:
         """Start the relay; its listener process is spawned once the next frame is drawn
@@ -123,17 +146,25 @@ class RelayUI:
             return None
         return self.relay.sequences().oldest_waiting
 
-    def announce_waiting(self, oldest: int | None) -> None:
-        """Idle, and relayed tasks wait for the user: say so once, and in the header."""
+    def backlog(self, status: RelayStatus | None = None) -> Backlog:
+        """The one look at the relayed tasks not run yet (the header and the notice);
+        ``status``: the relay's, when the caller has just read it."""
         scheduler = self.app.scheduler
-        if self.relay is None or not scheduler.should_announce(oldest):
-            return
-        waiting = self.relay.status().queued
-        self.app.notice(
-            f"{_tasks(scheduler.auto_turns)} ran without you; {waiting} more "
-            f"{'is' if waiting == 1 else 'are'} waiting. /agents continue "
-            f"(or {CONTINUE_KEY}) runs them."
+        if status is None and self.relay is not None:
+            status = self.relay.status()
+        queued = status.queued if status is not None else 0
+        return Backlog(
+            queued=queued,
+            ran_without_you=scheduler.auto_turns,
+            waiting_for_you=scheduler.holding(self.oldest_waiting()),
         )
+
+    def announce_waiting(self, oldest: int | None) -> None:
+        """Idle, and relayed tasks wait for the user: say so once, and in the header. The
+        notice follows the count (``refresh_header``) for as long as they wait."""
+        if self.relay is None or not self.app.scheduler.should_announce(oldest):
+            return
+        self._waiting_notice = self.app.show(Entry("system", system_text("")))
         self.refresh_header()
 
     def report_quarantined(self, claimed: QuarantinedMessage) -> None:
@@ -152,13 +183,29 @@ class RelayUI:
             self._was_available = False
             self.reason = status.reason
             app.error(f"Agent relay stopped: {status.reason}. Everything else works.")
-        waiting = app.scheduler.holding(self.oldest_waiting())
-        changed = waiting != app.header_state.waiting
+        backlog = self.backlog(status)
+        changed = backlog.waiting_for_you != app.header_state.waiting
         # Peers see this instance once its listener answers (relay.finish_start).
         state = status.state if self.relay.ready or not status.available else "starting"
-        app.header.refresh_state(relay=state, queued=status.queued, waiting=waiting)
+        app.header.refresh_state(
+            relay=state, queued=backlog.queued, waiting=backlog.waiting_for_you
+        )
+        self._follow_backlog(backlog)
         if changed:
             app.refresh_bindings()  # the continue key is in the footer only while tasks wait
+
+    def _follow_backlog(self, backlog: Backlog) -> None:
+        """The waiting notice says what the header says; once the tasks no longer wait
+        for the user it stays as it last was (what was true then)."""
+        notice = self._waiting_notice
+        if notice is None:
+            return
+        if not backlog.waiting_for_you:
+            self._waiting_notice = None
+            return
+        body = system_text(waiting_text(backlog))
+        if notice.plain != body.plain:
+            notice.show_text(body)
 
     # -- /list-agents and /agents -------------------------------------------------------
 
@@ -205,7 +252,7 @@ class RelayUI:
             self.policy.trust_command(argument)
             return
         elif argument == "continue":
-            waiting = self.relay.status().queued if self.oldest_waiting() is not None else 0
+            waiting = self.backlog().queued if self.oldest_waiting() is not None else 0
             app.notice(
                 f"Running the {_tasks(waiting)} that waited for you."
                 if app.scheduler.limited and waiting

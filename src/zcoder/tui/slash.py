@@ -36,11 +36,10 @@ class SlashCommands:
                 app.error(f"/sessions takes no argument but all, not {argument!r}")
                 return
             app.sessions.show_one_shot = argument.lower() == "all"
-            sidebar = app.sidebar
-            sidebar.display = True
+            app.body.show_sidebar()
             app.refresh_sessions()
             app.notice(app.sessions.listing())
-            sidebar.focus()
+            app.sidebar.focus()
         elif name == "/copy":
             self._copy()
         elif name == "/model":

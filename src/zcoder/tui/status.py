@@ -1,9 +1,12 @@
 """The header bar: status badge, model, project, profile, context meter and relay state.
 
-The status badge is what the user trusts to know whether zcoder is working: while it
-waits for the model or a tool runs, the badge spins and counts the seconds of that wait
-(``⠋ Thinking 12s``). The spinner's timer runs only while something is under way; an
-idle header is drawn once per change and never again.
+The status badge is what the user trusts to know whether zcoder is working, and on what:
+``Waiting for model`` until the model streams anything, ``Thinking`` while its reasoning
+streams, ``Writing reply`` while the reply's text does, ``Running command`` or ``Tool:
+name`` while a tool runs (tui/agent_view.py says which). While something is under way the
+badge spins and counts the seconds of that step (``⠋ Waiting for model 12s``). The
+spinner's timer runs only while something is under way; an idle header is drawn once per
+change and never again.
 
 Narrow terminals drop the header's lesser parts, in ``REDUCTIONS`` order, so the badge,
 the model and the relay state stay on screen down to 40 columns (the model name is cut
@@ -31,10 +34,13 @@ __all__ = [
     "ACTIVE_STATUSES",
     "MODEL_MIN_CELLS",
     "REDUCTIONS",
+    "RUNNING_COMMAND",
     "SPINNER_FRAMES",
     "SPINNER_SECONDS",
+    "WAITING_FOR_MODEL",
     "WAITING_FOR_YOU",
     "WORKED_NOTE_SECONDS",
+    "WRITING_REPLY",
     "HeaderBar",
     "HeaderState",
     "elapsed_text",
@@ -47,7 +53,23 @@ __all__ = [
 SPINNER_FRAMES: Final = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINNER_SECONDS: Final = 0.125
 """How often the badge is drawn again while busy: eight frames a second."""
-ACTIVE_STATUSES: Final = frozenset({Status.THINKING.value, Status.WARMING_UP.value, "Compacting"})
+WAITING_FOR_MODEL: Final = "Waiting for model"
+"""The badge from a request's start until the model streams anything (a local model reads
+the whole prompt first)."""
+WRITING_REPLY: Final = "Writing reply"
+"""The badge while the reply's text streams (``Thinking`` only while reasoning streams)."""
+RUNNING_COMMAND: Final = "Running command"
+"""The badge while a run_command call runs (other tools: ``Tool: name``)."""
+ACTIVE_STATUSES: Final = frozenset(
+    {
+        Status.THINKING.value,
+        Status.WARMING_UP.value,
+        WAITING_FOR_MODEL,
+        WRITING_REPLY,
+        RUNNING_COMMAND,
+        "Compacting",
+    }
+)
 """Statuses that mean "wait, something is under way" (and every ``Tool: name``)."""
 WAITING_FOR_YOU: Final = "Waiting for you"
 """The badge and the title while a dialog waits for the user's answer."""
@@ -315,7 +337,7 @@ class HeaderBar(Widget):
         """A turn began: the badge spins at once, before the agent says what it does."""
         self._turn_started = self.clock()
         if not is_active(self.state.status):
-            self.refresh_state(status=Status.THINKING.value)
+            self.refresh_state(status=WAITING_FOR_MODEL)
 
     def turn_ended(self, *, stopped: bool, failed: bool) -> float:
         """The turn's worker ended: its length in seconds. A badge the agent left

@@ -627,6 +627,19 @@ class Transcript(VerticalScroll):
         self.anchor()
         self._show_hint()
 
+    def scroll_by(self, *, pages: int = 0, lines: int = 0) -> None:
+        """Keys typed in the prompt (PageUp/PageDown, Shift+Up/Down): ``pages`` pages and
+        ``lines`` rows, negative back, at once (no glide). Going back lets go of the end,
+        as the wheel does; reaching the end follows new output again."""
+        step = pages * self.scrollable_content_region.height + lines
+        if step == 0:
+            return
+        target = self.scroll_y + step
+        if step > 0 and target >= self.max_scroll_y:
+            self.follow()
+            return
+        self.scroll_to(y=max(0, target), animate=False)
+
     def add(self, entry: Entry) -> Entry:
         self.mount(entry)
         return entry

@@ -14,6 +14,10 @@ import re
 from typing import Final
 
 from rich.text import Text
+from textual import events
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import ListItem, ListView, Static
 
 from zcoder.relay.sanitize import visible_lines
@@ -99,6 +103,68 @@ class SidebarPlaceholder(Static):
         width: 30; height: 1fr; background: $surface; border-right: solid $primary-background;
     }
     """
+
+
+SIDEBAR_MIN_TERMINAL_WIDTH: Final = 80
+"""Narrower than this many columns, the sessions sidebar (30 columns) hides itself, so the
+transcript keeps at least 50; it comes back when the terminal is wide enough again. Ctrl+B
+or /sessions shows it anyway, and /sessions lists the sessions and their ids."""
+
+
+class Body(Horizontal):
+    """The sidebar and the main column; it decides whether the sidebar is shown.
+
+    Shown when the terminal is at least ``SIDEBAR_MIN_TERMINAL_WIDTH`` wide, unless the
+    user hid it (Ctrl+B); when narrower, hidden unless the user asked for it (Ctrl+B,
+    /sessions) since it became narrow. The sidebar is the first child (the placeholder of
+    the first frame, then the sessions list).
+    """
+
+    class SidebarHidden(Message):
+        """The sidebar was hidden while it had the focus: the focus needs a new home."""
+
+    narrow: reactive[bool] = reactive(False)
+    hidden_by_user = reactive(False)  # Ctrl+B while wide
+    shown_anyway = reactive(False)  # Ctrl+B or /sessions while narrow
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.narrow = event.size.width < SIDEBAR_MIN_TERMINAL_WIDTH
+
+    def watch_narrow(self, narrow: bool) -> None:
+        if not narrow:
+            self.shown_anyway = False  # the next narrow spell hides it again
+        self._apply()
+
+    def watch_hidden_by_user(self) -> None:
+        self._apply()
+
+    def watch_shown_anyway(self) -> None:
+        self._apply()
+
+    @property
+    def sidebar_wanted(self) -> bool:
+        return self.shown_anyway if self.narrow else not self.hidden_by_user
+
+    def toggle_sidebar(self) -> None:
+        """Ctrl+B: hide it if shown, show it if hidden (whatever the width)."""
+        if self.narrow:
+            self.shown_anyway = not self.shown_anyway
+        else:
+            self.hidden_by_user = not self.hidden_by_user
+
+    def show_sidebar(self) -> None:
+        if self.narrow:
+            self.shown_anyway = True
+        else:
+            self.hidden_by_user = False
+
+    def _apply(self) -> None:
+        if not self.children:
+            return
+        sidebar = self.children[0]
+        sidebar.display = self.sidebar_wanted
+        if not sidebar.display and sidebar.has_focus:
+            self.post_message(self.SidebarHidden())
 
 
 class SessionList(ListView):

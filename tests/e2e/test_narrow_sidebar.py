@@ -1,0 +1,63 @@
+"""The sessions sidebar in a narrow terminal: zcoder in tmux, resized as a user resizes.
+
+Below SIDEBAR_MIN_TERMINAL_WIDTH columns the sidebar hides itself, so the transcript keeps
+the width; it comes back when there is room. What it showed stays reachable: Ctrl+B shows
+it anyway, /sessions lists the sessions with their ids. The screen is read from tmux.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.e2e.harness import World
+from tests.e2e.tmux import TmuxInstance, start_in_tmux, to_hex
+from zcoder.tui.widgets import SIDEBAR_MIN_TERMINAL_WIDTH
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+TITLE = "● New Job"  # the open session's row in the sidebar
+CTRL_B = "02"
+
+
+def _resize(zc: TmuxInstance, width: int, height: int) -> None:
+    zc.tmux("resize-window", "-t", "zc", "-x", str(width), "-y", str(height))
+
+
+def _prompt_starts_at_column_0(zc: TmuxInstance) -> bool:
+    return any(row.startswith("▊▔") for row in zc.screen())
+
+
+def test_a_narrow_terminal_hides_the_sidebar_and_a_wide_one_brings_it_back(
+    world: World,
+) -> None:
+    assert 60 < SIDEBAR_MIN_TERMINAL_WIDTH <= 100
+    server = world.server(demo=False)
+    zc = start_in_tmux(world, "alpha", server, size=(100, 24))
+    zc.wait_text(TITLE)  # wide: the sidebar lists the session, with its id below
+    row = zc.rows_with(TITLE)[0]
+    session_id = zc.screen()[row + 1].split("│")[0].strip()
+    assert re.fullmatch(r"[0-9a-z_]{8,}", session_id), session_id
+
+    _resize(zc, 60, 15)
+    zc.wait_gone(TITLE)
+    zc.wait_gone(session_id)
+    assert _prompt_starts_at_column_0(zc)  # the transcript and the prompt have the width
+
+    zc.send_hex(CTRL_B)  # asked for: shown anyway
+    zc.wait_text(TITLE)
+    zc.send_hex(CTRL_B)
+    zc.wait_gone(TITLE)
+
+    zc.type_text("/sessions")
+    zc.wait_text("/sessions")
+    zc.send_hex("0d")
+    zc.wait_text(session_id)  # the listing names it (the sidebar shows too, as asked)
+    zc.send_hex(CTRL_B)
+    zc.wait_gone(TITLE)
+
+    _resize(zc, 100, 24)
+    zc.wait_text(TITLE)  # room again: back
+    zc.send_hex(to_hex("\x11"))
+    assert zc.wait_exit() in (0, None)
