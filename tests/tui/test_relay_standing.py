@@ -1,9 +1,9 @@
 """What the app shows of a relayed message's sender is what its listener verified.
 
 A `zcoder send` from a plain shell is held (ZCODER_RELAY_INBOUND=hold), and the held
-notice, /agents held, the transcript, /inbox and the model's <agent_relay> record all call
-it "via zcoder send, pid N, from DIR", never by its directory's name. /agents trust refuses
-a peer that is not a verifiable interactive instance.
+notice, /agents held, the quit dialog, the transcript, /inbox and the model's <agent_relay>
+record all call it "via zcoder send, pid N, from DIR", never by its directory's name.
+/agents trust refuses a peer that is not a verifiable interactive instance.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.fake_ollama import Turn
-from tests.tui.conftest import idle, submit, transcript_text, wait_until
+from tests.tui.conftest import answer, idle, submit, transcript_text, wait_until
 from zcoder.relay import ClaimedMessage, Relay, load_relay_settings
 from zcoder.relay.trust import TRUST_FILE
 
@@ -76,6 +76,31 @@ async def test_a_zcoder_send_message_is_shown_and_recorded_as_such_everywhere(
     assert "Sender standing: not an interactive zcoder instance" in record
     # Never called by its working directory's name, as if it were an instance there.
     assert "from elsewhere" not in transcript_text(app) and "Sender: elsewhere" not in record
+
+
+async def test_the_quit_dialog_names_a_zcoder_send_message_as_everywhere_else(
+    fake, make_config, app_factory, env, short_dir
+):
+    from zcoder.tui.quit_ui import QuitScreen
+
+    elsewhere = short_dir / "elsewhere"
+    elsewhere.mkdir()
+    app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await asyncio.to_thread(zcoder_send, env, elsewhere, "project", "please look at it")
+        await wait_until(pilot, lambda: "is held for you" in transcript_text(app))
+        assert app.relay is not None
+        (held,) = [m for m in app.relay.held() if isinstance(m, ClaimedMessage)]
+        label = f"via zcoder send, pid {held.envelope.sender_pid}, from {elsewhere}"
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: isinstance(app.screen, QuitScreen))
+        screen = app.screen
+        assert isinstance(screen, QuitScreen)
+        meta = " ".join(str(widget.content) for widget in screen.meta())
+        assert meta.startswith(f"{label}; quitting discards them")
+        assert screen.body() == f"{label}: please look at it"
+        await answer(pilot, app, "n")
 
 
 async def test_agents_trust_refuses_a_peer_that_is_not_a_verifiable_instance(

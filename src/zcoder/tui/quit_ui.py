@@ -17,6 +17,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from zcoder.relay import ClaimedMessage, Envelope
+from zcoder.relay.display import sender_from
 from zcoder.relay.sanitize import visible
 from zcoder.tui.dialogs import GuardedDialog
 
@@ -39,13 +40,13 @@ class QuitScreen(GuardedDialog[bool]):
         return Text(f"Quit with {count} relayed message{'s' if count != 1 else ''} not yet run?")
 
     def meta(self) -> list[Static]:
-        senders = collections.Counter(
-            visible(m.sender_project or m.sender_instance_id) for m in self.messages
-        )
+        # Named as everywhere else (zcoder.relay.display): "from api (pid 4242, /src/api)"
+        # or "via zcoder send, pid 4242, from /home/me", never by a directory's name alone.
+        senders = collections.Counter(visible(sender_from(m)) for m in self.messages)
         who = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in senders.items())
         return [
             Static(
-                Text(f"from {who}; quitting discards them and tells their senders"),
+                Text(f"{who}; quitting discards them and tells their senders"),
                 classes="meta",
             )
         ]
@@ -55,7 +56,7 @@ class QuitScreen(GuardedDialog[bool]):
         for message in self.messages:
             preview = " ".join(message.body.split())
             preview = preview[:100] + ("…" if len(preview) > 100 else "")
-            lines.append(f"{message.sender_project or message.sender_instance_id}: {preview}")
+            lines.append(f"{sender_from(message)}: {preview}")
         return "\n".join(lines)
 
     def keys_text(self) -> str:
