@@ -19,7 +19,7 @@ from zcoder.agent.events import (
 from zcoder.agent.prompts import system_prompt
 from zcoder.agent.recorder import Recorder
 from zcoder.agent.status import ContextUsage
-from zcoder.agent.usage import Breakdown, ContextMeter
+from zcoder.agent.usage import Breakdown, ContextMeter, output_cap
 from zcoder.model import AssistantReply, Done, Message, ModelError
 
 if TYPE_CHECKING:
@@ -94,6 +94,16 @@ class ContextKeeper:
             window=settings.num_ctx,
         )
 
+    def output_cap(self, request: list[Message], schemas: list[dict[str, Any]]) -> int | None:
+        """The output limit to ask for with ``request``: the setting, lowered to what the
+        window leaves after it (zcoder.agent.usage.output_cap). Turns and compaction's
+        summary request are both sized so."""
+        window = self.host.settings.num_ctx
+        prompt = self.meter.estimate(request, schemas, window).used if window else 0
+        return output_cap(
+            window, prompt, self.host.settings.num_predict, measured=self.meter.last is not None
+        )
+
     # -- compaction ---------------------------------------------------------------------
 
     async def compact(self, focus: str = "", *, automatic: bool = False) -> CompactResult:
@@ -118,14 +128,18 @@ class ContextKeeper:
         )
         recorder.emit(Notice(f"{label}…"))
         summary = AssistantReply()
-        async for event in host.client.chat(
+        request = summary_request(older, focus)
+        # Sized and bounded as a turn is: an output limit that fits the window (a server
+        # such as vLLM refuses one that does not), the idle deadline and the reply cap.
+        stream = host.client.chat(
             settings.model,
-            summary_request(older, focus),
+            request,
             think=False,
-            num_predict=settings.num_predict,
+            num_predict=self.output_cap(request, []),
             num_ctx=settings.num_ctx,
             keep_alive=settings.keep_alive,
-        ):
+        )
+        async for event in settings.watched(stream):
             summary.add(event)
         text = summary.content.strip()
         if not text:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
@@ -56,7 +56,6 @@ from zcoder.agent.usage import (
     ContextMeter,
     cut_off_reason,
     fit_tool_output,
-    output_cap,
 )
 from zcoder.agent.user_command import run_user_command
 from zcoder.config import DEFAULT_COMPACT_AT, Config
@@ -141,6 +140,11 @@ class AgentSettings:
     """Seconds without new output before a reply is stopped (zcoder.model.watch)."""
     max_reply_chars: int | None = DEFAULT_MAX_REPLY_CHARS
     """Characters of one reply after which it is stopped (zcoder.model.watch)."""
+
+    def watched(self, stream: AsyncIterator[ChatEvent]) -> AsyncGenerator[ChatEvent, None]:
+        """``stream`` within these settings' idle deadline and reply cap: every request
+        the agent makes (turns, and compaction's summary) is bounded so."""
+        return watched(stream, idle_seconds=self.idle_timeout, max_chars=self.max_reply_chars)
 
     @classmethod
     def from_config(cls, config: Config, model: str) -> AgentSettings:
@@ -502,11 +506,7 @@ class Agent:
     ) -> AssistantReply:
         """Stream one reply; one retry for a connection error before any response."""
         retried = False
-        window = self.settings.num_ctx
-        prompt = self.meter.estimate(messages, tools, window).used if window else 0
-        cap = output_cap(
-            window, prompt, self.settings.num_predict, measured=self.meter.last is not None
-        )
+        cap = self.keeper.output_cap(messages, tools)
         self._output_cap = cap
         while True:
             reply = AssistantReply()
@@ -522,11 +522,7 @@ class Agent:
                     num_ctx=self.settings.num_ctx,
                     keep_alive=self.settings.keep_alive,
                 )
-                async for event in watched(
-                    stream,
-                    idle_seconds=self.settings.idle_timeout,
-                    max_chars=self.settings.max_reply_chars,
-                ):
+                async for event in self.settings.watched(stream):
                     received = True
                     reply.add(event)
                     if isinstance(event, ContentDelta) and event.text:
