@@ -1,11 +1,13 @@
 """send_agent_message's arguments: the design's ``target_instance_id``, and ``target`` too.
 
 Two real relays in a private registry; the tool is dispatched through the real registry,
-so the schema's validation is the one a model's call meets.
+so the schema's validation is the one a model's call meets. A call the model writes as
+text is recovered (zcoder.model.recovery) under either name too.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -15,7 +17,10 @@ from typing import Any
 
 import pytest
 
+from tests.agent.support import Harness
 from tests.fixtures.approver import ScriptedApprover
+from tests.fixtures.fake_ollama import Turn
+from zcoder.agent import Outcome
 from zcoder.agent.relay_tools import (
     RELAY_SENDER_KEY,
     SEND_AGENT_MESSAGE,
@@ -179,6 +184,7 @@ async def test_in_a_relayed_turn_both_spellings_reach_only_the_sender(
     ]
     target = schema["function"]["parameters"]["properties"]["target_instance_id"]
     assert target["enum"] == [peer.instance_id]
+    assert "x-aliases" not in schema["function"]["parameters"]  # never sent in this turn either
     for key in ("target_instance_id", "target"):
         refused = await registry.dispatch(
             SEND_AGENT_MESSAGE, {key: "weekly-digest", "message": "by name"}, ctx
@@ -189,3 +195,26 @@ async def test_in_a_relayed_turn_both_spellings_reach_only_the_sender(
         )
         assert sent.ok, sent.output
     assert _bodies(peer) == ["reply target_instance_id", "reply target"]
+
+
+@pytest.mark.parametrize("key", ["target_instance_id", "target"])
+async def test_a_call_written_as_text_with_either_argument_name_is_recovered_and_delivered(
+    pair: tuple[Relay, Relay], harness: Harness, key: str
+) -> None:
+    me, peer = pair
+    confirmer = Confirmer()
+    register_relay_tools(harness.agent.registry, me, confirmer)
+    written = json.dumps(
+        {"name": SEND_AGENT_MESSAGE, "arguments": {key: peer.instance_id, "message": "lint"}}
+    )
+    harness.server.enqueue(Turn.text(f"```json\n{written}\n```"), Turn.text("asked"))
+    finished = await harness.agent.run_user_turn("ask weekly-digest to lint")
+
+    assert finished.outcome is Outcome.COMPLETE, finished.error
+    assert confirmer.asked == [(peer.instance_id, "lint")]
+    assert _bodies(peer) == ["lint"]
+    [assistant] = [m for m in harness.bodies()[1]["messages"] if m["role"] == "assistant"]
+    [recovered] = assistant["tool_calls"]
+    assert recovered["id"] == "recovered_0"
+    # The call is recorded in the model's words; dispatch reads the other name.
+    assert recovered["function"]["arguments"] == {key: peer.instance_id, "message": "lint"}

@@ -309,8 +309,10 @@ class Agent:
         )
         return [system_message(prompt), *self.messages]
 
-    def tool_schemas(self, ctx: ToolContext) -> list[dict[str, Any]]:
-        return restrict_schemas(self.registry.schemas(ctx), ctx)
+    def tool_schemas(self, ctx: ToolContext, *, checked: bool = False) -> list[dict[str, Any]]:
+        """The turn's tools as the model is sent them; ``checked``: as the registry
+        validates a call (ToolSpec.schema)."""
+        return restrict_schemas(self.registry.schemas(ctx, checked=checked), ctx)
 
     def user_turn_request(self) -> tuple[list[Message], list[dict[str, Any]]]:
         """What the next user turn's first request would send: messages and tool schemas."""
@@ -380,8 +382,9 @@ class Agent:
                 if schemas:
                     await self._check_tools_template()
                 reply = await self._request(request, schemas)
-                # A tool call or reasoning the model wrote as text becomes a real one.
-                recovered = recover(reply, schemas)
+                # A tool call or reasoning the model wrote as text becomes a real one, when
+                # the registry would take it as a call (other argument names included).
+                recovered = recover(reply, self.tool_schemas(ctx, checked=True))
                 if recovered is not reply:
                     if reply.content.strip() and not recovered.content.strip():
                         # All that streamed was a call or reasoning: off the screen.

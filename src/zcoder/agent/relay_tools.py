@@ -52,18 +52,14 @@ TARGET: Final = "target_instance_id"  # the design's name (the seed, zcoder.zsh)
 TARGET_ALIAS: Final = "target"  # accepted too: what this tool called it for a while
 
 
-def _send_parameters(only: str | None = None) -> dict[str, Any]:
-    target: dict[str, Any] = {
-        "type": "string",
-        "description": "an instance id or unique name from list_agents",
-    }
-    if only is not None:
-        target["enum"] = [only]
-        target["description"] = "the sender of the relayed task you are working on (only)"
+def _send_parameters() -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            TARGET: target,
+            TARGET: {
+                "type": "string",
+                "description": "an instance id or unique name from list_agents",
+            },
             "message": {"type": "string", "description": "the task, as plain text"},
         },
         "required": [TARGET, "message"],
@@ -157,13 +153,20 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
 
 
 def restrict_schemas(schemas: Sequence[dict[str, Any]], ctx: ToolContext) -> list[dict[str, Any]]:
-    """In a relayed turn, send_agent_message's schema names only the exact sender."""
+    """In a relayed turn, send_agent_message's schema names only the exact sender.
+
+    Only the target changes: the schema keeps the form it was given in (the model's, or
+    the registry's with the other names it accepts: ToolSpec.schema)."""
     sender = relay_reply_target(ctx) if ctx.origin is TurnOrigin.RELAY else None
     out = []
     for schema in schemas:
         if sender is not None and schema.get("function", {}).get("name") == SEND_AGENT_MESSAGE:
             restricted = copy.deepcopy(schema)
-            restricted["function"]["parameters"] = _send_parameters(only=sender)
+            restricted["function"]["parameters"]["properties"][TARGET] = {
+                "type": "string",
+                "description": "the sender of the relayed task you are working on (only)",
+                "enum": [sender],
+            }
             out.append(restricted)
         else:
             out.append(schema)

@@ -163,8 +163,11 @@ def recover(reply: AssistantReply, schemas: Sequence[Mapping[str, Any]]) -> Assi
 
     ``schemas`` are the ``tools`` entries of the request (``{"type": "function",
     "function": {"name", "description", "parameters"}}``); only their tools can be
-    recovered. Returns ``reply`` itself when nothing was recovered, otherwise a new reply
-    (the same ``done``).
+    recovered. The agent passes them as the registry checks a call
+    (``ToolSpec.schema(checked=True)``), so an argument given under another name the
+    registry accepts (``x-aliases``) is recovered as dispatch would take it. Returns
+    ``reply`` itself when nothing was recovered, otherwise a new reply (the same
+    ``done``).
     """
     try:
         return _recover(reply, _parameters_by_name(schemas))

@@ -94,19 +94,21 @@ class ToolSpec:
     handler: ToolHandler
     availability: ToolAvailability = _always_available
 
-    def schema(self) -> dict[str, Any]:
+    def schema(self, *, checked: bool = False) -> dict[str, Any]:
         """This tool as an entry of the Ollama ``tools`` request field.
 
         The model gets the parameters without the bounds the registry checks anyway
-        (``additionalProperties``, minimum and maximum, lengths): they cost tokens of every
-        request, and a call that breaks them is answered with an error that says so.
+        (``additionalProperties``, minimum and maximum, lengths, other names): they cost
+        tokens of every request, and a call that breaks them is answered with an error that
+        says so. ``checked`` keeps them all: the schema as the registry validates a call,
+        which a call the model wrote as text is judged by (zcoder.model.recovery).
         """
         return {
             "type": "function",
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": _for_model(self.parameters),
+                "parameters": self.parameters if checked else _for_model(self.parameters),
             },
         }
 

@@ -161,9 +161,10 @@ class ToolRegistry:
         """The tools offered for this turn, in registration order."""
         return [spec for spec in self._tools.values() if spec.available(ctx.origin, ctx)]
 
-    def schemas(self, ctx: ToolContext) -> list[dict[str, Any]]:
-        """The Ollama ``tools`` entries for this turn."""
-        return [spec.schema() for spec in self.available(ctx)]
+    def schemas(self, ctx: ToolContext, *, checked: bool = False) -> list[dict[str, Any]]:
+        """The Ollama ``tools`` entries for this turn; ``checked``: as :meth:`dispatch`
+        validates them, with what the model is not sent (ToolSpec.schema)."""
+        return [spec.schema(checked=checked) for spec in self.available(ctx)]
 
     async def dispatch(self, name: str, args: Any, ctx: ToolContext) -> ToolResult:
         """Validate and run one tool call; every failure is a result, never an exception.
