@@ -298,3 +298,82 @@ def test_lock_holders_are_read_from_granted_flocks_only(tmp_path: Path) -> None:
     assert flock_holders(str(target), str(table)) == {4242, 8181}
     assert flock_holders(str(tmp_path / "missing"), str(table)) == frozenset()
     assert flock_holders(str(target), str(tmp_path / "no-proc")) == frozenset()
+
+
+def test_lock_facts_are_looked_at_once_per_process_and_afresh_for_a_reused_pid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # /proc/locks is read once for a live process, not on every enqueue; a pid that now
+    # names another process (another start time) is looked at again, and a process whose
+    # start time cannot be read is never remembered.
+    from zcoder.relay import standing
+
+    looks: list[tuple[str, int, str]] = []
+
+    def counted(registry: Path, instance_id: str, pid: int, workspace: str) -> tuple[bool, bool]:
+        looks.append((instance_id, pid, workspace))
+        return (True, len(looks) == 1)
+
+    monkeypatch.setattr(standing, "_locks_held", counted)
+    started: dict[int, bytes | None] = {42: b"1000"}
+    facts = standing.LockFacts(tmp_path, started.get)
+    assert facts("a", 42, "/w") == (True, True)
+    assert facts("a", 42, "/w") == (True, True)
+    assert len(looks) == 1
+    started[42] = b"2000"  # pid 42 was reaped and reused by another process
+    assert facts("a", 42, "/w") == (True, False)
+    assert len(looks) == 2
+    assert facts("a", 42, "/other") == (True, False)  # another claim: looked at afresh
+    assert len(looks) == 3
+    started[42] = None
+    facts("a", 42, "/w")
+    facts("a", 42, "/w")
+    assert len(looks) == 5
+
+
+def test_the_start_time_names_the_process_not_the_pid() -> None:
+    from zcoder.relay.peercred import ProcessStats
+
+    stats = ProcessStats()
+    try:
+        mine = stats.start_time(os.getpid())
+        assert mine is not None and mine.isdigit()
+        child = subprocess.Popen(
+            [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+        )
+        try:
+            theirs = stats.start_time(child.pid)
+            assert theirs is not None and int(theirs) >= int(mine)
+        finally:
+            assert child.stdin is not None
+            child.stdin.close()
+            child.wait(timeout=30)
+        assert stats.start_time(child.pid) is None  # reaped: nothing to name
+    finally:
+        stats.close()
+
+
+def test_an_instance_stays_trusted_and_a_zcoder_send_held_over_many_messages(
+    make_relay: RelayFactory, relay_env: dict[str, str], short_dir: Path
+) -> None:
+    # With lock facts remembered, every message of the trusted instance still runs at once
+    # and every message of a zcoder send from the same workspace is still held.
+    home = short_dir / "home"
+    alpha = make_relay(
+        "alpha", env={**relay_env, "ZCODER_RELAY_INBOUND": "hold"}, home=home, interactive=True
+    )
+    beta = make_relay("beta", interactive=True)
+    alpha.trust.set(str(beta.workspace), TRUST)
+    for n in range(2):
+        sent = zcoder_send(relay_env, beta.workspace, "alpha", f"from a shell {n}")
+        assert sent.returncode == 0, sent.stderr
+        assert beta.send(str(alpha.instance_id), f"from beta {n}").status == "accepted"
+    ran = []
+    while (claimed := alpha.claim_one()) is not None:
+        assert isinstance(claimed, ClaimedMessage)
+        assert claimed.envelope.sender_kind == "instance"
+        ran.append(claimed.envelope.body)
+    assert ran == ["from beta 0", "from beta 1"]
+    held = held_messages(alpha)
+    assert [m.envelope.body for m in held] == ["from a shell 0", "from a shell 1"]
+    assert {m.envelope.sender_kind for m in held} == {"send"}

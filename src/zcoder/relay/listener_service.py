@@ -42,7 +42,13 @@ from zcoder.relay.receiver import Decision, Receiver, Refused, Verified
 from zcoder.relay.registry import Manifest, ManifestCache, ManifestError, pid_alive
 from zcoder.relay.settings import Inbound
 from zcoder.relay.spool import Spool, SpoolError
-from zcoder.relay.standing import INSTANCE, Contradiction, check_consistent, standing_of
+from zcoder.relay.standing import (
+    INSTANCE,
+    Contradiction,
+    LockFacts,
+    check_consistent,
+    standing_of,
+)
 from zcoder.relay.trust import TrustBook
 
 log = logging.getLogger("zcoder.relay.listener")
@@ -95,6 +101,7 @@ class ListenerService:
         self.trust = TrustBook(Path(home) if home else None, Inbound(config["inbound"]))
         self.manifests = ManifestCache()
         self.process_stats = ProcessStats()  # of the connecting processes, for check_sender
+        self.lock_facts = LockFacts(self.registry, self.process_stats.start_time)
         self._checked: tuple[str, Manifest] | None = None  # the last sender checked
         self.receipts = _ForwardingBook(events)
         self.receiver = Receiver(
@@ -245,7 +252,7 @@ class ListenerService:
             check_consistent(envelope, manifest)
         except Contradiction as exc:
             return Refused(str(exc))
-        standing = standing_of(envelope, manifest, peer, self.registry)
+        standing = standing_of(envelope, manifest, peer, self.registry, locks=self.lock_facts)
         inbound = self.trust.policy_for(
             standing.workspace, trusted=standing.kind == INSTANCE, claims=standing.claims
         )

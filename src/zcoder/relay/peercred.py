@@ -66,6 +66,10 @@ def _fields_of(data: bytes) -> list[bytes] | None:
     return data[close + 2 :].split()
 
 
+# Index of stat's field 22 (starttime) in ``_fields_of``, which starts at field 3 (state).
+_STARTTIME: Final = 22 - 3
+
+
 class ProcessStats:
     """/proc/<pid>/stat of the few processes that keep connecting (the listener's senders),
     each read through a descriptor kept open for its pid: a read costs half an open, read
@@ -95,6 +99,14 @@ class ProcessStats:
             self.close()
         self._fds[pid] = fd
         return _fields_of(data)
+
+    def start_time(self, pid: int) -> bytes | None:
+        """When ``pid`` started (field 22 of its stat, in clock ticks since boot): with the
+        pid, it names one process for as long as the machine runs. None if unreadable."""
+        fields = self.fields(pid)
+        if fields is None or len(fields) <= _STARTTIME:
+            return None
+        return fields[_STARTTIME]
 
     def _forget(self, pid: int) -> None:
         fd = self._fds.pop(pid, None)

@@ -97,6 +97,44 @@ def _locks_held(registry: Path, instance_id: str, pid: int, workspace: str) -> t
     return pid in instance, bool(directory) and pid in place
 
 
+# Lock facts kept per live process: a process's standing is settled when its first
+# message arrives, and /proc/locks costs a machine-wide read (~100-250 µs) that would
+# otherwise be paid on every enqueue.
+MAX_REMEMBERED_PROCESSES: Final = 64
+
+
+class LockFacts:
+    """``_locks_held`` remembered per live process. An instance takes both of its locks
+    before its manifest exists, so what the first look finds stays true for the life of
+    that process; the key holds the process's start time from /proc/<pid>/stat, so a
+    reused pid is a new process, looked at afresh. A process whose start time cannot be
+    read is looked at every time. One thread uses it (the listener)."""
+
+    def __init__(
+        self,
+        registry: Path,
+        start_time: Callable[[int], bytes | None],
+        limit: int = MAX_REMEMBERED_PROCESSES,
+    ) -> None:
+        self.registry = registry
+        self._start_time = start_time
+        self.limit = limit
+        self._facts: dict[tuple[int, bytes, str, str], tuple[bool, bool]] = {}
+
+    def __call__(self, instance_id: str, pid: int, workspace: str) -> tuple[bool, bool]:
+        started = self._start_time(pid)
+        if started is None:
+            return _locks_held(self.registry, instance_id, pid, workspace)
+        key = (pid, started, instance_id, workspace)
+        facts = self._facts.get(key)
+        if facts is None:
+            facts = _locks_held(self.registry, instance_id, pid, workspace)
+            if len(self._facts) >= self.limit:
+                self._facts.clear()
+            self._facts[key] = facts
+        return facts
+
+
 def is_live_instance(registry: Path, instance_id: str, pid: int, workspace: str) -> bool:
     """Whether the process ``pid`` is a live interactive zcoder, instance ``instance_id``
     working in ``workspace`` (both of its locks held by that very pid): what ``/agents
@@ -111,15 +149,19 @@ def standing_of(
     registry: Path,
     *,
     cwd_of: Callable[[int], str | None] = process_cwd,
+    locks: Callable[[str, int, str], tuple[bool, bool]] | None = None,
 ) -> Standing:
     """The standing of a sender that passed the sender check (its manifest read, its pid
     live, the connecting process the sender or its descendant in the sender's session)."""
     claims = tuple(p for p in {manifest.workspace, envelope.sender_workspace} if p)
     if peer is None or peer.pid != envelope.sender_pid or manifest.pid != peer.pid:
         return Standing(UNVERIFIED, manifest.project, manifest.workspace, claims)
-    instance_lock, workspace_lock = _locks_held(
-        registry, manifest.instance_id, peer.pid, manifest.workspace
-    )
+    if locks is None:
+        instance_lock, workspace_lock = _locks_held(
+            registry, manifest.instance_id, peer.pid, manifest.workspace
+        )
+    else:
+        instance_lock, workspace_lock = locks(manifest.instance_id, peer.pid, manifest.workspace)
     if not instance_lock:
         return Standing(UNVERIFIED, manifest.project, manifest.workspace, claims)
     if workspace_lock:

@@ -129,11 +129,14 @@ class TrustBook:
         with self._lock:
             self._reload()
             blocked, trusted_paths = self._blocked, self._trusted
-        seen = [p for p in (normal_path(w) for w in (workspace, *claims)) if p is not None]
-        if any(is_within(path, block) for path in seen for block in blocked):
-            return Inbound.REFUSE
-        here = normal_path(workspace)
-        if trusted and here is not None and here in trusted_paths:
+        # Paths are resolved only when a policy could apply to them (a realpath is a
+        # lstat per component, on every enqueue).
+        if blocked:
+            places = dict.fromkeys((workspace, *claims))  # distinct, in order
+            seen = [p for p in map(normal_path, places) if p is not None]
+            if any(is_within(path, block) for path in seen for block in blocked):
+                return Inbound.REFUSE
+        if trusted and trusted_paths and normal_path(workspace) in trusted_paths:
             return Inbound.ACCEPT
         return self.default
 
