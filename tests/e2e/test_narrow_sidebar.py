@@ -61,3 +61,26 @@ def test_a_narrow_terminal_hides_the_sidebar_and_a_wide_one_brings_it_back(
     zc.wait_text(TITLE)  # room again: back
     zc.send_hex(to_hex("\x11"))
     assert zc.wait_exit() in (0, None)
+
+
+def test_typing_after_sessions_goes_to_the_prompt_not_the_list(world: World) -> None:
+    # /sessions puts the focus in the list (↑ ↓ Enter open a session); what the user types
+    # next, or Escape, belongs in the prompt and is never swallowed by the list.
+    server = world.server(demo=False)
+    zc = start_in_tmux(world, "alpha", server, size=(100, 24))
+    zc.wait_text(TITLE)
+    for leave in ("", "1b"):  # typing at once; Escape first, then typing
+        zc.type_text("/sessions")
+        zc.wait_text("▊ /sessions")
+        zc.send_hex("0d")
+        zc.wait_gone("▊ /sessions")
+        zc.wait_text("Sessions of")
+        if leave:
+            zc.send_hex(leave)
+            zc.wait_text("▊▔")  # the prompt has the focus again (its top border says so)
+        zc.type_text("abc")
+        zc.wait_text("▊ abc")  # in the prompt, not lost in the list
+        zc.send_hex("7f 7f 7f")
+        zc.wait_gone("▊ abc")
+    zc.send_hex(to_hex("\x11"))
+    assert zc.wait_exit() in (0, None)

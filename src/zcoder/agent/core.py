@@ -75,7 +75,7 @@ from zcoder.model import ThinkingDelta as ModelThinking
 from zcoder.model.recovery import recover
 from zcoder.model.watch import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_REPLY_CHARS, watched
 from zcoder.relay import Envelope
-from zcoder.relay.display import sender_label, sender_name
+from zcoder.relay.display import sender_from, sender_name
 from zcoder.sessions import SessionStore
 from zcoder.tools import (
     FINISH_TOOL_NAME,
@@ -276,7 +276,7 @@ class Agent:
         return await self._run_turn(
             TurnOrigin.RELAY,
             {RELAY_SENDER_KEY: envelope.sender_instance_id},
-            requested_by=sender_label(envelope),
+            requested_by=sender_from(envelope),
             label=f"relayed from {sender_name(envelope)}",
         )
 

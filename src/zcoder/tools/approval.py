@@ -89,8 +89,9 @@ class CommandApprovalRequest:
     """The guard's reason when it would refuse the command (coding: shown as a hint) or
     cannot see what it would run (both profiles); the dialog shows it as a line."""
     requested_by: str | None = None
-    """Who asked for the turn when it is not the local user: a relayed task's sender,
-    named in the dialog's title."""
+    """Where the turn came from when it is not the local user, as the dialog's title
+    names it after "asked by a task relayed": ``from api (pid 4242, /src/api)`` or
+    ``via zcoder send, pid 4242, from /home/me`` (zcoder.relay.display.sender_from)."""
 
 
 @dataclass(frozen=True)

@@ -551,6 +551,11 @@ class ZcoderApp(App[int]):
     def on_body_sidebar_hidden(self, _message: Body.SidebarHidden) -> None:
         self.prompt_input.focus()
 
+    def on_session_list_left_for_prompt(self, message: SessionList.LeftForPrompt) -> None:
+        self.prompt_input.focus()
+        if message.text:
+            self.prompt_input.insert(message.text)
+
     def action_new_session(self) -> None:
         self.finish_start()
         self.sessions.new_session()

@@ -451,7 +451,7 @@ class ApprovalScreen(GuardedDialog[ApprovalDecision]):
     def title_text(self) -> Text:
         sender = self.request.requested_by
         if sender:
-            return Text(f"Run this command? — asked by a task relayed from {visible(sender)}")
+            return Text(f"Run this command? — asked by a task relayed {visible(sender)}")
         return Text("Run this command?")
 
     def meta(self) -> list[Static]:

@@ -44,7 +44,7 @@ class EditApprovalScreen(GuardedDialog[ApprovalDecision]):
         what = f"Write this change to {count} files?" if count > 1 else "Write this change?"
         sender = self.request.requested_by
         if sender:
-            return Text(f"{what} — asked by a task relayed from {visible(sender)}")
+            return Text(f"{what} — asked by a task relayed {visible(sender)}")
         return Text(what)
 
     def meta(self) -> list[Static]:

@@ -11,6 +11,7 @@ from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
 from zcoder.relay.display import sender_from, sender_name
 from zcoder.relay.names import resolve_target
 from zcoder.relay.sanitize import visible
+from zcoder.relay.settings import Inbound
 from zcoder.relay.trust import BLOCK, TRUST, TrustError
 
 if TYPE_CHECKING:
@@ -143,10 +144,17 @@ class RelayPolicyUI:
         except TrustError as exc:
             app.error(str(exc))
             return
+        default = self.relay.trust.default
         said = {
-            "trust": "Its messages run as they come.",
+            "trust": "Its messages run as they come."
+            + (
+                " So do every other peer's now: ZCODER_RELAY_INBOUND=hold makes the others"
+                " wait for you."
+                if default is Inbound.ACCEPT
+                else f" Other peers' still follow ZCODER_RELAY_INBOUND ({default.value})."
+            ),
             "block": "Its messages are refused (it is told `paused`).",
-            "forget": f"It follows ZCODER_RELAY_INBOUND ({self.relay.trust.default.value}).",
+            "forget": f"It follows ZCODER_RELAY_INBOUND ({default.value}).",
         }[verb]
         app.notice(f"{verb.capitalize()}: {visible(workspace)}. {said}")
 

@@ -175,6 +175,22 @@ class SessionList(ListView):
     SessionList > SessionItem > Static { height: 2; width: 100%; }
     """
 
+    class LeftForPrompt(Message):
+        """Typing (or Escape) reached the list: it belongs in the prompt. ``text`` is the
+        character typed, to be put there ("" for Escape)."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def on_key(self, event: events.Key) -> None:
+        # ↑ ↓ Enter choose a session here; anything typed would otherwise be lost.
+        if event.key == "escape" or (event.is_printable and event.character):
+            event.stop()
+            event.prevent_default()
+            text = "" if event.key == "escape" else (event.character or "")
+            self.post_message(self.LeftForPrompt(text))
+
     def show(self, sessions: list[SessionInfo], current: str | None) -> None:
         self.clear()
         for info in sessions:
