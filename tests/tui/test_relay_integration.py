@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -481,19 +483,37 @@ async def test_another_instance_in_the_same_or_an_enclosing_workspace_is_noted_a
 
     app = app_factory(make_config())
     neighbours: list[Relay] = []
+    procs: list[subprocess.Popen[str]] = []
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
             await pilot.pause(0.3)
             assert "works here too" not in transcript_text(app)  # the sender is elsewhere
+            # A zcoder send passing through around here is listed, but no agent works there.
+            passing = subprocess.Popen(
+                [sys.executable, "-c", _RELAY_ONLY_PEER, str(workspace.parent)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env={**os.environ, **env},
+                text=True,
+            )
+            procs.append(passing)
+            assert passing.stdout is not None
+            assert await asyncio.to_thread(passing.stdout.readline) == "up\n"
             for place in (workspace, workspace.parent):
-                relay = Relay(load_relay_settings(env), workspace=place, env={**os.environ, **env})
+                relay = Relay(
+                    load_relay_settings(env),
+                    workspace=place,
+                    env={**os.environ, **env},
+                    interactive=True,
+                )
                 relay.start()
                 neighbours.append(relay)
             await wait_until(
                 pilot, lambda: transcript_text(app).count("works here too") == 2, timeout=15
             )
             assert "(pid" in transcript_text(app) and "this workspace" in transcript_text(app)
+            assert f"pid {passing.pid}" not in transcript_text(app)
             fake.enqueue(Turn.text("ok"))
             await submit(pilot, app, "hello")
             await idle(pilot, app)
@@ -503,6 +523,23 @@ async def test_another_instance_in_the_same_or_an_enclosing_workspace_is_noted_a
     finally:
         for relay in neighbours:
             relay.stop()
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait(timeout=30)
+
+
+# A relay-only peer (what zcoder send starts) in the workspace given, until stdin closes.
+_RELAY_ONLY_PEER = """
+import os, sys
+from pathlib import Path
+from zcoder.relay import Relay, load_relay_settings
+relay = Relay(load_relay_settings(os.environ), workspace=Path(sys.argv[1]))
+relay.start()
+print("up", flush=True)
+sys.stdin.read()
+relay.stop()
+"""
 
 
 async def test_inbox_lists_what_was_sent_and_received_with_states_and_receipts(

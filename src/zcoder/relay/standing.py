@@ -142,6 +142,14 @@ def is_live_instance(registry: Path, instance_id: str, pid: int, workspace: str)
     return all(_locks_held(registry, instance_id, pid, workspace))
 
 
+def is_send_process(registry: Path, instance_id: str, pid: int, workspace: str) -> bool:
+    """Whether the process ``pid`` is a ``zcoder send`` (or relay-only peer): it holds its
+    instance lock but no workspace. Such a process is listed while it sends, but it is no
+    agent working anywhere (zcoder.zsh, which holds no lock, is not one)."""
+    instance, workspace_lock = _locks_held(registry, instance_id, pid, workspace)
+    return instance and not workspace_lock
+
+
 def standing_of(
     envelope: Envelope,
     manifest: Manifest,

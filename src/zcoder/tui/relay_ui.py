@@ -23,6 +23,7 @@ from zcoder.relay.display import peer_table, visible
 from zcoder.relay.names import BadName, check_name, name_of
 from zcoder.relay.sanitize import field_for_model
 from zcoder.relay.spool import Sequences
+from zcoder.relay.standing import is_send_process
 from zcoder.tui.inbox_ui import InboxUI
 from zcoder.tui.relay_policy_ui import RelayPolicyUI
 from zcoder.tui.transcript import Entry, system_text
@@ -332,11 +333,17 @@ class RelayUI:
             self._looking = False
         mine = Path(relay.workspace)
         sharing: dict[str, str] = {}
+        registry = relay.registry
         for peer in found.peers:
             theirs = Path(peer.workspace)
-            if theirs == mine or mine.is_relative_to(theirs) or theirs.is_relative_to(mine):
-                where = "this workspace" if theirs == mine else visible(peer.workspace)
-                sharing[peer.instance_id] = f"{name_of(peer)} (pid {peer.pid}, {where})"
+            if not (theirs == mine or mine.is_relative_to(theirs) or theirs.is_relative_to(mine)):
+                continue
+            if registry is not None and await asyncio.to_thread(
+                is_send_process, registry, peer.instance_id, peer.pid, peer.workspace
+            ):
+                continue  # a zcoder send passing through, not an agent working here
+            where = "this workspace" if theirs == mine else visible(peer.workspace)
+            sharing[peer.instance_id] = f"{name_of(peer)} (pid {peer.pid}, {where})"
         for instance_id, label in sharing.items():
             if instance_id not in self._sharing:
                 self.app.notice(
