@@ -40,9 +40,14 @@ def last_line(name: str) -> str:
 
 
 def numbered_rows(zc: TmuxInstance, name: str) -> list[tuple[int, str]]:
-    """The screen rows showing the reply's numbered lines, with their row numbers."""
-    pattern = re.compile(rf"{name} line \d{{3}}")
-    return [(row, text) for row, text in enumerate(zc.screen()) if pattern.search(text)]
+    """The reply's numbered lines on screen, each with its row number. Only the line's
+    words: the scrollbar's thumb, at the row's end, moves as the transcript grows."""
+    pattern = re.compile(rf"{name} line \d{{3}}(?: of the reply\.)?")
+    return [
+        (row, found.group())
+        for row, text in enumerate(zc.screen())
+        if (found := pattern.search(text)) is not None
+    ]
 
 
 def newest_number(zc: TmuxInstance, name: str) -> int:
