@@ -50,7 +50,7 @@ def test_a_local_prompt_runs_before_the_relayed_messages_that_came_after_it(
     b.wait_text("queued ① my local prompt", since=mark)  # queued, not refused
     for n in (3, 4, 5):  # after the prompt was queued
         assert sender.send(b.instance_id, f"task {n}").status == "accepted"
-    b.wait_text("5 queued", since=mark)  # the header: task 1 running, four waiting
+    b.wait_text("relay: busy · 4 queued", since=mark)  # four waiting; task 1 runs (busy)
     # Task 2 stalls too, so the screen is still while the notice is looked for.
     server.enqueue(
         Turn.stall(before="working on task 2", seconds=30),

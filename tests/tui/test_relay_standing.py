@@ -123,3 +123,33 @@ async def test_agents_trust_refuses_a_peer_that_is_not_a_verifiable_instance(
         assert policies == {str(sender.workspace): "trust"}
     finally:
         plain.stop()
+
+
+async def test_the_header_counts_held_tasks_as_held_and_a_running_one_not_at_all(
+    fake, make_config, app_factory, env, short_dir
+):
+    # One source for the header and /agents: a held message is "held" (not "queued"), and
+    # the task being run is neither.
+    elsewhere = short_dir / "elsewhere"
+    elsewhere.mkdir()
+    app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
+
+    def relay_part() -> str:
+        return str(app.header.render()).split("relay:", 1)[-1]
+
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await asyncio.to_thread(zcoder_send, env, elsewhere, "project", "please look at it")
+        await wait_until(pilot, lambda: "· 1 held" in relay_part())
+        assert "queued" not in relay_part()
+        await submit(pilot, app, "/agents")
+        await wait_until(pilot, lambda: "0 queued · 0 running · 1 held" in transcript_text(app))
+        fake.enqueue(Turn.stall(before="looking"))
+        await submit(pilot, app, "/agents run 1")
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 1 and app.busy)
+        await wait_until(pilot, lambda: "held" not in relay_part())
+        assert "queued" not in relay_part()
+        await submit(pilot, app, "/agents")
+        await wait_until(pilot, lambda: "0 queued · 1 running · 0 held" in transcript_text(app))
+        await pilot.press("escape")
+        await idle(pilot, app)

@@ -144,6 +144,14 @@ def test_waiting_relayed_tasks_stay_visible_when_narrow() -> None:
     assert "relay: ready · 3 waiting" in header_line(s, 58).plain
 
 
+def test_held_relayed_tasks_are_shown_as_held_not_queued() -> None:
+    s = state(queued=0, held=2)
+    row = header_line(s, 200).plain
+    assert "relay: ready · 2 held" in row and "queued" not in row
+    both = header_line(state(queued=1, held=2), 200).plain
+    assert "relay: ready · 1 queued · 2 held" in both
+
+
 def test_names_from_outside_cannot_drive_the_terminal() -> None:
     s = state(model="evil\x1b]2;pwned\x07", project="proj\x1b[2J", branch="b\x9bx")
     row = header_line(s, 0).plain

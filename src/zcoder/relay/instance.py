@@ -105,7 +105,14 @@ class RelayStatus:
     instance_id: str | None
     registry: Path | None
     socket: Path | None
-    queued: int
+    queued: int  # accepted and not completed: waiting to run, running or held
+    running: int = 0  # of those, being run now
+    held: int = 0  # of those, held for the user (ZCODER_RELAY_INBOUND=hold)
+
+    @property
+    def waiting(self) -> int:
+        """Messages waiting their turn to run: neither running nor held."""
+        return self.queued - self.running - self.held
 
 
 @dataclass(frozen=True)
@@ -236,7 +243,9 @@ class Relay:
                 problem = self._health_problem()
                 if problem is not None:
                     self._mark_unavailable(problem)
-            queued = self.spool.queued() if self.spool is not None and self.available else 0
+            waiting, running, held = (
+                self.spool.counts() if self.spool is not None and self.available else (0, 0, 0)
+            )
             return RelayStatus(
                 available=self.available,
                 state=self.state if self.available else "off",
@@ -244,7 +253,9 @@ class Relay:
                 instance_id=self.instance_id,
                 registry=self.registry,
                 socket=self.socket_path,
-                queued=queued,
+                queued=waiting + running + held,
+                running=running,
+                held=held,
             )
 
     def _health_problem(self) -> str | None:

@@ -222,7 +222,13 @@ class Spool:
 
     def queued(self) -> int:
         """Accepted messages not yet completed (inbox + processing + held), counted on disk."""
-        return sum(len(self._names(sub)) for sub in ("inbox", "processing", "held"))
+        return sum(self.counts())
+
+    def counts(self) -> tuple[int, int, int]:
+        """Accepted messages not yet completed, by where they are, counted on disk: waiting
+        to run (inbox), running (processing) and held for the user."""
+        waiting, running, held = (len(self._names(sub)) for sub in ("inbox", "processing", "held"))
+        return waiting, running, held
 
     def _names(self, sub: str) -> set[str]:
         try:

@@ -46,7 +46,8 @@ class Backlog:
     """Relayed tasks not run yet, as of one look: what the header's relay part and the
     "ran without you" notice both say (``RelayUI.backlog``), so they cannot disagree."""
 
-    queued: int  # accepted messages waiting in the spool
+    queued: int  # accepted messages waiting their turn to run (not running, not held)
+    held: int  # accepted messages held for the user (/agents held)
     ran_without_you: int  # relayed turns started since the user last acted
     waiting_for_you: bool  # they wait for the user (the auto-turn limit was reached)
 
@@ -153,9 +154,9 @@ class RelayUI:
         scheduler = self.app.scheduler
         if status is None and self.relay is not None:
             status = self.relay.status()
-        queued = status.queued if status is not None else 0
         return Backlog(
-            queued=queued,
+            queued=status.waiting if status is not None else 0,
+            held=status.held if status is not None else 0,
             ran_without_you=scheduler.auto_turns,
             waiting_for_you=scheduler.holding(self.oldest_waiting()),
         )
@@ -177,7 +178,7 @@ class RelayUI:
     def refresh_header(self) -> None:
         app = self.app
         if self.relay is None:
-            app.header.refresh_state(relay="off", queued=0)
+            app.header.refresh_state(relay="off", queued=0, held=0)
             return
         status = self.relay.status()
         if self._was_available and not status.available:
@@ -189,7 +190,10 @@ class RelayUI:
         # Peers see this instance once its listener answers (relay.finish_start).
         state = status.state if self.relay.ready or not status.available else "starting"
         app.header.refresh_state(
-            relay=state, queued=backlog.queued, waiting=backlog.waiting_for_you
+            relay=state,
+            queued=backlog.queued,
+            held=backlog.held,
+            waiting=backlog.waiting_for_you,
         )
         self._follow_backlog(backlog)
         if changed:
@@ -270,7 +274,7 @@ class RelayUI:
         status = self.relay.status()
         lines = [
             f"Relay: {'available' if status.available else 'unavailable'} · state {status.state}"
-            f" · {status.queued} queued",
+            f" · {status.waiting} queued · {status.running} running · {status.held} held",
             f"Name: {self.relay.name} · instance {status.instance_id}",
             f"Registry: {status.registry}",
         ]

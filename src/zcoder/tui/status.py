@@ -142,7 +142,8 @@ class HeaderState:
     profile: str
     status: str = "Ready"
     relay: str = "off"
-    queued: int = 0
+    queued: int = 0  # relayed tasks waiting their turn to run
+    held: int = 0  # relayed tasks held for the user (/agents held)
     waiting: bool = False  # queued relayed tasks wait for the user (the auto-turn limit)
     context: ContextUsage | None = None  # the meter: tokens used of the window
     asking: bool = False  # a dialog waits for the user's answer
@@ -240,6 +241,8 @@ def _assemble(
             relay.append(f" · {state.queued} queued", style="bold magenta")
             if state.waiting:
                 relay.append(" · waiting for you", style="bold black on yellow")
+    if state.held:
+        relay.append(f" · {state.held} held", style="bold magenta")
     parts.append(relay)
     text = sep.join(parts)
     text.no_wrap = True
