@@ -21,7 +21,7 @@ from tests.fixtures.fake_ollama import Turn, call
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 RUN = "Run this command?"
-NOT_YET = "not yet: scroll through"
+NOT_YET = "not yet: scroll to see it all"
 PAGE_DOWN = "1b 5b 36 7e"
 ALL_SEEN = "all seen"
 UNSEEN = re.compile(r"([\d,]+) +not +seen +yet|all +seen")

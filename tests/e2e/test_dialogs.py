@@ -20,7 +20,7 @@ pytestmark = pytest.mark.timeout(90)
 
 RUN = "Run this command?"
 CONFIRM = "Send this message to another zcoder agent?"
-NOT_YET = "not yet: scroll through it all to answer"
+NOT_YET = "not yet: scroll to see it all"
 END = "\x1b[F"  # the End key, as xterm sends it
 PAGE_UP = "\x1b[5~"
 ALL_SEEN = "all seen"
@@ -125,6 +125,8 @@ def test_y_before_the_end_was_seen_runs_nothing(world: World, padding: str) -> N
         nudge = a.mark()
         a.send_key("y")
         a.wait_text(NOT_YET, since=nudge)
+        # What was never seen is above the view now: the hint points up.
+        a.wait_text(f"{NOT_YET}: ↑ PgUp wheel", since=nudge)
         assert not (a.workspace / "PWNED").exists()
     # Scrolled through, every row on screen once, the same `y` runs it.
     _scroll_until_all_seen(a, mark, PAGE_UP)  # from the end back through the middle

@@ -132,6 +132,16 @@ class ContentView(Static):
         """Rows of the current wrapping never drawn whole (0 once all were seen)."""
         return 0 if self.all_seen else max(0, self.size.height - len(self._seen))
 
+    def unseen_around(self, first: int, end: int) -> tuple[bool, bool]:
+        """Whether rows never seen lie above the rows in view (``first`` to ``end``), and
+        whether some lie below them: which way the user still has to scroll."""
+        if self.all_seen:
+            return False, False
+        total = self.size.height
+        above = any(row not in self._seen for row in range(min(first, total)))
+        below = any(row not in self._seen for row in range(max(end, 0), total))
+        return above, below
+
     def render_lines(self, crop: Region) -> list[Strip]:
         lines = super().render_lines(crop)
         self._drawn(crop)
@@ -209,6 +219,7 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
         self._content_rows = 0
         self._measure_retries = 0
         self._scrolls = False
+        self._rows_in_view: tuple[int, int] | None = None  # (first, end) of the content
         self._settled = False  # the layout stopped changing (the rows in view are final)
         self.frame = Vertical(classes="dialog")
         self.content = VerticalScroll(id="content")
@@ -330,6 +341,7 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
         self._settled = True
         self._start_counting()
         first, end = in_view
+        self._rows_in_view = in_view
         self._scrolls = end - first < total
         if self.seen_all and not self._scrolls:
             where = "all shown"
@@ -360,6 +372,17 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
             self.view.counting = True
             self.view.refresh()
 
+    def _scroll_keys(self) -> str:
+        """The keys that reach what was never seen, from where the view is now."""
+        above, below = (
+            self.view.unseen_around(*self._rows_in_view)
+            if self._rows_in_view is not None
+            else (False, True)
+        )
+        if above and below:
+            return "↑ ↓ PgUp PgDn wheel"
+        return "↑ PgUp wheel" if above else "↓ PgDn wheel"
+
     def _show_keys(self) -> None:
         """The answer keys, then one row: that the dialog waits, or what to do next.
 
@@ -375,7 +398,7 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
             keys = keys.replace("[", "(").replace("]", ")")  # as long, so wrapped the same
             hint = WAITING_TEXT
         elif not self.seen_all:
-            hint = "scroll through it all to answer: ↓ PgDn wheel"
+            hint = f"scroll to see it all: {self._scroll_keys()}"
             if self._nudged:
                 hint = "not yet: " + hint
         elif self._scrolls:
