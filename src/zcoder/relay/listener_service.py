@@ -13,7 +13,6 @@ spool's directories, the registry's manifests, the per-peer policies (trust.json
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import signal
 import socket
@@ -28,6 +27,7 @@ from zcoder.relay.peercred import (
     ProcessStats,
     can_check_ancestry,
     is_sender_in_its_session,
+    start_time_of,
 )
 from zcoder.relay.protocol import (
     MAX_SENDER_PROJECT_CHARS,
@@ -101,7 +101,10 @@ class ListenerService:
         self.trust = TrustBook(Path(home) if home else None, Inbound(config["inbound"]))
         self.manifests = ManifestCache()
         self.process_stats = ProcessStats()  # of the connecting processes, for check_sender
-        self.lock_facts = LockFacts(self.registry, self.process_stats.start_time)
+        # The connecting process's stat as check_sender read it for this request: its
+        # start time names the process whose lock facts are remembered (no second read).
+        self._peer_stat: tuple[int, list[bytes] | None] | None = None
+        self.lock_facts = LockFacts(self.registry, self._peer_start_time)
         self._checked: tuple[str, Manifest] | None = None  # the last sender checked
         self.receipts = _ForwardingBook(events)
         self.receiver = Receiver(
@@ -217,10 +220,11 @@ class ListenerService:
     def check_sender(
         self, sender_id: str, sender_pid: int, peer: PeerCredentials | None
     ) -> str | None:
+        self._peer_stat = None
         if (
             peer is not None
             and can_check_ancestry()
-            and not is_sender_in_its_session(peer.pid, sender_pid, self.process_stats.fields)
+            and not is_sender_in_its_session(peer.pid, sender_pid, self._peer_fields)
         ):
             return "the connecting process is not the sender or its descendant in its session"
         try:
@@ -233,6 +237,18 @@ class ListenerService:
         if not pid_alive(sender_pid):
             return "the sender process is not alive"
         return None
+
+    def _peer_fields(self, pid: int) -> list[bytes] | None:
+        fields = self.process_stats.fields(pid)
+        if self._peer_stat is None:  # the first read is of the connecting process
+            self._peer_stat = (pid, fields)
+        return fields
+
+    def _peer_start_time(self, pid: int) -> bytes | None:
+        """The start time of ``pid`` if it is the process this request's sender check read
+        (else None: its lock facts are looked at afresh, not remembered)."""
+        seen = self._peer_stat
+        return start_time_of(seen[1]) if seen is not None and seen[0] == pid else None
 
     def verify(self, envelope: Envelope, peer: PeerCredentials | None) -> Verified | Refused:
         """A checked sender's standing (zcoder.relay.standing): the message as it is stored
@@ -256,10 +272,15 @@ class ListenerService:
         inbound = self.trust.policy_for(
             standing.workspace, trusted=standing.kind == INSTANCE, claims=standing.claims
         )
-        stored = dataclasses.replace(
-            envelope,
+        stored = Envelope(  # built directly: dataclasses.replace costs twice as much
+            message_id=envelope.message_id,
+            target_instance_id=envelope.target_instance_id,
+            sender_instance_id=envelope.sender_instance_id,
+            sender_pid=envelope.sender_pid,
             sender_project=standing.name[:MAX_SENDER_PROJECT_CHARS],
             sender_workspace=standing.workspace[:MAX_SENDER_WORKSPACE_CHARS],
+            body=envelope.body,
+            created_at=envelope.created_at,
             sender_kind=standing.kind,
         )
         return Verified(stored, inbound)

@@ -70,6 +70,14 @@ def _fields_of(data: bytes) -> list[bytes] | None:
 _STARTTIME: Final = 22 - 3
 
 
+def start_time_of(fields: list[bytes] | None) -> bytes | None:
+    """When a process started (field 22 of its stat, in clock ticks since boot), from its
+    stat's fields: with the pid, it names one process for as long as the machine runs."""
+    if fields is None or len(fields) <= _STARTTIME:
+        return None
+    return fields[_STARTTIME]
+
+
 class ProcessStats:
     """/proc/<pid>/stat of the few processes that keep connecting (the listener's senders),
     each read through a descriptor kept open for its pid: a read costs half an open, read
@@ -101,12 +109,8 @@ class ProcessStats:
         return _fields_of(data)
 
     def start_time(self, pid: int) -> bytes | None:
-        """When ``pid`` started (field 22 of its stat, in clock ticks since boot): with the
-        pid, it names one process for as long as the machine runs. None if unreadable."""
-        fields = self.fields(pid)
-        if fields is None or len(fields) <= _STARTTIME:
-            return None
-        return fields[_STARTTIME]
+        """When ``pid`` started, read now (``start_time_of``)."""
+        return start_time_of(self.fields(pid))
 
     def _forget(self, pid: int) -> None:
         fd = self._fds.pop(pid, None)
