@@ -15,6 +15,7 @@ from zcoder.relay.protocol import (
     STATUSES,
     Ack,
     Envelope,
+    EnvelopeError,
     FrameError,
     ack_from_object,
     decode_flat_object,
@@ -23,6 +24,7 @@ from zcoder.relay.protocol import (
     parse_ack,
     parse_header,
     ping_request,
+    validate_envelope,
 )
 from zcoder.relay.registry import Manifest, parse_manifest
 
@@ -95,6 +97,55 @@ def test_ack_bytes_are_those_of_the_generic_encoder(message_id, status, position
             "state": state,
         }
     )
+
+
+_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
+
+
+@given(
+    ids=st.tuples(_TEXT, _TEXT, _TEXT),
+    pid=st.integers(min_value=1, max_value=1 << 62),
+    project=_TEXT,
+    workspace=_TEXT,
+    body=_TEXT,
+    created_at=st.one_of(
+        st.none(),
+        st.integers(min_value=-(1 << 62), max_value=1 << 62),
+        st.floats(allow_nan=False, allow_infinity=False),
+    ),
+    kind=st.sampled_from(("", "instance", "send", "unverified")),
+)
+def test_envelope_bytes_are_those_of_the_generic_encoder(
+    ids, pid, project, workspace, body, created_at, kind
+):
+    """The envelope's fast path writes exactly what encode_flat_object writes."""
+    envelope = Envelope(*ids, pid, project, workspace, body, created_at, kind)
+    members = {
+        "protocol": 1,
+        "type": "enqueue",
+        "message_id": ids[0],
+        "target_instance_id": ids[1],
+        "sender_instance_id": ids[2],
+        "sender_pid": pid,
+        "sender_project": project,
+        "sender_workspace": workspace,
+        "body": body,
+    }
+    if created_at is not None:
+        members["created_at"] = created_at
+    if kind:
+        members["sender_kind"] = kind
+    assert envelope.to_payload() == encode_flat_object(members)
+
+
+def test_an_envelope_created_at_infinity_is_refused():
+    """1e999 decodes to infinity, which JSON cannot hold: stored, it would be unreadable."""
+    obj = decode_flat_object(
+        b'{"message_id":"1-2-m","target_instance_id":"3-4","sender_instance_id":"1-2",'
+        b'"sender_pid":1,"body":"x","created_at":1e999}'
+    )
+    with pytest.raises(EnvelopeError, match="created_at"):
+        validate_envelope(obj, 100)
 
 
 def _parsed_or_error(parse, payload: bytes) -> object:

@@ -221,12 +221,11 @@ class ListenerService:
         self, sender_id: str, sender_pid: int, peer: PeerCredentials | None
     ) -> str | None:
         self._peer_stat = None
-        if (
-            peer is not None
-            and can_check_ancestry()
-            and not is_sender_in_its_session(peer.pid, sender_pid, self._peer_fields)
-        ):
-            return "the connecting process is not the sender or its descendant in its session"
+        seen_alive = False  # the sender itself connected, and its stat shows it running
+        if peer is not None and can_check_ancestry():
+            if not is_sender_in_its_session(peer.pid, sender_pid, self._peer_fields):
+                return "the connecting process is not the sender or its descendant in its session"
+            seen_alive = peer.pid == sender_pid
         try:
             manifest = self.manifests.read(self.registry, f"a-{sender_id}.json")
         except ManifestError as exc:
@@ -234,7 +233,7 @@ class ListenerService:
         self._checked = (sender_id, manifest)  # for verify(), which comes next
         if manifest.pid != sender_pid:
             return "the sender's manifest has another pid"
-        if not pid_alive(sender_pid):
+        if not seen_alive and not pid_alive(sender_pid):
             return "the sender process is not alive"
         return None
 
