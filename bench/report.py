@@ -333,7 +333,7 @@ How each figure is taken, and what it says:
 
 
 GUARD_TEXT = """
-The sysadmin profile's guard (src/zcoder/tools/guard.py) parses each command with
+The sysadmin profile's guard (src/zcoder/tools/guard/) parses each command with
 tree-sitter-bash and walks the tree, resolving quoting, ANSI-C strings, variables, arrays,
 brace expansion and command substitutions whose output follows from literals (echo, printf,
 base64/base32 -d, xxd -r -p, rev, tr), and following eval, sh -c, scripts fed to a shell,
