@@ -196,8 +196,11 @@ class _Printer(_Expander):
         if result is not None:
             # Still marked: what a decoder made stays suspect through later unknown stages.
             return _Stream(result, decoded=decoded)
-        if name in ("cat", "tee") and (
-            name == "tee" or not [a for a in args if not a.text.startswith("-")]
-        ):
-            return _Stream(stream.text, stream.decoded, stream.downloaded)
+        if name == "find":
+            return _Stream(None, decoded=decoded, found=tuple(w.text for w in args))
+        files = [a for a in args if not a.text.startswith("-")]
+        if name in ("cat", "tee") and (name == "tee" or not files):
+            return _Stream(stream.text, stream.decoded, stream.downloaded, found=stream.found)
+        if name == "sort" and not files:
+            return _Stream(None, decoded=decoded, found=stream.found)  # the same lines
         return _Stream(None, decoded=decoded)

@@ -8,6 +8,7 @@ find evaluates its expression left to right, so ``-delete -name x`` deletes ever
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 # find: tests that select some files; without one, find acts on everything below.
@@ -89,3 +90,22 @@ def _find_items(expression: list[str], exec_deletes: Callable[[list[str]], bool]
         else:
             index += _FIND_TAKES.get(text, 0)
     return items
+
+
+def _find_parts(texts: list[str]) -> tuple[bool, list[str], list[str], list[str]]:
+    """find's arguments: whether it follows links given as starting points (-H, -L; -P,
+    the default, does not), its leading options, its starting points, its expression."""
+    follow = False
+    index = 0
+    while index < len(texts) and (
+        texts[index] in ("-H", "-L", "-P", "-D") or re.fullmatch(r"-O\d", texts[index])
+    ):
+        follow = texts[index] in ("-H", "-L") or (follow and texts[index] != "-P")
+        index += 2 if texts[index] == "-D" else 1
+    options, texts = texts[:index], texts[index:]
+    starts: list[str] = []
+    for text in texts:
+        if text.startswith("-") or text in ("(", ")", "!", ","):
+            break
+        starts.append(text)
+    return follow, options, starts, texts[len(starts) :]

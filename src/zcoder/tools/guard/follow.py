@@ -23,10 +23,15 @@ from zcoder.tools.guard.code import (
     _check_code_tree_deletes,
     _code_literals,
 )
-from zcoder.tools.guard.deleters import _DELETERS, _deleted
+from zcoder.tools.guard.deleters import _DELETERS, _deleted, _git_aliases
 from zcoder.tools.guard.evaluate import _printf
-from zcoder.tools.guard.find import _FIND_DELETERS, _find_deletes_unfiltered, _find_items
-from zcoder.tools.guard.model import _UNKNOWN, _Refused, _Scope, _Stream, _Word
+from zcoder.tools.guard.find import (
+    _FIND_DELETERS,
+    _find_deletes_unfiltered,
+    _find_items,
+    _find_parts,
+)
+from zcoder.tools.guard.model import _NO_INPUT, _UNKNOWN, _Refused, _Scope, _Stream, _Word
 from zcoder.tools.guard.options import _has_option, _operands, _operands_after_options
 from zcoder.tools.guard.paths import (
     _dangerous_target,
@@ -37,6 +42,7 @@ from zcoder.tools.guard.paths import (
 )
 from zcoder.tools.guard.rules import _check_simple
 from zcoder.tools.guard.scripts import _SHELLS, _Scripts
+from zcoder.tools.guard.wrappers import _XARGS_LIKE
 from zcoder.tools.guard.writes import _cron_commands, _written_files
 
 # tmux commands whose operands are a shell command, and their options that take a value.
@@ -255,17 +261,8 @@ class _Follower(_Scripts):
         """``find -delete`` and ``-exec``: refused on a catastrophic start when an action can
         act before any test has selected a file."""
         args, scope, depth = call.args, call.scope, call.depth
-        texts = [w.text for w in args]
-        follow = False  # -H and -L follow a link given as a start, -P (the default) not
-        while texts and (texts[0] in ("-H", "-L", "-P", "-D") or re.fullmatch(r"-O\d", texts[0])):
-            follow = texts[0] in ("-H", "-L") or (follow and texts[0] != "-P")
-            texts = texts[2:] if texts[0] == "-D" else texts[1:]
-        starts: list[str] = []
-        for text in texts:
-            if text.startswith("-") or text in ("(", ")", "!", ","):
-                break
-            starts.append(self.through_links(text.rstrip("/") + "/" if follow else text))
-        expression = texts[len(starts) :]
+        follow, _, given, expression = _find_parts([w.text for w in args])
+        starts = [self.through_links(t.rstrip("/") + "/" if follow else t) for t in given]
         if not starts:
             starts = ["."]
         items = _find_items(expression, lambda command: self.find_exec(command, scope, depth))
@@ -305,6 +302,33 @@ class _Follower(_Scripts):
             (inner in _DELETERS and (inner in _FIND_DELETERS or _deleted(inner, arguments)))
             or (inner in ("chmod", "chown", "chgrp") and _has_option(arguments, "-R"))
         )
+
+    def xargs_found(
+        self,
+        found: tuple[str, ...],
+        stripped: list[str],
+        words: list[_Word],
+        scope: _Scope,
+        depth: int,
+    ) -> None:
+        """xargs (or parallel) running ``words`` on what ``find FOUND`` prints: checked as
+        ``find FOUND ( EXPRESSION ) -exec WORDS {} +`` would be."""
+        _, options, starts, expression = _find_parts(list(found))
+        if expression:
+            expression = ["(", *expression, ")"]
+        command = [*options, *starts, *expression, "-exec", *(w.text for w in words), "{}", "+"]
+        runner = next(
+            (posixpath.basename(t) for t in stripped if posixpath.basename(t) in _XARGS_LIKE),
+            "xargs",
+        )
+        try:
+            self.follow_find(
+                _Call("find", [_Word(t) for t in command], scope, scope, depth, _NO_INPUT)
+            )
+        except _Refused as refused:
+            raise _Refused(
+                f"{refused.reason} ({runner} {words[0].text} is given what find prints)"
+            ) from None
 
     def xargs_unknown(self, name: str, args: list[str]) -> None:
         recursive = (
@@ -391,6 +415,20 @@ class _Follower(_Scripts):
             self.line(" ".join(w.text for w in command), call.scope.child(None), call.depth + 1)
         return True
 
+    def follow_git(self, call: _Call) -> bool:
+        """A git alias runs ``git VALUE``, or a shell command when its value starts with "!":
+        given with -c, the shell command is checked now (the rules expand the other kind);
+        set with ``git config``, either kind runs later."""
+        for alias in _git_aliases([w.text for w in call.args]):
+            shell = alias.value[:1] == "!"
+            where = f"git alias.{alias.name}"
+            if alias.given and shell:
+                self.script(alias.value[1:], where, call.scope.child(None), call.depth)
+            elif not alias.given:
+                command = alias.value[1:] if shell else f"git {alias.value}"
+                self.later(command, where, call.scope, call.depth)
+        return False
+
     def follow_tee(self, call: _Call) -> bool:
         """tee writes its stdin into files: into a start-up file, that text runs later."""
         if call.stdin.text is not None:
@@ -429,4 +467,5 @@ _FOLLOWERS: dict[str, _Follow] = {
     "find": _Follower.follow_find,
     **dict.fromkeys(("awk", "gawk", "mawk", "nawk", "busybox-awk"), _Follower.follow_awk),
     "tee": _Follower.follow_tee,
+    "git": _Follower.follow_git,
 }

@@ -68,6 +68,8 @@ class _Stream:
     downloaded: bool = False
     piped: bool = True
     """False when nothing feeds the command (a shell then reads the terminal)."""
+    found: tuple[str, ...] | None = None
+    """For what ``find`` prints: its arguments (the paths printed are those they select)."""
 
     def describe(self) -> str:
         if self.downloaded:

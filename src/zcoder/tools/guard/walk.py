@@ -309,6 +309,8 @@ class _Walker(_Follower):
         # `command rm` and `builtin` skip functions and aliases of that name.
         bypass = any(posixpath.basename(t) in ("command", "builtin") for t in stripped)
         if xargs:
+            if stdin.found is not None and stdin.text is None:
+                self.xargs_found(stdin.found, stripped, words, scope, depth)
             words = _xargs_words(words, stdin, replace, delimiter)
         if self.unknown_name(words, scope, depth):
             return
@@ -323,7 +325,7 @@ class _Walker(_Follower):
         follower = _FOLLOWERS.get(name)
         if follower is not None and follower(self, _Call(name, args, scope, inner, depth, stdin)):
             return
-        if xargs and any(not w.known for w in args):
+        if xargs and stdin.found is None and any(not w.known for w in args):
             self.xargs_unknown(name, [w.text for w in words[1:]])
         self.catastrophes([w.text for w in words], scope, depth)
         if name == "ln":
