@@ -43,8 +43,8 @@ class SendResult:
 
     status: str | None  # the ack status, or None for a transport or lookup failure
     text: str
-    peer: Peer | None
-    message_id: str | None
+    peer: Peer | None = None
+    message_id: str | None = None
 
     @property
     def accepted(self) -> bool:
@@ -108,16 +108,14 @@ class Outbox:
         peers ``discover`` finds."""
         me = self._sender
         if not me.available or me.instance_id is None:
-            return SendResult(None, f"the relay is unavailable: {me.reason}", None, None)
+            return SendResult(None, f"the relay is unavailable: {me.reason}")
         if not body:
-            return SendResult(None, "the message is empty; nothing was sent", None, None)
+            return SendResult(None, "the message is empty; nothing was sent")
         if len(body) > self.settings.max_message_chars:
             return SendResult(
                 None,
                 f"the message has {len(body)} characters; the limit is "
                 f"{self.settings.max_message_chars} (ZCODER_RELAY_MAX_MESSAGE_CHARS)",
-                None,
-                None,
             )
         found = discover()
         peer = next((p for p in found.peers if p.instance_id == target_instance_id), None)
@@ -129,8 +127,6 @@ class Outbox:
                 None,
                 f"no live zcoder instance has the id {target_instance_id!r}; "
                 "call list_agents and use an exact instance_id from it",
-                None,
-                None,
             )
         message_id = f"{me.instance_id}-{next(self._send_counter)}"
         envelope = Envelope(
