@@ -7,7 +7,7 @@ same events (zcoder.model.types), so the agent, the app and ``--prompt`` never k
 backend they talk to:
 
 * ``delta.content`` → ``ContentDelta``; ``delta.reasoning_content`` (llama.cpp, older
-  vLLM) or ``delta.reasoning`` (newer vLLM) → ``ThinkingDelta``;
+  vLLM) or ``delta.reasoning`` (newer vLLM) → ``ReasoningDelta``;
 * ``delta.tool_calls`` arrive split across chunks: the first piece of a call carries its
   ``index``, ``id`` and ``function.name``, later pieces the same ``index`` and more of
   ``function.arguments``. They are joined by index and yielded as one
@@ -68,7 +68,7 @@ from zcoder.model.errors import (
 from zcoder.model.host import DEFAULT_BASE_URL, normalize_base_url
 from zcoder.model.scrub import scrub_server_text, server_error_summary
 from zcoder.model.stream import parse_tool_call
-from zcoder.model.types import ChatEvent, ContentDelta, Done, ThinkingDelta, ToolCallsReceived
+from zcoder.model.types import ChatEvent, ContentDelta, Done, ReasoningDelta, ToolCallsReceived
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -347,7 +347,7 @@ class OpenAIStreamParser:
         for key in ("reasoning_content", "reasoning"):
             thinking = delta.get(key)
             if isinstance(thinking, str) and thinking:
-                events.append(ThinkingDelta(thinking))
+                events.append(ReasoningDelta(thinking))
                 break
         content = delta.get("content")
         if isinstance(content, str) and content:

@@ -15,7 +15,7 @@ from zcoder.model.types import (
     ChatEvent,
     ContentDelta,
     Done,
-    ThinkingDelta,
+    ReasoningDelta,
     ToolCall,
     ToolCallsReceived,
 )
@@ -68,7 +68,7 @@ class ChatStreamParser:
         if message:
             thinking = message.get("thinking")
             if isinstance(thinking, str) and thinking:
-                events.append(ThinkingDelta(thinking))
+                events.append(ReasoningDelta(thinking))
             content = message.get("content")
             if isinstance(content, str) and content:
                 events.append(ContentDelta(content))
