@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 from zcoder.agent.cancellation import RoundState
@@ -31,22 +32,15 @@ __all__ = ["LOOP_REFUSAL", "ToolRound"]
 LOOP_REFUSAL = "Refused: this exact tool round was repeated again."
 
 
+@dataclass
 class ToolRound:
     """The calls of one turn's rounds, answered into ``messages`` (the model history)."""
 
-    def __init__(
-        self,
-        registry: ToolRegistry,
-        settings: AgentSettings,
-        recorder: Recorder,
-        messages: list[Message],
-        round_state: RoundState,
-    ) -> None:
-        self.registry = registry
-        self.settings = settings
-        self.recorder = recorder
-        self.messages = messages
-        self.round_state = round_state
+    registry: ToolRegistry
+    settings: AgentSettings
+    recorder: Recorder
+    messages: list[Message]
+    round_state: RoundState
 
     def answer(self, call: ToolCall, output: str) -> None:
         self.round_state.answer(self.messages, call, output)

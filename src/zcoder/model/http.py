@@ -19,7 +19,7 @@ import json
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from types import TracebackType
-from typing import Any, ClassVar, Final, Protocol, Self
+from typing import Any, ClassVar, Final, Protocol, Self, TypedDict, Unpack
 
 import httpx
 
@@ -34,8 +34,11 @@ __all__ = [
     "DEFAULT_READ_TIMEOUT",
     "DEFAULT_WRITE_TIMEOUT",
     "WARM_UP_NUM_PREDICT",
+    "ChatParams",
     "HttpModelClient",
+    "HttpOptions",
     "LazyHttpClient",
+    "LoadParams",
     "StreamParser",
 ]
 
@@ -71,6 +74,34 @@ class LazyHttpClient:
             await self._client.aclose()
 
 
+class HttpOptions(TypedDict, total=False):
+    """How a client talks HTTP: its timeouts (seconds; a read timeout of None waits for
+    ever) and, for tests, the transport."""
+
+    connect_timeout: float
+    read_timeout: float | None
+    write_timeout: float
+    list_timeout: float
+    transport: httpx.AsyncBaseTransport | None
+
+
+class LoadParams(TypedDict, total=False):
+    """What decides how the server loads the model for a chat: the tools and thinking of
+    the prompt, and Ollama's window (``num_ctx``) and lifetime (``keep_alive``)."""
+
+    tools: Sequence[Mapping[str, Any]] | None
+    think: bool | None
+    num_ctx: int | None
+    keep_alive: str | int | float | None
+
+
+class ChatParams(LoadParams, total=False):
+    """A chat's parameters besides the model and the messages."""
+
+    num_predict: int | None
+    options: Mapping[str, Any] | None
+
+
 class StreamParser(Protocol):
     """A wire format's reader of one streamed reply; a new parser per request."""
 
@@ -99,16 +130,12 @@ class HttpModelClient:
     """Where a chat request is POSTed, relative to the client's base URL."""
 
     def __init__(
-        self,
-        address: str,
-        *,
-        api_key: str | None = None,
-        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        read_timeout: float | None = DEFAULT_READ_TIMEOUT,
-        write_timeout: float = DEFAULT_WRITE_TIMEOUT,
-        list_timeout: float = DEFAULT_LIST_TIMEOUT,
-        transport: httpx.AsyncBaseTransport | None = None,
+        self, address: str, *, api_key: str | None = None, **options: Unpack[HttpOptions]
     ) -> None:
+        connect_timeout = options.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT)
+        read_timeout = options.get("read_timeout", DEFAULT_READ_TIMEOUT)
+        write_timeout = options.get("write_timeout", DEFAULT_WRITE_TIMEOUT)
+        list_timeout = options.get("list_timeout", DEFAULT_LIST_TIMEOUT)
         self.host = address  # what the header and messages show
         self.read_timeout = read_timeout
         self._key = api_key or None  # only ever in the Authorization header
@@ -125,7 +152,7 @@ class HttpModelClient:
                 pool=connect_timeout,
             ),
             headers=headers,
-            transport=transport,
+            transport=options.get("transport"),
             trust_env=False,
         )
 
@@ -155,16 +182,7 @@ class HttpModelClient:
     # -- what a wire format adds -----------------------------------------------------------
 
     def _chat_body(
-        self,
-        model: str,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        tools: Sequence[Mapping[str, Any]] | None,
-        think: bool | None,
-        num_predict: int | None,
-        options: Mapping[str, Any] | None,
-        num_ctx: int | None,
-        keep_alive: str | int | float | None,
+        self, model: str, messages: Sequence[Mapping[str, Any]], params: ChatParams
     ) -> dict[str, Any]:
         """The JSON body of a streamed chat request in this wire format."""
         raise NotImplementedError
@@ -199,31 +217,13 @@ class HttpModelClient:
     # -- the shared requests ---------------------------------------------------------------
 
     async def chat(
-        self,
-        model: str,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        think: bool | None = None,
-        num_predict: int | None = None,
-        options: Mapping[str, Any] | None = None,
-        num_ctx: int | None = None,
-        keep_alive: str | int | float | None = None,
+        self, model: str, messages: Sequence[Mapping[str, Any]], **params: Unpack[ChatParams]
     ) -> AsyncGenerator[ChatEvent, None]:
         """Stream one reply: deltas, tool calls, then exactly one ``Done`` last.
 
         Raises a ``ModelError`` subclass on failure, before or during the stream.
         """
-        body = self._chat_body(
-            model,
-            messages,
-            tools=tools,
-            think=think,
-            num_predict=num_predict,
-            options=options,
-            num_ctx=num_ctx,
-            keep_alive=keep_alive,
-        )
+        body = self._chat_body(model, messages, params)
         got_response = False
         try:
             async with self._http.stream("POST", self.chat_path, json=body) as response:
@@ -248,27 +248,16 @@ class HttpModelClient:
             raise self._transport_error(exc, before_response=not got_response) from None
 
     async def warm_up(
-        self,
-        model: str,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        think: bool | None = None,
-        num_ctx: int | None = None,
-        keep_alive: str | int | float | None = None,
+        self, model: str, messages: Sequence[Message], **params: Unpack[LoadParams]
     ) -> None:
-        """Load ``model`` as a turn that starts with ``messages`` and ``tools`` will use it:
-        a chat of ``WARM_UP_NUM_PREDICT`` tokens with the same runner options, so the
-        server keeps the model and the evaluated prefix for the first turn. The reply is
-        discarded."""
+        """Load ``model`` as a turn that starts with ``messages`` and the same ``params``
+        will use it: a chat of ``WARM_UP_NUM_PREDICT`` tokens, so the server keeps the
+        model and the evaluated prefix for the first turn. The reply is discarded."""
         stream = self.chat(
             model,
             self._warm_up_messages(messages),
-            tools=tools,
-            think=think,
             num_predict=WARM_UP_NUM_PREDICT,
-            num_ctx=num_ctx,
-            keep_alive=keep_alive,
+            **params,
         )
         async with aclosing(stream) as events:
             async for _event in events:

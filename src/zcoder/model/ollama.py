@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 import httpx
 
@@ -26,14 +26,7 @@ from zcoder.model.errors import (
     ToolsUnsupported,
 )
 from zcoder.model.host import DEFAULT_HOST, normalize_host
-from zcoder.model.http import (
-    DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_LIST_TIMEOUT,
-    DEFAULT_READ_TIMEOUT,
-    DEFAULT_WRITE_TIMEOUT,
-    HttpModelClient,
-    StreamParser,
-)
+from zcoder.model.http import ChatParams, HttpModelClient, HttpOptions, StreamParser
 from zcoder.model.scrub import SCAN_LIMIT, server_error_summary
 from zcoder.model.stream import ChatStreamParser
 
@@ -83,24 +76,8 @@ class OllamaClient(HttpModelClient):
 
     chat_path: ClassVar[str] = "/api/chat"
 
-    def __init__(
-        self,
-        host: str = DEFAULT_HOST,
-        *,
-        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        read_timeout: float | None = DEFAULT_READ_TIMEOUT,
-        write_timeout: float = DEFAULT_WRITE_TIMEOUT,
-        list_timeout: float = DEFAULT_LIST_TIMEOUT,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        super().__init__(
-            normalize_host(host),
-            connect_timeout=connect_timeout,
-            read_timeout=read_timeout,
-            write_timeout=write_timeout,
-            list_timeout=list_timeout,
-            transport=transport,
-        )
+    def __init__(self, host: str = DEFAULT_HOST, **options: Unpack[HttpOptions]) -> None:
+        super().__init__(normalize_host(host), **options)
 
     @property
     def server(self) -> str:
@@ -111,27 +88,9 @@ class OllamaClient(HttpModelClient):
         return "Ollama"
 
     def _chat_body(
-        self,
-        model: str,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        tools: Sequence[Mapping[str, Any]] | None,
-        think: bool | None,
-        num_predict: int | None,
-        options: Mapping[str, Any] | None,
-        num_ctx: int | None,
-        keep_alive: str | int | float | None,
+        self, model: str, messages: Sequence[Mapping[str, Any]], params: ChatParams
     ) -> dict[str, Any]:
-        return build_chat_request(
-            model,
-            messages,
-            tools=tools,
-            think=think,
-            num_predict=num_predict,
-            options=options,
-            num_ctx=num_ctx,
-            keep_alive=keep_alive,
-        )
+        return build_chat_request(model, messages, **params)
 
     def _stream_parser(self) -> StreamParser:
         return ChatStreamParser()

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, Unpack
 from urllib.parse import quote
 
 import httpx
@@ -46,14 +46,7 @@ from zcoder.model.errors import (
     ToolsUnsupported,
 )
 from zcoder.model.host import DEFAULT_BASE_URL, normalize_base_url
-from zcoder.model.http import (
-    DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_LIST_TIMEOUT,
-    DEFAULT_READ_TIMEOUT,
-    DEFAULT_WRITE_TIMEOUT,
-    HttpModelClient,
-    StreamParser,
-)
+from zcoder.model.http import ChatParams, HttpModelClient, HttpOptions, StreamParser
 from zcoder.model.openai_stream import OpenAIStreamParser
 from zcoder.model.scrub import QUOTE_LIMIT, quote_server_text, server_error_summary
 from zcoder.model.stream import optional_int
@@ -217,22 +210,10 @@ class OpenAIClient(HttpModelClient):
         base_url: str = DEFAULT_BASE_URL,
         *,
         api_key: str | None = None,
-        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        read_timeout: float | None = DEFAULT_READ_TIMEOUT,
-        write_timeout: float = DEFAULT_WRITE_TIMEOUT,
-        list_timeout: float = DEFAULT_LIST_TIMEOUT,
-        transport: httpx.AsyncBaseTransport | None = None,
+        **options: Unpack[HttpOptions],
     ) -> None:
         self.base_url = normalize_base_url(base_url)
-        super().__init__(
-            self.base_url,
-            api_key=api_key,
-            connect_timeout=connect_timeout,
-            read_timeout=read_timeout,
-            write_timeout=write_timeout,
-            list_timeout=list_timeout,
-            transport=transport,
-        )
+        super().__init__(self.base_url, api_key=api_key, **options)
 
     def __repr__(self) -> str:
         return f"OpenAIClient({self.base_url!r})"
@@ -245,22 +226,17 @@ class OpenAIClient(HttpModelClient):
     # -- the wire format ------------------------------------------------------------------
 
     def _chat_body(
-        self,
-        model: str,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        tools: Sequence[Mapping[str, Any]] | None,
-        think: bool | None,
-        num_predict: int | None,
-        options: Mapping[str, Any] | None,
-        num_ctx: int | None,
-        keep_alive: str | int | float | None,
+        self, model: str, messages: Sequence[Mapping[str, Any]], params: ChatParams
     ) -> dict[str, Any]:
-        """``num_ctx`` and ``keep_alive`` have no field here: the server fixed its window
-        when it loaded the model and manages its own model lifetime."""
-        del num_ctx, keep_alive
+        """Ollama's ``num_ctx`` and ``keep_alive`` have no field here: the server fixed its
+        window when it loaded the model and manages its own model lifetime."""
         return build_openai_request(
-            model, messages, tools=tools, think=think, num_predict=num_predict, options=options
+            model,
+            messages,
+            tools=params.get("tools"),
+            think=params.get("think"),
+            num_predict=params.get("num_predict"),
+            options=params.get("options"),
         )
 
     def _stream_parser(self) -> StreamParser:
