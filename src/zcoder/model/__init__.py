@@ -1,7 +1,10 @@
 """The model clients (Ollama's native API, and OpenAI-compatible servers) and their errors.
 
-``make_client(config)`` picks the backend (zcoder.model.backends); the OpenAI-compatible
-client (zcoder.model.openai) has the same interface and yields the same events.
+``make_client(config)`` picks the backend (zcoder.model.backends) and returns a
+``ModelClient`` (zcoder.model.protocol: ``chat``, ``list_models``, ``warm_up``,
+``aclose``). Both clients are the shared HTTP core (zcoder.model.http) plus their wire
+format: Ollama's (zcoder.model.ollama, zcoder.model.stream) and the OpenAI-compatible one
+(zcoder.model.openai, zcoder.model.openai_stream); they yield the same events.
 
 zcoder talks to Ollama's native API (``/api/chat`` streamed as NDJSON, ``/api/tags``)
 through httpx directly instead of the official ``ollama`` Python package. The agent
