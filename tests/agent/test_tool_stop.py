@@ -22,7 +22,7 @@ import pytest
 import zcoder.tools.edits as tool_edits
 from tests.agent.support import Harness, tool_call_ids, tool_result_ids, wait_until
 from tests.fixtures.fake_ollama import Turn, call
-from zcoder.agent import Outcome, ToolFinished, TurnFinished, core
+from zcoder.agent import Outcome, ToolFinished, TurnFinished, tool_round
 from zcoder.agent.prompts import INTERRUPTED, NOT_EXECUTED
 from zcoder.tools import confinement, files, patch, search
 from zcoder.tools.ignore import IgnoreMatcher
@@ -94,7 +94,7 @@ def signals(monkeypatch: pytest.MonkeyPatch) -> list[StopSignal]:
             super().__init__()
             made.append(self)
 
-    monkeypatch.setattr(core, "StopSignal", Recorded)
+    monkeypatch.setattr(tool_round, "StopSignal", Recorded)
     return made
 
 

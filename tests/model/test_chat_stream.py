@@ -9,7 +9,7 @@ from zcoder.model import (
     ContentDelta,
     Done,
     OllamaClient,
-    ThinkingDelta,
+    ReasoningDelta,
     ToolCallsReceived,
     system_message,
     tool_result_message,
@@ -56,7 +56,7 @@ async def test_thinking_streams_before_content(fake: FakeOllama, client: OllamaC
     fake.enqueue(Turn.thinking("Let me see.", "The answer."))
     events = await collect(client, think=True)
     kinds = [type(e) for e in events]
-    assert kinds.index(ThinkingDelta) < kinds.index(ContentDelta)
+    assert kinds.index(ReasoningDelta) < kinds.index(ContentDelta)
     reply = reply_of(events)
     assert reply.thinking == "Let me see."
     assert reply.content == "The answer."

@@ -53,6 +53,19 @@ async def test_ps_reports_the_num_ctx_the_model_was_loaded_with(
     assert fake.loads == {"qwen3-coder:latest": 1}  # the same num_ctx: no reload
 
 
+async def test_warm_up_loads_the_model_as_the_first_turn_will(
+    fake: FakeOllama, client: OllamaClient
+) -> None:
+    tool = {"type": "function", "function": {"name": "noop", "parameters": {}}}
+    await client.warm_up(MODEL, [SYSTEM], tools=[tool], think=False, num_ctx=16384, keep_alive="5m")
+    (body,) = fake.load_requests
+    assert body["messages"] == [SYSTEM] and body["tools"] == [tool]
+    assert body["options"] == {"num_predict": 1, "num_ctx": 16384}
+    assert (body["think"], body["keep_alive"]) == (False, "5m")
+    assert await client.loaded_context_length(MODEL) == 16384
+    assert fake.pending == 0  # no scripted turn was used
+
+
 async def test_without_num_ctx_ollama_uses_its_own_default(
     fake: FakeOllama, client: OllamaClient
 ) -> None:

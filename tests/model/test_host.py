@@ -74,7 +74,8 @@ def test_normalizing_is_idempotent_and_gives_a_full_url(scheme: str, host: str, 
 
 
 async def test_the_http_client_is_made_on_first_use_and_closing_an_unused_one_is_fine() -> None:
-    from zcoder.model.client import LazyHttpClient, OllamaClient
+    from zcoder.model.http import LazyHttpClient
+    from zcoder.model.ollama import OllamaClient
 
     lazy = LazyHttpClient(base_url="http://127.0.0.1:9")
     await lazy.aclose()  # never made: nothing to close

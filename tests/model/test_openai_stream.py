@@ -20,7 +20,7 @@ from zcoder.model import (
     Done,
     ModelStreamError,
     OpenAIStreamParser,
-    ThinkingDelta,
+    ReasoningDelta,
     ToolCall,
     ToolCallsReceived,
     assistant_message,
@@ -166,7 +166,7 @@ def test_reasoning_content_and_reasoning_become_thinking_before_the_answer() -> 
         DONE,
     )
     kinds = [type(e) for e in events]
-    assert kinds == [ThinkingDelta, ThinkingDelta, ContentDelta, ContentDelta, Done]
+    assert kinds == [ReasoningDelta, ReasoningDelta, ContentDelta, ContentDelta, Done]
     reply = reply_of(events)
     assert (reply.thinking, reply.content) == ("The user wants a greeting.", "Hello there.")
 

@@ -12,7 +12,7 @@ from zcoder.model import (
     ContentDelta,
     Done,
     ModelStreamError,
-    ThinkingDelta,
+    ReasoningDelta,
     ToolCall,
     ToolCallsReceived,
     assistant_message,
@@ -32,7 +32,7 @@ def test_one_record_with_thinking_content_and_done_yields_them_in_that_order():
         "eval_count": 2,
     }
     events = ChatStreamParser().feed_line(json.dumps(record))
-    assert events == [ThinkingDelta("hmm"), ContentDelta("hi"), Done("stop", None, 2)]
+    assert events == [ReasoningDelta("hmm"), ContentDelta("hi"), Done("stop", None, 2)]
 
 
 @pytest.mark.parametrize("line", ["[1, 2]", '"text"', "{", '{"message": "x"}'])

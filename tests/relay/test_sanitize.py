@@ -14,7 +14,8 @@ from tests.fixtures.hostile_text import (
     hostile,
     smuggled,
 )
-from zcoder.model.recovery import _OPENERS, recover
+from zcoder.model.recovery import recover
+from zcoder.model.recovery_shapes import _OPENERS
 from zcoder.model.types import AssistantReply
 from zcoder.relay.sanitize import (
     ELLIPSIS,

@@ -16,7 +16,7 @@ from textual.worker import WorkerState
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.tui.conftest import entries, idle, submit, wait_until
 from zcoder.model.context import CONTEXT_WINDOW_CAP
-from zcoder.tui.model_ui import WARMUP_NUM_PREDICT
+from zcoder.model.http import WARM_UP_NUM_PREDICT
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)
@@ -93,7 +93,7 @@ async def test_the_warm_up_starts_exactly_like_the_first_turn(
     assert load["options"]["num_ctx"] == first["options"]["num_ctx"] == CONTEXT_WINDOW_CAP
     assert load["think"] is first["think"] is False
     assert load["keep_alive"] == first["keep_alive"] == "30m"
-    assert load["options"]["num_predict"] == WARMUP_NUM_PREDICT
+    assert load["options"]["num_predict"] == WARM_UP_NUM_PREDICT
     assert fake.loads == {LOADED: 1}
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from zcoder.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from zcoder.agent.core import Agent, AgentSettings, ChatClient
+    from zcoder.agent.core import Agent, ChatClient
     from zcoder.agent.events import (
         AgentEvent,
         AssistantDelta,
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         register_relay_tools,
     )
     from zcoder.agent.relay_wrapper import relay_wrapper
+    from zcoder.agent.settings import AgentSettings
     from zcoder.agent.status import ContextUsage, Status
 
 # Each name is imported from its module when first used (PEP 562), so a caller that
@@ -46,7 +47,7 @@ __getattr__ = lazy_exports(
     __name__,
     {
         "Agent": "core",
-        "AgentSettings": "core",
+        "AgentSettings": "settings",
         "ChatClient": "core",
         "AgentEvent": "events",
         "AssistantDelta": "events",

@@ -23,7 +23,8 @@ from zcoder.agent.usage import Breakdown, ContextMeter, output_cap
 from zcoder.model import AssistantReply, Done, Message, ModelError
 
 if TYPE_CHECKING:
-    from zcoder.agent.core import AgentSettings, ChatClient
+    from zcoder.agent.settings import AgentSettings
+    from zcoder.model.protocol import ChatClient
 
 
 @dataclass(frozen=True)

@@ -13,18 +13,14 @@ its ContextKeeper's (agent/context_keeper.py).
 from __future__ import annotations
 
 import asyncio
-import copy
 import dataclasses
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Final, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Final
 
 from zcoder.agent.cancellation import RoundState, tidy_after_cancel
 from zcoder.agent.context_keeper import CompactResult, ContextKeeper
 from zcoder.agent.edits import EditJournal
 from zcoder.agent.events import (
-    AssistantDelta,
     AssistantMessage,
     ErrorNotice,
     EventSink,
@@ -32,48 +28,38 @@ from zcoder.agent.events import (
     Outcome,
     RelayReceived,
     StatusChanged,
-    ThinkingDelta,
-    ToolFinished,
-    ToolStarted,
     TurnFinished,
     UserCommandFinished,
 )
-from zcoder.agent.instructions import load_instructions, render_instructions
-from zcoder.agent.live_output import LiveOutput
 from zcoder.agent.loops import LoopDetector
+from zcoder.agent.model_request import stream_reply, tools_template_notice
 from zcoder.agent.prompts import (
     LOOP_WARNING,
-    NUDGE_BAD_FINISH,
     NUDGE_EMPTY,
     system_prompt,
 )
 from zcoder.agent.recorder import Recorder
 from zcoder.agent.relay_tools import RELAY_SENDER_KEY, restrict_schemas
 from zcoder.agent.relay_wrapper import relay_wrapper
+from zcoder.agent.settings import AgentSettings
 from zcoder.agent.status import ContextUsage, Status
+from zcoder.agent.tool_round import ToolRound
 from zcoder.agent.usage import (
     Breakdown,
     ContextMeter,
     cut_off_reason,
-    fit_tool_output,
 )
 from zcoder.agent.user_command import run_user_command
-from zcoder.config import DEFAULT_COMPACT_AT, Config
 from zcoder.model import (
     AssistantReply,
-    ChatEvent,
-    ContentDelta,
     Message,
     ModelError,
-    ModelStreamError,
-    ToolCall,
     assistant_message,
     system_message,
     user_message,
 )
-from zcoder.model import ThinkingDelta as ModelThinking
+from zcoder.model.protocol import ChatClient
 from zcoder.model.recovery import recover
-from zcoder.model.watch import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_REPLY_CHARS, watched
 from zcoder.relay import Envelope
 from zcoder.relay.display import sender_from, sender_name
 from zcoder.sessions import SessionStore
@@ -81,88 +67,17 @@ from zcoder.tools import (
     FINISH_TOOL_NAME,
     ApprovalPolicy,
     Approver,
-    Profile,
     ToolContext,
     ToolRegistry,
     TurnOrigin,
 )
 from zcoder.tools.freshness import FreshnessBook
-from zcoder.tools.offload import StopSignal
+
+__all__ = ["MAX_NUDGES", "Agent", "AgentSettings", "ChatClient"]
 
 MAX_NUDGES: Final = 3
 """Corrective nudges in a row (empty reply, malformed calls, a bad finish) before a turn
 ends Incomplete; a well-formed round resets the count."""
-RETRY_DELAY_SECONDS: Final = 0.5
-"""The pause before the one retry of a request that failed before any response."""
-
-
-@runtime_checkable
-class ToolsTemplateProbe(Protocol):
-    """A client that can tell when the server's chat template drops tools (the
-    OpenAI-compatible client, from llama-server's /props)."""
-
-    async def tools_template_warning(self, model: str) -> str | None: ...
-
-
-class ChatClient(Protocol):
-    """What the agent needs of the Ollama client (zcoder.model.OllamaClient)."""
-
-    def chat(
-        self,
-        model: str,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[dict[str, Any]] | None = None,
-        think: bool | None = None,
-        num_predict: int | None = None,
-        num_ctx: int | None = None,
-        keep_alive: str | int | None = None,
-    ) -> AsyncIterator[ChatEvent]: ...
-
-
-@dataclass
-class AgentSettings:
-    model: str
-    workspace: Path
-    profile: Profile
-    think: bool | None = None
-    num_predict: int | None = 8192
-    num_ctx: int | None = None
-    """The context window in tokens, sent with every request (Ollama's options.num_ctx)."""
-    keep_alive: str | int | None = None
-    """How long Ollama keeps the model loaded after a request; None: Ollama's default."""
-    compact_at: float | None = DEFAULT_COMPACT_AT
-    """Compact before a request that would pass this share of the window; None: never."""
-    max_tool_output: int = 32768
-    instructions: str = ""
-    retry_delay: float = RETRY_DELAY_SECONDS
-    idle_timeout: float | None = DEFAULT_IDLE_SECONDS
-    """Seconds without new output before a reply is stopped (zcoder.model.watch)."""
-    max_reply_chars: int | None = DEFAULT_MAX_REPLY_CHARS
-    """Characters of one reply after which it is stopped (zcoder.model.watch)."""
-
-    def watched(self, stream: AsyncIterator[ChatEvent]) -> AsyncGenerator[ChatEvent, None]:
-        """``stream`` within these settings' idle deadline and reply cap: every request
-        the agent makes (turns, and compaction's summary) is bounded so."""
-        return watched(stream, idle_seconds=self.idle_timeout, max_chars=self.max_reply_chars)
-
-    @classmethod
-    def from_config(cls, config: Config, model: str) -> AgentSettings:
-        """The settings zcoder runs ``model`` with: the app's and ``--prompt``'s, from the
-        validated configuration, with the workspace's AGENTS.md chain read now."""
-        return cls(
-            model=model,
-            workspace=config.workspace,
-            profile=config.profile,
-            think=config.think,
-            num_predict=config.max_output_tokens,
-            keep_alive=config.keep_alive,
-            compact_at=config.compact_at,
-            max_tool_output=config.max_tool_output,
-            instructions=render_instructions(load_instructions(config.workspace, config.home)),
-            idle_timeout=config.idle_timeout,
-            max_reply_chars=config.max_reply_chars,
-        )
 
 
 class Agent:
@@ -380,8 +295,20 @@ class Agent:
                     request = self.request_messages()
                 self.keeper.show_estimate(request, schemas)
                 if schemas:
-                    await self._check_tools_template()
-                reply = await self._request(request, schemas)
+                    await tools_template_notice(
+                        self.client, self.settings.model, self.recorder, self._templates_checked
+                    )
+                cap = self.keeper.output_cap(request, schemas)
+                self._output_cap = cap
+                reply = await stream_reply(
+                    self.client,
+                    self.settings,
+                    self.recorder,
+                    round_state=self._round,
+                    messages=request,
+                    tools=schemas,
+                    num_predict=cap,
+                )
                 # A tool call or reasoning the model wrote as text becomes a real one, when
                 # the registry would take it as a call (other argument names included).
                 recovered = recover(reply, self.tool_schemas(ctx, checked=True))
@@ -423,10 +350,15 @@ class Agent:
                 self.messages.append(reply.to_message())
                 self._round.calls = list(calls)
                 self._round.reply = None
+                tools = ToolRound(
+                    self.registry, self.settings, self.recorder, self.messages, self._round
+                )
                 if len(calls) == 1 and calls[0].name == FINISH_TOOL_NAME:
-                    finished = await self._finish_call(calls[0], ctx)
+                    finished = await tools.finish_call(calls[0], ctx)
                     if finished is not None:
-                        return finished
+                        status, response = finished
+                        outcome = Outcome.BLOCKED if status == "blocked" else Outcome.COMPLETE
+                        return self._finish(outcome, response)
                     nudges += 1
                     if nudges > MAX_NUDGES:
                         return self._finish(
@@ -435,23 +367,7 @@ class Agent:
                     continue
                 pairs = [(call.name, call.arguments) for call in calls]
                 if loops.should_refuse(pairs):
-                    refused = "Refused: this exact tool round was repeated again."
-                    for call in calls:
-                        self._answer(call, refused)
-                        self.recorder.event(
-                            "tool",
-                            refused,
-                            {
-                                "name": call.name,
-                                "call_id": call.id,
-                                "arguments": dict(call.arguments),
-                                "status": "failed",
-                                "refused": "loop",
-                            },
-                        )
-                        self.recorder.emit(
-                            ToolFinished(call.id, call.name, "not_executed", refused)
-                        )
+                    tools.refuse(calls)
                     self.recorder.event(
                         "error", "Loop stopped: the same tool round was repeated again."
                     )
@@ -463,7 +379,7 @@ class Agent:
                     )
                 results = []
                 for call in calls:
-                    results.append(await self._run_call(call, ctx))
+                    results.append(await tools.run_call(call, ctx))
                 self.recorder.save_messages(self.messages)
                 if loops.record(pairs, results):
                     self._add_context(LOOP_WARNING)
@@ -492,132 +408,6 @@ class Agent:
             self.recorder.save_messages(self.messages)
             return self._finish(Outcome.ERROR, error=str(exc))
 
-    async def _check_tools_template(self) -> None:
-        """Once per model: warn when the server's chat template cannot take tools (the
-        server accepts them silently and the model never sees a schema)."""
-        model = self.settings.model
-        if model in self._templates_checked or not isinstance(self.client, ToolsTemplateProbe):
-            return
-        self._templates_checked.add(model)
-        warning = await self.client.tools_template_warning(model)
-        if warning:
-            self.recorder.event("system", warning, {"tools_template": False})
-            self.recorder.emit(Notice(warning))
-
-    async def _request(
-        self, messages: list[Message], tools: list[dict[str, Any]]
-    ) -> AssistantReply:
-        """Stream one reply; one retry for a connection error before any response."""
-        retried = False
-        cap = self.keeper.output_cap(messages, tools)
-        self._output_cap = cap
-        while True:
-            reply = AssistantReply()
-            self._round.reply = reply
-            received = False
-            try:
-                stream = self.client.chat(
-                    self.settings.model,
-                    messages,
-                    tools=tools or None,
-                    think=self.settings.think,
-                    num_predict=cap,
-                    num_ctx=self.settings.num_ctx,
-                    keep_alive=self.settings.keep_alive,
-                )
-                async for event in self.settings.watched(stream):
-                    received = True
-                    reply.add(event)
-                    if isinstance(event, ContentDelta) and event.text:
-                        self.recorder.emit(AssistantDelta(event.text))
-                    elif isinstance(event, ModelThinking) and event.text:
-                        self.recorder.emit(ThinkingDelta(event.text))
-                return reply
-            except ModelError as exc:
-                if retried:
-                    raise
-                if exc.retryable_before_response and not received:
-                    retried = True
-                    self.recorder.emit(Notice(f"{exc} — retrying once"))
-                    await asyncio.sleep(self.settings.retry_delay)
-                    continue
-                if isinstance(exc, ModelStreamError):
-                    # A malformed or unfinished reply: asked again once, then reported.
-                    retried = True
-                    if reply.content.strip():
-                        self.recorder.assistant(reply.content, partial=True)
-                    self.recorder.emit(Notice(f"{exc} — asking again once"))
-                    await asyncio.sleep(self.settings.retry_delay)
-                    continue
-                raise
-
-    def _answer(self, call: ToolCall, output: str) -> None:
-        self._round.answer(self.messages, call, output)
-
-    async def _finish_call(self, call: ToolCall, ctx: ToolContext) -> TurnFinished | None:
-        if call.arguments_error:
-            self._answer(call, f"Error: {call.arguments_error}")
-            return None
-        result = await self.registry.dispatch(call.name, call.arguments, ctx)
-        self._answer(call, result.output)
-        if not result.ok:
-            self.recorder.emit(Notice(result.output))
-            return None
-        response = str(call.arguments.get("response", ""))
-        status = str(call.arguments.get("status", "complete"))
-        if response.strip():
-            self.recorder.assistant(response, streamed=False)
-        outcome = Outcome.BLOCKED if status == "blocked" else Outcome.COMPLETE
-        return self._finish(outcome, response)
-
-    async def _run_call(self, call: ToolCall, ctx: ToolContext) -> str:
-        self.recorder.emit(StatusChanged(Status.TOOL, call.name))
-        self.recorder.emit(ToolStarted(call.id, call.name, dict(call.arguments)))
-        metadata: dict[str, Any] = {
-            "name": call.name,
-            "call_id": call.id,
-            "arguments": dict(call.arguments),
-            "status": "running",
-        }
-        event_id = self.recorder.event("tool", "", metadata)
-        self._round.running = (call, event_id)
-        live = LiveOutput(
-            call.id,
-            self.recorder.emit,
-            ctx.max_output,
-            window=self.settings.num_ctx,
-            name=call.name,
-            save=lambda so_far: self.recorder.update_event(event_id, so_far, metadata),
-        )
-        self._round.output = live
-        extra: dict[str, Any] = {}
-        stop = StopSignal()
-        if call.name == FINISH_TOOL_NAME:
-            # finish beside other calls: refused, shown and saved like any failed call.
-            ok, output = False, f"Error: {NUDGE_BAD_FINISH}"
-        elif call.arguments_error:
-            ok, output = False, f"Error: {call.arguments_error}"
-        else:
-            # A copy, not dataclasses.replace: that would canonicalise the workspace
-            # again, a file-system call on the event loop for every tool call.
-            call_ctx = copy.copy(ctx)
-            call_ctx.on_output, call_ctx.stop = live.feed, stop
-            result = await self.registry.dispatch(call.name, call.arguments, call_ctx)
-            ok, output, extra = result.ok, result.output, result.metadata
-        self._round.running, self._round.output = None, None
-        output = fit_tool_output(output, window=self.settings.num_ctx, name=call.name)
-        status = "completed" if ok else "failed"
-        self.recorder.update_event(
-            event_id, output, {**metadata, **_jsonable(extra), "status": status}
-        )
-        self._answer(call, output)
-        self.recorder.emit(ToolFinished(call.id, call.name, status, output, dict(extra)))
-        if stop.is_set():
-            # The turn was stopped while this call wrote: the write finished whole and is
-            # recorded as done (tools/offload.py); the turn stops here.
-            raise asyncio.CancelledError
-        return output
-
     def _finish(self, outcome: Outcome, response: str = "", error: str = "") -> TurnFinished:
         self.recorder.save_messages(self.messages)
         self._round = RoundState()
@@ -636,14 +426,3 @@ class Agent:
         self.recorder.emit(StatusChanged(badge))
         self.recorder.emit(finished)
         return finished
-
-
-def _jsonable(metadata: dict[str, Any]) -> dict[str, Any]:
-    """Tool metadata as plain JSON values, so that saving it can never fail."""
-    out: dict[str, Any] = {}
-    for key, value in metadata.items():
-        if isinstance(value, str | int | float | bool) or value is None:
-            out[key] = value
-        else:
-            out[key] = str(value)
-    return out

@@ -31,7 +31,7 @@ from zcoder.tools.command import DEFAULT_COMMAND_TIMEOUT, outcome_text, run_shel
 from zcoder.tools.output import bound_text
 
 if TYPE_CHECKING:
-    from zcoder.agent.core import AgentSettings
+    from zcoder.agent.settings import AgentSettings
 
 __all__ = [
     "USER_COMMAND_CLOSE",

@@ -1,7 +1,10 @@
 """The model clients (Ollama's native API, and OpenAI-compatible servers) and their errors.
 
-``make_client(config)`` picks the backend (zcoder.model.backends); the OpenAI-compatible
-client (zcoder.model.openai) has the same interface and yields the same events.
+``make_client(config)`` picks the backend (zcoder.model.backends) and returns a
+``ModelClient`` (zcoder.model.protocol: ``chat``, ``list_models``, ``warm_up``,
+``aclose``). Both clients are the shared HTTP core (zcoder.model.http) plus their wire
+format: Ollama's (zcoder.model.ollama, zcoder.model.stream) and the OpenAI-compatible one
+(zcoder.model.openai, zcoder.model.openai_stream); they yield the same events.
 
 zcoder talks to Ollama's native API (``/api/chat`` streamed as NDJSON, ``/api/tags``)
 through httpx directly instead of the official ``ollama`` Python package. The agent
@@ -31,17 +34,8 @@ if TYPE_CHECKING:
     from zcoder.model.backends import (
         BACKENDS,
         BackendSettings,
-        ModelClient,
         make_client,
         server_label,
-    )
-    from zcoder.model.client import (
-        DEFAULT_CONNECT_TIMEOUT,
-        DEFAULT_LIST_TIMEOUT,
-        DEFAULT_READ_TIMEOUT,
-        DEFAULT_WRITE_TIMEOUT,
-        OllamaClient,
-        build_chat_request,
     )
     from zcoder.model.errors import (
         ModelAuthError,
@@ -64,12 +58,16 @@ if TYPE_CHECKING:
         normalize_base_url,
         normalize_host,
     )
-    from zcoder.model.openai import (
-        OpenAIClient,
-        OpenAIStreamParser,
-        build_openai_request,
-        to_openai_messages,
+    from zcoder.model.http import (
+        DEFAULT_CONNECT_TIMEOUT,
+        DEFAULT_LIST_TIMEOUT,
+        DEFAULT_READ_TIMEOUT,
+        DEFAULT_WRITE_TIMEOUT,
     )
+    from zcoder.model.ollama import OllamaClient, build_chat_request
+    from zcoder.model.openai import OpenAIClient, build_openai_request, to_openai_messages
+    from zcoder.model.openai_stream import OpenAIStreamParser
+    from zcoder.model.protocol import ModelClient
     from zcoder.model.stream import ChatStreamParser, parse_tool_call
     from zcoder.model.types import (
         AssistantReply,
@@ -77,7 +75,7 @@ if TYPE_CHECKING:
         ContentDelta,
         Done,
         Message,
-        ThinkingDelta,
+        ReasoningDelta,
         ToolCall,
         ToolCallsReceived,
         assistant_message,
@@ -93,15 +91,15 @@ __getattr__ = lazy_exports(
     {
         "BACKENDS": "backends",
         "BackendSettings": "backends",
-        "ModelClient": "backends",
+        "ModelClient": "protocol",
         "make_client": "backends",
         "server_label": "backends",
-        "DEFAULT_CONNECT_TIMEOUT": "client",
-        "DEFAULT_LIST_TIMEOUT": "client",
-        "DEFAULT_READ_TIMEOUT": "client",
-        "DEFAULT_WRITE_TIMEOUT": "client",
-        "OllamaClient": "client",
-        "build_chat_request": "client",
+        "DEFAULT_CONNECT_TIMEOUT": "http",
+        "DEFAULT_LIST_TIMEOUT": "http",
+        "DEFAULT_READ_TIMEOUT": "http",
+        "DEFAULT_WRITE_TIMEOUT": "http",
+        "OllamaClient": "ollama",
+        "build_chat_request": "ollama",
         "ModelAuthError": "errors",
         "ModelConnectionError": "errors",
         "ModelError": "errors",
@@ -119,7 +117,7 @@ __getattr__ = lazy_exports(
         "normalize_host": "host",
         "DEFAULT_BASE_URL": "host",
         "OpenAIClient": "openai",
-        "OpenAIStreamParser": "openai",
+        "OpenAIStreamParser": "openai_stream",
         "build_openai_request": "openai",
         "normalize_base_url": "host",
         "to_openai_messages": "openai",
@@ -130,7 +128,7 @@ __getattr__ = lazy_exports(
         "ContentDelta": "types",
         "Done": "types",
         "Message": "types",
-        "ThinkingDelta": "types",
+        "ReasoningDelta": "types",
         "ToolCall": "types",
         "ToolCallsReceived": "types",
         "assistant_message": "types",
@@ -170,8 +168,8 @@ __all__ = [
     "OllamaUnreachable",
     "OpenAIClient",
     "OpenAIStreamParser",
+    "ReasoningDelta",
     "ServerUnreachable",
-    "ThinkingDelta",
     "ToolCall",
     "ToolCallsReceived",
     "ToolsUnsupported",

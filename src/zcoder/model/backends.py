@@ -2,23 +2,18 @@
 
 ``make_client(config)`` is the one place that decides; the app, ``--prompt`` and
 everything behind them (the relay's turns, the model picker, the warm-up) use what it
-returns and never look at the backend again. Both clients have the same ``chat()``,
-``list_models()`` and ``aclose()``, and yield the same events.
+returns, a ``ModelClient`` (zcoder.model.protocol), and never look at the backend again.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, Protocol, TypeAlias
+from typing import Final, Protocol
 
-if TYPE_CHECKING:  # the clients (and httpx) are imported when one is made
-    from zcoder.model.client import OllamaClient
-    from zcoder.model.openai import OpenAIClient
+from zcoder.model.protocol import ModelClient
 
 __all__ = ["BACKENDS", "BackendSettings", "ModelClient", "make_client", "server_label"]
 
 BACKENDS: Final = ("ollama", "openai")
-
-ModelClient: TypeAlias = "OllamaClient | OpenAIClient"
 
 
 class BackendSettings(Protocol):
@@ -40,7 +35,7 @@ def make_client(settings: BackendSettings) -> ModelClient:
         from zcoder.model.openai import OpenAIClient
 
         return OpenAIClient(settings.base_url, api_key=settings.api_key)
-    from zcoder.model.client import OllamaClient
+    from zcoder.model.ollama import OllamaClient
 
     return OllamaClient(settings.host)
 

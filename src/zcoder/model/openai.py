@@ -4,18 +4,10 @@ All three speak the OpenAI chat-completions API: ``POST {base}/chat/completions`
 streamed as server-sent events (``data: {chunk}`` records, ``data: [DONE]`` last) and
 ``GET {base}/models``. ``OpenAIClient`` has the Ollama client's interface and yields the
 same events (zcoder.model.types), so the agent, the app and ``--prompt`` never know which
-backend they talk to:
-
-* ``delta.content`` → ``ContentDelta``; ``delta.reasoning_content`` (llama.cpp, older
-  vLLM) or ``delta.reasoning`` (newer vLLM) → ``ThinkingDelta``;
-* ``delta.tool_calls`` arrive split across chunks: the first piece of a call carries its
-  ``index``, ``id`` and ``function.name``, later pieces the same ``index`` and more of
-  ``function.arguments``. They are joined by index and yielded as one
-  ``ToolCallsReceived`` when the choice finishes, with the server's ids kept;
-* ``finish_reason`` becomes ``Done.done_reason``: ``"length"`` stays ``"length"`` (the
-  reply was cut off by ``max_tokens``), ``"stop"`` and ``"tool_calls"`` become ``"stop"``;
-* ``usage`` (asked for with ``stream_options.include_usage``; it comes in a last chunk
-  with no choices) gives ``Done.prompt_eval_count`` and ``Done.eval_count``.
+backend they talk to. The rules that turn the stream into events are
+zcoder.model.openai_stream's; the HTTP (client, timeouts, streaming, transport errors) is
+the shared core's (zcoder.model.http). Here are the request body, the HTTP error
+statuses, the warm-up's user message and the window probes.
 
 The history stays in Ollama's form (what sessions store); ``to_openai_messages`` converts
 it at send time. ``num_predict`` is sent as ``max_tokens``; ``num_ctx`` and ``keep_alive``
@@ -24,12 +16,11 @@ are accepted and ignored: the server fixed its window when it loaded the model
 ``chat_template_kwargs.enable_thinking``, which the chat templates of thinking models
 (Qwen3 and others) read on llama.cpp and vLLM.
 
-The warm-up: a chat with no user message (zcoder's model load, as on Ollama) cannot be
-sent as it is, since these servers need something to answer. It is sent with a one-dot
-user message and ``max_tokens: 1``: the server loads the model (LM Studio and a
-llama-server in router mode load on first use) and caches the evaluated prefix, the
-system prompt and tool schemas, so the first turn reuses it. Only the ``Done`` is yielded,
-with ``done_reason="load"`` as Ollama reports for a load; the token is discarded.
+The warm-up (``warm_up()``, zcoder's model load, as on Ollama): these servers need a user
+message to answer, so the system message and tool schemas are sent with a one-dot user
+message and ``max_tokens: 1``. The server loads the model (LM Studio and a llama-server
+in router mode load on first use) and caches the evaluated prefix, so the first turn
+reuses it; the token is discarded.
 
 The API key (``ZCODER_API_KEY``) goes only into the ``Authorization`` header. No message
 this module produces contains it, and server error text is scrubbed of it.
@@ -38,25 +29,14 @@ this module produces contains it, and server error text is scrubbed of it.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Mapping, Sequence
-from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Final, Self
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Final, Unpack
 from urllib.parse import quote
 
 import httpx
 
-from zcoder import __version__
-from zcoder.model.client import (
-    DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_LIST_TIMEOUT,
-    DEFAULT_READ_TIMEOUT,
-    DEFAULT_WRITE_TIMEOUT,
-    LazyHttpClient,
-)
 from zcoder.model.errors import (
     ModelAuthError,
-    ModelConnectionError,
     ModelError,
     ModelHTTPError,
     ModelNotServed,
@@ -66,9 +46,11 @@ from zcoder.model.errors import (
     ToolsUnsupported,
 )
 from zcoder.model.host import DEFAULT_BASE_URL, normalize_base_url
-from zcoder.model.scrub import scrub_server_text, server_error_summary
-from zcoder.model.stream import parse_tool_call
-from zcoder.model.types import ChatEvent, ContentDelta, Done, ThinkingDelta, ToolCallsReceived
+from zcoder.model.http import ChatParams, HttpModelClient, HttpOptions, StreamParser
+from zcoder.model.openai_stream import OpenAIStreamParser
+from zcoder.model.scrub import QUOTE_LIMIT, quote_server_text, server_error_summary
+from zcoder.model.stream import optional_int
+from zcoder.model.types import ChatEvent, Message
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -97,7 +79,6 @@ _PASSED_OPTIONS: Final = (
     "presence_penalty",
     "frequency_penalty",
 )
-_QUOTE_LIMIT: Final = 200
 TOOLS_TEMPLATE_WARNING: Final = (
     "{server} uses a chat template that cannot take tools (its /props says "
     "chat_template_caps.supports_tools is false): it accepts zcoder's tools and the model "
@@ -210,248 +191,10 @@ def build_openai_request(
     return body
 
 
-# -- the stream -------------------------------------------------------------------------
-
-
-def _quote(text: str, secrets: Sequence[str | None] = ()) -> str:
-    """A bad piece of the server's reply, scrubbed and bounded, to quote in a message."""
-    text = scrub_server_text(text[: _QUOTE_LIMIT * 4], secrets)
-    if len(text) > _QUOTE_LIMIT:
-        text = text[:_QUOTE_LIMIT] + "…"
-    return repr(text)
-
-
-@dataclass
-class _PendingCall:
-    """A tool call being assembled from its pieces."""
-
-    index: int
-    id: str | None = None
-    name: str = ""
-    pieces: list[str] = field(default_factory=list)
-    whole: dict[str, Any] | None = None  # arguments a server sent as an object
-
-
-class OpenAIStreamParser:
-    """Turns the server-sent events of one reply into events; a new parser per request.
-
-    Feed it the body line by line (``feed_line``) and call ``finish()`` when the body
-    ends. ``done`` is set once ``data: [DONE]`` arrived (then ``Done`` was yielded).
-    """
-
-    def __init__(self, server: str = "the server", *, secrets: Sequence[str | None] = ()) -> None:
-        self.server = server
-        self.secrets = tuple(secrets)  # scrubbed from any server text quoted in an error
-        self.done = False
-        self._data: list[str] = []
-        self._calls: dict[int, _PendingCall] = {}
-        self._calls_sent = False
-        self._finish_reason: str | None = None
-        self._usage: dict[str, Any] | None = None
-
-    def feed_line(self, line: str) -> list[ChatEvent]:
-        """One line of the body; an event is dispatched at the blank line that ends it."""
-        if self.done:
-            return []
-        text = line.rstrip("\r\n")
-        if not text.strip():
-            return self._dispatch()
-        if text.startswith(":"):
-            return []  # an SSE comment (a keep-alive)
-        name, _, value = text.partition(":")
-        if name == "data":
-            self._data.append(value.removeprefix(" "))
-        elif name not in ("event", "id", "retry"):
-            raise ModelStreamError(
-                f"malformed response from {self.server} (not server-sent events): "
-                f"{_quote(text, self.secrets)}"
-            )
-        return []
-
-    def finish(self) -> list[ChatEvent]:
-        """The body ended: the last events, or an error if the reply was not complete."""
-        events = self._dispatch()
-        if self.done:
-            return events
-        if self._finish_reason is not None:
-            # No [DONE], but the reply itself was complete: accept it.
-            return events + self._complete()
-        raise ModelStreamError(
-            f"{self.server} closed the stream before the reply was done; try again"
-        )
-
-    def feed_record(self, record: Mapping[str, Any]) -> list[ChatEvent]:
-        """One decoded chunk (``chat.completion.chunk``)."""
-        if self.done:
-            return []
-        if record.get("error"):
-            raise ModelStreamError(
-                f"{self.server} reported an error mid-stream: "
-                f"{server_error_summary(record, self.secrets)}"
-            )
-        usage = record.get("usage")
-        if isinstance(usage, dict):
-            self._usage = usage
-        choices = record.get("choices")
-        if choices is None:
-            return []
-        if not isinstance(choices, list):
-            raise ModelStreamError(
-                f"malformed response from {self.server}: 'choices' is not a list"
-            )
-        events: list[ChatEvent] = []
-        for choice in choices:
-            if not isinstance(choice, dict):
-                raise ModelStreamError(
-                    f"malformed response from {self.server}: a choice is not an object"
-                )
-            if choice.get("index", 0) != 0:
-                continue  # zcoder asks for one choice
-            delta = choice.get("delta")
-            if delta is None:
-                delta = choice.get("message")  # a server that answered without streaming
-            if delta is not None and not isinstance(delta, dict):
-                raise ModelStreamError(
-                    f"malformed response from {self.server}: 'delta' is not an object"
-                )
-            if delta:
-                events += self._read_delta(delta)
-            reason = choice.get("finish_reason")
-            if isinstance(reason, str) and reason:
-                self._finish_reason = reason
-                events += self._send_calls()
-        return events
-
-    def _dispatch(self) -> list[ChatEvent]:
-        if not self._data:
-            return []
-        data = "\n".join(self._data)
-        self._data = []
-        if data.strip() == "[DONE]":
-            return self._complete()
-        try:
-            record = json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise ModelStreamError(
-                f"malformed response from {self.server} ({exc.msg}): {_quote(data, self.secrets)}"
-            ) from None
-        if not isinstance(record, dict):
-            raise ModelStreamError(
-                f"malformed response from {self.server} (not an object): "
-                f"{_quote(data, self.secrets)}"
-            )
-        return self.feed_record(record)
-
-    def _read_delta(self, delta: Mapping[str, Any]) -> list[ChatEvent]:
-        events: list[ChatEvent] = []
-        for key in ("reasoning_content", "reasoning"):
-            thinking = delta.get(key)
-            if isinstance(thinking, str) and thinking:
-                events.append(ThinkingDelta(thinking))
-                break
-        content = delta.get("content")
-        if isinstance(content, str) and content:
-            events.append(ContentDelta(content))
-        raw_calls = delta.get("tool_calls")
-        if raw_calls:
-            if not isinstance(raw_calls, list):
-                raise ModelStreamError(
-                    f"malformed response from {self.server}: 'tool_calls' is not a list"
-                )
-            for raw in raw_calls:
-                self._add_piece(raw)
-        return events
-
-    def _add_piece(self, raw: object) -> None:
-        if not isinstance(raw, dict):
-            raise ModelStreamError(
-                f"malformed response from {self.server}: a tool call is not an object"
-            )
-        raw_id = raw.get("id")
-        call_id = raw_id if isinstance(raw_id, str) and raw_id else None
-        index = raw.get("index")
-        if not isinstance(index, int) or isinstance(index, bool):
-            # No index (some servers send each call whole): a new id starts a new call.
-            known = {pending.id for pending in self._calls.values()}
-            if not self._calls or (call_id is not None and call_id not in known):
-                index = len(self._calls)
-            else:
-                index = max(self._calls)
-        pending = self._calls.get(index)
-        if pending is None:
-            pending = self._calls[index] = _PendingCall(index)
-        if call_id is not None and pending.id is None:
-            pending.id = call_id
-        function = raw.get("function")
-        if function is None:
-            return
-        if not isinstance(function, dict):
-            raise ModelStreamError(
-                f"malformed response from {self.server}: a tool call's 'function' is not an object"
-            )
-        name = function.get("name")
-        if isinstance(name, str) and name and not pending.name:
-            pending.name = name
-        arguments = function.get("arguments")
-        if isinstance(arguments, str):
-            pending.pieces.append(arguments)
-        elif isinstance(arguments, dict):
-            pending.whole = arguments
-
-    def _send_calls(self) -> list[ChatEvent]:
-        if self._calls_sent or not self._calls:
-            return []
-        self._calls_sent = True
-        calls = []
-        for ordinal, pending in enumerate(sorted(self._calls.values(), key=lambda p: p.index)):
-            if not pending.name:
-                raise ModelStreamError(
-                    f"malformed response from {self.server}: a tool call has no name"
-                )
-            arguments: object = (
-                pending.whole if pending.whole is not None else "".join(pending.pieces)
-            )
-            wire = {
-                "id": pending.id,
-                "function": {"name": pending.name, "arguments": arguments, "index": pending.index},
-            }
-            calls.append(parse_tool_call(wire, ordinal=ordinal))
-        return [ToolCallsReceived(calls)]
-
-    def _complete(self) -> list[ChatEvent]:
-        events = self._send_calls()
-        self.done = True
-        usage = self._usage or {}
-        events.append(
-            Done(
-                done_reason=_done_reason(self._finish_reason),
-                prompt_eval_count=_opt_int(usage.get("prompt_tokens")),
-                eval_count=_opt_int(usage.get("completion_tokens")),
-            )
-        )
-        return events
-
-
-def _done_reason(finish_reason: str | None) -> str | None:
-    if finish_reason in ("stop", "tool_calls", "function_call", "eos"):
-        return "stop"
-    return finish_reason  # "length" stays "length"; anything else as the server said
-
-
-def _opt_int(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-
-
 # -- the client -------------------------------------------------------------------------
 
 
-class OpenAIClient:
+class OpenAIClient(HttpModelClient):
     """An async client for one OpenAI-compatible server; the Ollama client's interface.
 
     ``chat()`` is an async generator: close it (or cancel the task iterating it) to stop;
@@ -460,38 +203,17 @@ class OpenAIClient:
     """
 
     backend: Final = "openai"
+    chat_path: ClassVar[str] = "/chat/completions"
 
     def __init__(
         self,
         base_url: str = DEFAULT_BASE_URL,
         *,
         api_key: str | None = None,
-        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        read_timeout: float | None = DEFAULT_READ_TIMEOUT,
-        write_timeout: float = DEFAULT_WRITE_TIMEOUT,
-        list_timeout: float = DEFAULT_LIST_TIMEOUT,
-        transport: httpx.AsyncBaseTransport | None = None,
+        **options: Unpack[HttpOptions],
     ) -> None:
         self.base_url = normalize_base_url(base_url)
-        self.host = self.base_url  # what the header and messages show, as for Ollama
-        self.read_timeout = read_timeout
-        self._key = api_key or None
-        self._list_timeout = httpx.Timeout(list_timeout, connect=connect_timeout)
-        headers = {"User-Agent": f"zcoder/{__version__}"}
-        if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
-        self._lazy_http = LazyHttpClient(
-            base_url=self.base_url,
-            timeout=httpx.Timeout(
-                connect=connect_timeout,
-                read=read_timeout,
-                write=write_timeout,
-                pool=connect_timeout,
-            ),
-            headers=headers,
-            transport=transport,
-            trust_env=False,
-        )
+        super().__init__(self.base_url, api_key=api_key, **options)
 
     def __repr__(self) -> str:
         return f"OpenAIClient({self.base_url!r})"
@@ -501,86 +223,56 @@ class OpenAIClient:
         """How messages name the server."""
         return f"the server at {self.base_url}"
 
-    async def __aenter__(self) -> Self:
-        return self
+    # -- the wire format ------------------------------------------------------------------
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._lazy_http.aclose()
-
-    @property
-    def _http(self) -> httpx.AsyncClient:
-        return self._lazy_http.get()
-
-    async def chat(
-        self,
-        model: str,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        think: bool | None = None,
-        num_predict: int | None = None,
-        options: Mapping[str, Any] | None = None,
-        num_ctx: int | None = None,
-        keep_alive: str | int | float | None = None,
-    ) -> AsyncGenerator[ChatEvent, None]:
-        """Stream one reply: deltas, tool calls, then exactly one ``Done`` last.
-
-        ``num_ctx`` and ``keep_alive`` are Ollama's and ignored here (see the module
-        docstring). Raises a ``ModelError`` subclass on failure, before or during the
-        stream.
-        """
-        del num_ctx, keep_alive
-        warm_up = not any(message.get("role") == "user" for message in messages)
-        if warm_up:
-            messages = [*messages, {"role": "user", "content": WARM_UP_PROMPT}]
-            num_predict = 1
-        body = build_openai_request(
-            model, messages, tools=tools, think=think, num_predict=num_predict, options=options
+    def _chat_body(
+        self, model: str, messages: Sequence[Mapping[str, Any]], params: ChatParams
+    ) -> dict[str, Any]:
+        """Ollama's ``num_ctx`` and ``keep_alive`` have no field here: the server fixed its
+        window when it loaded the model and manages its own model lifetime."""
+        return build_openai_request(
+            model,
+            messages,
+            tools=params.get("tools"),
+            think=params.get("think"),
+            num_predict=params.get("num_predict"),
+            options=params.get("options"),
         )
-        got_response = False
+
+    def _stream_parser(self) -> StreamParser:
+        return OpenAIStreamParser(self.server, secrets=(self._key,))
+
+    async def _whole_reply(
+        self, response: httpx.Response, parser: StreamParser
+    ) -> list[ChatEvent] | None:
+        """A server that ignored ``"stream"`` answers one JSON completion."""
+        if "application/json" not in response.headers.get("content-type", ""):
+            return None
+        assert isinstance(parser, OpenAIStreamParser)
+        await response.aread()
         try:
-            async with self._http.stream("POST", "/chat/completions", json=body) as response:
-                got_response = True
-                if response.status_code >= 400:
-                    await response.aread()
-                    raise await self._http_error(response, model=model)
-                parser = OpenAIStreamParser(self.server, secrets=(self._key,))
-                if "application/json" in response.headers.get("content-type", ""):
-                    # A server that ignored "stream": one JSON completion.
-                    await response.aread()
-                    try:
-                        record = response.json()
-                    except (json.JSONDecodeError, UnicodeDecodeError):
-                        raise ModelStreamError(
-                            f"malformed response from {self.server}: "
-                            f"{_quote(response.text, (self._key,))}"
-                        ) from None
-                    if not isinstance(record, dict):
-                        raise ModelStreamError(f"malformed response from {self.server}")
-                    events = parser.feed_record(record) + parser.finish()
-                    for event in events:
-                        if not warm_up or isinstance(event, Done):
-                            yield _loaded(event) if warm_up else event
-                    return
-                async for line in response.aiter_lines():
-                    for event in parser.feed_line(line):
-                        if not warm_up or isinstance(event, Done):
-                            yield _loaded(event) if warm_up else event
-                    if parser.done:
-                        return
-                for event in parser.finish():
-                    if not warm_up or isinstance(event, Done):
-                        yield _loaded(event) if warm_up else event
-        except httpx.HTTPError as exc:
-            raise self._transport_error(exc, before_response=not got_response) from None
+            record = response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise ModelStreamError(
+                f"malformed response from {self.server}: "
+                f"{quote_server_text(response.text, (self._key,))}"
+            ) from None
+        if not isinstance(record, dict):
+            raise ModelStreamError(f"malformed response from {self.server}")
+        return parser.feed_record(record) + parser.finish()
+
+    def _warm_up_messages(self, messages: Sequence[Message]) -> list[Message]:
+        """These servers need a user message to answer: a one-dot one, after the system
+        message and before nothing else (see the module docstring)."""
+        if any(message.get("role") == "user" for message in messages):
+            return list(messages)
+        return [*messages, {"role": "user", "content": WARM_UP_PROMPT}]
+
+    def _unreachable(self) -> ModelError:
+        return ServerUnreachable(self.base_url)
+
+    def _timed_out(self) -> ModelError:
+        return ModelTimeout(self.base_url, self.read_timeout, server="the server")
 
     async def list_models(self) -> list[str]:
         """The ids ``{base}/models`` lists: the models the server serves."""
@@ -592,7 +284,7 @@ class OpenAIClient:
         and otherwise accepts a request with tools silently: the model never sees them.
         Never raises: a server without ``/props`` (LM Studio, vLLM) is not warned about."""
         del model  # one template per llama-server (a router's /props is its default)
-        props = await self._get_json(f"{_server_root(self.base_url)}/props")
+        props = await self._json_or_none(f"{_server_root(self.base_url)}/props")
         caps = props.get("chat_template_caps") if isinstance(props, dict) else None
         if not isinstance(caps, dict) or caps.get("supports_tools") is not False:
             return None
@@ -617,14 +309,14 @@ class OpenAIClient:
         except ModelError:
             return None
         root = _server_root(self.base_url)
-        props = await self._get_json(f"{root}/props")
+        props = await self._json_or_none(f"{root}/props")
         if isinstance(props, dict):
             settings = props.get("default_generation_settings")
             if isinstance(settings, dict) and (found := _positive(settings.get("n_ctx"))):
                 return found
             if found := _positive(props.get("n_ctx")):
                 return found
-        studio = await self._get_json(f"{root}/api/v0/models/{quote(model, safe='')}")
+        studio = await self._json_or_none(f"{root}/api/v0/models/{quote(model, safe='')}")
         if isinstance(studio, dict) and (found := _positive(studio.get("loaded_context_length"))):
             return found
         return None
@@ -632,15 +324,7 @@ class OpenAIClient:
     # -- helpers ------------------------------------------------------------------------
 
     async def _model_entries(self) -> list[dict[str, Any]]:
-        try:
-            response = await self._http.get("/models", timeout=self._list_timeout)
-            if response.status_code >= 400:
-                raise await self._http_error(response, model=None)
-            payload = response.json()
-        except httpx.HTTPError as exc:
-            raise self._transport_error(exc, before_response=True) from None
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise ModelStreamError(f"malformed /models response from {self.server}") from None
+        payload = await self._json("GET", "/models")
         data = payload.get("data") if isinstance(payload, dict) else None
         if not isinstance(data, list):
             raise ModelStreamError(f"malformed /models response from {self.server}: no 'data' list")
@@ -649,20 +333,6 @@ class OpenAIClient:
             for entry in data
             if isinstance(entry, dict) and isinstance(entry.get("id"), str) and entry["id"]
         ]
-
-    async def _get_json(self, url: str) -> object:
-        """A GET of server metadata; None on any failure."""
-        try:
-            response = await self._http.get(url, timeout=self._list_timeout)
-            if response.status_code != 200:
-                return None
-            return response.json()
-        except (httpx.HTTPError, json.JSONDecodeError, UnicodeDecodeError):
-            return None
-
-    def _scrub(self, text: str) -> str:
-        """Server text with the API key (in any form) and secret-like tokens removed."""
-        return scrub_server_text(text, (self._key,))
 
     async def _http_error(self, response: httpx.Response, *, model: str | None) -> ModelError:
         status = response.status_code
@@ -694,38 +364,9 @@ class OpenAIClient:
             names = await self.list_models()
         except ModelError:
             return []
-        return [self._scrub(name)[:_QUOTE_LIMIT] for name in names]
-
-    def _transport_error(self, exc: httpx.HTTPError, *, before_response: bool) -> ModelError:
-        if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
-            return ServerUnreachable(self.base_url)
-        if isinstance(exc, httpx.TimeoutException):
-            return ModelTimeout(self.base_url, self.read_timeout, server="the server")
-        when = "before it answered" if before_response else "during the reply"
-        detail = type(exc).__name__
-        if text := self._scrub(str(exc)).strip():
-            detail += f": {text}"
-        if isinstance(exc, httpx.TransportError):
-            return ModelConnectionError(
-                f"the connection to {self.server} broke {when} ({detail}); try again",
-                before_response=before_response,
-            )
-        return ModelConnectionError(
-            f"request to {self.server} failed: {detail}", before_response=False
-        )
-
-
-def _loaded(event: ChatEvent) -> ChatEvent:
-    """The warm-up's ``Done``, marked as a model load."""
-    if isinstance(event, Done):
-        return Done(
-            done_reason="load",
-            prompt_eval_count=event.prompt_eval_count,
-            eval_count=event.eval_count,
-        )
-    return event
+        return [self._scrub(name)[:QUOTE_LIMIT] for name in names]
 
 
 def _positive(value: object) -> int | None:
-    number = _opt_int(value)
+    number = optional_int(value)
     return number if number is not None and number > 0 else None

@@ -35,8 +35,10 @@ from urllib.parse import quote, quote_plus
 
 __all__ = [
     "MASK",
+    "QUOTE_LIMIT",
     "SCAN_LIMIT",
     "SERVER_TEXT_LIMIT",
+    "quote_server_text",
     "scrub_server_text",
     "server_error_summary",
 ]
@@ -46,6 +48,9 @@ SERVER_TEXT_LIMIT: Final = 500
 """The most characters of a server's text an error message quotes."""
 SCAN_LIMIT: Final = 64 * 1024
 """The most characters of a server's body read for its summary (the rest is dropped)."""
+QUOTE_LIMIT: Final = 200
+"""The most characters of a bad piece of a reply (a line, a tool call's arguments) that a
+message quotes."""
 MAX_SEPARATOR_RUN: Final = 8
 """Blanks or punctuation allowed between two characters of a split-up key."""
 MIN_SPLIT_KEY: Final = 8
@@ -136,6 +141,15 @@ def scrub_server_text(text: str, secrets: Iterable[str | None] = ()) -> str:
     text = _NAMED.sub(lambda m: m.group("name") + MASK, text)
     text = _PREFIXED.sub(MASK, text)
     return _OPAQUE.sub(lambda m: MASK if _looks_opaque(m.group()) else m.group(), text)
+
+
+def quote_server_text(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """A bad piece of the server's reply, scrubbed and bounded, quoted (``repr``) for a
+    message."""
+    text = scrub_server_text(text[: QUOTE_LIMIT * 4], secrets)
+    if len(text) > QUOTE_LIMIT:
+        text = text[:QUOTE_LIMIT] + "…"
+    return repr(text)
 
 
 def _message_of(payload: object) -> str | None:

@@ -10,27 +10,17 @@ import json
 from typing import Any
 
 from zcoder.model.errors import ModelStreamError
-from zcoder.model.scrub import scrub_server_text, server_error_summary
+from zcoder.model.scrub import quote_server_text, server_error_summary
 from zcoder.model.types import (
     ChatEvent,
     ContentDelta,
     Done,
-    ThinkingDelta,
+    ReasoningDelta,
     ToolCall,
     ToolCallsReceived,
 )
 
-__all__ = ["ChatStreamParser", "parse_tool_call"]
-
-# How much of a bad line or bad arguments to quote back in a message.
-_QUOTE_LIMIT = 200
-
-
-def _quote(text: str) -> str:
-    text = scrub_server_text(text[: _QUOTE_LIMIT * 4])
-    if len(text) > _QUOTE_LIMIT:
-        text = text[:_QUOTE_LIMIT] + "…"
-    return repr(text)
+__all__ = ["ChatStreamParser", "optional_int", "parse_tool_call"]
 
 
 class ChatStreamParser:
@@ -48,13 +38,19 @@ class ChatStreamParser:
             record = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ModelStreamError(
-                f"malformed response from Ollama ({exc.msg}): {_quote(text)}"
+                f"malformed response from Ollama ({exc.msg}): {quote_server_text(text)}"
             ) from None
         if not isinstance(record, dict):
             raise ModelStreamError(
-                f"malformed response from Ollama (not an object): {_quote(text)}"
+                f"malformed response from Ollama (not an object): {quote_server_text(text)}"
             )
         return self.feed_record(record)
+
+    def finish(self) -> list[ChatEvent]:
+        """The body ended: nothing more if the reply was done, else an error."""
+        if self.done:
+            return []
+        raise ModelStreamError("Ollama closed the stream before the reply was done; try again")
 
     def feed_record(self, record: dict[str, Any]) -> list[ChatEvent]:
         if "error" in record:
@@ -68,7 +64,7 @@ class ChatStreamParser:
         if message:
             thinking = message.get("thinking")
             if isinstance(thinking, str) and thinking:
-                events.append(ThinkingDelta(thinking))
+                events.append(ReasoningDelta(thinking))
             content = message.get("content")
             if isinstance(content, str) and content:
                 events.append(ContentDelta(content))
@@ -88,12 +84,12 @@ class ChatStreamParser:
             events.append(
                 Done(
                     done_reason=_opt_str(record.get("done_reason")),
-                    prompt_eval_count=_opt_int(record.get("prompt_eval_count")),
-                    eval_count=_opt_int(record.get("eval_count")),
-                    total_duration=_opt_int(record.get("total_duration")),
-                    load_duration=_opt_int(record.get("load_duration")),
-                    prompt_eval_duration=_opt_int(record.get("prompt_eval_duration")),
-                    eval_duration=_opt_int(record.get("eval_duration")),
+                    prompt_eval_count=optional_int(record.get("prompt_eval_count")),
+                    eval_count=optional_int(record.get("eval_count")),
+                    total_duration=optional_int(record.get("total_duration")),
+                    load_duration=optional_int(record.get("load_duration")),
+                    prompt_eval_duration=optional_int(record.get("prompt_eval_duration")),
+                    eval_duration=optional_int(record.get("eval_duration")),
                 )
             )
         return events
@@ -138,7 +134,7 @@ def _parse_arguments(name: str, value: object) -> tuple[dict[str, Any], str | No
             return (
                 {},
                 f"the arguments of {name} are not valid JSON ({exc.msg} at position "
-                f"{exc.pos}): {_quote(value)}; send them as a JSON object",
+                f"{exc.pos}): {quote_server_text(value)}; send them as a JSON object",
                 value,
             )
         if isinstance(parsed, dict):
@@ -146,19 +142,20 @@ def _parse_arguments(name: str, value: object) -> tuple[dict[str, Any], str | No
         return (
             {},
             f"the arguments of {name} must be a JSON object, got {type(parsed).__name__}: "
-            f"{_quote(value)}",
+            f"{quote_server_text(value)}",
             value,
         )
     text = json.dumps(value)
     return (
         {},
         f"the arguments of {name} must be a JSON object, got {type(value).__name__}: "
-        f"{_quote(text)}",
+        f"{quote_server_text(text)}",
         text,
     )
 
 
-def _opt_int(value: object) -> int | None:
+def optional_int(value: object) -> int | None:
+    """A count from the wire: an int (or a whole float), else None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):

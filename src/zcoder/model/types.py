@@ -17,7 +17,7 @@ __all__ = [
     "ContentDelta",
     "Done",
     "Message",
-    "ThinkingDelta",
+    "ReasoningDelta",
     "ToolCall",
     "ToolCallsReceived",
     "assistant_message",
@@ -63,8 +63,9 @@ class ContentDelta:
 
 
 @dataclass(frozen=True)
-class ThinkingDelta:
-    """A piece of the model's reasoning (sent when thinking is on)."""
+class ReasoningDelta:
+    """A piece of the model's reasoning (sent when thinking is on). Named apart from the
+    agent's ThinkingDelta event (zcoder.agent.events), which shows such a piece."""
 
     text: str
 
@@ -94,7 +95,7 @@ class Done:
     eval_duration: int | None = None
 
 
-ChatEvent: TypeAlias = ContentDelta | ThinkingDelta | ToolCallsReceived | Done
+ChatEvent: TypeAlias = ContentDelta | ReasoningDelta | ToolCallsReceived | Done
 
 
 def system_message(content: str) -> Message:
@@ -140,7 +141,7 @@ class AssistantReply:
         match event:
             case ContentDelta(text=text):
                 self.content += text
-            case ThinkingDelta(text=text):
+            case ReasoningDelta(text=text):
                 self.thinking += text
             case ToolCallsReceived(calls=calls):
                 self.tool_calls.extend(calls)

@@ -22,7 +22,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Final
 
 from zcoder.model.errors import ModelError
-from zcoder.model.types import ChatEvent, ContentDelta, ThinkingDelta
+from zcoder.model.types import ChatEvent, ContentDelta, ReasoningDelta
 
 __all__ = [
     "DEFAULT_IDLE_SECONDS",
@@ -90,7 +90,7 @@ async def watched(
                 if deadline.expired():
                     raise ModelStalled(idle_seconds or 0.0) from None
                 raise
-            if isinstance(event, ContentDelta | ThinkingDelta):
+            if isinstance(event, ContentDelta | ReasoningDelta):
                 chars += len(event.text)
                 if max_chars is not None and chars > max_chars:
                     raise ReplyTooLong(max_chars)

@@ -21,10 +21,10 @@ if TYPE_CHECKING:
         EditApprovalRequest,
         EditPolicy,
     )
-    from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
+    from zcoder.tools.base import EditGate, ToolContext, ToolResult, ToolSpec
+    from zcoder.tools.change import FileChange
     from zcoder.tools.confinement import ConfinementError
     from zcoder.tools.defaults import BUILTIN_TOOLS, default_registry
-    from zcoder.tools.edits import EditGate, FileChange
     from zcoder.tools.finish import FINISH_TOOL_NAME, FinishStatus
     from zcoder.tools.guard import GuardVerdict, Verdict, check_command, classify_command
     from zcoder.tools.output import DEFAULT_MAX_TOOL_OUTPUT, bound_text, max_tool_output_from_env
@@ -51,8 +51,8 @@ __getattr__ = lazy_exports(
         "ConfinementError": "confinement",
         "BUILTIN_TOOLS": "defaults",
         "default_registry": "defaults",
-        "EditGate": "edits",
-        "FileChange": "edits",
+        "EditGate": "base",
+        "FileChange": "change",
         "FINISH_TOOL_NAME": "finish",
         "FinishStatus": "finish",
         "GuardVerdict": "guard",

@@ -1,22 +1,44 @@
-"""The types every tool shares: its context, its result and its specification."""
+"""The types every tool shares: its context, its result, its specification, and the
+edit gate a context carries (defined here, next to ToolContext, because each names the
+other; tools/edits.py builds on both)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from zcoder.tools.approval import ApprovalPolicy, Approver
+from zcoder.tools.change import FileChange
 from zcoder.tools.confinement import canonical_workspace
-from zcoder.tools.edits import EditGate
 from zcoder.tools.freshness import FreshnessBook
 from zcoder.tools.offload import StopSignal
 from zcoder.tools.output import max_tool_output_from_env
 from zcoder.tools.profiles import Profile, TurnOrigin
 
-__all__ = ["ToolAvailability", "ToolContext", "ToolHandler", "ToolResult", "ToolSpec"]
+__all__ = [
+    "EditGate",
+    "ToolAvailability",
+    "ToolContext",
+    "ToolHandler",
+    "ToolResult",
+    "ToolSpec",
+]
+
+
+class EditGate(Protocol):
+    """The turn's keeper of edits: approval (ask mode) before, the journal after."""
+
+    async def review(self, tool: str, changes: Sequence[FileChange], ctx: ToolContext) -> str:
+        """Called before anything is written. Returns "" to go ahead, else why not (for
+        the model: the user refused, say). Snapshots are taken here."""
+        ...
+
+    def committed(self, tool: str, changes: Sequence[FileChange], ctx: ToolContext) -> None:
+        """The changes were written."""
+        ...
 
 
 @dataclass

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import Any, Final
 
+from zcoder.tools.base import EditGate, ToolContext
+from zcoder.tools.change import FileChange
 from zcoder.tools.confinement import ConfinedPath, ConfinementError, open_read, read_limited
-from zcoder.tools.diffs import FileDiff, compact_lines, file_diff, human_size
+from zcoder.tools.diffs import compact_lines, human_size
 from zcoder.tools.freshness import stale_message
 from zcoder.tools.offload import StopSignal, in_thread
-
-if TYPE_CHECKING:
-    from zcoder.tools.base import ToolContext
 
 __all__ = [
     "DIFF_PREVIEW_LINES",
@@ -40,40 +38,6 @@ SNAPSHOT_MAX_BYTES: Final = 8 * 1024 * 1024
 """The largest previous content kept for /undo (as large as replace_text may edit)."""
 DIFF_PREVIEW_LINES: Final = 24
 """Diff lines a tool entry of the transcript shows; /diff shows all of them."""
-
-
-@dataclass(frozen=True)
-class FileChange:
-    """One file's content before and after a tool's write (None: the file is absent).
-
-    ``before_note`` is set when the file existed but its previous content was not read
-    (too large to keep): that change can be shown and made, but not undone.
-    """
-
-    target: ConfinedPath
-    before: bytes | None
-    after: bytes | None
-    before_note: str = ""
-
-    @property
-    def path(self) -> str:
-        return self.target.display
-
-    def diff(self) -> FileDiff:
-        return file_diff(self.path, self.before, self.after, before_note=self.before_note)
-
-
-class EditGate(Protocol):
-    """The turn's keeper of edits: approval (ask mode) before, the journal after."""
-
-    async def review(self, tool: str, changes: Sequence[FileChange], ctx: ToolContext) -> str:
-        """Called before anything is written. Returns "" to go ahead, else why not (for
-        the model: the user refused, say). Snapshots are taken here."""
-        ...
-
-    def committed(self, tool: str, changes: Sequence[FileChange], ctx: ToolContext) -> None:
-        """The changes were written."""
-        ...
 
 
 def load_before(target: ConfinedPath, stop: StopSignal | None = None) -> tuple[bytes | None, str]:

@@ -34,9 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-WARMUP_NUM_PREDICT = 1
-"""Tokens the warm-up generates: num_predict is no reason for Ollama to reload."""
-
 _ENDED = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
 
 
@@ -154,16 +151,14 @@ class ModelUI:
         assert app.agent is not None
         messages, tools = app.agent.user_turn_request()
         settings = app.agent.settings
-        async for _event in app.client.chat(
+        await app.client.warm_up(
             app.model,
             messages[:1],
             tools=tools or None,
             think=settings.think,
-            num_predict=WARMUP_NUM_PREDICT,
             num_ctx=settings.num_ctx,
             keep_alive=settings.keep_alive,
-        ):
-            pass
+        )
         self.check_allocation()
 
     def check_allocation(self) -> None:

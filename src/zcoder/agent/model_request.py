@@ -1,0 +1,92 @@
+"""One request of a turn: stream the model's reply, shown as it arrives, retried once.
+
+Kept apart from the turn loop (agent/core.py), which decides what to send and what to
+do with the reply; this module only talks to the model client (zcoder.model.protocol).
+A connection that failed before any response is retried once, after a short pause; a
+malformed or unfinished reply is asked again once (its partial text is kept in the
+transcript as partial). Anything else, or a second failure, reaches the turn loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from zcoder.agent.cancellation import RoundState
+from zcoder.agent.events import AssistantDelta, Notice, ThinkingDelta
+from zcoder.agent.recorder import Recorder
+from zcoder.agent.settings import AgentSettings
+from zcoder.model.errors import ModelError, ModelStreamError
+from zcoder.model.protocol import ChatClient, ToolsTemplateProbe
+from zcoder.model.types import AssistantReply, ContentDelta, Message, ReasoningDelta
+
+__all__ = ["stream_reply", "tools_template_notice"]
+
+
+async def stream_reply(
+    client: ChatClient,
+    settings: AgentSettings,
+    recorder: Recorder,
+    *,
+    round_state: RoundState,
+    messages: list[Message],
+    tools: list[dict[str, Any]],
+    num_predict: int | None,
+) -> AssistantReply:
+    """Stream one reply; one retry for a connection error before any response, and one
+    for a malformed or unfinished reply. ``round_state.reply`` is the reply so far (a
+    stopped turn shows it as partial)."""
+    retried = False
+    while True:
+        reply = AssistantReply()
+        round_state.reply = reply
+        received = False
+        try:
+            stream = client.chat(
+                settings.model,
+                messages,
+                tools=tools or None,
+                think=settings.think,
+                num_predict=num_predict,
+                num_ctx=settings.num_ctx,
+                keep_alive=settings.keep_alive,
+            )
+            async for event in settings.watched(stream):
+                received = True
+                reply.add(event)
+                if isinstance(event, ContentDelta) and event.text:
+                    recorder.emit(AssistantDelta(event.text))
+                elif isinstance(event, ReasoningDelta) and event.text:
+                    recorder.emit(ThinkingDelta(event.text))
+            return reply
+        except ModelError as exc:
+            if retried:
+                raise
+            if exc.retryable_before_response and not received:
+                retried = True
+                recorder.emit(Notice(f"{exc} — retrying once"))
+                await asyncio.sleep(settings.retry_delay)
+                continue
+            if isinstance(exc, ModelStreamError):
+                # A malformed or unfinished reply: asked again once, then reported.
+                retried = True
+                if reply.content.strip():
+                    recorder.assistant(reply.content, partial=True)
+                recorder.emit(Notice(f"{exc} — asking again once"))
+                await asyncio.sleep(settings.retry_delay)
+                continue
+            raise
+
+
+async def tools_template_notice(
+    client: object, model: str, recorder: Recorder, checked: set[str]
+) -> None:
+    """Once per model (``checked`` remembers): warn when the server's chat template cannot
+    take tools (the server accepts them silently and the model never sees a schema)."""
+    if model in checked or not isinstance(client, ToolsTemplateProbe):
+        return
+    checked.add(model)
+    warning = await client.tools_template_warning(model)
+    if warning:
+        recorder.event("system", warning, {"tools_template": False})
+        recorder.emit(Notice(warning))

@@ -1,0 +1,69 @@
+"""The settings one agent runs a model with.
+
+Its own module, below the turn loop (agent/core.py) and the parts that read the
+settings (agent/context_keeper.py, agent/user_command.py, agent/model_request.py), so
+that they all import it and none of them imports another to get it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from zcoder.agent.instructions import load_instructions, render_instructions
+from zcoder.config import DEFAULT_COMPACT_AT, Config
+from zcoder.model.types import ChatEvent
+from zcoder.model.watch import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_REPLY_CHARS, watched
+from zcoder.tools.profiles import Profile
+
+__all__ = ["RETRY_DELAY_SECONDS", "AgentSettings"]
+
+RETRY_DELAY_SECONDS: Final = 0.5
+"""The pause before the one retry of a request that failed before any response."""
+
+
+@dataclass
+class AgentSettings:
+    model: str
+    workspace: Path
+    profile: Profile
+    think: bool | None = None
+    num_predict: int | None = 8192
+    num_ctx: int | None = None
+    """The context window in tokens, sent with every request (Ollama's options.num_ctx)."""
+    keep_alive: str | int | None = None
+    """How long Ollama keeps the model loaded after a request; None: Ollama's default."""
+    compact_at: float | None = DEFAULT_COMPACT_AT
+    """Compact before a request that would pass this share of the window; None: never."""
+    max_tool_output: int = 32768
+    instructions: str = ""
+    retry_delay: float = RETRY_DELAY_SECONDS
+    idle_timeout: float | None = DEFAULT_IDLE_SECONDS
+    """Seconds without new output before a reply is stopped (zcoder.model.watch)."""
+    max_reply_chars: int | None = DEFAULT_MAX_REPLY_CHARS
+    """Characters of one reply after which it is stopped (zcoder.model.watch)."""
+
+    def watched(self, stream: AsyncIterator[ChatEvent]) -> AsyncGenerator[ChatEvent, None]:
+        """``stream`` within these settings' idle deadline and reply cap: every request
+        the agent makes (turns, and compaction's summary) is bounded so."""
+        return watched(stream, idle_seconds=self.idle_timeout, max_chars=self.max_reply_chars)
+
+    @classmethod
+    def from_config(cls, config: Config, model: str) -> AgentSettings:
+        """The settings zcoder runs ``model`` with: the app's and ``--prompt``'s, from the
+        validated configuration, with the workspace's AGENTS.md chain read now."""
+        return cls(
+            model=model,
+            workspace=config.workspace,
+            profile=config.profile,
+            think=config.think,
+            num_predict=config.max_output_tokens,
+            keep_alive=config.keep_alive,
+            compact_at=config.compact_at,
+            max_tool_output=config.max_tool_output,
+            instructions=render_instructions(load_instructions(config.workspace, config.home)),
+            idle_timeout=config.idle_timeout,
+            max_reply_chars=config.max_reply_chars,
+        )

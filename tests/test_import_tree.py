@@ -1,0 +1,186 @@
+"""The modules of zcoder import each other as a tree: no circle, however long.
+
+A circle makes a module's meaning depend on import order and hides which module owns a
+definition; shared definitions belong in a module below both (issue 19). Each module
+under src/zcoder is read with ``ast`` (nothing is imported): every ``import`` and
+``from ... import`` counts, those under ``if TYPE_CHECKING:`` and inside functions
+included; relative imports are resolved against the module's package; in
+``from pkg import name`` the name counts as the submodule ``pkg.name`` when it is one,
+else as ``pkg`` itself.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+PACKAGE = "zcoder"
+
+# Circles other work is taking apart (issue 19); each may only shrink. A circle outside
+# these modules, or one that reaches a module not listed, fails the test.
+KNOWN_CIRCLES: tuple[frozenset[str], ...] = (
+    frozenset({"zcoder.tui.prompt", "zcoder.tui.prompt_habits"}),
+    frozenset(
+        {
+            "zcoder.tui.app",
+            "zcoder.tui.edits_ui",
+            "zcoder.tui.inbox_ui",
+            "zcoder.tui.model_ui",
+            "zcoder.tui.quit_ui",
+            "zcoder.tui.relay_policy_ui",
+            "zcoder.tui.relay_ui",
+            "zcoder.tui.sessions_ui",
+            "zcoder.tui.slash",
+            "zcoder.tui.startup",
+            "zcoder.tui.turns",
+        }
+    ),
+)
+
+
+def module_files(src: Path = SRC) -> dict[str, tuple[Path, bool]]:
+    """Every module's dotted name → (its file, whether it is a package's __init__)."""
+    found: dict[str, tuple[Path, bool]] = {}
+    for path in sorted((src / PACKAGE).rglob("*.py")):
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts = parts[:-1]
+        found[".".join(parts)] = (path, is_package)
+    return found
+
+
+def imports_of(
+    name: str, path: Path, is_package: bool, modules: dict[str, tuple[Path, bool]]
+) -> set[str]:
+    """The modules of the package that ``name`` imports, by the rules of the docstring."""
+    package = name if is_package else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name in modules)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                source = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                submodule = f"{source}.{alias.name}"
+                if submodule in modules:
+                    found.add(submodule)
+                elif source in modules:
+                    found.add(source)
+    found.discard(name)
+    return found
+
+
+def import_graph(src: Path = SRC) -> dict[str, set[str]]:
+    modules = module_files(src)
+    return {
+        name: imports_of(name, path, is_package, modules)
+        for name, (path, is_package) in modules.items()
+    }
+
+
+def circles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected parts of more than one module (Tarjan, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work: list[tuple[str, list[str]]] = [(root, sorted(graph[root]))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, pending = work[-1]
+            if pending:
+                target = pending.pop()
+                if target not in index:
+                    index[target] = low[target] = counter
+                    counter += 1
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, sorted(graph[target])))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                part: set[str] = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    part.add(member)
+                    if member == node:
+                        break
+                if len(part) > 1:
+                    found.append(frozenset(part))
+    return found
+
+
+def a_cycle(graph: dict[str, set[str]], part: frozenset[str]) -> list[str]:
+    """One import circle through the modules of ``part``, as a path back to its start."""
+    start = min(part)
+    paths: dict[str, list[str]] = {start: [start]}
+    queue = [start]
+    while queue:
+        node = queue.pop(0)
+        for target in sorted(graph[node] & part):
+            if target == start:
+                return [*paths[node], start]
+            if target not in paths:
+                paths[target] = [*paths[node], target]
+                queue.append(target)
+    raise AssertionError(f"no circle through {sorted(part)}")
+
+
+def describe(graph: dict[str, set[str]], part: frozenset[str]) -> str:
+    return f"{' -> '.join(a_cycle(graph, part))} ({len(part)} modules in the circle)"
+
+
+def test_the_finder_names_a_circle_through_a_type_checking_import(tmp_path: Path) -> None:
+    package = tmp_path / PACKAGE
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "low.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..high import Thing\n"
+    )
+    (package / "high.py").write_text("from zcoder.sub import low\n")
+    (package / "tree.py").write_text("from . import high\nimport zcoder.sub.low\n")
+    graph = import_graph(tmp_path)
+    assert graph["zcoder.sub.low"] == {"zcoder.high"}
+    assert graph["zcoder.high"] == {"zcoder.sub.low"}
+    assert graph["zcoder.tree"] == {"zcoder.high", "zcoder.sub.low"}
+    found = circles(graph)
+    assert found == [frozenset({"zcoder.high", "zcoder.sub.low"})]
+    assert describe(graph, found[0]) == (
+        "zcoder.high -> zcoder.sub.low -> zcoder.high (2 modules in the circle)"
+    )
+
+
+def test_zcoder_imports_form_a_tree() -> None:
+    graph = import_graph()
+    assert "zcoder.agent.core" in graph  # the walk found the package
+    found = circles(graph)
+    new = [part for part in found if not any(part <= known for known in KNOWN_CIRCLES)]
+    assert not new, "import circles: " + "; ".join(describe(graph, part) for part in new)
+    if found:
+        pytest.skip(
+            "import circles left inside zcoder/tui, being taken apart by other work: "
+            + "; ".join(describe(graph, part) for part in found)
+        )
