@@ -1,0 +1,111 @@
+"""Running one hook command: JSON in on standard input, a deadline, bounded output.
+
+A hook is the user's own program (or, with consent, the project's), so it runs as a shell
+command in the workspace, as Claude Code runs it, with ``$ZCODER_PROJECT_DIR`` (and
+``$CLAUDE_PROJECT_DIR``, so existing scripts work) set to the workspace. It runs in a
+session of its own: at its deadline the whole process group is killed, so a hook that
+starts a background child cannot outlive it or hold zcoder up. What it prints is kept up to
+a bound and the rest is read and dropped, so a hook that floods its output neither blocks
+on a full pipe nor fills zcoder's memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+MAX_OUTPUT_BYTES: Final = 64 * 1024
+SHELL: Final = "/bin/sh"
+
+
+@dataclass(frozen=True)
+class HookRun:
+    """How one hook command ended."""
+
+    exit_code: int | None  # None: it did not end by itself (timed out, or failed to start)
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    error: str = ""  # why it could not run at all
+
+
+async def _drain(stream: asyncio.StreamReader | None) -> bytes:
+    if stream is None:
+        return b""
+    kept = bytearray()
+    while True:
+        chunk = await stream.read(65536)
+        if not chunk:
+            return bytes(kept)
+        if len(kept) < MAX_OUTPUT_BYTES:
+            kept += chunk[: MAX_OUTPUT_BYTES - len(kept)]
+
+
+def _kill_group(process: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+async def run_hook(
+    command: str, payload: dict[str, Any], workspace: Path, timeout: float
+) -> HookRun:
+    """Run ``command`` with ``payload`` as JSON on its standard input, for at most
+    ``timeout`` seconds."""
+    env = {
+        **os.environ,
+        "ZCODER_PROJECT_DIR": str(workspace),
+        "CLAUDE_PROJECT_DIR": str(workspace),
+        "ZCODER_HOOK_EVENT": str(payload.get("hook_event_name", "")),
+    }
+    try:
+        process = await asyncio.create_subprocess_exec(
+            SHELL,
+            "-c",
+            command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=workspace,
+            env=env,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return HookRun(None, "", "", error=f"it could not start: {exc.strerror or exc}")
+    data = json.dumps(payload, ensure_ascii=False).encode()
+    readers = asyncio.gather(_drain(process.stdout), _drain(process.stderr))
+
+    async def feed_and_wait() -> int:
+        assert process.stdin is not None
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            process.stdin.write(data)
+            await process.stdin.drain()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            process.stdin.close()
+        return await process.wait()
+
+    try:
+        code = await asyncio.wait_for(feed_and_wait(), timeout)
+    except TimeoutError:
+        _kill_group(process)
+        await process.wait()
+        out, err = await readers
+        return HookRun(None, _text(out), _text(err), timed_out=True)
+    except asyncio.CancelledError:
+        _kill_group(process)
+        with contextlib.suppress(Exception):
+            await asyncio.shield(process.wait())
+        readers.cancel()
+        raise
+    _kill_group(process)  # a child it left running in its group goes with it
+    out, err = await readers
+    return HookRun(code, _text(out), _text(err))
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
