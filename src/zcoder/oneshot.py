@@ -48,6 +48,7 @@ from zcoder.resume import restored_model
 from zcoder.sessions import Message, SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.sessions.locks import acquire as acquire_session_lock
+from zcoder.skills import discover_skills, install_skills
 from zcoder.tools import (
     ApprovalDecision,
     ApprovalPolicy,
@@ -339,12 +340,14 @@ async def _run_turn(
         if session_model is not None and not same_model(session_model, model):
             with contextlib.suppress(SessionStoreError):
                 store.set_model(session_id, model)
-        settings = AgentSettings.from_config(config, model)
+        registry = default_registry()
+        skills = install_skills(registry, discover_skills(config.workspace))
+        settings = AgentSettings.from_config(config, model, skills=skills)
         if report is not None:
             report.model = model
         agent = Agent(
             client=client,
-            registry=default_registry(),
+            registry=registry,
             settings=settings,
             approval=ApprovalPolicy(
                 config.command_policy, config.profile, edits=config.edit_policy

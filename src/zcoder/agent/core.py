@@ -221,6 +221,7 @@ class Agent:
             instructions=self.settings.instructions,
             relay_available=self.relay_available(),
             workspace_peers=self.workspace_peers,
+            skills=self.settings.skills_catalog,
         )
         return [system_message(prompt), *self.messages]
 

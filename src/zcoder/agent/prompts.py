@@ -74,13 +74,18 @@ def system_prompt(
     instructions: str = "",
     relay_available: bool = False,
     workspace_peers: str = "",
+    skills: str = "",
 ) -> str:
+    """The system message. ``skills``: the catalog of the workspace's Agent Skills
+    (zcoder.skills.catalog_text), read once per session so the message stays the same."""
     template = SYSADMIN_PROMPT if profile is Profile.SYSADMIN else CODING_PROMPT
     parts = [template.format(workspace=workspace)]
     if relay_available:
         parts.append(RELAY_GUIDANCE)
     if workspace_peers:
         parts.append(SHARED_WORKSPACE.format(peers=workspace_peers))
+    if skills:
+        parts.append(skills)
     if instructions:
         parts.append(INSTRUCTIONS_HEADER + "\n" + instructions)
     return "\n".join(parts)

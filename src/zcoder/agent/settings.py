@@ -16,6 +16,7 @@ from zcoder.agent.instructions import load_instructions, render_instructions
 from zcoder.config import DEFAULT_COMPACT_AT, Config
 from zcoder.model.types import ChatEvent
 from zcoder.model.watch import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_REPLY_CHARS, watched
+from zcoder.skills import SkillSet, catalog_text
 from zcoder.tools.profiles import Profile
 
 __all__ = ["RETRY_DELAY_SECONDS", "AgentSettings"]
@@ -39,6 +40,8 @@ class AgentSettings:
     """Compact before a request that would pass this share of the window; None: never."""
     max_tool_output: int = 32768
     instructions: str = ""
+    skills_catalog: str = ""
+    """The Agent Skills the model may activate (zcoder.skills.catalog_text); "": none."""
     retry_delay: float = RETRY_DELAY_SECONDS
     idle_timeout: float | None = DEFAULT_IDLE_SECONDS
     """Seconds without new output before a reply is stopped (zcoder.model.watch)."""
@@ -51,9 +54,12 @@ class AgentSettings:
         return watched(stream, idle_seconds=self.idle_timeout, max_chars=self.max_reply_chars)
 
     @classmethod
-    def from_config(cls, config: Config, model: str) -> AgentSettings:
+    def from_config(
+        cls, config: Config, model: str, *, skills: SkillSet | None = None
+    ) -> AgentSettings:
         """The settings zcoder runs ``model`` with: the app's and ``--prompt``'s, from the
-        validated configuration, with the workspace's AGENTS.md chain read now."""
+        validated configuration, with the workspace's AGENTS.md chain read now and the
+        catalog of ``skills`` (zcoder.skills.discover_skills), if given."""
         return cls(
             model=model,
             workspace=config.workspace,
@@ -64,6 +70,7 @@ class AgentSettings:
             compact_at=config.compact_at,
             max_tool_output=config.max_tool_output,
             instructions=render_instructions(load_instructions(config.workspace, config.home)),
+            skills_catalog=catalog_text(skills) if skills is not None else "",
             idle_timeout=config.idle_timeout,
             max_reply_chars=config.max_reply_chars,
         )

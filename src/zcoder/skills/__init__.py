@@ -13,6 +13,15 @@ from zcoder.skills.tools import (
     catalog_text,
     make_skill_tools,
 )
+from zcoder.tools.registry import ToolRegistry
+
+
+def install_skills(registry: ToolRegistry, skills: SkillSet) -> SkillSet:
+    """Register the skill tools for ``skills`` (none when there are none); returns them."""
+    for spec in make_skill_tools(skills):
+        registry.register(spec)
+    return skills
+
 
 __all__ = [
     "ACTIVATE_SKILL",
@@ -24,6 +33,7 @@ __all__ = [
     "activation_text",
     "catalog_text",
     "discover_skills",
+    "install_skills",
     "make_skill_tools",
     "parse_skill",
     "skill_places",

@@ -71,6 +71,7 @@ class Startup:
             AgentSettings,
             register_relay_tools,
         )
+        from zcoder.skills import discover_skills, install_skills  # noqa: PLC0415
         from zcoder.tools import ApprovalPolicy, default_registry  # noqa: PLC0415
         from zcoder.tui.relay_ui import RELAY_POLL_SECONDS  # noqa: PLC0415
 
@@ -81,10 +82,11 @@ class Startup:
         registry = default_registry()
         if app.relay is not None and app.relay.available:
             register_relay_tools(registry, app.relay, app.dialogs)
+        skills = install_skills(registry, discover_skills(config.workspace))
         app.agent = Agent(
             client=app.client,
             registry=registry,
-            settings=AgentSettings.from_config(config, app.model),
+            settings=AgentSettings.from_config(config, app.model, skills=skills),
             approval=ApprovalPolicy(
                 config.command_policy, config.profile, edits=config.edit_policy
             ),
