@@ -63,7 +63,10 @@ async def test_a_prompt_streams_its_reply_and_the_session_is_saved(
     assert data.info.id == session_id
     assert data.user_ledger == ["say hello"]
     assert [m["content"] for m in data.messages] == ["say hello", "Hello there, dear friend."]
-    assert fake.chat_bodies[0]["options"]["num_ctx"] > 0  # the window was sized first
+    window = fake.chat_bodies[0]["options"]["num_ctx"]  # sized before the first request
+    meter = client.of_kind("usage_update")
+    assert meter and all(u.size == window for u in meter)
+    assert 0 < meter[-1].used < window
 
 
 async def test_session_new_refuses_a_relative_or_missing_cwd(env: Env, fake: FakeOllama) -> None:
