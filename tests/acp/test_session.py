@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 
 import pytest
 from acp import text_block
@@ -194,6 +195,30 @@ async def test_cancel_stops_the_running_command_and_the_prompt_says_cancelled(
     assert data.user_ledger == ["wait a minute"]
     (tool,) = [e for e in data.events if e.role == "tool"]
     assert tool.metadata["status"] == "interrupted"
+
+
+async def test_sigterm_mid_command_stops_it_saves_and_exits(env: Env, fake: FakeOllama) -> None:
+    command = "echo $$ > shell.pid; echo started; sleep 60; touch late.txt"
+    fake.enqueue(Turn.tool_calls(call("run_command", {"command": command}, id="c1")))
+    client = RecordingClient("allow_once")
+    async with acp_zcoder(env, fake, client) as (conn, process):
+        session_id = await new_session(conn, env)
+        turn = asyncio.ensure_future(
+            conn.prompt(session_id=session_id, prompt=[text_block("wait a minute")])
+        )
+        await client.wait_for(lambda: "started" in client.tool_text("c1"))
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), WAIT_SECONDS) == 128 + signal.SIGTERM
+        shell = int((env.workspace / "shell.pid").read_text())
+        await wait_until_gone(shell)
+        turn.cancel()
+
+    assert not (env.workspace / "late.txt").exists()
+    (data,) = sessions(env)
+    assert data.info.id == session_id
+    (tool,) = [e for e in data.events if e.role == "tool"]
+    assert tool.metadata["status"] == "interrupted"
+    assert "started" in tool.text
 
 
 async def wait_until_gone(pid: int) -> None:

@@ -19,7 +19,10 @@ cancelled and saved, locks and model connections are let go, and ``run_acp`` ret
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import signal
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -207,23 +210,41 @@ class ZcoderAgent:
 
 
 async def serve(options: AcpOptions, home_config: Config) -> int:
+    """Serve until the input ends (0) or SIGINT/SIGTERM (128 + the signal): either way
+    every session's turn is stopped, its command interrupted and what happened saved."""
     stdio = take_stdio()
     try:
         store = SessionStore(home_config.home)
     except SessionStoreError as exc:
-        log.error("ACP: %s", exc)
+        print(f"zcoder: {exc}", file=sys.stderr)
         return 1
     with store:
         agent = ZcoderAgent(options, store)
         transport = await open_stdio(stdio)
+        # The SDK routes to the methods an agent has; those zcoder lacks (session/list,
+        # modes...) are answered "Method not found", so the whole Protocol is not needed.
+        serving = asyncio.ensure_future(run_agent(cast(acp.Agent, agent), transport))
+        stopped_by: list[int] = []
+
+        def stop(signum: int) -> None:
+            # An editor closing ends its agent with SIGTERM: commands run in their own
+            # process groups, so they are stopped here, not left behind.
+            stopped_by.append(signum)
+            serving.cancel()
+
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signum, stop, signum)
         try:
-            # The SDK routes to the methods an agent has; those zcoder lacks (session/list,
-            # modes...) are answered "Method not found", so the whole Protocol is not needed.
-            await run_agent(cast(acp.Agent, agent), transport)
+            await serving
+        except asyncio.CancelledError:
+            if not stopped_by:
+                raise
         finally:
             await agent.close()
             await transport.close()
-    return 0
+    return 128 + stopped_by[0] if stopped_by else 0
 
 
 def run_acp(options: AcpOptions, home_config: Config) -> int:
