@@ -22,6 +22,7 @@ EXIT_INTERRUPTED = 130
 # The relay's commands are parsed by zcoder.relay.scripts (see main), so argparse does
 # not know them: help lists them here, in its own words, with the options they take.
 USAGE = """%(prog)s [options]
+       %(prog)s --acp [options]
        %(prog)s agents [--json]
        %(prog)s send [--json] TARGET [MESSAGE]"""
 DESCRIPTION = """\
