@@ -136,7 +136,12 @@ class AcpSession:
         try:
             if resume is None:
                 taker = LockTaker(config.home)
-                info = store.reuse_or_create(workspace, profile, config.model, take=taker)
+                try:
+                    info = store.reuse_or_create(workspace, profile, config.model, take=taker)
+                except BaseException:
+                    if taker.lock is not None:  # taken for a session that was not handed out
+                        taker.lock.release()
+                    raise
                 lock = taker.lock  # None only where no lock can be made (zcoder.sessions.locks)
                 session_id = info.id
             else:
