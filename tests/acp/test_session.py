@@ -20,6 +20,7 @@ from tests.acp.support import (
 )
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.test_oneshot import Env, sessions
+from zcoder.sessions.locks import acquire as acquire_session_lock
 
 
 async def prompt(conn, session_id: str, text: str):
@@ -277,3 +278,43 @@ async def test_load_of_an_unknown_session_is_an_error(env: Env, fake: FakeOllama
             )
         # ...and the server serves on.
         assert await new_session(conn, env)
+
+
+async def test_a_second_prompt_while_one_runs_is_refused(env: Env, fake: FakeOllama) -> None:
+    fake.enqueue(Turn.stall(before="Thinking about it"))
+    client = RecordingClient()
+    async with acp_zcoder(env, fake, client) as (conn, _):
+        session_id = await new_session(conn, env)
+        first = asyncio.ensure_future(
+            conn.prompt(session_id=session_id, prompt=[text_block("first")])
+        )
+        await client.wait_for(lambda: "Thinking about it" in client.reply())
+        with pytest.raises(Exception, match="Invalid request") as raised:
+            await prompt(conn, session_id, "second")
+        assert "already running" in str(getattr(raised.value, "data", ""))
+        await conn.cancel(session_id=session_id)
+        assert (await asyncio.wait_for(first, WAIT_SECONDS)).stop_reason == "cancelled"
+
+    assert fake.wait_for_disconnect(WAIT_SECONDS)
+    (data,) = sessions(env)
+    assert data.user_ledger == ["first"]
+
+
+async def test_a_session_open_in_another_zcoder_is_not_loaded(env: Env, fake: FakeOllama) -> None:
+    fake.enqueue(Turn.text("saved answer"))
+    first = RecordingClient()
+    async with acp_zcoder(env, fake, first) as (conn, _):
+        session_id = await new_session(conn, env)
+        await prompt(conn, session_id, "remember this")
+
+    with acquire_session_lock(env.home, session_id):  # as a running TUI holds it
+        client = RecordingClient()
+        async with acp_zcoder(env, fake, client) as (conn, _):
+            await conn.initialize(protocol_version=1)
+            with pytest.raises(Exception, match="Invalid request") as raised:
+                await asyncio.wait_for(
+                    conn.load_session(cwd=str(env.workspace), session_id=session_id),
+                    WAIT_SECONDS,
+                )
+            assert "open in another zcoder" in str(getattr(raised.value, "data", ""))
+    assert client.updates == []
