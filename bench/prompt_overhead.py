@@ -14,6 +14,7 @@ The target: at most ``PROMPT_BUDGET_TOKENS`` for the largest case, so that a sma
 
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
 import tempfile
@@ -64,13 +65,18 @@ class _StubRelay:
 
 def measure(profile: Profile, *, relay: bool) -> Overhead:
     """The first request of a user turn, as the agent builds it, with an empty history."""
-    # The path appears in the system prompt: a fixed one keeps the count reproducible.
-    workspace = Path(tempfile.gettempdir()) / "zcoder-bench" / "project"
-    workspace.mkdir(parents=True, exist_ok=True)
-    try:
-        return _measure(profile, relay=relay, workspace=workspace)
-    finally:
-        shutil.rmtree(workspace.parent, ignore_errors=True)
+    # The path appears in the system prompt: a fixed one keeps the count reproducible. Two
+    # processes measuring at once (pytest's workers) take turns with it, so neither removes
+    # the folder the other is measuring in.
+    root = Path(tempfile.gettempdir()) / "zcoder-bench"
+    with open(Path(tempfile.gettempdir()) / "zcoder-bench.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        workspace = root / "project"
+        workspace.mkdir(parents=True, exist_ok=True)
+        try:
+            return _measure(profile, relay=relay, workspace=workspace)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def _measure(profile: Profile, *, relay: bool, workspace: Path) -> Overhead:

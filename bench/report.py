@@ -333,7 +333,7 @@ How each figure is taken, and what it says:
 
 
 GUARD_TEXT = """
-The sysadmin profile's guard (src/zcoder/tools/guard.py) parses each command with
+The sysadmin profile's guard (src/zcoder/tools/guard/) parses each command with
 tree-sitter-bash and walks the tree, resolving quoting, ANSI-C strings, variables, arrays,
 brace expansion and command substitutions whose output follows from literals (echo, printf,
 base64/base32 -d, xxd -r -p, rev, tr), and following eval, sh -c, scripts fed to a shell,
@@ -380,6 +380,11 @@ warned destructive entries it added are writes to shell start-up files (`> ~/.ba
 alone: each does its harm later, through something the line does not show. Those checks
 (a second pass for each `cd` of the line, symbolic links looked up on disk) make a
 verdict slower: a median of 100-175 µs in runs on this shared VM, 91 µs before them.
+Issue 19 added 4 destructive entries: what `find` prints handed to a deleter by `xargs`
+or `parallel` (checked as `find … -exec`; the guard before it warned), and git aliases
+that run a shell command (`git -c alias.x='!…' x`, `git config alias.x '!…'`; allowed
+before); and 3 ordinary ones of the same shapes (one of them, `find ~/.cache/pip -print0 |
+xargs -0 rm -rf`, warned before, is now allowed).
 
 A reader of the guard can still write what it does not follow: a script on disk (`bash
 ./x.sh` runs unread, as `source` does), a program's own command language beyond the ones

@@ -260,7 +260,7 @@ def test_ready_is_said_only_once_peers_can_find_the_instance(
         seen.append((relay.ready, found(relay)))
         write_manifest(registry, manifest)
 
-    monkeypatch.setattr("zcoder.relay.instance.write_manifest", watched_write)
+    monkeypatch.setattr("zcoder.relay.advert.write_manifest", watched_write)
     workspace = short_dir / "alpha"
     workspace.mkdir()
     relay = Relay(load_relay_settings(relay_env), workspace=workspace, env=relay_env)

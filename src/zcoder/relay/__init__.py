@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from zcoder.relay.client import DiscoveryResult, Peer
     from zcoder.relay.display import NO_PEERS_TEXT
-    from zcoder.relay.instance import Relay, RelayStatus, SendResult
+    from zcoder.relay.endpoint import RelayStatus
+    from zcoder.relay.instance import Relay
+    from zcoder.relay.outbox import SendResult
     from zcoder.relay.protocol import Envelope
     from zcoder.relay.settings import RelayMode, RelaySettings, load_relay_settings
     from zcoder.relay.spool import ClaimedMessage, ClaimResult, QuarantinedMessage
@@ -22,8 +24,8 @@ _WHERE = {
     "DiscoveryResult": "client",
     "Peer": "client",
     "Relay": "instance",
-    "RelayStatus": "instance",
-    "SendResult": "instance",
+    "RelayStatus": "endpoint",
+    "SendResult": "outbox",
     "Envelope": "protocol",
     "RelayMode": "settings",
     "RelaySettings": "settings",

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
-from zcoder.sessions.store import _dec, _enc
+from zcoder.sessions.codec import dec, enc
 
 if TYPE_CHECKING:
     from zcoder.sessions.store import SessionStore
@@ -68,13 +68,13 @@ class RelayLog:
                 " ON CONFLICT (direction, message_id) DO UPDATE SET state = excluded.state,"
                 " updated_at = excluded.updated_at",
                 (
-                    _enc(os.fspath(workspace)),
+                    enc(os.fspath(workspace)),
                     session_id,
                     direction,
                     message_id,
                     peer_instance_id,
-                    _enc(peer_name),
-                    _enc(body[:BODY_MAX_CHARS]),
+                    enc(peer_name),
+                    enc(body[:BODY_MAX_CHARS]),
                     state,
                     now,
                     now,
@@ -108,7 +108,7 @@ class RelayLog:
                 "SELECT direction, message_id, peer_instance_id, peer_name, body, state,"
                 " receipt, created_at, updated_at, session_id FROM relay_log"
                 " WHERE workspace = ? ORDER BY created_at DESC, id DESC LIMIT ?",
-                (_enc(os.fspath(workspace)), limit),
+                (enc(os.fspath(workspace)), limit),
             ).fetchall()
         records = []
         for row in rows:
@@ -121,8 +121,8 @@ class RelayLog:
                     direction=row[0],
                     message_id=row[1],
                     peer_instance_id=row[2],
-                    peer_name=_dec(row[3]),
-                    body=_dec(row[4]),
+                    peer_name=dec(row[3]),
+                    body=dec(row[4]),
                     state=row[5],
                     receipt_outcome=str(receipt.get("outcome", "")),
                     receipt_summary=str(receipt.get("summary", "")),

@@ -1,0 +1,87 @@
+"""This instance's manifest: what it tells peers about itself, and when.
+
+The manifest's fixed fields come from the endpoint (instance id, socket, workspace); the
+mutable ones (session, model, profile, name) live here, and the wire spec says it is
+rewritten whenever one of them or the state changes. Writing goes through
+zcoder.relay.registry (temporary file, rename, 0600), so peers see it whole or not at all.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from pathlib import Path
+
+from zcoder.relay.registry import (
+    Manifest,
+    RegistryError,
+    manifest_path,
+    unlink_own,
+    write_manifest,
+)
+
+log = logging.getLogger("zcoder.relay.instance")  # one log for all of Relay, as before its split
+
+
+class Advert:
+    """The manifest's mutable fields, and whether it is currently written."""
+
+    def __init__(self, *, session_id: str, profile: str, model: str, name: str) -> None:
+        self.session_id = session_id
+        self.profile = profile
+        self.model = model
+        self.name = name
+        self.started_at = 0
+        self.written = False
+
+    def update(
+        self,
+        *,
+        session_id: str | None = None,
+        model: str | None = None,
+        profile: str | None = None,
+        name: str | None = None,
+    ) -> bool:
+        """Take the values given (None: unchanged); True when one of them changed."""
+        changed = False
+        for attr, value in (
+            ("session_id", session_id),
+            ("model", model),
+            ("profile", profile),
+            ("name", name),
+        ):
+            if value is not None and getattr(self, attr) != value:
+                setattr(self, attr, value)
+                changed = True
+        return changed
+
+    def manifest(self, instance_id: str, socket: Path, workspace: Path, state: str) -> Manifest:
+        return Manifest(
+            instance_id=instance_id,
+            pid=os.getpid(),
+            project=workspace.name or str(workspace),
+            workspace=str(workspace),
+            session_id=self.session_id,
+            profile=self.profile,
+            model=self.model,
+            socket=str(socket),
+            state=state,
+            started_at=self.started_at,
+            name=self.name,
+        )
+
+    def write(self, registry: Path, manifest: Manifest) -> None:
+        """Publish ``manifest``; an OSError is the caller's to handle."""
+        write_manifest(registry, manifest)
+        self.written = True
+
+    def remove(self, registry: Path | None, instance_id: str | None) -> None:
+        """Unadvertise (only this instance's own manifest is ever removed)."""
+        if registry is None or instance_id is None:
+            return
+        try:
+            unlink_own(manifest_path(registry, instance_id), registry, instance_id, stat.S_IFREG)
+        except (RegistryError, OSError) as exc:
+            log.warning("relay manifest not removed: %s", exc)
+        self.written = False

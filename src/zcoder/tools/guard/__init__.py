@@ -1,0 +1,114 @@
+"""The sysadmin guard: refuse catastrophic shell commands, warn about what it cannot see.
+
+:func:`check_command` parses a command line with tree-sitter-bash (a real shell grammar)
+and walks the tree: every simple command, in pipelines, lists, subshells, groups, loops,
+``case`` branches, functions, command and process substitutions and here-documents. Each
+word is resolved as the shell would: quoting (``r''m``, ``"rm"``, ``\\rm``), ANSI-C
+strings (``$'\\x72\\x6d'``), brace expansion, variables assigned earlier in the same line
+(``x=rm; $x -rf /``, ``IFS`` included), and command substitutions whose output can be
+worked out from literals (``echo``, ``printf``, ``base64 -d``, ``base32 -d``, ``xxd -r
+-p``, ``rev``, ``tr``, ``cat``). It follows ``eval``, ``sh -c``/``bash -c`` (with their
+``$0``, ``$1``…), scripts fed to a shell on stdin (pipes, here-documents, here-strings,
+``<(...)``, a file written earlier in the line), ``source``, aliases and functions defined
+in the line, wrappers (``sudo``, ``env``, ``command``, ``busybox``, ``nohup``,
+``timeout``…), ``xargs`` and GNU ``parallel`` (the command they run, with their input when
+known), ``find -delete``/``-exec`` (its expression evaluated left to right, so an action
+before its tests acts on everything), ``watch``, ``ssh`` and ``at`` command strings,
+``read``, ``set --``, ``printf -v``, arrays and the environment a child shell inherits.
+What runs later is checked as if it ran now: ``trap`` actions, ``coproc``, hook variables
+(``PROMPT_COMMAND``, ``$(...)`` in ``PS0``-``PS4``, ``BASH_ENV``/``ENV``, pagers, editors,
+``GIT_SSH_COMMAND``…), crontabs installed with ``crontab``, ``tmux``/``screen``/
+``systemd-run``/``script -c``/``flock -c`` commands, and what is written into shell
+start-up files and cron tables. Paths are normalised after expansion (``~``, ``~user`` and
+``$HOME`` stand for a home, so ``~/..`` is /home and ``~/../..`` is /), relative paths are
+also taken from where a ``cd`` earlier in the line went, and symbolic links made earlier
+in the line or found on disk are followed. Each resulting command is checked against
+tables a reader can extend: deleters (``_DELETERS``: rm, rmdir, unlink, shred, truncate,
+tar --remove-files, zip -m, rsync --remove-source-files/--delete, git clean…), partitioning
+and disk tools (``_DISK_TOOLS``), programs that kill by owner or pattern
+(``_PROCESS_KILLERS``), files that run later (``_STARTUP_NAMES``…), interpreters' tree
+deletions (``_CODE_TREE_DELETERS``, ``_CODE_HOMES``), and other ways to destroy a machine,
+a home or the workspace. Two faults of tree-sitter-bash 0.25.1 are worked around here: it splits a
+word at a backslash-newline (continuations are joined first, as bash does), and it can
+crash on ``{`` followed by a four-byte UTF-8 character (those are parsed as U+FFFD).
+
+Three verdicts (:class:`Verdict`):
+
+* **refuse**: catastrophic (any deleter on ``/``, a system tree, a home, the workspace or
+  what holds it; a partitioning or disk tool that writes; ``mkfs`` of a device; ``dd`` or a
+  redirect onto a device; fork bombs; shutdown; ``chmod -R`` on ``/`` or a home (the
+  workspace itself is the user's to change); ``kill -1``, ``killall5``, ``pkill -u
+  root``; overwriting ``/etc/passwd``; a library call deleting a home or ``/`` in a
+  ``python -c``/``node -e``/``perl -e``/``ruby -e`` one-liner…), and what the guard cannot see
+  through where it matters most: a line it cannot parse, nesting too deep, oversized
+  expansions, and a script it cannot read that comes out of a decoder (base64, xxd,
+  openssl, gzip…) into a shell or ``eval``. Fail closed.
+* **warn**: the guard cannot see what would run, but nothing says it is obfuscated: a
+  command name taken from the environment or from a program's output (``$CMD``,
+  ``$(cat file)``), a glob as the command name, a download piped into a shell (``curl |
+  sh``), ``eval``/``sh -c`` of a variable or a program's output, ``xargs`` feeding
+  unknown arguments to a recursive delete, a recursive delete of a path built from a
+  variable the line does not set (refused when the path with that variable empty would
+  be a catastrophe: ``rm -rf "$DIR"/``), ``find`` deleting under a system tree with a
+  filter, ``python -c``/``perl -e`` one-liners that delete files or run commands, writes to
+  shell start-up files and cron tables (``>> ~/.bashrc``, ``tee -a ~/.profile``, ``cp x
+  ~/.bashrc``), ``BASH_ENV`` naming a file it cannot read, and a link made to a home or
+  ``/``. The approval dialog shows the warning; the user decides.
+* **allow**: nothing of the above.
+
+It is a safety net for an assistant that asks before every command, not a sandbox: it
+prefers a false refusal to a missed catastrophe, and never raises.
+
+The package, layer by layer (each module's docstring says why it is apart):
+
+* :mod:`.model`: verdicts, the refusal, expanded words, streams, what a line defined.
+* :mod:`.parse`: tree-sitter-bash and the workarounds for its faults.
+* :mod:`.paths`, :mod:`.options`: what a path leads to; how options are read.
+* the walker, one class a layer: :mod:`.words` (expansion), :mod:`.evaluate` (what a
+  command prints), :mod:`.places` (``cd`` and links), :mod:`.scripts` (scripts run now
+  or later), :mod:`.follow` (the followers of deferred execution, a table by command
+  name), :mod:`.walk` (the syntax tree).
+* the rules: :mod:`.rules` (the verdict chain) and its tables in :mod:`.deleters`,
+  :mod:`.machine`, :mod:`.writes`; with :mod:`.wrappers`, :mod:`.code` and :mod:`.find`
+  for wrappers, interpreter one-liners and find's expression.
+
+Names with a leading underscore belong to the package; its public face is this module.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+
+from zcoder.tools.guard.model import GuardVerdict, Verdict, _Refused, _Scope
+from zcoder.tools.guard.parse import parse
+from zcoder.tools.guard.walk import _Walker
+
+__all__ = ["GuardVerdict", "Verdict", "check_command", "classify_command", "parse"]
+
+
+def check_command(command: str, workspace: str | os.PathLike[str] | None = None) -> GuardVerdict:
+    """The guard's verdict on ``command``: refuse, warn (with why) or allow. Never raises.
+
+    ``workspace`` (the canonical workspace path) lets the guard also refuse recursive
+    deletion of the workspace by its absolute path or of one of its ancestors.
+    """
+    ws = posixpath.normpath(os.fspath(workspace)) if workspace is not None else None
+    guard = _Walker(ws)
+    try:
+        guard.line(command, _Scope(), depth=0)
+    except _Refused as refused:
+        return GuardVerdict(Verdict.REFUSE, refused.reason)
+    except RecursionError:
+        return GuardVerdict(Verdict.REFUSE, "the command is nested too deeply to be checked safely")
+    except Exception as exc:  # noqa: BLE001 - a guard that breaks must fail closed
+        return GuardVerdict(Verdict.REFUSE, f"the guard could not check this command ({exc})")
+    if guard.warnings:
+        return GuardVerdict(Verdict.WARN, "; ".join(guard.warnings))
+    return GuardVerdict(Verdict.ALLOW)
+
+
+def classify_command(command: str, workspace: str | os.PathLike[str] | None = None) -> str | None:
+    """Why the guard refuses ``command``, or None when it does not (it may still warn)."""
+    verdict = check_command(command, workspace)
+    return verdict.reason if verdict.refused else None

@@ -1,0 +1,471 @@
+"""Followers: the commands that run another command later or elsewhere, and how the guard
+finds that command (:data:`_FOLLOWERS`, a table from command name to follower).
+
+``eval``, ``sh -c``, a script fed to a shell on stdin, ``source``, ``trap``, ``crontab``,
+``tmux``, ``ssh``, ``watch``, ``at``, ``find -exec``, awk's ``system()`` and interpreter
+one-liners all hide a command inside an argument, a file or a stream. What runs later is
+checked as if it ran now; what cannot be read is warned about, and what comes out of a
+decoder is refused. To follow a new command, write a ``follow_*`` method and add its name to
+the table; commands that only change what the line has defined (``set``, ``read``,
+``alias``, ``cd``) are in the same table, since they too are told apart by name.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from zcoder.tools.guard.code import (
+    _INTERPRETERS,
+    _RISKY_CODE,
+    _check_code_tree_deletes,
+    _code_literals,
+)
+from zcoder.tools.guard.deleters import _DELETERS, _deleted, _git_aliases
+from zcoder.tools.guard.evaluate import _printf
+from zcoder.tools.guard.find import (
+    _FIND_DELETERS,
+    _find_deletes_unfiltered,
+    _find_items,
+    _find_parts,
+)
+from zcoder.tools.guard.model import _NO_INPUT, _UNKNOWN, _Refused, _Scope, _Stream, _Word
+from zcoder.tools.guard.options import _has_option, _operands, _operands_after_options
+from zcoder.tools.guard.paths import (
+    _dangerous_target,
+    _in_directory,
+    _is_device,
+    _normalize,
+    _relative,
+)
+from zcoder.tools.guard.rules import _check_simple
+from zcoder.tools.guard.scripts import _SHELLS, _Scripts
+from zcoder.tools.guard.wrappers import _XARGS_LIKE
+from zcoder.tools.guard.writes import _cron_commands, _written_files
+
+# tmux commands whose operands are a shell command, and their options that take a value.
+_TMUX_RUNNERS = frozenset(
+    {
+        "new-session",
+        "new",
+        "new-window",
+        "neww",
+        "split-window",
+        "splitw",
+        "respawn-pane",
+        "respawnp",
+        "respawn-window",
+        "respawnw",
+        "run-shell",
+        "run",
+        "display-popup",
+        "popup",
+        "send-keys",
+        "send",
+        "pipe-pane",
+        "pipep",
+    }
+)
+_TMUX_TAKES = frozenset(
+    {"-c", "-e", "-F", "-n", "-s", "-t", "-x", "-y", "-l", "-w", "-T", "-L", "-S"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A simple command handed to its follower: its name (without a directory) and
+    arguments, expanded, with its wrappers stripped."""
+
+    name: str
+    args: list[_Word]
+    scope: _Scope
+    inner: _Scope
+    """The scope a child process sees: ``scope`` with the command's environment added."""
+    depth: int
+    stdin: _Stream
+
+
+class _Follower(_Scripts):
+    """The walker's layer that follows commands run later or elsewhere."""
+
+    def follow_trap(self, call: _Call) -> bool:
+        """``trap ACTION SIGNAL…`` runs ACTION later, on the signal or at exit."""
+        args, scope, depth = call.args, call.scope, call.depth
+        operands = [w for w in args if not w.text.startswith("-") or w.text == "-"]
+        if "--" in [w.text for w in args]:
+            operands = args[[w.text for w in args].index("--") + 1 :]
+        if not operands or operands[0].text == "-" or operands[0].text.isdigit():
+            return True
+        action = operands[0]
+        if action.known:
+            self.later(action.text, "trap", scope, depth)
+        else:
+            self.run_script(action, "trap", scope.child(None), depth)
+        return True
+
+    def follow_crontab(self, call: _Call) -> bool:
+        """``crontab -`` or ``crontab FILE`` installs a table whose commands cron runs."""
+        args, scope, depth, stdin = call.args, call.scope, call.depth, call.stdin
+        texts = [w.text for w in args]
+        if any(t in ("-l", "-r", "-e", "-T", "-V") for t in texts):
+            return True
+        operands = _operands(texts, frozenset({"-u", "-c"}))
+        if not operands or operands == ["-"]:
+            text, source = stdin.text, stdin
+        else:
+            text, source = scope.files.get(_normalize(operands[0])), _UNKNOWN
+        if text is not None:
+            for command in _cron_commands(text, system=False):
+                self.later(command, "crontab", scope, depth)
+        elif source.decoded:
+            raise _Refused("crontab would install a table out of a decoder the guard cannot see")
+        elif source.downloaded:
+            self.warn("crontab installs a table from a download the guard cannot read")
+        return True
+
+    def follow_tmux(self, call: _Call) -> bool:
+        """tmux runs a shell command given to new-session, run-shell, send-keys…"""
+        args, scope, depth = call.args, call.scope, call.depth
+        texts = [w.text for w in args]
+        index = 0
+        while index < len(texts) and texts[index].startswith("-"):
+            if texts[index] == "-c" and index + 1 < len(texts):
+                self.later(texts[index + 1], "tmux -c", scope, depth)
+            index += 2 if texts[index] in ("-L", "-S", "-f", "-c") else 1
+        if index >= len(texts) or texts[index] not in _TMUX_RUNNERS:
+            return True
+        command = _operands(texts[index + 1 :], _TMUX_TAKES)
+        keys = ("Enter", "C-m", "KPEnter", "C-j")
+        command = [c for c in command if c not in keys]
+        if command:
+            self.later(" ".join(command), f"tmux {texts[index]}", scope, depth)
+        return True
+
+    def follow_interpreter(self, call: _Call) -> bool:
+        """``python -c``, ``perl -e``…: look for commands and deletions in the code."""
+        name, args, scope, depth, stdin = call.name, call.args, call.scope, call.depth, call.stdin
+        flag = _INTERPRETERS[name]
+        code: str | None = None
+        from_stdin = True
+        for index, arg in enumerate(args):
+            text = arg.text
+            if re.fullmatch(r"-[A-Za-z]*" + flag[1], text) and not text.startswith(("-M", "-I")):
+                code = args[index + 1].text if index + 1 < len(args) else ""
+                from_stdin = False
+                break
+            if text == "-":
+                break
+            if not text.startswith("-") or text == "-m":
+                return True  # a script file or a module
+        if from_stdin:
+            code = stdin.text
+            if code is None and stdin.piped:
+                if stdin.decoded:
+                    raise _Refused(
+                        f"{name} would run code that comes out of a decoder whose input the "
+                        "guard cannot see"
+                    )
+                self.warn(f"{name} runs code from {stdin.describe()} that the guard cannot read")
+        if code is None:
+            return True
+        literals = _code_literals(code)
+        for literal in literals:
+            if _is_device(literal):
+                self.warn(f"the {name} code names the device {literal}; read it before approving")
+        _check_code_tree_deletes(name, code, self.workspace)
+        if not _RISKY_CODE.search(code):
+            return True
+        for literal in literals:
+            if " " in literal:
+                try:
+                    self.line(literal, scope.child(None), depth + 1)
+                except _Refused as refused:
+                    if "parsed" not in refused.reason:
+                        raise
+            elif posixpath.isabs(literal) or literal.startswith("~"):
+                reason = _dangerous_target(literal, self.workspace)
+                if reason is not None and re.search(r"rmtree|rmdir|remove", code):
+                    raise _Refused(f"{name} code deleting {literal!r} would affect {reason}")
+        self.warn(f"the {name} code deletes files or runs commands; read it before approving")
+        return True
+
+    def follow_read(self, call: _Call) -> bool:
+        """``read`` assigns what it reads: known when stdin is."""
+        args, scope, stdin, depth = call.args, call.scope, call.stdin, call.depth
+        names: list[str] = []
+        array: str | None = None
+        index = 0
+        while index < len(args):
+            text = args[index].text
+            if text in ("-p", "-d", "-n", "-N", "-t", "-u", "-i"):
+                index += 2
+                continue
+            if text == "-a" and index + 1 < len(args):
+                array = args[index + 1].text
+                index += 2
+                continue
+            if not text.startswith("-"):
+                names.append(text)
+            index += 1
+        line = stdin.text.split("\n", 1)[0] if stdin.text is not None else None
+        if array is not None:
+            scope.arrays[array] = (
+                [_Word(f) for f in line.split()] if line is not None else [_Word("", False)]
+            )
+        names = names or ["REPLY"]
+        fields = line.split(None, len(names) - 1) if line is not None else []
+        for position, key in enumerate(names):
+            if line is None:
+                scope.variables[key] = _Word("$" + key, known=False, decoded=stdin.decoded)
+            else:
+                scope.variables[key] = _Word(fields[position] if position < len(fields) else "")
+                self.hook(key, scope.variables[key], scope, depth)
+        return True
+
+    def follow_awk(self, call: _Call) -> bool:
+        """awk programs run commands with system("…") and print | "…"."""
+        args, scope, depth = call.args, call.scope, call.depth
+        takes = {"-f", "-v", "-F", "--file", "--assign", "--field-separator"}
+        operands = _operands_after_options(args, takes)
+        if not operands or any(w.text in ("-f", "--file") for w in args):
+            return False
+        program = operands[0].text
+        literals = [m.group(1) for m in re.finditer(r'"((?:[^"\\]|\\.)*)"', program)]
+        commands = re.findall(r'(?:system\s*\(|(?<!\|)\|(?!\|)&?)\s*"((?:[^"\\]|\\.)*)"', program)
+        for command in commands:
+            self.script(command, "awk", scope.child(None), depth)
+        to_shell = any(posixpath.basename(c.split(" ", 1)[0]) in _SHELLS for c in commands)
+        if to_shell or re.search(r'system\s*\(\s*[^"\s]', program):
+            # print … | "sh", or system(variable): any string may be the command.
+            for literal in literals:
+                if literal not in commands:
+                    self.script(literal, "awk", scope.child(None), depth)
+        if commands or re.search(r"system\s*\(|(?<!\|)\|(?!\|)&?\s*[A-Za-z_$]", program):
+            self.warn("the awk program runs commands; read it before approving")
+        return False
+
+    def follow_ssh(self, call: _Call) -> bool:
+        args, scope, depth = call.args, call.scope, call.depth
+        takes = {"-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-b", "-c", "-E", "-m"}
+        index = 0
+        while index < len(args) and args[index].text.startswith("-"):
+            index += 2 if args[index].text in takes else 1
+        remote = args[index + 1 :]
+        if remote:
+            self.line(" ".join(w.text for w in remote), scope.child(None), depth + 1)
+        return True
+
+    def follow_find(self, call: _Call) -> bool:
+        """``find -delete`` and ``-exec``: refused on a catastrophic start when an action can
+        act before any test has selected a file."""
+        args, scope, depth = call.args, call.scope, call.depth
+        follow, _, given, expression = _find_parts([w.text for w in args])
+        starts = [self.through_links(t.rstrip("/") + "/" if follow else t) for t in given]
+        if not starts:
+            starts = ["."]
+        items = _find_items(expression, lambda command: self.find_exec(command, scope, depth))
+        deletes = "delete" in items
+        if not deletes:
+            return True
+        unfiltered = _find_deletes_unfiltered(items)
+        starts += [_in_directory(s, cwd) for cwd in self.cwds for s in starts if _relative(s)]
+        for start in starts:
+            reason = _dangerous_target(start, self.workspace)
+            if reason is None:
+                continue
+            if unfiltered:
+                raise _Refused(
+                    f"find {start} deleting what it finds would affect {reason}"
+                    + (" (the action comes before its tests)" if "filter" in items else "")
+                )
+            if reason.startswith(("the whole filesystem", "the system tree", "top-level")):
+                self.warn(f"find deletes files under {start!r} ({reason}); check its tests")
+        return True
+
+    def find_exec(self, command: list[str], scope: _Scope, depth: int) -> bool:
+        """Check the command of ``find -exec``; whether it deletes or changes what it finds."""
+        if not command:
+            return False
+        inner = posixpath.basename(command[0])
+        if inner in _SHELLS and "-c" in command:
+            at = command.index("-c")
+            if at + 1 < len(command):
+                self.line(command[at + 1], scope.child(None), depth + 1)
+                return bool(re.search(r"\b(?:rm|shred|unlink|rmdir|truncate)\b", command[at + 1]))
+            return False
+        if "{}" not in command[0]:
+            _check_simple([c for c in command if c != "{}"], self.workspace, self.warn)
+        arguments = command[1:]
+        return bool(
+            (inner in _DELETERS and (inner in _FIND_DELETERS or _deleted(inner, arguments)))
+            or (inner in ("chmod", "chown", "chgrp") and _has_option(arguments, "-R"))
+        )
+
+    def xargs_found(
+        self,
+        found: tuple[str, ...],
+        stripped: list[str],
+        words: list[_Word],
+        scope: _Scope,
+        depth: int,
+    ) -> None:
+        """xargs (or parallel) running ``words`` on what ``find FOUND`` prints: checked as
+        ``find FOUND ( EXPRESSION ) -exec WORDS {} +`` would be."""
+        _, options, starts, expression = _find_parts(list(found))
+        if expression:
+            expression = ["(", *expression, ")"]
+        command = [*options, *starts, *expression, "-exec", *(w.text for w in words), "{}", "+"]
+        runner = next(
+            (posixpath.basename(t) for t in stripped if posixpath.basename(t) in _XARGS_LIKE),
+            "xargs",
+        )
+        try:
+            self.follow_find(
+                _Call("find", [_Word(t) for t in command], scope, scope, depth, _NO_INPUT)
+            )
+        except _Refused as refused:
+            raise _Refused(
+                f"{refused.reason} ({runner} {words[0].text} is given what find prints)"
+            ) from None
+
+    def xargs_unknown(self, name: str, args: list[str]) -> None:
+        recursive = (
+            any(
+                a.startswith("-") and not a.startswith("--") and ("r" in a or "R" in a)
+                for a in args
+            )
+            or "--recursive" in args
+        )
+        if name in ("shred", "dd") or (name in ("rm", "chmod", "chown", "chgrp") and recursive):
+            self.warn(f"xargs gives {name} arguments the guard cannot see; check what it reads")
+
+    # The followers of _FOLLOWERS. Each returns True when it has checked the command
+    # entirely, False when the command still goes through the rules.
+
+    def follow_set(self, call: _Call) -> bool:
+        """``set -- a b`` sets the positional parameters later words use."""
+        args = call.args
+        if not args or all(w.text.startswith(("-", "+")) for w in args):
+            return False
+        operands = args[1:] if args[0].text == "--" else args
+        while operands and operands[0].text.startswith(("-", "+")):
+            operands = operands[1:]
+        call.scope.positional = [_Word("sh"), *operands]
+        return True
+
+    def follow_printf(self, call: _Call) -> bool:
+        """``printf -v NAME FORMAT…`` assigns what it would print."""
+        args = call.args
+        if len(args) < 3 or args[0].text != "-v":
+            return False
+        printed = _printf([w.text for w in args[2:]]) if all(w.known for w in args) else None
+        call.scope.variables[args[1].text] = (
+            _Word(printed) if printed is not None else _Word(args[1].text, known=False)
+        )
+        self.hook(args[1].text, call.scope.variables[args[1].text], call.scope, call.depth)
+        return True
+
+    def follow_alias(self, call: _Call) -> bool:
+        """``alias NAME=VALUE``: the value is checked now, and again where NAME is used."""
+        for arg in call.args:
+            if "=" in arg.text and arg.known:
+                alias, value = arg.text.split("=", 1)
+                call.scope.aliases[alias] = value
+                self.line(value, call.scope.child(None), call.depth + 1)
+        return True
+
+    def follow_cd(self, call: _Call) -> bool:
+        self.change_directory(call.args)
+        return True
+
+    def follow_shell(self, call: _Call) -> bool:
+        """``sh -c``, ``bash script``, ``su -c``, or a shell reading its script on stdin."""
+        self.shell(call.name, call.args, call.inner, call.depth, call.stdin)
+        return True
+
+    def follow_eval(self, call: _Call) -> bool:
+        args = call.args
+        joined = _Word(
+            " ".join(w.text for w in args),
+            known=all(w.known for w in args),
+            decoded=any(w.decoded for w in args),
+        )
+        self.run_script(joined, "eval", call.inner, call.depth)
+        return True
+
+    def follow_source(self, call: _Call) -> bool:
+        """``source FILE`` and ``. FILE``: a file written earlier in the line is checked."""
+        if call.args:
+            self.script_file(call.args[0], call.scope, call.depth, call.name, call.stdin)
+        return True
+
+    def follow_at(self, call: _Call) -> bool:
+        """``at`` and ``batch`` run the script they read on stdin, later."""
+        if any(w.text in ("-f", "-l", "-r", "-d") for w in call.args):
+            return False
+        self.shell("sh", [], call.scope, call.depth, call.stdin)
+        return True
+
+    def follow_watch(self, call: _Call) -> bool:
+        """``watch CMD…`` runs its operands as a command line, again and again."""
+        command = _operands_after_options(call.args, {"-n", "--interval", "-d", "-x"})
+        if command:
+            self.line(" ".join(w.text for w in command), call.scope.child(None), call.depth + 1)
+        return True
+
+    def follow_git(self, call: _Call) -> bool:
+        """A git alias runs ``git VALUE``, or a shell command when its value starts with "!":
+        given with -c, the shell command is checked now (the rules expand the other kind);
+        set with ``git config``, either kind runs later."""
+        for alias in _git_aliases([w.text for w in call.args]):
+            shell = alias.value[:1] == "!"
+            where = f"git alias.{alias.name}"
+            if alias.given and shell:
+                self.script(alias.value[1:], where, call.scope.child(None), call.depth)
+            elif not alias.given:
+                command = alias.value[1:] if shell else f"git {alias.value}"
+                self.later(command, where, call.scope, call.depth)
+        return False
+
+    def follow_tee(self, call: _Call) -> bool:
+        """tee writes its stdin into files: into a start-up file, that text runs later."""
+        if call.stdin.text is not None:
+            for target in _written_files("tee", [w.text for w in call.args]):
+                self.runs_later(target, call.stdin.text, call.scope, call.depth)
+        return False
+
+
+_Follow = Callable[[_Follower, _Call], bool]
+
+# Command name -> its follower. A command not named here goes straight to the rules;
+# one whose follower returns False goes to them afterwards.
+_FOLLOWERS: dict[str, _Follow] = {
+    # What the line defines, which later words use.
+    "set": _Follower.follow_set,
+    "read": _Follower.follow_read,
+    "printf": _Follower.follow_printf,
+    "alias": _Follower.follow_alias,
+    "cd": _Follower.follow_cd,
+    "pushd": _Follower.follow_cd,
+    # A script in an argument, a file or stdin.
+    **dict.fromkeys(sorted(_SHELLS | {"su", "runuser"}), _Follower.follow_shell),
+    "eval": _Follower.follow_eval,
+    "source": _Follower.follow_source,
+    ".": _Follower.follow_source,
+    **dict.fromkeys(_INTERPRETERS, _Follower.follow_interpreter),
+    # Later, or elsewhere.
+    "at": _Follower.follow_at,
+    "batch": _Follower.follow_at,
+    "watch": _Follower.follow_watch,
+    "trap": _Follower.follow_trap,
+    "crontab": _Follower.follow_crontab,
+    "tmux": _Follower.follow_tmux,
+    "ssh": _Follower.follow_ssh,
+    # A command inside another's expression, program or output.
+    "find": _Follower.follow_find,
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk", "busybox-awk"), _Follower.follow_awk),
+    "tee": _Follower.follow_tee,
+    "git": _Follower.follow_git,
+}
