@@ -22,6 +22,7 @@ EXIT_INTERRUPTED = 130
 # The relay's commands are parsed by zcoder.relay.scripts (see main), so argparse does
 # not know them: help lists them here, in its own words, with the options they take.
 USAGE = """%(prog)s [options]
+       %(prog)s --acp [options]
        %(prog)s agents [--json]
        %(prog)s send [--json] TARGET [MESSAGE]"""
 DESCRIPTION = """\
@@ -116,6 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
         "settings.json, else sized from what Ollama reports; see docs/models.md)",
     )
     parser.add_argument(
+        "--acp",
+        action="store_true",
+        help="speak the Agent Client Protocol on standard input and output, for an editor "
+        "or a script (docs/editors.md); each session's workspace is the client's cwd",
+    )
+    parser.add_argument(
         "--print-instructions",
         action="store_true",
         help="print the resolved AGENTS.md chain and exit",
@@ -165,6 +172,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print(render_instructions(files))
         return EXIT_OK
+
+    if args.acp:
+        return _run_acp(args, config)
 
     if args.prompt is not None and not args.prompt.strip():
         print("zcoder: --prompt needs some text", file=sys.stderr)
@@ -226,6 +236,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     from zcoder.tui import run_app
 
     return run_app(config, resume=resume, keep_model=args.model is not None)
+
+
+def _run_acp(args: argparse.Namespace, config: Config) -> int:
+    """``--acp``: the flags that name one turn or one workspace do not go with it."""
+    for given, flag in (
+        (args.prompt is not None, "--prompt"),
+        (args.output_format is not None, "--output-format"),
+        (args.resume is not None, "--resume"),
+        (args.workspace is not None, "-w/--workspace"),
+    ):
+        if given:
+            print(
+                f"zcoder: {flag} does not go with --acp (the client opens sessions, "
+                "each in its own cwd)",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+    from zcoder.acp.server import AcpOptions, run_acp
+
+    flags = {
+        "model": args.model,
+        "host": args.host,
+        "profile": args.profile,
+        "yes": args.yes,
+        "deny_commands": args.deny_commands,
+        "no_think": args.no_think,
+        "backend": args.backend,
+        "base_url": args.base_url,
+        "context_window": args.context_window,
+        "name": args.name,
+    }
+    options = AcpOptions(dict(os.environ), flags, keep_model=args.model is not None)
+    return run_acp(options, config)
 
 
 def _find_resumed(config: Config, typed: str) -> str | int:

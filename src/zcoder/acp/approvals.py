@@ -1,0 +1,199 @@
+"""zcoder's approval questions as ACP permission requests, with the same content and rules.
+
+The agent asks its front end through the approver protocol (zcoder.tools.Approver):
+``approve_command`` and ``approve_edit``. Here each question becomes one
+``session/request_permission`` about the tool call the client already knows (the pump is
+flushed first): the whole command with its directory, the guard's warning and, for a
+relayed task, who sent it; for an edit, the diff of each file. The options are the TUI's:
+allow once, allow always only where the TUI offers ``a`` (``request.allow_always`` /
+``allow_turn``, so a relayed turn asks for every command), and reject. The rules
+themselves stay in zcoder.tools.approval: this module only asks.
+
+Whatever is not a clear yes is a no: an answer of "cancelled", an option that was not
+offered, a malformed answer, a client that is gone (the pending request fails when the
+connection closes). Nothing runs without permission.
+
+``ReportingJournal`` is the session's edit journal that also tells the update stream
+which files an edit tool wrote, with their text before and after, so the editor gets a
+real diff (the tool's own result keeps only a short preview).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from acp import text_block, tool_content, update_tool_call
+from acp.helpers import ToolCallContentVariant
+from acp.schema import (
+    AllowedOutcome,
+    PermissionOption,
+    RequestPermissionResponse,
+    ToolCallUpdate,
+)
+
+from zcoder.acp.updates import EventTranslator, FileEdit, UpdatePump
+from zcoder.agent.edits import EditJournal
+from zcoder.tools import (
+    ApprovalDecision,
+    CommandApprovalRequest,
+    EditApprovalRequest,
+    EditPolicy,
+    FileChange,
+    ToolContext,
+)
+
+log = logging.getLogger(__name__)
+
+ALLOW_ONCE = "allow_once"
+ALLOW_ALWAYS = "allow_always"
+REJECT_ONCE = "reject_once"
+
+
+class PermissionAsker(Protocol):
+    """The part of the SDK's agent-side connection this module uses."""
+
+    async def request_permission(
+        self,
+        session_id: str,
+        tool_call: ToolCallUpdate,
+        options: list[PermissionOption],
+        **kwargs: Any,
+    ) -> RequestPermissionResponse: ...
+
+
+def file_edits(changes: Sequence[FileChange]) -> list[FileEdit]:
+    """The text files of ``changes`` (a binary file has no text diff to show)."""
+    edits = []
+    for change in changes:
+        before, after = change.before, change.after or b""
+        if b"\0" in after or (before is not None and b"\0" in before):
+            continue
+        old = None if before is None else before.decode("utf-8", errors="replace")
+        edits.append(FileEdit(change.target.absolute, old, after.decode("utf-8", "replace")))
+    return edits
+
+
+class ReportingJournal(EditJournal):
+    """The edit journal, telling ``on_commit`` what each write changed.
+
+    ``committed`` runs in the worker thread that wrote the files (zcoder.tools.offload);
+    ``on_commit`` must only record, not touch the event loop.
+    """
+
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        home: Path | None,
+        policy: EditPolicy,
+        on_commit: Callable[[list[FileEdit]], None],
+    ) -> None:
+        super().__init__(workspace, home=home, policy=policy)
+        self._on_commit = on_commit
+        self.reviewing: list[FileEdit] = []
+        """The edits being asked about (ZCODER_EDITS=ask), for the permission request."""
+
+    async def review(self, tool: str, changes: Sequence[FileChange], ctx: ToolContext) -> str:
+        self.reviewing = file_edits(changes)
+        try:
+            return await super().review(tool, changes, ctx)
+        finally:
+            self.reviewing = []
+
+    def committed(self, tool: str, changes: Sequence[FileChange], ctx: ToolContext) -> None:
+        super().committed(tool, changes, ctx)
+        self._on_commit(file_edits(changes))
+
+
+class AcpApprover:
+    """Asks the client; see the module's docstring for what counts as a yes."""
+
+    def __init__(
+        self,
+        session_id: str,
+        client: PermissionAsker,
+        pump: UpdatePump,
+        translator: EventTranslator,
+        journal: Callable[[], ReportingJournal | None],
+    ) -> None:
+        self.session_id = session_id
+        self.client = client
+        self.pump = pump
+        self.translator = translator
+        self.journal = journal
+
+    async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
+        lines = [f"Run this command in {request.cwd}?", f"$ {request.command}"]
+        if request.requested_by:
+            lines.insert(0, f"Asked by a task relayed {request.requested_by}.")
+        if request.warning:
+            lines.append(f"warning: {request.warning}")
+        call_id = self.translator.running_call or "run_command"
+        tool_call = ToolCallUpdate(
+            tool_call_id=call_id,
+            title=request.command,
+            kind="execute",
+            status="pending",
+            content=[tool_content(text_block("\n".join(lines)))],
+            raw_input={
+                "command": request.command,
+                "cwd": str(request.cwd),
+                "timeout_seconds": request.timeout_seconds,
+                "warning": request.warning,
+                "requested_by": request.requested_by,
+            },
+        )
+        decision = await self._ask(tool_call, offer_always=request.allow_always)
+        if decision is not ApprovalDecision.DENY:
+            self.pump.put([update_tool_call(call_id, status="in_progress")])
+        return decision
+
+    async def approve_edit(self, request: EditApprovalRequest) -> ApprovalDecision:
+        journal = self.journal()
+        edits = journal.reviewing if journal is not None else []
+        content: list[ToolCallContentVariant] = [edit.content() for edit in edits]
+        if not content:  # binary files: the unified diff zcoder shows is all there is
+            content = [tool_content(text_block(request.diff))]
+        heading = f"{request.tool} wants to change {', '.join(request.paths)}"
+        if request.requested_by:
+            heading = f"Asked by a task relayed {request.requested_by}: {heading}"
+        tool_call = ToolCallUpdate(
+            tool_call_id=self.translator.running_call or request.tool,
+            title=heading,
+            kind="edit",
+            status="pending",
+            content=content,
+            raw_input={"tool": request.tool, "paths": list(request.paths)},
+        )
+        return await self._ask(tool_call, offer_always=request.allow_turn)
+
+    async def _ask(self, tool_call: ToolCallUpdate, *, offer_always: bool) -> ApprovalDecision:
+        options = [PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once")]
+        if offer_always:
+            options.append(
+                PermissionOption(option_id=ALLOW_ALWAYS, name="Allow always", kind="allow_always")
+            )
+        options.append(PermissionOption(option_id=REJECT_ONCE, name="Reject", kind="reject_once"))
+        # The client must know the call before it is asked about it.
+        await self.pump.flush()
+        try:
+            response = await self.client.request_permission(
+                session_id=self.session_id, tool_call=tool_call, options=options
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - no answer is a refusal, never a crash
+            log.info("permission request failed (%s): denied", exc)
+            return ApprovalDecision.DENY
+        outcome = response.outcome
+        if not isinstance(outcome, AllowedOutcome):
+            return ApprovalDecision.DENY
+        if outcome.option_id == ALLOW_ONCE:
+            return ApprovalDecision.ONCE
+        if outcome.option_id == ALLOW_ALWAYS and offer_always:
+            return ApprovalDecision.ALWAYS
+        return ApprovalDecision.DENY

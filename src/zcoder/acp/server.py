@@ -1,0 +1,259 @@
+"""``zcoder --acp``: zcoder as an Agent Client Protocol agent over standard input and output.
+
+Editors (Zed, JetBrains, Neovim's CodeCompanion, Emacs) and scripts start ``zcoder --acp``
+and speak ACP to it; this module is the agent side of that protocol, on the reference
+SDK (module ``acp``): ``initialize`` says what zcoder does (loads sessions; takes text and
+text files in prompts, no images or audio; no MCP servers yet), ``session/new`` and
+``session/load`` open a zcoder session (zcoder.acp.session) in the client's ``cwd`` with
+the settings zcoder has from its flags and environment, ``session/prompt`` runs one user
+turn, ``session/cancel`` stops it.
+
+The relay does not start here (yet): ACP sessions are not published as peers, and the
+relay tools are not offered to their model.
+
+Whatever happens to the client, the process ends cleanly: when its input ends (the
+client closed it, or died), the SDK's connection closes, every open session's turn is
+cancelled and saved, locks and model connections are let go, and ``run_acp`` returns 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import acp
+from acp import PROTOCOL_VERSION, RequestError, run_agent
+from acp.agent.connection import AgentSideConnection
+from acp.schema import (
+    AgentCapabilities,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+)
+
+from zcoder import __version__
+from zcoder.acp.session import AcpSession, PromptBlock, workspace_of
+from zcoder.acp.transport import open_stdio, take_stdio
+from zcoder.acp.updates import Update, replay
+from zcoder.config import Config, ConfigError, load_config
+from zcoder.logfile import setup_logging
+from zcoder.sessions import SessionStore, SessionStoreError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class AcpOptions:
+    """The command line's settings, applied to every session's workspace in turn."""
+
+    env: Mapping[str, str]
+    flags: dict[str, Any] = field(default_factory=dict)
+    """load_config's keyword arguments from the flags (model, host, profile, yes...)."""
+    keep_model: bool = False
+    """``-m`` was given: a loaded session keeps it rather than its saved model."""
+
+    def config_for(self, cwd: str) -> Config:
+        workspace = workspace_of(cwd)
+        try:
+            return load_config(self.env, workspace=str(workspace), **self.flags)
+        except ConfigError as exc:
+            raise RequestError.invalid_params({"details": str(exc)}) from None
+
+
+class ZcoderAgent:
+    """The ACP agent: sessions by id, each a zcoder session (zcoder.acp.session)."""
+
+    def __init__(self, options: AcpOptions, store: SessionStore) -> None:
+        self.options = options
+        self.store = store
+        self.sessions: dict[str, AcpSession] = {}
+        self._conn: AgentSideConnection | None = None
+
+    def on_connect(self, conn: AgentSideConnection) -> None:
+        self._conn = conn
+
+    def _client(self) -> AgentSideConnection:
+        if self._conn is None:
+            raise RequestError.internal_error({"details": "not connected"})
+        return self._conn
+
+    def _sender(self, session_id: Callable[[], str]) -> Callable[[Update], Any]:
+        conn = self._client()
+
+        async def send(update: Update) -> None:
+            await conn.session_update(session_id=session_id(), update=update)
+
+        return send
+
+    # -- the protocol -------------------------------------------------------------------
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: Any = None,
+        client_info: Any = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                # Text, and text files the editor attaches; no images or audio.
+                prompt_capabilities=PromptCapabilities(
+                    image=False, audio=False, embedded_context=True
+                ),
+                mcp_capabilities=McpCapabilities(http=False, sse=False),
+            ),
+            agent_info=Implementation(name="zcoder", title="zcoder", version=__version__),
+            auth_methods=[],
+        )
+
+    async def new_session(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> NewSessionResponse:
+        config = self._config(cwd, additional_directories, mcp_servers)
+        opened: list[str] = []
+        session, _ = await AcpSession.open(
+            config, self.store, self._client(), self._sender(lambda: opened[0])
+        )
+        opened.append(session.id)
+        self.sessions[session.id] = session
+        log.info("ACP session %s opened in %s", session.id, config.workspace)
+        return NewSessionResponse(session_id=session.id)
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse:
+        config = self._config(cwd, additional_directories, mcp_servers)
+        open_here = self.sessions.get(session_id)
+        if open_here is not None:
+            # Open in this process already (the editor shows it again): replay it as saved.
+            data = self._load_saved(session_id, config)
+            history = replay(data, config.workspace)
+        else:
+            session, history = await AcpSession.open(
+                config,
+                self.store,
+                self._client(),
+                self._sender(lambda: session_id),
+                resume=session_id,
+                keep_model=self.options.keep_model,
+            )
+            self.sessions[session_id] = session
+        conn = self._client()
+        for update in history:  # the whole conversation before the response (ACP's rule)
+            await conn.session_update(session_id=session_id, update=update)
+        return LoadSessionResponse()
+
+    async def prompt(
+        self, session_id: str, prompt: list[PromptBlock], **kwargs: Any
+    ) -> PromptResponse:
+        return await self._session(session_id).prompt(prompt)
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.cancel()
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def _config(
+        self, cwd: str, additional: list[str] | None, mcp_servers: list[Any] | None
+    ) -> Config:
+        if additional:
+            raise RequestError.invalid_params(
+                {"details": "zcoder works in one workspace: additionalDirectories is not taken"}
+            )
+        if mcp_servers:
+            log.info("ignoring %d MCP server(s): zcoder has no MCP client yet", len(mcp_servers))
+        return self.options.config_for(cwd)
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.resource_not_found(f"zcoder-session:{session_id}")
+        return session
+
+    def _load_saved(self, session_id: str, config: Config) -> list[Any]:
+        try:
+            return self.store.load(session_id, config.workspace, config.profile.value).events
+        except (LookupError, SessionStoreError):
+            raise RequestError.resource_not_found(f"zcoder-session:{session_id}") from None
+
+    async def close(self) -> None:
+        """Every session's turn stopped and saved, its lock and model connection let go."""
+        sessions, self.sessions = list(self.sessions.values()), {}
+        for session in sessions:
+            try:
+                await session.close()
+            except Exception:
+                log.exception("closing ACP session %s failed", session.id)
+
+
+async def serve(options: AcpOptions, home_config: Config) -> int:
+    """Serve until the input ends (0) or SIGINT/SIGTERM (128 + the signal): either way
+    every session's turn is stopped, its command interrupted and what happened saved."""
+    stdio = take_stdio()
+    try:
+        store = SessionStore(home_config.home)
+    except SessionStoreError as exc:
+        print(f"zcoder: {exc}", file=sys.stderr)
+        return 1
+    with store:
+        agent = ZcoderAgent(options, store)
+        transport = await open_stdio(stdio)
+        # The SDK routes to the methods an agent has; those zcoder lacks (session/list,
+        # modes...) are answered "Method not found", so the whole Protocol is not needed.
+        serving = asyncio.ensure_future(run_agent(cast(acp.Agent, agent), transport))
+        stopped_by: list[int] = []
+
+        def stop(signum: int) -> None:
+            # An editor closing ends its agent with SIGTERM: commands run in their own
+            # process groups, so they are stopped here, not left behind.
+            stopped_by.append(signum)
+            serving.cancel()
+
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signum, stop, signum)
+        try:
+            await serving
+        except asyncio.CancelledError:
+            if not stopped_by:
+                raise
+        finally:
+            await agent.close()
+            await transport.close()
+    return 128 + stopped_by[0] if stopped_by else 0
+
+
+def run_acp(options: AcpOptions, home_config: Config) -> int:
+    """Serve ACP on standard input and output until the client closes it; the exit code."""
+    setup_logging(home_config.home)  # standard output is the protocol's alone
+    try:
+        return asyncio.run(serve(options, home_config))
+    except KeyboardInterrupt:
+        return 130
+
+
+__all__ = ["AcpOptions", "ZcoderAgent", "run_acp"]

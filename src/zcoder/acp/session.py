@@ -1,0 +1,329 @@
+"""One ACP session: a zcoder agent in one workspace, driven by prompts from the client.
+
+It is what the TUI's app is to a session, without the screen: the session is taken from
+zcoder's SQLite store and held with its lock (zcoder.sessions.locks) for as long as it is
+open, exactly as the TUI and ``--prompt`` hold theirs, so two front ends never write one
+session; the agent is built as ``--prompt`` builds it (AgentSettings.from_config,
+make_client, the context window resolved for the model before the first request); its
+events go out through the update pump and its questions through the ACP approver.
+
+``session/cancel`` does what Escape does in the TUI: the turn's task is cancelled, which
+stops the model's stream, interrupts a running command (its process group is killed by
+the command tool) and records the turn as stopped; the prompt then answers ``cancelled``.
+Closing the session (the client went away) cancels its turn the same way and waits for
+it, so what happened is saved before the lock is let go.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from acp import RequestError
+from acp.schema import (
+    AudioContentBlock,
+    EmbeddedResourceContentBlock,
+    ImageContentBlock,
+    PromptResponse,
+    ResourceContentBlock,
+    StopReason,
+    TextContentBlock,
+    TextResourceContents,
+)
+
+from zcoder.acp.approvals import AcpApprover, PermissionAsker, ReportingJournal
+from zcoder.acp.updates import EventTranslator, Send, Update, UpdatePump, replay
+from zcoder.agent import Agent, AgentEvent, AgentSettings, Notice, Outcome, TurnFinished
+from zcoder.config import Config
+from zcoder.model import ModelClient, ModelError, make_client
+from zcoder.model.context import resolve_for_model, same_model
+from zcoder.resume import restored_model
+from zcoder.sessions import Message, SessionNotFoundError, SessionStore, SessionStoreError
+from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
+from zcoder.sessions.locks import acquire as acquire_session_lock
+from zcoder.tools import ApprovalPolicy, default_registry
+
+log = logging.getLogger(__name__)
+
+PromptBlock = (
+    TextContentBlock
+    | ImageContentBlock
+    | AudioContentBlock
+    | ResourceContentBlock
+    | EmbeddedResourceContentBlock
+)
+
+CUT_OFF = "the reply was cut off"
+"""How zcoder.agent.usage.cut_off_reason begins: the model hit a token limit."""
+
+
+def prompt_text(blocks: Sequence[PromptBlock]) -> str:
+    """The prompt as zcoder's agent takes it: text. Files the editor attached are given
+    with their URI; images and audio are refused (initialize says zcoder takes none)."""
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, TextContentBlock):
+            parts.append(block.text)
+        elif isinstance(block, ResourceContentBlock):
+            parts.append(f"[{block.name}]({block.uri})")
+        elif isinstance(block, EmbeddedResourceContentBlock):
+            resource = block.resource
+            if not isinstance(resource, TextResourceContents):
+                raise RequestError.invalid_params(
+                    {"details": f"zcoder cannot read the binary resource {resource.uri}"}
+                )
+            parts.append(f"Contents of {resource.uri}:\n```\n{resource.text}\n```")
+        else:
+            raise RequestError.invalid_params(
+                {"details": f"zcoder does not take {block.type} content in prompts"}
+            )
+    return "\n\n".join(part for part in parts if part)
+
+
+def prompt_response(finished: TurnFinished) -> PromptResponse:
+    """The stop reason for how the turn ended; zcoder's own outcome goes in ``_meta``
+    (a script can tell a blocked or failed turn from a finished one)."""
+    reason: StopReason = "end_turn"
+    if finished.outcome is Outcome.STOPPED:
+        reason = "cancelled"
+    elif finished.outcome is Outcome.INCOMPLETE and finished.error.startswith(CUT_OFF):
+        reason = "max_tokens"
+    outcome: dict[str, Any] = {"outcome": finished.outcome.value}
+    if finished.error:
+        outcome["error"] = finished.error
+    return PromptResponse(stop_reason=reason, field_meta={"zcoder": outcome})
+
+
+class AcpSession:
+    """A session open in this process; build it with :meth:`open`."""
+
+    def __init__(
+        self, config: Config, store: SessionStore, session_id: str, lock: SessionLock | None
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.id = session_id
+        self.lock = lock
+        self.agent: Agent | None = None
+        self.pump: UpdatePump | None = None
+        self._stack = contextlib.AsyncExitStack()
+        self._turn: asyncio.Task[TurnFinished] | None = None
+        self._cancel_asked = False
+        self._window_sized = False
+
+    @classmethod
+    async def open(
+        cls,
+        config: Config,
+        store: SessionStore,
+        client: PermissionAsker,
+        send: Send,
+        *,
+        resume: str | None = None,
+        keep_model: bool = False,
+    ) -> tuple[AcpSession, list[Update]]:
+        """A new session (``resume`` None) or a saved one of this workspace and profile,
+        with the updates that replay the saved one."""
+        workspace, profile = str(config.workspace), config.profile.value
+        session_model: str | None = None
+        messages: list[Message] = []
+        ledger: list[str] = []
+        history: list[Update] = []
+        try:
+            if resume is None:
+                taker = LockTaker(config.home)
+                try:
+                    info = store.reuse_or_create(workspace, profile, config.model, take=taker)
+                except BaseException:
+                    if taker.lock is not None:  # taken for a session that was not handed out
+                        taker.lock.release()
+                    raise
+                lock = taker.lock  # None only where no lock can be made (zcoder.sessions.locks)
+                session_id = info.id
+            else:
+                lock = _lock(config, resume)
+                try:
+                    data = store.load(resume, workspace, profile)
+                except BaseException:
+                    if lock is not None:
+                        lock.release()
+                    raise
+                session_id, messages, ledger = data.info.id, data.messages, data.user_ledger
+                session_model = data.info.model
+                history = replay(data.events, config.workspace)
+        except SessionInUseError as exc:
+            raise RequestError.invalid_request({"details": str(exc)}) from None
+        except (LookupError, SessionNotFoundError):
+            raise RequestError.resource_not_found(f"zcoder-session:{resume}") from None
+        except SessionStoreError as exc:
+            raise RequestError.internal_error({"details": str(exc)}) from None
+        session = cls(config, store, session_id, lock)
+        try:
+            await session._start(
+                client=client,
+                send=send,
+                messages=messages,
+                ledger=ledger,
+                session_model=session_model,
+                keep_model=keep_model,
+            )
+        except BaseException:
+            await session.close()
+            raise
+        return session, history
+
+    async def _start(
+        self,
+        *,
+        client: PermissionAsker,
+        send: Send,
+        messages: list[Message],
+        ledger: list[str],
+        session_model: str | None,
+        keep_model: bool,
+    ) -> None:
+        config = self.config
+        model_client: ModelClient = make_client(config)
+        await self._stack.enter_async_context(model_client)
+        model = config.model
+        if session_model is not None and not keep_model:
+            try:
+                available: list[str] | None = await model_client.list_models()
+            except ModelError:
+                available = None
+            model, _notice = restored_model(session_model, model, available)
+        if session_model is not None and not same_model(session_model, model):
+            with contextlib.suppress(SessionStoreError):
+                self.store.set_model(self.id, model)
+        translator = EventTranslator(config.workspace)
+        pump = UpdatePump(send)
+        self.pump = pump
+        journal: list[ReportingJournal] = []
+        approver = AcpApprover(self.id, client, pump, translator, lambda: journal[0])
+
+        def on_event(event: AgentEvent) -> None:
+            pump.put(translator(event))
+
+        agent = Agent(
+            client=model_client,
+            registry=default_registry(),
+            settings=AgentSettings.from_config(config, model),
+            approval=ApprovalPolicy(
+                config.command_policy, config.profile, edits=config.edit_policy
+            ),
+            approver=approver,
+            on_event=on_event,
+            store=self.store,
+            session_id=self.id,
+        )
+        # The same journal, telling the update stream the whole text of each edit.
+        journal.append(
+            ReportingJournal(
+                config.workspace,
+                home=self.store.home,
+                policy=config.edit_policy,
+                on_commit=translator.edited,
+            )
+        )
+        agent.edits = journal[0]
+        agent.use_session(self.id, messages, ledger)
+        self.agent = agent
+
+    @property
+    def running(self) -> bool:
+        return self._turn is not None
+
+    async def prompt(self, blocks: Sequence[PromptBlock]) -> PromptResponse:
+        """One user turn; returns when it ended, after all its updates went out."""
+        if self._turn is not None:
+            raise RequestError.invalid_request(
+                {"details": "a prompt is already running in this session"}
+            )
+        text = prompt_text(blocks)
+        if not text.strip():
+            raise RequestError.invalid_params({"details": "the prompt is empty"})
+        self._cancel_asked = False
+        turn = asyncio.create_task(self._sized_turn(text))
+        self._turn = turn
+        try:
+            finished = await turn
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self._cancel_asked and (current is None or not current.cancelling()):
+                await self._flush()
+                return PromptResponse(stop_reason="cancelled")
+            raise
+        finally:
+            self._turn = None
+        await self._flush()
+        return prompt_response(finished)
+
+    async def _sized_turn(self, text: str) -> TurnFinished:
+        agent = self.agent
+        assert agent is not None, "the session was not started"
+        if not self._window_sized:
+            # num_ctx goes with every request: sized once, before the first (--prompt too).
+            window = await resolve_for_model(
+                agent.settings.model,
+                explicit=self.config.context_window,
+                home=self.config.home,
+                probe=agent.client,
+            )
+            for warning in window.warnings:
+                agent.recorder.emit(Notice(warning))
+            agent.settings.num_ctx = window.tokens
+            self._window_sized = True
+        return await agent.run_user_turn(text)
+
+    def cancel(self) -> None:
+        """What Escape does: stop the running turn (nothing when none runs)."""
+        if self._turn is not None and not self._turn.done():
+            self._cancel_asked = True
+            self._turn.cancel()
+
+    async def _flush(self) -> None:
+        if self.pump is not None:
+            await self.pump.flush()
+
+    async def close(self) -> None:
+        """Stop the turn, wait until it saved what it did, then let the session go."""
+        turn = self._turn
+        if turn is not None and not turn.done():
+            turn.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await turn
+        if self.pump is not None:
+            await self.pump.close()
+        try:
+            await self._stack.aclose()
+        finally:
+            with contextlib.suppress(SessionStoreError):
+                self.store.discard_if_unused(self.id)
+            if self.lock is not None:
+                self.lock.release()
+
+
+def _lock(config: Config, session_id: str) -> SessionLock | None:
+    """The saved session's lock, as ``--resume`` takes it (unguarded where none can be made)."""
+    try:
+        return acquire_session_lock(config.home, session_id)
+    except ValueError:  # not even the shape of an id
+        raise SessionNotFoundError(session_id) from None
+    except OSError:
+        log.warning("cannot lock %s", session_id, exc_info=True)
+        return None
+
+
+def workspace_of(cwd: str) -> Path:
+    """The ``cwd`` of session/new or session/load as a workspace: an absolute path to an
+    existing directory (the protocol's rule, and zcoder's ``-w``)."""
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise RequestError.invalid_params({"details": f"cwd must be an absolute path: {cwd!r}"})
+    if not path.is_dir():
+        raise RequestError.invalid_params({"details": f"cwd is not a directory: {cwd}"})
+    return path
