@@ -45,6 +45,7 @@ from zcoder.resume import restored_model
 from zcoder.sessions import Message, SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.sessions.locks import acquire as acquire_session_lock
+from zcoder.skills import discover_skills, install_skills
 from zcoder.tools import ApprovalPolicy, default_registry
 
 log = logging.getLogger(__name__)
@@ -208,10 +209,12 @@ class AcpSession:
         def on_event(event: AgentEvent) -> None:
             pump.put(translator(event))
 
+        registry = default_registry()
+        skills = install_skills(registry, discover_skills(config.workspace))
         agent = Agent(
             client=model_client,
-            registry=default_registry(),
-            settings=AgentSettings.from_config(config, model),
+            registry=registry,
+            settings=AgentSettings.from_config(config, model, skills=skills),
             approval=ApprovalPolicy(
                 config.command_policy, config.profile, edits=config.edit_policy
             ),
