@@ -517,9 +517,11 @@ async def test_another_instance_in_the_same_or_an_enclosing_workspace_is_noted_a
             fake.enqueue(Turn.text("ok"))
             await submit(pilot, app, "hello")
             await idle(pilot, app)
-        system = fake.chat_bodies[-1]["messages"][0]["content"]
-        assert "Other zcoder agents work in this workspace or around it" in system
-        assert "read a file again before changing it" in system
+        sent = fake.chat_bodies[-1]["messages"]
+        assert "work in this workspace" not in sent[0]["content"]  # the system prompt stays
+        note = sent[-2]["content"]  # told at the end, before the prompt
+        assert "Other zcoder agents work in this workspace or around it" in note
+        assert "read a file again before changing it" in note
     finally:
         for relay in neighbours:
             relay.stop()

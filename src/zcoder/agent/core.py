@@ -36,6 +36,7 @@ from zcoder.agent.model_request import stream_reply, tools_template_notice
 from zcoder.agent.prompts import (
     LOOP_WARNING,
     NUDGE_EMPTY,
+    peers_note,
     system_prompt,
 )
 from zcoder.agent.recorder import Recorder
@@ -119,9 +120,12 @@ class Agent:
         # What each file held when the agent last read or wrote it: edits over changes it
         # has not seen are refused (tools/freshness.py).
         self.freshness = FreshnessBook()
-        # Other live instances in this workspace or one around it, as the system prompt
-        # names them ("" when none); kept current by the front end (tui/relay_ui.py).
+        # Other live instances in this workspace or one around it ("" when none); kept
+        # current by the front end (tui/relay_ui.py). The model is told of a change by a
+        # note at the end of its history before its next turn (prompts.peers_note).
         self.workspace_peers = ""
+        self._peers_told = ""
+        self._peers_message: Message | None = None  # the note that told it, while in history
 
     # -- sessions -----------------------------------------------------------------------
 
@@ -139,8 +143,20 @@ class Agent:
 
     # -- entry points -------------------------------------------------------------------
 
+    def _tell_peers(self) -> None:
+        """Before a turn: if the agents sharing the workspace changed since the model was
+        last told, a note joins the history (not the system prompt, which stays the same)."""
+        # A note compacted away, or another session opened, told this history nothing.
+        told = self._peers_told if any(m is self._peers_message for m in self.messages) else ""
+        if self.workspace_peers == told:
+            return
+        note = user_message(peers_note(self.workspace_peers))
+        self.messages.append(note)
+        self._peers_told, self._peers_message = self.workspace_peers, note
+
     async def run_user_turn(self, text: str) -> TurnFinished:
         """A prompt the user typed: it enters the ledger and may title the session."""
+        self._tell_peers()
         self.user_ledger.append(text)
         self.messages.append(user_message(text))
         self.recorder.save(lambda store, sid: store.record_user_message(sid, text))
@@ -178,6 +194,7 @@ class Agent:
                 "sender_kind": envelope.sender_kind,
             },
         )
+        self._tell_peers()
         self.messages.append(user_message(relay_wrapper(envelope)))
         self.recorder.save_messages(self.messages)
         if self.approval.revoke_always():
@@ -220,7 +237,6 @@ class Agent:
             self.settings.workspace,
             instructions=self.settings.instructions,
             relay_available=self.relay_available(),
-            workspace_peers=self.workspace_peers,
             skills=self.settings.skills_catalog,
         )
         return [system_message(prompt), *self.messages]

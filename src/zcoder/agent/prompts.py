@@ -62,9 +62,10 @@ win where they disagree):
 
 
 SHARED_WORKSPACE: Final = """\
-Other zcoder agents work in this workspace or around it now: {peers}. Files may change
-under you: read a file again before changing it (an edit over a change you have not seen
-is refused), and keep your changes to what your task needs."""
+[zcoder] Other zcoder agents work in this workspace or around it now: {peers}. Files may
+change under you: read a file again before changing it (an edit over a change you have not
+seen is refused), and keep your changes to what your task needs."""
+ALONE_AGAIN: Final = "[zcoder] No other zcoder agent works in this workspace or around it now."
 
 
 def system_prompt(
@@ -73,22 +74,27 @@ def system_prompt(
     *,
     instructions: str = "",
     relay_available: bool = False,
-    workspace_peers: str = "",
     skills: str = "",
 ) -> str:
-    """The system message. ``skills``: the catalog of the workspace's Agent Skills
-    (zcoder.skills.catalog_text), read once per session so the message stays the same."""
+    """The system message. It stays the same for a whole session: a model server reuses
+    the previous request's evaluated tokens only while the request begins with the same
+    bytes (docs/models.md), so what changes mid-session (another agent arriving in the
+    workspace, say) goes at the end of the history as a message (peers_note), never here.
+    ``skills``: the catalog of the workspace's Agent Skills (zcoder.skills.catalog_text)."""
     template = SYSADMIN_PROMPT if profile is Profile.SYSADMIN else CODING_PROMPT
     parts = [template.format(workspace=workspace)]
     if relay_available:
         parts.append(RELAY_GUIDANCE)
-    if workspace_peers:
-        parts.append(SHARED_WORKSPACE.format(peers=workspace_peers))
     if skills:
         parts.append(skills)
     if instructions:
         parts.append(INSTRUCTIONS_HEADER + "\n" + instructions)
     return "\n".join(parts)
+
+
+def peers_note(peers: str) -> str:
+    """What the model is told when the other agents in its workspace change ("" : none)."""
+    return SHARED_WORKSPACE.format(peers=peers) if peers else ALONE_AGAIN
 
 
 # Context records: user-role messages zcoder adds. They never enter the exact-user ledger.
