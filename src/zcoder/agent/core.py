@@ -59,6 +59,7 @@ from zcoder.agent.usage import (
 )
 from zcoder.agent.user_command import run_user_command
 from zcoder.config import DEFAULT_COMPACT_AT, Config
+from zcoder.mcp import attach_mcp
 from zcoder.model import (
     AssistantReply,
     ChatEvent,
@@ -140,6 +141,9 @@ class AgentSettings:
     """Seconds without new output before a reply is stopped (zcoder.model.watch)."""
     max_reply_chars: int | None = DEFAULT_MAX_REPLY_CHARS
     """Characters of one reply after which it is stopped (zcoder.model.watch)."""
+    mcp_home: Path | None = None
+    """Where the user's mcp.json (and the consent to project servers) is: MCP servers are
+    offered only when set (zcoder.mcp); None: no MCP at all."""
 
     def watched(self, stream: AsyncIterator[ChatEvent]) -> AsyncGenerator[ChatEvent, None]:
         """``stream`` within these settings' idle deadline and reply cap: every request
@@ -162,6 +166,7 @@ class AgentSettings:
             instructions=render_instructions(load_instructions(config.workspace, config.home)),
             idle_timeout=config.idle_timeout,
             max_reply_chars=config.max_reply_chars,
+            mcp_home=config.home,
         )
 
 
@@ -207,6 +212,12 @@ class Agent:
         # Other live instances in this workspace or one around it, as the system prompt
         # names them ("" when none); kept current by the front end (tui/relay_ui.py).
         self.workspace_peers = ""
+        # The MCP servers' tools join the registry (zcoder.mcp); None when none is set up.
+        self.mcp = (
+            attach_mcp(registry, settings.workspace, settings.mcp_home)
+            if settings.mcp_home is not None
+            else None
+        )
 
     # -- sessions -----------------------------------------------------------------------
 
@@ -372,6 +383,9 @@ class Agent:
         nudges = 0
         self._round = RoundState()
         try:
+            for notice in await self.registry.prepare(ctx):  # MCP servers start (zcoder.mcp)
+                self.recorder.event("system", notice)
+                self.recorder.emit(Notice(notice))
             while True:
                 self.recorder.emit(StatusChanged(Status.THINKING))
                 self._round = RoundState(reply=AssistantReply())
