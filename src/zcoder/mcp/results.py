@@ -19,9 +19,10 @@ from zcoder.tools.output import bound_text
 __all__ = ["describe_size", "result_text"]
 
 
-def describe_size(base64_length: int) -> str:
-    """The size of base64 data of this length, decoded, as a person reads it."""
-    size = base64_length * 3 // 4
+def describe_size(data: str) -> str:
+    """The decoded size of base64 ``data``, as a person reads it."""
+    data = data.strip()
+    size = len(data) * 3 // 4 - (len(data) - len(data.rstrip("=")))
     if size < 1024:
         return f"{size} bytes"
     if size < 1024 * 1024:
@@ -34,10 +35,7 @@ def _block_text(block: Any, limit: int) -> str:
     if kind == "text":
         return bound_text(str(block.text), limit)
     if kind in ("image", "audio"):
-        return (
-            f"[{kind}: {block.mime_type}, {describe_size(len(block.data))} — "
-            "not shown to the model]"
-        )
+        return f"[{kind}: {block.mime_type}, {describe_size(block.data)} — not shown to the model]"
     if kind == "resource_link":
         mime = f", {block.mime_type}" if getattr(block, "mime_type", None) else ""
         return f"[resource link: {block.uri} ({block.name}{mime}) — not read]"
@@ -49,7 +47,7 @@ def _block_text(block: Any, limit: int) -> str:
             return f"[resource {resource.uri} ({mime})]\n" + bound_text(text, limit)
         blob = getattr(resource, "blob", "") or ""
         return (
-            f"[resource {resource.uri}: {mime}, {describe_size(len(blob))} of binary data — "
+            f"[resource {resource.uri}: {mime}, {describe_size(blob)} of binary data — "
             "not shown to the model]"
         )
     return f"[a {kind or 'content'} block zcoder cannot show]"
