@@ -45,7 +45,7 @@ terminal-tools:
 	    exit 1; \
 	  fi; }
 
-## The MCP servers from npm that tests/mcp runs (the Python ones come with the test extra),
+## The MCP servers from npm that tests/mcp_client runs (the Python ones come with the test extra),
 ## installed from the npm registry into the venv. node and npm come from the system's
 ## packages when missing and we may (root with apt-get).
 EVERYTHING_VERSION := 2026.8.31

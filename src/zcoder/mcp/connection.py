@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -40,6 +41,9 @@ _INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TMP
 """What a stdio server inherits of zcoder's environment (as the SDK's default, plus the
 locale and TMPDIR); the rest must be named in its entry's ``env``, so that zcoder's own
 secrets (an API key) do not go to every server."""
+
+
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class ServerState(StrEnum):
@@ -105,6 +109,8 @@ class Connection:
         self.state = ServerState.IDLE
         self.reason = ""
         self.tools: list[McpTool] = []
+        self.skipped: list[str] = []
+        """Tools whose names cannot be tool names (models take [A-Za-z0-9_-], 64 at most)."""
         self.process = ServerProcess()
         self._session: Any = None
         self._ready: anyio.Event | None = None
@@ -217,6 +223,9 @@ class Connection:
             params = PaginatedRequestParams(cursor=cursor) if cursor else None
             listing = await session.list_tools(params=params)
             for tool in listing.tools:
+                if not _TOOL_NAME.fullmatch(f"mcp__{self.name}__{tool.name}"):
+                    self.skipped.append(tool.name[:80])
+                    continue
                 annotations = tool.annotations
                 schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
                 tools.append(

@@ -227,6 +227,10 @@ class McpManager:
                 key = (name, "ready")
                 count = len(connection.tools)
                 line = f"MCP server {name!r} is ready: {count} tool{'s' if count != 1 else ''}"
+                if connection.skipped:
+                    line += "; left out, their names being unusable as tool names: " + ", ".join(
+                        repr(name) for name in connection.skipped
+                    )
             else:
                 continue
             if key not in self._reported:

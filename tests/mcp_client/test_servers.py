@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.mcp.support import BIN, alive, hostile, pids, time_server, wait_for, write_servers
+from tests.mcp_client.support import BIN, alive, hostile, pids, time_server, wait_for, write_servers
 from zcoder.mcp.connection import McpCallError
 from zcoder.mcp.manager import McpManager
 from zcoder.mcp.results import result_text
@@ -132,6 +132,11 @@ async def test_images_audio_and_resources_are_described_and_errors_are_errors(
 ) -> None:
     manager = make({"media": hostile("media")})
     await start(manager)
+    assert {tool.name for tool in manager.tools()} == {"picture", "broken"}
+    assert manager.news() == [
+        "MCP server 'media' is ready: 2 tools; left out, their names being unusable as tool "
+        "names: 'dotted.name'"
+    ]
     ok, text = result_text(await manager.call("media", "picture", {}), 32768)
     assert ok
     assert "here it is" in text

@@ -16,7 +16,7 @@ from tests.agent.support import MODEL, EventLog
 from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.fixtures.mcp_hostile import INJECTION
-from tests.mcp.support import hostile, time_server, write_servers
+from tests.mcp_client.support import hostile, time_server, write_servers
 from zcoder.agent import Agent, AgentSettings, Notice, Outcome
 from zcoder.mcp.consent import Consent
 from zcoder.model import OllamaClient

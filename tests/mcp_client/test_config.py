@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp.support import write_servers
+from tests.mcp_client.support import write_servers
 from zcoder.mcp.config import (
     McpConfigError,
     check_server_name,

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.mcp.support import wait_for, write_servers
+from tests.mcp_client.support import wait_for, write_servers
 from zcoder.mcp.manager import McpManager
 from zcoder.mcp.results import result_text
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp.support import BIN, hostile
+from tests.mcp_client.support import BIN, hostile
 from zcoder.cli import main
 from zcoder.mcp.config import load_mcp_config
 from zcoder.mcp.consent import Consent, ConsentBook
