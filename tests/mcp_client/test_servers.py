@@ -3,6 +3,9 @@ against hostile ones of our own (tests/fixtures/mcp_hostile.py)."""
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
 import subprocess
 import sys
 import tracemalloc
@@ -12,7 +15,16 @@ from typing import Any
 
 import pytest
 
-from tests.mcp_client.support import BIN, alive, hostile, pids, time_server, wait_for, write_servers
+from tests.mcp_client.support import (
+    BIN,
+    REPO,
+    alive,
+    hostile,
+    pids,
+    time_server,
+    wait_for,
+    write_servers,
+)
 from zcoder.mcp.connection import McpCallError
 from zcoder.mcp.manager import McpManager
 from zcoder.mcp.results import result_text
@@ -125,6 +137,43 @@ async def test_a_100_mb_result_is_dropped_with_a_reason_and_memory_stays_bounded
     assert manager._connections["hostile"].process.dropped == 1
     # The server is still usable after the dropped reply.
     assert manager.tools()
+
+
+async def test_a_100_mb_http_response_is_dropped_with_a_reason_and_memory_stays_bounded(
+    make: Any, tmp_path: Path
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = tmp_path / "server.log"
+    with open(log, "wb") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "tests.fixtures.mcp_hostile", "huge", str(port)],
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    try:
+        wait_for(lambda: b"Uvicorn running" in log.read_bytes(), 60, "the server to listen")
+        manager = make(
+            {"huge": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}},
+            max_message=1024 * 1024,
+        )
+        await start(manager)
+        assert manager.statuses()[0].state == "ready", manager.statuses()[0].reason
+        tracemalloc.start()
+        try:
+            with pytest.raises(McpCallError, match=r"passed zcoder's limit of 1048576 bytes"):
+                await manager.call("huge", "flood", {})
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 16 * 1024 * 1024
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
 
 
 async def test_images_audio_and_resources_are_described_and_errors_are_errors(

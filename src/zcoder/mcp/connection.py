@@ -28,11 +28,11 @@ from typing import Any
 import anyio
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import Implementation, PaginatedRequestParams
 
 from zcoder import __version__
 from zcoder.mcp.config import McpConfigError, ServerEntry, expand
+from zcoder.mcp.http import bounded_http_client
 from zcoder.mcp.transport import DEFAULT_MAX_MESSAGE, ServerProcess, bounded_stdio_client
 
 __all__ = ["Connection", "McpCallError", "McpTool", "ServerState"]
@@ -197,7 +197,7 @@ class Connection:
             @contextlib.asynccontextmanager
             async def http() -> Any:
                 async with (
-                    create_mcp_http_client(headers=headers) as client,
+                    bounded_http_client(headers, self.max_message) as client,
                     streamable_http_client(
                         url, http_client=client, max_sse_event_size=self.max_message
                     ) as streams,
