@@ -6,18 +6,19 @@ MCP manager and real server processes (mcp-server-time, and our hostile servers)
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.agent.support import MODEL, EventLog
+from tests.agent.support import MODEL, EventLog, tool_call_ids, tool_result_ids, wait_until
 from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.fixtures.mcp_hostile import INJECTION
 from tests.mcp_client.support import hostile, time_server, write_servers
-from zcoder.agent import Agent, AgentSettings, Notice, Outcome
+from zcoder.agent import Agent, AgentSettings, Notice, Outcome, ToolStarted, TurnFinished
 from zcoder.mcp.consent import Consent
 from zcoder.model import OllamaClient
 from zcoder.relay import Envelope
@@ -261,3 +262,20 @@ async def test_a_consented_project_server_starts_and_a_relayed_turn_never_asks_c
     await agent.run_user_turn("hi")
     assert len(approver.requests) == 1
     assert "mcp__time__get_current_time" in tool_names(fake.chat_bodies[-1])
+
+
+async def test_stopping_a_turn_during_an_mcp_call_stops_it_at_once(
+    fake: FakeOllama, client: OllamaClient, dirs: tuple[Path, Path], agents: list[Agent]
+) -> None:
+    home, _ = dirs
+    write_servers(home / "mcp.json", {"silent": hostile("silent")})
+    agent, log = make_agent(client, dirs, ScriptedApprover(default=ApprovalDecision.ONCE), agents)
+    fake.enqueue(Turn.tool_calls(call("mcp__silent__wait", {}, id="call_w")))
+    turn = asyncio.create_task(agent.run_user_turn("wait for ever"))
+    await wait_until(lambda: bool(log.of(ToolStarted)), timeout=60, what="the MCP call")
+    turn.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await turn
+    assert log.of(TurnFinished)[-1].outcome is Outcome.STOPPED
+    # The call was answered in the history (interrupted), so the next request is valid.
+    assert tool_call_ids(agent.messages) == tool_result_ids(agent.messages) == ["call_w"]
