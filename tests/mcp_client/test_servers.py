@@ -197,6 +197,21 @@ async def test_images_audio_and_resources_are_described_and_errors_are_errors(
     assert not ok and "the broken tool broke" in text
 
 
+async def test_a_changed_tool_list_is_listed_again(make: Any) -> None:
+    manager = make({"growing": hostile("growing")})
+    await start(manager)
+    assert [tool.name for tool in manager.tools()] == ["grow"]
+    ok, text = result_text(await manager.call("growing", "grow", {}), 4096)
+    assert ok and text == "grew"
+    wait_for(lambda: len(manager.tools()) == 2, what="the new tool list")
+    assert [tool.qualified for tool in manager.tools()] == [
+        "mcp__growing__grow",
+        "mcp__growing__grown",
+    ]
+    ok, text = result_text(await manager.call("growing", "grown", {}), 4096)
+    assert ok and text == "grown here"
+
+
 async def test_a_server_that_dies_is_reported_with_its_last_words(make: Any) -> None:
     manager = make({"dying": hostile("dying")})
     await start(manager)

@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import Implementation, PaginatedRequestParams
+from mcp.types import Implementation, PaginatedRequestParams, ToolListChangedNotification
 
 from zcoder import __version__
 from zcoder.mcp.config import McpConfigError, ServerEntry, expand
@@ -115,6 +116,9 @@ class Connection:
         self._session: Any = None
         self._ready: anyio.Event | None = None
         self._close: anyio.Event | None = None
+        self._tools_changed: anyio.Event
+        self.changes = 0
+        """How many times the server's tool list changed (and was listed again)."""
 
     @property
     def name(self) -> str:
@@ -123,6 +127,7 @@ class Connection:
     async def run(self) -> None:
         """The connection's own task: start, serve until asked to close, then stop."""
         self._ready, self._close = anyio.Event(), anyio.Event()
+        self._tools_changed = anyio.Event()
         self.state = ServerState.STARTING
         try:
             await self._serve()
@@ -161,6 +166,7 @@ class Connection:
                         read,
                         write,
                         client_info=Implementation(name="zcoder", version=__version__),
+                        message_handler=self._on_message,
                     )
                 )
                 await session.initialize()
@@ -182,11 +188,31 @@ class Connection:
 
                     group.start_soon(closed)
                     group.start_soon(died)
+                    group.start_soon(self._relist, session)
                 self._session = None
                 if ended.is_set() and not self._close.is_set():
                     self._fail("the server ended")
         if scope.cancelled_caught and self.state is ServerState.STARTING:
             raise TimeoutError
+
+    async def _on_message(self, message: Any) -> None:
+        """The session's notifications: a changed tool list is listed again, by its own
+        task (a handler that awaited the session here would block its reading)."""
+        if isinstance(message, ToolListChangedNotification):
+            self._tools_changed.set()
+        await anyio.lowlevel.checkpoint()
+
+    async def _relist(self, session: Any) -> None:
+        while True:
+            await self._tools_changed.wait()
+            self._tools_changed = anyio.Event()
+            with anyio.move_on_after(self.start_timeout):
+                try:
+                    self.skipped = []
+                    self.tools = await self._list_tools(session)
+                    self.changes += 1
+                except Exception:  # noqa: BLE001 - the tools listed before stay
+                    continue
 
     def _transport(self, ended: anyio.Event) -> contextlib.AbstractAsyncContextManager[Any]:
         entry = self.entry
@@ -243,6 +269,9 @@ class Connection:
         return tools
 
     async def wait_ready(self) -> None:
+        """Until the start succeeded or failed (also when asked before the start began)."""
+        while self._ready is None and self.state is ServerState.IDLE:
+            await anyio.sleep(0.01)
         if self._ready is not None:
             await self._ready.wait()
 

@@ -70,6 +70,7 @@ class McpToolSource:
     def __init__(self, manager: McpManager) -> None:
         self.manager = manager
         self._specs: dict[str, ToolSpec] = {}
+        self._listed: list[McpTool] = []
         self._asked: set[str] = set()
         self._told_problems = False
 
@@ -77,7 +78,8 @@ class McpToolSource:
 
     def specs(self) -> Sequence[ToolSpec]:
         tools = self.manager.tools()
-        if len(tools) != len(self._specs) or any(t.qualified not in self._specs for t in tools):
+        if tools != self._listed:  # a server started, ended, or changed its list
+            self._listed = tools
             self._specs = {tool.qualified: self._spec(tool) for tool in tools}
         return list(self._specs.values())
 
