@@ -3,6 +3,7 @@ against hostile ones of our own (tests/fixtures/mcp_hostile.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -232,14 +233,19 @@ async def test_close_leaves_no_server_process_behind(make: Any, tmp_path: Path) 
             "mute": hostile("mute", HOSTILE_PIDS=str(record)),
             "time": time_server(),
         },
-        start_timeout=20,
+        start_timeout=120,
         call_timeout=30,
     )
     manager.start(manager.startable())
     wait_for(lambda: len(pids(record)) == 2, what="both hostile servers to run")
-    await manager.wait_started(30)
+    wait_for(lambda: len(manager.tools()) == 4, 60, "silent and time to be ready")
     started = [c.process.pid for c in manager._connections.values()]
     assert all(started)
-    manager.close()
+    assert manager.statuses()[1].state == "starting"  # mute: closed in the middle of its start
+    hung = asyncio.create_task(manager.call("silent", "wait", {}))
+    await asyncio.sleep(0.5)  # let the call reach the server (it answers nothing either way)
+    await asyncio.to_thread(manager.close)
+    with pytest.raises(McpCallError):
+        await hung
     for pid in [*pids(record), *started]:
         assert not alive(pid), f"server process {pid} outlived close()"

@@ -117,6 +117,7 @@ class Connection:
         self._ready: anyio.Event | None = None
         self._close: anyio.Event | None = None
         self._tools_changed: anyio.Event
+        self._scope = anyio.CancelScope()
         self.changes = 0
         """How many times the server's tool list changed (and was listed again)."""
 
@@ -130,7 +131,8 @@ class Connection:
         self._tools_changed = anyio.Event()
         self.state = ServerState.STARTING
         try:
-            await self._serve()
+            with self._scope:  # close() cancels a start still under way
+                await self._serve()
         except McpConfigError as exc:
             self._fail(str(exc))
         except TimeoutError:
@@ -297,9 +299,12 @@ class Connection:
             raise McpCallError(f"the MCP server {self.name!r}: {_explain(exc)}") from None
 
     def close(self) -> None:
-        """Ask the connection's task to stop the server (it does so in its own task)."""
+        """Ask the connection's task to stop the server (it does so in its own task); a
+        start still under way is given up. Call on the connection's loop."""
         if self._close is not None:
             self._close.set()
+        if self.state is ServerState.STARTING:
+            self._scope.cancel()
 
 
 def _explain(exc: BaseException) -> str:

@@ -100,6 +100,7 @@ class McpManager:
         self.max_message = max_message
         self._connections: dict[str, Connection] = {}
         self._runs: dict[str, concurrent.futures.Future[None]] = {}
+        self._pending: set[concurrent.futures.Future[Any]] = set()
         self._reported: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -127,9 +128,17 @@ class McpManager:
     async def _on_loop(self, coroutine: Any, timeout: float | None = None) -> Any:
         """Run ``coroutine`` on the servers' loop and await it from the caller's loop."""
         future = asyncio.run_coroutine_threadsafe(coroutine, self._ensure_loop())
+        self._pending.add(future)
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if self._closed and future.cancelled() and not (task and task.cancelling()):
+                # close() gave up on it: the caller is told, not cancelled.
+                raise McpCallError("the MCP servers were shut down") from None
+            raise
         finally:
+            self._pending.discard(future)
             future.cancel()  # a no-op once done; cancels the call when the caller gave up
 
     # -- which servers, and their state ---------------------------------------------------
@@ -275,6 +284,8 @@ class McpManager:
                     os.killpg(connection.process.pid, signal.SIGKILL)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=CLOSE_SECONDS)
+        for future in list(self._pending):  # nothing answers them now: never leave one hanging
+            future.cancel()
         with contextlib.suppress(RuntimeError):
             if not loop.is_running():
                 loop.close()
