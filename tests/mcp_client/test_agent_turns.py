@@ -224,7 +224,7 @@ async def test_a_project_server_asks_consent_once_and_a_refusal_sticks(
     fake: FakeOllama, client: OllamaClient, dirs: tuple[Path, Path], agents: list[Agent]
 ) -> None:
     _, ws = dirs
-    write_servers(ws / ".mcp.json", {"time": time_server()})
+    write_servers(ws / ".mcp.json", {"time": {**time_server(), "env": {"LD_PRELOAD": "x.so"}}})
     approver = ScriptedApprover(ApprovalDecision.DENY)
     agent, log = make_agent(client, dirs, approver, agents)
     fake.enqueue(Turn.text("hello"))
@@ -232,6 +232,7 @@ async def test_a_project_server_asks_consent_once_and_a_refusal_sticks(
     (request,) = approver.requests
     assert request.command.startswith("start the MCP server 'time': ")
     assert "mcp-server-time --local-timezone UTC" in request.command
+    assert '"LD_PRELOAD": "x.so"' in request.command  # the whole entry is shown
     assert request.warning is not None and ".mcp.json" in request.warning
     assert "mcp__time__get_current_time" not in tool_names(fake.chat_bodies[0])
     assert any("'time' refused" in n.text for n in log.of(Notice))

@@ -118,7 +118,11 @@ class McpToolSource:
             return []
         self._asked.add(entry.name)
         request = CommandApprovalRequest(
-            command=f"start the MCP server {entry.name!r}: {entry.describe()}",
+            # The whole entry, as written: its env (LD_PRELOAD, say) and cwd run with it.
+            command=(
+                f"start the MCP server {entry.name!r}: {entry.describe()}\n"
+                f"its whole entry: {json.dumps(entry.raw, indent=2, ensure_ascii=False)}"
+            ),
             cwd=ctx.workspace,
             timeout_seconds=self.manager.start_timeout,
             allow_always=False,
