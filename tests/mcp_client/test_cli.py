@@ -94,3 +94,29 @@ def test_mistakes_are_one_line_and_an_exit_status(
     assert "Traceback" not in err
     assert "'bad name'" in err and "needs a command" in err and "http://" in err
     assert "not valid JSON" in err
+
+
+def test_test_asks_consent_for_a_project_server_on_a_terminal(
+    places: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, ws = places
+    entry = {"command": str(BIN / "mcp-server-time"), "env": {"TZ": "UTC"}}
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"repo": entry}}))
+    questions: list[str] = []
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+
+    def answer_no(question: str) -> str:
+        questions.append(question)
+        return "n"
+
+    monkeypatch.setattr("builtins.input", answer_no)
+    assert main(["mcp", "test", "repo"]) == 1
+    (question,) = questions
+    assert '"TZ": "UTC"' in question and "Allow it here?" in question
+    assert "✗ refused" in capsys.readouterr().out
+    repo = load_mcp_config(ws, home).servers["repo"]
+    assert ConsentBook(home).status(ws, repo) is Consent.REFUSED
+    assert main(["mcp", "reset-project-choices"]) == 0
+    monkeypatch.setattr("builtins.input", lambda q: "y")
+    assert main(["mcp", "test", "repo"]) == 0
+    assert "mcp__repo__get_current_time (read-only)" in capsys.readouterr().out

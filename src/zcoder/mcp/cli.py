@@ -197,8 +197,9 @@ def _test(args: argparse.Namespace, workspace: Path, home: Path) -> int:
                 f"{args.name!r} comes from {entry.source}; allow it first (answer in zcoder, "
                 "or run this command in a terminal)"
             )
-        answer: str = input(
-            f"{entry.source} asks to run: {entry.describe()}\nAllow it here? [y/N] "
+        whole = json.dumps(entry.raw, indent=2, ensure_ascii=False)
+        answer = input(
+            f"{entry.source} asks to run this MCP server:\n{whole}\nAllow it here? [y/N] "
         )
         granted = answer.strip().lower() in ("y", "yes")
         book.record(workspace, entry, Consent.GRANTED if granted else Consent.REFUSED)
