@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 # The tests run in parallel, one worker per core up to four (PYTEST_ARGS= runs them in one).
 PYTEST_ARGS ?= -n auto --maxprocesses 4
 
-.PHONY: run test lint typecheck unit bench clean fake-ollama screenshots terminal-tools
+.PHONY: run test lint typecheck unit bench clean fake-ollama screenshots terminal-tools mcp-test-servers
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,7 +30,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP) terminal-tools
+unit: $(STAMP) terminal-tools mcp-test-servers
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 ## tmux: the terminal the key, paste and scroll tests run zcoder in (tests/e2e/tmux.py).
@@ -44,6 +44,27 @@ terminal-tools:
 	    echo "the terminal tests need tmux: install it (apt-get install tmux, brew install tmux)" >&2; \
 	    exit 1; \
 	  fi; }
+
+## The MCP servers from npm that tests/mcp_client runs (the Python ones come with the test extra),
+## installed from the npm registry into the venv. node and npm come from the system's
+## packages when missing and we may (root with apt-get).
+EVERYTHING_VERSION := 2026.8.31
+EVERYTHING := $(VENV)/npm/node_modules/.bin/mcp-server-everything
+
+mcp-test-servers: $(EVERYTHING)
+
+$(EVERYTHING): $(STAMP) Makefile
+	@command -v npm >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing node and npm for the MCP tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
+	  else \
+	    echo "the MCP tests need node and npm: install them (apt-get install nodejs npm)" >&2; \
+	    exit 1; \
+	  fi; }
+	npm install --prefix $(VENV)/npm --no-audit --no-fund --no-save --silent \
+	  @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION)
+	@test -x $@ && touch $@
 
 ## Benchmarks: print tables and rewrite docs/performance.md
 bench: $(STAMP)

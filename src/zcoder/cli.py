@@ -24,7 +24,8 @@ EXIT_INTERRUPTED = 130
 USAGE = """%(prog)s [options]
        %(prog)s --acp [options]
        %(prog)s agents [--json]
-       %(prog)s send [--json] TARGET [MESSAGE]"""
+       %(prog)s send [--json] TARGET [MESSAGE]
+       %(prog)s mcp add|list|get|remove|test ..."""
 DESCRIPTION = """\
 A terminal coding agent for local Ollama models. Several zcoder instances on
 one machine can find each other and hand each other work over a private relay.
@@ -37,6 +38,8 @@ commands:
   send TARGET [MESSAGE] send one of them a message (standard input without
                         MESSAGE, or with -); TARGET is a name, name#pid or an
                         instance id; the exit status says what happened
+  mcp COMMAND           MCP servers: add NAME -- COMMAND [ARGS], add --transport
+                        http NAME URL, list, get NAME, remove NAME, test NAME
   `zcoder agents --help` and `zcoder send --help` say more; see docs/relay.md."""
 
 
@@ -139,6 +142,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         run = scripts.agents_main if arguments[0] == "agents" else scripts.send_main
         return run(arguments[1:])
+    if arguments and arguments[0] == "mcp":
+        # MCP server configuration (zcoder.mcp.cli): no model, no UI.
+        from zcoder.mcp.cli import main as mcp_main
+
+        return mcp_main(arguments[1:])
     parser = build_parser()
     args = parser.parse_args(arguments)
 

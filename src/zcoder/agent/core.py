@@ -51,6 +51,7 @@ from zcoder.agent.usage import (
     cut_off_reason,
 )
 from zcoder.agent.user_command import run_user_command
+from zcoder.mcp import attach_mcp
 from zcoder.model import (
     AssistantReply,
     Message,
@@ -126,6 +127,12 @@ class Agent:
         self.workspace_peers = ""
         self._peers_told = ""
         self._peers_message: Message | None = None  # the note that told it, while in history
+        # The MCP servers' tools join the registry (zcoder.mcp); None when none is set up.
+        self.mcp = (
+            attach_mcp(registry, settings.workspace, settings.mcp_home)
+            if settings.mcp_home is not None
+            else None
+        )
 
     # -- sessions -----------------------------------------------------------------------
 
@@ -304,6 +311,9 @@ class Agent:
         nudges = 0
         self._round = RoundState()
         try:
+            for notice in await self.registry.prepare(ctx):  # MCP servers start (zcoder.mcp)
+                self.recorder.event("system", notice)
+                self.recorder.emit(Notice(notice))
             while True:
                 self.recorder.emit(StatusChanged(Status.THINKING))
                 self._round = RoundState(reply=AssistantReply())

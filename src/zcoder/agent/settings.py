@@ -47,6 +47,9 @@ class AgentSettings:
     """Seconds without new output before a reply is stopped (zcoder.model.watch)."""
     max_reply_chars: int | None = DEFAULT_MAX_REPLY_CHARS
     """Characters of one reply after which it is stopped (zcoder.model.watch)."""
+    mcp_home: Path | None = None
+    """Where the user's mcp.json (and the consent to project servers) is: MCP servers are
+    offered only when set (zcoder.mcp); None: no MCP at all."""
 
     def watched(self, stream: AsyncIterator[ChatEvent]) -> AsyncGenerator[ChatEvent, None]:
         """``stream`` within these settings' idle deadline and reply cap: every request
@@ -73,4 +76,5 @@ class AgentSettings:
             skills_catalog=catalog_text(skills) if skills is not None else "",
             idle_timeout=config.idle_timeout,
             max_reply_chars=config.max_reply_chars,
+            mcp_home=config.home,
         )

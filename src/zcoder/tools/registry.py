@@ -6,12 +6,13 @@ import asyncio
 import contextlib
 import json
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
 from zcoder.tools.output import bound_text
 
-__all__ = ["ALIASES_KEY", "ArgumentError", "ToolRegistry", "validate_arguments"]
+__all__ = ["ALIASES_KEY", "ArgumentError", "ToolRegistry", "ToolSource", "validate_arguments"]
 
 ALIASES_KEY = "x-aliases"
 """An object schema's other names for its arguments (``{"target": "target_instance_id"}``):
@@ -139,11 +140,41 @@ def _unaliased(raw: dict[Any, Any], aliases: dict[str, str]) -> dict[Any, Any]:
     return raw
 
 
+class ToolSource(Protocol):
+    """Tools that come and go while the program runs (an MCP server's, zcoder.mcp).
+
+    ``specs`` is read for every request, so it must be cheap; ``prepare`` runs once at the
+    start of each turn (it may start what the tools need) and returns notices for the user.
+    """
+
+    def specs(self) -> Sequence[ToolSpec]: ...
+
+    async def prepare(self, ctx: ToolContext) -> list[str]: ...
+
+
 class ToolRegistry:
     """Tools by name.  What a turn is offered depends on its origin and context."""
 
     def __init__(self) -> None:
         self._tools: dict[str, ToolSpec] = {}
+        self._sources: list[ToolSource] = []
+
+    def add_source(self, source: ToolSource) -> None:
+        """Offer a source's tools after the registered ones (names must not collide)."""
+        self._sources.append(source)
+
+    async def prepare(self, ctx: ToolContext) -> list[str]:
+        """Run every source's start-of-turn step; their notices, in order."""
+        notices: list[str] = []
+        for source in self._sources:
+            notices.extend(await source.prepare(ctx))
+        return notices
+
+    def _all(self) -> list[ToolSpec]:
+        if not self._sources:
+            return list(self._tools.values())
+        extra = [spec for source in self._sources for spec in source.specs()]
+        return [*self._tools.values(), *(s for s in extra if s.name not in self._tools)]
 
     def register(self, spec: ToolSpec) -> None:
         """Add a tool; a second tool with the same name is a programming error."""
@@ -152,14 +183,17 @@ class ToolRegistry:
         self._tools[spec.name] = spec
 
     def get(self, name: str) -> ToolSpec | None:
-        return self._tools.get(name)
+        spec = self._tools.get(name)
+        if spec is None and self._sources:
+            spec = next((s for s in self._all() if s.name == name), None)
+        return spec
 
     def names(self) -> list[str]:
-        return list(self._tools)
+        return [spec.name for spec in self._all()]
 
     def available(self, ctx: ToolContext) -> list[ToolSpec]:
-        """The tools offered for this turn, in registration order."""
-        return [spec for spec in self._tools.values() if spec.available(ctx.origin, ctx)]
+        """The tools offered for this turn, in registration order (sources' last)."""
+        return [spec for spec in self._all() if spec.available(ctx.origin, ctx)]
 
     def schemas(self, ctx: ToolContext, *, checked: bool = False) -> list[dict[str, Any]]:
         """The Ollama ``tools`` entries for this turn; ``checked``: as :meth:`dispatch`
@@ -172,7 +206,7 @@ class ToolRegistry:
         Cancellation (``asyncio.CancelledError``) is the one exception that propagates.
         The result's output is bounded to ``ctx.max_output`` bytes, head and tail.
         """
-        spec = self._tools.get(name)
+        spec = self.get(name)
         if spec is None:
             offered = ", ".join(spec.name for spec in self.available(ctx)) or "none"
             return ToolResult.error(

@@ -1,0 +1,292 @@
+"""The MCP servers of one zcoder process: which may start, starting them, calls, shutdown.
+
+The servers run on an event loop of their own, on a thread of their own. The agent's loop
+is the TUI's: a server that floods it (a 100 MB reply is parsed somewhere) or a transport
+that blocks a moment would freeze the screen. Here the UI only ever awaits a future, with a
+deadline, and cancelling that await cancels the call on the servers' loop.
+
+A server starts when first needed (the first turn that could use its tools), in the
+background: a turn waits for starting servers only up to ``turn_wait`` seconds, then goes on
+with the tools that are ready; the others join later turns' tool lists when they are up. A
+start has a deadline, and so has each call. Whatever fails is kept as the server's state
+and reason, which the turn reports once and ``zcoder mcp list`` shows.
+
+``close`` (also run at exit) asks every connection to stop its server (stdin closed, then
+the process group ended) and then kills, without waiting, any group still there: no server
+outlives zcoder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from zcoder.mcp.config import McpConfig, ServerEntry, load_mcp_config
+from zcoder.mcp.connection import Connection, McpCallError, McpTool, ServerState
+from zcoder.mcp.consent import Consent, ConsentBook
+from zcoder.mcp.transport import DEFAULT_MAX_MESSAGE
+
+__all__ = ["McpManager", "ServerStatus", "timeouts_from_env"]
+
+START_TIMEOUT_ENV = "ZCODER_MCP_START_TIMEOUT"
+CALL_TIMEOUT_ENV = "ZCODER_MCP_CALL_TIMEOUT"
+TURN_WAIT_ENV = "ZCODER_MCP_TURN_WAIT"
+DEFAULT_START_TIMEOUT = 30.0
+DEFAULT_CALL_TIMEOUT = 120.0
+DEFAULT_TURN_WAIT = 10.0
+CLOSE_SECONDS = 5.0
+
+
+def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:
+    try:
+        value = float(environ.get(name, "").strip() or default)
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def timeouts_from_env(environ: Mapping[str, str]) -> tuple[float, float, float]:
+    """(start, call, turn wait) deadlines in seconds, from ``ZCODER_MCP_*`` or defaults."""
+    return (
+        _seconds(environ, START_TIMEOUT_ENV, DEFAULT_START_TIMEOUT),
+        _seconds(environ, CALL_TIMEOUT_ENV, DEFAULT_CALL_TIMEOUT),
+        _seconds(environ, TURN_WAIT_ENV, DEFAULT_TURN_WAIT),
+    )
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """One configured server as ``zcoder mcp list`` (and later ``/mcp``) shows it."""
+
+    entry: ServerEntry
+    consent: Consent
+    state: str
+    reason: str
+    tools: tuple[McpTool, ...]
+
+
+class McpManager:
+    """Every configured server of one workspace, started on demand on a loop of its own."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        home: Path | None,
+        *,
+        environ: Mapping[str, str] | None = None,
+        config: McpConfig | None = None,
+        start_timeout: float | None = None,
+        call_timeout: float | None = None,
+        turn_wait: float | None = None,
+        max_message: int = DEFAULT_MAX_MESSAGE,
+    ) -> None:
+        self.workspace = workspace
+        self.environ: Mapping[str, str] = dict(os.environ if environ is None else environ)
+        self.config = config if config is not None else load_mcp_config(workspace, home)
+        self.consent = ConsentBook(home)
+        start, call, wait = timeouts_from_env(self.environ)
+        self.start_timeout = start_timeout or start
+        self.call_timeout = call_timeout or call
+        self.turn_wait = turn_wait or wait
+        self.max_message = max_message
+        self._connections: dict[str, Connection] = {}
+        self._runs: dict[str, concurrent.futures.Future[None]] = {}
+        self._pending: set[concurrent.futures.Future[Any]] = set()
+        self._reported: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.config.servers)
+
+    # -- the servers' own loop ------------------------------------------------------------
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._closed:
+                raise McpCallError("the MCP servers were shut down")
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name="zcoder-mcp", daemon=True)
+                thread.start()
+                self._loop, self._thread = loop, thread
+                atexit.register(self.close)
+            return self._loop
+
+    async def _on_loop(self, coroutine: Any, timeout: float | None = None) -> Any:
+        """Run ``coroutine`` on the servers' loop and await it from the caller's loop."""
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._ensure_loop())
+        self._pending.add(future)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if self._closed and future.cancelled() and not (task and task.cancelling()):
+                # close() gave up on it: the caller is told, not cancelled.
+                raise McpCallError("the MCP servers were shut down") from None
+            raise
+        finally:
+            self._pending.discard(future)
+            future.cancel()  # a no-op once done; cancels the call when the caller gave up
+
+    # -- which servers, and their state ---------------------------------------------------
+
+    def consent_for(self, entry: ServerEntry) -> Consent:
+        return self.consent.status(self.workspace, entry)
+
+    def startable(self) -> list[ServerEntry]:
+        """Servers that may run now: the user's own, and project ones the user allowed."""
+        return [
+            entry
+            for entry in self.config.servers.values()
+            if self.consent_for(entry) in (Consent.NOT_NEEDED, Consent.GRANTED)
+        ]
+
+    def statuses(self) -> list[ServerStatus]:
+        out = []
+        for name, entry in self.config.servers.items():
+            consent = self.consent_for(entry)
+            connection = self._connections.get(name)
+            if connection is not None:
+                state, reason = connection.state.value, connection.reason
+                tools = tuple(connection.tools) if connection.state is ServerState.READY else ()
+            elif consent is Consent.REFUSED:
+                state, reason, tools = "refused", "the user refused this project server", ()
+            elif consent is Consent.UNASKED:
+                state, tools = "needs consent", ()
+                reason = f"a project server ({entry.source}): the user has not allowed it yet"
+            else:
+                state, reason, tools = ServerState.IDLE.value, "", ()
+            out.append(ServerStatus(entry, consent, state, reason, tools))
+        return out
+
+    def tools(self) -> list[McpTool]:
+        """The tools of every ready server, in configuration order."""
+        found: list[McpTool] = []
+        for connection in list(self._connections.values()):
+            if connection.state is ServerState.READY:
+                found.extend(connection.tools)
+        return found
+
+    def tool(self, server: str, name: str) -> McpTool | None:
+        connection = self._connections.get(server)
+        if connection is None or connection.state is not ServerState.READY:
+            return None
+        return next((tool for tool in connection.tools if tool.name == name), None)
+
+    # -- starting -------------------------------------------------------------------------
+
+    def start(self, entries: Iterable[ServerEntry]) -> None:
+        """Start each server not started yet, in the background."""
+        loop = self._ensure_loop()
+        for entry in entries:
+            with self._lock:
+                if entry.name in self._connections:
+                    continue
+                connection = Connection(
+                    entry,
+                    environ=self.environ,
+                    workspace=self.workspace,
+                    start_timeout=self.start_timeout,
+                    max_message=self.max_message,
+                )
+                self._connections[entry.name] = connection
+                self._runs[entry.name] = asyncio.run_coroutine_threadsafe(connection.run(), loop)
+
+    async def wait_started(self, timeout: float) -> None:
+        """Wait until every started server is ready or failed, or ``timeout`` passed."""
+        connections = list(self._connections.values())
+        if not connections:
+            return
+
+        async def all_ready() -> None:
+            for connection in connections:
+                await connection.wait_ready()
+
+        with contextlib.suppress(TimeoutError):
+            await self._on_loop(all_ready(), timeout)
+
+    def news(self) -> list[str]:
+        """What the user was not told yet: servers that failed or are still starting."""
+        lines = []
+        for name, connection in list(self._connections.items()):
+            if connection.state is ServerState.FAILED:
+                key, line = (
+                    (name, "failed:" + connection.reason),
+                    (f"MCP server {name!r} failed: {connection.reason}"),
+                )
+            elif connection.state is ServerState.STARTING:
+                key, line = (
+                    (name, "starting"),
+                    (f"MCP server {name!r} is still starting; its tools join when it is ready"),
+                )
+            elif connection.state is ServerState.READY:
+                key = (name, "ready")
+                count = len(connection.tools)
+                line = f"MCP server {name!r} is ready: {count} tool{'s' if count != 1 else ''}"
+                if connection.skipped:
+                    line += "; left out, their names being unusable as tool names: " + ", ".join(
+                        repr(name) for name in connection.skipped
+                    )
+            else:
+                continue
+            if key not in self._reported:
+                self._reported.add(key)
+                lines.append(line)
+        return lines
+
+    # -- calls ----------------------------------------------------------------------------
+
+    async def call(self, server: str, tool: str, arguments: dict[str, Any]) -> Any:
+        """The server's CallToolResult; McpCallError says why there is none."""
+        connection = self._connections.get(server)
+        if connection is None:
+            raise McpCallError(f"the MCP server {server!r} is not running")
+        try:
+            # The deadline is the connection's; the one here only guards a lost loop.
+            return await self._on_loop(
+                connection.call(tool, arguments, self.call_timeout), self.call_timeout + 5
+            )
+        except TimeoutError:
+            raise McpCallError(
+                f"the MCP server {server!r} did not answer within {self.call_timeout:g} s"
+            ) from None
+
+    # -- shutdown -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop every server and the loop; safe to call twice, from any thread."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        for connection in self._connections.values():
+            loop.call_soon_threadsafe(connection.close)
+        concurrent.futures.wait(self._runs.values(), timeout=CLOSE_SECONDS)
+        for connection in self._connections.values():
+            if connection.process.pid and not connection.process.exited:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(connection.process.pid, signal.SIGKILL)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=CLOSE_SECONDS)
+        for future in list(self._pending):  # nothing answers them now: never leave one hanging
+            future.cancel()
+        with contextlib.suppress(RuntimeError):
+            if not loop.is_running():
+                loop.close()
+        atexit.unregister(self.close)

@@ -1,0 +1,206 @@
+"""MCP tools in zcoder's tool registry: their names, their approval, their results.
+
+Each tool of a ready server is offered as ``mcp__SERVER__TOOL`` (Claude Code's naming, so
+the names users see in their other agents mean the same here), with the server's JSON
+schema, which the registry validates calls against like any tool's.
+
+Approval follows run_command's, because an MCP tool can do anything its server can:
+
+* a tool whose annotations say ``readOnlyHint`` runs without asking, like read_file;
+* ``--deny-commands`` refuses every other one without asking, ``--yes`` runs them in the
+  user's own turns;
+* otherwise the same approval dialog as a command asks, showing the server, the tool and
+  the whole arguments, and, as context, the server's description of the tool, marked as
+  the server's words: a description that says "ignore your instructions" is shown to the
+  user as what it is, and nothing in it is ever taken as the user's;
+* in a relayed turn every non-read-only MCP tool asks, whatever was granted before, and
+  the dialog names who relayed the task.
+
+A project server (``.mcp.json``) starts only with the user's consent (zcoder.mcp.consent):
+the first user turn that could use it asks, in the same dialog, showing the exact command
+or URL and the file it comes from. A relayed turn never asks and never starts one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from zcoder.mcp.config import ServerEntry, project_file
+from zcoder.mcp.connection import McpCallError, McpTool
+from zcoder.mcp.consent import Consent
+from zcoder.mcp.manager import McpManager
+from zcoder.mcp.results import result_text
+from zcoder.tools.approval import ApprovalDecision, CommandApprovalRequest, CommandPolicy
+from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
+from zcoder.tools.profiles import TurnOrigin
+
+__all__ = ["McpToolSource", "split_tool_name"]
+
+MAX_DESCRIPTION = 1024
+"""Characters of a server's tool description sent to the model (it costs every request)."""
+
+
+def split_tool_name(qualified: str) -> tuple[str, str] | None:
+    """``mcp__SERVER__TOOL`` as (SERVER, TOOL); None for any other name."""
+    if not qualified.startswith("mcp__"):
+        return None
+    server, separator, tool = qualified[5:].partition("__")
+    return (server, tool) if separator and server and tool else None
+
+
+def _parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The server's input schema as an object schema the registry can check."""
+    parameters = dict(schema)
+    parameters["type"] = "object"
+    if not isinstance(parameters.get("properties"), dict):
+        parameters["properties"] = {}
+    parameters.pop("$schema", None)
+    return parameters
+
+
+def _arguments_text(arguments: Mapping[str, Any]) -> str:
+    return json.dumps(arguments, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+class McpToolSource:
+    """The registry's view of the MCP servers (zcoder.tools.registry.ToolSource)."""
+
+    def __init__(self, manager: McpManager) -> None:
+        self.manager = manager
+        self._specs: dict[str, ToolSpec] = {}
+        self._listed: list[McpTool] = []
+        self._asked: set[str] = set()
+        self._told_problems = False
+
+    # -- the registry's side --------------------------------------------------------------
+
+    def specs(self) -> Sequence[ToolSpec]:
+        tools = self.manager.tools()
+        if tools != self._listed:  # a server started, ended, or changed its list
+            self._listed = tools
+            self._specs = {tool.qualified: self._spec(tool) for tool in tools}
+        return list(self._specs.values())
+
+    def _spec(self, tool: McpTool) -> ToolSpec:
+        description = f"(MCP server {tool.server}) {tool.description or tool.name}"
+        if len(description) > MAX_DESCRIPTION:
+            description = description[: MAX_DESCRIPTION - 1] + "…"
+
+        async def handler(arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+            return await self.run(tool.server, tool.name, arguments, ctx)
+
+        return ToolSpec(tool.qualified, description, _parameters(tool.input_schema), handler)
+
+    async def prepare(self, ctx: ToolContext) -> list[str]:
+        """Ask about new project servers (user turns only), start what may start, wait a
+        little for it, and say what the user should know."""
+        notices: list[str] = []
+        if ctx.origin is TurnOrigin.USER and ctx.approval.policy is not CommandPolicy.DENY:
+            for entry in self.manager.config.servers.values():
+                if self.manager.consent_for(entry) is Consent.UNASKED:
+                    notices.extend(await self._ask_consent(entry, ctx))
+        if not self._told_problems:
+            self._told_problems = True
+            notices = [f"MCP configuration: {p}" for p in self.manager.config.problems] + notices
+        try:
+            startable = self.manager.startable()
+            if startable:
+                self.manager.start(startable)  # those not started yet
+                await self.manager.wait_started(self.manager.turn_wait)
+        except McpCallError as exc:  # shut down already: the turn goes on without them
+            notices.append(f"MCP servers unavailable: {exc}")
+        return notices + self.manager.news()
+
+    async def _ask_consent(self, entry: ServerEntry, ctx: ToolContext) -> list[str]:
+        if entry.name in self._asked:
+            return []
+        self._asked.add(entry.name)
+        request = CommandApprovalRequest(
+            # The whole entry, as written: its env (LD_PRELOAD, say) and cwd run with it.
+            command=(
+                f"start the MCP server {entry.name!r}: {entry.describe()}\n"
+                f"its whole entry: {json.dumps(entry.raw, indent=2, ensure_ascii=False)}"
+            ),
+            cwd=ctx.workspace,
+            timeout_seconds=self.manager.start_timeout,
+            allow_always=False,
+            origin=ctx.origin,
+            profile=ctx.profile,
+            warning=(
+                f"{project_file(self.manager.workspace)} (from the repository) asks to run this "
+                "MCP server; y allows it in this workspace until its entry changes, n refuses it"
+            ),
+        )
+        try:
+            decision = await ctx.approver.approve_command(request)
+        except Exception as exc:  # noqa: BLE001 - a dialog that cannot ask decides nothing
+            return [
+                f"MCP server {entry.name!r} not started: its consent could not be asked ({exc})"
+            ]
+        granted = decision in (ApprovalDecision.ONCE, ApprovalDecision.ALWAYS)
+        try:
+            self.manager.consent.record(
+                self.manager.workspace, entry, Consent.GRANTED if granted else Consent.REFUSED
+            )
+        except Exception as exc:  # noqa: BLE001 - kept for this process only, and said so
+            return [f"MCP server {entry.name!r}: the answer could not be saved ({exc})"]
+        if not granted:
+            return [f"MCP server {entry.name!r} refused: it will not start in this workspace"]
+        return []
+
+    # -- one call ---------------------------------------------------------------------------
+
+    async def run(
+        self, server: str, name: str, arguments: dict[str, Any], ctx: ToolContext
+    ) -> ToolResult:
+        tool = self.manager.tool(server, name)
+        if tool is None:
+            return ToolResult.error(
+                f"the MCP server {server!r} no longer offers {name!r}", error_kind="mcp"
+            )
+        refusal = await self._authorize(tool, arguments, ctx)
+        if refusal is not None:
+            return ToolResult.error(refusal, refused="approval", server=server)
+        try:
+            result = await self.manager.call(server, name, arguments)
+        except McpCallError as exc:
+            return ToolResult.error(str(exc), error_kind="mcp", server=server)
+        ok, text = result_text(result, ctx.max_output)
+        return ToolResult(ok, text, {"server": server, "mcp_tool": name})
+
+    async def _authorize(
+        self, tool: McpTool, arguments: dict[str, Any], ctx: ToolContext
+    ) -> str | None:
+        """None when the call may go ahead, else why it may not (for the model)."""
+        if tool.read_only:
+            return None
+        policy = ctx.approval.policy
+        if policy is CommandPolicy.DENY:
+            return "MCP tools that may change things are disabled in this session (--deny-commands)"
+        if policy is CommandPolicy.ALLOW and ctx.origin is TurnOrigin.USER:
+            return None
+        described = tool.description or "(no description)"
+        if len(described) > 600:
+            described = described[:599] + "…"
+        request = CommandApprovalRequest(
+            command=(
+                f"MCP tool {tool.name!r} of the server {tool.server!r} ({tool.qualified})\n"
+                f"arguments: {_arguments_text(arguments)}"
+            ),
+            cwd=ctx.workspace,
+            timeout_seconds=self.manager.call_timeout,
+            allow_always=False,
+            origin=ctx.origin,
+            profile=ctx.profile,
+            warning=f"the server describes this tool as (its words, not the user's): {described}",
+            requested_by=ctx.requested_by,
+        )
+        try:
+            decision = await ctx.approver.approve_command(request)
+        except Exception as exc:  # noqa: BLE001 - a broken dialog denies
+            return f"the approval could not be asked ({exc}); treated as denied"
+        if decision in (ApprovalDecision.ONCE, ApprovalDecision.ALWAYS):
+            return None
+        return "the user denied this MCP tool call"

@@ -1,0 +1,122 @@
+"""``zcoder mcp add|list|get|remove|test``, through zcoder's own entry point."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.mcp_client.support import BIN, hostile
+from zcoder.cli import main
+from zcoder.mcp.config import load_mcp_config
+from zcoder.mcp.consent import Consent, ConsentBook
+
+
+@pytest.fixture
+def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    monkeypatch.setenv("ZCODER_HOME", str(home))
+    monkeypatch.chdir(ws)
+    return home, ws.resolve()
+
+
+def test_add_writes_claude_code_shaped_entries_in_each_scope(
+    places: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    home, ws = places
+    time_server = str(BIN / "mcp-server-time")
+    assert main(["mcp", "add", "-e", "TZ=UTC", "time", "--", time_server, "--x", "1"]) == 0
+    assert main(["mcp", "add", "--transport", "http", "web", "http://127.0.0.1:9/mcp",
+                 "-H", "Authorization: Bearer ${TOKEN:-none}"]) == 0  # fmt: skip
+    assert main(["mcp", "add", "--scope", "project", "repo", "--", "repo-server"]) == 0
+    user = json.loads((home / "mcp.json").read_text())["mcpServers"]
+    assert user["time"] == {
+        "type": "stdio",
+        "command": time_server,
+        "args": ["--x", "1"],
+        "env": {"TZ": "UTC"},
+    }
+    assert user["web"] == {
+        "type": "http",
+        "url": "http://127.0.0.1:9/mcp",
+        "headers": {"Authorization": "Bearer ${TOKEN:-none}"},
+    }
+    project = json.loads((ws / ".mcp.json").read_text())["mcpServers"]
+    assert project["repo"] == {"type": "stdio", "command": "repo-server", "args": []}
+    # The user wrote the project entry: that is the user's consent to it, here.
+    repo = load_mcp_config(ws, home).servers["repo"]
+    assert ConsentBook(home).status(ws, repo) is Consent.GRANTED
+    out = capsys.readouterr().out
+    assert "Added stdio MCP server 'time'" in out and "Added http MCP server 'web'" in out
+
+
+def test_get_list_test_and_remove(
+    places: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, ws = places
+    assert main(["mcp", "add", "time", "--", str(BIN / "mcp-server-time")]) == 0
+    entry = hostile("mute")
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"repo": entry}}))
+    capsys.readouterr()
+    assert main(["mcp", "get", "time"]) == 0
+    out = capsys.readouterr().out
+    assert "scope: user" in out and "consent: not needed" in out
+    assert main(["mcp", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "time (user):" in out and "✓ ready, 2 tools" in out
+    assert "repo (project):" in out and "✗ needs consent" in out
+    assert main(["mcp", "test", "time"]) == 0
+    out = capsys.readouterr().out
+    assert "mcp__time__get_current_time (read-only)" in out
+    # Not consented, and no terminal to ask on: not started.
+    assert main(["mcp", "test", "repo"]) == 1
+    assert "allow it first" in capsys.readouterr().err
+    assert main(["mcp", "remove", "time"]) == 0
+    assert main(["mcp", "remove", "time"]) == 1
+    assert "no MCP server named 'time'" in capsys.readouterr().err
+
+
+def test_mistakes_are_one_line_and_an_exit_status(
+    places: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, ws = places
+    assert main(["mcp", "add", "bad name", "--", "x"]) == 1
+    assert main(["mcp", "add", "ok"]) == 2
+    assert main(["mcp", "add", "--transport", "http", "web", "ftp://x"]) == 1
+    assert main(["mcp", "add", "-e", "NOEQUALS", "e", "--", "x"]) == 1
+    assert main(["mcp", "test", "a__b"]) == 2
+    assert main(["mcp", "get", "missing"]) == 1
+    (ws / ".mcp.json").write_text("{broken")
+    assert main(["mcp", "list"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "'bad name'" in err and "needs a command" in err and "http://" in err
+    assert "not valid JSON" in err
+
+
+def test_test_asks_consent_for_a_project_server_on_a_terminal(
+    places: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, ws = places
+    entry = {"command": str(BIN / "mcp-server-time"), "env": {"TZ": "UTC"}}
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"repo": entry}}))
+    questions: list[str] = []
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+
+    def answer_no(question: str) -> str:
+        questions.append(question)
+        return "n"
+
+    monkeypatch.setattr("builtins.input", answer_no)
+    assert main(["mcp", "test", "repo"]) == 1
+    (question,) = questions
+    assert '"TZ": "UTC"' in question and "Allow it here?" in question
+    assert "✗ refused" in capsys.readouterr().out
+    repo = load_mcp_config(ws, home).servers["repo"]
+    assert ConsentBook(home).status(ws, repo) is Consent.REFUSED
+    assert main(["mcp", "reset-project-choices"]) == 0
+    monkeypatch.setattr("builtins.input", lambda q: "y")
+    assert main(["mcp", "test", "repo"]) == 0
+    assert "mcp__repo__get_current_time (read-only)" in capsys.readouterr().out
