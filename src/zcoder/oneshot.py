@@ -33,6 +33,7 @@ from zcoder.agent import (
     TurnFinished,
 )
 from zcoder.config import Config
+from zcoder.hooks import engine_for
 from zcoder.model import ModelClient, ModelError, make_client
 from zcoder.model.context import (
     ContextWindow,
@@ -342,6 +343,9 @@ async def _run_turn(
                 store.set_model(session_id, model)
         registry = default_registry()
         skills = install_skills(registry, discover_skills(config.workspace))
+        hooks, problems = engine_for(config.home, config.workspace)
+        for problem in problems:
+            err.write(f"[zcoder] hooks: {visible(problem)}\n")
         settings = AgentSettings.from_config(config, model, skills=skills)
         if report is not None:
             report.model = model
@@ -356,6 +360,7 @@ async def _run_turn(
             on_event=on_event,
             store=store,
             session_id=session_id,
+            hooks=hooks,
         )
         agent.use_session(session_id, messages, ledger)
         windows: list[ContextWindow] = []
@@ -369,6 +374,7 @@ async def _run_turn(
                 err.write(f"[zcoder] {warning}\n")
             settings.num_ctx = window.tokens
             windows.append(window)
+            await agent.session_started("resume" if messages else "startup")
             return await agent.run_user_turn(prompt)
 
         task = asyncio.ensure_future(sized_turn())

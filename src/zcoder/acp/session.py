@@ -39,6 +39,7 @@ from zcoder.acp.approvals import AcpApprover, PermissionAsker, ReportingJournal
 from zcoder.acp.updates import EventTranslator, Send, Update, UpdatePump, replay
 from zcoder.agent import Agent, AgentEvent, AgentSettings, Notice, Outcome, TurnFinished
 from zcoder.config import Config
+from zcoder.hooks import engine_for
 from zcoder.model import ModelClient, ModelError, make_client
 from zcoder.model.context import resolve_for_model, same_model
 from zcoder.resume import restored_model
@@ -211,6 +212,9 @@ class AcpSession:
 
         registry = default_registry()
         skills = install_skills(registry, discover_skills(config.workspace))
+        hooks, problems = engine_for(config.home, config.workspace)
+        for problem in problems:
+            log.warning("hooks: %s", problem)
         agent = Agent(
             client=model_client,
             registry=registry,
@@ -222,6 +226,7 @@ class AcpSession:
             on_event=on_event,
             store=self.store,
             session_id=self.id,
+            hooks=hooks,
         )
         # The same journal, telling the update stream the whole text of each edit.
         journal.append(

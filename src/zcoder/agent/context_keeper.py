@@ -16,6 +16,7 @@ from zcoder.agent.events import (
     ErrorNotice,
     Notice,
 )
+from zcoder.agent.hook_points import HookPoints
 from zcoder.agent.prompts import system_prompt
 from zcoder.agent.recorder import Recorder
 from zcoder.agent.status import ContextUsage
@@ -43,6 +44,7 @@ class ContextHost(Protocol):
     messages: list[Message]  # the model history, without the system message
     recorder: Recorder
     relay_available: Callable[[], bool]
+    hooks: HookPoints
 
     def user_turn_request(self) -> tuple[list[Message], list[dict[str, Any]]]: ...
 
@@ -119,6 +121,9 @@ class ContextKeeper:
             return CompactResult(
                 False, "nothing to compact yet: the history is only the latest turns"
             )
+        refused = await host.hooks.may_compact("auto" if automatic else "manual")
+        if refused is not None:
+            return CompactResult(False, f"a hook kept the history as it is: {refused}")
         messages, schemas = host.user_turn_request()
         # Before and after are the same measure: the next request as predicted now, and
         # the compacted one estimated with the same tokens per estimated token.

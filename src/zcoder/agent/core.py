@@ -31,12 +31,13 @@ from zcoder.agent.events import (
     TurnFinished,
     UserCommandFinished,
 )
+from zcoder.agent.hook_points import HOOK_PREFIX, HookPoints
 from zcoder.agent.loops import LoopDetector
 from zcoder.agent.model_request import stream_reply, tools_template_notice
+from zcoder.agent.peers_note import PeersNote
 from zcoder.agent.prompts import (
     LOOP_WARNING,
     NUDGE_EMPTY,
-    peers_note,
     system_prompt,
 )
 from zcoder.agent.recorder import Recorder
@@ -51,6 +52,7 @@ from zcoder.agent.usage import (
     cut_off_reason,
 )
 from zcoder.agent.user_command import run_user_command
+from zcoder.hooks import HookEngine
 from zcoder.mcp import attach_mcp
 from zcoder.model import (
     AssistantReply,
@@ -95,6 +97,7 @@ class Agent:
         store: SessionStore | None = None,
         session_id: str | None = None,
         relay_available: Callable[[], bool] = lambda: False,
+        hooks: HookEngine | None = None,
     ) -> None:
         self.client = client
         self.registry = registry
@@ -102,6 +105,10 @@ class Agent:
         self.approval = approval
         self.approver = approver
         self.recorder = Recorder(on_event, store, session_id)
+        # The user's hooks (zcoder.hooks) and what their answers do (agent/hook_points.py).
+        self.hooks = HookPoints(hooks, self.recorder)
+        if hooks is not None and session_id is not None:
+            hooks.session_id = session_id
         self.relay_available = relay_available
         self.messages: list[Message] = []  # model history, without the system message
         self.user_ledger: list[str] = []  # exactly what the user typed
@@ -125,8 +132,7 @@ class Agent:
         # current by the front end (tui/relay_ui.py). The model is told of a change by a
         # note at the end of its history before its next turn (prompts.peers_note).
         self.workspace_peers = ""
-        self._peers_told = ""
-        self._peers_message: Message | None = None  # the note that told it, while in history
+        self._peers = PeersNote()
         # The MCP servers' tools join the registry (zcoder.mcp); None when none is set up.
         self.mcp = (
             attach_mcp(registry, settings.workspace, settings.mcp_home)
@@ -138,6 +144,8 @@ class Agent:
 
     def use_session(self, session_id: str, messages: list[Message], ledger: list[str]) -> None:
         self.recorder.session_id = session_id
+        if self.hooks.engine is not None:
+            self.hooks.engine.session_id = session_id
         self.edits.use_session(session_id)
         self.freshness.forget()  # this session's model read nothing in this process yet
         self.messages = [m for m in messages if m.get("role") != "system"]
@@ -150,22 +158,27 @@ class Agent:
 
     # -- entry points -------------------------------------------------------------------
 
-    def _tell_peers(self) -> None:
-        """Before a turn: if the agents sharing the workspace changed since the model was
-        last told, a note joins the history (not the system prompt, which stays the same)."""
-        # A note compacted away, or another session opened, told this history nothing.
-        told = self._peers_told if any(m is self._peers_message for m in self.messages) else ""
-        if self.workspace_peers == told:
-            return
-        note = user_message(peers_note(self.workspace_peers))
-        self.messages.append(note)
-        self._peers_told, self._peers_message = self.workspace_peers, note
+    async def session_started(self, source: str) -> None:
+        """A session opened (``startup``, ``resume``, ``clear``, ``compact``): what the
+        SessionStart hooks say joins the history as context."""
+        context = await self.hooks.session_started(source)
+        if context:
+            self.messages.append(user_message(f"{HOOK_PREFIX} {context}"))
+            self.recorder.save_messages(self.messages)
 
     async def run_user_turn(self, text: str) -> TurnFinished:
         """A prompt the user typed: it enters the ledger and may title the session."""
-        self._tell_peers()
+        blocked, context = await self.hooks.prompt(text)
+        if blocked is not None:
+            shown = f"A hook stopped this prompt before the model saw it: {blocked}"
+            self.recorder.event("error", shown)
+            self.recorder.emit(ErrorNotice(shown))
+            return self._finish(Outcome.BLOCKED, error=blocked)
+        self._peers.tell(self.messages, self.workspace_peers)
         self.user_ledger.append(text)
         self.messages.append(user_message(text))
+        if context:
+            self.messages.append(user_message(f"{HOOK_PREFIX} {context}"))
         self.recorder.save(lambda store, sid: store.record_user_message(sid, text))
         self.recorder.save_messages(self.messages)
         return await self._run_turn(TurnOrigin.USER, {}, label=text)
@@ -201,7 +214,7 @@ class Agent:
                 "sender_kind": envelope.sender_kind,
             },
         )
-        self._tell_peers()
+        self._peers.tell(self.messages, self.workspace_peers)
         self.messages.append(user_message(relay_wrapper(envelope)))
         self.recorder.save_messages(self.messages)
         if self.approval.revoke_always():
@@ -309,6 +322,7 @@ class Agent:
         self.edits.begin_turn(label)
         loops = LoopDetector()
         nudges = 0
+        stops = 0  # times a Stop hook sent the model on (agent/hook_points.py)
         self._round = RoundState()
         try:
             for notice in await self.registry.prepare(ctx):  # MCP servers start (zcoder.mcp)
@@ -358,6 +372,9 @@ class Agent:
                         self.recorder.assistant(reply.content, partial=cut_off is not None)
                         if cut_off is not None:
                             return self._finish(Outcome.INCOMPLETE, reply.content, error=cut_off)
+                        if await self._keep_going(reply.content, stops):
+                            stops += 1
+                            continue
                         return self._finish(Outcome.COMPLETE, reply.content)
                     if cut_off is not None:
                         return self._finish(Outcome.INCOMPLETE, error=cut_off)
@@ -378,13 +395,21 @@ class Agent:
                 self._round.calls = list(calls)
                 self._round.reply = None
                 tools = ToolRound(
-                    self.registry, self.settings, self.recorder, self.messages, self._round
+                    self.registry,
+                    self.settings,
+                    self.recorder,
+                    self.messages,
+                    self._round,
+                    self.hooks,
                 )
                 if len(calls) == 1 and calls[0].name == FINISH_TOOL_NAME:
                     finished = await tools.finish_call(calls[0], ctx)
                     if finished is not None:
                         status, response = finished
                         outcome = Outcome.BLOCKED if status == "blocked" else Outcome.COMPLETE
+                        if outcome is Outcome.COMPLETE and await self._keep_going(response, stops):
+                            stops += 1
+                            continue
                         return self._finish(outcome, response)
                     nudges += 1
                     if nudges > MAX_NUDGES:
@@ -434,6 +459,15 @@ class Agent:
             self.recorder.emit(ErrorNotice(str(exc)))
             self.recorder.save_messages(self.messages)
             return self._finish(Outcome.ERROR, error=str(exc))
+
+    async def _keep_going(self, response: str, stops: int) -> bool:
+        """A Stop hook's instruction instead of the end of the turn: it joins the history
+        and the turn goes on (True), at most MAX_STOP_CONTINUATIONS times a turn."""
+        instruction = await self.hooks.stop(response, stops)
+        if instruction is None:
+            return False
+        self._add_context(instruction)
+        return True
 
     def _finish(self, outcome: Outcome, response: str = "", error: str = "") -> TurnFinished:
         self.recorder.save_messages(self.messages)

@@ -15,6 +15,7 @@ from typing import Any
 
 from zcoder.agent.cancellation import RoundState
 from zcoder.agent.events import Notice, StatusChanged, ToolFinished, ToolStarted
+from zcoder.agent.hook_points import HookPoints
 from zcoder.agent.live_output import LiveOutput
 from zcoder.agent.prompts import NUDGE_BAD_FINISH
 from zcoder.agent.recorder import Recorder
@@ -41,6 +42,7 @@ class ToolRound:
     recorder: Recorder
     messages: list[Message]
     round_state: RoundState
+    hooks: HookPoints | None = None  # the user's hooks (zcoder.agent.hook_points)
 
     def answer(self, call: ToolCall, output: str) -> None:
         self.round_state.answer(self.messages, call, output)
@@ -110,12 +112,24 @@ class ToolRound:
         elif call.arguments_error:
             ok, output = False, f"Error: {call.arguments_error}"
         else:
-            # A copy, not dataclasses.replace: that would canonicalise the workspace
-            # again, a file-system call on the event loop for every tool call.
-            call_ctx = copy.copy(ctx)
-            call_ctx.on_output, call_ctx.stop = live.feed, stop
-            result = await self.registry.dispatch(call.name, call.arguments, call_ctx)
-            ok, output, extra = result.ok, result.output, result.metadata
+            blocked, permission = (
+                await self.hooks.before_tool(call.name, call.arguments)
+                if self.hooks is not None
+                else (None, "")
+            )
+            if blocked is not None:
+                ok, output = False, f"Error: a hook blocked this call: {blocked}"
+            else:
+                # A copy, not dataclasses.replace: that would canonicalise the workspace
+                # again, a file-system call on the event loop for every tool call.
+                call_ctx = copy.copy(ctx)
+                call_ctx.on_output, call_ctx.stop = live.feed, stop
+                call_ctx.hook_permission = permission
+                result = await self.registry.dispatch(call.name, call.arguments, call_ctx)
+                ok, output, extra = result.ok, result.output, result.metadata
+                if self.hooks is not None:
+                    said = await self.hooks.after_tool(call.name, call.arguments, ok, output)
+                    output = f"{output}\n{said}" if said else output
         self.round_state.running, self.round_state.output = None, None
         output = fit_tool_output(output, window=self.settings.num_ctx, name=call.name)
         status = "completed" if ok else "failed"

@@ -4,10 +4,20 @@
 joins their answers (zcoder.hooks.engine); docs/extensions.md says what each event may do.
 """
 
+from pathlib import Path
+
 from zcoder.hooks.config import EVENTS, HookCommand, HookSet, load_hooks, parse_hooks
 from zcoder.hooks.engine import EventOutcome, HookEngine
 from zcoder.hooks.outcome import ALLOW, ASK, DENY, HookOutcome, interpret
 from zcoder.hooks.runner import HookRun, run_hook
+
+
+def engine_for(home: Path | None, workspace: Path) -> tuple[HookEngine | None, list[str]]:
+    """The hooks of ``workspace`` ready to run (None when there are none), and what could not
+    be read, for the user to see."""
+    found = load_hooks(home, workspace)
+    return (HookEngine(found, workspace) if found else None), list(found.problems)
+
 
 __all__ = [
     "ALLOW",
@@ -20,6 +30,7 @@ __all__ = [
     "HookOutcome",
     "HookRun",
     "HookSet",
+    "engine_for",
     "interpret",
     "load_hooks",
     "parse_hooks",

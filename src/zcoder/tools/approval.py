@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 from pathlib import Path
-from typing import Protocol
+from typing import Final, Protocol
 
 from zcoder.tools.profiles import Profile, TurnOrigin
 
@@ -132,6 +132,10 @@ class CommandAuthorization:
     """Whether the approver was asked."""
 
 
+HOOK_ALLOW: Final = "allow"  # PreToolUse's permissionDecision values (zcoder.hooks)
+HOOK_ASK: Final = "ask"
+
+
 class ApprovalPolicy:
     """The command policy of this process plus its process-wide ``a`` grant."""
 
@@ -176,8 +180,14 @@ class ApprovalPolicy:
         approver: Approver,
         workspace: Path | None = None,
         requested_by: str | None = None,
+        hook: str = "",
     ) -> CommandAuthorization:
-        """Decide whether ``command`` may run now, asking ``approver`` if the rules say so."""
+        """Decide whether ``command`` may run now, asking ``approver`` if the rules say so.
+
+        ``hook``: what a PreToolUse hook said (zcoder.agent.hook_points). ``ask`` asks even
+        where --yes or an ``a`` grant would not; ``allow`` runs a command of the user's own
+        turn in the coding profile without asking. Neither lifts --deny-commands or the
+        sysadmin guard, and a relayed task's command is never run unasked by a hook."""
         # The guard (a shell parser) is loaded with the first command, not at start-up.
         from zcoder.tools.guard import Verdict, check_command
 
@@ -191,9 +201,11 @@ class ApprovalPolicy:
             return CommandAuthorization(
                 False, "commands are disabled in this session (--deny-commands)", asked=False
             )
-        if self.policy is CommandPolicy.ALLOW:
+        if hook == HOOK_ALLOW and self.offers_always(origin):
+            return CommandAuthorization(True, "allowed by a hook", asked=False)
+        if hook != HOOK_ASK and self.policy is CommandPolicy.ALLOW:
             return CommandAuthorization(True, "allowed by --yes", asked=False)
-        if self._always_granted and self.offers_always(origin):
+        if hook != HOOK_ASK and self._always_granted and self.offers_always(origin):
             return CommandAuthorization(True, "allowed for this process (a)", asked=False)
 
         allow_always = self.offers_always(origin)

@@ -68,6 +68,9 @@ class ToolContext:
     on_output: Callable[[str], None] | None = None
     """Where a tool that produces output as it runs (run_command) reports it, piece by
     piece, while it runs; set per call by the agent."""
+    hook_permission: str = ""
+    """What a PreToolUse hook said of this call (zcoder.hooks): "allow", "ask" or ""; set
+    per call by the agent. ApprovalPolicy decides what it may change."""
     stop: StopSignal = field(default_factory=StopSignal)
     """This call's stop request: set when the turn is cancelled while the tool runs; the
     tool's thread checks it in its loops (tools/offload.py). The agent gives every call a

@@ -310,6 +310,7 @@ async def _run_command(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         approver=ctx.approver,
         workspace=ctx.workspace,
         requested_by=ctx.requested_by,
+        hook=ctx.hook_permission,
     )
     base_meta: dict[str, Any] = {
         "command": command,
