@@ -36,7 +36,7 @@ def _say(message: dict[str, Any]) -> None:
 def _params(spec: dict[str, Any], xllamacpp: Any) -> Any:
     params = xllamacpp.CommonParams()
     params.model.path = str(spec["model"])
-    params.model_alias = str(spec["alias"])
+    params.model_alias = {str(spec["alias"])}  # a set of names: a str would be its letters
     params.n_ctx = int(spec["n_ctx"])
     params.n_parallel = 1  # one conversation at a time: the whole window is its own
     params.port = int(spec.get("port", 0))
