@@ -7,12 +7,15 @@ its own (zcoder.model.embedded_child, the launcher ``zcoder --gguf`` uses), so a
 native code fails a test instead of killing pytest; it listens on a free loopback port
 and exits with the pytest worker (end of file on its pipe) if the fixture cannot stop it.
 
-One server per kind per xdist worker, for the whole session: ``tools`` (zcoder's
+At most one server per xdist worker, kept for the session (a test wanting another kind
+stops it and starts that one): ``tools`` (zcoder's
 ChatML/Hermes template, chat_template_caps.supports_tools true), ``own`` (SmolLM2's own
 template, which cannot take tools) and ``small`` (the tools template with a 2,048-token
 window, for compaction). Each has a fixed seed and temperature 0 set as the server's
-defaults, a cap on generated tokens so a test takes seconds, and a share of the cores:
-two workers on two cores each get one thread.
+defaults and a share of the cores (two workers on two cores: one thread each). Every
+zcoder a test starts caps its replies with ZCODER_MAX_OUTPUT_TOKENS, so a test takes
+seconds: zcoder always sends ``max_tokens``, which overrides the server's ``n_predict``
+(set too, for a request that names no limit).
 
 The packages missing is a failure, never a skip: CI must not pass without the real model.
 """
@@ -43,8 +46,8 @@ from zcoder.model.embedded import (
 
 REAL_SEED = 42
 REAL_MAX_TOKENS = 64
-"""Server-side cap on generated tokens: with temperature 0 a small model may repeat itself
-until the cap, and every test must take seconds."""
+"""The server's default limit on generated tokens, for requests that name none (with
+temperature 0 a small model may repeat itself until the limit)."""
 ALIAS = "smollm2"
 WINDOWS = {"tools": 4096, "own": 4096, "small": 2048}
 INSTALL_HINT = (
@@ -134,13 +137,16 @@ RealServers = Callable[[str], RealServer]
 
 @pytest.fixture(scope="session")
 def real_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServers]:
-    """Starts each kind of server once (in this worker), on first use; stops them all."""
+    """The server of a kind, started on first use; the worker's one server at a time."""
     started: dict[str, RealServer] = {}
     log_dir = tmp_path_factory.mktemp("llama")
 
     def get(kind: str) -> RealServer:
         server = started.get(kind)
         if server is None or not server.process.alive():
+            for other in started.values():  # at most one server per worker at a time
+                other.process.stop()
+            started.clear()
             server = started[kind] = _start(kind, log_dir)
         return server
 

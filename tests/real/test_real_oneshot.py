@@ -20,7 +20,7 @@ from tests.real.conftest import RealServer
 from tests.test_oneshot import Env, make_env
 from zcoder.sessions import SessionStore
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(600)  # the lock on REAL_ROOT may wait for another worker
 
 RUN_TIMEOUT = 240.0
 CAP = "48"
