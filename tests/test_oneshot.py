@@ -20,6 +20,7 @@ import pexpect
 import pytest
 
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
+from zcoder.model.errors import OTHER_WAYS_TO_A_MODEL
 from zcoder.sessions import SessionStore
 
 RUN_TIMEOUT = 20.0
@@ -130,7 +131,7 @@ def test_ollama_down_says_where_and_how_to_start_it(env: Env) -> None:
 
     assert done.returncode == 1
     expected = f"Ollama is not reachable at http://127.0.0.1:{port}; start it with `ollama serve`"
-    assert f"zcoder: {expected}\n" in done.stderr
+    assert f"zcoder: {expected}{OTHER_WAYS_TO_A_MODEL}\n" in done.stderr
     assert "Traceback" not in done.stderr
     assert done.stdout == ""
 

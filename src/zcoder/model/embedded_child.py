@@ -1,0 +1,92 @@
+"""The embedded llama.cpp server's own process: ``python -m zcoder.model.embedded_child SPEC``.
+
+llama.cpp runs in a process of its own, never in zcoder's: a model that fails to load,
+runs the machine out of memory or crashes in native code takes this process down, not
+zcoder (nor pytest, for the real-model tests, which start their server the same way).
+zcoder.model.embedded starts it and reads one JSON line from its standard output: either
+``{"url": "http://127.0.0.1:PORT", ...}`` once the server answers, or ``{"error": "..."}``
+with a sentence for the user. llama.cpp's own log goes to standard error, which the
+parent points at a log file.
+
+It lives and dies with its parent: it holds the read end of a pipe (its standard input)
+whose only writer is the parent, and exits as soon as that pipe reaches end of file,
+which the kernel brings about when the parent exits for any reason, SIGKILL included.
+
+SPEC is one JSON object: ``model`` (path), ``n_ctx``, ``threads``, ``alias``, and
+optionally ``template`` (a Jinja chat template's text), ``seed``, ``temperature`` and
+``n_predict`` (server-side defaults, for reproducible tests), ``port`` (0: any free one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+EXIT_NOT_INSTALLED = 3
+EXIT_LOAD_FAILED = 4
+
+
+def _say(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def _params(spec: dict[str, Any], xllamacpp: Any) -> Any:
+    params = xllamacpp.CommonParams()
+    params.model.path = str(spec["model"])
+    params.model_alias = {str(spec["alias"])}  # a set of names: a str would be its letters
+    params.n_ctx = int(spec["n_ctx"])
+    params.n_parallel = 1  # one conversation at a time: the whole window is its own
+    params.port = int(spec.get("port", 0))
+    params.hostnames = ["127.0.0.1"]  # loopback only: the server is zcoder's, no one else's
+    threads = int(spec["threads"])
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    params.n_threads_http = 2
+    params.use_jinja = True
+    params.endpoint_props = True
+    params.ui = False
+    if spec.get("template"):
+        params.chat_template = str(spec["template"])
+    if spec.get("seed") is not None:
+        params.sampling.seed = int(spec["seed"])
+    if spec.get("temperature") is not None:
+        params.sampling.temp = float(spec["temperature"])
+    if spec.get("n_predict") is not None:
+        params.n_predict = int(spec["n_predict"])
+    return params
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m zcoder.model.embedded_child SPEC_JSON", file=sys.stderr)
+        return 2
+    spec = json.loads(argv[0])
+    try:
+        import xllamacpp  # noqa: PLC0415 (a missing package is reported, not raised)
+    except ImportError as exc:
+        _say(
+            {
+                "error": "the embedded llama.cpp server needs the xllamacpp package "
+                f"({exc}); install it with: pip install 'zcoder[local]'"
+            }
+        )
+        return EXIT_NOT_INSTALLED
+    try:
+        server = xllamacpp.Server(_params(spec, xllamacpp))
+    except (RuntimeError, ValueError, MemoryError) as exc:
+        _say({"error": f"llama.cpp could not load {spec['model']}: {exc}"})
+        return EXIT_LOAD_FAILED
+    _say({"url": str(server.listening_address)})
+    # Until the parent goes: end of file on the pipe only it writes to.
+    while sys.stdin.buffer.read(4096):
+        pass
+    # No orderly shutdown: the kernel frees the model and the socket at once, and a
+    # native destructor waiting on a busy slot cannot hold the exit up.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
