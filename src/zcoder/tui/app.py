@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual.actions import SkipAction
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.command import Provider
 from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import Footer, Input, ListView, TextArea
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from zcoder.sessions import SessionStore
     from zcoder.tui.agent_view import AgentView
     from zcoder.tui.approvals import DialogApprovals
+    from zcoder.tui.command_palette import PaletteCommand
     from zcoder.tui.model_ui import ModelUI
     from zcoder.tui.quit_ui import QuitUI
     from zcoder.tui.relay_ui import RelayNudge, RelayUI
@@ -71,6 +73,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = ["ZcoderApp", "git_branch", "run_app"]
+
+
+def slash_commands_provider() -> type[Provider]:
+    """The palette's provider of zcoder's commands, imported when the palette first opens."""
+    from zcoder.tui.command_palette import SlashCommandsProvider
+
+    return SlashCommandsProvider
 
 
 def git_branch(workspace: Path) -> str | None:
@@ -94,6 +103,11 @@ class ZcoderApp(App[int]):
     #body { height: 1fr; }
     #main { width: 1fr; }
     """
+    # Ctrl+P: zcoder's slash commands (tui/command_registry.py), then Textual's own.
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {
+        slash_commands_provider,
+        *App.COMMANDS,
+    }
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "stop_turn", "Stop", show=True),
         Binding("ctrl+n", "new_session", "New"),
@@ -433,14 +447,7 @@ class ZcoderApp(App[int]):
             return  # a lone "!": nothing to run
         if (problem := self.prompt_input.habits.remember(text)) is not None:
             self.error(problem)  # once: the history file cannot be written
-        command = parse_slash(text)  # the input cleared itself: keys typed since stay
-        if command is not None:
-            self.show(Entry("system", system_text(f"› {text.strip()}")))
-            self.run_later(
-                partial(self.slash.run, command.name, command.argument),
-                group="command",
-                exit_on_error=True,
-            )
+        if self.run_command(text):  # the input cleared itself: keys typed since stay
             return
         marks = self.relay_ui.sequences()
         self.scheduler.queue_prompt(
@@ -448,6 +455,34 @@ class ZcoderApp(App[int]):
         )
         self.note_user_acted()  # starts it at once when nothing runs
         self.show_queue()
+
+    def run_command(self, text: str) -> bool:
+        """Run ``text`` if it is a slash command (tui/slash.py); whether it was one."""
+        command = parse_slash(text)
+        if command is None:
+            return False
+        self.show(Entry("system", system_text(f"› {text.strip()}")))
+        self.run_later(
+            partial(self.slash.run, command.name, command.argument),
+            group="command",
+            exit_on_error=True,
+        )
+        return True
+
+    def on_palette_command(self, message: PaletteCommand) -> None:
+        """A command chosen in the palette (tui/command_palette.py): run as if typed, or,
+        when it needs a value, put in the prompt to finish (a draft there goes to the
+        history first, as Ctrl+C puts it: Up brings it back)."""
+        self.finish_start()
+        if message.run:
+            self.run_command(message.text)
+            return
+        prompt = self.prompt_input
+        if (draft := prompt.take_draft()) and (problem := prompt.habits.remember(draft)):
+            self.error(problem)
+        prompt.load_text(f"{message.text} ")
+        prompt.move_cursor(prompt.document.end)
+        prompt.focus()
 
     def on_prompt_input_edit_queued(self, _message: PromptInput.EditQueued) -> None:
         text = self.scheduler.take_last()

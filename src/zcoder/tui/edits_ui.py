@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Final
 from rich.text import Text
 
 from zcoder.tools.offload import StopSignal, in_thread
+from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.diff_view import diff_text
 from zcoder.tui.edit_dialogs import UNDO_CANCEL, UNDO_OVERWRITE
 from zcoder.tui.transcript import Entry
@@ -24,12 +25,14 @@ MAX_DIFF_ENTRY_LINES: Final = 2000
 """Lines of /diff shown in the transcript; a longer diff says how many more there are."""
 
 
+@declares_commands
 class EditsUI:
     def __init__(self, app: ZcoderApp) -> None:
         self.app = app
         self._asking = False  # an /undo dialog is open
 
-    async def show_diff(self) -> None:
+    @slash_command(Form("/diff", "the files changed this session: the net diff of each"))
+    async def show_diff(self, _argument: str = "") -> None:
         app = self.app
         if app.agent is None:
             return
@@ -48,7 +51,10 @@ class EditsUI:
         body = Text.assemble((diff.header + "\n", "bold"), diff_text("\n".join(lines)))
         app.show(Entry("diff", body))
 
-    async def undo(self) -> None:
+    @slash_command(
+        Form("/undo", "restore the files the last turn changed, after asking (idle only)")
+    )
+    async def undo(self, _argument: str = "") -> None:
         app = self.app
         if app.agent is None:
             return

@@ -27,6 +27,7 @@ from zcoder.relay.receipts import Receipt
 from zcoder.relay.sanitize import visible
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.relay_log import RelayLog, RelayRecord
+from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.transcript import entry_for_event, receipt_text_for_user
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ def receipt_outcome(finished: TurnFinished) -> tuple[str, str]:
 STATE_OF_OUTCOME = {"completed": "done", "cancelled": "cancelled", "refused": "refused"}
 
 
+@declares_commands
 class InboxUI:
     def __init__(self, relay_ui: RelayUI) -> None:
         self.relay_ui = relay_ui
@@ -122,6 +124,12 @@ class InboxUI:
             )
         )
 
+    @slash_command(
+        Form(
+            "/inbox [N]",
+            "messages sent and received here, newest first, with their state and receipt",
+        )
+    )
     def command(self, argument: str) -> None:
         """/inbox: the history, newest first; /inbox N: one entry whole."""
         app = self.app

@@ -26,6 +26,7 @@ from zcoder.model.context import (
     resolve_for_model,
 )
 from zcoder.sessions import SessionStoreError
+from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.screens import ModelPicker
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ WARMUP_NUM_PREDICT = 1
 _ENDED = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
 
 
+@declares_commands
 class ModelUI:
     """The current model's context window (``context_window``, None until sized)."""
 
@@ -192,6 +194,15 @@ class ModelUI:
             self.app.notice(notice)
 
     # -- changing the model -------------------------------------------------------------
+
+    @slash_command(
+        Form("/model [NAME]", "switch model; without NAME, pick from Ollama's list (idle only)")
+    )
+    async def model_command(self, argument: str) -> None:
+        if argument:
+            self.set_model(argument)
+        else:
+            await self.pick()
 
     async def pick(self) -> None:
         """The model picker, with the models the server lists."""

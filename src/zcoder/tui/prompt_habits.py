@@ -34,7 +34,7 @@ from rich.text import Text
 from textual import events
 from textual.widgets.text_area import Selection
 
-from zcoder.tui.commands import ALIASES, COMMANDS
+from zcoder.tui.command_registry import commands
 from zcoder.tui.completion import Candidate, complete
 from zcoder.tui.history import PromptHistory
 from zcoder.tui.recall import Match, Recall, search, search_newer
@@ -312,7 +312,7 @@ class PromptHabits:
             prompt.document.get_line(row)[:column],
             first_row=row == 0,
             workspace=self.workspace,
-            commands=(*COMMANDS, *ALIASES),
+            commands=commands().completion_entries(),
         )
         if found is None or not found.candidates:
             return

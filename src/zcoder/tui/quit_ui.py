@@ -19,6 +19,7 @@ from textual.widgets import Static
 from zcoder.relay import ClaimedMessage, Envelope
 from zcoder.relay.display import sender_from
 from zcoder.relay.sanitize import visible
+from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.dialogs import GuardedDialog
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ class QuitScreen(GuardedDialog[bool]):
         return None
 
 
+@declares_commands
 class QuitUI:
     def __init__(self, app: ZcoderApp) -> None:
         self.app = app
@@ -82,6 +84,10 @@ class QuitUI:
         messages = [m.envelope for m in relay.waiting()]
         messages += [m.envelope for m in relay.held() if isinstance(m, ClaimedMessage)]
         return messages
+
+    @slash_command(Form("/quit", "leave zcoder"), aliases=("/exit", "/q"))
+    def quit_command(self, _argument: str) -> None:
+        self.request(0)
 
     def request(self, status: int = 0) -> None:
         """Quit, asking first when relayed messages would be dropped."""

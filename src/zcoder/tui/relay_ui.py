@@ -24,6 +24,7 @@ from zcoder.relay.names import BadName, check_name, name_of
 from zcoder.relay.sanitize import field_for_model
 from zcoder.relay.spool import Sequences
 from zcoder.relay.standing import is_send_process
+from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.inbox_ui import InboxUI
 from zcoder.tui.relay_policy_ui import RelayPolicyUI
 from zcoder.tui.transcript import Entry, system_text
@@ -62,6 +63,7 @@ def waiting_text(backlog: Backlog) -> str:
     )
 
 
+@declares_commands
 class RelayUI:
     """Owns the app's Relay (``relay`` is None when it is off or did not start)."""
 
@@ -214,7 +216,10 @@ class RelayUI:
 
     # -- /list-agents and /agents -------------------------------------------------------
 
-    async def list_agents(self) -> None:
+    @slash_command(
+        Form("/list-agents", "list the other zcoder instances on this machine (no model request)")
+    )
+    async def list_agents(self, _argument: str = "") -> None:
         if self.relay is None:
             self.app.notice(f"Agent relay is unavailable: {self.reason or 'off'}")
             return
@@ -224,6 +229,18 @@ class RelayUI:
             return
         self.app.notice(peer_table(found.peers))
 
+    @slash_command(
+        Form("/agents", "this instance's relay status"),
+        Form("/agents pause", "refuse new relayed messages (queued ones are kept)"),
+        Form("/agents resume", "accept relayed messages again"),
+        Form("/agents continue", "run the relayed tasks that wait for you (also F2)"),
+        Form("/agents held", "messages held for you (ZCODER_RELAY_INBOUND=hold, or no trust yet)"),
+        Form(
+            "/agents run N | discard N", "run a held message now, or drop it (its sender is told)"
+        ),
+        Form("/agents trust | block | forget NAME", "a policy for that peer's workspace, kept"),
+        Form("/agents recover [discard]", "run (or drop) what a crashed zcoder here left unrun"),
+    )
     def agents_command(self, argument: str) -> None:
         app = self.app
         if self.relay is None:
@@ -289,6 +306,9 @@ class RelayUI:
         app.notice("\n".join(lines))
         self.refresh_header()
 
+    @slash_command(
+        Form("/rename NAME", "this instance's name for other agents (default: the project's)")
+    )
     def rename(self, argument: str) -> None:
         """/rename NAME: this instance's name for its peers, in its manifest at once."""
         app = self.app

@@ -20,6 +20,7 @@ from zcoder.resume import restored_model, session_lines
 from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.sessions.locks import acquire as acquire_lock
+from zcoder.tui.command_registry import Form, declares_commands, slash_command
 
 if TYPE_CHECKING:
     from textual.widget import AwaitMount
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+@declares_commands
 class SessionsUI:
     """Owns the app's SessionStore (``store`` is None when it could not be opened).
 
@@ -231,6 +233,32 @@ class SessionsUI:
                 f"{'is' if hidden == 1 else 'are'} not shown: /sessions all"
             )
         return "\n".join(lines)
+
+    @slash_command(
+        Form("/new", "start a new session (idle only)"),
+        aliases=("/clear",),  # as in Claude Code: a fresh conversation; the old one stays saved
+        alias_note="a new session; the current one stays saved",
+    )
+    def new_command(self, _argument: str) -> None:
+        self.app.action_new_session()
+
+    @slash_command(
+        Form(
+            "/sessions [all]",
+            "list the sessions with their ids (zcoder --resume ID) and focus the"
+            " list; all: with those of --prompt runs",
+        )
+    )
+    def sessions_command(self, argument: str) -> None:
+        app = self.app
+        if argument.lower() not in ("", "all"):
+            app.error(f"/sessions takes no argument but all, not {argument!r}")
+            return
+        self.show_one_shot = argument.lower() == "all"
+        app.body.show_sidebar()
+        app.refresh_sessions()
+        app.notice(self.listing())
+        app.sidebar.focus()
 
     def new_session(self) -> None:
         app = self.app
