@@ -34,6 +34,7 @@ from zcoder.config import Config
 from zcoder.model.backends import server_label
 from zcoder.tui.commands import parse_slash, parse_user_command
 from zcoder.tui.interrupt import QUIT_AGAIN_TEXT, QUIT_WINDOW_SECONDS, CtrlC, Press
+from zcoder.tui.messages import Notice, Say, ShowEntry
 from zcoder.tui.prompt import PromptInput
 from zcoder.tui.queued import QueuedPrompts
 from zcoder.tui.scheduler import TurnScheduler
@@ -139,7 +140,6 @@ class ZcoderApp(App[int]):
         self._resume = resume
         self._keep_model = keep_model
         self.agent: Agent | None = None
-        self.startup = Startup(self, resume=resume is not None, tune_gc=tune_gc)
         self._turn: Worker[Any] | None = None
         self.scheduler = TurnScheduler(config.relay.max_auto_turns)
         self._deferred: list[Entry] | None = []
@@ -157,6 +157,9 @@ class ZcoderApp(App[int]):
         self.header = HeaderBar(
             self.header_state, terminal_title=TerminalTitle(self.header_state.project)
         )
+        # How the parts behind the screen speak to it (tui/messages.py).
+        self.say = Say(self.post_message, self.header.refresh_state)
+        self.startup = Startup(self, resume=resume is not None, tune_gc=tune_gc)
         self.ctrl_c = CtrlC()
         self.body = Body(id="body")  # shows or hides the sidebar (narrow terminals)
         self.sidebar = SessionList(id="sessions")  # in place of the placeholder at start
@@ -288,6 +291,13 @@ class ZcoderApp(App[int]):
 
     def error(self, text: str) -> None:
         self.show(Entry("error", error_text(text)))
+
+    def on_notice(self, message: Notice) -> None:
+        """A part behind the screen said something (tui/messages.py)."""
+        (self.error if message.error else self.notice)(message.text)
+
+    def on_show_entry(self, message: ShowEntry) -> None:
+        self.show(message.entry)
 
     # -- start and stop -----------------------------------------------------------------
 

@@ -29,6 +29,7 @@ MAX_DIFF_ENTRY_LINES: Final = 2000
 class EditsUI:
     def __init__(self, app: ZcoderApp) -> None:
         self.app = app
+        self.say = app.say
         self._asking = False  # an /undo dialog is open
 
     @slash_command(Form("/diff", "the files changed this session: the net diff of each"))
@@ -39,7 +40,7 @@ class EditsUI:
         # Reading every changed file and diffing it is file-system work: off the loop.
         diff = await in_thread(StopSignal(), app.agent.edits.session_diff, name="diff")
         if not diff.diffs:
-            app.notice(
+            self.say.notice(
                 "No file changes in this session to show (edits made by run_command are "
                 "not tracked; undone ones are gone)."
             )
@@ -49,7 +50,7 @@ class EditsUI:
             more = len(lines) - MAX_DIFF_ENTRY_LINES
             lines = [*lines[:MAX_DIFF_ENTRY_LINES], f"… {more} more lines not shown"]
         body = Text.assemble((diff.header + "\n", "bold"), diff_text("\n".join(lines)))
-        app.show(Entry("diff", body))
+        self.say.show(Entry("diff", body))
 
     @slash_command(
         Form("/undo", "restore the files the last turn changed, after asking (idle only)")
@@ -59,16 +60,16 @@ class EditsUI:
         if app.agent is None:
             return
         if app.busy:
-            app.notice("/undo runs when no turn is running; try again when this one ends.")
+            self.say.notice("/undo runs when no turn is running; try again when this one ends.")
             return
         if self._asking:
-            app.notice("An /undo is already waiting for your answer.")
+            self.say.notice("An /undo is already waiting for your answer.")
             return
         journal = app.agent.edits
         # Reading and diffing the files is file-system work: off the loop, too.
         plan = await in_thread(StopSignal(), journal.plan_undo, name="undo-plan")
         if plan is None:
-            app.notice(
+            self.say.notice(
                 "Nothing to undo: no turn of this session changed files, or all were undone."
             )
             return
@@ -79,13 +80,15 @@ class EditsUI:
         finally:
             self._asking = False
         if answer == UNDO_CANCEL:
-            app.notice("Nothing was undone.")
+            self.say.notice("Nothing was undone.")
             return
         if self._busy():  # a relayed task may have started while the dialog was open
-            app.notice("A turn started meanwhile; nothing was undone. Try /undo again after it.")
+            self.say.notice(
+                "A turn started meanwhile; nothing was undone. Try /undo again after it."
+            )
             return
         if journal.store is not session:
-            app.notice("Another session was opened meanwhile; nothing was undone.")
+            self.say.notice("Another session was opened meanwhile; nothing was undone.")
             return
         report = journal.undo(plan, overwrite_changed=answer == UNDO_OVERWRITE)
         app.agent.note_for_model(report.note_for_model(), report.text())

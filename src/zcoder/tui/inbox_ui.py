@@ -32,6 +32,7 @@ from zcoder.tui.transcript import entry_for_event, receipt_text_for_user
 
 if TYPE_CHECKING:
     from zcoder.tui.app import ZcoderApp
+    from zcoder.tui.messages import Say
     from zcoder.tui.relay_ui import RelayUI
 
 log = logging.getLogger(__name__)
@@ -135,21 +136,21 @@ class InboxUI:
         app = self.app
         book = self.log
         if book is None:
-            app.error("the relay history is kept in the session store, which is unavailable")
+            self.say.error("the relay history is kept in the session store, which is unavailable")
             return
         try:
             records = book.history(app.config.workspace)
         except SessionStoreError as exc:
-            app.error(str(exc))
+            self.say.error(str(exc))
             return
         if not records:
-            app.notice("No message was sent or received in this workspace yet.")
+            self.say.notice("No message was sent or received in this workspace yet.")
             return
         if argument.strip():
             if not argument.strip().isdigit() or not 1 <= int(argument) <= len(records):
-                app.error(f"usage: /inbox N, with N from /inbox (1 to {len(records)})")
+                self.say.error(f"usage: /inbox N, with N from /inbox (1 to {len(records)})")
                 return
-            app.notice(_entry_text(records[int(argument) - 1]))
+            self.say.notice(_entry_text(records[int(argument) - 1]))
             return
         lines = ["Relayed messages of this workspace, newest first (/inbox N shows one):"]
         for number, record in enumerate(records, 1):
@@ -162,11 +163,15 @@ class InboxUI:
                 f"{number:>3}. {when} {arrow} {visible(record.peer_name)} · {record.state}"
                 f"{receipt} · {visible(preview)}"
             )
-        app.notice("\n".join(lines))
+        self.say.notice("\n".join(lines))
 
     @property
     def app(self) -> ZcoderApp:
         return self.relay_ui.app
+
+    @property
+    def say(self) -> Say:
+        return self.relay_ui.say
 
     @property
     def relay(self) -> Relay | None:
@@ -199,7 +204,7 @@ class InboxUI:
                 "from_instance_id": receipt.sender_instance_id,
                 "from_name": sent.target_label,
             }
-            app.show(entry_for_event("receipt", shown, metadata))
+            self.say.show(entry_for_event("receipt", shown, metadata))
             self._write(functools.partial(_save_receipt, receipt=receipt))
             if app.agent is not None:
                 app.agent.record_receipt(

@@ -75,6 +75,7 @@ class QuitScreen(GuardedDialog[bool]):
 class QuitUI:
     def __init__(self, app: ZcoderApp) -> None:
         self.app = app
+        self.say = app.say
         self._asking = False
 
     def unrun(self) -> list[Envelope]:
@@ -106,7 +107,7 @@ class QuitUI:
                 self.discard_all()
                 app.exit(status)
             else:
-                app.notice("Staying: the queued relayed messages will run.")
+                self.say.notice("Staying: the queued relayed messages will run.")
 
         app.push_screen(QuitScreen(waiting), callback=answered)
 

@@ -16,6 +16,7 @@ from zcoder.relay.trust import BLOCK, TRUST, TrustError
 
 if TYPE_CHECKING:
     from zcoder.tui.app import ZcoderApp
+    from zcoder.tui.messages import Say
     from zcoder.tui.relay_ui import RelayUI
 
 
@@ -29,6 +30,10 @@ class RelayPolicyUI:
         return self.relay_ui.app
 
     @property
+    def say(self) -> Say:
+        return self.relay_ui.say
+
+    @property
     def relay(self) -> Relay | None:
         return self.relay_ui.relay
 
@@ -40,7 +45,7 @@ class RelayPolicyUI:
         new = [m for m in held if m.path.name not in self._held_seen]
         self._held_seen = {m.path.name for m in held}
         for message in new:
-            self.app.notice(
+            self.say.notice(
                 f"⏸ A message {visible(sender_from(message.envelope))} is held for you"
                 " (ZCODER_RELAY_INBOUND or your policy for it). /agents held shows it;"
                 " /agents run N runs it, /agents discard N drops it."
@@ -57,7 +62,7 @@ class RelayPolicyUI:
         verb, _, number = argument.partition(" ")
         if verb == "held":
             if not messages:
-                app.notice("No message is held for you.")
+                self.say.notice("No message is held for you.")
                 return
             lines = ["Held for you (oldest first):"]
             for index, message in enumerate(messages, 1):
@@ -66,21 +71,23 @@ class RelayPolicyUI:
                 preview = preview[:70] + ("…" if len(preview) > 70 else "")
                 lines.append(f"  {index}. {visible(sender_from(env))}: {visible(preview)}")
             lines.append("/agents run N runs one now; /agents discard N drops it.")
-            app.notice("\n".join(lines))
+            self.say.notice("\n".join(lines))
             return
         if not number.strip().isdigit() or not 1 <= int(number) <= len(messages):
-            app.error(f"usage: /agents {verb} N, with N from /agents held (1 to {len(messages)})")
+            self.say.error(
+                f"usage: /agents {verb} N, with N from /agents held (1 to {len(messages)})"
+            )
             return
         message = messages[int(number) - 1]
         sender = visible(sender_name(message.envelope))
         if verb == "run":
             if self.relay.release(message.path.name):
                 self.relay_ui.inbox.received(message.envelope, "queued")
-                app.notice(f"The message from {sender} joins the queue and runs next.")
+                self.say.notice(f"The message from {sender} joins the queue and runs next.")
                 app.note_user_acted()
         elif self.relay.discard(message.path.name):
             self.relay_ui.inbox.received(message.envelope, "refused")
-            app.notice(f"The message from {sender} was discarded; its sender is told.")
+            self.say.notice(f"The message from {sender} was discarded; its sender is told.")
             self.relay_ui.inbox.send_receipt(
                 message.envelope, "refused", "the receiving user discarded it without running it"
             )
@@ -92,7 +99,7 @@ class RelayPolicyUI:
         assert self.relay is not None
         leftovers = self.relay.leftovers()
         if not leftovers:
-            app.notice("Nothing to recover: no zcoder that stopped here left unrun messages.")
+            self.say.notice("Nothing to recover: no zcoder that stopped here left unrun messages.")
             return
         total, problems = 0, []
         for leftover in list(leftovers):
@@ -106,33 +113,34 @@ class RelayPolicyUI:
             except OSError as exc:
                 problems.append(str(exc))
         if discard:
-            app.notice("The stopped zcoder's unrun messages were dropped.")
+            self.say.notice("The stopped zcoder's unrun messages were dropped.")
         else:
-            app.notice(f"Recovered {total} message{'s' if total != 1 else ''}; they run in order.")
+            self.say.notice(
+                f"Recovered {total} message{'s' if total != 1 else ''}; they run in order."
+            )
             app.note_user_acted()
         for problem in problems:
-            app.error(f"not recovered: {problem}")
+            self.say.error(f"not recovered: {problem}")
         self.relay_ui.refresh_header()
 
     def trust_command(self, argument: str) -> None:
-        app = self.app
         assert self.relay is not None
         verb, _, name = argument.partition(" ")
         name = name.strip()
         if not name:
-            app.notice(self.trust_line())
+            self.say.notice(self.trust_line())
             return
         found = self.relay.discover()
         resolved = resolve_target(found.peers, name)
         if resolved.peer is None:
             extra = "".join(f"\n  {c}" for c in resolved.candidates)
-            app.error(f"{resolved.problem}{extra}")
+            self.say.error(f"{resolved.problem}{extra}")
             return
         workspace = resolved.peer.workspace
         if verb == "trust" and not self.relay.is_interactive_peer(resolved.peer):
             # Trust goes with a workspace only to an instance proven to work there; a
             # `zcoder send`, a relay-only peer or a zcoder.zsh cannot be proven to.
-            app.error(
+            self.say.error(
                 f"{visible(name)} is not an interactive zcoder instance that can be verified"
                 " (zcoder send, a relay-only peer or zcoder.zsh): it cannot be trusted."
                 " /agents block works for any peer."
@@ -142,7 +150,7 @@ class RelayPolicyUI:
         try:
             self.relay.trust.set(workspace, policy)
         except TrustError as exc:
-            app.error(str(exc))
+            self.say.error(str(exc))
             return
         default = self.relay.trust.default
         said = {
@@ -156,7 +164,7 @@ class RelayPolicyUI:
             "block": "Its messages are refused (it is told `paused`).",
             "forget": f"It follows ZCODER_RELAY_INBOUND ({default.value}).",
         }[verb]
-        app.notice(f"{verb.capitalize()}: {visible(workspace)}. {said}")
+        self.say.notice(f"{verb.capitalize()}: {visible(workspace)}. {said}")
 
     def trust_line(self) -> str:
         assert self.relay is not None

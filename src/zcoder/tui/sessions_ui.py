@@ -40,6 +40,7 @@ class SessionsUI:
 
     def __init__(self, app: ZcoderApp, resume: str | None, *, keep_model: bool = False) -> None:
         self.app = app
+        self.say = app.say
         self.resume = resume
         self.keep_model = keep_model
         self.store: SessionStore | None = None
@@ -64,10 +65,10 @@ class SessionsUI:
             self.store = SessionStore(app.config.home)
         except SessionStoreError as exc:
             self.store = None
-            app.error(f"{exc} — this session will not be saved")
+            self.say.error(f"{exc} — this session will not be saved")
             return
         for warning in self.store.warnings:
-            app.notice(warning)
+            self.say.notice(warning)
 
     def open_initial(self) -> None:
         """The session opened at start: ``--resume``'s, or the newest if it is still empty.
@@ -95,9 +96,9 @@ class SessionsUI:
                     )
             self._open_fresh(announce=True)
         except SessionStoreError as exc:
-            self.app.error(str(exc))
+            self.say.error(str(exc))
         if why:  # after the load, which clears the transcript
-            self.app.error(why)
+            self.say.error(why)
 
     def _open_fresh(self, *, announce: bool) -> bool:
         """Open the newest empty session no other zcoder has, else a new one; False when
@@ -116,7 +117,7 @@ class SessionsUI:
         if announce:
             for busy in taker.in_use[:1]:
                 said = str(busy)
-                self.app.notice(f"{said[:1].upper()}{said[1:]}; this zcoder opened {info.id}.")
+                self.say.notice(f"{said[:1].upper()}{said[1:]}; this zcoder opened {info.id}.")
         return True
 
     def load(self, session_id: str, *, restore_model: bool = True) -> None:
@@ -161,7 +162,7 @@ class SessionsUI:
             try:  # the session goes on with this model (-m, or a new session's)
                 self.store.set_model(data.info.id, app.model)
             except SessionStoreError as exc:
-                app.error(str(exc))
+                self.say.error(str(exc))
         if restore_model:
             self.restoring_model = True
             app.run_later(
@@ -183,7 +184,7 @@ class SessionsUI:
                 app.model_ui.set_model(model, notice=notice)  # warms the model up
             else:
                 if notice is not None:
-                    app.notice(notice)
+                    self.say.notice(notice)
                 if warm_if_kept:
                     app.model_ui.start_warmup()
         finally:
@@ -205,7 +206,7 @@ class SessionsUI:
         try:
             sessions = self.store.list_sessions(*self.scope)
         except SessionStoreError as exc:
-            self.app.error(str(exc))
+            self.say.error(str(exc))
             return
         self.app.sidebar.show(self._listed(sessions), self.session_id)
 
@@ -252,31 +253,31 @@ class SessionsUI:
     def sessions_command(self, argument: str) -> None:
         app = self.app
         if argument.lower() not in ("", "all"):
-            app.error(f"/sessions takes no argument but all, not {argument!r}")
+            self.say.error(f"/sessions takes no argument but all, not {argument!r}")
             return
         self.show_one_shot = argument.lower() == "all"
         app.body.show_sidebar()
         app.refresh_sessions()
-        app.notice(self.listing())
+        self.say.notice(self.listing())
         app.sidebar.focus()
 
     def new_session(self) -> None:
         app = self.app
         if app.busy:
-            app.notice("Switching sessions is possible when no turn is running.")
+            self.say.notice("Switching sessions is possible when no turn is running.")
             return
         if self.store is None:
-            app.error("sessions are unavailable in this run")
+            self.say.error("sessions are unavailable in this run")
             return
         try:
             opened = self._open_fresh(announce=False)
         except SessionStoreError as exc:
-            app.error(str(exc))
+            self.say.error(str(exc))
             return
         if not opened:
-            app.notice("This session is already new.")
+            self.say.notice("This session is already new.")
             return
-        app.notice("New session.")
+        self.say.notice("New session.")
 
     def switch_to(self, session_id: str) -> None:
         """The user picked a session in the sidebar."""
@@ -284,16 +285,16 @@ class SessionsUI:
         if session_id == self.session_id:
             return
         if app.busy:
-            app.notice("Switching sessions is possible when no turn is running.")
+            self.say.notice("Switching sessions is possible when no turn is running.")
             return
         try:
             self.load(session_id)
         except SessionInUseError as exc:
-            app.error(f"{exc}; continue it there. This one stays open here.")
+            self.say.error(f"{exc}; continue it there. This one stays open here.")
             self.refresh()
             return
         except (LookupError, SessionStoreError) as exc:
-            app.error(str(exc))
+            self.say.error(str(exc))
             return
         app.prompt_input.focus()
 
@@ -303,7 +304,7 @@ class SessionsUI:
             try:
                 return self.store.last_event_text(self.session_id, "assistant")
             except SessionStoreError as exc:
-                self.app.error(str(exc))
+                self.say.error(str(exc))
                 return None
         agent = self.app.agent
         for message in reversed(agent.messages if agent is not None else []):

@@ -28,13 +28,14 @@ class SlashCommands:
 
     def __init__(self, app: ZcoderApp) -> None:
         self.app = app
+        self.say = app.say
         self.edits = EditsUI(app)
 
     async def run(self, name: str, argument: str) -> None:
         app = self.app
         command = commands().find(name)
         if command is None:
-            app.error(f"unknown command {name}; /help lists the commands")
+            self.say.error(f"unknown command {name}; /help lists the commands")
             return
         owners = (
             self,
@@ -50,7 +51,7 @@ class SlashCommands:
 
     @slash_command(Form("/help", "show this help"), aliases=("/?",))
     def help_command(self, _argument: str) -> None:
-        self.app.notice(help_text(commands(), KEYS))
+        self.say.notice(help_text(commands(), KEYS))
 
     @slash_command(Form("/context", "how full the context window is, and what fills it"))
     def context_command(self, _argument: str) -> None:
@@ -83,10 +84,10 @@ class SlashCommands:
         app = self.app
         text = app.sessions.last_reply()
         if not text or not text.strip():
-            app.notice("Nothing to copy yet: there is no reply in this session.")
+            self.say.notice("Nothing to copy yet: there is no reply in this session.")
             return
         app.copy_to_clipboard(text)
-        app.notice(
+        self.say.notice(
             f"Copied {len(text)} characters of the last reply to the clipboard (OSC 52; "
             "in tmux this needs set-clipboard on)."
         )
@@ -95,7 +96,9 @@ class SlashCommands:
         app = self.app
         if app.agent is None:
             return
-        app.notice(render_breakdown(app.agent.context_breakdown(), app.model_ui.window_source()))
+        self.say.notice(
+            render_breakdown(app.agent.context_breakdown(), app.model_ui.window_source())
+        )
         app.refresh_meter()
 
     def _compact(self, focus: str) -> None:
@@ -103,7 +106,7 @@ class SlashCommands:
         if app.agent is None:
             return
         if app.busy:
-            app.notice("/compact runs when no turn is running; try again when this one ends.")
+            self.say.notice("/compact runs when no turn is running; try again when this one ends.")
             return
         app.start_turn(partial(self._compact_turn, focus), relay=False)
 
@@ -111,14 +114,14 @@ class SlashCommands:
         app = self.app
         assert app.agent is not None
         await app.model_ui.window_ready()  # the summary request is sized like every other
-        app.header.refresh_state(status="Compacting")
+        self.say.header(status="Compacting")
         try:
             result = await app.agent.compact(focus)
         except ModelError as exc:
-            app.error(f"compaction failed, nothing was changed: {exc}")
-            app.header.refresh_state(status="Error")
+            self.say.error(f"compaction failed, nothing was changed: {exc}")
+            self.say.header(status="Error")
             return
         if not result.compacted:
-            app.notice(f"Nothing compacted: {result.text}.")
-        app.header.refresh_state(status="Ready")
+            self.say.notice(f"Nothing compacted: {result.text}.")
+        self.say.header(status="Ready")
         app.refresh_meter()
