@@ -11,19 +11,15 @@ out by SlashCommands (tui/slash.py).
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import cached_property, partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.actions import SkipAction
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import Provider
-from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import Footer, Input, ListView, TextArea
 from textual.worker import Worker, WorkerState
@@ -32,21 +28,20 @@ from zcoder import __version__
 from zcoder.agent.status import Status
 from zcoder.config import Config
 from zcoder.model.backends import server_label
+from zcoder.tui.chat_pane import ChatPane
 from zcoder.tui.commands import parse_slash, parse_user_command
 from zcoder.tui.interrupt import QUIT_AGAIN_TEXT, QUIT_WINDOW_SECONDS, CtrlC, Press
 from zcoder.tui.messages import Notice, Say, ShowEntry
 from zcoder.tui.prompt import PromptInput
-from zcoder.tui.queued import QueuedPrompts
 from zcoder.tui.scheduler import TurnScheduler
 from zcoder.tui.startup import Startup
-from zcoder.tui.status import HeaderBar, HeaderState, turn_summary
+from zcoder.tui.status import HeaderBar, HeaderState, git_branch, turn_summary
 from zcoder.tui.terminal import ZcoderDriver
 from zcoder.tui.terminal_title import TerminalTitle
 from zcoder.tui.transcript import (
     FULL_OUTPUT_KEY,
     CommandEntry,
     Entry,
-    Transcript,
     error_text,
     system_text,
 )
@@ -73,7 +68,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ZcoderApp", "git_branch", "run_app"]
+__all__ = ["ZcoderApp"]
 
 
 def slash_commands_provider() -> type[Provider]:
@@ -81,20 +76,6 @@ def slash_commands_provider() -> type[Provider]:
     from zcoder.tui.command_palette import SlashCommandsProvider
 
     return SlashCommandsProvider
-
-
-def git_branch(workspace: Path) -> str | None:
-    """The checked-out branch, read from .git/HEAD (no git process at start-up)."""
-    for directory in (workspace, *workspace.parents):
-        head = directory / ".git" / "HEAD"
-        try:
-            text = head.read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
-            continue
-        if text.startswith("ref: refs/heads/"):
-            return text.removeprefix("ref: refs/heads/")
-        return text[:10] or None
-    return None
 
 
 class ZcoderApp(App[int]):
@@ -140,7 +121,6 @@ class ZcoderApp(App[int]):
         self._resume = resume
         self._keep_model = keep_model
         self.agent: Agent | None = None
-        self._turn: Worker[Any] | None = None
         self.scheduler = TurnScheduler(config.relay.max_auto_turns)
         self._deferred: list[Entry] | None = []
         self.header_state = HeaderState(
@@ -164,10 +144,10 @@ class ZcoderApp(App[int]):
         self.body = Body(id="body")  # shows or hides the sidebar (narrow terminals)
         self.sidebar = SessionList(id="sessions")  # in place of the placeholder at start
         self._sidebar_placeholder: SidebarPlaceholder | None = SidebarPlaceholder()
-        self.transcript = Transcript(id="transcript")
-        self.prompt_input = PromptInput(id="prompt", soft_wrap=True, show_line_numbers=False)
-        self.prompt_input.typing_hook = self.transcript.note_typing
-        self.queued_prompts = QueuedPrompts(id="queued")
+        self.chat = ChatPane(id="main")  # the conversation, and the turn's worker
+        self.transcript = self.chat.transcript
+        self.prompt_input = self.chat.prompt_input
+        self.queued_prompts = self.chat.queued_prompts
 
     # -- the parts behind the screen, made when first used ------------------------------
 
@@ -241,11 +221,7 @@ class ZcoderApp(App[int]):
         yield self.header
         with self.body:
             yield self._sidebar_placeholder or self.sidebar
-            with Vertical(id="main"):
-                yield self.transcript
-                yield self.transcript.hint
-                yield self.queued_prompts
-                yield self.prompt_input
+            yield self.chat
         yield Footer()
 
     @property
@@ -267,10 +243,7 @@ class ZcoderApp(App[int]):
 
     @property
     def busy(self) -> bool:
-        return self._turn is not None and self._turn.state in (
-            WorkerState.PENDING,
-            WorkerState.RUNNING,
-        )
+        return self.chat.busy
 
     def show(self, entry: Entry) -> Entry:
         if self._deferred is not None:
@@ -420,25 +393,23 @@ class ZcoderApp(App[int]):
         self.header.turn_started()
         if self.relay is not None:
             self.relay.set_state("busy")
-        self._turn = self.run_later(work, group="turn")
+        self.chat.start_turn(work)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if self.model_ui.warmup_ended(event):
-            return
-        if event.worker is not self._turn or event.state not in (
-            WorkerState.SUCCESS,
-            WorkerState.ERROR,
-            WorkerState.CANCELLED,
-        ):
-            return
-        if event.state is WorkerState.ERROR and event.worker.error is not None:
-            log.error("turn failed", exc_info=event.worker.error)
-            self.error(f"the turn failed unexpectedly: {event.worker.error!r}")
-        self._turn = None
+        self.model_ui.warmup_ended(event)  # the turn's worker is the chat pane's
+
+    def on_chat_pane_turn_ended(self, message: ChatPane.TurnEnded) -> None:
+        worker = message.worker
+        if worker is not self.chat.turn:
+            return  # a newer turn started before this end was handled
+        if worker.state is WorkerState.ERROR and worker.error is not None:
+            log.error("turn failed", exc_info=worker.error)
+            self.error(f"the turn failed unexpectedly: {worker.error!r}")
+        self.chat.turn = None
         seconds = self.header.turn_ended(
-            stopped=event.state is WorkerState.CANCELLED, failed=event.state is WorkerState.ERROR
+            stopped=worker.state is WorkerState.CANCELLED, failed=worker.state is WorkerState.ERROR
         )
-        summary = turn_summary(seconds, stopped=event.state is WorkerState.CANCELLED)
+        summary = turn_summary(seconds, stopped=worker.state is WorkerState.CANCELLED)
         if summary is not None:
             self.notice(summary)
         if self.relay is not None:
@@ -487,12 +458,9 @@ class ZcoderApp(App[int]):
         if message.run:
             self.run_command(message.text)
             return
-        prompt = self.prompt_input
-        if (draft := prompt.take_draft()) and (problem := prompt.habits.remember(draft)):
+        draft = self.chat.prefill(f"{message.text} ")
+        if draft and (problem := self.prompt_input.habits.remember(draft)):
             self.error(problem)
-        prompt.load_text(f"{message.text} ")
-        prompt.move_cursor(prompt.document.end)
-        prompt.focus()
 
     def on_prompt_input_edit_queued(self, _message: PromptInput.EditQueued) -> None:
         text = self.scheduler.take_last()
@@ -500,9 +468,6 @@ class ZcoderApp(App[int]):
             self.prompt_input.load_text(text)
             self.prompt_input.move_cursor(self.prompt_input.document.end)
             self.show_queue()
-
-    def on_prompt_input_scroll_transcript(self, message: PromptInput.ScrollTranscript) -> None:
-        self.transcript.scroll_by(pages=message.pages, lines=message.lines)
 
     def on_text_area_changed(self, event: PromptInput.Changed) -> None:
         # A queued prompt taken back to edit is cancelled when the input is cleared.
@@ -513,13 +478,11 @@ class ZcoderApp(App[int]):
     # -- actions ------------------------------------------------------------------------
 
     def action_stop_turn(self) -> None:
-        if self._turn is not None and self.busy:
-            self._turn.cancel()
-            if queued := len(self.scheduler.prompts()):
-                self.notice(
-                    f"Stopped. Your {queued} queued prompt{'s stay' if queued > 1 else ' stays'}"
-                    " queued and will run; ↑ in the empty prompt takes the last one back."
-                )
+        if self.chat.stop_turn() and (queued := len(self.scheduler.prompts())):
+            self.notice(
+                f"Stopped. Your {queued} queued prompt{'s stay' if queued > 1 else ' stays'}"
+                " queued and will run; ↑ in the empty prompt takes the last one back."
+            )
 
     def action_follow_output(self, unless_typing: bool) -> None:
         """End (unless it moves the cursor of typed text) or Ctrl+End: the transcript goes
@@ -612,24 +575,3 @@ class ZcoderApp(App[int]):
     async def action_pick_model(self) -> None:
         self.finish_start()
         await self.model_ui.pick()
-
-
-def run_app(config: Config, *, resume: str | None = None, keep_model: bool = False) -> int:
-    """``resume``: a full session id (the CLI resolves prefixes); its model is put back
-    unless ``keep_model`` (``-m`` was given)."""
-    app = ZcoderApp(config, resume=resume, keep_model=keep_model, tune_gc=True)
-    try:
-        code = app.run()
-    finally:
-        app._stop_services()  # idempotent: also covers an exit that skipped unmount
-    # The terminal is the shell's again: say how to come back to this session.
-    exit_session = app.sessions.exit_session if app.started else None
-    from zcoder.resume import resume_command
-
-    if exit_session is not None:
-        hint = resume_command(exit_session, config.workspace, config.profile.value)
-        with contextlib.suppress(OSError):  # after SIGHUP there may be no terminal
-            print(f"Resume this session with: {hint}", flush=True)
-    if os.environ.get("ZCODER_DEBUG_EXIT"):
-        print(f"zcoder exited with {code}")
-    return int(code or 0)

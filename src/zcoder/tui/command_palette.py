@@ -1,6 +1,7 @@
 """zcoder's slash commands in Textual's command palette (Ctrl+P), read from the registry.
 
-Each form of a command (``/agents pause``, ``/model [NAME]``) is one entry, with its help.
+Each form of a command (``/agents pause``, ``/model [NAME]``) is one entry, with its help,
+shown as plain text (never read as markup: ``[NAME]`` is not a tag).
 Choosing one that runs as it is (no value to type, or an optional one) runs it as if it had
 been typed; one that needs a value (``/rename NAME``) is put in the prompt, up to the value,
 for the user to finish. The palette is a screen of its own: the choice goes back to the app
@@ -12,6 +13,8 @@ from __future__ import annotations
 from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+from textual.fuzzy import Matcher
 from textual.message import Message
 
 from zcoder.tui.command_registry import Form, commands
@@ -39,7 +42,9 @@ class SlashCommandsProvider(Provider):
 
     async def discover(self) -> Hits:
         for form in self._forms():
-            yield DiscoveryHit(form.usage, partial(self._choose, form), help=form.help)
+            yield DiscoveryHit(
+                Content(form.usage), partial(self._choose, form), text=form.usage, help=form.help
+            )
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -47,8 +52,19 @@ class SlashCommandsProvider(Provider):
             if (score := matcher.match(form.usage)) > 0:
                 yield Hit(
                     score,
-                    matcher.highlight(form.usage),
+                    _highlighted(matcher, form.usage),
                     partial(self._choose, form),
                     text=form.usage,
                     help=form.help,
                 )
+
+
+def _highlighted(matcher: Matcher, usage: str) -> Content:
+    """``usage`` with the typed letters marked, as ``Matcher.highlight`` marks them, but
+    read as plain text: ``highlight`` reads markup, and would take ``[NAME]`` for a tag."""
+    content = Content(usage)
+    _score, offsets = matcher.fuzzy_search.match(matcher.query, usage)
+    for offset in offsets:
+        if not usage[offset].isspace():
+            content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content

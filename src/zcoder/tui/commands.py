@@ -29,7 +29,6 @@ KEYS: Final = {  # shown by /help, after the commands
     "Ctrl+B": f"hide or show the sessions list (hidden below {SIDEBAR_MIN_TERMINAL_WIDTH} columns)",
     "Ctrl+C": "clear the draft (Up brings it back); else stop the turn or close the dialog"
     " (refusing); again within 2 s, or when idle, quit",
-    "Ctrl+P": "the command palette: these commands, and Textual's (theme, keys, screenshot)",
     "Ctrl+Q": "quit",
 }
 
