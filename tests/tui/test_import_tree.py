@@ -20,10 +20,8 @@ APP = "zcoder.tui.app"
 
 STILL_TAKE_THE_APP = frozenset(
     {
-        "zcoder.tui.edits_ui",
         "zcoder.tui.inbox_ui",
         "zcoder.tui.model_ui",
-        "zcoder.tui.quit_ui",
         "zcoder.tui.relay_policy_ui",
         "zcoder.tui.relay_ui",
         "zcoder.tui.run",  # runs the app: not a circle, the app never imports it

@@ -188,7 +188,14 @@ class ZcoderApp(App[int]):
         """Quitting with relayed messages still queued asks first."""
         from zcoder.tui.quit_ui import QuitUI
 
-        return QuitUI(self)
+        return QuitUI(
+            relay=lambda: self.relay,
+            # RelayUI is made when first used: not by making this.
+            record=lambda envelope, state: self.relay_ui.inbox.received(envelope, state),  # noqa: PLW0108
+            exit=self.exit,
+            ask=lambda dialog, answered: self.push_screen(dialog, callback=answered),
+            say=self.say,
+        )
 
     @cached_property
     def agent_view(self) -> AgentView:

@@ -8,6 +8,7 @@ to it, then restores the files the last turn that changed files left, and tells 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Final
 
 from rich.text import Text
@@ -19,7 +20,9 @@ from zcoder.tui.edit_dialogs import UNDO_CANCEL, UNDO_OVERWRITE
 from zcoder.tui.transcript import Entry
 
 if TYPE_CHECKING:
-    from zcoder.tui.app import ZcoderApp
+    from zcoder.agent import Agent
+    from zcoder.agent.edits import UndoPlan
+    from zcoder.tui.messages import Say
 
 MAX_DIFF_ENTRY_LINES: Final = 2000
 """Lines of /diff shown in the transcript; a longer diff says how many more there are."""
@@ -27,18 +30,31 @@ MAX_DIFF_ENTRY_LINES: Final = 2000
 
 @declares_commands
 class EditsUI:
-    def __init__(self, app: ZcoderApp) -> None:
-        self.app = app
-        self.say = app.say
+    """/diff and /undo. Takes what it uses, never the app: ``agent`` (None before the
+    start has finished), ``busy`` (whether a turn runs), ``confirm_undo`` (the /undo
+    dialog, tui/approvals.py) and ``say``."""
+
+    def __init__(
+        self,
+        *,
+        agent: Callable[[], Agent | None],
+        busy: Callable[[], bool],
+        confirm_undo: Callable[[UndoPlan], Awaitable[str]],
+        say: Say,
+    ) -> None:
+        self._agent = agent
+        self._busy = busy
+        self._confirm_undo = confirm_undo
+        self.say = say
         self._asking = False  # an /undo dialog is open
 
     @slash_command(Form("/diff", "the files changed this session: the net diff of each"))
     async def show_diff(self, _argument: str = "") -> None:
-        app = self.app
-        if app.agent is None:
+        agent = self._agent()
+        if agent is None:
             return
         # Reading every changed file and diffing it is file-system work: off the loop.
-        diff = await in_thread(StopSignal(), app.agent.edits.session_diff, name="diff")
+        diff = await in_thread(StopSignal(), agent.edits.session_diff, name="diff")
         if not diff.diffs:
             self.say.notice(
                 "No file changes in this session to show (edits made by run_command are "
@@ -56,16 +72,16 @@ class EditsUI:
         Form("/undo", "restore the files the last turn changed, after asking (idle only)")
     )
     async def undo(self, _argument: str = "") -> None:
-        app = self.app
-        if app.agent is None:
+        agent = self._agent()
+        if agent is None:
             return
-        if app.busy:
+        if self._busy():
             self.say.notice("/undo runs when no turn is running; try again when this one ends.")
             return
         if self._asking:
             self.say.notice("An /undo is already waiting for your answer.")
             return
-        journal = app.agent.edits
+        journal = agent.edits
         # Reading and diffing the files is file-system work: off the loop, too.
         plan = await in_thread(StopSignal(), journal.plan_undo, name="undo-plan")
         if plan is None:
@@ -76,7 +92,7 @@ class EditsUI:
         session = journal.store  # replaced if another session is opened meanwhile
         self._asking = True
         try:
-            answer = await app.dialogs.confirm_undo(plan)
+            answer = await self._confirm_undo(plan)
         finally:
             self._asking = False
         if answer == UNDO_CANCEL:
@@ -91,7 +107,4 @@ class EditsUI:
             self.say.notice("Another session was opened meanwhile; nothing was undone.")
             return
         report = journal.undo(plan, overwrite_changed=answer == UNDO_OVERWRITE)
-        app.agent.note_for_model(report.note_for_model(), report.text())
-
-    def _busy(self) -> bool:
-        return self.app.busy
+        agent.note_for_model(report.note_for_model(), report.text())

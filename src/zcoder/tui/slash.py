@@ -29,7 +29,12 @@ class SlashCommands:
     def __init__(self, app: ZcoderApp) -> None:
         self.app = app
         self.say = app.say
-        self.edits = EditsUI(app)
+        self.edits = EditsUI(
+            agent=lambda: app.agent,
+            busy=lambda: app.busy,
+            confirm_undo=app.dialogs.confirm_undo,
+            say=app.say,
+        )
 
     async def run(self, name: str, argument: str) -> None:
         app = self.app
