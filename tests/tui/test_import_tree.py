@@ -20,7 +20,6 @@ APP = "zcoder.tui.app"
 
 STILL_TAKE_THE_APP = frozenset(
     {
-        "zcoder.tui.inbox_ui",
         "zcoder.tui.model_ui",
         "zcoder.tui.relay_policy_ui",
         "zcoder.tui.relay_ui",
@@ -33,7 +32,7 @@ STILL_TAKE_THE_APP = frozenset(
 )
 
 
-STILL_TAKE_THE_RELAY_UI = frozenset({"zcoder.tui.inbox_ui", "zcoder.tui.relay_policy_ui"})
+STILL_TAKE_THE_RELAY_UI = frozenset({"zcoder.tui.relay_policy_ui"})
 """Parts of RelayUI that take it whole, the same way back up (to RelayUI)."""
 RELAY_UI = "zcoder.tui.relay_ui"
 

@@ -16,6 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zcoder.agent import Outcome, TurnFinished
@@ -31,9 +32,9 @@ from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.transcript import entry_for_event, receipt_text_for_user
 
 if TYPE_CHECKING:
-    from zcoder.tui.app import ZcoderApp
+    from zcoder.agent import Agent
+    from zcoder.sessions import SessionStore
     from zcoder.tui.messages import Say
-    from zcoder.tui.relay_ui import RelayUI
 
 log = logging.getLogger(__name__)
 
@@ -56,13 +57,31 @@ STATE_OF_OUTCOME = {"completed": "done", "cancelled": "cancelled", "refused": "r
 
 @declares_commands
 class InboxUI:
-    def __init__(self, relay_ui: RelayUI) -> None:
-        self.relay_ui = relay_ui
+    """The relay's history and receipts. Takes what it uses, never the app: getters of
+    the ``relay``, the session ``store``, the open ``session_id`` and the ``agent`` (each
+    None while there is none), the ``workspace``, and ``say``."""
+
+    def __init__(
+        self,
+        *,
+        relay: Callable[[], Relay | None],
+        store: Callable[[], SessionStore | None],
+        session_id: Callable[[], str | None],
+        agent: Callable[[], Agent | None],
+        workspace: Path,
+        say: Say,
+    ) -> None:
+        self._relay = relay
+        self._store = store
+        self._session_id = session_id
+        self._agent = agent
+        self.workspace = workspace
+        self.say = say
         self._logged: set[str] = set()  # received message ids already in the history
 
     @property
     def log(self) -> RelayLog | None:
-        store = self.app.store
+        store = self._store()
         return RelayLog(store) if store is not None else None
 
     def _write(self, action: Callable[[RelayLog], None]) -> None:
@@ -87,8 +106,8 @@ class InboxUI:
             return
         self._write(
             lambda book: book.record(
-                workspace=self.app.config.workspace,
-                session_id=self.app.session_id or "",
+                workspace=self.workspace,
+                session_id=self._session_id() or "",
                 direction="sent",
                 message_id=str(result.message_id),
                 peer_instance_id=peer.instance_id,
@@ -114,8 +133,8 @@ class InboxUI:
         self._logged.add(envelope.message_id)
         self._write(
             lambda book: book.record(
-                workspace=self.app.config.workspace,
-                session_id=self.app.session_id or "",
+                workspace=self.workspace,
+                session_id=self._session_id() or "",
                 direction="received",
                 message_id=envelope.message_id,
                 peer_instance_id=envelope.sender_instance_id,
@@ -133,13 +152,12 @@ class InboxUI:
     )
     def command(self, argument: str) -> None:
         """/inbox: the history, newest first; /inbox N: one entry whole."""
-        app = self.app
         book = self.log
         if book is None:
             self.say.error("the relay history is kept in the session store, which is unavailable")
             return
         try:
-            records = book.history(app.config.workspace)
+            records = book.history(self.workspace)
         except SessionStoreError as exc:
             self.say.error(str(exc))
             return
@@ -166,16 +184,8 @@ class InboxUI:
         self.say.notice("\n".join(lines))
 
     @property
-    def app(self) -> ZcoderApp:
-        return self.relay_ui.app
-
-    @property
-    def say(self) -> Say:
-        return self.relay_ui.say
-
-    @property
     def relay(self) -> Relay | None:
-        return self.relay_ui.relay
+        return self._relay()
 
     def send_receipt(self, task: Envelope, outcome: str, summary: str) -> None:
         """Tell the task's sender how it ended, on a thread of its own: the turn's end (or its
@@ -195,7 +205,7 @@ class InboxUI:
         (they start no turn)."""
         if self.relay is None:
             return
-        app = self.app
+        agent = self._agent()
         for receipt, sent in self.relay.take_receipts():
             shown = receipt_text_for_user(receipt.outcome, sent.target_label, receipt.summary)
             metadata = {
@@ -206,8 +216,8 @@ class InboxUI:
             }
             self.say.show(entry_for_event("receipt", shown, metadata))
             self._write(functools.partial(_save_receipt, receipt=receipt))
-            if app.agent is not None:
-                app.agent.record_receipt(
+            if agent is not None:
+                agent.record_receipt(
                     receipt_record(
                         target_label=sent.target_label,
                         target_instance_id=sent.target_instance_id,

@@ -74,7 +74,14 @@ class RelayUI:
         self.reason: str | None = None
         self._was_available = False
         self.policy = RelayPolicyUI(self)  # held messages, trust per peer, recovery
-        self.inbox = InboxUI(self)  # receipts
+        self.inbox = InboxUI(  # the history and receipts
+            relay=lambda: self.relay,
+            store=lambda: app.store,
+            session_id=lambda: app.session_id,
+            agent=lambda: app.agent,
+            workspace=app.config.workspace,
+            say=self.say,
+        )
         self._registry_mark: int | None = None  # the registry's mtime at the last look
         self._sharing: dict[str, str] = {}  # instance id -> label, peers sharing the workspace
         self._looking = False
