@@ -5,7 +5,7 @@ module needs to import the one that uses it. The helpers below still take the wh
 (typed ``ZcoderApp``, under TYPE_CHECKING), and that is their only way back up; each is to
 take the services it uses and a way to post messages instead (issue 19). The list can
 only shrink: a module that starts importing the app fails this test, and one that stops
-must be struck from it. The same holds for the parts of RelayUI that take it whole.
+must be struck from it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ APP = "zcoder.tui.app"
 STILL_TAKE_THE_APP = frozenset(
     {
         "zcoder.tui.model_ui",
-        "zcoder.tui.relay_policy_ui",
         "zcoder.tui.relay_ui",
         "zcoder.tui.run",  # runs the app: not a circle, the app never imports it
         "zcoder.tui.sessions_ui",
@@ -30,11 +29,6 @@ STILL_TAKE_THE_APP = frozenset(
         "zcoder.tui.turns",
     }
 )
-
-
-STILL_TAKE_THE_RELAY_UI = frozenset({"zcoder.tui.relay_policy_ui"})
-"""Parts of RelayUI that take it whole, the same way back up (to RelayUI)."""
-RELAY_UI = "zcoder.tui.relay_ui"
 
 
 def tui_imports() -> dict[str, set[str]]:
@@ -80,11 +74,8 @@ def test_only_the_listed_helpers_import_the_app() -> None:
 
 def test_without_the_helpers_way_back_to_the_app_the_imports_form_a_tree() -> None:
     graph = tui_imports()
-    assert all(RELAY_UI in graph[name] for name in STILL_TAKE_THE_RELAY_UI)
     for name in STILL_TAKE_THE_APP:
         graph[name].discard(APP)
-    for name in STILL_TAKE_THE_RELAY_UI:
-        graph[name].discard(RELAY_UI)
     assert circles(graph) == []
 
 

@@ -5,6 +5,7 @@ crashed instance left unrun. The policies themselves are zcoder.relay.trust's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
@@ -15,27 +16,37 @@ from zcoder.relay.settings import Inbound
 from zcoder.relay.trust import BLOCK, TRUST, TrustError
 
 if TYPE_CHECKING:
-    from zcoder.tui.app import ZcoderApp
+    from zcoder.tui.inbox_ui import InboxUI
     from zcoder.tui.messages import Say
-    from zcoder.tui.relay_ui import RelayUI
 
 
 class RelayPolicyUI:
-    def __init__(self, relay_ui: RelayUI) -> None:
-        self.relay_ui = relay_ui
+    """Takes what it uses, never the app nor RelayUI: the ``relay`` (a getter: None while
+    there is none), the ``inbox`` (the history and receipts), RelayUI's
+    ``report_quarantined`` and ``refresh_header``, ``user_acted`` (the user let relayed
+    tasks run again) and ``say``."""
+
+    def __init__(
+        self,
+        *,
+        relay: Callable[[], Relay | None],
+        inbox: InboxUI,
+        report_quarantined: Callable[[QuarantinedMessage], None],
+        refresh_header: Callable[[], None],
+        user_acted: Callable[[], None],
+        say: Say,
+    ) -> None:
+        self._relay = relay
+        self.inbox = inbox
+        self._report_quarantined = report_quarantined
+        self._refresh_header = refresh_header
+        self._user_acted = user_acted
+        self.say = say
         self._held_seen: set[str] = set()  # held messages already announced
 
     @property
-    def app(self) -> ZcoderApp:
-        return self.relay_ui.app
-
-    @property
-    def say(self) -> Say:
-        return self.relay_ui.say
-
-    @property
     def relay(self) -> Relay | None:
-        return self.relay_ui.relay
+        return self._relay()
 
     def announce_held(self) -> None:
         """Say once per message that one is held for the user (they never expire)."""
@@ -52,12 +63,11 @@ class RelayPolicyUI:
             )
 
     def held_command(self, argument: str) -> None:
-        app = self.app
         assert self.relay is not None
         held = self.relay.held()
         for item in held:
             if isinstance(item, QuarantinedMessage):
-                self.relay_ui.report_quarantined(item)
+                self._report_quarantined(item)
         messages = [m for m in held if isinstance(m, ClaimedMessage)]
         verb, _, number = argument.partition(" ")
         if verb == "held":
@@ -82,20 +92,19 @@ class RelayPolicyUI:
         sender = visible(sender_name(message.envelope))
         if verb == "run":
             if self.relay.release(message.path.name):
-                self.relay_ui.inbox.received(message.envelope, "queued")
+                self.inbox.received(message.envelope, "queued")
                 self.say.notice(f"The message from {sender} joins the queue and runs next.")
-                app.note_user_acted()
+                self._user_acted()
         elif self.relay.discard(message.path.name):
-            self.relay_ui.inbox.received(message.envelope, "refused")
+            self.inbox.received(message.envelope, "refused")
             self.say.notice(f"The message from {sender} was discarded; its sender is told.")
-            self.relay_ui.inbox.send_receipt(
+            self.inbox.send_receipt(
                 message.envelope, "refused", "the receiving user discarded it without running it"
             )
-        self.relay_ui.refresh_header()
+        self._refresh_header()
 
     def recover(self, *, discard: bool) -> None:
         """/agents recover [discard]: a dead instance's unrun messages, queued or dropped."""
-        app = self.app
         assert self.relay is not None
         leftovers = self.relay.leftovers()
         if not leftovers:
@@ -118,10 +127,10 @@ class RelayPolicyUI:
             self.say.notice(
                 f"Recovered {total} message{'s' if total != 1 else ''}; they run in order."
             )
-            app.note_user_acted()
+            self._user_acted()
         for problem in problems:
             self.say.error(f"not recovered: {problem}")
-        self.relay_ui.refresh_header()
+        self._refresh_header()
 
     def trust_command(self, argument: str) -> None:
         assert self.relay is not None

@@ -73,13 +73,20 @@ class RelayUI:
         self.relay: Relay | None = None
         self.reason: str | None = None
         self._was_available = False
-        self.policy = RelayPolicyUI(self)  # held messages, trust per peer, recovery
         self.inbox = InboxUI(  # the history and receipts
             relay=lambda: self.relay,
             store=lambda: app.store,
             session_id=lambda: app.session_id,
             agent=lambda: app.agent,
             workspace=app.config.workspace,
+            say=self.say,
+        )
+        self.policy = RelayPolicyUI(  # held messages, trust per peer, recovery
+            relay=lambda: self.relay,
+            inbox=self.inbox,
+            report_quarantined=self.report_quarantined,
+            refresh_header=self.refresh_header,
+            user_acted=app.note_user_acted,
             say=self.say,
         )
         self._registry_mark: int | None = None  # the registry's mtime at the last look
