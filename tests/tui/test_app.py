@@ -12,7 +12,7 @@ import pytest
 from tests.fixtures.fake_ollama import Turn, call
 from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
 from zcoder.sessions import SessionStore
-from zcoder.tui.dialogs import ApprovalScreen, ConfirmSendScreen
+from zcoder.tui.approval_dialogs import ApprovalScreen, ConfirmSendScreen
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)

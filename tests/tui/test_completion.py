@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from zcoder.tui.commands import COMMANDS
+from zcoder.tui.command_registry import commands
 from zcoder.tui.completion import Completions, command_words, complete
+
+COMMANDS = commands().completion_entries()
 
 
 @pytest.fixture

@@ -244,3 +244,39 @@ async def test_attack_a_model_swapping_a_directory_for_a_link_cannot_make_undo_w
         await answer(pilot, app, "y")
         await wait_until(pilot, lambda: "Not undone: sub/settings.py" in transcript_text(app))
     assert (outside / "settings.py").read_text() == "DEBUG = True\n"
+
+
+async def test_the_edits_controller_alone_says_why_undo_does_not_run() -> None:
+    """EditsUI is given what it uses (no app): before the start, nothing; during a turn,
+    a notice posted, and no dialog."""
+    from typing import cast
+
+    from textual.message import Message
+
+    from zcoder.agent import Agent
+    from zcoder.agent.edits import UndoPlan
+    from zcoder.tui.edits_ui import EditsUI
+    from zcoder.tui.messages import Notice, Say
+
+    posted: list[Message] = []
+    asked: list[UndoPlan] = []
+
+    async def confirm_undo(plan: UndoPlan) -> str:
+        asked.append(plan)
+        return "cancel"
+
+    def edits(agent: Agent | None) -> EditsUI:
+        return EditsUI(
+            agent=lambda: agent,
+            busy=lambda: True,
+            confirm_undo=confirm_undo,
+            say=Say(posted.append, lambda **_fields: None),
+        )
+
+    await edits(None).undo()
+    assert posted == []
+    await edits(cast(Agent, object())).undo()
+    assert [m.text for m in posted if isinstance(m, Notice)] == [
+        "/undo runs when no turn is running; try again when this one ends."
+    ]
+    assert asked == []

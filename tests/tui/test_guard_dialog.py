@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 from tests.fixtures.fake_ollama import Turn, call
 from tests.tui.conftest import answer, idle, submit, wait_until
-from zcoder.tui.dialogs import ApprovalScreen
+from zcoder.tui.approval_dialogs import ApprovalScreen
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)

@@ -10,7 +10,7 @@ import pytest
 from tests.fixtures.fake_ollama import Turn
 from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
 from zcoder.tui import ZcoderApp
-from zcoder.tui.commands import ALIASES, COMMANDS
+from zcoder.tui.command_registry import commands
 from zcoder.tui.completion import command_words
 from zcoder.tui.history import history_path
 
@@ -289,7 +289,9 @@ async def test_tab_completes_commands_cycles_and_never_leaves_the_prompt(
         assert prompt.text == "/help " and app.focused is prompt
         prompt.clear()
         await type_text(pilot, "/co")
-        choices = sorted(n for n in command_words((*COMMANDS, *ALIASES)) if n.startswith("/co"))
+        choices = sorted(
+            n for n in command_words(commands().completion_entries()) if n.startswith("/co")
+        )
         assert len(choices) >= 3  # /compact, /context, /copy
         await pilot.press("tab")  # no longer common start: only listed
         assert prompt.text == "/co"

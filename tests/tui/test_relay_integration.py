@@ -14,7 +14,7 @@ import pytest
 from tests.fixtures.fake_ollama import Turn, call
 from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
 from zcoder.sessions import SessionStore
-from zcoder.tui.dialogs import ApprovalScreen
+from zcoder.tui.approval_dialogs import ApprovalScreen
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)
@@ -261,7 +261,7 @@ async def test_send_confirmation_that_cannot_fit_sends_nothing_and_says_why(
 
 
 async def test_yes_never_skips_the_send_confirmation(fake, make_config, app_factory, sender):
-    from zcoder.tui.dialogs import ConfirmSendScreen
+    from zcoder.tui.approval_dialogs import ConfirmSendScreen
 
     app = app_factory(make_config(yes=True))
     async with app.run_test(size=SIZE) as pilot:

@@ -18,7 +18,7 @@ from tests.tui.conftest import answer, entries, idle, submit, transcript_text, w
 from zcoder.agent import ContextUsage
 from zcoder.tools import ApprovalDecision
 from zcoder.tui.app import ZcoderApp
-from zcoder.tui.dialogs import ApprovalScreen
+from zcoder.tui.approval_dialogs import ApprovalScreen
 from zcoder.tui.interrupt import QUIT_AGAIN_TEXT, CtrlC, Press
 from zcoder.tui.screens import ModelPicker
 from zcoder.tui.status import (

@@ -317,7 +317,8 @@ async def test_a_reply_held_too_long_is_drawn_after_a_keys_echo_though_typing_go
 
     from textual.app import App, ComposeResult
 
-    from zcoder.tui.transcript import TYPING_REDRAW_MAX, Transcript
+    from zcoder.tui.assistant_entry import TYPING_REDRAW_MAX
+    from zcoder.tui.transcript import Transcript
 
     class Host(App[None]):
         def compose(self) -> ComposeResult:

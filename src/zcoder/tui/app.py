@@ -11,18 +11,15 @@ out by SlashCommands (tui/slash.py).
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import cached_property, partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.actions import SkipAction
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.command import Provider
 from textual.widget import Widget
 from textual.widgets import Footer, Input, ListView, TextArea
 from textual.worker import Worker, WorkerState
@@ -31,20 +28,20 @@ from zcoder import __version__
 from zcoder.agent.status import Status
 from zcoder.config import Config
 from zcoder.model.backends import server_label
+from zcoder.tui.chat_pane import ChatPane
 from zcoder.tui.commands import parse_slash, parse_user_command
 from zcoder.tui.interrupt import QUIT_AGAIN_TEXT, QUIT_WINDOW_SECONDS, CtrlC, Press
+from zcoder.tui.messages import Notice, Say, ShowEntry
 from zcoder.tui.prompt import PromptInput
-from zcoder.tui.queued import QueuedPrompts
 from zcoder.tui.scheduler import TurnScheduler
 from zcoder.tui.startup import Startup
-from zcoder.tui.status import HeaderBar, HeaderState, turn_summary
+from zcoder.tui.status import HeaderBar, HeaderState, git_branch, turn_summary
 from zcoder.tui.terminal import ZcoderDriver
 from zcoder.tui.terminal_title import TerminalTitle
 from zcoder.tui.transcript import (
     FULL_OUTPUT_KEY,
     CommandEntry,
     Entry,
-    Transcript,
     error_text,
     system_text,
 )
@@ -61,6 +58,7 @@ if TYPE_CHECKING:
     from zcoder.sessions import SessionStore
     from zcoder.tui.agent_view import AgentView
     from zcoder.tui.approvals import DialogApprovals
+    from zcoder.tui.command_palette import PaletteCommand
     from zcoder.tui.model_ui import ModelUI
     from zcoder.tui.quit_ui import QuitUI
     from zcoder.tui.relay_ui import RelayNudge, RelayUI
@@ -70,21 +68,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ZcoderApp", "git_branch", "run_app"]
+__all__ = ["ZcoderApp"]
 
 
-def git_branch(workspace: Path) -> str | None:
-    """The checked-out branch, read from .git/HEAD (no git process at start-up)."""
-    for directory in (workspace, *workspace.parents):
-        head = directory / ".git" / "HEAD"
-        try:
-            text = head.read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
-            continue
-        if text.startswith("ref: refs/heads/"):
-            return text.removeprefix("ref: refs/heads/")
-        return text[:10] or None
-    return None
+def slash_commands_provider() -> type[Provider]:
+    """The palette's provider of zcoder's commands, imported when the palette first opens."""
+    from zcoder.tui.command_palette import SlashCommandsProvider
+
+    return SlashCommandsProvider
 
 
 class ZcoderApp(App[int]):
@@ -94,6 +85,11 @@ class ZcoderApp(App[int]):
     #body { height: 1fr; }
     #main { width: 1fr; }
     """
+    # Ctrl+P: zcoder's slash commands (tui/command_registry.py), then Textual's own.
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {
+        slash_commands_provider,
+        *App.COMMANDS,
+    }
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "stop_turn", "Stop", show=True),
         Binding("ctrl+n", "new_session", "New"),
@@ -125,8 +121,6 @@ class ZcoderApp(App[int]):
         self._resume = resume
         self._keep_model = keep_model
         self.agent: Agent | None = None
-        self.startup = Startup(self, resume=resume is not None, tune_gc=tune_gc)
-        self._turn: Worker[Any] | None = None
         self.scheduler = TurnScheduler(config.relay.max_auto_turns)
         self._deferred: list[Entry] | None = []
         self.header_state = HeaderState(
@@ -143,14 +137,17 @@ class ZcoderApp(App[int]):
         self.header = HeaderBar(
             self.header_state, terminal_title=TerminalTitle(self.header_state.project)
         )
+        # How the parts behind the screen speak to it (tui/messages.py).
+        self.say = Say(self.post_message, self.header.refresh_state)
+        self.startup = Startup(self, resume=resume is not None, tune_gc=tune_gc)
         self.ctrl_c = CtrlC()
         self.body = Body(id="body")  # shows or hides the sidebar (narrow terminals)
         self.sidebar = SessionList(id="sessions")  # in place of the placeholder at start
         self._sidebar_placeholder: SidebarPlaceholder | None = SidebarPlaceholder()
-        self.transcript = Transcript(id="transcript")
-        self.prompt_input = PromptInput(id="prompt", soft_wrap=True, show_line_numbers=False)
-        self.prompt_input.typing_hook = self.transcript.note_typing
-        self.queued_prompts = QueuedPrompts(id="queued")
+        self.chat = ChatPane(id="main")  # the conversation, and the turn's worker
+        self.transcript = self.chat.transcript
+        self.prompt_input = self.chat.prompt_input
+        self.queued_prompts = self.chat.queued_prompts
 
     # -- the parts behind the screen, made when first used ------------------------------
 
@@ -191,7 +188,14 @@ class ZcoderApp(App[int]):
         """Quitting with relayed messages still queued asks first."""
         from zcoder.tui.quit_ui import QuitUI
 
-        return QuitUI(self)
+        return QuitUI(
+            relay=lambda: self.relay,
+            # RelayUI is made when first used: not by making this.
+            record=lambda envelope, state: self.relay_ui.inbox.received(envelope, state),  # noqa: PLW0108
+            exit=self.exit,
+            ask=lambda dialog, answered: self.push_screen(dialog, callback=answered),
+            say=self.say,
+        )
 
     @cached_property
     def agent_view(self) -> AgentView:
@@ -224,11 +228,7 @@ class ZcoderApp(App[int]):
         yield self.header
         with self.body:
             yield self._sidebar_placeholder or self.sidebar
-            with Vertical(id="main"):
-                yield self.transcript
-                yield self.transcript.hint
-                yield self.queued_prompts
-                yield self.prompt_input
+            yield self.chat
         yield Footer()
 
     @property
@@ -250,10 +250,7 @@ class ZcoderApp(App[int]):
 
     @property
     def busy(self) -> bool:
-        return self._turn is not None and self._turn.state in (
-            WorkerState.PENDING,
-            WorkerState.RUNNING,
-        )
+        return self.chat.busy
 
     def show(self, entry: Entry) -> Entry:
         if self._deferred is not None:
@@ -274,6 +271,13 @@ class ZcoderApp(App[int]):
 
     def error(self, text: str) -> None:
         self.show(Entry("error", error_text(text)))
+
+    def on_notice(self, message: Notice) -> None:
+        """A part behind the screen said something (tui/messages.py)."""
+        (self.error if message.error else self.notice)(message.text)
+
+    def on_show_entry(self, message: ShowEntry) -> None:
+        self.show(message.entry)
 
     # -- start and stop -----------------------------------------------------------------
 
@@ -396,25 +400,23 @@ class ZcoderApp(App[int]):
         self.header.turn_started()
         if self.relay is not None:
             self.relay.set_state("busy")
-        self._turn = self.run_later(work, group="turn")
+        self.chat.start_turn(work)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if self.model_ui.warmup_ended(event):
-            return
-        if event.worker is not self._turn or event.state not in (
-            WorkerState.SUCCESS,
-            WorkerState.ERROR,
-            WorkerState.CANCELLED,
-        ):
-            return
-        if event.state is WorkerState.ERROR and event.worker.error is not None:
-            log.error("turn failed", exc_info=event.worker.error)
-            self.error(f"the turn failed unexpectedly: {event.worker.error!r}")
-        self._turn = None
+        self.model_ui.warmup_ended(event)  # the turn's worker is the chat pane's
+
+    def on_chat_pane_turn_ended(self, message: ChatPane.TurnEnded) -> None:
+        worker = message.worker
+        if worker is not self.chat.turn:
+            return  # a newer turn started before this end was handled
+        if worker.state is WorkerState.ERROR and worker.error is not None:
+            log.error("turn failed", exc_info=worker.error)
+            self.error(f"the turn failed unexpectedly: {worker.error!r}")
+        self.chat.turn = None
         seconds = self.header.turn_ended(
-            stopped=event.state is WorkerState.CANCELLED, failed=event.state is WorkerState.ERROR
+            stopped=worker.state is WorkerState.CANCELLED, failed=worker.state is WorkerState.ERROR
         )
-        summary = turn_summary(seconds, stopped=event.state is WorkerState.CANCELLED)
+        summary = turn_summary(seconds, stopped=worker.state is WorkerState.CANCELLED)
         if summary is not None:
             self.notice(summary)
         if self.relay is not None:
@@ -433,14 +435,7 @@ class ZcoderApp(App[int]):
             return  # a lone "!": nothing to run
         if (problem := self.prompt_input.habits.remember(text)) is not None:
             self.error(problem)  # once: the history file cannot be written
-        command = parse_slash(text)  # the input cleared itself: keys typed since stay
-        if command is not None:
-            self.show(Entry("system", system_text(f"› {text.strip()}")))
-            self.run_later(
-                partial(self.slash.run, command.name, command.argument),
-                group="command",
-                exit_on_error=True,
-            )
+        if self.run_command(text):  # the input cleared itself: keys typed since stay
             return
         marks = self.relay_ui.sequences()
         self.scheduler.queue_prompt(
@@ -449,15 +444,37 @@ class ZcoderApp(App[int]):
         self.note_user_acted()  # starts it at once when nothing runs
         self.show_queue()
 
+    def run_command(self, text: str) -> bool:
+        """Run ``text`` if it is a slash command (tui/slash.py); whether it was one."""
+        command = parse_slash(text)
+        if command is None:
+            return False
+        self.show(Entry("system", system_text(f"› {text.strip()}")))
+        self.run_later(
+            partial(self.slash.run, command.name, command.argument),
+            group="command",
+            exit_on_error=True,
+        )
+        return True
+
+    def on_palette_command(self, message: PaletteCommand) -> None:
+        """A command chosen in the palette (tui/command_palette.py): run as if typed, or,
+        when it needs a value, put in the prompt to finish (a draft there goes to the
+        history first, as Ctrl+C puts it: Up brings it back)."""
+        self.finish_start()
+        if message.run:
+            self.run_command(message.text)
+            return
+        draft = self.chat.prefill(f"{message.text} ")
+        if draft and (problem := self.prompt_input.habits.remember(draft)):
+            self.error(problem)
+
     def on_prompt_input_edit_queued(self, _message: PromptInput.EditQueued) -> None:
         text = self.scheduler.take_last()
         if text is not None:
             self.prompt_input.load_text(text)
             self.prompt_input.move_cursor(self.prompt_input.document.end)
             self.show_queue()
-
-    def on_prompt_input_scroll_transcript(self, message: PromptInput.ScrollTranscript) -> None:
-        self.transcript.scroll_by(pages=message.pages, lines=message.lines)
 
     def on_text_area_changed(self, event: PromptInput.Changed) -> None:
         # A queued prompt taken back to edit is cancelled when the input is cleared.
@@ -468,13 +485,11 @@ class ZcoderApp(App[int]):
     # -- actions ------------------------------------------------------------------------
 
     def action_stop_turn(self) -> None:
-        if self._turn is not None and self.busy:
-            self._turn.cancel()
-            if queued := len(self.scheduler.prompts()):
-                self.notice(
-                    f"Stopped. Your {queued} queued prompt{'s stay' if queued > 1 else ' stays'}"
-                    " queued and will run; ↑ in the empty prompt takes the last one back."
-                )
+        if self.chat.stop_turn() and (queued := len(self.scheduler.prompts())):
+            self.notice(
+                f"Stopped. Your {queued} queued prompt{'s stay' if queued > 1 else ' stays'}"
+                " queued and will run; ↑ in the empty prompt takes the last one back."
+            )
 
     def action_follow_output(self, unless_typing: bool) -> None:
         """End (unless it moves the cursor of typed text) or Ctrl+End: the transcript goes
@@ -567,24 +582,3 @@ class ZcoderApp(App[int]):
     async def action_pick_model(self) -> None:
         self.finish_start()
         await self.model_ui.pick()
-
-
-def run_app(config: Config, *, resume: str | None = None, keep_model: bool = False) -> int:
-    """``resume``: a full session id (the CLI resolves prefixes); its model is put back
-    unless ``keep_model`` (``-m`` was given)."""
-    app = ZcoderApp(config, resume=resume, keep_model=keep_model, tune_gc=True)
-    try:
-        code = app.run()
-    finally:
-        app._stop_services()  # idempotent: also covers an exit that skipped unmount
-    # The terminal is the shell's again: say how to come back to this session.
-    exit_session = app.sessions.exit_session if app.started else None
-    from zcoder.resume import resume_command
-
-    if exit_session is not None:
-        hint = resume_command(exit_session, config.workspace, config.profile.value)
-        with contextlib.suppress(OSError):  # after SIGHUP there may be no terminal
-            print(f"Resume this session with: {hint}", flush=True)
-    if os.environ.get("ZCODER_DEBUG_EXIT"):
-        print(f"zcoder exited with {code}")
-    return int(code or 0)

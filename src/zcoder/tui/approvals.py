@@ -18,13 +18,8 @@ from zcoder.agent import ConfirmationUnavailable
 from zcoder.agent.edits import UndoPlan
 from zcoder.relay import Peer
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest, EditApprovalRequest
-from zcoder.tui.dialogs import (
-    MIN_DIALOG_HEIGHT,
-    MIN_DIALOG_WIDTH,
-    ApprovalScreen,
-    ConfirmSendScreen,
-    GuardedDialog,
-)
+from zcoder.tui.approval_dialogs import ApprovalScreen, ConfirmSendScreen
+from zcoder.tui.dialogs import MIN_DIALOG_HEIGHT, MIN_DIALOG_WIDTH, GuardedDialog
 from zcoder.tui.edit_dialogs import UNDO_CANCEL, EditApprovalScreen, UndoScreen
 
 

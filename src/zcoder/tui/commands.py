@@ -1,4 +1,8 @@
-"""Slash commands: parsing and the help text. The app carries them out."""
+"""Slash commands as typed: parsing them, and the keys /help lists after them.
+
+The commands themselves, with their help, are declared where they are carried out and
+collected in one registry (tui/command_registry.py).
+"""
 
 from __future__ import annotations
 
@@ -7,42 +11,7 @@ from typing import Final
 
 from zcoder.tui.widgets import SIDEBAR_MIN_TERMINAL_WIDTH
 
-COMMANDS: Final = {
-    "/help": "show this help",
-    "/new": "start a new session (idle only)",
-    "/sessions [all]": "list the sessions with their ids (zcoder --resume ID) and focus the"
-    " list; all: with those of --prompt runs",
-    "/model [NAME]": "switch model; without NAME, pick from Ollama's list (idle only)",
-    "/context": "how full the context window is, and what fills it",
-    "/output": "the whole output of the last command (also Ctrl+T)",
-    "/compact [FOCUS]": "replace older history with a summary the model writes (idle only)",
-    "/diff": "the files changed this session: the net diff of each",
-    "/undo": "restore the files the last turn changed, after asking (idle only)",
-    "/list-agents": "list the other zcoder instances on this machine (no model request)",
-    "/agents": "this instance's relay status",
-    "/inbox [N]": "messages sent and received here, newest first, with their state and receipt",
-    "/rename NAME": "this instance's name for other agents (default: the project's)",
-    "/agents pause": "refuse new relayed messages (queued ones are kept)",
-    "/agents resume": "accept relayed messages again",
-    "/agents continue": "run the relayed tasks that wait for you (also F2)",
-    "/agents held": "messages held for you (ZCODER_RELAY_INBOUND=hold, or no trust yet)",
-    "/agents run N | discard N": "run a held message now, or drop it (its sender is told)",
-    "/agents trust | block | forget NAME": "a policy for that peer's workspace, kept",
-    "/agents recover [discard]": "run (or drop) what a crashed zcoder here left unrun",
-    "/copy": "copy the last reply, as the model wrote it, to the clipboard (OSC 52)",
-    "/quit": "leave zcoder",
-    "!COMMAND": "run a shell command here, unasked; its output is context for your next prompt",
-}
-
-ALIASES: Final = {
-    "/exit": "/quit",
-    "/q": "/quit",
-    "/clear": "/new",  # as in Claude Code: a fresh conversation; the old one stays saved
-    "/?": "/help",
-}
-"""Other names of commands, shown in the help."""
-
-KEYS: Final = {
+KEYS: Final = {  # shown by /help, after the commands
     "Enter": "send; while a turn runs, it is queued (shown above the prompt)",
     "Up (empty prompt)": "take the last queued prompt back to edit; clear it to cancel",
     "Up, Down": "earlier prompts of this workspace (kept across runs); Down ends at your draft",
@@ -66,7 +35,7 @@ KEYS: Final = {
 
 @dataclass(frozen=True)
 class SlashCommand:
-    name: str  # e.g. "/model"
+    name: str  # e.g. "/model", or an alias ("/q"): the registry resolves it
     argument: str  # the rest of the line, stripped
 
 
@@ -77,7 +46,7 @@ def parse_slash(text: str) -> SlashCommand | None:
         return None
     name, _, rest = stripped.partition(" ")
     name = name.lower()
-    return SlashCommand(ALIASES.get(name, name), rest.strip())
+    return SlashCommand(name, rest.strip())
 
 
 def parse_user_command(text: str) -> str | None:
@@ -86,18 +55,3 @@ def parse_user_command(text: str) -> str | None:
     if not stripped.startswith("!"):
         return None
     return stripped[1:].strip()
-
-
-def help_text() -> str:
-    width = max(len(k) for k in (*COMMANDS, *KEYS)) + 2
-    lines = ["Commands:"]
-    lines += [f"  {name.ljust(width)}{what}" for name, what in COMMANDS.items()]
-    lines.append("Aliases:")
-    lines += [
-        f"  {alias.ljust(width)}{command}"
-        + (" (a new session; the current one stays saved)" if command == "/new" else "")
-        for alias, command in ALIASES.items()
-    ]
-    lines.append("Keys:")
-    lines += [f"  {key.ljust(width)}{what}" for key, what in KEYS.items()]
-    return "\n".join(lines)

@@ -8,35 +8,55 @@ to it, then restores the files the last turn that changed files left, and tells 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Final
 
 from rich.text import Text
 
 from zcoder.tools.offload import StopSignal, in_thread
+from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.diff_view import diff_text
 from zcoder.tui.edit_dialogs import UNDO_CANCEL, UNDO_OVERWRITE
 from zcoder.tui.transcript import Entry
 
 if TYPE_CHECKING:
-    from zcoder.tui.app import ZcoderApp
+    from zcoder.agent import Agent
+    from zcoder.agent.edits import UndoPlan
+    from zcoder.tui.messages import Say
 
 MAX_DIFF_ENTRY_LINES: Final = 2000
 """Lines of /diff shown in the transcript; a longer diff says how many more there are."""
 
 
+@declares_commands
 class EditsUI:
-    def __init__(self, app: ZcoderApp) -> None:
-        self.app = app
+    """/diff and /undo. Takes what it uses, never the app: ``agent`` (None before the
+    start has finished), ``busy`` (whether a turn runs), ``confirm_undo`` (the /undo
+    dialog, tui/approvals.py) and ``say``."""
+
+    def __init__(
+        self,
+        *,
+        agent: Callable[[], Agent | None],
+        busy: Callable[[], bool],
+        confirm_undo: Callable[[UndoPlan], Awaitable[str]],
+        say: Say,
+    ) -> None:
+        self._agent = agent
+        self._busy = busy
+        self._confirm_undo = confirm_undo
+        self.say = say
         self._asking = False  # an /undo dialog is open
 
-    async def show_diff(self) -> None:
-        app = self.app
-        if app.agent is None:
+    @slash_command(Form("/diff", "the files changed this session: the net diff of each"))
+    async def show_diff(self, _argument: str = "") -> None:
+        agent = self._agent()
+        if agent is None:
             return
         # Reading every changed file and diffing it is file-system work: off the loop.
-        diff = await in_thread(StopSignal(), app.agent.edits.session_diff, name="diff")
+        diff = await in_thread(StopSignal(), agent.edits.session_diff, name="diff")
         if not diff.diffs:
-            app.notice(
+            self.say.notice(
                 "No file changes in this session to show (edits made by run_command are "
                 "not tracked; undone ones are gone)."
             )
@@ -46,43 +66,45 @@ class EditsUI:
             more = len(lines) - MAX_DIFF_ENTRY_LINES
             lines = [*lines[:MAX_DIFF_ENTRY_LINES], f"… {more} more lines not shown"]
         body = Text.assemble((diff.header + "\n", "bold"), diff_text("\n".join(lines)))
-        app.show(Entry("diff", body))
+        self.say.show(Entry("diff", body))
 
-    async def undo(self) -> None:
-        app = self.app
-        if app.agent is None:
+    @slash_command(
+        Form("/undo", "restore the files the last turn changed, after asking (idle only)")
+    )
+    async def undo(self, _argument: str = "") -> None:
+        agent = self._agent()
+        if agent is None:
             return
-        if app.busy:
-            app.notice("/undo runs when no turn is running; try again when this one ends.")
+        if self._busy():
+            self.say.notice("/undo runs when no turn is running; try again when this one ends.")
             return
         if self._asking:
-            app.notice("An /undo is already waiting for your answer.")
+            self.say.notice("An /undo is already waiting for your answer.")
             return
-        journal = app.agent.edits
+        journal = agent.edits
         # Reading and diffing the files is file-system work: off the loop, too.
         plan = await in_thread(StopSignal(), journal.plan_undo, name="undo-plan")
         if plan is None:
-            app.notice(
+            self.say.notice(
                 "Nothing to undo: no turn of this session changed files, or all were undone."
             )
             return
         session = journal.store  # replaced if another session is opened meanwhile
         self._asking = True
         try:
-            answer = await app.dialogs.confirm_undo(plan)
+            answer = await self._confirm_undo(plan)
         finally:
             self._asking = False
         if answer == UNDO_CANCEL:
-            app.notice("Nothing was undone.")
+            self.say.notice("Nothing was undone.")
             return
         if self._busy():  # a relayed task may have started while the dialog was open
-            app.notice("A turn started meanwhile; nothing was undone. Try /undo again after it.")
+            self.say.notice(
+                "A turn started meanwhile; nothing was undone. Try /undo again after it."
+            )
             return
         if journal.store is not session:
-            app.notice("Another session was opened meanwhile; nothing was undone.")
+            self.say.notice("Another session was opened meanwhile; nothing was undone.")
             return
         report = journal.undo(plan, overwrite_changed=answer == UNDO_OVERWRITE)
-        app.agent.note_for_model(report.note_for_model(), report.text())
-
-    def _busy(self) -> bool:
-        return self.app.busy
+        agent.note_for_model(report.note_for_model(), report.text())

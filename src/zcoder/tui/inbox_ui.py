@@ -16,6 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zcoder.agent import Outcome, TurnFinished
@@ -27,11 +28,13 @@ from zcoder.relay.receipts import Receipt
 from zcoder.relay.sanitize import visible
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.relay_log import RelayLog, RelayRecord
+from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.transcript import entry_for_event, receipt_text_for_user
 
 if TYPE_CHECKING:
-    from zcoder.tui.app import ZcoderApp
-    from zcoder.tui.relay_ui import RelayUI
+    from zcoder.agent import Agent
+    from zcoder.sessions import SessionStore
+    from zcoder.tui.messages import Say
 
 log = logging.getLogger(__name__)
 
@@ -52,14 +55,33 @@ def receipt_outcome(finished: TurnFinished) -> tuple[str, str]:
 STATE_OF_OUTCOME = {"completed": "done", "cancelled": "cancelled", "refused": "refused"}
 
 
+@declares_commands
 class InboxUI:
-    def __init__(self, relay_ui: RelayUI) -> None:
-        self.relay_ui = relay_ui
+    """The relay's history and receipts. Takes what it uses, never the app: getters of
+    the ``relay``, the session ``store``, the open ``session_id`` and the ``agent`` (each
+    None while there is none), the ``workspace``, and ``say``."""
+
+    def __init__(
+        self,
+        *,
+        relay: Callable[[], Relay | None],
+        store: Callable[[], SessionStore | None],
+        session_id: Callable[[], str | None],
+        agent: Callable[[], Agent | None],
+        workspace: Path,
+        say: Say,
+    ) -> None:
+        self._relay = relay
+        self._store = store
+        self._session_id = session_id
+        self._agent = agent
+        self.workspace = workspace
+        self.say = say
         self._logged: set[str] = set()  # received message ids already in the history
 
     @property
     def log(self) -> RelayLog | None:
-        store = self.app.store
+        store = self._store()
         return RelayLog(store) if store is not None else None
 
     def _write(self, action: Callable[[RelayLog], None]) -> None:
@@ -84,8 +106,8 @@ class InboxUI:
             return
         self._write(
             lambda book: book.record(
-                workspace=self.app.config.workspace,
-                session_id=self.app.session_id or "",
+                workspace=self.workspace,
+                session_id=self._session_id() or "",
                 direction="sent",
                 message_id=str(result.message_id),
                 peer_instance_id=peer.instance_id,
@@ -111,8 +133,8 @@ class InboxUI:
         self._logged.add(envelope.message_id)
         self._write(
             lambda book: book.record(
-                workspace=self.app.config.workspace,
-                session_id=self.app.session_id or "",
+                workspace=self.workspace,
+                session_id=self._session_id() or "",
                 direction="received",
                 message_id=envelope.message_id,
                 peer_instance_id=envelope.sender_instance_id,
@@ -122,26 +144,31 @@ class InboxUI:
             )
         )
 
+    @slash_command(
+        Form(
+            "/inbox [N]",
+            "messages sent and received here, newest first, with their state and receipt",
+        )
+    )
     def command(self, argument: str) -> None:
         """/inbox: the history, newest first; /inbox N: one entry whole."""
-        app = self.app
         book = self.log
         if book is None:
-            app.error("the relay history is kept in the session store, which is unavailable")
+            self.say.error("the relay history is kept in the session store, which is unavailable")
             return
         try:
-            records = book.history(app.config.workspace)
+            records = book.history(self.workspace)
         except SessionStoreError as exc:
-            app.error(str(exc))
+            self.say.error(str(exc))
             return
         if not records:
-            app.notice("No message was sent or received in this workspace yet.")
+            self.say.notice("No message was sent or received in this workspace yet.")
             return
         if argument.strip():
             if not argument.strip().isdigit() or not 1 <= int(argument) <= len(records):
-                app.error(f"usage: /inbox N, with N from /inbox (1 to {len(records)})")
+                self.say.error(f"usage: /inbox N, with N from /inbox (1 to {len(records)})")
                 return
-            app.notice(_entry_text(records[int(argument) - 1]))
+            self.say.notice(_entry_text(records[int(argument) - 1]))
             return
         lines = ["Relayed messages of this workspace, newest first (/inbox N shows one):"]
         for number, record in enumerate(records, 1):
@@ -154,15 +181,11 @@ class InboxUI:
                 f"{number:>3}. {when} {arrow} {visible(record.peer_name)} · {record.state}"
                 f"{receipt} · {visible(preview)}"
             )
-        app.notice("\n".join(lines))
-
-    @property
-    def app(self) -> ZcoderApp:
-        return self.relay_ui.app
+        self.say.notice("\n".join(lines))
 
     @property
     def relay(self) -> Relay | None:
-        return self.relay_ui.relay
+        return self._relay()
 
     def send_receipt(self, task: Envelope, outcome: str, summary: str) -> None:
         """Tell the task's sender how it ended, on a thread of its own: the turn's end (or its
@@ -182,7 +205,7 @@ class InboxUI:
         (they start no turn)."""
         if self.relay is None:
             return
-        app = self.app
+        agent = self._agent()
         for receipt, sent in self.relay.take_receipts():
             shown = receipt_text_for_user(receipt.outcome, sent.target_label, receipt.summary)
             metadata = {
@@ -191,10 +214,10 @@ class InboxUI:
                 "from_instance_id": receipt.sender_instance_id,
                 "from_name": sent.target_label,
             }
-            app.show(entry_for_event("receipt", shown, metadata))
+            self.say.show(entry_for_event("receipt", shown, metadata))
             self._write(functools.partial(_save_receipt, receipt=receipt))
-            if app.agent is not None:
-                app.agent.record_receipt(
+            if agent is not None:
+                agent.record_receipt(
                     receipt_record(
                         target_label=sent.target_label,
                         target_instance_id=sent.target_instance_id,

@@ -26,6 +26,7 @@ from zcoder.model.context import (
     resolve_for_model,
 )
 from zcoder.sessions import SessionStoreError
+from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.screens import ModelPicker
 
 if TYPE_CHECKING:
@@ -37,11 +38,13 @@ log = logging.getLogger(__name__)
 _ENDED = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
 
 
+@declares_commands
 class ModelUI:
     """The current model's context window (``context_window``, None until sized)."""
 
     def __init__(self, app: ZcoderApp) -> None:
         self.app = app
+        self.say = app.say
         self.context_window: ContextWindow | None = None  # resolved per model, in the background
         self._warmup: Worker[Any] | None = None
         self._window_task: asyncio.Task[ContextWindow] | None = None
@@ -77,7 +80,7 @@ class ModelUI:
         if get_current_worker().is_cancelled:
             return  # a newer refresh runs: its reading is the one to show
         with contextlib.suppress(RuntimeError):  # the app is exiting
-            self.app.call_from_thread(self.app.header.refresh_state, context=usage)
+            self.app.call_from_thread(self.say.header, context=usage)
 
     # -- warm-up ------------------------------------------------------------------------
 
@@ -85,7 +88,7 @@ class ModelUI:
         """Size the context window for the current model, then load the model with it."""
         self.cancel_warmup()
         self._resolve_window()
-        self.app.header.refresh_state(status=Status.WARMING_UP.value)
+        self.say.header(status=Status.WARMING_UP.value)
         self._warmup = self.app.run_later(self._warm, group="warmup")
 
     def cancel_warmup(self) -> None:
@@ -99,10 +102,10 @@ class ModelUI:
             return False
         app = self.app
         if event.state is WorkerState.ERROR and event.worker.error is not None:
-            app.error(str(event.worker.error))
-            app.header.refresh_state(status=Status.ERROR.value)
+            self.say.error(str(event.worker.error))
+            self.say.header(status=Status.ERROR.value)
         elif not app.busy and event.state is WorkerState.SUCCESS:
-            app.header.refresh_state(status=Status.READY.value)
+            self.say.header(status=Status.READY.value)
         return True
 
     def _resolve_window(self) -> None:
@@ -117,7 +120,7 @@ class ModelUI:
         for warning in window.warnings:
             if warning not in self._warned:
                 self._warned.add(warning)
-                app.notice(warning)
+                self.say.notice(warning)
         if model == app.model:
             self.context_window = window
             if app.agent is not None:
@@ -184,26 +187,35 @@ class ModelUI:
             return
         notice = allocation_notice(model, window, allocated)
         if notice is not None and model == self.app.model:
-            self.app.notice(notice)
+            self.say.notice(notice)
 
     # -- changing the model -------------------------------------------------------------
+
+    @slash_command(
+        Form("/model [NAME]", "switch model; without NAME, pick from Ollama's list (idle only)")
+    )
+    async def model_command(self, argument: str) -> None:
+        if argument:
+            self.set_model(argument)
+        else:
+            await self.pick()
 
     async def pick(self) -> None:
         """The model picker, with the models the server lists."""
         app = self.app
         if app.busy:
-            app.notice("The model can be changed when no turn is running.")
+            self.say.notice("The model can be changed when no turn is running.")
             return
         try:
             models = await app.client.list_models()
         except ModelError as exc:
-            app.error(str(exc))
+            self.say.error(str(exc))
             return
         if not models:
             if app.config.backend == "openai":
-                app.notice(f"The server at {app.config.base_url} lists no models; load one.")
+                self.say.notice(f"The server at {app.config.base_url} lists no models; load one.")
             else:
-                app.notice("Ollama has no models; pull one with `ollama pull NAME`.")
+                self.say.notice("Ollama has no models; pull one with `ollama pull NAME`.")
             return
         app.push_screen(ModelPicker(models, app.model), callback=self._chosen)
 
@@ -215,7 +227,7 @@ class ModelUI:
         """Switch to ``model``; ``notice`` replaces the plain "Model: NAME"."""
         app = self.app
         if app.busy:
-            app.notice("The model can be changed when no turn is running.")
+            self.say.notice("The model can be changed when no turn is running.")
             return
         app.model = model
         if app.agent is not None:
@@ -225,6 +237,6 @@ class ModelUI:
                 app.store.set_model(app.session_id, model)
         if app.relay is not None:
             app.relay.refresh_manifest(model=model)
-        app.header.refresh_state(model=model)
-        app.notice(notice or f"Model: {model}")
+        self.say.header(model=model)
+        self.say.notice(notice or f"Model: {model}")
         self.start_warmup()

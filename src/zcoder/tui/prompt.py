@@ -114,7 +114,11 @@ class PromptInput(TextArea):
     def habits(self) -> PromptHabits:
         """Up/Down recall, Ctrl+R search, Tab completion (tui/prompt_habits.py); it also
         takes Up in the empty prompt back to the last queued prompt (EditQueued)."""
-        return PromptHabits(self)
+        return PromptHabits(
+            self,
+            refresh_hint=self.refresh_hint,
+            edit_queued=lambda: self.post_message(self.EditQueued()),
+        )
 
     async def _on_key(self, event: events.Key) -> None:
         if self.typing_hook is not None:

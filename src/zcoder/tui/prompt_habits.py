@@ -28,20 +28,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events
+from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
 
-from zcoder.tui.commands import ALIASES, COMMANDS
+from zcoder.tui.command_registry import commands
 from zcoder.tui.completion import Candidate, complete
 from zcoder.tui.history import PromptHistory
 from zcoder.tui.recall import Match, Recall, search, search_newer
 from zcoder.tui.widgets import screen_safe
-
-if TYPE_CHECKING:
-    from zcoder.tui.prompt import PromptInput
 
 SEARCH_KEYS_HINT = "Ctrl+R older · Enter edit · Esc cancel"
 # Keys that end the search by accepting the match, and are then done (not passed on).
@@ -72,8 +69,20 @@ class _Cycle:
 
 
 class PromptHabits:
-    def __init__(self, prompt: PromptInput) -> None:
+    """``prompt`` is the prompt input (tui/prompt.py), which makes its habits: it gives
+    them ``refresh_hint`` (draw its key hint again) and ``edit_queued`` (Up in the empty
+    prompt: take the last queued prompt back), so this module need not import it."""
+
+    def __init__(
+        self,
+        prompt: TextArea,
+        *,
+        refresh_hint: Callable[[], None],
+        edit_queued: Callable[[], object],
+    ) -> None:
         self.prompt = prompt
+        self._refresh_hint = refresh_hint
+        self._edit_queued = edit_queued
         self.history: PromptHistory | None = None
         self._entries: list[str] = []  # without a history file (tests, before mount)
         self.recall = Recall(self._entries)
@@ -167,7 +176,7 @@ class PromptHabits:
     def _older(self) -> bool:
         prompt = self.prompt
         if not prompt.text and not self.recall.walking and self.queued_waiting():
-            prompt.post_message(prompt.EditQueued())
+            self._edit_queued()
             return True
         text = self.recall.older(prompt.text)
         if text is None:
@@ -312,7 +321,7 @@ class PromptHabits:
             prompt.document.get_line(row)[:column],
             first_row=row == 0,
             workspace=self.workspace,
-            commands=(*COMMANDS, *ALIASES),
+            commands=commands().completion_entries(),
         )
         if found is None or not found.candidates:
             return
@@ -353,7 +362,7 @@ class PromptHabits:
     def _end_cycle(self) -> None:
         if self._cycle is not None:
             self._cycle = None
-            self.prompt.refresh_hint()  # the keys again
+            self._refresh_hint()  # the keys again
             self.choices_line = ""
 
 

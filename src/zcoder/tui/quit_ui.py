@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from rich.text import Text
 from textual.widgets import Static
 
-from zcoder.relay import ClaimedMessage, Envelope
+from zcoder.relay import ClaimedMessage, Envelope, Relay
 from zcoder.relay.display import sender_from
 from zcoder.relay.sanitize import visible
+from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.dialogs import GuardedDialog
 
 if TYPE_CHECKING:
-    from zcoder.tui.app import ZcoderApp
+    from zcoder.tui.messages import Say
 
 DISCARD_SUMMARY: Final = "the receiving zcoder quit before running it"
 RECEIPTS_DEADLINE: Final = 5.0  # seconds all discarded receipts may take together at exit
@@ -70,25 +72,47 @@ class QuitScreen(GuardedDialog[bool]):
         return None
 
 
+@declares_commands
 class QuitUI:
-    def __init__(self, app: ZcoderApp) -> None:
-        self.app = app
+    """Quitting: at once, or after asking when relayed messages would be dropped.
+
+    It takes what it uses, never the app: ``relay`` (the relay, None while there is
+    none), ``record`` (the inbox's history of a message's state), ``exit`` (the app's),
+    ``ask`` (show the dialog; its answer goes to the callback) and ``say``."""
+
+    def __init__(
+        self,
+        *,
+        relay: Callable[[], Relay | None],
+        record: Callable[[Envelope, str], None],
+        exit: Callable[[int], object],
+        ask: Callable[[QuitScreen, Callable[[bool | None], None]], object],
+        say: Say,
+    ) -> None:
+        self._relay = relay
+        self._record = record
+        self._exit = exit
+        self._ask = ask
+        self.say = say
         self._asking = False
 
     def unrun(self) -> list[Envelope]:
-        relay = self.app.relay
+        relay = self._relay()
         if relay is None or not relay.available:
             return []
         messages = [m.envelope for m in relay.waiting()]
         messages += [m.envelope for m in relay.held() if isinstance(m, ClaimedMessage)]
         return messages
 
+    @slash_command(Form("/quit", "leave zcoder"), aliases=("/exit", "/q"))
+    def quit_command(self, _argument: str) -> None:
+        self.request(0)
+
     def request(self, status: int = 0) -> None:
         """Quit, asking first when relayed messages would be dropped."""
-        app = self.app
         waiting = self.unrun()
         if not waiting:
-            app.exit(status)
+            self._exit(status)
             return
         if self._asking:
             return
@@ -98,21 +122,20 @@ class QuitUI:
             self._asking = False
             if leave:
                 self.discard_all()
-                app.exit(status)
+                self._exit(status)
             else:
-                app.notice("Staying: the queued relayed messages will run.")
+                self.say.notice("Staying: the queued relayed messages will run.")
 
-        app.push_screen(QuitScreen(waiting), callback=answered)
+        self._ask(QuitScreen(waiting), answered)
 
     def discard_all(self) -> int:
         """Tell the senders of every unrun message that it was discarded; how many."""
-        relay = self.app.relay
+        relay = self._relay()
         messages = self.unrun()
         if relay is None or not messages:
             return 0
-        inbox = self.app.relay_ui.inbox
         for envelope in messages:
-            inbox.received(envelope, "discarded")
+            self._record(envelope, "discarded")
         with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             futures = [
                 pool.submit(relay.send_receipt, envelope, "discarded", DISCARD_SUMMARY)

@@ -5,6 +5,7 @@ crashed instance left unrun. The policies themselves are zcoder.relay.trust's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
@@ -15,22 +16,37 @@ from zcoder.relay.settings import Inbound
 from zcoder.relay.trust import BLOCK, TRUST, TrustError
 
 if TYPE_CHECKING:
-    from zcoder.tui.app import ZcoderApp
-    from zcoder.tui.relay_ui import RelayUI
+    from zcoder.tui.inbox_ui import InboxUI
+    from zcoder.tui.messages import Say
 
 
 class RelayPolicyUI:
-    def __init__(self, relay_ui: RelayUI) -> None:
-        self.relay_ui = relay_ui
+    """Takes what it uses, never the app nor RelayUI: the ``relay`` (a getter: None while
+    there is none), the ``inbox`` (the history and receipts), RelayUI's
+    ``report_quarantined`` and ``refresh_header``, ``user_acted`` (the user let relayed
+    tasks run again) and ``say``."""
+
+    def __init__(
+        self,
+        *,
+        relay: Callable[[], Relay | None],
+        inbox: InboxUI,
+        report_quarantined: Callable[[QuarantinedMessage], None],
+        refresh_header: Callable[[], None],
+        user_acted: Callable[[], None],
+        say: Say,
+    ) -> None:
+        self._relay = relay
+        self.inbox = inbox
+        self._report_quarantined = report_quarantined
+        self._refresh_header = refresh_header
+        self._user_acted = user_acted
+        self.say = say
         self._held_seen: set[str] = set()  # held messages already announced
 
     @property
-    def app(self) -> ZcoderApp:
-        return self.relay_ui.app
-
-    @property
     def relay(self) -> Relay | None:
-        return self.relay_ui.relay
+        return self._relay()
 
     def announce_held(self) -> None:
         """Say once per message that one is held for the user (they never expire)."""
@@ -40,24 +56,23 @@ class RelayPolicyUI:
         new = [m for m in held if m.path.name not in self._held_seen]
         self._held_seen = {m.path.name for m in held}
         for message in new:
-            self.app.notice(
+            self.say.notice(
                 f"⏸ A message {visible(sender_from(message.envelope))} is held for you"
                 " (ZCODER_RELAY_INBOUND or your policy for it). /agents held shows it;"
                 " /agents run N runs it, /agents discard N drops it."
             )
 
     def held_command(self, argument: str) -> None:
-        app = self.app
         assert self.relay is not None
         held = self.relay.held()
         for item in held:
             if isinstance(item, QuarantinedMessage):
-                self.relay_ui.report_quarantined(item)
+                self._report_quarantined(item)
         messages = [m for m in held if isinstance(m, ClaimedMessage)]
         verb, _, number = argument.partition(" ")
         if verb == "held":
             if not messages:
-                app.notice("No message is held for you.")
+                self.say.notice("No message is held for you.")
                 return
             lines = ["Held for you (oldest first):"]
             for index, message in enumerate(messages, 1):
@@ -66,33 +81,34 @@ class RelayPolicyUI:
                 preview = preview[:70] + ("…" if len(preview) > 70 else "")
                 lines.append(f"  {index}. {visible(sender_from(env))}: {visible(preview)}")
             lines.append("/agents run N runs one now; /agents discard N drops it.")
-            app.notice("\n".join(lines))
+            self.say.notice("\n".join(lines))
             return
         if not number.strip().isdigit() or not 1 <= int(number) <= len(messages):
-            app.error(f"usage: /agents {verb} N, with N from /agents held (1 to {len(messages)})")
+            self.say.error(
+                f"usage: /agents {verb} N, with N from /agents held (1 to {len(messages)})"
+            )
             return
         message = messages[int(number) - 1]
         sender = visible(sender_name(message.envelope))
         if verb == "run":
             if self.relay.release(message.path.name):
-                self.relay_ui.inbox.received(message.envelope, "queued")
-                app.notice(f"The message from {sender} joins the queue and runs next.")
-                app.note_user_acted()
+                self.inbox.received(message.envelope, "queued")
+                self.say.notice(f"The message from {sender} joins the queue and runs next.")
+                self._user_acted()
         elif self.relay.discard(message.path.name):
-            self.relay_ui.inbox.received(message.envelope, "refused")
-            app.notice(f"The message from {sender} was discarded; its sender is told.")
-            self.relay_ui.inbox.send_receipt(
+            self.inbox.received(message.envelope, "refused")
+            self.say.notice(f"The message from {sender} was discarded; its sender is told.")
+            self.inbox.send_receipt(
                 message.envelope, "refused", "the receiving user discarded it without running it"
             )
-        self.relay_ui.refresh_header()
+        self._refresh_header()
 
     def recover(self, *, discard: bool) -> None:
         """/agents recover [discard]: a dead instance's unrun messages, queued or dropped."""
-        app = self.app
         assert self.relay is not None
         leftovers = self.relay.leftovers()
         if not leftovers:
-            app.notice("Nothing to recover: no zcoder that stopped here left unrun messages.")
+            self.say.notice("Nothing to recover: no zcoder that stopped here left unrun messages.")
             return
         total, problems = 0, []
         for leftover in list(leftovers):
@@ -106,33 +122,34 @@ class RelayPolicyUI:
             except OSError as exc:
                 problems.append(str(exc))
         if discard:
-            app.notice("The stopped zcoder's unrun messages were dropped.")
+            self.say.notice("The stopped zcoder's unrun messages were dropped.")
         else:
-            app.notice(f"Recovered {total} message{'s' if total != 1 else ''}; they run in order.")
-            app.note_user_acted()
+            self.say.notice(
+                f"Recovered {total} message{'s' if total != 1 else ''}; they run in order."
+            )
+            self._user_acted()
         for problem in problems:
-            app.error(f"not recovered: {problem}")
-        self.relay_ui.refresh_header()
+            self.say.error(f"not recovered: {problem}")
+        self._refresh_header()
 
     def trust_command(self, argument: str) -> None:
-        app = self.app
         assert self.relay is not None
         verb, _, name = argument.partition(" ")
         name = name.strip()
         if not name:
-            app.notice(self.trust_line())
+            self.say.notice(self.trust_line())
             return
         found = self.relay.discover()
         resolved = resolve_target(found.peers, name)
         if resolved.peer is None:
             extra = "".join(f"\n  {c}" for c in resolved.candidates)
-            app.error(f"{resolved.problem}{extra}")
+            self.say.error(f"{resolved.problem}{extra}")
             return
         workspace = resolved.peer.workspace
         if verb == "trust" and not self.relay.is_interactive_peer(resolved.peer):
             # Trust goes with a workspace only to an instance proven to work there; a
             # `zcoder send`, a relay-only peer or a zcoder.zsh cannot be proven to.
-            app.error(
+            self.say.error(
                 f"{visible(name)} is not an interactive zcoder instance that can be verified"
                 " (zcoder send, a relay-only peer or zcoder.zsh): it cannot be trusted."
                 " /agents block works for any peer."
@@ -142,7 +159,7 @@ class RelayPolicyUI:
         try:
             self.relay.trust.set(workspace, policy)
         except TrustError as exc:
-            app.error(str(exc))
+            self.say.error(str(exc))
             return
         default = self.relay.trust.default
         said = {
@@ -156,7 +173,7 @@ class RelayPolicyUI:
             "block": "Its messages are refused (it is told `paused`).",
             "forget": f"It follows ZCODER_RELAY_INBOUND ({default.value}).",
         }[verb]
-        app.notice(f"{verb.capitalize()}: {visible(workspace)}. {said}")
+        self.say.notice(f"{verb.capitalize()}: {visible(workspace)}. {said}")
 
     def trust_line(self) -> str:
         assert self.relay is not None

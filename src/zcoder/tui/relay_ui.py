@@ -24,6 +24,7 @@ from zcoder.relay.names import BadName, check_name, name_of
 from zcoder.relay.sanitize import field_for_model
 from zcoder.relay.spool import Sequences
 from zcoder.relay.standing import is_send_process
+from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.inbox_ui import InboxUI
 from zcoder.tui.relay_policy_ui import RelayPolicyUI
 from zcoder.tui.transcript import Entry, system_text
@@ -62,16 +63,32 @@ def waiting_text(backlog: Backlog) -> str:
     )
 
 
+@declares_commands
 class RelayUI:
     """Owns the app's Relay (``relay`` is None when it is off or did not start)."""
 
     def __init__(self, app: ZcoderApp) -> None:
         self.app = app
+        self.say = app.say
         self.relay: Relay | None = None
         self.reason: str | None = None
         self._was_available = False
-        self.policy = RelayPolicyUI(self)  # held messages, trust per peer, recovery
-        self.inbox = InboxUI(self)  # receipts
+        self.inbox = InboxUI(  # the history and receipts
+            relay=lambda: self.relay,
+            store=lambda: app.store,
+            session_id=lambda: app.session_id,
+            agent=lambda: app.agent,
+            workspace=app.config.workspace,
+            say=self.say,
+        )
+        self.policy = RelayPolicyUI(  # held messages, trust per peer, recovery
+            relay=lambda: self.relay,
+            inbox=self.inbox,
+            report_quarantined=self.report_quarantined,
+            refresh_header=self.refresh_header,
+            user_acted=app.note_user_acted,
+            say=self.say,
+        )
         self._registry_mark: int | None = None  # the registry's mtime at the last look
         self._sharing: dict[str, str] = {}  # instance id -> label, peers sharing the workspace
         self._looking = False
@@ -88,7 +105,7 @@ class RelayUI:
         if not settings.enabled:
             self.reason = settings.disabled_reason or "off (ZCODER_RELAY=off)"
             if settings.disabled_reason:
-                app.notice(f"Agent relay is off: {settings.disabled_reason}")
+                self.say.notice(f"Agent relay is off: {settings.disabled_reason}")
             return
         relay = Relay(
             settings,
@@ -105,7 +122,7 @@ class RelayUI:
         status = relay.start(wait=False)  # its listener is spawned once drawn
         if not status.available:
             self.reason = status.reason
-            app.notice(f"Agent relay unavailable: {status.reason}. Everything else works.")
+            self.say.notice(f"Agent relay unavailable: {status.reason}. Everything else works.")
             return
         self.relay = relay
         self._was_available = True
@@ -117,7 +134,7 @@ class RelayUI:
         self.inbox.start(relay)
         if leftovers := relay.leftovers():
             count = sum(leftover.messages for leftover in leftovers)
-            app.notice(
+            self.say.notice(
                 f"A zcoder that stopped in this workspace left {count} accepted message"
                 f"{'s' if count != 1 else ''} that never ran. /agents recover queues them"
                 " here; /agents recover discard drops them (kept 7 days otherwise)."
@@ -171,25 +188,25 @@ class RelayUI:
 
     def report_quarantined(self, claimed: QuarantinedMessage) -> None:
         text = f"A relayed message was rejected and not run: {claimed.reason}"
-        self.app.error(text)
+        self.say.error(text)
         if self.app.agent is not None:
             self.app.agent.record_error(text, {"quarantined": claimed.name})
 
     def refresh_header(self) -> None:
         app = self.app
         if self.relay is None:
-            app.header.refresh_state(relay="off", queued=0, held=0)
+            self.say.header(relay="off", queued=0, held=0)
             return
         status = self.relay.status()
         if self._was_available and not status.available:
             self._was_available = False
             self.reason = status.reason
-            app.error(f"Agent relay stopped: {status.reason}. Everything else works.")
+            self.say.error(f"Agent relay stopped: {status.reason}. Everything else works.")
         backlog = self.backlog(status)
         changed = backlog.waiting_for_you != app.header_state.waiting
         # Peers see this instance once its listener answers (relay.finish_start).
         state = status.state if self.relay.ready or not status.available else "starting"
-        app.header.refresh_state(
+        self.say.header(
             relay=state,
             queued=backlog.queued,
             held=backlog.held,
@@ -214,30 +231,45 @@ class RelayUI:
 
     # -- /list-agents and /agents -------------------------------------------------------
 
-    async def list_agents(self) -> None:
+    @slash_command(
+        Form("/list-agents", "list the other zcoder instances on this machine (no model request)")
+    )
+    async def list_agents(self, _argument: str = "") -> None:
         if self.relay is None:
-            self.app.notice(f"Agent relay is unavailable: {self.reason or 'off'}")
+            self.say.notice(f"Agent relay is unavailable: {self.reason or 'off'}")
             return
         found = await asyncio.to_thread(self.relay.discover)
         if found.error:
-            self.app.error(f"Agent discovery failed: {found.error}")
+            self.say.error(f"Agent discovery failed: {found.error}")
             return
-        self.app.notice(peer_table(found.peers))
+        self.say.notice(peer_table(found.peers))
 
+    @slash_command(
+        Form("/agents", "this instance's relay status"),
+        Form("/agents pause", "refuse new relayed messages (queued ones are kept)"),
+        Form("/agents resume", "accept relayed messages again"),
+        Form("/agents continue", "run the relayed tasks that wait for you (also F2)"),
+        Form("/agents held", "messages held for you (ZCODER_RELAY_INBOUND=hold, or no trust yet)"),
+        Form(
+            "/agents run N | discard N", "run a held message now, or drop it (its sender is told)"
+        ),
+        Form("/agents trust | block | forget NAME", "a policy for that peer's workspace, kept"),
+        Form("/agents recover [discard]", "run (or drop) what a crashed zcoder here left unrun"),
+    )
     def agents_command(self, argument: str) -> None:
         app = self.app
         if self.relay is None:
-            app.notice(
+            self.say.notice(
                 f"Agent relay is unavailable: {self.reason or 'off'}.\n"
                 "Set ZCODER_RELAY=on (the default) to let other zcoder instances reach this one."
             )
             return
         if argument == "pause":
             self.relay.pause()
-            app.notice("Relay paused: new messages are refused; queued ones are kept.")
+            self.say.notice("Relay paused: new messages are refused; queued ones are kept.")
         elif argument == "resume":
             self.relay.resume()
-            app.notice("Relay resumed.")
+            self.say.notice("Relay resumed.")
             app.schedule()
         elif (
             argument == "held"
@@ -258,7 +290,7 @@ class RelayUI:
             return
         elif argument == "continue":
             waiting = self.backlog().queued if self.oldest_waiting() is not None else 0
-            app.notice(
+            self.say.notice(
                 f"Running the {_tasks(waiting)} that waited for you."
                 if app.scheduler.limited and waiting
                 else "Nothing waits for you; relayed tasks run as they come."
@@ -266,7 +298,7 @@ class RelayUI:
             app.note_user_acted()
             return
         elif argument:
-            app.error(
+            self.say.error(
                 "usage: /agents [pause | resume | continue | held | run N | discard N |"
                 " trust NAME | block NAME | forget NAME]"
             )
@@ -286,27 +318,30 @@ class RelayUI:
             "/agents pause refuses new messages; /agents resume accepts them again; "
             f"/agents continue ({CONTINUE_KEY}) runs those waiting for you."
         )
-        app.notice("\n".join(lines))
+        self.say.notice("\n".join(lines))
         self.refresh_header()
 
+    @slash_command(
+        Form("/rename NAME", "this instance's name for other agents (default: the project's)")
+    )
     def rename(self, argument: str) -> None:
         """/rename NAME: this instance's name for its peers, in its manifest at once."""
         app = self.app
         if not argument:
             current = self.relay.name if self.relay is not None else app.config.agent_name
-            app.notice(f"This instance is called {current}. /rename NAME changes it.")
+            self.say.notice(f"This instance is called {current}. /rename NAME changes it.")
             return
         try:
             name = check_name(argument)
         except BadName as exc:
-            app.error(str(exc))
+            self.say.error(str(exc))
             return
         app.config = dataclasses.replace(app.config, agent_name=name)
         if self.relay is None:
-            app.notice(f"Named {name}; the relay is off, so no peer sees it.")
+            self.say.notice(f"Named {name}; the relay is off, so no peer sees it.")
             return
         self.relay.refresh_manifest(name=name)
-        app.notice(f"Renamed: other agents now see this instance as {name}.")
+        self.say.notice(f"Renamed: other agents now see this instance as {name}.")
 
     # -- other instances in this workspace --------------------------------------------
 
@@ -350,7 +385,7 @@ class RelayUI:
             sharing[peer.instance_id] = f"{name_of(peer)} (pid {peer.pid}, {where})"
         for instance_id, label in sharing.items():
             if instance_id not in self._sharing:
-                self.app.notice(
+                self.say.notice(
                     f"Another zcoder works here too: {label}. Edits over changes the agent"
                     " has not seen are refused, and both agents are told."
                 )

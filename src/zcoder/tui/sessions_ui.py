@@ -20,6 +20,7 @@ from zcoder.resume import restored_model, session_lines
 from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.sessions.locks import acquire as acquire_lock
+from zcoder.tui.command_registry import Form, declares_commands, slash_command
 
 if TYPE_CHECKING:
     from textual.widget import AwaitMount
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+@declares_commands
 class SessionsUI:
     """Owns the app's SessionStore (``store`` is None when it could not be opened).
 
@@ -38,6 +40,7 @@ class SessionsUI:
 
     def __init__(self, app: ZcoderApp, resume: str | None, *, keep_model: bool = False) -> None:
         self.app = app
+        self.say = app.say
         self.resume = resume
         self.keep_model = keep_model
         self.store: SessionStore | None = None
@@ -62,10 +65,10 @@ class SessionsUI:
             self.store = SessionStore(app.config.home)
         except SessionStoreError as exc:
             self.store = None
-            app.error(f"{exc} — this session will not be saved")
+            self.say.error(f"{exc} — this session will not be saved")
             return
         for warning in self.store.warnings:
-            app.notice(warning)
+            self.say.notice(warning)
 
     def open_initial(self) -> None:
         """The session opened at start: ``--resume``'s, or the newest if it is still empty.
@@ -93,9 +96,9 @@ class SessionsUI:
                     )
             self._open_fresh(announce=True)
         except SessionStoreError as exc:
-            self.app.error(str(exc))
+            self.say.error(str(exc))
         if why:  # after the load, which clears the transcript
-            self.app.error(why)
+            self.say.error(why)
 
     def _open_fresh(self, *, announce: bool) -> bool:
         """Open the newest empty session no other zcoder has, else a new one; False when
@@ -114,7 +117,7 @@ class SessionsUI:
         if announce:
             for busy in taker.in_use[:1]:
                 said = str(busy)
-                self.app.notice(f"{said[:1].upper()}{said[1:]}; this zcoder opened {info.id}.")
+                self.say.notice(f"{said[:1].upper()}{said[1:]}; this zcoder opened {info.id}.")
         return True
 
     def load(self, session_id: str, *, restore_model: bool = True) -> None:
@@ -159,7 +162,7 @@ class SessionsUI:
             try:  # the session goes on with this model (-m, or a new session's)
                 self.store.set_model(data.info.id, app.model)
             except SessionStoreError as exc:
-                app.error(str(exc))
+                self.say.error(str(exc))
         if restore_model:
             self.restoring_model = True
             app.run_later(
@@ -181,7 +184,7 @@ class SessionsUI:
                 app.model_ui.set_model(model, notice=notice)  # warms the model up
             else:
                 if notice is not None:
-                    app.notice(notice)
+                    self.say.notice(notice)
                 if warm_if_kept:
                     app.model_ui.start_warmup()
         finally:
@@ -203,7 +206,7 @@ class SessionsUI:
         try:
             sessions = self.store.list_sessions(*self.scope)
         except SessionStoreError as exc:
-            self.app.error(str(exc))
+            self.say.error(str(exc))
             return
         self.app.sidebar.show(self._listed(sessions), self.session_id)
 
@@ -232,23 +235,49 @@ class SessionsUI:
             )
         return "\n".join(lines)
 
+    @slash_command(
+        Form("/new", "start a new session (idle only)"),
+        aliases=("/clear",),  # as in Claude Code: a fresh conversation; the old one stays saved
+        alias_note="a new session; the current one stays saved",
+    )
+    def new_command(self, _argument: str) -> None:
+        self.app.action_new_session()
+
+    @slash_command(
+        Form(
+            "/sessions [all]",
+            "list the sessions with their ids (zcoder --resume ID) and focus the"
+            " list; all: with those of --prompt runs",
+        )
+    )
+    def sessions_command(self, argument: str) -> None:
+        app = self.app
+        if argument.lower() not in ("", "all"):
+            self.say.error(f"/sessions takes no argument but all, not {argument!r}")
+            return
+        self.show_one_shot = argument.lower() == "all"
+        app.body.show_sidebar()
+        app.refresh_sessions()
+        self.say.notice(self.listing())
+        app.sidebar.focus()
+
     def new_session(self) -> None:
         app = self.app
         if app.busy:
-            app.notice("Switching sessions is possible when no turn is running.")
+            self.say.notice("Switching sessions is possible when no turn is running.")
             return
         if self.store is None:
-            app.error("sessions are unavailable in this run")
+            self.say.error("sessions are unavailable in this run")
             return
         try:
             opened = self._open_fresh(announce=False)
         except SessionStoreError as exc:
-            app.error(str(exc))
+            self.say.error(str(exc))
             return
         if not opened:
-            app.notice("This session is already new.")
+            self.say.notice("This session is already new.")
             return
-        app.notice("New session.")
+        self.say.notice("New session.")
 
     def switch_to(self, session_id: str) -> None:
         """The user picked a session in the sidebar."""
@@ -256,16 +285,16 @@ class SessionsUI:
         if session_id == self.session_id:
             return
         if app.busy:
-            app.notice("Switching sessions is possible when no turn is running.")
+            self.say.notice("Switching sessions is possible when no turn is running.")
             return
         try:
             self.load(session_id)
         except SessionInUseError as exc:
-            app.error(f"{exc}; continue it there. This one stays open here.")
+            self.say.error(f"{exc}; continue it there. This one stays open here.")
             self.refresh()
             return
         except (LookupError, SessionStoreError) as exc:
-            app.error(str(exc))
+            self.say.error(str(exc))
             return
         app.prompt_input.focus()
 
@@ -275,7 +304,7 @@ class SessionsUI:
             try:
                 return self.store.last_event_text(self.session_id, "assistant")
             except SessionStoreError as exc:
-                self.app.error(str(exc))
+                self.say.error(str(exc))
                 return None
         agent = self.app.agent
         for message in reversed(agent.messages if agent is not None else []):

@@ -1,7 +1,9 @@
-"""Slash commands carried out in the app (tui/commands.py parses them and has the help).
+"""Slash commands carried out in the app (tui/commands.py parses them).
 
-``/context`` and ``/compact`` are here; the relay's commands are RelayUI's
-(tui/relay_ui.py) and ``/model``'s are ModelUI's (tui/model_ui.py).
+Each command is declared, with its help, on the method that carries it out
+(tui/command_registry.py): ``/help``, ``/context``, ``/compact`` and ``/copy`` here; the
+relay's on RelayUI (tui/relay_ui.py), ``/model`` on ModelUI (tui/model_ui.py), the
+sessions' on SessionsUI, ``/diff`` and ``/undo`` on EditsUI, ``/quit`` on QuitUI.
 """
 
 from __future__ import annotations
@@ -11,62 +13,73 @@ from typing import TYPE_CHECKING
 
 from zcoder.agent.usage import render_breakdown
 from zcoder.model import ModelError
-from zcoder.tui.commands import help_text
+from zcoder.tui.command_registry import Form, commands, declares_commands, help_text, slash_command
+from zcoder.tui.commands import KEYS
 from zcoder.tui.edits_ui import EditsUI
 
 if TYPE_CHECKING:
     from zcoder.tui.app import ZcoderApp
 
 
+@declares_commands
 class SlashCommands:
+    """Runs a command by name (the registry finds it and the object that carries it out);
+    carries out those of the app as a whole: /help, /context, /output, /compact, /copy."""
+
     def __init__(self, app: ZcoderApp) -> None:
         self.app = app
-        self.edits = EditsUI(app)
+        self.say = app.say
+        self.edits = EditsUI(
+            agent=lambda: app.agent,
+            busy=lambda: app.busy,
+            confirm_undo=app.dialogs.confirm_undo,
+            say=app.say,
+        )
 
     async def run(self, name: str, argument: str) -> None:
         app = self.app
-        if name == "/help":
-            app.notice(help_text())
-        elif name == "/quit":
-            app.quit_ui.request(0)
-        elif name == "/new":
-            app.action_new_session()
-        elif name == "/sessions":
-            if argument.lower() not in ("", "all"):
-                app.error(f"/sessions takes no argument but all, not {argument!r}")
-                return
-            app.sessions.show_one_shot = argument.lower() == "all"
-            app.body.show_sidebar()
-            app.refresh_sessions()
-            app.notice(app.sessions.listing())
-            app.sidebar.focus()
-        elif name == "/copy":
-            self._copy()
-        elif name == "/model":
-            if argument:
-                app.model_ui.set_model(argument)
-            else:
-                await app.model_ui.pick()
-        elif name == "/context":
-            self._show_context()
-        elif name == "/output":
-            app.action_show_output()
-        elif name == "/compact":
-            self._compact(argument)
-        elif name == "/diff":
-            await self.edits.show_diff()
-        elif name == "/undo":
-            await self.edits.undo()
-        elif name == "/list-agents":
-            await app.relay_ui.list_agents()
-        elif name == "/agents":
-            app.relay_ui.agents_command(argument)
-        elif name == "/inbox":
-            app.relay_ui.inbox.command(argument)
-        elif name == "/rename":
-            app.relay_ui.rename(argument)
-        else:
-            app.error(f"unknown command {name}; /help lists the commands")
+        command = commands().find(name)
+        if command is None:
+            self.say.error(f"unknown command {name}; /help lists the commands")
+            return
+        owners = (
+            self,
+            self.edits,
+            app.sessions,
+            app.model_ui,
+            app.relay_ui,
+            app.relay_ui.inbox,
+            app.quit_ui,
+        )
+        owner = next(o for o in owners if isinstance(o, command.owner))
+        await command.call(owner, argument)
+
+    @slash_command(Form("/help", "show this help"), aliases=("/?",))
+    def help_command(self, _argument: str) -> None:
+        self.say.notice(help_text(commands(), KEYS))
+
+    @slash_command(Form("/context", "how full the context window is, and what fills it"))
+    def context_command(self, _argument: str) -> None:
+        self._show_context()
+
+    @slash_command(Form("/output", "the whole output of the last command (also Ctrl+T)"))
+    def output_command(self, _argument: str) -> None:
+        self.app.action_show_output()
+
+    @slash_command(
+        Form(
+            "/compact [FOCUS]",
+            "replace older history with a summary the model writes (idle only)",
+        )
+    )
+    def compact_command(self, argument: str) -> None:
+        self._compact(argument)
+
+    @slash_command(
+        Form("/copy", "copy the last reply, as the model wrote it, to the clipboard (OSC 52)")
+    )
+    def copy_command(self, _argument: str) -> None:
+        self._copy()
 
     def _copy(self) -> None:
         """The last reply to the terminal's clipboard: Textual writes OSC 52 (ESC ] 52 ; c ;
@@ -76,10 +89,10 @@ class SlashCommands:
         app = self.app
         text = app.sessions.last_reply()
         if not text or not text.strip():
-            app.notice("Nothing to copy yet: there is no reply in this session.")
+            self.say.notice("Nothing to copy yet: there is no reply in this session.")
             return
         app.copy_to_clipboard(text)
-        app.notice(
+        self.say.notice(
             f"Copied {len(text)} characters of the last reply to the clipboard (OSC 52; "
             "in tmux this needs set-clipboard on)."
         )
@@ -88,7 +101,9 @@ class SlashCommands:
         app = self.app
         if app.agent is None:
             return
-        app.notice(render_breakdown(app.agent.context_breakdown(), app.model_ui.window_source()))
+        self.say.notice(
+            render_breakdown(app.agent.context_breakdown(), app.model_ui.window_source())
+        )
         app.refresh_meter()
 
     def _compact(self, focus: str) -> None:
@@ -96,7 +111,7 @@ class SlashCommands:
         if app.agent is None:
             return
         if app.busy:
-            app.notice("/compact runs when no turn is running; try again when this one ends.")
+            self.say.notice("/compact runs when no turn is running; try again when this one ends.")
             return
         app.start_turn(partial(self._compact_turn, focus), relay=False)
 
@@ -104,14 +119,14 @@ class SlashCommands:
         app = self.app
         assert app.agent is not None
         await app.model_ui.window_ready()  # the summary request is sized like every other
-        app.header.refresh_state(status="Compacting")
+        self.say.header(status="Compacting")
         try:
             result = await app.agent.compact(focus)
         except ModelError as exc:
-            app.error(f"compaction failed, nothing was changed: {exc}")
-            app.header.refresh_state(status="Error")
+            self.say.error(f"compaction failed, nothing was changed: {exc}")
+            self.say.header(status="Error")
             return
         if not result.compacted:
-            app.notice(f"Nothing compacted: {result.text}.")
-        app.header.refresh_state(status="Ready")
+            self.say.notice(f"Nothing compacted: {result.text}.")
+        self.say.header(status="Ready")
         app.refresh_meter()

@@ -36,6 +36,7 @@ class Startup:
     def __init__(self, app: ZcoderApp, *, resume: bool, tune_gc: bool) -> None:
         """``tune_gc``: tune the process's garbage collector once up (tui/collector.py)."""
         self.app = app
+        self.say = app.say
         self.resume = resume
         self.tune_gc = tune_gc
         self.finished = False
@@ -53,7 +54,7 @@ class Startup:
         ExitGuard(exit_from_any_thread, app.forced_exit_cleanup).install()
         self._open_history()
         if app.config.relay.enabled:
-            app.header.refresh_state(relay="starting")
+            self.say.header(relay="starting")
         app.prompt_input.focus()
         if self.resume:
             self.finish()
@@ -122,4 +123,4 @@ class Startup:
             queued_waiting=lambda: bool(app.scheduler.prompts()),
         )
         if history.problem is not None:
-            app.error(history.problem)
+            self.say.error(history.problem)

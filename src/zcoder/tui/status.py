@@ -20,6 +20,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from rich.text import Text
@@ -44,6 +45,7 @@ __all__ = [
     "HeaderBar",
     "HeaderState",
     "elapsed_text",
+    "git_branch",
     "header_line",
     "is_active",
     "meter_text",
@@ -129,6 +131,20 @@ def turn_summary(seconds: float, *, stopped: bool) -> str | None:
         return f"✻ Stopped after {elapsed_text(seconds)}"
     if seconds >= WORKED_NOTE_SECONDS:
         return f"✻ Worked for {elapsed_text(seconds)}"
+    return None
+
+
+def git_branch(workspace: Path) -> str | None:
+    """The checked-out branch, read from .git/HEAD (no git process at start-up)."""
+    for directory in (workspace, *workspace.parents):
+        head = directory / ".git" / "HEAD"
+        try:
+            text = head.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            continue
+        if text.startswith("ref: refs/heads/"):
+            return text.removeprefix("ref: refs/heads/")
+        return text[:10] or None
     return None
 
 

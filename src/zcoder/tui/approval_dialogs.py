@@ -1,0 +1,120 @@
+"""The dialogs where a person decides on a command or a message: run_command's approval
+(``ApprovalScreen``) and the confirmation of a relayed send (``ConfirmSendScreen``).
+
+Both are ``GuardedDialog``s (tui/dialogs.py): what is approved is what was seen, and keys
+meant for something else cannot answer them. The edit and /undo dialogs are in
+tui/edit_dialogs.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.text import Text
+from textual.widgets import Static
+
+from zcoder.relay import Peer
+from zcoder.relay.names import explicit_name
+from zcoder.relay.sanitize import visible
+from zcoder.tools import ApprovalDecision, CommandApprovalRequest
+from zcoder.tui.dialogs import GuardedDialog
+from zcoder.tui.widgets import screen_safe
+
+
+class ApprovalScreen(GuardedDialog[ApprovalDecision]):
+    """run_command approval: y once, a for the rest of the process (when offered), n/Esc."""
+
+    def __init__(
+        self, request: CommandApprovalRequest, *, give_back: Callable[[str], object] | None = None
+    ) -> None:
+        super().__init__(ApprovalDecision.DENY, give_back=give_back)
+        self.request = request
+
+    def title_text(self) -> Text:
+        sender = self.request.requested_by
+        if sender:
+            return Text(f"Run this command? — asked by a task relayed {visible(sender)}")
+        return Text("Run this command?")
+
+    def meta(self) -> list[Static]:
+        r = self.request
+        widgets = [
+            Static(
+                Text(
+                    f"in {screen_safe(str(r.cwd))} · timeout {r.timeout_seconds:g} s"
+                    f" · {r.profile.value}"
+                ),
+                classes="meta",
+            )
+        ]
+        if r.warning:
+            widgets.append(Static(Text(f"warning: {screen_safe(r.warning)}"), classes="warning"))
+        return widgets
+
+    def body(self) -> str:
+        return self.request.command
+
+    def body_prefix(self) -> str:
+        return "$ "
+
+    def keys_text(self) -> str:
+        r = self.request
+        if r.allow_always:
+            return "[y] run once   [a] allow commands for this process   [n]/Esc deny"
+        if r.requested_by is not None:
+            return "[y]/[a] run this one command   [n]/Esc deny   (a relayed task asks each time)"
+        return "[y] run this command   [n]/Esc deny"
+
+    def answer_for(self, key: str) -> ApprovalDecision | None:
+        if key == "y":
+            return ApprovalDecision.ONCE
+        if key == "a":
+            # Offered: the process-wide grant. In a relayed task's dialog `a` approves this
+            # one command (the seed's rule); in sysadmin it is not an answer at all.
+            if self.request.allow_always:
+                return ApprovalDecision.ALWAYS
+            return ApprovalDecision.ONCE if self.request.requested_by is not None else None
+        if key == "n":
+            return ApprovalDecision.DENY
+        return None
+
+
+class ConfirmSendScreen(GuardedDialog[bool]):
+    """y/N before every send_agent_message delivery, with the exact target and message."""
+
+    def __init__(
+        self, peer: Peer, message: str, *, give_back: Callable[[str], object] | None = None
+    ) -> None:
+        super().__init__(False, give_back=give_back)
+        self.peer = peer
+        self.message = message
+
+    def title_text(self) -> Text:
+        return Text("Send this message to another zcoder agent?")
+
+    def meta(self) -> list[Static]:
+        p = self.peer
+        named = explicit_name(p)
+        who = f"{named} ({visible(p.project)})" if named else visible(p.project)
+        return [
+            Static(
+                Text(
+                    f"to {who} (pid {p.pid}) · instance {visible(p.instance_id)}\n"
+                    f"   {visible(p.workspace)}"
+                ),
+                classes="meta",
+            )
+        ]
+
+    def body(self) -> str:
+        return self.message
+
+    def keys_text(self) -> str:
+        return "[y] send   [N]/Esc/Enter do not send"
+
+    def answer_for(self, key: str) -> bool | None:
+        if key == "y":
+            return True
+        if key in ("n", "enter"):
+            return False
+        return None

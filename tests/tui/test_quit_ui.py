@@ -1,0 +1,92 @@
+"""QuitUI alone: a controller given the services it uses and a way to post, not the app.
+
+The whole path through the real app and a real relay is test_relay_integration.py's and
+test_relay_standing.py's; here the relay is a stand-in that holds messages in a list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from textual.message import Message
+
+from zcoder.relay import Envelope, Relay
+from zcoder.tui.messages import Notice, Say
+from zcoder.tui.quit_ui import DISCARD_SUMMARY, QuitScreen, QuitUI
+
+
+@dataclass
+class Waiting:
+    envelope: Envelope
+
+
+@dataclass
+class StandInRelay:
+    queued: list[str]
+    available: bool = True
+    receipts: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def waiting(self) -> list[Waiting]:
+        return [Waiting(cast(Envelope, body)) for body in self.queued]
+
+    def held(self) -> list[Any]:
+        return []
+
+    def send_receipt(self, envelope: Envelope, outcome: str, summary: str) -> None:
+        self.receipts.append((cast(str, envelope), outcome, summary))
+
+
+@dataclass
+class World:
+    relay: StandInRelay | None
+    exits: list[int] = field(default_factory=list)
+    recorded: list[tuple[str, str]] = field(default_factory=list)
+    posted: list[Message] = field(default_factory=list)
+    asked: list[tuple[QuitScreen, Callable[[bool | None], None]]] = field(default_factory=list)
+
+    def quit_ui(self) -> QuitUI:
+        return QuitUI(
+            relay=lambda: cast(Relay | None, self.relay),
+            record=lambda envelope, state: self.recorded.append((cast(str, envelope), state)),
+            exit=self.exits.append,
+            ask=lambda dialog, answered: self.asked.append((dialog, answered)),
+            say=Say(self.posted.append, lambda **_fields: None),
+        )
+
+
+def test_with_nothing_queued_it_quits_at_once() -> None:
+    for relay in (None, StandInRelay([]), StandInRelay(["a task"], available=False)):
+        world = World(relay)
+        world.quit_ui().request(3)
+        assert world.exits == [3] and world.asked == []
+
+
+def test_with_messages_queued_it_asks_once_and_staying_keeps_them() -> None:
+    world = World(StandInRelay(["first", "second"]))
+    quitting = world.quit_ui()
+    quitting.request(0)
+    quitting.request(0)  # asked already: one dialog
+    ((dialog, answered),) = world.asked
+    assert cast(list[str], dialog.messages) == ["first", "second"]
+    answered(False)
+    assert world.exits == [] and world.recorded == []
+    (notice,) = world.posted
+    assert isinstance(notice, Notice) and notice.text.startswith("Staying")
+    quitting.request(0)  # the question may be asked again
+    assert len(world.asked) == 2
+
+
+def test_leaving_discards_every_message_and_tells_each_sender() -> None:
+    relay = StandInRelay(["first", "second"])
+    world = World(relay)
+    quitting = world.quit_ui()
+    quitting.request(7)
+    world.asked[0][1](True)
+    assert world.recorded == [("first", "discarded"), ("second", "discarded")]
+    assert sorted(relay.receipts) == [
+        ("first", "discarded", DISCARD_SUMMARY),
+        ("second", "discarded", DISCARD_SUMMARY),
+    ]
+    assert world.exits == [7]
