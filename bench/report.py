@@ -299,7 +299,7 @@ How each figure is taken, and what it says:
   key waits for it. This benchmark types a key every 20-50 ms after the echo, a burst
   far faster than people type (60 words a minute is a key every 0.2 s, and such pauses
   let the reply redraw between keys), so a fast burst now holds the reply for up to 5 s
-  (TYPING_REDRAW_MAX in tui/transcript.py): in this benchmark's ~6 s of typing that is
+  (TYPING_REDRAW_MAX in tui/assistant_entry.py): in this benchmark's ~6 s of typing that is
   one forced redraw, and its key is the max column (about 100 ms, five seconds of reply
   drawn at once). The p99 is the second-slowest of 150 keys.
 - **Resume**: the session is written through SessionStore as the agent writes it. The

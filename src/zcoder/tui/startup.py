@@ -87,7 +87,7 @@ class Startup:
         skills = install_skills(registry, discover_skills(config.workspace))
         hooks, problems = engine_for(config.home, config.workspace)
         for problem in problems:
-            app.notice(f"hooks: {problem}")
+            self.say.notice(f"hooks: {problem}")
         app.agent = Agent(
             client=app.client,
             registry=registry,
