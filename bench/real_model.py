@@ -17,6 +17,7 @@ the tokens it added to the previous request's prompt.
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 import sys
 import tempfile
@@ -59,6 +60,14 @@ def _progress(text: str) -> None:
     print(f"  … {text}", file=sys.stderr, flush=True)
 
 
+def _ask_for(n: int) -> str:
+    """A turn that asks for one file. A 135M model follows an exact instruction to write a
+    call (the Hermes form zcoder's template teaches it), and the server turns that into a
+    real streamed tool call; the turn then answers with what the file holds."""
+    call = json.dumps({"name": "read_file", "arguments": {"path": f"notes/note-{n:02d}.txt"}})
+    return f"Reply with exactly this and nothing else: <tool_call>{call}</tool_call>"
+
+
 def _workspace(root: Path) -> Path:
     workspace = root / "project"
     (workspace / "notes").mkdir(parents=True)
@@ -96,7 +105,7 @@ async def _session(base_url: str, workspace: Path, model: str, proxy: RecordingP
         requests: list[Recorded] = []
         for n in range(1, TURNS + 1):
             starts.append(len(requests))
-            await agent.run_user_turn(f"Use the read_file tool to read notes/note-{n:02d}.txt.")
+            await agent.run_user_turn(_ask_for(n))
             requests += proxy.take()
             _progress(f"turn {n}: {len(requests)} requests so far")
         calls = sum(
@@ -104,7 +113,7 @@ async def _session(base_url: str, workspace: Path, model: str, proxy: RecordingP
         )
         await agent.keeper.compact()
         compaction = proxy.take()
-        await agent.run_user_turn("Use the read_file tool to read notes/note-01.txt again.")
+        await agent.run_user_turn(_ask_for(1))
         after = proxy.take()
     return SessionRun(warm[-1] if warm else None, requests, starts, calls, compaction, after)
 
@@ -164,13 +173,14 @@ def _report(results: Results, cached: SessionRun, defeated: SessionRun) -> None:
                 f"{added:+,}",
                 f"{record.evaluated:,}",
                 f"{record.cached:,}",
-                _share(record.cached, previous) if previous else "—",
+                _share(min(record.cached, previous), previous) if previous else "—",
             ]
         )
         previous = record.prompt_tokens
     per_request.notes.append(
         "added: this request's prompt minus the previous one's (what a server must read at "
-        "least); reuse: the previous request's prompt found in the cache. "
+        "least); reuse: the share of the previous request's prompt found in the cache (the "
+        "previous reply's tokens are found too, so a request may find more than that). "
         f"Tool calls in the session: {cached.tool_calls}."
     )
     results.tables.append(per_request)

@@ -119,6 +119,8 @@ class RecordingProxy:
                         body["cache_prompt"] = False
                         raw = json.dumps(body).encode()
                     record = Recorded(body)
+                    with proxy._lock:  # listed at once: its figures arrive with its stream,
+                        proxy.records.append(record)  # each before the client reads it
                 headers = {
                     k: v
                     for k, v in self.headers.items()
@@ -147,10 +149,8 @@ class RecordingProxy:
                                 self._read(record, line.strip(), started)
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                         self.wfile.flush()
-                    if record is not None:  # recorded before the client sees the end
+                    if record is not None:
                         record.total_s = time.perf_counter() - started
-                        with proxy._lock:
-                            proxy.records.append(record)
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
 
