@@ -43,6 +43,7 @@ TMUX = shutil.which("tmux")
 # The terminal tmux tells programs it is: what users inside tmux usually have.
 PANE_TERM = "screen-256color"
 SLOW_KEY_GAP = 0.02  # seconds between bytes sent one at a time
+SLOW_BATCH = 100  # bytes per tmux command sequence (one tmux call must end in its timeout)
 
 # Keys as terminals send them (hex for ``send_hex``).
 ENTER = "0d"
@@ -250,10 +251,19 @@ class TmuxInstance(Instance):
             self.tmux("send-keys", "-t", "zc", "-H", *octets)
 
     def send_slowly(self, *groups: str, gap: float = SLOW_KEY_GAP) -> None:
-        """The bytes one at a time, as a very slow typist's terminal would send them."""
-        for octet in " ".join(groups).split():
-            self.tmux("send-keys", "-t", "zc", "-H", octet)
-            time.sleep(gap)
+        """The bytes one at a time, as a very slow typist's terminal would send them.
+
+        One tmux command sequence: each byte is its own send-keys, with a pause between
+        them kept by the tmux server (``run-shell -d``, which runs nothing). Not a tmux
+        client per byte: starting one can take longer than ESCDELAY on a loaded machine,
+        and then ESC [ A arrives as Escape and "[A" (seen under a full ``make test``)."""
+        octets = " ".join(groups).split()
+        for start in range(0, len(octets), SLOW_BATCH):
+            commands: list[str] = []
+            for octet in octets[start : start + SLOW_BATCH]:
+                commands += ["send-keys", "-t", "zc", "-H", octet, ";"]
+                commands += ["run-shell", "-d", f"{gap:.3f}", ";"]
+            self.tmux(*commands[:-1])
 
     def send_key(self, data: str) -> None:
         self.send_hex(to_hex(data))
