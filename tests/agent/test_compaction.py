@@ -111,6 +111,25 @@ async def test_compaction_runs_on_its_own_past_the_threshold(harness: Harness) -
     assert any(n.startswith("Compacted automatically") for n in notices)
 
 
+async def test_a_session_resumed_in_a_new_process_compacts_before_its_first_request(
+    harness: Harness,
+) -> None:
+    """No server count yet (a new process): the estimate decides, so the first request of a
+    resumed session too big for the window is compacted first, not sent as is."""
+    await _three_turns(harness, counts=(2000, 3000, 7400))
+    history = list(harness.agent.messages)
+    harness.agent.use_session(harness.session_id, history, [])  # as --resume in a new process
+    harness.agent.keeper.meter.reset()
+    harness.agent.settings.num_ctx = 2048
+    harness.server.enqueue(Turn.text(SUMMARY), Turn.text("after compaction"))
+    finished = await harness.agent.run_user_turn("fourth request")
+
+    assert finished.outcome is Outcome.COMPLETE
+    summariser, request = harness.bodies()[-2:]
+    assert "Relayed exchanges" in summariser["messages"][0]["content"]
+    assert request["messages"][1]["content"].startswith(SUMMARY_OPEN)
+
+
 async def test_no_automatic_compaction_when_it_is_off(harness: Harness) -> None:
     harness.agent.settings.num_ctx = 8192
     harness.agent.settings.compact_at = None

@@ -172,9 +172,11 @@ class ContextKeeper:
     async def compact_if_needed(
         self, request: list[Message], schemas: list[dict[str, Any]]
     ) -> bool:
-        """Compact first when the next request would pass the threshold of the window."""
+        """Compact first when the next request would pass the threshold of the window:
+        as the server last counted, or, before any count (a session resumed in a new
+        process), as estimated; a request too big for the window is never sent as is."""
         window, share = self.host.settings.num_ctx, self.host.settings.compact_at
-        if not window or share is None or self.meter.last is None:
+        if not window or share is None:
             return False
         predicted = self.meter.predict(request, schemas, window).used
         if predicted < window * share:
