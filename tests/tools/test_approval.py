@@ -194,3 +194,59 @@ async def test_revoking_ends_a_standing_grant_until_a_is_given_anew() -> None:
     await authorize(policy, approver, USER)  # `a` anew
     assert policy.always_granted
     assert not (await authorize(policy, approver, USER)).asked
+
+
+# -- what a PreToolUse hook's answer may change (zcoder.agent.hook_points) ---------------
+
+
+async def _with_hook(policy: ApprovalPolicy, approver: ScriptedApprover, origin: TurnOrigin,
+                     hook: str, command: str = "echo hi"):  # fmt: skip
+    return await policy.authorize(
+        command, cwd=Path("/w"), timeout_seconds=120, origin=origin, approver=approver, hook=hook
+    )
+
+
+async def test_a_hooks_allow_runs_the_users_own_coding_command_unasked() -> None:
+    approver = ScriptedApprover()  # raises if asked
+    outcome = await _with_hook(ApprovalPolicy(CommandPolicy.ASK, CODING), approver, USER, "allow")
+    assert outcome.allowed and not outcome.asked and outcome.reason == "allowed by a hook"
+
+
+@pytest.mark.parametrize(("profile", "origin"), [(CODING, RELAY), (SYSADMIN, USER)])
+async def test_a_hooks_allow_never_skips_the_question_of_a_relayed_or_sysadmin_command(
+    profile: Profile, origin: TurnOrigin
+) -> None:
+    """Attack: a hook (a program, maybe planted) answers allow for a relayed task's
+    command, or in the sysadmin profile: the user is still asked, and a no means no."""
+    approver = ScriptedApprover(DENY)
+    outcome = await _with_hook(
+        ApprovalPolicy(CommandPolicy.ASK, profile), approver, origin, "allow"
+    )
+    assert not outcome.allowed and outcome.asked
+    assert [r.command for r in approver.requests] == ["echo hi"]
+
+
+@pytest.mark.parametrize("profile", [CODING, SYSADMIN])
+async def test_a_hooks_allow_lifts_neither_deny_commands_nor_the_guard(profile: Profile) -> None:
+    approver = ScriptedApprover()
+    denied = await _with_hook(ApprovalPolicy(CommandPolicy.DENY, profile), approver, USER, "allow")
+    assert not denied.allowed and not denied.asked
+    if profile is SYSADMIN:
+        refused = await _with_hook(
+            ApprovalPolicy(CommandPolicy.ASK, SYSADMIN), approver, USER, "allow",
+            "sudo bash -c 'rm -rf /'",
+        )  # fmt: skip
+        assert not refused.allowed and "safety guard" in refused.reason
+    assert approver.requests == []
+
+
+async def test_a_hooks_ask_asks_even_under_yes_and_after_a() -> None:
+    yes = ApprovalPolicy(CommandPolicy.ALLOW, CODING)
+    approver = ScriptedApprover(DENY)
+    outcome = await _with_hook(yes, approver, USER, "ask")
+    assert not outcome.allowed and outcome.asked
+    granted = ApprovalPolicy(CommandPolicy.ASK, CODING)
+    approver = ScriptedApprover(ALWAYS, DENY)
+    assert (await authorize(granted, approver, USER)).allowed  # `a`: the rest of the run
+    outcome = await _with_hook(granted, approver, USER, "ask")
+    assert not outcome.allowed and outcome.asked and len(approver.requests) == 2
