@@ -33,7 +33,7 @@ from zcoder.agent import (
     TurnFinished,
 )
 from zcoder.config import Config
-from zcoder.hooks import engine_for
+from zcoder.extensions import load_extensions
 from zcoder.model import ModelClient, ModelError, make_client
 from zcoder.model.context import (
     ContextWindow,
@@ -49,7 +49,6 @@ from zcoder.resume import restored_model
 from zcoder.sessions import Message, SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.sessions.locks import acquire as acquire_session_lock
-from zcoder.skills import discover_skills, install_skills
 from zcoder.tools import (
     ApprovalDecision,
     ApprovalPolicy,
@@ -342,11 +341,10 @@ async def _run_turn(
             with contextlib.suppress(SessionStoreError):
                 store.set_model(session_id, model)
         registry = default_registry()
-        skills = install_skills(registry, discover_skills(config.workspace))
-        hooks, problems = engine_for(config.home, config.workspace)
-        for problem in problems:
-            err.write(f"[zcoder] hooks: {visible(problem)}\n")
-        settings = AgentSettings.from_config(config, model, skills=skills)
+        extensions = load_extensions(registry, config.workspace, config.home)
+        for problem in extensions.problems:
+            err.write(f"[zcoder] {visible(problem)}\n")
+        settings = AgentSettings.from_config(config, model, skills=extensions.skills)
         if report is not None:
             report.model = model
         agent = Agent(
@@ -360,7 +358,7 @@ async def _run_turn(
             on_event=on_event,
             store=store,
             session_id=session_id,
-            hooks=hooks,
+            hooks=extensions.hooks,
         )
         agent.use_session(session_id, messages, ledger)
         windows: list[ContextWindow] = []

@@ -39,14 +39,13 @@ from zcoder.acp.approvals import AcpApprover, PermissionAsker, ReportingJournal
 from zcoder.acp.updates import EventTranslator, Send, Update, UpdatePump, replay
 from zcoder.agent import Agent, AgentEvent, AgentSettings, Notice, Outcome, TurnFinished
 from zcoder.config import Config
-from zcoder.hooks import engine_for
+from zcoder.extensions import load_extensions
 from zcoder.model import ModelClient, ModelError, make_client
 from zcoder.model.context import resolve_for_model, same_model
 from zcoder.resume import restored_model
 from zcoder.sessions import Message, SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.sessions.locks import acquire as acquire_session_lock
-from zcoder.skills import discover_skills, install_skills
 from zcoder.tools import ApprovalPolicy, default_registry
 
 log = logging.getLogger(__name__)
@@ -211,14 +210,13 @@ class AcpSession:
             pump.put(translator(event))
 
         registry = default_registry()
-        skills = install_skills(registry, discover_skills(config.workspace))
-        hooks, problems = engine_for(config.home, config.workspace)
-        for problem in problems:
-            log.warning("hooks: %s", problem)
+        extensions = load_extensions(registry, config.workspace, config.home)
+        for problem in extensions.problems:
+            log.warning("%s", problem)
         agent = Agent(
             client=model_client,
             registry=registry,
-            settings=AgentSettings.from_config(config, model, skills=skills),
+            settings=AgentSettings.from_config(config, model, skills=extensions.skills),
             approval=ApprovalPolicy(
                 config.command_policy, config.profile, edits=config.edit_policy
             ),
@@ -226,7 +224,7 @@ class AcpSession:
             on_event=on_event,
             store=self.store,
             session_id=self.id,
-            hooks=hooks,
+            hooks=extensions.hooks,
         )
         # The same journal, telling the update stream the whole text of each edit.
         journal.append(

@@ -72,8 +72,7 @@ class Startup:
             AgentSettings,
             register_relay_tools,
         )
-        from zcoder.hooks import engine_for  # noqa: PLC0415
-        from zcoder.skills import discover_skills, install_skills  # noqa: PLC0415
+        from zcoder.extensions import load_extensions  # noqa: PLC0415
         from zcoder.tools import ApprovalPolicy, default_registry  # noqa: PLC0415
         from zcoder.tui.relay_ui import RELAY_POLL_SECONDS  # noqa: PLC0415
 
@@ -84,14 +83,13 @@ class Startup:
         registry = default_registry()
         if app.relay is not None and app.relay.available:
             register_relay_tools(registry, app.relay, app.dialogs)
-        skills = install_skills(registry, discover_skills(config.workspace))
-        hooks, problems = engine_for(config.home, config.workspace)
-        for problem in problems:
-            self.say.notice(f"hooks: {problem}")
+        extensions = load_extensions(registry, config.workspace, config.home)
+        for problem in extensions.problems:
+            self.say.notice(problem)
         app.agent = Agent(
             client=app.client,
             registry=registry,
-            settings=AgentSettings.from_config(config, app.model, skills=skills),
+            settings=AgentSettings.from_config(config, app.model, skills=extensions.skills),
             approval=ApprovalPolicy(
                 config.command_policy, config.profile, edits=config.edit_policy
             ),
@@ -99,7 +97,7 @@ class Startup:
             on_event=app.agent_view.on_event,
             store=app.store,
             relay_available=lambda: app.relay is not None and app.relay.available,
-            hooks=hooks,
+            hooks=extensions.hooks,
         )
         app.show_deferred_after(app.sessions.open_initial)  # its load starts the meter
         if app.sessions.session_id is None:  # no session store: the meter all the same

@@ -1,0 +1,31 @@
+"""The workspace's extensions an agent is built with, found in one place for every front end.
+
+The TUI, ``--prompt`` and an editor's session (``--acp``) each build an Agent; each needs the
+same extras read the same way: the Agent Skills (their tools join the registry, their
+catalog the settings) and the user's hooks. Reading them here keeps the three alike, and is
+where a new kind of extension joins them. MCP servers join on their own, from the settings
+(zcoder.mcp, when the agent is built).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from zcoder.hooks import HookEngine, engine_for
+from zcoder.skills import SkillSet, discover_skills, install_skills
+from zcoder.tools.registry import ToolRegistry
+
+
+@dataclass(frozen=True)
+class Extensions:
+    skills: SkillSet  # for AgentSettings.from_config(..., skills=)
+    hooks: HookEngine | None  # for Agent(hooks=)
+    problems: tuple[str, ...]  # what could not be read, for the user to see
+
+
+def load_extensions(registry: ToolRegistry, workspace: Path, home: Path | None) -> Extensions:
+    """Find the workspace's skills (their tools registered in ``registry``) and hooks."""
+    skills = install_skills(registry, discover_skills(workspace))
+    hooks, problems = engine_for(home, workspace)
+    return Extensions(skills, hooks, tuple(f"hooks: {problem}" for problem in problems))
