@@ -117,7 +117,9 @@ def test_at_60x15_in_tmux_the_header_keeps_status_model_and_relay(world: World) 
         "zcoder · alpha · Waiting for model"
     )
     zc.send_hex("03")
-    zc.wait_text("Stopped")
+    # The turn's status and the relay's state are drawn by separate updates: wait for both
+    # (a loaded machine drew "Stopped" a frame before "relay: ready").
+    zc.wait_text(re.compile(r" Stopped .*relay: ready"))
     header = zc.screen()[0]
     assert " Stopped " in header and "relay: ready" in header and "qwen3" in header, header
     wait_until(lambda: stopped_requests(server) == 1, what="the model's request to be cancelled")
