@@ -114,6 +114,9 @@ def test_context_shows_the_output_cap_that_the_window_leaves(
     real_world: World, tool_server: RealServer
 ) -> None:
     a = start(real_world, tool_server.env(ZCODER_RELAY="off"))
+    # The window is probed in the background after start; /context reports what is known
+    # when it is typed ("Window: unknown" before the probe), so wait for the header's /4k.
+    a.wait_text(re.compile(r"ctx ~?[\d.]+k/4k"), timeout=TURN_TIMEOUT)
     a.submit("/context")
     a.wait_text("Window: 4,096 tokens", timeout=TURN_TIMEOUT)
     found = a.wait_text(re.compile(r"Output cap: [\d,]+ tokens \(the window leaves [\d,]+"))
