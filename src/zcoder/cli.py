@@ -28,7 +28,8 @@ USAGE = """%(prog)s [options]
        %(prog)s --acp [options]
        %(prog)s agents [--json]
        %(prog)s send [--json] TARGET [MESSAGE]
-       %(prog)s mcp add|list|get|remove|test ..."""
+       %(prog)s mcp add|list|get|remove|test ...
+       %(prog)s mcp serve"""
 DESCRIPTION = """\
 A terminal coding agent for local Ollama models. Several zcoder instances on
 one machine can find each other and hand each other work over a private relay.
@@ -43,6 +44,8 @@ commands:
                         instance id; the exit status says what happened
   mcp COMMAND           MCP servers: add NAME -- COMMAND [ARGS], add --transport
                         http NAME URL, list, get NAME, remove NAME, test NAME
+  mcp serve             an MCP server (stdio) that lets another agent list these
+                        instances, send one a task and read its receipt
   `zcoder agents --help` and `zcoder send --help` say more; see docs/relay.md."""
 
 
@@ -151,6 +154,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         run = scripts.agents_main if arguments[0] == "agents" else scripts.send_main
         return run(arguments[1:])
+    if arguments[:2] == ["mcp", "serve"]:
+        # The relay offered to other agents as an MCP server (zcoder.mcp.serve).
+        from zcoder.mcp.serve import main as serve_main
+
+        return serve_main(arguments[2:])
     if arguments and arguments[0] == "mcp":
         # MCP server configuration (zcoder.mcp.cli): no model, no UI.
         from zcoder.mcp.cli import main as mcp_main

@@ -114,12 +114,15 @@ _TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=40)
         st.floats(allow_nan=False, allow_infinity=False),
     ),
     kind=st.sampled_from(("", "instance", "send", "unverified")),
+    client=_TEXT,
 )
 def test_envelope_bytes_are_those_of_the_generic_encoder(
-    ids, pid, project, workspace, body, created_at, kind
+    ids, pid, project, workspace, body, created_at, kind, client
 ):
     """The envelope's fast path writes exactly what encode_flat_object writes."""
-    envelope = Envelope(ids[0], ids[1], ids[2], pid, project, workspace, body, created_at, kind)
+    envelope = Envelope(
+        ids[0], ids[1], ids[2], pid, project, workspace, body, created_at, kind, client
+    )
     members = {
         "protocol": 1,
         "type": "enqueue",
@@ -133,6 +136,8 @@ def test_envelope_bytes_are_those_of_the_generic_encoder(
     }
     if created_at is not None:
         members["created_at"] = created_at
+    if client:
+        members["sender_client"] = client
     if kind:
         members["sender_kind"] = kind
     assert envelope.to_payload() == encode_flat_object(members)

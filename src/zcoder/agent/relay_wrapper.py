@@ -46,6 +46,7 @@ STANDINGS: Final = {
     "send": (
         "not an interactive zcoder instance: sent with `zcoder send` from the directory"
         " shown, by a user or by a program"
+        " (or by another agent through `zcoder mcp serve` when the sender says MCP)"
     ),
 }
 UNVERIFIED: Final = "unverified: the sender's details are self-reported"

@@ -120,14 +120,15 @@ def sender_name(envelope: Envelope) -> str:
     name = envelope.sender_project or envelope.sender_instance_id
     if envelope.sender_kind == "instance":
         return name
-    if envelope.sender_kind == "send":
-        return f"zcoder send (pid {envelope.sender_pid})"
+    if envelope.sender_kind == "send":  # "zcoder send", or "MCP from CLIENT"
+        return f"{envelope.sender_project or 'zcoder send'} (pid {envelope.sender_pid})"
     return f"{name} (unverified)"
 
 
 def sender_label(envelope: Envelope) -> str:
     """The sender in full: ``api (pid 4242, /src/api)``, ``via zcoder send, pid 4242,
-    from /home/me`` or ``legacy (unverified: pid 4242, /src/legacy)``; raw text."""
+    from /home/me`` (``via MCP from codex, pid 4242, from /home/me``) or ``legacy
+    (unverified: pid 4242, /src/legacy)``; raw text."""
     return sender_words(
         envelope.sender_kind,
         envelope.sender_project or envelope.sender_instance_id,
@@ -151,6 +152,6 @@ def sender_words(kind: str, name: str, pid: int | str, workspace: str) -> str:
     where = workspace or "an unknown directory"
     if kind == "instance":
         return f"{name} (pid {pid}, {where})"
-    if kind == "send":
-        return f"via zcoder send, pid {pid}, from {where}"
+    if kind == "send":  # the name is "zcoder send", or "MCP from CLIENT" (zcoder.relay.via)
+        return f"via {name or 'zcoder send'}, pid {pid}, from {where}"
     return f"{name} (unverified: pid {pid}, {where})"

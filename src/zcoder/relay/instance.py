@@ -237,9 +237,12 @@ class Relay:
             return False
         return is_live_instance(self.registry, peer.instance_id, peer.pid, peer.workspace)
 
-    def send(self, target_instance_id: str, body: str) -> SendResult:
-        """Deliver ``body`` to the live peer with exactly this instance id."""
-        return self._outbox.send(target_instance_id, body, self.discover)
+    def send(self, target_instance_id: str, body: str, *, sender_client: str = "") -> SendResult:
+        """Deliver ``body`` to the live peer with exactly this instance id; ``sender_client``
+        names the MCP client a ``zcoder mcp serve`` sends for (zcoder.relay.via)."""
+        return self._outbox.send(
+            target_instance_id, body, self.discover, sender_client=sender_client
+        )
 
     def send_receipt(self, task: Envelope, outcome: str, summary: str) -> str:
         """Tell ``task``'s sender how it ended; the ack status, or why nothing was sent.

@@ -33,6 +33,7 @@ from zcoder.relay.receipts import (
 from zcoder.relay.registry import ManifestError, read_manifest_file
 from zcoder.relay.sanitize import visible
 from zcoder.relay.settings import RelaySettings
+from zcoder.relay.via import client_label
 
 log = logging.getLogger("zcoder.relay.instance")  # one log for all of Relay, as before its split
 
@@ -102,10 +103,16 @@ class Outbox:
         self.on_sent: Callable[[SendResult, str], None] | None = None
 
     def send(
-        self, target_instance_id: str, body: str, discover: Callable[[], DiscoveryResult]
+        self,
+        target_instance_id: str,
+        body: str,
+        discover: Callable[[], DiscoveryResult],
+        *,
+        sender_client: str = "",
     ) -> SendResult:
         """Deliver ``body`` to the live peer with exactly this instance id, among the
-        peers ``discover`` finds."""
+        peers ``discover`` finds. ``sender_client``: the MCP client this peer sends for
+        (``zcoder mcp serve``), made a label here whatever it is (zcoder.relay.via)."""
         me = self._sender
         if not me.available or me.instance_id is None:
             return SendResult(None, f"the relay is unavailable: {me.reason}")
@@ -138,6 +145,7 @@ class Outbox:
             sender_workspace=str(me.workspace),
             body=body,
             created_at=int(time.time()),
+            sender_client=client_label(sender_client) if sender_client else "",
         )
         payload = envelope.to_payload()
         if len(payload) > self.settings.max_bytes:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from math import isfinite
 from typing import Final
 
+from zcoder.relay.via import is_client_label
+
 PROTOCOL_VERSION: Final = 1
 MAGIC: Final = b"ZCODER-AGENT/1 "
 # Room for the magic, a generous run of leading zeros and the LF. A header that has not
@@ -202,6 +204,10 @@ class Envelope:
     # Who the receiver's listener found the sender to be (zcoder.relay.standing), recorded
     # in its private spool with the sender fields it verified. Never read from the wire.
     sender_kind: str = ""
+    # The MCP client a message came through (zcoder.relay.via), as the sender labelled it;
+    # an optional member after the spec's, which zcoder.zsh ignores. Never stored: the
+    # listener folds it into the sender name it records, for a ``send`` sender only.
+    sender_client: str = ""
 
     def to_payload(self) -> bytes:
         # The listener re-encodes every message it stores (zcoder.relay.receiver), so this
@@ -230,6 +236,8 @@ class Envelope:
             ]
             if created is not None:
                 parts.append(f',"created_at":{type(created).__repr__(created)}')
+            if self.sender_client:
+                parts += (',"sender_client":', _quote(self.sender_client))
             if self.sender_kind:
                 parts += (',"sender_kind":', _quote(self.sender_kind))
             parts.append("}")
@@ -250,6 +258,8 @@ class Envelope:
         }
         if self.created_at is not None:
             members["created_at"] = self.created_at
+        if self.sender_client:
+            members["sender_client"] = self.sender_client
         if self.sender_kind:
             members["sender_kind"] = self.sender_kind
         return encode_flat_object(members)
@@ -318,6 +328,10 @@ def validate_envelope(obj: FlatObject, max_message_chars: int, *, stored: bool =
     if kind != "" and kind not in SENDER_KINDS:
         raise EnvelopeError("sender_kind is not a known kind")
     assert isinstance(kind, str)
+    client = "" if stored else obj.get("sender_client", "")
+    if client != "" and not is_client_label(client):
+        raise EnvelopeError("sender_client is not a client label")
+    assert isinstance(client, str)
     return Envelope(
         message_id=message_id,
         target_instance_id=target,
@@ -328,6 +342,7 @@ def validate_envelope(obj: FlatObject, max_message_chars: int, *, stored: bool =
         body=body,
         created_at=created_at,
         sender_kind=kind,
+        sender_client=client,
     )
 
 

@@ -13,9 +13,10 @@ it). So a message's sender is
   holds both the instance's lock and a lock on the workspace its manifest names. Its
   workspace is proven; only such a sender can be trusted (``/agents trust``).
 * ``send``: the connecting process is the sender process, holding its instance lock but
-  no workspace: ``zcoder send`` (or ``python -m zcoder.relay``), which may have been run
-  by anyone, a command another zcoder ran included. Shown as ``via zcoder send, pid N,
-  from DIR``, DIR being its working directory as the kernel reports it.
+  no workspace: ``zcoder send`` (or ``python -m zcoder.relay``, or ``zcoder mcp serve``),
+  which may have been run by anyone, a command another zcoder ran included. Shown as
+  ``via zcoder send, pid N, from DIR`` (``via MCP from CLIENT, pid N, from DIR`` for
+  ``zcoder mcp serve``), DIR being its working directory as the kernel reports it.
 * ``unverified``: everything else that passed the sender check: a zcoder.zsh instance
   (it holds no lock and sends from a subshell), or a process posing as one. Shown with
   the manifest's details, marked unverified.
@@ -42,6 +43,7 @@ from zcoder.relay.names import BadName, check_name, default_name
 from zcoder.relay.peercred import PeerCredentials, flock_holders_of, process_cwd
 from zcoder.relay.protocol import Envelope
 from zcoder.relay.registry import Manifest, lock_path
+from zcoder.relay.via import via_mcp
 
 INSTANCE: Final = "instance"
 SEND: Final = "send"
@@ -175,4 +177,8 @@ def standing_of(
     if workspace_lock:
         return Standing(INSTANCE, _name(manifest), manifest.workspace, claims)
     cwd = cwd_of(peer.pid)
-    return Standing(SEND, SEND_NAME, cwd or "an unknown directory", (*claims, *filter(None, [cwd])))
+    # A relay peer serving another agent (``zcoder mcp serve``) says which client it serves:
+    # shown as "via MCP from <label>", a label that cannot pose as anything else
+    # (zcoder.relay.via). Only this standing shows it; it changes no policy.
+    name = via_mcp(envelope.sender_client) if envelope.sender_client else SEND_NAME
+    return Standing(SEND, name, cwd or "an unknown directory", (*claims, *filter(None, [cwd])))
