@@ -41,7 +41,13 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from zcoder import __version__
-from zcoder.mcp.serve_relay import GatewayError, RelayGateway, receipt_text, sent_text
+from zcoder.mcp.serve_relay import (
+    GatewayError,
+    RelayGateway,
+    failed_text,
+    receipt_text,
+    sent_text,
+)
 from zcoder.relay.via import client_label
 
 DEFAULT_WAIT_SECONDS: Final = 30.0
@@ -141,8 +147,8 @@ def build_server(gateway: RelayGateway) -> MCPServer[Any]:
             sent = await anyio.to_thread.run_sync(gateway.send, target, message, label)
         except GatewayError as exc:
             raise ToolError(str(exc)) from None
-        if not sent.accepted:
-            raise ToolError(sent_text(sent) if sent.message_id else sent.text)
+        if not sent.accepted:  # the receiver refused it, or it never got there
+            raise ToolError(failed_text(sent))
         return sent_text(sent)
 
     @server.tool(

@@ -218,3 +218,8 @@ def sent_text(sent: Sent) -> str:
         "Delivery does not mean the task was done: call wait_for_receipt with this "
         "message_id to learn how it ended (the receiver's user may hold or refuse it)."
     )
+
+
+def failed_text(sent: Sent) -> str:
+    """Why a delivery did not reach the receiver's queue, for the calling agent's model."""
+    return f"{field_for_model(sent.text)}; nothing was queued"
