@@ -5,6 +5,7 @@ and the ordinary commands of the same shape it must keep allowing."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,11 +36,6 @@ CLIMBING_PATHS = [
     "rm -fr /home/alice/.[!.]*",
     "chmod -R 777 ~/..",
 ]
-
-
-@pytest.mark.parametrize("command", CLIMBING_PATHS)
-def test_paths_climbing_out_of_a_home_are_normalised(command: str) -> None:
-    assert refused(command), command
 
 
 def test_a_climbing_path_names_where_it_lands() -> None:
@@ -76,11 +72,6 @@ DELETERS = [
 ]
 
 
-@pytest.mark.parametrize("command", DELETERS)
-def test_every_deleter_is_checked_like_rm(command: str) -> None:
-    assert refused(command), command
-
-
 # Every partitioning and disk tool alike: what writes the disk is refused, listing is not.
 DISK_TOOLS = [
     "sfdisk --delete /dev/sda",
@@ -108,11 +99,6 @@ DISK_TOOLS = [
 ]
 
 
-@pytest.mark.parametrize("command", DISK_TOOLS)
-def test_every_partitioning_and_disk_tool_is_refused_when_it_writes(command: str) -> None:
-    assert refused(command), command
-
-
 # Kill everything: every process, every process of root, every child of init.
 KILL_EVERYTHING = [
     "killall5 -9",
@@ -131,11 +117,6 @@ KILL_EVERYTHING = [
     "skill -KILL root",
     "init 1",
 ]
-
-
-@pytest.mark.parametrize("command", KILL_EVERYTHING)
-def test_killing_everything_is_refused(command: str) -> None:
-    assert refused(command), command
 
 
 # Ordinary commands of the same shapes, inside the workspace or read-only.
@@ -189,12 +170,6 @@ ORDINARY_OF_THE_SAME_SHAPE = [
 ]
 
 
-@pytest.mark.parametrize("command", ORDINARY_OF_THE_SAME_SHAPE)
-def test_ordinary_commands_of_the_same_shapes_are_allowed(command: str) -> None:
-    verdict = check_command(command, WORKSPACE)
-    assert verdict.verdict is Verdict.ALLOW, verdict
-
-
 def test_the_workspace_may_be_changed_but_not_what_holds_it() -> None:
     assert allowed("chmod -R 755 .") and allowed(f"chown -R me {WORKSPACE}")
     assert refused("chmod -R 755 ..") and refused("chown -R me /srv/work")
@@ -212,12 +187,6 @@ FIND_ACTION_BEFORE_TEST = [
     "find ~ -exec rm -rf {} \\; -name x",
     "find ~/.. -name '*' -prune -o -exec rm -rf {} +",
 ]
-
-
-@pytest.mark.parametrize("command", FIND_ACTION_BEFORE_TEST)
-def test_find_acting_before_its_tests_is_refused(command: str) -> None:
-    verdict = check_command(command, WORKSPACE)
-    assert verdict.refused, verdict
 
 
 def test_find_with_its_tests_first_still_deletes_only_what_they_select() -> None:
@@ -271,12 +240,6 @@ DEFERRED = [
 ]
 
 
-@pytest.mark.parametrize("command", DEFERRED)
-def test_deferred_execution_is_followed(command: str) -> None:
-    verdict = check_command(command, WORKSPACE)
-    assert verdict.refused, verdict
-
-
 @pytest.mark.parametrize(
     "command",
     ["export BASH_ENV=/tmp/evil.sh", "env ENV=/tmp/x sh -c true"],
@@ -313,12 +276,6 @@ ORDINARY_DEFERRED = [
 ]
 
 
-@pytest.mark.parametrize("command", ORDINARY_DEFERRED)
-def test_ordinary_deferred_commands_are_allowed(command: str) -> None:
-    verdict = check_command(command, WORKSPACE)
-    assert verdict.verdict is Verdict.ALLOW, verdict
-
-
 # Interpreters deleting a home or / through their own libraries.
 INTERPRETER_DELETES = [
     "node -e 'require(\"fs\").rmSync(process.env.HOME,{recursive:true})'",
@@ -339,22 +296,11 @@ INTERPRETER_DELETES = [
 ]
 
 
-@pytest.mark.parametrize("command", INTERPRETER_DELETES)
-def test_interpreters_deleting_a_home_or_root_are_refused(command: str) -> None:
-    verdict = check_command(command, WORKSPACE)
-    assert verdict.refused, verdict
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        "node -e 'console.log(process.env.HOME)'",
-        "python3 -c 'import os; print(os.path.expanduser(\"~\"))'",
-        "ruby -e 'puts Dir.home'",
-    ],
-)
-def test_interpreters_naming_the_home_without_deleting_it_are_allowed(command: str) -> None:
-    assert allowed(command)
+INTERPRETERS_NAMING_THE_HOME = [
+    "node -e 'console.log(process.env.HOME)'",
+    "python3 -c 'import os; print(os.path.expanduser(\"~\"))'",
+    "ruby -e 'puts Dir.home'",
+]
 
 
 # Writes to shell start-up files and cron tables: warned at least; a catastrophe written
@@ -388,18 +334,12 @@ def test_writes_to_start_up_files_are_warned(command: str) -> None:
     assert verdict.refused or "runs" in (verdict.reason or "")
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        "echo 'rm -rf ~' >> ~/.bashrc",
-        "echo 'rm -rf /' | tee -a /etc/profile.d/x.sh",
-        "echo '* * * * * root rm -rf /' > /etc/cron.d/x",
-        "printf 'mkfs.ext4 /dev/sda\\n' >> /root/.profile",
-    ],
-)
-def test_a_catastrophe_written_into_a_start_up_file_is_refused(command: str) -> None:
-    verdict = check_command(command, WORKSPACE)
-    assert verdict.refused, verdict
+START_UP_CATASTROPHES = [
+    "echo 'rm -rf ~' >> ~/.bashrc",
+    "echo 'rm -rf /' | tee -a /etc/profile.d/x.sh",
+    "echo '* * * * * root rm -rf /' > /etc/cron.d/x",
+    "printf 'mkfs.ext4 /dev/sda\\n' >> /root/.profile",
+]
 
 
 # A symbolic link to a home (or /) followed by a delete through it.
@@ -416,12 +356,6 @@ SYMLINK_DELETES = [
 def test_deleting_a_link_made_in_the_line_deletes_only_the_link() -> None:
     assert allowed("ln -s /tmp/x h && rm -rf h/*")
     assert check_command("ln -s ~ h && rm -f h").verdict is Verdict.WARN  # the ln
-
-
-@pytest.mark.parametrize("command", SYMLINK_DELETES)
-def test_a_delete_through_a_link_made_in_the_line_is_refused(command: str) -> None:
-    verdict = check_command(command, WORKSPACE)
-    assert verdict.refused, verdict
 
 
 def test_making_a_link_to_a_home_is_warned() -> None:
@@ -458,21 +392,53 @@ MOVED_OR_STORED = [
 ]
 
 
-@pytest.mark.parametrize("command", MOVED_OR_STORED)
-def test_paths_after_cd_or_through_a_variable_are_resolved(command: str) -> None:
+ORDINARY_AFTER_CD = [
+    "cd /tmp && rm -rf build",
+    "cd ~/project && git clean -fdx",
+    "cd /srv/app && rm -rf node_modules",
+    "cd build && rm -rf CMakeFiles",
+    "cd - && ls",
+]
+
+
+# The tables: every class above, each command a case of its own named after its class
+# (``deleters-3``), checked by one test for what must be refused and one for what must
+# still be allowed.
+MUST_BE_REFUSED = {
+    "climbing-paths": CLIMBING_PATHS,
+    "deleters": DELETERS,
+    "disk-tools": DISK_TOOLS,
+    "kill-everything": KILL_EVERYTHING,
+    "find-action-before-test": FIND_ACTION_BEFORE_TEST,
+    "deferred": DEFERRED,
+    "interpreter-deletes": INTERPRETER_DELETES,
+    "start-up-catastrophes": START_UP_CATASTROPHES,
+    "symlink-deletes": SYMLINK_DELETES,
+    "moved-or-stored": MOVED_OR_STORED,
+}
+MUST_BE_ALLOWED = {
+    "ordinary-of-the-same-shape": ORDINARY_OF_THE_SAME_SHAPE,
+    "ordinary-deferred": ORDINARY_DEFERRED,
+    "interpreters-naming-the-home": INTERPRETERS_NAMING_THE_HOME,
+    "ordinary-after-cd": ORDINARY_AFTER_CD,
+}
+
+
+def cases(table: dict[str, list[str]]) -> list[Any]:
+    return [
+        pytest.param(command, id=f"{name}-{index}")
+        for name, commands in table.items()
+        for index, command in enumerate(commands)
+    ]
+
+
+@pytest.mark.parametrize("command", cases(MUST_BE_REFUSED))
+def test_every_blind_spot_is_refused(command: str) -> None:
     verdict = check_command(command, WORKSPACE)
     assert verdict.refused, verdict
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        "cd /tmp && rm -rf build",
-        "cd ~/project && git clean -fdx",
-        "cd /srv/app && rm -rf node_modules",
-        "cd build && rm -rf CMakeFiles",
-        "cd - && ls",
-    ],
-)
-def test_ordinary_work_after_cd_is_allowed(command: str) -> None:
-    assert allowed(command)
+@pytest.mark.parametrize("command", cases(MUST_BE_ALLOWED))
+def test_ordinary_commands_of_the_same_shapes_are_allowed(command: str) -> None:
+    verdict = check_command(command, WORKSPACE)
+    assert verdict.verdict is Verdict.ALLOW, verdict
