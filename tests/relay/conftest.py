@@ -14,6 +14,7 @@ import pytest
 from tests.fixtures.relay_peer import RelayPeerProcess
 from zcoder.relay import Relay, load_relay_settings
 from zcoder.relay.protocol import Envelope
+from zcoder.relay.trust import TRUST
 
 
 @pytest.fixture
@@ -90,6 +91,27 @@ def make_peer(relay_env: dict[str, str], short_dir: Path) -> Iterator[PeerFactor
     yield factory
     for peer in peers:
         peer.close()
+
+
+def trusting_pair(
+    make_relay: RelayFactory,
+    relay_env: dict[str, str],
+    home: Path,
+    *,
+    interactive: bool = False,
+) -> tuple[Relay, Relay]:
+    """(alpha, beta): alpha holds messages by default (``ZCODER_RELAY_INBOUND=hold``) and
+    trusts beta, a live interactive instance: the stage of every attempt to borrow beta's
+    standing."""
+    alpha = make_relay(
+        "alpha",
+        env={**relay_env, "ZCODER_RELAY_INBOUND": "hold"},
+        home=home,
+        interactive=interactive,
+    )
+    beta = make_relay("beta", interactive=True)
+    alpha.trust.set(str(beta.workspace), TRUST)
+    return alpha, beta
 
 
 def spool_envelope(n: int, *, target: str, sender: str, body: str = "task {n}") -> Envelope:

@@ -23,12 +23,11 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import Implementation, TextContent
 
 from tests.mcp_client.support import REPO, alive, wait_for
-from tests.relay.conftest import RelayFactory
+from tests.relay.conftest import RelayFactory, trusting_pair
 from zcoder.agent.relay_wrapper import relay_wrapper
 from zcoder.relay import ClaimedMessage, Relay
 from zcoder.relay.display import sender_label
 from zcoder.relay.registry import read_manifest_file
-from zcoder.relay.trust import TRUST
 from zcoder.relay.via import client_label
 
 pytestmark = pytest.mark.timeout(120)
@@ -164,11 +163,7 @@ async def test_a_hostile_client_name_never_poses_as_a_trusted_peer(
 ) -> None:
     # alpha holds by default and trusts beta, a live interactive instance. The client runs
     # the server in beta's workspace and names itself like beta's label, with escapes.
-    alpha = make_relay(
-        "alpha", env={**relay_env, "ZCODER_RELAY_INBOUND": "hold"}, home=short_dir / "home"
-    )
-    beta = make_relay("beta", interactive=True)
-    alpha.trust.set(str(beta.workspace), TRUST)
+    alpha, beta = trusting_pair(make_relay, relay_env, short_dir / "home")
     assert beta.instance_id is not None
     hostile = (
         f"beta (pid {os.getpid()}, {beta.workspace})\x1b[2J\x1b]0;owned\x07\r\n"
