@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -259,8 +260,13 @@ async def test_the_receiver_decides_refusing_pausing_and_a_full_queue(
     assert isinstance(first, ClaimedMessage) and first.envelope.body == "one"
 
 
+@pytest.mark.parametrize("end", ["the client is killed", "the server gets SIGTERM"])
 def test_the_client_vanishing_mid_wait_leaves_nothing_behind(
-    make_relay: RelayFactory, relay_env: dict[str, str], registry: Path, short_dir: Path
+    make_relay: RelayFactory,
+    relay_env: dict[str, str],
+    registry: Path,
+    short_dir: Path,
+    end: str,
 ) -> None:
     beta = make_relay("beta")
     runtime = short_dir / "run"
@@ -280,8 +286,11 @@ def test_the_client_vanishing_mid_wait_leaves_nothing_behind(
         server_pid = json.loads((registry / manifest).read_text())["pid"]
         family = [server_pid, *children(server_pid)]
         assert len(family) == 2  # the server and its relay listener
-        client.kill()  # the client vanishes: no goodbye, its pipes just close
-        client.wait()
+        if end == "the client is killed":
+            client.kill()  # the client vanishes: no goodbye, its pipes just close
+            client.wait()
+        else:  # what a client's shutdown (or the system's) does to a server that lingers
+            os.kill(server_pid, signal.SIGTERM)
         wait_for(lambda: not any(alive(pid) for pid in family), what="the server to exit")
         assert files_of_others(registry, beta) == []
         assert sorted(os.listdir(runtime)) == before

@@ -17,8 +17,9 @@ run, hold for its user, or refuse.
 The client's name (``clientInfo`` of the MCP handshake, or of the request's envelope) is
 hostile text: it is made a bounded label that cannot pose as a peer or carry a terminal
 escape (zcoder.relay.via) before it leaves this process. When the client goes away (its
-standard input closes, or SIGTERM/SIGHUP), waits end and the relay registration is removed
-whole: manifest, socket, lock, spool and listener process.
+standard input closes, or SIGTERM, SIGHUP or SIGINT), waits end and the relay registration
+is removed whole: manifest, socket, lock, spool and listener process. (A ``kill -9`` leaves
+the files to the next zcoder's sweep, and the listener ends by itself, as for any peer.)
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from math import isfinite
 from pathlib import Path
 from typing import Annotated, Any, Final
@@ -195,8 +196,19 @@ def _client_went_away(exc: BaseException) -> bool:
     return isinstance(exc, BrokenPipeError | ConnectionResetError)
 
 
-def _stop(signum: int, _frame: object) -> None:
-    raise SystemExit(128 + signum)
+def _stopper(gateway: RelayGateway) -> Callable[[int, object], None]:
+    """SIGTERM, SIGHUP, SIGINT: unregister and exit at once. Unwinding the loop instead would wait
+    for the SDK's reader of standard input, a thread blocked until the client writes or
+    closes its end, which a client that is shutting us down may never do."""
+
+    def stop(signum: int, _frame: object) -> None:
+        for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(number, signal.SIG_IGN)
+        gateway.close()
+        _detach_stdout()
+        os._exit(128 + signum)
+
+    return stop
 
 
 def main(argv: Sequence[str]) -> int:
@@ -209,15 +221,10 @@ def main(argv: Sequence[str]) -> int:
     parser.parse_args(list(argv))
     gateway = RelayGateway(os.environ, Path.cwd().resolve())
     server = build_server(gateway)
-    code = 0
-    for number in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(number, _stop)
+    for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(number, _stopper(gateway))
     try:
         anyio.run(server.run_stdio_async)
-    except KeyboardInterrupt:
-        code = 130
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
     except BaseException as exc:
         if not _client_went_away(exc):
             raise
@@ -226,7 +233,7 @@ def main(argv: Sequence[str]) -> int:
             signal.signal(number, signal.SIG_IGN)  # cleanup is not to be cut short
         gateway.close()
         _detach_stdout()
-    return code
+    return 0
 
 
 def _detach_stdout() -> None:
