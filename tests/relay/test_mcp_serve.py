@@ -13,16 +13,12 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
-from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.types import Implementation, TextContent
 
+from tests.fixtures.mcp_serve import call, message_id_of, serving
 from tests.mcp_client.support import REPO, alive, wait_for
 from tests.relay.conftest import RelayFactory, trusting_pair
 from zcoder.agent.relay_wrapper import relay_wrapper
@@ -32,33 +28,6 @@ from zcoder.relay.registry import read_manifest_file
 from zcoder.relay.via import client_label
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@asynccontextmanager
-async def serving(
-    env: dict[str, str], cwd: Path, client: str = "claude-code"
-) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "zcoder", "mcp", "serve"], env=env, cwd=cwd
-    )
-    async with (
-        stdio_client(params) as (read, write),
-        ClientSession(read, write, client_info=Implementation(name=client, version="1")) as s,
-    ):
-        await s.initialize()
-        yield s
-
-
-async def call(session: ClientSession, tool: str, **arguments: object) -> tuple[str, bool]:
-    """The tool's text and whether it is an error."""
-    result = await session.call_tool(tool, dict(arguments))
-    (content,) = result.content
-    assert isinstance(content, TextContent)
-    return content.text, bool(result.is_error)
-
-
-def message_id_of(text: str) -> str:
-    return text.split("message_id: ", 1)[1].split("\n", 1)[0]
 
 
 def files_of_others(registry: Path, *relays: Relay) -> list[str]:
