@@ -71,10 +71,6 @@ class RelayGateway:
         self._lock = threading.Lock()  # one start, one send at a time
         self.on_receipt: Callable[[], None] | None = None  # told on a relay thread
 
-    @property
-    def max_message_chars(self) -> int:
-        return self.settings.max_message_chars
-
     def _unusable(self) -> str | None:
         if self.settings.disabled_reason:
             return f"relay settings unusable: {self.settings.disabled_reason}"
