@@ -25,6 +25,7 @@ from typing import Any, Final
 from zcoder.agent.events import Notice
 from zcoder.agent.recorder import Recorder
 from zcoder.hooks import EventOutcome, HookEngine
+from zcoder.hooks.consent import HOW_TO_CONSENT
 
 MAX_STOP_CONTINUATIONS: Final = 3
 HOOK_PREFIX: Final = "[hook]"
@@ -43,7 +44,10 @@ class HookPoints:
         for command in outcome.skipped:
             if command not in self._said:  # once per hook, not at every tool call
                 self._said.add(command)
-                text = f"A project hook was not run (you have not agreed to it): {command}"
+                text = (
+                    f"A project hook was not run (you have not agreed to it): {command}."
+                    f" {HOW_TO_CONSENT} in this workspace."
+                )
                 self.recorder.event("system", text)
                 self.recorder.emit(Notice(text))
 

@@ -15,8 +15,8 @@ own fields), with tool names as Claude Code has them where zcoder's tool does th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -83,17 +83,41 @@ def _only_users(command: HookCommand) -> bool:
     return not command.project
 
 
+# Asks the user about project hooks not answered yet (zcoder.hooks.consent), and keeps the
+# answers; what it returns is said to the user.
+Asker = Callable[[list[HookCommand]], Awaitable[list[str]]]
+
+
 @dataclass
 class HookEngine:
-    """The hooks of one workspace and session."""
+    """The hooks of one workspace and session. ``allowed`` says whether a hook may run
+    (the user's own always; a project's with consent); ``ask``, where a person can answer
+    (the TUI), asks about the project hooks not answered yet, once, when one is first
+    needed; ``unasked`` lists those (none without a consent book)."""
 
     hooks: HookSet
     workspace: Path
     session_id: str = ""
     allowed: Callable[[HookCommand], bool] = field(default=_only_users)
+    ask: Asker | None = None
+    unasked: Callable[[], list[HookCommand]] = field(default=list)
+    _asked: bool = False
+    _asking: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def __bool__(self) -> bool:
         return bool(self.hooks)
+
+    async def ask_consent(self) -> list[str]:
+        """Ask about every project hook not answered yet, once a process (a dialog that
+        fails is not shown again at every event); what the user should be told."""
+        if self.ask is None:
+            return []
+        async with self._asking:
+            if self._asked:
+                return []
+            self._asked = True
+            commands = self.unasked()
+            return await self.ask(commands) if commands else []
 
     async def fire(self, event: str, subject: str = "", **fields: Any) -> EventOutcome:
         """Run the hooks of ``event`` that match ``subject``, with ``fields`` added to the
@@ -101,6 +125,9 @@ class HookEngine:
         commands = self.hooks.commands_for(event, subject)
         if not commands:
             return EventOutcome()
+        said: tuple[str, ...] = ()
+        if any(c.project for c in commands):
+            said = tuple(await self.ask_consent())
         run = [c for c in commands if self.allowed(c)]
         skipped = tuple(c.describe() for c in commands if c not in run)
         payload = {
@@ -113,10 +140,11 @@ class HookEngine:
         results = await asyncio.gather(
             *(run_hook(c.command, payload, self.workspace, c.timeout) for c in run)
         )
-        return join(
+        outcome = join(
             [interpret(event, result, c.command) for c, result in zip(run, results, strict=True)],
             skipped,
         )
+        return replace(outcome, messages=said + outcome.messages) if said else outcome
 
     # -- one method per event, with its payload -------------------------------------------
 
