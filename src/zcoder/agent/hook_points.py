@@ -12,6 +12,9 @@
   at most ``MAX_STOP_CONTINUATIONS`` times a turn (a hook that always blocks cannot loop
   forever); ``stop_hook_active`` tells the hook when it already did.
 * Compaction (PreCompact): a block keeps the history as it is.
+* A session opened (SessionStart: ``startup``, ``resume``, ``clear``, ``compact``): context
+  a hook gives joins the history. A front end that opens sessions while idle (the TUI, an
+  editor) starts the hooks at once (``start_session``) and the next turn waits for them.
 
 A hook that fails, or a project hook the user has not agreed to, is said once as a notice;
 the action goes on.
@@ -19,6 +22,7 @@ the action goes on.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -36,6 +40,7 @@ class HookPoints:
     engine: HookEngine | None
     recorder: Recorder
     _said: set[str] = field(default_factory=set)
+    _starting: asyncio.Task[str] | None = None
 
     def _report(self, outcome: EventOutcome) -> None:
         for text in outcome.errors + outcome.messages:
@@ -99,9 +104,30 @@ class HookPoints:
         return (outcome.reason or "a hook refused it") if outcome.block else None
 
     async def session_started(self, source: str) -> str:
-        """Context for the model from SessionStart hooks ("" : none)."""
+        """Context for the model from SessionStart hooks ("" : none). Where a person can
+        answer (the TUI), the project's hooks not answered yet are asked about first: at
+        start, once, rather than in the middle of the first turn."""
         if not self.engine:
             return ""
+        for text in await self.engine.ask_consent():
+            self.recorder.event("system", text)
+            self.recorder.emit(Notice(text))
         outcome = await self.engine.session_start(source)
         self._report(outcome)
         return outcome.context
+
+    def start_session(self, source: str) -> None:
+        """A front end opened a session (``startup``, ``resume``, ``clear``): its
+        SessionStart hooks run now, in the background, and the next turn waits for their
+        context (``started``). A session opened meanwhile replaces the one before."""
+        if self._starting is not None:
+            self._starting.cancel()
+            self._starting = None
+        if self.engine:
+            self._starting = asyncio.get_running_loop().create_task(self.session_started(source))
+
+    async def started(self) -> str:
+        """The context of the SessionStart hooks ``start_session`` began ("" : none), once
+        they are done."""
+        task, self._starting = self._starting, None
+        return await task if task is not None else ""

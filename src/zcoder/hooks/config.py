@@ -45,6 +45,9 @@ TOOL_EVENTS: Final = (PRE_TOOL_USE, POST_TOOL_USE)
 PROJECT_SETTINGS: Final = Path(".zcoder") / "settings.json"
 DEFAULT_TIMEOUT: Final = 60.0
 MAX_TIMEOUT: Final = 600.0
+# A relayed message waits for its RelayMessage hooks at most this long (a sender's task is
+# not to sit unanswered for ten minutes behind a slow hook).
+MAX_RELAY_HOOK_SECONDS: Final = 30.0
 MAX_SETTINGS_BYTES: Final = 1 << 20
 
 
@@ -140,12 +143,15 @@ def _group(
         if not isinstance(command, str) or not command.strip():
             problems.append(f"{where}: a hook has no 'command'")
             continue
+        timeout = _timeout(hook.get("timeout"))
+        if event == RELAY_MESSAGE:
+            timeout = min(timeout, MAX_RELAY_HOOK_SECONDS)
         content = {"event": event, "matcher": matcher, **hook}
         key = f"{event} {matcher or '*'} {command}"
         commands.append(
             HookCommand(
                 command,
-                _timeout(hook.get("timeout")),
+                timeout,
                 source,
                 project,
                 key,

@@ -65,10 +65,15 @@ class EventOutcome:
 def join(outcomes: list[HookOutcome], skipped: tuple[str, ...] = ()) -> EventOutcome:
     permissions = {o.permission for o in outcomes}
     permission = next((p for p in (DENY, ASK, ALLOW) if p in permissions), "")
+    block = any(o.block for o in outcomes)
+    # Why it is blocked; else why a hook asks (the reason that goes with the permission).
+    explained = (
+        [o for o in outcomes if o.block] if block else [o for o in outcomes if o.permission == ASK]
+    )
     return EventOutcome(
         ran=len(outcomes),
-        block=any(o.block for o in outcomes),
-        reasons=tuple(o.reason for o in outcomes if o.block and o.reason),
+        block=block,
+        reasons=tuple(o.reason for o in explained if o.reason),
         permission=permission,
         contexts=tuple(o.context for o in outcomes if o.context),
         stop=any(o.stop for o in outcomes),
@@ -171,11 +176,10 @@ class HookEngine:
     async def pre_compact(self, trigger: str) -> EventOutcome:
         return await self.fire(PRE_COMPACT, trigger, trigger=trigger, custom_instructions="")
 
-    async def relay_message(self, sender: dict[str, Any], body: str) -> EventOutcome:
-        """A relayed task arrived: a block refuses it, ``ask`` holds it for the user."""
-        return await self.fire(
-            RELAY_MESSAGE, str(sender.get("name", "")), sender=sender, message=body
-        )
+    async def relay_message(self, sender_name: str, **fields: Any) -> EventOutcome:
+        """A relayed task arrived (zcoder.hooks.relay_gate says what the answer does);
+        the matcher is tested against the sender's name."""
+        return await self.fire(RELAY_MESSAGE, sender_name, **fields)
 
 
 def _tool_fields(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
