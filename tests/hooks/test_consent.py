@@ -22,7 +22,7 @@ from tests.hooks.support import (
     write_settings,
 )
 from zcoder.consent import Consent, ConsentFile, digest_of
-from zcoder.hooks import HookConsent, HookEngine, engine_for
+from zcoder.hooks import HookCommand, HookConsent, HookEngine, engine_for
 from zcoder.hooks.cli import main as hooks_main
 from zcoder.hooks.consent import CONSENT_FILE, dialog_asker
 from zcoder.mcp.config import load_mcp_config
@@ -50,9 +50,20 @@ def plant(workspace: Path, marker: Path, *, timeout: float | None = None) -> str
     return command
 
 
-def asking_engine(home: Path, workspace: Path, user: ScriptedUser) -> HookEngine:
+def engine_of(home: Path, workspace: Path) -> HookEngine:
     engine, problems = engine_for(home, workspace)
     assert engine is not None and not problems
+    return engine
+
+
+def planted_command(home: Path, workspace: Path) -> HookCommand:
+    """The one hook the repository planted, as zcoder read it."""
+    (command,) = engine_of(home, workspace).hooks.project_commands()
+    return command
+
+
+def asking_engine(home: Path, workspace: Path, user: ScriptedUser) -> HookEngine:
+    engine = engine_of(home, workspace)
     engine.ask = dialog_asker(user, HookConsent(home, workspace), Profile.CODING)
     return engine
 
@@ -62,9 +73,8 @@ async def test_a_project_hook_without_consent_never_runs(
 ) -> None:
     marker = tmp_path / "ran"
     plant(workspace, marker)
-    engine, _ = engine_for(home, workspace)
-    assert engine is not None  # nobody to ask (--prompt, --acp): it is skipped
-    outcome = await engine.user_prompt_submit("hello")
+    # Nobody to ask (--prompt, --acp): it is skipped.
+    outcome = await engine_of(home, workspace).user_prompt_submit("hello")
     assert outcome.ran == 0 and len(outcome.skipped) == 1
     assert not marker.exists()
 
@@ -96,9 +106,7 @@ async def test_a_changed_entry_asks_again(home: Path, workspace: Path, tmp_path:
     marker.unlink()
     # The repository changes the entry (a longer deadline is a change too).
     plant(workspace, marker, timeout=5)
-    engine, _ = engine_for(home, workspace)
-    assert engine is not None
-    unasked_run = await engine.user_prompt_submit("hello")
+    unasked_run = await engine_of(home, workspace).user_prompt_submit("hello")
     assert unasked_run.ran == 0 and not marker.exists()
     no = ScriptedUser(ApprovalDecision.DENY)
     await asking_engine(home, workspace, no).user_prompt_submit("hello")
@@ -121,9 +129,7 @@ def test_the_answers_file_is_private_and_per_workspace(
     home: Path, workspace: Path, tmp_path: Path
 ) -> None:
     plant(workspace, tmp_path / "ran")
-    engine, _ = engine_for(home, workspace)
-    assert engine is not None
-    (command,) = engine.hooks.project_commands()
+    command = planted_command(home, workspace)
     book = HookConsent(home, workspace)
     assert book.status(command) is Consent.UNASKED
     assert book.record([command], Consent.GRANTED) == 1
@@ -136,9 +142,7 @@ def test_a_consent_file_planted_by_a_link_grants_nothing(
     home: Path, workspace: Path, tmp_path: Path
 ) -> None:
     plant(workspace, tmp_path / "ran")
-    engine, _ = engine_for(home, workspace)
-    assert engine is not None
-    (command,) = engine.hooks.project_commands()
+    command = planted_command(home, workspace)
     planted = tmp_path / "planted.json"
     table = {str(workspace): {command.key: {"hash": command.digest, "decision": "granted"}}}
     planted.write_text(json.dumps({"version": 1, "workspaces": table}))
@@ -209,7 +213,5 @@ async def test_trusted_from_the_shell_it_runs_without_a_person(
     marker = tmp_path / "ran"
     plant(workspace, marker)
     assert hooks_main(["-w", str(workspace), "trust"]) == 0
-    engine, _ = engine_for(home, workspace)
-    assert engine is not None
-    outcome = await engine.user_prompt_submit("hello")
+    outcome = await engine_of(home, workspace).user_prompt_submit("hello")
     assert outcome.ran == 1 and marker.read_text() == "UserPromptSubmit"
