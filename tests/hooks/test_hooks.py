@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -189,6 +190,31 @@ async def test_a_flooding_hook_is_bounded_and_does_not_hang(
     run = await run_hook(command, {"big": "y" * 2_000_000}, workspace, timeout=60)
     assert run.exit_code == 0
     assert len(run.stdout) == 64 * 1024
+
+
+async def test_a_child_that_leaves_the_group_holding_the_output_does_not_hold_zcoder(
+    hook: Callable[[str, str], str], workspace: Path, tmp_path: Path
+) -> None:
+    """Attack: the hook starts a child in a session of its own (out of reach of the group
+    kill) that keeps the hook's standard output open; the hook's deadline still holds (it
+    used to wait for that output to end, for as long as the child lived)."""
+    pid_file = tmp_path / "escaped.pid"
+    command = hook(
+        "escape",
+        "import subprocess\n"
+        f"child = subprocess.Popen([{PY!r}, '-c', 'import time; time.sleep(120)'],"
+        " start_new_session=True)\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "print('answered')",
+    )
+    try:
+        run = await run_hook(command, {}, workspace, timeout=3)
+    finally:
+        if pid_file.exists():  # the test's own child: ended here
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    # Its end cannot be seen while the child holds its output: at the deadline it counts
+    # as a hook that did not finish (for a RelayMessage hook: held), with what it said.
+    assert run.timed_out and run.stdout == "answered\n"
 
 
 async def test_a_hook_that_never_reads_its_input_is_fine(tmp_path: Path, workspace: Path) -> None:

@@ -124,7 +124,18 @@ class HookPoints:
             self._starting.cancel()
             self._starting = None
         if self.engine:
-            self._starting = asyncio.get_running_loop().create_task(self.session_started(source))
+            self._starting = asyncio.get_running_loop().create_task(self._quietly(source))
+
+    async def _quietly(self, source: str) -> str:
+        """SessionStart in the background: what goes wrong is said, and costs only the
+        context (the turn that waits for it goes on)."""
+        try:
+            return await self.session_started(source)
+        except Exception as exc:  # noqa: BLE001 - no turn is there to fail with it
+            text = f"SessionStart hooks failed: {exc}"
+            self.recorder.event("system", text)
+            self.recorder.emit(Notice(text))
+            return ""
 
     async def started(self) -> str:
         """The context of the SessionStart hooks ``start_session`` began ("" : none), once
