@@ -149,3 +149,24 @@ async def test_session_start_fires_at_start_clear_and_resume(
     async with resumed.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: log.read_text().count("\n") == 3)
     assert log.read_text().split() == ["startup", "clear", "resume"]
+
+
+async def test_session_start_fires_after_compaction(fake, make_config, app_factory, env, short_dir):
+    log = short_dir / "sources.log"
+    user_hooks(env, {"SessionStart": entry(sources_hook(short_dir, log), "compact")})
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        for word in ("one", "two", "three"):
+            fake.enqueue(Turn.text(f"answer {word} " + "detail " * 150))
+            await submit(pilot, app, f"request {word}")
+            await idle(pilot, app)
+        assert not log.exists()  # the matcher: only a compaction's session start
+        fake.enqueue(Turn.text("SUMMARY: three requests."), Turn.text("next"))
+        await submit(pilot, app, "/compact")
+        await wait_until(pilot, lambda: "Compacted:" in transcript_text(app))
+        await idle(pilot, app)
+        await submit(pilot, app, "go on")
+        await idle(pilot, app)
+    assert log.read_text() == "compact\n"
+    sent = [m["content"] for m in fake.chat_bodies[-1]["messages"]]
+    assert sent[-2:] == ["[hook] On call: ann.", "go on"]
