@@ -15,7 +15,7 @@ import pytest
 
 from tests.fixtures.fake_ollama import Turn
 from tests.hooks.support import entry, project_settings, script, write_settings
-from tests.tui.conftest import answer, idle, submit, transcript_text, wait_until
+from tests.tui.conftest import answer, converse, idle, submit, transcript_text, wait_until
 from zcoder.relay import ClaimedMessage
 from zcoder.tui.approval_dialogs import ApprovalScreen
 
@@ -156,10 +156,7 @@ async def test_session_start_fires_after_compaction(fake, make_config, app_facto
     user_hooks(env, {"SessionStart": entry(sources_hook(short_dir, log), "compact")})
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        for word in ("one", "two", "three"):
-            fake.enqueue(Turn.text(f"answer {word} " + "detail " * 150))
-            await submit(pilot, app, f"request {word}")
-            await idle(pilot, app)
+        await converse(pilot, app, fake, "one", "two", "three")
         assert not log.exists()  # the matcher: only a compaction's session start
         fake.enqueue(Turn.text("SUMMARY: three requests."), Turn.text("next"))
         await submit(pilot, app, "/compact")
