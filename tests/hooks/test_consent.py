@@ -31,18 +31,6 @@ from zcoder.tools.approval import ApprovalDecision
 from zcoder.tools.profiles import Profile
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
 def plant(workspace: Path, marker: Path, *, timeout: float | None = None) -> str:
     """The repository's hook: a UserPromptSubmit program that creates ``marker``."""
     command = marker_script(workspace.parent, "planted", marker)

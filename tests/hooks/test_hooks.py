@@ -49,13 +49,6 @@ def hook_set(event: str, command: str, matcher: str = "", timeout: float = 10) -
     return found
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
 # -- reading -----------------------------------------------------------------------------
 
 

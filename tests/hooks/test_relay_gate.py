@@ -10,16 +10,18 @@ tests/tui/test_hooks_in_the_app.py).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
 from tests.hooks.support import entry, marker_script, project_settings, script, write_settings
+from tests.tui.test_inbox_ui import envelope
 from zcoder.hooks import HookEngine, engine_for, load_hooks
 from zcoder.hooks.config import MAX_RELAY_HOOK_SECONDS, RELAY_MESSAGE
 from zcoder.hooks.relay_gate import MAX_RECEIPT_REASON, Judgement, RelayGate, Verdict
-from zcoder.relay import ClaimedMessage, Envelope
+from zcoder.relay import ClaimedMessage
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -39,26 +41,10 @@ class Queue:
         self.completed.append(claimed.envelope.message_id)
 
 
-def claimed(n: int = 1, body: str = "rename foo to bar") -> ClaimedMessage:
-    envelope = Envelope(
-        message_id=f"42-7-{n}",
-        target_instance_id="99-1",
-        sender_instance_id="42-7",
-        sender_pid=42,
-        sender_project="api",
-        sender_workspace="/src/api",
-        body=body,
-        created_at=1,
-        sender_kind="instance",
-    )
-    return ClaimedMessage(sequence=n, envelope=envelope, path=Path(f"/spool/{n:09d}-42-7-{n}.json"))
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
+def claimed(n: int = 1) -> ClaimedMessage:
+    """A message from api (pid 4242, /src/api), verified a live instance, claimed to run."""
+    message = dataclasses.replace(envelope(n), sender_kind="instance")
+    return ClaimedMessage(sequence=n, envelope=message, path=Path(f"/spool/{n:09d}-4242-{n}.json"))
 
 
 def user_engine(tmp_path: Path, workspace: Path, body: str, *, timeout: float = 10) -> HookEngine:
@@ -87,12 +73,12 @@ async def test_the_hook_reads_who_sent_what(tmp_path: Path, workspace: Path) -> 
     assert judgement.verdict is Verdict.RUN and queue.held == queue.completed == []
     payload = json.loads(seen.read_text())
     assert payload["hook_event_name"] == RELAY_MESSAGE and payload["cwd"] == str(workspace)
-    assert payload["message"] == "rename foo to bar" and payload["message_id"] == "42-7-1"
+    assert payload["message"] == "task number 1" and payload["message_id"] == "4242-1"
     assert payload["sender"] == {
-        "instance_id": "42-7",
-        "pid": 42,
+        "instance_id": "4242-peer",
+        "pid": 4242,
         "name": "api",
-        "label": "api (pid 42, /src/api)",
+        "label": "api (pid 4242, /src/api)",
         "kind": "instance",
         "workspace": "/src/api",
     }
@@ -129,8 +115,8 @@ async def test_allow_refuse_or_hold(
 ) -> None:
     judgement, queue = await admit(user_engine(tmp_path, workspace, body))
     assert (judgement.verdict, judgement.reason) == (verdict, reason)
-    assert queue.held == (["42-7-1"] if verdict is Verdict.HOLD else [])
-    assert queue.completed == (["42-7-1"] if verdict is Verdict.REFUSE else [])
+    assert queue.held == (["4242-1"] if verdict is Verdict.HOLD else [])
+    assert queue.completed == (["4242-1"] if verdict is Verdict.REFUSE else [])
 
 
 async def test_a_hook_that_hangs_holds_the_message_at_its_deadline(
@@ -138,7 +124,7 @@ async def test_a_hook_that_hangs_holds_the_message_at_its_deadline(
 ) -> None:
     engine = user_engine(tmp_path, workspace, "time.sleep(600)", timeout=1)
     judgement, queue = await admit(engine)
-    assert judgement.verdict is Verdict.HOLD and queue.held == ["42-7-1"]
+    assert judgement.verdict is Verdict.HOLD and queue.held == ["4242-1"]
     assert any("did not finish in time" in n for n in judgement.notices)
 
 
@@ -152,7 +138,7 @@ def test_a_relay_hook_never_waits_longer_than_the_cap(tmp_path: Path, workspace:
 async def test_a_hook_that_prints_10_mb_is_bounded(tmp_path: Path, workspace: Path) -> None:
     body = "sys.stdout.write('o' * 10_000_000); sys.stderr.write('e' * 10_000_000); sys.exit(2)"
     judgement, queue = await admit(user_engine(tmp_path, workspace, body))
-    assert judgement.verdict is Verdict.REFUSE and queue.completed == ["42-7-1"]
+    assert judgement.verdict is Verdict.REFUSE and queue.completed == ["4242-1"]
     assert len(judgement.reason) == MAX_RECEIPT_REASON and judgement.reason.startswith("eee")
 
 
@@ -194,7 +180,7 @@ async def test_cancelled_while_the_hook_runs_the_message_is_held(
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert queue.held == ["42-7-1"] and queue.completed == []
+    assert queue.held == ["4242-1"] and queue.completed == []
 
 
 async def test_without_relay_hooks_every_message_runs(tmp_path: Path, workspace: Path) -> None:
