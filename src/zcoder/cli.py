@@ -29,7 +29,8 @@ USAGE = """%(prog)s [options]
        %(prog)s agents [--json]
        %(prog)s send [--json] TARGET [MESSAGE]
        %(prog)s mcp add|list|get|remove|test ...
-       %(prog)s mcp serve"""
+       %(prog)s mcp serve
+       %(prog)s hooks list|trust|refuse|reset"""
 DESCRIPTION = """\
 A terminal coding agent for local Ollama models. Several zcoder instances on
 one machine can find each other and hand each other work over a private relay.
@@ -46,6 +47,8 @@ commands:
                         http NAME URL, list, get NAME, remove NAME, test NAME
   mcp serve             an MCP server (stdio) that lets another agent list these
                         instances, send one a task and read its receipt
+  hooks COMMAND         hooks: list them; trust, refuse or reset the answers
+                        about the project's (.zcoder/settings.json)
   `zcoder agents --help` and `zcoder send --help` say more; see docs/relay.md."""
 
 
@@ -164,6 +167,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from zcoder.mcp.cli import main as mcp_main
 
         return mcp_main(arguments[1:])
+    if arguments and arguments[0] == "hooks":
+        # Hooks and the consent to a project's (zcoder.hooks.cli): no model, no UI.
+        from zcoder.hooks.cli import main as hooks_main
+
+        return hooks_main(arguments[1:])
     parser = build_parser()
     args = parser.parse_args(arguments)
 

@@ -12,8 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from zcoder.hooks import HookEngine, engine_for
+from zcoder.config import Config
+from zcoder.hooks import HookConsent, HookEngine, engine_for
+from zcoder.hooks.consent import dialog_asker
+from zcoder.hooks.engine import Asker
 from zcoder.skills import SkillSet, discover_skills, install_skills
+from zcoder.tools.approval import Approver
 from zcoder.tools.registry import ToolRegistry
 
 
@@ -29,3 +33,9 @@ def load_extensions(registry: ToolRegistry, workspace: Path, home: Path | None) 
     skills = install_skills(registry, discover_skills(workspace))
     hooks, problems = engine_for(home, workspace)
     return Extensions(skills, hooks, tuple(f"hooks: {problem}" for problem in problems))
+
+
+def hook_consent_dialog(approver: Approver, config: Config) -> Asker:
+    """For a front end with a person at it: the dialog that asks, once, about the project's
+    hooks not answered yet (zcoder.hooks.consent)."""
+    return dialog_asker(approver, HookConsent(config.home, config.workspace), config.profile)

@@ -6,14 +6,17 @@ nothing about running them is faked.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-import sys
+import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests.hooks.support import PY, marker_script, script, write_settings
 from zcoder.hooks import (
     ALLOW,
     ASK,
@@ -29,19 +32,11 @@ from zcoder.hooks import (
 )
 from zcoder.hooks.config import PRE_TOOL_USE, USER_PROMPT_SUBMIT
 
-PY = sys.executable
 
-
-def script(tmp_path: Path, name: str, body: str) -> str:
-    """A hook command: a Python script of ``body`` (stdin's JSON is ``payload``)."""
-    path = tmp_path / f"{name}.py"
-    path.write_text("import json, os, sys, time\npayload = json.load(sys.stdin)\n" + body + "\n")
-    return f"{PY} {path}"
-
-
-def settings(path: Path, hooks: dict[str, object]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"hooks": hooks}))
+@pytest.fixture
+def hook(tmp_path: Path) -> Callable[[str, str], str]:
+    """``hook(name, body)``: a hook command, a Python script of ``body`` (tests.hooks.support)."""
+    return functools.partial(script, tmp_path)
 
 
 def hook_set(event: str, command: str, matcher: str = "", timeout: float = 10) -> HookSet:
@@ -54,13 +49,6 @@ def hook_set(event: str, command: str, matcher: str = "", timeout: float = 10) -
     return found
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
 # -- reading -----------------------------------------------------------------------------
 
 
@@ -68,7 +56,7 @@ def test_user_and_project_hooks_load_and_bad_blocks_are_listed(
     tmp_path: Path, workspace: Path
 ) -> None:
     home = tmp_path / "home"
-    settings(
+    write_settings(
         home / "settings.json",
         {
             "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "a"}]}],
@@ -77,7 +65,7 @@ def test_user_and_project_hooks_load_and_bad_blocks_are_listed(
             "Stop": [{"hooks": [{"type": "prompt", "prompt": "d"}, {"command": "e"}]}],
         },
     )
-    settings(
+    write_settings(
         workspace / ".zcoder" / "settings.json",
         {"PreToolUse": [{"matcher": "", "hooks": [{"command": "f", "timeout": 10_000}]}]},
     )
@@ -126,15 +114,11 @@ def test_matchers_know_claude_code_names(matcher: str, tool: str, matches: bool)
 
 
 async def test_a_hook_gets_claude_code_payload_and_environment(
-    tmp_path: Path, workspace: Path
+    hook: Callable[[str, str], str], workspace: Path
 ) -> None:
-    seen = tmp_path / "seen.json"
-    command = script(
-        tmp_path,
-        "record",
-        f"payload['env'] = os.environ['CLAUDE_PROJECT_DIR']\n"
-        f"open({str(seen)!r}, 'w').write(json.dumps(payload))",
-    )
+    seen = workspace.parent / "seen.json"
+    body = "payload['env'] = os.environ['CLAUDE_PROJECT_DIR']\n"
+    command = hook("record", body + f"open({str(seen)!r}, 'w').write(json.dumps(payload))")
     engine = HookEngine(hook_set(PRE_TOOL_USE, command, "Write"), workspace, session_id="s1")
     outcome = await engine.pre_tool_use("write_file", {"path": "a.txt", "content": "x"})
     assert outcome.ran == 1 and not outcome.block and not outcome.errors
@@ -147,15 +131,15 @@ async def test_a_hook_gets_claude_code_payload_and_environment(
 
 
 async def test_exit_2_blocks_with_its_stderr_and_exit_1_does_not(
-    tmp_path: Path, workspace: Path
+    hook: Callable[[str, str], str], workspace: Path
 ) -> None:
-    blocker = script(tmp_path, "block", "print('no rm here', file=sys.stderr); sys.exit(2)")
+    blocker = hook("block", "print('no rm here', file=sys.stderr); sys.exit(2)")
     outcome = await HookEngine(hook_set(PRE_TOOL_USE, blocker), workspace).pre_tool_use(
         "run_command", {"command": "ls"}
     )
     assert outcome.block and outcome.reason == "no rm here"
 
-    failing = script(tmp_path, "fail", "print('oops', file=sys.stderr); sys.exit(1)")
+    failing = hook("fail", "print('oops', file=sys.stderr); sys.exit(1)")
     outcome = await HookEngine(hook_set(PRE_TOOL_USE, failing), workspace).pre_tool_use(
         "run_command", {"command": "ls"}
     )
@@ -164,11 +148,10 @@ async def test_exit_2_blocks_with_its_stderr_and_exit_1_does_not(
 
 
 async def test_a_hook_past_its_deadline_is_killed_with_its_children(
-    tmp_path: Path, workspace: Path
+    hook: Callable[[str, str], str], workspace: Path, tmp_path: Path
 ) -> None:
     pid_file = tmp_path / "child.pid"
-    command = script(
-        tmp_path,
+    command = hook(
         "slow",
         "import subprocess\n"
         f"child = subprocess.Popen([{PY!r}, '-c', 'import time; time.sleep(60)'])\n"
@@ -194,12 +177,37 @@ async def test_a_hook_past_its_deadline_is_killed_with_its_children(
 
 
 async def test_a_flooding_hook_is_bounded_and_does_not_hang(
-    tmp_path: Path, workspace: Path
+    hook: Callable[[str, str], str], workspace: Path
 ) -> None:
-    command = script(tmp_path, "flood", "sys.stdout.write('x' * 20_000_000)")
+    command = hook("flood", "sys.stdout.write('x' * 20_000_000)")
     run = await run_hook(command, {"big": "y" * 2_000_000}, workspace, timeout=60)
     assert run.exit_code == 0
     assert len(run.stdout) == 64 * 1024
+
+
+async def test_a_child_that_leaves_the_group_holding_the_output_does_not_hold_zcoder(
+    hook: Callable[[str, str], str], workspace: Path, tmp_path: Path
+) -> None:
+    """Attack: the hook starts a child in a session of its own (out of reach of the group
+    kill) that keeps the hook's standard output open; the hook's deadline still holds (it
+    used to wait for that output to end, for as long as the child lived)."""
+    pid_file = tmp_path / "escaped.pid"
+    command = hook(
+        "escape",
+        "import subprocess\n"
+        f"child = subprocess.Popen([{PY!r}, '-c', 'import time; time.sleep(120)'],"
+        " start_new_session=True)\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "print('answered')",
+    )
+    try:
+        run = await run_hook(command, {}, workspace, timeout=3)
+    finally:
+        if pid_file.exists():  # the test's own child: ended here
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    # Its end cannot be seen while the child holds its output: at the deadline it counts
+    # as a hook that did not finish (for a RelayMessage hook: held), with what it said.
+    assert run.timed_out and run.stdout == "answered\n"
 
 
 async def test_a_hook_that_never_reads_its_input_is_fine(tmp_path: Path, workspace: Path) -> None:
@@ -243,21 +251,13 @@ def test_prompt_hooks_add_context_and_may_stop() -> None:
 
 
 async def test_answers_join_strictly_and_unconsented_project_hooks_do_not_run(
-    tmp_path: Path, workspace: Path
+    hook: Callable[[str, str], str], workspace: Path, tmp_path: Path
 ) -> None:
+    decide = "print(json.dumps({'hookSpecificOutput': {'permissionDecision': %r, %s}}))"
+    allow = hook("allow", decide % ("allow", ""))
+    deny = hook("deny", decide % ("deny", "'permissionDecisionReason': 'no'"))
     marker = tmp_path / "project-ran"
-    allow = script(
-        tmp_path,
-        "allow",
-        "print(json.dumps({'hookSpecificOutput': {'permissionDecision': 'allow'}}))",
-    )
-    deny = script(
-        tmp_path,
-        "deny",
-        "print(json.dumps({'hookSpecificOutput': {'permissionDecision': 'deny', "
-        "'permissionDecisionReason': 'no'}}))",
-    )
-    project = script(tmp_path, "project", f"open({str(marker)!r}, 'w').write('ran')")
+    project = marker_script(tmp_path, "project", marker)
     found = HookSet()
     parse_hooks(
         {"hooks": {PRE_TOOL_USE: [{"hooks": [{"command": allow}, {"command": deny}]}]}},
@@ -278,4 +278,4 @@ async def test_answers_join_strictly_and_unconsented_project_hooks_do_not_run(
 
     consented = HookEngine(found, workspace, allowed=lambda command: True)
     await consented.pre_tool_use("run_command", {"command": "ls"})
-    assert marker.read_text() == "ran"
+    assert marker.read_text() == PRE_TOOL_USE

@@ -5,162 +5,131 @@ the model, what ran on disk, and how the run ended."""
 from __future__ import annotations
 
 import json
-import sys
+import subprocess
 from pathlib import Path
+from typing import Any
 
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
-from tests.test_oneshot import Env, make_env, prompt
+from tests.hooks.support import entry, marker_script, project_settings, script, write_settings
+from tests.test_oneshot import Env, env, prompt
 
-PY = sys.executable
-
-
-def hook(env: Env, name: str, body: str) -> str:
-    """A hook command: a Python script of ``body``; the payload on stdin is ``payload``."""
-    path = env.home.parent / f"hook-{name}.py"
-    path.write_text("import json, os, sys\npayload = json.load(sys.stdin)\n" + body + "\n")
-    return f"{PY} {path}"
+__all__ = ["env"]  # the --prompt tests' fixture: a private home and workspace
 
 
-def user_hooks(env: Env, hooks: dict[str, object]) -> None:
-    env.home.mkdir(parents=True, exist_ok=True)
-    (env.home / "settings.json").write_text(json.dumps({"hooks": hooks}))
+def install(env: Env, event: str, body: str, matcher: str = "") -> str:
+    """The user's hook for ``event``: a Python script of ``body`` (``payload`` is stdin's
+    JSON), in ``$ZCODER_HOME/settings.json``."""
+    command = script(env.home.parent, event, body)
+    write_settings(env.home / "settings.json", {event: entry(command, matcher)})
+    return command
 
 
-def entry(command: str, matcher: str = "") -> list[dict[str, object]]:
-    return [{"matcher": matcher, "hooks": [{"type": "command", "command": command}]}]
+def finish(response: str = "ok") -> Turn:
+    return Turn.tool_calls(call("finish", {"status": "complete", "response": response}))
 
 
-def test_a_pre_tool_use_hook_blocks_a_command_and_the_model_is_told_why(tmp_path: Path) -> None:
-    env = make_env(tmp_path)
-    blocker = hook(env, "block", "print('no touching today', file=sys.stderr); sys.exit(2)")
-    user_hooks(env, {"PreToolUse": entry(blocker, "Bash")})
+def run(
+    env: Env, text: str, *turns: Turn, flags: tuple[str, ...] = ()
+) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    """``zcoder --prompt text`` against a fake model that answers ``turns``; what the run
+    did and every request the model got."""
     with FakeOllama() as fake:
-        fake.enqueue(
-            Turn.tool_calls(call("run_command", {"command": "touch ran.txt"})),
-            Turn.tool_calls(call("finish", {"status": "complete", "response": "Blocked."})),
-        )
-        done = prompt(env, fake, "touch a file", "--yes")
-        answer = fake.chat_bodies[1]["messages"][-1]["content"]
+        fake.enqueue(*turns)
+        done = prompt(env, fake, text, *flags)
+        return done, fake.chat_bodies
+
+
+def test_a_pre_tool_use_hook_blocks_a_command_and_the_model_is_told_why(env: Env) -> None:
+    install(env, "PreToolUse", "print('no touching today', file=sys.stderr); sys.exit(2)", "Bash")
+    touch = Turn.tool_calls(call("run_command", {"command": "touch ran.txt"}))
+    done, bodies = run(env, "touch a file", touch, finish("Blocked."), flags=("--yes",))
     assert done.returncode == 0, done.stderr
     assert not (env.workspace / "ran.txt").exists()
+    answer = bodies[1]["messages"][-1]["content"]
     assert answer == "Error: a hook blocked this call: no touching today"
 
 
-def test_allow_runs_a_command_unasked_and_ask_asks_even_with_yes(tmp_path: Path) -> None:
-    env = make_env(tmp_path)
+def test_allow_runs_a_command_unasked_and_ask_asks_even_with_yes(env: Env) -> None:
     answer = "print(json.dumps({'hookSpecificOutput': {'permissionDecision': os.environ['D']}}))"
-    decide = hook(env, "decide", answer)
-    user_hooks(env, {"PreToolUse": entry(decide, "run_command")})
-    with FakeOllama() as fake:  # no terminal: a command that asks is denied
-        fake.enqueue(
-            Turn.tool_calls(call("run_command", {"command": "touch allowed.txt"})),
-            Turn.tool_calls(call("finish", {"status": "complete", "response": "ok"})),
-        )
-        env.vars["D"] = "allow"
-        done = prompt(env, fake, "touch")
+    install(env, "PreToolUse", answer, "run_command")
+    # No terminal: a command that asks is denied.
+    env.vars["D"] = "allow"
+    touch = Turn.tool_calls(call("run_command", {"command": "touch allowed.txt"}))
+    done, _ = run(env, "touch", touch, finish())
     assert done.returncode == 0, done.stderr
     assert (env.workspace / "allowed.txt").exists()
 
-    with FakeOllama() as fake:
-        fake.enqueue(
-            Turn.tool_calls(call("run_command", {"command": "touch asked.txt"})),
-            Turn.tool_calls(call("finish", {"status": "complete", "response": "ok"})),
-        )
-        env.vars["D"] = "ask"
-        done = prompt(env, fake, "touch", "--yes")
+    env.vars["D"] = "ask"
+    touch = Turn.tool_calls(call("run_command", {"command": "touch asked.txt"}))
+    done, _ = run(env, "touch", touch, finish(), flags=("--yes",))
     assert not (env.workspace / "asked.txt").exists()
     assert "no terminal to ask" in done.stderr
 
 
-def test_a_prompt_hook_can_stop_the_prompt_or_add_context(tmp_path: Path) -> None:
-    env = make_env(tmp_path)
-    gate = hook(
+def test_a_prompt_hook_can_stop_the_prompt_or_add_context(env: Env) -> None:
+    install(
         env,
-        "gate",
+        "UserPromptSubmit",
         "if 'secret' in payload['prompt']:\n"
         "    print('prompts about secrets are not sent', file=sys.stderr); sys.exit(2)\n"
         "print('The release branch is frozen.')",
     )
-    user_hooks(env, {"UserPromptSubmit": entry(gate)})
-    with FakeOllama() as fake:
-        done = prompt(env, fake, "tell me the secret")
-        assert fake.chat_bodies == []  # the model never saw it
+    done, bodies = run(env, "tell me the secret")
+    assert bodies == []  # the model never saw it
     assert done.returncode == 1
     assert "prompts about secrets are not sent" in done.stderr
 
-    with FakeOllama() as fake:
-        fake.enqueue(Turn.tool_calls(call("finish", {"status": "complete", "response": "ok"})))
-        done = prompt(env, fake, "what now?")
-        sent = fake.chat_bodies[0]["messages"]
+    done, bodies = run(env, "what now?", finish())
     assert done.returncode == 0, done.stderr
-    assert [m["content"] for m in sent[-2:]] == [
+    assert [m["content"] for m in bodies[0]["messages"][-2:]] == [
         "what now?",
         "[hook] The release branch is frozen.",
     ]
 
 
-def test_a_stop_hook_sends_the_model_on_once_then_lets_it_end(tmp_path: Path) -> None:
-    env = make_env(tmp_path)
-    keep_going = hook(
+def test_a_stop_hook_sends_the_model_on_once_then_lets_it_end(env: Env) -> None:
+    install(
         env,
-        "stop",
+        "Stop",
         "if not payload['stop_hook_active']:\n"
         "    print(json.dumps({'decision': 'block', 'reason': 'Run the tests first.'}))",
     )
-    user_hooks(env, {"Stop": entry(keep_going)})
-    with FakeOllama() as fake:
-        fake.enqueue(Turn.text("Done."), Turn.text("Tests pass. Done."))
-        done = prompt(env, fake, "fix it")
-        bodies = fake.chat_bodies
+    done, bodies = run(env, "fix it", Turn.text("Done."), Turn.text("Tests pass. Done."))
     assert done.returncode == 0, done.stderr
     assert len(bodies) == 2
     assert bodies[1]["messages"][-1]["content"] == "[hook] Run the tests first."
     assert done.stdout.strip().endswith("Tests pass. Done.")
 
 
-def test_post_tool_use_feedback_reaches_the_model(tmp_path: Path) -> None:
-    env = make_env(tmp_path)
-    lint = hook(
-        env,
-        "lint",
-        "print(json.dumps({'decision': 'block', 'reason': 'alpha.txt: trailing space'}))",
-    )
-    user_hooks(env, {"PostToolUse": entry(lint, "Read")})
-    with FakeOllama() as fake:
-        fake.enqueue(
-            Turn.tool_calls(call("read_file", {"path": "alpha.txt"})),
-            Turn.tool_calls(call("finish", {"status": "complete", "response": "ok"})),
-        )
-        done = prompt(env, fake, "read alpha")
-        result = fake.chat_bodies[1]["messages"][-1]["content"]
+def test_post_tool_use_feedback_reaches_the_model(env: Env) -> None:
+    lint = "print(json.dumps({'decision': 'block', 'reason': 'alpha.txt: trailing space'}))"
+    install(env, "PostToolUse", lint, "Read")
+    read = Turn.tool_calls(call("read_file", {"path": "alpha.txt"}))
+    done, bodies = run(env, "read alpha", read, finish())
     assert done.returncode == 0, done.stderr
-    assert result == "alpha\n\n[hook] alpha.txt: trailing space"
+    assert bodies[1]["messages"][-1]["content"] == "alpha\n\n[hook] alpha.txt: trailing space"
 
 
-def test_a_project_hook_never_runs_without_consent(tmp_path: Path) -> None:
-    """Attack: a cloned repository's .zcoder/settings.json names a hook; nothing of it runs."""
-    env = make_env(tmp_path)
+def test_a_project_hook_never_runs_without_consent(env: Env, tmp_path: Path) -> None:
+    """Attack: a cloned repository's .zcoder/settings.json names a hook; nothing of it runs,
+    and the run says how the user would allow it."""
     marker = tmp_path / "project-hook-ran"
-    planted = hook(env, "planted", f"open({str(marker)!r}, 'w').write('ran')")
-    settings = env.workspace / ".zcoder" / "settings.json"
-    settings.parent.mkdir()
-    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": entry(planted)}}))
-    with FakeOllama() as fake:
-        fake.enqueue(Turn.tool_calls(call("finish", {"status": "complete", "response": "ok"})))
-        done = prompt(env, fake, "hello")
+    planted = marker_script(tmp_path, "planted", marker)
+    write_settings(project_settings(env.workspace), {"UserPromptSubmit": entry(planted)})
+    done, _ = run(env, "hello", finish())
     assert done.returncode == 0, done.stderr
     assert not marker.exists()
     assert "A project hook was not run (you have not agreed to it)" in done.stderr
+    assert "zcoder hooks trust" in done.stderr
 
 
-def test_session_start_context_and_a_broken_settings_file(tmp_path: Path) -> None:
-    env = make_env(tmp_path)
-    start = hook(env, "start", "print('On call: ann.')")
-    user_hooks(env, {"SessionStart": entry(start, "startup"), "Bogus": []})
-    with FakeOllama() as fake:
-        fake.enqueue(Turn.tool_calls(call("finish", {"status": "complete", "response": "ok"})))
-        done = prompt(env, fake, "hello")
-        sent = fake.chat_bodies[0]["messages"]
+def test_session_start_context_and_a_broken_settings_file(env: Env) -> None:
+    install(env, "SessionStart", "print('On call: ann.')", "startup")
+    settings = env.home / "settings.json"
+    data = json.loads(settings.read_text())
+    data["hooks"]["Bogus"] = []
+    settings.write_text(json.dumps(data))
+    done, bodies = run(env, "hello", finish())
     assert done.returncode == 0, done.stderr
-    assert "[hook] On call: ann." in [m["content"] for m in sent]
+    assert "[hook] On call: ann." in [m["content"] for m in bodies[0]["messages"]]
     assert "hooks.Bogus is not an event zcoder has" in done.stderr

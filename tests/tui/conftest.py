@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures.fake_ollama import FakeOllama
+from tests.fixtures.fake_ollama import FakeOllama, Turn
 from zcoder.config import Config, load_config
 from zcoder.relay import Relay, load_relay_settings
 from zcoder.tui import ZcoderApp
@@ -111,6 +111,14 @@ async def submit(pilot: Any, app: ZcoderApp, text: str) -> None:
 async def idle(pilot: Any, app: ZcoderApp, timeout: float = 10.0) -> None:
     await wait_until(pilot, lambda: not app.busy, timeout)
     await pilot.pause()
+
+
+async def converse(pilot: Any, app: ZcoderApp, fake: FakeOllama, *words: str) -> None:
+    """One long answered request a word: a history with turns old enough to compact."""
+    for word in words:
+        fake.enqueue(Turn.text(f"answer {word} " + "detail " * 150))
+        await submit(pilot, app, f"request {word}")
+        await idle(pilot, app)
 
 
 @pytest.fixture

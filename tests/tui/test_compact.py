@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.fake_ollama import Turn
-from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
+from tests.tui.conftest import converse, entries, idle, submit, transcript_text, wait_until
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)
@@ -14,10 +14,7 @@ SIZE = (120, 40)
 async def test_compact_then_resume_goes_on_from_the_summary(fake, make_config, app_factory):
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        for word in ("one", "two", "three"):
-            fake.enqueue(Turn.text(f"answer {word} " + "detail " * 150))
-            await submit(pilot, app, f"request {word}")
-            await idle(pilot, app)
+        await converse(pilot, app, fake, "one", "two", "three")
         fake.enqueue(Turn.text("SUMMARY: the user asked three things."))
         await submit(pilot, app, "/compact")
         await wait_until(pilot, lambda: "Compacted:" in transcript_text(app))

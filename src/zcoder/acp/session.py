@@ -115,6 +115,9 @@ class AcpSession:
         self._turn: asyncio.Task[TurnFinished] | None = None
         self._cancel_asked = False
         self._window_sized = False
+        # SessionStart hooks run before the first prompt (startup, or resume): an update
+        # they cause then goes to a session the editor knows.
+        self._session_source: str | None = "startup"
 
     @classmethod
     async def open(
@@ -238,6 +241,8 @@ class AcpSession:
         agent.edits = journal[0]
         agent.use_session(self.id, messages, ledger)
         self.agent = agent
+        if session_model is not None:
+            self._session_source = "resume"
 
     @property
     def running(self) -> bool:
@@ -283,6 +288,9 @@ class AcpSession:
                 agent.recorder.emit(Notice(warning))
             agent.settings.num_ctx = window.tokens
             self._window_sized = True
+        if self._session_source is not None:
+            source, self._session_source = self._session_source, None
+            await agent.session_started(source)
         return await agent.run_user_turn(text)
 
     def cancel(self) -> None:

@@ -48,6 +48,8 @@ class ContextHost(Protocol):
 
     def user_turn_request(self) -> tuple[list[Message], list[dict[str, Any]]]: ...
 
+    async def session_started(self, source: str) -> None: ...
+
 
 class ContextKeeper:
     """The context window of one agent's conversation; ``meter`` is its ContextMeter."""
@@ -152,6 +154,7 @@ class ContextKeeper:
             return CompactResult(False, "the model wrote an empty summary; nothing was compacted")
         host.messages = [summary_record(text), *kept]
         recorder.save_messages(host.messages)
+        await host.session_started("compact")  # SessionStart hooks, as in Claude Code
         self.meter.reset()
         messages, schemas = host.user_turn_request()
         after = ContextUsage(

@@ -166,8 +166,14 @@ class Agent:
             self.messages.append(user_message(f"{HOOK_PREFIX} {context}"))
             self.recorder.save_messages(self.messages)
 
+    async def _session_context(self) -> None:
+        """What SessionStart hooks begun when the session opened say (hook_points.py)."""
+        if context := await self.hooks.started():
+            self.messages.append(user_message(f"{HOOK_PREFIX} {context}"))
+
     async def run_user_turn(self, text: str) -> TurnFinished:
         """A prompt the user typed: it enters the ledger and may title the session."""
+        await self._session_context()
         blocked, context = await self.hooks.prompt(text)
         if blocked is not None:
             shown = f"A hook stopped this prompt before the model saw it: {blocked}"
@@ -192,6 +198,7 @@ class Agent:
 
     async def run_relay_turn(self, envelope: Envelope) -> TurnFinished:
         """A task relayed by another instance: shown, wrapped, never in the ledger or title."""
+        await self._session_context()
         self.recorder.emit(
             RelayReceived(
                 sender_project=envelope.sender_project,

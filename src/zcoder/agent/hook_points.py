@@ -12,6 +12,9 @@
   at most ``MAX_STOP_CONTINUATIONS`` times a turn (a hook that always blocks cannot loop
   forever); ``stop_hook_active`` tells the hook when it already did.
 * Compaction (PreCompact): a block keeps the history as it is.
+* A session opened (SessionStart: ``startup``, ``resume``, ``clear``, ``compact``): context
+  a hook gives joins the history. A front end that opens sessions while idle (the TUI, an
+  editor) starts the hooks at once (``start_session``) and the next turn waits for them.
 
 A hook that fails, or a project hook the user has not agreed to, is said once as a notice;
 the action goes on.
@@ -19,12 +22,14 @@ the action goes on.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from zcoder.agent.events import Notice
 from zcoder.agent.recorder import Recorder
 from zcoder.hooks import EventOutcome, HookEngine
+from zcoder.hooks.consent import HOW_TO_CONSENT
 
 MAX_STOP_CONTINUATIONS: Final = 3
 HOOK_PREFIX: Final = "[hook]"
@@ -35,6 +40,7 @@ class HookPoints:
     engine: HookEngine | None
     recorder: Recorder
     _said: set[str] = field(default_factory=set)
+    _starting: asyncio.Task[str] | None = None
 
     def _report(self, outcome: EventOutcome) -> None:
         for text in outcome.errors + outcome.messages:
@@ -43,7 +49,10 @@ class HookPoints:
         for command in outcome.skipped:
             if command not in self._said:  # once per hook, not at every tool call
                 self._said.add(command)
-                text = f"A project hook was not run (you have not agreed to it): {command}"
+                text = (
+                    f"A project hook was not run (you have not agreed to it): {command}."
+                    f" {HOW_TO_CONSENT} in this workspace."
+                )
                 self.recorder.event("system", text)
                 self.recorder.emit(Notice(text))
 
@@ -95,9 +104,41 @@ class HookPoints:
         return (outcome.reason or "a hook refused it") if outcome.block else None
 
     async def session_started(self, source: str) -> str:
-        """Context for the model from SessionStart hooks ("" : none)."""
+        """Context for the model from SessionStart hooks ("" : none). Where a person can
+        answer (the TUI), the project's hooks not answered yet are asked about first: at
+        start, once, rather than in the middle of the first turn."""
         if not self.engine:
             return ""
+        for text in await self.engine.ask_consent():
+            self.recorder.event("system", text)
+            self.recorder.emit(Notice(text))
         outcome = await self.engine.session_start(source)
         self._report(outcome)
         return outcome.context
+
+    def start_session(self, source: str) -> None:
+        """A front end opened a session (``startup``, ``resume``, ``clear``): its
+        SessionStart hooks run now, in the background, and the next turn waits for their
+        context (``started``). A session opened meanwhile replaces the one before."""
+        if self._starting is not None:
+            self._starting.cancel()
+            self._starting = None
+        if self.engine:
+            self._starting = asyncio.get_running_loop().create_task(self._quietly(source))
+
+    async def _quietly(self, source: str) -> str:
+        """SessionStart in the background: what goes wrong is said, and costs only the
+        context (the turn that waits for it goes on)."""
+        try:
+            return await self.session_started(source)
+        except Exception as exc:  # noqa: BLE001 - no turn is there to fail with it
+            text = f"SessionStart hooks failed: {exc}"
+            self.recorder.event("system", text)
+            self.recorder.emit(Notice(text))
+            return ""
+
+    async def started(self) -> str:
+        """The context of the SessionStart hooks ``start_session`` began ("" : none), once
+        they are done."""
+        task, self._starting = self._starting, None
+        return await task if task is not None else ""

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from zcoder.consent import digest_of
 from zcoder.hooks.names import names_of_tool
 
 PRE_TOOL_USE: Final = "PreToolUse"
@@ -44,6 +45,9 @@ TOOL_EVENTS: Final = (PRE_TOOL_USE, POST_TOOL_USE)
 PROJECT_SETTINGS: Final = Path(".zcoder") / "settings.json"
 DEFAULT_TIMEOUT: Final = 60.0
 MAX_TIMEOUT: Final = 600.0
+# A relayed message waits for its RelayMessage hooks at most this long (a sender's task is
+# not to sit unanswered for ten minutes behind a slow hook).
+MAX_RELAY_HOOK_SECONDS: Final = 30.0
 MAX_SETTINGS_BYTES: Final = 1 << 20
 
 
@@ -55,6 +59,12 @@ class HookCommand:
     timeout: float
     source: Path  # the settings file it came from
     project: bool  # from the repository (needs the user's consent), not the user's own file
+    # What the user's consent is given to (zcoder.hooks.consent): the entry's key (event,
+    # matcher, command) and a digest of its whole content; a changed entry asks again.
+    key: str = field(default="", compare=False)
+    digest: str = field(default="", compare=False)
+    event: str = field(default="", compare=False)
+    matcher: str = field(default="", compare=False)
 
     def describe(self) -> str:
         return f"{self.command} (from {self.source})"
@@ -133,7 +143,23 @@ def _group(
         if not isinstance(command, str) or not command.strip():
             problems.append(f"{where}: a hook has no 'command'")
             continue
-        commands.append(HookCommand(command, _timeout(hook.get("timeout")), source, project))
+        timeout = _timeout(hook.get("timeout"))
+        if event == RELAY_MESSAGE:
+            timeout = min(timeout, MAX_RELAY_HOOK_SECONDS)
+        content = {"event": event, "matcher": matcher, **hook}
+        key = f"{event} {matcher or '*'} {command}"
+        commands.append(
+            HookCommand(
+                command,
+                timeout,
+                source,
+                project,
+                key,
+                digest_of(content),
+                event,
+                matcher or "*",
+            )
+        )
     return HookGroup(matcher, tuple(commands)) if commands else None
 
 

@@ -15,8 +15,8 @@ own fields), with tool names as Claude Code has them where zcoder's tool does th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -65,10 +65,15 @@ class EventOutcome:
 def join(outcomes: list[HookOutcome], skipped: tuple[str, ...] = ()) -> EventOutcome:
     permissions = {o.permission for o in outcomes}
     permission = next((p for p in (DENY, ASK, ALLOW) if p in permissions), "")
+    block = any(o.block for o in outcomes)
+    # Why it is blocked; else why a hook asks (the reason that goes with the permission).
+    explained = (
+        [o for o in outcomes if o.block] if block else [o for o in outcomes if o.permission == ASK]
+    )
     return EventOutcome(
         ran=len(outcomes),
-        block=any(o.block for o in outcomes),
-        reasons=tuple(o.reason for o in outcomes if o.block and o.reason),
+        block=block,
+        reasons=tuple(o.reason for o in explained if o.reason),
         permission=permission,
         contexts=tuple(o.context for o in outcomes if o.context),
         stop=any(o.stop for o in outcomes),
@@ -83,17 +88,41 @@ def _only_users(command: HookCommand) -> bool:
     return not command.project
 
 
+# Asks the user about project hooks not answered yet (zcoder.hooks.consent), and keeps the
+# answers; what it returns is said to the user.
+Asker = Callable[[list[HookCommand]], Awaitable[list[str]]]
+
+
 @dataclass
 class HookEngine:
-    """The hooks of one workspace and session."""
+    """The hooks of one workspace and session. ``allowed`` says whether a hook may run
+    (the user's own always; a project's with consent); ``ask``, where a person can answer
+    (the TUI), asks about the project hooks not answered yet, once, when one is first
+    needed; ``unasked`` lists those (none without a consent book)."""
 
     hooks: HookSet
     workspace: Path
     session_id: str = ""
     allowed: Callable[[HookCommand], bool] = field(default=_only_users)
+    ask: Asker | None = None
+    unasked: Callable[[], list[HookCommand]] = field(default=list)
+    _asked: bool = False
+    _asking: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def __bool__(self) -> bool:
         return bool(self.hooks)
+
+    async def ask_consent(self) -> list[str]:
+        """Ask about every project hook not answered yet, once a process (a dialog that
+        fails is not shown again at every event); what the user should be told."""
+        if self.ask is None:
+            return []
+        async with self._asking:
+            if self._asked:
+                return []
+            self._asked = True
+            commands = self.unasked()
+            return await self.ask(commands) if commands else []
 
     async def fire(self, event: str, subject: str = "", **fields: Any) -> EventOutcome:
         """Run the hooks of ``event`` that match ``subject``, with ``fields`` added to the
@@ -101,6 +130,9 @@ class HookEngine:
         commands = self.hooks.commands_for(event, subject)
         if not commands:
             return EventOutcome()
+        said: tuple[str, ...] = ()
+        if any(c.project for c in commands):
+            said = tuple(await self.ask_consent())
         run = [c for c in commands if self.allowed(c)]
         skipped = tuple(c.describe() for c in commands if c not in run)
         payload = {
@@ -113,10 +145,11 @@ class HookEngine:
         results = await asyncio.gather(
             *(run_hook(c.command, payload, self.workspace, c.timeout) for c in run)
         )
-        return join(
+        outcome = join(
             [interpret(event, result, c.command) for c, result in zip(run, results, strict=True)],
             skipped,
         )
+        return replace(outcome, messages=said + outcome.messages) if said else outcome
 
     # -- one method per event, with its payload -------------------------------------------
 
@@ -143,11 +176,10 @@ class HookEngine:
     async def pre_compact(self, trigger: str) -> EventOutcome:
         return await self.fire(PRE_COMPACT, trigger, trigger=trigger, custom_instructions="")
 
-    async def relay_message(self, sender: dict[str, Any], body: str) -> EventOutcome:
-        """A relayed task arrived: a block refuses it, ``ask`` holds it for the user."""
-        return await self.fire(
-            RELAY_MESSAGE, str(sender.get("name", "")), sender=sender, message=body
-        )
+    async def relay_message(self, sender_name: str, **fields: Any) -> EventOutcome:
+        """A relayed task arrived (zcoder.hooks.relay_gate says what the answer does);
+        the matcher is tested against the sender's name."""
+        return await self.fire(RELAY_MESSAGE, sender_name, **fields)
 
 
 def _tool_fields(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:

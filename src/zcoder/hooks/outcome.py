@@ -3,9 +3,9 @@
 * Exit 0: success. Standard output may be JSON that decides: ``"decision": "block"`` with a
   ``reason``; ``"continue": false`` with a ``stopReason`` (stop the turn);
   ``hookSpecificOutput`` with ``permissionDecision`` (allow, deny, ask) and its reason for
-  PreToolUse, and ``additionalContext`` (text the model is given); ``systemMessage`` (shown
-  to the user). Plain text on standard output is context for UserPromptSubmit and
-  SessionStart, and ignored elsewhere.
+  PreToolUse and RelayMessage, and ``additionalContext`` (text the model is given);
+  ``systemMessage`` (shown to the user). Plain text on standard output is context for
+  UserPromptSubmit and SessionStart, and ignored elsewhere.
 * Exit 2: block. Standard error is the reason, and goes to the model.
 * Any other status, a timeout or a hook that cannot start: an error the user is shown; the
   action goes on (a broken hook must not stop all work). This is Claude Code's rule too;
@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final
 
-from zcoder.hooks.config import PRE_TOOL_USE, SESSION_START, USER_PROMPT_SUBMIT
+from zcoder.hooks.config import PRE_TOOL_USE, RELAY_MESSAGE, SESSION_START, USER_PROMPT_SUBMIT
 from zcoder.hooks.runner import HookRun
 
 ALLOW: Final = "allow"
@@ -27,6 +27,9 @@ ASK: Final = "ask"
 # Events whose plain standard output is context for the model.
 _PLAIN_TEXT_IS_CONTEXT: Final = (USER_PROMPT_SUBMIT, SESSION_START)
 MAX_REASON_CHARS: Final = 4000
+# Events whose hooks may decide a permission: a tool call, and a relayed message (allow
+# runs it, deny refuses it, ask holds it for the user: zcoder.hooks.relay_gate).
+_DECIDES: Final = (PRE_TOOL_USE, RELAY_MESSAGE)
 
 
 @dataclass(frozen=True)
@@ -51,12 +54,12 @@ def _cut(text: str) -> str:
 def _json_outcome(event: str, data: dict[str, Any]) -> HookOutcome:
     specific = data.get("hookSpecificOutput")
     specific = specific if isinstance(specific, dict) else {}
-    permission = specific.get("permissionDecision", "") if event == PRE_TOOL_USE else ""
+    permission = specific.get("permissionDecision", "") if event in _DECIDES else ""
     if permission not in (ALLOW, DENY, ASK):
         permission = ""
     # The older form: {"decision": "approve" | "block", "reason": ...}
     decision = data.get("decision")
-    if event == PRE_TOOL_USE and decision == "approve" and not permission:
+    if event in _DECIDES and decision == "approve" and not permission:
         permission = ALLOW
     block = decision == "block" or permission == DENY
     reason = specific.get("permissionDecisionReason") or data.get("reason") or ""
@@ -96,6 +99,8 @@ def interpret(event: str, run: HookRun, what: str) -> HookOutcome:
             data = None
         if isinstance(data, dict):
             return _json_outcome(event, data)
+        if event == RELAY_MESSAGE:  # a decision it meant and we cannot read: not an allow
+            return HookOutcome(error=f"hook {what} answered JSON that cannot be read")
     if event in _PLAIN_TEXT_IS_CONTEXT and text:
         return HookOutcome(context=_cut(text))
     return HookOutcome()

@@ -6,7 +6,9 @@ command in the workspace, as Claude Code runs it, with ``$ZCODER_PROJECT_DIR`` (
 session of its own: at its deadline the whole process group is killed, so a hook that
 starts a background child cannot outlive it or hold zcoder up. What it prints is kept up to
 a bound and the rest is read and dropped, so a hook that floods its output neither blocks
-on a full pipe nor fills zcoder's memory.
+on a full pipe nor fills zcoder's memory. Reading its output is bounded by the same
+deadline: a child that left the group (a new session of its own) and still holds the
+hook's output open is not waited for past it.
 """
 
 from __future__ import annotations
@@ -35,16 +37,37 @@ class HookRun:
     error: str = ""  # why it could not run at all
 
 
-async def _drain(stream: asyncio.StreamReader | None) -> bytes:
+# After the hook ended (or was killed), how long its output may still take to end when
+# its deadline has already passed.
+READ_GRACE_SECONDS: Final = 0.5
+
+
+async def _drain(stream: asyncio.StreamReader | None, kept: bytearray) -> None:
+    """Read ``stream`` to its end, keeping its first MAX_OUTPUT_BYTES in ``kept`` (what
+    was kept stays there if the read is given up)."""
     if stream is None:
-        return b""
-    kept = bytearray()
+        return
     while True:
         chunk = await stream.read(65536)
         if not chunk:
-            return bytes(kept)
+            return
         if len(kept) < MAX_OUTPUT_BYTES:
             kept += chunk[: MAX_OUTPUT_BYTES - len(kept)]
+
+
+async def _read_until(
+    process: asyncio.subprocess.Process, readers: asyncio.Future[Any], deadline: float
+) -> None:
+    """Wait for the output to end, at most until ``deadline`` (or a short grace); past it,
+    zcoder's ends of the pipes are closed (whoever holds the other ends)."""
+    loop = asyncio.get_running_loop()
+    try:
+        await asyncio.wait_for(readers, max(READ_GRACE_SECONDS, deadline - loop.time()))
+    except TimeoutError:
+        # asyncio.subprocess.Process has no public close: its transport's closes the pipes.
+        transport = getattr(process, "_transport", None)
+        if transport is not None:
+            transport.close()
 
 
 def _kill_group(process: asyncio.subprocess.Process) -> None:
@@ -77,8 +100,10 @@ async def run_hook(
         )
     except OSError as exc:
         return HookRun(None, "", "", error=f"it could not start: {exc.strerror or exc}")
+    deadline = asyncio.get_running_loop().time() + timeout
     data = json.dumps(payload, ensure_ascii=False).encode()
-    readers = asyncio.gather(_drain(process.stdout), _drain(process.stderr))
+    out, err = bytearray(), bytearray()
+    readers = asyncio.gather(_drain(process.stdout, out), _drain(process.stderr, err))
 
     async def feed_and_wait() -> int:
         assert process.stdin is not None
@@ -94,7 +119,7 @@ async def run_hook(
     except TimeoutError:
         _kill_group(process)
         await process.wait()
-        out, err = await readers
+        await _read_until(process, readers, deadline)
         return HookRun(None, _text(out), _text(err), timed_out=True)
     except asyncio.CancelledError:
         _kill_group(process)
@@ -103,9 +128,9 @@ async def run_hook(
         readers.cancel()
         raise
     _kill_group(process)  # a child it left running in its group goes with it
-    out, err = await readers
+    await _read_until(process, readers, deadline)
     return HookRun(code, _text(out), _text(err))
 
 
-def _text(data: bytes) -> str:
+def _text(data: bytes | bytearray) -> str:
     return data.decode("utf-8", errors="replace")

@@ -20,16 +20,14 @@ become part of tool names (``mcp__NAME__TOOL``), which models and JSON schemas r
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
-import os
 import re
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from zcoder.consent import digest_of, write_private_json
 
 __all__ = [
     "PROJECT_FILE",
@@ -108,8 +106,7 @@ class ServerEntry:
 
 def entry_hash(raw: Mapping[str, Any]) -> str:
     """A digest of an entry's canonical JSON: consent is given to exactly this content."""
-    canonical = json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return digest_of(raw)
 
 
 def expand(text: str, environ: Mapping[str, str]) -> str:
@@ -264,19 +261,9 @@ def _scope_file(scope: Scope, workspace: Path, home: Path) -> Path:
 
 def write_json_atomically(path: Path, data: dict[str, Any], mode: int) -> None:
     """Write ``data`` to ``path`` atomically (a temporary file renamed over it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-        try:
-            os.write(fd, text.encode("utf-8"))
-        finally:
-            os.close(fd)
-        os.replace(temporary, path)
+        write_private_json(path, data, mode)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
         raise McpConfigError(f"could not save {path}: {exc.strerror or exc}") from exc
 
 

@@ -111,6 +111,11 @@ class Inbox:
         spool = self._owner.spool
         return spool.release(name) if spool is not None else False
 
+    def hold(self, claimed: ClaimedMessage) -> bool:
+        """A claimed message waits for the user instead of running (its slot stays taken)."""
+        spool = self._owner.spool
+        return spool.hold(claimed) if spool is not None else False
+
     def discard(self, name: str) -> bool:
         spool = self._owner.spool
         if spool is None or not spool.discard(name):

@@ -283,6 +283,10 @@ class Relay:
         """Run a held message: it joins the queue, next in line."""
         return self._inbox.release(name)
 
+    def hold(self, claimed: ClaimedMessage) -> bool:
+        """A claimed message waits for the user (/agents held) instead of running."""
+        return self._inbox.hold(claimed)
+
     def discard(self, name: str) -> bool:
         return self._inbox.discard(name)
 

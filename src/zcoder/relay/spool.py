@@ -412,6 +412,17 @@ class Spool:
             raise SpoolError(f"cannot release {name}: {exc.strerror}") from exc
         return True
 
+    def hold(self, claimed: ClaimedMessage) -> bool:
+        """A claimed message goes back to wait for the user in held/ (the host decided it
+        must not run unasked); False when it is no longer in processing."""
+        try:
+            os.rename(claimed.path, self.root / "held" / claimed.path.name)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise SpoolError(f"cannot hold {claimed.path.name}: {exc.strerror}") from exc
+        return True
+
     def discard(self, name: str) -> bool:
         """A held message the user chose not to run: removed, remembered as done."""
         if SPOOL_NAME_RE.fullmatch(name) is None:

@@ -62,6 +62,10 @@ class RelayPolicyUI:
                 " /agents run N runs it, /agents discard N drops it."
             )
 
+    def announced(self, name: str) -> None:
+        """A held message the user was already told of, with its reason (a hook held it)."""
+        self._held_seen.add(name)
+
     def held_command(self, argument: str) -> None:
         assert self.relay is not None
         held = self.relay.held()

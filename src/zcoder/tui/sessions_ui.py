@@ -77,6 +77,8 @@ class SessionsUI:
         """
         if self.store is None:
             self.session_id = None
+            if self.app.agent is not None:  # no sessions kept: a session all the same
+                self.app.agent.hooks.start_session("startup")
             return
         why = ""
         try:
@@ -100,7 +102,7 @@ class SessionsUI:
         if why:  # after the load, which clears the transcript
             self.say.error(why)
 
-    def _open_fresh(self, *, announce: bool) -> bool:
+    def _open_fresh(self, *, announce: bool, source: str = "startup") -> bool:
         """Open the newest empty session no other zcoder has, else a new one; False when
         that is the session already open here."""
         assert self.store is not None
@@ -113,7 +115,7 @@ class SessionsUI:
             raise
         if info.id == self.session_id:
             return False
-        self._load_locked(info.id, taker.lock, restore_model=False)
+        self._load_locked(info.id, taker.lock, restore_model=False, source=source)
         if announce:
             for busy in taker.in_use[:1]:
                 said = str(busy)
@@ -134,7 +136,12 @@ class SessionsUI:
         self._load_locked(session_id, lock, restore_model=restore_model)
 
     def _load_locked(
-        self, session_id: str, lock: SessionLock | None, *, restore_model: bool
+        self,
+        session_id: str,
+        lock: SessionLock | None,
+        *,
+        restore_model: bool,
+        source: str = "resume",  # for SessionStart hooks: startup, resume or clear
     ) -> None:
         app = self.app
         assert app.agent is not None and self.store is not None
@@ -151,6 +158,7 @@ class SessionsUI:
             self.lock = lock
         self.session_id = data.info.id
         app.agent.use_session(data.info.id, data.messages, data.user_ledger)
+        app.agent.hooks.start_session(source)
         app.transcript.clear()
         app.agent_view.reset()
         self.shown = app.transcript.show_saved([(e.role, e.text, e.metadata) for e in data.events])
@@ -270,7 +278,7 @@ class SessionsUI:
             self.say.error("sessions are unavailable in this run")
             return
         try:
-            opened = self._open_fresh(announce=False)
+            opened = self._open_fresh(announce=False, source="clear")
         except SessionStoreError as exc:
             self.say.error(str(exc))
             return

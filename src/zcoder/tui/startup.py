@@ -72,7 +72,7 @@ class Startup:
             AgentSettings,
             register_relay_tools,
         )
-        from zcoder.extensions import load_extensions  # noqa: PLC0415
+        from zcoder.extensions import hook_consent_dialog, load_extensions  # noqa: PLC0415
         from zcoder.tools import ApprovalPolicy, default_registry  # noqa: PLC0415
         from zcoder.tui.relay_ui import RELAY_POLL_SECONDS  # noqa: PLC0415
 
@@ -86,6 +86,8 @@ class Startup:
         extensions = load_extensions(registry, config.workspace, config.home)
         for problem in extensions.problems:
             self.say.notice(problem)
+        if extensions.hooks is not None:  # a person is here: the project's hooks ask once
+            extensions.hooks.ask = hook_consent_dialog(app.dialogs, config)
         app.agent = Agent(
             client=app.client,
             registry=registry,

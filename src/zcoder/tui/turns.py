@@ -9,7 +9,10 @@ import asyncio
 from functools import partial
 from typing import TYPE_CHECKING
 
+from zcoder.hooks.relay_gate import RelayGate, Verdict
 from zcoder.relay import ClaimedMessage, QuarantinedMessage
+from zcoder.relay.display import sender_from
+from zcoder.relay.sanitize import visible
 from zcoder.tui.commands import parse_user_command
 from zcoder.tui.inbox_ui import STATE_OF_OUTCOME, receipt_outcome
 from zcoder.tui.scheduler import Next
@@ -22,6 +25,7 @@ if TYPE_CHECKING:
 class Turns:
     def __init__(self, app: ZcoderApp) -> None:
         self.app = app
+        self.gate = RelayGate()  # the RelayMessage hooks' say on each relayed message
 
     def schedule(self) -> None:
         """When idle, start the next turn the scheduler names: a relayed task or a prompt."""
@@ -74,6 +78,8 @@ class Turns:
     async def relay_turn(self, claimed: ClaimedMessage) -> None:
         app = self.app
         assert app.agent is not None and app.relay is not None
+        if not await self.admitted(claimed):
+            return
         outcome, summary = "failed", "the receiving zcoder failed unexpectedly"
         inbox = app.relay_ui.inbox
         inbox.received(claimed.envelope, "running")
@@ -90,3 +96,29 @@ class Turns:
             app.relay.complete(claimed)
             inbox.received(claimed.envelope, STATE_OF_OUTCOME.get(outcome, "failed"))
             inbox.send_receipt(claimed.envelope, outcome, summary)
+
+    async def admitted(self, claimed: ClaimedMessage) -> bool:
+        """Whether the RelayMessage hooks let ``claimed`` run now; a message they hold
+        waits in /agents held, one they refuse is done and its sender told."""
+        app = self.app
+        assert app.agent is not None and app.relay is not None
+        judgement = await self.gate.admit(app.agent.hooks.engine, claimed, app.relay)
+        for text in judgement.notices:
+            app.notice(text)
+        envelope, inbox = claimed.envelope, app.relay_ui.inbox
+        sender = visible(sender_from(envelope))
+        if judgement.verdict is Verdict.HOLD:
+            inbox.received(envelope, "held")
+            app.relay_ui.policy.announced(claimed.path.name)
+            app.notice(
+                f"⏸ A message {sender} is held for you: {visible(judgement.reason)}. /agents held"
+                " shows it; /agents run N runs it, /agents discard N drops it."
+            )
+            app.relay_ui.refresh_header()
+        elif judgement.verdict is Verdict.REFUSE:
+            inbox.received(envelope, "refused")
+            inbox.send_receipt(
+                envelope, "refused", f"a hook of the receiving user refused it: {judgement.reason}"
+            )
+            app.notice(f"A message {sender} was refused by a hook: {visible(judgement.reason)}")
+        return judgement.verdict is Verdict.RUN
