@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from zcoder.agent.user_command import USER_COMMAND_OPEN
 from zcoder.model import Message, user_message
+from zcoder.skills.active import is_skill_record
 
 __all__ = [
     "KEEP_TURNS",
@@ -77,7 +78,7 @@ def split_history(
         return [], list(messages)
     cut = starts[-keep_turns] if keep_turns > 0 else len(messages)
     older, kept = list(messages[:cut]), list(messages[cut:])
-    if all(is_summary(m) for m in older):
+    if all(is_summary(m) or is_skill_record(m) for m in older):  # carried over as they are
         return [], list(messages)
     return older, kept
 
