@@ -20,7 +20,7 @@ from zcoder.skills import SkillSet, parse_skill
         ("Plain prompt", "", "Plain prompt"),
         ("Plain prompt", "extra words", "Plain prompt\n\nARGUMENTS: extra words"),
         ("Costs $0 and $ money, $1", "x", "Costs $0 and $ money, x"),
-        ("first=$1", 'unbalanced "quote here', 'first=unbalanced'),
+        ("first=$1", 'unbalanced "quote here', "first=unbalanced"),
     ],
 )
 def test_expand(body: str, arguments: str, expected: str) -> None:
