@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from zcoder.commands import CommandSet, Invocation, UserCommands, discover_commands
+from zcoder.commands.run import activate, announce
 from zcoder.skills import SkillSet, discover_skills, install_skills
-from zcoder.skills.active import active_skills, user_activation
+from zcoder.skills.active import active_skills
 from zcoder.skills.tools import ACTIVATE_SKILL, catalog_text
 from zcoder.tui.command_registry import (
     Command,
@@ -197,28 +198,11 @@ class CustomCommandsUI:
         services = self.services
         agent = services.agent()
         assert agent is not None
-        if invocation.command is not None:
-            announcement = invocation.announcement()
-            agent.recorder.event("system", announcement, {"custom_command": True})
-            services.show(Entry("system", system_text(announcement)))
-        if invocation.skill is not None:
-            self._activate(agent, invocation)
+        announce(agent, invocation)
+        activate(agent, invocation)
         if invocation.prompt:
             services.show(Entry("user", user_text(invocation.prompt)))
             await services.user_turn(invocation.prompt)
         else:
             for refresh in services.refresh:
                 refresh()
-
-    def _activate(self, agent: Agent, invocation: Invocation) -> None:
-        skill = invocation.skill
-        assert skill is not None
-        where = f"({skill.source}: {skill.folder})"
-        if skill.name in active_skills(agent.messages):
-            text = f"The skill {skill.name} is already active {where}."
-            services = self.services
-            services.show(Entry("system", system_text(text)))
-            return
-        record = user_activation(skill, agent.settings.max_tool_output)
-        shown = f"Skill {skill.name} is active {where}: its instructions joined the conversation."
-        agent.note_for_model(record, shown)
