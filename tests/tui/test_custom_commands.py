@@ -180,3 +180,25 @@ async def test_skills_reload_reads_new_commands(fake, make_config, app_factory, 
     system = fake.chat_bodies[-1]["messages"][0]["content"]
     assert "- deploy-preview: Deploy a preview of the site." in system
     assert "activate_skill" in {t["function"]["name"] for t in fake.chat_bodies[-1]["tools"]}
+
+
+async def test_the_palette_offers_and_runs_a_custom_command(
+    fake, make_config, app_factory, workspace
+):
+    from tests.tui.test_command_registry import PALETTE_WAIT, open_palette, palette_rows
+
+    write(workspace / ".zcoder" / "commands" / "tidy-imports.md", "Sort the imports of src/.")
+    app = app_factory(make_config(env={"ZCODER_RELAY": "off"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot, app)
+        fake.enqueue(Turn.text("Sorted."))
+        await open_palette(pilot, app, "tidy-imports")
+        await wait_until(
+            pilot,
+            lambda: palette_rows(app) and palette_rows(app)[0] == "/tidy-imports",
+            timeout=PALETTE_WAIT,
+        )
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: bool(fake.chat_bodies), timeout=PALETTE_WAIT)
+        await idle(pilot, app)
+    assert last_user_message(fake) == "Sort the imports of src/."
