@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.skills.test_skills import home, repo
 from zcoder.commands import CommandFileError, discover_commands, parse_command
 from zcoder.commands.files import (
     MAX_COMMAND_FILE_BYTES,
@@ -18,24 +19,13 @@ from zcoder.commands.files import (
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    return root
-
-
-@pytest.fixture
 def zhome(tmp_path: Path) -> Path:
     path = tmp_path / "zhome"
     path.mkdir()
     return path
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
+__all__ = ["home", "repo"]  # the skills' fixtures: a repository and a home
 
 
 def write(folder: Path, relative: str, text: str | bytes) -> Path:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from zcoder.skills.discovery import Place, project_chain
+from zcoder.skills.discovery import Place, project_chain, unique_places
 from zcoder.skills.parse import SkillError, load_front_matter, split_front_matter, text_field
 from zcoder.tools.confinement import (
     ConfinementError,
@@ -170,13 +170,7 @@ def command_places(workspace: Path, zcoder_home: Path, home: Path) -> list[Place
         places.append(Place(directory / ".claude" / "commands", "claude (project)", True))
     places.append(Place(zcoder_home / "commands", "user"))
     places.append(Place(home / ".claude" / "commands", "claude (user)", True))
-    seen: set[Path] = set()
-    unique = []
-    for place in places:
-        if place.path not in seen:
-            seen.add(place.path)
-            unique.append(place)
-    return unique
+    return unique_places(places)
 
 
 def _command_files(root: Path, problems: list[CommandProblem]) -> list[str]:

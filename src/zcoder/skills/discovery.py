@@ -69,9 +69,15 @@ def skill_places(workspace: Path, home: Path) -> list[Place]:
         places.append(Place(directory / ".claude" / "skills", "claude (project)", True))
     places.append(Place(home / ".agents" / "skills", "user"))
     places.append(Place(home / ".claude" / "skills", "claude (user)", True))
+    return unique_places(places)
+
+
+def unique_places(places: list[Place]) -> list[Place]:
+    """``places`` without repeats, the first kept (the home may be inside the repository,
+    or be the workspace)."""
     seen: set[Path] = set()
     unique = []
-    for place in places:  # the home may be inside the repository, or be the workspace
+    for place in places:
         if place.path not in seen:
             seen.add(place.path)
             unique.append(place)
