@@ -248,3 +248,11 @@ def test_a_bracketed_hint_is_taken_as_written(tmp_path: Path) -> None:
     text = "---\nargument-hint: [pr-number] [priority]\ndescription: d\n---\nbody\n"
     command = parse_command(text, name="x", path=tmp_path / "x.md", source="project")
     assert command.argument_hint == "[pr-number] [priority]"
+
+
+def test_controls_in_what_is_shown_are_escaped(tmp_path: Path) -> None:
+    text = '---\ndescription: "red \\e[31m \\e]52;c;Zm9v\\a bidi \\u202e"\n---\nbody\n'
+    command = parse_command(text, name="x", path=tmp_path / "x.md", source="project")
+    assert not any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in command.description)
+    assert "\u202e" not in command.description
+    assert "red" in command.description and "bidi" in command.description

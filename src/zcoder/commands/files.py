@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from zcoder.relay.sanitize import visible
 from zcoder.skills.discovery import Place, project_chain, unique_places
 from zcoder.skills.parse import SkillError, load_front_matter, split_front_matter, text_field
 from zcoder.tools.confinement import (
@@ -138,10 +139,12 @@ def parse_command(
     body = body.strip("\n")
     if not body.strip():
         raise CommandFileError("it has no prompt: its body is empty")
+    # Shown by /help, Tab's hint and the palette: controls and invisible characters are
+    # shown as escapes, never sent to the terminal.
     return CustomCommand(
         name=name,
-        description=_bounded(description or _first_line(body), MAX_DESCRIPTION_CHARS),
-        argument_hint=_bounded(hint, MAX_HINT_CHARS),
+        description=_bounded(visible(description or _first_line(body)), MAX_DESCRIPTION_CHARS),
+        argument_hint=_bounded(visible(hint), MAX_HINT_CHARS),
         body=body,
         path=path,
         source=source,

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from zcoder.commands import CommandSet, Invocation, UserCommands, discover_commands
 from zcoder.commands.run import activate, announce
+from zcoder.relay.sanitize import visible
 from zcoder.skills import SkillSet, discover_skills, install_skills
 from zcoder.skills.active import active_skills
 from zcoder.skills.tools import ACTIVATE_SKILL, catalog_text
@@ -107,7 +108,7 @@ class CustomCommandsUI:
             show(Entry("system", system_text(f"… and {more} more custom command files.")))
 
     def _command(self, name: str, what: str, hint: str, skill: bool) -> Command:
-        help_text = _cut(f"activate the skill, then send TEXT: {what}" if skill else what)
+        help_text = _cut(visible(f"activate the skill, then send TEXT: {what}" if skill else what))
         return Command(
             f"/{name}",
             (Form(_usage(name, hint), help_text),),
