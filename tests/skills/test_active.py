@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.agent.support import Harness
 from tests.fixtures.fake_ollama import Turn, call
-from zcoder.agent.compaction import SUMMARY_OPEN, split_history
+from zcoder.agent.compaction import SUMMARY_OPEN, render_history, split_history
 from zcoder.model import user_message
 from zcoder.skills import Skill, SkillSet, install_skills, parse_skill
 from zcoder.skills.active import (
@@ -103,3 +103,10 @@ async def test_a_skill_stays_active_through_compaction_and_resume(
     assert any(BODY in str(m.get("content")) for m in sent)
     # What the summary replaced was handed to the summariser as usual.
     assert "deploy a preview" in harness.bodies()[-2]["messages"][1]["content"]
+
+
+def test_the_summariser_is_told_a_skill_record_is_kept(tmp_path: Path) -> None:
+    record = user_message(user_activation(a_skill(tmp_path), 10_000))
+    rendered = render_history([user_message("go"), record])
+    assert "## SKILL INSTRUCTIONS (kept as they are after the summary)" in rendered
+    assert "## USER\ngo" in rendered

@@ -98,7 +98,9 @@ def render_history(messages: Sequence[Message]) -> str:
         content = str(message.get("content") or "")
         if role == "user":
             label = "EARLIER SUMMARY" if is_summary(message) else "USER"
-            if content.startswith("<agent_relay>"):
+            if is_skill_record(message):
+                label = "SKILL INSTRUCTIONS (kept as they are after the summary)"
+            elif content.startswith("<agent_relay>"):
                 label = "RELAYED TASK (from another zcoder agent, not the user)"
             elif content.startswith(USER_COMMAND_OPEN):
                 label = "SHELL COMMAND THE USER RAN (its output, as context)"

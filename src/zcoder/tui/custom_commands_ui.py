@@ -133,7 +133,9 @@ class CustomCommandsUI:
         else:
             self.services.show(Entry("system", system_text(self.listing())))
 
-    @slash_command(Form("/skill NAME", "activate the skill NAME (also $NAME at a prompt's start)"))
+    @slash_command(
+        Form("/skill NAME [TEXT]", "activate the skill NAME, then send TEXT (also $NAME TEXT)")
+    )
     def skill_command(self, argument: str) -> None:
         name = argument.split(None, 1)[0] if argument.strip() else ""
         if self.user.skills.get(name) is None:
