@@ -79,12 +79,18 @@ async def test_a_command_named_like_a_built_in_is_refused(
 ):
     write(workspace / ".zcoder" / "commands" / "help.md", "Say that help is overridden.")
     write(workspace / ".claude" / "commands" / "bad name.md", "x")
+    write(workspace / ".zcoder" / "commands" / "tidy.md", "Tidy up.")
+    write(workspace / ".claude" / "commands" / "tidy.md", "Claude's tidy.")
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot, app)
         await wait_until(pilot, lambda: "was not added" in transcript_text(app))
         assert "/help is zcoder's own command" in transcript_text(app)
         assert "bad name.md" in transcript_text(app)
+        assert "shadowed" not in transcript_text(app)  # by choice: only /skills says so
+        await submit(pilot, app, "/skills")
+        await wait_until(pilot, lambda: "Custom commands not added:" in transcript_text(app))
+        assert "shadowed by /tidy" in transcript_text(app)
         await submit(pilot, app, "/help")
         await wait_until(pilot, lambda: "Commands:" in transcript_text(app))
         await idle(pilot, app)

@@ -100,7 +100,8 @@ class CustomCommandsUI:
         show = self.services.show
         for text in self.user.refused:
             show(Entry("error", error_text(text)))
-        problems = self.user.problems()
+        # Shadowed ones are by choice: /skills lists them with the rest.
+        problems = [p for p in self.user.problems() if ": shadowed by " not in p]
         for text in problems[:MAX_SHOWN_PROBLEMS]:
             show(Entry("system", system_text(f"A custom command was not added: {text}")))
         if len(problems) > MAX_SHOWN_PROBLEMS:
@@ -149,7 +150,7 @@ class CustomCommandsUI:
         skills = self.user.skills
         agent = self.services.agent()
         active = set(active_skills(agent.messages)) if agent is not None else set()
-        if not skills and not skills.problems:
+        if not skills and not skills.problems and not self.user.problems():
             return "No skills here (.agents/skills/, ~/.agents/skills/, .claude/skills/)."
         lines = ["Skills (* active):"] if skills else []
         for name in skills.names():
@@ -160,6 +161,9 @@ class CustomCommandsUI:
         if skills.problems:
             lines.append("Not loaded:")
             lines += [f"  {problem.path}: {problem.reason}" for problem in skills.problems]
+        if problems := self.user.problems():
+            lines.append("Custom commands not added:")
+            lines += [f"  {text}" for text in problems]
         lines.append("/skill NAME or $NAME activates one; /skills reload reads them again.")
         return "\n".join(lines)
 
