@@ -2,16 +2,17 @@
 
 The TUI, ``--prompt`` and an editor's session (``--acp``) each build an Agent; each needs the
 same extras read the same way: the Agent Skills (their tools join the registry, their
-catalog the settings) and the user's hooks. Reading them here keeps the three alike, and is
-where a new kind of extension joins them. MCP servers join on their own, from the settings
-(zcoder.mcp, when the agent is built).
+catalog the settings), the custom commands and the user's hooks. Reading them here keeps
+the three alike, and is where a new kind of extension joins them. MCP servers join on
+their own, from the settings (zcoder.mcp, when the agent is built).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from zcoder.commands import CommandSet, discover_commands
 from zcoder.config import Config
 from zcoder.hooks import HookConsent, HookEngine, engine_for
 from zcoder.hooks.consent import dialog_asker
@@ -26,13 +27,16 @@ class Extensions:
     skills: SkillSet  # for AgentSettings.from_config(..., skills=)
     hooks: HookEngine | None  # for Agent(hooks=)
     problems: tuple[str, ...]  # what could not be read, for the user to see
+    commands: CommandSet = field(default_factory=CommandSet)  # custom commands (/NAME)
 
 
 def load_extensions(registry: ToolRegistry, workspace: Path, home: Path | None) -> Extensions:
-    """Find the workspace's skills (their tools registered in ``registry``) and hooks."""
+    """Find the workspace's skills (their tools registered in ``registry``), custom
+    commands and hooks."""
     skills = install_skills(registry, discover_skills(workspace))
     hooks, problems = engine_for(home, workspace)
-    return Extensions(skills, hooks, tuple(f"hooks: {problem}" for problem in problems))
+    commands = discover_commands(workspace, home) if home is not None else CommandSet()
+    return Extensions(skills, hooks, tuple(f"hooks: {problem}" for problem in problems), commands)
 
 
 def hook_consent_dialog(approver: Approver, config: Config) -> Asker:

@@ -32,8 +32,10 @@ from zcoder.agent import (
     ToolStarted,
     TurnFinished,
 )
+from zcoder.commands import UserCommands
+from zcoder.commands.run import run_typed
 from zcoder.config import Config
-from zcoder.extensions import load_extensions
+from zcoder.extensions import Extensions, load_extensions
 from zcoder.model import ModelClient, ModelError, make_client
 from zcoder.model.context import (
     ContextWindow,
@@ -373,7 +375,8 @@ async def _run_turn(
             settings.num_ctx = window.tokens
             windows.append(window)
             await agent.session_started("resume" if messages else "startup")
-            return await agent.run_user_turn(prompt)
+            # /NAME of a custom command or a skill, /skill NAME, $NAME (zcoder.commands).
+            return await run_typed(agent, user_commands(extensions, prompt, err), prompt)
 
         task = asyncio.ensure_future(sized_turn())
         loop = asyncio.get_running_loop()
@@ -395,6 +398,21 @@ async def _run_turn(
     if finished.outcome is Outcome.BLOCKED:
         err.write("zcoder: the agent reports the task is blocked\n")
     return exit_code(finished)
+
+
+def user_commands(extensions: Extensions, prompt: str, err: TextIO) -> UserCommands:
+    """The custom commands and skills a prompt may name. zcoder's own command names win
+    as in the TUI; they are read from its registry (which imports the TUI's modules) only
+    when the prompt starts with ``/``, and refusals are said then."""
+    reserved: frozenset[str] = frozenset()
+    if prompt.lstrip().startswith("/"):
+        from zcoder.tui.command_registry import commands  # noqa: PLC0415 - only then
+
+        reserved = commands().builtin_names()
+    user = UserCommands.build(extensions.skills, extensions.commands, reserved)
+    for text in user.refused if reserved else ():
+        err.write(f"[zcoder] {visible(text)}\n")
+    return user
 
 
 async def _resumed_model(client: ModelClient, session_model: str, current: str, err: TextIO) -> str:

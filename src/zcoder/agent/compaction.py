@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from zcoder.agent.user_command import USER_COMMAND_OPEN
 from zcoder.model import Message, user_message
+from zcoder.skills.active import is_skill_record
 
 __all__ = [
     "KEEP_TURNS",
@@ -77,7 +78,7 @@ def split_history(
         return [], list(messages)
     cut = starts[-keep_turns] if keep_turns > 0 else len(messages)
     older, kept = list(messages[:cut]), list(messages[cut:])
-    if all(is_summary(m) for m in older):
+    if all(is_summary(m) or is_skill_record(m) for m in older):  # carried over as they are
         return [], list(messages)
     return older, kept
 
@@ -97,7 +98,9 @@ def render_history(messages: Sequence[Message]) -> str:
         content = str(message.get("content") or "")
         if role == "user":
             label = "EARLIER SUMMARY" if is_summary(message) else "USER"
-            if content.startswith("<agent_relay>"):
+            if is_skill_record(message):
+                label = "SKILL INSTRUCTIONS (kept as they are after the summary)"
+            elif content.startswith("<agent_relay>"):
                 label = "RELAYED TASK (from another zcoder agent, not the user)"
             elif content.startswith(USER_COMMAND_OPEN):
                 label = "SHELL COMMAND THE USER RAN (its output, as context)"

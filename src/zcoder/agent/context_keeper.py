@@ -22,6 +22,7 @@ from zcoder.agent.recorder import Recorder
 from zcoder.agent.status import ContextUsage
 from zcoder.agent.usage import Breakdown, ContextMeter, output_cap
 from zcoder.model import AssistantReply, Done, Message, ModelError
+from zcoder.skills.active import carried_records
 
 if TYPE_CHECKING:
     from zcoder.agent.settings import AgentSettings
@@ -152,7 +153,8 @@ class ContextKeeper:
         text = summary.content.strip()
         if not text:
             return CompactResult(False, "the model wrote an empty summary; nothing was compacted")
-        host.messages = [summary_record(text), *kept]
+        # Skills activated before the cut stay active: their instructions follow the summary.
+        host.messages = [summary_record(text), *carried_records(older, kept), *kept]
         recorder.save_messages(host.messages)
         await host.session_started("compact")  # SessionStart hooks, as in Claude Code
         self.meter.reset()

@@ -51,7 +51,7 @@ class SkillSet:
         return sorted(self.skills)
 
 
-def _project_chain(workspace: Path) -> list[Path]:
+def project_chain(workspace: Path) -> list[Path]:
     """The workspace and the folders above it up to the repository's root, nearest first
     (only the workspace when it is in no git repository)."""
     chain = [workspace, *workspace.parents]
@@ -64,14 +64,20 @@ def _project_chain(workspace: Path) -> list[Path]:
 def skill_places(workspace: Path, home: Path) -> list[Place]:
     """Every place skills are looked for, the winning one first."""
     places: list[Place] = []
-    for directory in _project_chain(workspace):
+    for directory in project_chain(workspace):
         places.append(Place(directory / ".agents" / "skills", "project"))
         places.append(Place(directory / ".claude" / "skills", "claude (project)", True))
     places.append(Place(home / ".agents" / "skills", "user"))
     places.append(Place(home / ".claude" / "skills", "claude (user)", True))
+    return unique_places(places)
+
+
+def unique_places(places: list[Place]) -> list[Place]:
+    """``places`` without repeats, the first kept (the home may be inside the repository,
+    or be the workspace)."""
     seen: set[Path] = set()
     unique = []
-    for place in places:  # the home may be inside the repository, or be the workspace
+    for place in places:
         if place.path not in seen:
             seen.add(place.path)
             unique.append(place)

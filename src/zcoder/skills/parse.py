@@ -45,6 +45,7 @@ class Skill:
     license: str = ""
     compatibility: str = ""
     allowed_tools: str = ""  # shown; grants nothing
+    user_invocable: bool = True  # also the command /NAME (Claude Code's user-invocable)
     metadata: dict[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
@@ -76,6 +77,26 @@ def split_front_matter(text: str) -> tuple[str, str]:
     raise SkillError("its front matter has no closing '---' line")
 
 
+def load_front_matter(raw: str) -> dict[Any, Any]:
+    """The fields of front matter, read with the safe loader (also for custom commands)."""
+    try:
+        front = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 2})" if mark is not None else ""
+        raise SkillError(f"its front matter is not valid YAML{where}") from None
+    if front is None:
+        return {}
+    if not isinstance(front, dict):
+        raise SkillError("its front matter is not a YAML mapping of fields")
+    return front
+
+
+def text_field(front: dict[Any, Any], key: str, limit: int | None = None) -> str:
+    """A field as one line of text ("" when absent); SkillError when it is not text."""
+    return _text(front, key, limit)
+
+
 def _text(front: dict[Any, Any], key: str, limit: int | None = None) -> str:
     value = front.get(key)
     if value is None:
@@ -91,14 +112,7 @@ def _text(front: dict[Any, Any], key: str, limit: int | None = None) -> str:
 def parse_skill(text: str, folder: Path, source: str, *, read_only: bool = False) -> Skill:
     """A skill from its SKILL.md text. Raises SkillError naming what is wrong."""
     raw, body = split_front_matter(text)
-    try:
-        front = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 2})" if mark is not None else ""
-        raise SkillError(f"its front matter is not valid YAML{where}") from None
-    if not isinstance(front, dict):
-        raise SkillError("its front matter is not a YAML mapping of fields")
+    front = load_front_matter(raw)
     name = _text(front, "name")
     if not name:
         raise SkillError("its front matter has no 'name'")
@@ -131,6 +145,7 @@ def parse_skill(text: str, folder: Path, source: str, *, read_only: bool = False
             {str(k): str(v) for k, v in metadata.items()} if isinstance(metadata, dict) else {}
         ),
         warnings=tuple(warnings),
+        user_invocable=front.get("user-invocable") is not False,
     )
 
 

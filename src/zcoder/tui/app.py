@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from zcoder.tui.agent_view import AgentView
     from zcoder.tui.approvals import DialogApprovals
     from zcoder.tui.command_palette import PaletteCommand
+    from zcoder.tui.custom_commands_ui import CustomCommandsUI
     from zcoder.tui.model_ui import ModelUI
     from zcoder.tui.quit_ui import QuitUI
     from zcoder.tui.relay_ui import RelayNudge, RelayUI
@@ -175,6 +176,24 @@ class ZcoderApp(App[int]):
         from zcoder.tui.slash import SlashCommands
 
         return SlashCommands(self)
+
+    @cached_property
+    def custom_commands(self) -> CustomCommandsUI:
+        """Custom commands and skills by name: /NAME, /skill, $NAME, /skills."""
+        from zcoder.tui.custom_commands_ui import CustomCommandsUI, Services
+
+        return CustomCommandsUI(
+            Services(
+                agent=lambda: self.agent,
+                busy=lambda: self.busy,
+                show=self.show,
+                queue=self.queue_prompt,
+                user_turn=self.turns.user_turn,
+                refresh=(self.refresh_meter, self.refresh_sessions),
+                workspace=self.config.workspace,
+                home=self.config.home,
+            )
+        )
 
     @cached_property
     def turns(self) -> Turns:
@@ -437,6 +456,10 @@ class ZcoderApp(App[int]):
             self.error(problem)  # once: the history file cannot be written
         if self.run_command(text):  # the input cleared itself: keys typed since stay
             return
+        self.queue_prompt(text)
+
+    def queue_prompt(self, text: str) -> None:
+        """Queue ``text`` as the user's prompt; it starts at once when nothing runs."""
         marks = self.relay_ui.sequences()
         self.scheduler.queue_prompt(
             text, last_accepted=marks.last_accepted, oldest_waiting=self.relay_ui.oldest_waiting()

@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
@@ -45,6 +45,7 @@ DECLARING_MODULES: Final = (
     "zcoder.tui.relay_ui",
     "zcoder.tui.inbox_ui",
     "zcoder.tui.quit_ui",
+    "zcoder.tui.custom_commands_ui",
 )
 """Where commands are declared, in the order /help lists them."""
 
@@ -95,6 +96,7 @@ class Command:
     owner: type = object  # the class whose instance carries it out
     aliases: tuple[str, ...] = ()  # other names: "/q", "/exit"
     alias_note: str = ""  # said after each alias in the help
+    extension: bool = False  # a custom command or a skill, added at run time
 
     async def call(self, owner: object, argument: str) -> None:
         result = self.run(owner, argument)
@@ -116,6 +118,24 @@ class CommandRegistry:
         self._commands[command.name] = command
         for alias in command.aliases:
             self._aliases[alias] = command.name
+
+    def replace_extensions(self, added: Iterable[Command]) -> list[Command]:
+        """The commands of the workspace's extensions (tui/custom_commands_ui.py), in place
+        of those added before; one whose name a built-in has is refused (returned)."""
+        for name in [c.name for c in self if c.extension]:
+            del self._commands[name]
+        refused = []
+        for command in added:
+            if self.find(command.name) is not None:
+                refused.append(command)
+            else:
+                self.add(command)
+        return refused
+
+    def builtin_names(self) -> frozenset[str]:
+        """zcoder's own command names and aliases, without the slash."""
+        builtins = [c for c in self if not c.extension]
+        return frozenset(n[1:] for c in builtins for n in (c.name, *c.aliases))
 
     def __iter__(self) -> Iterator[Command]:
         return iter(self._commands.values())
@@ -211,11 +231,15 @@ def commands() -> CommandRegistry:
 
 def help_text(registry: CommandRegistry, keys: dict[str, str]) -> str:
     """/help: every command's forms, the aliases, then ``keys`` (key → what it does)."""
-    rows = [(form.usage, form.help) for command in registry for form in command.forms]
+    rows = [(f.usage, f.help) for c in registry if not c.extension for f in c.forms]
     rows.append(SHELL_FORM)
-    width = max(len(k) for k in (*(usage for usage, _ in rows), *keys)) + 2
+    added = [(f.usage, f.help) for c in registry if c.extension for f in c.forms]
+    width = max(len(k) for k in (*(usage for usage, _ in rows + added), *keys)) + 2
     lines = ["Commands:"]
     lines += [f"  {usage.ljust(width)}{what}" for usage, what in rows]
+    if added:
+        lines.append("Custom commands and skills of this workspace:")
+        lines += [f"  {usage.ljust(width)}{what}" for usage, what in added]
     lines.append("Aliases:")
     for command in registry:
         note = f" ({command.alias_note})" if command.alias_note else ""

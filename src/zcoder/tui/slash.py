@@ -50,6 +50,7 @@ class SlashCommands:
             app.relay_ui,
             app.relay_ui.inbox,
             app.quit_ui,
+            app.custom_commands,
         )
         owner = next(o for o in owners if isinstance(o, command.owner))
         await command.call(owner, argument)

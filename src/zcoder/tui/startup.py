@@ -101,6 +101,7 @@ class Startup:
             relay_available=lambda: app.relay is not None and app.relay.available,
             hooks=extensions.hooks,
         )
+        app.custom_commands.install(extensions.skills, extensions.commands)
         app.show_deferred_after(app.sessions.open_initial)  # its load starts the meter
         if app.sessions.session_id is None:  # no session store: the meter all the same
             app.refresh_meter()

@@ -52,6 +52,9 @@ class Turns:
                 if command:  # !command: runs without a turn (its entry shows it)
                     app.start_turn(partial(self.user_command, command), relay=False, model=False)
                     return
+                if (planned := app.custom_commands.plan(prompt)) is not None:  # /NAME, $NAME
+                    app.start_turn(planned, relay=False)
+                    return
                 app.show(Entry("user", user_text(prompt)))  # in the transcript as it starts
                 app.start_turn(partial(self.user_turn, prompt), relay=False)
             else:
