@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +36,17 @@ from acp.schema import (
 )
 
 from zcoder.acp.approvals import AcpApprover, PermissionAsker, ReportingJournal
+from zcoder.acp.relay import SessionRelay
 from zcoder.acp.updates import EventTranslator, Send, Update, UpdatePump, replay
-from zcoder.agent import Agent, AgentEvent, AgentSettings, Notice, Outcome, TurnFinished
+from zcoder.agent import (
+    Agent,
+    AgentEvent,
+    AgentSettings,
+    Notice,
+    Outcome,
+    TurnFinished,
+    register_relay_tools,
+)
 from zcoder.config import Config
 from zcoder.extensions import load_extensions
 from zcoder.model import ModelClient, ModelError, make_client
@@ -112,7 +121,10 @@ class AcpSession:
         self.agent: Agent | None = None
         self.pump: UpdatePump | None = None
         self._stack = contextlib.AsyncExitStack()
+        self.relay: SessionRelay | None = None
         self._turn: asyncio.Task[TurnFinished] | None = None
+        self._turns = asyncio.Lock()  # one turn at a time: the editor's prompt or a relayed task
+        self._prompting = False  # a prompt from the editor runs or waits for its turn
         self._cancel_asked = False
         self._window_sized = False
 
@@ -210,6 +222,11 @@ class AcpSession:
             pump.put(translator(event))
 
         registry = default_registry()
+        # Published as a peer (zcoder.acp.relay): the editor's user answers for this session.
+        self.relay = SessionRelay.start(config, session_id=self.id, store=self.store, show=pump.put)
+        relay = self.relay
+        if relay is not None:
+            register_relay_tools(registry, relay.relay, approver)
         extensions = load_extensions(registry, config.workspace, config.home)
         for problem in extensions.problems:
             log.warning("%s", problem)
@@ -225,6 +242,7 @@ class AcpSession:
             store=self.store,
             session_id=self.id,
             hooks=extensions.hooks,
+            relay_available=lambda: relay is not None and relay.available,
         )
         # The same journal, telling the update stream the whole text of each edit.
         journal.append(
@@ -238,37 +256,78 @@ class AcpSession:
         agent.edits = journal[0]
         agent.use_session(self.id, messages, ledger)
         self.agent = agent
+        if relay is not None:
+            relay.attach(agent, self)
 
     @property
     def running(self) -> bool:
         return self._turn is not None
 
+    @property
+    def busy(self) -> bool:
+        """A turn runs, or the editor's prompt waits for one to end."""
+        return self._prompting or self._turns.locked()
+
     async def prompt(self, blocks: Sequence[PromptBlock]) -> PromptResponse:
-        """One user turn; returns when it ended, after all its updates went out."""
-        if self._turn is not None:
+        """One user turn; returns when it ended, after all its updates went out. A relayed
+        task that is running ends first; none starts while the prompt waits or runs."""
+        if self._prompting:
             raise RequestError.invalid_request(
                 {"details": "a prompt is already running in this session"}
             )
         text = prompt_text(blocks)
         if not text.strip():
             raise RequestError.invalid_params({"details": "the prompt is empty"})
+        self._prompting = True
         self._cancel_asked = False
-        turn = asyncio.create_task(self._sized_turn(text))
-        self._turn = turn
         try:
-            finished = await turn
+            async with self._turns:
+                if self._cancel_asked:  # stopped while a relayed task ran before it
+                    return PromptResponse(stop_reason="cancelled")
+                if self.relay is not None:
+                    self.relay.user_acted()
+                finished = await self._run(lambda agent: agent.run_user_turn(text))
+        finally:
+            self._prompting = False
+            if self.relay is not None:
+                self.relay.wake()
+        return (
+            PromptResponse(stop_reason="cancelled")
+            if finished is None
+            else (prompt_response(finished))
+        )
+
+    async def run_relayed(
+        self, work: Callable[[Agent], Awaitable[TurnFinished]]
+    ) -> TurnFinished | None:
+        """A relayed task as this session's turn (zcoder.acp.relay): it waits for the
+        running turn; None when session/cancel stopped it."""
+        async with self._turns:
+            self._cancel_asked = False
+            return await self._run(work)
+
+    async def _run(self, work: Callable[[Agent], Awaitable[TurnFinished]]) -> TurnFinished | None:
+        """One turn, the lock held; after all its updates went out. None: session/cancel
+        stopped it (a cancellation from elsewhere, closing say, goes on up)."""
+        turn = asyncio.create_task(self._sized(work))
+        self._turn = turn
+        if self.relay is not None:
+            self.relay.busy(True)
+        try:
+            finished: TurnFinished | None = await turn
         except asyncio.CancelledError:
             current = asyncio.current_task()
-            if self._cancel_asked and (current is None or not current.cancelling()):
-                await self._flush()
-                return PromptResponse(stop_reason="cancelled")
-            raise
+            if not self._cancel_asked or (current is not None and current.cancelling()):
+                raise
+            finished = None
         finally:
             self._turn = None
+            if self.relay is not None:
+                self.relay.busy(False)
         await self._flush()
-        return prompt_response(finished)
+        return finished
 
-    async def _sized_turn(self, text: str) -> TurnFinished:
+    async def _sized(self, work: Callable[[Agent], Awaitable[TurnFinished]]) -> TurnFinished:
         agent = self.agent
         assert agent is not None, "the session was not started"
         if not self._window_sized:
@@ -283,10 +342,13 @@ class AcpSession:
                 agent.recorder.emit(Notice(warning))
             agent.settings.num_ctx = window.tokens
             self._window_sized = True
-        return await agent.run_user_turn(text)
+        return await work(agent)
 
     def cancel(self) -> None:
-        """What Escape does: stop the running turn (nothing when none runs)."""
+        """What Escape does: stop the running turn, the editor's or a relayed task's (and
+        a prompt waiting behind a relayed task does not start)."""
+        if self._prompting:
+            self._cancel_asked = True
         if self._turn is not None and not self._turn.done():
             self._cancel_asked = True
             self._turn.cancel()
@@ -302,6 +364,11 @@ class AcpSession:
             turn.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await turn
+        if self.relay is not None:
+            try:
+                await self.relay.close()  # the peer is withdrawn: no stale socket
+            except Exception:
+                log.exception("withdrawing the relay peer failed")
         if self.pump is not None:
             await self.pump.close()
         try:
