@@ -264,6 +264,7 @@ class SessionRelay:
                     await task
         self._watcher = self._running = None
         try:
-            await asyncio.to_thread(self.history.discard_unrun)
+            discarded = await asyncio.to_thread(self.history.discard_unrun)
         finally:
             await asyncio.to_thread(self.relay.stop)
+        log.info("relay peer withdrawn (%d unrun message(s) discarded)", discarded)

@@ -8,8 +8,10 @@ text files in prompts, no images or audio; no MCP servers yet), ``session/new`` 
 the settings zcoder has from its flags and environment, ``session/prompt`` runs one user
 turn, ``session/cancel`` stops it.
 
-The relay does not start here (yet): ACP sessions are not published as peers, and the
-relay tools are not offered to their model.
+Each session is an interactive instance for the relay (zcoder.acp.relay): it publishes
+itself as a peer in its workspace, its model has the relay tools, and the tasks other
+zcoders hand it run as turns the editor sees. zcoder's commands that make sense without
+the TUI are the session's available commands (zcoder.acp.commands).
 
 Whatever happens to the client, the process ends cleanly: when its input ends (the
 client closed it, or died), the SDK's connection closes, every open session's turn is
@@ -132,6 +134,7 @@ class ZcoderAgent:
         )
         opened.append(session.id)
         self.sessions[session.id] = session
+        session.offer_commands()
         log.info("ACP session %s opened in %s", session.id, config.workspace)
         return NewSessionResponse(session_id=session.id)
 
@@ -162,6 +165,7 @@ class ZcoderAgent:
         conn = self._client()
         for update in history:  # the whole conversation before the response (ACP's rule)
             await conn.session_update(session_id=session_id, update=update)
+        self.sessions[session_id].offer_commands()
         return LoadSessionResponse()
 
     async def prompt(

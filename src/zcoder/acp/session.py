@@ -21,9 +21,10 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from acp import RequestError
+from acp import RequestError, update_agent_message_text
+from acp.helpers import update_available_commands
 from acp.schema import (
     AudioContentBlock,
     EmbeddedResourceContentBlock,
@@ -36,6 +37,7 @@ from acp.schema import (
 )
 
 from zcoder.acp.approvals import AcpApprover, PermissionAsker, ReportingJournal
+from zcoder.acp.commands import available_commands, find_command
 from zcoder.acp.relay import SessionRelay
 from zcoder.acp.updates import EventTranslator, Send, Update, UpdatePump, replay
 from zcoder.agent import (
@@ -58,6 +60,8 @@ from zcoder.sessions.locks import acquire as acquire_session_lock
 from zcoder.tools import ApprovalPolicy, default_registry
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 PromptBlock = (
     TextContentBlock
@@ -122,11 +126,12 @@ class AcpSession:
         self.pump: UpdatePump | None = None
         self._stack = contextlib.AsyncExitStack()
         self.relay: SessionRelay | None = None
-        self._turn: asyncio.Task[TurnFinished] | None = None
+        self._turn: asyncio.Task[Any] | None = None
         self._turns = asyncio.Lock()  # one turn at a time: the editor's prompt or a relayed task
         self._prompting = False  # a prompt from the editor runs or waits for its turn
         self._cancel_asked = False
         self._window_sized = False
+        self.window_source: str | None = None  # where the window's size came from (/context)
 
     @classmethod
     async def open(
@@ -278,24 +283,48 @@ class AcpSession:
         text = prompt_text(blocks)
         if not text.strip():
             raise RequestError.invalid_params({"details": "the prompt is empty"})
+        found = find_command(text)
         self._prompting = True
         self._cancel_asked = False
         try:
+            if found is not None and not found[0].turn:  # answered at once, no turn
+                return await self._answer(await found[0].run(self, found[1]))
             async with self._turns:
                 if self._cancel_asked:  # stopped while a relayed task ran before it
                     return PromptResponse(stop_reason="cancelled")
                 if self.relay is not None:
                     self.relay.user_acted()
+                if found is not None:
+                    command, argument = found
+                    answer = await self._run(lambda _agent: command.run(self, argument))
+                    if answer is None:
+                        return PromptResponse(stop_reason="cancelled")
+                    return await self._answer(answer)
                 finished = await self._run(lambda agent: agent.run_user_turn(text))
         finally:
             self._prompting = False
             if self.relay is not None:
                 self.relay.wake()
-        return (
-            PromptResponse(stop_reason="cancelled")
-            if finished is None
-            else (prompt_response(finished))
-        )
+        if finished is None:
+            return PromptResponse(stop_reason="cancelled")
+        return prompt_response(finished)
+
+    async def _answer(self, text: str) -> PromptResponse:
+        """A command's answer, shown as the reply (it is not part of the conversation)."""
+        if self.pump is not None:
+            self.pump.put([update_agent_message_text(text)])
+        await self._flush()
+        return PromptResponse(stop_reason="end_turn")
+
+    def offer_commands(self) -> None:
+        """Tell the editor zcoder's commands (zcoder.acp.commands): queued behind what
+        the session sent so far, so it reaches the client after the session's answer."""
+        if self.pump is not None:
+            self.pump.put([update_available_commands(available_commands())])
+
+    def started_agent(self) -> Agent:
+        assert self.agent is not None, "the session was not started"
+        return self.agent
 
     async def run_relayed(
         self, work: Callable[[Agent], Awaitable[TurnFinished]]
@@ -306,7 +335,7 @@ class AcpSession:
             self._cancel_asked = False
             return await self._run(work)
 
-    async def _run(self, work: Callable[[Agent], Awaitable[TurnFinished]]) -> TurnFinished | None:
+    async def _run(self, work: Callable[[Agent], Awaitable[T]]) -> T | None:
         """One turn, the lock held; after all its updates went out. None: session/cancel
         stopped it (a cancellation from elsewhere, closing say, goes on up)."""
         turn = asyncio.create_task(self._sized(work))
@@ -314,7 +343,7 @@ class AcpSession:
         if self.relay is not None:
             self.relay.busy(True)
         try:
-            finished: TurnFinished | None = await turn
+            finished: T | None = await turn
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if not self._cancel_asked or (current is not None and current.cancelling()):
@@ -327,9 +356,12 @@ class AcpSession:
         await self._flush()
         return finished
 
-    async def _sized(self, work: Callable[[Agent], Awaitable[TurnFinished]]) -> TurnFinished:
-        agent = self.agent
-        assert agent is not None, "the session was not started"
+    async def _sized(self, work: Callable[[Agent], Awaitable[T]]) -> T:
+        await self.size_window()
+        return await work(self.started_agent())
+
+    async def size_window(self) -> None:
+        agent = self.started_agent()
         if not self._window_sized:
             # num_ctx goes with every request: sized once, before the first (--prompt too).
             window = await resolve_for_model(
@@ -341,8 +373,8 @@ class AcpSession:
             for warning in window.warnings:
                 agent.recorder.emit(Notice(warning))
             agent.settings.num_ctx = window.tokens
+            self.window_source = window.source
             self._window_sized = True
-        return await work(agent)
 
     def cancel(self) -> None:
         """What Escape does: stop the running turn, the editor's or a relayed task's (and
@@ -359,6 +391,7 @@ class AcpSession:
 
     async def close(self) -> None:
         """Stop the turn, wait until it saved what it did, then let the session go."""
+        log.info("closing ACP session %s", self.id)
         turn = self._turn
         if turn is not None and not turn.done():
             turn.cancel()
