@@ -1,5 +1,6 @@
-"""The script client docs/usage.md shows (headless use) works as shown: it is run as written, against
-``zcoder --acp`` and the fake Ollama, with ``zcoder`` found on the PATH as a user has it."""
+"""The script client docs/usage.md shows (headless use) works as shown: it is run as
+written, against ``zcoder --acp`` and the fake Ollama, with ``zcoder`` found on the PATH as
+a user has it."""
 
 from __future__ import annotations
 

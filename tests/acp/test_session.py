@@ -41,7 +41,8 @@ async def test_initialize_says_what_zcoder_supports(env: Env, fake: FakeOllama) 
     assert capabilities.prompt_capabilities.image is False
     assert capabilities.prompt_capabilities.audio is False
     assert capabilities.mcp_capabilities is not None
-    assert capabilities.mcp_capabilities.http is False
+    assert capabilities.mcp_capabilities.http is True  # and stdio, as every agent
+    assert capabilities.mcp_capabilities.sse is False
     assert answer.agent_info is not None and answer.agent_info.name == "zcoder"
 
 

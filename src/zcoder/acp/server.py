@@ -3,7 +3,8 @@
 Editors (Zed, JetBrains, Neovim's CodeCompanion, Emacs) and scripts start ``zcoder --acp``
 and speak ACP to it; this module is the agent side of that protocol, on the reference
 SDK (module ``acp``): ``initialize`` says what zcoder does (loads sessions; takes text and
-text files in prompts, no images or audio; no MCP servers yet), ``session/new`` and
+text files in prompts, no images or audio; the MCP servers the client passes, stdio and
+HTTP), ``session/new`` and
 ``session/load`` open a zcoder session (zcoder.acp.session) in the client's ``cwd`` with
 the settings zcoder has from its flags and environment, ``session/prompt`` runs one user
 turn, ``session/cancel`` stops it.
@@ -114,7 +115,9 @@ class ZcoderAgent:
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=True
                 ),
-                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                # The editor's MCP servers (zcoder.acp.mcp_servers): stdio, as every
+                # agent takes them, and streamable HTTP; not the older SSE.
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             agent_info=Implementation(name="zcoder", title="zcoder", version=__version__),
             auth_methods=[],
@@ -127,10 +130,14 @@ class ZcoderAgent:
         mcp_servers: list[Any] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        config = self._config(cwd, additional_directories, mcp_servers)
+        config = self._config(cwd, additional_directories)
         opened: list[str] = []
         session, _ = await AcpSession.open(
-            config, self.store, self._client(), self._sender(lambda: opened[0])
+            config,
+            self.store,
+            self._client(),
+            self._sender(lambda: opened[0]),
+            mcp_servers=mcp_servers or (),
         )
         opened.append(session.id)
         self.sessions[session.id] = session
@@ -146,7 +153,7 @@ class ZcoderAgent:
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse:
-        config = self._config(cwd, additional_directories, mcp_servers)
+        config = self._config(cwd, additional_directories)
         open_here = self.sessions.get(session_id)
         if open_here is not None:
             # Open in this process already (the editor shows it again): replay it as saved.
@@ -160,6 +167,7 @@ class ZcoderAgent:
                 self._sender(lambda: session_id),
                 resume=session_id,
                 keep_model=self.options.keep_model,
+                mcp_servers=mcp_servers or (),
             )
             self.sessions[session_id] = session
         conn = self._client()
@@ -180,15 +188,11 @@ class ZcoderAgent:
 
     # -- helpers ------------------------------------------------------------------------
 
-    def _config(
-        self, cwd: str, additional: list[str] | None, mcp_servers: list[Any] | None
-    ) -> Config:
+    def _config(self, cwd: str, additional: list[str] | None) -> Config:
         if additional:
             raise RequestError.invalid_params(
                 {"details": "zcoder works in one workspace: additionalDirectories is not taken"}
             )
-        if mcp_servers:
-            log.info("ignoring %d MCP server(s): zcoder has no MCP client yet", len(mcp_servers))
         return self.options.config_for(cwd)
 
     def _session(self, session_id: str) -> AcpSession:

@@ -38,6 +38,7 @@ from acp.schema import (
 
 from zcoder.acp.approvals import AcpApprover, PermissionAsker, ReportingJournal
 from zcoder.acp.commands import available_commands, find_command
+from zcoder.acp.mcp_servers import attach_client_mcp, client_entries
 from zcoder.acp.relay import SessionRelay
 from zcoder.acp.updates import EventTranslator, Send, Update, UpdatePump, replay
 from zcoder.agent import (
@@ -143,6 +144,7 @@ class AcpSession:
         *,
         resume: str | None = None,
         keep_model: bool = False,
+        mcp_servers: Sequence[Any] = (),
     ) -> tuple[AcpSession, list[Update]]:
         """A new session (``resume`` None) or a saved one of this workspace and profile,
         with the updates that replay the saved one."""
@@ -188,6 +190,7 @@ class AcpSession:
                 ledger=ledger,
                 session_model=session_model,
                 keep_model=keep_model,
+                mcp_servers=mcp_servers,
             )
         except BaseException:
             await session.close()
@@ -203,6 +206,7 @@ class AcpSession:
         ledger: list[str],
         session_model: str | None,
         keep_model: bool,
+        mcp_servers: Sequence[Any],
     ) -> None:
         config = self.config
         model_client: ModelClient = make_client(config)
@@ -235,10 +239,14 @@ class AcpSession:
         extensions = load_extensions(registry, config.workspace, config.home)
         for problem in extensions.problems:
             log.warning("%s", problem)
+        settings = AgentSettings.from_config(config, model, skills=extensions.skills)
+        editors_servers = client_entries(mcp_servers)
+        if editors_servers:  # attached below, with zcoder's own (zcoder.acp.mcp_servers)
+            settings.mcp_home = None
         agent = Agent(
             client=model_client,
             registry=registry,
-            settings=AgentSettings.from_config(config, model, skills=extensions.skills),
+            settings=settings,
             approval=ApprovalPolicy(
                 config.command_policy, config.profile, edits=config.edit_policy
             ),
@@ -260,6 +268,8 @@ class AcpSession:
         )
         agent.edits = journal[0]
         agent.use_session(self.id, messages, ledger)
+        if editors_servers:
+            agent.mcp = attach_client_mcp(registry, config.workspace, config.home, editors_servers)
         self.agent = agent
         if relay is not None:
             relay.attach(agent, self)
@@ -402,6 +412,8 @@ class AcpSession:
                 await self.relay.close()  # the peer is withdrawn: no stale socket
             except Exception:
                 log.exception("withdrawing the relay peer failed")
+        if self.agent is not None and self.agent.mcp is not None:
+            await asyncio.to_thread(self.agent.mcp.close)  # its servers' processes end
         if self.pump is not None:
             await self.pump.close()
         try:
