@@ -23,7 +23,14 @@ from acp import text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import TextContentBlock, UserMessageChunk
 
-from tests.acp.support import WAIT_SECONDS, RecordingClient, acp_zcoder, new_session, stderr_of
+from tests.acp.support import (
+    NEVER,
+    WAIT_SECONDS,
+    RecordingClient,
+    acp_zcoder,
+    new_session,
+    stderr_of,
+)
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.test_oneshot import Env, sessions
 
@@ -181,3 +188,27 @@ async def test_a_send_the_editor_does_not_confirm_is_not_delivered(
     assert user_messages(receiver) == []
     assert fake_b.chat_bodies == []
     assert not (env_b.workspace / "marker.txt").exists()
+
+
+async def test_a_receiver_whose_editor_vanishes_mid_task_runs_nothing_and_says_cancelled(
+    env: Env, fake: FakeOllama, env_b: Env, fake_b: FakeOllama
+) -> None:
+    script(fake, fake_b)
+    sender, receiver = RecordingClient("allow_once"), RecordingClient(NEVER)
+    async with contextlib.AsyncExitStack() as receiving:
+        conn_b, process_b = await receiving.enter_async_context(acp_zcoder(env_b, fake_b, receiver))
+        await new_session(conn_b, env_b)
+        await until(lambda: len(relay_files(env)) == 2)
+        async with acp_zcoder(env, fake, sender) as (conn, _):
+            session_id = await new_session(conn, env)
+            await asyncio.wait_for(
+                conn.prompt(session_id=session_id, prompt=[text_block("ask api")]), WAIT_SECONDS
+            )
+            await receiver.wait_for(lambda: bool(receiver.asked))
+            await receiving.aclose()  # the receiver's editor goes away, its question open
+            assert process_b.returncode == 0, stderr_of(env_b)
+            await sender.wait_for(lambda: "receipt: api cancelled" in sender.reply())
+            assert len(relay_files(env)) == 2  # only the sender is left
+
+    assert not (env_b.workspace / "marker.txt").exists()
+    assert relay_files(env) == []

@@ -88,6 +88,7 @@ class SessionRelay:
         self._host: TurnHost | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._running: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
 
     @classmethod
     def start(
@@ -163,14 +164,24 @@ class SessionRelay:
     # -- the queue ----------------------------------------------------------------------
 
     async def _watch(self) -> None:
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._nudged.wait(), POLL_SECONDS)
-            self._nudged.clear()
-            try:
-                self._look()
-            except Exception:  # a bad look costs the relay, never the session
-                log.exception("the relay's look at its queue failed")
+        # A timer sets the event too; no wait_for (whose cancellation, in Python 3.11, can
+        # be lost while its inner wait is being cancelled: closing would then hang).
+        self._tick()
+        try:
+            while True:
+                await self._nudged.wait()
+                self._nudged.clear()
+                try:
+                    self._look()
+                except Exception:  # a bad look costs the relay, never the session
+                    log.exception("the relay's look at its queue failed")
+        finally:
+            if self._timer is not None:
+                self._timer.cancel()
+
+    def _tick(self) -> None:
+        self._nudged.set()
+        self._timer = asyncio.get_running_loop().call_later(POLL_SECONDS, self._tick)
 
     def _look(self) -> None:
         relay = self.relay
