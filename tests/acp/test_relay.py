@@ -212,3 +212,45 @@ async def test_a_receiver_whose_editor_vanishes_mid_task_runs_nothing_and_says_c
 
     assert not (env_b.workspace / "marker.txt").exists()
     assert relay_files(env) == []
+
+
+async def test_past_the_auto_turn_limit_relayed_tasks_wait_for_the_users_prompt(
+    env: Env, fake: FakeOllama, env_b: Env, fake_b: FakeOllama
+) -> None:
+    env.vars["ZCODER_RELAY_MAX_AUTO_TURNS"] = "1"  # both share it; only api receives
+    fake.enqueue(
+        Turn.tool_calls(
+            call("send_agent_message", {"target_instance_id": "api", "message": "task one"}),
+            call("send_agent_message", {"target_instance_id": "api", "message": "task two"}),
+        ),
+        Turn.text("I asked api twice."),
+    )
+    fake_b.enqueue(
+        Turn.text("first task done"), Turn.text("the prompt answered"), Turn.text("second done")
+    )
+    sender, receiver = RecordingClient("allow_once"), RecordingClient("allow_once")
+    async with acp_zcoder(env_b, fake_b, receiver) as (conn_b, _):
+        session_b = await new_session(conn_b, env_b)
+        await until(lambda: len(relay_files(env)) == 2)
+        async with acp_zcoder(env, fake, sender) as (conn, _):
+            session_id = await new_session(conn, env)
+            await asyncio.wait_for(
+                conn.prompt(session_id=session_id, prompt=[text_block("ask api")]), WAIT_SECONDS
+            )
+            await receiver.wait_for(lambda: "1 relayed task ran without you" in receiver.reply())
+            assert len(fake_b.chat_bodies) == 1  # the second waits for the user
+            done = await asyncio.wait_for(
+                conn_b.prompt(session_id=session_b, prompt=[text_block("hello")]), WAIT_SECONDS
+            )
+            assert done.stop_reason == "end_turn"
+            await receiver.wait_for(lambda: "second done" in receiver.reply())
+            await sender.wait_for(lambda: sender.reply().count("receipt: api completed") == 2)
+
+    last_user = [
+        next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+        for body in fake_b.chat_bodies
+    ]
+    assert "task one" in last_user[0]
+    assert last_user[1] == "hello"
+    assert "task two" in last_user[2]
+    assert len(sender.asked) == 2  # each delivery confirmed

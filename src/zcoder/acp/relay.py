@@ -218,8 +218,9 @@ class SessionRelay:
                     self._announced = True
                     self._show(
                         notice(
-                            f"{self.unattended} relayed tasks ran without you; the rest wait "
-                            "for your next prompt (ZCODER_RELAY_MAX_AUTO_TURNS)."
+                            f"{self.unattended} relayed task{'' if self.unattended == 1 else 's'}"
+                            " ran without you; the rest wait for your next prompt"
+                            " (ZCODER_RELAY_MAX_AUTO_TURNS)."
                         )
                     )
                 return
