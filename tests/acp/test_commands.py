@@ -80,3 +80,23 @@ async def test_compact_is_a_turn_and_another_slash_word_goes_to_the_model(
     assert "That is a path." in client.reply()
     (data,) = sessions(env)
     assert data.user_ledger == [*questions, "/etc/hosts is what?"]
+
+
+async def test_a_compaction_the_model_fails_changes_nothing_and_says_so(
+    env: Env, fake: FakeOllama
+) -> None:
+    questions = ["one?", "two?", "three?"]
+    fake.enqueue(
+        *(Turn.text(f"Answer {n}.") for n in range(len(questions))),
+        Turn.http_error(500, "the model broke"),
+    )
+    client = RecordingClient()
+    async with acp_zcoder(env, fake, client) as (conn, _):
+        session_id = await new_session(conn, env)
+        for question in questions:
+            await ask(conn, session_id, question)
+        assert await ask(conn, session_id, "/compact") == "end_turn"
+
+    assert "Compaction failed, nothing was changed" in client.reply()
+    (data,) = sessions(env)
+    assert [m["content"] for m in data.messages if m["role"] == "user"] == questions

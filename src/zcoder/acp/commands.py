@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Final
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
 from zcoder.agent.usage import render_breakdown
+from zcoder.model import ModelError
 from zcoder.relay.display import peer_table
 from zcoder.tools.offload import StopSignal, in_thread
 
@@ -103,7 +104,10 @@ async def _list_agents(session: AcpSession, _argument: str) -> str:
 
 
 async def _compact(session: AcpSession, focus: str) -> str:
-    result = await session.started_agent().compact(focus)
+    try:
+        result = await session.started_agent().compact(focus)
+    except ModelError as exc:
+        return f"Compaction failed, nothing was changed: {exc}"
     return result.text if result.compacted else f"Nothing compacted: {result.text}."
 
 
