@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
@@ -33,7 +33,19 @@ from zcoder.relay.display import peer_table
 from zcoder.tools.offload import StopSignal, in_thread
 
 if TYPE_CHECKING:
-    from zcoder.acp.session import AcpSession
+    from zcoder.acp.relay import SessionRelay
+    from zcoder.agent import Agent
+
+
+class AcpSession(Protocol):
+    """What the commands use of the session (zcoder.acp.session.AcpSession)."""
+
+    relay: SessionRelay | None
+    window_source: str | None
+
+    def started_agent(self) -> Agent: ...
+
+    async def size_window(self) -> None: ...
 
 
 @dataclass(frozen=True)
