@@ -136,7 +136,9 @@ async def acp_zcoder(
             *extra,
             env=env.vars,
             cwd=str(env.workspace),
-            transport_kwargs={"stderr": stderr.fileno()},
+            # zcoder exits by itself once its input closes; the SDK's 2 s before it sends
+            # SIGTERM is too short on a loaded machine (two of these, a relay each).
+            transport_kwargs={"stderr": stderr.fileno(), "shutdown_timeout": WAIT_SECONDS},
         ) as (conn, process):
             yield conn, process
 

@@ -1,5 +1,6 @@
-"""The script client docs/editors.md shows works as shown: it is run as written, against
-``zcoder --acp`` and the fake Ollama, with ``zcoder`` found on the PATH as a user has it."""
+"""The script client docs/usage.md shows (headless use) works as shown: it is run as
+written, against ``zcoder --acp`` and the fake Ollama, with ``zcoder`` found on the PATH as
+a user has it."""
 
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ from tests.acp.support import WAIT_SECONDS
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.test_oneshot import Env, sessions
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "editors.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "usage.md"
 
 
 def documented_client() -> str:
     text = DOC.read_text()
     found = re.search(r"<!-- headless-client[^>]*-->\s*```python\n(.*?)```", text, re.S)
-    assert found, "docs/editors.md lost its headless client"
+    assert found, "docs/usage.md lost its headless client"
     return found.group(1)
 
 

@@ -41,7 +41,8 @@ async def test_initialize_says_what_zcoder_supports(env: Env, fake: FakeOllama) 
     assert capabilities.prompt_capabilities.image is False
     assert capabilities.prompt_capabilities.audio is False
     assert capabilities.mcp_capabilities is not None
-    assert capabilities.mcp_capabilities.http is False
+    assert capabilities.mcp_capabilities.http is True  # and stdio, as every agent
+    assert capabilities.mcp_capabilities.sse is False
     assert answer.agent_info is not None and answer.agent_info.name == "zcoder"
 
 
@@ -251,7 +252,8 @@ async def test_load_replays_a_saved_session_and_continues_it(env: Env, fake: Fak
         await asyncio.wait_for(
             conn.load_session(cwd=str(env.workspace), session_id=session_id), WAIT_SECONDS
         )
-        replayed = list(again.updates)
+        # The conversation (zcoder's commands are offered after it, not part of it).
+        replayed = [u for u in again.updates if u.session_update != "available_commands_update"]
         done = await prompt(conn, session_id, "second question")
 
     kinds = [u.session_update for u in replayed]

@@ -7,7 +7,9 @@ flushed first): the whole command with its directory, the guard's warning and, f
 relayed task, who sent it; for an edit, the diff of each file. The options are the TUI's:
 allow once, allow always only where the TUI offers ``a`` (``request.allow_always`` /
 ``allow_turn``, so a relayed turn asks for every command), and reject. The rules
-themselves stay in zcoder.tools.approval: this module only asks.
+themselves stay in zcoder.tools.approval: this module only asks. A message the model
+wants to send to another zcoder (the relay) is asked the same way: the exact instance and
+the whole message, allow once or reject.
 
 Whatever is not a clear yes is a no: an answer of "cancelled", an option that was not
 offered, a malformed answer, a client that is gone (the pending request fails when the
@@ -24,7 +26,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import text_block, tool_content, update_tool_call
 from acp.helpers import ToolCallContentVariant
@@ -37,6 +39,8 @@ from acp.schema import (
 
 from zcoder.acp.updates import EventTranslator, FileEdit, UpdatePump
 from zcoder.agent.edits import EditJournal
+from zcoder.relay.names import name_of
+from zcoder.relay.sanitize import visible, visible_lines
 from zcoder.tools import (
     ApprovalDecision,
     CommandApprovalRequest,
@@ -45,6 +49,9 @@ from zcoder.tools import (
     FileChange,
     ToolContext,
 )
+
+if TYPE_CHECKING:
+    from zcoder.relay import Peer
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +177,25 @@ class AcpApprover:
             raw_input={"tool": request.tool, "paths": list(request.paths)},
         )
         return await self._ask(tool_call, offer_always=request.allow_turn)
+
+    async def confirm_send(self, peer: Peer, message: str) -> bool:
+        """The relay's send confirmation (zcoder.agent.relay_tools.SendConfirmer): the
+        exact instance the message goes to and the whole message; allow once or not."""
+        where = f"{visible(name_of(peer))} (pid {peer.pid}, {visible(peer.workspace)})"
+        lines = [
+            f"Send this message to {where}, instance {visible(peer.instance_id)}?",
+            "",
+            visible_lines(message),
+        ]
+        tool_call = ToolCallUpdate(
+            tool_call_id=self.translator.running_call or "send_agent_message",
+            title=f"Send a message to {visible(name_of(peer))}",
+            kind="other",
+            status="pending",
+            content=[tool_content(text_block("\n".join(lines)))],
+            raw_input={"target_instance_id": peer.instance_id, "message": message},
+        )
+        return await self._ask(tool_call, offer_always=False) is ApprovalDecision.ONCE
 
     async def _ask(self, tool_call: ToolCallUpdate, *, offer_always: bool) -> ApprovalDecision:
         options = [PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once")]

@@ -3,13 +3,16 @@
 Editors (Zed, JetBrains, Neovim's CodeCompanion, Emacs) and scripts start ``zcoder --acp``
 and speak ACP to it; this module is the agent side of that protocol, on the reference
 SDK (module ``acp``): ``initialize`` says what zcoder does (loads sessions; takes text and
-text files in prompts, no images or audio; no MCP servers yet), ``session/new`` and
+text files in prompts, no images or audio; the MCP servers the client passes, stdio and
+HTTP), ``session/new`` and
 ``session/load`` open a zcoder session (zcoder.acp.session) in the client's ``cwd`` with
 the settings zcoder has from its flags and environment, ``session/prompt`` runs one user
 turn, ``session/cancel`` stops it.
 
-The relay does not start here (yet): ACP sessions are not published as peers, and the
-relay tools are not offered to their model.
+Each session is an interactive instance for the relay (zcoder.acp.relay): it publishes
+itself as a peer in its workspace, its model has the relay tools, and the tasks other
+zcoders hand it run as turns the editor sees. zcoder's commands that make sense without
+the TUI are the session's available commands (zcoder.acp.commands).
 
 Whatever happens to the client, the process ends cleanly: when its input ends (the
 client closed it, or died), the SDK's connection closes, every open session's turn is
@@ -112,7 +115,9 @@ class ZcoderAgent:
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=True
                 ),
-                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                # The editor's MCP servers (zcoder.acp.mcp_servers): stdio, as every
+                # agent takes them, and streamable HTTP; not the older SSE.
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             agent_info=Implementation(name="zcoder", title="zcoder", version=__version__),
             auth_methods=[],
@@ -125,13 +130,18 @@ class ZcoderAgent:
         mcp_servers: list[Any] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        config = self._config(cwd, additional_directories, mcp_servers)
+        config = self._config(cwd, additional_directories)
         opened: list[str] = []
         session, _ = await AcpSession.open(
-            config, self.store, self._client(), self._sender(lambda: opened[0])
+            config,
+            self.store,
+            self._client(),
+            self._sender(lambda: opened[0]),
+            mcp_servers=mcp_servers or (),
         )
         opened.append(session.id)
         self.sessions[session.id] = session
+        session.offer_commands()
         log.info("ACP session %s opened in %s", session.id, config.workspace)
         return NewSessionResponse(session_id=session.id)
 
@@ -143,7 +153,7 @@ class ZcoderAgent:
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse:
-        config = self._config(cwd, additional_directories, mcp_servers)
+        config = self._config(cwd, additional_directories)
         open_here = self.sessions.get(session_id)
         if open_here is not None:
             # Open in this process already (the editor shows it again): replay it as saved.
@@ -157,11 +167,13 @@ class ZcoderAgent:
                 self._sender(lambda: session_id),
                 resume=session_id,
                 keep_model=self.options.keep_model,
+                mcp_servers=mcp_servers or (),
             )
             self.sessions[session_id] = session
         conn = self._client()
         for update in history:  # the whole conversation before the response (ACP's rule)
             await conn.session_update(session_id=session_id, update=update)
+        self.sessions[session_id].offer_commands()
         return LoadSessionResponse()
 
     async def prompt(
@@ -176,15 +188,11 @@ class ZcoderAgent:
 
     # -- helpers ------------------------------------------------------------------------
 
-    def _config(
-        self, cwd: str, additional: list[str] | None, mcp_servers: list[Any] | None
-    ) -> Config:
+    def _config(self, cwd: str, additional: list[str] | None) -> Config:
         if additional:
             raise RequestError.invalid_params(
                 {"details": "zcoder works in one workspace: additionalDirectories is not taken"}
             )
-        if mcp_servers:
-            log.info("ignoring %d MCP server(s): zcoder has no MCP client yet", len(mcp_servers))
         return self.options.config_for(cwd)
 
     def _session(self, session_id: str) -> AcpSession:

@@ -19,11 +19,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from acp import RequestError
+from acp import RequestError, update_agent_message_text
+from acp.helpers import update_available_commands
 from acp.schema import (
     AudioContentBlock,
     EmbeddedResourceContentBlock,
@@ -36,8 +37,19 @@ from acp.schema import (
 )
 
 from zcoder.acp.approvals import AcpApprover, PermissionAsker, ReportingJournal
+from zcoder.acp.commands import available_commands, find_command
+from zcoder.acp.mcp_servers import attach_client_mcp, client_entries
+from zcoder.acp.relay import SessionRelay
 from zcoder.acp.updates import EventTranslator, Send, Update, UpdatePump, replay
-from zcoder.agent import Agent, AgentEvent, AgentSettings, Notice, Outcome, TurnFinished
+from zcoder.agent import (
+    Agent,
+    AgentEvent,
+    AgentSettings,
+    Notice,
+    Outcome,
+    TurnFinished,
+    register_relay_tools,
+)
 from zcoder.config import Config
 from zcoder.extensions import load_extensions
 from zcoder.model import ModelClient, ModelError, make_client
@@ -49,6 +61,8 @@ from zcoder.sessions.locks import acquire as acquire_session_lock
 from zcoder.tools import ApprovalPolicy, default_registry
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 PromptBlock = (
     TextContentBlock
@@ -112,12 +126,16 @@ class AcpSession:
         self.agent: Agent | None = None
         self.pump: UpdatePump | None = None
         self._stack = contextlib.AsyncExitStack()
-        self._turn: asyncio.Task[TurnFinished] | None = None
+        self.relay: SessionRelay | None = None
+        self._turn: asyncio.Task[Any] | None = None
+        self._turns = asyncio.Lock()  # one turn at a time: the editor's prompt or a relayed task
+        self._prompting = False  # a prompt from the editor runs or waits for its turn
         self._cancel_asked = False
         self._window_sized = False
-        # SessionStart hooks run before the first prompt (startup, or resume): an update
+        # SessionStart hooks run before the first turn (startup, or resume): an update
         # they cause then goes to a session the editor knows.
         self._session_source: str | None = "startup"
+        self.window_source: str | None = None  # where the window's size came from (/context)
 
     @classmethod
     async def open(
@@ -129,6 +147,7 @@ class AcpSession:
         *,
         resume: str | None = None,
         keep_model: bool = False,
+        mcp_servers: Sequence[Any] = (),
     ) -> tuple[AcpSession, list[Update]]:
         """A new session (``resume`` None) or a saved one of this workspace and profile,
         with the updates that replay the saved one."""
@@ -174,6 +193,7 @@ class AcpSession:
                 ledger=ledger,
                 session_model=session_model,
                 keep_model=keep_model,
+                mcp_servers=mcp_servers,
             )
         except BaseException:
             await session.close()
@@ -189,6 +209,7 @@ class AcpSession:
         ledger: list[str],
         session_model: str | None,
         keep_model: bool,
+        mcp_servers: Sequence[Any],
     ) -> None:
         config = self.config
         model_client: ModelClient = make_client(config)
@@ -213,13 +234,22 @@ class AcpSession:
             pump.put(translator(event))
 
         registry = default_registry()
+        # Published as a peer (zcoder.acp.relay): the editor's user answers for this session.
+        self.relay = SessionRelay.start(config, session_id=self.id, store=self.store, show=pump.put)
+        relay = self.relay
+        if relay is not None:
+            register_relay_tools(registry, relay.relay, approver)
         extensions = load_extensions(registry, config.workspace, config.home)
         for problem in extensions.problems:
             log.warning("%s", problem)
+        settings = AgentSettings.from_config(config, model, skills=extensions.skills)
+        editors_servers = client_entries(mcp_servers)
+        if editors_servers:  # attached below, with zcoder's own (zcoder.acp.mcp_servers)
+            settings.mcp_home = None
         agent = Agent(
             client=model_client,
             registry=registry,
-            settings=AgentSettings.from_config(config, model, skills=extensions.skills),
+            settings=settings,
             approval=ApprovalPolicy(
                 config.command_policy, config.profile, edits=config.edit_policy
             ),
@@ -228,6 +258,7 @@ class AcpSession:
             store=self.store,
             session_id=self.id,
             hooks=extensions.hooks,
+            relay_available=lambda: relay is not None and relay.available,
         )
         # The same journal, telling the update stream the whole text of each edit.
         journal.append(
@@ -240,42 +271,116 @@ class AcpSession:
         )
         agent.edits = journal[0]
         agent.use_session(self.id, messages, ledger)
+        if editors_servers:
+            agent.mcp = attach_client_mcp(registry, config.workspace, config.home, editors_servers)
         self.agent = agent
         if session_model is not None:
             self._session_source = "resume"
+        if relay is not None:
+            relay.attach(agent, self)
 
     @property
     def running(self) -> bool:
         return self._turn is not None
 
+    @property
+    def busy(self) -> bool:
+        """A turn runs, or the editor's prompt waits for one to end."""
+        return self._prompting or self._turns.locked()
+
     async def prompt(self, blocks: Sequence[PromptBlock]) -> PromptResponse:
-        """One user turn; returns when it ended, after all its updates went out."""
-        if self._turn is not None:
+        """One user turn; returns when it ended, after all its updates went out. A relayed
+        task that is running ends first; none starts while the prompt waits or runs."""
+        if self._prompting:
             raise RequestError.invalid_request(
                 {"details": "a prompt is already running in this session"}
             )
         text = prompt_text(blocks)
         if not text.strip():
             raise RequestError.invalid_params({"details": "the prompt is empty"})
+        found = find_command(text)
+        self._prompting = True
         self._cancel_asked = False
-        turn = asyncio.create_task(self._sized_turn(text))
-        self._turn = turn
         try:
-            finished = await turn
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if self._cancel_asked and (current is None or not current.cancelling()):
-                await self._flush()
-                return PromptResponse(stop_reason="cancelled")
-            raise
+            if found is not None and not found[0].turn:  # answered at once, no turn
+                return await self._answer(await found[0].run(self, found[1]))
+            async with self._turns:
+                if self._cancel_asked:  # stopped while a relayed task ran before it
+                    return PromptResponse(stop_reason="cancelled")
+                if self.relay is not None:
+                    self.relay.user_acted()
+                if found is not None:
+                    command, argument = found
+                    answer = await self._run(lambda _agent: command.run(self, argument))
+                    if answer is None:
+                        return PromptResponse(stop_reason="cancelled")
+                    return await self._answer(answer)
+                finished = await self._run(lambda agent: agent.run_user_turn(text))
         finally:
-            self._turn = None
-        await self._flush()
+            self._prompting = False
+            if self.relay is not None:
+                self.relay.wake()
+        if finished is None:
+            return PromptResponse(stop_reason="cancelled")
         return prompt_response(finished)
 
-    async def _sized_turn(self, text: str) -> TurnFinished:
-        agent = self.agent
-        assert agent is not None, "the session was not started"
+    async def _answer(self, text: str) -> PromptResponse:
+        """A command's answer, shown as the reply (it is not part of the conversation)."""
+        if self.pump is not None:
+            self.pump.put([update_agent_message_text(text)])
+        await self._flush()
+        return PromptResponse(stop_reason="end_turn")
+
+    def offer_commands(self) -> None:
+        """Tell the editor zcoder's commands (zcoder.acp.commands): queued behind what
+        the session sent so far, so it reaches the client after the session's answer."""
+        if self.pump is not None:
+            self.pump.put([update_available_commands(available_commands())])
+
+    def started_agent(self) -> Agent:
+        assert self.agent is not None, "the session was not started"
+        return self.agent
+
+    async def run_relayed(
+        self, work: Callable[[Agent], Awaitable[TurnFinished]]
+    ) -> TurnFinished | None:
+        """A relayed task as this session's turn (zcoder.acp.relay): it waits for the
+        running turn; None when session/cancel stopped it."""
+        async with self._turns:
+            self._cancel_asked = False
+            return await self._run(work)
+
+    async def _run(self, work: Callable[[Agent], Awaitable[T]]) -> T | None:
+        """One turn, the lock held; after all its updates went out. None: session/cancel
+        stopped it (a cancellation from elsewhere, closing say, goes on up)."""
+        turn = asyncio.create_task(self._sized(work))
+        self._turn = turn
+        if self.relay is not None:
+            self.relay.busy(True)
+        try:
+            finished: T | None = await turn
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not self._cancel_asked or (current is not None and current.cancelling()):
+                raise
+            finished = None
+        finally:
+            self._turn = None
+            if self.relay is not None:
+                self.relay.busy(False)
+        await self._flush()
+        return finished
+
+    async def _sized(self, work: Callable[[Agent], Awaitable[T]]) -> T:
+        await self.size_window()
+        agent = self.started_agent()
+        if self._session_source is not None:
+            source, self._session_source = self._session_source, None
+            await agent.session_started(source)
+        return await work(agent)
+
+    async def size_window(self) -> None:
+        agent = self.started_agent()
         if not self._window_sized:
             # num_ctx goes with every request: sized once, before the first (--prompt too).
             window = await resolve_for_model(
@@ -287,14 +392,14 @@ class AcpSession:
             for warning in window.warnings:
                 agent.recorder.emit(Notice(warning))
             agent.settings.num_ctx = window.tokens
+            self.window_source = window.source
             self._window_sized = True
-        if self._session_source is not None:
-            source, self._session_source = self._session_source, None
-            await agent.session_started(source)
-        return await agent.run_user_turn(text)
 
     def cancel(self) -> None:
-        """What Escape does: stop the running turn (nothing when none runs)."""
+        """What Escape does: stop the running turn, the editor's or a relayed task's (and
+        a prompt waiting behind a relayed task does not start)."""
+        if self._prompting:
+            self._cancel_asked = True
         if self._turn is not None and not self._turn.done():
             self._cancel_asked = True
             self._turn.cancel()
@@ -305,11 +410,19 @@ class AcpSession:
 
     async def close(self) -> None:
         """Stop the turn, wait until it saved what it did, then let the session go."""
+        log.info("closing ACP session %s", self.id)
         turn = self._turn
         if turn is not None and not turn.done():
             turn.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await turn
+        if self.relay is not None:
+            try:
+                await self.relay.close()  # the peer is withdrawn: no stale socket
+            except Exception:
+                log.exception("withdrawing the relay peer failed")
+        if self.agent is not None and self.agent.mcp is not None:
+            await asyncio.to_thread(self.agent.mcp.close)  # its servers' processes end
         if self.pump is not None:
             await self.pump.close()
         try:

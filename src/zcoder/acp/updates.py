@@ -13,7 +13,8 @@ still turn out to be a tool call written as text (``HeldReply``, as ``--prompt``
 a chunk sent cannot be taken back); reasoning as thought chunks; each tool call with its
 kind, its state (pending → in_progress → completed/failed), the command's output as it
 streams, edits as diffs of the whole file; notices and errors as short agent messages;
-the context meter as a usage update.
+the context meter as a usage update; a task relayed by another zcoder as a user message
+that names its sender.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ from zcoder.agent.events import (
 )
 from zcoder.agent.status import ContextUsage
 from zcoder.model.recovery import HeldReply
+from zcoder.relay.display import from_words, sender_words
+from zcoder.relay.sanitize import visible, visible_lines
 from zcoder.sessions.records import TranscriptEvent
 
 log = logging.getLogger(__name__)
@@ -187,7 +190,13 @@ class EventTranslator:
             return self._message(f"\n\n**zcoder: {event.text}**\n\n")
         if isinstance(event, RelayReceived):
             return [
-                update_user_message_text(f"(relayed from {event.sender_project})\n{event.body}")
+                relayed_task(
+                    event.sender_kind,
+                    event.sender_project or event.sender_instance_id,
+                    event.sender_pid,
+                    event.sender_workspace,
+                    event.body,
+                )
             ]
         if isinstance(event, ContextUsage):
             if not event.window:
@@ -279,6 +288,14 @@ class UpdatePump:
                 await task
 
 
+def relayed_task(kind: str, name: str, pid: int | str, workspace: str, body: str) -> Update:
+    """A task another zcoder relayed, as the editor shows it: who sent it (as the TUI
+    names a sender, by its standing: zcoder.relay.display), then the whole text, with
+    invisible and control characters made visible."""
+    sender = visible(from_words(kind, sender_words(kind, name, pid, workspace)))
+    return update_user_message_text(f"**Task relayed {sender}**\n\n{visible_lines(body)}")
+
+
 def replay(events: Sequence[TranscriptEvent], workspace: Path) -> list[Update]:
     """A saved session as the updates that show it again (``session/load``)."""
     updates: list[Update] = []
@@ -292,8 +309,15 @@ def replay(events: Sequence[TranscriptEvent], workspace: Path) -> list[Update]:
         elif event.role == "tool":
             updates.extend(_replayed_tool(event, workspace))
         elif event.role == "relay":
-            sender = meta.get("sender_project", "another agent")
-            updates.append(update_user_message_text(f"(relayed from {sender})\n{event.text}"))
+            updates.append(
+                relayed_task(
+                    str(meta.get("sender_kind", "")),
+                    str(meta.get("sender_project") or meta.get("sender_instance_id", "")),
+                    str(meta.get("sender_pid", "?")),
+                    str(meta.get("sender_workspace", "")),
+                    event.text,
+                )
+            )
         elif event.role == "error":
             updates.append(update_agent_message_text(f"\n\n**zcoder: {event.text}**\n\n"))
         elif event.text:  # system notices and receipts

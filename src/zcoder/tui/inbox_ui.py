@@ -19,7 +19,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zcoder.agent import Outcome, TurnFinished
 from zcoder.agent.relay_wrapper import receipt_record
 from zcoder.relay import ClaimedMessage, Envelope, Relay, SendResult
 from zcoder.relay.display import sender_name
@@ -37,22 +36,6 @@ if TYPE_CHECKING:
     from zcoder.tui.messages import Say
 
 log = logging.getLogger(__name__)
-
-
-def receipt_outcome(finished: TurnFinished) -> tuple[str, str]:
-    """A relayed turn's end as a receipt's outcome and summary (zcoder.relay.receipts)."""
-    outcome = {
-        Outcome.COMPLETE: "completed",
-        Outcome.STOPPED: "cancelled",
-    }.get(finished.outcome, "failed")
-    if finished.outcome is Outcome.BLOCKED:
-        outcome = "refused" if "refus" in finished.response.lower() else "failed"
-    summary = finished.response or finished.error or finished.outcome.value
-    return outcome, summary
-
-
-# A relayed turn's receipt outcome as the history's state.
-STATE_OF_OUTCOME = {"completed": "done", "cancelled": "cancelled", "refused": "refused"}
 
 
 @declares_commands

@@ -9,12 +9,12 @@ import asyncio
 from functools import partial
 from typing import TYPE_CHECKING
 
+from zcoder.agent.relay_inbox import STATE_OF_OUTCOME, receipt_outcome
 from zcoder.hooks.relay_gate import RelayGate, Verdict
 from zcoder.relay import ClaimedMessage, QuarantinedMessage
 from zcoder.relay.display import sender_from
 from zcoder.relay.sanitize import visible
 from zcoder.tui.commands import parse_user_command
-from zcoder.tui.inbox_ui import STATE_OF_OUTCOME, receipt_outcome
 from zcoder.tui.scheduler import Next
 from zcoder.tui.transcript import Entry, user_text
 

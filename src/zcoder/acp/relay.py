@@ -1,0 +1,282 @@
+"""The relay in an ACP session: the editor's session is a peer other zcoders can hand tasks.
+
+An ACP session has a person in front of it (the editor's user answers its permission
+requests), so it is an interactive instance in the seed's sense: it publishes itself in the
+relay's registry, in its session's workspace, and holds the interactive instance's locks
+(zcoder.relay.standing), exactly as the TUI does. (``--connect`` is the other case: a
+remote client never publishes, the agent does on its own host.)
+
+What arrives runs as the TUI runs it (tui/turns.py, tui/relay_ui.py; the shared part is
+zcoder.agent.relay_inbox): when the session is idle, one task at a time, as an ordinary
+turn whose updates the editor gets as they happen, headed by a user message naming the
+sender (zcoder.acp.updates.relayed_task). The receiver's rules are the agent's and the
+approval policy's, unchanged: every command of a relayed turn is asked, through
+``session/request_permission``, with the sender named and no "allow always"; the model may
+reply only to the sender. A prompt from the editor goes before any relayed task not yet
+started; after ``ZCODER_RELAY_MAX_AUTO_TURNS`` relayed turns without a prompt from the
+user, the rest wait for the next one. The sender gets its receipt when the turn ends
+(cancelled too), and receipts for tasks this session sent are shown to the editor and given
+to the model.
+
+The peer is withdrawn when the session closes (the client closed it, went away, or the
+process was stopped): unrun messages are discarded with a receipt to their senders, then
+the manifest, socket, locks and listener go (zcoder.relay.instance.Relay.stop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from acp import update_agent_message_text
+
+from zcoder.acp.updates import Update
+from zcoder.agent.relay_inbox import RelayHistory, receipt_outcome
+from zcoder.relay.display import sender_from
+from zcoder.relay.sanitize import visible, visible_lines
+
+if TYPE_CHECKING:
+    from zcoder.agent import Agent, TurnFinished
+    from zcoder.config import Config
+    from zcoder.relay import ClaimedMessage, Relay
+    from zcoder.sessions import SessionStore
+
+log = logging.getLogger(__name__)
+
+POLL_SECONDS = 1.0
+"""A look at the spool without a nudge (the listener nudges on every message it accepts)."""
+
+
+class TurnHost(Protocol):
+    """The ACP session, as the relay uses it (zcoder.acp.session.AcpSession)."""
+
+    @property
+    def busy(self) -> bool: ...
+
+    async def run_relayed(
+        self, work: Callable[[Agent], Awaitable[TurnFinished]]
+    ) -> TurnFinished | None: ...
+
+
+def notice(text: str) -> list[Update]:
+    return [update_agent_message_text(f"\n\n_zcoder: {text}_\n\n")]
+
+
+class SessionRelay:
+    """One session's relay endpoint and its relayed turns; build it with :meth:`start`."""
+
+    def __init__(
+        self,
+        relay: Relay,
+        history: RelayHistory,
+        nudged: asyncio.Event,
+        show: Callable[[Sequence[Update]], None],
+        max_auto_turns: int,
+    ) -> None:
+        self.relay = relay
+        self.history = history
+        self._nudged = nudged
+        self._show = show
+        self.max_auto_turns = max_auto_turns
+        self.unattended = 0  # relayed turns started since the user's last prompt
+        self._announced = False
+        self._was_available = True
+        self._agent: Agent | None = None
+        self._host: TurnHost | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._running: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    @classmethod
+    def start(
+        cls,
+        config: Config,
+        *,
+        session_id: str,
+        store: SessionStore,
+        show: Callable[[Sequence[Update]], None],
+    ) -> SessionRelay | None:
+        """Publish the session as a peer; None when the relay is off or cannot start
+        (said in the log: everything else works)."""
+        from zcoder.relay import Relay  # noqa: PLC0415 - the relay loads lazily
+
+        settings = config.relay
+        if not settings.enabled:
+            log.info("relay off for ACP session %s: %s", session_id, settings.disabled_reason)
+            return None
+        loop = asyncio.get_running_loop()
+        nudged = asyncio.Event()
+
+        def nudge(*_: object) -> None:  # on the relay's threads
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nothing to do
+                loop.call_soon_threadsafe(nudged.set)
+
+        relay = Relay(
+            settings,
+            workspace=config.workspace,
+            session_id=session_id,
+            profile=config.profile.value,
+            model=config.model,
+            name=config.agent_name,
+            home=config.home,
+            on_message=nudge,
+            on_unavailable=nudge,
+            on_ready=nudge,
+            interactive=True,  # a person answers its permission requests: peers may trust it
+        )
+        status = relay.start(wait=False)
+        if not status.available:
+            log.warning("relay unavailable for ACP session %s: %s", session_id, status.reason)
+            return None
+        relay.finish_start()  # the listener is spawned, and the manifest published, on a thread
+        history = RelayHistory(
+            relay, store=lambda: store, session_id=lambda: session_id, workspace=config.workspace
+        )
+        return cls(relay, history, nudged, show, settings.max_auto_turns)
+
+    def attach(self, agent: Agent, host: TurnHost) -> None:
+        """Relayed tasks may run from now on, in ``host``'s turns."""
+        self._agent = agent
+        self._host = host
+        self._watcher = asyncio.get_running_loop().create_task(self._watch())
+
+    @property
+    def available(self) -> bool:
+        return self.relay.available
+
+    def wake(self) -> None:
+        """Look again now (a turn ended, the user prompted)."""
+        self._nudged.set()
+
+    def user_acted(self) -> None:
+        """A prompt from the editor: relayed tasks may run again without the user."""
+        self.unattended = 0
+        self._announced = False
+
+    def busy(self, running: bool) -> None:
+        """What peers see in the manifest: busy while any turn runs."""
+        if self.relay.available:
+            self.relay.set_state("busy" if running else "ready")
+
+    # -- the queue ----------------------------------------------------------------------
+
+    async def _watch(self) -> None:
+        # A timer sets the event too; no wait_for (whose cancellation, in Python 3.11, can
+        # be lost while its inner wait is being cancelled: closing would then hang).
+        self._tick()
+        try:
+            while True:
+                await self._nudged.wait()
+                self._nudged.clear()
+                try:
+                    self._look()
+                except Exception:  # a bad look costs the relay, never the session
+                    log.exception("the relay's look at its queue failed")
+        finally:
+            if self._timer is not None:
+                self._timer.cancel()
+
+    def _tick(self) -> None:
+        self._nudged.set()
+        self._timer = asyncio.get_running_loop().call_later(POLL_SECONDS, self._tick)
+
+    def _look(self) -> None:
+        relay = self.relay
+        if not relay.available:
+            if self._was_available:
+                self._was_available = False
+                self._show(
+                    notice(f"Agent relay stopped: {relay.status().reason}. Everything else works.")
+                )
+            return
+        for envelope in self.history.note_arrivals():
+            self._show(
+                notice(
+                    f"A message {visible(sender_from(envelope))} is held for you "
+                    "(ZCODER_RELAY_INBOUND=hold). An editor session does not run held "
+                    "messages: it is discarded when the session ends, and its sender told."
+                )
+            )
+        for receipt in self.history.take_receipts(self._agent):
+            self._show(notice(f"receipt: {visible_lines(receipt.text)}"))
+        self._next()
+
+    def _next(self) -> None:
+        """When idle, start the oldest queued relayed task (or say they wait for you)."""
+        from zcoder.relay import QuarantinedMessage  # noqa: PLC0415
+
+        host = self._host
+        if host is None or host.busy or self._running is not None or self.relay.paused:
+            return
+        while True:
+            if self.max_auto_turns and self.unattended >= self.max_auto_turns:
+                waiting = self.relay.sequences().oldest_waiting is not None
+                if waiting and not self._announced:
+                    self._announced = True
+                    self._show(
+                        notice(
+                            f"{self.unattended} relayed task{'' if self.unattended == 1 else 's'}"
+                            " ran without you; the rest wait for your next prompt"
+                            " (ZCODER_RELAY_MAX_AUTO_TURNS)."
+                        )
+                    )
+                return
+            claimed = self.relay.claim_one()
+            if claimed is None:
+                return
+            if isinstance(claimed, QuarantinedMessage):
+                text = f"A relayed message was rejected and not run: {claimed.reason}"
+                self._show(notice(text))
+                if self._agent is not None:
+                    self._agent.record_error(text, {"quarantined": claimed.name})
+                continue
+            self.unattended += 1
+            self._running = asyncio.get_running_loop().create_task(self._run(host, claimed))
+            return
+
+    async def _run(self, host: TurnHost, claimed: ClaimedMessage) -> None:
+        try:
+            await host.run_relayed(lambda agent: self._relayed_turn(agent, claimed))
+        except Exception:
+            log.exception("a relayed turn failed")
+        finally:
+            self._running = None
+            self.wake()
+
+    async def _relayed_turn(self, agent: Agent, claimed: ClaimedMessage) -> TurnFinished:
+        """The task as a turn; whatever happens it is completed (it never runs twice) and
+        its sender gets a receipt (tui/turns.py's relay_turn, without the screen)."""
+        envelope = claimed.envelope
+        outcome, summary = "failed", "the receiving zcoder failed unexpectedly"
+        self.history.received(envelope, "running")
+        try:
+            finished = await agent.run_relay_turn(envelope)
+            outcome, summary = receipt_outcome(finished)
+            return finished
+        except asyncio.CancelledError:
+            outcome, summary = "cancelled", "the receiving agent's user stopped the task"
+            raise
+        finally:
+            self.relay.complete(claimed)
+            self.history.finished(envelope, outcome, summary)
+            self._show(
+                notice(f"The task relayed {visible(sender_from(envelope))} ended: {outcome}.")
+            )
+
+    async def close(self) -> None:
+        """Withdraw the peer: no more turns, unrun messages discarded (their senders told),
+        then its manifest, socket and listener go."""
+        for task in (self._watcher, self._running):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self._watcher = self._running = None
+        try:
+            discarded = await asyncio.to_thread(self.history.discard_unrun)
+        finally:
+            await asyncio.to_thread(self.relay.stop)
+        log.info("relay peer withdrawn (%d unrun message(s) discarded)", discarded)

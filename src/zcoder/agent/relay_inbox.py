@@ -1,0 +1,219 @@
+"""The receiving and reporting side of the relay, without a screen: how a relayed turn's
+end becomes a receipt, the relay's history (/inbox's records) and the receipts for tasks
+this instance sent, given to the model.
+
+The TUI (tui/inbox_ui.py) and ``zcoder --acp`` (zcoder.acp.relay) both front a relay;
+what they share lives here, so that a relayed task ends with the same receipt and leaves
+the same history whichever front end ran it. Nothing here imports Textual: the ACP path
+must not pay for it (nor depend on it).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from zcoder.agent.events import Outcome, TurnFinished
+from zcoder.agent.relay_wrapper import receipt_record
+from zcoder.relay.display import sender_name
+from zcoder.relay.names import name_of
+from zcoder.sessions import SessionStoreError
+from zcoder.sessions.relay_log import RelayLog
+
+if TYPE_CHECKING:
+    from zcoder.agent import Agent
+    from zcoder.relay import Envelope, Relay, SendResult
+    from zcoder.relay.receipts import Receipt
+    from zcoder.sessions import SessionStore
+
+log = logging.getLogger(__name__)
+
+DISCARD_SUMMARY = "the receiving zcoder quit before running it"
+RECEIPTS_DEADLINE = 5.0  # seconds all discarded receipts may take together at exit
+
+# A relayed turn's receipt outcome as the history's state.
+STATE_OF_OUTCOME = {"completed": "done", "cancelled": "cancelled", "refused": "refused"}
+
+
+def receipt_outcome(finished: TurnFinished) -> tuple[str, str]:
+    """A relayed turn's end as a receipt's outcome and summary (zcoder.relay.receipts)."""
+    outcome = {
+        Outcome.COMPLETE: "completed",
+        Outcome.STOPPED: "cancelled",
+    }.get(finished.outcome, "failed")
+    if finished.outcome is Outcome.BLOCKED:
+        outcome = "refused" if "refus" in finished.response.lower() else "failed"
+    summary = finished.response or finished.error or finished.outcome.value
+    return outcome, summary
+
+
+def receipt_shown(outcome: str, who: str, summary: str) -> str:
+    """What a receipt says to the user (and in the saved session)."""
+    return f"{who} {outcome}" + (f": {summary}" if summary else "")
+
+
+@dataclass(frozen=True)
+class ShownReceipt:
+    """A receipt for a task this instance sent, as given to the model and shown."""
+
+    text: str
+    metadata: dict[str, Any]
+
+
+class RelayHistory:
+    """The relay's history in the session store, and the receipts both ways. Takes
+    getters, never a front end: the ``store`` and the open ``session_id`` (None while
+    there is none), and the ``workspace``."""
+
+    def __init__(
+        self,
+        relay: Relay,
+        *,
+        store: Callable[[], SessionStore | None],
+        session_id: Callable[[], str | None],
+        workspace: Path,
+    ) -> None:
+        self.relay = relay
+        self._store = store
+        self._session_id = session_id
+        self.workspace = workspace
+        self._logged: set[str] = set()  # received message ids already in the history
+        relay.on_sent = self._sent  # sends are recorded as they happen, on any thread
+
+    def _write(self, action: Callable[[RelayLog], None]) -> None:
+        """A history write; a store that cannot take it costs the history, nothing else."""
+        store = self._store()
+        if store is None:
+            return
+        try:
+            action(RelayLog(store))
+        except SessionStoreError as exc:
+            log.warning("relay history not saved: %s", exc)
+
+    def _sent(self, result: SendResult, body: str) -> None:
+        peer = result.peer
+        if peer is None or result.message_id is None:
+            return
+        self._write(
+            lambda book: book.record(
+                workspace=self.workspace,
+                session_id=self._session_id() or "",
+                direction="sent",
+                message_id=str(result.message_id),
+                peer_instance_id=peer.instance_id,
+                peer_name=name_of(peer),
+                body=body,
+                state=result.status or "not delivered",
+            )
+        )
+
+    def note_arrivals(self) -> list[Envelope]:
+        """Messages accepted since the last look, in the history as queued or held; the
+        held ones among them are returned (they wait for the user: say so once)."""
+        from zcoder.relay import ClaimedMessage  # noqa: PLC0415 - the relay loads lazily
+
+        arrivals = [(m, "queued") for m in self.relay.waiting()]
+        arrivals += [(m, "held") for m in self.relay.held() if isinstance(m, ClaimedMessage)]
+        held = []
+        for message, state in arrivals:
+            if message.envelope.message_id not in self._logged:
+                self.received(message.envelope, state)
+                if state == "held":
+                    held.append(message.envelope)
+        return held
+
+    def received(self, envelope: Envelope, state: str) -> None:
+        """A received message's state: queued, held, running, done, cancelled, failed..."""
+        self._logged.add(envelope.message_id)
+        self._write(
+            lambda book: book.record(
+                workspace=self.workspace,
+                session_id=self._session_id() or "",
+                direction="received",
+                message_id=envelope.message_id,
+                peer_instance_id=envelope.sender_instance_id,
+                peer_name=sender_name(envelope),
+                body=envelope.body,
+                state=state,
+            )
+        )
+
+    def finished(self, envelope: Envelope, outcome: str, summary: str) -> None:
+        """A relayed task ended: its state in the history, and a receipt to its sender."""
+        self.received(envelope, STATE_OF_OUTCOME.get(outcome, "failed"))
+        self.send_receipt(envelope, outcome, summary)
+
+    def send_receipt(self, task: Envelope, outcome: str, summary: str) -> None:
+        """Tell the task's sender how it ended, on a thread of its own: the turn's end (or its
+        cancellation) never waits for a peer. A receipt-less peer (zcoder.zsh) is quiet."""
+        relay = self.relay
+
+        def deliver() -> None:
+            status = relay.send_receipt(task, outcome, summary)
+            log.info("receipt for %s (%s): %s", task.message_id, outcome, status)
+
+        threading.Thread(target=deliver, name="zcoder-receipt", daemon=True).start()
+
+    def take_receipts(self, agent: Agent | None) -> list[ShownReceipt]:
+        """Receipts for tasks this instance sent, since the last call: saved in the
+        history, given to the model as context (they start no turn), returned to show."""
+        shown_all = []
+        for receipt, sent in self.relay.take_receipts():
+            shown = receipt_shown(receipt.outcome, sent.target_label, receipt.summary)
+            metadata = {
+                "in_reply_to": receipt.in_reply_to,
+                "outcome": receipt.outcome,
+                "from_instance_id": receipt.sender_instance_id,
+                "from_name": sent.target_label,
+            }
+            self._write(functools.partial(_save_receipt, receipt=receipt))
+            if agent is not None:
+                agent.record_receipt(
+                    receipt_record(
+                        target_label=sent.target_label,
+                        target_instance_id=sent.target_instance_id,
+                        task_preview=sent.body_preview,
+                        outcome=receipt.outcome,
+                        summary=receipt.summary,
+                    ),
+                    shown,
+                    metadata,
+                )
+            shown_all.append(ShownReceipt(shown, metadata))
+        return shown_all
+
+    def unrun(self) -> list[Envelope]:
+        """Accepted messages not run yet (queued or held)."""
+        from zcoder.relay import ClaimedMessage  # noqa: PLC0415 - the relay loads lazily
+
+        if not self.relay.available:
+            return []
+        messages = [m.envelope for m in self.relay.waiting()]
+        messages += [m.envelope for m in self.relay.held() if isinstance(m, ClaimedMessage)]
+        return messages
+
+    def discard_unrun(self) -> int:
+        """Leaving: each unrun message's sender is told it was discarded (as far as
+        ``RECEIPTS_DEADLINE`` allows), and the history says so; how many."""
+        messages = self.unrun()
+        for envelope in messages:
+            self.received(envelope, "discarded")
+        if messages:
+            pool = concurrent.futures.ThreadPoolExecutor(max_workers=4)
+            futures = [
+                pool.submit(self.relay.send_receipt, envelope, "discarded", DISCARD_SUMMARY)
+                for envelope in messages
+            ]
+            concurrent.futures.wait(futures, timeout=RECEIPTS_DEADLINE)
+            pool.shutdown(wait=False, cancel_futures=True)
+        return len(messages)
+
+
+def _save_receipt(book: RelayLog, *, receipt: Receipt) -> None:
+    book.set_receipt(receipt.in_reply_to, receipt.outcome, receipt.summary)

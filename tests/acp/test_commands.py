@@ -1,0 +1,102 @@
+"""zcoder's commands in an editor: offered as ACP's available commands, with the one
+registry's usage and help, and carried out when a prompt starts with one."""
+
+from __future__ import annotations
+
+import asyncio
+
+from acp import text_block
+from acp.client.connection import ClientSideConnection
+from acp.schema import AvailableCommandsUpdate
+
+from tests.acp.support import WAIT_SECONDS, RecordingClient, acp_zcoder, new_session
+from tests.fixtures.fake_ollama import FakeOllama, Turn
+from tests.test_oneshot import Env, sessions
+from zcoder.acp.commands import COMMANDS
+
+
+async def ask(conn: ClientSideConnection, session_id: str, text: str) -> str:
+    done = await asyncio.wait_for(
+        conn.prompt(session_id=session_id, prompt=[text_block(text)]), WAIT_SECONDS
+    )
+    return str(done.stop_reason)
+
+
+def test_the_commands_are_the_registrys_own() -> None:
+    from zcoder.tui.command_registry import commands
+
+    registry = commands()
+    for command in COMMANDS:
+        declared = registry.find(command.usage.split()[0])
+        assert declared is not None, command.usage
+        assert (command.usage, command.help) in [(f.usage, f.help) for f in declared.forms]
+
+
+async def test_the_editor_is_offered_the_commands_and_they_make_no_model_request(
+    env: Env, fake: FakeOllama
+) -> None:
+    client = RecordingClient()
+    async with acp_zcoder(env, fake, client) as (conn, _):
+        session_id = await new_session(conn, env)
+        await client.wait_for(lambda: bool(client.of_kind("available_commands_update")))
+        (offered,) = client.of_kind("available_commands_update")
+        assert await ask(conn, session_id, "/help") == "end_turn"
+        assert await ask(conn, session_id, "/context") == "end_turn"
+        assert await ask(conn, session_id, "/diff") == "end_turn"
+        assert await ask(conn, session_id, "/list-agents") == "end_turn"
+
+    assert isinstance(offered, AvailableCommandsUpdate)
+    names = [c.name for c in offered.available_commands]
+    assert names == ["help", "context", "compact", "diff", "list-agents"]
+    compact = offered.available_commands[2]
+    assert compact.input is not None and compact.input.root.hint == "[FOCUS]"
+    reply = client.reply()
+    assert "/compact [FOCUS]" in reply  # /help
+    assert "Context of the next request, in tokens" in reply  # /context
+    assert "No file changes in this session" in reply  # /diff
+    assert fake.chat_bodies == []
+    assert [data.user_ledger for data in sessions(env)] in ([], [[]])
+
+
+async def test_compact_is_a_turn_and_another_slash_word_goes_to_the_model(
+    env: Env, fake: FakeOllama
+) -> None:
+    questions = ["what is the answer?", "and the question?", "why?"]
+    fake.enqueue(
+        *(Turn.text(f"Answer {n}.") for n in range(len(questions))),
+        Turn.text("Summary: we talked about the answer."),
+        Turn.text("That is a path."),
+    )
+    client = RecordingClient()
+    async with acp_zcoder(env, fake, client) as (conn, _):
+        session_id = await new_session(conn, env)
+        for question in questions:
+            assert await ask(conn, session_id, question) == "end_turn"
+        assert await ask(conn, session_id, "/compact the answer") == "end_turn"
+        assert len(fake.chat_bodies) == len(questions) + 1  # the summary was asked for
+        assert "the answer" in str(fake.chat_bodies[-1]["messages"])
+        assert await ask(conn, session_id, "/etc/hosts is what?") == "end_turn"
+
+    assert "That is a path." in client.reply()
+    (data,) = sessions(env)
+    assert data.user_ledger == [*questions, "/etc/hosts is what?"]
+
+
+async def test_a_compaction_the_model_fails_changes_nothing_and_says_so(
+    env: Env, fake: FakeOllama
+) -> None:
+    questions = ["one?", "two?", "three?"]
+    fake.enqueue(
+        *(Turn.text(f"Answer {n}.") for n in range(len(questions))),
+        Turn.http_error(500, "the model broke"),
+    )
+    client = RecordingClient()
+    async with acp_zcoder(env, fake, client) as (conn, _):
+        session_id = await new_session(conn, env)
+        for question in questions:
+            await ask(conn, session_id, question)
+        assert await ask(conn, session_id, "/compact") == "end_turn"
+
+    assert "Compaction failed, nothing was changed" in client.reply()
+    (data,) = sessions(env)
+    assert [m["content"] for m in data.messages if m["role"] == "user"] == questions

@@ -1,0 +1,256 @@
+"""Two ACP sessions hand each other a task through the relay: two ``zcoder --acp``
+processes, each driven by the SDK's client side, in two workspaces, sharing ZCODER_HOME and
+the relay's directory (as two editors on one machine would), each with its own fake model.
+
+The sender's editor confirms the delivery (a permission request naming the exact target and
+the whole message); the receiver's editor sees the task with its sender and is asked for its
+command with the sender named, every time; the sender's editor gets the receipt. A command
+the receiving editor refuses never runs. When the sessions end, no peer is left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from acp import text_block
+from acp.client.connection import ClientSideConnection
+from acp.schema import TextContentBlock, UserMessageChunk
+
+from tests.acp.support import (
+    NEVER,
+    WAIT_SECONDS,
+    RecordingClient,
+    acp_zcoder,
+    new_session,
+    stderr_of,
+)
+from tests.fixtures.fake_ollama import FakeOllama, Turn, call
+from tests.test_oneshot import Env, sessions
+
+TASK = "Please run touch marker.txt in your workspace."
+
+
+@pytest.fixture
+def fake_b() -> Iterator[FakeOllama]:
+    with FakeOllama() as server:
+        yield server
+
+
+@pytest.fixture
+def env_b(env: Env, tmp_path: Path) -> Iterator[Env]:
+    """A second workspace ("api"), with the first one's home and relay directory; that
+    directory short, as socket paths must fit in about 100 bytes."""
+    relay_dir = Path(tempfile.mkdtemp(prefix="zacp", dir="/tmp"))
+    relay_dir.chmod(0o700)
+    env.vars["ZCODER_RELAY_DIR"] = str(relay_dir)
+    workspace = tmp_path / "api"
+    workspace.mkdir()
+    try:
+        yield replace(env, workspace=workspace.resolve())
+    finally:
+        shutil.rmtree(relay_dir, ignore_errors=True)
+
+
+def relay_files(env: Env) -> list[Path]:
+    relay_dir = Path(env.vars["ZCODER_RELAY_DIR"])
+    return sorted(p for p in relay_dir.rglob("a-*") if p.suffix in (".sock", ".json"))
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Wait (bounded) for a condition on files that no client update announces."""
+
+    async def poll() -> None:
+        while not condition():
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(poll(), WAIT_SECONDS)
+
+
+def user_messages(client: RecordingClient) -> list[str]:
+    return [
+        u.content.text
+        for u in client.updates
+        if isinstance(u, UserMessageChunk) and isinstance(u.content, TextContentBlock)
+    ]
+
+
+@contextlib.asynccontextmanager
+async def two_sessions(
+    env: Env,
+    fake: FakeOllama,
+    sender: RecordingClient,
+    env_b: Env,
+    fake_b: FakeOllama,
+    receiver: RecordingClient,
+) -> AsyncIterator[tuple[ClientSideConnection, str]]:
+    """The receiver ("api") published first, then the sender's session; yields the
+    sender's connection and session id."""
+    async with acp_zcoder(env_b, fake_b, receiver) as (conn_b, process_b):
+        await new_session(conn_b, env_b)
+        await until(lambda: len(relay_files(env)) == 2)  # api's socket and manifest
+        async with acp_zcoder(env, fake, sender) as (conn_a, process_a):
+            session_a = await new_session(conn_a, env)
+            await until(lambda: len(relay_files(env)) == 4)
+            yield conn_a, session_a
+        assert await process_a.wait() == 0, stderr_of(env)
+    assert await process_b.wait() == 0, stderr_of(env_b)
+
+
+def script(fake: FakeOllama, fake_b: FakeOllama) -> None:
+    fake.enqueue(
+        Turn.tool_calls(
+            call("send_agent_message", {"target_instance_id": "api", "message": TASK}, id="s1")
+        ),
+        Turn.text("I asked api."),
+    )
+    fake_b.enqueue(
+        Turn.tool_calls(call("run_command", {"command": "touch marker.txt"}, id="r1")),
+        Turn.text("Made the marker."),
+    )
+
+
+async def test_two_acp_sessions_hand_over_a_task_and_its_receipt(
+    env: Env, fake: FakeOllama, env_b: Env, fake_b: FakeOllama
+) -> None:
+    script(fake, fake_b)
+    sender, receiver = RecordingClient("allow_once"), RecordingClient("allow_once")
+    async with two_sessions(env, fake, sender, env_b, fake_b, receiver) as (conn, session_id):
+        done = await asyncio.wait_for(
+            conn.prompt(session_id=session_id, prompt=[text_block("ask api to make a marker")]),
+            WAIT_SECONDS,
+        )
+        assert done.stop_reason == "end_turn"
+        await sender.wait_for(lambda: "receipt: api completed" in sender.reply())
+
+    # The sender's editor confirmed the exact target and the whole message.
+    (confirm,) = sender.asked
+    shown = confirm.tool_call.content[0].content.text  # type: ignore[index]
+    assert shown.startswith("Send this message to api (pid ")
+    assert shown.endswith(TASK)
+    assert [o.option_id for o in confirm.options] == ["allow_once", "reject_once"]
+    # The receiver's editor saw the task, who sent it, and was asked with the sender named.
+    (relayed,) = user_messages(receiver)
+    assert relayed.startswith("**Task relayed from ws (pid ")
+    assert relayed.endswith(TASK)
+    (asked,) = receiver.asked
+    question = asked.tool_call.content[0].content.text  # type: ignore[index]
+    assert question.splitlines()[0].startswith("Asked by a task relayed from ws (pid ")
+    assert "$ touch marker.txt" in question
+    assert [o.option_id for o in asked.options] == ["allow_once", "reject_once"]
+    assert (env_b.workspace / "marker.txt").exists()
+    assert "Made the marker." in receiver.reply()
+    # The receipt reached the sender's model too, and both sessions were saved.
+    assert "Made the marker." in sender.reply()
+    saved_a = [e for data in sessions(env) for e in data.events if e.role == "receipt"]
+    assert [e.metadata["outcome"] for e in saved_a] == ["completed"]
+    # Both peers were withdrawn.
+    assert relay_files(env) == []
+
+
+async def test_a_relayed_command_the_receiving_editor_refuses_never_runs(
+    env: Env, fake: FakeOllama, env_b: Env, fake_b: FakeOllama
+) -> None:
+    script(fake, fake_b)
+    sender, receiver = RecordingClient("allow_once"), RecordingClient("reject_once")
+    async with two_sessions(env, fake, sender, env_b, fake_b, receiver) as (conn, session_id):
+        await asyncio.wait_for(
+            conn.prompt(session_id=session_id, prompt=[text_block("ask api to make a marker")]),
+            WAIT_SECONDS,
+        )
+        await sender.wait_for(lambda: "receipt: api" in sender.reply())
+
+    (asked,) = receiver.asked
+    assert "Asked by a task relayed from ws" in asked.tool_call.content[0].content.text  # type: ignore[index]
+    assert not (env_b.workspace / "marker.txt").exists()
+    assert receiver.tool_states("r1")[-1] == "failed"
+    assert relay_files(env) == []
+
+
+async def test_a_send_the_editor_does_not_confirm_is_not_delivered(
+    env: Env, fake: FakeOllama, env_b: Env, fake_b: FakeOllama
+) -> None:
+    script(fake, fake_b)
+    sender, receiver = RecordingClient("reject_once"), RecordingClient("allow_once")
+    async with two_sessions(env, fake, sender, env_b, fake_b, receiver) as (conn, session_id):
+        await asyncio.wait_for(
+            conn.prompt(session_id=session_id, prompt=[text_block("ask api to make a marker")]),
+            WAIT_SECONDS,
+        )
+    assert sender.tool_states("s1")[-1] == "failed"
+    assert "declined" in sender.tool_text("s1")
+    assert user_messages(receiver) == []
+    assert fake_b.chat_bodies == []
+    assert not (env_b.workspace / "marker.txt").exists()
+
+
+async def test_a_receiver_whose_editor_vanishes_mid_task_runs_nothing_and_says_cancelled(
+    env: Env, fake: FakeOllama, env_b: Env, fake_b: FakeOllama
+) -> None:
+    script(fake, fake_b)
+    sender, receiver = RecordingClient("allow_once"), RecordingClient(NEVER)
+    async with contextlib.AsyncExitStack() as receiving:
+        conn_b, process_b = await receiving.enter_async_context(acp_zcoder(env_b, fake_b, receiver))
+        await new_session(conn_b, env_b)
+        await until(lambda: len(relay_files(env)) == 2)
+        async with acp_zcoder(env, fake, sender) as (conn, _):
+            session_id = await new_session(conn, env)
+            await asyncio.wait_for(
+                conn.prompt(session_id=session_id, prompt=[text_block("ask api")]), WAIT_SECONDS
+            )
+            await receiver.wait_for(lambda: bool(receiver.asked))
+            await receiving.aclose()  # the receiver's editor goes away, its question open
+            assert process_b.returncode == 0, stderr_of(env_b)
+            await sender.wait_for(lambda: "receipt: api cancelled" in sender.reply())
+            assert len(relay_files(env)) == 2  # only the sender is left
+
+    assert not (env_b.workspace / "marker.txt").exists()
+    assert relay_files(env) == []
+
+
+async def test_past_the_auto_turn_limit_relayed_tasks_wait_for_the_users_prompt(
+    env: Env, fake: FakeOllama, env_b: Env, fake_b: FakeOllama
+) -> None:
+    env.vars["ZCODER_RELAY_MAX_AUTO_TURNS"] = "1"  # both share it; only api receives
+    fake.enqueue(
+        Turn.tool_calls(
+            call("send_agent_message", {"target_instance_id": "api", "message": "task one"}),
+            call("send_agent_message", {"target_instance_id": "api", "message": "task two"}),
+        ),
+        Turn.text("I asked api twice."),
+    )
+    fake_b.enqueue(
+        Turn.text("first task done"), Turn.text("the prompt answered"), Turn.text("second done")
+    )
+    sender, receiver = RecordingClient("allow_once"), RecordingClient("allow_once")
+    async with acp_zcoder(env_b, fake_b, receiver) as (conn_b, _):
+        session_b = await new_session(conn_b, env_b)
+        await until(lambda: len(relay_files(env)) == 2)
+        async with acp_zcoder(env, fake, sender) as (conn, _):
+            session_id = await new_session(conn, env)
+            await asyncio.wait_for(
+                conn.prompt(session_id=session_id, prompt=[text_block("ask api")]), WAIT_SECONDS
+            )
+            await receiver.wait_for(lambda: "1 relayed task ran without you" in receiver.reply())
+            assert len(fake_b.chat_bodies) == 1  # the second waits for the user
+            done = await asyncio.wait_for(
+                conn_b.prompt(session_id=session_b, prompt=[text_block("hello")]), WAIT_SECONDS
+            )
+            assert done.stop_reason == "end_turn"
+            await receiver.wait_for(lambda: "second done" in receiver.reply())
+            await sender.wait_for(lambda: sender.reply().count("receipt: api completed") == 2)
+
+    last_user = [
+        next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+        for body in fake_b.chat_bodies
+    ]
+    assert "task one" in last_user[0]
+    assert last_user[1] == "hello"
+    assert "task two" in last_user[2]
+    assert len(sender.asked) == 2  # each delivery confirmed
