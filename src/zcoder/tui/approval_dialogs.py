@@ -1,5 +1,11 @@
 """The dialogs where a person decides on a command or a message: run_command's approval
-(``ApprovalScreen``) and the confirmation of a relayed send (``ConfirmSendScreen``).
+(``ApprovalScreen``), an MCP tool call's (``McpApprovalScreen``) and the confirmation of a
+relayed send (``ConfirmSendScreen``).
+
+An MCP tool call is not a shell command: its dialog says so, names the server and the
+tool, shows the whole arguments, and shows the server's description of the tool as the
+server's words (a server may write "ignore previous instructions" there; the user sees it
+for what it is).
 
 Both are ``GuardedDialog``s (tui/dialogs.py): what is approved is what was seen, and keys
 meant for something else cannot answer them. The edit and /undo dialogs are in
@@ -17,6 +23,7 @@ from zcoder.relay import Peer
 from zcoder.relay.names import explicit_name
 from zcoder.relay.sanitize import visible
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest
+from zcoder.tools.approval import McpToolCall
 from zcoder.tui.dialogs import GuardedDialog
 from zcoder.tui.widgets import screen_safe
 
@@ -77,6 +84,55 @@ class ApprovalScreen(GuardedDialog[ApprovalDecision]):
         if key == "n":
             return ApprovalDecision.DENY
         return None
+
+
+class McpApprovalScreen(ApprovalScreen):
+    """An MCP tool call's approval: y runs this one call, n/Esc denies it (``a`` is never
+    offered: each call that may change something asks)."""
+
+    @property
+    def call(self) -> McpToolCall:
+        assert self.request.mcp is not None
+        return self.request.mcp
+
+    def title_text(self) -> Text:
+        sender = self.request.requested_by
+        title = (
+            f"Run the MCP tool {visible(self.call.tool)} of the server {visible(self.call.server)}?"
+        )
+        if sender:
+            return Text(f"{title} — asked by a task relayed {visible(sender)}")
+        return Text(title)
+
+    def meta(self) -> list[Static]:
+        c, r = self.call, self.request
+        return [
+            Static(
+                Text(
+                    f"MCP server {screen_safe(c.server)} · tool {screen_safe(c.tool)}"
+                    f" · timeout {r.timeout_seconds:g} s · {r.profile.value}"
+                ),
+                classes="meta",
+            ),
+            Static(
+                Text(
+                    "the server's description of this tool (its words, not yours): "
+                    + screen_safe(c.description)
+                ),
+                classes="warning",
+            ),
+        ]
+
+    def body(self) -> str:
+        return self.call.arguments
+
+    def body_prefix(self) -> str:
+        return ""
+
+    def keys_text(self) -> str:
+        if self.request.requested_by is not None:
+            return "[y]/[a] run this one call   [n]/Esc deny   (a relayed task asks each time)"
+        return "[y] run this call   [n]/Esc deny"
 
 
 class ConfirmSendScreen(GuardedDialog[bool]):

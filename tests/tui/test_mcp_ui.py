@@ -1,0 +1,141 @@
+"""MCP in the real app: /mcp, the MCP approval dialog, and no server outliving a forced exit.
+
+Everything is real but the model (the fake Ollama): the app under Textual's pilot, the MCP
+manager, and real server processes (@modelcontextprotocol/server-everything from npm, and
+our hostile ``silent`` server, whose one tool never answers).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fixtures.fake_ollama import FakeOllama, Turn, call
+from tests.mcp_client.support import (
+    alive,
+    everything,
+    hostile,
+    needs_everything,
+    pids,
+    wait_for,
+    write_servers,
+)
+from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
+from zcoder.tui import ZcoderApp
+from zcoder.tui.approval_dialogs import McpApprovalScreen
+from zcoder.tui.mcp_ui import NO_SERVERS
+
+pytestmark = pytest.mark.timeout(120)
+SIZE = (140, 45)
+
+
+def tool_names(body: dict[str, Any]) -> list[str]:
+    return [tool["function"]["name"] for tool in body.get("tools", [])]
+
+
+def tool_results(body: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+
+
+def notices(app: ZcoderApp) -> str:
+    return "\n".join(e.plain for e in entries(app) if e.role in ("system", "error"))
+
+
+async def command(pilot: Any, app: ZcoderApp, text: str, until: str) -> None:
+    """Type a slash command and wait until the transcript says ``until``."""
+    await submit(pilot, app, text)
+    await wait_until(pilot, lambda: until in notices(app), timeout=60)
+
+
+async def test_mcp_without_servers_says_how_to_add_one(fake, make_config, app_factory) -> None:
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await command(pilot, app, "/mcp", NO_SERVERS.split(".")[0])
+
+
+@needs_everything
+async def test_an_mcp_call_asks_in_its_own_dialog_and_mcp_lists_reconnects_and_switches(
+    fake: FakeOllama,
+    make_config: Any,
+    app_factory: Any,
+    env: dict[str, str],
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ZCODER_MCP_TOOLS_SHARE", "1")  # every schema, whatever the window
+    home = Path(env["ZCODER_HOME"])
+    write_servers(home / "mcp.json", {"every": everything()})
+    fake.enqueue(
+        Turn.tool_calls(call("mcp__every__gzip-file-as-resource", {"name": "a.gz"})),
+        Turn.tool_calls(call("mcp__every__toggle-simulated-logging", {})),
+        Turn.text("done"),
+    )
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "compress something")
+        await wait_until(pilot, lambda: isinstance(app.screen, McpApprovalScreen), timeout=60)
+        dialog = app.screen
+        assert isinstance(dialog, McpApprovalScreen)
+        shown = "\n".join(str(w.render()) for w in dialog.query("Static"))
+        assert "Run the MCP tool gzip-file-as-resource of the server every?" in shown
+        assert "Run this command" not in shown and "$ " not in shown
+        assert "the server's description of this tool (its words, not yours):" in shown
+        assert '"name": "a.gz"' in dialog.body()
+        assert "[y] run this call   [n]/Esc deny" in dialog.keys_text()
+        await answer(pilot, app, "n")  # it would fetch a URL: no
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 2, timeout=60)
+        await answer(pilot, app, "y")
+        await idle(pilot, app, timeout=60)
+        denied, toggled = tool_results(fake.chat_bodies[-1])
+        assert denied == "Error: the user denied this MCP tool call"
+        assert "logging" in toggled.lower() and not toggled.startswith("Error")
+        assert "mcp__every__echo" in tool_names(fake.chat_bodies[0])
+
+        await command(pilot, app, "/mcp", "MCP servers (1):")
+        text = notices(app)
+        assert "every · ready, 13 tools" in text
+        assert "echo (read-only)" in text and "gzip-file-as-resource," in text
+
+        await command(pilot, app, "/mcp disable every", "is turned off in this workspace")
+        kept = json.loads((home / "mcp-disabled.json").read_text())
+        assert kept["workspaces"] == {str(workspace.resolve()): ["every"]}
+        await command(pilot, app, "/mcp", "every · disabled: turned off in this workspace")
+        fake.enqueue(Turn.text("no tools of every now"))
+        await submit(pilot, app, "anything")
+        await idle(pilot, app, timeout=60)
+        assert not any(n.startswith("mcp__") for n in tool_names(fake.chat_bodies[-1]))
+
+        await command(pilot, app, "/mcp enable every", "its tools are offered from the next")
+        assert json.loads((home / "mcp-disabled.json").read_text())["workspaces"] == {}
+        await command(pilot, app, "/mcp reconnect every", "Starting the MCP server 'every'")
+        await wait_until(pilot, lambda: notices(app).count("'every': ready, 13 tools") == 2, 60)
+        fake.enqueue(Turn.text("tools are back"))
+        await submit(pilot, app, "again")
+        await idle(pilot, app, timeout=60)
+        assert "mcp__every__echo" in tool_names(fake.chat_bodies[-1])
+
+        await command(pilot, app, "/mcp reconnect nothing", "There is no MCP server 'nothing'")
+        await command(pilot, app, "/mcp restart every", "not understood")
+
+
+async def test_quitting_during_an_mcp_call_leaves_no_server_behind(
+    fake: FakeOllama, make_config: Any, app_factory: Any, env: dict[str, str], short_dir: Path
+) -> None:
+    record = short_dir / "pids"
+    home = Path(env["ZCODER_HOME"])
+    write_servers(home / "mcp.json", {"silent": hostile("silent", HOSTILE_PIDS=str(record))})
+    fake.enqueue(Turn.tool_calls(call("mcp__silent__wait", {})))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "wait for ever")
+        await answer(pilot, app, "y")  # the server's wait never answers
+        await wait_until(pilot, lambda: "mcp__silent__wait" in transcript_text(app), 60)
+        (pid,) = pids(record)
+        assert alive(pid) and app.busy
+        await pilot.press("ctrl+c")  # stops the turn
+        await pilot.press("ctrl+c")  # and quits
+        await wait_until(pilot, lambda: app.return_code is not None, 30)
+    wait_for(lambda: not alive(pid), timeout=15, what="the MCP server to be gone")
