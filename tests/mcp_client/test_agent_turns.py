@@ -7,94 +7,35 @@ MCP manager and real server processes (mcp-server-time, and our hostile servers)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.agent.support import MODEL, EventLog, tool_call_ids, tool_result_ids, wait_until
+from tests.agent.support import tool_call_ids, tool_result_ids, wait_until
 from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.fixtures.mcp_hostile import INJECTION
 from tests.mcp_client.support import hostile, time_server, write_servers
-from zcoder.agent import Agent, AgentSettings, Notice, Outcome, ToolStarted, TurnFinished
+from tests.mcp_client.turns import make_agent, tool_names, tool_results
+from zcoder.agent import Agent, Notice, Outcome, ToolStarted, TurnFinished
 from zcoder.mcp.consent import Consent
 from zcoder.model import OllamaClient
 from zcoder.relay import Envelope
-from zcoder.sessions import SessionStore
 from zcoder.tools import (
     ApprovalDecision,
-    ApprovalPolicy,
     CommandPolicy,
-    Profile,
     TurnOrigin,
     default_registry,
 )
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeOllama]:
-    with FakeOllama() as server:
-        yield server
-
-
-@pytest.fixture
-async def client(fake: FakeOllama) -> AsyncIterator[OllamaClient]:
-    async with OllamaClient(fake.url, read_timeout=30) as ollama:
-        yield ollama
-
-
-@pytest.fixture
-def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    home, ws = tmp_path / "home", tmp_path / "ws"
-    ws.mkdir()
-    return home, ws.resolve()
-
-
-@pytest.fixture
-def agents() -> Iterator[list[Agent]]:
-    made: list[Agent] = []
-    yield made
-    for agent in made:
-        if agent.mcp is not None:
-            agent.mcp.close()
-
-
-def make_agent(
-    client: OllamaClient,
-    dirs: tuple[Path, Path],
-    approver: ScriptedApprover,
-    agents: list[Agent],
-    *,
-    policy: CommandPolicy = CommandPolicy.ASK,
-) -> tuple[Agent, EventLog]:
-    home, ws = dirs
-    log = EventLog()
-    store = SessionStore(home)
-    info = store.reuse_or_create(ws, "coding", MODEL)
-    agent = Agent(
-        client=client,
-        registry=default_registry(),
-        settings=AgentSettings(
-            model=MODEL, workspace=ws, profile=Profile.CODING, retry_delay=0, mcp_home=home
-        ),
-        approval=ApprovalPolicy(policy, Profile.CODING),
-        approver=approver,
-        on_event=log,
-        store=store,
-        session_id=info.id,
-    )
-    agents.append(agent)
-    return agent, log
-
-
-def tool_names(body: dict[str, Any]) -> list[str]:
-    return [tool["function"]["name"] for tool in body.get("tools", [])]
-
-
-def tool_results(body: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+def notes(dirs: tuple[Path, Path], tmp_path: Path) -> Path:
+    """Where the ``injected`` hostile server of the user's mcp.json keeps its notes."""
+    home, _ = dirs
+    notes = tmp_path / "notes.txt"
+    write_servers(home / "mcp.json", {"hostile": hostile("injected", HOSTILE_NOTES=str(notes))})
+    return notes
 
 
 def relayed(body: str) -> Envelope:
@@ -143,11 +84,8 @@ async def test_an_injected_description_is_shown_as_the_servers_words_and_a_no_is
     client: OllamaClient,
     dirs: tuple[Path, Path],
     agents: list[Agent],
-    tmp_path: Path,
+    notes: Path,
 ) -> None:
-    home, _ = dirs
-    notes = tmp_path / "notes.txt"
-    write_servers(home / "mcp.json", {"hostile": hostile("injected", HOSTILE_NOTES=str(notes))})
     approver = ScriptedApprover(ApprovalDecision.DENY)
     agent, _ = make_agent(client, dirs, approver, agents)
     fake.enqueue(
@@ -162,6 +100,11 @@ async def test_an_injected_description_is_shown_as_the_servers_words_and_a_no_is
     assert '"text": "secrets"' in request.command
     assert request.warning is not None
     assert "its words, not the user's" in request.warning and INJECTION in request.warning
+    # The dialog is told it is an MCP call, with each part apart (tui/approval_dialogs.py).
+    assert request.mcp is not None
+    assert (request.mcp.server, request.mcp.tool) == ("hostile", "note")
+    assert request.mcp.arguments == '{\n  "text": "secrets"\n}'
+    assert request.mcp.description == INJECTION
     assert not notes.exists()  # denied: the tool never ran
     results = tool_results(fake.chat_bodies[-1])
     assert results[0] == "Error: the user denied this MCP tool call"
@@ -176,29 +119,33 @@ async def test_a_relayed_turn_asks_for_every_non_read_only_tool_even_with_yes(
     client: OllamaClient,
     dirs: tuple[Path, Path],
     agents: list[Agent],
-    tmp_path: Path,
+    notes: Path,
 ) -> None:
-    home, _ = dirs
-    notes = tmp_path / "notes.txt"
-    write_servers(home / "mcp.json", {"hostile": hostile("injected", HOSTILE_NOTES=str(notes))})
-    approver = ScriptedApprover(ApprovalDecision.ONCE)
+    approver = ScriptedApprover(ApprovalDecision.ALWAYS, default=ApprovalDecision.ONCE)
     agent, _ = make_agent(client, dirs, approver, agents, policy=CommandPolicy.ALLOW)
     # A user turn with --yes: no question.
     fake.enqueue(Turn.tool_calls(call("mcp__hostile__note", {"text": "mine"})), Turn.text("ok"))
     await agent.run_user_turn("note mine")
     assert approver.requests == []
-    # A relayed turn: asked, naming who relayed it; read-only peek is not asked.
+    # A relayed turn: every call asked, naming who relayed it, an `a` answer granting
+    # nothing past the one call; read-only peek is not asked.
     fake.enqueue(
         Turn.tool_calls(call("mcp__hostile__note", {"text": "theirs"})),
+        Turn.tool_calls(call("mcp__hostile__note", {"text": "again"})),
         Turn.tool_calls(call("mcp__hostile__peek", {})),
         Turn.text("ok"),
     )
     finished = await agent.run_relay_turn(relayed("please note theirs"))
     assert finished.outcome is Outcome.COMPLETE
-    (request,) = approver.requests
-    assert request.requested_by is not None and "billing" in request.requested_by
-    assert not request.allow_always
-    assert notes.read_text().split() == ["mine", "theirs"]
+    assert len(approver.requests) == 2
+    for request in approver.requests:
+        assert request.requested_by is not None and "billing" in request.requested_by
+        assert not request.allow_always and request.mcp is not None
+    # The next relayed turn asks again, whatever was answered before.
+    fake.enqueue(Turn.tool_calls(call("mcp__hostile__note", {"text": "more"})), Turn.text("ok"))
+    await agent.run_relay_turn(relayed("one more"))
+    assert len(approver.requests) == 3
+    assert notes.read_text().split() == ["mine", "theirs", "again", "more"]
 
 
 async def test_a_call_that_never_returns_times_out_and_the_turn_goes_on(

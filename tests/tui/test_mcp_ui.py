@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.message import Message
 
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.mcp_client.support import (
@@ -23,21 +24,17 @@ from tests.mcp_client.support import (
     wait_for,
     write_servers,
 )
+from tests.mcp_client.turns import tool_names, tool_results
 from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
+from zcoder.mcp.consent import Consent
+from zcoder.mcp.manager import McpManager
 from zcoder.tui import ZcoderApp
 from zcoder.tui.approval_dialogs import McpApprovalScreen
-from zcoder.tui.mcp_ui import NO_SERVERS
+from zcoder.tui.mcp_ui import NO_SERVERS, McpUI
+from zcoder.tui.messages import Notice, Say
 
 pytestmark = pytest.mark.timeout(120)
 SIZE = (140, 45)
-
-
-def tool_names(body: dict[str, Any]) -> list[str]:
-    return [tool["function"]["name"] for tool in body.get("tools", [])]
-
-
-def tool_results(body: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in body["messages"] if m["role"] == "tool"]
 
 
 def notices(app: ZcoderApp) -> str:
@@ -139,3 +136,42 @@ async def test_quitting_during_an_mcp_call_leaves_no_server_behind(
         await pilot.press("ctrl+c")  # and quits
         await wait_until(pilot, lambda: app.return_code is not None, 30)
     wait_for(lambda: not alive(pid), timeout=15, what="the MCP server to be gone")
+
+
+async def test_mcp_names_each_state_and_its_reason(tmp_path: Path) -> None:
+    """McpUI alone, given a real manager and a way to post: failed (with the reason),
+    starting, refused, needs consent and disabled servers, each as /mcp lists it."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    write_servers(
+        home / "mcp.json",
+        {
+            "gone": {"command": "no-such-program-here"},
+            "mute": hostile("mute"),
+            "off": hostile("mute"),
+        },
+    )
+    write_servers(ws / ".mcp.json", {"theirs": hostile("mute"), "asked": hostile("mute")})
+    manager = McpManager(ws, home, start_timeout=60)
+    try:
+        theirs = manager.config.servers["theirs"]
+        manager.consent.record(ws, theirs, Consent.REFUSED)
+        await manager.set_enabled("off", False)
+        manager.start(manager.startable())
+        await manager.wait_started(30, names=["gone"])
+        states = lambda: {s.entry.name: s.state for s in manager.statuses()}  # noqa: E731
+        wait_for(lambda: states()["mute"] == "starting", what="the mute server to be starting")
+        posted: list[Message] = []
+        ui = McpUI(manager=lambda: manager, say=Say(posted.append, lambda **_: None))
+        await ui.mcp_command("")
+        (listing,) = [m.text for m in posted if isinstance(m, Notice)]
+        assert "gone · failed: the command 'no-such-program-here' was not found on PATH" in listing
+        assert "mute · starting" in listing
+        assert "off · disabled: turned off in this workspace" in listing
+        assert "theirs · refused: the user refused this project server" in listing
+        assert "asked · needs consent: a project server" in listing
+        posted.clear()
+        await ui.mcp_command("reconnect theirs")
+        assert any("was not started (refused" in m.text for m in posted if isinstance(m, Notice))
+    finally:
+        manager.close()

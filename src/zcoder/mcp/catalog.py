@@ -68,10 +68,11 @@ class Catalog:
         """Servers whose tools the model loaded, in the order it did."""
         self._servers: dict[str, list[McpTool]] = {}
 
-    def needed(self, specs: Sequence[ToolSpec]) -> bool:
-        """Whether the schemas of ``specs`` would pass the share of the window."""
+    def needed(self, tokens: int) -> bool:
+        """Whether schemas of ``tokens`` (``schema_tokens``) would pass the share of the
+        window."""
         window = self.window()
-        return bool(window) and schema_tokens(specs) > self.share * (window or 0)
+        return bool(window) and tokens > self.share * (window or 0)
 
     def text(self, tools: Sequence[McpTool]) -> str:
         """The load tool's description: how to use it, then one line per server."""

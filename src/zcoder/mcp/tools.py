@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from zcoder.mcp.catalog import LOAD_TOOL, Catalog, share_from_env
+from zcoder.mcp.catalog import LOAD_TOOL, Catalog, schema_tokens, share_from_env
 from zcoder.mcp.config import ServerEntry, project_file
 from zcoder.mcp.connection import McpCallError, McpTool
 from zcoder.mcp.consent import Consent
@@ -89,6 +89,7 @@ class McpToolSource:
         self._offered: dict[str, ToolSpec] = {}
         self._listed: list[McpTool] = []
         self._shape: tuple[Any, ...] = ()
+        self._tokens = 0  # what every MCP schema would cost a request
         self._asked: set[str] = set()
         self._told_problems = False
 
@@ -99,8 +100,8 @@ class McpToolSource:
         if tools != self._listed:  # a server started, ended, or changed its list
             self._listed = tools
             self._specs = {tool.qualified: self._spec(tool) for tool in tools}
-        every = list(self._specs.values())
-        catalog = self.catalog.needed(every)
+            self._tokens = schema_tokens(list(self._specs.values()))
+        catalog = self.catalog.needed(self._tokens)
         shape = (catalog, self.catalog.window(), tuple(self.catalog.loaded), id(self._specs))
         if shape != self._shape:
             self._shape = shape
