@@ -17,13 +17,13 @@ from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.mcp_client.support import everything, needs_everything, write_servers
 from tests.mcp_client.turns import make_agent, tool_names, tool_results
+from tests.tools.test_registry_sources import context
 from zcoder.agent import Agent, Outcome
 from zcoder.mcp.catalog import LOAD_TOOL, schema_tokens, share_from_env
 from zcoder.mcp.connection import McpTool
 from zcoder.mcp.manager import McpManager
 from zcoder.mcp.tools import McpToolSource
 from zcoder.model import OllamaClient
-from zcoder.tools import ApprovalPolicy, CommandPolicy, Profile, ToolContext, TurnOrigin
 
 
 def tool(server: str, name: str, words: int = 5) -> McpTool:
@@ -51,16 +51,6 @@ def source(manager: StandInManager, window: int | None) -> McpToolSource:
 
 def names(source: McpToolSource) -> list[str]:
     return [spec.name for spec in source.specs()]
-
-
-def ctx(workspace: Path) -> ToolContext:
-    return ToolContext(
-        workspace=workspace,
-        profile=Profile.CODING,
-        origin=TurnOrigin.USER,
-        approval=ApprovalPolicy(CommandPolicy.ASK, Profile.CODING),
-        approver=ScriptedApprover(),
-    )
 
 
 def test_the_share_comes_from_the_environment_within_bounds() -> None:
@@ -96,27 +86,33 @@ async def test_under_a_small_window_the_catalog_replaces_the_schemas_until_loade
     assert load.parameters["properties"]["server"]["enum"] == ["a", "b"]
     described = load.description
 
-    result = await load.run({"server": "b"}, ctx(tmp_path))
+    result = await load.run({"server": "b"}, context(tmp_path))
     assert result.ok and "mcp__b__one" in result.output
     assert names(offered) == [LOAD_TOOL, "mcp__b__one"]
-    await load.run({"server": "a"}, ctx(tmp_path))
+    await load.run({"server": "a"}, context(tmp_path))
     assert names(offered) == [LOAD_TOOL, "mcp__b__one", "mcp__a__x", "mcp__a__y"]
     assert offered.specs()[0].description == described  # the catalog did not change
-    again = await load.run({"server": "a"}, ctx(tmp_path))
+    again = await load.run({"server": "a"}, context(tmp_path))
     assert again.ok and "loaded already" in again.output
-    unknown = await load.run({"server": "c"}, ctx(tmp_path))
+    unknown = await load.run({"server": "c"}, context(tmp_path))
     assert not unknown.ok and "ready: a, b" in unknown.output
 
     assert names(source(manager, window=every * 10)) == ["mcp__a__x", "mcp__a__y", "mcp__b__one"]
+
+
+def everything_agent(
+    client: OllamaClient, dirs: tuple[Path, Path], agents: list[Agent], window: int
+) -> Agent:
+    """An agent whose user mcp.json has server-everything, on a window of ``window``."""
+    write_servers(dirs[0] / "mcp.json", {"every": everything()})
+    return make_agent(client, dirs, ScriptedApprover(), agents, num_ctx=window)[0]
 
 
 @needs_everything
 async def test_a_small_window_loads_server_everything_on_demand_in_real_turns(
     fake: FakeOllama, client: OllamaClient, dirs: tuple[Path, Path], agents: list[Agent]
 ) -> None:
-    home, _ = dirs
-    write_servers(home / "mcp.json", {"every": everything()})
-    agent, _ = make_agent(client, dirs, ScriptedApprover(), agents, num_ctx=8192)
+    agent = everything_agent(client, dirs, agents, 8192)
     fake.enqueue(
         Turn.tool_calls(call(LOAD_TOOL, {"server": "every"})),
         Turn.tool_calls(call("mcp__every__echo", {"message": "loaded"})),
@@ -142,9 +138,7 @@ async def test_a_small_window_loads_server_everything_on_demand_in_real_turns(
 async def test_a_large_window_gets_every_schema_and_no_catalog(
     fake: FakeOllama, client: OllamaClient, dirs: tuple[Path, Path], agents: list[Agent]
 ) -> None:
-    home, _ = dirs
-    write_servers(home / "mcp.json", {"every": everything()})
-    agent, _ = make_agent(client, dirs, ScriptedApprover(), agents, num_ctx=131072)
+    agent = everything_agent(client, dirs, agents, 131072)
     fake.enqueue(Turn.text("hello"))
     await agent.run_user_turn("hi")
     (body,) = fake.chat_bodies

@@ -24,10 +24,26 @@ from typing import Any
 from zcoder.mcp.config import McpConfigError, ServerEntry, entry_hash, write_json_atomically
 from zcoder.relay.safefile import UnsafeFile, read_own_file
 
-__all__ = ["CONSENT_FILE", "Consent", "ConsentBook"]
+__all__ = ["CONSENT_FILE", "Consent", "ConsentBook", "read_workspaces"]
 
 CONSENT_FILE = "mcp-consent.json"
 MAX_CONSENT_BYTES = 1024 * 1024
+
+
+def read_workspaces(path: Path | None, limit: int) -> tuple[dict[Any, Any], str | None]:
+    """The ``workspaces`` table of a file of per-workspace choices (this one, or
+    zcoder.mcp.switches'), read only when it is the user's own regular file; ({}, why)
+    when it is unusable, ({}, None) when there is none."""
+    if path is None or not path.exists():
+        return {}, None
+    try:
+        data = json.loads(read_own_file(path, limit))
+        workspaces = data.get("workspaces") if isinstance(data, dict) else None
+        if not isinstance(workspaces, dict):
+            raise ValueError("no workspaces table")
+    except (UnsafeFile, ValueError, UnicodeDecodeError) as exc:
+        return {}, f"{path} is unusable ({exc})"
+    return workspaces, None
 
 
 class Consent(StrEnum):
@@ -50,17 +66,8 @@ class ConsentBook:
         self.problem: str | None = None
 
     def _load(self) -> dict[str, dict[str, dict[str, str]]]:
-        if self.path is None or not self.path.exists():
-            return {}
-        try:
-            data = json.loads(read_own_file(self.path, MAX_CONSENT_BYTES))
-            workspaces = data.get("workspaces") if isinstance(data, dict) else None
-            if not isinstance(workspaces, dict):
-                raise ValueError("no workspaces table")
-        except (UnsafeFile, ValueError, UnicodeDecodeError) as exc:
-            self.problem = f"{self.path} is unusable ({exc}); project servers ask again"
-            return {}
-        self.problem = None
+        workspaces, problem = read_workspaces(self.path, MAX_CONSENT_BYTES)
+        self.problem = f"{problem}; project servers ask again" if problem else None
         out: dict[str, dict[str, dict[str, str]]] = {}
         for workspace, servers in workspaces.items():
             if isinstance(workspace, str) and isinstance(servers, dict):

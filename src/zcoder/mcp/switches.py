@@ -10,12 +10,11 @@ off for the user. An unreadable file turns nothing off, and says so.
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 
 from zcoder.mcp.config import McpConfigError, write_json_atomically
-from zcoder.relay.safefile import UnsafeFile, read_own_file
+from zcoder.mcp.consent import read_workspaces
 
 __all__ = ["DISABLED_FILE", "DisabledBook"]
 
@@ -32,17 +31,8 @@ class DisabledBook:
         self.problem: str | None = None
 
     def _load(self) -> dict[str, list[str]]:
-        if self.path is None or not self.path.exists():
-            return {}
-        try:
-            data = json.loads(read_own_file(self.path, MAX_DISABLED_BYTES))
-            workspaces = data.get("workspaces") if isinstance(data, dict) else None
-            if not isinstance(workspaces, dict):
-                raise ValueError("no workspaces table")
-        except (UnsafeFile, ValueError, UnicodeDecodeError) as exc:
-            self.problem = f"{self.path} is unusable ({exc}); no server is turned off"
-            return {}
-        self.problem = None
+        workspaces, problem = read_workspaces(self.path, MAX_DISABLED_BYTES)
+        self.problem = f"{problem}; no server is turned off" if problem else None
         return {
             workspace: sorted({name for name in names if isinstance(name, str)})
             for workspace, names in workspaces.items()
