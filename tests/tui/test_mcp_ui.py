@@ -21,6 +21,7 @@ from tests.mcp_client.support import (
     hostile,
     needs_everything,
     pids,
+    time_server,
     wait_for,
     write_servers,
 )
@@ -29,7 +30,7 @@ from tests.tui.conftest import answer, entries, idle, submit, transcript_text, w
 from zcoder.mcp.consent import Consent
 from zcoder.mcp.manager import McpManager
 from zcoder.tui import ZcoderApp
-from zcoder.tui.approval_dialogs import McpApprovalScreen
+from zcoder.tui.approval_dialogs import McpApprovalScreen, McpStartScreen
 from zcoder.tui.mcp_ui import NO_SERVERS, McpUI
 from zcoder.tui.messages import Notice, Say
 
@@ -116,6 +117,26 @@ async def test_an_mcp_call_asks_in_its_own_dialog_and_mcp_lists_reconnects_and_s
 
         await command(pilot, app, "/mcp reconnect nothing", "There is no MCP server 'nothing'")
         await command(pilot, app, "/mcp restart every", "not understood")
+
+
+async def test_a_project_server_asks_consent_in_a_dialog_of_its_own(
+    fake: FakeOllama, make_config: Any, app_factory: Any, workspace: Path
+) -> None:
+    write_servers(workspace / ".mcp.json", {"time": time_server()})
+    fake.enqueue(Turn.text("hello"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "hi")
+        await wait_until(pilot, lambda: isinstance(app.screen, McpStartScreen), timeout=60)
+        dialog = app.screen
+        assert isinstance(dialog, McpStartScreen)
+        shown = "\n".join(str(w.render()) for w in dialog.query("Static"))
+        assert "Start the MCP server time this project names?" in shown
+        assert "(from the repository)" in shown and "Run this command" not in shown
+        assert dialog.body().startswith(time_server()["command"])
+        await answer(pilot, app, "y")
+        await idle(pilot, app, timeout=60)
+        assert "mcp__time__get_current_time" in tool_names(fake.chat_bodies[-1])
 
 
 async def test_quitting_during_an_mcp_call_leaves_no_server_behind(

@@ -180,7 +180,10 @@ class McpManager:
                 state, reason, tools = "refused", "the user refused this project server", ()
             elif consent is Consent.UNASKED:
                 state, tools = "needs consent", ()
-                reason = f"a project server ({entry.source}): the user has not allowed it yet"
+                reason = (
+                    f"a project server ({entry.source}): the user has not allowed it yet "
+                    "(asked at the next prompt)"
+                )
             else:
                 state, reason, tools = ServerState.IDLE.value, "", ()
             out.append(ServerStatus(entry, consent, state, reason, tools))
@@ -237,10 +240,13 @@ class McpManager:
         with contextlib.suppress(TimeoutError):
             await self._on_loop(all_ready(), timeout)
 
-    def news(self) -> list[str]:
-        """What the user was not told yet: servers that failed or are still starting."""
+    def news(self, names: Iterable[str] | None = None) -> list[str]:
+        """What the user was not told yet (of the servers ``names``, if given): servers
+        that are ready, failed or still starting."""
         lines = []
         for name, connection in list(self._connections.items()):
+            if names is not None and name not in names:
+                continue
             if connection.state is ServerState.FAILED:
                 key, line = (
                     (name, "failed:" + connection.reason),
@@ -303,6 +309,7 @@ class McpManager:
             return f"{status.state}: {status.reason}" if status.reason else status.state
         self.start([entry])
         await self.wait_started(self.start_timeout + 1, names=[name])
+        self.news([name])  # the caller shows the outcome: the next turn does not say it again
         return None
 
     async def set_enabled(self, name: str, enabled: bool) -> None:

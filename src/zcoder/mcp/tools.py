@@ -44,6 +44,7 @@ from zcoder.tools.approval import (
     ApprovalDecision,
     CommandApprovalRequest,
     CommandPolicy,
+    McpServerStart,
     McpToolCall,
 )
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
@@ -164,16 +165,18 @@ class McpToolSource:
         if entry.name in self._asked:
             return []
         self._asked.add(entry.name)
+        # The whole entry, as written: its env (LD_PRELOAD, say) and cwd run with it.
+        whole = json.dumps(entry.raw, indent=2, ensure_ascii=False)
+        source = str(project_file(self.manager.workspace))
         decision = await _ask(
             ctx,
-            # The whole entry, as written: its env (LD_PRELOAD, say) and cwd run with it.
-            f"start the MCP server {entry.name!r}: {entry.describe()}\n"
-            f"its whole entry: {json.dumps(entry.raw, indent=2, ensure_ascii=False)}",
+            f"start the MCP server {entry.name!r}: {entry.describe()}\nits whole entry: {whole}",
             timeout=self.manager.start_timeout,
             warning=(
-                f"{project_file(self.manager.workspace)} (from the repository) asks to run this "
-                "MCP server; y allows it in this workspace until its entry changes, n refuses it"
+                f"{source} (from the repository) asks to run this MCP server; y allows it in "
+                "this workspace until its entry changes, n refuses it"
             ),
+            mcp=McpServerStart(entry.name, source, entry.describe(), whole),
         )
         if isinstance(decision, Exception):  # a dialog that cannot ask decides nothing
             return [
@@ -247,7 +250,7 @@ async def _ask(
     *,
     timeout: float,
     warning: str,
-    mcp: McpToolCall | None = None,
+    mcp: McpToolCall | McpServerStart | None = None,
 ) -> ApprovalDecision | Exception:
     """One question in the approval dialog, never offering ``a``; the exception when the
     dialog could not ask (the caller treats that as a no)."""

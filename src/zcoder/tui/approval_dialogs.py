@@ -2,7 +2,9 @@
 (``ApprovalScreen``), an MCP tool call's (``McpApprovalScreen``) and the confirmation of a
 relayed send (``ConfirmSendScreen``).
 
-An MCP tool call is not a shell command: its dialog says so, names the server and the
+Neither starting a project's MCP server nor an MCP tool call is a shell command, and
+their dialogs say so (``McpStartScreen``, ``McpApprovalScreen``; ``approval_screen``
+picks the one a request needs). An MCP tool call's dialog names the server and the
 tool, shows the whole arguments, and shows the server's description of the tool as the
 server's words (a server may write "ignore previous instructions" there; the user sees it
 for what it is).
@@ -23,7 +25,7 @@ from zcoder.relay import Peer
 from zcoder.relay.names import explicit_name
 from zcoder.relay.sanitize import visible
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest
-from zcoder.tools.approval import McpToolCall
+from zcoder.tools.approval import McpServerStart, McpToolCall
 from zcoder.tui.dialogs import GuardedDialog
 from zcoder.tui.widgets import screen_safe
 
@@ -86,13 +88,65 @@ class ApprovalScreen(GuardedDialog[ApprovalDecision]):
         return None
 
 
+def approval_screen(
+    request: CommandApprovalRequest, give_back: Callable[[str], object] | None = None
+) -> ApprovalScreen:
+    """The dialog for ``request``: a command's, an MCP tool call's, or an MCP server's start."""
+    if isinstance(request.mcp, McpToolCall):
+        return McpApprovalScreen(request, give_back=give_back)
+    if isinstance(request.mcp, McpServerStart):
+        return McpStartScreen(request, give_back=give_back)
+    return ApprovalScreen(request, give_back=give_back)
+
+
+class McpStartScreen(ApprovalScreen):
+    """Consent to a project's MCP server: y allows it in this workspace (until its entry
+    changes) and starts it, n/Esc refuses it for good (asked again if the entry changes)."""
+
+    @property
+    def start(self) -> McpServerStart:
+        assert isinstance(self.request.mcp, McpServerStart)
+        return self.request.mcp
+
+    def title_text(self) -> Text:
+        return Text(f"Start the MCP server {visible(self.start.server)} this project names?")
+
+    def meta(self) -> list[Static]:
+        s = self.start
+        return [
+            Static(
+                Text(
+                    f"named by {screen_safe(s.source)} (from the repository) · "
+                    f"start timeout {self.request.timeout_seconds:g} s"
+                ),
+                classes="meta",
+            ),
+            Static(
+                Text(
+                    "it runs a program the repository chose, on your machine; y allows it in "
+                    "this workspace until its entry changes, n refuses it"
+                ),
+                classes="warning",
+            ),
+        ]
+
+    def body(self) -> str:
+        return f"{self.start.program}\n\nits whole entry:\n{self.start.entry}"
+
+    def body_prefix(self) -> str:
+        return ""
+
+    def keys_text(self) -> str:
+        return "[y] allow and start it   [n]/Esc refuse"
+
+
 class McpApprovalScreen(ApprovalScreen):
     """An MCP tool call's approval: y runs this one call, n/Esc denies it (``a`` is never
     offered: each call that may change something asks)."""
 
     @property
     def call(self) -> McpToolCall:
-        assert self.request.mcp is not None
+        assert isinstance(self.request.mcp, McpToolCall)
         return self.request.mcp
 
     def title_text(self) -> Text:
