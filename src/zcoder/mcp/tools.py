@@ -89,7 +89,8 @@ class McpToolSource:
         self._specs: dict[str, ToolSpec] = {}
         self._offered: dict[str, ToolSpec] = {}
         self._listed: list[McpTool] = []
-        self._shape: tuple[Any, ...] = ()
+        self._shape: tuple[Any, ...] = ()  # what the offer was made for
+        self._listings = 0  # how many times the ready tools changed
         self._tokens = 0  # what every MCP schema would cost a request
         self._asked: set[str] = set()
         self._told_problems = False
@@ -101,9 +102,10 @@ class McpToolSource:
         if tools != self._listed:  # a server started, ended, or changed its list
             self._listed = tools
             self._specs = {tool.qualified: self._spec(tool) for tool in tools}
+            self._listings += 1
             self._tokens = schema_tokens(list(self._specs.values()))
         catalog = self.catalog.needed(self._tokens)
-        shape = (catalog, self.catalog.window(), tuple(self.catalog.loaded), id(self._specs))
+        shape = (catalog, self.catalog.window(), tuple(self.catalog.loaded), self._listings)
         if shape != self._shape:
             self._shape = shape
             self._offer(tools, catalog)
