@@ -1,5 +1,5 @@
-"""The MCP tests' fixtures: the fake Ollama and a client of it, private directories, and the
-agents made in a test, whose MCP servers are closed after it."""
+"""The MCP tests' fixtures: the fake Ollama and a client of it, and the world of a test of
+real turns (tests/mcp_client/turns.py), whose agents' MCP servers are closed after it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.fake_ollama import FakeOllama
-from zcoder.agent import Agent
+from tests.mcp_client.turns import World
 from zcoder.model import OllamaClient
 
 
@@ -26,16 +26,11 @@ async def client(fake: FakeOllama) -> AsyncIterator[OllamaClient]:
 
 
 @pytest.fixture
-def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    home, ws = tmp_path / "home", tmp_path / "ws"
+def world(fake: FakeOllama, client: OllamaClient, tmp_path: Path) -> Iterator[World]:
+    ws = tmp_path / "ws"
     ws.mkdir()
-    return home, ws.resolve()
-
-
-@pytest.fixture
-def agents() -> Iterator[list[Agent]]:
-    made: list[Agent] = []
+    made = World(fake, client, tmp_path / "home", ws.resolve())
     yield made
-    for agent in made:
+    for agent in made.made:
         if agent.mcp is not None:
             agent.mcp.close()

@@ -14,16 +14,15 @@ from typing import cast
 
 from tests.agent.support import MODEL
 from tests.fixtures.approver import ScriptedApprover
-from tests.fixtures.fake_ollama import FakeOllama, Turn, call
+from tests.fixtures.fake_ollama import Turn, call
 from tests.mcp_client.support import everything, needs_everything, write_servers
-from tests.mcp_client.turns import make_agent, tool_names, tool_results
+from tests.mcp_client.turns import World, tool_names, tool_results
 from tests.tools.test_registry_sources import context
 from zcoder.agent import Agent, Outcome
 from zcoder.mcp.catalog import LOAD_TOOL, schema_tokens, share_from_env
 from zcoder.mcp.connection import McpTool
 from zcoder.mcp.manager import McpManager
 from zcoder.mcp.tools import McpToolSource
-from zcoder.model import OllamaClient
 
 
 def tool(server: str, name: str, words: int = 5) -> McpTool:
@@ -100,27 +99,23 @@ async def test_under_a_small_window_the_catalog_replaces_the_schemas_until_loade
     assert names(source(manager, window=every * 10)) == ["mcp__a__x", "mcp__a__y", "mcp__b__one"]
 
 
-def everything_agent(
-    client: OllamaClient, dirs: tuple[Path, Path], agents: list[Agent], window: int
-) -> Agent:
+def everything_agent(world: World, window: int) -> Agent:
     """An agent whose user mcp.json has server-everything, on a window of ``window``."""
-    write_servers(dirs[0] / "mcp.json", {"every": everything()})
-    return make_agent(client, dirs, ScriptedApprover(), agents, num_ctx=window)[0]
+    write_servers(world.home / "mcp.json", {"every": everything()})
+    return world.agent(ScriptedApprover(), num_ctx=window)[0]
 
 
 @needs_everything
-async def test_a_small_window_loads_server_everything_on_demand_in_real_turns(
-    fake: FakeOllama, client: OllamaClient, dirs: tuple[Path, Path], agents: list[Agent]
-) -> None:
-    agent = everything_agent(client, dirs, agents, 8192)
-    fake.enqueue(
+async def test_a_small_window_loads_server_everything_on_demand_in_real_turns(world: World) -> None:
+    agent = everything_agent(world, 8192)
+    world.fake.enqueue(
         Turn.tool_calls(call(LOAD_TOOL, {"server": "every"})),
         Turn.tool_calls(call("mcp__every__echo", {"message": "loaded"})),
         Turn.text("done"),
     )
     finished = await agent.run_user_turn("echo something")
     assert finished.outcome is Outcome.COMPLETE, finished.error
-    first, second, third = fake.chat_bodies
+    first, second, third = world.fake.chat_bodies
     mcp_first = [name for name in tool_names(first) if name.startswith("mcp")]
     assert mcp_first == [LOAD_TOOL]
     catalog = next(t for t in first["tools"] if t["function"]["name"] == LOAD_TOOL)
@@ -135,13 +130,11 @@ async def test_a_small_window_loads_server_everything_on_demand_in_real_turns(
 
 
 @needs_everything
-async def test_a_large_window_gets_every_schema_and_no_catalog(
-    fake: FakeOllama, client: OllamaClient, dirs: tuple[Path, Path], agents: list[Agent]
-) -> None:
-    agent = everything_agent(client, dirs, agents, 131072)
-    fake.enqueue(Turn.text("hello"))
+async def test_a_large_window_gets_every_schema_and_no_catalog(world: World) -> None:
+    agent = everything_agent(world, 131072)
+    world.fake.enqueue(Turn.text("hello"))
     await agent.run_user_turn("hi")
-    (body,) = fake.chat_bodies
+    (body,) = world.fake.chat_bodies
     offered = tool_names(body)
     assert LOAD_TOOL not in offered and "mcp__every__echo" in offered
     assert body["model"] == MODEL

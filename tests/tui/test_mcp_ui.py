@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from textual.message import Message
@@ -30,12 +30,13 @@ from tests.tui.conftest import answer, entries, idle, submit, transcript_text, w
 from zcoder.mcp.consent import Consent
 from zcoder.mcp.manager import McpManager
 from zcoder.tui import ZcoderApp
-from zcoder.tui.approval_dialogs import McpApprovalScreen, McpStartScreen
+from zcoder.tui.approval_dialogs import ApprovalScreen, McpApprovalScreen, McpStartScreen
 from zcoder.tui.mcp_ui import NO_SERVERS, McpUI
 from zcoder.tui.messages import Notice, Say
 
 pytestmark = pytest.mark.timeout(120)
 SIZE = (140, 45)
+Dialog = TypeVar("Dialog", bound=ApprovalScreen)
 
 
 def notices(app: ZcoderApp) -> str:
@@ -46,6 +47,14 @@ async def command(pilot: Any, app: ZcoderApp, text: str, until: str) -> None:
     """Type a slash command and wait until the transcript says ``until``."""
     await submit(pilot, app, text)
     await wait_until(pilot, lambda: until in notices(app), timeout=60)
+
+
+async def open_dialog(pilot: Any, app: ZcoderApp, kind: type[Dialog]) -> tuple[Dialog, str]:
+    """The dialog of ``kind`` once it is open, and all the lines it shows."""
+    await wait_until(pilot, lambda: isinstance(app.screen, kind), timeout=60)
+    dialog = app.screen
+    assert isinstance(dialog, kind)
+    return dialog, "\n".join(str(w.render()) for w in dialog.query("Static"))
 
 
 async def test_mcp_without_servers_says_how_to_add_one(fake, make_config, app_factory) -> None:
@@ -74,10 +83,7 @@ async def test_an_mcp_call_asks_in_its_own_dialog_and_mcp_lists_reconnects_and_s
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, app, "compress something")
-        await wait_until(pilot, lambda: isinstance(app.screen, McpApprovalScreen), timeout=60)
-        dialog = app.screen
-        assert isinstance(dialog, McpApprovalScreen)
-        shown = "\n".join(str(w.render()) for w in dialog.query("Static"))
+        dialog, shown = await open_dialog(pilot, app, McpApprovalScreen)
         assert "Run the MCP tool gzip-file-as-resource of the server every?" in shown
         assert "Run this command" not in shown and "$ " not in shown
         assert "the server's description of this tool (its words, not yours):" in shown
@@ -127,13 +133,10 @@ async def test_a_project_server_asks_consent_in_a_dialog_of_its_own(
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, app, "hi")
-        await wait_until(pilot, lambda: isinstance(app.screen, McpStartScreen), timeout=60)
-        dialog = app.screen
-        assert isinstance(dialog, McpStartScreen)
-        shown = "\n".join(str(w.render()) for w in dialog.query("Static"))
+        start, shown = await open_dialog(pilot, app, McpStartScreen)
         assert "Start the MCP server time this project names?" in shown
         assert "(from the repository)" in shown and "Run this command" not in shown
-        assert dialog.body().startswith(time_server()["command"])
+        assert start.body().startswith(time_server()["command"])
         await answer(pilot, app, "y")
         await idle(pilot, app, timeout=60)
         assert "mcp__time__get_current_time" in tool_names(fake.chat_bodies[-1])
