@@ -142,24 +142,49 @@ async def test_a_project_server_asks_consent_in_a_dialog_of_its_own(
         assert "mcp__time__get_current_time" in tool_names(fake.chat_bodies[-1])
 
 
-async def test_quitting_during_an_mcp_call_leaves_no_server_behind(
-    fake: FakeOllama, make_config: Any, app_factory: Any, env: dict[str, str], short_dir: Path
-) -> None:
+async def call_that_never_ends(pilot: Any, app: ZcoderApp, record: Path) -> int:
+    """Have the model call the silent server's wait, approve it; the server's pid."""
+    await submit(pilot, app, "wait for ever")
+    await answer(pilot, app, "y")  # the server's wait never answers
+    await wait_until(pilot, lambda: "mcp__silent__wait" in transcript_text(app), 60)
+    (pid,) = pids(record)
+    assert alive(pid) and app.busy
+    return pid
+
+
+@pytest.fixture
+def silent(fake: FakeOllama, env: dict[str, str], short_dir: Path) -> Path:
+    """The user's mcp.json names the silent server; where it records its pids."""
     record = short_dir / "pids"
     home = Path(env["ZCODER_HOME"])
     write_servers(home / "mcp.json", {"silent": hostile("silent", HOSTILE_PIDS=str(record))})
     fake.enqueue(Turn.tool_calls(call("mcp__silent__wait", {})))
+    return record
+
+
+async def test_quitting_during_an_mcp_call_leaves_no_server_behind(
+    make_config: Any, app_factory: Any, silent: Path
+) -> None:
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, app, "wait for ever")
-        await answer(pilot, app, "y")  # the server's wait never answers
-        await wait_until(pilot, lambda: "mcp__silent__wait" in transcript_text(app), 60)
-        (pid,) = pids(record)
-        assert alive(pid) and app.busy
+        pid = await call_that_never_ends(pilot, app, silent)
         await pilot.press("ctrl+c")  # stops the turn
         await pilot.press("ctrl+c")  # and quits
         await wait_until(pilot, lambda: app.return_code is not None, 30)
     wait_for(lambda: not alive(pid), timeout=15, what="the MCP server to be gone")
+
+
+async def test_the_last_resort_of_a_forced_exit_ends_the_mcp_servers_too(
+    make_config: Any, app_factory: Any, silent: Path
+) -> None:
+    """What runs when the app cannot exit through Textual (tui/exit_guard.py) before
+    os._exit, which runs no atexit handler: the servers must be gone by its end."""
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        pid = await call_that_never_ends(pilot, app, silent)
+        app.forced_exit_cleanup()
+        # Ended (SIGKILL sent to its group at the latest) when the cleanup returns.
+        wait_for(lambda: not alive(pid), timeout=5, what="the MCP server to be gone")
 
 
 async def test_mcp_names_each_state_and_its_reason(tmp_path: Path) -> None:
