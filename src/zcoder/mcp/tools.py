@@ -18,7 +18,7 @@ Approval follows run_command's, because an MCP tool can do anything its server c
   the dialog names who relayed the task.
 
 A project server (``.mcp.json``) starts only with the user's consent (zcoder.mcp.consent):
-the first user turn that could use it asks, in the same dialog, showing the exact command
+the first user turn that could use it asks, in a dialog of its own, showing the exact command
 or URL and the file it comes from. A relayed turn never asks and never starts one.
 
 The tools offered only ever grow at the end of the list (a server that comes up later adds
