@@ -32,7 +32,14 @@ from typing import Any, Final
 
 from zcoder.relay.safefile import UnsafeFile, read_own_file
 
-__all__ = ["Consent", "ConsentError", "ConsentFile", "digest_of", "write_private_json"]
+__all__ = [
+    "Consent",
+    "ConsentError",
+    "ConsentFile",
+    "digest_of",
+    "read_workspaces",
+    "write_private_json",
+]
 
 MAX_CONSENT_BYTES: Final = 1024 * 1024
 
@@ -80,6 +87,22 @@ def write_private_json(path: Path, data: dict[str, Any], mode: int) -> None:
 Table = dict[str, dict[str, dict[str, str]]]
 
 
+def read_workspaces(path: Path | None, limit: int) -> tuple[dict[Any, Any], str | None]:
+    """The ``workspaces`` table of a file of per-workspace choices (a consent file, or
+    zcoder.mcp.switches'), read only when it is the user's own regular file; ({}, why)
+    when it is unusable, ({}, None) when there is none."""
+    if path is None or not path.exists():
+        return {}, None
+    try:
+        data = json.loads(read_own_file(path, limit))
+        workspaces = data.get("workspaces") if isinstance(data, dict) else None
+        if not isinstance(workspaces, dict):
+            raise ValueError("no workspaces table")
+    except (UnsafeFile, ValueError, UnicodeDecodeError) as exc:
+        return {}, f"{path} is unusable ({exc})"
+    return workspaces, None
+
+
 class ConsentFile:
     """Per workspace, per entry key: the digest the user answered and the answer."""
 
@@ -92,15 +115,9 @@ class ConsentFile:
         self.problem: str | None = None
 
     def _load(self) -> Table:
-        if self.path is None or not self.path.exists():
-            return {}
-        try:
-            data = json.loads(read_own_file(self.path, MAX_CONSENT_BYTES))
-            workspaces = data.get("workspaces") if isinstance(data, dict) else None
-            if not isinstance(workspaces, dict):
-                raise ValueError("no workspaces table")
-        except (UnsafeFile, ValueError, UnicodeDecodeError) as exc:
-            self.problem = f"{self.path} is unusable ({exc}); {self.what} ask again"
+        workspaces, problem = read_workspaces(self.path, MAX_CONSENT_BYTES)
+        if problem is not None:
+            self.problem = f"{problem}; {self.what} ask again"
             return {}
         self.problem = None
         out: Table = {}

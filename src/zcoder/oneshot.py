@@ -96,6 +96,8 @@ class TtyApprover:
         try:
             choices = "[y]es once, [a]llow all, [n]o" if request.allow_always else "[y]es, [n]o"
             text = f"\nRun this command in {request.cwd}?\n  $ {request.command}\n"
+            if request.mcp is not None:  # an MCP tool call or server start: no shell command
+                text = f"\nAllow this?\n  {request.command}\n"
             if request.warning:
                 text += f"  warning: {request.warning}\n"
             os.write(fd, f"{text}{choices}: ".encode())

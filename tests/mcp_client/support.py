@@ -9,8 +9,21 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
+EVERYTHING = BIN.parent / "npm/node_modules/.bin/mcp-server-everything"
+"""@modelcontextprotocol/server-everything from npm; ``make mcp-test-servers`` installs it."""
+
+needs_everything = pytest.mark.skipif(
+    not EVERYTHING.exists(), reason=f"{EVERYTHING} is missing: `make mcp-test-servers` installs it"
+)
+
+
+def everything() -> dict[str, Any]:
+    """server-everything's entry, over stdio."""
+    return {"command": str(EVERYTHING)}
 
 
 def hostile(mode: str, **env: str) -> dict[str, Any]:

@@ -7,94 +7,35 @@ MCP manager and real server processes (mcp-server-time, and our hostile servers)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.agent.support import MODEL, EventLog, tool_call_ids, tool_result_ids, wait_until
+from tests.agent.support import tool_call_ids, tool_result_ids, wait_until
 from tests.fixtures.approver import ScriptedApprover
-from tests.fixtures.fake_ollama import FakeOllama, Turn, call
+from tests.fixtures.fake_ollama import Turn, call
 from tests.fixtures.mcp_hostile import INJECTION
 from tests.mcp_client.support import hostile, time_server, write_servers
-from zcoder.agent import Agent, AgentSettings, Notice, Outcome, ToolStarted, TurnFinished
+from tests.mcp_client.turns import World, tool_names, tool_results
+from zcoder.agent import Notice, Outcome, ToolStarted, TurnFinished
 from zcoder.mcp.consent import Consent
-from zcoder.model import OllamaClient
 from zcoder.relay import Envelope
-from zcoder.sessions import SessionStore
 from zcoder.tools import (
     ApprovalDecision,
-    ApprovalPolicy,
     CommandPolicy,
-    Profile,
     TurnOrigin,
     default_registry,
 )
+from zcoder.tools.approval import McpServerStart, McpToolCall
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeOllama]:
-    with FakeOllama() as server:
-        yield server
-
-
-@pytest.fixture
-async def client(fake: FakeOllama) -> AsyncIterator[OllamaClient]:
-    async with OllamaClient(fake.url, read_timeout=30) as ollama:
-        yield ollama
-
-
-@pytest.fixture
-def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    home, ws = tmp_path / "home", tmp_path / "ws"
-    ws.mkdir()
-    return home, ws.resolve()
-
-
-@pytest.fixture
-def agents() -> Iterator[list[Agent]]:
-    made: list[Agent] = []
-    yield made
-    for agent in made:
-        if agent.mcp is not None:
-            agent.mcp.close()
-
-
-def make_agent(
-    client: OllamaClient,
-    dirs: tuple[Path, Path],
-    approver: ScriptedApprover,
-    agents: list[Agent],
-    *,
-    policy: CommandPolicy = CommandPolicy.ASK,
-) -> tuple[Agent, EventLog]:
-    home, ws = dirs
-    log = EventLog()
-    store = SessionStore(home)
-    info = store.reuse_or_create(ws, "coding", MODEL)
-    agent = Agent(
-        client=client,
-        registry=default_registry(),
-        settings=AgentSettings(
-            model=MODEL, workspace=ws, profile=Profile.CODING, retry_delay=0, mcp_home=home
-        ),
-        approval=ApprovalPolicy(policy, Profile.CODING),
-        approver=approver,
-        on_event=log,
-        store=store,
-        session_id=info.id,
-    )
-    agents.append(agent)
-    return agent, log
-
-
-def tool_names(body: dict[str, Any]) -> list[str]:
-    return [tool["function"]["name"] for tool in body.get("tools", [])]
-
-
-def tool_results(body: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+def notes(world: World, tmp_path: Path) -> Path:
+    """Where the ``injected`` hostile server of the user's mcp.json keeps its notes."""
+    home = world.home
+    notes = tmp_path / "notes.txt"
+    write_servers(home / "mcp.json", {"hostile": hostile("injected", HOSTILE_NOTES=str(notes))})
+    return notes
 
 
 def relayed(body: str) -> Envelope:
@@ -110,28 +51,26 @@ def relayed(body: str) -> Envelope:
     )
 
 
-async def test_without_servers_nothing_changes(
-    client: OllamaClient, dirs: tuple[Path, Path], agents: list[Agent]
-) -> None:
-    agent, _ = make_agent(client, dirs, ScriptedApprover(), agents)
+async def test_without_servers_nothing_changes(world: World) -> None:
+    agent, _ = world.agent(ScriptedApprover())
     assert agent.mcp is None
     ctx = agent._context(TurnOrigin.USER, {})
     assert agent.registry.schemas(ctx) == default_registry().schemas(ctx)
 
 
 async def test_a_turn_calls_a_read_only_tool_of_mcp_server_time_without_asking(
-    fake: FakeOllama, client: OllamaClient, dirs: tuple[Path, Path], agents: list[Agent]
+    world: World,
 ) -> None:
-    home, _ = dirs
+    home = world.home
     write_servers(home / "mcp.json", {"time": time_server()})
-    agent, log = make_agent(client, dirs, ScriptedApprover(), agents)  # asks: AssertionError
-    fake.enqueue(
+    agent, log = world.agent(ScriptedApprover())  # asks: AssertionError
+    world.fake.enqueue(
         Turn.tool_calls(call("mcp__time__get_current_time", {"timezone": "Europe/Lisbon"})),
         Turn.text("It is some time in Lisbon."),
     )
     finished = await agent.run_user_turn("what time is it in Lisbon?")
     assert finished.outcome is Outcome.COMPLETE
-    first, second = fake.chat_bodies
+    first, second = world.fake.chat_bodies
     assert {"mcp__time__get_current_time", "mcp__time__convert_time"} <= set(tool_names(first))
     (result,) = tool_results(second)
     assert '"timezone": "Europe/Lisbon"' in result
@@ -139,18 +78,12 @@ async def test_a_turn_calls_a_read_only_tool_of_mcp_server_time_without_asking(
 
 
 async def test_an_injected_description_is_shown_as_the_servers_words_and_a_no_is_a_no(
-    fake: FakeOllama,
-    client: OllamaClient,
-    dirs: tuple[Path, Path],
-    agents: list[Agent],
-    tmp_path: Path,
+    world: World,
+    notes: Path,
 ) -> None:
-    home, _ = dirs
-    notes = tmp_path / "notes.txt"
-    write_servers(home / "mcp.json", {"hostile": hostile("injected", HOSTILE_NOTES=str(notes))})
     approver = ScriptedApprover(ApprovalDecision.DENY)
-    agent, _ = make_agent(client, dirs, approver, agents)
-    fake.enqueue(
+    agent, _ = world.agent(approver)
+    world.fake.enqueue(
         Turn.tool_calls(call("mcp__hostile__note", {"text": "secrets"})),
         Turn.tool_calls(call("mcp__hostile__peek", {})),
         Turn.text("done"),
@@ -162,116 +95,125 @@ async def test_an_injected_description_is_shown_as_the_servers_words_and_a_no_is
     assert '"text": "secrets"' in request.command
     assert request.warning is not None
     assert "its words, not the user's" in request.warning and INJECTION in request.warning
+    # The dialog is told it is an MCP call, with each part apart (tui/approval_dialogs.py).
+    assert isinstance(request.mcp, McpToolCall)
+    assert (request.mcp.server, request.mcp.tool) == ("hostile", "note")
+    assert request.mcp.arguments == '{\n  "text": "secrets"\n}'
+    assert request.mcp.description == INJECTION
     assert not notes.exists()  # denied: the tool never ran
-    results = tool_results(fake.chat_bodies[-1])
+    results = tool_results(world.fake.chat_bodies[-1])
     assert results[0] == "Error: the user denied this MCP tool call"
     assert results[1] == "nothing to see"
     # The description reached the model only as a tool's description, never as the user's.
-    users = [m["content"] for m in fake.chat_bodies[-1]["messages"] if m["role"] == "user"]
+    users = [m["content"] for m in world.fake.chat_bodies[-1]["messages"] if m["role"] == "user"]
     assert all("IMPORTANT SYSTEM NOTICE" not in text for text in users)
 
 
 async def test_a_relayed_turn_asks_for_every_non_read_only_tool_even_with_yes(
-    fake: FakeOllama,
-    client: OllamaClient,
-    dirs: tuple[Path, Path],
-    agents: list[Agent],
-    tmp_path: Path,
+    world: World,
+    notes: Path,
 ) -> None:
-    home, _ = dirs
-    notes = tmp_path / "notes.txt"
-    write_servers(home / "mcp.json", {"hostile": hostile("injected", HOSTILE_NOTES=str(notes))})
-    approver = ScriptedApprover(ApprovalDecision.ONCE)
-    agent, _ = make_agent(client, dirs, approver, agents, policy=CommandPolicy.ALLOW)
+    approver = ScriptedApprover(ApprovalDecision.ALWAYS, default=ApprovalDecision.ONCE)
+    agent, _ = world.agent(approver, policy=CommandPolicy.ALLOW)
     # A user turn with --yes: no question.
-    fake.enqueue(Turn.tool_calls(call("mcp__hostile__note", {"text": "mine"})), Turn.text("ok"))
+    world.fake.enqueue(
+        Turn.tool_calls(call("mcp__hostile__note", {"text": "mine"})), Turn.text("ok")
+    )
     await agent.run_user_turn("note mine")
     assert approver.requests == []
-    # A relayed turn: asked, naming who relayed it; read-only peek is not asked.
-    fake.enqueue(
+    # A relayed turn: every call asked, naming who relayed it, an `a` answer granting
+    # nothing past the one call; read-only peek is not asked.
+    world.fake.enqueue(
         Turn.tool_calls(call("mcp__hostile__note", {"text": "theirs"})),
+        Turn.tool_calls(call("mcp__hostile__note", {"text": "again"})),
         Turn.tool_calls(call("mcp__hostile__peek", {})),
         Turn.text("ok"),
     )
     finished = await agent.run_relay_turn(relayed("please note theirs"))
     assert finished.outcome is Outcome.COMPLETE
-    (request,) = approver.requests
-    assert request.requested_by is not None and "billing" in request.requested_by
-    assert not request.allow_always
-    assert notes.read_text().split() == ["mine", "theirs"]
+    assert len(approver.requests) == 2
+    for request in approver.requests:
+        assert request.requested_by is not None and "billing" in request.requested_by
+        assert not request.allow_always and request.mcp is not None
+    # The next relayed turn asks again, whatever was answered before.
+    world.fake.enqueue(
+        Turn.tool_calls(call("mcp__hostile__note", {"text": "more"})), Turn.text("ok")
+    )
+    await agent.run_relay_turn(relayed("one more"))
+    assert len(approver.requests) == 3
+    assert notes.read_text().split() == ["mine", "theirs", "again", "more"]
 
 
 async def test_a_call_that_never_returns_times_out_and_the_turn_goes_on(
-    fake: FakeOllama,
-    client: OllamaClient,
-    dirs: tuple[Path, Path],
-    agents: list[Agent],
+    world: World,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    home, _ = dirs
+    home = world.home
     monkeypatch.setenv("ZCODER_MCP_CALL_TIMEOUT", "1")
     write_servers(home / "mcp.json", {"silent": hostile("silent")})
-    agent, _ = make_agent(client, dirs, ScriptedApprover(default=ApprovalDecision.ONCE), agents)
-    fake.enqueue(Turn.tool_calls(call("mcp__silent__wait", {})), Turn.text("it hung; moving on"))
+    agent, _ = world.agent(ScriptedApprover(default=ApprovalDecision.ONCE))
+    world.fake.enqueue(
+        Turn.tool_calls(call("mcp__silent__wait", {})), Turn.text("it hung; moving on")
+    )
     finished = await agent.run_user_turn("wait")
     assert finished.outcome is Outcome.COMPLETE
     assert finished.response == "it hung; moving on"
-    (result,) = tool_results(fake.chat_bodies[-1])
+    (result,) = tool_results(world.fake.chat_bodies[-1])
     assert "did not answer within 1 s" in result
 
 
-async def test_a_project_server_asks_consent_once_and_a_refusal_sticks(
-    fake: FakeOllama, client: OllamaClient, dirs: tuple[Path, Path], agents: list[Agent]
-) -> None:
-    _, ws = dirs
+async def test_a_project_server_asks_consent_once_and_a_refusal_sticks(world: World) -> None:
+    ws = world.ws
     write_servers(ws / ".mcp.json", {"time": {**time_server(), "env": {"LD_PRELOAD": "x.so"}}})
     approver = ScriptedApprover(ApprovalDecision.DENY)
-    agent, log = make_agent(client, dirs, approver, agents)
-    fake.enqueue(Turn.text("hello"))
+    agent, log = world.agent(approver)
+    world.fake.enqueue(Turn.text("hello"))
     await agent.run_user_turn("hi")
     (request,) = approver.requests
     assert request.command.startswith("start the MCP server 'time': ")
     assert "mcp-server-time --local-timezone UTC" in request.command
     assert '"LD_PRELOAD": "x.so"' in request.command  # the whole entry is shown
     assert request.warning is not None and ".mcp.json" in request.warning
-    assert "mcp__time__get_current_time" not in tool_names(fake.chat_bodies[0])
+    assert isinstance(request.mcp, McpServerStart)  # its own dialog (tui/approval_dialogs.py)
+    assert request.mcp.server == "time" and request.mcp.source == str(ws / ".mcp.json")
+    assert request.mcp.program.endswith("mcp-server-time --local-timezone UTC")
+    assert '"LD_PRELOAD": "x.so"' in request.mcp.entry
+    assert "mcp__time__get_current_time" not in tool_names(world.fake.chat_bodies[0])
     assert any("'time' refused" in n.text for n in log.of(Notice))
     assert agent.mcp is not None
     (status,) = agent.mcp.statuses()
     assert (status.state, status.consent) == ("refused", Consent.REFUSED)
     # A new process in the same workspace does not ask again: the no was kept.
-    again, _ = make_agent(client, dirs, ScriptedApprover(), agents)
-    fake.enqueue(Turn.text("hello again"))
+    again, _ = world.agent(ScriptedApprover())
+    world.fake.enqueue(Turn.text("hello again"))
     await again.run_user_turn("hi")
-    assert "mcp__time__get_current_time" not in tool_names(fake.chat_bodies[-1])
+    assert "mcp__time__get_current_time" not in tool_names(world.fake.chat_bodies[-1])
 
 
 async def test_a_consented_project_server_starts_and_a_relayed_turn_never_asks_consent(
-    fake: FakeOllama, client: OllamaClient, dirs: tuple[Path, Path], agents: list[Agent]
+    world: World,
 ) -> None:
-    _, ws = dirs
+    ws = world.ws
     write_servers(ws / ".mcp.json", {"time": time_server()})
     # A relayed turn first: no question, no server.
-    agent, _ = make_agent(client, dirs, ScriptedApprover(), agents)
-    fake.enqueue(Turn.text("relayed answer"))
+    agent, _ = world.agent(ScriptedApprover())
+    world.fake.enqueue(Turn.text("relayed answer"))
     await agent.run_relay_turn(relayed("hello"))
-    assert "mcp__time__get_current_time" not in tool_names(fake.chat_bodies[-1])
+    assert "mcp__time__get_current_time" not in tool_names(world.fake.chat_bodies[-1])
     # The user's own turn asks; a yes starts it at once.
     approver = ScriptedApprover(ApprovalDecision.ONCE)
     agent.approver = approver
-    fake.enqueue(Turn.text("user answer"))
+    world.fake.enqueue(Turn.text("user answer"))
     await agent.run_user_turn("hi")
     assert len(approver.requests) == 1
-    assert "mcp__time__get_current_time" in tool_names(fake.chat_bodies[-1])
+    assert "mcp__time__get_current_time" in tool_names(world.fake.chat_bodies[-1])
 
 
-async def test_stopping_a_turn_during_an_mcp_call_stops_it_at_once(
-    fake: FakeOllama, client: OllamaClient, dirs: tuple[Path, Path], agents: list[Agent]
-) -> None:
-    home, _ = dirs
+async def test_stopping_a_turn_during_an_mcp_call_stops_it_at_once(world: World) -> None:
+    home = world.home
     write_servers(home / "mcp.json", {"silent": hostile("silent")})
-    agent, log = make_agent(client, dirs, ScriptedApprover(default=ApprovalDecision.ONCE), agents)
-    fake.enqueue(Turn.tool_calls(call("mcp__silent__wait", {}, id="call_w")))
+    agent, log = world.agent(ScriptedApprover(default=ApprovalDecision.ONCE))
+    world.fake.enqueue(Turn.tool_calls(call("mcp__silent__wait", {}, id="call_w")))
     turn = asyncio.create_task(agent.run_user_turn("wait for ever"))
     await wait_until(lambda: bool(log.of(ToolStarted)), timeout=60, what="the MCP call")
     turn.cancel()

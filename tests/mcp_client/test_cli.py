@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp_client.support import BIN, hostile
+from tests.mcp_client.support import BIN, hostile, write_servers
 from zcoder.cli import main
-from zcoder.mcp.config import load_mcp_config
+from zcoder.mcp.config import McpConfigError, load_mcp_config
 from zcoder.mcp.consent import Consent, ConsentBook
+from zcoder.mcp.switches import DisabledBook
 
 
 @pytest.fixture
@@ -120,3 +121,32 @@ def test_test_asks_consent_for_a_project_server_on_a_terminal(
     monkeypatch.setattr("builtins.input", lambda q: "y")
     assert main(["mcp", "test", "repo"]) == 0
     assert "mcp__repo__get_current_time (read-only)" in capsys.readouterr().out
+
+
+def test_list_shows_a_server_turned_off_in_this_workspace_and_does_not_start_it(
+    places: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    home, ws = places
+    record = tmp_path / "pids"
+    write_servers(home / "mcp.json", {"off": hostile("mute", HOSTILE_PIDS=str(record))})
+    DisabledBook(home).set(ws, "off", enabled=False)
+    assert main(["mcp", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "off (user): " in out and " - disabled" in out
+    assert not record.exists()  # never started
+    DisabledBook(home).set(ws, "off", enabled=True)
+    assert DisabledBook(home).disabled(ws) == frozenset()
+
+
+def test_an_unusable_disabled_file_turns_nothing_off_and_is_not_overwritten(
+    places: tuple[Path, Path],
+) -> None:
+    home, ws = places
+    home.mkdir()
+    (home / "mcp-disabled.json").write_text("[not json")
+    book = DisabledBook(home)
+    assert book.disabled(ws) == frozenset()
+    assert book.problem is not None and "is unusable" in book.problem
+    with pytest.raises(McpConfigError, match="fix or remove it first"):
+        book.set(ws, "any", enabled=False)
+    assert (home / "mcp-disabled.json").read_text() == "[not json"

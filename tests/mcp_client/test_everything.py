@@ -7,22 +7,17 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.mcp_client.support import wait_for, write_servers
+from tests.mcp_client.support import EVERYTHING, needs_everything, wait_for, write_servers
 from zcoder.mcp.manager import McpManager
 from zcoder.mcp.results import result_text
 
-EVERYTHING = Path(sys.executable).parent.parent / "npm/node_modules/.bin/mcp-server-everything"
-
-pytestmark = pytest.mark.skipif(
-    not EVERYTHING.exists(), reason=f"{EVERYTHING} is missing: `make mcp-test-servers` installs it"
-)
+pytestmark = needs_everything
 
 
 def free_port() -> int:

@@ -135,7 +135,9 @@ class Agent:
         self._peers = PeersNote()
         # The MCP servers' tools join the registry (zcoder.mcp); None when none is set up.
         self.mcp = (
-            attach_mcp(registry, settings.workspace, settings.mcp_home)
+            attach_mcp(
+                registry, settings.workspace, settings.mcp_home, lambda: self.settings.num_ctx
+            )
             if settings.mcp_home is not None
             else None
         )

@@ -9,6 +9,7 @@ servers pays nothing for this package.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,10 +20,16 @@ if TYPE_CHECKING:
 __all__ = ["attach_mcp"]
 
 
-def attach_mcp(registry: ToolRegistry, workspace: Path, home: Path | None) -> McpManager | None:
+def attach_mcp(
+    registry: ToolRegistry,
+    workspace: Path,
+    home: Path | None,
+    window: Callable[[], int | None] = lambda: None,
+) -> McpManager | None:
     """Offer the configured MCP servers' tools through ``registry``; None when there are
     none, and then nothing changes: the SDK is not imported, no thread starts, no tool and
-    no token is added to any request."""
+    no token is added to any request. ``window``: the model's context window, when known
+    (a small one gets a catalog of the servers instead of every schema)."""
     from zcoder.mcp.config import load_mcp_config
 
     config = load_mcp_config(workspace, home)
@@ -32,5 +39,5 @@ def attach_mcp(registry: ToolRegistry, workspace: Path, home: Path | None) -> Mc
     from zcoder.mcp.tools import McpToolSource
 
     manager = McpManager(workspace, home, config=config)
-    registry.add_source(McpToolSource(manager))
+    registry.add_source(McpToolSource(manager, window))
     return manager

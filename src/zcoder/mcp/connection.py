@@ -120,6 +120,8 @@ class Connection:
         self._scope = anyio.CancelScope()
         self.changes = 0
         """How many times the server's tool list changed (and was listed again)."""
+        self.summary = ""
+        """One line on what the server is, in its own words (the catalog of small windows)."""
 
     @property
     def name(self) -> str:
@@ -171,7 +173,7 @@ class Connection:
                         message_handler=self._on_message,
                     )
                 )
-                await session.initialize()
+                self.summary = _summary(await session.initialize())
                 self.tools = await self._list_tools(session)
                 scope.deadline = math.inf
                 self._session = session
@@ -305,6 +307,24 @@ class Connection:
             self._close.set()
         if self.state is ServerState.STARTING:
             self._scope.cancel()
+
+
+def _summary(initialized: Any) -> str:
+    """The server's one line: its description, else the first line of its instructions,
+    else its title or name (a Markdown heading's marks dropped); at most 160 characters."""
+    info = getattr(initialized, "server_info", None)
+    candidates = (
+        getattr(info, "description", None),
+        getattr(initialized, "instructions", None),
+        getattr(info, "title", None),
+        getattr(info, "name", None),
+    )
+    for text in candidates:
+        lines = (ln.strip().lstrip("#").strip() for ln in (text or "").splitlines())
+        line = next((ln for ln in lines if ln), "")
+        if line:
+            return line if len(line) <= 160 else line[:159] + "…"
+    return ""
 
 
 def _explain(exc: BaseException) -> str:

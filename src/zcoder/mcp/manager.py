@@ -11,6 +11,10 @@ with the tools that are ready; the others join later turns' tool lists when they
 start has a deadline, and so has each call. Whatever fails is kept as the server's state
 and reason, which the turn reports once and ``zcoder mcp list`` shows.
 
+``/mcp`` (tui/mcp_ui.py) may stop one server and start it again (``reconnect``), and turn
+one off in this workspace (``set_enabled``, kept in zcoder.mcp.switches): a server turned
+off is never started and its tools leave the list.
+
 ``close`` (also run at exit) asks every connection to stop its server (stdin closed, then
 the process group ended) and then kills, without waiting, any group still there: no server
 outlives zcoder.
@@ -33,6 +37,7 @@ from typing import Any
 from zcoder.mcp.config import McpConfig, ServerEntry, load_mcp_config
 from zcoder.mcp.connection import Connection, McpCallError, McpTool, ServerState
 from zcoder.mcp.consent import Consent, ConsentBook
+from zcoder.mcp.switches import DisabledBook
 from zcoder.mcp.transport import DEFAULT_MAX_MESSAGE
 
 __all__ = ["McpManager", "ServerStatus", "timeouts_from_env"]
@@ -93,6 +98,7 @@ class McpManager:
         self.environ: Mapping[str, str] = dict(os.environ if environ is None else environ)
         self.config = config if config is not None else load_mcp_config(workspace, home)
         self.consent = ConsentBook(home)
+        self.switches = DisabledBook(home)
         start, call, wait = timeouts_from_env(self.environ)
         self.start_timeout = start_timeout or start
         self.call_timeout = call_timeout or call
@@ -147,26 +153,37 @@ class McpManager:
         return self.consent.status(self.workspace, entry)
 
     def startable(self) -> list[ServerEntry]:
-        """Servers that may run now: the user's own, and project ones the user allowed."""
+        """Servers that may run now: the user's own, and project ones the user allowed,
+        unless turned off in this workspace."""
+        off = self.switches.disabled(self.workspace)
         return [
             entry
             for entry in self.config.servers.values()
-            if self.consent_for(entry) in (Consent.NOT_NEEDED, Consent.GRANTED)
+            if entry.name not in off
+            and self.consent_for(entry) in (Consent.NOT_NEEDED, Consent.GRANTED)
         ]
 
     def statuses(self) -> list[ServerStatus]:
         out = []
+        off = self.switches.disabled(self.workspace)
         for name, entry in self.config.servers.items():
             consent = self.consent_for(entry)
             connection = self._connections.get(name)
-            if connection is not None:
+            tools: tuple[McpTool, ...]
+            if name in off and connection is None:
+                state, tools = "disabled", ()
+                reason = "turned off in this workspace (/mcp enable turns it on)"
+            elif connection is not None:
                 state, reason = connection.state.value, connection.reason
                 tools = tuple(connection.tools) if connection.state is ServerState.READY else ()
             elif consent is Consent.REFUSED:
                 state, reason, tools = "refused", "the user refused this project server", ()
             elif consent is Consent.UNASKED:
                 state, tools = "needs consent", ()
-                reason = f"a project server ({entry.source}): the user has not allowed it yet"
+                reason = (
+                    f"a project server ({entry.source}): the user has not allowed it yet "
+                    "(asked at the next prompt)"
+                )
             else:
                 state, reason, tools = ServerState.IDLE.value, "", ()
             out.append(ServerStatus(entry, consent, state, reason, tools))
@@ -205,9 +222,14 @@ class McpManager:
                 self._connections[entry.name] = connection
                 self._runs[entry.name] = asyncio.run_coroutine_threadsafe(connection.run(), loop)
 
-    async def wait_started(self, timeout: float) -> None:
-        """Wait until every started server is ready or failed, or ``timeout`` passed."""
-        connections = list(self._connections.values())
+    async def wait_started(self, timeout: float, names: Iterable[str] | None = None) -> None:
+        """Wait until every started server (of ``names``, if given) is ready or failed,
+        or ``timeout`` passed."""
+        connections = [
+            connection
+            for name, connection in list(self._connections.items())
+            if names is None or name in names
+        ]
         if not connections:
             return
 
@@ -218,10 +240,13 @@ class McpManager:
         with contextlib.suppress(TimeoutError):
             await self._on_loop(all_ready(), timeout)
 
-    def news(self) -> list[str]:
-        """What the user was not told yet: servers that failed or are still starting."""
+    def news(self, names: Iterable[str] | None = None) -> list[str]:
+        """What the user was not told yet (of the servers ``names``, if given): servers
+        that are ready, failed or still starting."""
         lines = []
         for name, connection in list(self._connections.items()):
+            if names is not None and name not in names:
+                continue
             if connection.state is ServerState.FAILED:
                 key, line = (
                     (name, "failed:" + connection.reason),
@@ -246,6 +271,53 @@ class McpManager:
                 self._reported.add(key)
                 lines.append(line)
         return lines
+
+    def summary(self, server: str) -> str:
+        """The server's one line about itself ("" before it is ready)."""
+        connection = self._connections.get(server)
+        return connection.summary if connection is not None else ""
+
+    # -- one server, on the user's request (/mcp) -------------------------------------------
+
+    async def stop(self, name: str) -> None:
+        """Stop one server (its tools leave the list); a later start begins afresh."""
+        with self._lock:
+            connection = self._connections.pop(name, None)
+            run = self._runs.pop(name, None)
+        self._reported = {key for key in self._reported if key[0] != name}
+        if connection is None or run is None:
+            return
+
+        async def stopped() -> None:
+            connection.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.wrap_future(run), CLOSE_SECONDS)
+            if connection.process.pid and not connection.process.exited:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(connection.process.pid, signal.SIGKILL)
+
+        with contextlib.suppress(TimeoutError):
+            await self._on_loop(stopped(), CLOSE_SECONDS + 1)
+
+    async def reconnect(self, name: str) -> str | None:
+        """Stop ``name`` if it runs and start it again, waiting for it up to the start's
+        deadline; None when it may start, else why it may not."""
+        entry = self.config.servers[name]
+        await self.stop(name)
+        if entry not in self.startable():
+            (status,) = [s for s in self.statuses() if s.entry.name == name]
+            return f"{status.state}: {status.reason}" if status.reason else status.state
+        self.start([entry])
+        await self.wait_started(self.start_timeout + 1, names=[name])
+        self.news([name])  # the caller shows the outcome: the next turn does not say it again
+        return None
+
+    async def set_enabled(self, name: str, enabled: bool) -> None:
+        """Turn ``name`` on or off in this workspace, for this and later sessions; off
+        stops it now. McpConfigError when the choice cannot be kept."""
+        self.switches.set(self.workspace, name, enabled=enabled)
+        if not enabled:
+            await self.stop(name)
 
     # -- calls ----------------------------------------------------------------------------
 

@@ -9,30 +9,44 @@ Approval follows run_command's, because an MCP tool can do anything its server c
 * a tool whose annotations say ``readOnlyHint`` runs without asking, like read_file;
 * ``--deny-commands`` refuses every other one without asking, ``--yes`` runs them in the
   user's own turns;
-* otherwise the same approval dialog as a command asks, showing the server, the tool and
-  the whole arguments, and, as context, the server's description of the tool, marked as
-  the server's words: a description that says "ignore your instructions" is shown to the
-  user as what it is, and nothing in it is ever taken as the user's;
+* otherwise the approval dialog asks, saying it is an MCP tool, showing the server, the tool
+  and the whole arguments, and, as context, the server's description of the tool, marked as
+  the server's words (the request carries them apart, ``McpToolCall``): a description
+  that says "ignore your instructions" is shown to the user as what it is, and nothing in
+  it is ever taken as the user's;
 * in a relayed turn every non-read-only MCP tool asks, whatever was granted before, and
   the dialog names who relayed the task.
 
 A project server (``.mcp.json``) starts only with the user's consent (zcoder.mcp.consent):
-the first user turn that could use it asks, in the same dialog, showing the exact command
+the first user turn that could use it asks, in a dialog of its own, showing the exact command
 or URL and the file it comes from. A relayed turn never asks and never starts one.
+
+The tools offered only ever grow at the end of the list (a server that comes up later adds
+its tools after those offered before), and when their schemas would fill too much of a
+small window, a catalog and a tool to load a server's tools take their place
+(zcoder.mcp.catalog).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from zcoder.mcp.catalog import LOAD_TOOL, Catalog, schema_tokens, share_from_env
 from zcoder.mcp.config import ServerEntry, project_file
 from zcoder.mcp.connection import McpCallError, McpTool
 from zcoder.mcp.consent import Consent
 from zcoder.mcp.manager import McpManager
 from zcoder.mcp.results import result_text
-from zcoder.tools.approval import ApprovalDecision, CommandApprovalRequest, CommandPolicy
+from zcoder.tools.approval import (
+    ApprovalDecision,
+    CommandApprovalRequest,
+    CommandPolicy,
+    McpServerStart,
+    McpToolCall,
+)
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
 from zcoder.tools.profiles import TurnOrigin
 
@@ -67,10 +81,17 @@ def _arguments_text(arguments: Mapping[str, Any]) -> str:
 class McpToolSource:
     """The registry's view of the MCP servers (zcoder.tools.registry.ToolSource)."""
 
-    def __init__(self, manager: McpManager) -> None:
+    def __init__(
+        self, manager: McpManager, window: Callable[[], int | None] = lambda: None
+    ) -> None:
         self.manager = manager
+        self.catalog = Catalog(window, manager.summary, share=share_from_env(manager.environ))
         self._specs: dict[str, ToolSpec] = {}
+        self._offered: dict[str, ToolSpec] = {}
         self._listed: list[McpTool] = []
+        self._shape: tuple[Any, ...] = ()  # what the offer was made for
+        self._listings = 0  # how many times the ready tools changed
+        self._tokens = 0  # what every MCP schema would cost a request
         self._asked: set[str] = set()
         self._told_problems = False
 
@@ -81,7 +102,36 @@ class McpToolSource:
         if tools != self._listed:  # a server started, ended, or changed its list
             self._listed = tools
             self._specs = {tool.qualified: self._spec(tool) for tool in tools}
-        return list(self._specs.values())
+            self._listings += 1
+            self._tokens = schema_tokens(list(self._specs.values()))
+        catalog = self.catalog.needed(self._tokens)
+        shape = (catalog, self.catalog.window(), tuple(self.catalog.loaded), self._listings)
+        if shape != self._shape:
+            self._shape = shape
+            self._offer(tools, catalog)
+        return list(self._offered.values())
+
+    def _offer(self, tools: list[McpTool], catalog: bool) -> None:
+        """What the model is offered: every tool, or the catalog and the loaded servers'
+        tools. What stays keeps its place; what is new goes at the end."""
+        wanted: dict[str, ToolSpec] = {}
+        if catalog:
+            wanted[LOAD_TOOL] = self.catalog.spec(tools)
+            for server in self.catalog.loaded:
+                wanted.update(
+                    (tool.qualified, self._specs[tool.qualified])
+                    for tool in tools
+                    if tool.server == server
+                )
+        else:
+            wanted = dict(self._specs)
+        kept = {name: wanted[name] for name in self._offered if name in wanted}
+        kept.update((name, spec) for name, spec in wanted.items() if name not in kept)
+        self._offered = kept
+
+    def loaded(self) -> list[str]:
+        """The servers whose tools the model loaded (small windows; zcoder.mcp.catalog)."""
+        return list(self.catalog.loaded)
 
     def _spec(self, tool: McpTool) -> ToolSpec:
         description = f"(MCP server {tool.server}) {tool.description or tool.name}"
@@ -117,27 +167,23 @@ class McpToolSource:
         if entry.name in self._asked:
             return []
         self._asked.add(entry.name)
-        request = CommandApprovalRequest(
-            # The whole entry, as written: its env (LD_PRELOAD, say) and cwd run with it.
-            command=(
-                f"start the MCP server {entry.name!r}: {entry.describe()}\n"
-                f"its whole entry: {json.dumps(entry.raw, indent=2, ensure_ascii=False)}"
-            ),
-            cwd=ctx.workspace,
-            timeout_seconds=self.manager.start_timeout,
-            allow_always=False,
-            origin=ctx.origin,
-            profile=ctx.profile,
+        # The whole entry, as written: its env (LD_PRELOAD, say) and cwd run with it.
+        whole = json.dumps(entry.raw, indent=2, ensure_ascii=False)
+        source = str(project_file(self.manager.workspace))
+        decision = await _ask(
+            ctx,
+            f"start the MCP server {entry.name!r}: {entry.describe()}\nits whole entry: {whole}",
+            timeout=self.manager.start_timeout,
             warning=(
-                f"{project_file(self.manager.workspace)} (from the repository) asks to run this "
-                "MCP server; y allows it in this workspace until its entry changes, n refuses it"
+                f"{source} (from the repository) asks to run this MCP server; y allows it in "
+                "this workspace until its entry changes, n refuses it"
             ),
+            mcp=McpServerStart(entry.name, source, entry.describe(), whole),
         )
-        try:
-            decision = await ctx.approver.approve_command(request)
-        except Exception as exc:  # noqa: BLE001 - a dialog that cannot ask decides nothing
+        if isinstance(decision, Exception):  # a dialog that cannot ask decides nothing
             return [
-                f"MCP server {entry.name!r} not started: its consent could not be asked ({exc})"
+                f"MCP server {entry.name!r} not started: its consent could not be asked "
+                f"({decision})"
             ]
         granted = decision in (ApprovalDecision.ONCE, ApprovalDecision.ALWAYS)
         try:
@@ -184,23 +230,44 @@ class McpToolSource:
         described = tool.description or "(no description)"
         if len(described) > 600:
             described = described[:599] + "…"
-        request = CommandApprovalRequest(
-            command=(
-                f"MCP tool {tool.name!r} of the server {tool.server!r} ({tool.qualified})\n"
-                f"arguments: {_arguments_text(arguments)}"
-            ),
-            cwd=ctx.workspace,
-            timeout_seconds=self.manager.call_timeout,
-            allow_always=False,
-            origin=ctx.origin,
-            profile=ctx.profile,
+        shown = _arguments_text(arguments)
+        decision = await _ask(
+            ctx,
+            f"MCP tool {tool.name!r} of the server {tool.server!r} ({tool.qualified})\n"
+            f"arguments: {shown}",
+            timeout=self.manager.call_timeout,
             warning=f"the server describes this tool as (its words, not the user's): {described}",
-            requested_by=ctx.requested_by,
+            mcp=McpToolCall(tool.server, tool.name, shown, described),
         )
-        try:
-            decision = await ctx.approver.approve_command(request)
-        except Exception as exc:  # noqa: BLE001 - a broken dialog denies
-            return f"the approval could not be asked ({exc}); treated as denied"
+        if isinstance(decision, Exception):  # a broken dialog denies
+            return f"the approval could not be asked ({decision}); treated as denied"
         if decision in (ApprovalDecision.ONCE, ApprovalDecision.ALWAYS):
             return None
         return "the user denied this MCP tool call"
+
+
+async def _ask(
+    ctx: ToolContext,
+    command: str,
+    *,
+    timeout: float,
+    warning: str,
+    mcp: McpToolCall | McpServerStart | None = None,
+) -> ApprovalDecision | Exception:
+    """One question in the approval dialog, never offering ``a``; the exception when the
+    dialog could not ask (the caller treats that as a no)."""
+    request = CommandApprovalRequest(
+        command=command,
+        cwd=Path(ctx.workspace),
+        timeout_seconds=timeout,
+        allow_always=False,
+        origin=ctx.origin,
+        profile=ctx.profile,
+        warning=warning,
+        requested_by=ctx.requested_by,
+        mcp=mcp,
+    )
+    try:
+        return await ctx.approver.approve_command(request)
+    except Exception as exc:  # noqa: BLE001 - a dialog that cannot ask decides nothing
+        return exc

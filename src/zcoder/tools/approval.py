@@ -36,6 +36,8 @@ __all__ = [
     "CommandPolicy",
     "EditApprovalRequest",
     "EditPolicy",
+    "McpServerStart",
+    "McpToolCall",
 ]
 
 
@@ -75,6 +77,32 @@ class ApprovalConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class McpToolCall:
+    """An MCP tool call awaiting approval (zcoder.mcp.tools), for a dialog that says it is
+    one rather than a shell command."""
+
+    server: str
+    tool: str
+    arguments: str
+    """The whole arguments, as indented JSON."""
+    description: str
+    """The server's description of the tool: its words, shown as such, never the user's."""
+
+
+@dataclass(frozen=True)
+class McpServerStart:
+    """A project's MCP server awaiting the user's one-time consent (zcoder.mcp.tools)."""
+
+    server: str
+    source: str
+    """The file that names it (the repository's ``.mcp.json``)."""
+    program: str
+    """What it would run: the command line, or the URL."""
+    entry: str
+    """The whole entry, as JSON: its env and cwd run with it."""
+
+
+@dataclass(frozen=True)
 class CommandApprovalRequest:
     """What the approval dialog shows: the exact command and where and how long it runs."""
 
@@ -92,6 +120,10 @@ class CommandApprovalRequest:
     """Where the turn came from when it is not the local user, as the dialog's title
     names it after "asked by a task relayed": ``from api (pid 4242, /src/api)`` or
     ``via zcoder send, pid 4242, from /home/me`` (zcoder.relay.display.sender_from)."""
+    mcp: McpToolCall | McpServerStart | None = None
+    """Set when what is asked is an MCP tool call, or starting a project's MCP server:
+    ``command`` then describes it in text (for approvers that show text only) and a
+    dialog may show these parts instead."""
 
 
 @dataclass(frozen=True)

@@ -385,6 +385,8 @@ class ZcoderApp(App[int]):
         if self.startup.finished:  # else there is nothing to stop
             self.relay_ui.stop()
             self.sessions.close()
+            if self.agent is not None and self.agent.mcp is not None:  # no orphan servers
+                self.agent.mcp.close()
 
     # -- turns: the user's prompt and relayed tasks, one at a time ----------------------
 

@@ -1,5 +1,13 @@
 """The dialogs where a person decides on a command or a message: run_command's approval
-(``ApprovalScreen``) and the confirmation of a relayed send (``ConfirmSendScreen``).
+(``ApprovalScreen``), an MCP tool call's (``McpApprovalScreen``) and the confirmation of a
+relayed send (``ConfirmSendScreen``).
+
+Neither starting a project's MCP server nor an MCP tool call is a shell command, and
+their dialogs say so (``McpStartScreen``, ``McpApprovalScreen``; ``approval_screen``
+picks the one a request needs). An MCP tool call's dialog names the server and the
+tool, shows the whole arguments, and shows the server's description of the tool as the
+server's words (a server may write "ignore previous instructions" there; the user sees it
+for what it is).
 
 Both are ``GuardedDialog``s (tui/dialogs.py): what is approved is what was seen, and keys
 meant for something else cannot answer them. The edit and /undo dialogs are in
@@ -17,6 +25,7 @@ from zcoder.relay import Peer
 from zcoder.relay.names import explicit_name
 from zcoder.relay.sanitize import visible
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest
+from zcoder.tools.approval import McpServerStart, McpToolCall
 from zcoder.tui.dialogs import GuardedDialog
 from zcoder.tui.widgets import screen_safe
 
@@ -77,6 +86,107 @@ class ApprovalScreen(GuardedDialog[ApprovalDecision]):
         if key == "n":
             return ApprovalDecision.DENY
         return None
+
+
+def approval_screen(
+    request: CommandApprovalRequest, give_back: Callable[[str], object] | None = None
+) -> ApprovalScreen:
+    """The dialog for ``request``: a command's, an MCP tool call's, or an MCP server's start."""
+    if isinstance(request.mcp, McpToolCall):
+        return McpApprovalScreen(request, give_back=give_back)
+    if isinstance(request.mcp, McpServerStart):
+        return McpStartScreen(request, give_back=give_back)
+    return ApprovalScreen(request, give_back=give_back)
+
+
+class McpStartScreen(ApprovalScreen):
+    """Consent to a project's MCP server: y allows it in this workspace (until its entry
+    changes) and starts it, n/Esc refuses it for good (asked again if the entry changes)."""
+
+    @property
+    def start(self) -> McpServerStart:
+        assert isinstance(self.request.mcp, McpServerStart)
+        return self.request.mcp
+
+    def title_text(self) -> Text:
+        return Text(f"Start the MCP server {visible(self.start.server)} this project names?")
+
+    def meta(self) -> list[Static]:
+        s = self.start
+        return [
+            Static(
+                Text(
+                    f"named by {screen_safe(s.source)} (from the repository) · "
+                    f"start timeout {self.request.timeout_seconds:g} s"
+                ),
+                classes="meta",
+            ),
+            Static(
+                Text(
+                    "it runs a program the repository chose, on your machine; y allows it in "
+                    "this workspace until its entry changes, n refuses it"
+                ),
+                classes="warning",
+            ),
+        ]
+
+    def body(self) -> str:
+        return f"{self.start.program}\n\nits whole entry:\n{self.start.entry}"
+
+    def body_prefix(self) -> str:
+        return ""
+
+    def keys_text(self) -> str:
+        return "[y] allow and start it   [n]/Esc refuse"
+
+
+class McpApprovalScreen(ApprovalScreen):
+    """An MCP tool call's approval: y runs this one call, n/Esc denies it (``a`` is never
+    offered: each call that may change something asks)."""
+
+    @property
+    def call(self) -> McpToolCall:
+        assert isinstance(self.request.mcp, McpToolCall)
+        return self.request.mcp
+
+    def title_text(self) -> Text:
+        sender = self.request.requested_by
+        title = (
+            f"Run the MCP tool {visible(self.call.tool)} of the server {visible(self.call.server)}?"
+        )
+        if sender:
+            return Text(f"{title} — asked by a task relayed {visible(sender)}")
+        return Text(title)
+
+    def meta(self) -> list[Static]:
+        c, r = self.call, self.request
+        return [
+            Static(
+                Text(
+                    f"MCP server {screen_safe(c.server)} · tool {screen_safe(c.tool)}"
+                    f" · timeout {r.timeout_seconds:g} s · {r.profile.value}"
+                ),
+                classes="meta",
+            ),
+            Static(
+                Text(
+                    "the server's description of this tool (its words, not yours): "
+                    + screen_safe(c.description)
+                ),
+                classes="warning",
+            ),
+        ]
+
+    def body(self) -> str:
+        return self.call.arguments
+
+    def body_prefix(self) -> str:
+        return ""
+
+    def keys_text(self) -> str:
+        if self.request.requested_by is not None:
+            return "[y]/[a] run this one call   [n]/Esc deny   (a relayed task asks each time)"
+        return "[y] run this call   [n]/Esc deny"
 
 
 class ConfirmSendScreen(GuardedDialog[bool]):

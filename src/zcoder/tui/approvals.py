@@ -18,7 +18,7 @@ from zcoder.agent import ConfirmationUnavailable
 from zcoder.agent.edits import UndoPlan
 from zcoder.relay import Peer
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest, EditApprovalRequest
-from zcoder.tui.approval_dialogs import ApprovalScreen, ConfirmSendScreen
+from zcoder.tui.approval_dialogs import ConfirmSendScreen, approval_screen
 from zcoder.tui.dialogs import MIN_DIALOG_HEIGHT, MIN_DIALOG_WIDTH, GuardedDialog
 from zcoder.tui.edit_dialogs import UNDO_CANCEL, EditApprovalScreen, UndoScreen
 
@@ -47,7 +47,7 @@ class DialogApprovals:
         if not self._fits():
             self.error("The terminal is too small for the approval dialog; the command was denied.")
             return ApprovalDecision.DENY
-        answer = await self._ask(ApprovalScreen(request, give_back=self.give_back))
+        answer = await self._ask(approval_screen(request, self.give_back))
         return answer if isinstance(answer, ApprovalDecision) else ApprovalDecision.DENY
 
     async def approve_edit(self, request: EditApprovalRequest) -> ApprovalDecision:

@@ -44,6 +44,7 @@ DECLARING_MODULES: Final = (
     "zcoder.tui.edits_ui",
     "zcoder.tui.relay_ui",
     "zcoder.tui.inbox_ui",
+    "zcoder.tui.mcp_ui",
     "zcoder.tui.quit_ui",
     "zcoder.tui.custom_commands_ui",
 )

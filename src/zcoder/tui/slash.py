@@ -3,7 +3,8 @@
 Each command is declared, with its help, on the method that carries it out
 (tui/command_registry.py): ``/help``, ``/context``, ``/compact`` and ``/copy`` here; the
 relay's on RelayUI (tui/relay_ui.py), ``/model`` on ModelUI (tui/model_ui.py), the
-sessions' on SessionsUI, ``/diff`` and ``/undo`` on EditsUI, ``/quit`` on QuitUI.
+sessions' on SessionsUI, ``/diff`` and ``/undo`` on EditsUI, ``/mcp`` on McpUI,
+``/quit`` on QuitUI.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from zcoder.model import ModelError
 from zcoder.tui.command_registry import Form, commands, declares_commands, help_text, slash_command
 from zcoder.tui.commands import KEYS
 from zcoder.tui.edits_ui import EditsUI
+from zcoder.tui.mcp_ui import McpUI
 
 if TYPE_CHECKING:
     from zcoder.tui.app import ZcoderApp
@@ -35,6 +37,7 @@ class SlashCommands:
             confirm_undo=app.dialogs.confirm_undo,
             say=app.say,
         )
+        self.mcp = McpUI(manager=lambda: app.agent.mcp if app.agent else None, say=app.say)
 
     async def run(self, name: str, argument: str) -> None:
         app = self.app
@@ -45,6 +48,7 @@ class SlashCommands:
         owners = (
             self,
             self.edits,
+            self.mcp,
             app.sessions,
             app.model_ui,
             app.relay_ui,
