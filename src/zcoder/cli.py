@@ -135,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
         "or a script (docs/editors.md); each session's workspace is the client's cwd",
     )
     parser.add_argument(
+        "--connect",
+        metavar="[USER@]HOST[:PORT][/PATH]",
+        help="this TUI, the agent on another machine: ssh runs zcoder --acp there "
+        "(docs/remote.md); --resume ID loads a session saved there",
+    )
+    parser.add_argument(
         "--print-instructions",
         action="store_true",
         help="print the resolved AGENTS.md chain and exit",
@@ -190,6 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(render_instructions(files))
         return EXIT_OK
 
+    if args.connect is not None:
+        return _run_connect(args, config)
     if not args.acp:
         if args.prompt is not None and not args.prompt.strip():
             print("zcoder: --prompt needs some text", file=sys.stderr)
@@ -271,6 +279,27 @@ def _run_mode(args: argparse.Namespace, config: Config) -> int:
     from zcoder.tui import run_app
 
     return run_app(config, resume=resume, keep_model=args.model is not None)
+
+
+def _run_connect(args: argparse.Namespace, config: Config) -> int:
+    """``--connect``: the TUI here, the agent there (zcoder.remote)."""
+    for given, flag in ((args.acp, "--acp"), (args.prompt is not None, "--prompt")):
+        if given:
+            print(f"zcoder: {flag} does not go with --connect", file=sys.stderr)
+            return EXIT_USAGE
+    from zcoder.remote.target import Target, TargetError
+
+    try:
+        target = Target.parse(args.connect)
+    except TargetError as exc:
+        print(f"zcoder: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    from zcoder.logfile import setup_logging
+    from zcoder.remote.app import run_remote
+
+    setup_logging(config.home)  # the terminal is the app's: log records go to a file
+
+    return run_remote(config, target, os.environ, resume=args.resume)
 
 
 def _run_acp(args: argparse.Namespace, config: Config) -> int:
