@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.harness import World, world as make_world
+from tests.e2e.harness import World
+from tests.e2e.harness import world as make_world
 
 
 @pytest.fixture
