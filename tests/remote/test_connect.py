@@ -32,8 +32,6 @@ pytestmark = [
     pytest.mark.skipif(available() is not None, reason=str(available())),
 ]
 
-LOST = "was lost"
-
 
 @pytest.fixture
 def sshd() -> Iterator[SshServer]:
@@ -92,9 +90,7 @@ def connect(world: World, sshd: SshServer, remote: Remote) -> TmuxInstance:
     return tui
 
 
-def test_a_turn_runs_there_and_its_approval_is_answered_here(
-    world: World, sshd: SshServer
-) -> None:
+def test_a_turn_runs_there_and_its_approval_is_answered_here(world: World, sshd: SshServer) -> None:
     server = world.server(demo=False)
     remote = Remote(world, server)
     proof = remote.workspace / "proof.txt"
@@ -185,14 +181,14 @@ def test_a_dropped_connection_keeps_the_transcript_and_reconnects_without_runnin
     for pid in pids:
         os.kill(pid, signal.SIGKILL)
 
-    tui.wait_text(LOST)
-    tui.wait_text("is not run again")
+    tui.wait_text("was lost during this turn")
+    tui.wait_text("was running there")
     tui.wait_text("First answer, kept.")  # the transcript stays
     tui.wait_text("Disconnected")
 
     tui.submit("/reconnect")
-    tui.wait_text("loaded as saved there", timeout=60)
-    tui.wait_text("not run again: `echo once")
+    tui.wait_text("Reconnected to", timeout=60)
+    tui.wait_text("Interrupted when the connection was lost")
     tui.wait_text("First answer, kept.")  # the loaded session shows it again
     [session] = remote.sessions()
     [(_, status)] = remote.tool_events(session)

@@ -168,6 +168,8 @@ class RemoteAgent(Handler):
             response = prompt.result()
         except RequestError as exc:
             return self._failed(f"{self.target.label} refused the prompt: {exc}")
+        except (ConnectionError, OSError):  # the SDK fails what waits when the stream ends
+            return self._lost(connection)
         meta = (response.field_meta or {}).get("zcoder", {})
         outcome = _OUTCOMES.get(str(meta.get("outcome")))
         if outcome is None:

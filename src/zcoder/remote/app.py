@@ -161,12 +161,17 @@ class RemoteApp(ZcoderApp):
             profile=info.profile,
             status="Ready",
         )
-        what = "loaded as saved there" if resume is not None else "opened"
-        self.notice(
-            f"Connected to {label} ({self.hostname}) over SSH: workspace "
-            f"{self.remote.workspace}, session {session_id} {what}. The agent, its tools, "
-            f"approvals and sessions are the remote zcoder's; approvals are answered here."
-        )
+        if resume is not None:
+            self.notice(
+                f"Reconnected to {label} ({self.hostname}): session {session_id} loaded as "
+                f"saved there, in {self.remote.workspace}."
+            )
+        else:
+            self.notice(
+                f"Connected to {label} ({self.hostname}) over SSH: workspace "
+                f"{self.remote.workspace}, session {session_id}. The agent, its tools, "
+                "approvals and sessions are the remote zcoder's; approvals are answered here."
+            )
         if resume is not None and self.remote.interrupted:
             listed = ", ".join(f"`{c}`" for c in self.remote.interrupted)
             self.notice(f"Interrupted when the connection was lost, and not run again: {listed}.")

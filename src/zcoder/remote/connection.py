@@ -160,10 +160,13 @@ class Connection:
             raise
         finally:
             dropped.cancel()
-        if task.done():
+        if not task.done():
+            task.cancel()
+            raise ConnectionLost(self.why())
+        try:
             return task.result()
-        task.cancel()
-        raise ConnectionLost(self.why())
+        except (ConnectionError, OSError):  # the SDK fails what waits when the stream ends
+            raise ConnectionLost(self.why()) from None
 
     async def open_session(self, resume: str | None) -> str:
         """session/new, or session/load of ``resume`` (its history arrives as updates first)."""
