@@ -223,3 +223,48 @@ def _name(pid: int) -> str:
         return Path(f"/proc/{pid}/comm").read_text().strip()
     except OSError:
         return ""
+
+
+def test_escape_stops_the_remote_turn_and_its_command(world: World, sshd: SshServer) -> None:
+    server = world.server(demo=False)
+    remote = Remote(world, server)
+    started, finished = remote.workspace / "started.txt", remote.workspace / "finished.txt"
+    server.enqueue(
+        Turn.tool_calls(
+            call(
+                "run_command",
+                {"command": "echo once >> started.txt; sleep 60; echo x > finished.txt"},
+            )
+        ),
+        Turn.text("Still here after the stop."),
+    )
+    tui = connect(world, sshd, remote)
+    tui.submit("run the long one")
+    tui.wait_text("[n]/Esc deny")
+    tui.send_key("y")
+    wait_until(lambda: _started(started), what="the command to start on the remote side")
+    tui.send_key("\x1b")  # Escape: session/cancel
+    tui.wait_text("Stopped")
+    [session] = remote.sessions()
+    wait_until(lambda: remote.tool_events(session), what="the remote to save the stopped call")
+    assert remote.tool_events(session)[0][1] == "interrupted"
+    tui.submit("still there?")
+    tui.wait_text("Still here after the stop.")
+    assert started.read_text() == "once\n"
+    assert not finished.exists()
+
+
+def test_a_remote_command_that_cannot_start_is_said(world: World, sshd: SshServer) -> None:
+    tui = start_in_tmux(
+        world,
+        "here",
+        None,
+        args=("--connect", sshd.alias),
+        wait=False,
+        ZCODER_SSH=sshd.ssh_command,
+        ZCODER_REMOTE_COMMAND="/nonexistent/zcoder --acp",
+    )
+    tui.wait_text("could not connect to", timeout=60)
+    tui.wait_text(": /nonexistent/zcoder")  # what the remote shell said of it
+    tui.wait_text("Disconnected")
+    assert list(world.registry.iterdir()) == []
