@@ -102,13 +102,22 @@ def diff_of(content: Any) -> str:
     return "".join(lines)
 
 
-def _new_output(before: str, now: str) -> str:
-    """What ``now`` (the output's tail so far) adds to ``before`` (the last tail)."""
+def new_output(before: str, now: str) -> str:
+    """What ``now`` (the output's tail so far) adds to ``before`` (the last tail).
+
+    Once the output outgrows the tail the agent sends (64 KiB), ``now`` no longer starts
+    with ``before``: the end of ``before`` is looked for in ``now``. Output that repeats
+    itself can fool that look; it only shows while the command runs, since the finished
+    call carries its whole output."""
     if now.startswith(before):
         return now[len(before) :]
-    for start in range(1, len(before)):  # the tail moved on: find where they overlap
-        if now.startswith(before[start:]):
-            return now[len(before) - start :]
+    size = min(256, len(before))
+    while size:
+        found = now.rfind(before[-size:])
+        overlap = found + size
+        if found >= 0 and now[:overlap] == before[-overlap:]:
+            return now[overlap:]
+        size //= 2
     return now
 
 
@@ -202,7 +211,7 @@ class UpdateReader:
             return
         if update.content and call.name == "run_command":
             now = text_of(update.content)
-            new = _new_output(call.output, now)
+            new = new_output(call.output, now)
             call.output = now
             if new:
                 self.emit(ToolOutput(call_id, new))

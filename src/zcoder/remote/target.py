@@ -67,7 +67,8 @@ class Target:
         """What the header shows: the host as the user named it."""
         user = f"{self.user}@" if self.user else ""
         port = f":{self.port}" if self.port else ""
-        return f"{user}{self.host}{port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 address
+        return f"{user}{host}{port}"
 
     def __str__(self) -> str:
         """The target as ``--connect`` takes it again."""
