@@ -102,6 +102,7 @@ def test_a_turn_runs_there_and_its_approval_is_answered_here(world: World, sshd:
     )
     tui = connect(world, sshd, remote)
     assert f"ssh:{sshd.alias}" in tui.screen_text  # the header names the remote host
+    tui.wait_gone("f5 Reconnect")  # offered in the footer only while disconnected
     tui.submit("write the proof")
     tui.wait_text("Run this command?")
     tui.wait_text("[n]/Esc deny")
@@ -112,6 +113,24 @@ def test_a_turn_runs_there_and_its_approval_is_answered_here(world: World, sshd:
     assert not (world.workspace("here") / "proof.txt").exists()
     [session] = remote.sessions()
     assert remote.tool_events(session)[0][1] == "completed"
+    tui.submit("/help")
+    tui.wait_text("/reconnect (F5) connects")
+    assert tui.quit() == 0
+
+    # Later: --resume loads the session saved there, its approved command included.
+    again = start_in_tmux(
+        world,
+        "here",
+        None,
+        args=("--connect", f"{sshd.alias}{remote.workspace}", "--resume", session),
+        wait=False,
+        ZCODER_SSH=sshd.ssh_command,
+        ZCODER_REMOTE_COMMAND=remote.command,
+    )
+    again.wait_text("over SSH: session", timeout=60)
+    again.wait_text("All done on the far side.")
+    again.wait_text("ran over $SSH_CONNECTION")
+    assert remote.sessions() == [session]
 
 
 def test_discovery_is_the_remote_hosts_and_nothing_is_published_here(
@@ -185,6 +204,7 @@ def test_a_dropped_connection_keeps_the_transcript_and_reconnects_without_runnin
     tui.wait_text("was running there")
     tui.wait_text("First answer, kept.")  # the transcript stays
     tui.wait_text("Disconnected")
+    tui.wait_text("f5 Reconnect")
 
     tui.submit("/reconnect")
     tui.wait_text("Reconnected to", timeout=60)

@@ -88,6 +88,7 @@ class RemoteAgent(Handler):
         self._asking: set[asyncio.Task[Any]] = set()
         self._watch: asyncio.Task[None] | None = None
         self._closing = False
+        self._held: list[Any] | None = None
 
     # -- the connection -----------------------------------------------------------------
 
@@ -111,14 +112,29 @@ class RemoteAgent(Handler):
         assert connection.info is not None
         return connection.info
 
-    async def open_session(self, resume: str | None = None) -> str:
-        """A new session, or ``resume``'s loaded: its history comes through the sink
-        first, as the remote host saved it. Raises ConnectionLost or RequestError."""
+    async def open_session(
+        self, resume: str | None = None, *, before_replay: Callable[[], None] = lambda: None
+    ) -> str:
+        """A new session, or ``resume``'s loaded. A loaded session's history (updates sent
+        before the answer) is held until the load succeeded, then ``before_replay`` runs
+        (the app clears the transcript) and it comes through the sink, as the remote host
+        saved it; a load that fails leaves the transcript as it was. Raises
+        ConnectionLost or RequestError."""
         connection = self.connection
         if connection is None or not self.connected:
             raise ConnectionLost("not connected")
         self.session_id = resume  # the replay's updates are this session's
-        self.session_id = await connection.open_session(resume)
+        self._held = []
+        try:
+            self.session_id = await connection.open_session(resume)
+        except BaseException:
+            self._held = None
+            raise
+        held, self._held = self._held, None
+        if resume is not None:
+            before_replay()
+        for update in held:
+            self.reader(update)
         return self.session_id
 
     async def _watch_drop(self, connection: Connection) -> None:
@@ -218,7 +234,11 @@ class RemoteAgent(Handler):
     # -- the ACP client side --------------------------------------------------------------
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        if session_id == self.session_id:
+        if session_id != self.session_id:
+            return
+        if self._held is not None:
+            self._held.append(update)
+        else:
             self.reader(update)
 
     async def request_permission(

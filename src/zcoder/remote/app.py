@@ -37,6 +37,7 @@ from zcoder.remote.agent import RemoteAgent
 from zcoder.remote.connection import ConnectionLost
 from zcoder.remote.target import Target
 from zcoder.tui.app import ZcoderApp
+from zcoder.tui.chat_pane import ChatPane
 from zcoder.tui.command_registry import commands
 from zcoder.tui.model_ui import ModelUI
 from zcoder.tui.relay_ui import RelayUI
@@ -212,6 +213,15 @@ class RemoteSlash(SlashCommands):
         if name == "/reconnect":
             app.action_reconnect()
             return
+        if name in ("/help", "/?"):
+            await super().run(name, argument)
+            self.say.notice(
+                f"Connected to {app.target.label} (zcoder --connect): /reconnect (F5) connects "
+                "again after a drop and loads the session; /list-agents and /agents show the "
+                "remote host's peers; the commands that act on a local agent say so. "
+                "docs/remote.md has the rest."
+            )
+            return
         if name in WHERE_TO_ASK:
             self.say.notice(
                 f"{name} is not available over --connect: {WHERE_TO_ASK[name]}. "
@@ -274,6 +284,7 @@ class RemoteApp(ZcoderApp):
         )
         self.remote_session: str | None = resume
         self.hostname = target.host
+        self._was_connected = False
         self.startup = RemoteStartup(self, resume=False, tune_gc=tune_gc)
         state = self.header_state
         state.host, state.model, state.branch = f"ssh:{target.label}", "remote", None
@@ -316,10 +327,7 @@ class RemoteApp(ZcoderApp):
         self.hostname = info.hostname or self.target.host
         resume = self.remote_session
         try:
-            if resume is not None:
-                self.transcript.clear()  # the session comes back as saved there
-                self.agent_view.reset()
-            session_id = await self.remote.open_session(resume)
+            session_id = await self.remote.open_session(resume, before_replay=self._reload)
         except (ConnectionLost, RequestError) as exc:
             self._not_connected(f"{label} did not open the session: {exc}")
             return
@@ -333,9 +341,10 @@ class RemoteApp(ZcoderApp):
             status="Ready",
         )
         if resume is not None:
+            again = "Reconnected" if self._was_connected else "Connected"
             self.notice(
-                f"Reconnected to {label} ({self.hostname}): session {session_id} loaded as "
-                f"saved there, in {self.remote.workspace}."
+                f"{again} to {label} ({self.hostname}) over SSH: session {session_id} loaded "
+                f"as saved there, in {self.remote.workspace}."
             )
         else:
             self.notice(
@@ -347,12 +356,25 @@ class RemoteApp(ZcoderApp):
             listed = ", ".join(f"`{c}`" for c in self.remote.interrupted)
             self.notice(f"Interrupted when the connection was lost, and not run again: {listed}.")
         self.remote.interrupted = []
+        self._was_connected = True
         self.relay_ui.refresh_header()
+        self.refresh_bindings()  # F5 leaves the footer
         self.schedule()
+
+    def _reload(self) -> None:
+        """The session was loaded: the transcript becomes what the remote host saved."""
+        self.transcript.clear()
+        self.agent_view.reset()
+
+    def on_chat_pane_turn_ended(self, message: ChatPane.TurnEnded) -> None:
+        super().on_chat_pane_turn_ended(message)
+        if self.agent is not None and not self.remote.connected:
+            self.say.header(status=DISCONNECTED)  # the turn's end said Error; this says why
 
     def _not_connected(self, text: str) -> None:
         self.error(f"{text}. /reconnect (F5) tries again.")
         self.say.header(status=DISCONNECTED)
+        self.refresh_bindings()
 
     def connection_dropped(self, why: str) -> None:
         """The SSH connection ended (the remote agent with it): say so, keep the transcript."""
@@ -364,6 +386,7 @@ class RemoteApp(ZcoderApp):
         if not self.busy:
             self.say.header(status=DISCONNECTED)
         self.relay_ui.refresh_header()
+        self.refresh_bindings()  # F5 comes back to the footer
 
     def action_reconnect(self) -> None:
         self.finish_start()
