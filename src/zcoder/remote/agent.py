@@ -144,12 +144,14 @@ class RemoteAgent(Handler):
         if not self._closing and connection is self.connection:
             self.on_dropped(connection.why())
 
-    async def close(self) -> None:
+    def shut(self) -> None:
+        """The app is leaving: ssh's input ends, so ssh ends the remote agent's, which
+        saves and lets its session go; that end is not reported as a drop."""
         self._closing = True
-        if self._watch is not None:
-            self._watch.cancel()
-        if self.connection is not None:
-            await self.connection.close()
+        connection = self.connection
+        if connection is not None and connection.process.stdin is not None:
+            with contextlib.suppress(Exception):
+                connection.process.stdin.close()
 
     async def peers(self) -> dict[str, Any]:
         if self.connection is None or not self.connected:

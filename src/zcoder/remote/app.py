@@ -400,11 +400,7 @@ class RemoteApp(ZcoderApp):
 
     def _stop_services(self) -> None:
         super()._stop_services()
-        connection = self.remote.connection
-        if connection is not None and connection.process.stdin is not None:
-            # Its input ends: ssh ends the remote agent's, which saves and lets go.
-            with contextlib.suppress(Exception):
-                connection.process.stdin.close()
+        self.remote.shut()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "reconnect":
