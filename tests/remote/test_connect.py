@@ -156,6 +156,13 @@ def test_discovery_is_the_remote_hosts_and_nothing_is_published_here(
         tui.wait_text("/agents: this zcoder is connected to")
         tui.submit("/model")
         tui.wait_text("/model is not available over --connect")
+        tui.submit("!touch here.txt")  # would run here, not in the remote workspace
+        tui.wait_text("nothing was run")
+        assert not (world.workspace("here") / "here.txt").exists()
+        assert not (remote.workspace / "here.txt").exists()
+        tui.submit("/new")  # session/new there
+        tui.wait_text("New session")
+        assert len(remote.sessions()) == 2
         # The local registry (ZCODER_RELAY_DIR of the TUI) holds nothing: no peer here.
         assert list(world.registry.iterdir()) == []
     finally:
