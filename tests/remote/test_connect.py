@@ -103,6 +103,9 @@ def test_a_turn_runs_there_and_its_approval_is_answered_here(world: World, sshd:
     tui = connect(world, sshd, remote)
     assert f"ssh:{sshd.alias}" in tui.screen_text  # the header names the remote host
     tui.wait_gone("f5 Reconnect")  # offered in the footer only while disconnected
+    # No sidebar of local sessions: they are the remote host's.
+    [row] = [r for r in tui.screen() if "Connected to" in r]
+    assert row.index("Connected to") < 5
     tui.submit("write the proof")
     tui.wait_text("Run this command?")
     tui.wait_text("[n]/Esc deny")

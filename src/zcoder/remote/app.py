@@ -252,6 +252,7 @@ class RemoteStartup(Startup):
         self.finished = True
         app = self.app
         app.install_sidebar()
+        app.body.hidden_by_user = True  # the sessions are listed on the remote host
         app.show_deferred_after(lambda: None)
         app.relay_ui.refresh_header()
         app.run_later(app.connect, group="connect")
