@@ -26,6 +26,7 @@ EXIT_INTERRUPTED = 130
 # not know them: help lists them here, in its own words, with the options they take.
 USAGE = """%(prog)s [options]
        %(prog)s --acp [options]
+       %(prog)s --connect [USER@]HOST[:PORT][/PATH] [--resume ID]
        %(prog)s agents [--json]
        %(prog)s send [--json] TARGET [MESSAGE]
        %(prog)s mcp add|list|get|remove|test ..."""
@@ -283,9 +284,31 @@ def _run_mode(args: argparse.Namespace, config: Config) -> int:
 
 def _run_connect(args: argparse.Namespace, config: Config) -> int:
     """``--connect``: the TUI here, the agent there (zcoder.remote)."""
-    for given, flag in ((args.acp, "--acp"), (args.prompt is not None, "--prompt")):
-        if given:
-            print(f"zcoder: {flag} does not go with --connect", file=sys.stderr)
+    # The agent's settings are the remote zcoder's: its environment, or its command line
+    # in ZCODER_REMOTE_COMMAND (docs/remote.md).
+    for flag, value in (
+        ("--acp", args.acp),
+        ("--prompt", args.prompt),
+        ("--output-format", args.output_format),
+        ("-m/--model", args.model),
+        ("--host", args.host),
+        ("--backend", args.backend),
+        ("--base-url", args.base_url),
+        ("--gguf", args.gguf),
+        ("-w/--workspace", args.workspace),
+        ("--profile", args.profile),
+        ("--yes", args.yes),
+        ("--deny-commands", args.deny_commands),
+        ("--name", args.name),
+        ("--no-think", args.no_think),
+        ("--context-window", args.context_window),
+    ):
+        if value not in (None, False):
+            print(
+                f"zcoder: {flag} does not go with --connect: the agent is the remote zcoder's "
+                "(give it in ZCODER_REMOTE_COMMAND, or the path in the target)",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
     from zcoder.remote.target import Target, TargetError
 

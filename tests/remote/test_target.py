@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from zcoder.cli import EXIT_USAGE, main
 from zcoder.remote.target import Target, TargetError, remote_shell_command, ssh_argv
 
 
@@ -56,3 +57,21 @@ def test_paths_are_quoted_for_the_remote_shell() -> None:
         remote_shell_command(Target("box", path="~/my app"), "zcoder --acp")
         == "cd \"$HOME\"/'my app' && exec zcoder --acp"
     )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--connect", "box", "-m", "qwen3-coder"],
+        ["--connect", "box", "--yes"],
+        ["--connect", "box", "-w", "/tmp"],
+        ["--connect", "box", "--acp"],
+        ["--connect=-oProxyCommand=touch x"],
+        ["--connect", "box:port"],
+    ],
+)
+def test_the_command_line_refuses_what_is_the_remote_zcoders(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == EXIT_USAGE
+    assert "--connect" in capsys.readouterr().err
