@@ -75,6 +75,19 @@ class Remote:
         return [(e.text, str(e.metadata.get("status"))) for e in data.events if e.role == "tool"]
 
 
+def wait_said(tui: TmuxInstance, words: str, *, timeout: float = 15.0) -> None:
+    """Until ``words`` are on the screen, wherever the transcript wrapped them."""
+
+    def said() -> bool:
+        rows = [row.strip(" │█▊▎") for row in tui.screen()]
+        return words in " ".join(" ".join(rows).split())
+
+    try:
+        wait_until(said, timeout=timeout, what=repr(words))
+    except TimeoutError as exc:
+        raise AssertionError(f"{exc}; the screen:\n{tui.screen_text}") from None
+
+
 def connect(world: World, sshd: SshServer, remote: Remote) -> TmuxInstance:
     tui = start_in_tmux(
         world,
@@ -117,7 +130,7 @@ def test_a_turn_runs_there_and_its_approval_is_answered_here(world: World, sshd:
     [session] = remote.sessions()
     assert remote.tool_events(session)[0][1] == "completed"
     tui.submit("/help")
-    tui.wait_text("/reconnect (F5) connects")
+    wait_said(tui, "/reconnect (F5) connects")
     assert tui.quit() == 0
 
     # Later: --resume loads the session saved there, its approved command included.
@@ -130,9 +143,9 @@ def test_a_turn_runs_there_and_its_approval_is_answered_here(world: World, sshd:
         ZCODER_SSH=sshd.ssh_command,
         ZCODER_REMOTE_COMMAND=remote.command,
     )
-    again.wait_text("over SSH: session", timeout=60)
+    wait_said(again, "over SSH: session", timeout=60)
     again.wait_text("All done on the far side.")
-    again.wait_text("ran over $SSH_CONNECTION")
+    wait_said(again, "ran over $SSH_CONNECTION")
     assert remote.sessions() == [session]
 
 
@@ -153,14 +166,14 @@ def test_discovery_is_the_remote_hosts_and_nothing_is_published_here(
     try:
         tui = connect(world, sshd, remote)
         tui.submit("/list-agents")
-        tui.wait_text("discovery is on the remote host")
+        wait_said(tui, "discovery is on the remote host")
         tui.wait_text("far-peer")
         tui.submit("/agents")
-        tui.wait_text("/agents: this zcoder is connected to")
+        wait_said(tui, "/agents: this zcoder is connected to")
         tui.submit("/model")
-        tui.wait_text("/model is not available over --connect")
+        wait_said(tui, "/model is not available over --connect")
         tui.submit("!touch here.txt")  # would run here, not in the remote workspace
-        tui.wait_text("nothing was run")
+        wait_said(tui, "nothing was run")
         assert not (world.workspace("here") / "here.txt").exists()
         assert not (remote.workspace / "here.txt").exists()
         tui.submit("/new")  # session/new there
@@ -210,15 +223,15 @@ def test_a_dropped_connection_keeps_the_transcript_and_reconnects_without_runnin
     for pid in pids:
         os.kill(pid, signal.SIGKILL)
 
-    tui.wait_text("was lost during this turn")
-    tui.wait_text("was running there")
+    wait_said(tui, "was lost during this turn")
+    wait_said(tui, "was running there")
     tui.wait_text("First answer, kept.")  # the transcript stays
     tui.wait_text("Disconnected")
     tui.wait_text("f5 Reconnect")
 
     tui.submit("/reconnect")
     tui.wait_text("Reconnected to", timeout=60)
-    tui.wait_text("Interrupted when the connection was lost")
+    wait_said(tui, "Interrupted when the connection was lost")
     tui.wait_text("First answer, kept.")  # the loaded session shows it again
     [session] = remote.sessions()
     [(_, status)] = remote.tool_events(session)
@@ -294,7 +307,7 @@ def test_a_remote_command_that_cannot_start_is_said(world: World, sshd: SshServe
         ZCODER_SSH=sshd.ssh_command,
         ZCODER_REMOTE_COMMAND="/nonexistent/zcoder --acp",
     )
-    tui.wait_text("could not connect to", timeout=60)
-    tui.wait_text(": /nonexistent/zcoder")  # what the remote shell said of it
+    wait_said(tui, "could not connect to", timeout=60)
+    wait_said(tui, ": /nonexistent/zcoder")  # what the remote shell said of it
     tui.wait_text("Disconnected")
     assert list(world.registry.iterdir()) == []
