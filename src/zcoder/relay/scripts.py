@@ -20,11 +20,11 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from zcoder.relay.client import discover
+from zcoder.relay.client import Peer, discover
 from zcoder.relay.display import peer_table
 from zcoder.relay.instance import Relay
 from zcoder.relay.names import display_names, name_of, resolve_target
@@ -65,6 +65,23 @@ def _peer_record(peer: Any, shown: str) -> dict[str, Any]:
     }
 
 
+def live_peers(env: Mapping[str, str]) -> tuple[list[Peer], str | None]:
+    """The live instances of this machine's registry (discovery only: nothing published,
+    nothing created), or why there are none to tell; also ``--acp``'s ``_zcoder/peers``."""
+    settings = load_relay_settings(env)
+    if settings.disabled_reason:
+        return [], f"relay settings unusable: {settings.disabled_reason}"
+    registry = choose_registry_dir(env, settings.directory)
+    if not registry.exists():
+        return [], None  # nobody ever registered here: nothing to list, nothing created
+    try:
+        check_registry_dir(registry)
+    except RegistryError as exc:
+        return [], str(exc)
+    found = discover(registry, self_instance_id=None, timeout=settings.io_timeout)
+    return found.peers, found.error
+
+
 def agents_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     parser = argparse.ArgumentParser(
         prog="zcoder agents",
@@ -72,24 +89,10 @@ def agents_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys
     )
     parser.add_argument("--json", action="store_true", help="one JSON array on standard output")
     args = parser.parse_args(list(argv))
-    settings = load_relay_settings(os.environ)
-    if settings.disabled_reason:
-        print(f"zcoder agents: relay settings unusable: {settings.disabled_reason}", file=err)
+    peers, problem = live_peers(os.environ)
+    if problem is not None:
+        print(f"zcoder agents: {problem}", file=err)
         return EXIT_RELAY_UNAVAILABLE
-    registry = choose_registry_dir(os.environ, settings.directory)
-    if not registry.exists():
-        peers = []  # nobody ever registered here: nothing to list, nothing created
-    else:
-        try:
-            check_registry_dir(registry)
-        except RegistryError as exc:
-            print(f"zcoder agents: {exc}", file=err)
-            return EXIT_RELAY_UNAVAILABLE
-        found = discover(registry, self_instance_id=None, timeout=settings.io_timeout)
-        if found.error:
-            print(f"zcoder agents: {found.error}", file=err)
-            return EXIT_RELAY_UNAVAILABLE
-        peers = found.peers
     shown = display_names(peers)
     if args.json:
         records = [_peer_record(peer, shown[peer.instance_id]) for peer in peers]

@@ -1,0 +1,77 @@
+"""``--connect``'s target and the ssh command line made from it."""
+
+from __future__ import annotations
+
+import pytest
+
+from zcoder.cli import EXIT_USAGE, main
+from zcoder.remote.target import Target, TargetError, remote_shell_command, ssh_argv
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("box", Target("box")),
+        ("me@box", Target("box", user="me")),
+        ("me@box:2222", Target("box", user="me", port=2222)),
+        ("box/srv/app", Target("box", path="/srv/app")),
+        ("me@box:22/srv/my app", Target("box", user="me", port=22, path="/srv/my app")),
+        ("box/~/src/app", Target("box", path="~/src/app")),
+        ("[::1]:2200/w", Target("::1", port=2200, path="/w")),
+        ("build.example.org", Target("build.example.org")),
+    ],
+)
+def test_targets(text: str, expected: Target) -> None:
+    assert Target.parse(text) == expected
+    assert Target.parse(str(expected)) == expected
+
+
+@pytest.mark.parametrize("text", ["", "-oProxyCommand=x", "me@", "box:port", "box:99999", "a b"])
+def test_not_targets(text: str) -> None:
+    with pytest.raises(TargetError):
+        Target.parse(text)
+
+
+def test_the_ssh_command_is_the_users_ssh_in_batch_mode() -> None:
+    argv = ssh_argv(Target.parse("me@box:2222/srv/app"), {})
+    assert argv[:2] == ["ssh", "-T"]
+    assert "BatchMode=yes" in argv
+    assert argv[argv.index("-l") + 1] == "me" and argv[argv.index("-p") + 1] == "2222"
+    # The host comes after "--": a host can never be read as an option.
+    assert argv[-3:] == ["--", "box", "cd /srv/app && exec zcoder --acp"]
+
+
+def test_zcoder_ssh_and_the_remote_command_are_configurable() -> None:
+    env = {"ZCODER_SSH": "ssh -F /tmp/cfg", "ZCODER_REMOTE_COMMAND": "~/.local/bin/zcoder --acp"}
+    argv = ssh_argv(Target.parse("box"), env)
+    assert argv[:3] == ["ssh", "-F", "/tmp/cfg"]
+    assert argv[-1] == "exec ~/.local/bin/zcoder --acp"
+
+
+def test_paths_are_quoted_for_the_remote_shell() -> None:
+    assert (
+        remote_shell_command(Target("box", path="/srv/it's; rm x"), "zcoder --acp")
+        == "cd '/srv/it'\"'\"'s; rm x' && exec zcoder --acp"
+    )
+    assert (
+        remote_shell_command(Target("box", path="~/my app"), "zcoder --acp")
+        == "cd \"$HOME\"/'my app' && exec zcoder --acp"
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--connect", "box", "-m", "qwen3-coder"],
+        ["--connect", "box", "--yes"],
+        ["--connect", "box", "-w", "/tmp"],
+        ["--connect", "box", "--acp"],
+        ["--connect=-oProxyCommand=touch x"],
+        ["--connect", "box:port"],
+    ],
+)
+def test_the_command_line_refuses_what_is_the_remote_zcoders(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == EXIT_USAGE
+    assert "--connect" in capsys.readouterr().err
