@@ -89,6 +89,8 @@ class RemoteAgent(Handler):
         self._watch: asyncio.Task[None] | None = None
         self._closing = False
         self._held: list[Any] | None = None
+        # MCP servers are the remote zcoder's (started and closed there): none here.
+        self.mcp: None = None
 
     # -- the connection -----------------------------------------------------------------
 
