@@ -1,10 +1,11 @@
 """The conversation column: the transcript (and its follow hint), the queued prompts, the
 prompt, and the worker of the turn that runs.
 
-The pane owns these widgets and the turn's worker: a turn runs on the pane, and when it
-ends the pane says so with ``ChatPane.TurnEnded`` (Textual's way: children post messages
-up). What runs next, and what the header and the relay say about it, is the app's to
-decide (tui/app.py, the scheduler in tui/scheduler.py): the pane never calls the app.
+The pane owns these widgets and the turn's worker: a turn runs on the pane, and the pane
+says when it starts and ends (``TurnStarted``, ``ChatPane.TurnEnded``; Textual's way:
+children post messages up). What runs next, and what the header and the relay say about
+it, is the main screen's to decide (tui/main_screen.py, the scheduler in
+tui/scheduler.py): the pane never calls the screen.
 Keys of the prompt that are the conversation's own (scrolling the transcript from the
 prompt) stay here.
 """
@@ -19,6 +20,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
+from zcoder.tui.messages import TurnStarted
 from zcoder.tui.prompt import PromptInput
 from zcoder.tui.queued import QueuedPrompts
 from zcoder.tui.transcript import Transcript
@@ -60,6 +62,7 @@ class ChatPane(Vertical):
         """Run ``work`` as the turn. Given a coroutine function, never a coroutine: a
         worker cancelled before it starts (the app quitting) leaves none unawaited."""
         self.turn = self.run_worker(work, group="turn", exit_on_error=False)
+        self.post_message(TurnStarted())
 
     def stop_turn(self) -> bool:
         """Cancel the running turn; whether one was running."""

@@ -1,28 +1,41 @@
 """What the parts of the TUI say to the screen: Textual messages, posted up, not calls.
 
 The parts behind the screen (the model, the relay, the sessions, quitting, edits, slash
-commands, start-up) used to call the app to put a line in the transcript or change the
-header. They now hold a ``Say``: a way to post a message, and the header's one setter.
-The app handles each message (``on_notice``, ``on_show_entry``) and puts it where it
-belongs. A part that only posts needs no app to be tested, and may post from any thread
+commands, turns, start-up) hold a ``Say``: a way to post a message. The main screen
+(tui/main_screen.py) handles each message and puts it where it belongs: a notice in the
+transcript, a field in the header, a changed model in the session store and the relay's
+manifest. A part that only posts needs no app to be tested, and may post from any thread
 (``post_message`` is Textual's one thread-safe way in).
 
 Messages to one receiver are handled in the order they were posted, so what a part says
-reaches the transcript in the order it said it.
+reaches the transcript in the order it said it. A turn's start and end change the header
+at once, by the screen's call (it owns the header); a change a part posts that must not
+undo them (a warm-up's end saying Ready) is marked ``idle_only`` and is dropped when it
+arrives while a turn runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
 if TYPE_CHECKING:
     from zcoder.tui.transcript import Entry
 
-__all__ = ["Notice", "Say", "ShowEntry"]
+__all__ = [
+    "HeaderFields",
+    "ModelChanged",
+    "Notice",
+    "RelayNudge",
+    "RunNext",
+    "Say",
+    "SessionOpened",
+    "ShowEntry",
+    "TurnStarted",
+]
 
 
 class Notice(Message):
@@ -42,17 +55,52 @@ class ShowEntry(Message):
         self.entry = entry
 
 
+class HeaderFields(Message):
+    """Fields of the header changed (tui/status.py: ``HeaderBar``'s reactives).
+    ``idle_only``: dropped if a turn runs when it arrives."""
+
+    def __init__(self, changes: dict[str, Any], *, idle_only: bool = False) -> None:
+        super().__init__()
+        self.changes = changes
+        self.idle_only = idle_only
+
+
+class ModelChanged(Message):
+    """The model in use is now ``model`` (``/model``, the picker, a resumed session's)."""
+
+    def __init__(self, model: str) -> None:
+        super().__init__()
+        self.model = model
+
+
+class SessionOpened(Message):
+    """``session_id`` is open now; ``shown`` is the mounting of its saved entries."""
+
+    def __init__(self, session_id: str, shown: Awaitable[object] | None) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.shown = shown
+
+
+class TurnStarted(Message):
+    """A turn's worker started (the chat pane's; ``ChatPane.TurnEnded`` says it ended)."""
+
+
+class RunNext(Message):
+    """Something may run now (a relayed task came, the relay resumed, the user acted):
+    the screen starts the next turn the scheduler names, when idle."""
+
+
+class RelayNudge(Message):
+    """Posted from the relay's listener thread: a message was queued, or the relay's
+    state changed."""
+
+
 @dataclass(frozen=True)
 class Say:
-    """What a part holds to speak to the screen: ``post`` is a ``post_message``;
-    ``header`` changes fields of the header's state (``HeaderBar.refresh_state``).
-
-    The header is changed by a call, not a message: the app changes it too as a turn
-    starts and ends, and a change queued behind those would undo them (a warm-up's end,
-    handled after a turn started, would say Ready through the turn)."""
+    """What a part holds to speak to the screen: ``post`` is a ``post_message``."""
 
     post: Callable[[Message], object]
-    header: Callable[..., None]
 
     def notice(self, text: str) -> None:
         self.post(Notice(text))
@@ -62,3 +110,6 @@ class Say:
 
     def show(self, entry: Entry) -> None:
         self.post(ShowEntry(entry))
+
+    def header(self, *, idle_only: bool = False, **changes: Any) -> None:
+        self.post(HeaderFields(changes, idle_only=idle_only))

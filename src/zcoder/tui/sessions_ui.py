@@ -6,6 +6,11 @@ The store lives in ``zcoder.sessions``; this is the one place the app talks to i
 which session is open. The open session is locked (zcoder.sessions.locks) for as long as it
 is open here, so another zcoder never opens it silently: at start it takes another session
 and says why; picking a session open elsewhere in the sidebar says so and stays put.
+
+It takes the services it uses (the store and the open session are ``Services``'), the
+widgets that show sessions (the transcript, the list, the agent's view) and a ``Say``,
+never the app. A session opened is posted (``SessionOpened``): the screen tells the relay
+and measures the context meter.
 """
 
 from __future__ import annotations
@@ -21,30 +26,59 @@ from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore, Ses
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.sessions.locks import acquire as acquire_lock
 from zcoder.tui.command_registry import Form, declares_commands, slash_command
+from zcoder.tui.messages import SessionOpened
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from textual.widget import AwaitMount
 
-    from zcoder.tui.app import ZcoderApp
+    from zcoder.tui.agent_view import AgentView
+    from zcoder.tui.messages import Say
+    from zcoder.tui.model_ui import ModelUI
+    from zcoder.tui.services import Host, Services
+    from zcoder.tui.transcript import Transcript
+    from zcoder.tui.widgets import SessionList
 
 log = logging.getLogger(__name__)
 
 
 @declares_commands
 class SessionsUI:
-    """Owns the app's SessionStore (``store`` is None when it could not be opened).
+    """Opens and closes the SessionStore (``Services.store``, None when it could not be
+    opened) and the session open here (``Services.session_id``).
 
     ``keep_model``: the model was chosen on the command line (``-m``), so resuming does not
-    put back the session's own.
+    put back the session's own. ``show_list`` shows and focuses the sessions list;
+    ``focus_prompt`` gives the prompt the focus.
     """
 
-    def __init__(self, app: ZcoderApp, resume: str | None, *, keep_model: bool = False) -> None:
-        self.app = app
-        self.say = app.say
+    def __init__(
+        self,
+        services: Services,
+        say: Say,
+        host: Host,
+        *,
+        model: ModelUI,
+        transcript: Transcript,
+        sidebar: SessionList,
+        agent_view: AgentView,
+        show_list: Callable[[], object],
+        focus_prompt: Callable[[], object],
+        resume: str | None,
+        keep_model: bool = False,
+    ) -> None:
+        self.services = services
+        self.say = say
+        self.host = host
+        self.model = model
+        self.transcript = transcript
+        self.sidebar = sidebar
+        self.agent_view = agent_view
+        self._show_list = show_list
+        self._focus_prompt = focus_prompt
         self.resume = resume
         self.keep_model = keep_model
-        self.store: SessionStore | None = None
-        self.session_id: str | None = None
         self.lock: SessionLock | None = None
         self.restoring_model = False
         """True while the resumed session's model is being checked (the warm-up waits)."""
@@ -56,13 +90,29 @@ class SessionsUI:
         """Whether the list shows the sessions of ``--prompt`` runs (``/sessions all``)."""
 
     @property
+    def store(self) -> SessionStore | None:
+        return self.services.store
+
+    @store.setter
+    def store(self, store: SessionStore | None) -> None:
+        self.services.store = store
+
+    @property
+    def session_id(self) -> str | None:
+        return self.services.session_id
+
+    @session_id.setter
+    def session_id(self, session_id: str | None) -> None:
+        self.services.session_id = session_id
+
+    @property
     def scope(self) -> tuple[str, str]:
-        return str(self.app.config.workspace), self.app.config.profile.value
+        config = self.services.config
+        return str(config.workspace), config.profile.value
 
     def open_store(self) -> None:
-        app = self.app
         try:
-            self.store = SessionStore(app.config.home)
+            self.store = SessionStore(self.services.config.home)
         except SessionStoreError as exc:
             self.store = None
             self.say.error(f"{exc} — this session will not be saved")
@@ -104,9 +154,9 @@ class SessionsUI:
         """Open the newest empty session no other zcoder has, else a new one; False when
         that is the session already open here."""
         assert self.store is not None
-        taker = LockTaker(self.app.config.home, mine=self.session_id)
+        taker = LockTaker(self.services.config.home, mine=self.session_id)
         try:
-            info = self.store.reuse_or_create(*self.scope, self.app.model, take=taker)
+            info = self.store.reuse_or_create(*self.scope, self.services.model, take=taker)
         except BaseException:
             if taker.lock is not None:  # taken inside a transaction that then failed
                 taker.lock.release()
@@ -126,7 +176,7 @@ class SessionsUI:
         lock = None
         if session_id != self.session_id:
             try:
-                lock = acquire_lock(self.app.config.home, session_id)
+                lock = acquire_lock(self.services.config.home, session_id)
             except ValueError:  # not even the shape of an id
                 raise SessionNotFoundError(session_id) from None
             except OSError:  # a home that takes no lock files: sessions still work
@@ -136,8 +186,8 @@ class SessionsUI:
     def _load_locked(
         self, session_id: str, lock: SessionLock | None, *, restore_model: bool
     ) -> None:
-        app = self.app
-        assert app.agent is not None and self.store is not None
+        agent, model = self.services.agent, self.services.model
+        assert agent is not None and self.store is not None
         try:
             data = self.store.load(session_id, *self.scope)
         except BaseException:
@@ -150,22 +200,20 @@ class SessionsUI:
                 self.lock.release()
             self.lock = lock
         self.session_id = data.info.id
-        app.agent.use_session(data.info.id, data.messages, data.user_ledger)
-        app.transcript.clear()
-        app.agent_view.reset()
-        self.shown = app.transcript.show_saved([(e.role, e.text, e.metadata) for e in data.events])
-        if app.relay is not None:
-            app.relay.refresh_manifest(session_id=data.info.id)
+        agent.use_session(data.info.id, data.messages, data.user_ledger)
+        self.transcript.clear()
+        self.agent_view.reset()
+        self.shown = self.transcript.show_saved([(e.role, e.text, e.metadata) for e in data.events])
         self.refresh()
-        app.refresh_meter(after=self.shown)
-        if not restore_model and not same_model(data.info.model, app.model):
+        self.say.post(SessionOpened(data.info.id, self.shown))  # the relay, the meter
+        if not restore_model and not same_model(data.info.model, model):
             try:  # the session goes on with this model (-m, or a new session's)
-                self.store.set_model(data.info.id, app.model)
+                self.store.set_model(data.info.id, model)
             except SessionStoreError as exc:
                 self.say.error(str(exc))
         if restore_model:
             self.restoring_model = True
-            app.run_later(
+            self.host.run_later(
                 partial(self._restore_model, data.info.model, warm_if_kept=initial),
                 group="session-model",
             )
@@ -173,20 +221,20 @@ class SessionsUI:
     async def _restore_model(self, session_model: str, *, warm_if_kept: bool) -> None:
         """Put back the session's model when the server has it; else say so and keep ours.
         At start the warm-up waits for this (it would load the wrong model otherwise)."""
-        app = self.app
+        services = self.services
         try:
             try:
-                available: list[str] | None = await app.client.list_models()
+                available: list[str] | None = await services.client.list_models()
             except ModelError:
                 available = None  # the server is not reachable: trust what was saved
-            model, notice = restored_model(session_model, app.model, available)
-            if model != app.model:
-                app.model_ui.set_model(model, notice=notice)  # warms the model up
+            model, notice = restored_model(session_model, services.model, available)
+            if model != services.model:
+                self.model.set_model(model, notice=notice)  # warms the model up
             else:
                 if notice is not None:
                     self.say.notice(notice)
                 if warm_if_kept:
-                    app.model_ui.start_warmup()
+                    self.model.start_warmup()
         finally:
             self.restoring_model = False
 
@@ -208,7 +256,7 @@ class SessionsUI:
         except SessionStoreError as exc:
             self.say.error(str(exc))
             return
-        self.app.sidebar.show(self._listed(sessions), self.session_id)
+        self.sidebar.show(self._listed(sessions), self.session_id)
 
     def listing(self) -> str:
         """``/sessions`` in the transcript: id, age, model, messages and title of each."""
@@ -241,7 +289,7 @@ class SessionsUI:
         alias_note="a new session; the current one stays saved",
     )
     def new_command(self, _argument: str) -> None:
-        self.app.action_new_session()
+        self.new_session()
 
     @slash_command(
         Form(
@@ -251,19 +299,16 @@ class SessionsUI:
         )
     )
     def sessions_command(self, argument: str) -> None:
-        app = self.app
         if argument.lower() not in ("", "all"):
             self.say.error(f"/sessions takes no argument but all, not {argument!r}")
             return
         self.show_one_shot = argument.lower() == "all"
-        app.body.show_sidebar()
-        app.refresh_sessions()
+        self.refresh()
         self.say.notice(self.listing())
-        app.sidebar.focus()
+        self._show_list()
 
     def new_session(self) -> None:
-        app = self.app
-        if app.busy:
+        if self.services.busy():
             self.say.notice("Switching sessions is possible when no turn is running.")
             return
         if self.store is None:
@@ -281,10 +326,9 @@ class SessionsUI:
 
     def switch_to(self, session_id: str) -> None:
         """The user picked a session in the sidebar."""
-        app = self.app
         if session_id == self.session_id:
             return
-        if app.busy:
+        if self.services.busy():
             self.say.notice("Switching sessions is possible when no turn is running.")
             return
         try:
@@ -296,7 +340,7 @@ class SessionsUI:
         except (LookupError, SessionStoreError) as exc:
             self.say.error(str(exc))
             return
-        app.prompt_input.focus()
+        self._focus_prompt()
 
     def last_reply(self) -> str | None:
         """The last assistant reply of the open session, as the model wrote it."""
@@ -306,7 +350,7 @@ class SessionsUI:
             except SessionStoreError as exc:
                 self.say.error(str(exc))
                 return None
-        agent = self.app.agent
+        agent = self.services.agent
         for message in reversed(agent.messages if agent is not None else []):
             if message.get("role") == "assistant" and str(message.get("content") or "").strip():
                 return str(message["content"])
