@@ -143,7 +143,7 @@ class ZcoderApp(App[int]):
     @property
     def context_window(self) -> ContextWindow | None:
         """The current model's context window, once sized (tui/model_ui.py)."""
-        return self.main.model_ui.context_window
+        return self.main.parts.model_ui.context_window
 
     @property
     def busy(self) -> bool:
@@ -184,15 +184,15 @@ class ZcoderApp(App[int]):
 
     @property
     def sessions(self) -> SessionsUI:
-        return self.main.sessions
+        return self.main.parts.sessions
 
     @property
     def slash(self) -> SlashCommands:
-        return self.main.slash
+        return self.main.parts.slash
 
     @property
     def agent_view(self) -> AgentView:
-        return self.main.agent_view
+        return self.main.parts.agent_view
 
     def show(self, entry: Entry) -> Entry:
         return self.main.show(entry)
@@ -221,12 +221,12 @@ class ZcoderApp(App[int]):
     def exit_on_signal(self, status: int) -> None:
         """SIGTERM or SIGHUP: no question asked; queued relayed messages are discarded and
         their senders told (tui/quit_ui.py), then the app exits."""
-        self.main.quit_ui.discard_all()
+        self.main.parts.quit_ui.discard_all()
         self.exit(status)
 
     async def action_quit(self) -> None:
         """Ctrl+Q: asks first when relayed messages would be dropped (tui/quit_ui.py)."""
-        self.main.quit_ui.request(0)
+        self.main.parts.quit_ui.request(0)
 
     def forced_exit_cleanup(self) -> None:
         """What an exit that cannot go through Textual must still do (tui/exit_guard.py).
@@ -276,7 +276,7 @@ class ZcoderApp(App[int]):
             self.main.remember(draft)
             return
         if self.ctrl_c.press(running=self.busy or dialog_open) is Press.QUIT:
-            self.main.quit_ui.request(0)
+            self.main.parts.quit_ui.request(0)
             return
         # A turn's dialog is closed, as a refusal, by stopping the turn (tui/approvals.py);
         # any other dialog gets the Escape it would get from the user.
@@ -292,11 +292,11 @@ class ZcoderApp(App[int]):
         self.main.show_output()
 
     def action_continue_relay(self) -> None:
-        self.main.relay_ui.agents_command("continue")
+        self.main.parts.relay_ui.agents_command("continue")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "continue_relay":
-            return self.header_state.waiting  # the key is shown only while tasks wait
+            return self.main.header.waiting  # the key is shown only while tasks wait
         return True
 
     def action_toggle_sidebar(self) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from functools import cached_property, partial
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
@@ -43,6 +43,7 @@ from zcoder.tui.messages import (
     ShowEntry,
     TurnStarted,
 )
+from zcoder.tui.parts import Parts
 from zcoder.tui.prompt import PromptInput
 from zcoder.tui.startup import Startup
 from zcoder.tui.status import HeaderBar, HeaderState, git_branch, turn_summary
@@ -53,16 +54,7 @@ from zcoder.tui.widgets import Body, SessionItem, SessionList, SidebarPlaceholde
 if TYPE_CHECKING:
     from textual.screen import Screen as AnyScreen
 
-    from zcoder.tui.agent_view import AgentView
-    from zcoder.tui.approvals import DialogApprovals
-    from zcoder.tui.edits_ui import EditsUI
-    from zcoder.tui.model_ui import ModelUI
-    from zcoder.tui.quit_ui import QuitUI
-    from zcoder.tui.relay_ui import RelayUI
     from zcoder.tui.services import Services
-    from zcoder.tui.sessions_ui import SessionsUI
-    from zcoder.tui.slash import SlashCommands
-    from zcoder.tui.turns import Turns
 
 log = logging.getLogger(__name__)
 
@@ -89,25 +81,21 @@ class MainScreen(Screen[None]):
         garbage collector once up (tui/collector.py)."""
         super().__init__()
         self.services = services
-        self._exit = exit
-        self._resume = resume
-        self._keep_model = keep_model
         config = services.config
         self._deferred: list[Entry] | None = []
-        self.header = HeaderBar(
-            HeaderState(
-                version=__version__,
-                model=config.model,
-                host=server_label(config),
-                project=config.workspace.name or str(config.workspace),
-                branch=git_branch(config.workspace),
-                profile=config.profile.value,
-                # Start-up always warms a model up: the header and the terminal's title
-                # never say Ready before it is (whichever of them is mounted first).
-                status=Status.WARMING_UP.value,
-            ),
+        project = config.workspace.name or str(config.workspace)
+        header = HeaderState(
+            version=__version__,
+            model=config.model,
+            host=server_label(config),
+            project=project,
+            branch=git_branch(config.workspace),
+            profile=config.profile.value,
+            # Start-up always warms a model up: the header and the terminal's title
+            # never say Ready before it is (whichever of them is mounted first).
+            status=Status.WARMING_UP.value,
         )
-        self.header.terminal_title = TerminalTitle(self.header.state.project)
+        self.header = HeaderBar(header, terminal_title=TerminalTitle(project))
         self.say = Say(self.post_message)  # how the parts speak to the screen
         self.startup = Startup(services, self.say, resume=resume is not None, tune_gc=tune_gc)
         self.body = Body(id="body")  # shows or hides the sidebar (narrow terminals)
@@ -116,124 +104,8 @@ class MainScreen(Screen[None]):
         self.chat = ChatPane(id="main")  # the conversation, and the turn's worker
         self.transcript = self.chat.transcript
         self.prompt_input = self.chat.prompt_input
-
-    # -- the parts behind the screen, made when first used ------------------------------
-
-    @cached_property
-    def model_ui(self) -> ModelUI:
-        """The model's context window, its warm-up and changing the model."""
-        from zcoder.tui.model_ui import ModelUI
-
-        return ModelUI(self.services, self.say, self)
-
-    @cached_property
-    def sessions(self) -> SessionsUI:
-        from zcoder.tui.sessions_ui import SessionsUI
-
-        return SessionsUI(
-            self.services,
-            self.say,
-            self,
-            model=self.model_ui,
-            transcript=self.transcript,
-            sidebar=self.sidebar,
-            agent_view=self.agent_view,
-            show_list=self.show_sessions_list,
-            focus_prompt=self.prompt_input.focus,
-            resume=self._resume,
-            keep_model=self._keep_model,
-        )
-
-    @cached_property
-    def relay_ui(self) -> RelayUI:
-        from zcoder.tui.relay_ui import RelayUI
-
-        return RelayUI(self.services, self.say, self, user_acted=self.note_user_acted)
-
-    @cached_property
-    def turns(self) -> Turns:
-        """What runs next, and the body of each kind of turn: the seam to the agent."""
-        from zcoder.tui.turns import Turns
-
-        return Turns(
-            self.services,
-            self.say,
-            model=self.model_ui,
-            relay=self.relay_ui,
-            sessions=self.sessions,
-            start=self.start_turn,
-            show=self.show,
-            show_queue=self.show_queue,
-        )
-
-    @cached_property
-    def edits(self) -> EditsUI:
-        from zcoder.tui.edits_ui import EditsUI
-
-        return EditsUI(
-            agent=lambda: self.services.agent,
-            busy=self.services.busy,
-            confirm_undo=self.dialogs.confirm_undo,
-            say=self.say,
-        )
-
-    @cached_property
-    def slash(self) -> SlashCommands:
-        from zcoder.tui.slash import SlashCommands
-
-        return SlashCommands(
-            self.services,
-            self.say,
-            owners=lambda: (
-                self.edits,
-                self.sessions,
-                self.model_ui,
-                self.relay_ui,
-                self.relay_ui.inbox,
-                self.quit_ui,
-            ),
-            model=self.model_ui,
-            sessions=self.sessions,
-            turns=self.turns,
-            show_output=self.show_output,
-            copy=self.app.copy_to_clipboard,
-        )
-
-    @cached_property
-    def quit_ui(self) -> QuitUI:
-        """Quitting with relayed messages still queued asks first."""
-        from zcoder.tui.quit_ui import QuitUI
-
-        return QuitUI(
-            relay=lambda: self.services.relay,
-            # RelayUI is made when first used: not by making this.
-            record=lambda envelope, state: self.relay_ui.inbox.received(envelope, state),  # noqa: PLW0108
-            exit=self._exit,
-            ask=self.ask,
-            say=self.say,
-        )
-
-    @cached_property
-    def agent_view(self) -> AgentView:
-        from zcoder.tui.agent_view import AgentView
-
-        return AgentView(
-            self.show,
-            lambda status: self.say.header(status=status),
-            lambda usage: self.say.header(context=usage),
-        )
-
-    @cached_property
-    def dialogs(self) -> DialogApprovals:
-        from zcoder.tui.approvals import DialogApprovals
-
-        return DialogApprovals(
-            self.app,
-            error=self.error,
-            # A key typed while a dialog was not yet armed was meant for the prompt.
-            give_back=self.prompt_input.insert,
-            user_acted=self.note_user_acted,
-            asking=lambda asking: self.say.header(asking=asking),
+        self.parts = Parts(
+            services, self.say, self, exit=exit, resume=resume, keep_model=keep_model
         )
 
     # -- layout and what the parts say ----------------------------------------------------
@@ -274,9 +146,9 @@ class MainScreen(Screen[None]):
     def on_header_fields(self, message: HeaderFields) -> None:
         if message.idle_only and self.busy:
             return  # a turn started since: its own state is the one to show
-        before = self.header.state.waiting
+        before = self.header.waiting
         self.header.refresh_state(**message.changes)
-        if self.header.state.waiting != before:
+        if self.header.waiting != before:
             self.app.refresh_bindings()  # the continue key is in the footer only then
 
     def on_model_changed(self, message: ModelChanged) -> None:
@@ -293,7 +165,7 @@ class MainScreen(Screen[None]):
     def on_session_opened(self, message: SessionOpened) -> None:
         if self.services.relay is not None:
             self.services.relay.refresh_manifest(session_id=message.session_id)
-        self.model_ui.refresh_meter(after=message.shown)
+        self.parts.model_ui.refresh_meter(after=message.shown)
 
     # -- the host of the parts' workers and dialogs (tui/services.py) ---------------------
 
@@ -349,25 +221,27 @@ class MainScreen(Screen[None]):
         from zcoder.tui.relay_ui import RELAY_POLL_SECONDS
 
         self.install_sidebar()
-        self.sessions.open_store()
-        self.relay_ui.start(spawn_now=self.startup.resume)
-        self.startup.make_agent(approver=self.dialogs, on_event=self.agent_view.on_event)
-        self.show_deferred_after(self.sessions.open_initial)  # its load starts the meter
+        self.parts.sessions.open_store()
+        self.parts.relay_ui.start(spawn_now=self.startup.resume)
+        self.startup.make_agent(
+            approver=self.parts.dialogs, on_event=self.parts.agent_view.on_event
+        )
+        self.show_deferred_after(self.parts.sessions.open_initial)  # its load starts the meter
         if self.services.session_id is None:  # no session store: the meter all the same
-            self.model_ui.refresh_meter()
-        self.set_interval(RELAY_POLL_SECONDS, self.relay_ui.poll)
-        self.relay_ui.watch_workspace_peers()  # another instance here already?
-        self.relay_ui.refresh_header()
+            self.parts.model_ui.refresh_meter()
+        self.set_interval(RELAY_POLL_SECONDS, self.parts.relay_ui.poll)
+        self.parts.relay_ui.watch_workspace_peers()  # another instance here already?
+        self.parts.relay_ui.refresh_header()
         if self.startup.tune_gc:  # once the session's entries are on screen
-            self.when_shown(self.sessions.shown, tune_collector)
-        if not self.sessions.restoring_model:  # else it warms up the session's model
-            self.model_ui.start_warmup()
+            self.when_shown(self.parts.sessions.shown, tune_collector)
+        if not self.parts.sessions.restoring_model:  # else it warms up the session's model
+            self.parts.model_ui.start_warmup()
         self.schedule()  # prompts submitted before the start finished
 
     def stop_services(self) -> None:
         if self.startup.finished:  # else there is nothing to stop
-            self.relay_ui.stop()
-            self.sessions.close()
+            self.parts.relay_ui.stop()
+            self.parts.sessions.close()
 
     def install_sidebar(self) -> None:
         """The sessions list in place of the first frame's placeholder (start-up's second
@@ -387,11 +261,11 @@ class MainScreen(Screen[None]):
         return self.chat.busy
 
     def on_relay_nudge(self, _message: RelayNudge) -> None:
-        inbox = self.relay_ui.inbox
+        inbox = self.parts.relay_ui.inbox
         inbox.note_arrivals()
         inbox.show_receipts()
-        self.relay_ui.policy.announce_held()
-        self.relay_ui.refresh_header()
+        self.parts.relay_ui.policy.announce_held()
+        self.parts.relay_ui.refresh_header()
         self.schedule()
 
     def on_run_next(self, _message: RunNext) -> None:
@@ -399,13 +273,13 @@ class MainScreen(Screen[None]):
 
     def schedule(self) -> None:
         """When idle, start the next turn the scheduler names (tui/turns.py)."""
-        self.turns.schedule()
+        self.parts.turns.schedule()
 
     def note_user_acted(self) -> None:
         """The local user acted (a prompt, a dialog's answer, /agents continue): relayed
         tasks may run again without them, up to ZCODER_RELAY_MAX_AUTO_TURNS."""
         self.services.scheduler.note_user_acted()
-        self.relay_ui.refresh_header()
+        self.parts.relay_ui.refresh_header()
         self.schedule()
 
     def show_queue(self) -> None:
@@ -419,7 +293,7 @@ class MainScreen(Screen[None]):
         ``model`` False, it asks the model nothing and the warm-up goes on). The header
         changes at once: nothing queued before may undo it (tui/messages.py)."""
         if model:
-            self.model_ui.cancel_warmup()  # a real request supersedes the warm-up
+            self.parts.model_ui.cancel_warmup()  # a real request supersedes the warm-up
         self.header.turn_started()
         self.chat.start_turn(work)
 
@@ -428,7 +302,7 @@ class MainScreen(Screen[None]):
             self.services.relay.set_state("busy")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        self.model_ui.warmup_ended(event)  # the turn's worker is the chat pane's
+        self.parts.model_ui.warmup_ended(event)  # the turn's worker is the chat pane's
 
     def on_chat_pane_turn_ended(self, message: ChatPane.TurnEnded) -> None:
         worker = message.worker
@@ -445,7 +319,7 @@ class MainScreen(Screen[None]):
             self.notice(summary)
         if self.services.relay is not None:
             self.services.relay.set_state("ready")
-        self.relay_ui.refresh_header()
+        self.parts.relay_ui.refresh_header()
         self.schedule()
 
     # -- input --------------------------------------------------------------------------
@@ -466,9 +340,11 @@ class MainScreen(Screen[None]):
         self.remember(text)
         if self.run_command(text):  # the input cleared itself: keys typed since stay
             return
-        marks = self.relay_ui.sequences()
+        marks = self.parts.relay_ui.sequences()
         self.services.scheduler.queue_prompt(
-            text, last_accepted=marks.last_accepted, oldest_waiting=self.relay_ui.oldest_waiting()
+            text,
+            last_accepted=marks.last_accepted,
+            oldest_waiting=self.parts.relay_ui.oldest_waiting(),
         )
         self.note_user_acted()  # starts it at once when nothing runs
         self.show_queue()
@@ -480,7 +356,7 @@ class MainScreen(Screen[None]):
             return False
         self.show(Entry("system", system_text(f"› {text.strip()}")))
         self.run_later(
-            partial(self.slash.run, command.name, command.argument),
+            partial(self.parts.slash.run, command.name, command.argument),
             group="command",
             exit_on_error=True,
         )
@@ -544,12 +420,12 @@ class MainScreen(Screen[None]):
 
     def new_session(self) -> None:
         self.finish_start()
-        self.sessions.new_session()
+        self.parts.sessions.new_session()
 
     def on_list_view_selected(self, event: ListView.Selected) -> None:
         if isinstance(event.item, SessionItem):
-            self.sessions.switch_to(event.item.info.id)
+            self.parts.sessions.switch_to(event.item.info.id)
 
     async def pick_model(self) -> None:
         self.finish_start()
-        await self.model_ui.pick()
+        await self.parts.model_ui.pick()

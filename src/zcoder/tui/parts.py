@@ -1,0 +1,208 @@
+"""The parts behind the main screen, made when first used, and what each is wired to.
+
+A part (the model, the sessions, the relay, turns, slash commands, edits, quitting, the
+agent's view, the approval dialogs) takes the services it uses, a ``Say`` and, if it runs
+workers or shows dialogs, a ``Host`` (tui/services.py); where it needs one of the
+screen's own calls (start a turn, show an entry at once), it is handed that call alone.
+This module is that wiring, in one place, so the screen (tui/main_screen.py) only
+composes and routes, and no part sees more of the screen than it is given.
+
+The parts are made when first used: the first frame needs none of them, and they import
+the agent, the model client, the relay and the session store (tui/startup.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Protocol
+
+from zcoder.tui.services import Host
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from zcoder.tui.agent_view import AgentView
+    from zcoder.tui.approvals import DialogApprovals
+    from zcoder.tui.edits_ui import EditsUI
+    from zcoder.tui.messages import Say
+    from zcoder.tui.model_ui import ModelUI
+    from zcoder.tui.prompt import PromptInput
+    from zcoder.tui.quit_ui import QuitUI
+    from zcoder.tui.relay_ui import RelayUI
+    from zcoder.tui.services import Services
+    from zcoder.tui.sessions_ui import SessionsUI
+    from zcoder.tui.slash import SlashCommands
+    from zcoder.tui.transcript import Entry, Transcript
+    from zcoder.tui.turns import Turns
+    from zcoder.tui.widgets import SessionList
+
+__all__ = ["Parts", "ScreenSide"]
+
+
+class ScreenSide(Host, Protocol):
+    """What the parts are wired to on the main screen: its widgets and its own calls."""
+
+    transcript: Transcript
+    sidebar: SessionList
+    prompt_input: PromptInput
+
+    @property
+    def app(self) -> App[Any]: ...
+
+    def show(self, entry: Entry) -> Entry: ...
+
+    def error(self, text: str) -> None: ...
+
+    def start_turn(
+        self, work: Callable[[], Coroutine[Any, Any, object]], *, relay: bool, model: bool = True
+    ) -> None: ...
+
+    def show_queue(self) -> None: ...
+
+    def note_user_acted(self) -> None: ...
+
+    def show_sessions_list(self) -> None: ...
+
+    def show_output(self) -> None: ...
+
+
+class Parts:
+    """Each part, made on first use; ``exit`` is the app's (quitting is the app's)."""
+
+    def __init__(
+        self,
+        services: Services,
+        say: Say,
+        screen: ScreenSide,
+        *,
+        exit: Callable[[int], object],
+        resume: str | None,
+        keep_model: bool,
+    ) -> None:
+        self.services = services
+        self.say = say
+        self.screen = screen
+        self._exit = exit
+        self._resume = resume
+        self._keep_model = keep_model
+
+    @cached_property
+    def model_ui(self) -> ModelUI:
+        """The model's context window, its warm-up and changing the model."""
+        from zcoder.tui.model_ui import ModelUI
+
+        return ModelUI(self.services, self.say, self.screen)
+
+    @cached_property
+    def sessions(self) -> SessionsUI:
+        from zcoder.tui.sessions_ui import SessionsUI
+
+        screen = self.screen
+        return SessionsUI(
+            self.services,
+            self.say,
+            screen,
+            model=self.model_ui,
+            transcript=screen.transcript,
+            sidebar=screen.sidebar,
+            agent_view=self.agent_view,
+            show_list=screen.show_sessions_list,
+            focus_prompt=screen.prompt_input.focus,
+            resume=self._resume,
+            keep_model=self._keep_model,
+        )
+
+    @cached_property
+    def relay_ui(self) -> RelayUI:
+        from zcoder.tui.relay_ui import RelayUI
+
+        return RelayUI(self.services, self.say, self.screen, user_acted=self.screen.note_user_acted)
+
+    @cached_property
+    def turns(self) -> Turns:
+        """What runs next, and the body of each kind of turn: the seam to the agent."""
+        from zcoder.tui.turns import Turns
+
+        screen = self.screen
+        return Turns(
+            self.services,
+            self.say,
+            model=self.model_ui,
+            relay=self.relay_ui,
+            sessions=self.sessions,
+            start=screen.start_turn,
+            show=screen.show,
+            show_queue=screen.show_queue,
+        )
+
+    @cached_property
+    def edits(self) -> EditsUI:
+        from zcoder.tui.edits_ui import EditsUI
+
+        return EditsUI(
+            agent=lambda: self.services.agent,
+            busy=self.services.busy,
+            confirm_undo=self.dialogs.confirm_undo,
+            say=self.say,
+        )
+
+    @cached_property
+    def slash(self) -> SlashCommands:
+        from zcoder.tui.slash import SlashCommands
+
+        return SlashCommands(
+            self.services,
+            self.say,
+            owners=lambda: (
+                self.edits,
+                self.sessions,
+                self.model_ui,
+                self.relay_ui,
+                self.relay_ui.inbox,
+                self.quit_ui,
+            ),
+            model=self.model_ui,
+            sessions=self.sessions,
+            turns=self.turns,
+            show_output=self.screen.show_output,
+            copy=self.screen.app.copy_to_clipboard,
+        )
+
+    @cached_property
+    def quit_ui(self) -> QuitUI:
+        """Quitting with relayed messages still queued asks first."""
+        from zcoder.tui.quit_ui import QuitUI
+
+        return QuitUI(
+            relay=lambda: self.services.relay,
+            # RelayUI is made when first used: not by making this.
+            record=lambda envelope, state: self.relay_ui.inbox.received(envelope, state),  # noqa: PLW0108
+            exit=self._exit,
+            ask=self.screen.ask,
+            say=self.say,
+        )
+
+    @cached_property
+    def agent_view(self) -> AgentView:
+        from zcoder.tui.agent_view import AgentView
+
+        return AgentView(
+            self.screen.show,
+            lambda status: self.say.header(status=status),
+            lambda usage: self.say.header(context=usage),
+        )
+
+    @cached_property
+    def dialogs(self) -> DialogApprovals:
+        from zcoder.tui.approvals import DialogApprovals
+
+        screen = self.screen
+        return DialogApprovals(
+            screen.app,
+            error=screen.error,
+            # A key typed while a dialog was not yet armed was meant for the prompt.
+            give_back=screen.prompt_input.insert,
+            user_acted=screen.note_user_acted,
+            asking=lambda asking: self.say.header(asking=asking),
+        )
