@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,7 @@ from zcoder.tui.messages import (
 )
 from zcoder.tui.parts import Parts
 from zcoder.tui.prompt import PromptInput
+from zcoder.tui.services import ScreenHost
 from zcoder.tui.startup import Startup
 from zcoder.tui.status import HeaderBar, HeaderState, git_branch, turn_summary
 from zcoder.tui.terminal_title import TerminalTitle
@@ -52,8 +53,6 @@ from zcoder.tui.transcript import CommandEntry, Entry, error_text, system_text
 from zcoder.tui.widgets import Body, SessionItem, SessionList, SidebarPlaceholder
 
 if TYPE_CHECKING:
-    from textual.screen import Screen as AnyScreen
-
     from zcoder.tui.services import Services
 
 log = logging.getLogger(__name__)
@@ -61,7 +60,7 @@ log = logging.getLogger(__name__)
 __all__ = ["MainScreen"]
 
 
-class MainScreen(Screen[None]):
+class MainScreen(ScreenHost, Screen[None]):
     DEFAULT_CSS = """
     MainScreen { layout: vertical; }
     MainScreen #body { height: 1fr; }
@@ -166,38 +165,6 @@ class MainScreen(Screen[None]):
         if self.services.relay is not None:
             self.services.relay.refresh_manifest(session_id=message.session_id)
         self.parts.model_ui.refresh_meter(after=message.shown)
-
-    # -- the host of the parts' workers and dialogs (tui/services.py) ---------------------
-
-    def run_later(
-        self,
-        work: Callable[[], Coroutine[Any, Any, object]],
-        *,
-        group: str = "default",
-        exit_on_error: bool = False,
-    ) -> Worker[Any]:
-        """``run_worker`` given a coroutine function, never a coroutine: a worker cancelled
-        before it starts (the app quitting) then leaves no coroutine unawaited."""
-        return self.run_worker(work, group=group, exit_on_error=exit_on_error)
-
-    def run_in_thread(self, work: Callable[[], object], *, group: str) -> Worker[Any]:
-        """``work`` in a thread; a newer one of the group supersedes (cancels) this one."""
-        return self.run_worker(work, thread=True, group=group, exclusive=True, exit_on_error=False)
-
-    def when_shown(self, mounting: Awaitable[object] | None, then: Callable[[], object]) -> None:
-        """``then`` once ``mounting`` is done (if any) and the screen drawn after it."""
-        if mounting is None:
-            self.call_after_refresh(then)
-            return
-
-        async def wait_then() -> None:
-            await mounting
-            self.call_after_refresh(then)
-
-        self.run_later(wait_then)
-
-    def ask(self, dialog: AnyScreen[Any], answered: Callable[[Any], None]) -> object:
-        return self.app.push_screen(dialog, callback=answered)
 
     # -- start-up (tui/startup.py) ------------------------------------------------------
 

@@ -16,8 +16,9 @@ start-up's second stage (tui/startup.py), closed at exit.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
+
+from textual.dom import DOMNode
 
 from zcoder.tui.scheduler import TurnScheduler
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from zcoder.relay import Relay
     from zcoder.sessions import SessionStore
 
-__all__ = ["Host", "Services"]
+__all__ = ["Host", "ScreenHost", "Services"]
 
 
 class Services:
@@ -40,8 +41,16 @@ class Services:
     ``agent``, ``store``, ``session_id`` and ``relay`` are None until start-up's second
     stage made them (and the store and relay stay None when they could not start)."""
 
-    def __init__(self, config: Config, *, busy: Callable[[], bool] = lambda: False) -> None:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        busy: Callable[[], bool] = lambda: False,
+        client: ModelClient | None = None,
+    ) -> None:
+        """``client``: the model client; by default the config's, made when first used."""
         self.config = config
+        self._client = client
         self.model = config.model
         """The model in use (``/model`` changes it; tui/model_ui.py)."""
         self.scheduler = TurnScheduler(config.relay.max_auto_turns)
@@ -51,13 +60,15 @@ class Services:
         self.session_id: str | None = None
         self.relay: Relay | None = None
 
-    @cached_property
+    @property
     def client(self) -> ModelClient:
         """Ollama, or an OpenAI-compatible server: made (and httpx imported) on first use,
         which is the second stage of start-up."""
-        from zcoder.model.backends import make_client  # noqa: PLC0415
+        if self._client is None:
+            from zcoder.model.backends import make_client  # noqa: PLC0415
 
-        return make_client(self.config)
+            self._client = make_client(self.config)
+        return self._client
 
     @property
     def relay_available(self) -> bool:
@@ -85,3 +96,38 @@ class Host(Protocol):
     ) -> None: ...
 
     def ask(self, dialog: Screen[Any], answered: Callable[[Any], None]) -> object: ...
+
+
+class ScreenHost(DOMNode):
+    """``Host`` for a screen (or any widget): mixed into the main screen, and into the
+    small apps the tests host a part on."""
+
+    def run_later(
+        self,
+        work: Callable[[], Coroutine[Any, Any, object]],
+        *,
+        group: str = "default",
+        exit_on_error: bool = False,
+    ) -> Worker[Any]:
+        """``run_worker`` given a coroutine function, never a coroutine: a worker cancelled
+        before it starts (the app quitting) then leaves no coroutine unawaited."""
+        return self.run_worker(work, group=group, exit_on_error=exit_on_error)
+
+    def run_in_thread(self, work: Callable[[], object], *, group: str) -> Worker[Any]:
+        """``work`` in a thread; a newer one of the group supersedes (cancels) this one."""
+        return self.run_worker(work, thread=True, group=group, exclusive=True, exit_on_error=False)
+
+    def when_shown(self, mounting: Awaitable[object] | None, then: Callable[[], object]) -> None:
+        """``then`` once ``mounting`` is done (if any) and the screen drawn after it."""
+        if mounting is None:
+            self.call_after_refresh(then)
+            return
+
+        async def wait_then() -> None:
+            await mounting
+            self.call_after_refresh(then)
+
+        self.run_later(wait_then)
+
+    def ask(self, dialog: Screen[Any], answered: Callable[[Any], None]) -> object:
+        return self.app.push_screen(dialog, callback=answered)
