@@ -16,6 +16,7 @@ claims queued messages, one at a time, when idle (tui/turns.py).
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from zcoder.tui.slash import SlashCommands
     from zcoder.tui.status import HeaderBar, HeaderState
     from zcoder.tui.transcript import Entry, Transcript
-    from zcoder.tui.widgets import Body, SessionList
+    from zcoder.tui.widgets import SessionList
 
 __all__ = ["ZcoderApp"]
 
@@ -58,6 +59,12 @@ def slash_commands_provider() -> type[Provider]:
     from zcoder.tui.command_palette import SlashCommandsProvider
 
     return SlashCommandsProvider
+
+
+def _forward(*path: str) -> Any:
+    """A read-only attribute that reads ``path`` from the app (``_forward("main",
+    "header")`` is ``app.main.header``); the annotation it is assigned to gives its type."""
+    return property(lambda app: functools.reduce(getattr, path, app))
 
 
 class ZcoderApp(App[int]):
@@ -106,93 +113,30 @@ class ZcoderApp(App[int]):
     def get_default_screen(self) -> MainScreen:
         return self.main
 
-    # -- the services and the main screen's parts, by name ------------------------------
+    # -- the services and the main screen's parts, by name (tests and run.py read them) --
 
-    @property
-    def config(self) -> Config:
-        return self.services.config
-
-    @property
-    def model(self) -> str:
-        return self.services.model
-
-    @property
-    def client(self) -> ModelClient:
-        return self.services.client
-
-    @property
-    def agent(self) -> Agent | None:
-        return self.services.agent
-
-    @property
-    def store(self) -> SessionStore | None:
-        return self.services.store
-
-    @property
-    def session_id(self) -> str | None:
-        return self.services.session_id
-
-    @property
-    def relay(self) -> Relay | None:
-        return self.services.relay
-
-    @property
-    def scheduler(self) -> TurnScheduler:
-        return self.services.scheduler
-
-    @property
-    def context_window(self) -> ContextWindow | None:
-        """The current model's context window, once sized (tui/model_ui.py)."""
-        return self.main.parts.model_ui.context_window
-
-    @property
-    def busy(self) -> bool:
-        return self.main.busy
-
-    @property
-    def started(self) -> bool:
-        """The second stage of start-up has run: agent, sessions and relay exist."""
-        return self.main.startup.finished
-
-    @property
-    def header(self) -> HeaderBar:
-        return self.main.header
-
-    @property
-    def header_state(self) -> HeaderState:
-        return self.main.header.state
-
-    @property
-    def body(self) -> Body:
-        return self.main.body
-
-    @property
-    def sidebar(self) -> SessionList:
-        return self.main.sidebar
-
-    @property
-    def transcript(self) -> Transcript:
-        return self.main.transcript
-
-    @property
-    def prompt_input(self) -> PromptInput:
-        return self.main.prompt_input
-
-    @property
-    def queued_prompts(self) -> QueuedPrompts:
-        return self.main.chat.queued_prompts
-
-    @property
-    def sessions(self) -> SessionsUI:
-        return self.main.parts.sessions
-
-    @property
-    def slash(self) -> SlashCommands:
-        return self.main.parts.slash
-
-    @property
-    def agent_view(self) -> AgentView:
-        return self.main.parts.agent_view
+    config: Config = _forward("services", "config")
+    model: str = _forward("services", "model")
+    client: ModelClient = _forward("services", "client")
+    agent: Agent | None = _forward("services", "agent")
+    store: SessionStore | None = _forward("services", "store")
+    session_id: str | None = _forward("services", "session_id")
+    relay: Relay | None = _forward("services", "relay")
+    scheduler: TurnScheduler = _forward("services", "scheduler")
+    busy: bool = _forward("main", "busy")
+    header: HeaderBar = _forward("main", "header")
+    header_state: HeaderState = _forward("main", "header", "state")
+    sidebar: SessionList = _forward("main", "sidebar")
+    transcript: Transcript = _forward("main", "transcript")
+    prompt_input: PromptInput = _forward("main", "prompt_input")
+    queued_prompts: QueuedPrompts = _forward("main", "chat", "queued_prompts")
+    sessions: SessionsUI = _forward("main", "parts", "sessions")
+    slash: SlashCommands = _forward("main", "parts", "slash")
+    agent_view: AgentView = _forward("main", "parts", "agent_view")
+    context_window: ContextWindow | None = _forward("main", "parts", "model_ui", "context_window")
+    """The current model's context window, once sized (tui/model_ui.py)."""
+    started: bool = _forward("main", "startup", "finished")
+    """The second stage of start-up has run: agent, sessions and relay exist."""
 
     def show(self, entry: Entry) -> Entry:
         return self.main.show(entry)

@@ -20,10 +20,10 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
-from zcoder.tui.messages import TurnStarted
+from zcoder.tui.messages import Notice, ShowEntry, TurnStarted
 from zcoder.tui.prompt import PromptInput
 from zcoder.tui.queued import QueuedPrompts
-from zcoder.tui.transcript import Transcript
+from zcoder.tui.transcript import Entry, Transcript, error_text, system_text
 
 __all__ = ["ChatPane"]
 
@@ -47,12 +47,45 @@ class ChatPane(Vertical):
         self.queued_prompts = QueuedPrompts(id="queued")
         self.turn: Worker[Any] | None = None
         """The turn's worker, from its start until the app has handled its end."""
+        self._deferred: list[Entry] | None = []
 
     def compose(self) -> ComposeResult:
         yield self.transcript
         yield self.transcript.hint
         yield self.queued_prompts
         yield self.prompt_input
+
+    # -- the transcript: what the parts say (tui/messages.py) lands here -----------------
+
+    def show(self, entry: Entry) -> Entry:
+        if self._deferred is not None:
+            self._deferred.append(entry)  # start-up: shown after the session's transcript
+            return entry
+        return self.transcript.add(entry)
+
+    def show_deferred_after(self, first: Callable[[], object]) -> None:
+        """Entries shown during start-up (``show``) were held; they are shown once
+        ``first`` has run (it opens the session, whose transcript they follow)."""
+        held, self._deferred = self._deferred or [], None
+        first()
+        for entry in held:
+            self.show(entry)
+
+    def notice(self, text: str) -> None:
+        self.show(Entry("system", system_text(text)))
+
+    def error(self, text: str) -> None:
+        self.show(Entry("error", error_text(text)))
+
+    def on_notice(self, message: Notice) -> None:
+        message.stop()
+        (self.error if message.error else self.notice)(message.text)
+
+    def on_show_entry(self, message: ShowEntry) -> None:
+        message.stop()
+        self.show(message.entry)
+
+    # -- the turn -------------------------------------------------------------------------
 
     @property
     def busy(self) -> bool:

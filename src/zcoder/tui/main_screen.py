@@ -33,14 +33,11 @@ from zcoder.model.backends import server_label
 from zcoder.tui.chat_pane import ChatPane
 from zcoder.tui.commands import parse_slash, parse_user_command
 from zcoder.tui.messages import (
-    HeaderFields,
     ModelChanged,
-    Notice,
     RelayNudge,
     RunNext,
     Say,
     SessionOpened,
-    ShowEntry,
     TurnStarted,
 )
 from zcoder.tui.parts import Parts
@@ -49,7 +46,7 @@ from zcoder.tui.services import ScreenHost
 from zcoder.tui.startup import Startup
 from zcoder.tui.status import HeaderBar, HeaderState, git_branch, turn_summary
 from zcoder.tui.terminal_title import TerminalTitle
-from zcoder.tui.transcript import CommandEntry, Entry, error_text, system_text
+from zcoder.tui.transcript import CommandEntry, Entry, system_text
 from zcoder.tui.widgets import Body, SessionItem, SessionList, SidebarPlaceholder
 
 if TYPE_CHECKING:
@@ -81,7 +78,6 @@ class MainScreen(ScreenHost, Screen[None]):
         super().__init__()
         self.services = services
         config = services.config
-        self._deferred: list[Entry] | None = []
         project = config.workspace.name or str(config.workspace)
         header = HeaderState(
             version=__version__,
@@ -95,12 +91,15 @@ class MainScreen(ScreenHost, Screen[None]):
             status=Status.WARMING_UP.value,
         )
         self.header = HeaderBar(header, terminal_title=TerminalTitle(project))
-        self.say = Say(self.post_message)  # how the parts speak to the screen
+        self.chat = ChatPane(id="main")  # the conversation, and the turn's worker
+        # How the parts speak up: to the chat pane, which shows notices and entries at
+        # once (the screen's own queue waits behind its layout) and passes the rest up;
+        # the header's fields to the header itself, for the same reason.
+        self.say = Say(self.chat.post_message, self.header.post_message)
         self.startup = Startup(services, self.say, resume=resume is not None, tune_gc=tune_gc)
         self.body = Body(id="body")  # shows or hides the sidebar (narrow terminals)
         self.sidebar = SessionList(id="sessions")  # in place of the placeholder at start
         self._sidebar_placeholder: SidebarPlaceholder | None = SidebarPlaceholder()
-        self.chat = ChatPane(id="main")  # the conversation, and the turn's worker
         self.transcript = self.chat.transcript
         self.prompt_input = self.chat.prompt_input
         self.parts = Parts(
@@ -117,38 +116,13 @@ class MainScreen(ScreenHost, Screen[None]):
         yield Footer()
 
     def show(self, entry: Entry) -> Entry:
-        if self._deferred is not None:
-            self._deferred.append(entry)  # start-up: shown after the session's transcript
-            return entry
-        return self.transcript.add(entry)
-
-    def show_deferred_after(self, first: Callable[[], object]) -> None:
-        """Entries shown during start-up (``show``) were held; they are shown once
-        ``first`` has run (it opens the session, whose transcript they follow)."""
-        held, self._deferred = self._deferred or [], None
-        first()
-        for entry in held:
-            self.show(entry)
+        return self.chat.show(entry)
 
     def notice(self, text: str) -> None:
-        self.show(Entry("system", system_text(text)))
+        self.chat.notice(text)
 
     def error(self, text: str) -> None:
-        self.show(Entry("error", error_text(text)))
-
-    def on_notice(self, message: Notice) -> None:
-        (self.error if message.error else self.notice)(message.text)
-
-    def on_show_entry(self, message: ShowEntry) -> None:
-        self.show(message.entry)
-
-    def on_header_fields(self, message: HeaderFields) -> None:
-        if message.idle_only and self.busy:
-            return  # a turn started since: its own state is the one to show
-        before = self.header.waiting
-        self.header.refresh_state(**message.changes)
-        if self.header.waiting != before:
-            self.app.refresh_bindings()  # the continue key is in the footer only then
+        self.chat.error(text)
 
     def on_model_changed(self, message: ModelChanged) -> None:
         services, model = self.services, message.model
@@ -177,7 +151,7 @@ class MainScreen(ScreenHost, Screen[None]):
         if self.startup.resume:
             self.finish_start()
         else:
-            self.call_after_refresh(self.finish_start)
+            self.app.call_after_refresh(self.finish_start)
 
     def finish_start(self) -> None:
         """Start-up's second stage: once, whichever asks first, and not at all when the
@@ -193,7 +167,7 @@ class MainScreen(ScreenHost, Screen[None]):
         self.startup.make_agent(
             approver=self.parts.dialogs, on_event=self.parts.agent_view.on_event
         )
-        self.show_deferred_after(self.parts.sessions.open_initial)  # its load starts the meter
+        self.chat.show_deferred_after(self.parts.sessions.open_initial)  # its load starts the meter
         if self.services.session_id is None:  # no session store: the meter all the same
             self.parts.model_ui.refresh_meter()
         self.set_interval(RELAY_POLL_SECONDS, self.parts.relay_ui.poll)

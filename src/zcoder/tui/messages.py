@@ -1,11 +1,14 @@
 """What the parts of the TUI say to the screen: Textual messages, posted up, not calls.
 
 The parts behind the screen (the model, the relay, the sessions, quitting, edits, slash
-commands, turns, start-up) hold a ``Say``: a way to post a message. The main screen
-(tui/main_screen.py) handles each message and puts it where it belongs: a notice in the
-transcript, a field in the header, a changed model in the session store and the relay's
-manifest. A part that only posts needs no app to be tested, and may post from any thread
-(``post_message`` is Textual's one thread-safe way in).
+commands, turns, start-up) hold a ``Say``: a way to post a message. Notices and entries
+go to the chat pane, which shows them in the transcript at once (tui/chat_pane.py); the
+header's fields go to the header (tui/status.py); the rest bubble up from the chat pane
+to the main screen (tui/main_screen.py), which puts each where it belongs: a changed
+model in the session store and the relay's manifest, a nudge from the relay to what runs
+next. (The screen's own queue waits behind its layout, so what must show at once is not
+routed through it.) A part that only posts needs no app to be tested, and may post from
+any thread (``post_message`` is Textual's one thread-safe way in).
 
 Messages to one receiver are handled in the order they were posted, so what a part says
 reaches the transcript in the order it said it. A turn's start and end change the header
@@ -17,7 +20,7 @@ arrives while a turn runs.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
@@ -38,48 +41,47 @@ __all__ = [
 ]
 
 
+# Messages that carry values are dataclasses: Textual's Message runs its own set-up from
+# ``__post_init__`` for them.
+
+
+@dataclass
 class Notice(Message):
     """A line for the transcript: a notice, or (``error``) an error."""
 
-    def __init__(self, text: str, *, error: bool = False) -> None:
-        super().__init__()
-        self.text = text
-        self.error = error
+    text: str
+    error: bool = field(default=False, kw_only=True)
 
 
+@dataclass
 class ShowEntry(Message):
     """An entry made by a part (a diff, a receipt) for the transcript."""
 
-    def __init__(self, entry: Entry) -> None:
-        super().__init__()
-        self.entry = entry
+    entry: Entry
 
 
+@dataclass
 class HeaderFields(Message):
     """Fields of the header changed (tui/status.py: ``HeaderBar``'s reactives).
     ``idle_only``: dropped if a turn runs when it arrives."""
 
-    def __init__(self, changes: dict[str, Any], *, idle_only: bool = False) -> None:
-        super().__init__()
-        self.changes = changes
-        self.idle_only = idle_only
+    changes: dict[str, Any]
+    idle_only: bool = field(default=False, kw_only=True)
 
 
+@dataclass
 class ModelChanged(Message):
     """The model in use is now ``model`` (``/model``, the picker, a resumed session's)."""
 
-    def __init__(self, model: str) -> None:
-        super().__init__()
-        self.model = model
+    model: str
 
 
+@dataclass
 class SessionOpened(Message):
     """``session_id`` is open now; ``shown`` is the mounting of its saved entries."""
 
-    def __init__(self, session_id: str, shown: Awaitable[object] | None) -> None:
-        super().__init__()
-        self.session_id = session_id
-        self.shown = shown
+    session_id: str
+    shown: Awaitable[object] | None
 
 
 class TurnStarted(Message):
@@ -101,6 +103,8 @@ class Say:
     """What a part holds to speak to the screen: ``post`` is a ``post_message``."""
 
     post: Callable[[Message], object]
+    post_header: Callable[[Message], object] | None = None
+    """Where ``HeaderFields`` go (the header itself); ``post`` when None."""
 
     def notice(self, text: str) -> None:
         self.post(Notice(text))
@@ -112,4 +116,4 @@ class Say:
         self.post(ShowEntry(entry))
 
     def header(self, *, idle_only: bool = False, **changes: Any) -> None:
-        self.post(HeaderFields(changes, idle_only=idle_only))
+        (self.post_header or self.post)(HeaderFields(changes, idle_only=idle_only))

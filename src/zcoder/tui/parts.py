@@ -14,6 +14,7 @@ the agent, the model client, the relay and the session store (tui/startup.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
+from dataclasses import KW_ONLY, dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -67,25 +68,17 @@ class ScreenSide(Host, Protocol):
     def show_output(self) -> None: ...
 
 
+@dataclass(eq=False)
 class Parts:
     """Each part, made on first use; ``exit`` is the app's (quitting is the app's)."""
 
-    def __init__(
-        self,
-        services: Services,
-        say: Say,
-        screen: ScreenSide,
-        *,
-        exit: Callable[[int], object],
-        resume: str | None,
-        keep_model: bool,
-    ) -> None:
-        self.services = services
-        self.say = say
-        self.screen = screen
-        self._exit = exit
-        self._resume = resume
-        self._keep_model = keep_model
+    services: Services
+    say: Say
+    screen: ScreenSide
+    _: KW_ONLY
+    exit: Callable[[int], object]
+    resume: str | None
+    keep_model: bool
 
     @cached_property
     def model_ui(self) -> ModelUI:
@@ -109,8 +102,8 @@ class Parts:
             agent_view=self.agent_view,
             show_list=screen.show_sessions_list,
             focus_prompt=screen.prompt_input.focus,
-            resume=self._resume,
-            keep_model=self._keep_model,
+            resume=self.resume,
+            keep_model=self.keep_model,
         )
 
     @cached_property
@@ -178,7 +171,7 @@ class Parts:
             relay=lambda: self.services.relay,
             # RelayUI is made when first used: not by making this.
             record=lambda envelope, state: self.relay_ui.inbox.received(envelope, state),  # noqa: PLW0108
-            exit=self._exit,
+            exit=self.exit,
             ask=self.screen.ask,
             say=self.say,
         )

@@ -16,6 +16,7 @@ and measures the context meter.
 from __future__ import annotations
 
 import logging
+from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -44,6 +45,7 @@ log = logging.getLogger(__name__)
 
 
 @declares_commands
+@dataclass(eq=False)
 class SessionsUI:
     """Opens and closes the SessionStore (``Services.store``, None when it could not be
     opened) and the session open here (``Services.session_id``).
@@ -53,57 +55,27 @@ class SessionsUI:
     ``focus_prompt`` gives the prompt the focus.
     """
 
-    def __init__(
-        self,
-        services: Services,
-        say: Say,
-        host: Host,
-        *,
-        model: ModelUI,
-        transcript: Transcript,
-        sidebar: SessionList,
-        agent_view: AgentView,
-        show_list: Callable[[], object],
-        focus_prompt: Callable[[], object],
-        resume: str | None,
-        keep_model: bool = False,
-    ) -> None:
-        self.services = services
-        self.say = say
-        self.host = host
-        self.model = model
-        self.transcript = transcript
-        self.sidebar = sidebar
-        self.agent_view = agent_view
-        self._show_list = show_list
-        self._focus_prompt = focus_prompt
-        self.resume = resume
-        self.keep_model = keep_model
-        self.lock: SessionLock | None = None
-        self.restoring_model = False
-        """True while the resumed session's model is being checked (the warm-up waits)."""
-        self.shown: AwaitMount | None = None
-        """The mounting of the loaded session's entries (the meter waits for it)."""
-        self.exit_session: str | None = None
-        """Set on close: the session to name in the exit hint (None when it is empty)."""
-        self.show_one_shot = False
-        """Whether the list shows the sessions of ``--prompt`` runs (``/sessions all``)."""
-
-    @property
-    def store(self) -> SessionStore | None:
-        return self.services.store
-
-    @store.setter
-    def store(self, store: SessionStore | None) -> None:
-        self.services.store = store
-
-    @property
-    def session_id(self) -> str | None:
-        return self.services.session_id
-
-    @session_id.setter
-    def session_id(self, session_id: str | None) -> None:
-        self.services.session_id = session_id
+    services: Services
+    say: Say
+    host: Host
+    _: KW_ONLY
+    model: ModelUI
+    transcript: Transcript
+    sidebar: SessionList
+    agent_view: AgentView
+    show_list: Callable[[], object]
+    focus_prompt: Callable[[], object]
+    resume: str | None
+    keep_model: bool = False
+    lock: SessionLock | None = field(default=None, init=False)
+    restoring_model: bool = field(default=False, init=False)
+    """True while the resumed session's model is being checked (the warm-up waits)."""
+    shown: AwaitMount | None = field(default=None, init=False)
+    """The mounting of the loaded session's entries (the meter waits for it)."""
+    exit_session: str | None = field(default=None, init=False)
+    """Set on close: the session to name in the exit hint (None when it is empty)."""
+    show_one_shot: bool = field(default=False, init=False)
+    """Whether the list shows the sessions of ``--prompt`` runs (``/sessions all``)."""
 
     @property
     def scope(self) -> tuple[str, str]:
@@ -112,12 +84,12 @@ class SessionsUI:
 
     def open_store(self) -> None:
         try:
-            self.store = SessionStore(self.services.config.home)
+            self.services.store = SessionStore(self.services.config.home)
         except SessionStoreError as exc:
-            self.store = None
+            self.services.store = None
             self.say.error(f"{exc} — this session will not be saved")
             return
-        for warning in self.store.warnings:
+        for warning in self.services.store.warnings:
             self.say.notice(warning)
 
     def open_initial(self) -> None:
@@ -125,8 +97,8 @@ class SessionsUI:
 
         A session open in another zcoder is not opened: a new one is, and the user is told.
         """
-        if self.store is None:
-            self.session_id = None
+        if self.services.store is None:
+            self.services.session_id = None
             return
         why = ""
         try:
@@ -153,15 +125,15 @@ class SessionsUI:
     def _open_fresh(self, *, announce: bool) -> bool:
         """Open the newest empty session no other zcoder has, else a new one; False when
         that is the session already open here."""
-        assert self.store is not None
-        taker = LockTaker(self.services.config.home, mine=self.session_id)
+        assert self.services.store is not None
+        taker = LockTaker(self.services.config.home, mine=self.services.session_id)
         try:
-            info = self.store.reuse_or_create(*self.scope, self.services.model, take=taker)
+            info = self.services.store.reuse_or_create(*self.scope, self.services.model, take=taker)
         except BaseException:
             if taker.lock is not None:  # taken inside a transaction that then failed
                 taker.lock.release()
             raise
-        if info.id == self.session_id:
+        if info.id == self.services.session_id:
             return False
         self._load_locked(info.id, taker.lock, restore_model=False)
         if announce:
@@ -174,7 +146,7 @@ class SessionsUI:
         """Open ``session_id`` here. Raises SessionInUseError when another zcoder has it,
         LookupError when this scope has no such session."""
         lock = None
-        if session_id != self.session_id:
+        if session_id != self.services.session_id:
             try:
                 lock = acquire_lock(self.services.config.home, session_id)
             except ValueError:  # not even the shape of an id
@@ -187,19 +159,19 @@ class SessionsUI:
         self, session_id: str, lock: SessionLock | None, *, restore_model: bool
     ) -> None:
         agent, model = self.services.agent, self.services.model
-        assert agent is not None and self.store is not None
+        assert agent is not None and self.services.store is not None
         try:
-            data = self.store.load(session_id, *self.scope)
+            data = self.services.store.load(session_id, *self.scope)
         except BaseException:
             if lock is not None:
                 lock.release()
             raise
-        initial = self.session_id is None
-        if lock is not None or session_id != self.session_id:
+        initial = self.services.session_id is None
+        if lock is not None or session_id != self.services.session_id:
             if self.lock is not None:
                 self.lock.release()
             self.lock = lock
-        self.session_id = data.info.id
+        self.services.session_id = data.info.id
         agent.use_session(data.info.id, data.messages, data.user_ledger)
         self.transcript.clear()
         self.agent_view.reset()
@@ -208,7 +180,7 @@ class SessionsUI:
         self.say.post(SessionOpened(data.info.id, self.shown))  # the relay, the meter
         if not restore_model and not same_model(data.info.model, model):
             try:  # the session goes on with this model (-m, or a new session's)
-                self.store.set_model(data.info.id, model)
+                self.services.store.set_model(data.info.id, model)
             except SessionStoreError as exc:
                 self.say.error(str(exc))
         if restore_model:
@@ -244,28 +216,28 @@ class SessionsUI:
         return [
             info
             for info in sessions
-            if self.show_one_shot or not info.one_shot or info.id == self.session_id
+            if self.show_one_shot or not info.one_shot or info.id == self.services.session_id
         ]
 
     def refresh(self) -> None:
         """The sidebar: this workspace's and profile's sessions, newest first."""
-        if self.store is None:
+        if self.services.store is None:
             return
         try:
-            sessions = self.store.list_sessions(*self.scope)
+            sessions = self.services.store.list_sessions(*self.scope)
         except SessionStoreError as exc:
             self.say.error(str(exc))
             return
-        self.sidebar.show(self._listed(sessions), self.session_id)
+        self.sidebar.show(self._listed(sessions), self.services.session_id)
 
     def listing(self) -> str:
         """``/sessions`` in the transcript: id, age, model, messages and title of each."""
-        if self.store is None:
+        if self.services.store is None:
             return "Sessions are unavailable in this run."
         workspace, profile = self.scope
         try:
-            every = self.store.list_sessions(workspace, profile)
-            counts = self.store.message_counts(workspace, profile)
+            every = self.services.store.list_sessions(workspace, profile)
+            counts = self.services.store.message_counts(workspace, profile)
         except SessionStoreError as exc:
             return str(exc)
         sessions = self._listed(every)
@@ -274,7 +246,7 @@ class SessionsUI:
             "Pick one in the list (Ctrl+B hides it), or later: zcoder --resume ID "
             "(a unique prefix of the id is enough)."
         ]
-        lines += session_lines(sessions, counts=counts, current=self.session_id)
+        lines += session_lines(sessions, counts=counts, current=self.services.session_id)
         hidden = len(every) - len(sessions)
         if hidden:
             lines.append(
@@ -305,13 +277,13 @@ class SessionsUI:
         self.show_one_shot = argument.lower() == "all"
         self.refresh()
         self.say.notice(self.listing())
-        self._show_list()
+        self.show_list()
 
     def new_session(self) -> None:
         if self.services.busy():
             self.say.notice("Switching sessions is possible when no turn is running.")
             return
-        if self.store is None:
+        if self.services.store is None:
             self.say.error("sessions are unavailable in this run")
             return
         try:
@@ -326,7 +298,7 @@ class SessionsUI:
 
     def switch_to(self, session_id: str) -> None:
         """The user picked a session in the sidebar."""
-        if session_id == self.session_id:
+        if session_id == self.services.session_id:
             return
         if self.services.busy():
             self.say.notice("Switching sessions is possible when no turn is running.")
@@ -340,13 +312,13 @@ class SessionsUI:
         except (LookupError, SessionStoreError) as exc:
             self.say.error(str(exc))
             return
-        self._focus_prompt()
+        self.focus_prompt()
 
     def last_reply(self) -> str | None:
         """The last assistant reply of the open session, as the model wrote it."""
-        if self.store is not None and self.session_id is not None:
+        if self.services.store is not None and self.services.session_id is not None:
             try:
-                return self.store.last_event_text(self.session_id, "assistant")
+                return self.services.store.last_event_text(self.services.session_id, "assistant")
             except SessionStoreError as exc:
                 self.say.error(str(exc))
                 return None
@@ -358,15 +330,17 @@ class SessionsUI:
 
     def close(self) -> None:
         """At exit: note the session for the exit hint, release its lock, close the store."""
-        if self.store is not None:
-            if self.session_id is not None:
+        if self.services.store is not None:
+            if self.services.session_id is not None:
                 try:
-                    if self.store.has_content(self.session_id):
-                        self.exit_session = self.session_id
+                    if self.services.store.has_content(self.services.session_id):
+                        self.exit_session = self.services.session_id
                 except SessionStoreError:
-                    log.warning("cannot read session %s at exit", self.session_id, exc_info=True)
-            self.store.close()
-            self.store = None
+                    log.warning(
+                        "cannot read session %s at exit", self.services.session_id, exc_info=True
+                    )
+            self.services.store.close()
+            self.services.store = None
         if self.lock is not None:
             self.lock.release()
             self.lock = None

@@ -13,6 +13,7 @@ never the app.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING
 
 from zcoder.agent.usage import render_breakdown
@@ -28,39 +29,30 @@ if TYPE_CHECKING:
 
 
 @declares_commands
+@dataclass(eq=False)
 class SlashCommands:
     """Runs a command by name (the registry finds it and the object that carries it out);
     carries out those of the app as a whole: /help, /context, /output, /compact, /copy."""
 
-    def __init__(
-        self,
-        services: Services,
-        say: Say,
-        *,
-        owners: Callable[[], Iterable[object]],
-        model: ModelUI,
-        sessions: SessionsUI,
-        turns: Turns,
-        show_output: Callable[[], object],
-        copy: Callable[[str], object],
-    ) -> None:
-        """``owners``: the objects that carry out the other commands; ``show_output``
-        shows the last command's output (Ctrl+T); ``copy`` puts text on the clipboard."""
-        self.services = services
-        self.say = say
-        self._owners = owners
-        self.model = model
-        self.sessions = sessions
-        self.turns = turns
-        self._show_output = show_output
-        self._copy_text = copy
+    services: Services
+    say: Say
+    _: KW_ONLY
+    owners: Callable[[], Iterable[object]]
+    """The objects that carry out the other commands."""
+    model: ModelUI
+    sessions: SessionsUI
+    turns: Turns
+    show_output: Callable[[], object]
+    """Shows the last command's output (Ctrl+T)."""
+    copy: Callable[[str], object]
+    """Puts text on the clipboard."""
 
     async def run(self, name: str, argument: str) -> None:
         command = commands().find(name)
         if command is None:
             self.say.error(f"unknown command {name}; /help lists the commands")
             return
-        owners = (self, *self._owners())
+        owners = (self, *self.owners())
         owner = next(o for o in owners if isinstance(o, command.owner))
         await command.call(owner, argument)
 
@@ -74,7 +66,7 @@ class SlashCommands:
 
     @slash_command(Form("/output", "the whole output of the last command (also Ctrl+T)"))
     def output_command(self, _argument: str) -> None:
-        self._show_output()
+        self.show_output()
 
     @slash_command(
         Form(
@@ -100,7 +92,7 @@ class SlashCommands:
         if not text or not text.strip():
             self.say.notice("Nothing to copy yet: there is no reply in this session.")
             return
-        self._copy_text(text)
+        self.copy(text)
         self.say.notice(
             f"Copied {len(text)} characters of the last reply to the clipboard (OSC 52; "
             "in tmux this needs set-clipboard on)."

@@ -30,6 +30,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 from zcoder.agent.status import ContextUsage, Status
+from zcoder.tui.messages import HeaderFields
 from zcoder.tui.terminal_title import TerminalTitle
 from zcoder.tui.widgets import screen_safe
 
@@ -331,6 +332,13 @@ class HeaderBar(Widget):
         if self.terminal_title is not None:
             self.terminal_title.restore()
 
+    def on_header_fields(self, message: HeaderFields) -> None:
+        """Fields a part changed (tui/messages.py); a warm-up's Ready (``idle_only``)
+        does not undo a turn that started since."""
+        message.stop()
+        if not (message.idle_only and self._turn_started is not None):
+            self.refresh_state(**message.changes)
+
     def refresh_state(self, **changes: Any) -> None:
         """Set the fields in ``changes``; only those that change anything are drawn."""
         for key, value in changes.items():
@@ -352,7 +360,12 @@ class HeaderBar(Widget):
 
     # Every field's change is drawn the same way.
     watch_model = watch_status = watch_relay = watch_queued = _sync
-    watch_held = watch_waiting = watch_context = watch_asking = _sync
+    watch_held = watch_context = watch_asking = _sync
+
+    def watch_waiting(self) -> None:
+        self._sync()
+        if self.is_mounted:
+            self.app.refresh_bindings()  # the continue key is in the footer only then
 
     @property
     def spinning(self) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
@@ -54,27 +55,17 @@ class TurnAgent(Protocol):
     async def compact(self, focus: str = "", *, automatic: bool = False) -> CompactResult: ...
 
 
+@dataclass(eq=False)
 class Turns:
-    def __init__(
-        self,
-        services: Services,
-        say: Say,
-        *,
-        model: ModelUI,
-        relay: RelayUI,
-        sessions: SessionsUI,
-        start: StartTurn,
-        show: Callable[[Entry], object],
-        show_queue: Callable[[], None],
-    ) -> None:
-        self.services = services
-        self.say = say
-        self.model = model
-        self.relay = relay
-        self.sessions = sessions
-        self.start = start
-        self.show = show
-        self.show_queue = show_queue
+    services: Services
+    say: Say
+    _: KW_ONLY
+    model: ModelUI
+    relay: RelayUI
+    sessions: SessionsUI
+    start: StartTurn
+    show: Callable[[Entry], object]
+    show_queue: Callable[[], None]
 
     @property
     def agent(self) -> TurnAgent | None:
