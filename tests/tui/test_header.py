@@ -11,8 +11,9 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 
 from tests.tui.conftest import wait_until
+from tests.tui.test_status import state
 from zcoder.agent.status import ContextUsage
-from zcoder.tui.status import HeaderBar, HeaderState
+from zcoder.tui.status import HeaderBar
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -20,17 +21,7 @@ pytestmark = pytest.mark.timeout(30)
 class HeaderApp(App[None]):
     def __init__(self) -> None:
         super().__init__()
-        self.header = HeaderBar(
-            HeaderState(
-                version="1.0",
-                model="small",
-                host="localhost",
-                project="shop",
-                branch="main",
-                profile="coding",
-                relay="ready",
-            )
-        )
+        self.header = HeaderBar(state(relay="ready", context=None, model="small"))
         self.drawn = 0
         original = self.header.render
 
@@ -46,7 +37,7 @@ class HeaderApp(App[None]):
 
 async def test_a_field_set_to_the_value_it_has_draws_nothing() -> None:
     app = HeaderApp()
-    async with app.run_test(size=(120, 5)) as pilot:
+    async with app.run_test(size=(200, 5)) as pilot:
         header = app.header
         await wait_until(pilot, lambda: app.drawn)
         await pilot.pause()
@@ -61,20 +52,24 @@ async def test_a_field_set_to_the_value_it_has_draws_nothing() -> None:
 
 async def test_the_fields_are_what_the_header_shows() -> None:
     app = HeaderApp()
-    async with app.run_test(size=(120, 5)) as pilot:
+    async with app.run_test(size=(200, 5)) as pilot:
         header = app.header
         header.model = "large"
         header.context = ContextUsage(used=3200, window=32768, measured=True)
         header.asking = True
-        state = header.state
-        assert (state.model, state.label, state.project) == ("large", "Waiting for you", "shop")
-        await wait_until(pilot, lambda: "large@localhost" in header.render_line(0).text)
+        shown = header.state
+        assert (shown.model, shown.label, shown.project) == (
+            "large",
+            "Waiting for you",
+            "billing-service",
+        )
+        await wait_until(pilot, lambda: "large@127.0.0.1:11434" in header.render_line(0).text)
         assert "ctx 3.2k/32k 10%" in header.render_line(0).text
 
 
 async def test_the_spinner_runs_only_while_something_is_under_way() -> None:
     app = HeaderApp()
-    async with app.run_test(size=(120, 5)) as pilot:
+    async with app.run_test(size=(200, 5)) as pilot:
         header = app.header
 
         def spinning() -> bool:
