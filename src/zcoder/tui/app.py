@@ -69,6 +69,13 @@ def _forward(*path: str) -> Any:
 
 class ZcoderApp(App[int]):
     TITLE = "zcoder"
+    # The main screen's layout (tui/main_screen.py), as app CSS: it outranks the widgets'
+    # default CSS.
+    CSS = """
+    Screen { layout: vertical; }
+    #body { height: 1fr; }
+    #main { width: 1fr; }
+    """
     # Ctrl+P: zcoder's slash commands (tui/command_registry.py), then Textual's own.
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {
         slash_commands_provider,

@@ -15,7 +15,6 @@ the agent, the model client, the relay and the session store (tui/startup.py).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Callable, Coroutine
 from functools import partial
@@ -58,12 +57,6 @@ __all__ = ["MainScreen"]
 
 
 class MainScreen(ScreenHost, Screen[None]):
-    DEFAULT_CSS = """
-    MainScreen { layout: vertical; }
-    MainScreen #body { height: 1fr; }
-    MainScreen #main { width: 1fr; }
-    """
-
     def __init__(
         self,
         services: Services,
@@ -125,19 +118,9 @@ class MainScreen(ScreenHost, Screen[None]):
         self.chat.error(text)
 
     def on_model_changed(self, message: ModelChanged) -> None:
-        services, model = self.services, message.model
-        if services.store is not None and services.session_id is not None:
-            from zcoder.sessions import SessionStoreError
-
-            with contextlib.suppress(SessionStoreError):
-                services.store.set_model(services.session_id, model)
-        if services.relay is not None:
-            services.relay.refresh_manifest(model=model)
-        self.header.refresh_state(model=model)
+        self.header.refresh_state(model=message.model)
 
     def on_session_opened(self, message: SessionOpened) -> None:
-        if self.services.relay is not None:
-            self.services.relay.refresh_manifest(session_id=message.session_id)
         self.parts.model_ui.refresh_meter(after=message.shown)
 
     # -- start-up (tui/startup.py) ------------------------------------------------------

@@ -6,13 +6,14 @@ warm-up and ``/compact`` wait for it (``window_ready``), so num_ctx goes with ev
 request. The warm-up loads the model exactly as the first turn will use it.
 
 It takes the services it uses, a ``Say`` and a ``Host`` (tui/services.py), never the app:
-the model in use is ``Services.model``; a change of model is posted (``ModelChanged``) for
-the screen to tell the session store, the relay and the header.
+the model in use is ``Services.model``; a change of model goes to the session store and
+the relay's manifest at once, and is posted (``ModelChanged``) for the screen's header.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable
 from functools import partial
@@ -28,6 +29,7 @@ from zcoder.model.context import (
     allocation_notice,
     resolve_for_model,
 )
+from zcoder.sessions import SessionStoreError
 from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.messages import ModelChanged
 from zcoder.tui.screens import ModelPicker
@@ -234,6 +236,11 @@ class ModelUI:
         services.model = model
         if services.agent is not None:
             services.agent.settings.model = model
-        self.say.post(ModelChanged(model))  # the session, the relay and the header follow
+        if services.store is not None and services.session_id is not None:
+            with contextlib.suppress(SessionStoreError):
+                services.store.set_model(services.session_id, model)
+        if services.relay is not None:  # peers see it at once
+            services.relay.refresh_manifest(model=model)
+        self.say.post(ModelChanged(model))  # the header follows
         self.say.notice(notice or f"Model: {model}")
         self.start_warmup()

@@ -9,8 +9,8 @@ and says why; picking a session open elsewhere in the sidebar says so and stays 
 
 It takes the services it uses (the store and the open session are ``Services``'), the
 widgets that show sessions (the transcript, the list, the agent's view) and a ``Say``,
-never the app. A session opened is posted (``SessionOpened``): the screen tells the relay
-and measures the context meter.
+never the app. A session opened goes to the relay's manifest at once, and is posted
+(``SessionOpened``): the screen measures the context meter once its entries are shown.
 """
 
 from __future__ import annotations
@@ -176,8 +176,10 @@ class SessionsUI:
         self.transcript.clear()
         self.agent_view.reset()
         self.shown = self.transcript.show_saved([(e.role, e.text, e.metadata) for e in data.events])
+        if self.services.relay is not None:  # peers see it at once
+            self.services.relay.refresh_manifest(session_id=data.info.id)
         self.refresh()
-        self.say.post(SessionOpened(data.info.id, self.shown))  # the relay, the meter
+        self.say.post(SessionOpened(data.info.id, self.shown))  # the context meter
         if not restore_model and not same_model(data.info.model, model):
             try:  # the session goes on with this model (-m, or a new session's)
                 self.services.store.set_model(data.info.id, model)
