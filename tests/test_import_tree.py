@@ -14,31 +14,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 SRC = Path(__file__).resolve().parent.parent / "src"
 PACKAGE = "zcoder"
-
-# Circles other work is taking apart (issue 19); each may only shrink. A circle outside
-# these modules, or one that reaches a module not listed, fails the test.
-KNOWN_CIRCLES: tuple[frozenset[str], ...] = (
-    frozenset({"zcoder.tui.prompt", "zcoder.tui.prompt_habits"}),
-    frozenset(
-        {
-            "zcoder.tui.app",
-            "zcoder.tui.edits_ui",
-            "zcoder.tui.inbox_ui",
-            "zcoder.tui.model_ui",
-            "zcoder.tui.quit_ui",
-            "zcoder.tui.relay_policy_ui",
-            "zcoder.tui.relay_ui",
-            "zcoder.tui.sessions_ui",
-            "zcoder.tui.slash",
-            "zcoder.tui.startup",
-            "zcoder.tui.turns",
-        }
-    ),
-)
 
 
 def module_files(src: Path = SRC) -> dict[str, tuple[Path, bool]]:
@@ -177,10 +154,4 @@ def test_zcoder_imports_form_a_tree() -> None:
     graph = import_graph()
     assert "zcoder.agent.core" in graph  # the walk found the package
     found = circles(graph)
-    new = [part for part in found if not any(part <= known for known in KNOWN_CIRCLES)]
-    assert not new, "import circles: " + "; ".join(describe(graph, part) for part in new)
-    if found:
-        pytest.skip(
-            "import circles left inside zcoder/tui, being taken apart by other work: "
-            + "; ".join(describe(graph, part) for part in found)
-        )
+    assert not found, "import circles: " + "; ".join(describe(graph, part) for part in found)

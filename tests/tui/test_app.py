@@ -551,19 +551,19 @@ async def test_the_first_frame_needs_no_agent_and_an_early_prompt_waits_for_it(
     """Start-up's first stage draws the prompt (focused) and the header with the relay
     starting, and makes no agent, session or relay; a prompt submitted then runs the
     second stage first and is sent, whole and once (tui/startup.py)."""
-    from zcoder.tui.startup import Startup
+    from zcoder.tui.main_screen import MainScreen
 
-    real_finish = Startup.finish
+    real_finish = MainScreen.finish_start
     calls: list[str] = []
 
-    def finish_only_when_asked(self: Startup) -> None:
+    def finish_only_when_asked(self: MainScreen) -> None:
         # The call the first frame schedules is dropped: "the second stage has not run
         # yet", for as long as the test needs; the submitted prompt's call runs it.
         calls.append("finish")
         if len(calls) > 1:
             real_finish(self)
 
-    monkeypatch.setattr(Startup, "finish", finish_only_when_asked)
+    monkeypatch.setattr(MainScreen, "finish_start", finish_only_when_asked)
     fake.enqueue(Turn.text("answered"))
     app = app_factory(make_config())
 

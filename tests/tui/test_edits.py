@@ -270,7 +270,7 @@ async def test_the_edits_controller_alone_says_why_undo_does_not_run() -> None:
             agent=lambda: agent,
             busy=lambda: True,
             confirm_undo=confirm_undo,
-            say=Say(posted.append, lambda **_fields: None),
+            say=Say(posted.append),
         )
 
     await edits(None).undo()

@@ -1,11 +1,9 @@
 """The TUI's modules import one another as a tree: no circles, TYPE_CHECKING imports included.
 
 Parents call down into children and children post messages up (tui/messages.py), so no
-module needs to import the one that uses it. The helpers below still take the whole app
-(typed ``ZcoderApp``, under TYPE_CHECKING), and that is their only way back up; each is to
-take the services it uses and a way to post messages instead (issue 19). The list can
-only shrink: a module that starts importing the app fails this test, and one that stops
-must be struck from it.
+module needs to import the one that uses it: the parts behind the screen take the services
+and a way to post messages (tui/services.py), never the app or the screen. Only the module
+that runs the app imports it.
 """
 
 from __future__ import annotations
@@ -17,18 +15,7 @@ import zcoder.tui
 
 TUI = Path(zcoder.tui.__file__).parent
 APP = "zcoder.tui.app"
-
-STILL_TAKE_THE_APP = frozenset(
-    {
-        "zcoder.tui.model_ui",
-        "zcoder.tui.relay_ui",
-        "zcoder.tui.run",  # runs the app: not a circle, the app never imports it
-        "zcoder.tui.sessions_ui",
-        "zcoder.tui.slash",
-        "zcoder.tui.startup",
-        "zcoder.tui.turns",
-    }
-)
+RUNS_THE_APP = frozenset({"zcoder.tui.run"})  # not a circle: the app never imports it
 
 
 def tui_imports() -> dict[str, set[str]]:
@@ -67,16 +54,13 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_only_the_listed_helpers_import_the_app() -> None:
+def test_only_the_runner_imports_the_app() -> None:
     graph = tui_imports()
-    assert {name for name, targets in graph.items() if APP in targets} == STILL_TAKE_THE_APP
+    assert {name for name, targets in graph.items() if APP in targets} == RUNS_THE_APP
 
 
-def test_without_the_helpers_way_back_to_the_app_the_imports_form_a_tree() -> None:
-    graph = tui_imports()
-    for name in STILL_TAKE_THE_APP:
-        graph[name].discard(APP)
-    assert circles(graph) == []
+def test_the_imports_form_a_tree() -> None:
+    assert circles(tui_imports()) == []
 
 
 def test_the_circle_finder_finds_circles_and_only_circles() -> None:

@@ -32,7 +32,7 @@ def inbox(store: SessionStore | None, workspace: Path, posted: list[Message]) ->
         session_id=lambda: None,
         agent=lambda: None,
         workspace=workspace,
-        say=Say(posted.append, lambda **_fields: None),
+        say=Say(posted.append),
     )
 
 

@@ -52,7 +52,7 @@ class World:
             record=lambda envelope, state: self.recorded.append((cast(str, envelope), state)),
             exit=self.exits.append,
             ask=lambda dialog, answered: self.asked.append((dialog, answered)),
-            say=Say(self.posted.append, lambda **_fields: None),
+            say=Say(self.posted.append),
         )
 
 

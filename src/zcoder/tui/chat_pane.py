@@ -1,10 +1,11 @@
 """The conversation column: the transcript (and its follow hint), the queued prompts, the
 prompt, and the worker of the turn that runs.
 
-The pane owns these widgets and the turn's worker: a turn runs on the pane, and when it
-ends the pane says so with ``ChatPane.TurnEnded`` (Textual's way: children post messages
-up). What runs next, and what the header and the relay say about it, is the app's to
-decide (tui/app.py, the scheduler in tui/scheduler.py): the pane never calls the app.
+The pane owns these widgets and the turn's worker: a turn runs on the pane, and the pane
+says when it starts and ends (``TurnStarted``, ``ChatPane.TurnEnded``; Textual's way:
+children post messages up). What runs next, and what the header and the relay say about
+it, is the main screen's to decide (tui/main_screen.py, the scheduler in
+tui/scheduler.py): the pane never calls the screen.
 Keys of the prompt that are the conversation's own (scrolling the transcript from the
 prompt) stay here.
 """
@@ -19,9 +20,10 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
+from zcoder.tui.messages import Notice, ShowEntry, TurnStarted
 from zcoder.tui.prompt import PromptInput
 from zcoder.tui.queued import QueuedPrompts
-from zcoder.tui.transcript import Transcript
+from zcoder.tui.transcript import Entry, Transcript, error_text, system_text
 
 __all__ = ["ChatPane"]
 
@@ -45,12 +47,45 @@ class ChatPane(Vertical):
         self.queued_prompts = QueuedPrompts(id="queued")
         self.turn: Worker[Any] | None = None
         """The turn's worker, from its start until the app has handled its end."""
+        self._deferred: list[Entry] | None = []
 
     def compose(self) -> ComposeResult:
         yield self.transcript
         yield self.transcript.hint
         yield self.queued_prompts
         yield self.prompt_input
+
+    # -- the transcript: what the parts say (tui/messages.py) lands here -----------------
+
+    def show(self, entry: Entry) -> Entry:
+        if self._deferred is not None:
+            self._deferred.append(entry)  # start-up: shown after the session's transcript
+            return entry
+        return self.transcript.add(entry)
+
+    def show_deferred_after(self, first: Callable[[], object]) -> None:
+        """Entries shown during start-up (``show``) were held; they are shown once
+        ``first`` has run (it opens the session, whose transcript they follow)."""
+        held, self._deferred = self._deferred or [], None
+        first()
+        for entry in held:
+            self.show(entry)
+
+    def notice(self, text: str) -> None:
+        self.show(Entry("system", system_text(text)))
+
+    def error(self, text: str) -> None:
+        self.show(Entry("error", error_text(text)))
+
+    def on_notice(self, message: Notice) -> None:
+        message.stop()
+        (self.error if message.error else self.notice)(message.text)
+
+    def on_show_entry(self, message: ShowEntry) -> None:
+        message.stop()
+        self.show(message.entry)
+
+    # -- the turn -------------------------------------------------------------------------
 
     @property
     def busy(self) -> bool:
@@ -60,6 +95,7 @@ class ChatPane(Vertical):
         """Run ``work`` as the turn. Given a coroutine function, never a coroutine: a
         worker cancelled before it starts (the app quitting) leaves none unawaited."""
         self.turn = self.run_worker(work, group="turn", exit_on_error=False)
+        self.post_message(TurnStarted())
 
     def stop_turn(self) -> bool:
         """Cancel the running turn; whether one was running."""

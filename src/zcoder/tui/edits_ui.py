@@ -9,6 +9,7 @@ to it, then restores the files the last turn that changed files left, and tells 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from rich.text import Text
@@ -29,28 +30,21 @@ MAX_DIFF_ENTRY_LINES: Final = 2000
 
 
 @declares_commands
+@dataclass(kw_only=True, eq=False)
 class EditsUI:
     """/diff and /undo. Takes what it uses, never the app: ``agent`` (None before the
     start has finished), ``busy`` (whether a turn runs), ``confirm_undo`` (the /undo
     dialog, tui/approvals.py) and ``say``."""
 
-    def __init__(
-        self,
-        *,
-        agent: Callable[[], Agent | None],
-        busy: Callable[[], bool],
-        confirm_undo: Callable[[UndoPlan], Awaitable[str]],
-        say: Say,
-    ) -> None:
-        self._agent = agent
-        self._busy = busy
-        self._confirm_undo = confirm_undo
-        self.say = say
-        self._asking = False  # an /undo dialog is open
+    agent: Callable[[], Agent | None]
+    busy: Callable[[], bool]
+    confirm_undo: Callable[[UndoPlan], Awaitable[str]]
+    say: Say
+    _asking: bool = field(default=False, init=False)  # an /undo dialog is open
 
     @slash_command(Form("/diff", "the files changed this session: the net diff of each"))
     async def show_diff(self, _argument: str = "") -> None:
-        agent = self._agent()
+        agent = self.agent()
         if agent is None:
             return
         # Reading every changed file and diffing it is file-system work: off the loop.
@@ -72,10 +66,10 @@ class EditsUI:
         Form("/undo", "restore the files the last turn changed, after asking (idle only)")
     )
     async def undo(self, _argument: str = "") -> None:
-        agent = self._agent()
+        agent = self.agent()
         if agent is None:
             return
-        if self._busy():
+        if self.busy():
             self.say.notice("/undo runs when no turn is running; try again when this one ends.")
             return
         if self._asking:
@@ -92,13 +86,13 @@ class EditsUI:
         session = journal.store  # replaced if another session is opened meanwhile
         self._asking = True
         try:
-            answer = await self._confirm_undo(plan)
+            answer = await self.confirm_undo(plan)
         finally:
             self._asking = False
         if answer == UNDO_CANCEL:
             self.say.notice("Nothing was undone.")
             return
-        if self._busy():  # a relayed task may have started while the dialog was open
+        if self.busy():  # a relayed task may have started while the dialog was open
             self.say.notice(
                 "A turn started meanwhile; nothing was undone. Try /undo again after it."
             )

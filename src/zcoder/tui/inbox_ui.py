@@ -16,6 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,32 +40,23 @@ log = logging.getLogger(__name__)
 
 
 @declares_commands
+@dataclass(kw_only=True, eq=False)
 class InboxUI:
     """The relay's history and receipts. Takes what it uses, never the app: getters of
     the ``relay``, the session ``store``, the open ``session_id`` and the ``agent`` (each
     None while there is none), the ``workspace``, and ``say``."""
 
-    def __init__(
-        self,
-        *,
-        relay: Callable[[], Relay | None],
-        store: Callable[[], SessionStore | None],
-        session_id: Callable[[], str | None],
-        agent: Callable[[], Agent | None],
-        workspace: Path,
-        say: Say,
-    ) -> None:
-        self._relay = relay
-        self._store = store
-        self._session_id = session_id
-        self._agent = agent
-        self.workspace = workspace
-        self.say = say
-        self._logged: set[str] = set()  # received message ids already in the history
+    relay: Callable[[], Relay | None]
+    store: Callable[[], SessionStore | None]
+    session_id: Callable[[], str | None]
+    agent: Callable[[], Agent | None]
+    workspace: Path
+    say: Say
+    _logged: set[str] = field(default_factory=set, init=False)  # ids already in the history
 
     @property
     def log(self) -> RelayLog | None:
-        store = self._store()
+        store = self.store()
         return RelayLog(store) if store is not None else None
 
     def _write(self, action: Callable[[RelayLog], None]) -> None:
@@ -90,7 +82,7 @@ class InboxUI:
         self._write(
             lambda book: book.record(
                 workspace=self.workspace,
-                session_id=self._session_id() or "",
+                session_id=self.session_id() or "",
                 direction="sent",
                 message_id=str(result.message_id),
                 peer_instance_id=peer.instance_id,
@@ -102,7 +94,7 @@ class InboxUI:
 
     def note_arrivals(self) -> None:
         """Messages accepted since the last look: in the history as queued or held."""
-        relay = self.relay
+        relay = self.relay()
         if relay is None:
             return
         arrivals = [(m, "queued") for m in relay.waiting()]
@@ -117,7 +109,7 @@ class InboxUI:
         self._write(
             lambda book: book.record(
                 workspace=self.workspace,
-                session_id=self._session_id() or "",
+                session_id=self.session_id() or "",
                 direction="received",
                 message_id=envelope.message_id,
                 peer_instance_id=envelope.sender_instance_id,
@@ -166,14 +158,10 @@ class InboxUI:
             )
         self.say.notice("\n".join(lines))
 
-    @property
-    def relay(self) -> Relay | None:
-        return self._relay()
-
     def send_receipt(self, task: Envelope, outcome: str, summary: str) -> None:
         """Tell the task's sender how it ended, on a thread of its own: the turn's end (or its
         cancellation) never waits for a peer. A receipt-less peer (zcoder.zsh) is quiet."""
-        relay = self.relay
+        relay = self.relay()
         if relay is None:
             return
 
@@ -186,10 +174,11 @@ class InboxUI:
     def show_receipts(self) -> None:
         """Receipts for tasks this instance sent: shown, and given to the model as context
         (they start no turn)."""
-        if self.relay is None:
+        relay = self.relay()
+        if relay is None:
             return
-        agent = self._agent()
-        for receipt, sent in self.relay.take_receipts():
+        agent = self.agent()
+        for receipt, sent in relay.take_receipts():
             shown = receipt_text_for_user(receipt.outcome, sent.target_label, receipt.summary)
             metadata = {
                 "in_reply_to": receipt.in_reply_to,

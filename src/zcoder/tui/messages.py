@@ -1,58 +1,110 @@
 """What the parts of the TUI say to the screen: Textual messages, posted up, not calls.
 
 The parts behind the screen (the model, the relay, the sessions, quitting, edits, slash
-commands, start-up) used to call the app to put a line in the transcript or change the
-header. They now hold a ``Say``: a way to post a message, and the header's one setter.
-The app handles each message (``on_notice``, ``on_show_entry``) and puts it where it
-belongs. A part that only posts needs no app to be tested, and may post from any thread
-(``post_message`` is Textual's one thread-safe way in).
+commands, turns, start-up) hold a ``Say``: a way to post a message. Notices and entries
+go to the chat pane, which shows them in the transcript at once (tui/chat_pane.py); the
+header's fields go to the header (tui/status.py); the rest bubble up from the chat pane
+to the main screen (tui/main_screen.py), which puts each where it belongs: a changed
+model in the session store and the relay's manifest, a nudge from the relay to what runs
+next. (The screen's own queue waits behind its layout, so what must show at once is not
+routed through it.) A part that only posts needs no app to be tested, and may post from
+any thread (``post_message`` is Textual's one thread-safe way in).
 
 Messages to one receiver are handled in the order they were posted, so what a part says
-reaches the transcript in the order it said it.
+reaches the transcript in the order it said it. A turn's start and end change the header
+at once, by the screen's call (it owns the header); a change a part posts that must not
+undo them (a warm-up's end saying Ready) is marked ``idle_only`` and is dropped when it
+arrives while a turn runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
 if TYPE_CHECKING:
     from zcoder.tui.transcript import Entry
 
-__all__ = ["Notice", "Say", "ShowEntry"]
+__all__ = [
+    "HeaderFields",
+    "ModelChanged",
+    "Notice",
+    "RelayNudge",
+    "RunNext",
+    "Say",
+    "SessionOpened",
+    "ShowEntry",
+    "TurnStarted",
+]
 
 
+# Messages that carry values are dataclasses: Textual's Message runs its own set-up from
+# ``__post_init__`` for them.
+
+
+@dataclass
 class Notice(Message):
     """A line for the transcript: a notice, or (``error``) an error."""
 
-    def __init__(self, text: str, *, error: bool = False) -> None:
-        super().__init__()
-        self.text = text
-        self.error = error
+    text: str
+    error: bool = field(default=False, kw_only=True)
 
 
+@dataclass
 class ShowEntry(Message):
     """An entry made by a part (a diff, a receipt) for the transcript."""
 
-    def __init__(self, entry: Entry) -> None:
-        super().__init__()
-        self.entry = entry
+    entry: Entry
+
+
+@dataclass
+class HeaderFields(Message):
+    """Fields of the header changed (tui/status.py: ``HeaderBar``'s reactives).
+    ``idle_only``: dropped if a turn runs when it arrives."""
+
+    changes: dict[str, Any]
+    idle_only: bool = field(default=False, kw_only=True)
+
+
+@dataclass
+class ModelChanged(Message):
+    """The model in use is now ``model`` (``/model``, the picker, a resumed session's)."""
+
+    model: str
+
+
+@dataclass
+class SessionOpened(Message):
+    """``session_id`` is open now; ``shown`` is the mounting of its saved entries."""
+
+    session_id: str
+    shown: Awaitable[object] | None
+
+
+class TurnStarted(Message):
+    """A turn's worker started (the chat pane's; ``ChatPane.TurnEnded`` says it ended)."""
+
+
+class RunNext(Message):
+    """Something may run now (a relayed task came, the relay resumed, the user acted):
+    the screen starts the next turn the scheduler names, when idle."""
+
+
+class RelayNudge(Message):
+    """Posted from the relay's listener thread: a message was queued, or the relay's
+    state changed."""
 
 
 @dataclass(frozen=True)
 class Say:
-    """What a part holds to speak to the screen: ``post`` is a ``post_message``;
-    ``header`` changes fields of the header's state (``HeaderBar.refresh_state``).
-
-    The header is changed by a call, not a message: the app changes it too as a turn
-    starts and ends, and a change queued behind those would undo them (a warm-up's end,
-    handled after a turn started, would say Ready through the turn)."""
+    """What a part holds to speak to the screen: ``post`` is a ``post_message``."""
 
     post: Callable[[Message], object]
-    header: Callable[..., None]
+    post_header: Callable[[Message], object] | None = None
+    """Where ``HeaderFields`` go (the header itself); ``post`` when None."""
 
     def notice(self, text: str) -> None:
         self.post(Notice(text))
@@ -62,3 +114,6 @@ class Say:
 
     def show(self, entry: Entry) -> None:
         self.post(ShowEntry(entry))
+
+    def header(self, *, idle_only: bool = False, **changes: Any) -> None:
+        (self.post_header or self.post)(HeaderFields(changes, idle_only=idle_only))

@@ -4,6 +4,10 @@ check, and changing the model (``/model``, the picker).
 The window is sized per model in the background (zcoder.model.context); every turn, the
 warm-up and ``/compact`` wait for it (``window_ready``), so num_ctx goes with every
 request. The warm-up loads the model exactly as the first turn will use it.
+
+It takes the services it uses, a ``Say`` and a ``Host`` (tui/services.py), never the app:
+the model in use is ``Services.model``; a change of model goes to the session store and
+the relay's manifest at once, and is posted (``ModelChanged``) for the screen's header.
 """
 
 from __future__ import annotations
@@ -27,11 +31,13 @@ from zcoder.model.context import (
 )
 from zcoder.sessions import SessionStoreError
 from zcoder.tui.command_registry import Form, declares_commands, slash_command
+from zcoder.tui.messages import ModelChanged
 from zcoder.tui.screens import ModelPicker
 
 if TYPE_CHECKING:
     from zcoder.agent import Agent
-    from zcoder.tui.app import ZcoderApp
+    from zcoder.tui.messages import Say
+    from zcoder.tui.services import Host, Services
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +48,10 @@ _ENDED = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
 class ModelUI:
     """The current model's context window (``context_window``, None until sized)."""
 
-    def __init__(self, app: ZcoderApp) -> None:
-        self.app = app
-        self.say = app.say
+    def __init__(self, services: Services, say: Say, host: Host) -> None:
+        self.services = services
+        self.say = say
+        self.host = host
         self.context_window: ContextWindow | None = None  # resolved per model, in the background
         self._warmup: Worker[Any] | None = None
         self._window_task: asyncio.Task[ContextWindow] | None = None
@@ -61,26 +68,19 @@ class ModelUI:
         been drawn (``after``: a reopened session's entries are mounted, and drawn,
         first: the thread would slow their drawing down), and the header is updated when
         it is ready; a newer refresh supersedes an older one still running."""
-        agent = self.app.agent
+        agent = self.services.agent
         if agent is not None:
-            self.app.when_shown(after, partial(self._start_measuring, agent))
+            self.host.when_shown(after, partial(self._start_measuring, agent))
 
     def _start_measuring(self, agent: Agent) -> None:
-        self.app.run_worker(
-            partial(self._measure_context, agent),
-            thread=True,
-            group="context-meter",
-            exclusive=True,
-            exit_on_error=False,
-        )
+        self.host.run_in_thread(partial(self._measure_context, agent), group="context-meter")
 
     def _measure_context(self, agent: Agent) -> None:
-        """In a worker thread: the meter's reading, handed to the header on the app's loop."""
+        """In a worker thread: the meter's reading, posted to the header (thread-safe)."""
         usage = agent.usage_now()
         if get_current_worker().is_cancelled:
             return  # a newer refresh runs: its reading is the one to show
-        with contextlib.suppress(RuntimeError):  # the app is exiting
-            self.app.call_from_thread(self.say.header, context=usage)
+        self.say.header(context=usage)
 
     # -- warm-up ------------------------------------------------------------------------
 
@@ -89,7 +89,7 @@ class ModelUI:
         self.cancel_warmup()
         self._resolve_window()
         self.say.header(status=Status.WARMING_UP.value)
-        self._warmup = self.app.run_later(self._warm, group="warmup")
+        self._warmup = self.host.run_later(self._warm, group="warmup")
 
     def cancel_warmup(self) -> None:
         """A real request (or another warm-up) supersedes the warm-up."""
@@ -100,32 +100,34 @@ class ModelUI:
         """Whether ``event`` is the warm-up's end (shown in the header), not a turn's."""
         if event.worker is not self._warmup or event.state not in _ENDED:
             return False
-        app = self.app
         if event.state is WorkerState.ERROR and event.worker.error is not None:
             self.say.error(str(event.worker.error))
             self.say.header(status=Status.ERROR.value)
-        elif not app.busy and event.state is WorkerState.SUCCESS:
-            self.say.header(status=Status.READY.value)
+        elif event.state is WorkerState.SUCCESS:  # not over a turn that started since
+            self.say.header(status=Status.READY.value, idle_only=True)
         return True
 
     def _resolve_window(self) -> None:
         """Start sizing the window for this model (zcoder.model.context), in the background."""
-        self._window_task = asyncio.get_running_loop().create_task(self._resolve(self.app.model))
+        self._window_task = asyncio.get_running_loop().create_task(
+            self._resolve(self.services.model)
+        )
 
     async def _resolve(self, model: str) -> ContextWindow:
-        app = self.app
+        services = self.services
+        config = services.config
         window = await resolve_for_model(
-            model, explicit=app.config.context_window, home=app.config.home, probe=app.client
+            model, explicit=config.context_window, home=config.home, probe=services.client
         )
         for warning in window.warnings:
             if warning not in self._warned:
                 self._warned.add(warning)
                 self.say.notice(warning)
-        if model == app.model:
+        if model == services.model:
             self.context_window = window
-            if app.agent is not None:
-                app.agent.settings.num_ctx = window.tokens
-            app.refresh_meter()
+            if services.agent is not None:
+                services.agent.settings.num_ctx = window.tokens
+            self.refresh_meter()
         return window
 
     async def window_ready(self) -> ContextWindow:
@@ -150,12 +152,12 @@ class ModelUI:
         in its cache and the first turn reuses it. Nothing enters history.
         """
         await self.window_ready()
-        app = self.app
-        assert app.agent is not None
-        messages, tools = app.agent.user_turn_request()
-        settings = app.agent.settings
-        await app.client.warm_up(
-            app.model,
+        agent = self.services.agent
+        assert agent is not None
+        messages, tools = agent.user_turn_request()
+        settings = agent.settings
+        await self.services.client.warm_up(
+            self.services.model,
             messages[:1],
             tools=tools or None,
             think=settings.think,
@@ -167,13 +169,13 @@ class ModelUI:
     def check_allocation(self) -> None:
         """Once per model and window, in the background: does Ollama report the window
         it was asked for? If not, say so (zcoder.model.context.allocation_notice)."""
-        window, model, client = self.context_window, self.app.model, self.app.client
+        window, model, client = self.context_window, self.services.model, self.services.client
         if window is None or not isinstance(client, WindowProbe):
             return
         if (model, window.tokens) in self._allocation_checked:
             return
         self._allocation_checked.add((model, window.tokens))
-        self.app.run_later(
+        self.host.run_later(
             partial(self._report_allocation, client, model, window), group="allocation"
         )
 
@@ -186,7 +188,7 @@ class ModelUI:
             log.info("could not read Ollama's allocation for %s: %s", model, exc)
             return
         notice = allocation_notice(model, window, allocated)
-        if notice is not None and model == self.app.model:
+        if notice is not None and model == self.services.model:
             self.say.notice(notice)
 
     # -- changing the model -------------------------------------------------------------
@@ -202,22 +204,24 @@ class ModelUI:
 
     async def pick(self) -> None:
         """The model picker, with the models the server lists."""
-        app = self.app
-        if app.busy:
+        services = self.services
+        if services.busy():
             self.say.notice("The model can be changed when no turn is running.")
             return
         try:
-            models = await app.client.list_models()
+            models = await services.client.list_models()
         except ModelError as exc:
             self.say.error(str(exc))
             return
         if not models:
-            if app.config.backend == "openai":
-                self.say.notice(f"The server at {app.config.base_url} lists no models; load one.")
+            if services.config.backend == "openai":
+                self.say.notice(
+                    f"The server at {services.config.base_url} lists no models; load one."
+                )
             else:
                 self.say.notice("Ollama has no models; pull one with `ollama pull NAME`.")
             return
-        app.push_screen(ModelPicker(models, app.model), callback=self._chosen)
+        self.host.ask(ModelPicker(models, services.model), self._chosen)
 
     def _chosen(self, model: str | None) -> None:
         if model:
@@ -225,18 +229,18 @@ class ModelUI:
 
     def set_model(self, model: str, *, notice: str | None = None) -> None:
         """Switch to ``model``; ``notice`` replaces the plain "Model: NAME"."""
-        app = self.app
-        if app.busy:
+        services = self.services
+        if services.busy():
             self.say.notice("The model can be changed when no turn is running.")
             return
-        app.model = model
-        if app.agent is not None:
-            app.agent.settings.model = model
-        if app.store is not None and app.session_id is not None:
+        services.model = model
+        if services.agent is not None:
+            services.agent.settings.model = model
+        if services.store is not None and services.session_id is not None:
             with contextlib.suppress(SessionStoreError):
-                app.store.set_model(app.session_id, model)
-        if app.relay is not None:
-            app.relay.refresh_manifest(model=model)
-        self.say.header(model=model)
+                services.store.set_model(services.session_id, model)
+        if services.relay is not None:  # peers see it at once
+            services.relay.refresh_manifest(model=model)
+        self.say.post(ModelChanged(model))  # the header follows
         self.say.notice(notice or f"Model: {model}")
         self.start_warmup()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from rich.text import Text
@@ -73,6 +74,7 @@ class QuitScreen(GuardedDialog[bool]):
 
 
 @declares_commands
+@dataclass(kw_only=True, eq=False)
 class QuitUI:
     """Quitting: at once, or after asking when relayed messages would be dropped.
 
@@ -80,24 +82,15 @@ class QuitUI:
     none), ``record`` (the inbox's history of a message's state), ``exit`` (the app's),
     ``ask`` (show the dialog; its answer goes to the callback) and ``say``."""
 
-    def __init__(
-        self,
-        *,
-        relay: Callable[[], Relay | None],
-        record: Callable[[Envelope, str], None],
-        exit: Callable[[int], object],
-        ask: Callable[[QuitScreen, Callable[[bool | None], None]], object],
-        say: Say,
-    ) -> None:
-        self._relay = relay
-        self._record = record
-        self._exit = exit
-        self._ask = ask
-        self.say = say
-        self._asking = False
+    relay: Callable[[], Relay | None]
+    record: Callable[[Envelope, str], None]
+    exit: Callable[[int], object]
+    ask: Callable[[QuitScreen, Callable[[bool | None], None]], object]
+    say: Say
+    _asking: bool = field(default=False, init=False)
 
     def unrun(self) -> list[Envelope]:
-        relay = self._relay()
+        relay = self.relay()
         if relay is None or not relay.available:
             return []
         messages = [m.envelope for m in relay.waiting()]
@@ -112,7 +105,7 @@ class QuitUI:
         """Quit, asking first when relayed messages would be dropped."""
         waiting = self.unrun()
         if not waiting:
-            self._exit(status)
+            self.exit(status)
             return
         if self._asking:
             return
@@ -122,20 +115,20 @@ class QuitUI:
             self._asking = False
             if leave:
                 self.discard_all()
-                self._exit(status)
+                self.exit(status)
             else:
                 self.say.notice("Staying: the queued relayed messages will run.")
 
-        self._ask(QuitScreen(waiting), answered)
+        self.ask(QuitScreen(waiting), answered)
 
     def discard_all(self) -> int:
         """Tell the senders of every unrun message that it was discarded; how many."""
-        relay = self._relay()
+        relay = self.relay()
         messages = self.unrun()
         if relay is None or not messages:
             return 0
         for envelope in messages:
-            self._record(envelope, "discarded")
+            self.record(envelope, "discarded")
         with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             futures = [
                 pool.submit(relay.send_receipt, envelope, "discarded", DISCARD_SUMMARY)

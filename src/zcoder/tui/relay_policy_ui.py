@@ -6,6 +6,7 @@ crashed instance left unrun. The policies themselves are zcoder.relay.trust's.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
@@ -20,39 +21,33 @@ if TYPE_CHECKING:
     from zcoder.tui.messages import Say
 
 
+@dataclass(kw_only=True, eq=False)
 class RelayPolicyUI:
     """Takes what it uses, never the app nor RelayUI: the ``relay`` (a getter: None while
     there is none), the ``inbox`` (the history and receipts), RelayUI's
     ``report_quarantined`` and ``refresh_header``, ``user_acted`` (the user let relayed
     tasks run again) and ``say``."""
 
-    def __init__(
-        self,
-        *,
-        relay: Callable[[], Relay | None],
-        inbox: InboxUI,
-        report_quarantined: Callable[[QuarantinedMessage], None],
-        refresh_header: Callable[[], None],
-        user_acted: Callable[[], None],
-        say: Say,
-    ) -> None:
-        self._relay = relay
-        self.inbox = inbox
-        self._report_quarantined = report_quarantined
-        self._refresh_header = refresh_header
-        self._user_acted = user_acted
-        self.say = say
-        self._held_seen: set[str] = set()  # held messages already announced
+    relay: Callable[[], Relay | None]
+    inbox: InboxUI
+    report_quarantined: Callable[[QuarantinedMessage], None]
+    refresh_header: Callable[[], None]
+    user_acted: Callable[[], None]
+    say: Say
+    _held_seen: set[str] = field(default_factory=set, init=False)  # announced already
 
-    @property
-    def relay(self) -> Relay | None:
-        return self._relay()
+    def _live(self) -> Relay:
+        """The relay, when a command that needs it runs (RelayUI checked it is there)."""
+        relay = self.relay()
+        assert relay is not None
+        return relay
 
     def announce_held(self) -> None:
         """Say once per message that one is held for the user (they never expire)."""
-        if self.relay is None:
+        relay = self.relay()
+        if relay is None:
             return
-        held = [m for m in self.relay.held() if isinstance(m, ClaimedMessage)]
+        held = [m for m in relay.held() if isinstance(m, ClaimedMessage)]
         new = [m for m in held if m.path.name not in self._held_seen]
         self._held_seen = {m.path.name for m in held}
         for message in new:
@@ -67,11 +62,10 @@ class RelayPolicyUI:
         self._held_seen.add(name)
 
     def held_command(self, argument: str) -> None:
-        assert self.relay is not None
-        held = self.relay.held()
+        held = self._live().held()
         for item in held:
             if isinstance(item, QuarantinedMessage):
-                self._report_quarantined(item)
+                self.report_quarantined(item)
         messages = [m for m in held if isinstance(m, ClaimedMessage)]
         verb, _, number = argument.partition(" ")
         if verb == "held":
@@ -95,22 +89,21 @@ class RelayPolicyUI:
         message = messages[int(number) - 1]
         sender = visible(sender_name(message.envelope))
         if verb == "run":
-            if self.relay.release(message.path.name):
+            if self._live().release(message.path.name):
                 self.inbox.received(message.envelope, "queued")
                 self.say.notice(f"The message from {sender} joins the queue and runs next.")
-                self._user_acted()
-        elif self.relay.discard(message.path.name):
+                self.user_acted()
+        elif self._live().discard(message.path.name):
             self.inbox.received(message.envelope, "refused")
             self.say.notice(f"The message from {sender} was discarded; its sender is told.")
             self.inbox.send_receipt(
                 message.envelope, "refused", "the receiving user discarded it without running it"
             )
-        self._refresh_header()
+        self.refresh_header()
 
     def recover(self, *, discard: bool) -> None:
         """/agents recover [discard]: a dead instance's unrun messages, queued or dropped."""
-        assert self.relay is not None
-        leftovers = self.relay.leftovers()
+        leftovers = self._live().leftovers()
         if not leftovers:
             self.say.notice("Nothing to recover: no zcoder that stopped here left unrun messages.")
             return
@@ -118,9 +111,9 @@ class RelayPolicyUI:
         for leftover in list(leftovers):
             try:
                 if discard:
-                    self.relay.drop_leftover(leftover)
+                    self._live().drop_leftover(leftover)
                 else:
-                    queued, trouble = self.relay.recover(leftover)
+                    queued, trouble = self._live().recover(leftover)
                     total += queued
                     problems += trouble
             except OSError as exc:
@@ -131,26 +124,25 @@ class RelayPolicyUI:
             self.say.notice(
                 f"Recovered {total} message{'s' if total != 1 else ''}; they run in order."
             )
-            self._user_acted()
+            self.user_acted()
         for problem in problems:
             self.say.error(f"not recovered: {problem}")
-        self._refresh_header()
+        self.refresh_header()
 
     def trust_command(self, argument: str) -> None:
-        assert self.relay is not None
         verb, _, name = argument.partition(" ")
         name = name.strip()
         if not name:
             self.say.notice(self.trust_line())
             return
-        found = self.relay.discover()
+        found = self._live().discover()
         resolved = resolve_target(found.peers, name)
         if resolved.peer is None:
             extra = "".join(f"\n  {c}" for c in resolved.candidates)
             self.say.error(f"{resolved.problem}{extra}")
             return
         workspace = resolved.peer.workspace
-        if verb == "trust" and not self.relay.is_interactive_peer(resolved.peer):
+        if verb == "trust" and not self._live().is_interactive_peer(resolved.peer):
             # Trust goes with a workspace only to an instance proven to work there; a
             # `zcoder send`, a relay-only peer or a zcoder.zsh cannot be proven to.
             self.say.error(
@@ -161,11 +153,11 @@ class RelayPolicyUI:
             return
         policy = {"trust": TRUST, "block": BLOCK}.get(verb)
         try:
-            self.relay.trust.set(workspace, policy)
+            self._live().trust.set(workspace, policy)
         except TrustError as exc:
             self.say.error(str(exc))
             return
-        default = self.relay.trust.default
+        default = self._live().trust.default
         said = {
             "trust": "Its messages run as they come."
             + (
@@ -180,8 +172,7 @@ class RelayPolicyUI:
         self.say.notice(f"{verb.capitalize()}: {visible(workspace)}. {said}")
 
     def trust_line(self) -> str:
-        assert self.relay is not None
-        book = self.relay.trust
+        book = self._live().trust
         policies = book.policies()
         text = f"Inbound: {book.default.value} (ZCODER_RELAY_INBOUND)"
         if policies:

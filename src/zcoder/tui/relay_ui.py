@@ -3,7 +3,11 @@ relayed tasks waiting for the user (the auto-turn limit), ``/list-agents`` and `
 
 The relay package knows nothing of the UI; this is the one place where the app talks to
 it about anything but claiming a message for a turn. The listener thread only nudges the
-app (``RelayNudge``); everything here runs on the app's event loop.
+screen (``RelayNudge``, tui/messages.py); everything here runs on the app's event loop.
+
+It takes the services it uses (the relay it starts is ``Services.relay``), a ``Say``, a
+``Host`` for its workers, and ``user_acted`` (the screen's: the user acted, relayed tasks
+may run again), never the app.
 """
 
 from __future__ import annotations
@@ -16,8 +20,6 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual.message import Message
-
 from zcoder.relay import QuarantinedMessage, Relay, RelayStatus
 from zcoder.relay.display import peer_table, visible
 from zcoder.relay.names import BadName, check_name, name_of
@@ -26,20 +28,22 @@ from zcoder.relay.spool import Sequences
 from zcoder.relay.standing import is_send_process
 from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.inbox_ui import InboxUI
+from zcoder.tui.messages import RelayNudge, RunNext
 from zcoder.tui.relay_policy_ui import RelayPolicyUI
 from zcoder.tui.transcript import Entry, system_text
 
 if TYPE_CHECKING:
-    from zcoder.tui.app import ZcoderApp
+    from collections.abc import Callable
+
+    from zcoder.tui.messages import Say
+    from zcoder.tui.services import Host, Services
+
+__all__ = ["CONTINUE_KEY", "RELAY_POLL_SECONDS", "Backlog", "RelayNudge", "RelayUI"]
 
 log = logging.getLogger(__name__)
 
 RELAY_POLL_SECONDS = 1.0
 CONTINUE_KEY = "F2"  # the app's binding for /agents continue
-
-
-class RelayNudge(Message):
-    """Posted from the relay's listener thread: a message was queued."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,20 +69,24 @@ def waiting_text(backlog: Backlog) -> str:
 
 @declares_commands
 class RelayUI:
-    """Owns the app's Relay (``relay`` is None when it is off or did not start)."""
+    """Starts and stops the Relay (``Services.relay``, None when it is off or did not
+    start)."""
 
-    def __init__(self, app: ZcoderApp) -> None:
-        self.app = app
-        self.say = app.say
-        self.relay: Relay | None = None
+    def __init__(
+        self, services: Services, say: Say, host: Host, *, user_acted: Callable[[], None]
+    ) -> None:
+        self.services = services
+        self.say = say
+        self.host = host
+        self.user_acted = user_acted
         self.reason: str | None = None
         self._was_available = False
         self.inbox = InboxUI(  # the history and receipts
             relay=lambda: self.relay,
-            store=lambda: app.store,
-            session_id=lambda: app.session_id,
-            agent=lambda: app.agent,
-            workspace=app.config.workspace,
+            store=lambda: services.store,
+            session_id=lambda: services.session_id,
+            agent=lambda: services.agent,
+            workspace=services.config.workspace,
             say=self.say,
         )
         self.policy = RelayPolicyUI(  # held messages, trust per peer, recovery
@@ -86,7 +94,7 @@ class RelayUI:
             inbox=self.inbox,
             report_quarantined=self.report_quarantined,
             refresh_header=self.refresh_header,
-            user_acted=app.note_user_acted,
+            user_acted=user_acted,
             say=self.say,
         )
         self._registry_mark: int | None = None  # the registry's mtime at the last look
@@ -95,13 +103,17 @@ class RelayUI:
         # The "ran without you" notice, kept up to date while the tasks wait for the user.
         self._waiting_notice: Entry | None = None
 
+    @property
+    def relay(self) -> Relay | None:
+        return self.services.relay
+
     def start(self, *, spawn_now: bool = False) -> None:
         """Start the relay; its listener process is spawned once the next frame is drawn
         (the spawn briefly holds the interpreter lock), or at once with ``spawn_now``
         (--resume: its interpreter then starts on the other CPU while the resumed
         transcript's first frame is laid out, which takes far longer)."""
-        app = self.app
-        settings = app.config.relay
+        config = self.services.config
+        settings = config.relay
         if not settings.enabled:
             self.reason = settings.disabled_reason or "off (ZCODER_RELAY=off)"
             if settings.disabled_reason:
@@ -109,11 +121,11 @@ class RelayUI:
             return
         relay = Relay(
             settings,
-            workspace=app.config.workspace,
-            profile=app.config.profile.value,
-            model=app.model,
-            name=app.config.agent_name,
-            home=app.config.home,
+            workspace=config.workspace,
+            profile=config.profile.value,
+            model=self.services.model,
+            name=config.agent_name,
+            home=config.home,
             on_message=self.nudge_from_thread,
             on_unavailable=lambda _reason: self.nudge_from_thread(),
             on_ready=self.nudge_from_thread,  # the header goes from starting to ready
@@ -124,13 +136,13 @@ class RelayUI:
             self.reason = status.reason
             self.say.notice(f"Agent relay unavailable: {status.reason}. Everything else works.")
             return
-        self.relay = relay
+        self.services.relay = relay
         self._was_available = True
         # Peers see this instance a moment after the listener has started.
         if spawn_now:
             relay.finish_start()
         else:
-            app.call_after_refresh(relay.finish_start)
+            self.host.call_after_refresh(relay.finish_start)
         self.inbox.start(relay)
         if leftovers := relay.leftovers():
             count = sum(leftover.messages for leftover in leftovers)
@@ -148,13 +160,15 @@ class RelayUI:
 
     def nudge_from_thread(self) -> None:
         """Called on the listener thread: post_message is the one thread-safe way in."""
-        self.app.post_message(RelayNudge())
+        self.say.post(RelayNudge())
 
     def poll(self) -> None:
+        """Every second: peers in this workspace, the header's relay part, and what
+        waits to run (when idle)."""
         self.watch_workspace_peers()
         self.refresh_header()
-        if not self.app.busy:
-            self.app.schedule()
+        if not self.services.busy():
+            self.say.post(RunNext())
 
     def sequences(self) -> Sequences:
         return self.relay.sequences() if self.relay is not None else Sequences(None, 0)
@@ -168,7 +182,7 @@ class RelayUI:
     def backlog(self, status: RelayStatus | None = None) -> Backlog:
         """The one look at the relayed tasks not run yet (the header and the notice);
         ``status``: the relay's, when the caller has just read it."""
-        scheduler = self.app.scheduler
+        scheduler = self.services.scheduler
         if status is None and self.relay is not None:
             status = self.relay.status()
         return Backlog(
@@ -181,19 +195,19 @@ class RelayUI:
     def announce_waiting(self, oldest: int | None) -> None:
         """Idle, and relayed tasks wait for the user: say so once, and in the header. The
         notice follows the count (``refresh_header``) for as long as they wait."""
-        if self.relay is None or not self.app.scheduler.should_announce(oldest):
+        if self.relay is None or not self.services.scheduler.should_announce(oldest):
             return
-        self._waiting_notice = self.app.show(Entry("system", system_text("")))
+        self._waiting_notice = Entry("system", system_text(""))
+        self.say.show(self._waiting_notice)
         self.refresh_header()
 
     def report_quarantined(self, claimed: QuarantinedMessage) -> None:
         text = f"A relayed message was rejected and not run: {claimed.reason}"
         self.say.error(text)
-        if self.app.agent is not None:
-            self.app.agent.record_error(text, {"quarantined": claimed.name})
+        if self.services.agent is not None:
+            self.services.agent.record_error(text, {"quarantined": claimed.name})
 
     def refresh_header(self) -> None:
-        app = self.app
         if self.relay is None:
             self.say.header(relay="off", queued=0, held=0)
             return
@@ -203,7 +217,6 @@ class RelayUI:
             self.reason = status.reason
             self.say.error(f"Agent relay stopped: {status.reason}. Everything else works.")
         backlog = self.backlog(status)
-        changed = backlog.waiting_for_you != app.header_state.waiting
         # Peers see this instance once its listener answers (relay.finish_start).
         state = status.state if self.relay.ready or not status.available else "starting"
         self.say.header(
@@ -213,8 +226,6 @@ class RelayUI:
             waiting=backlog.waiting_for_you,
         )
         self._follow_backlog(backlog)
-        if changed:
-            app.refresh_bindings()  # the continue key is in the footer only while tasks wait
 
     def _follow_backlog(self, backlog: Backlog) -> None:
         """The waiting notice says what the header says; once the tasks no longer wait
@@ -257,7 +268,6 @@ class RelayUI:
         Form("/agents recover [discard]", "run (or drop) what a crashed zcoder here left unrun"),
     )
     def agents_command(self, argument: str) -> None:
-        app = self.app
         if self.relay is None:
             self.say.notice(
                 f"Agent relay is unavailable: {self.reason or 'off'}.\n"
@@ -270,7 +280,7 @@ class RelayUI:
         elif argument == "resume":
             self.relay.resume()
             self.say.notice("Relay resumed.")
-            app.schedule()
+            self.say.post(RunNext())  # what waits may run now
         elif (
             argument == "held"
             or argument.startswith(("run ", "discard "))
@@ -292,10 +302,10 @@ class RelayUI:
             waiting = self.backlog().queued if self.oldest_waiting() is not None else 0
             self.say.notice(
                 f"Running the {_tasks(waiting)} that waited for you."
-                if app.scheduler.limited and waiting
+                if self.services.scheduler.limited and waiting
                 else "Nothing waits for you; relayed tasks run as they come."
             )
-            app.note_user_acted()
+            self.user_acted()
             return
         elif argument:
             self.say.error(
@@ -326,9 +336,9 @@ class RelayUI:
     )
     def rename(self, argument: str) -> None:
         """/rename NAME: this instance's name for its peers, in its manifest at once."""
-        app = self.app
+        services = self.services
         if not argument:
-            current = self.relay.name if self.relay is not None else app.config.agent_name
+            current = self.relay.name if self.relay is not None else services.config.agent_name
             self.say.notice(f"This instance is called {current}. /rename NAME changes it.")
             return
         try:
@@ -336,7 +346,7 @@ class RelayUI:
         except BadName as exc:
             self.say.error(str(exc))
             return
-        app.config = dataclasses.replace(app.config, agent_name=name)
+        services.config = dataclasses.replace(services.config, agent_name=name)
         if self.relay is None:
             self.say.notice(f"Named {name}; the relay is off, so no peer sees it.")
             return
@@ -359,7 +369,7 @@ class RelayUI:
             return
         self._registry_mark = mark
         self._looking = True
-        self.app.run_later(
+        self.host.run_later(
             partial(self._look_for_workspace_peers, relay),
             group="workspace-peers",
             exit_on_error=True,
@@ -390,11 +400,13 @@ class RelayUI:
                     " has not seen are refused, and both agents are told."
                 )
         self._sharing = sharing
-        if self.app.agent is not None:
-            self.app.agent.workspace_peers = "; ".join(field_for_model(v) for v in sharing.values())
+        if self.services.agent is not None:
+            self.services.agent.workspace_peers = "; ".join(
+                field_for_model(v) for v in sharing.values()
+            )
 
     def _auto_turns_line(self) -> str:
-        scheduler = self.app.scheduler
+        scheduler = self.services.scheduler
         ran = _tasks(scheduler.auto_turns)
         limit = scheduler.max_auto_turns
         if scheduler.holding(self.oldest_waiting()):

@@ -6,11 +6,17 @@ The store lives in ``zcoder.sessions``; this is the one place the app talks to i
 which session is open. The open session is locked (zcoder.sessions.locks) for as long as it
 is open here, so another zcoder never opens it silently: at start it takes another session
 and says why; picking a session open elsewhere in the sidebar says so and stays put.
+
+It takes the services it uses (the store and the open session are ``Services``'), the
+widgets that show sessions (the transcript, the list, the agent's view) and a ``Say``,
+never the app. A session opened goes to the relay's manifest at once, and is posted
+(``SessionOpened``): the screen measures the context meter once its entries are shown.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -21,53 +27,69 @@ from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore, Ses
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.sessions.locks import acquire as acquire_lock
 from zcoder.tui.command_registry import Form, declares_commands, slash_command
+from zcoder.tui.messages import SessionOpened
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from textual.widget import AwaitMount
 
-    from zcoder.tui.app import ZcoderApp
+    from zcoder.tui.agent_view import AgentView
+    from zcoder.tui.messages import Say
+    from zcoder.tui.model_ui import ModelUI
+    from zcoder.tui.services import Host, Services
+    from zcoder.tui.transcript import Transcript
+    from zcoder.tui.widgets import SessionList
 
 log = logging.getLogger(__name__)
 
 
 @declares_commands
+@dataclass(eq=False)
 class SessionsUI:
-    """Owns the app's SessionStore (``store`` is None when it could not be opened).
+    """Opens and closes the SessionStore (``Services.store``, None when it could not be
+    opened) and the session open here (``Services.session_id``).
 
     ``keep_model``: the model was chosen on the command line (``-m``), so resuming does not
-    put back the session's own.
+    put back the session's own. ``show_list`` shows and focuses the sessions list;
+    ``focus_prompt`` gives the prompt the focus.
     """
 
-    def __init__(self, app: ZcoderApp, resume: str | None, *, keep_model: bool = False) -> None:
-        self.app = app
-        self.say = app.say
-        self.resume = resume
-        self.keep_model = keep_model
-        self.store: SessionStore | None = None
-        self.session_id: str | None = None
-        self.lock: SessionLock | None = None
-        self.restoring_model = False
-        """True while the resumed session's model is being checked (the warm-up waits)."""
-        self.shown: AwaitMount | None = None
-        """The mounting of the loaded session's entries (the meter waits for it)."""
-        self.exit_session: str | None = None
-        """Set on close: the session to name in the exit hint (None when it is empty)."""
-        self.show_one_shot = False
-        """Whether the list shows the sessions of ``--prompt`` runs (``/sessions all``)."""
+    services: Services
+    say: Say
+    host: Host
+    _: KW_ONLY
+    model: ModelUI
+    transcript: Transcript
+    sidebar: SessionList
+    agent_view: AgentView
+    show_list: Callable[[], object]
+    focus_prompt: Callable[[], object]
+    resume: str | None
+    keep_model: bool = False
+    lock: SessionLock | None = field(default=None, init=False)
+    restoring_model: bool = field(default=False, init=False)
+    """True while the resumed session's model is being checked (the warm-up waits)."""
+    shown: AwaitMount | None = field(default=None, init=False)
+    """The mounting of the loaded session's entries (the meter waits for it)."""
+    exit_session: str | None = field(default=None, init=False)
+    """Set on close: the session to name in the exit hint (None when it is empty)."""
+    show_one_shot: bool = field(default=False, init=False)
+    """Whether the list shows the sessions of ``--prompt`` runs (``/sessions all``)."""
 
     @property
     def scope(self) -> tuple[str, str]:
-        return str(self.app.config.workspace), self.app.config.profile.value
+        config = self.services.config
+        return str(config.workspace), config.profile.value
 
     def open_store(self) -> None:
-        app = self.app
         try:
-            self.store = SessionStore(app.config.home)
+            self.services.store = SessionStore(self.services.config.home)
         except SessionStoreError as exc:
-            self.store = None
+            self.services.store = None
             self.say.error(f"{exc} — this session will not be saved")
             return
-        for warning in self.store.warnings:
+        for warning in self.services.store.warnings:
             self.say.notice(warning)
 
     def open_initial(self) -> None:
@@ -75,10 +97,10 @@ class SessionsUI:
 
         A session open in another zcoder is not opened: a new one is, and the user is told.
         """
-        if self.store is None:
-            self.session_id = None
-            if self.app.agent is not None:  # no sessions kept: a session all the same
-                self.app.agent.hooks.start_session("startup")
+        if self.services.store is None:
+            self.services.session_id = None
+            if self.services.agent is not None:  # no sessions kept: a session all the same
+                self.services.agent.hooks.start_session("startup")
             return
         why = ""
         try:
@@ -105,15 +127,15 @@ class SessionsUI:
     def _open_fresh(self, *, announce: bool, source: str = "startup") -> bool:
         """Open the newest empty session no other zcoder has, else a new one; False when
         that is the session already open here."""
-        assert self.store is not None
-        taker = LockTaker(self.app.config.home, mine=self.session_id)
+        assert self.services.store is not None
+        taker = LockTaker(self.services.config.home, mine=self.services.session_id)
         try:
-            info = self.store.reuse_or_create(*self.scope, self.app.model, take=taker)
+            info = self.services.store.reuse_or_create(*self.scope, self.services.model, take=taker)
         except BaseException:
             if taker.lock is not None:  # taken inside a transaction that then failed
                 taker.lock.release()
             raise
-        if info.id == self.session_id:
+        if info.id == self.services.session_id:
             return False
         self._load_locked(info.id, taker.lock, restore_model=False, source=source)
         if announce:
@@ -126,9 +148,9 @@ class SessionsUI:
         """Open ``session_id`` here. Raises SessionInUseError when another zcoder has it,
         LookupError when this scope has no such session."""
         lock = None
-        if session_id != self.session_id:
+        if session_id != self.services.session_id:
             try:
-                lock = acquire_lock(self.app.config.home, session_id)
+                lock = acquire_lock(self.services.config.home, session_id)
             except ValueError:  # not even the shape of an id
                 raise SessionNotFoundError(session_id) from None
             except OSError:  # a home that takes no lock files: sessions still work
@@ -143,37 +165,37 @@ class SessionsUI:
         restore_model: bool,
         source: str = "resume",  # for SessionStart hooks: startup, resume or clear
     ) -> None:
-        app = self.app
-        assert app.agent is not None and self.store is not None
+        agent, model = self.services.agent, self.services.model
+        assert agent is not None and self.services.store is not None
         try:
-            data = self.store.load(session_id, *self.scope)
+            data = self.services.store.load(session_id, *self.scope)
         except BaseException:
             if lock is not None:
                 lock.release()
             raise
-        initial = self.session_id is None
-        if lock is not None or session_id != self.session_id:
+        initial = self.services.session_id is None
+        if lock is not None or session_id != self.services.session_id:
             if self.lock is not None:
                 self.lock.release()
             self.lock = lock
-        self.session_id = data.info.id
-        app.agent.use_session(data.info.id, data.messages, data.user_ledger)
-        app.agent.hooks.start_session(source)
-        app.transcript.clear()
-        app.agent_view.reset()
-        self.shown = app.transcript.show_saved([(e.role, e.text, e.metadata) for e in data.events])
-        if app.relay is not None:
-            app.relay.refresh_manifest(session_id=data.info.id)
+        self.services.session_id = data.info.id
+        agent.use_session(data.info.id, data.messages, data.user_ledger)
+        agent.hooks.start_session(source)
+        self.transcript.clear()
+        self.agent_view.reset()
+        self.shown = self.transcript.show_saved([(e.role, e.text, e.metadata) for e in data.events])
+        if self.services.relay is not None:  # peers see it at once
+            self.services.relay.refresh_manifest(session_id=data.info.id)
         self.refresh()
-        app.refresh_meter(after=self.shown)
-        if not restore_model and not same_model(data.info.model, app.model):
+        self.say.post(SessionOpened(data.info.id, self.shown))  # the context meter
+        if not restore_model and not same_model(data.info.model, model):
             try:  # the session goes on with this model (-m, or a new session's)
-                self.store.set_model(data.info.id, app.model)
+                self.services.store.set_model(data.info.id, model)
             except SessionStoreError as exc:
                 self.say.error(str(exc))
         if restore_model:
             self.restoring_model = True
-            app.run_later(
+            self.host.run_later(
                 partial(self._restore_model, data.info.model, warm_if_kept=initial),
                 group="session-model",
             )
@@ -181,20 +203,20 @@ class SessionsUI:
     async def _restore_model(self, session_model: str, *, warm_if_kept: bool) -> None:
         """Put back the session's model when the server has it; else say so and keep ours.
         At start the warm-up waits for this (it would load the wrong model otherwise)."""
-        app = self.app
+        services = self.services
         try:
             try:
-                available: list[str] | None = await app.client.list_models()
+                available: list[str] | None = await services.client.list_models()
             except ModelError:
                 available = None  # the server is not reachable: trust what was saved
-            model, notice = restored_model(session_model, app.model, available)
-            if model != app.model:
-                app.model_ui.set_model(model, notice=notice)  # warms the model up
+            model, notice = restored_model(session_model, services.model, available)
+            if model != services.model:
+                self.model.set_model(model, notice=notice)  # warms the model up
             else:
                 if notice is not None:
                     self.say.notice(notice)
                 if warm_if_kept:
-                    app.model_ui.start_warmup()
+                    self.model.start_warmup()
         finally:
             self.restoring_model = False
 
@@ -204,28 +226,28 @@ class SessionsUI:
         return [
             info
             for info in sessions
-            if self.show_one_shot or not info.one_shot or info.id == self.session_id
+            if self.show_one_shot or not info.one_shot or info.id == self.services.session_id
         ]
 
     def refresh(self) -> None:
         """The sidebar: this workspace's and profile's sessions, newest first."""
-        if self.store is None:
+        if self.services.store is None:
             return
         try:
-            sessions = self.store.list_sessions(*self.scope)
+            sessions = self.services.store.list_sessions(*self.scope)
         except SessionStoreError as exc:
             self.say.error(str(exc))
             return
-        self.app.sidebar.show(self._listed(sessions), self.session_id)
+        self.sidebar.show(self._listed(sessions), self.services.session_id)
 
     def listing(self) -> str:
         """``/sessions`` in the transcript: id, age, model, messages and title of each."""
-        if self.store is None:
+        if self.services.store is None:
             return "Sessions are unavailable in this run."
         workspace, profile = self.scope
         try:
-            every = self.store.list_sessions(workspace, profile)
-            counts = self.store.message_counts(workspace, profile)
+            every = self.services.store.list_sessions(workspace, profile)
+            counts = self.services.store.message_counts(workspace, profile)
         except SessionStoreError as exc:
             return str(exc)
         sessions = self._listed(every)
@@ -234,7 +256,7 @@ class SessionsUI:
             "Pick one in the list (Ctrl+B hides it), or later: zcoder --resume ID "
             "(a unique prefix of the id is enough)."
         ]
-        lines += session_lines(sessions, counts=counts, current=self.session_id)
+        lines += session_lines(sessions, counts=counts, current=self.services.session_id)
         hidden = len(every) - len(sessions)
         if hidden:
             lines.append(
@@ -249,7 +271,7 @@ class SessionsUI:
         alias_note="a new session; the current one stays saved",
     )
     def new_command(self, _argument: str) -> None:
-        self.app.action_new_session()
+        self.new_session()
 
     @slash_command(
         Form(
@@ -259,22 +281,19 @@ class SessionsUI:
         )
     )
     def sessions_command(self, argument: str) -> None:
-        app = self.app
         if argument.lower() not in ("", "all"):
             self.say.error(f"/sessions takes no argument but all, not {argument!r}")
             return
         self.show_one_shot = argument.lower() == "all"
-        app.body.show_sidebar()
-        app.refresh_sessions()
+        self.refresh()
         self.say.notice(self.listing())
-        app.sidebar.focus()
+        self.show_list()
 
     def new_session(self) -> None:
-        app = self.app
-        if app.busy:
+        if self.services.busy():
             self.say.notice("Switching sessions is possible when no turn is running.")
             return
-        if self.store is None:
+        if self.services.store is None:
             self.say.error("sessions are unavailable in this run")
             return
         try:
@@ -289,10 +308,9 @@ class SessionsUI:
 
     def switch_to(self, session_id: str) -> None:
         """The user picked a session in the sidebar."""
-        app = self.app
-        if session_id == self.session_id:
+        if session_id == self.services.session_id:
             return
-        if app.busy:
+        if self.services.busy():
             self.say.notice("Switching sessions is possible when no turn is running.")
             return
         try:
@@ -304,17 +322,17 @@ class SessionsUI:
         except (LookupError, SessionStoreError) as exc:
             self.say.error(str(exc))
             return
-        app.prompt_input.focus()
+        self.focus_prompt()
 
     def last_reply(self) -> str | None:
         """The last assistant reply of the open session, as the model wrote it."""
-        if self.store is not None and self.session_id is not None:
+        if self.services.store is not None and self.services.session_id is not None:
             try:
-                return self.store.last_event_text(self.session_id, "assistant")
+                return self.services.store.last_event_text(self.services.session_id, "assistant")
             except SessionStoreError as exc:
                 self.say.error(str(exc))
                 return None
-        agent = self.app.agent
+        agent = self.services.agent
         for message in reversed(agent.messages if agent is not None else []):
             if message.get("role") == "assistant" and str(message.get("content") or "").strip():
                 return str(message["content"])
@@ -322,15 +340,17 @@ class SessionsUI:
 
     def close(self) -> None:
         """At exit: note the session for the exit hint, release its lock, close the store."""
-        if self.store is not None:
-            if self.session_id is not None:
+        if self.services.store is not None:
+            if self.services.session_id is not None:
                 try:
-                    if self.store.has_content(self.session_id):
-                        self.exit_session = self.session_id
+                    if self.services.store.has_content(self.services.session_id):
+                        self.exit_session = self.services.session_id
                 except SessionStoreError:
-                    log.warning("cannot read session %s at exit", self.session_id, exc_info=True)
-            self.store.close()
-            self.store = None
+                    log.warning(
+                        "cannot read session %s at exit", self.services.session_id, exc_info=True
+                    )
+            self.services.store.close()
+            self.services.store = None
         if self.lock is not None:
             self.lock.release()
             self.lock = None

@@ -16,6 +16,7 @@ the state (tui/terminal_title.py), not the spinner.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections.abc import Callable
@@ -24,10 +25,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from rich.text import Text
+from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widget import Widget
 
 from zcoder.agent.status import ContextUsage, Status
+from zcoder.tui.messages import HeaderFields
 from zcoder.tui.terminal_title import TerminalTitle
 from zcoder.tui.widgets import screen_safe
 
@@ -146,6 +149,10 @@ def git_branch(workspace: Path) -> str | None:
             return text.removeprefix("ref: refs/heads/")
         return text[:10] or None
     return None
+
+
+_CHANGING: Final = ("model", "status", "relay", "queued", "held", "waiting", "context", "asking")
+"""The header's fields that change while zcoder runs (``HeaderBar``'s reactives)."""
 
 
 @dataclass
@@ -268,11 +275,27 @@ def _assemble(
 
 class HeaderBar(Widget):
     """zcoder · model@host · project (branch) · profile · [status] meter · relay state ·
-    queued (· waiting for you), narrowed by ``header_line``."""
+    queued (· waiting for you), narrowed by ``header_line``.
+
+    What changes is a reactive (``status``, ``model``, ``relay``, ``queued``, ``held``,
+    ``waiting``, ``context``, ``asking``): the main screen sets them from the messages the
+    parts post (``HeaderFields``, ``ModelChanged``, tui/messages.py) and from a turn's start
+    and end. A field set to the value it has changes nothing: the relay poll sets the
+    relay's fields every second and an idle header is not drawn again. ``state`` is what
+    is shown, as one ``HeaderState``."""
 
     DEFAULT_CSS = """
     HeaderBar { height: 1; background: $primary-background; color: $text; padding: 0 1; }
     """
+
+    model: reactive[str] = reactive("")
+    status: reactive[str] = reactive("Ready")
+    relay: reactive[str] = reactive("off")
+    queued: reactive[int] = reactive(0)
+    held: reactive[int] = reactive(0)
+    waiting: reactive[bool] = reactive(False)
+    context: reactive[ContextUsage | None] = reactive(None)
+    asking: reactive[bool] = reactive(False)
 
     def __init__(
         self,
@@ -282,13 +305,20 @@ class HeaderBar(Widget):
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__()
-        self.state = state
+        self._fixed = state  # version, host, project, branch, profile: set once
         self.terminal_title = terminal_title
         self.clock = clock
         self._label = ""
         self._since = clock()  # when the badge last changed what it says
         self._spinner: Timer | None = None
         self._turn_started: float | None = None
+        for name in _CHANGING:
+            self.set_reactive(getattr(HeaderBar, name), getattr(state, name))
+
+    @property
+    def state(self) -> HeaderState:
+        """What the header shows now."""
+        return dataclasses.replace(self._fixed, **{name: getattr(self, name) for name in _CHANGING})
 
     # -- what the header shows ------------------------------------------------------------
 
@@ -302,20 +332,22 @@ class HeaderBar(Widget):
         if self.terminal_title is not None:
             self.terminal_title.restore()
 
+    def on_header_fields(self, message: HeaderFields) -> None:
+        """Fields a part changed (tui/messages.py); a warm-up's Ready (``idle_only``)
+        does not undo a turn that started since."""
+        message.stop()
+        if not (message.idle_only and self._turn_started is not None):
+            self.refresh_state(**message.changes)
+
     def refresh_state(self, **changes: Any) -> None:
-        """Apply ``changes`` to the state; the header is drawn again only if one of them
-        changed something (the relay poll refreshes it every second)."""
-        changed = False
+        """Set the fields in ``changes``; only those that change anything are drawn."""
         for key, value in changes.items():
-            if getattr(self.state, key) != value:
-                setattr(self.state, key, value)
-                changed = True
-        if changed:
-            self._sync()
+            setattr(self, key, value)
 
     def _sync(self) -> None:
         """The spinner, the title and the drawing follow the state."""
-        label = self.state.label
+        state = self.state
+        label = state.label
         if label != self._label:
             self._label, self._since = label, self.clock()
         if is_active(label):
@@ -323,8 +355,17 @@ class HeaderBar(Widget):
         else:
             self._stop_spinner()
         if self.terminal_title is not None:
-            self.terminal_title.show(self.state.title_state)
+            self.terminal_title.show(state.title_state)
         self.refresh()
+
+    # Every field's change is drawn the same way.
+    watch_model = watch_status = watch_relay = watch_queued = _sync
+    watch_held = watch_context = watch_asking = _sync
+
+    def watch_waiting(self) -> None:
+        self._sync()
+        if self.is_mounted:
+            self.app.refresh_bindings()  # the continue key is in the footer only then
 
     @property
     def spinning(self) -> bool:
@@ -332,11 +373,12 @@ class HeaderBar(Widget):
         return self._spinner is not None
 
     def render(self) -> Text:
+        state = self.state
         spinner, elapsed = "", None
-        if is_active(self.state.label):
+        if is_active(state.label):
             elapsed = max(0.0, self.clock() - self._since)
             spinner = SPINNER_FRAMES[int(elapsed / SPINNER_SECONDS) % len(SPINNER_FRAMES)]
-        return header_line(self.state, self.content_size.width, spinner=spinner, elapsed=elapsed)
+        return header_line(state, self.content_size.width, spinner=spinner, elapsed=elapsed)
 
     def _start_spinner(self) -> None:
         if self._spinner is None and self.is_mounted:
@@ -355,14 +397,14 @@ class HeaderBar(Widget):
     def turn_started(self) -> None:
         """A turn began: the badge spins at once, before the agent says what it does."""
         self._turn_started = self.clock()
-        if not is_active(self.state.status):
+        if not is_active(self.status):
             self.refresh_state(status=WAITING_FOR_MODEL)
 
     def turn_ended(self, *, stopped: bool, failed: bool) -> float:
         """The turn's worker ended: its length in seconds. A badge the agent left
         spinning (the turn ended before it could say so) says how it ended."""
         started, self._turn_started = self._turn_started, None
-        if is_active(self.state.status):
+        if is_active(self.status):
             if stopped:
                 final = Status.STOPPED.value
             else:

@@ -1,0 +1,363 @@
+"""The main screen: it composes the header, the sessions list and the chat pane, makes the
+parts behind them, and routes what they say.
+
+Calls go down, messages come up. The screen calls its widgets (the header's fields, the
+chat pane's turn) and its parts (tui/model_ui.py, sessions_ui.py, relay_ui.py, turns.py,
+slash.py, quit_ui.py, ...); the parts never call the screen back: they post messages
+(tui/messages.py) and the handlers here put each where it belongs. A part that runs
+workers or shows dialogs gets the screen as its ``Host`` (tui/services.py): its workers
+are the screen's. The app (tui/app.py) owns the services and quitting; its key bindings
+land here.
+
+The parts are made when first used: the first frame needs none of them, and they import
+the agent, the model client, the relay and the session store (tui/startup.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Coroutine
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer, ListView
+from textual.worker import Worker, WorkerState
+
+from zcoder import __version__
+from zcoder.agent.status import Status
+from zcoder.model.backends import server_label
+from zcoder.tui.chat_pane import ChatPane
+from zcoder.tui.commands import parse_slash, parse_user_command
+from zcoder.tui.messages import (
+    ModelChanged,
+    RelayNudge,
+    RunNext,
+    Say,
+    SessionOpened,
+    TurnStarted,
+)
+from zcoder.tui.parts import Parts
+from zcoder.tui.prompt import PromptInput
+from zcoder.tui.services import ScreenHost
+from zcoder.tui.startup import Startup
+from zcoder.tui.status import HeaderBar, HeaderState, git_branch, turn_summary
+from zcoder.tui.terminal_title import TerminalTitle
+from zcoder.tui.transcript import CommandEntry, Entry, system_text
+from zcoder.tui.widgets import Body, SessionItem, SessionList, SidebarPlaceholder
+
+if TYPE_CHECKING:
+    from zcoder.tui.services import Services
+
+log = logging.getLogger(__name__)
+
+__all__ = ["MainScreen"]
+
+
+class MainScreen(ScreenHost, Screen[None]):
+    def __init__(
+        self,
+        services: Services,
+        *,
+        exit: Callable[[int], object],
+        resume: str | None = None,
+        keep_model: bool = False,
+        tune_gc: bool = False,
+    ) -> None:
+        """``exit``: the app's (quitting is the app's); ``tune_gc``: tune the process's
+        garbage collector once up (tui/collector.py)."""
+        super().__init__()
+        self.services = services
+        config = services.config
+        project = config.workspace.name or str(config.workspace)
+        header = HeaderState(
+            version=__version__,
+            model=config.model,
+            host=server_label(config),
+            project=project,
+            branch=git_branch(config.workspace),
+            profile=config.profile.value,
+            # Start-up always warms a model up: the header and the terminal's title
+            # never say Ready before it is (whichever of them is mounted first).
+            status=Status.WARMING_UP.value,
+        )
+        self.header = HeaderBar(header, terminal_title=TerminalTitle(project))
+        self.chat = ChatPane(id="main")  # the conversation, and the turn's worker
+        # How the parts speak up: to the chat pane, which shows notices and entries at
+        # once (the screen's own queue waits behind its layout) and passes the rest up;
+        # the header's fields to the header itself, for the same reason.
+        self.say = Say(self.chat.post_message, self.header.post_message)
+        self.startup = Startup(services, self.say, resume=resume is not None, tune_gc=tune_gc)
+        self.body = Body(id="body")  # shows or hides the sidebar (narrow terminals)
+        self.sidebar = SessionList(id="sessions")  # in place of the placeholder at start
+        self._sidebar_placeholder: SidebarPlaceholder | None = SidebarPlaceholder()
+        self.transcript = self.chat.transcript
+        self.prompt_input = self.chat.prompt_input
+        self.parts = Parts(
+            services, self.say, self, exit=exit, resume=resume, keep_model=keep_model
+        )
+
+    # -- layout and what the parts say ----------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield self.header
+        with self.body:
+            yield self._sidebar_placeholder or self.sidebar
+            yield self.chat
+        yield Footer()
+
+    def show(self, entry: Entry) -> Entry:
+        return self.chat.show(entry)
+
+    def notice(self, text: str) -> None:
+        self.chat.notice(text)
+
+    def error(self, text: str) -> None:
+        self.chat.error(text)
+
+    def on_model_changed(self, message: ModelChanged) -> None:
+        self.header.refresh_state(model=message.model)
+
+    def on_session_opened(self, message: SessionOpened) -> None:
+        self.parts.model_ui.refresh_meter(after=message.shown)
+
+    # -- start-up (tui/startup.py) ------------------------------------------------------
+
+    def on_mount(self) -> None:
+        """Start-up's first stage; the second follows the first frame."""
+        self.startup.open_history(self.prompt_input.habits)
+        if self.services.config.relay.enabled:
+            self.header.refresh_state(relay="starting")
+        self.prompt_input.focus()
+        if self.startup.resume:
+            self.finish_start()
+        else:
+            self.app.call_after_refresh(self.finish_start)
+
+    def finish_start(self) -> None:
+        """Start-up's second stage: once, whichever asks first, and not at all when the
+        app is already leaving (Ctrl+C on the first frame)."""
+        if not self.startup.begin():
+            return
+        from zcoder.tui.collector import tune_collector
+        from zcoder.tui.relay_ui import RELAY_POLL_SECONDS
+
+        self.install_sidebar()
+        self.parts.sessions.open_store()
+        self.parts.relay_ui.start(spawn_now=self.startup.resume)
+        extensions = self.startup.make_agent(
+            approver=self.parts.dialogs, on_event=self.parts.agent_view.on_event
+        )
+        self.parts.custom_commands.install(extensions.skills, extensions.commands)
+        self.chat.show_deferred_after(self.parts.sessions.open_initial)  # its load starts the meter
+        if self.services.session_id is None:  # no session store: the meter all the same
+            self.parts.model_ui.refresh_meter()
+        self.set_interval(RELAY_POLL_SECONDS, self.parts.relay_ui.poll)
+        self.parts.relay_ui.watch_workspace_peers()  # another instance here already?
+        self.parts.relay_ui.refresh_header()
+        if self.startup.tune_gc:  # once the session's entries are on screen
+            self.when_shown(self.parts.sessions.shown, tune_collector)
+        if not self.parts.sessions.restoring_model:  # else it warms up the session's model
+            self.parts.model_ui.start_warmup()
+        self.schedule()  # prompts submitted before the start finished
+
+    def stop_services(self) -> None:
+        if self.startup.finished:  # else there is nothing to stop
+            self.parts.relay_ui.stop()
+            self.parts.sessions.close()
+            agent = self.services.agent
+            if agent is not None and agent.mcp is not None:  # no orphan servers
+                agent.mcp.close()
+
+    def install_sidebar(self) -> None:
+        """The sessions list in place of the first frame's placeholder (start-up's second
+        stage, before the sessions are listed)."""
+        placeholder, self._sidebar_placeholder = self._sidebar_placeholder, None
+        body = placeholder.parent if placeholder is not None else None
+        if placeholder is None or not isinstance(body, Widget):
+            return
+        self.sidebar.display = placeholder.display
+        body.mount(self.sidebar, before=placeholder)
+        placeholder.remove()
+
+    # -- turns: the user's prompt and relayed tasks, one at a time ----------------------
+
+    @property
+    def busy(self) -> bool:
+        return self.chat.busy
+
+    def on_relay_nudge(self, _message: RelayNudge) -> None:
+        inbox = self.parts.relay_ui.inbox
+        inbox.note_arrivals()
+        inbox.show_receipts()
+        self.parts.relay_ui.policy.announce_held()
+        self.parts.relay_ui.refresh_header()
+        self.schedule()
+
+    def on_run_next(self, _message: RunNext) -> None:
+        self.schedule()
+
+    def schedule(self) -> None:
+        """When idle, start the next turn the scheduler names (tui/turns.py)."""
+        self.parts.turns.schedule()
+
+    def note_user_acted(self) -> None:
+        """The local user acted (a prompt, a dialog's answer, /agents continue): relayed
+        tasks may run again without them, up to ZCODER_RELAY_MAX_AUTO_TURNS."""
+        self.services.scheduler.note_user_acted()
+        self.parts.relay_ui.refresh_header()
+        self.schedule()
+
+    def show_queue(self) -> None:
+        scheduler = self.services.scheduler
+        self.chat.queued_prompts.show_queue(scheduler.prompts(), editing=scheduler.editing())
+
+    def start_turn(
+        self, work: Callable[[], Coroutine[Any, Any, object]], *, relay: bool, model: bool = True
+    ) -> None:
+        """Run ``work`` as the turn (a prompt, a relayed task, /compact, a !command:
+        ``model`` False, it asks the model nothing and the warm-up goes on). The header
+        changes at once: nothing queued before may undo it (tui/messages.py)."""
+        if model:
+            self.parts.model_ui.cancel_warmup()  # a real request supersedes the warm-up
+        self.header.turn_started()
+        self.chat.start_turn(work)
+
+    def on_turn_started(self, _message: TurnStarted) -> None:
+        if self.services.relay is not None:
+            self.services.relay.set_state("busy")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        self.parts.model_ui.warmup_ended(event)  # the turn's worker is the chat pane's
+
+    def on_chat_pane_turn_ended(self, message: ChatPane.TurnEnded) -> None:
+        worker = message.worker
+        if worker is not self.chat.turn:
+            return  # a newer turn started before this end was handled
+        if worker.state is WorkerState.ERROR and worker.error is not None:
+            log.error("turn failed", exc_info=worker.error)
+            self.error(f"the turn failed unexpectedly: {worker.error!r}")
+        self.chat.turn = None
+        stopped = worker.state is WorkerState.CANCELLED
+        seconds = self.header.turn_ended(stopped=stopped, failed=worker.state is WorkerState.ERROR)
+        summary = turn_summary(seconds, stopped=stopped)
+        if summary is not None:
+            self.notice(summary)
+        if self.services.relay is not None:
+            self.services.relay.set_state("ready")
+        self.parts.relay_ui.refresh_header()
+        self.schedule()
+
+    # -- input --------------------------------------------------------------------------
+
+    def remember(self, text: str) -> None:
+        """``text`` into the prompt's history; its one problem (the history file cannot be
+        written) is said once."""
+        if (problem := self.prompt_input.habits.remember(text)) is not None:
+            self.error(problem)
+
+    def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
+        text = message.text
+        if not text.strip():
+            return
+        self.finish_start()  # a prompt typed before the start finished waits for it here
+        if parse_user_command(text) == "":
+            return  # a lone "!": nothing to run
+        self.remember(text)
+        if self.run_command(text):  # the input cleared itself: keys typed since stay
+            return
+        self.queue_prompt(text)
+
+    def queue_prompt(self, text: str) -> None:
+        """Queue ``text`` as the user's prompt; it starts at once when nothing runs."""
+        marks = self.parts.relay_ui.sequences()
+        self.services.scheduler.queue_prompt(
+            text,
+            last_accepted=marks.last_accepted,
+            oldest_waiting=self.parts.relay_ui.oldest_waiting(),
+        )
+        self.note_user_acted()  # starts it at once when nothing runs
+        self.show_queue()
+
+    def run_command(self, text: str) -> bool:
+        """Run ``text`` if it is a slash command (tui/slash.py); whether it was one."""
+        command = parse_slash(text)
+        if command is None:
+            return False
+        self.show(Entry("system", system_text(f"› {text.strip()}")))
+        self.run_later(
+            partial(self.parts.slash.run, command.name, command.argument),
+            group="command",
+            exit_on_error=True,
+        )
+        return True
+
+    def palette_command(self, text: str, *, run: bool) -> None:
+        """A command chosen in the palette (tui/command_palette.py): run as if typed, or,
+        when it needs a value, put in the prompt to finish (a draft there goes to the
+        history first, as Ctrl+C puts it: Up brings it back)."""
+        self.finish_start()
+        if run:
+            self.run_command(text)
+            return
+        if draft := self.chat.prefill(f"{text} "):
+            self.remember(draft)
+
+    def on_prompt_input_edit_queued(self, _message: PromptInput.EditQueued) -> None:
+        text = self.services.scheduler.take_last()
+        if text is not None:
+            self.prompt_input.load_text(text)
+            self.prompt_input.move_cursor(self.prompt_input.document.end)
+            self.show_queue()
+
+    def on_text_area_changed(self, event: PromptInput.Changed) -> None:
+        # A queued prompt taken back to edit is cancelled when the input is cleared.
+        empty = event.text_area is self.prompt_input and not self.prompt_input.text.strip()
+        if empty and self.services.scheduler.drop_recalled():
+            self.show_queue()
+
+    # -- what the app's keys ask for (tui/app.py) -----------------------------------------
+
+    def stop_turn(self) -> None:
+        if self.chat.stop_turn() and (queued := len(self.services.scheduler.prompts())):
+            self.notice(
+                f"Stopped. Your {queued} queued prompt{'s stay' if queued > 1 else ' stays'}"
+                " queued and will run; ↑ in the empty prompt takes the last one back."
+            )
+
+    def show_output(self) -> None:
+        """The whole output of the newest command in the transcript (Ctrl+T, /output)."""
+        commands = list(self.transcript.query(CommandEntry))
+        if not commands:
+            self.notice("No command has run in this session yet.")
+            return
+        if len(self.app.screen_stack) == 1:  # not over a dialog, nor over itself
+            from zcoder.tui.output_screen import OutputScreen
+
+            self.app.push_screen(OutputScreen(commands))
+
+    def show_sessions_list(self) -> None:
+        self.body.show_sidebar()
+        self.sidebar.focus()
+
+    def on_body_sidebar_hidden(self, _message: Body.SidebarHidden) -> None:
+        self.prompt_input.focus()
+
+    def on_session_list_left_for_prompt(self, message: SessionList.LeftForPrompt) -> None:
+        self.prompt_input.focus()
+        if message.text:
+            self.prompt_input.insert(message.text)
+
+    def new_session(self) -> None:
+        self.finish_start()
+        self.parts.sessions.new_session()
+
+    def on_list_view_selected(self, event: ListView.Selected) -> None:
+        if isinstance(event.item, SessionItem):
+            self.parts.sessions.switch_to(event.item.info.id)
+
+    async def pick_model(self) -> None:
+        self.finish_start()
+        await self.parts.model_ui.pick()

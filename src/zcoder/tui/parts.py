@@ -1,0 +1,236 @@
+"""The parts behind the main screen, made when first used, and what each is wired to.
+
+A part (the model, the sessions, the relay, turns, slash commands, edits, quitting, the
+agent's view, the approval dialogs) takes the services it uses, a ``Say`` and, if it runs
+workers or shows dialogs, a ``Host`` (tui/services.py); where it needs one of the
+screen's own calls (start a turn, show an entry at once), it is handed that call alone.
+This module is that wiring, in one place, so the screen (tui/main_screen.py) only
+composes and routes, and no part sees more of the screen than it is given.
+
+The parts are made when first used: the first frame needs none of them, and they import
+the agent, the model client, the relay and the session store (tui/startup.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from dataclasses import KW_ONLY, dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Protocol
+
+from zcoder.tui.services import Host
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from zcoder.tui.agent_view import AgentView
+    from zcoder.tui.approvals import DialogApprovals
+    from zcoder.tui.custom_commands_ui import CustomCommandsUI
+    from zcoder.tui.edits_ui import EditsUI
+    from zcoder.tui.mcp_ui import McpUI
+    from zcoder.tui.messages import Say
+    from zcoder.tui.model_ui import ModelUI
+    from zcoder.tui.prompt import PromptInput
+    from zcoder.tui.quit_ui import QuitUI
+    from zcoder.tui.relay_ui import RelayUI
+    from zcoder.tui.services import Services
+    from zcoder.tui.sessions_ui import SessionsUI
+    from zcoder.tui.slash import SlashCommands
+    from zcoder.tui.transcript import Entry, Transcript
+    from zcoder.tui.turns import Turns
+    from zcoder.tui.widgets import SessionList
+
+__all__ = ["Parts", "ScreenSide"]
+
+
+class ScreenSide(Host, Protocol):
+    """What the parts are wired to on the main screen: its widgets and its own calls."""
+
+    transcript: Transcript
+    sidebar: SessionList
+    prompt_input: PromptInput
+
+    @property
+    def app(self) -> App[Any]: ...
+
+    def show(self, entry: Entry) -> Entry: ...
+
+    def error(self, text: str) -> None: ...
+
+    def start_turn(
+        self, work: Callable[[], Coroutine[Any, Any, object]], *, relay: bool, model: bool = True
+    ) -> None: ...
+
+    def show_queue(self) -> None: ...
+
+    def queue_prompt(self, text: str) -> None: ...
+
+    def note_user_acted(self) -> None: ...
+
+    def show_sessions_list(self) -> None: ...
+
+    def show_output(self) -> None: ...
+
+
+@dataclass(eq=False)
+class Parts:
+    """Each part, made on first use; ``exit`` is the app's (quitting is the app's)."""
+
+    services: Services
+    say: Say
+    screen: ScreenSide
+    _: KW_ONLY
+    exit: Callable[[int], object]
+    resume: str | None
+    keep_model: bool
+
+    @cached_property
+    def model_ui(self) -> ModelUI:
+        """The model's context window, its warm-up and changing the model."""
+        from zcoder.tui.model_ui import ModelUI
+
+        return ModelUI(self.services, self.say, self.screen)
+
+    @cached_property
+    def sessions(self) -> SessionsUI:
+        from zcoder.tui.sessions_ui import SessionsUI
+
+        screen = self.screen
+        return SessionsUI(
+            self.services,
+            self.say,
+            screen,
+            model=self.model_ui,
+            transcript=screen.transcript,
+            sidebar=screen.sidebar,
+            agent_view=self.agent_view,
+            show_list=screen.show_sessions_list,
+            focus_prompt=screen.prompt_input.focus,
+            resume=self.resume,
+            keep_model=self.keep_model,
+        )
+
+    @cached_property
+    def relay_ui(self) -> RelayUI:
+        from zcoder.tui.relay_ui import RelayUI
+
+        return RelayUI(self.services, self.say, self.screen, user_acted=self.screen.note_user_acted)
+
+    @cached_property
+    def turns(self) -> Turns:
+        """What runs next, and the body of each kind of turn: the seam to the agent."""
+        from zcoder.tui.turns import Turns
+
+        screen = self.screen
+        return Turns(
+            self.services,
+            self.say,
+            model=self.model_ui,
+            relay=self.relay_ui,
+            sessions=self.sessions,
+            start=screen.start_turn,
+            show=screen.show,
+            show_queue=screen.show_queue,
+            plan=lambda prompt: self.custom_commands.plan(prompt),  # noqa: PLW0108 - made on use
+        )
+
+    @cached_property
+    def custom_commands(self) -> CustomCommandsUI:
+        """Custom commands and skills by name: /NAME, /skill, $NAME, /skills."""
+        from zcoder.tui.custom_commands_ui import CustomCommandsUI
+        from zcoder.tui.custom_commands_ui import Services as CommandServices
+
+        services, screen = self.services, self.screen
+        return CustomCommandsUI(
+            CommandServices(
+                agent=lambda: services.agent,
+                busy=services.busy,
+                show=screen.show,
+                queue=screen.queue_prompt,
+                user_turn=lambda prompt: self.turns.user_turn(prompt),  # noqa: PLW0108
+                refresh=(self.model_ui.refresh_meter, self.sessions.refresh),
+                workspace=services.config.workspace,
+                home=services.config.home,
+            )
+        )
+
+    @cached_property
+    def mcp(self) -> McpUI:
+        """/mcp: the MCP servers, their state and tools."""
+        from zcoder.tui.mcp_ui import McpUI
+
+        services = self.services
+        return McpUI(manager=lambda: services.agent.mcp if services.agent else None, say=self.say)
+
+    @cached_property
+    def edits(self) -> EditsUI:
+        from zcoder.tui.edits_ui import EditsUI
+
+        return EditsUI(
+            agent=lambda: self.services.agent,
+            busy=self.services.busy,
+            confirm_undo=self.dialogs.confirm_undo,
+            say=self.say,
+        )
+
+    @cached_property
+    def slash(self) -> SlashCommands:
+        from zcoder.tui.slash import SlashCommands
+
+        return SlashCommands(
+            self.services,
+            self.say,
+            owners=lambda: (
+                self.edits,
+                self.mcp,
+                self.sessions,
+                self.model_ui,
+                self.relay_ui,
+                self.relay_ui.inbox,
+                self.quit_ui,
+                self.custom_commands,
+            ),
+            model=self.model_ui,
+            sessions=self.sessions,
+            turns=self.turns,
+            show_output=self.screen.show_output,
+            copy=self.screen.app.copy_to_clipboard,
+        )
+
+    @cached_property
+    def quit_ui(self) -> QuitUI:
+        """Quitting with relayed messages still queued asks first."""
+        from zcoder.tui.quit_ui import QuitUI
+
+        return QuitUI(
+            relay=lambda: self.services.relay,
+            # RelayUI is made when first used: not by making this.
+            record=lambda envelope, state: self.relay_ui.inbox.received(envelope, state),  # noqa: PLW0108
+            exit=self.exit,
+            ask=self.screen.ask,
+            say=self.say,
+        )
+
+    @cached_property
+    def agent_view(self) -> AgentView:
+        from zcoder.tui.agent_view import AgentView
+
+        return AgentView(
+            self.screen.show,
+            lambda status: self.say.header(status=status),
+            lambda usage: self.say.header(context=usage),
+        )
+
+    @cached_property
+    def dialogs(self) -> DialogApprovals:
+        from zcoder.tui.approvals import DialogApprovals
+
+        screen = self.screen
+        return DialogApprovals(
+            screen.app,
+            error=screen.error,
+            # A key typed while a dialog was not yet armed was meant for the prompt.
+            give_back=screen.prompt_input.insert,
+            user_acted=screen.note_user_acted,
+            asking=lambda asking: self.say.header(asking=asking),
+        )
