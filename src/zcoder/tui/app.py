@@ -110,7 +110,13 @@ class ZcoderApp(App[int]):
         super().__init__(driver_class=ZcoderDriver)  # keys as real terminals send them
         self.services = Services(config, busy=lambda: self.main.busy)
         self.ctrl_c = CtrlC()
-        self.main = MainScreen(
+        self.main = self.make_main_screen(resume=resume, keep_model=keep_model, tune_gc=tune_gc)
+
+    def make_main_screen(
+        self, *, resume: str | None, keep_model: bool, tune_gc: bool
+    ) -> MainScreen:
+        """The screen the app opens on (``zcoder --connect`` makes its own: remote/app.py)."""
+        return MainScreen(
             self.services,
             exit=self.exit,
             resume=resume,

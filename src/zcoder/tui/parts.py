@@ -180,21 +180,25 @@ class Parts:
         return SlashCommands(
             self.services,
             self.say,
-            owners=lambda: (
-                self.edits,
-                self.mcp,
-                self.sessions,
-                self.model_ui,
-                self.relay_ui,
-                self.relay_ui.inbox,
-                self.quit_ui,
-                self.custom_commands,
-            ),
+            owners=self.command_owners,
             model=self.model_ui,
             sessions=self.sessions,
             turns=self.turns,
             show_output=self.screen.show_output,
             copy=self.screen.app.copy_to_clipboard,
+        )
+
+    def command_owners(self) -> tuple[object, ...]:
+        """The parts that carry out commands besides SlashCommands' own."""
+        return (
+            self.edits,
+            self.mcp,
+            self.sessions,
+            self.model_ui,
+            self.relay_ui,
+            self.relay_ui.inbox,
+            self.quit_ui,
+            self.custom_commands,
         )
 
     @cached_property

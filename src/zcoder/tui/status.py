@@ -340,9 +340,17 @@ class HeaderBar(Widget):
             self.refresh_state(**message.changes)
 
     def refresh_state(self, **changes: Any) -> None:
-        """Set the fields in ``changes``; only those that change anything are drawn."""
+        """Set the fields in ``changes``; only those that change anything are drawn. The
+        fields set once (``project``, ``profile``...) may change too (``--connect`` learns
+        them from the remote host), drawn at once."""
+        fixed = {key: value for key, value in changes.items() if key not in _CHANGING}
         for key, value in changes.items():
-            setattr(self, key, value)
+            if key in _CHANGING:
+                setattr(self, key, value)
+        if fixed:
+            self._fixed = dataclasses.replace(self._fixed, **fixed)
+            if self.is_mounted:
+                self._sync()
 
     def _sync(self) -> None:
         """The spinner, the title and the drawing follow the state."""
