@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.e2e.harness import World
+from tests.e2e.harness import World, wait_until
 from tests.e2e.tmux import TmuxInstance, start_in_tmux, to_hex
 from zcoder.tui.widgets import SIDEBAR_MIN_TERMINAL_WIDTH
 
@@ -43,7 +43,8 @@ def test_a_narrow_terminal_hides_the_sidebar_and_a_wide_one_brings_it_back(
     _resize(zc, 60, 15)
     zc.wait_gone(TITLE)
     zc.wait_gone(session_id)
-    assert _prompt_starts_at_column_0(zc)  # the transcript and the prompt have the width
+    # The transcript and the prompt take the width (in the frame after the sidebar went).
+    wait_until(lambda: _prompt_starts_at_column_0(zc), what="the prompt at column 0")
 
     zc.send_hex(CTRL_B)  # asked for: shown anyway
     zc.wait_text(TITLE)
