@@ -282,3 +282,28 @@ async def test_a_relayed_task_a_relay_message_hook_refuses_never_runs(
     assert user_messages(receiver) == []
     assert receiver.asked == []
     assert relay_files(env) == []
+
+
+async def test_a_relayed_task_a_relay_message_hook_holds_is_announced_and_not_run(
+    env: Env, fake: FakeOllama, env_b: Env, fake_b: FakeOllama
+) -> None:
+    hold = hook_script(
+        env.home.parent,
+        "hold",
+        "print(json.dumps({'hookSpecificOutput': {'hookEventName': 'RelayMessage',"
+        " 'permissionDecision': 'ask', 'permissionDecisionReason': 'ask me first'}}))",
+    )
+    write_settings(env.home / "settings.json", {"RelayMessage": entry(hold)})
+    script(fake, fake_b)
+    sender, receiver = RecordingClient("allow_once"), RecordingClient("allow_once")
+    async with two_sessions(env, fake, sender, env_b, fake_b, receiver) as (conn, session_id):
+        await asyncio.wait_for(
+            conn.prompt(session_id=session_id, prompt=[text_block("ask api to make a marker")]),
+            WAIT_SECONDS,
+        )
+        await receiver.wait_for(lambda: "is held for you: ask me first" in receiver.reply())
+
+    assert not (env_b.workspace / "marker.txt").exists()
+    assert fake_b.chat_bodies == []
+    assert receiver.reply().count("is held for you") == 1  # announced once
+    assert relay_files(env) == []
