@@ -365,35 +365,39 @@ async def _run_turn(
             hooks=extensions.hooks,
         )
         agent.use_session(session_id, messages, ledger)
-        windows: list[ContextWindow] = []
-
-        async def sized_turn() -> TurnFinished:
-            # The window first: num_ctx goes with every request (zcoder.model.context).
-            window = await resolve_for_model(
-                model, explicit=config.context_window, home=config.home, probe=client
-            )
-            for warning in window.warnings:
-                err.write(f"[zcoder] {warning}\n")
-            settings.num_ctx = window.tokens
-            windows.append(window)
-            await agent.session_started("resume" if messages else "startup")
-            # /NAME of a custom command or a skill, /skill NAME, $NAME (zcoder.commands).
-            return await run_typed(agent, user_commands(extensions, prompt, err), prompt)
-
-        task = asyncio.ensure_future(sized_turn())
-        loop = asyncio.get_running_loop()
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGINT, task.cancel)
-            loop.add_signal_handler(signal.SIGTERM, task.cancel)
         try:
-            finished = await task
-        except asyncio.CancelledError:
-            err.write("zcoder: interrupted\n")
-            return EXIT_INTERRUPTED
-        if windows and isinstance(client, WindowProbe):
-            notice = await _allocation_notice(client, model, windows[0])
-            if notice is not None:
-                err.write(f"[zcoder] {notice}\n")
+            windows: list[ContextWindow] = []
+
+            async def sized_turn() -> TurnFinished:
+                # The window first: num_ctx goes with every request (zcoder.model.context).
+                window = await resolve_for_model(
+                    model, explicit=config.context_window, home=config.home, probe=client
+                )
+                for warning in window.warnings:
+                    err.write(f"[zcoder] {warning}\n")
+                settings.num_ctx = window.tokens
+                windows.append(window)
+                await agent.session_started("resume" if messages else "startup")
+                # /NAME of a custom command or a skill, /skill NAME, $NAME (zcoder.commands).
+                return await run_typed(agent, user_commands(extensions, prompt, err), prompt)
+
+            task = asyncio.ensure_future(sized_turn())
+            loop = asyncio.get_running_loop()
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signal.SIGINT, task.cancel)
+                loop.add_signal_handler(signal.SIGTERM, task.cancel)
+            try:
+                finished = await task
+            except asyncio.CancelledError:
+                err.write("zcoder: interrupted\n")
+                return EXIT_INTERRUPTED
+            if windows and isinstance(client, WindowProbe):
+                notice = await _allocation_notice(client, model, windows[0])
+                if notice is not None:
+                    err.write(f"[zcoder] {notice}\n")
+        finally:  # the run's MCP servers end with it (the manager's atexit is a last resort)
+            if agent.mcp is not None:
+                await asyncio.to_thread(agent.mcp.close)
     # Errors and incomplete turns were printed as they happened.
     if finished.outcome is Outcome.LOOP_STOPPED:
         err.write(f"zcoder: loop stopped: {finished.error}\n")

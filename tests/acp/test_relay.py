@@ -32,6 +32,8 @@ from tests.acp.support import (
     stderr_of,
 )
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
+from tests.hooks.support import entry, write_settings
+from tests.hooks.support import script as hook_script
 from tests.test_oneshot import Env, sessions
 
 TASK = "Please run touch marker.txt in your workspace."
@@ -254,3 +256,54 @@ async def test_past_the_auto_turn_limit_relayed_tasks_wait_for_the_users_prompt(
     assert last_user[1] == "hello"
     assert "task two" in last_user[2]
     assert len(sender.asked) == 2  # each delivery confirmed
+
+
+async def test_a_relayed_task_a_relay_message_hook_refuses_never_runs(
+    env: Env, fake: FakeOllama, env_b: Env, fake_b: FakeOllama
+) -> None:
+    # A user-scope hook (no consent asked): both share the home, only api receives.
+    refuse = hook_script(
+        env.home.parent, "refuse", "print('not from ws', file=sys.stderr); sys.exit(2)"
+    )
+    write_settings(env.home / "settings.json", {"RelayMessage": entry(refuse)})
+    script(fake, fake_b)
+    sender, receiver = RecordingClient("allow_once"), RecordingClient("allow_once")
+    async with two_sessions(env, fake, sender, env_b, fake_b, receiver) as (conn, session_id):
+        await asyncio.wait_for(
+            conn.prompt(session_id=session_id, prompt=[text_block("ask api to make a marker")]),
+            WAIT_SECONDS,
+        )
+        await sender.wait_for(lambda: "receipt: api refused" in sender.reply())
+        await receiver.wait_for(lambda: "was refused by a hook: not from ws" in receiver.reply())
+
+    assert "a hook of the receiving user refused it: not from ws" in sender.reply()
+    assert not (env_b.workspace / "marker.txt").exists()
+    assert fake_b.chat_bodies == []  # the task never reached the receiver's model
+    assert user_messages(receiver) == []
+    assert receiver.asked == []
+    assert relay_files(env) == []
+
+
+async def test_a_relayed_task_a_relay_message_hook_holds_is_announced_and_not_run(
+    env: Env, fake: FakeOllama, env_b: Env, fake_b: FakeOllama
+) -> None:
+    hold = hook_script(
+        env.home.parent,
+        "hold",
+        "print(json.dumps({'hookSpecificOutput': {'hookEventName': 'RelayMessage',"
+        " 'permissionDecision': 'ask', 'permissionDecisionReason': 'ask me first'}}))",
+    )
+    write_settings(env.home / "settings.json", {"RelayMessage": entry(hold)})
+    script(fake, fake_b)
+    sender, receiver = RecordingClient("allow_once"), RecordingClient("allow_once")
+    async with two_sessions(env, fake, sender, env_b, fake_b, receiver) as (conn, session_id):
+        await asyncio.wait_for(
+            conn.prompt(session_id=session_id, prompt=[text_block("ask api to make a marker")]),
+            WAIT_SECONDS,
+        )
+        await receiver.wait_for(lambda: "is held for you: ask me first" in receiver.reply())
+
+    assert not (env_b.workspace / "marker.txt").exists()
+    assert fake_b.chat_bodies == []
+    assert receiver.reply().count("is held for you") == 1  # announced once
+    assert relay_files(env) == []

@@ -16,7 +16,8 @@ session commands (the editor opens, lists and loads sessions), ``/undo`` (it ask
 dialog of the TUI's), ``/copy`` and ``/output`` (the editor shows and copies replies and
 output itself), ``/quit`` (the editor ends the agent), ``/rename``, ``/agents`` and
 ``/inbox`` (the relay's controls, the TUI's for now). A prompt that starts with any other
-``/word`` goes to the model as it is (it may be a path).
+``/word`` is a custom command's or a skill's (zcoder.acp.user_commands), or goes to the
+model as it is (it may be a path).
 """
 
 from __future__ import annotations

@@ -9,7 +9,11 @@ remote client never publishes, the agent does on its own host.)
 What arrives runs as the TUI runs it (tui/turns.py, tui/relay_ui.py; the shared part is
 zcoder.agent.relay_inbox): when the session is idle, one task at a time, as an ordinary
 turn whose updates the editor gets as they happen, headed by a user message naming the
-sender (zcoder.acp.updates.relayed_task). The receiver's rules are the agent's and the
+sender (zcoder.acp.updates.relayed_task). Before it runs, the user's RelayMessage hooks
+judge it, through the gate the TUI uses (zcoder.hooks.relay_gate): allowed, it runs;
+refused, it is done without running and its sender gets the ``refused`` receipt; held (the
+hook asked, failed or timed out), it is shown to the editor and kept with the held
+messages, which an editor session does not run. The receiver's rules are the agent's and the
 approval policy's, unchanged: every command of a relayed turn is asked, through
 ``session/request_permission``, with the sender named and no "allow always"; the model may
 reply only to the sender. A prompt from the editor goes before any relayed task not yet
@@ -41,6 +45,7 @@ from zcoder.relay.sanitize import visible, visible_lines
 if TYPE_CHECKING:
     from zcoder.agent import Agent, TurnFinished
     from zcoder.config import Config
+    from zcoder.hooks.relay_gate import RelayGate
     from zcoder.relay import ClaimedMessage, Relay
     from zcoder.sessions import SessionStore
 
@@ -75,8 +80,11 @@ class SessionRelay:
         nudged: asyncio.Event,
         show: Callable[[Sequence[Update]], None],
         max_auto_turns: int,
+        *,
+        gate: RelayGate,
     ) -> None:
         self.relay = relay
+        self.gate = gate  # the RelayMessage hooks' say on each relayed message
         self.history = history
         self._nudged = nudged
         self._show = show
@@ -101,6 +109,7 @@ class SessionRelay:
     ) -> SessionRelay | None:
         """Publish the session as a peer; None when the relay is off or cannot start
         (said in the log: everything else works)."""
+        from zcoder.hooks.relay_gate import RelayGate  # noqa: PLC0415 - it imports the relay
         from zcoder.relay import Relay  # noqa: PLC0415 - the relay loads lazily
 
         settings = config.relay
@@ -135,7 +144,7 @@ class SessionRelay:
         history = RelayHistory(
             relay, store=lambda: store, session_id=lambda: session_id, workspace=config.workspace
         )
-        return cls(relay, history, nudged, show, settings.max_auto_turns)
+        return cls(relay, history, nudged, show, settings.max_auto_turns, gate=RelayGate())
 
     def attach(self, agent: Agent, host: TurnHost) -> None:
         """Relayed tasks may run from now on, in ``host``'s turns."""
@@ -239,12 +248,43 @@ class SessionRelay:
 
     async def _run(self, host: TurnHost, claimed: ClaimedMessage) -> None:
         try:
-            await host.run_relayed(lambda agent: self._relayed_turn(agent, claimed))
+            if await self._admitted(claimed):
+                await host.run_relayed(lambda agent: self._relayed_turn(agent, claimed))
+            else:
+                self.unattended -= 1  # it did not run: it costs no turn without the user
         except Exception:
             log.exception("a relayed turn failed")
         finally:
             self._running = None
             self.wake()
+
+    async def _admitted(self, claimed: ClaimedMessage) -> bool:
+        """Whether the RelayMessage hooks let ``claimed`` run now (tui/turns.py's admitted):
+        one they hold is shown and kept, one they refuse is done and its sender told."""
+        from zcoder.hooks.relay_gate import Verdict  # noqa: PLC0415
+
+        engine = self._agent.hooks.engine if self._agent is not None else None
+        judgement = await self.gate.admit(engine, claimed, self.relay)
+        for text in judgement.notices:
+            self._show(notice(visible_lines(text)))
+        envelope = claimed.envelope
+        sender, reason = visible(sender_from(envelope)), visible(judgement.reason)
+        if judgement.verdict is Verdict.HOLD:
+            self.history.received(envelope, "held")
+            self._show(
+                notice(
+                    f"A message {sender} is held for you: {reason}. An editor session does "
+                    "not run held messages: it is discarded when the session ends, and its "
+                    "sender told."
+                )
+            )
+        elif judgement.verdict is Verdict.REFUSE:
+            self.history.received(envelope, "refused")
+            self.history.send_receipt(
+                envelope, "refused", f"a hook of the receiving user refused it: {judgement.reason}"
+            )
+            self._show(notice(f"A message {sender} was refused by a hook: {reason}"))
+        return judgement.verdict is Verdict.RUN
 
     async def _relayed_turn(self, agent: Agent, claimed: ClaimedMessage) -> TurnFinished:
         """The task as a turn; whatever happens it is completed (it never runs twice) and

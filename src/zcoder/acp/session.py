@@ -5,7 +5,9 @@ zcoder's SQLite store and held with its lock (zcoder.sessions.locks) for as long
 open, exactly as the TUI and ``--prompt`` hold theirs, so two front ends never write one
 session; the agent is built as ``--prompt`` builds it (AgentSettings.from_config,
 make_client, the context window resolved for the model before the first request); its
-events go out through the update pump and its questions through the ACP approver.
+events go out through the update pump and its questions through the ACP approver. A
+prompt naming a custom command or a skill is carried out as ``--prompt`` carries it out
+(zcoder.acp.user_commands, zcoder.commands.run); zcoder's own commands come first.
 
 ``session/cancel`` does what Escape does in the TUI: the turn's task is cancelled, which
 stops the model's stream, interrupts a running command (its process group is killed by
@@ -41,6 +43,7 @@ from zcoder.acp.commands import available_commands, find_command
 from zcoder.acp.mcp_servers import attach_client_mcp, client_entries
 from zcoder.acp.relay import SessionRelay
 from zcoder.acp.updates import EventTranslator, Send, Update, UpdatePump, replay
+from zcoder.acp.user_commands import offered, user_commands
 from zcoder.agent import (
     Agent,
     AgentEvent,
@@ -50,6 +53,8 @@ from zcoder.agent import (
     TurnFinished,
     register_relay_tools,
 )
+from zcoder.commands import UserCommands
+from zcoder.commands.run import run_typed
 from zcoder.config import Config
 from zcoder.extensions import load_extensions
 from zcoder.model import ModelClient, ModelError, make_client
@@ -127,6 +132,7 @@ class AcpSession:
         self.pump: UpdatePump | None = None
         self._stack = contextlib.AsyncExitStack()
         self.relay: SessionRelay | None = None
+        self.user_commands = UserCommands()  # the workspace's custom commands and skills
         self._turn: asyncio.Task[Any] | None = None
         self._turns = asyncio.Lock()  # one turn at a time: the editor's prompt or a relayed task
         self._prompting = False  # a prompt from the editor runs or waits for its turn
@@ -243,6 +249,7 @@ class AcpSession:
         for problem in extensions.problems:
             log.warning("%s", problem)
         settings = AgentSettings.from_config(config, model, skills=extensions.skills)
+        self.user_commands = user_commands(extensions.skills, extensions.commands)
         editors_servers = client_entries(mcp_servers)
         if editors_servers:  # attached below, with zcoder's own (zcoder.acp.mcp_servers)
             settings.mcp_home = None
@@ -315,7 +322,8 @@ class AcpSession:
                     if answer is None:
                         return PromptResponse(stop_reason="cancelled")
                     return await self._answer(answer)
-                finished = await self._run(lambda agent: agent.run_user_turn(text))
+                # /NAME of a custom command or a skill, /skill NAME, $NAME; else as typed.
+                finished = await self._run(lambda agent: run_typed(agent, self.user_commands, text))
         finally:
             self._prompting = False
             if self.relay is not None:
@@ -332,10 +340,12 @@ class AcpSession:
         return PromptResponse(stop_reason="end_turn")
 
     def offer_commands(self) -> None:
-        """Tell the editor zcoder's commands (zcoder.acp.commands): queued behind what
-        the session sent so far, so it reaches the client after the session's answer."""
+        """Tell the editor zcoder's commands (zcoder.acp.commands), then the workspace's:
+        queued behind what the session sent so far, so it reaches the client after the
+        session's answer."""
         if self.pump is not None:
-            self.pump.put([update_available_commands(available_commands())])
+            entries = available_commands() + offered(self.user_commands)
+            self.pump.put([update_available_commands(entries)])
 
     def started_agent(self) -> Agent:
         assert self.agent is not None, "the session was not started"

@@ -3,7 +3,8 @@
 A relayed message is acknowledged by the listener (zcoder.relay, which knows nothing of
 hooks and stays so) as soon as it is safely in the spool; the host then takes it from the
 queue to run it. That is where this gate stands, the one place every front end that runs
-relayed tasks passes through (the TUI's turns today), before the task reaches the model:
+relayed tasks passes through (the TUI's turns, an editor's session: zcoder.acp.relay),
+before the task reaches the model:
 
 * the hook allows it (exit 0, no decision, or ``permissionDecision: allow``): it runs;
 * it refuses it (exit 2, ``decision: block``, ``permissionDecision: deny``): the message
