@@ -95,8 +95,13 @@ class Parts:
     def sessions(self) -> SessionsUI:
         from zcoder.tui.sessions_ui import SessionsUI
 
+        return self.sessions_of(SessionsUI, resume=self.resume, keep_model=self.keep_model)
+
+    def sessions_of(self, kind: type[SessionsUI], **extra: Any) -> SessionsUI:
+        """A ``kind`` of SessionsUI wired to this screen; ``extra``: the keyword arguments
+        that differ between kinds (``resume``, ``keep_model``, a remote one's ``link``)."""
         screen = self.screen
-        return SessionsUI(
+        return kind(
             self.services,
             self.say,
             screen,
@@ -106,8 +111,7 @@ class Parts:
             agent_view=self.agent_view,
             show_list=screen.show_sessions_list,
             focus_prompt=screen.prompt_input.focus,
-            resume=self.resume,
-            keep_model=self.keep_model,
+            **extra,
         )
 
     @cached_property
