@@ -254,16 +254,4 @@ class RemoteParts(Parts):
 
     @cached_property
     def slash(self) -> SlashCommands:
-        screen = self.screen
-        return RemoteSlash(
-            self.services,
-            self.say,
-            owners=self.command_owners,
-            model=self.model_ui,
-            sessions=self.sessions,
-            turns=self.turns,
-            show_output=screen.show_output,
-            copy=screen.app.copy_to_clipboard,
-            link=self.link,
-            relay=self._remote_relay,
-        )
+        return self.slash_of(RemoteSlash, link=self.link, relay=self._remote_relay)

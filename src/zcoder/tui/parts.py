@@ -181,7 +181,12 @@ class Parts:
     def slash(self) -> SlashCommands:
         from zcoder.tui.slash import SlashCommands
 
-        return SlashCommands(
+        return self.slash_of(SlashCommands)
+
+    def slash_of(self, kind: type[SlashCommands], **extra: Any) -> SlashCommands:
+        """A ``kind`` of SlashCommands wired to these parts; ``extra``: the keyword arguments
+        a kind adds (a remote one's ``link`` and ``relay``)."""
+        return kind(
             self.services,
             self.say,
             owners=self.command_owners,
@@ -190,6 +195,7 @@ class Parts:
             turns=self.turns,
             show_output=self.screen.show_output,
             copy=self.screen.app.copy_to_clipboard,
+            **extra,
         )
 
     def command_owners(self) -> tuple[object, ...]:
