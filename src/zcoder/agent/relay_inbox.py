@@ -69,22 +69,30 @@ class ShownReceipt:
 class RelayHistory:
     """The relay's history in the session store, and the receipts both ways. Takes
     getters, never a front end: the ``store`` and the open ``session_id`` (None while
-    there is none), and the ``workspace``."""
+    there is none), and the ``workspace``. The ``relay`` may come later (``attach``): the
+    TUI starts it after its history exists; until then, only the history is written."""
 
     def __init__(
         self,
-        relay: Relay,
+        relay: Relay | None,
         *,
         store: Callable[[], SessionStore | None],
         session_id: Callable[[], str | None],
         workspace: Path,
     ) -> None:
-        self.relay = relay
+        self.relay: Relay | None = None
         self._store = store
         self._session_id = session_id
         self.workspace = workspace
         self._logged: set[str] = set()  # received message ids already in the history
-        relay.on_sent = self._sent  # sends are recorded as they happen, on any thread
+        if relay is not None:
+            self.attach(relay)
+
+    def attach(self, relay: Relay) -> None:
+        """The relay whose messages and receipts these are; its sends are recorded as they
+        happen, on whatever thread sends."""
+        self.relay = relay
+        relay.on_sent = self._sent
 
     def _write(self, action: Callable[[RelayLog], None]) -> None:
         """A history write; a store that cannot take it costs the history, nothing else."""
@@ -118,8 +126,11 @@ class RelayHistory:
         held ones among them are returned (they wait for the user: say so once)."""
         from zcoder.relay import ClaimedMessage  # noqa: PLC0415 - the relay loads lazily
 
-        arrivals = [(m, "queued") for m in self.relay.waiting()]
-        arrivals += [(m, "held") for m in self.relay.held() if isinstance(m, ClaimedMessage)]
+        relay = self.relay
+        if relay is None:
+            return []
+        arrivals = [(m, "queued") for m in relay.waiting()]
+        arrivals += [(m, "held") for m in relay.held() if isinstance(m, ClaimedMessage)]
         held = []
         for message, state in arrivals:
             if message.envelope.message_id not in self._logged:
@@ -153,6 +164,8 @@ class RelayHistory:
         """Tell the task's sender how it ended, on a thread of its own: the turn's end (or its
         cancellation) never waits for a peer. A receipt-less peer (zcoder.zsh) is quiet."""
         relay = self.relay
+        if relay is None:
+            return
 
         def deliver() -> None:
             status = relay.send_receipt(task, outcome, summary)
@@ -163,7 +176,9 @@ class RelayHistory:
     def take_receipts(self, agent: Agent | None) -> list[ShownReceipt]:
         """Receipts for tasks this instance sent, since the last call: saved in the
         history, given to the model as context (they start no turn), returned to show."""
-        shown_all = []
+        shown_all: list[ShownReceipt] = []
+        if self.relay is None:
+            return shown_all
         for receipt, sent in self.relay.take_receipts():
             shown = receipt_shown(receipt.outcome, sent.target_label, receipt.summary)
             metadata = {
@@ -192,22 +207,24 @@ class RelayHistory:
         """Accepted messages not run yet (queued or held)."""
         from zcoder.relay import ClaimedMessage  # noqa: PLC0415 - the relay loads lazily
 
-        if not self.relay.available:
+        relay = self.relay
+        if relay is None or not relay.available:
             return []
-        messages = [m.envelope for m in self.relay.waiting()]
-        messages += [m.envelope for m in self.relay.held() if isinstance(m, ClaimedMessage)]
+        messages = [m.envelope for m in relay.waiting()]
+        messages += [m.envelope for m in relay.held() if isinstance(m, ClaimedMessage)]
         return messages
 
     def discard_unrun(self) -> int:
         """Leaving: each unrun message's sender is told it was discarded (as far as
         ``RECEIPTS_DEADLINE`` allows), and the history says so; how many."""
-        messages = self.unrun()
+        relay = self.relay
+        messages = self.unrun()  # none without a relay
         for envelope in messages:
             self.received(envelope, "discarded")
-        if messages:
+        if messages and relay is not None:
             pool = concurrent.futures.ThreadPoolExecutor(max_workers=4)
             futures = [
-                pool.submit(self.relay.send_receipt, envelope, "discarded", DISCARD_SUMMARY)
+                pool.submit(relay.send_receipt, envelope, "discarded", DISCARD_SUMMARY)
                 for envelope in messages
             ]
             concurrent.futures.wait(futures, timeout=RECEIPTS_DEADLINE)

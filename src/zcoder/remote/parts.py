@@ -236,20 +236,7 @@ class RemoteParts(Parts):
 
     @cached_property
     def sessions(self) -> SessionsUI:
-        screen = self.screen
-        return RemoteSessions(
-            self.services,
-            self.say,
-            screen,
-            model=self.model_ui,
-            transcript=screen.transcript,
-            sidebar=screen.sidebar,
-            agent_view=self.agent_view,
-            show_list=screen.show_sessions_list,
-            focus_prompt=screen.prompt_input.focus,
-            resume=None,
-            link=self.link,
-        )
+        return self.sessions_of(RemoteSessions, resume=None, link=self.link)
 
     @cached_property
     def relay_ui(self) -> RelayUI:
@@ -267,16 +254,4 @@ class RemoteParts(Parts):
 
     @cached_property
     def slash(self) -> SlashCommands:
-        screen = self.screen
-        return RemoteSlash(
-            self.services,
-            self.say,
-            owners=self.command_owners,
-            model=self.model_ui,
-            sessions=self.sessions,
-            turns=self.turns,
-            show_output=screen.show_output,
-            copy=screen.app.copy_to_clipboard,
-            link=self.link,
-            relay=self._remote_relay,
-        )
+        return self.slash_of(RemoteSlash, link=self.link, relay=self._remote_relay)

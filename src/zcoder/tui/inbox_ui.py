@@ -7,36 +7,32 @@ The history: every message this workspace's sessions sent or received, with its 
 it moves on (queued or held, running, done, cancelled, failed, refused) and its receipt,
 kept in the session store (zcoder.sessions.relay_log). ``/inbox`` lists it newest first;
 ``/inbox N`` shows one entry whole.
+
+The bookkeeping (what the history records, receipts both ways) is zcoder.agent.relay_inbox's
+RelayHistory, which ``zcoder --acp`` uses too; this module adds what is the screen's: showing
+the receipts and ``/inbox``.
 """
 
 from __future__ import annotations
 
-import functools
-import logging
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zcoder.agent.relay_wrapper import receipt_record
-from zcoder.relay import ClaimedMessage, Envelope, Relay, SendResult
-from zcoder.relay.display import sender_name
-from zcoder.relay.names import name_of
-from zcoder.relay.receipts import Receipt
+from zcoder.agent.relay_inbox import RelayHistory
 from zcoder.relay.sanitize import visible
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.relay_log import RelayLog, RelayRecord
 from zcoder.tui.command_registry import Form, declares_commands, slash_command
-from zcoder.tui.transcript import entry_for_event, receipt_text_for_user
+from zcoder.tui.transcript import entry_for_event
 
 if TYPE_CHECKING:
     from zcoder.agent import Agent
+    from zcoder.relay import Envelope, Relay
     from zcoder.sessions import SessionStore
     from zcoder.tui.messages import Say
-
-log = logging.getLogger(__name__)
 
 
 @declares_commands
@@ -52,72 +48,32 @@ class InboxUI:
     agent: Callable[[], Agent | None]
     workspace: Path
     say: Say
-    _logged: set[str] = field(default_factory=set, init=False)  # ids already in the history
+    history: RelayHistory = field(init=False)  # the bookkeeping, shared with ACP sessions
+
+    def __post_init__(self) -> None:
+        self.history = RelayHistory(
+            None, store=self.store, session_id=self.session_id, workspace=self.workspace
+        )
 
     @property
     def log(self) -> RelayLog | None:
         store = self.store()
         return RelayLog(store) if store is not None else None
 
-    def _write(self, action: Callable[[RelayLog], None]) -> None:
-        """A history write; a store that cannot take it costs the history, nothing else."""
-        book = self.log
-        if book is None:
-            return
-        try:
-            action(book)
-        except SessionStoreError as exc:
-            log.warning("relay history not saved: %s", exc)
-
     # -- the history ----------------------------------------------------------------------
 
     def start(self, relay: Relay) -> None:
         """Sends are recorded as they happen, on whatever thread sends."""
-        relay.on_sent = self._sent
-
-    def _sent(self, result: SendResult, body: str) -> None:
-        peer = result.peer
-        if peer is None or result.message_id is None:
-            return
-        self._write(
-            lambda book: book.record(
-                workspace=self.workspace,
-                session_id=self.session_id() or "",
-                direction="sent",
-                message_id=str(result.message_id),
-                peer_instance_id=peer.instance_id,
-                peer_name=name_of(peer),
-                body=body,
-                state=result.status or "not delivered",
-            )
-        )
+        self.history.attach(relay)
 
     def note_arrivals(self) -> None:
         """Messages accepted since the last look: in the history as queued or held."""
-        relay = self.relay()
-        if relay is None:
-            return
-        arrivals = [(m, "queued") for m in relay.waiting()]
-        arrivals += [(m, "held") for m in relay.held() if isinstance(m, ClaimedMessage)]
-        for message, state in arrivals:
-            if message.envelope.message_id not in self._logged:
-                self.received(message.envelope, state)
+        if self.relay() is not None:
+            self.history.note_arrivals()
 
     def received(self, envelope: Envelope, state: str) -> None:
         """A received message's state: queued, held, running, done, cancelled, failed..."""
-        self._logged.add(envelope.message_id)
-        self._write(
-            lambda book: book.record(
-                workspace=self.workspace,
-                session_id=self.session_id() or "",
-                direction="received",
-                message_id=envelope.message_id,
-                peer_instance_id=envelope.sender_instance_id,
-                peer_name=sender_name(envelope),
-                body=envelope.body,
-                state=state,
-            )
-        )
+        self.history.received(envelope, state)
 
     @slash_command(
         Form(
@@ -161,45 +117,16 @@ class InboxUI:
     def send_receipt(self, task: Envelope, outcome: str, summary: str) -> None:
         """Tell the task's sender how it ended, on a thread of its own: the turn's end (or its
         cancellation) never waits for a peer. A receipt-less peer (zcoder.zsh) is quiet."""
-        relay = self.relay()
-        if relay is None:
-            return
-
-        def deliver() -> None:
-            status = relay.send_receipt(task, outcome, summary)
-            log.info("receipt for %s (%s): %s", task.message_id, outcome, status)
-
-        threading.Thread(target=deliver, name="zcoder-receipt", daemon=True).start()
+        if self.relay() is not None:
+            self.history.send_receipt(task, outcome, summary)
 
     def show_receipts(self) -> None:
-        """Receipts for tasks this instance sent: shown, and given to the model as context
-        (they start no turn)."""
-        relay = self.relay()
-        if relay is None:
+        """Receipts for tasks this instance sent: saved in the history, shown, and given to
+        the model as context (they start no turn)."""
+        if self.relay() is None:
             return
-        agent = self.agent()
-        for receipt, sent in relay.take_receipts():
-            shown = receipt_text_for_user(receipt.outcome, sent.target_label, receipt.summary)
-            metadata = {
-                "in_reply_to": receipt.in_reply_to,
-                "outcome": receipt.outcome,
-                "from_instance_id": receipt.sender_instance_id,
-                "from_name": sent.target_label,
-            }
-            self.say.show(entry_for_event("receipt", shown, metadata))
-            self._write(functools.partial(_save_receipt, receipt=receipt))
-            if agent is not None:
-                agent.record_receipt(
-                    receipt_record(
-                        target_label=sent.target_label,
-                        target_instance_id=sent.target_instance_id,
-                        task_preview=sent.body_preview,
-                        outcome=receipt.outcome,
-                        summary=receipt.summary,
-                    ),
-                    shown,
-                    metadata,
-                )
+        for receipt in self.history.take_receipts(self.agent()):
+            self.say.show(entry_for_event("receipt", receipt.text, receipt.metadata))
 
 
 def _entry_text(record: RelayRecord) -> str:
@@ -215,7 +142,3 @@ def _entry_text(record: RelayRecord) -> str:
         lines.append(f"receipt: {record.receipt_outcome} — {record.receipt_summary}")
     lines += ["", record.body]
     return "\n".join(lines)
-
-
-def _save_receipt(book: RelayLog, *, receipt: Receipt) -> None:
-    book.set_receipt(receipt.in_reply_to, receipt.outcome, receipt.summary)

@@ -95,8 +95,13 @@ class Parts:
     def sessions(self) -> SessionsUI:
         from zcoder.tui.sessions_ui import SessionsUI
 
+        return self.sessions_of(SessionsUI, resume=self.resume, keep_model=self.keep_model)
+
+    def sessions_of(self, kind: type[SessionsUI], **extra: Any) -> SessionsUI:
+        """A ``kind`` of SessionsUI wired to this screen; ``extra``: the keyword arguments
+        that differ between kinds (``resume``, ``keep_model``, a remote one's ``link``)."""
         screen = self.screen
-        return SessionsUI(
+        return kind(
             self.services,
             self.say,
             screen,
@@ -106,8 +111,7 @@ class Parts:
             agent_view=self.agent_view,
             show_list=screen.show_sessions_list,
             focus_prompt=screen.prompt_input.focus,
-            resume=self.resume,
-            keep_model=self.keep_model,
+            **extra,
         )
 
     @cached_property
@@ -177,7 +181,12 @@ class Parts:
     def slash(self) -> SlashCommands:
         from zcoder.tui.slash import SlashCommands
 
-        return SlashCommands(
+        return self.slash_of(SlashCommands)
+
+    def slash_of(self, kind: type[SlashCommands], **extra: Any) -> SlashCommands:
+        """A ``kind`` of SlashCommands wired to these parts; ``extra``: the keyword arguments
+        a kind adds (a remote one's ``link`` and ``relay``)."""
+        return kind(
             self.services,
             self.say,
             owners=self.command_owners,
@@ -186,6 +195,7 @@ class Parts:
             turns=self.turns,
             show_output=self.screen.show_output,
             copy=self.screen.app.copy_to_clipboard,
+            **extra,
         )
 
     def command_owners(self) -> tuple[object, ...]:
