@@ -51,10 +51,19 @@ async def command(pilot: Any, app: ZcoderApp, text: str, until: str) -> None:
 
 async def open_dialog(pilot: Any, app: ZcoderApp, kind: type[Dialog]) -> tuple[Dialog, str]:
     """The dialog of ``kind`` once it is open, and all the lines it shows."""
-    await wait_until(pilot, lambda: isinstance(app.screen, kind), timeout=60)
+
+    def shown() -> str:
+        # Pushed is not composed yet: under load the screen is on top a frame before its
+        # lines are there.
+        screen = app.screen
+        if not isinstance(screen, kind):
+            return ""
+        return "\n".join(str(w.render()) for w in screen.query("Static"))
+
+    await wait_until(pilot, lambda: bool(shown()), timeout=60)
     dialog = app.screen
     assert isinstance(dialog, kind)
-    return dialog, "\n".join(str(w.render()) for w in dialog.query("Static"))
+    return dialog, shown()
 
 
 async def test_mcp_without_servers_says_how_to_add_one(fake, make_config, app_factory) -> None:

@@ -215,13 +215,15 @@ class ZcoderApp(App[int]):
         if len(self.screen_stack) > 1:
             raise SkipAction()  # a dialog is open: the key is its own
         focused = self.focused
+        # End belongs to the text being typed: its cursor moves as the widget's own binding
+        # would move it (passing the key on with SkipAction lost it now and then). The move
+        # goes through the widget's queue, behind keys it has not handled yet: a priority
+        # binding runs here first, and Left Left End '!' typed fast ended 'questi!on'.
         if unless_typing and isinstance(focused, TextArea) and focused.text:
-            # End belongs to the text being typed: move its cursor here, as the TextArea's
-            # own binding would (passing the key on with SkipAction lost it now and then).
-            focused.action_cursor_line_end()
+            focused.call_later(focused.action_cursor_line_end)
             return
         if unless_typing and isinstance(focused, Input) and focused.value:
-            focused.action_end()
+            focused.call_later(focused.action_end)
             return
         self.main.transcript.follow()
 
