@@ -41,6 +41,7 @@ OWN_NAMES: Final = frozenset(
         "help",
         "inbox",
         "list-agents",
+        "mcp",
         "model",
         "new",
         "output",
