@@ -19,10 +19,8 @@ command line all read the same answers.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import secrets
 import threading
 from collections.abc import Mapping
@@ -30,7 +28,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Final
 
-from zcoder.relay.safefile import UnsafeFile, read_own_file
+from zcoder.relay.safefile import UnsafeFile, read_own_file, replace_with
 
 __all__ = [
     "Consent",
@@ -71,17 +69,7 @@ def write_private_json(path: Path, data: dict[str, Any], mode: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-        try:
-            os.write(fd, text.encode("utf-8"))
-        finally:
-            os.close(fd)
-        os.replace(temporary, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    replace_with(temporary, path, text.encode("utf-8"), mode)
 
 
 Table = dict[str, dict[str, dict[str, str]]]

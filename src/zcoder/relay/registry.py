@@ -28,7 +28,7 @@ from zcoder.relay.protocol import (
     is_instance_id,
     is_positive_int,
 )
-from zcoder.relay.safefile import UnsafeFile, read_own_file
+from zcoder.relay.safefile import UnsafeFile, read_own_file, replace_with
 
 MAX_SOCKET_PATH_BYTES: Final = 100
 MAX_MANIFEST_BYTES: Final = 16 * 1024
@@ -191,20 +191,7 @@ def write_manifest(registry: Path, manifest: Manifest) -> None:
     """Write atomically: a private temporary file in the same directory, then rename."""
     final = manifest_path(registry, manifest.instance_id)
     temporary = registry / f".tmp-a-{manifest.instance_id}-{secrets.token_hex(4)}"
-    data = manifest.to_payload()
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(temporary, final)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    replace_with(temporary, final, manifest.to_payload(), 0o600)
 
 
 def _text_member(obj: dict[str, object], key: str, *, required: bool) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -44,3 +45,22 @@ def read_own_file(path: Path, limit: int) -> bytes:
     if len(data) > limit:
         raise UnsafeFile(f"it is larger than {limit} bytes")
     return data
+
+
+def replace_with(temporary: Path, final: Path, data: bytes, mode: int) -> None:
+    """Put ``data`` at ``final`` atomically: written whole to ``temporary`` (created
+    afresh, never through a link, with ``mode``), then renamed over ``final``; OSError
+    when it cannot be, and no temporary file stays behind."""
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(temporary, final)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
