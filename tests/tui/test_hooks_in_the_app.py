@@ -167,3 +167,29 @@ async def test_session_start_fires_after_compaction(fake, make_config, app_facto
     assert log.read_text() == "compact\n"
     sent = [m["content"] for m in fake.chat_bodies[-1]["messages"]]
     assert sent[-2:] == ["[hook] On call: ann.", "go on"]
+
+
+async def test_a_terminal_too_small_for_the_consent_saves_no_refusal(
+    fake, make_config, app_factory, workspace, short_dir
+):
+    """Too small to show the project's hooks: nothing is answered, so nothing is kept, and
+    the next session (a larger terminal) asks."""
+    log = short_dir / "sources.log"
+    command = sources_hook(short_dir, log)
+    write_settings(project_settings(workspace), {"SessionStart": entry(command)})
+    small = app_factory(make_config())
+    async with small.run_test(size=(36, 9)) as pilot:
+        await wait_until(pilot, lambda: "consent could not be asked" in transcript_text(small))
+        assert "too small for the consent dialog" in transcript_text(small)
+        assert not isinstance(small.screen, ApprovalScreen)
+    assert not log.exists()
+    consent = Path(make_config().home) / "hook-consent.json"
+    assert not consent.exists() or "refused" not in consent.read_text()
+
+    large = app_factory(make_config())
+    async with large.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(large.screen, ApprovalScreen))
+        assert command in large.screen.request.command
+        await answer(pilot, large, "y")
+        await wait_until(pilot, log.exists)
+    assert log.read_text() == "startup\n"
