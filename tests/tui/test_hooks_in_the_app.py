@@ -193,3 +193,27 @@ async def test_a_terminal_too_small_for_the_consent_saves_no_refusal(
         await answer(pilot, large, "y")
         await wait_until(pilot, log.exists)
     assert log.read_text() == "startup\n"
+
+
+async def test_a_message_a_hook_refused_costs_no_turn_without_the_user(
+    fake, make_config, app_factory, sender, env, short_dir
+):
+    """With room for one relayed turn without the user, a refused message does not use it:
+    the next allowed message still runs (as in an editor's session, zcoder.acp.relay)."""
+    refuse = script(
+        short_dir,
+        "refuse-some",
+        "body = payload['message']\n"
+        "if 'refuse' in body: print('not this one', file=sys.stderr); sys.exit(2)",
+    )
+    user_hooks(env, {"RelayMessage": entry(refuse)})
+    fake.enqueue(Turn.text("ran it"))
+    app = app_factory(make_config(env={"ZCODER_RELAY_MAX_AUTO_TURNS": "1"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        for body in ("refuse me", "also refuse me", "run me"):
+            await asyncio.to_thread(sender.send, app.relay.instance_id, body)
+        got = await receipts_of(pilot, sender, 3)
+        await idle(pilot, app)
+    assert sorted(receipt.outcome for receipt, _ in got) == ["completed", "refused", "refused"]
+    assert len(fake.chat_bodies) == 1 and "run me" in json.dumps(fake.chat_bodies[0])
