@@ -311,3 +311,29 @@ def test_a_remote_command_that_cannot_start_is_said(world: World, sshd: SshServe
     wait_said(tui, ": /nonexistent/zcoder")  # what the remote shell said of it
     tui.wait_text("Disconnected")
     assert list(world.registry.iterdir()) == []
+
+
+def test_sessions_lists_the_remote_hosts_and_opens_one_here(world: World, sshd: SshServer) -> None:
+    server = world.server(demo=False)
+    remote = Remote(world, server)
+    server.enqueue(Turn.text("Reply to the parser task."), Turn.text("Reply to the docs task."))
+    tui = connect(world, sshd, remote)
+    tui.submit("fix the parser")
+    tui.wait_text("Reply to the parser task.")
+    [first] = remote.sessions()
+    tui.submit("/new")
+    tui.wait_text("New session")
+    tui.submit("write the docs")
+    tui.wait_text("Reply to the docs task.")
+    tui.submit("/sessions")
+    wait_said(tui, f"Sessions of {remote.workspace} on")
+    wait_said(tui, "fix the parser")
+    wait_said(tui, "2 messages")
+    # A unique prefix opens it: the transcript becomes that session as saved there.
+    tui.submit(f"/sessions {first[:-2]}")
+    wait_said(tui, f"Session {first} loaded")
+    tui.wait_text("Reply to the parser task.")
+    tui.wait_gone("Reply to the docs task.")
+    tui.submit("/sessions nosuchsession")
+    wait_said(tui, "no session of")
+    assert tui.quit() == 0

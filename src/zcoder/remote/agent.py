@@ -31,6 +31,7 @@ from acp.schema import (
     DeniedOutcome,
     PermissionOption,
     RequestPermissionResponse,
+    SessionInfo,
     ToolCallUpdate,
 )
 
@@ -159,6 +160,12 @@ class RemoteAgent(Handler):
         if self.connection is None or not self.connected:
             raise ConnectionLost("not connected")
         return await self.connection.peers()
+
+    async def sessions(self) -> list[SessionInfo]:
+        """The remote workspace's saved sessions, newest first (ACP's session/list)."""
+        if self.connection is None or not self.connected:
+            raise ConnectionLost("not connected")
+        return await self.connection.sessions()
 
     # -- turns --------------------------------------------------------------------------
 

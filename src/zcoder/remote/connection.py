@@ -31,6 +31,7 @@ from acp.schema import (
     Implementation,
     PermissionOption,
     RequestPermissionResponse,
+    SessionInfo,
     ToolCallUpdate,
 )
 
@@ -47,6 +48,7 @@ LOAD_RETRY_SECONDS: Final = 15.0
 zcoder of the dropped connection (it saves the interrupted turn, then lets it go)."""
 INFO_METHOD: Final = "zcoder/info"
 PEERS_METHOD: Final = "zcoder/peers"
+MOST_SESSIONS: Final = 1000  # /sessions lists at most these (session/list pages through)
 
 
 class ConnectionLost(Exception):
@@ -189,6 +191,17 @@ class Connection:
 
     async def peers(self) -> dict[str, Any]:
         return await self.call(self.conn.ext_method(PEERS_METHOD, {}))
+
+    async def sessions(self) -> list[SessionInfo]:
+        """session/list of the remote workspace, every page (zcoder.acp.listing)."""
+        listed: list[SessionInfo] = []
+        cursor: str | None = None
+        while True:
+            page = await self.call(self.conn.list_sessions(cwd=self.workspace, cursor=cursor))
+            listed += page.sessions
+            cursor = page.next_cursor
+            if not cursor or len(listed) >= MOST_SESSIONS:
+                return listed
 
     async def _read_stderr(self) -> None:
         stream = self.process.stderr
