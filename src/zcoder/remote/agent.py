@@ -135,9 +135,11 @@ class RemoteAgent(Handler):
             raise
         held, self._held = self._held, None
         if resume is not None:
+            self.reader.restart()
             before_replay()
         for update in held:
             self.reader(update)
+        self.reader.end_reply()  # a saved session's last reply is whole
         return self.session_id
 
     async def _watch_drop(self, connection: Connection) -> None:

@@ -11,17 +11,15 @@ cannot). ``RemoteParts`` makes them in place of the local ones.
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, field
-from functools import cached_property, partial
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Final
 
 from acp import RequestError
 
-from zcoder.acp.listing import saved_session
 from zcoder.model.context import ContextWindow
-from zcoder.relay.sanitize import visible
 from zcoder.remote.connection import ConnectionLost
-from zcoder.resume import session_lines
-from zcoder.sessions import SessionInfo
+from zcoder.remote.link import RemoteLink
+from zcoder.remote.sessions import RemoteSessions
 from zcoder.tui.command_registry import commands
 from zcoder.tui.model_ui import ModelUI
 from zcoder.tui.parts import Parts
@@ -30,14 +28,9 @@ from zcoder.tui.sessions_ui import SessionsUI
 from zcoder.tui.slash import SlashCommands
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from textual.worker import Worker
 
-    from zcoder.remote.agent import RemoteAgent
-    from zcoder.remote.target import Target
-
-__all__ = ["WHERE_TO_ASK", "RemoteLink", "RemoteParts"]
+__all__ = ["WHERE_TO_ASK", "RemoteParts"]
 
 WORK_REMOTELY: Final = frozenset({"/help", "/output", "/copy", "/quit", "/new", "/sessions"})
 """The app's commands that work as they are over the connection."""
@@ -51,138 +44,6 @@ WHERE_TO_ASK: Final = {
     "/undo": "the edits are on the remote host, in its workspace",
     "/rename": "this zcoder publishes no relay peer: the remote host's zcoder is the agent",
 }
-
-
-@dataclass(eq=False)
-class RemoteLink:
-    """The connection as the parts see it: where to, the agent over it, and what the
-    screen does when the user asks to connect again."""
-
-    target: Target
-    remote: RemoteAgent
-    hostname: str
-    reconnect: Callable[[], None]
-    was_connected: bool = False
-
-
-@dataclass(eq=False)
-class RemoteSessions(SessionsUI):
-    """The remote session, by id (``Services.session_id``); the store and the list are
-    the remote host's."""
-
-    _: KW_ONLY
-    link: RemoteLink
-
-    def open_store(self) -> None:
-        pass
-
-    def open_initial(self) -> None:
-        pass
-
-    def refresh(self) -> None:
-        pass
-
-    def listing(self) -> str:
-        return (
-            f"The sessions are stored on {self.link.target.label}: /sessions lists them, "
-            "/sessions ID opens one."
-        )
-
-    def sessions_command(self, argument: str) -> None:
-        """``/sessions [all]`` lists the remote workspace's sessions (asked over the
-        connection); ``/sessions ID`` (a unique prefix is enough) opens one here."""
-        if not self.link.remote.connected:
-            self.say.error(f"not connected to {self.link.target.label}: /reconnect first")
-            return
-        typed = argument.strip()
-        if typed.lower() in ("", "all"):
-            self.host.run_later(partial(self._list, typed.lower() == "all"), group="connect")
-        elif self.services.busy():
-            self.say.notice("Switching sessions is possible when no turn is running.")
-        else:
-            self.host.run_later(partial(self._open, typed), group="connect")
-
-    async def _remote_sessions(self) -> list[tuple[SessionInfo, int]] | None:
-        try:
-            return [saved_session(listed) for listed in await self.link.remote.sessions()]
-        except (ConnectionLost, RequestError) as exc:
-            self.say.error(f"{self.link.target.label} did not list its sessions: {exc}")
-            return None
-
-    async def _list(self, every: bool) -> None:
-        found = await self._remote_sessions()
-        if found is None:
-            return
-        current = self.services.session_id
-        shown = [(i, n) for i, n in found if every or not i.one_shot or i.id == current]
-        label, workspace = self.link.target.label, self.link.remote.workspace
-        lines = [
-            f"Sessions of {workspace} on {label}, newest first; ● is this one. /sessions ID "
-            "opens one here (a unique prefix of the id is enough)."
-        ]
-        counts = {info.id: count for info, count in shown}
-        lines += session_lines([i for i, _ in shown], counts=counts, current=current)
-        if len(shown) < len(found):
-            lines.append(f"{len(found) - len(shown)} of --prompt runs not shown: /sessions all")
-        self.say.notice("\n".join(lines))
-
-    async def _open(self, typed: str) -> None:
-        found = await self._remote_sessions()
-        if found is None:
-            return
-        label = self.link.target.label
-        matches = [info.id for info, _ in found if info.id.startswith(typed)]
-        if len(matches) != 1:
-            which = "no session" if not matches else f"{len(matches)} sessions"
-            self.say.error(f"{which} of {label}'s workspace start with {visible(typed)!r}")
-            return
-        (session_id,) = matches
-        if session_id == self.services.session_id:
-            self.say.notice("That session is open already.")
-            return
-        try:
-            await self.link.remote.open_session(session_id, before_replay=self._reload)
-        except (ConnectionLost, RequestError) as exc:
-            self.say.error(f"{label} did not open session {session_id}: {exc}")
-            return
-        self.services.session_id = session_id
-        self.say.notice(f"Session {session_id} loaded as {label} saved it.")
-
-    def _reload(self) -> None:
-        self.transcript.clear()
-        self.agent_view.reset()
-
-    def new_session(self) -> None:
-        if self.services.busy():
-            self.say.notice("Switching sessions is possible when no turn is running.")
-            return
-        if not self.link.remote.connected:
-            self.say.error(f"not connected to {self.link.target.label}: /reconnect first")
-            return
-        self.host.run_later(self._new, group="connect")
-
-    async def _new(self) -> None:
-        label = self.link.target.label
-        try:
-            session_id = await self.link.remote.open_session(None)
-        except (ConnectionLost, RequestError) as exc:
-            self.say.error(f"{label} did not open a new session: {exc}")
-            return
-        if session_id == self.services.session_id:
-            self.say.notice("This session is already new.")
-            return
-        self.services.session_id = session_id
-        self._reload()
-        self.say.notice(f"New session {session_id} on {label}.")
-
-    def switch_to(self, session_id: str) -> None:
-        pass
-
-    def last_reply(self) -> str | None:
-        return self.link.remote.reader.last_reply
-
-    def close(self) -> None:
-        pass
 
 
 class RemoteModel(ModelUI):
