@@ -157,13 +157,7 @@ class RemoteSessions(SessionsUI):
         self.say.notice(f"New session {session_id} on {label}.")
         self.refresh()
 
-    def switch_to(self, session_id: str) -> None:
-        """The user picked a session in the sidebar."""
-        if session_id == self.services.session_id:
-            return
-        if self.services.busy():
-            self.say.notice("Switching sessions is possible when no turn is running.")
-            return
+    def open_picked(self, session_id: str) -> None:
         self.host.run_later(partial(self._open, session_id), group="connect")
         self.focus_prompt()
 
