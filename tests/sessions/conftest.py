@@ -5,7 +5,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.workspace import home, workspace
 from zcoder.sessions import SessionStore
+
+__all__ = ["home", "workspace"]  # the shared fixtures: a zcoder home and a project
 
 
 class FakeClock:
@@ -19,18 +22,6 @@ class FakeClock:
 
     def advance(self, seconds: float = 1.0) -> None:
         self.now += seconds
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "zcoder-home"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "project"
-    ws.mkdir()
-    return ws.resolve()
 
 
 @pytest.fixture
