@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -112,6 +113,30 @@ def trusting_pair(
     beta = make_relay("beta", interactive=True)
     alpha.trust.set(str(beta.workspace), TRUST)
     return alpha, beta
+
+
+def write_manifest(registry: Path, file_id: str, /, **over: object) -> Path:
+    """A registry manifest a-<file_id>.json (private, compact JSON, as zcoder.zsh writes one)
+    for an instance no Relay runs: a ready instance ``file_id``, its pid the id's first part;
+    members in ``over`` (even ``instance_id``) replace or join those."""
+    manifest: dict[str, object] = {
+        "protocol": 1,
+        "instance_id": file_id,
+        "pid": int(file_id.split("-", maxsplit=1)[0]),
+        "project": "ghost",
+        "workspace": "/nowhere/ghost",
+        "session_id": "",
+        "profile": "coding",
+        "model": "m",
+        "socket": str(registry / f"a-{file_id}.sock"),
+        "state": "ready",
+        "started_at": 1,
+    }
+    manifest.update(over)
+    path = registry / f"a-{file_id}.json"
+    path.write_text(json.dumps(manifest, separators=(",", ":")))
+    path.chmod(0o600)
+    return path
 
 
 def spool_envelope(n: int, *, target: str, sender: str, body: str = "task {n}") -> Envelope:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.relay.conftest import RelayFactory, trusting_pair
+from tests.relay.conftest import RelayFactory, trusting_pair, write_manifest
 from tests.relay.wire import enqueue_obj, exchange, frame
 from zcoder.relay import ClaimedMessage, Relay
 from zcoder.relay.display import sender_label
@@ -214,22 +214,7 @@ def test_a_zsh_shaped_sender_is_accepted_and_shown_unverified(
     zsh_id = f"{os.getpid()}-1700000000123"
     workspace = short_dir / "legacy"
     workspace.mkdir()
-    manifest = {
-        "protocol": 1,
-        "instance_id": zsh_id,
-        "pid": os.getpid(),
-        "project": "legacy",
-        "workspace": str(workspace),
-        "session_id": "",
-        "profile": "coding",
-        "model": "m",
-        "socket": str(registry / f"a-{zsh_id}.sock"),
-        "state": "ready",
-        "started_at": 1,
-    }
-    path = registry / f"a-{zsh_id}.json"
-    path.write_text(json.dumps(manifest, separators=(",", ":")))
-    path.chmod(0o600)
+    write_manifest(registry, zsh_id, project="legacy", workspace=str(workspace))
     alpha.trust.set(str(workspace), TRUST)
     obj = {
         "protocol": 1,
