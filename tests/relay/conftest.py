@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -113,6 +115,28 @@ def trusting_pair(
     beta = make_relay("beta", interactive=True)
     alpha.trust.set(str(beta.workspace), TRUST)
     return alpha, beta
+
+
+def zcoder(
+    env: dict[str, str],
+    *args: str,
+    cwd: Path | None = None,
+    stdin: str = "",
+    new_session: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """A ``zcoder`` command (agents, send) run as a script or a user runs it, ``stdin`` its
+    input; in its own session with ``new_session``."""
+    return subprocess.run(
+        [sys.executable, "-m", "zcoder", *args],
+        input=stdin,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+        start_new_session=new_session,
+    )
 
 
 def write_manifest(registry: Path, file_id: str, /, **over: object) -> Path:

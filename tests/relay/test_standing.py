@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.relay.conftest import RelayFactory, trusting_pair, write_manifest
+from tests.relay.conftest import RelayFactory, trusting_pair, write_manifest, zcoder
 from tests.relay.wire import enqueue_obj, exchange, frame
 from zcoder.relay import ClaimedMessage, Relay
 from zcoder.relay.display import sender_label
@@ -31,16 +31,7 @@ def zcoder_send(
     env: dict[str, str], cwd: Path, *args: str, new_session: bool = False
 ) -> subprocess.CompletedProcess[str]:
     """`zcoder send` as a user (or a command) runs it, from ``cwd``."""
-    return subprocess.run(
-        [sys.executable, "-m", "zcoder", "send", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-        start_new_session=new_session,
-    )
+    return zcoder(env, "send", *args, cwd=cwd, new_session=new_session)
 
 
 def held_messages(relay: Relay) -> list[ClaimedMessage]:
