@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.tools.test_guard_blind_spots import cases
 from zcoder.tools import Verdict, check_command
 
 WORKSPACE = "/srv/work/project"
@@ -31,11 +32,6 @@ FIND_INTO_XARGS = [
 ]
 
 
-@pytest.mark.parametrize("command", FIND_INTO_XARGS)
-def test_what_find_prints_into_a_deleter_is_refused(command: str) -> None:
-    assert verdict(command) is Verdict.REFUSE, command
-
-
 def test_the_refusal_says_the_paths_came_from_find() -> None:
     reason = check_command("find ~ -print0 | xargs -0 rm -rf", WORKSPACE).reason or ""
     assert "find ~" in reason and "a home directory" in reason and "xargs" in reason
@@ -52,11 +48,6 @@ ORDINARY_FIND_INTO_XARGS = [
 ]
 
 
-@pytest.mark.parametrize("command", ORDINARY_FIND_INTO_XARGS)
-def test_ordinary_find_into_xargs_is_allowed(command: str) -> None:
-    assert verdict(command) is Verdict.ALLOW, check_command(command, WORKSPACE).reason
-
-
 # A git alias whose value starts with "!" runs in a shell when `git NAME` is run; one
 # without it runs `git VALUE`. Given with -c it runs now; set with `git config`, later.
 GIT_ALIASES = [
@@ -71,11 +62,6 @@ GIT_ALIASES = [
     "git -c alias.c='clean -ffdx' -C / c",
     "git -c Alias.X='!rm -rf ~' x",
 ]
-
-
-@pytest.mark.parametrize("command", GIT_ALIASES)
-def test_git_aliases_are_followed(command: str) -> None:
-    assert verdict(command) is Verdict.REFUSE, command
 
 
 def test_a_git_alias_refusal_names_the_alias() -> None:
@@ -95,6 +81,20 @@ ORDINARY_GIT_ALIASES = [
 ]
 
 
-@pytest.mark.parametrize("command", ORDINARY_GIT_ALIASES)
-def test_ordinary_git_aliases_are_allowed(command: str) -> None:
+# The tables, as in test_guard_blind_spots: each command a case named after its class
+# (``git-aliases-3``).
+MUST_BE_REFUSED = {"find-into-xargs": FIND_INTO_XARGS, "git-aliases": GIT_ALIASES}
+MUST_BE_ALLOWED = {
+    "ordinary-find-into-xargs": ORDINARY_FIND_INTO_XARGS,
+    "ordinary-git-aliases": ORDINARY_GIT_ALIASES,
+}
+
+
+@pytest.mark.parametrize("command", cases(MUST_BE_REFUSED))
+def test_what_find_prints_into_a_deleter_and_git_aliases_are_refused(command: str) -> None:
+    assert verdict(command) is Verdict.REFUSE, command
+
+
+@pytest.mark.parametrize("command", cases(MUST_BE_ALLOWED))
+def test_ordinary_commands_of_the_same_shapes_are_allowed(command: str) -> None:
     assert verdict(command) is Verdict.ALLOW, check_command(command, WORKSPACE).reason
