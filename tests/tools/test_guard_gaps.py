@@ -32,11 +32,6 @@ FIND_INTO_XARGS = [
 ]
 
 
-def test_the_refusal_says_the_paths_came_from_find() -> None:
-    reason = check_command("find ~ -print0 | xargs -0 rm -rf", WORKSPACE).reason or ""
-    assert "find ~" in reason and "a home directory" in reason and "xargs" in reason
-
-
 ORDINARY_FIND_INTO_XARGS = [
     "find . -name '*.pyc' -print0 | xargs -0 rm -f",
     "find ~ -name '*.tmp' | xargs rm -f",
@@ -62,11 +57,6 @@ GIT_ALIASES = [
     "git -c alias.c='clean -ffdx' -C / c",
     "git -c Alias.X='!rm -rf ~' x",
 ]
-
-
-def test_a_git_alias_refusal_names_the_alias() -> None:
-    reason = check_command("git config --global alias.st '!rm -rf ~'", WORKSPACE).reason or ""
-    assert "a home directory" in reason and "alias.st" in reason
 
 
 ORDINARY_GIT_ALIASES = [
@@ -98,3 +88,24 @@ def test_what_find_prints_into_a_deleter_and_git_aliases_are_refused(command: st
 @pytest.mark.parametrize("command", cases(MUST_BE_ALLOWED))
 def test_ordinary_commands_of_the_same_shapes_are_allowed(command: str) -> None:
     assert verdict(command) is Verdict.ALLOW, check_command(command, WORKSPACE).reason
+
+
+@pytest.mark.parametrize(
+    ("command", "named"),
+    [
+        pytest.param(
+            "find ~ -print0 | xargs -0 rm -rf",
+            ["find ~", "a home directory", "xargs"],
+            id="the-paths-came-from-find",
+        ),
+        pytest.param(
+            "git config --global alias.st '!rm -rf ~'",
+            ["a home directory", "alias.st"],
+            id="the-git-alias",
+        ),
+    ],
+)
+def test_the_refusal_names_where_the_danger_came_from(command: str, named: list[str]) -> None:
+    reason = check_command(command, WORKSPACE).reason or ""
+    for words in named:
+        assert words in reason, reason
