@@ -21,7 +21,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 from zcoder.relay.client import Peer
 from zcoder.relay.display import peer_table, sender_label, visible
@@ -101,12 +101,7 @@ class PeerProgram:
         self.emit(
             "received",
             sequence=claimed.sequence,
-            message_id=env.message_id,
-            sender_instance_id=env.sender_instance_id,
-            sender_pid=env.sender_pid,
-            sender_project=env.sender_project,
-            sender_workspace=env.sender_workspace,
-            sender_kind=env.sender_kind,
+            **_attributes(env, _RECEIVED_FIELDS),
             sender=sender_label(env),
             body=env.body,
         )
@@ -178,15 +173,7 @@ class PeerProgram:
             result = self.relay.send(str(command.get("target", "")), str(command.get("body", "")))
             self.emit("sent", status=result.status, text=result.text, message_id=result.message_id)
         elif name == "status":
-            s = self.relay.status()
-            self.emit(
-                "status",
-                available=s.available,
-                state=s.state,
-                reason=s.reason,
-                instance_id=s.instance_id,
-                queued=s.queued,
-            )
+            self.emit("status", **_attributes(self.relay.status(), _STATUS_FIELDS))
         elif name == "pause":
             self.relay.pause()
             self.emit("info", text="paused: new messages are refused, queued ones are kept")
@@ -215,6 +202,23 @@ class PeerProgram:
 
 def _peer_json(peer: Peer) -> dict[str, Any]:
     return dict(peer.__dict__)
+
+
+# What the ``received`` and ``status`` events tell of a message's envelope and of the relay.
+_RECEIVED_FIELDS: Final = (
+    "message_id",
+    "sender_instance_id",
+    "sender_pid",
+    "sender_project",
+    "sender_workspace",
+    "sender_kind",
+)
+_STATUS_FIELDS: Final = ("available", "state", "reason", "instance_id", "queued")
+
+
+def _attributes(obj: object, names: Sequence[str]) -> dict[str, Any]:
+    """``obj``'s attributes of these names, in this order (an event's fields)."""
+    return {name: getattr(obj, name) for name in names}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
