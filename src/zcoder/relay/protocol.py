@@ -315,12 +315,14 @@ def checked_sender(obj: FlatObject, error: type[ValueError]) -> tuple[str, str, 
     return message_id, sender, pid
 
 
-def _optional_text(obj: FlatObject, key: str, limit: int) -> str:
+def optional_text(obj: FlatObject, key: str, limit: int, error: type[ValueError]) -> str:
+    """``obj[key]`` ("" when absent): a string of at most ``limit`` characters, else
+    ``error`` saying which it is not."""
     value = obj.get(key, "")
     if not isinstance(value, str):
-        raise EnvelopeError(f"{key} must be a string")
+        raise error(f"{key} must be a string")
     if len(value) > limit:
-        raise EnvelopeError(f"{key} is longer than {limit} characters")
+        raise error(f"{key} is longer than {limit} characters")
     return value
 
 
@@ -343,8 +345,8 @@ def validate_envelope(obj: FlatObject, max_message_chars: int, *, stored: bool =
         raise EnvelopeError("body must be a non-empty string")
     if len(body) > max_message_chars:
         raise EnvelopeError(f"body is longer than {max_message_chars} characters")
-    project = _optional_text(obj, "sender_project", MAX_SENDER_PROJECT_CHARS)
-    workspace = _optional_text(obj, "sender_workspace", MAX_SENDER_WORKSPACE_CHARS)
+    project = optional_text(obj, "sender_project", MAX_SENDER_PROJECT_CHARS, EnvelopeError)
+    workspace = optional_text(obj, "sender_workspace", MAX_SENDER_WORKSPACE_CHARS, EnvelopeError)
     created_at = obj.get("created_at")
     if created_at is not None and (
         isinstance(created_at, bool)

@@ -40,6 +40,7 @@ from zcoder.relay.protocol import (
     checked_sender,
     encode_flat_object,
     is_message_id,
+    optional_text,
 )
 
 RECEIPT_TYPE: Final = "receipt"
@@ -92,11 +93,7 @@ def validate_receipt(obj: FlatObject) -> Receipt:
     if outcome not in OUTCOMES:
         raise ReceiptError(f"outcome must be one of {', '.join(OUTCOMES)}")
     assert isinstance(outcome, str)
-    summary = obj.get("summary", "")
-    if not isinstance(summary, str):
-        raise ReceiptError("summary must be a string")
-    if len(summary) > SUMMARY_MAX_CHARS:
-        raise ReceiptError(f"summary is longer than {SUMMARY_MAX_CHARS} characters")
+    summary = optional_text(obj, "summary", SUMMARY_MAX_CHARS, ReceiptError)
     created_at = obj.get("created_at")
     if not isinstance(created_at, (int, float)) or isinstance(created_at, bool):
         created_at = None
