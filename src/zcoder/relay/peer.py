@@ -20,6 +20,7 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
 
@@ -30,12 +31,15 @@ from zcoder.relay.settings import load_relay_settings
 from zcoder.relay.spool import ClaimedMessage, QuarantinedMessage
 
 
+@dataclass(eq=False)
 class PeerProgram:
-    def __init__(self, relay: Relay, out: TextIO, *, json_mode: bool, consume: bool) -> None:
-        self.relay = relay
-        self.out = out
-        self.json_mode = json_mode
-        self.consume = consume
+    relay: Relay
+    out: TextIO
+    _: KW_ONLY
+    json_mode: bool
+    consume: bool
+
+    def __post_init__(self) -> None:
         self._out_lock = threading.Lock()
         self._wake = threading.Event()
         self._stopping = threading.Event()
