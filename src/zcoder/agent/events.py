@@ -31,13 +31,18 @@ class StatusChanged:
 
 
 @dataclass(frozen=True)
-class AssistantDelta:
+class TextEvent:
+    """An event that carries only text; each subclass says what the text is."""
+
     text: str
 
 
-@dataclass(frozen=True)
-class ThinkingDelta:
-    text: str
+class AssistantDelta(TextEvent):
+    """A piece of the reply, as it streams."""
+
+
+class ThinkingDelta(TextEvent):
+    """A piece of the model's reasoning, as it streams."""
 
 
 @dataclass(frozen=True)
@@ -100,16 +105,12 @@ class UserCommandFinished:
     exit_code: int | None = None
 
 
-@dataclass(frozen=True)
-class Notice:
+class Notice(TextEvent):
     """A system notice for the transcript (nudges, loop warnings, retries)."""
 
-    text: str
 
-
-@dataclass(frozen=True)
-class ErrorNotice:
-    text: str
+class ErrorNotice(TextEvent):
+    """An error for the transcript; the turn may go on or end with it."""
 
 
 @dataclass(frozen=True)
