@@ -205,16 +205,7 @@ class Agent:
     async def run_relay_turn(self, envelope: Envelope) -> TurnFinished:
         """A task relayed by another instance: shown, wrapped, never in the ledger or title."""
         await self._session_context()
-        self.recorder.emit(
-            RelayReceived(
-                sender_project=envelope.sender_project,
-                sender_pid=envelope.sender_pid,
-                sender_workspace=envelope.sender_workspace,
-                sender_instance_id=envelope.sender_instance_id,
-                body=envelope.body,
-                sender_kind=envelope.sender_kind,
-            )
-        )
+        self.recorder.emit(RelayReceived.from_envelope(envelope))
         self.recorder.event(
             "relay",
             envelope.body,
@@ -479,17 +470,9 @@ class Agent:
     def _finish(self, outcome: Outcome, response: str = "", error: str = "") -> TurnFinished:
         self.recorder.save_messages(self.messages)
         self._round = RoundState()
-        badge = {
-            Outcome.COMPLETE: Status.READY,
-            Outcome.BLOCKED: Status.BLOCKED,
-            Outcome.INCOMPLETE: Status.INCOMPLETE,
-            Outcome.LOOP_STOPPED: Status.LOOP_STOPPED,
-            Outcome.STOPPED: Status.STOPPED,
-            Outcome.ERROR: Status.ERROR,
-        }[outcome]
         if outcome is Outcome.INCOMPLETE and error:
             self.recorder.error(f"Incomplete: {error}")
         finished = TurnFinished(outcome, response, error)
-        self.recorder.emit(StatusChanged(badge))
+        self.recorder.emit(StatusChanged(outcome.badge))
         self.recorder.emit(finished)
         return finished

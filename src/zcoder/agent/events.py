@@ -6,11 +6,14 @@ The agent never imports a UI: it calls one ``on_event`` callback with these reco
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 from zcoder.agent.status import ContextUsage, Status
+
+if TYPE_CHECKING:
+    from zcoder.relay import Envelope
 
 
 class Outcome(StrEnum):
@@ -22,6 +25,21 @@ class Outcome(StrEnum):
     LOOP_STOPPED = "loop_stopped"
     STOPPED = "stopped"
     ERROR = "error"
+
+    @property
+    def badge(self) -> Status:
+        """The header's badge once a turn has ended so (the agent's and a remote's)."""
+        return _BADGES[self]
+
+
+_BADGES: Final = {
+    Outcome.COMPLETE: Status.READY,
+    Outcome.BLOCKED: Status.BLOCKED,
+    Outcome.INCOMPLETE: Status.INCOMPLETE,
+    Outcome.LOOP_STOPPED: Status.LOOP_STOPPED,
+    Outcome.STOPPED: Status.STOPPED,
+    Outcome.ERROR: Status.ERROR,
+}
 
 
 @dataclass(frozen=True)
@@ -125,6 +143,11 @@ class RelayReceived:
     # How the receiver knows the sender (zcoder.relay.standing): "instance", "send" or
     # "unverified"; "" for a message stored before standings were recorded.
     sender_kind: str = ""
+
+    @classmethod
+    def from_envelope(cls, envelope: Envelope) -> RelayReceived:
+        """The event for ``envelope``: its fields of the same names."""
+        return cls(**{each.name: getattr(envelope, each.name) for each in fields(cls)})
 
 
 @dataclass(frozen=True)
