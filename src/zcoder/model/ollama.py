@@ -26,7 +26,8 @@ from zcoder.model.errors import (
     ToolsUnsupported,
 )
 from zcoder.model.host import DEFAULT_HOST, normalize_host
-from zcoder.model.http import ChatParams, HttpModelClient, HttpOptions, StreamParser
+from zcoder.model.http import HttpModelClient, HttpOptions, StreamParser
+from zcoder.model.protocol import ChatParams
 from zcoder.model.scrub import SCAN_LIMIT, server_error_summary
 from zcoder.model.stream import ChatStreamParser
 

@@ -46,8 +46,9 @@ from zcoder.model.errors import (
     ToolsUnsupported,
 )
 from zcoder.model.host import DEFAULT_BASE_URL, normalize_base_url
-from zcoder.model.http import ChatParams, HttpModelClient, HttpOptions, StreamParser
+from zcoder.model.http import HttpModelClient, HttpOptions, StreamParser
 from zcoder.model.openai_stream import OpenAIStreamParser
+from zcoder.model.protocol import ChatParams
 from zcoder.model.scrub import QUOTE_LIMIT, quote_server_text, server_error_summary
 from zcoder.model.stream import optional_int
 from zcoder.model.types import ChatEvent, Message
