@@ -52,14 +52,6 @@ from zcoder.agent.status import ContextUsage, Status
 _NOTICE: Final = re.compile(r"\A\n\n_zcoder: (?P<text>.*)_\n\n\Z", re.DOTALL)
 _ERROR: Final = re.compile(r"\A\n\n\*\*zcoder: (?P<text>.*)\*\*\n\n\Z", re.DOTALL)
 _FINAL: Final = ("completed", "failed")
-_BADGES: Final = {
-    Outcome.COMPLETE: Status.READY,
-    Outcome.BLOCKED: Status.BLOCKED,
-    Outcome.INCOMPLETE: Status.INCOMPLETE,
-    Outcome.LOOP_STOPPED: Status.LOOP_STOPPED,
-    Outcome.STOPPED: Status.STOPPED,
-    Outcome.ERROR: Status.ERROR,
-}
 
 # The title's verb names the tool (zcoder.acp.updates.tool_title); the kind alone does not.
 _VERBS: Final = {
@@ -248,6 +240,6 @@ class UpdateReader:
     def turn_ended(self, outcome: Outcome, error: str = "") -> TurnFinished:
         self.end_reply(partial=outcome is Outcome.STOPPED)
         finished = TurnFinished(outcome, error=error)
-        self.emit(StatusChanged(_BADGES[outcome]))
+        self.emit(StatusChanged(outcome.badge))
         self.emit(finished)
         return finished
