@@ -25,6 +25,7 @@ __all__ = [
     "ToolHandler",
     "ToolResult",
     "ToolSpec",
+    "arguments",
 ]
 
 
@@ -94,6 +95,17 @@ class ToolResult:
     def error(cls, message: str, **metadata: Any) -> ToolResult:
         """A failed call whose output is a plain-text explanation for the model."""
         return cls(False, f"Error: {message}", dict(metadata))
+
+
+def arguments(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
+    """A tool's ``parameters``: an object schema of ``properties``, the ``required`` ones
+    named in order, and no other (the registry refuses a call with an unknown argument)."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
 
 
 ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
+from zcoder.tools.base import ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.confinement import ConfinedPath, ConfinementError, resolve_path
 from zcoder.tools.escapees import (
     TAG_VARIABLE,
@@ -344,9 +344,8 @@ RUN_COMMAND = ToolSpec(
         "Run a bash command in the workspace (or cwd below it); returns its output and exit "
         "code. The user may have to approve it. No stdin; background processes are stopped."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
+    parameters=arguments(
+        {
             "command": {"type": "string", "description": "The bash command line"},
             "cwd": {
                 "type": "string",
@@ -361,8 +360,7 @@ RUN_COMMAND = ToolSpec(
                 "maximum": MAX_COMMAND_TIMEOUT,
             },
         },
-        "required": ["command"],
-        "additionalProperties": False,
-    },
+        required=["command"],
+    ),
     handler=_run_command,
 )

@@ -20,7 +20,7 @@ import shutil
 from collections.abc import Callable
 from typing import Any
 
-from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
+from zcoder.tools.base import ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.confinement import (
     ConfinedPath,
     ConfinementError,
@@ -321,9 +321,8 @@ SEARCH = ToolSpec(
         "Search workspace files for a regular expression (literal=true: plain text); returns "
         "'path:line:text' lines. glob filters files, e.g. '*.py' or 'src/**'."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
+    parameters=arguments(
+        {
             "query": {"type": "string", "description": "Regular expression, or text if literal"},
             "path": {"type": "string", "description": "Where to search", "default": "."},
             "literal": {
@@ -339,8 +338,7 @@ SEARCH = ToolSpec(
                 "maximum": MAX_SEARCH_RESULTS,
             },
         },
-        "required": ["query"],
-        "additionalProperties": False,
-    },
+        required=["query"],
+    ),
     handler=_search,
 )
