@@ -19,6 +19,7 @@ from zcoder.tools.output import max_tool_output_from_env
 from zcoder.tools.profiles import Profile, TurnOrigin
 
 __all__ = [
+    "WORKSPACE_DIRECTORY",
     "EditGate",
     "ToolAvailability",
     "ToolContext",
@@ -106,6 +107,15 @@ def arguments(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[
         "required": list(required),
         "additionalProperties": False,
     }
+
+
+WORKSPACE_DIRECTORY: dict[str, Any] = {
+    "type": "string",
+    "description": "directory in the workspace",
+    "default": ".",
+}
+"""The argument naming a directory of the workspace, the workspace itself when not given
+(list_files' ``path``, run_command's ``cwd``)."""
 
 
 ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]

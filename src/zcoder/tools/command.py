@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from zcoder.tools.base import ToolContext, ToolResult, ToolSpec, arguments
+from zcoder.tools.base import WORKSPACE_DIRECTORY, ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.confinement import ConfinedPath, ConfinementError, resolve_path
 from zcoder.tools.escapees import (
     TAG_VARIABLE,
@@ -347,11 +347,7 @@ RUN_COMMAND = ToolSpec(
     parameters=arguments(
         {
             "command": {"type": "string", "description": "The bash command line"},
-            "cwd": {
-                "type": "string",
-                "description": "directory in the workspace",
-                "default": ".",
-            },
+            "cwd": WORKSPACE_DIRECTORY,
             "timeout_seconds": {
                 "type": "integer",
                 "description": "Kill the command after this many seconds",

@@ -6,7 +6,7 @@ import contextlib
 import os
 from typing import Any
 
-from zcoder.tools.base import ToolContext, ToolResult, ToolSpec, arguments
+from zcoder.tools.base import WORKSPACE_DIRECTORY, ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.confinement import (
     ConfinedPath,
     ConfinementError,
@@ -126,11 +126,7 @@ LIST_FILES = ToolSpec(
     ),
     parameters=arguments(
         {
-            "path": {
-                "type": "string",
-                "description": "directory in the workspace",
-                "default": ".",
-            },
+            "path": WORKSPACE_DIRECTORY,
             "max_entries": {
                 "type": "integer",
                 "description": "At most this many entries",
