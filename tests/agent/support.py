@@ -1,4 +1,4 @@
-"""Helpers of the agent tests: a scripted approver, an event log and an agent factory.
+"""Helpers of the agent tests: an event log, agent factories and a harness around them.
 
 Everything is real except the model: the fake Ollama over HTTP, a SessionStore in a tmp
 home, the built-in tools in a tmp workspace.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -16,7 +17,8 @@ from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.fake_ollama import FakeOllama
 from zcoder.agent import Agent, AgentEvent, AgentSettings
 from zcoder.model import OllamaClient
-from zcoder.sessions import SessionStore
+from zcoder.model.protocol import ChatClient
+from zcoder.sessions import SessionData, SessionStore
 from zcoder.tools import (
     ApprovalPolicy,
     CommandPolicy,
@@ -72,17 +74,70 @@ def make_harness(
     info = store.reuse_or_create(workspace, profile.value, MODEL)
     log = EventLog()
     approver = approver or ScriptedApprover()
-    agent = Agent(
+    agent = new_agent(
+        client,
+        store,
+        workspace,
+        session_id=info.id,
+        on_event=log,
+        approver=approver,
+        policy=policy,
+        profile=profile,
+        edits=edits,
+    )
+    return Harness(agent, server, store, info.id, workspace, approver, log, client)
+
+
+def new_agent(
+    client: ChatClient,
+    store: SessionStore,
+    workspace: Path,
+    *,
+    session_id: str | None = None,
+    on_event: Callable[[AgentEvent], None] | None = None,
+    approver: ScriptedApprover | None = None,
+    policy: CommandPolicy = CommandPolicy.ASK,
+    profile: Profile = Profile.CODING,
+    edits: EditPolicy = EditPolicy.AUTO,
+) -> Agent:
+    """An agent of ``MODEL`` on any model client, with the built-in tools in ``workspace``,
+    saving to ``store``, and no delay before a retry."""
+    return Agent(
         client=client,
         registry=default_registry(),
         settings=AgentSettings(model=MODEL, workspace=workspace, profile=profile, retry_delay=0),
         approval=ApprovalPolicy(policy, profile, edits=edits),
-        approver=approver,
-        on_event=log,
+        approver=approver or ScriptedApprover(),
+        on_event=on_event or EventLog(),
         store=store,
-        session_id=info.id,
+        session_id=session_id,
     )
-    return Harness(agent, server, store, info.id, workspace, approver, log, client)
+
+
+def make_agent(
+    client: ChatClient, store: SessionStore, workspace: Path
+) -> tuple[Agent, EventLog, str]:
+    """A new agent on a fresh session of ``store``, as the tests of other clients than the
+    fake Ollama's (the OpenAI-compatible ones) use it, with its event log and session id."""
+    info = store.reuse_or_create(workspace, "coding", MODEL)
+    log = EventLog()
+    agent = new_agent(client, store, workspace, session_id=info.id, on_event=log)
+    agent.use_session(info.id, [], [])
+    return agent, log, info.id
+
+
+def resumed_agent(
+    client: ChatClient,
+    store: SessionStore,
+    workspace: Path,
+    data: SessionData,
+    *,
+    policy: CommandPolicy = CommandPolicy.ASK,
+) -> Agent:
+    """A new agent, as in a second process, that goes on with the saved session ``data``."""
+    agent = new_agent(client, store, workspace, session_id=data.info.id, policy=policy)
+    agent.use_session(data.info.id, data.messages, data.user_ledger)
+    return agent
 
 
 async def wait_until(predicate: Any, timeout: float = 5.0, what: str = "condition") -> None:

@@ -6,13 +6,12 @@ The bounds are set small here; nothing is timed: the tests wait for the outcome.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.agent.support import Harness
-from tests.agent.test_openai_backend import make_agent
+from tests.agent.support import Harness, make_agent
 from tests.fixtures.fake_ollama import Turn, count_tokens
 from tests.fixtures.fake_openai import FakeOpenAI
 from zcoder.agent.usage import MIN_OUTPUT_TOKENS
@@ -58,32 +57,25 @@ async def test_a_summary_without_end_is_stopped_at_the_reply_cap(harness: Harnes
 
 
 @pytest.fixture
-def vllm() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(flavor="vllm", context_length=WINDOW, enforce_window=True) as fake:
-        yield fake
-
-
-@pytest.fixture
-async def vllm_client(vllm: FakeOpenAI) -> AsyncIterator[OpenAIClient]:
-    async with OpenAIClient(vllm.base_url, read_timeout=10) as opened:
-        yield opened
+def openai_options() -> dict[str, Any]:
+    return {"flavor": "vllm", "context_length": WINDOW, "enforce_window": True}
 
 
 async def test_an_8k_window_with_8k_output_tokens_can_still_compact_on_vllm(
-    vllm: FakeOpenAI, vllm_client: OpenAIClient, store: SessionStore, workspace: Path
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient, store: SessionStore, workspace: Path
 ) -> None:
-    agent, _log, _ = make_agent(vllm_client, store, workspace)
+    agent, _log, _ = make_agent(openai_client, store, workspace)
     agent.settings.num_ctx = WINDOW
     agent.settings.num_predict = 8192  # ZCODER_MAX_OUTPUT_TOKENS's default
     for text in ("first", "second", "third"):
-        vllm.enqueue(Turn.text(f"answer to {text}" + " with details" * 100))
+        openai_fake.enqueue(Turn.text(f"answer to {text}" + " with details" * 100))
         await agent.run_user_turn(f"{text} request " * 50)
-    vllm.enqueue(Turn.text(SUMMARY))
+    openai_fake.enqueue(Turn.text(SUMMARY))
 
     result = await agent.compact()
 
     assert result.compacted, result.text
-    summariser = vllm.chat_bodies[-1]
+    summariser = openai_fake.chat_bodies[-1]
     assert "first request" in summariser["messages"][1]["content"]
     assert MIN_OUTPUT_TOKENS <= summariser["max_tokens"] < 8192
     assert count_tokens(summariser) + summariser["max_tokens"] <= WINDOW

@@ -6,13 +6,11 @@ The bounds are set small here; nothing is timed: the tests wait for the outcome.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.agent.support import EventLog, Harness
-from tests.agent.test_openai_backend import make_agent
+from tests.agent.support import EventLog, Harness, make_agent
 from tests.fixtures.fake_ollama import ENDLESS_PIECE, Turn
 from tests.fixtures.fake_openai import FakeOpenAI
 from zcoder.agent import AssistantMessage, ErrorNotice, Outcome
@@ -57,21 +55,9 @@ async def test_content_without_end_is_stopped_at_the_output_cap(harness: Harness
     assert any("without ending" in e.text for e in stored)
 
 
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        yield fake
-
-
-@pytest.fixture
-async def openai_client(server: FakeOpenAI) -> AsyncIterator[OpenAIClient]:
-    async with OpenAIClient(server.base_url, read_timeout=10) as opened:
-        yield opened
-
-
 @pytest.mark.parametrize("ending", ["keepalive", "endless"])
 async def test_sse_pings_and_endless_chunks_are_bounded_on_the_openai_backend(
-    server: FakeOpenAI,
+    openai_fake: FakeOpenAI,
     openai_client: OpenAIClient,
     store: SessionStore,
     workspace: Path,
@@ -80,12 +66,12 @@ async def test_sse_pings_and_endless_chunks_are_bounded_on_the_openai_backend(
     agent, _log, _ = make_agent(openai_client, store, workspace)
     if ending == "keepalive":
         agent.settings.idle_timeout = IDLE
-        server.enqueue(Turn.keepalive())
+        openai_fake.enqueue(Turn.keepalive())
     else:  # only the cap: a pause under load must not end it first
         agent.settings.max_reply_chars = CAP
-        server.enqueue(Turn.endless())
+        openai_fake.enqueue(Turn.endless())
     finished = await agent.run_user_turn("hi")
     assert finished.outcome is Outcome.ERROR
     expected = "no new output" if ending == "keepalive" else "without ending"
     assert expected in finished.error
-    assert server.wait_for_disconnect()
+    assert openai_fake.wait_for_disconnect()
