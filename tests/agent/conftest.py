@@ -9,18 +9,12 @@ from tests.fixtures.fake_ollama import FakeOllama
 from zcoder.model import OllamaClient
 from zcoder.sessions import SessionStore
 
-# The model servers' fakes and clients (tests/fixtures/model_clients.py); the Ollama client
-# here gives up on a silent server after 10 seconds.
+# The model servers' fakes and clients (tests/fixtures/model_clients.py).
 fake = model_clients.fake
 client = model_clients.client
 openai_options = model_clients.openai_options
 openai_fake = model_clients.openai_fake
 openai_client = model_clients.openai_client
-
-
-@pytest.fixture
-def ollama_read_timeout() -> float:
-    return 10
 
 
 @pytest.fixture

@@ -74,16 +74,9 @@ def make_harness(
     info = store.reuse_or_create(workspace, profile.value, MODEL)
     log = EventLog()
     approver = approver or ScriptedApprover()
+    approval = ApprovalPolicy(policy, profile, edits=edits)
     agent = new_agent(
-        client,
-        store,
-        workspace,
-        session_id=info.id,
-        on_event=log,
-        approver=approver,
-        policy=policy,
-        profile=profile,
-        edits=edits,
+        client, store, workspace, approval, session_id=info.id, on_event=log, approver=approver
     )
     return Harness(agent, server, store, info.id, workspace, approver, log, client)
 
@@ -92,21 +85,22 @@ def new_agent(
     client: ChatClient,
     store: SessionStore,
     workspace: Path,
+    approval: ApprovalPolicy | None = None,
     *,
     session_id: str | None = None,
     on_event: Callable[[AgentEvent], None] | None = None,
     approver: ScriptedApprover | None = None,
-    policy: CommandPolicy = CommandPolicy.ASK,
-    profile: Profile = Profile.CODING,
-    edits: EditPolicy = EditPolicy.AUTO,
 ) -> Agent:
     """An agent of ``MODEL`` on any model client, with the built-in tools in ``workspace``,
-    saving to ``store``, and no delay before a retry."""
+    saving to ``store``, and no delay before a retry; commands are asked about in the coding
+    profile unless ``approval`` says otherwise."""
+    approval = approval or ApprovalPolicy(CommandPolicy.ASK, Profile.CODING)
+    profile = approval.profile
     return Agent(
         client=client,
         registry=default_registry(),
         settings=AgentSettings(model=MODEL, workspace=workspace, profile=profile, retry_delay=0),
-        approval=ApprovalPolicy(policy, profile, edits=edits),
+        approval=approval,
         approver=approver or ScriptedApprover(),
         on_event=on_event or EventLog(),
         store=store,
@@ -135,7 +129,8 @@ def resumed_agent(
     policy: CommandPolicy = CommandPolicy.ASK,
 ) -> Agent:
     """A new agent, as in a second process, that goes on with the saved session ``data``."""
-    agent = new_agent(client, store, workspace, session_id=data.info.id, policy=policy)
+    approval = ApprovalPolicy(policy, Profile.CODING)
+    agent = new_agent(client, store, workspace, approval, session_id=data.info.id)
     agent.use_session(data.info.id, data.messages, data.user_ledger)
     return agent
 

@@ -13,15 +13,9 @@ from tests.fixtures.fake_ollama import FakeOllama
 from tests.mcp_client.turns import World
 from zcoder.model import OllamaClient
 
-# The fake Ollama and its client (tests/fixtures/model_clients.py), which gives up on a
-# silent server after 30 seconds.
+# The fake Ollama and its client (tests/fixtures/model_clients.py).
 fake = model_clients.fake
 client = model_clients.client
-
-
-@pytest.fixture
-def ollama_read_timeout() -> float:
-    return 30
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ from tests.fixtures import model_clients
 # The model servers' fakes and clients (tests/fixtures/model_clients.py).
 fake = model_clients.fake
 client = model_clients.client
-ollama_read_timeout = model_clients.ollama_read_timeout
 openai_options = model_clients.openai_options
 openai_fake = model_clients.openai_fake
 openai_client = model_clients.openai_client
