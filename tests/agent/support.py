@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
+
 from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.fake_ollama import FakeOllama
 from zcoder.agent import Agent, AgentEvent, AgentSettings
@@ -118,6 +120,24 @@ def make_agent(
     agent = new_agent(client, store, workspace, session_id=info.id, on_event=log)
     agent.use_session(info.id, [], [])
     return agent, log, info.id
+
+
+def on_vllm(window: int) -> pytest.MarkDecorator:
+    """Runs a test against a fake vLLM server (the ``openai_fake`` fixture) with a window of
+    ``window`` tokens that refuses a request whose prompt and output limit do not fit it."""
+    options = {"flavor": "vllm", "context_length": window, "enforce_window": True}
+    return pytest.mark.parametrize("openai_options", [options], ids=["vllm"])
+
+
+def agent_in_a_window(
+    client: ChatClient, store: SessionStore, workspace: Path, window: int
+) -> Agent:
+    """A new agent (make_agent) that knows the server's window is ``window`` tokens and asks
+    for as much output as ZCODER_MAX_OUTPUT_TOKENS's default, 8192 tokens."""
+    agent, _log, _ = make_agent(client, store, workspace)
+    agent.settings.num_ctx = window
+    agent.settings.num_predict = 8192
+    return agent
 
 
 def resumed_agent(

@@ -5,11 +5,8 @@ says what the cap is."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from tests.agent.support import make_agent
+from tests.agent.support import agent_in_a_window, on_vllm
 from tests.fixtures.fake_ollama import Turn, count_tokens
 from tests.fixtures.fake_openai import FakeOpenAI
 from zcoder.agent import Outcome
@@ -20,17 +17,11 @@ from zcoder.sessions import SessionStore
 WINDOW = 8192
 
 
-@pytest.fixture
-def openai_options() -> dict[str, Any]:
-    return {"flavor": "vllm", "context_length": WINDOW, "enforce_window": True}
-
-
+@on_vllm(WINDOW)
 async def test_an_8k_window_with_8k_output_tokens_still_gets_an_answer_from_vllm(
     openai_fake: FakeOpenAI, openai_client: OpenAIClient, store: SessionStore, workspace: Path
 ) -> None:
-    agent, _log, _ = make_agent(openai_client, store, workspace)
-    agent.settings.num_ctx = WINDOW
-    agent.settings.num_predict = 8192  # ZCODER_MAX_OUTPUT_TOKENS's default
+    agent = agent_in_a_window(openai_client, store, workspace, WINDOW)
     openai_fake.enqueue(Turn.text("fine"))
     finished = await agent.run_user_turn("explain this project " * 50)
 
@@ -46,12 +37,11 @@ async def test_an_8k_window_with_8k_output_tokens_still_gets_an_answer_from_vllm
     assert count_tokens(last) + last["max_tokens"] <= WINDOW
 
 
+@on_vllm(WINDOW)
 async def test_context_names_the_output_cap_the_window_leaves(
     openai_client: OpenAIClient, store: SessionStore, workspace: Path
 ) -> None:
-    agent, _log, _ = make_agent(openai_client, store, workspace)
-    agent.settings.num_ctx = WINDOW
-    agent.settings.num_predict = 8192
+    agent = agent_in_a_window(openai_client, store, workspace, WINDOW)
     breakdown = agent.context_breakdown()
     expected = output_cap(WINDOW, breakdown.total, 8192, measured=False)
     assert expected is not None and expected < 8192
@@ -69,12 +59,11 @@ def test_the_cap_keeps_the_setting_when_the_window_has_room_and_never_drops_belo
     assert output_cap(8192, 100, None) is None
 
 
+@on_vllm(WINDOW)
 async def test_a_reply_cut_at_the_lowered_cap_says_the_window_is_what_to_grow(
     openai_fake: FakeOpenAI, openai_client: OpenAIClient, store: SessionStore, workspace: Path
 ) -> None:
-    agent, _log, _ = make_agent(openai_client, store, workspace)
-    agent.settings.num_ctx = WINDOW
-    agent.settings.num_predict = 8192
+    agent = agent_in_a_window(openai_client, store, workspace, WINDOW)
     openai_fake.enqueue(Turn.text("The answer starts", done_reason="length", eval_count=10))
     finished = await agent.run_user_turn("explain")
     assert finished.outcome is Outcome.INCOMPLETE

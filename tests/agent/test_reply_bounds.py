@@ -25,16 +25,24 @@ def errors(log: EventLog) -> list[str]:
     return [event.text for event in log.of(ErrorNotice)]
 
 
+async def ends_in_error(harness: Harness, reply: Turn, prompt: str, error: str, fix: str) -> None:
+    """A turn the server answers with ``reply`` ends in an error that says ``error`` and
+    names the setting to change, ``fix``, and the response is closed."""
+    harness.server.enqueue(reply)
+    finished = await harness.agent.run_user_turn(prompt)
+    assert finished.outcome is Outcome.ERROR
+    assert error in finished.error
+    assert fix in finished.error
+    assert harness.server.wait_for_disconnect()  # the response was closed
+
+
 async def test_ollama_keep_alives_without_output_end_the_turn_at_the_idle_deadline(
     harness: Harness,
 ) -> None:
     harness.agent.settings.idle_timeout = IDLE
-    harness.server.enqueue(Turn.keepalive(before="Let me think"))
-    finished = await harness.agent.run_user_turn("hi")
-    assert finished.outcome is Outcome.ERROR
-    assert f"no new output for {IDLE:g} seconds" in finished.error
-    assert "ZCODER_IDLE_TIMEOUT" in finished.error
-    assert harness.server.wait_for_disconnect()  # the response was closed
+    reply = Turn.keepalive(before="Let me think")
+    error = f"no new output for {IDLE:g} seconds"
+    await ends_in_error(harness, reply, "hi", error, "ZCODER_IDLE_TIMEOUT")
     assert AssistantMessage("Let me think", partial=True) in harness.log.of(AssistantMessage)
     assert any("no new output" in text for text in errors(harness.log))
     assert harness.server.pending == 0  # not asked again: one stalled request only
@@ -42,12 +50,9 @@ async def test_ollama_keep_alives_without_output_end_the_turn_at_the_idle_deadli
 
 async def test_content_without_end_is_stopped_at_the_output_cap(harness: Harness) -> None:
     harness.agent.settings.max_reply_chars = CAP
-    harness.server.enqueue(Turn.endless(before="Counting: "))
-    finished = await harness.agent.run_user_turn("count for ever")
-    assert finished.outcome is Outcome.ERROR
-    assert f"passed {CAP:,} characters without ending" in finished.error
-    assert "ZCODER_MAX_REPLY_CHARS" in finished.error
-    assert harness.server.wait_for_disconnect()
+    reply = Turn.endless(before="Counting: ")
+    error = f"passed {CAP:,} characters without ending"
+    await ends_in_error(harness, reply, "count for ever", error, "ZCODER_MAX_REPLY_CHARS")
     (partial,) = harness.log.of(AssistantMessage)
     assert partial.partial and partial.text.startswith("Counting: " + ENDLESS_PIECE)
     assert len(partial.text) <= CAP + len(ENDLESS_PIECE)
