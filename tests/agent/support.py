@@ -17,7 +17,7 @@ import pytest
 
 from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.fake_ollama import FakeOllama
-from zcoder.agent import Agent, AgentEvent, AgentSettings
+from zcoder.agent import Agent, AgentEvent, AgentSettings, Outcome
 from zcoder.model import OllamaClient
 from zcoder.model.protocol import ChatClient
 from zcoder.sessions import SessionData, SessionStore
@@ -153,6 +153,20 @@ def resumed_agent(
     agent = new_agent(client, store, workspace, approval, session_id=data.info.id)
     agent.use_session(data.info.id, data.messages, data.user_ledger)
     return agent
+
+
+async def one_tool_round(
+    harness: Harness, prompt: str, response: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Runs a turn on ``prompt`` that completes with ``response`` after one tool round;
+    returns its two requests, the first of which sent the system prompt and ``prompt`` alone."""
+    finished = await harness.agent.run_user_turn(prompt)
+
+    assert finished.outcome is Outcome.COMPLETE
+    assert finished.response == response
+    first, second = harness.bodies()
+    assert [m["role"] for m in first["messages"]] == ["system", "user"]
+    return first, second
 
 
 async def wait_until(predicate: Any, timeout: float = 5.0, what: str = "condition") -> None:
