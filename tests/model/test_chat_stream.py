@@ -3,7 +3,7 @@
 from typing import Any
 
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
-from tests.fixtures.model_clients import HELLO, MODEL, collect, reply_of
+from tests.fixtures.model_clients import HELLO, LIST_FILES_SCHEMA, MODEL, collect, reply_of
 from zcoder.model import (
     ContentDelta,
     Done,
@@ -12,15 +12,6 @@ from zcoder.model import (
     ToolCallsReceived,
     tool_result_message,
 )
-
-LIST_FILES_SCHEMA: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "list_files",
-        "description": "List files",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-    },
-}
 
 
 async def test_text_streams_as_content_deltas_then_done(fake: FakeOllama, client: OllamaClient):

@@ -12,7 +12,7 @@ import pytest
 
 from tests.fixtures.fake_ollama import Turn, call
 from tests.fixtures.fake_openai import FakeOpenAI
-from tests.fixtures.model_clients import HELLO, MODEL, collect, reply_of
+from tests.fixtures.model_clients import HELLO, LIST_FILES_SCHEMA, MODEL, collect, reply_of
 from zcoder.model import (
     Done,
     ModelAuthError,
@@ -32,14 +32,6 @@ from zcoder.model import (
 from zcoder.model.errors import START_OPENAI_SERVER
 
 KEY = "sk-test-4f9a1c0ffee"
-SCHEMA: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "list_files",
-        "description": "List files",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-    },
-}
 
 
 @pytest.fixture
@@ -78,7 +70,7 @@ async def test_tool_calls_split_over_chunks_keep_their_ids(
             call("read_file", {"path": "README.md"}, id="call_bbb"),
         )
     )
-    events = await collect(openai_client, tools=[SCHEMA])
+    events = await collect(openai_client, tools=[LIST_FILES_SCHEMA])
     calls = reply_of(events).tool_calls
     assert [(c.id, c.name, c.arguments) for c in calls] == [
         ("call_aaa", "list_files", {"path": "src/zcoder"}),
@@ -109,13 +101,18 @@ async def test_the_request_carries_the_key_usage_tools_and_the_openai_history(
         tool_result_message(calls[0], "a.txt"),
     ]
     await collect(
-        openai_client, history, tools=[SCHEMA], think=True, num_ctx=32768, keep_alive="30m"
+        openai_client,
+        history,
+        tools=[LIST_FILES_SCHEMA],
+        think=True,
+        num_ctx=32768,
+        keep_alive="30m",
     )
     (request,) = [r for r in openai_fake.requests if r.path == "/v1/chat/completions"]
     assert request.headers["Authorization"] == f"Bearer {KEY}"
     body = request.body
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
-    assert body["tools"] == [SCHEMA]
+    assert body["tools"] == [LIST_FILES_SCHEMA]
     assert body["chat_template_kwargs"] == {"enable_thinking": True}
     assert "num_ctx" not in str(body) and "keep_alive" not in body  # Ollama's, ignored here
     assistant, tool = body["messages"][2:]
@@ -132,14 +129,17 @@ async def test_the_request_carries_the_key_usage_tools_and_the_openai_history(
 async def test_warm_up_is_a_one_token_load_of_the_first_turns_prefix(
     openai_fake: FakeOpenAI, openai_client: OpenAIClient
 ):
-    await openai_client.warm_up(MODEL, [system_message("You are zcoder.")], tools=[SCHEMA])
+    await openai_client.warm_up(
+        MODEL, [system_message("You are zcoder.")], tools=[LIST_FILES_SCHEMA]
+    )
     (body,) = openai_fake.load_requests
     assert body["max_tokens"] == 1
     assert body["messages"] == [
         {"role": "system", "content": "You are zcoder."},
         {"role": "user", "content": "."},
     ]
-    assert body["tools"] == [SCHEMA]  # the same prefix as the first turn, cached by the server
+    # The same prefix as the first turn, cached by the server.
+    assert body["tools"] == [LIST_FILES_SCHEMA]
     assert openai_fake.chat_bodies == [] and openai_fake.pending == 0
 
 
@@ -252,7 +252,7 @@ async def test_tools_without_jinja_say_how_to_start_llama_server(
 ):
     openai_fake.enqueue(Turn.http_error(500, "tools param requires --jinja flag"))
     with pytest.raises(ToolsUnsupported, match="start llama-server with --jinja"):
-        await collect(openai_client, tools=[SCHEMA])
+        await collect(openai_client, tools=[LIST_FILES_SCHEMA])
 
 
 @pytest.mark.parametrize("status", [500, 503])
