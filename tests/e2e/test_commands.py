@@ -10,13 +10,13 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from pathlib import Path
 
 import pytest
 
 from tests.e2e.harness import Instance, World, wait_until
 from tests.e2e.tmux import ENTER, start_in_tmux
 from tests.fixtures.fake_ollama import Turn, call
+from tests.fixtures.processes import pid_alive
 from zcoder.agent.prompts import INTERRUPTED
 from zcoder.sessions import SessionStore
 
@@ -24,14 +24,6 @@ pytestmark = pytest.mark.timeout(90)
 
 ESCAPE = "\x1b"
 STEPS = 'echo "step 1"\nwhile [ ! -e go ]; do sleep 0.05; done\necho "step 2"\n'
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 def only_session(world: World, instance: Instance):
