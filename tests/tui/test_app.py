@@ -10,7 +10,15 @@ import signal
 import pytest
 
 from tests.fixtures.fake_ollama import Turn, call
-from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
+from tests.tui.conftest import (
+    answer,
+    entries,
+    idle,
+    relay_ready,
+    submit,
+    transcript_text,
+    wait_until,
+)
 from zcoder.sessions import SessionStore
 from zcoder.tui.approval_dialogs import ApprovalScreen, ConfirmSendScreen
 
@@ -223,7 +231,7 @@ async def test_relay_turn_runs_shows_sender_and_persists(fake, make_config, app_
     fake.enqueue(Turn.text("on it"))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         result = await asyncio.to_thread(
             sender.send, app.relay.instance_id, "rename users.name\nplease"
         )
@@ -280,7 +288,7 @@ async def test_relayed_turn_may_reply_only_to_its_sender(fake, make_config, app_
     )
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         await asyncio.to_thread(sender.send, app.relay.instance_id, "hello")
         await wait_until(pilot, lambda: len(fake.chat_bodies) >= 2)
         await idle(pilot, app)
@@ -299,7 +307,7 @@ async def test_user_turn_send_asks_confirmation_and_no_sends_nothing(
 ):
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         fake.enqueue(
             Turn.tool_calls(
                 call(
@@ -325,7 +333,7 @@ async def test_escape_cancels_a_relay_turn_and_the_queue_goes_on(
     fake.enqueue(Turn.stall(before="working on the first"), Turn.text("second done"))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         assert (
             await asyncio.to_thread(sender.send, app.relay.instance_id, "first task")
         ).status == "accepted"
@@ -349,7 +357,7 @@ async def test_escape_cancels_a_relay_turn_and_the_queue_goes_on(
 async def test_pause_makes_sends_answer_paused(fake, make_config, app_factory, sender):
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         await submit(pilot, app, "/agents pause")
         await pilot.pause()
         result = await asyncio.to_thread(sender.send, app.relay.instance_id, "x")
@@ -484,7 +492,7 @@ async def test_dead_listener_is_noticed_and_the_app_runs_on(
 ):
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         listener = app.relay.listener
         assert listener is not None and listener.pid is not None
         os.kill(listener.pid, signal.SIGKILL)  # the listener process dies on its own

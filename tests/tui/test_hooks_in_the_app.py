@@ -15,7 +15,15 @@ import pytest
 
 from tests.fixtures.fake_ollama import Turn
 from tests.hooks.support import entry, project_settings, script, write_settings
-from tests.tui.conftest import answer, converse, idle, submit, transcript_text, wait_until
+from tests.tui.conftest import (
+    answer,
+    converse,
+    idle,
+    relay_ready,
+    submit,
+    transcript_text,
+    wait_until,
+)
 from zcoder.relay import ClaimedMessage
 from zcoder.tui.approval_dialogs import ApprovalScreen
 
@@ -58,7 +66,7 @@ async def test_a_refusing_relay_hook_and_the_senders_receipt(
     user_hooks(env, {"RelayMessage": entry(refuse)})
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         sent = await asyncio.to_thread(sender.send, app.relay.instance_id, "deploy it")
         assert sent.status == "accepted"  # the listener took it; the hook decides after
         ((receipt, _record),) = await receipts_of(pilot, sender)
@@ -78,7 +86,7 @@ async def test_a_hanging_relay_hook_holds_the_message_until_the_user_runs_it(
     fake.enqueue(Turn.text("done it"))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         await asyncio.to_thread(sender.send, app.relay.instance_id, "held task")
         await wait_until(pilot, lambda: "is held for you" in transcript_text(app))
         await idle(pilot, app)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.fake_ollama import Turn
-from tests.tui.conftest import answer, idle, submit, transcript_text, wait_until
+from tests.tui.conftest import answer, idle, relay_ready, submit, transcript_text, wait_until
 from zcoder.relay import ClaimedMessage, Relay, load_relay_settings
 from zcoder.relay.trust import TRUST_FILE
 
@@ -45,7 +45,7 @@ async def test_a_zcoder_send_message_is_shown_and_recorded_as_such_everywhere(
     elsewhere.mkdir()
     app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
     async with app.run_test(size=(160, 50)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         await asyncio.to_thread(zcoder_send, env, elsewhere, "project", "please look at it")
         await wait_until(pilot, lambda: "is held for you" in transcript_text(app))
         assert app.relay is not None
@@ -87,7 +87,7 @@ async def test_the_quit_dialog_names_a_zcoder_send_message_as_everywhere_else(
     elsewhere.mkdir()
     app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
     async with app.run_test(size=(160, 50)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         await asyncio.to_thread(zcoder_send, env, elsewhere, "project", "please look at it")
         await wait_until(pilot, lambda: "is held for you" in transcript_text(app))
         assert app.relay is not None
@@ -113,7 +113,7 @@ async def test_agents_trust_refuses_a_peer_that_is_not_a_verifiable_instance(
     try:
         app = app_factory(make_config())
         async with app.run_test(size=(160, 50)) as pilot:
-            await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+            await relay_ready(pilot, app)
             await submit(pilot, app, "/agents trust plain")
             await wait_until(pilot, lambda: "cannot be trusted" in transcript_text(app))
             assert not (Path(env["ZCODER_HOME"]) / TRUST_FILE).exists()  # nothing recorded
@@ -138,7 +138,7 @@ async def test_the_header_counts_held_tasks_as_held_and_a_running_one_not_at_all
         return str(app.header.render()).split("relay:", 1)[-1]
 
     async with app.run_test(size=(160, 50)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         await asyncio.to_thread(zcoder_send, env, elsewhere, "project", "please look at it")
         await wait_until(pilot, lambda: "· 1 held" in relay_part())
         assert "queued" not in relay_part()
