@@ -6,18 +6,21 @@ real terminal's bytes is tests/e2e/test_transcript_scroll.py.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from rich.segment import Segment
 from textual import events
+from textual.app import App, ComposeResult
 from textual.geometry import Region
 from textual.widget import Widget
 
 from tests.fixtures.fake_ollama import Turn
 from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
 from zcoder.agent import AssistantDelta, AssistantMessage
-from zcoder.tui.transcript import AssistantEntry, Entry, FollowHint, system_text
+from zcoder.tui.transcript import AssistantEntry, Entry, FollowHint, Transcript, system_text
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (100, 30)
@@ -286,21 +289,27 @@ async def test_a_long_streamed_reply_replaced_by_its_final_text_shows_only_that(
         assert reply.plain == "assistant\n" + final
 
 
-async def test_while_the_user_types_a_streaming_reply_is_redrawn_after_a_pause() -> None:
-    from textual.app import App, ComposeResult
+class TranscriptHost(App[None]):
+    """A transcript alone, to stream into an entry without the rest of the app."""
 
-    from zcoder.tui.transcript import Transcript
+    def compose(self) -> ComposeResult:
+        yield Transcript(id="transcript")
 
-    class Host(App[None]):
-        def compose(self) -> ComposeResult:
-            yield Transcript(id="transcript")
 
-    app = Host()
+@contextlib.asynccontextmanager
+async def a_streaming_entry() -> AsyncIterator[tuple[Any, Transcript, AssistantEntry]]:
+    """An empty streaming assistant entry, added to a bare transcript and mounted."""
+    app = TranscriptHost()
     async with app.run_test(size=SIZE) as pilot:
         transcript = app.query_one(Transcript)
         entry = AssistantEntry("", streaming=True)
         transcript.add(entry)
         await pilot.pause()
+        yield pilot, transcript, entry
+
+
+async def test_while_the_user_types_a_streaming_reply_is_redrawn_after_a_pause() -> None:
+    async with a_streaming_entry() as (pilot, transcript, entry):
         entry.stream("First words.")
         assert entry.blocks.text == "First words."  # nobody types: drawn at once
         await wait_until(pilot, lambda: entry._timer is None)
@@ -315,21 +324,9 @@ async def test_while_the_user_types_a_streaming_reply_is_redrawn_after_a_pause()
 async def test_a_reply_held_too_long_is_drawn_after_a_keys_echo_though_typing_goes_on() -> None:
     import time
 
-    from textual.app import App, ComposeResult
-
     from zcoder.tui.assistant_entry import TYPING_REDRAW_MAX
-    from zcoder.tui.transcript import Transcript
 
-    class Host(App[None]):
-        def compose(self) -> ComposeResult:
-            yield Transcript(id="transcript")
-
-    app = Host()
-    async with app.run_test(size=SIZE) as pilot:
-        transcript = app.query_one(Transcript)
-        entry = AssistantEntry("", streaming=True)
-        transcript.add(entry)
-        await pilot.pause()
+    async with a_streaming_entry() as (pilot, transcript, entry):
         await wait_until(pilot, lambda: entry._timer is None)
         transcript.note_typing()
         entry.stream("Held while typing.")
