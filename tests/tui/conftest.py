@@ -147,8 +147,3 @@ async def answer(pilot: Any, app: ZcoderApp, key: str) -> None:
         )
     await pilot.press(key)
     await pilot.pause()
-
-
-async def relay_ready(pilot: Any, app: ZcoderApp) -> None:
-    """Wait until the app's relay is registered and listening, so peers can reach it."""
-    await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)

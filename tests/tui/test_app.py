@@ -10,15 +10,8 @@ import signal
 import pytest
 
 from tests.fixtures.fake_ollama import Turn, call
-from tests.tui.conftest import (
-    answer,
-    entries,
-    idle,
-    relay_ready,
-    submit,
-    transcript_text,
-    wait_until,
-)
+from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
+from tests.tui.support import relay_ready
 from zcoder.sessions import SessionStore
 from zcoder.tui.approval_dialogs import ApprovalScreen, ConfirmSendScreen
 

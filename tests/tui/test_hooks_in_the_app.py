@@ -15,15 +15,8 @@ import pytest
 
 from tests.fixtures.fake_ollama import Turn
 from tests.hooks.support import entry, project_settings, script, write_settings
-from tests.tui.conftest import (
-    answer,
-    converse,
-    idle,
-    relay_ready,
-    submit,
-    transcript_text,
-    wait_until,
-)
+from tests.tui.conftest import answer, converse, idle, submit, transcript_text, wait_until
+from tests.tui.support import relay_ready
 from zcoder.relay import ClaimedMessage
 from zcoder.tui.approval_dialogs import ApprovalScreen
 

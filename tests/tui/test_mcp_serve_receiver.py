@@ -13,7 +13,8 @@ import pytest
 
 from tests.fixtures.fake_ollama import Turn
 from tests.fixtures.mcp_serve import call, message_id_of, serving
-from tests.tui.conftest import idle, relay_ready, transcript_text, wait_until
+from tests.tui.conftest import idle, transcript_text, wait_until
+from tests.tui.support import relay_ready
 from zcoder.relay import ClaimedMessage
 
 pytestmark = pytest.mark.timeout(90)

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from tests.fixtures.fake_ollama import Turn
-from tests.tui.conftest import entries, idle, relay_ready, submit, transcript_text, wait_until
+from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
+from tests.tui.support import relay_ready
 from zcoder.tui import ZcoderApp
 
 pytestmark = pytest.mark.timeout(60)

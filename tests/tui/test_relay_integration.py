@@ -12,15 +12,8 @@ from typing import Any
 import pytest
 
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
-from tests.tui.conftest import (
-    answer,
-    entries,
-    idle,
-    relay_ready,
-    submit,
-    transcript_text,
-    wait_until,
-)
+from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
+from tests.tui.support import relay_ready
 from zcoder.relay import ClaimedMessage, Relay
 from zcoder.sessions import SessionStore
 from zcoder.tui import ZcoderApp

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from tests.fixtures.fake_ollama import Turn
-from tests.tui.conftest import answer, idle, relay_ready, submit, transcript_text, wait_until
+from tests.tui.conftest import answer, idle, submit, transcript_text, wait_until
+from tests.tui.support import relay_ready
 from zcoder.relay import ClaimedMessage, Relay, load_relay_settings
 from zcoder.relay.trust import TRUST_FILE
 from zcoder.tui import ZcoderApp
