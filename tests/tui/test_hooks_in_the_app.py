@@ -211,7 +211,7 @@ async def test_a_message_a_hook_refused_costs_no_turn_without_the_user(
     fake.enqueue(Turn.text("ran it"))
     app = app_factory(make_config(env={"ZCODER_RELAY_MAX_AUTO_TURNS": "1"}))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         for body in ("refuse me", "also refuse me", "run me"):
             await asyncio.to_thread(sender.send, app.relay.instance_id, body)
         got = await receipts_of(pilot, sender, 3)
