@@ -11,7 +11,7 @@ import pytest
 
 from tests.fixtures.fake_ollama import Turn, call
 from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
-from tests.tui.support import relay_ready
+from tests.tui.support import answered, relay_ready
 from zcoder.sessions import SessionStore
 from zcoder.tui.approval_dialogs import ApprovalScreen, ConfirmSendScreen
 
@@ -20,11 +20,10 @@ SIZE = (120, 40)
 
 
 async def test_prompt_streams_the_reply_and_saves_the_session(fake, make_config, app_factory):
-    fake.enqueue(Turn.text("Hello there, I am streaming."))
     app = app_factory(make_config())
-    async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, app, "say hello")
-        await idle(pilot, app)
+    async with answered(
+        app, fake, "say hello", Turn.text("Hello there, I am streaming."), size=SIZE
+    ):
         [user] = entries(app, "user")
         assert "say hello" in user.plain
         [reply] = entries(app, "assistant")
@@ -203,11 +202,8 @@ async def test_list_agents_works_while_ollama_is_down(make_config, app_factory, 
 async def test_new_session_and_switch_back_shows_the_same_transcript(
     fake, make_config, app_factory
 ):
-    fake.enqueue(Turn.text("first reply"))
     app = app_factory(make_config())
-    async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, app, "first question")
-        await idle(pilot, app)
+    async with answered(app, fake, "first question", Turn.text("first reply"), size=SIZE) as pilot:
         first_session = app.session_id
         before = [(e.role, e.plain) for e in entries(app) if e.role != "system"]
         await pilot.press("ctrl+n")

@@ -3,39 +3,23 @@ is complete and the call recovered, the transcript holds no trace of its text.""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
-from typing import Any
-
 import pytest
 
-from tests.fixtures.fake_ollama import FakeOllama, Turn
-from tests.tui.conftest import entries, idle, submit, transcript_text
-from zcoder.tui import ZcoderApp
+from tests.fixtures.fake_ollama import Turn
+from tests.tui.conftest import entries, transcript_text
+from tests.tui.support import answered
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)
 CALL = '{"name": "read_file", "arguments": {"path": "hello.py"}}'
 
 
-@contextlib.asynccontextmanager
-async def answered(
-    fake: FakeOllama, make_config: Any, app_factory: Any, prompt: str, *replies: Turn
-) -> AsyncIterator[ZcoderApp]:
-    """The app once ``prompt``'s turn has ended, the model having answered ``replies``."""
-    fake.enqueue(*replies)
-    app = app_factory(make_config())
-    async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, app, prompt)
-        await idle(pilot, app)
-        yield app
-
-
 async def test_a_recovered_call_leaves_only_the_prose_in_the_reply_entry(
     fake, make_config, app_factory
 ):
     script = Turn.text(f"Let me read it.\n\n```json\n{CALL}\n```"), Turn.text("It prints hello.")
-    async with answered(fake, make_config, app_factory, "what does hello.py do?", *script) as app:
+    app = app_factory(make_config())
+    async with answered(app, fake, "what does hello.py do?", *script, size=SIZE):
         replies = [entry.plain for entry in entries(app, "assistant")]
         assert len(replies) == 2
         assert "Let me read it." in replies[0]
@@ -48,7 +32,8 @@ async def test_a_recovered_call_leaves_only_the_prose_in_the_reply_entry(
 
 async def test_a_reply_that_was_only_a_call_leaves_no_reply_entry(fake, make_config, app_factory):
     script = Turn.text(CALL), Turn.text("It prints hello.")
-    async with answered(fake, make_config, app_factory, "what does hello.py do?", *script) as app:
+    app = app_factory(make_config())
+    async with answered(app, fake, "what does hello.py do?", *script, size=SIZE):
         replies = [entry.plain for entry in entries(app, "assistant")]
         assert len(replies) == 1
         assert "It prints hello." in replies[0]
@@ -58,7 +43,8 @@ async def test_a_reply_that_was_only_a_call_leaves_no_reply_entry(fake, make_con
 
 async def test_reasoning_in_think_tags_leaves_the_answer_alone(fake, make_config, app_factory):
     thought = Turn.text("<think>\nA greeting; greet back.\n</think>\n\nHello!")
-    async with answered(fake, make_config, app_factory, "hi", thought) as app:
+    app = app_factory(make_config())
+    async with answered(app, fake, "hi", thought, size=SIZE):
         [reply] = entries(app, "assistant")
         assert "Hello!" in reply.plain
         assert "greet back" not in transcript_text(app)

@@ -19,6 +19,7 @@ from textual.widget import Widget
 
 from tests.fixtures.fake_ollama import Turn
 from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
+from tests.tui.support import answered
 from zcoder.agent import AssistantDelta, AssistantMessage
 from zcoder.tui.transcript import AssistantEntry, Entry, FollowHint, Transcript, system_text
 
@@ -169,11 +170,8 @@ async def test_a_wheel_turn_with_nothing_to_scroll_keeps_following(fake, make_co
 
 
 async def test_another_session_shown_is_followed_from_its_end(fake, make_config, app_factory):
-    fake.enqueue(Turn.text(LONG_REPLY))
     app = app_factory(make_config())
-    async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, app, "write a lot")
-        await idle(pilot, app)
+    async with answered(app, fake, "write a lot", Turn.text(LONG_REPLY), size=SIZE) as pilot:
         first = app.session_id
         assert first is not None
         wheel(app, up=True, turns=3)
@@ -188,11 +186,10 @@ async def test_another_session_shown_is_followed_from_its_end(fake, make_config,
 
 
 async def test_a_reply_is_drawn_as_markdown_and_reloads_the_same(fake, make_config, app_factory):
-    fake.enqueue(Turn.text(MARKDOWN_REPLY))
     app = app_factory(make_config())
-    async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, app, "what did you find")
-        await idle(pilot, app)
+    async with answered(
+        app, fake, "what did you find", Turn.text(MARKDOWN_REPLY), size=SIZE
+    ) as pilot:
         await pilot.pause()
         [reply] = entries(app, "assistant")
         assert isinstance(reply, AssistantEntry)
@@ -225,11 +222,9 @@ async def test_a_reply_is_drawn_as_markdown_and_reloads_the_same(fake, make_conf
 
 
 async def test_escape_bytes_in_a_reply_are_shown_not_sent(fake, make_config, app_factory):
-    fake.enqueue(Turn.text("Clear \x1b[2J title \x1b]0;owned\x07 done\n\n```\n\x1b[31mred\n```\n"))
+    escapes = Turn.text("Clear \x1b[2J title \x1b]0;owned\x07 done\n\n```\n\x1b[31mred\n```\n")
     app = app_factory(make_config())
-    async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, app, "hi")
-        await idle(pilot, app)
+    async with answered(app, fake, "hi", escapes, size=SIZE) as pilot:
         await pilot.pause()
         [reply] = entries(app, "assistant")
         shown = drawn_text(reply)
