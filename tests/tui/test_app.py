@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -11,7 +10,7 @@ import pytest
 
 from tests.fixtures.fake_ollama import Turn, call
 from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
-from tests.tui.support import answered, relay_ready
+from tests.tui.support import answered, relay_ready, relay_to
 from zcoder.sessions import SessionStore
 from zcoder.tui.approval_dialogs import ApprovalScreen, ConfirmSendScreen
 
@@ -221,9 +220,7 @@ async def test_relay_turn_runs_shows_sender_and_persists(fake, make_config, app_
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await relay_ready(pilot, app)
-        result = await asyncio.to_thread(
-            sender.send, app.relay.instance_id, "rename users.name\nplease"
-        )
+        result = await relay_to(app, sender, "rename users.name\nplease")
         assert result.status == "accepted", result.text
         await wait_until(pilot, lambda: entries(app, "relay"))
         await idle(pilot, app)
@@ -261,7 +258,7 @@ async def test_relay_turn_asks_for_every_command_even_after_a(
         fake.enqueue(
             Turn.tool_calls(call("run_command", {"command": "echo r > r.txt"})), Turn.text("ok")
         )
-        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "make r.txt")
+        result = await relay_to(app, sender, "make r.txt")
         assert result.status == "accepted"
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         assert app.screen.request.allow_always is False
@@ -278,7 +275,7 @@ async def test_relayed_turn_may_reply_only_to_its_sender(fake, make_config, app_
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await relay_ready(pilot, app)
-        await asyncio.to_thread(sender.send, app.relay.instance_id, "hello")
+        await relay_to(app, sender, "hello")
         await wait_until(pilot, lambda: len(fake.chat_bodies) >= 2)
         await idle(pilot, app)
     schema = next(
@@ -323,15 +320,11 @@ async def test_escape_cancels_a_relay_turn_and_the_queue_goes_on(
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await relay_ready(pilot, app)
-        assert (
-            await asyncio.to_thread(sender.send, app.relay.instance_id, "first task")
-        ).status == "accepted"
+        assert (await relay_to(app, sender, "first task")).status == "accepted"
         await wait_until(
             pilot, lambda: any("working on the first" in e.plain for e in entries(app, "assistant"))
         )
-        assert (
-            await asyncio.to_thread(sender.send, app.relay.instance_id, "second task")
-        ).status == "accepted"
+        assert (await relay_to(app, sender, "second task")).status == "accepted"
         await pilot.press("escape")
         await wait_until(pilot, lambda: len(fake.chat_bodies) == 2)
         await idle(pilot, app)
@@ -349,12 +342,12 @@ async def test_pause_makes_sends_answer_paused(fake, make_config, app_factory, s
         await relay_ready(pilot, app)
         await submit(pilot, app, "/agents pause")
         await pilot.pause()
-        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "x")
+        result = await relay_to(app, sender, "x")
         assert result.status == "paused"
         assert app.header_state.relay == "paused"
         await submit(pilot, app, "/agents resume")
         fake.enqueue(Turn.text("ok"))
-        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "y")
+        result = await relay_to(app, sender, "y")
         assert result.status == "accepted"
         await wait_until(pilot, lambda: entries(app, "relay"))
         await idle(pilot, app)

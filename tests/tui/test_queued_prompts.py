@@ -5,7 +5,6 @@ The real app under run_test, with the fake Ollama and a sender Relay in the test
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 
 from tests.fixtures.fake_ollama import Turn
 from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
-from tests.tui.support import relay_ready
+from tests.tui.support import relay_ready, relay_to
 from zcoder.tui import ZcoderApp
 
 pytestmark = pytest.mark.timeout(60)
@@ -33,7 +32,7 @@ def last_user_messages(bodies: list[Any]) -> list[str]:
 
 async def send(app: ZcoderApp, sender: Any, body: str) -> None:
     assert app.relay is not None and app.relay.instance_id is not None
-    result = await asyncio.to_thread(sender.send, app.relay.instance_id, body)
+    result = await relay_to(app, sender, body)
     assert result.status == "accepted", result.text
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
-from tests.tui.support import relay_ready
+from tests.tui.support import relay_ready, relay_to
 from zcoder.relay import ClaimedMessage, Relay
 from zcoder.sessions import SessionStore
 from zcoder.tui import ZcoderApp
@@ -25,7 +25,7 @@ SIZE = (120, 40)
 
 async def _relay(app, pilot, sender, body):
     await relay_ready(pilot, app)
-    result = await asyncio.to_thread(sender.send, app.relay.instance_id, body)
+    result = await relay_to(app, sender, body)
     assert result.status == "accepted", result.text
     await wait_until(pilot, lambda: entries(app, "relay"))
     await idle(pilot, app)
@@ -126,7 +126,7 @@ async def test_relay_turn_keeps_command_approval(fake, make_config, app_factory,
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await relay_ready(pilot, app)
-        await asyncio.to_thread(sender.send, app.relay.instance_id, "run a command")
+        await relay_to(app, sender, "run a command")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         await answer(pilot, app, "n")
         await idle(pilot, app)
@@ -144,9 +144,9 @@ async def test_answering_a_relayed_dialog_counts_as_the_user_acting(
     app = app_factory(make_config(env={"ZCODER_RELAY_MAX_AUTO_TURNS": "1"}))
     async with app.run_test(size=SIZE) as pilot:
         await relay_ready(pilot, app)
-        await asyncio.to_thread(sender.send, app.relay.instance_id, "first")
+        await relay_to(app, sender, "first")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        await asyncio.to_thread(sender.send, app.relay.instance_id, "second")
+        await relay_to(app, sender, "second")
         # One relayed turn is the limit, but the user answered its dialog: the second runs.
         await answer(pilot, app, "n")
         await wait_until(pilot, lambda: len(entries(app, "relay")) == 2)
@@ -177,7 +177,7 @@ async def test_a_queued_relay_runs_before_the_next_user_prompt(
         await relay_ready(pilot, app)
         await submit(pilot, app, "first user prompt")
         await wait_until(pilot, lambda: app.busy and app.relay.status().state == "busy")
-        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "queued relay")
+        result = await relay_to(app, sender, "queued relay")
         assert (result.status, result.peer.state if result.peer else None) == ("accepted", "busy")
         assert app.header_state.queued in (0, 1)
         await pilot.press("escape")
@@ -227,7 +227,7 @@ async def test_tampered_spool_entry_is_shown_as_error_and_never_reaches_the_mode
         await relay_ready(pilot, app)
         await submit(pilot, app, "keep busy")
         await wait_until(pilot, lambda: app.busy)
-        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "SECRET-TASK-TEXT")
+        result = await relay_to(app, sender, "SECRET-TASK-TEXT")
         assert result.status == "accepted"
         inbox = app.relay.spool.root / "inbox"
         [entry] = list(inbox.iterdir())
@@ -267,7 +267,7 @@ async def test_a_relay_arriving_while_a_dialog_is_open_waits_for_the_turn(
         await relay_ready(pilot, app)
         await submit(pilot, app, "run something")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "while you were asked")
+        result = await relay_to(app, sender, "while you were asked")
         assert result.status == "accepted"
         await pilot.pause(1.5)  # the relay poll and the nudge both run under the dialog
         assert isinstance(app.screen, ApprovalScreen)
@@ -390,7 +390,7 @@ async def test_a_relayed_turn_ends_with_a_receipt_to_its_sender(
     app = app_factory(make_config())
     async with app.run_test(size=(120, 40)) as pilot:
         await relay_ready(pilot, app)
-        sent = await asyncio.to_thread(sender.send, app.relay.instance_id, "rename foo")
+        sent = await relay_to(app, sender, "rename foo")
         assert sent.status == "accepted"
         await wait_until(pilot, lambda: len(fake.chat_bodies) >= 1)
         await idle(pilot, app)
@@ -438,8 +438,8 @@ async def test_held_messages_wait_for_the_user_to_run_or_discard_them(
     app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
     async with app.run_test(size=(120, 40)) as pilot:
         await relay_ready(pilot, app)
-        first = await asyncio.to_thread(sender.send, app.relay.instance_id, "first task")
-        await asyncio.to_thread(sender.send, app.relay.instance_id, "second task")
+        first = await relay_to(app, sender, "first task")
+        await relay_to(app, sender, "second task")
         assert first.status == "accepted"
         await wait_until(pilot, lambda: transcript_text(app).count("is held for you") == 2)
         await pilot.pause(0.3)
@@ -467,12 +467,12 @@ async def test_blocking_a_peer_by_name_refuses_its_messages_from_then_on(
         await relay_ready(pilot, app)
         await submit(pilot, app, f"/agents block {sender.workspace.name}")
         await wait_until(pilot, lambda: "Block:" in transcript_text(app))
-        refused = await asyncio.to_thread(sender.send, app.relay.instance_id, "hi")
+        refused = await relay_to(app, sender, "hi")
         assert refused.status == "paused"
         await submit(pilot, app, f"/agents forget {sender.workspace.name}")
         await wait_until(pilot, lambda: "Forget:" in transcript_text(app))
         fake.enqueue(Turn.text("hello back"))
-        accepted = await asyncio.to_thread(sender.send, app.relay.instance_id, "hi again")
+        accepted = await relay_to(app, sender, "hi again")
         assert accepted.status == "accepted"
         await wait_until(pilot, lambda: len(fake.chat_bodies) == 1)
         await idle(pilot, app)
@@ -553,7 +553,7 @@ async def test_inbox_lists_what_was_sent_and_received_with_states_and_receipts(
     app = app_factory(make_config())
     async with app.run_test(size=(140, 40)) as pilot:
         await relay_ready(pilot, app)
-        received = await asyncio.to_thread(sender.send, app.relay.instance_id, "please lint")
+        received = await relay_to(app, sender, "please lint")
         await wait_until(pilot, lambda: len(fake.chat_bodies) == 1)
         await idle(pilot, app)
         claimed = await ask_the_sender_to_fix_it(pilot, app, fake, sender)
@@ -582,10 +582,7 @@ async def test_quitting_with_unrun_relayed_messages_asks_and_tells_their_senders
     app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
     async with app.run_test(size=(120, 40)) as pilot:
         await relay_ready(pilot, app)
-        sent = [
-            await asyncio.to_thread(sender.send, app.relay.instance_id, f"task {n}")
-            for n in range(2)
-        ]
+        sent = [await relay_to(app, sender, f"task {n}") for n in range(2)]
         await wait_until(pilot, lambda: transcript_text(app).count("is held for you") == 2)
         await pilot.press("ctrl+q")
         await wait_until(pilot, lambda: isinstance(app.screen, QuitScreen))
@@ -597,5 +594,5 @@ async def test_quitting_with_unrun_relayed_messages_asks_and_tells_their_senders
         await answer(pilot, app, "y")
         await pilot.pause(0.2)
     receipts = sender.take_receipts()
-    assert sorted(r.in_reply_to for r, _ in receipts) == sorted(s.message_id for s in sent)
+    assert sorted(r.in_reply_to for r, _ in receipts) == sorted(str(s.message_id) for s in sent)
     assert {r.outcome for r, _ in receipts} == {"discarded"}
