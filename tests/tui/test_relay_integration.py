@@ -24,11 +24,14 @@ SIZE = (120, 40)
 
 
 async def _relay(app, pilot, sender, body):
+    """The test's relay sends the app ``body``; returns, with the send's result, once the
+    relayed turn has ended."""
     await relay_ready(pilot, app)
     result = await relay_to(app, sender, body)
     assert result.status == "accepted", result.text
     await wait_until(pilot, lambda: entries(app, "relay"))
     await idle(pilot, app)
+    return result
 
 
 def enqueue_send(fake: FakeOllama, target: str, message: str, *, then: str) -> None:
@@ -389,11 +392,7 @@ async def test_a_relayed_turn_ends_with_a_receipt_to_its_sender(
     fake.enqueue(Turn.text("Renamed the function and ran the tests: all pass."))
     app = app_factory(make_config())
     async with app.run_test(size=(120, 40)) as pilot:
-        await relay_ready(pilot, app)
-        sent = await relay_to(app, sender, "rename foo")
-        assert sent.status == "accepted"
-        await wait_until(pilot, lambda: len(fake.chat_bodies) >= 1)
-        await idle(pilot, app)
+        sent = await _relay(app, pilot, sender, "rename foo")
         receipts = await receipts_taken(pilot, sender, 1)
     ((receipt, record),) = receipts
     assert receipt.in_reply_to == sent.message_id
@@ -552,10 +551,7 @@ async def test_inbox_lists_what_was_sent_and_received_with_states_and_receipts(
     fake.enqueue(Turn.text("ran the received task"))
     app = app_factory(make_config())
     async with app.run_test(size=(140, 40)) as pilot:
-        await relay_ready(pilot, app)
-        received = await relay_to(app, sender, "please lint")
-        await wait_until(pilot, lambda: len(fake.chat_bodies) == 1)
-        await idle(pilot, app)
+        received = await _relay(app, pilot, sender, "please lint")
         claimed = await ask_the_sender_to_fix_it(pilot, app, fake, sender)
         await asyncio.to_thread(sender.send_receipt, claimed.envelope, "completed", "fixed the bug")
         await wait_until(pilot, lambda: "⇄ receipt" in transcript_text(app))
