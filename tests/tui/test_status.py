@@ -361,14 +361,23 @@ async def test_a_long_turn_says_how_long_it_worked(fake, make_config, app_factor
         assert transcript_text(app).count("✻") == 1  # a quick turn adds no line
 
 
+async def two_prompts_under_a_fake_clock(
+    pilot: Any, app: ZcoderApp, first: str, second: str
+) -> FakeClock:
+    """Ctrl+C's clock replaced by one the test moves; then the two prompts, the second
+    queued behind the first. The clock, to move."""
+    clock = FakeClock()
+    app.ctrl_c.clock = clock
+    await submit(pilot, app, first)
+    await submit(pilot, app, second)
+    return clock
+
+
 async def test_ctrl_c_stops_the_turn_then_a_second_press_quits(fake, make_config, app_factory):
     fake.enqueue(Turn.stall(before="partial"), Turn.stall())
     app = app_factory(make_config())
     async with app.run_test(size=(100, 30)) as pilot:
-        clock = FakeClock()
-        app.ctrl_c.clock = clock
-        await submit(pilot, app, "first")
-        await submit(pilot, app, "queued second")
+        clock = await two_prompts_under_a_fake_clock(pilot, app, "first", "queued second")
         await wait_until(pilot, lambda: any("partial" in e.plain for e in entries(app)))
         await pilot.press("ctrl+c")
         await wait_until(pilot, lambda: stopped_requests(fake) == 1)
@@ -395,10 +404,7 @@ async def test_ctrl_c_after_the_window_stops_the_next_turn_instead(fake, make_co
     fake.enqueue(Turn.stall(), Turn.stall())
     app = app_factory(make_config())
     async with app.run_test(size=(100, 30)) as pilot:
-        clock = FakeClock()
-        app.ctrl_c.clock = clock
-        await submit(pilot, app, "one")
-        await submit(pilot, app, "two")
+        clock = await two_prompts_under_a_fake_clock(pilot, app, "one", "two")
         await wait_until(pilot, lambda: len(turn_requests(fake)) == 1)
         await pilot.press("ctrl+c")
         await wait_until(pilot, lambda: len(turn_requests(fake)) == 2 and app.busy)
