@@ -7,17 +7,15 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from tests.e2e.harness import World
+from tests.e2e.harness import world as make_world
 from zcoder.relay import Relay, load_relay_settings
 
 
 @pytest.fixture
 def world() -> Iterator[World]:
     """Registry, workspaces, fake Ollamas and zcoder processes; all gone after the test."""
-    w = World()
-    try:
+    with make_world() as w:
         yield w
-    finally:
-        w.close()
 
 
 SenderFactory = Callable[[str], Relay]

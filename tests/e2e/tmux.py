@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shlex
 import shutil
 import signal
@@ -301,22 +300,11 @@ class TmuxInstance(Instance):
     def mark(self) -> int:
         return 0
 
-    def wait_text(
-        self, fragment: str | re.Pattern[str], *, since: int = 0, timeout: float = DEFAULT_TIMEOUT
-    ) -> str:
-        """Wait until ``fragment`` (text or a compiled pattern) is on the screen."""
+    def _text_after(self, since: int) -> str:
+        return self.screen_text  # the screen as it is now: it has no history to mark
 
-        def found() -> str | None:
-            screen = self.screen_text
-            if isinstance(fragment, re.Pattern):
-                match = fragment.search(screen)
-                return match.group(0) if match else None
-            return fragment if fragment in screen else None
-
-        try:
-            return wait_until(found, timeout=timeout, what=f"{fragment!r} on {self.name}")
-        except TimeoutError as exc:
-            raise AssertionError(f"{exc}; alive={self.alive()}; the screen:\n{self.screen_text}")
+    def _shown(self, since: int) -> str:
+        return f"the screen:\n{self.screen_text}"
 
     def wait_gone(self, fragment: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         """Wait until ``fragment`` is no longer on the screen."""
