@@ -13,8 +13,8 @@ import pytest
 
 from tests.e2e.conftest import SenderFactory
 from tests.e2e.harness import DIALOG_ARMED, Instance, World, wait_until
-from tests.e2e.test_two_instances import relay_records
-from tests.fixtures.fake_ollama import FakeOllama, Turn, call
+from tests.fixtures.fake_ollama import Turn, call
+from tests.fixtures.model_requests import relay_records, tool_results
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -25,15 +25,6 @@ END = "\x1b[F"  # the End key, as xterm sends it
 PAGE_UP = "\x1b[5~"
 ALL_SEEN = "all seen"
 UNSEEN = re.compile(r"of ([\d,]+) · (?:([\d,]+) not seen yet|all seen)")
-
-
-def _tool_results(server: FakeOllama) -> list[str]:
-    return [
-        str(m["content"])
-        for body in server.chat_bodies
-        for m in body["messages"]
-        if m["role"] == "tool"
-    ]
 
 
 def _counts(text: str) -> tuple[int, int] | None:
@@ -103,7 +94,7 @@ def test_y_before_the_end_was_seen_runs_nothing(world: World, padding: str) -> N
     a.send_key("n")  # the first answer the dialog takes: the two y's were not answers
     a.wait_text("first done", since=mark)
     assert not (a.workspace / "PWNED").exists()
-    assert "the user denied this command" in _tool_results(server)[-1]
+    assert "the user denied this command" in tool_results(server.chat_bodies[-1])[-1]
 
     # Jumping to the end skips the middle: not an answer while some of it was never seen.
     mark = a.mark()
@@ -184,7 +175,7 @@ def test_keys_typed_while_a_relayed_dialog_opens_answer_nothing_and_reach_the_pr
     b.answer_dialog("n", since=mark)  # once armed, a deliberate answer
     b.wait_text("relayed turn over", since=mark)
     assert not (b.workspace / "PWNED").exists()
-    assert "the user denied this command" in _tool_results(server)[-1]
+    assert "the user denied this command" in tool_results(server.chat_bodies[-1])[-1]
     # The whole text is in the prompt, in order, nothing lost: submit it and look.
     b.wait_state("ready")
     b.send_key("\r")
@@ -234,5 +225,5 @@ def test_long_message_cannot_be_sent_before_its_end_was_seen(world: World) -> No
     a.send_key("\x1b")  # Escape: not sent
     a.wait_text("turn over", since=mark)
     wait_until(lambda: len(server_a.chat_bodies) == 2, what="alpha's second request")
-    assert "declined" in _tool_results(server_a)[-1]
+    assert "declined" in tool_results(server_a.chat_bodies[-1])[-1]
     assert relay_records(server_b.chat_bodies) == []

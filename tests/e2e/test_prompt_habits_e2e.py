@@ -18,6 +18,7 @@ import pytest
 from tests.e2e.harness import World, wait_until
 from tests.e2e.tmux import CTRL_J, ENTER, TmuxInstance, start_in_tmux, to_hex
 from tests.fixtures.fake_ollama import FakeOllama, Turn
+from tests.fixtures.model_requests import last_user_messages
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -29,19 +30,11 @@ SHIFT_TAB = "1b 5b 5a"
 ESCAPE = "1b"
 
 
-def prompts_sent(server: FakeOllama) -> list[str]:
-    """The user's prompt each chat request ended with."""
-    return [
-        [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
-        for body in server.chat_bodies
-    ]
-
-
 def wait_sent(server: FakeOllama, count: int) -> list[str]:
     """The prompts sent, once there are ``count`` of them."""
 
     def enough() -> list[str] | None:
-        sent = prompts_sent(server)
+        sent = last_user_messages(server.chat_bodies)
         return sent if len(sent) >= count else None
 
     return wait_until(enough, what=f"{count} prompts at the model")
@@ -157,7 +150,7 @@ def test_ctrl_r_finds_a_prompt_enter_takes_it_to_edit_escape_cancels(
     send(zc, to_hex(" now"))
     zc.wait_text("deploy the app now")
     settle()
-    assert len(prompts_sent(server)) == 2
+    assert len(last_user_messages(server.chat_bodies)) == 2
 
     # Escape cancels: the text before the search comes back.
     send(zc, CTRL_R)

@@ -12,20 +12,14 @@ import pytest
 
 from tests.e2e.conftest import SenderFactory
 from tests.e2e.harness import World, wait_until
-from tests.e2e.test_two_instances import relay_records
 from tests.fixtures.fake_ollama import Turn, call
 from tests.fixtures.hostile_text import ALL_TOKENS, INVISIBLES, hostile
+from tests.fixtures.model_requests import relay_records, tool_results
 from zcoder.sessions import SessionStore
 
 pytestmark = pytest.mark.timeout(60)
 
 CONFIRM = "Send this message to another zcoder agent?"
-
-
-def tool_results(body: dict[str, object]) -> list[str]:
-    messages = body["messages"]
-    assert isinstance(messages, list)
-    return [str(m["content"]) for m in messages if m["role"] == "tool"]
 
 
 def test_relayed_turn_may_reply_only_to_its_sender(

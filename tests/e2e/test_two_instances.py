@@ -15,13 +15,13 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 from tests.e2e.conftest import SenderFactory
 from tests.e2e.harness import World, wait_until
 from tests.fixtures.fake_ollama import Turn
+from tests.fixtures.model_requests import relay_records
 from zcoder.sessions import SessionStore
 from zcoder.tui.relay_ui import RELAY_POLL_SECONDS
 
@@ -29,16 +29,6 @@ pytestmark = pytest.mark.timeout(60)
 
 NO_PEERS = "No other local zcoder instances are available."
 TASK = "users.name was renamed to users.display_name"
-
-
-def relay_records(bodies: list[Any]) -> list[str]:
-    """The relay wrappers (user-role context records) at the end of each chat request."""
-    found = []
-    for body in bodies:
-        last_user = [m for m in body["messages"] if m["role"] == "user"][-1]
-        if last_user["content"].startswith("<agent_relay>"):
-            found.append(last_user["content"])
-    return found
 
 
 @contextlib.contextmanager
