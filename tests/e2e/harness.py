@@ -260,6 +260,15 @@ class Instance:
         time.sleep(0.15)
         self.send_key("\r")
 
+    def submit_and_wait(self, text: str, *shown: str | re.Pattern[str]) -> int:
+        """Submit ``text`` and wait until each of ``shown`` is on screen after it; the mark
+        taken before it was typed, for the waits that follow."""
+        mark = self.mark()
+        self.submit(text)
+        for fragment in shown:
+            self.wait_text(fragment, since=mark)
+        return mark
+
     # -- the screen ---------------------------------------------------------------------
 
     @property

@@ -65,6 +65,14 @@ def say(zc: TmuxInstance, text: str) -> None:
     zc.send_hex(ENTER)
 
 
+def send_prompts(zc: TmuxInstance, server: FakeOllama, *prompts: str) -> None:
+    """Send each prompt once the model has the one before; return once it has the last."""
+    for prompt in prompts:
+        before = len(server.chat_bodies)
+        say(zc, prompt)
+        wait_sent(server, before + 1)
+
+
 def settle() -> None:
     """A moment for keys already sent to be read (before checking that nothing happened)."""
     time.sleep(0.5)
@@ -76,10 +84,7 @@ def test_up_recalls_a_prompt_of_the_previous_run_and_enter_sends_it(
 ) -> None:
     server = world.server()
     zc = start(world, server)
-    say(zc, "first prompt")
-    wait_sent(server, 1)
-    say(zc, "second prompt")
-    wait_sent(server, 2)
+    send_prompts(zc, server, "first prompt", "second prompt")
     zc.quit()  # (its exit status is tests/e2e/test_tmux_harness.py's concern)
 
     zc = start(world, server)  # the same workspace and home
@@ -117,8 +122,7 @@ def test_a_multi_line_prompt_comes_back_whole_in_the_next_run(world: World) -> N
 def test_another_workspace_has_its_own_history(world: World) -> None:
     server = world.server()
     zc = start(world, server, "one")
-    say(zc, "only in workspace one")
-    wait_sent(server, 1)
+    send_prompts(zc, server, "only in workspace one")
     zc.quit()  # (its exit status is tests/e2e/test_tmux_harness.py's concern)
     other = start(world, server, "two")
     other.send_hex(UP)
@@ -133,10 +137,7 @@ def test_ctrl_r_finds_a_prompt_enter_takes_it_to_edit_escape_cancels(
 ) -> None:
     server = world.server()
     zc = start(world, server)
-    say(zc, "deploy the app")
-    wait_sent(server, 1)
-    say(zc, "fix the tests")
-    wait_sent(server, 2)
+    send_prompts(zc, server, "deploy the app", "fix the tests")
 
     zc.type_text("draft")
     zc.wait_text("draft")
@@ -166,8 +167,7 @@ def test_escape_in_the_search_does_not_stop_the_running_turn(world: World) -> No
     server = world.server(demo=False)
     server.enqueue(Turn.text("done"), Turn.stall(before="still working", seconds=30))
     zc = start(world, server)
-    say(zc, "earlier prompt")
-    wait_sent(server, 1)
+    send_prompts(zc, server, "earlier prompt")
     say(zc, "a long task")
     zc.wait_text("still working")
     zc.send_hex(CTRL_R)
@@ -216,8 +216,7 @@ def test_the_keys_of_one_burst_are_all_taken(world: World) -> None:
     server = world.server()
     (world.workspace("proj") / "notes.md").write_text("")
     zc = start(world, server)
-    say(zc, "read no")
-    wait_sent(server, 1)
+    send_prompts(zc, server, "read no")
     zc.send_hex(f"{UP} {TAB} " + to_hex("twice") + f" {ENTER}")
     sent: list[Any] = wait_sent(server, 2)
     assert sent[-1] == "read notes.md twice"

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.e2e.conftest import SenderFactory
+from tests.e2e.conftest import RelayedFactory
 from tests.e2e.harness import World, wait_until
 from tests.fixtures.fake_ollama import Turn
 from tests.fixtures.model_requests import last_user_messages
@@ -24,11 +24,9 @@ ESCAPE = "\x1b"
 
 
 def test_a_local_prompt_runs_before_the_relayed_messages_that_came_after_it(
-    world: World, sender_relay: SenderFactory
+    world: World, relayed_beta: RelayedFactory
 ) -> None:
-    server = world.server(demo=False)
-    b = world.start("beta", server)
-    sender = sender_relay("gamma")
+    b, server, sender = relayed_beta()
     server.enqueue(Turn.stall(before="working on task 1", seconds=30))
 
     mark = b.mark()
@@ -73,11 +71,9 @@ def test_a_local_prompt_runs_before_the_relayed_messages_that_came_after_it(
 
 
 def test_a_flood_runs_eight_turns_unattended_then_waits_for_agents_continue(
-    world: World, sender_relay: SenderFactory
+    relayed_beta: RelayedFactory,
 ) -> None:
-    server = world.server(demo=False)
-    b = world.start("beta", server)
-    sender = sender_relay("gamma")
+    b, server, sender = relayed_beta()
     server.enqueue(Turn.stall(before="the local turn", seconds=30))
 
     mark = b.mark()
@@ -100,10 +96,9 @@ def test_a_flood_runs_eight_turns_unattended_then_waits_for_agents_continue(
     # The first task to run again stalls, so the screen is still while the notice is read.
     server.enqueue(Turn.stall(before="working on flood 9", seconds=30))
     server.enqueue(*(Turn.text(f"flood {n} done") for n in range(10, 15)))
-    mark = b.mark()
-    b.submit("/agents continue")
-    b.wait_text("working on flood 9", since=mark)
-    b.wait_text("Running the 6 relayed tasks that waited for you.", since=mark)
+    mark = b.submit_and_wait(
+        "/agents continue", "working on flood 9", "Running the 6 relayed tasks that waited for you."
+    )
     b.send_key(ESCAPE)  # stops flood 9; the other five run
     wait_until(lambda: len(server.chat_bodies) == 15, what="the six waiting tasks")
     b.wait_text("flood 14 done", since=mark)
