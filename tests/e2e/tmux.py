@@ -37,6 +37,7 @@ from tests.e2e.harness import (
     Instance,
     wait_until,
 )
+from tests.fixtures.processes import pid_alive
 
 TMUX = shutil.which("tmux")
 # The terminal tmux tells programs it is: what users inside tmux usually have.
@@ -200,9 +201,9 @@ class TmuxInstance(Instance):
             return self.status_file.read_text(encoding="ascii").strip() or None
         except FileNotFoundError:
             pass
-        if self._pid is not None and not _running(self._pid):
+        if self._pid is not None and not pid_alive(self._pid):
             # Gone without its shell writing the status (the pane was killed): unknown.
-            return "" if not _running(self._pane_pid) else None
+            return "" if not pid_alive(self._pane_pid) else None
         return None
 
     def alive(self) -> bool:
@@ -323,15 +324,6 @@ class TmuxInstance(Instance):
 
     def wait_ready(self, timeout: float = START_TIMEOUT) -> None:
         super().wait_ready(timeout)
-
-
-def _running(pid: int) -> bool:
-    """A live process (a zombie is not: a subreaper may not have collected it yet)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
 
 
 def _stacks(pid: int) -> str:
