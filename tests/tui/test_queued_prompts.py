@@ -11,23 +11,13 @@ from typing import Any
 import pytest
 
 from tests.fixtures.fake_ollama import Turn
+from tests.fixtures.model_requests import last_user_messages
 from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
 from tests.tui.support import relay_ready, relay_to
 from zcoder.tui import ZcoderApp
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)
-
-
-def last_user_messages(bodies: list[Any]) -> list[str]:
-    """What each chat request ended with: a prompt, or the relayed task's text."""
-    found = []
-    for body in bodies:
-        content = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
-        if content.startswith("<agent_relay>"):
-            content = "relay: " + content.split("Task:\n", 1)[1].removesuffix("\n</agent_relay>")
-        found.append(content)
-    return found
 
 
 async def send(app: ZcoderApp, sender: Any, body: str) -> None:

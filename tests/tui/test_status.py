@@ -14,6 +14,7 @@ import pytest
 from rich.text import Text
 
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
+from tests.fixtures.model_requests import stopped_requests
 from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
 from zcoder.agent import ContextUsage
 from zcoder.tools import ApprovalDecision
@@ -248,18 +249,6 @@ def turn_requests(fake: FakeOllama) -> list[Any]:
     """The turns' chat requests. A warm-up cut short by the turn may be recorded with no
     body at all (None): it is not one of them."""
     return [body for body in fake.chat_bodies if body]
-
-
-def stopped_requests(fake: FakeOllama) -> int:
-    """Chat requests the client hung up on while the fake model was still answering."""
-    return sum(
-        1
-        for r in fake.requests
-        if r.path == "/api/chat"
-        and r.disconnected.is_set()
-        and isinstance(r.body, dict)
-        and any(m.get("role") == "user" for m in r.body.get("messages") or [])
-    )
 
 
 def header_row(app: ZcoderApp) -> str:
