@@ -17,7 +17,10 @@ from zcoder.agent import AssistantMessage, ErrorNotice, Outcome
 from zcoder.model import OpenAIClient
 from zcoder.sessions import SessionStore
 
-IDLE = 0.3
+# The idle deadline also covers the wait for the first piece (zcoder.model.watch): on a
+# loaded machine the fake's "Let me think" took longer than 0.3 s to arrive, so the turn
+# ended before the keep-alives this tests. Two seconds leave the server time to start.
+IDLE = 2.0
 CAP = 400
 
 

@@ -302,11 +302,25 @@ def test_a_fenced_call_is_recovered_whatever_prose_surrounds_it(before: str, aft
     reply = AssistantReply(content=f"{before}\n{block}\n{after}")
     recovered = recover(reply, SCHEMAS)
     names = [call.name for call in recovered.tool_calls]
-    # Prose can open a fence or a think block of its own around the call; otherwise the
-    # call is recovered and the prose kept.
-    if "```" not in before + after and "think>" not in before + after:
+    # Prose can open a fence or a think block of its own around the call, or a call
+    # wrapper with another call in it (judged whole: the next test); otherwise the call is
+    # recovered and the prose kept.
+    wrapped = "<tool_call>" in before and "<function=" in after
+    if "```" not in before + after and "think>" not in before + after and not wrapped:
         assert names == ["read_file"]
         assert block not in recovered.content
+
+
+def test_a_wrapper_around_a_call_and_a_call_of_no_tool_is_judged_whole() -> None:
+    """A random run found it: ``<tool_call>`` before the fence and ``<function=0>`` after
+    make one wrapper holding two calls, one naming no tool, so neither is recovered (a
+    span of calls is recovered whole or not at all) and the text stays as it was."""
+    block = '```json\n{"name": "read_file", "arguments": {"path": "a.py"}}\n```'
+    text = f"<tool_call>\n{block}\n<function=0>"
+    recovered = recover(AssistantReply(content=text), SCHEMAS)
+    assert recovered.tool_calls == [] and recovered.content == text
+    alone = recover(AssistantReply(content=f"<tool_call>\n{block}"), SCHEMAS)
+    assert [call.name for call in alone.tool_calls] == ["read_file"]
 
 
 @pytest.mark.parametrize(
