@@ -21,6 +21,7 @@ from zcoder.agent.cancellation import RoundState, tidy_after_cancel
 from zcoder.agent.context_keeper import CompactResult, ContextKeeper
 from zcoder.agent.edits import EditJournal
 from zcoder.agent.events import (
+    OUTCOME_BADGES,
     AssistantMessage,
     ErrorNotice,
     EventSink,
@@ -481,18 +482,10 @@ class Agent:
     def _finish(self, outcome: Outcome, response: str = "", error: str = "") -> TurnFinished:
         self.recorder.save_messages(self.messages)
         self._round = RoundState()
-        badge = {
-            Outcome.COMPLETE: Status.READY,
-            Outcome.BLOCKED: Status.BLOCKED,
-            Outcome.INCOMPLETE: Status.INCOMPLETE,
-            Outcome.LOOP_STOPPED: Status.LOOP_STOPPED,
-            Outcome.STOPPED: Status.STOPPED,
-            Outcome.ERROR: Status.ERROR,
-        }[outcome]
         if outcome is Outcome.INCOMPLETE and error:
             self.recorder.event("error", f"Incomplete: {error}")
             self.recorder.emit(ErrorNotice(f"Incomplete: {error}"))
         finished = TurnFinished(outcome, response, error)
-        self.recorder.emit(StatusChanged(badge))
+        self.recorder.emit(StatusChanged(OUTCOME_BADGES[outcome]))
         self.recorder.emit(finished)
         return finished

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 from zcoder.agent.status import ContextUsage, Status
 
@@ -22,6 +22,18 @@ class Outcome(StrEnum):
     LOOP_STOPPED = "loop_stopped"
     STOPPED = "stopped"
     ERROR = "error"
+
+
+OUTCOME_BADGES: Final[dict[Outcome, Status]] = {
+    Outcome.COMPLETE: Status.READY,
+    Outcome.BLOCKED: Status.BLOCKED,
+    Outcome.INCOMPLETE: Status.INCOMPLETE,
+    Outcome.LOOP_STOPPED: Status.LOOP_STOPPED,
+    Outcome.STOPPED: Status.STOPPED,
+    Outcome.ERROR: Status.ERROR,
+}
+"""The status a turn that ended so leaves the agent in (the header's badge): the same
+whether the agent runs here (agent/core.py) or on a remote host (remote/events.py)."""
 
 
 @dataclass(frozen=True)
