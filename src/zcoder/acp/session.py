@@ -38,9 +38,10 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from zcoder.acp.approvals import AcpApprover, PermissionAsker, ReportingJournal
+from zcoder.acp.approvals import AcpApprover, ReportingJournal
 from zcoder.acp.commands import available_commands, find_command
 from zcoder.acp.mcp_servers import attach_client_mcp, client_entries
+from zcoder.acp.permission import PermissionAsker
 from zcoder.acp.relay import SessionRelay
 from zcoder.acp.updates import EventTranslator, Send, Update, UpdatePump, replay
 from zcoder.acp.user_commands import offered, user_commands
