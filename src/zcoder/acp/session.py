@@ -48,23 +48,20 @@ from zcoder.acp.user_commands import offered, user_commands
 from zcoder.agent import (
     Agent,
     AgentEvent,
-    AgentSettings,
     Notice,
     Outcome,
     TurnFinished,
-    register_relay_tools,
 )
+from zcoder.assembly import assemble_agent
 from zcoder.commands import UserCommands
 from zcoder.commands.run import run_typed
 from zcoder.config import Config
-from zcoder.extensions import load_extensions
 from zcoder.model import ModelClient, ModelError, make_client
 from zcoder.model.context import resolve_for_model, same_model
 from zcoder.resume import restored_model
 from zcoder.sessions import Message, SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.sessions.locks import acquire as acquire_session_lock
-from zcoder.tools import ApprovalPolicy, default_registry
 
 log = logging.getLogger(__name__)
 
@@ -240,34 +237,25 @@ class AcpSession:
         def on_event(event: AgentEvent) -> None:
             pump.put(translator(event))
 
-        registry = default_registry()
         # Published as a peer (zcoder.acp.relay): the editor's user answers for this session.
         self.relay = SessionRelay.start(config, session_id=self.id, store=self.store, show=pump.put)
         relay = self.relay
-        if relay is not None:
-            register_relay_tools(registry, relay.relay, approver)
-        extensions = load_extensions(registry, config.workspace, config.home)
-        for problem in extensions.problems:
-            log.warning("%s", problem)
-        settings = AgentSettings.from_config(config, model, skills=extensions.skills)
-        self.user_commands = user_commands(extensions.skills, extensions.commands)
         editors_servers = client_entries(mcp_servers)
-        if editors_servers:  # attached below, with zcoder's own (zcoder.acp.mcp_servers)
-            settings.mcp_home = None
-        agent = Agent(
-            client=model_client,
-            registry=registry,
-            settings=settings,
-            approval=ApprovalPolicy(
-                config.command_policy, config.profile, edits=config.edit_policy
-            ),
+        agent, extensions = assemble_agent(
+            config,
+            model_client,
+            model,
             approver=approver,
             on_event=on_event,
             store=self.store,
-            session_id=self.id,
-            hooks=extensions.hooks,
+            on_problem=lambda problem: log.warning("%s", problem),
+            relay=None if relay is None else (relay.relay, approver),
             relay_available=lambda: relay is not None and relay.available,
+            session_id=self.id,
+            # The editor's servers are attached below, with zcoder's own (acp/mcp_servers.py).
+            own_mcp=not editors_servers,
         )
+        self.user_commands = user_commands(extensions.skills, extensions.commands)
         # The same journal, telling the update stream the whole text of each edit.
         journal.append(
             ReportingJournal(
@@ -280,7 +268,9 @@ class AcpSession:
         agent.edits = journal[0]
         agent.use_session(self.id, messages, ledger)
         if editors_servers:
-            agent.mcp = attach_client_mcp(registry, config.workspace, config.home, editors_servers)
+            agent.mcp = attach_client_mcp(
+                agent.registry, config.workspace, config.home, editors_servers
+            )
         self.agent = agent
         if session_model is not None:
             self._session_source = "resume"
