@@ -75,16 +75,19 @@ def argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "zcoder", *args]
 
 
-def zcoder(env: Env, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run zcoder with no terminal at all: stdin closed, no controlling tty."""
+def zcoder(
+    env: Env, *args: str, variables: dict[str, str] | None = None, timeout: float = RUN_TIMEOUT
+) -> subprocess.CompletedProcess[str]:
+    """Run zcoder with no terminal at all: stdin closed, no controlling tty; in env.workspace,
+    with env.vars unless told other ``variables``."""
     return subprocess.run(
         argv(*args),
-        env=env.vars,
+        env=env.vars if variables is None else variables,
         cwd=env.workspace,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=RUN_TIMEOUT,
+        timeout=timeout,
         start_new_session=True,
         check=False,
     )
@@ -93,6 +96,18 @@ def zcoder(env: Env, *args: str) -> subprocess.CompletedProcess[str]:
 def prompt(env: Env, server: FakeOllama, text: str, *extra: str):
     host = f"127.0.0.1:{server.port}"
     return zcoder(env, "--prompt", text, "--host", host, "-w", str(env.workspace), *extra)
+
+
+def start_hi(env: Env, host: str) -> subprocess.Popen[bytes]:
+    """zcoder --prompt hi against ``host``, left running with no terminal, its output piped."""
+    return subprocess.Popen(
+        argv("--prompt", "hi", "--host", host, "-w", str(env.workspace)),
+        env=env.vars,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
 
 
 def sessions(env: Env, profile: str = "coding"):
@@ -239,15 +254,7 @@ def read_until(stream: IO[bytes], marker: bytes, timeout: float) -> bytes:
 
 def test_sigint_during_a_stall_exits_130_and_saves_the_stop(env: Env, fake: FakeOllama) -> None:
     fake.enqueue(Turn.stall(before="Thinking about "))
-    host = f"127.0.0.1:{fake.port}"
-    with subprocess.Popen(
-        argv("--prompt", "hi", "--host", host, "-w", str(env.workspace)),
-        env=env.vars,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    ) as proc:
+    with start_hi(env, f"127.0.0.1:{fake.port}") as proc:
         assert proc.stdout is not None
         shown = read_until(proc.stdout, b"Thinking about ", RUN_TIMEOUT)
         assert shown == b"Thinking about ", "the partial reply never streamed"
@@ -394,15 +401,7 @@ def test_a_prompt_run_stopped_before_its_prompt_was_recorded_keeps_no_session(
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen(4)
-        host = f"127.0.0.1:{silent.getsockname()[1]}"
-        with subprocess.Popen(
-            argv("--prompt", "hi", "--host", host, "-w", str(env.workspace)),
-            env=env.vars,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        ) as proc:
+        with start_hi(env, f"127.0.0.1:{silent.getsockname()[1]}") as proc:
             silent.settimeout(RUN_TIMEOUT)
             connection, _ = silent.accept()  # zcoder is waiting for an answer now
             with connection:

@@ -19,12 +19,17 @@ def env(tmp_path: Path) -> Env:
     return make_env(tmp_path)
 
 
+def shout_alpha(server: FakeOllama, content: str, reply: str) -> None:
+    """The model's answer to "shout alpha": write ``content`` to alpha.txt, then ``reply``."""
+    server.enqueue(
+        Turn.tool_calls(call("write_file", {"path": "alpha.txt", "content": content})),
+        Turn.text(reply),
+    )
+
+
 def test_an_edit_in_prompt_mode_can_be_undone_from_the_saved_session(env: Env) -> None:
     with FakeOllama() as server:
-        server.enqueue(
-            Turn.tool_calls(call("write_file", {"path": "alpha.txt", "content": "ALPHA\n"})),
-            Turn.text("done"),
-        )
+        shout_alpha(server, "ALPHA\n", "done")
         done = prompt(env, server, "shout alpha")
     assert done.returncode == 0, done.stderr
     assert (env.workspace / "alpha.txt").read_text() == "ALPHA\n"
@@ -40,10 +45,7 @@ def test_an_edit_in_prompt_mode_can_be_undone_from_the_saved_session(env: Env) -
 def test_ask_mode_without_a_terminal_writes_nothing_and_tells_the_model(env: Env) -> None:
     env.vars["ZCODER_EDITS"] = "ask"
     with FakeOllama() as server:
-        server.enqueue(
-            Turn.tool_calls(call("write_file", {"path": "alpha.txt", "content": "ALPHA\n"})),
-            Turn.text("could not"),
-        )
+        shout_alpha(server, "ALPHA\n", "could not")
         done = prompt(env, server, "shout alpha")
         told = server.chat_bodies[1]["messages"][-1]["content"]
     assert done.returncode == 0, done.stderr
@@ -76,10 +78,7 @@ def test_a_bad_zcoder_edits_names_the_setting(tmp_path: Path) -> None:
 def test_with_a_terminal_the_edit_is_shown_and_asked(env: Env, key: str, written: bool) -> None:
     env.vars["ZCODER_EDITS"] = "ask"
     with FakeOllama() as server:
-        server.enqueue(
-            Turn.tool_calls(call("write_file", {"path": "alpha.txt", "content": "ALPHA\x1b[2J\n"})),
-            Turn.text("over"),
-        )
+        shout_alpha(server, "ALPHA\x1b[2J\n", "over")
         child = spawn_in_pty(env, server, "shout alpha")
         child.expect_exact("write_file wants to change alpha.txt:")
         child.expect_exact("-alpha")

@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
+from tests import test_oneshot as oneshot
 from tests.fixtures.fake_ollama import Turn, call
 from tests.fixtures.fake_openai import FakeOpenAI
 from tests.test_oneshot import Env, make_env
 from zcoder.sessions import SessionStore
 
-RUN_TIMEOUT = 20.0
 KEY = "sk-oneshot-7d2e55aa"
 
 
@@ -35,17 +34,7 @@ def server() -> Iterator[FakeOpenAI]:
 
 
 def zcoder(env: Env, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "zcoder", "-w", str(env.workspace), *args],
-        env=env.vars,
-        cwd=env.workspace,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-        start_new_session=True,
-        check=False,
-    )
+    return oneshot.zcoder(env, "-w", str(env.workspace), *args)
 
 
 def stored_bytes(home: Path) -> bytes:

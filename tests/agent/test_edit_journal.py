@@ -10,9 +10,8 @@ import os
 import stat
 from pathlib import Path
 
-import pytest
-
 from tests.fixtures.approver import ScriptedApprover
+from tests.fixtures.workspace import home, outside, workspace
 from zcoder.agent.edit_store import EDITS_DIR_NAME
 from zcoder.agent.edits import EditJournal
 from zcoder.tools import (
@@ -31,24 +30,7 @@ REGISTRY = default_registry()
 SESSION = "1788012120_10392"
 ONCE, ALWAYS, DENY = ApprovalDecision.ONCE, ApprovalDecision.ALWAYS, ApprovalDecision.DENY
 
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws.resolve()
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    out = tmp_path / "outside"
-    out.mkdir()
-    return out.resolve()
+__all__ = ["home", "outside", "workspace"]  # the shared fixtures: home, project, beside it
 
 
 def journal_for(workspace: Path, home: Path | None, **kwargs: object) -> EditJournal:

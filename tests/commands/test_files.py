@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.workspace import new_dir
 from tests.skills.test_skills import home, repo
 from zcoder.commands import CommandFileError, discover_commands, parse_command
 from zcoder.commands.files import (
@@ -20,9 +21,7 @@ from zcoder.commands.files import (
 
 @pytest.fixture
 def zhome(tmp_path: Path) -> Path:
-    path = tmp_path / "zhome"
-    path.mkdir()
-    return path
+    return new_dir(tmp_path / "zhome")
 
 
 __all__ = ["home", "repo"]  # the skills' fixtures: a repository and a home

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
+from typing import Any
 
 from tests.fixtures.fake_ollama import FakeOllama, Turn
 from tests.test_oneshot import make_env, prompt, sessions
@@ -16,26 +18,29 @@ def write(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-def test_a_custom_command_runs_with_its_arguments(tmp_path: Path) -> None:
+def run_command_file(
+    tmp_path: Path, name: str, text: str, typed: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """``zcoder --prompt typed`` in a workspace whose command file ``name``.md holds ``text``:
+    the run, which must succeed, and the one request the model was sent."""
     env = make_env(tmp_path)
-    write(env.workspace / ".zcoder" / "commands" / "fix.md", "Fix issue $1 in $2.")
+    write(env.workspace / ".zcoder" / "commands" / f"{name}.md", text)
     with FakeOllama() as fake:
-        fake.enqueue(Turn.text("Fixed."))
-        done = prompt(env, fake, "/fix 12 parser.py")
+        fake.enqueue(Turn.text("ok"))
+        done = prompt(env, fake, typed)
         [body] = fake.chat_bodies
     assert done.returncode == 0, done.stderr
+    return done, body
+
+
+def test_a_custom_command_runs_with_its_arguments(tmp_path: Path) -> None:
+    done, body = run_command_file(tmp_path, "fix", "Fix issue $1 in $2.", "/fix 12 parser.py")
     assert body["messages"][-1]["content"] == "Fix issue 12 in parser.py."
     assert "/fix 12 parser.py → the prompt of the custom command /fix" in done.stderr
 
 
 def test_a_built_in_name_is_refused_and_sent_as_typed(tmp_path: Path) -> None:
-    env = make_env(tmp_path)
-    write(env.workspace / ".zcoder" / "commands" / "compact.md", "Not zcoder's compact.")
-    with FakeOllama() as fake:
-        fake.enqueue(Turn.text("ok"))
-        done = prompt(env, fake, "/compact now")
-        [body] = fake.chat_bodies
-    assert done.returncode == 0, done.stderr
+    done, body = run_command_file(tmp_path, "compact", "Not zcoder's compact.", "/compact now")
     assert "/compact is zcoder's own command" in done.stderr
     assert body["messages"][-1]["content"] == "/compact now"
 

@@ -2,19 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from tests.fixtures.workspace import home, workspace
 
-import pytest
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    """$ZCODER_HOME (not created: zcoder makes it when it first writes there)."""
-    return tmp_path / "home"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
+__all__ = ["home", "workspace"]

@@ -17,7 +17,7 @@ from tests.fixtures.fake_ollama import Turn, call
 from tests.fixtures.mcp_hostile import INJECTION
 from tests.mcp_client.support import hostile, time_server, write_servers
 from tests.mcp_client.turns import World, tool_names, tool_results
-from zcoder.agent import Notice, Outcome, ToolStarted, TurnFinished
+from zcoder.agent import ConfirmationUnavailable, Notice, Outcome, ToolStarted, TurnFinished
 from zcoder.mcp.consent import Consent
 from zcoder.relay import Envelope
 from zcoder.tools import (
@@ -26,7 +26,7 @@ from zcoder.tools import (
     TurnOrigin,
     default_registry,
 )
-from zcoder.tools.approval import McpServerStart, McpToolCall
+from zcoder.tools.approval import CommandApprovalRequest, McpServerStart, McpToolCall
 
 
 @pytest.fixture
@@ -222,3 +222,32 @@ async def test_stopping_a_turn_during_an_mcp_call_stops_it_at_once(world: World)
     assert log.of(TurnFinished)[-1].outcome is Outcome.STOPPED
     # The call was answered in the history (interrupted), so the next request is valid.
     assert tool_call_ids(agent.messages) == tool_result_ids(agent.messages) == ["call_w"]
+
+
+async def test_a_consent_that_could_not_be_asked_is_not_kept_and_is_asked_again(
+    world: World,
+) -> None:
+    """The dialog cannot be shown (a terminal too small): the server does not start, no
+    refusal is saved, and the next turn asks again."""
+    write_servers(world.ws / ".mcp.json", {"time": time_server()})
+
+    class CannotAsk(ScriptedApprover):
+        async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
+            if not self.requests:
+                self.requests.append(request)
+                raise ConfirmationUnavailable("the terminal is too small for the dialog")
+            return await super().approve_command(request)
+
+    approver = CannotAsk(ApprovalDecision.ONCE)
+    agent, log = world.agent(approver)
+    world.fake.enqueue(Turn.text("first"), Turn.text("second"))
+    await agent.run_user_turn("hi")
+    assert approver.requests[0].kept  # an approver must not take a kept answer as a no
+    assert any("consent could not be asked" in n.text for n in log.of(Notice))
+    assert "mcp__time__get_current_time" not in tool_names(world.fake.chat_bodies[0])
+    assert agent.mcp is not None
+    (status,) = agent.mcp.statuses()
+    assert status.consent == Consent.UNASKED
+    await agent.run_user_turn("again")
+    assert len(approver.requests) == 2  # asked again, and this time allowed
+    assert "mcp__time__get_current_time" in tool_names(world.fake.chat_bodies[-1])

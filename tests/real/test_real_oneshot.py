@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import test_oneshot as oneshot
 from tests.real.conftest import RealServer
 from tests.test_oneshot import Env, make_env
 from zcoder.sessions import SessionStore
@@ -42,16 +42,8 @@ def zcoder(
 ) -> subprocess.CompletedProcess[str]:
     variables = {**env.vars, **server.env(ZCODER_MAX_OUTPUT_TOKENS=CAP, ZCODER_RELAY="off")}
     variables.update(extra)
-    return subprocess.run(
-        [sys.executable, "-m", "zcoder", "-w", str(env.workspace), *args],
-        env=variables,
-        cwd=env.workspace,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-        start_new_session=True,
-        check=False,
+    return oneshot.zcoder(
+        env, "-w", str(env.workspace), *args, variables=variables, timeout=RUN_TIMEOUT
     )
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -112,6 +115,52 @@ def trusting_pair(
     beta = make_relay("beta", interactive=True)
     alpha.trust.set(str(beta.workspace), TRUST)
     return alpha, beta
+
+
+def zcoder(
+    env: dict[str, str],
+    *args: str,
+    cwd: Path | None = None,
+    stdin: str = "",
+    new_session: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """A ``zcoder`` command (agents, send) run as a script or a user runs it, ``stdin`` its
+    input; in its own session with ``new_session``."""
+    return subprocess.run(
+        [sys.executable, "-m", "zcoder", *args],
+        input=stdin,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+        start_new_session=new_session,
+    )
+
+
+def write_manifest(registry: Path, file_id: str, /, **over: object) -> Path:
+    """A registry manifest a-<file_id>.json (private, compact JSON, as zcoder.zsh writes one)
+    for an instance no Relay runs: a ready instance ``file_id``, its pid the id's first part;
+    members in ``over`` (even ``instance_id``) replace or join those."""
+    manifest: dict[str, object] = {
+        "protocol": 1,
+        "instance_id": file_id,
+        "pid": int(file_id.split("-", maxsplit=1)[0]),
+        "project": "ghost",
+        "workspace": "/nowhere/ghost",
+        "session_id": "",
+        "profile": "coding",
+        "model": "m",
+        "socket": str(registry / f"a-{file_id}.sock"),
+        "state": "ready",
+        "started_at": 1,
+    }
+    manifest.update(over)
+    path = registry / f"a-{file_id}.json"
+    path.write_text(json.dumps(manifest, separators=(",", ":")))
+    path.chmod(0o600)
+    return path
 
 
 def spool_envelope(n: int, *, target: str, sender: str, body: str = "task {n}") -> Envelope:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.hostile_text import ALL_TOKENS, INVISIBLES, hostile
+from tests.relay.conftest import write_manifest
 from tests.relay.wire import send_json
 from zcoder.relay import NO_PEERS_TEXT, Relay, load_relay_settings
 from zcoder.relay.client import discover
@@ -30,28 +31,12 @@ from zcoder.relay.registry import (
 pytestmark = pytest.mark.timeout(60)
 
 
-def _fake_manifest(registry: Path, file_id: str, **over: object) -> Path:
-    """A manifest file a-<file_id>.json, with members overridden by ``over``."""
-    instance_id = file_id
-    pid = int(instance_id.split("-")[0])
-    obj: dict[str, object] = {
-        "protocol": 1,
-        "instance_id": instance_id,
-        "pid": pid,
-        "project": "ghost",
-        "workspace": "/nowhere/ghost",
-        "session_id": "",
-        "profile": "coding",
-        "model": "m",
-        "socket": str(registry / f"a-{instance_id}.sock"),
-        "state": "ready",
-        "started_at": 1,
-    }
-    obj.update(over)
-    path = registry / f"a-{file_id}.json"
-    path.write_text(json.dumps(obj))
-    path.chmod(0o600)
-    return path
+def _rewrite_manifest(registry: Path, instance_id: str, **changes: object) -> None:
+    """Change members of a running instance's manifest behind its back."""
+    manifest = registry / f"a-{instance_id}.json"
+    data = json.loads(manifest.read_text())
+    data.update(changes)
+    manifest.write_text(json.dumps(data))
 
 
 def test_registry_directory_is_created_private(registry):
@@ -187,17 +172,14 @@ def test_two_workspaces_with_same_basename_stay_distinguishable(make_relay, shor
 def test_state_shown_is_the_pong_state_not_the_manifest(make_relay, registry):
     caller = make_relay("caller")
     peer = make_relay("peer")
-    manifest = registry / f"a-{peer.instance_id}.json"
-    data = json.loads(manifest.read_text())
-    data["state"] = "busy"  # a stale manifest state
-    manifest.write_text(json.dumps(data))
+    _rewrite_manifest(registry, peer.instance_id, state="busy")  # a stale manifest state
     [found] = caller.discover().peers
     assert found.state == "ready"
 
 
 def test_stale_manifest_without_socket_is_skipped(make_relay, registry):
     caller = make_relay("caller")
-    _fake_manifest(registry, "999999-1")
+    write_manifest(registry, "999999-1")
     found = caller.discover()
     assert found.peers == []
     assert "a-999999-1.json" in found.skipped
@@ -206,7 +188,7 @@ def test_stale_manifest_without_socket_is_skipped(make_relay, registry):
 def test_stale_socket_without_listener_is_skipped(make_relay, registry):
     caller = make_relay("caller")
     instance = f"{os.getpid()}-77"  # pid reuse: a live pid that is not that instance
-    _fake_manifest(registry, instance)
+    write_manifest(registry, instance)
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(str(registry / f"a-{instance}.sock"))
     dead.close()  # the file stays; nobody listens
@@ -219,7 +201,7 @@ def test_listener_answering_for_another_instance_is_not_live(make_relay, registr
     caller = make_relay("caller")
     real = make_relay("real")
     impostor = f"{os.getpid()}-555"
-    _fake_manifest(registry, impostor)
+    write_manifest(registry, impostor)
     os.link(real.socket_path, registry / f"a-{impostor}.sock")  # a socket of another instance
     found = caller.discover()
     assert [p.instance_id for p in found.peers] == [real.instance_id]
@@ -256,7 +238,7 @@ def test_malformed_manifests_are_skipped(make_relay, registry, name, content, wh
 )
 def test_manifest_field_checks(make_relay, registry, override):
     caller = make_relay("caller")
-    _fake_manifest(registry, "4242-1", **override)
+    write_manifest(registry, "4242-1", **override)
     found = caller.discover()
     assert "a-4242-1.json" in found.skipped
     assert found.peers == []
@@ -284,7 +266,7 @@ def test_fifo_manifest_does_not_block_discovery(make_relay, registry):
 
 def test_oversized_manifest_is_skipped(make_relay, registry):
     caller = make_relay("caller")
-    _fake_manifest(registry, "4243-1", project="p" * 20000)
+    write_manifest(registry, "4243-1", project="p" * 20000)
     found = caller.discover()
     assert "larger than" in found.skipped["a-4243-1.json"]
 
@@ -303,7 +285,7 @@ def test_discovery_sorts_by_project_then_numeric_pid(make_relay, registry, relay
     listeners: list[tuple[str, socket.socket]] = []
     for project, pid in (("Beta", 10), ("alpha", 900), ("alpha", 1000), ("alpha", 95)):
         iid = f"{pid}-{len(listeners)}"
-        _fake_manifest(registry, iid, project=project)
+        write_manifest(registry, iid, project=project)
         srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         srv.bind(str(registry / f"a-{iid}.sock"))
         srv.listen(4)
@@ -343,10 +325,7 @@ def test_discovery_sorts_by_project_then_numeric_pid(make_relay, registry, relay
 def test_control_bytes_are_made_visible_in_peer_listings(make_relay, registry):
     caller = make_relay("caller")
     peer = make_relay("peer")
-    manifest = registry / f"a-{peer.instance_id}.json"
-    data = json.loads(manifest.read_text())
-    data["project"] = "evil\x1b[2J\nproject\u202e"
-    manifest.write_text(json.dumps(data))
+    _rewrite_manifest(registry, peer.instance_id, project="evil\x1b[2J\nproject\u202e")
     peers = caller.discover().peers
     text = peer_table(peers) + peer_list_for_model(peers)
     assert "\x1b" not in text and "\u202e" not in text

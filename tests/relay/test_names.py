@@ -122,3 +122,19 @@ def test_a_relay_publishes_its_name_and_a_rename_at_once(
     assert json.loads((registry / f"a-{named.instance_id}.json").read_text())["name"] == (
         "payments"
     )
+
+
+def test_the_table_in_a_narrow_terminal_takes_three_short_lines_a_peer() -> None:
+    peers = [_peer("11524-2483981955515353233", "billing"), _peer("12687-38571", "web\x1b[2J")]
+    table = peer_table(peers)
+    assert peer_table(peers, width=200) == table  # it fits: the table
+    narrow = peer_table(peers, width=40)
+    assert narrow.splitlines() == [
+        "billing (billing) · pid 11524 · ready",
+        "  id 11524-2483981955515353233",
+        "  /w/billing",
+        "web--2J (web\\e[2J) · pid 12687 · ready",  # control bytes made visible
+        "  id 12687-38571",
+        "  /w/web\\e[2J",
+    ]
+    assert all(len(line) <= 40 for line in narrow.splitlines())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import threading
@@ -10,6 +9,7 @@ import time
 
 import pytest
 
+from tests.relay.conftest import write_manifest
 from tests.relay.wire import send_json
 from zcoder.relay.protocol import Ack, decode_flat_object, encode_frame
 
@@ -119,13 +119,7 @@ def _fake_silent_instance(registry, instance_id, received, stop):
     srv.bind(str(registry / f"a-{instance_id}.sock"))
     srv.listen(8)
     srv.settimeout(0.2)
-    manifest = {
-        "protocol": 1, "instance_id": instance_id, "pid": int(instance_id.split("-")[0]),
-        "project": "silent", "workspace": "/x/silent", "session_id": "", "profile": "coding",
-        "model": "", "socket": str(registry / f"a-{instance_id}.sock"), "state": "ready",
-        "started_at": 1,
-    }  # fmt: skip
-    (registry / f"a-{instance_id}.json").write_text(json.dumps(manifest))
+    write_manifest(registry, instance_id, project="silent", workspace="/x/silent", model="")
 
     def serve():
         held = []

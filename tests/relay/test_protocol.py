@@ -76,6 +76,20 @@ def test_ack_matches_spec_bytes():
     assert parse_ack(SPEC_ACK) == ack
 
 
+def _generic_ack(message_id: str, status: str, position: int, state: str) -> bytes:
+    """An ack's payload as encode_flat_object writes it (not by Ack's own fast path)."""
+    return encode_flat_object(
+        {
+            "protocol": 1,
+            "type": "ack",
+            "message_id": message_id,
+            "status": status,
+            "queue_position": position,
+            "state": state,
+        }
+    )
+
+
 @given(
     message_id=st.one_of(
         st.text(max_size=120), st.from_regex(r"[A-Za-z0-9_.-]{1,100}", fullmatch=True)
@@ -87,16 +101,7 @@ def test_ack_matches_spec_bytes():
 def test_ack_bytes_are_those_of_the_generic_encoder(message_id, status, position, state):
     """The ack's fast path writes exactly what encode_flat_object writes, for any ack."""
     ack = Ack(message_id, status, position, state)
-    assert ack.to_payload() == encode_flat_object(
-        {
-            "protocol": 1,
-            "type": "ack",
-            "message_id": message_id,
-            "status": status,
-            "queue_position": position,
-            "state": state,
-        }
-    )
+    assert ack.to_payload() == _generic_ack(message_id, status, position, state)
 
 
 _TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=40)
@@ -173,16 +178,7 @@ def test_an_ack_is_read_the_same_with_or_without_the_json_decoder(
 ):
     """parse_ack reads canonical acks without the JSON decoder: exactly as the decoder
     would, including the acks it must refuse or correct."""
-    payload = encode_flat_object(
-        {
-            "protocol": 1,
-            "type": "ack",
-            "message_id": message_id,
-            "status": status,
-            "queue_position": position,
-            "state": state,
-        }
-    )
+    payload = _generic_ack(message_id, status, position, state)
     by_json = _parsed_or_error(lambda data: ack_from_object(decode_flat_object(data)), payload)
     assert _parsed_or_error(parse_ack, payload) == by_json
 

@@ -27,6 +27,16 @@ def _enqueue(receiver, sender, message_id, body="task"):
     return send_json(receiver.socket_path, enqueue_obj(receiver, sender, message_id, body))
 
 
+def _run_all(receiver) -> list[str]:
+    """Claim and complete every queued message, as the agent would: their bodies in order."""
+    bodies = []
+    while (claimed := receiver.claim_one()) is not None:
+        assert isinstance(claimed, ClaimedMessage)
+        bodies.append(claimed.envelope.body)
+        receiver.complete(claimed)
+    return bodies
+
+
 def test_busy_receiver_accepts_then_processes_fifo(pair):
     receiver, sender = pair
     receiver.set_state("busy")
@@ -35,12 +45,7 @@ def test_busy_receiver_accepts_then_processes_fifo(pair):
     assert [a["queue_position"] for a in positions] == [1, 2, 3, 4, 5]
     assert all(a["state"] == "busy" for a in positions)
     receiver.set_state("ready")
-    bodies = []
-    while (claimed := receiver.claim_one()) is not None:
-        assert isinstance(claimed, ClaimedMessage)
-        bodies.append(claimed.envelope.body)
-        receiver.complete(claimed)
-    assert bodies == [f"task {n}" for n in range(5)]
+    assert _run_all(receiver) == [f"task {n}" for n in range(5)]
 
 
 def test_spool_names_carry_nine_digit_sequence(pair):
@@ -110,12 +115,7 @@ def test_pause_rejects_new_keeps_queued_and_resume_continues_fifo(pair):
     assert (ping["status"], ping["state"]) == ("pong", "paused")
     receiver.resume()
     _enqueue(receiver, sender, "after-1", "second")
-    order = []
-    while (claimed := receiver.claim_one()) is not None:
-        assert isinstance(claimed, ClaimedMessage)
-        order.append(claimed.envelope.body)
-        receiver.complete(claimed)
-    assert order == ["first", "second"]
+    assert _run_all(receiver) == ["first", "second"]
 
 
 def test_paused_claims_nothing_until_resume(pair):
@@ -126,12 +126,7 @@ def test_paused_claims_nothing_until_resume(pair):
     assert receiver.claim_one() is None  # accepted messages wait while paused
     assert receiver.status().queued == 2
     receiver.resume()
-    order = []
-    while (claimed := receiver.claim_one()) is not None:
-        assert isinstance(claimed, ClaimedMessage)
-        order.append(claimed.envelope.body)
-        receiver.complete(claimed)
-    assert order == ["first", "second"]
+    assert _run_all(receiver) == ["first", "second"]
 
 
 def test_paused_from_setting_starts_paused(make_relay, relay_env):

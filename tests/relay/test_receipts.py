@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.relay.conftest import RelayFactory
+from tests.relay.conftest import RelayFactory, write_manifest
 from tests.relay.wire import ack_of, exchange, frame, send_json
 from zcoder.relay import ClaimedMessage, Relay
 from zcoder.relay.protocol import (
@@ -186,25 +186,11 @@ def test_a_zsh_shaped_sender_is_remembered_as_receiptless_without_an_error(
     make_relay: RelayFactory, registry: Path
 ) -> None:
     receiver = make_relay("receiver")
-    zsh_id = f"{os.getpid()}-1700000000123"  # ids begin with the sender's pid
+    # Ids begin with the sender's pid, which must be a live process's: this one stands in.
+    zsh_id = f"{os.getpid()}-1700000000123"
     peer = ZshShapedPeer(registry / f"a-{zsh_id}.sock")
     try:
-        manifest: dict[str, Scalar] = {
-            "protocol": 1,
-            "instance_id": zsh_id,
-            "pid": os.getpid(),  # it must be a live process: this one stands in
-            "project": "legacy",
-            "workspace": "/w/legacy",
-            "session_id": "",
-            "profile": "coding",
-            "model": "m",
-            "socket": str(registry / f"a-{zsh_id}.sock"),
-            "state": "ready",
-            "started_at": 1,
-        }
-        path = registry / f"a-{zsh_id}.json"
-        path.write_bytes(encode_flat_object(manifest))
-        path.chmod(0o600)
+        write_manifest(registry, zsh_id, project="legacy", workspace="/w/legacy")
         # The zsh peer sends a task (by hand, as zcoder.zsh would).
         assert receiver.socket_path is not None
         task: dict[str, Scalar] = {

@@ -3,24 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.relay.conftest import PeerFactory, RelayFactory
+from tests.relay.conftest import PeerFactory, RelayFactory, zcoder
 from zcoder.relay import ClaimedMessage
-
-
-def zcoder(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "zcoder", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_agents_lists_live_instances_as_a_table_and_as_json(

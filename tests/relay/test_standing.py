@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.relay.conftest import RelayFactory, trusting_pair
+from tests.relay.conftest import RelayFactory, trusting_pair, write_manifest, zcoder
 from tests.relay.wire import enqueue_obj, exchange, frame
 from zcoder.relay import ClaimedMessage, Relay
 from zcoder.relay.display import sender_label
@@ -31,16 +31,7 @@ def zcoder_send(
     env: dict[str, str], cwd: Path, *args: str, new_session: bool = False
 ) -> subprocess.CompletedProcess[str]:
     """`zcoder send` as a user (or a command) runs it, from ``cwd``."""
-    return subprocess.run(
-        [sys.executable, "-m", "zcoder", "send", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-        start_new_session=new_session,
-    )
+    return zcoder(env, "send", *args, cwd=cwd, new_session=new_session)
 
 
 def held_messages(relay: Relay) -> list[ClaimedMessage]:
@@ -214,22 +205,7 @@ def test_a_zsh_shaped_sender_is_accepted_and_shown_unverified(
     zsh_id = f"{os.getpid()}-1700000000123"
     workspace = short_dir / "legacy"
     workspace.mkdir()
-    manifest = {
-        "protocol": 1,
-        "instance_id": zsh_id,
-        "pid": os.getpid(),
-        "project": "legacy",
-        "workspace": str(workspace),
-        "session_id": "",
-        "profile": "coding",
-        "model": "m",
-        "socket": str(registry / f"a-{zsh_id}.sock"),
-        "state": "ready",
-        "started_at": 1,
-    }
-    path = registry / f"a-{zsh_id}.json"
-    path.write_text(json.dumps(manifest, separators=(",", ":")))
-    path.chmod(0o600)
+    write_manifest(registry, zsh_id, project="legacy", workspace=str(workspace))
     alpha.trust.set(str(workspace), TRUST)
     obj = {
         "protocol": 1,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.relay.conftest import PeerFactory, RelayFactory
-from zcoder.relay import ClaimedMessage
+from zcoder.relay import ClaimedMessage, Relay
 from zcoder.relay.client import discover
 from zcoder.relay.registry import MAX_MANIFESTS_EXAMINED
 from zcoder.relay.sweep import (
@@ -38,9 +38,19 @@ def _files_of(registry: Path, instance_id: str) -> list[str]:
     return sorted(p.name for p in registry.glob(f"a-{instance_id}.*"))
 
 
-def _killed(make_peer: PeerFactory, name: str, registry: Path) -> tuple[str, dict[str, object]]:
+def _killed(
+    make_peer: PeerFactory,
+    name: str,
+    registry: Path,
+    sender: Relay | None = None,
+    bodies: tuple[str, ...] = (),
+) -> tuple[str, dict[str, object]]:
+    """A peer killed as a crash would (after ``sender`` queued ``bodies`` to it, unrun), its
+    lock made older than MIN_LOCK_AGE_SECONDS: its id and what its lock said."""
     peer = make_peer(name, consume=False)
     instance_id = peer.instance_id
+    for body in bodies:
+        assert sender is not None and sender.send(instance_id, body).status == "accepted"
     lock = registry / f"a-{instance_id}.lock"
     record = json.loads(lock.read_text())
     peer.kill()
@@ -145,16 +155,8 @@ def test_odd_lock_entries_are_not_followed_nor_removed(
 def test_a_dead_instances_unrun_messages_are_kept_for_recovery_then_expire(
     make_peer: PeerFactory, make_relay: RelayFactory, registry: Path
 ) -> None:
-    sender = make_relay("sender")
-    peer = make_peer("busy", consume=False)
-    for n in range(3):
-        assert sender.send(peer.instance_id, f"task {n}").status == "accepted"
-    dead_id = peer.instance_id
-    lock = registry / f"a-{dead_id}.lock"
-    record = json.loads(lock.read_text())
-    peer.kill()
-    peer.proc.wait(10)
-    _age(lock, MIN_LOCK_AGE_SECONDS + 5)
+    tasks = tuple(f"task {n}" for n in range(3))
+    dead_id, record = _killed(make_peer, "busy", registry, make_relay("sender"), tasks)
 
     relay = make_relay("alpha")
     assert dead_id not in relay.sweep.removed
@@ -178,15 +180,10 @@ def test_a_dead_instances_unrun_messages_are_kept_for_recovery_then_expire(
 def test_forgetting_a_leftover_removes_its_spool_and_lock(
     make_peer: PeerFactory, make_relay: RelayFactory, registry: Path
 ) -> None:
-    sender = make_relay("sender")
-    peer = make_peer("busy", consume=False)
-    assert sender.send(peer.instance_id, "task").status == "accepted"
-    peer.kill()
-    peer.proc.wait(10)
-    _age(registry / f"a-{peer.instance_id}.lock", MIN_LOCK_AGE_SECONDS + 5)
+    dead_id, _ = _killed(make_peer, "busy", registry, make_relay("sender"), ("task",))
     (leftover,) = sweep_dead_instances(registry).leftovers
     forget_leftover(registry, leftover)
-    assert _files_of(registry, peer.instance_id) == []
+    assert _files_of(registry, dead_id) == []
     assert not leftover.spool.parent.exists()
 
 
@@ -249,12 +246,7 @@ def test_a_crashed_instances_unrun_messages_are_recovered_in_order_by_the_next_o
     make_peer: PeerFactory, make_relay: RelayFactory, registry: Path
 ) -> None:
     sender = make_relay("sender")
-    crashed = make_peer("proj", consume=False)
-    for body in ("one", "two", "three"):
-        assert sender.send(crashed.instance_id, body).status == "accepted"
-    crashed.kill()
-    crashed.proc.wait(10)
-    _age(registry / f"a-{crashed.instance_id}.lock", MIN_LOCK_AGE_SECONDS + 5)
+    crashed_id, _ = _killed(make_peer, "proj", registry, sender, ("one", "two", "three"))
 
     elsewhere = make_relay("other-project")
     assert elsewhere.leftovers() == []  # only the same workspace is offered them
@@ -270,19 +262,14 @@ def test_a_crashed_instances_unrun_messages_are_recovered_in_order_by_the_next_o
         successor.complete(claimed)
     assert bodies == ["one", "two", "three"]
     assert not leftover.spool.exists()
-    assert _files_of(registry, crashed.instance_id) == []
+    assert _files_of(registry, crashed_id) == []
     assert successor.leftovers() == []
 
 
 def test_a_tampered_leftover_entry_is_not_recovered(
     make_peer: PeerFactory, make_relay: RelayFactory, registry: Path
 ) -> None:
-    sender = make_relay("sender")
-    crashed = make_peer("proj", consume=False)
-    assert sender.send(crashed.instance_id, "real").status == "accepted"
-    crashed.kill()
-    crashed.proc.wait(10)
-    _age(registry / f"a-{crashed.instance_id}.lock", MIN_LOCK_AGE_SECONDS + 5)
+    _killed(make_peer, "proj", registry, make_relay("sender"), ("real",))
     successor_probe = sweep_dead_instances(registry)
     (leftover,) = successor_probe.leftovers
     (leftover.spool / "inbox" / "000000009-9-9-1.json").write_text('{"protocol":1}')

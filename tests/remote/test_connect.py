@@ -311,3 +311,40 @@ def test_a_remote_command_that_cannot_start_is_said(world: World, sshd: SshServe
     wait_said(tui, ": /nonexistent/zcoder")  # what the remote shell said of it
     tui.wait_text("Disconnected")
     assert list(world.registry.iterdir()) == []
+
+
+def test_sessions_lists_the_remote_hosts_and_opens_one_here(world: World, sshd: SshServer) -> None:
+    server = world.server(demo=False)
+    remote = Remote(world, server)
+    server.enqueue(Turn.text("Reply to the parser task."), Turn.text("Reply to the docs task."))
+    tui = connect(world, sshd, remote)
+    tui.submit("fix the parser")
+    tui.wait_text("Reply to the parser task.")
+    [first] = remote.sessions()
+    tui.submit("/new")
+    tui.wait_text("New session")
+    tui.submit("write the docs")
+    tui.wait_text("Reply to the docs task.")
+    [second] = [s for s in remote.sessions() if s != first]
+    tui.submit("/sessions")
+    wait_said(tui, f"Sessions of {remote.workspace} on")
+    wait_said(tui, "fix the parser")
+    wait_said(tui, "2 messages")
+    # The list has the focus, as in a local run: ↓ Enter opens the older one, loaded as
+    # saved there, and the prompt has the focus again.
+    tui.send_key("\x1b[B")  # Down, as xterm sends it
+    tui.send_key("\r")
+    wait_said(tui, f"Session {first} loaded")
+    tui.wait_text("Reply to the parser task.")
+    tui.wait_gone("Reply to the docs task.")
+    assert "Ready" in tui.screen()[0]
+    # A unique prefix of the id opens one too.
+    tui.type_text(f"/sessions {second[:-2]}")
+    tui.wait_text(f"▊ /sessions {second[:-2]}")
+    tui.send_key("\r")
+    wait_said(tui, f"Session {second} loaded")
+    tui.wait_text("Reply to the docs task.")
+    tui.wait_gone("Reply to the parser task.")
+    tui.submit("/sessions nosuchsession")
+    wait_said(tui, "no session of")
+    assert tui.quit() == 0

@@ -1,11 +1,17 @@
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from zcoder.sessions import SessionStore
+from tests.fixtures.workspace import home, workspace
+from zcoder.sessions import STORE_FILE_NAME, SessionStore
+from zcoder.sessions.schema import MIGRATIONS, migrate, read_version
+
+__all__ = ["home", "workspace"]  # the shared fixtures: a zcoder home and a project
 
 
 class FakeClock:
@@ -22,18 +28,6 @@ class FakeClock:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "zcoder-home"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "project"
-    ws.mkdir()
-    return ws.resolve()
-
-
-@pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
 
@@ -42,3 +36,18 @@ def clock() -> FakeClock:
 def store(home: Path, clock: FakeClock) -> Iterator[SessionStore]:
     with SessionStore(home, clock=clock) as opened:
         yield opened
+
+
+@contextmanager
+def old_store(home: Path, version: int) -> Iterator[sqlite3.Connection]:
+    """A store in a new ``home`` as a zcoder of schema ``version`` left it: the with-block
+    fills it in one transaction; then it is closed, at that version still, and private."""
+    home.mkdir(mode=0o700)
+    path = home / STORE_FILE_NAME
+    conn = sqlite3.connect(path)
+    with conn:
+        migrate(conn, MIGRATIONS[:version])
+        yield conn
+    assert read_version(conn) == version
+    conn.close()
+    path.chmod(0o600)

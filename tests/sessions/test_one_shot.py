@@ -6,8 +6,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from zcoder.sessions import SessionStore
-from zcoder.sessions.schema import MIGRATIONS, SCHEMA_VERSION, migrate, read_version
+from tests.sessions.conftest import old_store
+from zcoder.sessions import STORE_FILE_NAME, SessionStore
+from zcoder.sessions.schema import SCHEMA_VERSION, read_version
 
 
 def test_a_one_shot_session_is_marked_and_listed_as_such(
@@ -58,26 +59,19 @@ def test_a_store_of_version_3_gets_the_mark_and_keeps_its_sessions(
     tmp_path: Path, workspace: Path
 ) -> None:
     home = tmp_path / "old-home"
-    home.mkdir(mode=0o700)
-    path = home / "sessions.db"
-    conn = sqlite3.connect(path)
-    with conn:
-        migrate(conn, MIGRATIONS[:3])
+    with old_store(home, 3) as conn:
         conn.execute(
             "INSERT INTO sessions VALUES ('s1', ?, '\"coding\"', '\"m\"', '\"old job\"', 0,"
             " 1.0, 1.0, 1, 'tok')",
             (f'"{workspace}"',),
         )
-    assert read_version(conn) == 3
-    conn.close()
-    path.chmod(0o600)
 
     with SessionStore(home) as store:
         (old,) = store.list_sessions(workspace, "coding")
         assert (old.id, old.title, old.one_shot) == ("s1", "old job", False)
         marked = store.create_session(workspace, "coding", "m", one_shot=True)
         assert store.load(marked.id, workspace, "coding").info.one_shot
-    conn = sqlite3.connect(path)
+    conn = sqlite3.connect(home / STORE_FILE_NAME)
     assert read_version(conn) == SCHEMA_VERSION >= 4
     assert dict(conn.execute("SELECT id, one_shot FROM sessions")) == {"s1": 0, marked.id: 1}
     conn.close()

@@ -5,16 +5,13 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from tests.sessions.conftest import old_store
 from zcoder.sessions import SessionStore
-from zcoder.sessions.schema import MIGRATIONS, SCHEMA_VERSION, migrate, read_version
+from zcoder.sessions.schema import SCHEMA_VERSION, read_version
 
 
 def _version_1_store(home: Path) -> None:
-    home.mkdir(mode=0o700)
-    path = home / "sessions.db"
-    conn = sqlite3.connect(path)
-    with conn:
-        migrate(conn, MIGRATIONS[:1])
+    with old_store(home, 1) as conn:
         conn.execute(
             "INSERT INTO sessions VALUES ('s1', '\"/w\"', '\"coding\"', '\"m\"', '\"t\"', 1,"
             " 1.0, 1.0, 1, 'tok')"
@@ -25,9 +22,6 @@ def _version_1_store(home: Path) -> None:
                 " writer_pid, writer_token) VALUES ('s1', ?, ?, ?, '{}', 1.0, 1, 'tok')",
                 (seq, role, f'"{role} text"'),
             )
-    assert read_version(conn) == 1
-    conn.close()
-    path.chmod(0o600)
 
 
 def test_a_version_1_store_gets_receipt_events_and_keeps_its_rows(tmp_path: Path) -> None:

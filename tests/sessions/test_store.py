@@ -88,30 +88,26 @@ def test_session_ids_are_epoch_and_digits_and_unique_within_a_second(
 # -- titles -----------------------------------------------------------------------------
 
 
-def test_title_is_new_job_until_the_first_user_message(
-    store: SessionStore, workspace: Path
+@pytest.mark.parametrize(
+    ("messages", "title"),
+    [
+        pytest.param(["  Make the parser\nhandle tabs"], "Make the parser", id="first-line"),
+        pytest.param(["first", "second"], "first", id="later-messages-never-change-it"),
+        pytest.param(["New Job", "something else"], "New Job", id="new-job-typed-still-counts"),
+        pytest.param(["   \n "], DEFAULT_TITLE, id="a-blank-message-keeps-new-job"),
+        pytest.param(["   \n ", "real"], "real", id="the-next-after-a-blank-one-counts"),
+    ],
+)
+def test_title_is_new_job_until_the_first_user_message_that_is_not_blank(
+    store: SessionStore, workspace: Path, messages: list[str], title: str
 ) -> None:
     info = store.create_session(workspace, "coding", "m")
     assert info.title == DEFAULT_TITLE
-    store.record_user_message(info.id, "  Make the parser\nhandle tabs")
-    assert store.load(info.id, workspace, "coding").info.title == "Make the parser"
-
-
-def test_later_user_messages_never_change_the_title(store: SessionStore, workspace: Path) -> None:
-    info = store.create_session(workspace, "coding", "m")
-    store.record_user_message(info.id, "first")
-    store.record_user_message(info.id, "second")
-    assert store.set_title_if_default(info.id, "third") is False
-    assert store.load(info.id, workspace, "coding").info.title == "first"
-
-
-def test_a_first_message_saying_new_job_still_counts_as_the_title(
-    store: SessionStore, workspace: Path
-) -> None:
-    info = store.create_session(workspace, "coding", "m")
-    store.record_user_message(info.id, "New Job")
-    store.record_user_message(info.id, "something else")
-    assert store.load(info.id, workspace, "coding").info.title == "New Job"
+    for text in messages:
+        store.record_user_message(info.id, text)
+    assert store.load(info.id, workspace, "coding").info.title == title
+    typed_a_title = any(text.strip() for text in messages)
+    assert store.set_title_if_default(info.id, "third") is not typed_a_title
 
 
 def test_relay_events_and_context_messages_never_set_the_title(
@@ -127,16 +123,6 @@ def test_relay_events_and_context_messages_never_set_the_title(
     assert data.user_ledger == []
     store.record_user_message(info.id, "now me")
     assert store.load(info.id, workspace, "coding").info.title == "now me"
-
-
-def test_blank_user_message_keeps_the_default_title_for_the_next_one(
-    store: SessionStore, workspace: Path
-) -> None:
-    info = store.create_session(workspace, "coding", "m")
-    store.record_user_message(info.id, "   \n ")
-    assert store.load(info.id, workspace, "coding").info.title == DEFAULT_TITLE
-    store.record_user_message(info.id, "real")
-    assert store.load(info.id, workspace, "coding").info.title == "real"
 
 
 def test_long_first_message_gives_a_42_character_title(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.approver import ScriptedApprover
+from tests.fixtures.workspace import tool_context
 from zcoder.skills import (
     ACTIVATE_SKILL,
     READ_SKILL_FILE,
@@ -18,9 +18,8 @@ from zcoder.skills import (
     parse_skill,
 )
 from zcoder.skills.tools import MAX_CATALOG_SKILLS
-from zcoder.tools import ApprovalPolicy, CommandPolicy, Profile
+from zcoder.tools import CommandPolicy
 from zcoder.tools.base import ToolContext, ToolSpec
-from zcoder.tools.profiles import TurnOrigin
 
 
 def write_skill(root: Path, name: str, description: str = "Does a thing.", body: str = "") -> Path:
@@ -48,14 +47,7 @@ def home(tmp_path: Path) -> Path:
 
 
 def context(workspace: Path, max_output: int = 32768) -> ToolContext:
-    return ToolContext(
-        workspace=workspace,
-        profile=Profile.CODING,
-        origin=TurnOrigin.USER,
-        approval=ApprovalPolicy(CommandPolicy.ASK, Profile.CODING),
-        approver=ScriptedApprover(),
-        max_output=max_output,
-    )
+    return tool_context(workspace, policy=CommandPolicy.ASK, max_output=max_output)
 
 
 def tool(tools: list[ToolSpec], name: str) -> ToolSpec:

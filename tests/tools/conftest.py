@@ -2,34 +2,23 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.fixtures.approver import ScriptedApprover
-from zcoder.tools import (
-    ApprovalPolicy,
-    CommandPolicy,
-    Profile,
-    ToolContext,
-    TurnOrigin,
-)
+from tests.fixtures.workspace import new_dir, tool_context, workspace
+from zcoder.tools import ToolContext
 
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws.resolve()
+__all__ = ["workspace"]  # the shared fixture: an empty project directory
 
 
 @pytest.fixture
 def outside(tmp_path: Path) -> Path:
-    out = tmp_path / "outside"
-    out.mkdir()
+    out = new_dir(tmp_path / "outside")
     (out / "secret.txt").write_text("outside secret\n")
-    return out.resolve()
+    return out
 
 
 MakeCtx = Callable[..., ToolContext]
@@ -37,25 +26,8 @@ MakeCtx = Callable[..., ToolContext]
 
 @pytest.fixture
 def make_ctx(workspace: Path) -> MakeCtx:
-    def make(
-        *,
-        profile: Profile = Profile.CODING,
-        origin: TurnOrigin = TurnOrigin.USER,
-        policy: CommandPolicy = CommandPolicy.ALLOW,
-        approver: ScriptedApprover | None = None,
-        approval: ApprovalPolicy | None = None,
-        max_output: int = 32768,
-    ) -> ToolContext:
-        return ToolContext(
-            workspace=workspace,
-            profile=profile,
-            origin=origin,
-            approval=approval or ApprovalPolicy(policy, profile),
-            approver=approver or ScriptedApprover(),
-            max_output=max_output,
-        )
-
-    return make
+    """tool_context over the workspace: a user's coding turn unless told otherwise."""
+    return functools.partial(tool_context, workspace)
 
 
 @pytest.fixture

@@ -307,6 +307,26 @@ DESTRUCTIVE: list[str] = [
     "echo '* * * * * root rm -rf /' > /etc/cron.d/x",
 ]
 
+WORKSPACE_CHANGES_AND_BLIND_SPOT_SHAPES: list[str] = [
+    # issue 18: the workspace is the user's to change
+    "chmod -R 755 .",
+    "chmod -R u+w .",
+    "chown -R $USER .",
+    "chown -R $(id -u):$(id -g) .",
+    "chgrp -R staff .",
+    "chmod -R a+rX ./*",
+    "chmod -R go-w $PWD",
+    # issue 18: ordinary commands of the blind spots' shapes
+    "rm -rf ~/.cache/thumbnails",
+    'rm -rf "$HOME/.cache/pip"',
+    "tar --remove-files -czf logs.tgz logs/",
+    "rsync -a --remove-source-files out/ /srv/archive/",
+    "zip -m logs.zip app.log.1 app.log.2",
+    "git -C ~/dotfiles status",
+    "git -C /srv/app clean -n",
+]
+"""Part of ``ORDINARY``, and the first of test_guard_blind_spots' ordinary commands."""
+
 ORDINARY: list[str] = [
     # services and logs
     "systemctl status nginx",
@@ -591,23 +611,9 @@ ORDINARY: list[str] = [
     "ssh -o ProxyCommand='ssh -W %h:%p bastion' db1",
     "git -c core.editor=vim commit",
     "rm -f /etc/passwd.lock",
-    # issue 18: the workspace is the user's to change
-    "chmod -R 755 .",
-    "chmod -R u+w .",
-    "chown -R $USER .",
-    "chown -R $(id -u):$(id -g) .",
-    "chgrp -R staff .",
-    "chmod -R a+rX ./*",
-    "chmod -R go-w $PWD",
+    *WORKSPACE_CHANGES_AND_BLIND_SPOT_SHAPES,
     "sudo chown -R $USER:$USER ./",
-    # issue 18: ordinary commands of the blind spots' shapes
-    "rm -rf ~/.cache/thumbnails",
-    'rm -rf "$HOME/.cache/pip"',
-    "tar --remove-files -czf logs.tgz logs/",
-    "rsync -a --remove-source-files out/ /srv/archive/",
-    "zip -m logs.zip app.log.1 app.log.2",
-    "git -C ~/dotfiles status",
-    "git -C /srv/app clean -n",
+    # issue 18: more ordinary commands of the blind spots' shapes
     "cd ~/project && git clean -fdx",
     "cd /tmp && rm -rf build",
     "find . -name '*.pyc' -delete -print",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from zcoder.tools import CommandPolicy, ToolContext, default_registry
+from zcoder.tools import CommandPolicy, ToolContext, ToolResult, default_registry
 from zcoder.tools.command import run_shell
 
 REGISTRY = default_registry()
@@ -50,7 +50,7 @@ SPAWN = (
 )
 
 
-async def run(ctx: ToolContext, command: str, **args: object):
+async def run(ctx: ToolContext, command: str, **args: object) -> ToolResult:
     return await REGISTRY.dispatch("run_command", {"command": command, **args}, ctx)
 
 
@@ -166,38 +166,42 @@ async def wait_for_text(pieces: list[str], fragment: str, deadline: float = 10.0
         await asyncio.sleep(0.01)
 
 
-async def test_output_is_reported_while_the_command_runs(ctx: ToolContext) -> None:
+def start_live(ctx: ToolContext, command: str) -> tuple[list[str], asyncio.Task[ToolResult]]:
+    """``command`` started as a task; each piece of output is added to the list as printed."""
     pieces: list[str] = []
     live = dataclasses.replace(ctx, on_output=pieces.append)
-    task = asyncio.create_task(run(live, f"echo step 1; {WAIT_FOR_GO}; echo step 2"))
+    return pieces, asyncio.create_task(run(live, command))
+
+
+async def let_go(ctx: ToolContext, task: asyncio.Task[ToolResult]) -> ToolResult:
+    """Create the file WAIT_FOR_GO waits for, and wait for the command's result."""
+    (ctx.workspace / "go").touch()
+    return await asyncio.wait_for(task, 10)
+
+
+async def test_output_is_reported_while_the_command_runs(ctx: ToolContext) -> None:
+    pieces, task = start_live(ctx, f"echo step 1; {WAIT_FOR_GO}; echo step 2")
     await wait_for_text(pieces, "step 1\n")
     # The command cannot have ended: it waits for a file only this test creates.
     assert not task.done()
     assert "step 2" not in "".join(pieces)
-    (ctx.workspace / "go").touch()
-    result = await asyncio.wait_for(task, 10)
+    result = await let_go(ctx, task)
     assert "".join(pieces) == "step 1\nstep 2\n"
     assert result.ok and result.output == "step 1\nstep 2\n[exit code 0]"
 
 
 async def test_a_partial_last_line_is_reported_before_its_line_feed(ctx: ToolContext) -> None:
-    pieces: list[str] = []
-    live = dataclasses.replace(ctx, on_output=pieces.append)
-    task = asyncio.create_task(run(live, f"printf 'Downloading... '; {WAIT_FOR_GO}; echo done"))
+    pieces, task = start_live(ctx, f"printf 'Downloading... '; {WAIT_FOR_GO}; echo done")
     await wait_for_text(pieces, "Downloading... ")
     assert not task.done()
-    (ctx.workspace / "go").touch()
-    await asyncio.wait_for(task, 10)
+    await let_go(ctx, task)
     assert "".join(pieces) == "Downloading... done\n"
 
 
 async def test_a_character_split_between_two_writes_arrives_whole(ctx: ToolContext) -> None:
-    pieces: list[str] = []
-    live = dataclasses.replace(ctx, on_output=pieces.append)
-    task = asyncio.create_task(run(live, f"printf 'caf\\303'; {WAIT_FOR_GO}; printf '\\251!'"))
+    pieces, task = start_live(ctx, f"printf 'caf\\303'; {WAIT_FOR_GO}; printf '\\251!'")
     await wait_for_text(pieces, "caf")
-    (ctx.workspace / "go").touch()
-    await asyncio.wait_for(task, 10)
+    await let_go(ctx, task)
     assert "".join(pieces) == "café!"
     assert "\ufffd" not in "".join(pieces)
 
@@ -208,10 +212,8 @@ async def test_output_written_just_before_a_cancel_is_still_reported(ctx: ToolCo
     The event loop is blocked (a synchronous wait) from the moment the command runs until
     it has written its last words and signalled with a file, so nothing can have read them
     when the task is cancelled."""
-    pieces: list[str] = []
-    live = dataclasses.replace(ctx, on_output=pieces.append)
     command = f"echo started; {WAIT_FOR_GO}; echo last words; touch written; sleep 300"
-    task = asyncio.create_task(run(live, command))
+    pieces, task = start_live(ctx, command)
     await wait_for_text(pieces, "started\n")
     (ctx.workspace / "go").touch()
     deadline = time.monotonic() + 10
@@ -258,14 +260,11 @@ async def test_run_shell_reports_output_without_the_registry(ctx: ToolContext) -
 
 
 async def test_python_output_is_reported_as_printed_not_at_exit(ctx: ToolContext) -> None:
-    pieces: list[str] = []
-    live = dataclasses.replace(ctx, on_output=pieces.append)
     script = (
         "import os, time\nprint('py step 1')\nwhile not os.path.exists('go'): time.sleep(0.02)\n"
     )
     (ctx.workspace / "steps.py").write_text(script)
-    task = asyncio.create_task(run(live, f"{sys.executable} steps.py"))
+    pieces, task = start_live(ctx, f"{sys.executable} steps.py")
     await wait_for_text(pieces, "py step 1\n")
     assert not task.done()
-    (ctx.workspace / "go").touch()
-    assert (await asyncio.wait_for(task, 10)).ok
+    assert (await let_go(ctx, task)).ok

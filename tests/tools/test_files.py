@@ -171,4 +171,4 @@ async def test_replace_text_missing_file(ctx: ToolContext) -> None:
 
 async def test_files_left_untouched_outside(ctx: ToolContext, tmp_path: Path) -> None:
     await call(ctx, "write_file", path="x.txt", content="1")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["ws"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [ctx.workspace.name]

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.tools.guard_corpus import WORKSPACE_CHANGES_AND_BLIND_SPOT_SHAPES
 from zcoder.tools import Verdict, check_command
 
 WORKSPACE = "/srv/work/project"
@@ -121,20 +122,7 @@ KILL_EVERYTHING = [
 
 # Ordinary commands of the same shapes, inside the workspace or read-only.
 ORDINARY_OF_THE_SAME_SHAPE = [
-    "chmod -R 755 .",
-    "chmod -R u+w .",
-    "chown -R $USER .",
-    "chown -R $(id -u):$(id -g) .",
-    "chgrp -R staff .",
-    "chmod -R a+rX ./*",
-    "chmod -R go-w $PWD",
-    "rm -rf ~/.cache/thumbnails",
-    'rm -rf "$HOME/.cache/pip"',
-    "tar --remove-files -czf logs.tgz logs/",
-    "rsync -a --remove-source-files out/ /srv/archive/",
-    "zip -m logs.zip app.log.1 app.log.2",
-    "git -C ~/dotfiles status",
-    "git -C /srv/app clean -n",
+    *WORKSPACE_CHANGES_AND_BLIND_SPOT_SHAPES,
     "git clean -fdx",
     "git clean -fd build/",
     "sudo fdisk -l",

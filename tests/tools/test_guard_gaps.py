@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.tools.test_guard_blind_spots import cases
 from zcoder.tools import Verdict, check_command
 
 WORKSPACE = "/srv/work/project"
@@ -31,16 +32,6 @@ FIND_INTO_XARGS = [
 ]
 
 
-@pytest.mark.parametrize("command", FIND_INTO_XARGS)
-def test_what_find_prints_into_a_deleter_is_refused(command: str) -> None:
-    assert verdict(command) is Verdict.REFUSE, command
-
-
-def test_the_refusal_says_the_paths_came_from_find() -> None:
-    reason = check_command("find ~ -print0 | xargs -0 rm -rf", WORKSPACE).reason or ""
-    assert "find ~" in reason and "a home directory" in reason and "xargs" in reason
-
-
 ORDINARY_FIND_INTO_XARGS = [
     "find . -name '*.pyc' -print0 | xargs -0 rm -f",
     "find ~ -name '*.tmp' | xargs rm -f",
@@ -50,11 +41,6 @@ ORDINARY_FIND_INTO_XARGS = [
     "find build -type f -print0 | xargs -0 rm -f",
     "find ~/.cache/pip -print0 | xargs -0 rm -rf",
 ]
-
-
-@pytest.mark.parametrize("command", ORDINARY_FIND_INTO_XARGS)
-def test_ordinary_find_into_xargs_is_allowed(command: str) -> None:
-    assert verdict(command) is Verdict.ALLOW, check_command(command, WORKSPACE).reason
 
 
 # A git alias whose value starts with "!" runs in a shell when `git NAME` is run; one
@@ -73,16 +59,6 @@ GIT_ALIASES = [
 ]
 
 
-@pytest.mark.parametrize("command", GIT_ALIASES)
-def test_git_aliases_are_followed(command: str) -> None:
-    assert verdict(command) is Verdict.REFUSE, command
-
-
-def test_a_git_alias_refusal_names_the_alias() -> None:
-    reason = check_command("git config --global alias.st '!rm -rf ~'", WORKSPACE).reason or ""
-    assert "a home directory" in reason and "alias.st" in reason
-
-
 ORDINARY_GIT_ALIASES = [
     "git -c alias.st=status st",
     "git -c alias.x='!echo hello' x",
@@ -95,6 +71,41 @@ ORDINARY_GIT_ALIASES = [
 ]
 
 
-@pytest.mark.parametrize("command", ORDINARY_GIT_ALIASES)
-def test_ordinary_git_aliases_are_allowed(command: str) -> None:
+# The tables, as in test_guard_blind_spots: each command a case named after its class
+# (``git-aliases-3``).
+MUST_BE_REFUSED = {"find-into-xargs": FIND_INTO_XARGS, "git-aliases": GIT_ALIASES}
+MUST_BE_ALLOWED = {
+    "ordinary-find-into-xargs": ORDINARY_FIND_INTO_XARGS,
+    "ordinary-git-aliases": ORDINARY_GIT_ALIASES,
+}
+
+
+@pytest.mark.parametrize("command", cases(MUST_BE_REFUSED))
+def test_what_find_prints_into_a_deleter_and_git_aliases_are_refused(command: str) -> None:
+    assert verdict(command) is Verdict.REFUSE, command
+
+
+@pytest.mark.parametrize("command", cases(MUST_BE_ALLOWED))
+def test_ordinary_commands_of_the_same_shapes_are_allowed(command: str) -> None:
     assert verdict(command) is Verdict.ALLOW, check_command(command, WORKSPACE).reason
+
+
+@pytest.mark.parametrize(
+    ("command", "named"),
+    [
+        pytest.param(
+            "find ~ -print0 | xargs -0 rm -rf",
+            ["find ~", "a home directory", "xargs"],
+            id="the-paths-came-from-find",
+        ),
+        pytest.param(
+            "git config --global alias.st '!rm -rf ~'",
+            ["a home directory", "alias.st"],
+            id="the-git-alias",
+        ),
+    ],
+)
+def test_the_refusal_names_where_the_danger_came_from(command: str, named: list[str]) -> None:
+    reason = check_command(command, WORKSPACE).reason or ""
+    for words in named:
+        assert words in reason, reason

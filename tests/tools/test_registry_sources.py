@@ -6,17 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.fixtures.approver import ScriptedApprover
-from zcoder.tools import (
-    ApprovalPolicy,
-    CommandPolicy,
-    Profile,
-    ToolContext,
-    ToolResult,
-    ToolSpec,
-    TurnOrigin,
-    default_registry,
-)
+from tests.fixtures.workspace import tool_context
+from zcoder.tools import CommandPolicy, ToolContext, ToolResult, ToolSpec, default_registry
 
 
 class Source:
@@ -45,14 +36,7 @@ async def echo(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
 
 def context(tmp_path: Path) -> ToolContext:
-    return ToolContext(
-        workspace=tmp_path,
-        profile=Profile.CODING,
-        origin=TurnOrigin.USER,
-        approval=ApprovalPolicy(CommandPolicy.ASK, Profile.CODING),
-        approver=ScriptedApprover(),
-        max_output=2048,
-    )
+    return tool_context(tmp_path, policy=CommandPolicy.ASK, max_output=2048)
 
 
 async def test_a_sources_tools_come_after_the_built_in_ones_once_prepared(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.fixtures.workspace import home, workspace
 from zcoder.tui.history import (
     MAX_ENTRY_CHARS,
     PromptHistory,
@@ -28,17 +29,7 @@ from zcoder.tui.history import (
 
 NOBODY = 65534
 
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
+__all__ = ["home", "workspace"]  # the shared fixtures: a zcoder home and a project
 
 
 def test_prompts_come_back_in_the_next_run_of_the_same_workspace_only(

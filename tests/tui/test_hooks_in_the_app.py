@@ -167,3 +167,53 @@ async def test_session_start_fires_after_compaction(fake, make_config, app_facto
     assert log.read_text() == "compact\n"
     sent = [m["content"] for m in fake.chat_bodies[-1]["messages"]]
     assert sent[-2:] == ["[hook] On call: ann.", "go on"]
+
+
+async def test_a_terminal_too_small_for_the_consent_saves_no_refusal(
+    fake, make_config, app_factory, workspace, short_dir
+):
+    """Too small to show the project's hooks: nothing is answered, so nothing is kept, and
+    the next session (a larger terminal) asks."""
+    log = short_dir / "sources.log"
+    command = sources_hook(short_dir, log)
+    write_settings(project_settings(workspace), {"SessionStart": entry(command)})
+    small = app_factory(make_config())
+    async with small.run_test(size=(36, 9)) as pilot:
+        await wait_until(pilot, lambda: "consent could not be asked" in transcript_text(small))
+        assert "too small for the consent dialog" in transcript_text(small)
+        assert not isinstance(small.screen, ApprovalScreen)
+    assert not log.exists()
+    consent = Path(make_config().home) / "hook-consent.json"
+    assert not consent.exists() or "refused" not in consent.read_text()
+
+    large = app_factory(make_config())
+    async with large.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(large.screen, ApprovalScreen))
+        assert command in large.screen.request.command
+        await answer(pilot, large, "y")
+        await wait_until(pilot, log.exists)
+    assert log.read_text() == "startup\n"
+
+
+async def test_a_message_a_hook_refused_costs_no_turn_without_the_user(
+    fake, make_config, app_factory, sender, env, short_dir
+):
+    """With room for one relayed turn without the user, a refused message does not use it:
+    the next allowed message still runs (as in an editor's session, zcoder.acp.relay)."""
+    refuse = script(
+        short_dir,
+        "refuse-some",
+        "body = payload['message']\n"
+        "if 'refuse' in body: print('not this one', file=sys.stderr); sys.exit(2)",
+    )
+    user_hooks(env, {"RelayMessage": entry(refuse)})
+    fake.enqueue(Turn.text("ran it"))
+    app = app_factory(make_config(env={"ZCODER_RELAY_MAX_AUTO_TURNS": "1"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        for body in ("refuse me", "also refuse me", "run me"):
+            await asyncio.to_thread(sender.send, app.relay.instance_id, body)
+        got = await receipts_of(pilot, sender, 3)
+        await idle(pilot, app)
+    assert sorted(receipt.outcome for receipt, _ in got) == ["completed", "refused", "refused"]
+    assert len(fake.chat_bodies) == 1 and "run me" in json.dumps(fake.chat_bodies[0])

@@ -38,15 +38,19 @@ from acp.schema import (
     AgentCapabilities,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionCapabilities,
+    SessionListCapabilities,
 )
 
 from zcoder import __version__
 from zcoder.acp.extensions import extension_method
+from zcoder.acp.listing import list_page
 from zcoder.acp.session import AcpSession, PromptBlock, workspace_of
 from zcoder.acp.transport import open_stdio, take_stdio
 from zcoder.acp.updates import Update, replay
@@ -120,6 +124,8 @@ class ZcoderAgent:
                 # The editor's MCP servers (zcoder.acp.mcp_servers): stdio, as every
                 # agent takes them, and streamable HTTP; not the older SSE.
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
+                # session/list: the saved sessions of a workspace (zcoder.acp.listing).
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="zcoder", title="zcoder", version=__version__),
             auth_methods=[],
@@ -177,6 +183,13 @@ class ZcoderAgent:
             await conn.session_update(session_id=session_id, update=update)
         self.sessions[session_id].offer_commands()
         return LoadSessionResponse()
+
+    async def list_sessions(
+        self, cursor: str | None = None, cwd: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """The saved sessions of ``cwd``'s workspace (this process's, without one)."""
+        config = self.options.config_for(cwd if cwd is not None else os.getcwd())
+        return list_page(self.store, config, cursor)
 
     async def prompt(
         self, session_id: str, prompt: list[PromptBlock], **kwargs: Any

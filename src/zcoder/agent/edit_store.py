@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from zcoder.relay.safefile import replace_with
 from zcoder.sessions.paths import ensure_private_dir
 
 log = logging.getLogger(__name__)
@@ -148,22 +149,7 @@ class EditStore:
             return digest
         ensure_private_dir(blobs)
         tmp = blobs / f".{digest}.{secrets.token_hex(4)}.tmp"
-        fd = os.open(
-            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
-        )
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.rename(tmp, final)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        replace_with(tmp, final, data, 0o600, durable=True)
         self.stored_bytes += len(data)
         return digest
 

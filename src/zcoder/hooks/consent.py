@@ -90,6 +90,7 @@ def consent_request(
         allow_always=False,
         origin=TurnOrigin.USER,
         profile=profile,
+        kept=True,
         warning=(
             f"{', '.join(sources)} (from the repository) asks to run these hooks on your machine;"
             " y allows them in this workspace until an entry changes, n refuses them"

@@ -179,8 +179,10 @@ class McpToolSource:
                 "this workspace until its entry changes, n refuses it"
             ),
             mcp=McpServerStart(entry.name, source, entry.describe(), whole),
+            kept=True,
         )
         if isinstance(decision, Exception):  # a dialog that cannot ask decides nothing
+            self._asked.discard(entry.name)  # nothing saved: asked again at the next turn
             return [
                 f"MCP server {entry.name!r} not started: its consent could not be asked "
                 f"({decision})"
@@ -253,6 +255,7 @@ async def _ask(
     timeout: float,
     warning: str,
     mcp: McpToolCall | McpServerStart | None = None,
+    kept: bool = False,
 ) -> ApprovalDecision | Exception:
     """One question in the approval dialog, never offering ``a``; the exception when the
     dialog could not ask (the caller treats that as a no)."""
@@ -266,6 +269,7 @@ async def _ask(
         warning=warning,
         requested_by=ctx.requested_by,
         mcp=mcp,
+        kept=kept,
     )
     try:
         return await ctx.approver.approve_command(request)

@@ -12,6 +12,7 @@ import logging
 import os
 import stat
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from zcoder.relay.registry import (
     Manifest,
@@ -22,6 +23,15 @@ from zcoder.relay.registry import (
 )
 
 log = logging.getLogger("zcoder.relay.instance")  # one log for all of Relay, as before its split
+
+
+class AdvertChanges(TypedDict, total=False):
+    """The manifest's mutable fields a refresh may change (absent or None: unchanged)."""
+
+    session_id: str | None
+    model: str | None
+    profile: str | None
+    name: str | None
 
 
 class Advert:
@@ -35,22 +45,10 @@ class Advert:
         self.started_at = 0
         self.written = False
 
-    def update(
-        self,
-        *,
-        session_id: str | None = None,
-        model: str | None = None,
-        profile: str | None = None,
-        name: str | None = None,
-    ) -> bool:
+    def update(self, **changes: Unpack[AdvertChanges]) -> bool:
         """Take the values given (None: unchanged); True when one of them changed."""
         changed = False
-        for attr, value in (
-            ("session_id", session_id),
-            ("model", model),
-            ("profile", profile),
-            ("name", name),
-        ):
+        for attr, value in changes.items():
             if value is not None and getattr(self, attr) != value:
                 setattr(self, attr, value)
                 changed = True

@@ -43,11 +43,33 @@ _COLUMNS: Final = (
 )
 
 
-def peer_table(peers: Sequence[Peer]) -> str:
+def peer_table(peers: Sequence[Peer], width: int | None = None) -> str:
     """The seed's table with a NAME column first: one peer per row, workspace last (it is
-    the distinguishing column). Names that collide show their pid (``api#4242``)."""
+    the distinguishing column). Names that collide show their pid (``api#4242``). Where a
+    row would not fit in ``width`` columns, each peer takes three short lines instead."""
     if not peers:
         return NO_PEERS_TEXT
+    table = _table(peers)
+    if width is not None and max(len(line) for line in table.splitlines()) > width:
+        return _stacked(peers)
+    return table
+
+
+def _stacked(peers: Sequence[Peer]) -> str:
+    """The table's facts for a narrow terminal: name, project, pid and state; the
+    instance id; the workspace."""
+    names = display_names(peers)
+    lines: list[str] = []
+    for p in peers:
+        lines.append(
+            f"{names[p.instance_id]} ({visible(p.project)}) · pid {p.pid} · {visible(p.state)}"
+        )
+        lines.append(f"  id {visible(p.instance_id)}")
+        lines.append(f"  {visible(p.workspace)}")
+    return "\n".join(lines)
+
+
+def _table(peers: Sequence[Peer]) -> str:
     names = display_names(peers)
     rows = [
         (

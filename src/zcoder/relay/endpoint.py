@@ -22,7 +22,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Final
 
@@ -70,44 +70,34 @@ class RelayStatus:
         return self.queued - self.running - self.held
 
 
+@dataclass(eq=False)
 class Endpoint:
-    """One process's relay endpoint, from start to stop (see the module docstring)."""
+    """One process's relay endpoint, from start to stop (see the module docstring).
 
-    def __init__(
-        self,
-        settings: RelaySettings,
-        *,
-        workspace: Path,
-        env: Mapping[str, str],
-        runtime_dir: Path | None,
-        home: Path | None,
-        interactive: bool,
-        advert: Advert,
-        on_accepted: Callable[[], None],
-        on_receipt: Callable[[bytes], None],
-        on_unavailable: Callable[[str], None] | None = None,
-        on_ready: Callable[[], None] | None = None,
-    ) -> None:
-        """``on_accepted`` and ``on_receipt`` are the listener process's events, and
-        ``on_unavailable`` and ``on_ready`` (the listener answers and the manifest is
-        published, after ``finish_start``) are called on relay threads."""
-        self.settings = settings
-        self.workspace = workspace
-        self.env = env
-        self._runtime_dir = runtime_dir
-        self._home = home
-        self.interactive = interactive
-        self.advert = advert
-        self._on_accepted = on_accepted
-        self._on_receipt = on_receipt
-        self.on_unavailable = on_unavailable
-        self.on_ready = on_ready
+    ``on_accepted`` and ``on_receipt`` are the listener process's events, and
+    ``on_unavailable`` and ``on_ready`` (the listener answers and the manifest is
+    published, after ``finish_start``) are called on relay threads."""
+
+    settings: RelaySettings
+    _: KW_ONLY
+    workspace: Path
+    env: Mapping[str, str]
+    runtime_dir: Path | None
+    home: Path | None
+    interactive: bool
+    advert: Advert
+    on_accepted: Callable[[], None]
+    on_receipt: Callable[[bytes], None]
+    on_unavailable: Callable[[str], None] | None = None
+    on_ready: Callable[[], None] | None = None
+
+    def __post_init__(self) -> None:
         self._lock = threading.RLock()
-        self._paused = settings.mode is RelayMode.PAUSED
+        self._paused = self.settings.mode is RelayMode.PAUSED
         self._busy = False
         self._started = False
-        self._reason: str | None = settings.disabled_reason or (
-            "the relay is off (ZCODER_RELAY=off)" if settings.mode is RelayMode.OFF else None
+        self._reason: str | None = self.settings.disabled_reason or (
+            "the relay is off (ZCODER_RELAY=off)" if self.settings.mode is RelayMode.OFF else None
         )
         self.instance_id: str | None = None
         self.registry: Path | None = None
@@ -284,7 +274,7 @@ class Endpoint:
 
     def _accepted(self) -> None:
         """The listener process accepted a message (on its event thread)."""
-        self._on_accepted()
+        self.on_accepted()
         if self._spares is not None:
             self._spares.want()
 
@@ -383,7 +373,7 @@ class Endpoint:
         if self.sweep.removed:
             log.info("registry sweep removed %d dead instance(s)", len(self.sweep.removed))
 
-        runtime = self._reservation.runtime_dir(self._runtime_dir, self.env)
+        runtime = self._reservation.runtime_dir(self.runtime_dir, self.env)
         spool = Spool(
             runtime / "relay",
             instance_id,
@@ -407,12 +397,12 @@ class Endpoint:
                 "max_queue": self.settings.max_queue,
                 "io_timeout": self.settings.io_timeout,
                 "state": self.state,
-                "home": str(self._home) if self._home is not None else None,
+                "home": str(self.home) if self.home is not None else None,
                 "inbound": self.settings.inbound.value,
                 "log_level": logging.getLogger("zcoder").getEffectiveLevel(),
             },
             on_accepted=self._accepted,
-            on_receipt=self._on_receipt,
+            on_receipt=self.on_receipt,
             on_death=self.mark_unavailable,
         )
 

@@ -17,20 +17,20 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Generic, Self, TypeVar, Unpack, overload
 
-from zcoder.relay.advert import Advert
+from zcoder.relay.advert import Advert, AdvertChanges
 from zcoder.relay.client import DiscoveryResult, Peer, discover
 from zcoder.relay.endpoint import STATE_BUSY, STATE_PAUSED, STATE_READY, Endpoint, RelayStatus
 from zcoder.relay.inbox import Inbox
 from zcoder.relay.leftovers import Leftovers
-from zcoder.relay.listener_process import ListenerProcess
 from zcoder.relay.outbox import Outbox, SendResult, result_text
 from zcoder.relay.protocol import Envelope
 from zcoder.relay.receipts import Receipt, ReceiptBook, SentMessage
 from zcoder.relay.settings import RelaySettings
-from zcoder.relay.spool import ClaimedMessage, ClaimResult, Sequences, Spool
+from zcoder.relay.spool import ClaimedMessage, ClaimResult, Sequences
 from zcoder.relay.standing import is_live_instance
-from zcoder.relay.sweep import Leftover, SweepResult
+from zcoder.relay.sweep import Leftover
 from zcoder.relay.trust import TrustBook
 
 __all__ = [
@@ -42,6 +42,24 @@ __all__ = [
     "SendResult",
     "result_text",
 ]
+
+
+_T = TypeVar("_T")
+
+
+class _FromEndpoint(Generic[_T]):
+    """A read-only attribute of Relay that its endpoint owns: ``read`` takes it from the
+    endpoint at each access."""
+
+    def __init__(self, read: Callable[[Endpoint], _T]) -> None:
+        self._read = read
+
+    @overload
+    def __get__(self, relay: None, owner: type[Relay]) -> Self: ...
+    @overload
+    def __get__(self, relay: Relay, owner: type[Relay]) -> _T: ...
+    def __get__(self, relay: Relay | None, owner: type[Relay]) -> Self | _T:
+        return self if relay is None else self._read(relay._endpoint)
 
 
 class Relay:
@@ -122,53 +140,22 @@ class Relay:
     def workspace(self, workspace: Path) -> None:
         self._endpoint.workspace = workspace
 
-    @property
-    def interactive(self) -> bool:
-        return self._endpoint.interactive
-
-    @property
-    def instance_id(self) -> str | None:
-        return self._endpoint.instance_id
-
-    @property
-    def registry(self) -> Path | None:
-        return self._endpoint.registry
-
-    @property
-    def socket_path(self) -> Path | None:
-        return self._endpoint.socket_path
-
-    @property
-    def spool(self) -> Spool | None:
-        return self._endpoint.spool
-
-    @property
-    def listener(self) -> ListenerProcess | None:
-        return self._endpoint.listener
-
-    @property
-    def sweep(self) -> SweepResult:
-        """What the start-up sweep found (dead instances' spools)."""
-        return self._endpoint.sweep
+    interactive = _FromEndpoint(lambda endpoint: endpoint.interactive)
+    instance_id = _FromEndpoint(lambda endpoint: endpoint.instance_id)
+    registry = _FromEndpoint(lambda endpoint: endpoint.registry)
+    socket_path = _FromEndpoint(lambda endpoint: endpoint.socket_path)
+    spool = _FromEndpoint(lambda endpoint: endpoint.spool)
+    listener = _FromEndpoint(lambda endpoint: endpoint.listener)
+    # What the start-up sweep found (dead instances' spools).
+    sweep = _FromEndpoint(lambda endpoint: endpoint.sweep)
 
     # -- state --------------------------------------------------------------------------
 
-    @property
-    def state(self) -> str:
-        return self._endpoint.state
-
-    @property
-    def available(self) -> bool:
-        return self._endpoint.available
-
-    @property
-    def ready(self) -> bool:
-        """Available, its listener answering, and its manifest published: peers see it."""
-        return self._endpoint.ready
-
-    @property
-    def paused(self) -> bool:
-        return self._endpoint.paused
+    state = _FromEndpoint(lambda endpoint: endpoint.state)
+    available = _FromEndpoint(lambda endpoint: endpoint.available)
+    # Available, its listener answering, and its manifest published: peers see it.
+    ready = _FromEndpoint(lambda endpoint: endpoint.ready)
+    paused = _FromEndpoint(lambda endpoint: endpoint.paused)
 
     @property
     def name(self) -> str:
@@ -187,19 +174,8 @@ class Relay:
     def resume(self) -> None:
         self._endpoint.set_paused(False)
 
-    def refresh_manifest(
-        self,
-        *,
-        session_id: str | None = None,
-        model: str | None = None,
-        profile: str | None = None,
-        name: str | None = None,
-    ) -> None:
-        self._endpoint.refresh_manifest(
-            lambda advert: advert.update(
-                session_id=session_id, model=model, profile=profile, name=name
-            )
-        )
+    def refresh_manifest(self, **changes: Unpack[AdvertChanges]) -> None:
+        self._endpoint.refresh_manifest(lambda advert: advert.update(**changes))
 
     # -- lifecycle ----------------------------------------------------------------------
 

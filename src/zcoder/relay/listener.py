@@ -20,7 +20,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Final
 
 from zcoder.relay.peercred import PeerCredentials, peer_credentials
@@ -55,27 +55,20 @@ class _Connection:
     accepted: Decision | None = None  # told to on_accepted once its ack is on its way
 
 
+@dataclass(eq=False)
 class Listener:
-    def __init__(
-        self,
-        server: socket.socket,
-        receiver: Receiver,
-        *,
-        max_bytes: int,
-        io_timeout: float,
-        on_accepted: Callable[[Decision], None] | None = None,
-        on_death: Callable[[BaseException], None] | None = None,
-        on_idle: Callable[[], float | None] | None = None,
-    ) -> None:
-        self.server = server
-        self.receiver = receiver
-        self.max_bytes = max_bytes
-        self.io_timeout = io_timeout
-        self.on_accepted = on_accepted
-        self.on_death = on_death
-        # Called before each wait for events (after every ack was written): work that must
-        # not delay an answer. Returns the longest wait it allows (None: no limit).
-        self.on_idle = on_idle
+    server: socket.socket
+    receiver: Receiver
+    _: KW_ONLY
+    max_bytes: int
+    io_timeout: float
+    on_accepted: Callable[[Decision], None] | None = None
+    on_death: Callable[[BaseException], None] | None = None
+    # Called before each wait for events (after every ack was written): work that must
+    # not delay an answer. Returns the longest wait it allows (None: no limit).
+    on_idle: Callable[[], float | None] | None = None
+
+    def __post_init__(self) -> None:
         self._readers: dict[int, Callable[[], None]] = {}
         self._closed = False
         self._uid = os.geteuid()

@@ -40,6 +40,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, Final
 
 from zcoder.relay.control import LineReader, encode
@@ -61,23 +62,18 @@ class ListenerGone(Exception):
 # -- the parent's side ------------------------------------------------------------------
 
 
+@dataclass(eq=False)
 class ListenerProcess:
     """The parent's handle on its listener process."""
 
-    def __init__(
-        self,
-        server: socket.socket,
-        config: dict[str, Any],
-        *,
-        on_accepted: Callable[[], None],
-        on_receipt: Callable[[bytes], None],
-        on_death: Callable[[str], None],
-    ) -> None:
-        self._server = server
-        self._config = config
-        self.on_accepted = on_accepted
-        self.on_receipt = on_receipt
-        self.on_death = on_death
+    _server: socket.socket  # handed to the child by ``start`` (closed here then)
+    _config: dict[str, Any]
+    _: KW_ONLY
+    on_accepted: Callable[[], None]
+    on_receipt: Callable[[bytes], None]
+    on_death: Callable[[str], None]
+
+    def __post_init__(self) -> None:
         self.process: subprocess.Popen[bytes] | None = None
         self._commands: socket.socket | None = None
         self._command_lines: LineReader | None = None

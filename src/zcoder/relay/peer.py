@@ -20,8 +20,9 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 from zcoder.relay.client import Peer
 from zcoder.relay.display import peer_table, sender_label, visible
@@ -30,12 +31,15 @@ from zcoder.relay.settings import load_relay_settings
 from zcoder.relay.spool import ClaimedMessage, QuarantinedMessage
 
 
+@dataclass(eq=False)
 class PeerProgram:
-    def __init__(self, relay: Relay, out: TextIO, *, json_mode: bool, consume: bool) -> None:
-        self.relay = relay
-        self.out = out
-        self.json_mode = json_mode
-        self.consume = consume
+    relay: Relay
+    out: TextIO
+    _: KW_ONLY
+    json_mode: bool
+    consume: bool
+
+    def __post_init__(self) -> None:
         self._out_lock = threading.Lock()
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -101,12 +105,7 @@ class PeerProgram:
         self.emit(
             "received",
             sequence=claimed.sequence,
-            message_id=env.message_id,
-            sender_instance_id=env.sender_instance_id,
-            sender_pid=env.sender_pid,
-            sender_project=env.sender_project,
-            sender_workspace=env.sender_workspace,
-            sender_kind=env.sender_kind,
+            **_attributes(env, _RECEIVED_FIELDS),
             sender=sender_label(env),
             body=env.body,
         )
@@ -178,15 +177,7 @@ class PeerProgram:
             result = self.relay.send(str(command.get("target", "")), str(command.get("body", "")))
             self.emit("sent", status=result.status, text=result.text, message_id=result.message_id)
         elif name == "status":
-            s = self.relay.status()
-            self.emit(
-                "status",
-                available=s.available,
-                state=s.state,
-                reason=s.reason,
-                instance_id=s.instance_id,
-                queued=s.queued,
-            )
+            self.emit("status", **_attributes(self.relay.status(), _STATUS_FIELDS))
         elif name == "pause":
             self.relay.pause()
             self.emit("info", text="paused: new messages are refused, queued ones are kept")
@@ -215,6 +206,23 @@ class PeerProgram:
 
 def _peer_json(peer: Peer) -> dict[str, Any]:
     return dict(peer.__dict__)
+
+
+# What the ``received`` and ``status`` events tell of a message's envelope and of the relay.
+_RECEIVED_FIELDS: Final = (
+    "message_id",
+    "sender_instance_id",
+    "sender_pid",
+    "sender_project",
+    "sender_workspace",
+    "sender_kind",
+)
+_STATUS_FIELDS: Final = ("available", "state", "reason", "instance_id", "queued")
+
+
+def _attributes(obj: object, names: Sequence[str]) -> dict[str, Any]:
+    """``obj``'s attributes of these names, in this order (an event's fields)."""
+    return {name: getattr(obj, name) for name in names}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import json.encoder
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from math import isfinite
-from typing import Final
+from typing import Final, TypeGuard, TypeVar
 
 from zcoder.relay.via import is_client_label
 
@@ -53,15 +53,15 @@ class FrameError(ValueError):
     """The bytes are not a well-formed frame or flat JSON object."""
 
 
-def is_instance_id(value: object) -> bool:
+def is_instance_id(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and INSTANCE_ID_RE.fullmatch(value) is not None
 
 
-def is_message_id(value: object) -> bool:
+def is_message_id(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and MESSAGE_ID_RE.fullmatch(value) is not None
 
 
-def is_positive_int(value: object) -> bool:
+def is_positive_int(value: object) -> TypeGuard[int]:
     # bool is a subclass of int in Python; JSON true is not a pid.
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
@@ -190,13 +190,31 @@ def ping_request(message_id: str, target_instance_id: str, sender_instance_id: s
 
 
 @dataclass(frozen=True)
-class Envelope:
-    """A validated task delivery (an ``enqueue`` request)."""
+class Addressed:
+    """What a request that is stored or answered (an Envelope, a receipt) names first:
+    itself, its target and its sender, members in the order zcoder.zsh writes them."""
 
     message_id: str
     target_instance_id: str
     sender_instance_id: str
     sender_pid: int
+
+    def leading_members(self, request_type: str) -> dict[str, Scalar]:
+        """The request's first members, for encode_flat_object."""
+        return {
+            "protocol": PROTOCOL_VERSION,
+            "type": request_type,
+            "message_id": self.message_id,
+            "target_instance_id": self.target_instance_id,
+            "sender_instance_id": self.sender_instance_id,
+            "sender_pid": self.sender_pid,
+        }
+
+
+@dataclass(frozen=True)
+class Envelope(Addressed):
+    """A validated task delivery (an ``enqueue`` request)."""
+
     sender_project: str
     sender_workspace: str
     body: str
@@ -245,17 +263,10 @@ class Envelope:
         return self._generic_payload()
 
     def _generic_payload(self) -> bytes:
-        members: dict[str, Scalar] = {
-            "protocol": PROTOCOL_VERSION,
-            "type": "enqueue",
-            "message_id": self.message_id,
-            "target_instance_id": self.target_instance_id,
-            "sender_instance_id": self.sender_instance_id,
-            "sender_pid": self.sender_pid,
-            "sender_project": self.sender_project,
-            "sender_workspace": self.sender_workspace,
-            "body": self.body,
-        }
+        members = self.leading_members("enqueue")
+        members["sender_project"] = self.sender_project
+        members["sender_workspace"] = self.sender_workspace
+        members["body"] = self.body
         if self.created_at is not None:
             members["created_at"] = self.created_at
         if self.sender_client:
@@ -269,12 +280,49 @@ class EnvelopeError(ValueError):
     """An enqueue request that fails validation (rule 7 of the decision order)."""
 
 
-def _optional_text(obj: FlatObject, key: str, limit: int) -> str:
+_Checked = TypeVar("_Checked")
+
+
+def checked_member(
+    obj: FlatObject,
+    key: str,
+    valid: Callable[[object], TypeGuard[_Checked]],
+    error: type[ValueError],
+    problem: str,
+) -> _Checked:
+    """``obj[key]`` when ``valid`` holds for it; else ``error("<key> <problem>")``."""
+    value = obj.get(key)
+    if not valid(value):
+        raise error(f"{key} {problem}")
+    return value
+
+
+def checked_sender(obj: FlatObject, error: type[ValueError]) -> tuple[str, str, int]:
+    """A request's ``message_id``, ``sender_instance_id`` and ``sender_pid``: each of its
+    grammar, the sender's id beginning with its pid and the message's id with the sender's
+    id (an enqueue's and a receipt's alike); else ``error`` saying which is not."""
+    grammar = f"does not match {MESSAGE_ID_RE.pattern}"
+    message_id = checked_member(obj, "message_id", is_message_id, error, grammar)
+    pid = checked_member(obj, "sender_pid", is_positive_int, error, "must be a positive integer")
+    sender = checked_member(
+        obj, "sender_instance_id", is_instance_id, error, "is not an instance id"
+    )
+    if not sender.startswith(f"{pid}-"):
+        raise error("sender_instance_id does not begin with sender_pid")
+    if not message_id.startswith(f"{sender}-"):
+        # Ids belong to their sender: no peer may take (and so block) another sender's id.
+        raise error("message_id does not begin with sender_instance_id")
+    return message_id, sender, pid
+
+
+def optional_text(obj: FlatObject, key: str, limit: int, error: type[ValueError]) -> str:
+    """``obj[key]`` ("" when absent): a string of at most ``limit`` characters, else
+    ``error`` saying which it is not."""
     value = obj.get(key, "")
     if not isinstance(value, str):
-        raise EnvelopeError(f"{key} must be a string")
+        raise error(f"{key} must be a string")
     if len(value) > limit:
-        raise EnvelopeError(f"{key} is longer than {limit} characters")
+        raise error(f"{key} is longer than {limit} characters")
     return value
 
 
@@ -288,34 +336,17 @@ def validate_envelope(obj: FlatObject, max_message_chars: int, *, stored: bool =
     target and type already. ``sender_kind`` is read only from a spool entry (``stored``),
     where the listener wrote it; on the wire it is the sender's word and is ignored.
     """
-    message_id = obj.get("message_id")
-    if not is_message_id(message_id):
-        raise EnvelopeError("message_id does not match [A-Za-z0-9_.-]{1,100}")
-    assert isinstance(message_id, str)
-    target = obj.get("target_instance_id")
-    if not is_instance_id(target):
-        raise EnvelopeError("target_instance_id is not an instance id")
-    assert isinstance(target, str)
-    sender_pid = obj.get("sender_pid")
-    if not is_positive_int(sender_pid):
-        raise EnvelopeError("sender_pid must be a positive integer")
-    assert isinstance(sender_pid, int)
-    sender_id = obj.get("sender_instance_id")
-    if not is_instance_id(sender_id):
-        raise EnvelopeError("sender_instance_id is not an instance id")
-    assert isinstance(sender_id, str)
-    if not sender_id.startswith(f"{sender_pid}-"):
-        raise EnvelopeError("sender_instance_id does not begin with sender_pid")
-    if not message_id.startswith(f"{sender_id}-"):
-        # Ids belong to their sender: no peer may take (and so block) another sender's id.
-        raise EnvelopeError("message_id does not begin with sender_instance_id")
+    message_id, sender_id, sender_pid = checked_sender(obj, EnvelopeError)
+    target = checked_member(
+        obj, "target_instance_id", is_instance_id, EnvelopeError, "is not an instance id"
+    )
     body = obj.get("body")
     if not isinstance(body, str) or not body:
         raise EnvelopeError("body must be a non-empty string")
     if len(body) > max_message_chars:
         raise EnvelopeError(f"body is longer than {max_message_chars} characters")
-    project = _optional_text(obj, "sender_project", MAX_SENDER_PROJECT_CHARS)
-    workspace = _optional_text(obj, "sender_workspace", MAX_SENDER_WORKSPACE_CHARS)
+    project = optional_text(obj, "sender_project", MAX_SENDER_PROJECT_CHARS, EnvelopeError)
+    workspace = optional_text(obj, "sender_workspace", MAX_SENDER_WORKSPACE_CHARS, EnvelopeError)
     created_at = obj.get("created_at")
     if created_at is not None and (
         isinstance(created_at, bool)

@@ -34,13 +34,13 @@ from dataclasses import dataclass
 from typing import Final
 
 from zcoder.relay.protocol import (
-    PROTOCOL_VERSION,
+    Addressed,
     FlatObject,
-    Scalar,
+    checked_member,
+    checked_sender,
     encode_flat_object,
-    is_instance_id,
     is_message_id,
-    is_positive_int,
+    optional_text,
 )
 
 RECEIPT_TYPE: Final = "receipt"
@@ -58,28 +58,17 @@ class ReceiptError(ValueError):
 
 
 @dataclass(frozen=True)
-class Receipt:
-    message_id: str
-    target_instance_id: str
-    sender_instance_id: str
-    sender_pid: int
+class Receipt(Addressed):
     in_reply_to: str
     outcome: str
     summary: str
     created_at: int | float | None = None
 
     def to_payload(self) -> bytes:
-        members: dict[str, Scalar] = {
-            "protocol": PROTOCOL_VERSION,
-            "type": RECEIPT_TYPE,
-            "message_id": self.message_id,
-            "target_instance_id": self.target_instance_id,
-            "sender_instance_id": self.sender_instance_id,
-            "sender_pid": self.sender_pid,
-            "in_reply_to": self.in_reply_to,
-            "outcome": self.outcome,
-            "summary": self.summary,
-        }
+        members = self.leading_members(RECEIPT_TYPE)
+        members["in_reply_to"] = self.in_reply_to
+        members["outcome"] = self.outcome
+        members["summary"] = self.summary
         if self.created_at is not None:
             members["created_at"] = self.created_at
         return encode_flat_object(members)
@@ -96,34 +85,15 @@ def clip_summary(text: str) -> str:
 def validate_receipt(obj: FlatObject) -> Receipt:
     """Every check a receipt's own members must pass (the caller checked protocol, target
     and type, and checks the sender and ``in_reply_to`` afterwards)."""
-    message_id = obj.get("message_id")
-    if not is_message_id(message_id):
-        raise ReceiptError("message_id does not match its grammar")
-    sender = obj.get("sender_instance_id")
-    if not is_instance_id(sender):
-        raise ReceiptError("sender_instance_id does not match the grammar")
-    assert isinstance(message_id, str) and isinstance(sender, str)
-    if not message_id.startswith(f"{sender}-"):
-        raise ReceiptError("message_id does not begin with the sender's instance id")
-    pid = obj.get("sender_pid")
-    if not is_positive_int(pid):
-        raise ReceiptError("sender_pid is not a positive integer")
-    assert isinstance(pid, int)
-    if not sender.startswith(f"{pid}-"):
-        raise ReceiptError("sender_instance_id does not begin with sender_pid")
-    in_reply_to = obj.get("in_reply_to")
-    if not is_message_id(in_reply_to):
-        raise ReceiptError("in_reply_to is not a message id")
-    assert isinstance(in_reply_to, str)
+    message_id, sender, pid = checked_sender(obj, ReceiptError)
+    in_reply_to = checked_member(
+        obj, "in_reply_to", is_message_id, ReceiptError, "is not a message id"
+    )
     outcome = obj.get("outcome")
     if outcome not in OUTCOMES:
         raise ReceiptError(f"outcome must be one of {', '.join(OUTCOMES)}")
     assert isinstance(outcome, str)
-    summary = obj.get("summary", "")
-    if not isinstance(summary, str):
-        raise ReceiptError("summary must be a string")
-    if len(summary) > SUMMARY_MAX_CHARS:
-        raise ReceiptError(f"summary is longer than {SUMMARY_MAX_CHARS} characters")
+    summary = optional_text(obj, "summary", SUMMARY_MAX_CHARS, ReceiptError)
     created_at = obj.get("created_at")
     if not isinstance(created_at, (int, float)) or isinstance(created_at, bool):
         created_at = None

@@ -7,7 +7,7 @@ fails answers. Pure apart from the sender check and the spool, both passed in.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 from zcoder.relay.peercred import PeerCredentials
 from zcoder.relay.protocol import (
@@ -65,31 +65,20 @@ class Decision:
         return self.ack.status == "accepted"
 
 
+@dataclass(eq=False)
 class Receiver:
-    def __init__(
-        self,
-        instance_id: str,
-        spool: Spool,
-        *,
-        max_message_chars: int,
-        max_queue: int,
-        state: Callable[[], str],
-        sender_check: SenderCheck,
-        receipts: ReceiptBook | None = None,
-        policy: Callable[[Envelope], Inbound] | None = None,
-        verify: Verify | None = None,
-    ) -> None:
-        self.instance_id = instance_id
-        self.spool = spool
-        self.max_message_chars = max_message_chars
-        self.max_queue = max_queue
-        self.state = state
-        self.sender_check = sender_check
-        self.receipts = receipts  # None: receipts are `unsupported`, as in zcoder.zsh
-        self.policy = policy  # trust per peer (zcoder.relay.trust); None: accept all
-        # The sender's standing (zcoder.relay.standing): what is stored and shown, and the
-        # policy for it; it replaces ``policy`` when given.
-        self.verify = verify
+    instance_id: str
+    spool: Spool
+    _: KW_ONLY
+    max_message_chars: int
+    max_queue: int
+    state: Callable[[], str]
+    sender_check: SenderCheck
+    receipts: ReceiptBook | None = None  # None: receipts are `unsupported`, as in zcoder.zsh
+    policy: Callable[[Envelope], Inbound] | None = None  # trust per peer (zcoder.relay.trust)
+    # The sender's standing (zcoder.relay.standing): what is stored and shown, and the
+    # policy for it; it replaces ``policy`` when given. Neither: accept all.
+    verify: Verify | None = None
 
     def _ack(
         self, message_id: str, status: str, reason: str = "", position: int = 0, *, tell: str = ""

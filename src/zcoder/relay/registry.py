@@ -58,22 +58,6 @@ def choose_registry_dir(env: Mapping[str, str], explicit: str | None = None) -> 
     return Path(env.get("TMPDIR") or "/tmp") / f"zcoder-{os.geteuid()}-agents"
 
 
-def _check_private_dir(st: os.stat_result, path: Path) -> None:
-    if not stat.S_ISDIR(st.st_mode):
-        raise RegistryError(f"relay directory {path} is not a directory")
-    if st.st_uid != os.geteuid():
-        raise RegistryError(
-            f"relay directory {path} belongs to another user (uid {st.st_uid}), who could"
-            " read or fake messages; set ZCODER_RELAY_DIR to a private directory of yours"
-        )
-    if st.st_mode & 0o077:
-        raise RegistryError(
-            f"relay directory {path} has group or other permissions "
-            f"({stat.filemode(st.st_mode)}); it must be private (0700): fix it with"
-            f" chmod 700, or set ZCODER_RELAY_DIR to a private directory"
-        )
-
-
 def prepare_registry_dir(requested: Path, home: str | None) -> Path:
     """Validate (creating it 0700 when missing) and return the canonical registry directory.
 
@@ -101,25 +85,32 @@ def prepare_registry_dir(requested: Path, home: str | None) -> Path:
         pass
     except OSError as exc:
         raise RegistryError(f"could not create relay directory {candidate}: {exc.strerror}")
-    try:
-        st = os.lstat(candidate)
-    except OSError as exc:
-        raise RegistryError(f"could not inspect relay directory {candidate}: {exc.strerror}")
-    if stat.S_ISLNK(st.st_mode):
-        raise RegistryError(f"relay directory {candidate} is a symlink")
-    _check_private_dir(st, candidate)
+    check_registry_dir(candidate)
     return candidate
 
 
 def check_registry_dir(path: Path) -> None:
-    """Re-validate an already chosen registry directory (for every discovery)."""
+    """Validate a chosen registry directory (once created, and again for every discovery):
+    not a symlink, a directory owned by this user with no group or other bits."""
     try:
         st = os.lstat(path)
     except OSError as exc:
         raise RegistryError(f"relay directory {path} is unavailable: {exc.strerror}")
     if stat.S_ISLNK(st.st_mode):
         raise RegistryError(f"relay directory {path} is a symlink")
-    _check_private_dir(st, path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise RegistryError(f"relay directory {path} is not a directory")
+    if st.st_uid != os.geteuid():
+        raise RegistryError(
+            f"relay directory {path} belongs to another user (uid {st.st_uid}), who could"
+            " read or fake messages; set ZCODER_RELAY_DIR to a private directory of yours"
+        )
+    if st.st_mode & 0o077:
+        raise RegistryError(
+            f"relay directory {path} has group or other permissions "
+            f"({stat.filemode(st.st_mode)}); it must be private (0700): fix it with"
+            f" chmod 700, or set ZCODER_RELAY_DIR to a private directory"
+        )
 
 
 def new_instance_id() -> str:

@@ -47,16 +47,21 @@ def read_own_file(path: Path, limit: int) -> bytes:
     return data
 
 
-def replace_with(temporary: Path, final: Path, data: bytes, mode: int) -> None:
+def replace_with(
+    temporary: Path, final: Path, data: bytes, mode: int, *, durable: bool = False
+) -> None:
     """Put ``data`` at ``final`` atomically: written whole to ``temporary`` (created
-    afresh, never through a link, with ``mode``), then renamed over ``final``; OSError
-    when it cannot be, and no temporary file stays behind."""
+    afresh, never through a link, with ``mode``; fsynced before the rename when
+    ``durable``), then renamed over ``final``; OSError when it cannot be, and no temporary
+    file stays behind."""
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
     try:
         try:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(temporary, final)

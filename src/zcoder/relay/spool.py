@@ -29,7 +29,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Final
 
@@ -90,21 +90,16 @@ class Sequences:
     last_accepted: int
 
 
+@dataclass(eq=False)
 class Spool:
-    def __init__(
-        self,
-        root: Path,
-        instance_id: str,
-        max_bytes: int,
-        max_message_chars: int,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-    ):
-        self.root = root
-        self._clock = clock
-        self.instance_id = instance_id
-        self.max_bytes = max_bytes
-        self.max_message_chars = max_message_chars
+    root: Path
+    instance_id: str
+    max_bytes: int
+    max_message_chars: int
+    _: KW_ONLY
+    clock: Callable[[], float] = time.monotonic
+
+    def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._sequence = 0
         # Accepted message ids (for `duplicate`) and done markers, oldest first, with the
@@ -116,9 +111,9 @@ class Spool:
         # enqueue cost O(queue length)). The disk is re-counted before answering `full`.
         self._pending: set[str] = set()
         # Plain strings for the hot path: pathlib joins cost more than the syscalls here.
-        self._tmp_dir = os.path.join(root, "tmp")
-        self._inbox_dir = os.path.join(root, "inbox")
-        self._held_dir = os.path.join(root, "held")
+        self._tmp_dir = os.path.join(self.root, "tmp")
+        self._inbox_dir = os.path.join(self.root, "inbox")
+        self._held_dir = os.path.join(self.root, "held")
         self._spares: collections.deque[str] = collections.deque()  # picked up, unused
         self._spare_count = 0
         self._closing = False
@@ -288,7 +283,7 @@ class Spool:
                 raise SpoolError(f"could not store message: {exc.strerror or exc}") from exc
             self._written = fd  # closed after the ack (prepare_next) or by the next store
             self._sequence = sequence
-            now = self._clock()
+            now = self.clock()
             self._accepted[envelope.message_id] = now
             while self._accepted and (
                 len(self._accepted) > DONE_RECEIPTS_MAX
@@ -404,23 +399,22 @@ class Spool:
         """A held message goes to the inbox, to run next (its sequence is older)."""
         if SPOOL_NAME_RE.fullmatch(name) is None:
             return False
-        try:
-            os.rename(self.root / "held" / name, self.root / "inbox" / name)
-        except FileNotFoundError:
-            return False
-        except OSError as exc:
-            raise SpoolError(f"cannot release {name}: {exc.strerror}") from exc
-        return True
+        return self._move(self.root / "held" / name, "inbox", "release")
 
     def hold(self, claimed: ClaimedMessage) -> bool:
         """A claimed message goes back to wait for the user in held/ (the host decided it
         must not run unasked); False when it is no longer in processing."""
+        return self._move(claimed.path, "held", "hold")
+
+    def _move(self, path: Path, subdir: str, verb: str) -> bool:
+        """``path`` renamed into ``subdir``; False when it is gone, SpoolError when it
+        cannot be moved (``verb`` says what the move is for)."""
         try:
-            os.rename(claimed.path, self.root / "held" / claimed.path.name)
+            os.rename(path, self.root / subdir / path.name)
         except FileNotFoundError:
             return False
         except OSError as exc:
-            raise SpoolError(f"cannot hold {claimed.path.name}: {exc.strerror}") from exc
+            raise SpoolError(f"cannot {verb} {path.name}: {exc.strerror}") from exc
         return True
 
     def discard(self, name: str) -> bool:
@@ -446,7 +440,7 @@ class Spool:
                 os.unlink(path)
         with self._lock:
             self._pending.discard(path.name)
-            now = self._clock()
+            now = self.clock()
             self._done.append((now, path.name))
             oldest_kept = now - DONE_RECEIPTS_MAX_AGE
             while self._done and (

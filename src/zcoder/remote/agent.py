@@ -32,6 +32,7 @@ from acp.schema import (
     DeniedOutcome,
     PermissionOption,
     RequestPermissionResponse,
+    SessionInfo,
     ToolCallUpdate,
 )
 
@@ -131,9 +132,11 @@ class RemoteAgent(Handler):
             raise
         held, self._held = self._held, None
         if resume is not None:
+            self.reader.restart()
             before_replay()
         for update in held:
             self.reader(update)
+        self.reader.end_reply()  # a saved session's last reply is whole
         return self.session_id
 
     async def _watch_drop(self, connection: Connection) -> None:
@@ -156,6 +159,12 @@ class RemoteAgent(Handler):
         if self.connection is None or not self.connected:
             raise ConnectionLost("not connected")
         return await self.connection.peers()
+
+    async def sessions(self) -> list[SessionInfo]:
+        """The remote workspace's saved sessions, newest first (ACP's session/list)."""
+        if self.connection is None or not self.connected:
+            raise ConnectionLost("not connected")
+        return await self.connection.sessions()
 
     # -- turns --------------------------------------------------------------------------
 

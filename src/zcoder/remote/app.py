@@ -32,7 +32,8 @@ from zcoder.config import Config
 from zcoder.relay.settings import RelayMode
 from zcoder.remote.agent import RemoteAgent
 from zcoder.remote.connection import ConnectionLost
-from zcoder.remote.parts import RemoteLink, RemoteParts
+from zcoder.remote.link import RemoteLink
+from zcoder.remote.parts import RemoteParts
 from zcoder.remote.target import Target
 from zcoder.tui.app import ZcoderApp
 from zcoder.tui.chat_pane import ChatPane
@@ -176,6 +177,7 @@ class RemoteMainScreen(MainScreen):
             self.notice(f"Interrupted when the connection was lost, and not run again: {listed}.")
         self.remote.interrupted = []
         link.was_connected = True
+        self.parts.sessions.refresh()  # the sidebar (Ctrl+B) lists the remote sessions
         self.parts.relay_ui.refresh_header()
         self.app.refresh_bindings()  # F5 leaves the footer
         self.schedule()

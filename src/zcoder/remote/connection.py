@@ -26,7 +26,7 @@ from typing import Any, Final, Protocol, TypeVar
 
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent
 from acp.client.connection import ClientSideConnection
-from acp.schema import ClientCapabilities, Implementation
+from acp.schema import ClientCapabilities, Implementation, SessionInfo
 
 from zcoder import __version__
 from zcoder.acp.permission import PermissionAsker
@@ -42,6 +42,7 @@ LOAD_RETRY_SECONDS: Final = 15.0
 zcoder of the dropped connection (it saves the interrupted turn, then lets it go)."""
 INFO_METHOD: Final = "zcoder/info"
 PEERS_METHOD: Final = "zcoder/peers"
+MOST_SESSIONS: Final = 1000  # /sessions lists at most these (session/list pages through)
 
 
 class ConnectionLost(Exception):
@@ -176,6 +177,17 @@ class Connection:
 
     async def peers(self) -> dict[str, Any]:
         return await self.call(self.conn.ext_method(PEERS_METHOD, {}))
+
+    async def sessions(self) -> list[SessionInfo]:
+        """session/list of the remote workspace, every page (zcoder.acp.listing)."""
+        listed: list[SessionInfo] = []
+        cursor: str | None = None
+        while True:
+            page = await self.call(self.conn.list_sessions(cwd=self.workspace, cursor=cursor))
+            listed += page.sessions
+            cursor = page.next_cursor
+            if not cursor or len(listed) >= MOST_SESSIONS:
+                return listed
 
     async def _read_stderr(self) -> None:
         stream = self.process.stderr

@@ -159,6 +159,12 @@ class UpdateReader:
             self.reply += text
             self.emit(ev.AssistantDelta(text))
 
+    def restart(self) -> None:
+        """Another session is loaded: what was being written, and the calls running,
+        were the previous one's."""
+        self.reply = ""
+        self.calls.clear()
+
     def end_reply(self, *, partial: bool = False) -> None:
         """The reply written so far is whole (a tool call, a notice or the end follows)."""
         if self.reply:

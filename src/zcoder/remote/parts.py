@@ -18,6 +18,8 @@ from acp import RequestError
 
 from zcoder.model.context import ContextWindow
 from zcoder.remote.connection import ConnectionLost
+from zcoder.remote.link import RemoteLink
+from zcoder.remote.sessions import RemoteSessions
 from zcoder.tui.command_registry import commands
 from zcoder.tui.model_ui import ModelUI
 from zcoder.tui.parts import Parts
@@ -26,16 +28,11 @@ from zcoder.tui.sessions_ui import SessionsUI
 from zcoder.tui.slash import SlashCommands
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from textual.worker import Worker
 
-    from zcoder.remote.agent import RemoteAgent
-    from zcoder.remote.target import Target
+__all__ = ["WHERE_TO_ASK", "RemoteParts"]
 
-__all__ = ["WHERE_TO_ASK", "RemoteLink", "RemoteParts"]
-
-WORK_REMOTELY: Final = frozenset({"/help", "/output", "/copy", "/quit", "/new"})
+WORK_REMOTELY: Final = frozenset({"/help", "/output", "/copy", "/quit", "/new", "/sessions"})
 """The app's commands that work as they are over the connection."""
 
 WHERE_TO_ASK: Final = {
@@ -46,75 +43,7 @@ WHERE_TO_ASK: Final = {
     "/diff": "the edits are on the remote host, in its workspace",
     "/undo": "the edits are on the remote host, in its workspace",
     "/rename": "this zcoder publishes no relay peer: the remote host's zcoder is the agent",
-    "/sessions": "the sessions are stored on the remote host: zcoder --connect HOST --resume ID "
-    "opens one",
 }
-
-
-@dataclass(eq=False)
-class RemoteLink:
-    """The connection as the parts see it: where to, the agent over it, and what the
-    screen does when the user asks to connect again."""
-
-    target: Target
-    remote: RemoteAgent
-    hostname: str
-    reconnect: Callable[[], None]
-    was_connected: bool = False
-
-
-@dataclass(eq=False)
-class RemoteSessions(SessionsUI):
-    """The remote session, by id (``Services.session_id``); the store and the list are
-    the remote host's."""
-
-    _: KW_ONLY
-    link: RemoteLink
-
-    def open_store(self) -> None:
-        pass
-
-    def open_initial(self) -> None:
-        pass
-
-    def refresh(self) -> None:
-        pass
-
-    def listing(self) -> str:
-        return f"The sessions are on {self.link.target.label}. {WHERE_TO_ASK['/sessions']}."
-
-    def new_session(self) -> None:
-        if self.services.busy():
-            self.say.notice("Switching sessions is possible when no turn is running.")
-            return
-        if not self.link.remote.connected:
-            self.say.error(f"not connected to {self.link.target.label}: /reconnect first")
-            return
-        self.host.run_later(self._new, group="connect")
-
-    async def _new(self) -> None:
-        label = self.link.target.label
-        try:
-            session_id = await self.link.remote.open_session(None)
-        except (ConnectionLost, RequestError) as exc:
-            self.say.error(f"{label} did not open a new session: {exc}")
-            return
-        if session_id == self.services.session_id:
-            self.say.notice("This session is already new.")
-            return
-        self.services.session_id = session_id
-        self.transcript.clear()
-        self.agent_view.reset()
-        self.say.notice(f"New session {session_id} on {label}.")
-
-    def switch_to(self, session_id: str) -> None:
-        pass
-
-    def last_reply(self) -> str | None:
-        return self.link.remote.reader.last_reply
-
-    def close(self) -> None:
-        pass
 
 
 class RemoteModel(ModelUI):

@@ -124,6 +124,10 @@ class CommandApprovalRequest:
     """Set when what is asked is an MCP tool call, or starting a project's MCP server:
     ``command`` then describes it in text (for approvers that show text only) and a
     dialog may show these parts instead."""
+    kept: bool = False
+    """Set when the answer is saved for later sessions (consent to a project's hooks or MCP
+    server): an approver that cannot show the question must raise rather than answer no,
+    so that no refusal is saved that the user never gave."""
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
 """The agent's Approver and SendConfirmer in the TUI: each question is a guarded dialog.
 
 A question the terminal is too small to show whole is refused (the command denied,
-nothing sent). Keys the dialog absorbed before it was armed go back to the prompt. An
-answer the user gave counts as the user acting (relayed tasks may run again without
-them, up to the limit); a dialog closed because the turn was stopped does not.
+nothing sent); a consent that would be saved is not answered at all, so it is asked
+again. Keys the dialog absorbed before it was armed go back to the prompt. An answer the
+user gave counts as the user acting (relayed tasks may run again without them, up to the
+limit); a dialog closed because the turn was stopped does not.
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ class DialogApprovals:
 
     async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
         if not self._fits():
+            if request.kept:  # a consent: nothing is answered, so nothing is saved
+                self.error("The terminal is too small for the consent dialog; it will ask again.")
+                raise ConfirmationUnavailable("the terminal is too small for the dialog")
             self.error("The terminal is too small for the approval dialog; the command was denied.")
             return ApprovalDecision.DENY
         answer = await self._ask(approval_screen(request, self.give_back))

@@ -100,7 +100,11 @@ class Command:
     extension: bool = False  # a custom command or a skill, added at run time
 
     async def call(self, owner: object, argument: str) -> None:
-        result = self.run(owner, argument)
+        """Run the command on ``owner``; a subclass's override of the declared method (the
+        remote sessions' /sessions, say) is the one that runs."""
+        name = getattr(self.run, "__name__", "")
+        bound = getattr(owner, name, None)
+        result = bound(argument) if callable(bound) else self.run(owner, argument)
         if inspect.isawaitable(result):
             await result
 

@@ -184,6 +184,10 @@ class MainScreen(ScreenHost, Screen[None]):
 
     # -- turns: the user's prompt and relayed tasks, one at a time ----------------------
 
+    def columns(self) -> int:
+        """A transcript entry's text width: the transcript's, less an entry's padding."""
+        return max(20, self.transcript.scrollable_content_region.width - 2)
+
     @property
     def busy(self) -> bool:
         return self.chat.busy

@@ -253,7 +253,7 @@ class RelayUI:
         if found.error:
             self.say.error(f"Agent discovery failed: {found.error}")
             return
-        self.say.notice(peer_table(found.peers))
+        self.say.notice(peer_table(found.peers, width=self.host.columns()))
 
     @slash_command(
         Form("/agents", "this instance's relay status"),

@@ -106,6 +106,11 @@ class TurnScheduler:
     def relay_started(self) -> None:
         self.auto_turns += 1
 
+    def relay_not_run(self) -> None:
+        """The relayed task started was held or refused before it ran (a RelayMessage
+        hook): it costs no turn without the user."""
+        self.auto_turns = max(0, self.auto_turns - 1)
+
     def should_announce(self, oldest_waiting: int | None) -> bool:
         """True once each time relayed messages start waiting for the user."""
         if not self.holding(oldest_waiting) or self._announced:

@@ -97,6 +97,11 @@ class Host(Protocol):
 
     def ask(self, dialog: Screen[Any], answered: Callable[[Any], None]) -> object: ...
 
+    def columns(self) -> int:
+        """How wide a line of the transcript may be, for text laid out to fit it
+        (/list-agents' table)."""
+        ...
+
 
 class ScreenHost(DOMNode):
     """``Host`` for a screen (or any widget): mixed into the main screen, and into the
@@ -116,6 +121,9 @@ class ScreenHost(DOMNode):
     def run_in_thread(self, work: Callable[[], object], *, group: str) -> Worker[Any]:
         """``work`` in a thread; a newer one of the group supersedes (cancels) this one."""
         return self.run_worker(work, thread=True, group=group, exclusive=True, exit_on_error=False)
+
+    def columns(self) -> int:
+        return self.app.size.width  # the main screen's is its transcript's
 
     def when_shown(self, mounting: Awaitable[object] | None, then: Callable[[], object]) -> None:
         """``then`` once ``mounting`` is done (if any) and the screen drawn after it."""

@@ -313,6 +313,10 @@ class SessionsUI:
         if self.services.busy():
             self.say.notice("Switching sessions is possible when no turn is running.")
             return
+        self.open_picked(session_id)
+
+    def open_picked(self, session_id: str) -> None:
+        """Open the session picked in the sidebar, at a moment a switch is allowed."""
         try:
             self.load(session_id)
         except SessionInUseError as exc:

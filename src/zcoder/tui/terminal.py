@@ -50,6 +50,7 @@ from textual.drivers.linux_driver import LinuxDriver
 from textual.keys import _character_to_key
 from textual.message import Message
 
+from zcoder.relay.registry import pid_alive
 from zcoder.tui.widgets import screen_safe
 
 if TYPE_CHECKING:
@@ -279,19 +280,9 @@ def _server_option(deadline: _Deadline, name: str) -> str | None:
     return done.stdout.strip()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _users(deadline: _Deadline) -> list[int]:
     value = _server_option(deadline, _USERS_OPTION) or ""
-    return [int(word) for word in value.split() if word.isdigit() and _alive(int(word))]
+    return [int(word) for word in value.split() if word.isdigit() and pid_alive(int(word))]
 
 
 class TmuxExtendedKeys:

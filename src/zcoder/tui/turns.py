@@ -160,6 +160,7 @@ class Turns:
         agent, relay = self._agent(), self.services.relay
         assert relay is not None
         if not await self.admitted(claimed):
+            self.services.scheduler.relay_not_run()
             return
         outcome, summary = "failed", "the receiving zcoder failed unexpectedly"
         inbox = self.relay.inbox
