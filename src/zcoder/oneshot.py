@@ -46,10 +46,9 @@ from zcoder.model.context import (
 from zcoder.model.recovery import HeldReply
 from zcoder.oneshot_output import ErrorTee, JsonReport
 from zcoder.relay.sanitize import visible, visible_lines
-from zcoder.resume import restored_model
-from zcoder.sessions import Message, SessionNotFoundError, SessionStore, SessionStoreError
+from zcoder.resume import lock_resumed, restored_model
+from zcoder.sessions import Message, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
-from zcoder.sessions.locks import acquire as acquire_session_lock
 from zcoder.tools import (
     ApprovalDecision,
     CommandApprovalRequest,
@@ -247,7 +246,7 @@ async def _run(
             profile = config.profile.value
             try:
                 if resume:
-                    lock = _lock_resumed(config, resume)
+                    lock = lock_resumed(config.home, resume)
                     data = store.load(resume, workspace, profile)
                     session_id, messages, ledger = data.info.id, data.messages, data.user_ledger
                     session_model: str | None = data.info.model
@@ -296,16 +295,6 @@ async def _run(
     finally:
         if lock is not None:
             lock.release()
-
-
-def _lock_resumed(config: Config, session_id: str) -> SessionLock | None:
-    try:
-        return acquire_session_lock(config.home, session_id)
-    except ValueError:  # not even the shape of an id
-        raise SessionNotFoundError(session_id) from None
-    except OSError:
-        logging.getLogger(__name__).warning("cannot lock %s", session_id, exc_info=True)
-        return None
 
 
 async def _run_turn(

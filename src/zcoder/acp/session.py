@@ -58,10 +58,9 @@ from zcoder.commands.run import run_typed
 from zcoder.config import Config
 from zcoder.model import ModelClient, ModelError, make_client
 from zcoder.model.context import resolve_for_model, same_model
-from zcoder.resume import restored_model
+from zcoder.resume import lock_resumed, restored_model
 from zcoder.sessions import Message, SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
-from zcoder.sessions.locks import acquire as acquire_session_lock
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +171,7 @@ class AcpSession:
                 lock = taker.lock  # None only where no lock can be made (zcoder.sessions.locks)
                 session_id = info.id
             else:
-                lock = _lock(config, resume)
+                lock = lock_resumed(config.home, resume)
                 try:
                     data = store.load(resume, workspace, profile)
                 except BaseException:
@@ -433,17 +432,6 @@ class AcpSession:
                 self.store.discard_if_unused(self.id)
             if self.lock is not None:
                 self.lock.release()
-
-
-def _lock(config: Config, session_id: str) -> SessionLock | None:
-    """The saved session's lock, as ``--resume`` takes it (unguarded where none can be made)."""
-    try:
-        return acquire_session_lock(config.home, session_id)
-    except ValueError:  # not even the shape of an id
-        raise SessionNotFoundError(session_id) from None
-    except OSError:
-        log.warning("cannot lock %s", session_id, exc_info=True)
-        return None
 
 
 def workspace_of(cwd: str) -> Path:
