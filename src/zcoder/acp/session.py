@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -115,30 +116,32 @@ def prompt_response(finished: TurnFinished) -> PromptResponse:
     return PromptResponse(stop_reason=reason, field_meta={"zcoder": outcome})
 
 
+@dataclass(eq=False)
 class AcpSession:
     """A session open in this process; build it with :meth:`open`."""
 
-    def __init__(
-        self, config: Config, store: SessionStore, session_id: str, lock: SessionLock | None
-    ) -> None:
-        self.config = config
-        self.store = store
-        self.id = session_id
-        self.lock = lock
-        self.agent: Agent | None = None
-        self.pump: UpdatePump | None = None
-        self._stack = contextlib.AsyncExitStack()
-        self.relay: SessionRelay | None = None
-        self.user_commands = UserCommands()  # the workspace's custom commands and skills
-        self._turn: asyncio.Task[Any] | None = None
-        self._turns = asyncio.Lock()  # one turn at a time: the editor's prompt or a relayed task
-        self._prompting = False  # a prompt from the editor runs or waits for its turn
-        self._cancel_asked = False
-        self._window_sized = False
-        # SessionStart hooks run before the first turn (startup, or resume): an update
-        # they cause then goes to a session the editor knows.
-        self._session_source: str | None = "startup"
-        self.window_source: str | None = None  # where the window's size came from (/context)
+    config: Config
+    store: SessionStore
+    id: str
+    lock: SessionLock | None
+    agent: Agent | None = field(init=False, default=None)
+    pump: UpdatePump | None = field(init=False, default=None)
+    _stack: contextlib.AsyncExitStack = field(init=False, default_factory=contextlib.AsyncExitStack)
+    relay: SessionRelay | None = field(init=False, default=None)
+    # The workspace's custom commands and skills.
+    user_commands: UserCommands = field(init=False, default_factory=UserCommands)
+    _turn: asyncio.Task[Any] | None = field(init=False, default=None)
+    # One turn at a time: the editor's prompt or a relayed task.
+    _turns: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
+    # A prompt from the editor runs or waits for its turn.
+    _prompting: bool = field(init=False, default=False)
+    _cancel_asked: bool = field(init=False, default=False)
+    _window_sized: bool = field(init=False, default=False)
+    # SessionStart hooks run before the first turn (startup, or resume): an update
+    # they cause then goes to a session the editor knows.
+    _session_source: str | None = field(init=False, default="startup")
+    # Where the window's size came from (/context).
+    window_source: str | None = field(init=False, default=None)
 
     @classmethod
     async def open(
