@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from acp import text_block
 from acp.client.connection import ClientSideConnection
-from acp.schema import TextContentBlock, UserMessageChunk
+from acp.schema import PromptResponse, TextContentBlock, UserMessageChunk
 
 from tests.acp.support import (
     NEVER,
@@ -118,16 +118,33 @@ def script(fake: FakeOllama, fake_b: FakeOllama) -> None:
     )
 
 
-async def test_two_acp_sessions_hand_over_a_task_and_its_receipt(
-    env: Env, fake: FakeOllama, env_b: Env, fake_b: FakeOllama
-) -> None:
+@contextlib.asynccontextmanager
+async def hand_over(
+    env: Env,
+    fake: FakeOllama,
+    env_b: Env,
+    fake_b: FakeOllama,
+    *,
+    send: str = "allow_once",
+    receive: str = "allow_once",
+) -> AsyncIterator[tuple[RecordingClient, RecordingClient, PromptResponse]]:
+    """The scripted hand-over, both sessions open: the sender's user asks for a marker,
+    its model sends api the task. The sender's editor answers its permission requests with
+    ``send``, the receiver's with ``receive``; yields both clients and the answered prompt."""
     script(fake, fake_b)
-    sender, receiver = RecordingClient("allow_once"), RecordingClient("allow_once")
+    sender, receiver = RecordingClient(send), RecordingClient(receive)
     async with two_sessions(env, fake, sender, env_b, fake_b, receiver) as (conn, session_id):
         done = await asyncio.wait_for(
             conn.prompt(session_id=session_id, prompt=[text_block("ask api to make a marker")]),
             WAIT_SECONDS,
         )
+        yield sender, receiver, done
+
+
+async def test_two_acp_sessions_hand_over_a_task_and_its_receipt(
+    env: Env, fake: FakeOllama, env_b: Env, fake_b: FakeOllama
+) -> None:
+    async with hand_over(env, fake, env_b, fake_b) as (sender, receiver, done):
         assert done.stop_reason == "end_turn"
         await sender.wait_for(lambda: "receipt: api completed" in sender.reply())
 
@@ -159,13 +176,7 @@ async def test_two_acp_sessions_hand_over_a_task_and_its_receipt(
 async def test_a_relayed_command_the_receiving_editor_refuses_never_runs(
     env: Env, fake: FakeOllama, env_b: Env, fake_b: FakeOllama
 ) -> None:
-    script(fake, fake_b)
-    sender, receiver = RecordingClient("allow_once"), RecordingClient("reject_once")
-    async with two_sessions(env, fake, sender, env_b, fake_b, receiver) as (conn, session_id):
-        await asyncio.wait_for(
-            conn.prompt(session_id=session_id, prompt=[text_block("ask api to make a marker")]),
-            WAIT_SECONDS,
-        )
+    async with hand_over(env, fake, env_b, fake_b, receive="reject_once") as (sender, receiver, _):
         await sender.wait_for(lambda: "receipt: api" in sender.reply())
 
     (asked,) = receiver.asked
@@ -178,13 +189,8 @@ async def test_a_relayed_command_the_receiving_editor_refuses_never_runs(
 async def test_a_send_the_editor_does_not_confirm_is_not_delivered(
     env: Env, fake: FakeOllama, env_b: Env, fake_b: FakeOllama
 ) -> None:
-    script(fake, fake_b)
-    sender, receiver = RecordingClient("reject_once"), RecordingClient("allow_once")
-    async with two_sessions(env, fake, sender, env_b, fake_b, receiver) as (conn, session_id):
-        await asyncio.wait_for(
-            conn.prompt(session_id=session_id, prompt=[text_block("ask api to make a marker")]),
-            WAIT_SECONDS,
-        )
+    async with hand_over(env, fake, env_b, fake_b, send="reject_once") as (sender, receiver, _):
+        pass  # the sender's editor refused the send; the sessions end
     assert sender.tool_states("s1")[-1] == "failed"
     assert "declined" in sender.tool_text("s1")
     assert user_messages(receiver) == []
@@ -266,13 +272,7 @@ async def test_a_relayed_task_a_relay_message_hook_refuses_never_runs(
         env.home.parent, "refuse", "print('not from ws', file=sys.stderr); sys.exit(2)"
     )
     write_settings(env.home / "settings.json", {"RelayMessage": entry(refuse)})
-    script(fake, fake_b)
-    sender, receiver = RecordingClient("allow_once"), RecordingClient("allow_once")
-    async with two_sessions(env, fake, sender, env_b, fake_b, receiver) as (conn, session_id):
-        await asyncio.wait_for(
-            conn.prompt(session_id=session_id, prompt=[text_block("ask api to make a marker")]),
-            WAIT_SECONDS,
-        )
+    async with hand_over(env, fake, env_b, fake_b) as (sender, receiver, _):
         await sender.wait_for(lambda: "receipt: api refused" in sender.reply())
         await receiver.wait_for(lambda: "was refused by a hook: not from ws" in receiver.reply())
 
@@ -294,13 +294,7 @@ async def test_a_relayed_task_a_relay_message_hook_holds_is_announced_and_not_ru
         " 'permissionDecision': 'ask', 'permissionDecisionReason': 'ask me first'}}))",
     )
     write_settings(env.home / "settings.json", {"RelayMessage": entry(hold)})
-    script(fake, fake_b)
-    sender, receiver = RecordingClient("allow_once"), RecordingClient("allow_once")
-    async with two_sessions(env, fake, sender, env_b, fake_b, receiver) as (conn, session_id):
-        await asyncio.wait_for(
-            conn.prompt(session_id=session_id, prompt=[text_block("ask api to make a marker")]),
-            WAIT_SECONDS,
-        )
+    async with hand_over(env, fake, env_b, fake_b) as (_, receiver, _):
         await receiver.wait_for(lambda: "is held for you: ask me first" in receiver.reply())
 
     assert not (env_b.workspace / "marker.txt").exists()

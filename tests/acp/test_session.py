@@ -4,12 +4,16 @@ program in a subprocess, the fake Ollama over HTTP, a private ZCODER_HOME."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 import pytest
 from acp import text_block
-from acp.schema import ToolCallProgress, ToolCallStart
+from acp.client.connection import ClientSideConnection
+from acp.schema import PromptResponse, ToolCallProgress, ToolCallStart
 
 from tests.acp.support import (
     WAIT_SECONDS,
@@ -172,9 +176,22 @@ async def test_an_edit_under_zcoder_edits_ask_is_asked_with_its_diff(
     assert client.tool_states("e1")[-1] == "completed"
 
 
-async def test_cancel_stops_the_running_command_and_the_prompt_says_cancelled(
-    env: Env, fake: FakeOllama
-) -> None:
+@dataclass
+class Running:
+    """A session whose turn runs ``run_command`` (id c1) on a minute-long command."""
+
+    client: RecordingClient
+    conn: ClientSideConnection
+    process: asyncio.subprocess.Process
+    session_id: str
+    turn: asyncio.Future[PromptResponse]
+
+
+@contextlib.asynccontextmanager
+async def a_minute_long_command(env: Env, fake: FakeOllama) -> AsyncIterator[Running]:
+    """The model runs a command that writes its shell's pid, prints "started", sleeps a
+    minute and would then touch late.txt; yields once "started" has arrived, the turn
+    still running."""
     command = "echo $$ > shell.pid; echo started; sleep 60; touch late.txt"
     fake.enqueue(Turn.tool_calls(call("run_command", {"command": command}, id="c1")))
     client = RecordingClient("allow_once")
@@ -184,15 +201,22 @@ async def test_cancel_stops_the_running_command_and_the_prompt_says_cancelled(
             conn.prompt(session_id=session_id, prompt=[text_block("wait a minute")])
         )
         await client.wait_for(lambda: "started" in client.tool_text("c1"))
-        await conn.cancel(session_id=session_id)
-        done = await asyncio.wait_for(turn, WAIT_SECONDS)
+        yield Running(client, conn, process, session_id, turn)
+
+
+async def test_cancel_stops_the_running_command_and_the_prompt_says_cancelled(
+    env: Env, fake: FakeOllama
+) -> None:
+    async with a_minute_long_command(env, fake) as running:
+        await running.conn.cancel(session_id=running.session_id)
+        done = await asyncio.wait_for(running.turn, WAIT_SECONDS)
         assert done.stop_reason == "cancelled"
         shell = int((env.workspace / "shell.pid").read_text())
         await wait_until_gone(shell)
-    assert await process.wait() == 0, stderr_of(env)
+    assert await running.process.wait() == 0, stderr_of(env)
 
     assert not (env.workspace / "late.txt").exists()
-    assert client.tool_states("c1")[-1] == "failed"
+    assert running.client.tool_states("c1")[-1] == "failed"
     (data,) = sessions(env)
     assert data.user_ledger == ["wait a minute"]
     (tool,) = [e for e in data.events if e.role == "tool"]
@@ -200,24 +224,17 @@ async def test_cancel_stops_the_running_command_and_the_prompt_says_cancelled(
 
 
 async def test_sigterm_mid_command_stops_it_saves_and_exits(env: Env, fake: FakeOllama) -> None:
-    command = "echo $$ > shell.pid; echo started; sleep 60; touch late.txt"
-    fake.enqueue(Turn.tool_calls(call("run_command", {"command": command}, id="c1")))
-    client = RecordingClient("allow_once")
-    async with acp_zcoder(env, fake, client) as (conn, process):
-        session_id = await new_session(conn, env)
-        turn = asyncio.ensure_future(
-            conn.prompt(session_id=session_id, prompt=[text_block("wait a minute")])
-        )
-        await client.wait_for(lambda: "started" in client.tool_text("c1"))
-        process.send_signal(signal.SIGTERM)
-        assert await asyncio.wait_for(process.wait(), WAIT_SECONDS) == 128 + signal.SIGTERM
+    async with a_minute_long_command(env, fake) as running:
+        running.process.send_signal(signal.SIGTERM)
+        exited = await asyncio.wait_for(running.process.wait(), WAIT_SECONDS)
+        assert exited == 128 + signal.SIGTERM
         shell = int((env.workspace / "shell.pid").read_text())
         await wait_until_gone(shell)
-        turn.cancel()
+        running.turn.cancel()
 
     assert not (env.workspace / "late.txt").exists()
     (data,) = sessions(env)
-    assert data.info.id == session_id
+    assert data.info.id == running.session_id
     (tool,) = [e for e in data.events if e.role == "tool"]
     assert tool.metadata["status"] == "interrupted"
     assert "started" in tool.text

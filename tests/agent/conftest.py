@@ -1,18 +1,20 @@
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.agent.support import Harness, make_harness
+from tests.fixtures import model_clients
 from tests.fixtures.fake_ollama import FakeOllama
 from zcoder.model import OllamaClient
 from zcoder.sessions import SessionStore
 
-
-@pytest.fixture
-def fake() -> Iterator[FakeOllama]:
-    with FakeOllama() as server:
-        yield server
+# The model servers' fakes and clients (tests/fixtures/model_clients.py).
+fake = model_clients.fake
+client = model_clients.client
+openai_options = model_clients.openai_options
+openai_fake = model_clients.openai_fake
+openai_client = model_clients.openai_client
 
 
 @pytest.fixture
@@ -28,12 +30,6 @@ def workspace(tmp_path: Path) -> Path:
 def store(tmp_path: Path) -> Iterator[SessionStore]:
     with SessionStore(tmp_path / "home") as opened:
         yield opened
-
-
-@pytest.fixture
-async def client(fake: FakeOllama) -> AsyncIterator[OllamaClient]:
-    async with OllamaClient(fake.url, read_timeout=10) as ollama:
-        yield ollama
 
 
 @pytest.fixture

@@ -9,10 +9,15 @@ the reply the model gave to it; what changes goes at the end.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
-from tests.agent.support import Harness
-from tests.fixtures.fake_ollama import Turn
+from tests.agent.support import Harness, make_agent
+from tests.fixtures.fake_ollama import FakeOllama, Turn
+from tests.fixtures.fake_openai import FakeOpenAI
+from zcoder.agent import Agent
+from zcoder.model import OpenAIClient
+from zcoder.sessions import SessionStore
 
 
 def _call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -40,40 +45,31 @@ def _prefix_problems(bodies: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-async def test_each_request_begins_with_the_previous_one(harness: Harness) -> None:
-    fake = harness.server
-    fake.enqueue(
+async def _two_questions(agent: Agent, server: FakeOllama | FakeOpenAI) -> list[dict[str, Any]]:
+    """Two turns, with tool rounds and reasoning; every request ``server`` was sent."""
+    server.enqueue(
         Turn.tool_calls(_call("list_files", path="."), thinking="Let me look around."),
         Turn.tool_calls(_call("read_file", path="alpha.txt")),
         Turn.text("alpha.txt holds one word.", thinking="It says alpha."),
         Turn.tool_calls(_call("read_file", path="beta.py"), thinking="Now beta."),
         Turn.text("beta.py prints beta."),
     )
-    await harness.agent.run_user_turn("What is in alpha.txt?")
-    await harness.agent.run_user_turn("And beta.py?")
-    bodies = harness.bodies()
+    await agent.run_user_turn("What is in alpha.txt?")
+    await agent.run_user_turn("And beta.py?")
+    return list(server.chat_bodies)
+
+
+async def test_each_request_begins_with_the_previous_one(harness: Harness) -> None:
+    bodies = await _two_questions(harness.agent, harness.server)
     assert len(bodies) == 5
     assert _prefix_problems(bodies) == []
 
 
-async def test_openai_each_request_begins_with_the_previous_one(store: Any, workspace: Any) -> None:
-    from tests.agent.test_openai_backend import KEY, make_agent
-    from tests.fixtures.fake_openai import FakeOpenAI
-    from zcoder.model import OpenAIClient
-
-    with FakeOpenAI(api_key=KEY) as server:
-        async with OpenAIClient(server.base_url, api_key=KEY, read_timeout=10) as client:
-            server.enqueue(
-                Turn.tool_calls(_call("list_files", path="."), thinking="Let me look around."),
-                Turn.tool_calls(_call("read_file", path="alpha.txt")),
-                Turn.text("alpha.txt holds one word.", thinking="It says alpha."),
-                Turn.tool_calls(_call("read_file", path="beta.py"), thinking="Now beta."),
-                Turn.text("beta.py prints beta."),
-            )
-            agent, _log, _sid = make_agent(client, store, workspace)
-            await agent.run_user_turn("What is in alpha.txt?")
-            await agent.run_user_turn("And beta.py?")
-            bodies = list(server.chat_bodies)
+async def test_openai_each_request_begins_with_the_previous_one(
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient, store: SessionStore, workspace: Path
+) -> None:
+    agent, _log, _sid = make_agent(openai_client, store, workspace)
+    bodies = await _two_questions(agent, openai_fake)
     assert len(bodies) == 5
     assert _prefix_problems(bodies) == []
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
@@ -15,17 +14,10 @@ from tests.agent.support import (
 )
 from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.fake_ollama import Turn, call
+from tests.fixtures.processes import pid_alive
 from zcoder.agent import AssistantDelta, AssistantMessage, Outcome, ToolFinished, TurnFinished
 from zcoder.agent.prompts import INTERRUPTED, NOT_EXECUTED
 from zcoder.tools import ApprovalDecision
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 async def test_cancel_mid_stream_keeps_the_partial_reply_out_of_the_history(harness, fake) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from tests.agent.support import make_harness, tool_result_ids, wait_until
 from tests.fixtures.fake_ollama import Turn, call
+from tests.fixtures.processes import pid_alive
 from zcoder.agent import (
     Outcome,
     ToolFinished,
@@ -28,14 +29,6 @@ WAIT_FOR_GO = "while [ ! -e go ]; do sleep 0.02; done"
 
 def pid_written(path: Path) -> bool:
     return path.exists() and path.read_text().endswith("\n")
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 def streamed(log, call_id: str) -> str:

@@ -6,26 +6,13 @@ import re
 from typing import Any
 
 from tests.agent.support import Harness
+from tests.fixtures.envelopes import relayed
 from tests.fixtures.fake_ollama import Turn, call
 from zcoder.agent import Notice, Outcome
 from zcoder.agent.compaction import SUMMARY_OPEN, split_history
 from zcoder.model.tokens import estimate_request_tokens
-from zcoder.relay import Envelope
 
 SUMMARY = "Goals: rename users.name. Files: db.py changed. Open work: run the tests."
-
-
-def _envelope(body: str) -> Envelope:
-    return Envelope(
-        message_id="4242-77-1",
-        target_instance_id="1-1",
-        sender_instance_id="4242-77",
-        sender_pid=4242,
-        sender_project="user-profiles",
-        sender_workspace="/w/user-profiles",
-        body=body,
-        created_at=None,
-    )
 
 
 async def _three_turns(harness: Harness, counts: tuple[int, int, int] = (500, 600, 700)) -> None:
@@ -33,6 +20,24 @@ async def _three_turns(harness: Harness, counts: tuple[int, int, int] = (500, 60
         long_answer = f"answer to {text}" + " with many details" * 200
         harness.server.enqueue(Turn.text(long_answer, prompt_eval_count=count))
         await harness.agent.run_user_turn(f"{text} request")
+
+
+def _sent_after_a_summary(harness: Harness) -> dict[str, Any]:
+    """The last request, checked to carry the summary the request before it asked for."""
+    summariser, request = harness.bodies()[-2:]
+    assert "Relayed exchanges" in summariser["messages"][0]["content"]
+    assert request["messages"][1]["content"].startswith(SUMMARY_OPEN)
+    return request
+
+
+async def _the_fourth_request_goes_after_a_summary(harness: Harness) -> None:
+    """The history is compacted before the fourth request, which then completes."""
+    harness.server.enqueue(Turn.text(SUMMARY), Turn.text("after compaction"))
+    finished = await harness.agent.run_user_turn("fourth request")
+
+    assert finished.outcome is Outcome.COMPLETE
+    request = _sent_after_a_summary(harness)
+    assert request["messages"][-1]["content"] == "fourth request"
 
 
 async def test_compact_summarises_older_turns_and_keeps_the_latest(harness: Harness) -> None:
@@ -77,7 +82,9 @@ async def test_relayed_exchanges_reach_the_summariser_labelled_as_relayed(
     harness: Harness,
 ) -> None:
     harness.server.enqueue(Turn.text("done relayed"))
-    await harness.agent.run_relay_turn(_envelope("update weeklyDigest.ts"))
+    await harness.agent.run_relay_turn(
+        relayed("update weeklyDigest.ts", sender_project="user-profiles")
+    )
     await _three_turns(harness)
     harness.server.enqueue(Turn.text(SUMMARY))
     await harness.agent.compact()
@@ -98,14 +105,7 @@ async def test_compaction_runs_on_its_own_past_the_threshold(harness: Harness) -
     harness.agent.settings.num_ctx = 8192
     # The server's counts say the third request already filled 90% of the window.
     await _three_turns(harness, counts=(2000, 3000, 7400))
-    harness.server.enqueue(Turn.text(SUMMARY), Turn.text("after compaction"))
-    finished = await harness.agent.run_user_turn("fourth request")
-
-    assert finished.outcome is Outcome.COMPLETE
-    summariser, request = harness.bodies()[-2:]
-    assert "Relayed exchanges" in summariser["messages"][0]["content"]
-    assert request["messages"][1]["content"].startswith(SUMMARY_OPEN)
-    assert request["messages"][-1]["content"] == "fourth request"
+    await _the_fourth_request_goes_after_a_summary(harness)
     notices = [n.text for n in harness.log.of(Notice)]
     assert any("nearly full" in n for n in notices)
     assert any(n.startswith("Compacted automatically") for n in notices)
@@ -121,13 +121,7 @@ async def test_a_session_resumed_in_a_new_process_compacts_before_its_first_requ
     harness.agent.use_session(harness.session_id, history, [])  # as --resume in a new process
     harness.agent.keeper.meter.reset()
     harness.agent.settings.num_ctx = 2048
-    harness.server.enqueue(Turn.text(SUMMARY), Turn.text("after compaction"))
-    finished = await harness.agent.run_user_turn("fourth request")
-
-    assert finished.outcome is Outcome.COMPLETE
-    summariser, request = harness.bodies()[-2:]
-    assert "Relayed exchanges" in summariser["messages"][0]["content"]
-    assert request["messages"][1]["content"].startswith(SUMMARY_OPEN)
+    await _the_fourth_request_goes_after_a_summary(harness)
 
 
 async def test_no_automatic_compaction_when_it_is_off(harness: Harness) -> None:
@@ -196,14 +190,7 @@ async def test_compaction_fires_when_the_server_counted_93_percent(harness: Harn
     assert harness.agent.usage_now().used == 15200
     body = harness.bodies()[-1]
     assert estimate_request_tokens(body["messages"], body["tools"]) * 4 < 16384 * 0.85
-    harness.server.enqueue(Turn.text(SUMMARY), Turn.text("after compaction"))
-    finished = await harness.agent.run_user_turn("fourth request")
-
-    assert finished.outcome is Outcome.COMPLETE
-    summariser, request = harness.bodies()[-2:]
-    assert "Relayed exchanges" in summariser["messages"][0]["content"]
-    assert request["messages"][1]["content"].startswith(SUMMARY_OPEN)
-    assert request["messages"][-1]["content"] == "fourth request"
+    await _the_fourth_request_goes_after_a_summary(harness)
     [report] = [n.text for n in harness.log.of(Notice) if n.text.startswith("Compacted")]
     # Like with like: the next request before and after, measured the same way; before is
     # at least what the server counted, and compaction made it smaller.
@@ -236,9 +223,7 @@ async def test_what_was_added_since_the_last_count_is_predicted_on_top_of_it(
         Turn.text("read it"),
     )
     await harness.agent.run_user_turn("read the notes")
-    summariser, request = harness.bodies()[-2:]
-    assert "Relayed exchanges" in summariser["messages"][0]["content"]
-    assert request["messages"][1]["content"].startswith(SUMMARY_OPEN)
+    request = _sent_after_a_summary(harness)
     assert request["messages"][-1]["role"] == "tool"
 
 

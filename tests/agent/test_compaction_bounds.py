@@ -6,13 +6,11 @@ The bounds are set small here; nothing is timed: the tests wait for the outcome.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.agent.support import Harness
-from tests.agent.test_openai_backend import make_agent
+from tests.agent.support import Harness, agent_in_a_window, on_vllm
 from tests.fixtures.fake_ollama import Turn, count_tokens
 from tests.fixtures.fake_openai import FakeOpenAI
 from zcoder.agent.usage import MIN_OUTPUT_TOKENS
@@ -32,58 +30,60 @@ async def _three_turns(harness: Harness) -> None:
         await harness.agent.run_user_turn(f"{text} request")
 
 
-async def test_a_summary_request_that_only_gets_keep_alives_ends_at_the_idle_deadline(
+@pytest.mark.parametrize(
+    ("setting", "bound", "summary", "error", "message"),
+    [
+        pytest.param(
+            "idle_timeout",
+            IDLE,
+            Turn.keepalive(before="Goals:"),
+            ModelStalled,
+            f"no new output for {IDLE:g} seconds",
+            id="only-keep-alives-end-at-the-idle-deadline",
+        ),
+        pytest.param(
+            "max_reply_chars",
+            CAP,
+            Turn.endless(before="Goals: "),
+            ReplyTooLong,
+            f"passed {CAP:,} characters without ending",
+            id="no-end-is-stopped-at-the-reply-cap",
+        ),
+    ],
+)
+async def test_a_summary_request_that_never_ends_is_bounded(
     harness: Harness,
+    setting: str,
+    bound: float,
+    summary: Turn,
+    error: type[Exception],
+    message: str,
 ) -> None:
     await _three_turns(harness)
     before = list(harness.agent.messages)
-    harness.agent.settings.idle_timeout = IDLE
-    harness.server.enqueue(Turn.keepalive(before="Goals:"))
-    with pytest.raises(ModelStalled, match=f"no new output for {IDLE:g} seconds"):
+    setattr(harness.agent.settings, setting, bound)
+    harness.server.enqueue(summary)
+    with pytest.raises(error, match=message):
         await harness.agent.compact()
     assert harness.server.wait_for_disconnect()  # the response was closed
     assert harness.agent.messages == before  # nothing was compacted
     assert harness.load().messages == before
 
 
-async def test_a_summary_without_end_is_stopped_at_the_reply_cap(harness: Harness) -> None:
-    await _three_turns(harness)
-    before = list(harness.agent.messages)
-    harness.agent.settings.max_reply_chars = CAP
-    harness.server.enqueue(Turn.endless(before="Goals: "))
-    with pytest.raises(ReplyTooLong, match=f"passed {CAP:,} characters without ending"):
-        await harness.agent.compact()
-    assert harness.server.wait_for_disconnect()
-    assert harness.agent.messages == before
-
-
-@pytest.fixture
-def vllm() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(flavor="vllm", context_length=WINDOW, enforce_window=True) as fake:
-        yield fake
-
-
-@pytest.fixture
-async def vllm_client(vllm: FakeOpenAI) -> AsyncIterator[OpenAIClient]:
-    async with OpenAIClient(vllm.base_url, read_timeout=10) as opened:
-        yield opened
-
-
+@on_vllm(WINDOW)
 async def test_an_8k_window_with_8k_output_tokens_can_still_compact_on_vllm(
-    vllm: FakeOpenAI, vllm_client: OpenAIClient, store: SessionStore, workspace: Path
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient, store: SessionStore, workspace: Path
 ) -> None:
-    agent, _log, _ = make_agent(vllm_client, store, workspace)
-    agent.settings.num_ctx = WINDOW
-    agent.settings.num_predict = 8192  # ZCODER_MAX_OUTPUT_TOKENS's default
+    agent = agent_in_a_window(openai_client, store, workspace, WINDOW)
     for text in ("first", "second", "third"):
-        vllm.enqueue(Turn.text(f"answer to {text}" + " with details" * 100))
+        openai_fake.enqueue(Turn.text(f"answer to {text}" + " with details" * 100))
         await agent.run_user_turn(f"{text} request " * 50)
-    vllm.enqueue(Turn.text(SUMMARY))
+    openai_fake.enqueue(Turn.text(SUMMARY))
 
     result = await agent.compact()
 
     assert result.compacted, result.text
-    summariser = vllm.chat_bodies[-1]
+    summariser = openai_fake.chat_bodies[-1]
     assert "first request" in summariser["messages"][1]["content"]
     assert MIN_OUTPUT_TOKENS <= summariser["max_tokens"] < 8192
     assert count_tokens(summariser) + summariser["max_tokens"] <= WINDOW

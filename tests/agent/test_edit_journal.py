@@ -139,9 +139,8 @@ async def test_a_binary_file_overwritten_by_write_file_is_restored(workspace, ho
     assert (workspace / "blob.bin").read_bytes() == data
 
 
-async def test_a_file_changed_since_the_edit_is_kept_unless_overwrite_is_chosen(
-    workspace, home
-) -> None:
+async def edit_both(workspace: Path, home: Path) -> EditJournal:
+    """A turn that rewrote a.txt (a0 to a1) and b.txt (b0 to b1); its journal."""
     (workspace / "a.txt").write_text("a0\n")
     (workspace / "b.txt").write_text("b0\n")
     journal = journal_for(workspace, home)
@@ -149,6 +148,13 @@ async def test_a_file_changed_since_the_edit_is_kept_unless_overwrite_is_chosen(
     journal.begin_turn("edit both")
     await call(ctx, "write_file", path="a.txt", content="a1\n")
     await call(ctx, "write_file", path="b.txt", content="b1\n")
+    return journal
+
+
+async def test_a_file_changed_since_the_edit_is_kept_unless_overwrite_is_chosen(
+    workspace, home
+) -> None:
+    journal = await edit_both(workspace, home)
     (workspace / "b.txt").write_text("b edited by the user\n")
     plan = journal.plan_undo()
     assert plan is not None
@@ -167,13 +173,7 @@ async def test_a_file_changed_since_the_edit_is_kept_unless_overwrite_is_chosen(
 
 
 async def test_overwrite_restores_a_file_changed_or_deleted_since(workspace, home) -> None:
-    (workspace / "a.txt").write_text("a0\n")
-    (workspace / "b.txt").write_text("b0\n")
-    journal = journal_for(workspace, home)
-    ctx = ctx_for(journal)
-    journal.begin_turn("edit both")
-    await call(ctx, "write_file", path="a.txt", content="a1\n")
-    await call(ctx, "write_file", path="b.txt", content="b1\n")
+    journal = await edit_both(workspace, home)
     (workspace / "a.txt").write_text("user\n")
     (workspace / "b.txt").unlink()
     plan = journal.plan_undo()

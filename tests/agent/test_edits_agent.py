@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from tests.agent.support import Harness, make_harness
+from tests.agent.support import Harness, make_harness, resumed_agent
 from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.fake_ollama import Turn, call
-from zcoder.agent import Agent, AgentSettings, ToolFinished
+from zcoder.agent import ToolFinished
 from zcoder.tools import (
     ApprovalDecision,
-    ApprovalPolicy,
-    CommandPolicy,
     EditPolicy,
-    Profile,
-    default_registry,
 )
 
 PATCH = "--- a/beta.py\n+++ b/beta.py\n@@ -1 +1,2 @@\n print('beta')\n+print('gamma')\n"
@@ -89,16 +85,7 @@ async def test_a_resumed_session_can_undo_the_edits_of_the_earlier_process(
     )
     await harness.agent.run_user_turn("rewrite beta")
     data = harness.load()
-    later = Agent(
-        client=client,
-        registry=default_registry(),
-        settings=AgentSettings(model="m", workspace=workspace, profile=Profile.CODING),
-        approval=ApprovalPolicy(CommandPolicy.ASK, Profile.CODING),
-        approver=ScriptedApprover(),
-        on_event=lambda event: None,
-        store=store,
-    )
-    later.use_session(data.info.id, data.messages, data.user_ledger)
+    later = resumed_agent(client, store, workspace, data)
     plan = later.edits.plan_undo()
     assert plan is not None and plan.label == "rewrite beta"
     later.edits.undo(plan)

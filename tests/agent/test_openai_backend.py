@@ -4,61 +4,31 @@ OpenAI-compatible server, the session it saves, and errors as the user sees them
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.agent.support import EventLog
-from tests.fixtures.approver import ScriptedApprover
+from tests.agent.support import make_agent
 from tests.fixtures.fake_ollama import Turn, call
 from tests.fixtures.fake_openai import FakeOpenAI
-from zcoder.agent import Agent, AgentSettings, ErrorNotice, Outcome, ToolFinished
+from zcoder.agent import ErrorNotice, Outcome, ToolFinished
 from zcoder.model import OpenAIClient
 from zcoder.sessions import SessionStore
-from zcoder.tools import ApprovalPolicy, CommandPolicy, Profile, default_registry
 
 MODEL = "qwen3-coder"
 KEY = "sk-agent-test-93c1"
 
 
 @pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(api_key=KEY) as fake:
-        yield fake
-
-
-@pytest.fixture
-async def client(server: FakeOpenAI) -> AsyncIterator[OpenAIClient]:
-    async with OpenAIClient(server.base_url, api_key=KEY, read_timeout=10) as opened:
-        yield opened
-
-
-def make_agent(
-    client: OpenAIClient, store: SessionStore, workspace: Path
-) -> tuple[Agent, EventLog, str]:
-    info = store.reuse_or_create(workspace, "coding", MODEL)
-    log = EventLog()
-    agent = Agent(
-        client=client,
-        registry=default_registry(),
-        settings=AgentSettings(
-            model=MODEL, workspace=workspace, profile=Profile.CODING, retry_delay=0
-        ),
-        approval=ApprovalPolicy(CommandPolicy.ASK, Profile.CODING),
-        approver=ScriptedApprover(),
-        on_event=log,
-        store=store,
-        session_id=info.id,
-    )
-    agent.use_session(info.id, [], [])
-    return agent, log, info.id
+def openai_options() -> dict[str, Any]:
+    return {"api_key": KEY}
 
 
 async def test_a_full_tool_round_sends_the_calls_and_results_back_with_the_same_ids(
-    server: FakeOpenAI, client: OpenAIClient, store: SessionStore, workspace: Path
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient, store: SessionStore, workspace: Path
 ) -> None:
-    server.enqueue(
+    openai_fake.enqueue(
         Turn.tool_calls(
             call("list_files", {"path": "."}, id="call_list_1"),
             call("read_file", {"path": "alpha.txt"}, id="call_read_2"),
@@ -66,7 +36,7 @@ async def test_a_full_tool_round_sends_the_calls_and_results_back_with_the_same_
         ),
         Turn.text("Two files; alpha.txt says alpha.", prompt_eval_count=2100),
     )
-    agent, log, session_id = make_agent(client, store, workspace)
+    agent, log, session_id = make_agent(openai_client, store, workspace)
 
     finished = await agent.run_user_turn("what is here?")
 
@@ -76,7 +46,7 @@ async def test_a_full_tool_round_sends_the_calls_and_results_back_with_the_same_
         ("list_files", "completed"),
         ("read_file", "completed"),
     ]
-    first, second = server.chat_bodies
+    first, second = openai_fake.chat_bodies
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
     assert {t["function"]["name"] for t in first["tools"]} >= {"list_files", "finish"}
     assert first["max_tokens"] == agent.settings.num_predict
@@ -92,7 +62,7 @@ async def test_a_full_tool_round_sends_the_calls_and_results_back_with_the_same_
     assert [m["tool_call_id"] for m in sent[3:]] == ["call_list_1", "call_read_2"]
     assert "alpha.txt" in sent[3]["content"] and "beta.py" in sent[3]["content"]
     assert sent[4]["content"].startswith("alpha")
-    assert all(r.headers["Authorization"] == f"Bearer {KEY}" for r in server.requests)
+    assert all(r.headers["Authorization"] == f"Bearer {KEY}" for r in openai_fake.requests)
 
     # The session keeps Ollama's form (dict arguments), whatever the backend.
     data = store.load(session_id, workspace, "coding")
@@ -102,9 +72,9 @@ async def test_a_full_tool_round_sends_the_calls_and_results_back_with_the_same_
 
 
 async def test_a_refused_key_ends_the_turn_with_the_fix_and_without_the_key(
-    server: FakeOpenAI, store: SessionStore, workspace: Path
+    openai_fake: FakeOpenAI, store: SessionStore, workspace: Path
 ) -> None:
-    async with OpenAIClient(server.base_url, api_key="sk-wrong-0000") as wrong:
+    async with OpenAIClient(openai_fake.base_url, api_key="sk-wrong-0000") as wrong:
         agent, log, _ = make_agent(wrong, store, workspace)
         finished = await agent.run_user_turn("hi")
     assert finished.outcome is Outcome.ERROR

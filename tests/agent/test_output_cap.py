@@ -4,12 +4,9 @@ says what the cap is."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import pytest
-
-from tests.agent.test_openai_backend import make_agent
+from tests.agent.support import agent_in_a_window, on_vllm
 from tests.fixtures.fake_ollama import Turn, count_tokens
 from tests.fixtures.fake_openai import FakeOpenAI
 from zcoder.agent import Outcome
@@ -20,45 +17,31 @@ from zcoder.sessions import SessionStore
 WINDOW = 8192
 
 
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(flavor="vllm", context_length=WINDOW, enforce_window=True) as fake:
-        yield fake
-
-
-@pytest.fixture
-async def client(server: FakeOpenAI) -> AsyncIterator[OpenAIClient]:
-    async with OpenAIClient(server.base_url, read_timeout=10) as opened:
-        yield opened
-
-
+@on_vllm(WINDOW)
 async def test_an_8k_window_with_8k_output_tokens_still_gets_an_answer_from_vllm(
-    server: FakeOpenAI, client: OpenAIClient, store: SessionStore, workspace: Path
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient, store: SessionStore, workspace: Path
 ) -> None:
-    agent, _log, _ = make_agent(client, store, workspace)
-    agent.settings.num_ctx = WINDOW
-    agent.settings.num_predict = 8192  # ZCODER_MAX_OUTPUT_TOKENS's default
-    server.enqueue(Turn.text("fine"))
+    agent = agent_in_a_window(openai_client, store, workspace, WINDOW)
+    openai_fake.enqueue(Turn.text("fine"))
     finished = await agent.run_user_turn("explain this project " * 50)
 
     assert finished.outcome is Outcome.COMPLETE, finished.error
-    (body,) = server.chat_bodies
+    (body,) = openai_fake.chat_bodies
     assert MIN_OUTPUT_TOKENS <= body["max_tokens"] < 8192
     assert count_tokens(body) + body["max_tokens"] <= WINDOW
     # Once the server has counted, the estimate is scaled by its count: still within.
-    server.enqueue(Turn.text("again"))
+    openai_fake.enqueue(Turn.text("again"))
     finished = await agent.run_user_turn("and the tests? " * 50)
     assert finished.outcome is Outcome.COMPLETE, finished.error
-    last = server.chat_bodies[-1]
+    last = openai_fake.chat_bodies[-1]
     assert count_tokens(last) + last["max_tokens"] <= WINDOW
 
 
+@on_vllm(WINDOW)
 async def test_context_names_the_output_cap_the_window_leaves(
-    client: OpenAIClient, store: SessionStore, workspace: Path
+    openai_client: OpenAIClient, store: SessionStore, workspace: Path
 ) -> None:
-    agent, _log, _ = make_agent(client, store, workspace)
-    agent.settings.num_ctx = WINDOW
-    agent.settings.num_predict = 8192
+    agent = agent_in_a_window(openai_client, store, workspace, WINDOW)
     breakdown = agent.context_breakdown()
     expected = output_cap(WINDOW, breakdown.total, 8192, measured=False)
     assert expected is not None and expected < 8192
@@ -76,16 +59,15 @@ def test_the_cap_keeps_the_setting_when_the_window_has_room_and_never_drops_belo
     assert output_cap(8192, 100, None) is None
 
 
+@on_vllm(WINDOW)
 async def test_a_reply_cut_at_the_lowered_cap_says_the_window_is_what_to_grow(
-    server: FakeOpenAI, client: OpenAIClient, store: SessionStore, workspace: Path
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient, store: SessionStore, workspace: Path
 ) -> None:
-    agent, _log, _ = make_agent(client, store, workspace)
-    agent.settings.num_ctx = WINDOW
-    agent.settings.num_predict = 8192
-    server.enqueue(Turn.text("The answer starts", done_reason="length", eval_count=10))
+    agent = agent_in_a_window(openai_client, store, workspace, WINDOW)
+    openai_fake.enqueue(Turn.text("The answer starts", done_reason="length", eval_count=10))
     finished = await agent.run_user_turn("explain")
     assert finished.outcome is Outcome.INCOMPLETE
-    (body,) = server.chat_bodies
+    (body,) = openai_fake.chat_bodies
     assert f"cut off at {body['max_tokens']:,} tokens, all the context window" in finished.error
     assert "ZCODER_MAX_OUTPUT_TOKENS" not in finished.error
     assert "/compact" in finished.error

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tests.agent.support import Harness
+from tests.agent.support import Harness, one_tool_round
 from tests.fixtures.fake_ollama import Turn, call
 from zcoder.agent import AssistantMessage, Outcome, ToolFinished, ToolStarted
 
@@ -17,12 +17,7 @@ async def test_a_fenced_json_call_runs_and_goes_back_as_a_tool_round(harness: Ha
         Turn.text(f"I'll read the file first.\n\n{FENCED_READ}"),
         Turn.text("alpha.txt says alpha."),
     )
-    finished = await harness.agent.run_user_turn("what does alpha.txt say?")
-
-    assert finished.outcome is Outcome.COMPLETE
-    assert finished.response == "alpha.txt says alpha."
-    first, second = harness.bodies()
-    assert [m["role"] for m in first["messages"]] == ["system", "user"]
+    _, second = await one_tool_round(harness, "what does alpha.txt say?", "alpha.txt says alpha.")
     sent = second["messages"]
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool"]
     assistant, result = sent[2], sent[3]

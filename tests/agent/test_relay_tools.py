@@ -34,6 +34,7 @@ from zcoder.tools import (
     Profile,
     ToolContext,
     ToolRegistry,
+    ToolResult,
     TurnOrigin,
 )
 
@@ -98,6 +99,13 @@ def _ctx(root: Path, origin: TurnOrigin = TurnOrigin.USER, **extras: Any) -> Too
     )
 
 
+async def _send(me: Relay, root: Path, arguments: dict[str, Any]) -> tuple[ToolResult, Confirmer]:
+    """send_agent_message from ``me`` in the user's turn; its result and who confirmed what."""
+    registry, confirmer = _tools(me)
+    result = await registry.dispatch(SEND_AGENT_MESSAGE, arguments, _ctx(root))
+    return result, confirmer
+
+
 def _bodies(relay: Relay) -> list[str]:
     bodies = []
     while (claimed := relay.claim_one()) is not None:
@@ -126,25 +134,18 @@ async def test_a_call_with_the_designs_argument_or_the_alias_is_delivered(
     pair: tuple[Relay, Relay], root: Path, key: str
 ) -> None:
     me, peer = pair
-    registry, confirmer = _tools(me)
-    result = await registry.dispatch(
-        SEND_AGENT_MESSAGE,
-        {key: peer.instance_id, "message": f"sent with {key}"},
-        _ctx(root),
-    )
+    message = f"sent with {key}"
+    result, confirmer = await _send(me, root, {key: peer.instance_id, "message": message})
     assert result.ok, result.output
-    assert confirmer.asked == [(peer.instance_id, f"sent with {key}")]
-    assert _bodies(peer) == [f"sent with {key}"]
+    assert confirmer.asked == [(peer.instance_id, message)]
+    assert _bodies(peer) == [message]
 
 
 async def test_a_unique_name_is_accepted_as_the_target_instance_id(
     pair: tuple[Relay, Relay], root: Path
 ) -> None:
     me, peer = pair
-    registry, _ = _tools(me)
-    result = await registry.dispatch(
-        SEND_AGENT_MESSAGE, {"target_instance_id": "weekly-digest", "message": "hi"}, _ctx(root)
-    )
+    result, _ = await _send(me, root, {"target_instance_id": "weekly-digest", "message": "hi"})
     assert result.ok, result.output
     assert _bodies(peer) == ["hi"]
 
@@ -153,12 +154,8 @@ async def test_two_different_targets_in_one_call_are_refused_and_nothing_is_sent
     pair: tuple[Relay, Relay], root: Path
 ) -> None:
     me, peer = pair
-    registry, confirmer = _tools(me)
-    result = await registry.dispatch(
-        SEND_AGENT_MESSAGE,
-        {"target_instance_id": peer.instance_id, "target": "someone-else", "message": "hi"},
-        _ctx(root),
-    )
+    arguments = {"target_instance_id": peer.instance_id, "target": "someone-else", "message": "hi"}
+    result, confirmer = await _send(me, root, arguments)
     assert not result.ok and "target_instance_id" in result.output
     assert confirmer.asked == [] and _bodies(peer) == []
 
@@ -166,8 +163,7 @@ async def test_two_different_targets_in_one_call_are_refused_and_nothing_is_sent
 async def test_a_missing_target_names_the_designs_argument(
     pair: tuple[Relay, Relay], root: Path
 ) -> None:
-    registry, _ = _tools(pair[0])
-    result = await registry.dispatch(SEND_AGENT_MESSAGE, {"message": "hi"}, _ctx(root))
+    result, _ = await _send(pair[0], root, {"message": "hi"})
     assert not result.ok and "target_instance_id" in result.output
 
 

@@ -6,13 +6,11 @@ The bounds are set small here; nothing is timed: the tests wait for the outcome.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.agent.support import EventLog, Harness
-from tests.agent.test_openai_backend import make_agent
+from tests.agent.support import EventLog, Harness, make_agent
 from tests.fixtures.fake_ollama import ENDLESS_PIECE, Turn
 from tests.fixtures.fake_openai import FakeOpenAI
 from zcoder.agent import AssistantMessage, ErrorNotice, Outcome
@@ -27,16 +25,24 @@ def errors(log: EventLog) -> list[str]:
     return [event.text for event in log.of(ErrorNotice)]
 
 
+async def ends_in_error(harness: Harness, reply: Turn, prompt: str, error: str, fix: str) -> None:
+    """A turn the server answers with ``reply`` ends in an error that says ``error`` and
+    names the setting to change, ``fix``, and the response is closed."""
+    harness.server.enqueue(reply)
+    finished = await harness.agent.run_user_turn(prompt)
+    assert finished.outcome is Outcome.ERROR
+    assert error in finished.error
+    assert fix in finished.error
+    assert harness.server.wait_for_disconnect()  # the response was closed
+
+
 async def test_ollama_keep_alives_without_output_end_the_turn_at_the_idle_deadline(
     harness: Harness,
 ) -> None:
     harness.agent.settings.idle_timeout = IDLE
-    harness.server.enqueue(Turn.keepalive(before="Let me think"))
-    finished = await harness.agent.run_user_turn("hi")
-    assert finished.outcome is Outcome.ERROR
-    assert f"no new output for {IDLE:g} seconds" in finished.error
-    assert "ZCODER_IDLE_TIMEOUT" in finished.error
-    assert harness.server.wait_for_disconnect()  # the response was closed
+    reply = Turn.keepalive(before="Let me think")
+    error = f"no new output for {IDLE:g} seconds"
+    await ends_in_error(harness, reply, "hi", error, "ZCODER_IDLE_TIMEOUT")
     assert AssistantMessage("Let me think", partial=True) in harness.log.of(AssistantMessage)
     assert any("no new output" in text for text in errors(harness.log))
     assert harness.server.pending == 0  # not asked again: one stalled request only
@@ -44,12 +50,9 @@ async def test_ollama_keep_alives_without_output_end_the_turn_at_the_idle_deadli
 
 async def test_content_without_end_is_stopped_at_the_output_cap(harness: Harness) -> None:
     harness.agent.settings.max_reply_chars = CAP
-    harness.server.enqueue(Turn.endless(before="Counting: "))
-    finished = await harness.agent.run_user_turn("count for ever")
-    assert finished.outcome is Outcome.ERROR
-    assert f"passed {CAP:,} characters without ending" in finished.error
-    assert "ZCODER_MAX_REPLY_CHARS" in finished.error
-    assert harness.server.wait_for_disconnect()
+    reply = Turn.endless(before="Counting: ")
+    error = f"passed {CAP:,} characters without ending"
+    await ends_in_error(harness, reply, "count for ever", error, "ZCODER_MAX_REPLY_CHARS")
     (partial,) = harness.log.of(AssistantMessage)
     assert partial.partial and partial.text.startswith("Counting: " + ENDLESS_PIECE)
     assert len(partial.text) <= CAP + len(ENDLESS_PIECE)
@@ -57,21 +60,9 @@ async def test_content_without_end_is_stopped_at_the_output_cap(harness: Harness
     assert any("without ending" in e.text for e in stored)
 
 
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        yield fake
-
-
-@pytest.fixture
-async def openai_client(server: FakeOpenAI) -> AsyncIterator[OpenAIClient]:
-    async with OpenAIClient(server.base_url, read_timeout=10) as opened:
-        yield opened
-
-
 @pytest.mark.parametrize("ending", ["keepalive", "endless"])
 async def test_sse_pings_and_endless_chunks_are_bounded_on_the_openai_backend(
-    server: FakeOpenAI,
+    openai_fake: FakeOpenAI,
     openai_client: OpenAIClient,
     store: SessionStore,
     workspace: Path,
@@ -80,12 +71,12 @@ async def test_sse_pings_and_endless_chunks_are_bounded_on_the_openai_backend(
     agent, _log, _ = make_agent(openai_client, store, workspace)
     if ending == "keepalive":
         agent.settings.idle_timeout = IDLE
-        server.enqueue(Turn.keepalive())
+        openai_fake.enqueue(Turn.keepalive())
     else:  # only the cap: a pause under load must not end it first
         agent.settings.max_reply_chars = CAP
-        server.enqueue(Turn.endless())
+        openai_fake.enqueue(Turn.endless())
     finished = await agent.run_user_turn("hi")
     assert finished.outcome is Outcome.ERROR
     expected = "no new output" if ending == "keepalive" else "without ending"
     assert expected in finished.error
-    assert server.wait_for_disconnect()
+    assert openai_fake.wait_for_disconnect()

@@ -45,15 +45,7 @@ class StubClient:
             yield item
 
     def chat(
-        self,
-        model: str,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[dict[str, Any]] | None = None,
-        think: bool | None = None,
-        num_predict: int | None = None,
-        num_ctx: int | None = None,
-        keep_alive: str | int | None = None,
+        self, model: str, messages: Sequence[Message], **params: Any
     ) -> AsyncIterator[ChatEvent]:
         self.calls.append(list(messages))
         return self._play(self.script.pop(0))

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from tests.agent.support import make_harness
+from tests.agent.support import make_harness, resumed_agent
 from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.fake_ollama import Turn, call
-from zcoder.agent import Agent, AgentSettings, ErrorNotice
+from zcoder.agent import ErrorNotice
 from zcoder.sessions import SessionStore
-from zcoder.tools import ApprovalDecision, ApprovalPolicy, CommandPolicy, Profile, default_registry
+from zcoder.tools import ApprovalDecision, CommandPolicy
 
 
 class StoreReadingApprover(ScriptedApprover):
@@ -60,17 +60,7 @@ async def test_a_turn_reloads_as_the_same_messages_ledger_and_events(
     assert [e.seq for e in data.events] == [1, 2, 3, 4, 5]
 
     # A new agent on the reloaded session sends exactly the saved history.
-    fresh = Agent(
-        client=client,
-        registry=default_registry(),
-        settings=AgentSettings(model="qwen3-coder", workspace=workspace, profile=Profile.CODING),
-        approval=ApprovalPolicy(CommandPolicy.DENY, Profile.CODING),
-        approver=ScriptedApprover(),
-        on_event=lambda event: None,
-        store=store,
-        session_id=h.session_id,
-    )
-    fresh.use_session(h.session_id, data.messages, data.user_ledger)
+    fresh = resumed_agent(client, store, workspace, data, policy=CommandPolicy.DENY)
     fake.enqueue(Turn.text("again"))
     await fresh.run_user_turn("and now?")
     sent = fake.chat_bodies[-1]["messages"]

@@ -107,9 +107,11 @@ def braked_open(monkeypatch: pytest.MonkeyPatch, brake: Brake, *modules: Any) ->
     monkeypatch.setattr(confinement, "READ_CHUNK_BYTES", 64)
 
 
-async def stop_at_the_brake(h: Harness, brake: Brake, prompt: str = "go") -> str:
-    """Run a turn until the brake holds the tool, check the loop ran on meanwhile, stop
-    the turn; returns the first tool call's id."""
+async def stop_at_the_brake(h: Harness, brake: Brake, tool: str, args: dict[str, Any]) -> str:
+    """Run a turn whose round calls ``tool`` with ``args``, then ``later()``, until the
+    brake holds the tool, check the loop ran on meanwhile, stop the turn; returns the first
+    tool call's id."""
+    h.server.enqueue(Turn.tool_calls(call(tool, args, id="c1"), later()))
     ticks = 0
 
     async def ticker() -> None:
@@ -119,7 +121,7 @@ async def stop_at_the_brake(h: Harness, brake: Brake, prompt: str = "go") -> str
             await asyncio.sleep(0)
 
     ticking = asyncio.create_task(ticker())
-    task = asyncio.create_task(h.agent.run_user_turn(prompt))
+    task = asyncio.create_task(h.agent.run_user_turn("go"))
     try:
         await wait_until(brake.reached.is_set, timeout=BRAKE_DEADLINE, what="the brake")
         assert not task.done()
@@ -167,7 +169,7 @@ def no_trace_of_writes(workspace: Path) -> None:
 
 
 async def test_list_files_over_a_huge_tree_stops_within_one_entry(
-    harness: Harness, fake, signals, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, signals, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for d in range(20):
         (harness.workspace / f"d{d:02}").mkdir()
@@ -175,8 +177,7 @@ async def test_list_files_over_a_huge_tree_stops_within_one_entry(
             (harness.workspace / f"d{d:02}" / f"f{f:02}.txt").write_text("x")
     brake = Brake(at=50, signals=signals)
     monkeypatch.setattr(IgnoreMatcher, "is_ignored", brake.wrap(IgnoreMatcher.is_ignored))
-    fake.enqueue(Turn.tool_calls(call("list_files", {"max_entries": 1000}, id="c1"), later()))
-    call_id = await stop_at_the_brake(harness, brake)
+    call_id = await stop_at_the_brake(harness, brake, "list_files", {"max_entries": 1000})
     assert_interrupted(harness, call_id)
     assert brake.after_stop == 0  # the next entry's check point ended the walk
     assert brake.steps == 50  # of 420 entries
@@ -184,27 +185,25 @@ async def test_list_files_over_a_huge_tree_stops_within_one_entry(
 
 
 async def test_read_file_of_a_large_file_stops_between_pieces(
-    harness: Harness, fake, signals, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, signals, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (harness.workspace / "big.txt").write_text("line\n" * 5000)  # 25 000 bytes: allowed
     brake = Brake(at=3, signals=signals)
     braked_open(monkeypatch, brake, confinement)
-    fake.enqueue(Turn.tool_calls(call("read_file", {"path": "big.txt"}, id="c1"), later()))
-    call_id = await stop_at_the_brake(harness, brake)
+    call_id = await stop_at_the_brake(harness, brake, "read_file", {"path": "big.txt"})
     assert_interrupted(harness, call_id)
     assert brake.after_stop == 0
     assert brake.steps == 3  # of 391 pieces of 64 bytes
 
 
 async def test_read_file_range_of_a_long_file_stops_within_one_piece(
-    harness: Harness, fake, signals, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, signals, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (harness.workspace / "long.txt").write_text("".join(f"{n}\n" for n in range(10_000)))
     brake = Brake(at=100, signals=signals)
     braked_open(monkeypatch, brake, files)
     args = {"path": "long.txt", "start_line": 9000, "end_line": 9001}
-    fake.enqueue(Turn.tool_calls(call("read_file_range", args, id="c1"), later()))
-    call_id = await stop_at_the_brake(harness, brake)
+    call_id = await stop_at_the_brake(harness, brake, "read_file_range", args)
     assert_interrupted(harness, call_id)
     assert brake.after_stop == 0
     assert brake.steps == 100  # the binary sniff, then 99 of some 760 pieces
@@ -212,7 +211,7 @@ async def test_read_file_range_of_a_long_file_stops_within_one_piece(
 
 @pytest.mark.parametrize("phase", ["walk", "files", "lines"])
 async def test_the_python_search_stops_in_the_walk_between_files_and_within_a_file(
-    harness: Harness, fake, signals, monkeypatch: pytest.MonkeyPatch, phase: str
+    harness: Harness, signals, monkeypatch: pytest.MonkeyPatch, phase: str
 ) -> None:
     monkeypatch.setattr(search, "find_ripgrep", lambda: None)  # the built-in search
     for d in range(10):
@@ -227,8 +226,7 @@ async def test_the_python_search_stops_in_the_walk_between_files_and_within_a_fi
     else:
         brake.at = 100  # within a file, in 64-byte pieces of its lines
         braked_open(monkeypatch, brake, search)
-    fake.enqueue(Turn.tool_calls(call("search", {"query": "needle"}, id="c1"), later()))
-    call_id = await stop_at_the_brake(harness, brake)
+    call_id = await stop_at_the_brake(harness, brake, "search", {"query": "needle"})
     assert_interrupted(harness, call_id)
     assert brake.after_stop == 0
 
@@ -236,34 +234,45 @@ async def test_the_python_search_stops_in_the_walk_between_files_and_within_a_fi
 # --- writing: stopped before the write, nothing is written; during it, all is ----------
 
 
-async def test_write_file_stopped_while_reading_the_old_content_writes_nothing(
-    harness: Harness, fake, signals, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    original = "old\n" * 2000
-    (harness.workspace / "w.txt").write_text(original)
-    brake = Brake(at=5, signals=signals)
-    braked_open(monkeypatch, brake, tool_edits)
-    args = {"path": "w.txt", "content": "new\n"}
-    fake.enqueue(Turn.tool_calls(call("write_file", args, id="c1"), later()))
-    call_id = await stop_at_the_brake(harness, brake)
-    assert_interrupted(harness, call_id)
-    assert (harness.workspace / "w.txt").read_text() == original
-    assert not harness.agent.edits.has_undo()
-    no_trace_of_writes(harness.workspace)
+REPLACE_TEXT = {"path": "r.txt", "old_text": "target", "new_text": "changed"}
 
 
-async def test_replace_text_stopped_while_reading_the_file_writes_nothing(
-    harness: Harness, fake, signals, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("tool", "args", "original", "reader"),
+    [
+        pytest.param(
+            "write_file",
+            {"path": "w.txt", "content": "new\n"},
+            "old\n" * 2000,
+            tool_edits,
+            id="write_file",
+        ),
+        pytest.param(
+            "replace_text",
+            REPLACE_TEXT,
+            "keep\n" * 2000 + "target\n",
+            confinement,
+            id="replace_text",
+        ),
+    ],
+)
+async def test_a_write_stopped_while_reading_the_old_content_writes_nothing(
+    harness: Harness,
+    signals,
+    monkeypatch: pytest.MonkeyPatch,
+    tool: str,
+    args: dict[str, str],
+    original: str,
+    reader: Any,
 ) -> None:
-    original = "keep\n" * 2000 + "target\n"
-    (harness.workspace / "r.txt").write_text(original)
+    """``reader``: the module whose open_read reads the file the tool changes."""
+    path = harness.workspace / args["path"]
+    path.write_text(original)
     brake = Brake(at=5, signals=signals)
-    braked_open(monkeypatch, brake, confinement)
-    args = {"path": "r.txt", "old_text": "target", "new_text": "changed"}
-    fake.enqueue(Turn.tool_calls(call("replace_text", args, id="c1"), later()))
-    call_id = await stop_at_the_brake(harness, brake)
+    braked_open(monkeypatch, brake, reader)
+    call_id = await stop_at_the_brake(harness, brake, tool, args)
     assert_interrupted(harness, call_id)
-    assert (harness.workspace / "r.txt").read_text() == original
+    assert path.read_text() == original
     assert not harness.agent.edits.has_undo()
     no_trace_of_writes(harness.workspace)
 
@@ -276,15 +285,14 @@ def two_file_patch() -> str:
 
 
 async def test_apply_patch_stopped_while_planning_changes_no_file(
-    harness: Harness, fake, signals, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, signals, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (harness.workspace / "one.txt").write_text("one\n")
     (harness.workspace / "two.txt").write_text("two\n")
     brake = Brake(at=2, signals=signals)  # the second file's read
     monkeypatch.setattr(confinement, "open_read", brake.wrap(confinement.open_read))
     patch_text = two_file_patch()
-    fake.enqueue(Turn.tool_calls(call("apply_patch", {"patch": patch_text}, id="c1"), later()))
-    call_id = await stop_at_the_brake(harness, brake)
+    call_id = await stop_at_the_brake(harness, brake, "apply_patch", {"patch": patch_text})
     assert_interrupted(harness, call_id)
     assert (harness.workspace / "one.txt").read_text() == "one\n"
     assert (harness.workspace / "two.txt").read_text() == "two\n"
@@ -293,15 +301,14 @@ async def test_apply_patch_stopped_while_planning_changes_no_file(
 
 
 async def test_a_stop_during_a_patch_write_lets_every_file_be_written_and_shows_it_done(
-    harness: Harness, fake, signals, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, signals, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (harness.workspace / "one.txt").write_text("one\n")
     (harness.workspace / "two.txt").write_text("two\n")
     brake = Brake(at=1, signals=signals)  # the first of the two writes
     monkeypatch.setattr(patch, "atomic_write", brake.wrap(confinement.atomic_write))
     patch_text = two_file_patch()
-    fake.enqueue(Turn.tool_calls(call("apply_patch", {"patch": patch_text}, id="c1"), later()))
-    call_id = await stop_at_the_brake(harness, brake)
+    call_id = await stop_at_the_brake(harness, brake, "apply_patch", {"patch": patch_text})
 
     assert (harness.workspace / "one.txt").read_text() == "ONE\n"
     assert (harness.workspace / "two.txt").read_text() == "TWO\n"
@@ -318,53 +325,65 @@ async def test_a_stop_during_a_patch_write_lets_every_file_be_written_and_shows_
     assert not (harness.workspace / "later.txt").exists()
 
 
-async def test_a_stop_during_write_file_lets_the_write_finish_and_shows_it_done(
-    harness: Harness, fake, signals, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("tool", "args", "write", "original", "written", "said"),
+    [
+        pytest.param(
+            "write_file",
+            {"path": "w.txt", "content": "after\n"},
+            "write_text",
+            "before\n",
+            "after\n",
+            "Replaced w.txt (6 bytes",
+            id="write_file",
+        ),
+        pytest.param(
+            "replace_text",
+            REPLACE_TEXT,
+            "atomic_write",
+            "keep\ntarget\n",
+            "keep\nchanged\n",
+            "Replaced 1 occurrence in r.txt at line 2",
+            id="replace_text",
+        ),
+    ],
+)
+async def test_a_stop_during_the_write_lets_it_finish_and_shows_it_done(
+    harness: Harness,
+    signals,
+    monkeypatch: pytest.MonkeyPatch,
+    tool: str,
+    args: dict[str, str],
+    write: str,
+    original: str,
+    written: str,
+    said: str,
 ) -> None:
-    (harness.workspace / "w.txt").write_text("before\n")
+    """``write``: the function of zcoder.tools.files that the brake holds."""
+    path = harness.workspace / args["path"]
+    path.write_text(original)
     brake = Brake(at=1, signals=signals)
-    monkeypatch.setattr(files, "write_text", brake.wrap(files.write_text))
-    args = {"path": "w.txt", "content": "after\n"}
-    fake.enqueue(Turn.tool_calls(call("write_file", args, id="c1"), later()))
-    call_id = await stop_at_the_brake(harness, brake)
+    monkeypatch.setattr(files, write, brake.wrap(getattr(files, write)))
+    call_id = await stop_at_the_brake(harness, brake, tool, args)
 
-    assert (harness.workspace / "w.txt").read_text() == "after\n"
+    assert path.read_text() == written
     finished = {e.call_id: e for e in harness.log.of(ToolFinished)}
     assert finished[call_id].status == "completed"
+    assert finished[call_id].output.startswith(said)
     assert finished["later"].status == "not_executed"
     plan = harness.agent.edits.plan_undo()
-    assert plan is not None and [s.content for s in plan.steps] == [b"before\n"]
-
-
-async def test_a_stop_during_replace_text_write_lets_it_finish_and_shows_it_done(
-    harness: Harness, fake, signals, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (harness.workspace / "r.txt").write_text("keep\ntarget\n")
-    brake = Brake(at=1, signals=signals)
-    monkeypatch.setattr(files, "atomic_write", brake.wrap(confinement.atomic_write))
-    args = {"path": "r.txt", "old_text": "target", "new_text": "changed"}
-    fake.enqueue(Turn.tool_calls(call("replace_text", args, id="c1"), later()))
-    call_id = await stop_at_the_brake(harness, brake)
-
-    assert (harness.workspace / "r.txt").read_text() == "keep\nchanged\n"
-    finished = {e.call_id: e for e in harness.log.of(ToolFinished)}
-    assert finished[call_id].status == "completed"
-    assert finished[call_id].output.startswith("Replaced 1 occurrence in r.txt at line 2")
-    assert finished["later"].status == "not_executed"
-    plan = harness.agent.edits.plan_undo()
-    assert plan is not None and [s.content for s in plan.steps] == [b"keep\ntarget\n"]
+    assert plan is not None and [s.content for s in plan.steps] == [original.encode()]
 
 
 async def test_a_stop_while_the_undo_snapshot_is_kept_writes_nothing(
-    harness: Harness, fake, signals, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, signals, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (harness.workspace / "w.txt").write_text("before\n")
     brake = Brake(at=1, signals=signals)
     store = harness.agent.edits.store
     monkeypatch.setattr(store, "put", brake.wrap(store.put))
     args = {"path": "w.txt", "content": "after\n"}
-    fake.enqueue(Turn.tool_calls(call("write_file", args, id="c1"), later()))
-    call_id = await stop_at_the_brake(harness, brake)
+    call_id = await stop_at_the_brake(harness, brake, "write_file", args)
     assert_interrupted(harness, call_id)
     assert (harness.workspace / "w.txt").read_text() == "before\n"
     assert not harness.agent.edits.has_undo()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent.test_openai_backend import make_agent
+from tests.agent.support import make_agent
 from tests.fixtures.fake_ollama import Turn
 from tests.fixtures.fake_openai import FakeOpenAI
 from zcoder.agent import Notice, Outcome

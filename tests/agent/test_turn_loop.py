@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import json
 
-from tests.agent.support import Harness, make_harness, tool_call_ids, tool_result_ids
+import pytest
+
+from tests.agent.support import (
+    Harness,
+    make_harness,
+    one_tool_round,
+    tool_call_ids,
+    tool_result_ids,
+)
 from tests.fixtures.fake_ollama import Turn, call
 from zcoder.agent import (
     AssistantMessage,
@@ -25,12 +33,9 @@ async def test_tool_round_results_go_back_tied_to_their_call_ids(harness: Harnes
         ),
         Turn.text("Two files; alpha.txt says alpha."),
     )
-    finished = await harness.agent.run_user_turn("what is here?")
-
-    assert finished.outcome is Outcome.COMPLETE
-    assert finished.response == "Two files; alpha.txt says alpha."
-    first, second = harness.bodies()
-    assert [m["role"] for m in first["messages"]] == ["system", "user"]
+    first, second = await one_tool_round(
+        harness, "what is here?", "Two files; alpha.txt says alpha."
+    )
     assert {t["function"]["name"] for t in first["tools"]} >= {"list_files", "finish"}
     sent = second["messages"]
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "tool"]
@@ -53,29 +58,27 @@ async def test_tool_round_results_go_back_tied_to_their_call_ids(harness: Harnes
     assert done == [("list_files", "completed"), ("read_file", "completed")]
 
 
-async def test_finish_alone_completes_the_turn_with_its_response(harness: Harness) -> None:
+@pytest.mark.parametrize(
+    ("status", "prompt", "response", "outcome"),
+    [
+        pytest.param("complete", "do it", "All done.", Outcome.COMPLETE, id="complete"),
+        pytest.param("blocked", "deploy", "I need the API key.", Outcome.BLOCKED, id="blocked"),
+    ],
+)
+async def test_finish_alone_ends_the_turn_with_its_status_and_response(
+    harness: Harness, status: str, prompt: str, response: str, outcome: Outcome
+) -> None:
     harness.server.enqueue(
-        Turn.tool_calls(call("finish", {"status": "complete", "response": "All done."}))
+        Turn.tool_calls(call("finish", {"status": status, "response": response}))
     )
-    finished = await harness.agent.run_user_turn("do it")
+    finished = await harness.agent.run_user_turn(prompt)
 
-    assert finished.outcome is Outcome.COMPLETE
-    assert finished.response == "All done."
+    assert finished.outcome is outcome
+    assert finished.response == response
     shown = harness.log.of(AssistantMessage)
-    assert shown == [AssistantMessage("All done.", partial=False, streamed=False)]
+    assert shown == [AssistantMessage(response, partial=False, streamed=False)]
     assert len(harness.bodies()) == 1
     assert tool_call_ids(harness.agent.messages) == tool_result_ids(harness.agent.messages)
-
-
-async def test_finish_blocked_ends_the_turn_blocked(harness: Harness) -> None:
-    harness.server.enqueue(
-        Turn.tool_calls(call("finish", {"status": "blocked", "response": "I need the API key."}))
-    )
-    finished = await harness.agent.run_user_turn("deploy")
-
-    assert finished.outcome is Outcome.BLOCKED
-    assert finished.response == "I need the API key."
-    assert harness.log.of(AssistantMessage)[-1].text == "I need the API key."
     assert [e.role for e in harness.load().events][-1] == "assistant"
 
 

@@ -1,23 +1,24 @@
-"""Fixtures for the end-to-end tests: a private world, and a relay in the test process."""
+"""Fixtures for the end-to-end tests: a private world, a relay in the test process, and
+beta with such a relay to send it tasks."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 import pytest
 
-from tests.e2e.harness import World
+from tests.e2e.harness import Instance, World
+from tests.e2e.harness import world as make_world
+from tests.fixtures.fake_ollama import FakeOllama
 from zcoder.relay import Relay, load_relay_settings
 
 
 @pytest.fixture
 def world() -> Iterator[World]:
     """Registry, workspaces, fake Ollamas and zcoder processes; all gone after the test."""
-    w = World()
-    try:
+    with make_world() as w:
         yield w
-    finally:
-        w.close()
 
 
 SenderFactory = Callable[[str], Relay]
@@ -47,3 +48,26 @@ def sender_relay(world: World) -> Iterator[SenderFactory]:
     yield factory
     for relay in started:
         relay.stop()
+
+
+class RelayedBeta(NamedTuple):
+    """beta (a real zcoder), its own fake Ollama, and gamma: a relay that sends it tasks."""
+
+    instance: Instance
+    server: FakeOllama
+    sender: Relay
+
+
+RelayedFactory = Callable[..., RelayedBeta]
+
+
+@pytest.fixture
+def relayed_beta(world: World, sender_relay: SenderFactory) -> RelayedFactory:
+    """Starts beta, then a sender relay (``gamma`` unless named); ``demo`` has beta's fake
+    Ollama answer with the demo brain once its scripted turns run out."""
+
+    def start(*, demo: bool = False, sender: str = "gamma") -> RelayedBeta:
+        server = world.server(demo=demo)
+        return RelayedBeta(world.start("beta", server), server, sender_relay(sender))
+
+    return start

@@ -23,6 +23,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -68,11 +69,26 @@ def wait_until(
         time.sleep(0.05)
 
 
+def found_in(text: str, fragment: str | re.Pattern[str]) -> str | None:
+    """``fragment`` (text or a compiled pattern) as it stands in ``text``; None if absent."""
+    if isinstance(fragment, re.Pattern):
+        match = fragment.search(text)
+        return match.group(0) if match else None
+    return fragment if fragment in text else None
+
+
 def private_root() -> Path:
     """A fresh private directory with a short path: socket paths must fit in ~100 bytes."""
     path = Path(tempfile.mkdtemp(prefix="ze", dir="/tmp"))
     path.chmod(0o700)
     return path
+
+
+def _joined(parts: list[str]) -> str:
+    """``parts`` as one string, which is then their only item (read often, joined once)."""
+    joined = "".join(parts)
+    parts[:] = [joined]
+    return joined
 
 
 class ScreenReader(threading.Thread):
@@ -123,17 +139,13 @@ class ScreenReader(threading.Thread):
     @property
     def text(self) -> str:
         with self._lock:
-            joined = "".join(self._text)
-            self._text = [joined]
-            return joined
+            return _joined(self._text)
 
     @property
     def raw(self) -> str:
         """Everything the process wrote to its terminal, escape sequences included."""
         with self._lock:
-            joined = "".join(self._raw)
-            self._raw = [joined]
-            return joined
+            return _joined(self._raw)
 
     @property
     def length(self) -> int:
@@ -141,29 +153,20 @@ class ScreenReader(threading.Thread):
             return self._length
 
 
+@dataclass(eq=False)
 class Instance:
     """One ``python -m zcoder`` in a pty of its own."""
 
-    def __init__(
-        self,
-        name: str,
-        workspace: Path,
-        env: dict[str, str],
-        registry: Path,
-        *,
-        args: tuple[str, ...] = (),
-        log_dir: Path | None = None,
-        dimensions: tuple[int, int] = (50, 160),
-    ) -> None:
-        self.name = name
-        self.workspace = workspace
-        self.env = env
-        self.registry = registry
-        self.args = args
-        self.dimensions = dimensions
-        self.log_dir = log_dir
-        self.child: pexpect.spawn | None = None
-        self.reader: ScreenReader | None = None
+    name: str
+    workspace: Path
+    env: dict[str, str]
+    registry: Path
+    _: KW_ONLY
+    args: tuple[str, ...] = ()
+    log_dir: Path | None = None
+    dimensions: tuple[int, int] = (50, 160)
+    child: pexpect.spawn | None = field(default=None, init=False)
+    reader: ScreenReader | None = field(default=None, init=False)
 
     # -- start and stop -----------------------------------------------------------------
 
@@ -257,6 +260,15 @@ class Instance:
         time.sleep(0.15)
         self.send_key("\r")
 
+    def submit_and_wait(self, text: str, *shown: str | re.Pattern[str]) -> int:
+        """Submit ``text`` and wait until each of ``shown`` is on screen after it; the mark
+        taken before it was typed, for the waits that follow."""
+        mark = self.mark()
+        self.submit(text)
+        for fragment in shown:
+            self.wait_text(fragment, since=mark)
+        return mark
+
     # -- the screen ---------------------------------------------------------------------
 
     @property
@@ -278,23 +290,24 @@ class Instance:
         self, fragment: str | re.Pattern[str], *, since: int = 0, timeout: float = DEFAULT_TIMEOUT
     ) -> str:
         """Wait until ``fragment`` (text or a compiled pattern) appears after ``since``."""
-        assert self.reader is not None
-        reader = self.reader
-
-        def found() -> str | None:
-            text = reader.text[since:]
-            if isinstance(fragment, re.Pattern):
-                match = fragment.search(text)
-                return match.group(0) if match else None
-            return fragment if fragment in text else None
-
         try:
-            return wait_until(found, timeout=timeout, what=f"{fragment!r} on {self.name}")
+            return wait_until(
+                lambda: found_in(self._text_after(since), fragment),
+                timeout=timeout,
+                what=f"{fragment!r} on {self.name}",
+            )
         except TimeoutError as exc:
-            tail = re.sub(r"[ \t]{3,}", "  ", reader.text[since:])[-3000:]
-            raise AssertionError(
-                f"{exc}; alive={self.alive()}; screen text after the mark ends with:\n{tail}"
-            ) from None
+            raise AssertionError(f"{exc}; alive={self.alive()}; {self._shown(since)}") from None
+
+    def _text_after(self, since: int) -> str:
+        """What ``wait_text`` looks in: the screen text after the mark ``since``."""
+        assert self.reader is not None
+        return self.reader.text[since:]
+
+    def _shown(self, since: int) -> str:
+        """What a failed wait reports of the screen."""
+        tail = re.sub(r"[ \t]{3,}", "  ", self._text_after(since))[-3000:]
+        return f"screen text after the mark ends with:\n{tail}"
 
     # -- the relay registry -------------------------------------------------------------
 
@@ -460,6 +473,7 @@ class World:
 
 @contextlib.contextmanager
 def world() -> Iterator[World]:
+    """A World, closed when the block ends, however it ends."""
     w = World()
     try:
         yield w

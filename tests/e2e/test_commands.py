@@ -10,13 +10,13 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from pathlib import Path
 
 import pytest
 
 from tests.e2e.harness import Instance, World, wait_until
 from tests.e2e.tmux import ENTER, start_in_tmux
-from tests.fixtures.fake_ollama import Turn, call
+from tests.fixtures.fake_ollama import FakeOllama, Turn, call
+from tests.fixtures.processes import pid_alive
 from zcoder.agent.prompts import INTERRUPTED
 from zcoder.sessions import SessionStore
 
@@ -26,18 +26,22 @@ ESCAPE = "\x1b"
 STEPS = 'echo "step 1"\nwhile [ ! -e go ]; do sleep 0.05; done\necho "step 2"\n'
 
 
-def pid_alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
 def only_session(world: World, instance: Instance):
     with SessionStore(world.home(instance.name)) as store:
         [info] = store.list_sessions(instance.workspace, "coding")
         return store.load(info.id, instance.workspace, "coding")
+
+
+def run_allowed(
+    world: World, command: str, *, prompt: str, shown: str
+) -> tuple[FakeOllama, Instance, int]:
+    """alpha, with commands allowed, whose model runs ``command`` (call c1) when sent
+    ``prompt``: its fake Ollama, the instance and the mark before the prompt, once ``shown``
+    is on screen."""
+    server = world.server(demo=False)
+    server.enqueue(Turn.tool_calls(call("run_command", {"command": command}, id="c1")))
+    a = world.start("alpha", server, ZCODER_COMMAND_POLICY="allow")
+    return server, a, a.submit_and_wait(prompt, shown)
 
 
 def test_command_output_is_on_screen_while_the_command_runs(world: World) -> None:
@@ -49,9 +53,7 @@ def test_command_output_is_on_screen_while_the_command_runs(world: World) -> Non
         Turn.text("both steps ran"),
     )
     a = world.start("alpha", server, ZCODER_COMMAND_POLICY="allow")
-    mark = a.mark()
-    a.submit("run the steps")
-    a.wait_text("step 1", since=mark)
+    mark = a.submit_and_wait("run the steps", "step 1")
     # The script cannot print step 2 before the file exists, and only this test makes it.
     assert "step 2" not in a.screen_text[mark:]
     assert not (workspace / "go").exists()
@@ -76,17 +78,11 @@ def test_command_output_is_on_screen_while_the_command_runs(world: World) -> Non
 def test_escape_during_a_command_keeps_its_output_on_screen_and_in_the_session(
     world: World,
 ) -> None:
-    server = world.server(demo=False)
-    workspace = world.workspace("alpha")
     # printf, so that "long-2" is on screen only once the command printed it (the entry's
     # header shows the command itself).
     command = "echo $$ > shell.pid; printf 'long-%s\\n' 1 2; sleep 300"
-    server.enqueue(Turn.tool_calls(call("run_command", {"command": command}, id="c1")))
-    a = world.start("alpha", server, ZCODER_COMMAND_POLICY="allow")
-    mark = a.mark()
-    a.submit("run the long one")
-    a.wait_text("long-2", since=mark)
-    pid = int((workspace / "shell.pid").read_text())
+    server, a, mark = run_allowed(world, command, prompt="run the long one", shown="long-2")
+    pid = int((a.workspace / "shell.pid").read_text())
     assert pid_alive(pid)
     a.send_key(ESCAPE)
     a.wait_text("— interrupted", since=mark)
@@ -113,10 +109,7 @@ def test_a_bang_command_shows_its_output_and_is_context_for_the_next_prompt(
     server = world.server(demo=False)
     a = world.start("alpha", server)  # the "ask" policy: a !command is not asked about
     wait_until(lambda: server.load_requests, what="the warm-up's request")
-    mark = a.mark()
-    a.submit("!printf 'sh%s\\n' ell-out")
-    a.wait_text("shell-out", since=mark)
-    a.wait_text("[exit code 0]", since=mark)
+    mark = a.submit_and_wait("!printf 'sh%s\\n' ell-out", "shell-out", "[exit code 0]")
     assert server.chat_bodies == []  # no model request
 
     server.enqueue(Turn.text("it printed shell-out"))
@@ -138,19 +131,13 @@ def test_a_bang_command_shows_its_output_and_is_context_for_the_next_prompt(
 def test_a_command_running_when_zcoder_is_killed_reopens_interrupted_with_its_output(
     world: World,
 ) -> None:
-    server = world.server(demo=False)
-    workspace = world.workspace("alpha")
     # The output (upper case) is not in the command line the entry shows as the call
     # starts: seeing it on screen means zcoder has read it.
     command = "echo before-the-kill | tr a-z A-Z; echo $$ > shell.pid; sleep 300"
-    server.enqueue(Turn.tool_calls(call("run_command", {"command": command}, id="c1")))
-    a = world.start("alpha", server, ZCODER_COMMAND_POLICY="allow")
-    mark = a.mark()
-    a.submit("run it")
-    a.wait_text("BEFORE-THE-KILL", since=mark)
-    pid_file = workspace / "shell.pid"
+    _, a, _ = run_allowed(world, command, prompt="run it", shown="BEFORE-THE-KILL")
+    pid_file = a.workspace / "shell.pid"
     wait_until(lambda: pid_file.exists() and pid_file.read_text().endswith("\n"), what="pid")
-    shell = int((workspace / "shell.pid").read_text())
+    shell = int(pid_file.read_text())
     try:
         a.signal(signal.SIGKILL)
         a.wait_exit()

@@ -11,6 +11,7 @@ import pytest
 
 from tests.e2e.harness import World
 from tests.fixtures.fake_ollama import Turn, call
+from tests.fixtures.model_requests import tool_results
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -32,18 +33,20 @@ def test_the_diff_is_shown_and_undo_restores_the_original_bytes(world: World) ->
     (world.workspace("proj") / "geometry.py").write_bytes(ORIGINAL)
     a = world.start("proj", server)
 
-    mark = a.mark()
-    a.submit("use math.pi")
-    a.wait_text("Switched to math.pi.", since=mark)
-    a.wait_text("-    return 3.14 * r * r  # π, roughly", since=mark)
-    a.wait_text("+    return math.pi * r**2  # π, roughly", since=mark)
-    a.wait_text("+uses math.pi now", since=mark)
+    a.submit_and_wait(
+        "use math.pi",
+        "Switched to math.pi.",
+        "-    return 3.14 * r * r  # π, roughly",
+        "+    return math.pi * r**2  # π, roughly",
+        "+uses math.pi now",
+    )
     assert (a.workspace / "geometry.py").read_bytes() != ORIGINAL
 
-    mark = a.mark()
-    a.submit("/undo")
-    a.wait_text('Undo the file changes of the turn "use math.pi"?', since=mark)
-    a.wait_text("delete NOTES.md (the turn created it)", since=mark)
+    mark = a.submit_and_wait(
+        "/undo",
+        'Undo the file changes of the turn "use math.pi"?',
+        "delete NOTES.md (the turn created it)",
+    )
     a.wait_text("[y] undo", since=mark)  # shown once the dialog takes answers
     a.send_key("y")
     a.wait_text("Undid the file changes", since=mark)
@@ -53,9 +56,7 @@ def test_the_diff_is_shown_and_undo_restores_the_original_bytes(world: World) ->
     # The journal is on disk: after a restart, /undo goes on with nothing left to undo.
     assert a.quit() == 0
     b = world.start("proj", server, args=("--resume", _only_session(world, "proj")))
-    mark = b.mark()
-    b.submit("/undo")
-    b.wait_text("Nothing to undo", since=mark)
+    b.submit_and_wait("/undo", "Nothing to undo")
 
 
 def test_ask_mode_n_then_y_with_terminal_keys(world: World) -> None:
@@ -68,21 +69,13 @@ def test_ask_mode_n_then_y_with_terminal_keys(world: World) -> None:
     )
     a = world.start("asker", server, ZCODER_EDITS="ask")
 
-    mark = a.mark()
-    a.submit("write a")
-    a.wait_text("Write this change?", since=mark)
-    a.wait_text("+first", since=mark)
-    a.wait_text("[n]/Esc refuse", since=mark)
+    mark = a.submit_and_wait("write a", "Write this change?", "+first", "[n]/Esc refuse")
     a.send_key("n")
     a.wait_text("refused, fine", since=mark)
     assert not (a.workspace / "a.txt").exists()
-    told = [m for m in server.chat_bodies[1]["messages"] if m["role"] == "tool"]
-    assert "the user refused this edit of a.txt" in told[-1]["content"]
+    assert "the user refused this edit of a.txt" in tool_results(server.chat_bodies[1])[-1]
 
-    mark = a.mark()
-    a.submit("write a again")
-    a.wait_text("+second", since=mark)
-    a.wait_text("[n]/Esc refuse", since=mark)
+    mark = a.submit_and_wait("write a again", "+second", "[n]/Esc refuse")
     a.send_key("y")
     a.wait_text("second-write-done", since=mark)
     assert (a.workspace / "a.txt").read_text() == "second\n"

@@ -10,7 +10,7 @@ search and Tab's choices.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -18,6 +18,7 @@ import pytest
 from tests.e2e.harness import World, wait_until
 from tests.e2e.tmux import CTRL_J, ENTER, TmuxInstance, start_in_tmux, to_hex
 from tests.fixtures.fake_ollama import FakeOllama, Turn
+from tests.fixtures.model_requests import last_user_messages
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -29,19 +30,11 @@ SHIFT_TAB = "1b 5b 5a"
 ESCAPE = "1b"
 
 
-def prompts_sent(server: FakeOllama) -> list[str]:
-    """The user's prompt each chat request ended with."""
-    return [
-        [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
-        for body in server.chat_bodies
-    ]
-
-
 def wait_sent(server: FakeOllama, count: int) -> list[str]:
     """The prompts sent, once there are ``count`` of them."""
 
     def enough() -> list[str] | None:
-        sent = prompts_sent(server)
+        sent = last_user_messages(server.chat_bodies)
         return sent if len(sent) >= count else None
 
     return wait_until(enough, what=f"{count} prompts at the model")
@@ -61,8 +54,23 @@ def one_byte_at_a_time(zc: TmuxInstance, hex_bytes: str) -> None:
 SENDERS = pytest.mark.parametrize("send", [in_one_burst, one_byte_at_a_time])
 
 
-def start(world: World, server: FakeOllama, name: str = "proj") -> TmuxInstance:
-    return start_in_tmux(world, name, server, size=(110, 30), ZCODER_RELAY="off")
+@pytest.fixture
+def server(world: World) -> FakeOllama:
+    """The demo brain, for the zcoders of a test (one after the other)."""
+    return world.server()
+
+
+def start(
+    world: World, server: FakeOllama, name: str = "proj", *, history: Sequence[str] = ()
+) -> TmuxInstance:
+    """zcoder in tmux, with the prompts of ``history`` sent first, each once the model has
+    the one before."""
+    zc = start_in_tmux(world, name, server, size=(110, 30), ZCODER_RELAY="off")
+    for prompt in history:
+        before = len(server.chat_bodies)
+        say(zc, prompt)
+        wait_sent(server, before + 1)
+    return zc
 
 
 def say(zc: TmuxInstance, text: str) -> None:
@@ -79,14 +87,9 @@ def settle() -> None:
 
 @SENDERS
 def test_up_recalls_a_prompt_of_the_previous_run_and_enter_sends_it(
-    world: World, send: Sender
+    world: World, server: FakeOllama, send: Sender
 ) -> None:
-    server = world.server()
-    zc = start(world, server)
-    say(zc, "first prompt")
-    wait_sent(server, 1)
-    say(zc, "second prompt")
-    wait_sent(server, 2)
+    zc = start(world, server, history=["first prompt", "second prompt"])
     zc.quit()  # (its exit status is tests/e2e/test_tmux_harness.py's concern)
 
     zc = start(world, server)  # the same workspace and home
@@ -104,8 +107,9 @@ def test_up_recalls_a_prompt_of_the_previous_run_and_enter_sends_it(
     assert wait_sent(server, 3) == ["first prompt", "second prompt", "first prompt"]
 
 
-def test_a_multi_line_prompt_comes_back_whole_in_the_next_run(world: World) -> None:
-    server = world.server()
+def test_a_multi_line_prompt_comes_back_whole_in_the_next_run(
+    world: World, server: FakeOllama
+) -> None:
     zc = start(world, server)
     zc.type_text("line one")
     zc.send_hex(CTRL_J)  # a new line (Alt+Enter and Shift+Enter are branch term's)
@@ -121,11 +125,8 @@ def test_a_multi_line_prompt_comes_back_whole_in_the_next_run(world: World) -> N
     assert wait_sent(server, 2)[-1] == "line one\n  line two"
 
 
-def test_another_workspace_has_its_own_history(world: World) -> None:
-    server = world.server()
-    zc = start(world, server, "one")
-    say(zc, "only in workspace one")
-    wait_sent(server, 1)
+def test_another_workspace_has_its_own_history(world: World, server: FakeOllama) -> None:
+    zc = start(world, server, "one", history=["only in workspace one"])
     zc.quit()  # (its exit status is tests/e2e/test_tmux_harness.py's concern)
     other = start(world, server, "two")
     other.send_hex(UP)
@@ -136,14 +137,9 @@ def test_another_workspace_has_its_own_history(world: World) -> None:
 
 @SENDERS
 def test_ctrl_r_finds_a_prompt_enter_takes_it_to_edit_escape_cancels(
-    world: World, send: Sender
+    world: World, server: FakeOllama, send: Sender
 ) -> None:
-    server = world.server()
-    zc = start(world, server)
-    say(zc, "deploy the app")
-    wait_sent(server, 1)
-    say(zc, "fix the tests")
-    wait_sent(server, 2)
+    zc = start(world, server, history=["deploy the app", "fix the tests"])
 
     zc.type_text("draft")
     zc.wait_text("draft")
@@ -157,7 +153,7 @@ def test_ctrl_r_finds_a_prompt_enter_takes_it_to_edit_escape_cancels(
     send(zc, to_hex(" now"))
     zc.wait_text("deploy the app now")
     settle()
-    assert len(prompts_sent(server)) == 2
+    assert len(last_user_messages(server.chat_bodies)) == 2
 
     # Escape cancels: the text before the search comes back.
     send(zc, CTRL_R)
@@ -172,9 +168,7 @@ def test_ctrl_r_finds_a_prompt_enter_takes_it_to_edit_escape_cancels(
 def test_escape_in_the_search_does_not_stop_the_running_turn(world: World) -> None:
     server = world.server(demo=False)
     server.enqueue(Turn.text("done"), Turn.stall(before="still working", seconds=30))
-    zc = start(world, server)
-    say(zc, "earlier prompt")
-    wait_sent(server, 1)
+    zc = start(world, server, history=["earlier prompt"])
     say(zc, "a long task")
     zc.wait_text("still working")
     zc.send_hex(CTRL_R)
@@ -193,9 +187,8 @@ def test_escape_in_the_search_does_not_stop_the_running_turn(world: World) -> No
 
 @SENDERS
 def test_tab_completes_a_command_and_a_path_and_typing_goes_on_in_the_prompt(
-    world: World, send: Sender
+    world: World, server: FakeOllama, send: Sender
 ) -> None:
-    server = world.server()
     (world.workspace("proj") / "hello.py").write_text("print('hi')\n")
     zc = start(world, server)
 
@@ -208,8 +201,9 @@ def test_tab_completes_a_command_and_a_path_and_typing_goes_on_in_the_prompt(
     assert wait_sent(server, 1) == ["look at hello.py please"]
 
 
-def test_several_choices_are_listed_and_tab_steps_through_them(world: World) -> None:
-    server = world.server()
+def test_several_choices_are_listed_and_tab_steps_through_them(
+    world: World, server: FakeOllama
+) -> None:
     zc = start(world, server)
     zc.type_text("/co")
     zc.send_hex(TAB)
@@ -218,13 +212,10 @@ def test_several_choices_are_listed_and_tab_steps_through_them(world: World) -> 
     zc.wait_text("› /context")
 
 
-def test_the_keys_of_one_burst_are_all_taken(world: World) -> None:
+def test_the_keys_of_one_burst_are_all_taken(world: World, server: FakeOllama) -> None:
     """Up, Tab and text all in one write, as a fast typist's terminal may send them."""
-    server = world.server()
     (world.workspace("proj") / "notes.md").write_text("")
-    zc = start(world, server)
-    say(zc, "read no")
-    wait_sent(server, 1)
+    zc = start(world, server, history=["read no"])
     zc.send_hex(f"{UP} {TAB} " + to_hex("twice") + f" {ENTER}")
     sent: list[Any] = wait_sent(server, 2)
     assert sent[-1] == "read notes.md twice"

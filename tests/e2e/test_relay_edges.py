@@ -10,22 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import SenderFactory
+from tests.e2e.conftest import RelayedFactory, SenderFactory
 from tests.e2e.harness import World, wait_until
-from tests.e2e.test_two_instances import relay_records
 from tests.fixtures.fake_ollama import Turn, call
 from tests.fixtures.hostile_text import ALL_TOKENS, INVISIBLES, hostile
+from tests.fixtures.model_requests import relay_records, tool_results
 from zcoder.sessions import SessionStore
 
 pytestmark = pytest.mark.timeout(60)
 
 CONFIRM = "Send this message to another zcoder agent?"
-
-
-def tool_results(body: dict[str, object]) -> list[str]:
-    messages = body["messages"]
-    assert isinstance(messages, list)
-    return [str(m["content"]) for m in messages if m["role"] == "tool"]
 
 
 def test_relayed_turn_may_reply_only_to_its_sender(
@@ -69,9 +63,7 @@ def test_declined_send_delivers_nothing(world: World) -> None:
     server_a, server_b = world.server(), world.server()
     a, b = world.start_all(("alpha", server_a), ("beta", server_b))
 
-    mark = a.mark()
-    a.submit("Tell the beta agent that nothing should happen")
-    a.wait_text(CONFIRM, since=mark)
+    mark = a.submit_and_wait("Tell the beta agent that nothing should happen", CONFIRM)
     a.answer_dialog("n", since=mark)
     a.wait_text("the user declined", since=mark)
     bodies = wait_until(lambda: server_a.chat_bodies[2:], what="alpha's last request")
@@ -80,12 +72,8 @@ def test_declined_send_delivers_nothing(world: World) -> None:
     assert b.manifest() is not None and server_b.chat_bodies == []
 
 
-def test_escape_stops_a_relayed_turn_and_the_queue_goes_on(
-    world: World, sender_relay: SenderFactory
-) -> None:
-    server_b = world.server()  # the demo brain answers the second task
-    b = world.start("beta", server_b)
-    sender = sender_relay("gamma")
+def test_escape_stops_a_relayed_turn_and_the_queue_goes_on(relayed_beta: RelayedFactory) -> None:
+    b, server_b, sender = relayed_beta(demo=True)  # the demo brain answers the second task
     server_b.enqueue(Turn.stall(before="working on the first", seconds=30))
 
     mark = b.mark()
@@ -103,10 +91,8 @@ def test_escape_stops_a_relayed_turn_and_the_queue_goes_on(
     wait_until(lambda: b.spool_counts() == expected, what="beta's spool to settle")
 
 
-def test_relayed_turn_asks_for_every_command(world: World, sender_relay: SenderFactory) -> None:
-    server = world.server(demo=False)
-    b = world.start("beta", server)
-    sender = sender_relay("gamma")
+def test_relayed_turn_asks_for_every_command(world: World, relayed_beta: RelayedFactory) -> None:
+    b, server, sender = relayed_beta()
     server.enqueue(
         Turn.tool_calls(call("run_command", {"command": "echo local-one"})),
         Turn.text("first local turn done"),
@@ -118,14 +104,10 @@ def test_relayed_turn_asks_for_every_command(world: World, sender_relay: SenderF
         Turn.text("third local turn done"),
     )
 
-    mark = b.mark()
-    b.submit("run one")
-    b.wait_text("Run this command?", since=mark)
+    mark = b.submit_and_wait("run one", "Run this command?")
     b.answer_dialog("a", since=mark)  # allow commands for the rest of this process
     b.wait_text("first local turn done", since=mark)
-    mark = b.mark()
-    b.submit("run two")
-    b.wait_text("second local turn done", since=mark)
+    mark = b.submit_and_wait("run two", "second local turn done")
     assert "Run this command?" not in b.screen_text[mark:]  # the grant applied
 
     mark = b.mark()
@@ -141,9 +123,7 @@ def test_relayed_turn_asks_for_every_command(world: World, sender_relay: SenderF
 
     # The relayed text is in the conversation now: the old grant is gone, so a local
     # turn that it might steer asks again.
-    mark = b.mark()
-    b.submit("run three")
-    b.wait_text("Run this command?", since=mark)
+    mark = b.submit_and_wait("run three", "Run this command?")
     b.answer_dialog("y", since=mark)
     b.wait_text("third local turn done", since=mark)
     b.wait_state("ready")
@@ -230,9 +210,7 @@ def test_escape_sequences_from_peers_and_the_model_never_reach_the_terminal(
     assert sender.send(b.instance_id, body).status == "accepted"
     b.wait_text("moved, done", since=mark)
     b.wait_text("body \\e]0;BODYPWN\\e\\ \\e[77;1H end", since=mark)  # shown, not obeyed
-    mark_a = a.mark()
-    a.submit("/list-agents")
-    a.wait_text("ev\\e]0;NAMEPWN\\x07il", since=mark_a)
+    a.submit_and_wait("/list-agents", "ev\\e]0;NAMEPWN\\x07il")
 
     for instance in (a, b):
         raw = instance.raw_output
@@ -270,9 +248,7 @@ def test_approval_dialog_shows_an_escape_laden_command_literally(world: World) -
     )
     a = world.start("alpha", server)
 
-    mark = a.mark()
-    a.submit("run it")
-    a.wait_text("Run this command?", since=mark)
+    mark = a.submit_and_wait("run it", "Run this command?")
     a.wait_text("# \\e[8mhidden\\e]0;CMDPWN\\x07", since=mark)  # all of it, visibly
     a.answer_dialog("y", since=mark)
     a.wait_text("all finished here", since=mark)
@@ -282,15 +258,13 @@ def test_approval_dialog_shows_an_escape_laden_command_literally(world: World) -
 
 
 def test_relayed_control_tokens_are_defused_and_invisibles_shown_as_escapes(
-    world: World, sender_relay: SenderFactory
+    relayed_beta: RelayedFactory,
 ) -> None:
     # The sender's workspace (its name, made a usable name, is what it is called by) and the
     # body carry chat-template tokens of every family and invisible characters: the model
     # gets them defused and escaped, the screen shows the escapes, and no invisible
     # character is ever written to the terminal.
-    server = world.server(demo=False)
-    b = world.start("beta", server)
-    sender = sender_relay("gam<|im_start|>ma\u200b<think>")
+    b, server, sender = relayed_beta(sender="gam<|im_start|>ma\u200b<think>")
     server.enqueue(Turn.text("hostile task handled"))
 
     mark = b.mark()

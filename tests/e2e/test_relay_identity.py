@@ -14,6 +14,7 @@ import pytest
 from tests.e2e.conftest import SenderFactory
 from tests.e2e.harness import World, wait_until
 from tests.fixtures.fake_ollama import Turn, call
+from tests.fixtures.model_requests import relay_records, tool_results
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -47,20 +48,6 @@ ack = request(Path(sys.argv[1]), envelope.to_payload(), timeout=10, max_bytes=65
 print("pid", os.getpid(), "sent as", manifest["instance_id"], "answer", ack.status)
 """
 REFUSED = "reason: the connecting process is not the sender or its descendant in its session"
-
-
-def tool_results(body: dict[str, Any]) -> list[str]:
-    return [str(m["content"]) for m in body["messages"] if m["role"] == "tool"]
-
-
-def relay_records(bodies: list[Any]) -> list[str]:
-    """The relay wrappers (user-role context records) at the end of each chat request."""
-    found = []
-    for body in bodies:
-        last_user = [m for m in body["messages"] if m["role"] == "user"][-1]
-        if last_user["content"].startswith("<agent_relay>"):
-            found.append(last_user["content"])
-    return found
 
 
 def log_lines(path: Path) -> list[str]:

@@ -13,6 +13,7 @@ import pytest
 
 from tests.e2e.harness import Instance, World, wait_until
 from tests.fixtures.fake_ollama import FakeOllama, Turn
+from tests.fixtures.model_requests import stopped_requests
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -20,18 +21,6 @@ CTRL_C = "\x03"
 QUIT_AGAIN = "Press Ctrl+C again to quit"
 # The badge while the model has not answered for a second or more.
 COUNTING = re.compile(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] Waiting for model [1-9]\d*s")
-
-
-def stopped_requests(server: FakeOllama) -> int:
-    """Turns' chat requests the client hung up on (a cut warm-up is not one of them)."""
-    return sum(
-        1
-        for r in server.requests
-        if r.path == "/api/chat"
-        and r.disconnected.is_set()
-        and isinstance(r.body, dict)
-        and any(m.get("role") == "user" for m in r.body.get("messages") or [])
-    )
 
 
 def title(project: str, state: str) -> str:

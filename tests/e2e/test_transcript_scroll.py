@@ -66,6 +66,24 @@ def start(world: World, *replies: str, delay: float) -> TmuxInstance:
     return start_in_tmux(world, "proj", server, size=SIZE, ZCODER_RELAY="off")
 
 
+def scrolled_up(world: World, name: str, *, turns: int) -> TmuxInstance:
+    """zcoder streaming ``name``'s long reply slowly, the wheel turned up ``turns`` notches
+    once line 12 is on screen, and output since arrived below what is on screen (the hint
+    says so)."""
+    zc = start(world, reply(name), delay=0.04)
+    zc.submit("write a long answer")
+    zc.wait_text(f"{name} line 012", timeout=60)
+    wheel(zc, up=True, turns=turns)
+    zc.wait_text(HINT, timeout=30)
+    return zc
+
+
+def wait_reply_end(zc: TmuxInstance, name: str) -> None:
+    """Until the reply's last line and its table, drawn as a table, are on screen."""
+    zc.wait_text(last_line(name), timeout=60)
+    zc.wait_text(TABLE_END, timeout=30)
+
+
 def test_without_scrolling_the_end_of_a_long_reply_is_on_screen(world: World) -> None:
     zc = start(world, reply("Alpha"), delay=0.003)
     zc.submit("write a long answer")
@@ -80,11 +98,7 @@ def test_without_scrolling_the_end_of_a_long_reply_is_on_screen(world: World) ->
 
 
 def test_wheel_up_holds_the_view_while_output_continues_then_end_follows(world: World) -> None:
-    zc = start(world, reply("Beta"), delay=0.04)
-    zc.submit("write a long answer")
-    zc.wait_text("Beta line 012", timeout=60)
-    wheel(zc, up=True, turns=3)
-    zc.wait_text(HINT, timeout=30)  # output arrived below what is on screen
+    zc = scrolled_up(world, "Beta", turns=3)
     before = numbered_rows(zc, "Beta")
     newest_before = newest_number(zc, "Beta")
     assert before, zc.screen_text
@@ -98,16 +112,11 @@ def test_wheel_up_holds_the_view_while_output_continues_then_end_follows(world: 
     zc.send_hex(END)
     zc.wait_gone(HINT)
     assert newest_number(zc, "Beta") > newest_before
-    zc.wait_text(last_line("Beta"), timeout=60)
-    zc.wait_text(TABLE_END, timeout=30)
+    wait_reply_end(zc, "Beta")
 
 
 def test_wheel_back_down_to_the_end_follows_again(world: World) -> None:
-    zc = start(world, reply("Gamma"), delay=0.04)
-    zc.submit("write a long answer")
-    zc.wait_text("Gamma line 012", timeout=60)
-    wheel(zc, up=True, turns=2)
-    zc.wait_text(HINT, timeout=30)
+    zc = scrolled_up(world, "Gamma", turns=2)
     held = numbered_rows(zc, "Gamma")
     time.sleep(0.5)
     assert numbered_rows(zc, "Gamma") == held
@@ -117,16 +126,11 @@ def test_wheel_back_down_to_the_end_follows_again(world: World) -> None:
         wheel(zc, up=False, turns=1)
         time.sleep(0.05)
     assert HINT not in zc.screen_text
-    zc.wait_text(last_line("Gamma"), timeout=60)
-    zc.wait_text(TABLE_END, timeout=30)
+    wait_reply_end(zc, "Gamma")
 
 
 def test_while_typing_end_moves_the_cursor_and_ctrl_end_follows(world: World) -> None:
-    zc = start(world, reply("Delta"), delay=0.04)
-    zc.submit("write a long answer")
-    zc.wait_text("Delta line 012", timeout=60)
-    wheel(zc, up=True, turns=3)
-    zc.wait_text(HINT, timeout=30)
+    zc = scrolled_up(world, "Delta", turns=3)
     held = numbered_rows(zc, "Delta")
     newest_before = newest_number(zc, "Delta")
     zc.type_text("next question")

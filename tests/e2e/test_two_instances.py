@@ -15,13 +15,13 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import SenderFactory
+from tests.e2e.conftest import RelayedFactory
 from tests.e2e.harness import World, wait_until
 from tests.fixtures.fake_ollama import Turn
+from tests.fixtures.model_requests import relay_records
 from zcoder.sessions import SessionStore
 from zcoder.tui.relay_ui import RELAY_POLL_SECONDS
 
@@ -29,16 +29,6 @@ pytestmark = pytest.mark.timeout(60)
 
 NO_PEERS = "No other local zcoder instances are available."
 TASK = "users.name was renamed to users.display_name"
-
-
-def relay_records(bodies: list[Any]) -> list[str]:
-    """The relay wrappers (user-role context records) at the end of each chat request."""
-    found = []
-    for body in bodies:
-        last_user = [m for m in body["messages"] if m["role"] == "user"][-1]
-        if last_user["content"].startswith("<agent_relay>"):
-            found.append(last_user["content"])
-    return found
 
 
 @contextlib.contextmanager
@@ -68,11 +58,7 @@ def test_list_agents_shows_the_other_instance(world: World) -> None:
     b_id = b.instance_id
     assert b_id.startswith(f"{b.pid}-")
 
-    mark = a.mark()
-    a.submit("/list-agents")
-    a.wait_text("INSTANCE ID", since=mark)
-    a.wait_text(b_id, since=mark)
-    a.wait_text("beta", since=mark)
+    mark = a.submit_and_wait("/list-agents", "INSTANCE ID", b_id, "beta")
     assert a.instance_id not in a.screen_text[mark:]  # the caller is not listed
     assert server_a.chat_bodies == []  # discovery never asks the model
 
@@ -106,12 +92,8 @@ def test_model_sends_a_task_after_the_user_confirms(world: World) -> None:
     assert f"Task:\n{TASK}\n</agent_relay>" in record
 
 
-def test_messages_to_a_busy_instance_queue_and_run_in_order(
-    world: World, sender_relay: SenderFactory
-) -> None:
-    server_b = world.server(demo=False)
-    b = world.start("beta", server_b)
-    sender = sender_relay("gamma")
+def test_messages_to_a_busy_instance_queue_and_run_in_order(relayed_beta: RelayedFactory) -> None:
+    b, server_b, sender = relayed_beta()
     long_reply = " ".join(f"word{i}" for i in range(12))
     server_b.enqueue(
         Turn.text(long_reply, delay=0.4),  # about five seconds
@@ -140,22 +122,16 @@ def test_messages_to_a_busy_instance_queue_and_run_in_order(
     b.wait_state("ready")
 
 
-def test_pause_refuses_and_resume_accepts(world: World, sender_relay: SenderFactory) -> None:
-    server_b = world.server()
-    b = world.start("beta", server_b)
-    sender = sender_relay("gamma")
+def test_pause_refuses_and_resume_accepts(relayed_beta: RelayedFactory) -> None:
+    b, server_b, sender = relayed_beta(demo=True)
 
-    mark = b.mark()
-    b.submit("/agents pause")
-    b.wait_text("Relay paused", since=mark)
+    b.submit_and_wait("/agents pause", "Relay paused")
     b.wait_state("paused")
     paused = sender.send(b.instance_id, "while paused")
     assert paused.status == "paused"
     assert paused.text == "beta is paused and did not accept the message"
 
-    mark = b.mark()
-    b.submit("/agents resume")
-    b.wait_text("Relay resumed", since=mark)
+    mark = b.submit_and_wait("/agents resume", "Relay resumed")
     b.wait_state("ready")
     resumed = sender.send(b.instance_id, "after resume")
     assert resumed.status == "accepted", resumed.text
@@ -165,12 +141,8 @@ def test_pause_refuses_and_resume_accepts(world: World, sender_relay: SenderFact
     assert "after resume" in record and "while paused" not in record
 
 
-def test_pause_holds_queued_messages_until_resume(
-    world: World, sender_relay: SenderFactory
-) -> None:
-    server_b = world.server(demo=False)
-    b = world.start("beta", server_b)
-    sender = sender_relay("gamma")
+def test_pause_holds_queued_messages_until_resume(relayed_beta: RelayedFactory) -> None:
+    b, server_b, sender = relayed_beta()
     server_b.enqueue(Turn.text("a b c d e f g h", delay=0.4), Turn.text("the queued task ran"))
 
     b.submit("a long local turn")
@@ -193,11 +165,9 @@ def test_pause_holds_queued_messages_until_resume(
 
 
 def test_relay_event_is_saved_and_shown_on_resume(
-    world: World, sender_relay: SenderFactory
+    world: World, relayed_beta: RelayedFactory
 ) -> None:
-    server_b = world.server()
-    b = world.start("beta", server_b)
-    sender = sender_relay("gamma")
+    b, server_b, sender = relayed_beta(demo=True)
     session_id = b.wait_manifest()["session_id"]
     assert session_id
 
@@ -267,9 +237,7 @@ def test_killed_instance_is_not_listed(world: World) -> None:
     b.wait_exit()
     assert manifest.exists()  # a killed process cannot clean up
 
-    mark = a.mark()
-    a.submit("/list-agents")
-    a.wait_text(NO_PEERS, since=mark)
+    a.submit_and_wait("/list-agents", NO_PEERS)
     assert server_a.chat_bodies == []
 
 

@@ -8,13 +8,13 @@ store; the screen is only checked for short fragments.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import SenderFactory
+from tests.e2e.conftest import RelayedFactory
 from tests.e2e.harness import World, wait_until
 from tests.fixtures.fake_ollama import Turn
+from tests.fixtures.model_requests import last_user_messages
 from zcoder.sessions import SessionStore
 from zcoder.tui.relay_ui import RELAY_POLL_SECONDS
 
@@ -23,23 +23,10 @@ pytestmark = pytest.mark.timeout(90)
 ESCAPE = "\x1b"
 
 
-def turn_inputs(bodies: list[Any]) -> list[str]:
-    """What each chat request ended with: the user's prompt, or ``relay: <task>``."""
-    found = []
-    for body in bodies:
-        content = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
-        if content.startswith("<agent_relay>"):
-            content = "relay: " + content.split("Task:\n", 1)[1].removesuffix("\n</agent_relay>")
-        found.append(content)
-    return found
-
-
 def test_a_local_prompt_runs_before_the_relayed_messages_that_came_after_it(
-    world: World, sender_relay: SenderFactory
+    world: World, relayed_beta: RelayedFactory
 ) -> None:
-    server = world.server(demo=False)
-    b = world.start("beta", server)
-    sender = sender_relay("gamma")
+    b, server, sender = relayed_beta()
     server.enqueue(Turn.stall(before="working on task 1", seconds=30))
 
     mark = b.mark()
@@ -64,7 +51,7 @@ def test_a_local_prompt_runs_before_the_relayed_messages_that_came_after_it(
     b.send_key(ESCAPE)  # stops task 2
     wait_until(lambda: len(server.chat_bodies) == 6, what="beta's six requests")
     b.wait_text("task 5 done", since=mark)
-    assert turn_inputs(server.chat_bodies) == [
+    assert last_user_messages(server.chat_bodies) == [
         "relay: task 1",
         "relay: task 2",
         "my local prompt",
@@ -84,11 +71,9 @@ def test_a_local_prompt_runs_before_the_relayed_messages_that_came_after_it(
 
 
 def test_a_flood_runs_eight_turns_unattended_then_waits_for_agents_continue(
-    world: World, sender_relay: SenderFactory
+    relayed_beta: RelayedFactory,
 ) -> None:
-    server = world.server(demo=False)
-    b = world.start("beta", server)
-    sender = sender_relay("gamma")
+    b, server, sender = relayed_beta()
     server.enqueue(Turn.stall(before="the local turn", seconds=30))
 
     mark = b.mark()
@@ -103,7 +88,7 @@ def test_a_flood_runs_eight_turns_unattended_then_waits_for_agents_continue(
     b.wait_text("/agents continue (or F2) runs them.", since=mark)
     b.wait_text("6 queued · waiting for you", since=mark)  # the header
     b.wait_state("ready")
-    assert turn_inputs(server.chat_bodies[1:]) == [f"relay: flood {n}" for n in range(1, 9)]
+    assert last_user_messages(server.chat_bodies[1:]) == [f"relay: flood {n}" for n in range(1, 9)]
     assert b.spool_counts()["inbox"] == 6  # nothing dropped, nothing claimed
     time.sleep(RELAY_POLL_SECONDS * 2.5)  # the app polls its queue, and goes on waiting
     assert len(server.chat_bodies) == 9
@@ -111,13 +96,12 @@ def test_a_flood_runs_eight_turns_unattended_then_waits_for_agents_continue(
     # The first task to run again stalls, so the screen is still while the notice is read.
     server.enqueue(Turn.stall(before="working on flood 9", seconds=30))
     server.enqueue(*(Turn.text(f"flood {n} done") for n in range(10, 15)))
-    mark = b.mark()
-    b.submit("/agents continue")
-    b.wait_text("working on flood 9", since=mark)
-    b.wait_text("Running the 6 relayed tasks that waited for you.", since=mark)
+    mark = b.submit_and_wait(
+        "/agents continue", "working on flood 9", "Running the 6 relayed tasks that waited for you."
+    )
     b.send_key(ESCAPE)  # stops flood 9; the other five run
     wait_until(lambda: len(server.chat_bodies) == 15, what="the six waiting tasks")
     b.wait_text("flood 14 done", since=mark)
-    assert turn_inputs(server.chat_bodies[1:]) == [f"relay: flood {n}" for n in range(1, 15)]
+    assert last_user_messages(server.chat_bodies[1:]) == [f"relay: flood {n}" for n in range(1, 15)]
     expected = {"inbox": 0, "processing": 0, "held": 0, "done": 14, "rejected": 0}
     wait_until(lambda: b.spool_counts() == expected, what="beta's spool to settle")

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shlex
 import shutil
 import signal
@@ -38,6 +37,7 @@ from tests.e2e.harness import (
     Instance,
     wait_until,
 )
+from tests.fixtures.processes import pid_alive
 
 TMUX = shutil.which("tmux")
 # The terminal tmux tells programs it is: what users inside tmux usually have.
@@ -201,9 +201,9 @@ class TmuxInstance(Instance):
             return self.status_file.read_text(encoding="ascii").strip() or None
         except FileNotFoundError:
             pass
-        if self._pid is not None and not _running(self._pid):
+        if self._pid is not None and not pid_alive(self._pid):
             # Gone without its shell writing the status (the pane was killed): unknown.
-            return "" if not _running(self._pane_pid) else None
+            return "" if not pid_alive(self._pane_pid) else None
         return None
 
     def alive(self) -> bool:
@@ -301,22 +301,11 @@ class TmuxInstance(Instance):
     def mark(self) -> int:
         return 0
 
-    def wait_text(
-        self, fragment: str | re.Pattern[str], *, since: int = 0, timeout: float = DEFAULT_TIMEOUT
-    ) -> str:
-        """Wait until ``fragment`` (text or a compiled pattern) is on the screen."""
+    def _text_after(self, since: int) -> str:
+        return self.screen_text  # the screen as it is now: it has no history to mark
 
-        def found() -> str | None:
-            screen = self.screen_text
-            if isinstance(fragment, re.Pattern):
-                match = fragment.search(screen)
-                return match.group(0) if match else None
-            return fragment if fragment in screen else None
-
-        try:
-            return wait_until(found, timeout=timeout, what=f"{fragment!r} on {self.name}")
-        except TimeoutError as exc:
-            raise AssertionError(f"{exc}; alive={self.alive()}; the screen:\n{self.screen_text}")
+    def _shown(self, since: int) -> str:
+        return f"the screen:\n{self.screen_text}"
 
     def wait_gone(self, fragment: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         """Wait until ``fragment`` is no longer on the screen."""
@@ -335,15 +324,6 @@ class TmuxInstance(Instance):
 
     def wait_ready(self, timeout: float = START_TIMEOUT) -> None:
         super().wait_ready(timeout)
-
-
-def _running(pid: int) -> bool:
-    """A live process (a zombie is not: a subreaper may not have collected it yet)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
 
 
 def _stacks(pid: int) -> str:

@@ -3,26 +3,19 @@ real turns (tests/mcp_client/turns.py), whose agents' MCP servers are closed aft
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.fixtures import model_clients
 from tests.fixtures.fake_ollama import FakeOllama
 from tests.mcp_client.turns import World
 from zcoder.model import OllamaClient
 
-
-@pytest.fixture
-def fake() -> Iterator[FakeOllama]:
-    with FakeOllama() as server:
-        yield server
-
-
-@pytest.fixture
-async def client(fake: FakeOllama) -> AsyncIterator[OllamaClient]:
-    async with OllamaClient(fake.url, read_timeout=30) as ollama:
-        yield ollama
+# The fake Ollama and its client (tests/fixtures/model_clients.py).
+fake = model_clients.fake
+client = model_clients.client
 
 
 @pytest.fixture

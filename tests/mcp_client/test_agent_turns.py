@@ -13,13 +13,13 @@ import pytest
 
 from tests.agent.support import tool_call_ids, tool_result_ids, wait_until
 from tests.fixtures.approver import ScriptedApprover
+from tests.fixtures.envelopes import relayed
 from tests.fixtures.fake_ollama import Turn, call
 from tests.fixtures.mcp_hostile import INJECTION
 from tests.mcp_client.support import hostile, time_server, write_servers
 from tests.mcp_client.turns import World, tool_names, tool_results
 from zcoder.agent import ConfirmationUnavailable, Notice, Outcome, ToolStarted, TurnFinished
 from zcoder.mcp.consent import Consent
-from zcoder.relay import Envelope
 from zcoder.tools import (
     ApprovalDecision,
     CommandPolicy,
@@ -36,19 +36,6 @@ def notes(world: World, tmp_path: Path) -> Path:
     notes = tmp_path / "notes.txt"
     write_servers(home / "mcp.json", {"hostile": hostile("injected", HOSTILE_NOTES=str(notes))})
     return notes
-
-
-def relayed(body: str) -> Envelope:
-    return Envelope(
-        message_id="m-1",
-        target_instance_id="zc-fedcba9876543210",
-        sender_instance_id="zc-0123456789abcdef",
-        sender_pid=4242,
-        sender_project="billing",
-        sender_workspace="/srv/billing",
-        body=body,
-        created_at=1_700_000_000,
-    )
 
 
 async def test_without_servers_nothing_changes(world: World) -> None:

@@ -4,49 +4,33 @@ and over streamable HTTP. ``make unit`` installs it into the venv (make mcp-test
 from __future__ import annotations
 
 import os
-import signal
-import socket
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.mcp_client.support import EVERYTHING, needs_everything, wait_for, write_servers
+from tests.mcp_client.support import (
+    EVERYTHING,
+    free_port,
+    needs_everything,
+    serving,
+    write_servers,
+)
 from zcoder.mcp.manager import McpManager
 from zcoder.mcp.results import result_text
 
 pytestmark = needs_everything
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[str]:
     """server-everything's streamable HTTP transport on a free loopback port."""
     port = free_port()
-    log = tmp_path / "everything.log"
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            [str(EVERYTHING), "streamableHttp"],
-            env={**os.environ, "PORT": str(port)},
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    try:
-        wait_for(lambda: b"listening on port" in log.read_bytes(), 60, "the server to listen")
+    argv = [str(EVERYTHING), "streamableHttp"]
+    env = {**os.environ, "PORT": str(port)}
+    with serving(argv, tmp_path / "everything.log", b"listening on port", env=env):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
 
 
 async def exercise(manager: McpManager) -> None:

@@ -4,12 +4,8 @@ against hostile ones of our own (tests/fixtures/mcp_hostile.py)."""
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import socket
 import subprocess
 import sys
-import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,9 +16,12 @@ from tests.mcp_client.support import (
     BIN,
     REPO,
     alive,
+    free_port,
     hostile,
     pids,
+    serving,
     time_server,
+    tracing_memory,
     wait_for,
     write_servers,
 )
@@ -126,15 +125,13 @@ async def test_a_100_mb_result_is_dropped_with_a_reason_and_memory_stays_bounded
 ) -> None:
     manager = make({"hostile": hostile("huge")}, max_message=1024 * 1024)
     await start(manager)
-    tracemalloc.start()
-    try:
-        with pytest.raises(McpCallError, match=r"over zcoder's limit of 1048576 bytes"):
-            await manager.call("hostile", "flood", {})
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    with (
+        tracing_memory() as traced,
+        pytest.raises(McpCallError, match=r"over zcoder's limit of 1048576 bytes"),
+    ):
+        await manager.call("hostile", "flood", {})
     # 100 MB went through; what was held at once stayed near the 1 MB limit.
-    assert peak < 16 * 1024 * 1024
+    assert traced.peak < 16 * 1024 * 1024
     assert manager._connections["hostile"].process.dropped == 1
     # The server is still usable after the dropped reply.
     assert manager.tools()
@@ -143,38 +140,21 @@ async def test_a_100_mb_result_is_dropped_with_a_reason_and_memory_stays_bounded
 async def test_a_100_mb_http_response_is_dropped_with_a_reason_and_memory_stays_bounded(
     make: Any, tmp_path: Path
 ) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    log = tmp_path / "server.log"
-    with open(log, "wb") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "tests.fixtures.mcp_hostile", "huge", str(port)],
-            cwd=REPO,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    try:
-        wait_for(lambda: b"Uvicorn running" in log.read_bytes(), 60, "the server to listen")
+    port = free_port()
+    argv = [sys.executable, "-m", "tests.fixtures.mcp_hostile", "huge", str(port)]
+    with serving(argv, tmp_path / "server.log", b"Uvicorn running", cwd=REPO):
         manager = make(
             {"huge": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}},
             max_message=1024 * 1024,
         )
         await start(manager)
         assert manager.statuses()[0].state == "ready", manager.statuses()[0].reason
-        tracemalloc.start()
-        try:
-            with pytest.raises(McpCallError, match=r"passed zcoder's limit of 1048576 bytes"):
-                await manager.call("huge", "flood", {})
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
-        assert peak < 16 * 1024 * 1024
-    finally:
-        os.killpg(server.pid, signal.SIGKILL)
-        server.wait()
+        with (
+            tracing_memory() as traced,
+            pytest.raises(McpCallError, match=r"passed zcoder's limit of 1048576 bytes"),
+        ):
+            await manager.call("huge", "flood", {})
+        assert traced.peak < 16 * 1024 * 1024
 
 
 async def test_images_audio_and_resources_are_described_and_errors_are_errors(

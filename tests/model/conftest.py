@@ -1,18 +1,8 @@
-from collections.abc import AsyncIterator, Iterator
+from tests.fixtures import model_clients
 
-import pytest
-
-from tests.fixtures.fake_ollama import FakeOllama
-from zcoder.model import OllamaClient
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOllama]:
-    with FakeOllama() as server:
-        yield server
-
-
-@pytest.fixture
-async def client(fake: FakeOllama) -> AsyncIterator[OllamaClient]:
-    async with OllamaClient(fake.url) as ollama:
-        yield ollama
+# The model servers' fakes and clients (tests/fixtures/model_clients.py).
+fake = model_clients.fake
+client = model_clients.client
+openai_options = model_clients.openai_options
+openai_fake = model_clients.openai_fake
+openai_client = model_clients.openai_client

@@ -3,43 +3,15 @@
 from typing import Any
 
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
+from tests.fixtures.model_clients import HELLO, LIST_FILES_SCHEMA, MODEL, collect, reply_of
 from zcoder.model import (
-    AssistantReply,
-    ChatEvent,
     ContentDelta,
     Done,
     OllamaClient,
     ReasoningDelta,
     ToolCallsReceived,
-    system_message,
     tool_result_message,
-    user_message,
 )
-
-MODEL = "qwen3-coder"
-HELLO = [system_message("You are a test."), user_message("hi")]
-LIST_FILES_SCHEMA: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "list_files",
-        "description": "List files",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-    },
-}
-
-
-async def collect(client: OllamaClient, messages: list[dict[str, Any]] = HELLO, **kwargs: Any):
-    events: list[ChatEvent] = []
-    async for event in client.chat(MODEL, messages, **kwargs):
-        events.append(event)
-    return events
-
-
-def reply_of(events: list[ChatEvent]) -> AssistantReply:
-    reply = AssistantReply()
-    for event in events:
-        reply.add(event)
-    return reply
 
 
 async def test_text_streams_as_content_deltas_then_done(fake: FakeOllama, client: OllamaClient):

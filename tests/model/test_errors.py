@@ -204,6 +204,14 @@ async def test_connection_lost_before_response_is_retryable():
     assert "before it answered" in str(caught.value)
 
 
+async def cancel_and_see_the_connection_closed(fake: FakeOllama, task: asyncio.Task[None]) -> None:
+    """Cancels ``task``, which reads a stalled reply, and checks the client hung up."""
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, timeout=10)
+    assert await asyncio.to_thread(fake.wait_for_disconnect, 5.0)
+
+
 async def test_cancelling_the_consumer_during_a_stall_closes_the_connection(
     fake: FakeOllama, client: OllamaClient
 ):
@@ -217,10 +225,7 @@ async def test_cancelling_the_consumer_during_a_stall_closes_the_connection(
     task = asyncio.create_task(consume())
     await asyncio.wait_for(first_delta.wait(), timeout=10)
     assert not fake.wait_for_disconnect(0.2), "the stall must hold until the cancel"
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await asyncio.wait_for(task, timeout=10)
-    assert await asyncio.to_thread(fake.wait_for_disconnect, 5.0)
+    await cancel_and_see_the_connection_closed(fake, task)
 
 
 async def test_cancelling_before_any_line_arrives_also_closes_the_connection(
@@ -237,10 +242,7 @@ async def test_cancelling_before_any_line_arrives_also_closes_the_connection(
     while not fake.chat_bodies and asyncio.get_running_loop().time() < deadline:
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.1)  # let the headers arrive so the client is mid-read
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await asyncio.wait_for(task, timeout=10)
-    assert await asyncio.to_thread(fake.wait_for_disconnect, 5.0)
+    await cancel_and_see_the_connection_closed(fake, task)
 
 
 async def test_closing_the_generator_early_closes_the_connection(

@@ -6,16 +6,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
 
 from tests.fixtures.fake_ollama import Turn, call
 from tests.fixtures.fake_openai import FakeOpenAI
+from tests.fixtures.model_clients import HELLO, LIST_FILES_SCHEMA, MODEL, collect, reply_of
 from zcoder.model import (
-    AssistantReply,
-    ChatEvent,
     Done,
     ModelAuthError,
     ModelError,
@@ -30,47 +28,15 @@ from zcoder.model import (
     normalize_base_url,
     system_message,
     tool_result_message,
-    user_message,
 )
 from zcoder.model.errors import START_OPENAI_SERVER
 
-MODEL = "qwen3-coder"
 KEY = "sk-test-4f9a1c0ffee"
-HELLO = [system_message("You are a test."), user_message("hi")]
-SCHEMA: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "list_files",
-        "description": "List files",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-    },
-}
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(api_key=KEY) as server:
-        yield server
-
-
-@pytest.fixture
-async def client(fake: FakeOpenAI) -> AsyncIterator[OpenAIClient]:
-    async with OpenAIClient(fake.base_url, api_key=KEY, read_timeout=10) as opened:
-        yield opened
-
-
-async def collect(client: OpenAIClient, messages: list[Any] = HELLO, **kwargs: Any):
-    events: list[ChatEvent] = []
-    async for event in client.chat(MODEL, messages, **kwargs):
-        events.append(event)
-    return events
-
-
-def reply_of(events: list[ChatEvent]) -> AssistantReply:
-    reply = AssistantReply()
-    for event in events:
-        reply.add(event)
-    return reply
+def openai_options() -> dict[str, Any]:
+    return {"api_key": KEY}
 
 
 def free_port() -> int:
@@ -83,10 +49,10 @@ def free_port() -> int:
 
 
 async def test_text_reasoning_and_usage_arrive_as_the_ollama_client_yields_them(
-    fake: FakeOpenAI, client: OpenAIClient
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient
 ):
-    fake.enqueue(Turn.thinking("Let me see.", "The answer is 4.", prompt_eval_count=321))
-    events = await collect(client)
+    openai_fake.enqueue(Turn.thinking("Let me see.", "The answer is 4.", prompt_eval_count=321))
+    events = await collect(openai_client)
     reply = reply_of(events)
     assert (reply.thinking, reply.content) == ("Let me see.", "The answer is 4.")
     done = events[-1]
@@ -95,14 +61,16 @@ async def test_text_reasoning_and_usage_arrive_as_the_ollama_client_yields_them(
     assert done.eval_count is not None and done.eval_count > 0
 
 
-async def test_tool_calls_split_over_chunks_keep_their_ids(fake: FakeOpenAI, client: OpenAIClient):
-    fake.enqueue(
+async def test_tool_calls_split_over_chunks_keep_their_ids(
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient
+):
+    openai_fake.enqueue(
         Turn.tool_calls(
             call("list_files", {"path": "src/zcoder"}, id="call_aaa"),
             call("read_file", {"path": "README.md"}, id="call_bbb"),
         )
     )
-    events = await collect(client, tools=[SCHEMA])
+    events = await collect(openai_client, tools=[LIST_FILES_SCHEMA])
     calls = reply_of(events).tool_calls
     assert [(c.id, c.name, c.arguments) for c in calls] == [
         ("call_aaa", "list_files", {"path": "src/zcoder"}),
@@ -111,18 +79,18 @@ async def test_tool_calls_split_over_chunks_keep_their_ids(fake: FakeOpenAI, cli
     assert isinstance(events[-1], Done) and events[-1].done_reason == "stop"
 
 
-async def test_a_cut_off_reply_reports_length(fake: FakeOpenAI, client: OpenAIClient):
-    fake.enqueue(Turn.text("The first half", done_reason="length", eval_count=64))
-    done = (await collect(client, num_predict=64))[-1]
+async def test_a_cut_off_reply_reports_length(openai_fake: FakeOpenAI, openai_client: OpenAIClient):
+    openai_fake.enqueue(Turn.text("The first half", done_reason="length", eval_count=64))
+    done = (await collect(openai_client, num_predict=64))[-1]
     assert isinstance(done, Done)
     assert (done.done_reason, done.eval_count) == ("length", 64)
-    assert fake.chat_bodies[0]["max_tokens"] == 64
+    assert openai_fake.chat_bodies[0]["max_tokens"] == 64
 
 
 async def test_the_request_carries_the_key_usage_tools_and_the_openai_history(
-    fake: FakeOpenAI, client: OpenAIClient
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient
 ):
-    fake.enqueue(Turn.text("ok"))
+    openai_fake.enqueue(Turn.text("ok"))
     first = call("list_files", {"path": "."}, id="call_7")
     from zcoder.model import ToolCall, assistant_message
 
@@ -132,12 +100,19 @@ async def test_the_request_carries_the_key_usage_tools_and_the_openai_history(
         assistant_message("", calls),
         tool_result_message(calls[0], "a.txt"),
     ]
-    await collect(client, history, tools=[SCHEMA], think=True, num_ctx=32768, keep_alive="30m")
-    (request,) = [r for r in fake.requests if r.path == "/v1/chat/completions"]
+    await collect(
+        openai_client,
+        history,
+        tools=[LIST_FILES_SCHEMA],
+        think=True,
+        num_ctx=32768,
+        keep_alive="30m",
+    )
+    (request,) = [r for r in openai_fake.requests if r.path == "/v1/chat/completions"]
     assert request.headers["Authorization"] == f"Bearer {KEY}"
     body = request.body
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
-    assert body["tools"] == [SCHEMA]
+    assert body["tools"] == [LIST_FILES_SCHEMA]
     assert body["chat_template_kwargs"] == {"enable_thinking": True}
     assert "num_ctx" not in str(body) and "keep_alive" not in body  # Ollama's, ignored here
     assistant, tool = body["messages"][2:]
@@ -152,35 +127,38 @@ async def test_the_request_carries_the_key_usage_tools_and_the_openai_history(
 
 
 async def test_warm_up_is_a_one_token_load_of_the_first_turns_prefix(
-    fake: FakeOpenAI, client: OpenAIClient
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient
 ):
-    await client.warm_up(MODEL, [system_message("You are zcoder.")], tools=[SCHEMA])
-    (body,) = fake.load_requests
+    await openai_client.warm_up(
+        MODEL, [system_message("You are zcoder.")], tools=[LIST_FILES_SCHEMA]
+    )
+    (body,) = openai_fake.load_requests
     assert body["max_tokens"] == 1
     assert body["messages"] == [
         {"role": "system", "content": "You are zcoder."},
         {"role": "user", "content": "."},
     ]
-    assert body["tools"] == [SCHEMA]  # the same prefix as the first turn, cached by the server
-    assert fake.chat_bodies == [] and fake.pending == 0
+    # The same prefix as the first turn, cached by the server.
+    assert body["tools"] == [LIST_FILES_SCHEMA]
+    assert openai_fake.chat_bodies == [] and openai_fake.pending == 0
 
 
 async def test_closing_the_stream_early_closes_the_connection(
-    fake: FakeOpenAI, client: OpenAIClient
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient
 ):
-    fake.enqueue(Turn.stall(before="one two three"))
-    async with contextlib.aclosing(client.chat(MODEL, HELLO)) as events:
+    openai_fake.enqueue(Turn.stall(before="one two three"))
+    async with contextlib.aclosing(openai_client.chat(MODEL, HELLO)) as events:
         async for _event in events:
             break
-    assert await asyncio.to_thread(fake.wait_for_disconnect, 5.0)
+    assert await asyncio.to_thread(openai_fake.wait_for_disconnect, 5.0)
 
 
 # -- models and the window -----------------------------------------------------------------
 
 
-async def test_list_models_reads_v1_models(fake: FakeOpenAI, client: OpenAIClient):
-    assert await client.list_models() == list(fake.models)
-    (request,) = fake.requests
+async def test_list_models_reads_v1_models(openai_fake: FakeOpenAI, openai_client: OpenAIClient):
+    assert await openai_client.list_models() == list(openai_fake.models)
+    (request,) = openai_fake.requests
     assert (request.path, request.headers["Authorization"]) == ("/v1/models", f"Bearer {KEY}")
 
 
@@ -220,9 +198,11 @@ async def test_server_not_running_says_how_to_start_one():
 
 
 @pytest.mark.parametrize("key", [None, "the-wrong-key"])
-async def test_401_says_to_check_the_key_and_never_shows_it(fake: FakeOpenAI, key: str | None):
-    fake.enqueue(Turn.text("never sent"))
-    async with OpenAIClient(fake.base_url, api_key=key) as client:
+async def test_401_says_to_check_the_key_and_never_shows_it(
+    openai_fake: FakeOpenAI, key: str | None
+):
+    openai_fake.enqueue(Turn.text("never sent"))
+    async with OpenAIClient(openai_fake.base_url, api_key=key) as client:
         with pytest.raises(ModelAuthError) as caught:
             await collect(client)
         with pytest.raises(ModelAuthError):
@@ -235,30 +215,32 @@ async def test_401_says_to_check_the_key_and_never_shows_it(fake: FakeOpenAI, ke
 
 
 async def test_an_unknown_model_names_the_models_the_server_serves(
-    fake: FakeOpenAI, client: OpenAIClient
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient
 ):
-    events = client.chat("gpt-5", HELLO)
+    events = openai_client.chat("gpt-5", HELLO)
     with pytest.raises(ModelNotServed) as caught:
         await anext(events)
     assert isinstance(caught.value, ModelNotFound)  # the agent treats it as one
     assert str(caught.value) == (
-        f"model 'gpt-5' is not served at {fake.base_url}; it serves qwen3-coder, "
+        f"model 'gpt-5' is not served at {openai_fake.base_url}; it serves qwen3-coder, "
         "devstral-small: choose one with -m NAME or /model"
     )
 
 
-async def test_a_model_not_loaded_says_how_to_load_it(fake: FakeOpenAI, client: OpenAIClient):
-    fake.models.clear()  # e.g. LM Studio with nothing loaded
-    fake.check_model = False
-    fake.enqueue(Turn.http_error(404, "Model qwen3-coder not found"))
+async def test_a_model_not_loaded_says_how_to_load_it(
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient
+):
+    openai_fake.models.clear()  # e.g. LM Studio with nothing loaded
+    openai_fake.check_model = False
+    openai_fake.enqueue(Turn.http_error(404, "Model qwen3-coder not found"))
     with pytest.raises(ModelNotServed) as caught:
-        await collect(client)
+        await collect(openai_client)
     assert "lms load qwen3-coder" in str(caught.value)
     assert "vllm serve qwen3-coder" in str(caught.value)
 
 
-async def test_a_404_elsewhere_points_at_the_base_url(fake: FakeOpenAI):
-    async with OpenAIClient(f"{fake.url}/api", api_key=KEY) as client:
+async def test_a_404_elsewhere_points_at_the_base_url(openai_fake: FakeOpenAI):
+    async with OpenAIClient(f"{openai_fake.url}/api", api_key=KEY) as client:
         with pytest.raises(ModelHTTPError) as caught:
             await collect(client)
     assert caught.value.status == 404
@@ -266,45 +248,49 @@ async def test_a_404_elsewhere_points_at_the_base_url(fake: FakeOpenAI):
 
 
 async def test_tools_without_jinja_say_how_to_start_llama_server(
-    fake: FakeOpenAI, client: OpenAIClient
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient
 ):
-    fake.enqueue(Turn.http_error(500, "tools param requires --jinja flag"))
+    openai_fake.enqueue(Turn.http_error(500, "tools param requires --jinja flag"))
     with pytest.raises(ToolsUnsupported, match="start llama-server with --jinja"):
-        await collect(client, tools=[SCHEMA])
+        await collect(openai_client, tools=[LIST_FILES_SCHEMA])
 
 
 @pytest.mark.parametrize("status", [500, 503])
 async def test_server_errors_carry_status_text_and_where_to_look(
-    fake: FakeOpenAI, client: OpenAIClient, status: int
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient, status: int
 ):
-    fake.enqueue(Turn.http_error(status, f"slot unavailable, key {KEY} was fine"))
+    openai_fake.enqueue(Turn.http_error(status, f"slot unavailable, key {KEY} was fine"))
     with pytest.raises(ModelHTTPError) as caught:
-        await collect(client)
+        await collect(openai_client)
     message = str(caught.value)
-    assert f"the server at {fake.base_url} returned HTTP {status}" in message
+    assert f"the server at {openai_fake.base_url} returned HTTP {status}" in message
     assert "slot unavailable" in message
     assert KEY not in message and "***" in message  # a server's echo of the key is scrubbed
     assert ("server's log" in message) == (status == 500)
 
 
-async def test_a_malformed_stream_is_a_stream_error(fake: FakeOpenAI, client: OpenAIClient):
-    fake.enqueue(Turn.malformed("{this is not json", before="Hello"))
+async def test_a_malformed_stream_is_a_stream_error(
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient
+):
+    openai_fake.enqueue(Turn.malformed("{this is not json", before="Hello"))
     with pytest.raises(ModelStreamError, match="malformed response from the server at"):
-        await collect(client)
+        await collect(openai_client)
 
 
-async def test_an_error_mid_stream_is_a_stream_error(fake: FakeOpenAI, client: OpenAIClient):
-    fake.enqueue(Turn.error_midstream("the context is full", before="Start"))
+async def test_an_error_mid_stream_is_a_stream_error(
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient
+):
+    openai_fake.enqueue(Turn.error_midstream("the context is full", before="Start"))
     with pytest.raises(ModelStreamError, match="the context is full"):
-        await collect(client)
+        await collect(openai_client)
 
 
 async def test_a_dropped_connection_mid_reply_is_not_retryable(
-    fake: FakeOpenAI, client: OpenAIClient
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient
 ):
-    fake.enqueue(Turn.disconnect(before="partial"))
+    openai_fake.enqueue(Turn.disconnect(before="partial"))
     with pytest.raises(ModelError) as caught:
-        await collect(client)
+        await collect(openai_client)
     assert not caught.value.retryable_before_response
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.fixtures.model_clients import reply_of
 from zcoder.model import (
-    AssistantReply,
     ChatEvent,
     ContentDelta,
     Done,
@@ -49,13 +49,6 @@ def feed(*events: str, finish: bool = True) -> list[ChatEvent]:
     if finish:
         out += parser.finish()
     return out
-
-
-def reply_of(events: list[ChatEvent]) -> AssistantReply:
-    reply = AssistantReply()
-    for event in events:
-        reply.add(event)
-    return reply
 
 
 def piece(index: int, **fields: Any) -> dict[str, Any]:

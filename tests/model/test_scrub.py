@@ -6,7 +6,8 @@ from __future__ import annotations
 import base64
 import json
 import string
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -133,15 +134,8 @@ def test_a_summary_is_the_message_field_on_one_bounded_line() -> None:
 
 
 @pytest.fixture
-def openai_fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(api_key=KEY) as server:
-        yield server
-
-
-@pytest.fixture
-async def openai_client(openai_fake: FakeOpenAI) -> AsyncIterator[OpenAIClient]:
-    async with OpenAIClient(openai_fake.base_url, api_key=KEY, read_timeout=10) as client:
-        yield client
+def openai_options() -> dict[str, Any]:
+    return {"api_key": KEY}
 
 
 def echoing(form: str) -> Callable[[Mapping[str, str]], str]:

@@ -10,19 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.processes import pid_alive
 from zcoder.tools import CommandPolicy, ToolContext, ToolResult, default_registry
 from zcoder.tools.command import run_shell
 
 REGISTRY = default_registry()
-
-
-def pid_alive(pid: int) -> bool:
-    """A pid counts as gone once it no longer exists or is a zombie (init may not reap)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 async def wait_for_pids(path: Path, count: int, deadline: float = 10.0) -> list[int]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -11,6 +10,7 @@ import pytest
 
 from tests.fixtures.fake_ollama import Turn, call
 from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
+from tests.tui.support import answered, relay_ready, relay_to
 from zcoder.sessions import SessionStore
 from zcoder.tui.approval_dialogs import ApprovalScreen, ConfirmSendScreen
 
@@ -19,11 +19,10 @@ SIZE = (120, 40)
 
 
 async def test_prompt_streams_the_reply_and_saves_the_session(fake, make_config, app_factory):
-    fake.enqueue(Turn.text("Hello there, I am streaming."))
     app = app_factory(make_config())
-    async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, app, "say hello")
-        await idle(pilot, app)
+    async with answered(
+        app, fake, "say hello", Turn.text("Hello there, I am streaming."), size=SIZE
+    ):
         [user] = entries(app, "user")
         assert "say hello" in user.plain
         [reply] = entries(app, "assistant")
@@ -202,11 +201,8 @@ async def test_list_agents_works_while_ollama_is_down(make_config, app_factory, 
 async def test_new_session_and_switch_back_shows_the_same_transcript(
     fake, make_config, app_factory
 ):
-    fake.enqueue(Turn.text("first reply"))
     app = app_factory(make_config())
-    async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, app, "first question")
-        await idle(pilot, app)
+    async with answered(app, fake, "first question", Turn.text("first reply"), size=SIZE) as pilot:
         first_session = app.session_id
         before = [(e.role, e.plain) for e in entries(app) if e.role != "system"]
         await pilot.press("ctrl+n")
@@ -223,10 +219,8 @@ async def test_relay_turn_runs_shows_sender_and_persists(fake, make_config, app_
     fake.enqueue(Turn.text("on it"))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
-        result = await asyncio.to_thread(
-            sender.send, app.relay.instance_id, "rename users.name\nplease"
-        )
+        await relay_ready(pilot, app)
+        result = await relay_to(app, sender, "rename users.name\nplease")
         assert result.status == "accepted", result.text
         await wait_until(pilot, lambda: entries(app, "relay"))
         await idle(pilot, app)
@@ -264,7 +258,7 @@ async def test_relay_turn_asks_for_every_command_even_after_a(
         fake.enqueue(
             Turn.tool_calls(call("run_command", {"command": "echo r > r.txt"})), Turn.text("ok")
         )
-        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "make r.txt")
+        result = await relay_to(app, sender, "make r.txt")
         assert result.status == "accepted"
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         assert app.screen.request.allow_always is False
@@ -280,8 +274,8 @@ async def test_relayed_turn_may_reply_only_to_its_sender(fake, make_config, app_
     )
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
-        await asyncio.to_thread(sender.send, app.relay.instance_id, "hello")
+        await relay_ready(pilot, app)
+        await relay_to(app, sender, "hello")
         await wait_until(pilot, lambda: len(fake.chat_bodies) >= 2)
         await idle(pilot, app)
     schema = next(
@@ -299,7 +293,7 @@ async def test_user_turn_send_asks_confirmation_and_no_sends_nothing(
 ):
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         fake.enqueue(
             Turn.tool_calls(
                 call(
@@ -325,16 +319,12 @@ async def test_escape_cancels_a_relay_turn_and_the_queue_goes_on(
     fake.enqueue(Turn.stall(before="working on the first"), Turn.text("second done"))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
-        assert (
-            await asyncio.to_thread(sender.send, app.relay.instance_id, "first task")
-        ).status == "accepted"
+        await relay_ready(pilot, app)
+        assert (await relay_to(app, sender, "first task")).status == "accepted"
         await wait_until(
             pilot, lambda: any("working on the first" in e.plain for e in entries(app, "assistant"))
         )
-        assert (
-            await asyncio.to_thread(sender.send, app.relay.instance_id, "second task")
-        ).status == "accepted"
+        assert (await relay_to(app, sender, "second task")).status == "accepted"
         await pilot.press("escape")
         await wait_until(pilot, lambda: len(fake.chat_bodies) == 2)
         await idle(pilot, app)
@@ -349,15 +339,15 @@ async def test_escape_cancels_a_relay_turn_and_the_queue_goes_on(
 async def test_pause_makes_sends_answer_paused(fake, make_config, app_factory, sender):
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         await submit(pilot, app, "/agents pause")
         await pilot.pause()
-        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "x")
+        result = await relay_to(app, sender, "x")
         assert result.status == "paused"
         assert app.header_state.relay == "paused"
         await submit(pilot, app, "/agents resume")
         fake.enqueue(Turn.text("ok"))
-        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "y")
+        result = await relay_to(app, sender, "y")
         assert result.status == "accepted"
         await wait_until(pilot, lambda: entries(app, "relay"))
         await idle(pilot, app)
@@ -484,7 +474,7 @@ async def test_dead_listener_is_noticed_and_the_app_runs_on(
 ):
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         listener = app.relay.listener
         assert listener is not None and listener.pid is not None
         os.kill(listener.pid, signal.SIGKILL)  # the listener process dies on its own

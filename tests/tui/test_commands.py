@@ -17,7 +17,6 @@ from zcoder.tui.transcript import CommandEntry
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)
-WAIT_FOR_GO = "while [ ! -e go ]; do sleep 0.02; done"
 
 
 def commands(app) -> list[CommandEntry]:
@@ -29,6 +28,15 @@ def shown_output(entry: CommandEntry) -> list[str]:
     return entry.plain.splitlines()[1:]
 
 
+async def run_until_step_1(pilot, app, fake) -> None:
+    """A turn runs a command that prints "step 1", waits for a file "go" in the
+    workspace, then prints "step 2"; returns once "step 1" is shown (--yes: not asked)."""
+    command = "echo step 1; while [ ! -e go ]; do sleep 0.02; done; echo step 2"
+    fake.enqueue(Turn.tool_calls(call("run_command", {"command": command})), Turn.text("done"))
+    await submit(pilot, app, "run it")
+    await wait_until(pilot, lambda: commands(app) and shown_output(commands(app)[0]))
+
+
 def viewed(app) -> str:
     """The text of the open full-output view."""
     assert isinstance(app.screen, OutputScreen)
@@ -38,12 +46,9 @@ def viewed(app) -> str:
 async def test_the_entry_shows_output_while_the_command_runs(
     fake, make_config, app_factory, workspace
 ):
-    command = f"echo step 1; {WAIT_FOR_GO}; echo step 2"
-    fake.enqueue(Turn.tool_calls(call("run_command", {"command": command})), Turn.text("done"))
     app = app_factory(make_config(yes=True))
     async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, app, "run it")
-        await wait_until(pilot, lambda: commands(app) and shown_output(commands(app)[0]))
+        await run_until_step_1(pilot, app, fake)
         [entry] = commands(app)
         assert shown_output(entry) == ["step 1"]
         assert entry.running and "— running" in entry.plain
@@ -250,12 +255,9 @@ async def test_output_arriving_in_a_burst_is_drawn_once(make_config, app_factory
 async def test_the_full_output_view_follows_a_running_command(
     fake, make_config, app_factory, workspace
 ):
-    command = f"echo step 1; {WAIT_FOR_GO}; echo step 2"
-    fake.enqueue(Turn.tool_calls(call("run_command", {"command": command})), Turn.text("done"))
     app = app_factory(make_config(yes=True))
     async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, app, "run it")
-        await wait_until(pilot, lambda: commands(app) and shown_output(commands(app)[0]))
+        await run_until_step_1(pilot, app, fake)
         await pilot.press("ctrl+t")
         await wait_until(pilot, lambda: isinstance(app.screen, OutputScreen))
         assert viewed(app) == "step 1"

@@ -30,7 +30,9 @@ def test_diff_lines_are_coloured_and_cannot_drive_the_terminal() -> None:
     assert "⟨10 spaces⟩" in diff_text("+" + " " * 10 + "x", reveal_blanks=True).plain
 
 
-async def _edit_turn(fake, app, pilot, prompt="change hello"):
+async def _edit_turn(fake, app, pilot):
+    """A turn, "change hello", whose model changes hello.py and creates docs/new.md;
+    returns once it has ended."""
     fake.enqueue(
         Turn.tool_calls(
             call("replace_text", {"path": "hello.py", "old_text": "hello", "new_text": "bye"}),
@@ -38,14 +40,30 @@ async def _edit_turn(fake, app, pilot, prompt="change hello"):
         ),
         Turn.text("changed"),
     )
+    await submit(pilot, app, "change hello")
+    await idle(pilot, app)
+
+
+async def _open_undo(pilot, app):
+    await submit(pilot, app, "/undo")
+    await wait_until(pilot, lambda: isinstance(app.screen, UndoScreen))
+
+
+async def _ask_to_write(fake, pilot, app, path, content, *, prompt, reply):
+    """A turn whose model writes ``content`` to ``path``; returns once the edit's
+    approval dialog is open (ZCODER_EDITS=ask)."""
+    fake.enqueue(
+        Turn.tool_calls(call("write_file", {"path": path, "content": content})),
+        Turn.text(reply),
+    )
     await submit(pilot, app, prompt)
+    await wait_until(pilot, lambda: isinstance(app.screen, EditApprovalScreen))
 
 
 async def test_an_edit_shows_its_diff_in_the_tool_entry(fake, make_config, app_factory):
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await _edit_turn(fake, app, pilot)
-        await idle(pilot, app)
         replace, write = entries(app, "tool")
         assert "(+1 −1 lines)" in replace.plain
         assert "-print('hello')\n+print('bye')" in replace.plain
@@ -61,7 +79,6 @@ async def test_slash_diff_shows_the_sessions_net_changes(fake, make_config, app_
         await submit(pilot, app, "/diff")
         await wait_until(pilot, lambda: "No file changes" in transcript_text(app))
         await _edit_turn(fake, app, pilot)
-        await idle(pilot, app)
         await submit(pilot, app, "/diff")
         await wait_until(pilot, lambda: entries(app, "diff"))
         [diff] = entries(app, "diff")
@@ -76,9 +93,7 @@ async def test_undo_asks_then_restores_the_last_turns_files(
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await _edit_turn(fake, app, pilot)
-        await idle(pilot, app)
-        await submit(pilot, app, "/undo")
-        await wait_until(pilot, lambda: isinstance(app.screen, UndoScreen))
+        await _open_undo(pilot, app)
         body = app.screen.body()
         assert "• restore hello.py to its content before the turn" in body
         assert "• delete docs/new.md (the turn created it)" in body
@@ -102,9 +117,7 @@ async def test_undo_refused_changes_nothing(fake, make_config, app_factory, work
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await _edit_turn(fake, app, pilot)
-        await idle(pilot, app)
-        await submit(pilot, app, "/undo")
-        await wait_until(pilot, lambda: isinstance(app.screen, UndoScreen))
+        await _open_undo(pilot, app)
         if key == "escape":
             await pilot.press(key)
         else:
@@ -121,10 +134,8 @@ async def test_undo_keeps_a_file_changed_since_unless_o_is_pressed(
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await _edit_turn(fake, app, pilot)
-        await idle(pilot, app)
         (workspace / "hello.py").write_text("my own edit\n")
-        await submit(pilot, app, "/undo")
-        await wait_until(pilot, lambda: isinstance(app.screen, UndoScreen))
+        await _open_undo(pilot, app)
         assert "hello.py was changed since the agent's edit" in app.screen.body()
         assert "[o] undo, overwrite them too" in app.screen.keys_text()
         await answer(pilot, app, "y")
@@ -137,10 +148,8 @@ async def test_undo_o_overwrites_a_file_changed_since(fake, make_config, app_fac
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await _edit_turn(fake, app, pilot)
-        await idle(pilot, app)
         (workspace / "hello.py").write_text("my own edit\n")
-        await submit(pilot, app, "/undo")
-        await wait_until(pilot, lambda: isinstance(app.screen, UndoScreen))
+        await _open_undo(pilot, app)
         await answer(pilot, app, "o")
         await wait_until(pilot, lambda: "Undid the file changes" in transcript_text(app))
         assert (workspace / "hello.py").read_text() == ORIGINAL
@@ -164,12 +173,9 @@ async def test_undo_waits_for_the_turn_to_end(fake, make_config, app_factory):
 async def test_ask_mode_y_writes_after_showing_the_diff(fake, make_config, app_factory, workspace):
     app = app_factory(make_config(env={"ZCODER_EDITS": "ask"}))
     async with app.run_test(size=SIZE) as pilot:
-        fake.enqueue(
-            Turn.tool_calls(call("write_file", {"path": "hello.py", "content": "print(1)\n"})),
-            Turn.text("written"),
+        await _ask_to_write(
+            fake, pilot, app, "hello.py", "print(1)\n", prompt="rewrite", reply="written"
         )
-        await submit(pilot, app, "rewrite")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditApprovalScreen))
         assert (workspace / "hello.py").read_text() == ORIGINAL  # nothing yet
         assert app.screen.body().splitlines()[-2:] == ["-print('hello')", "+print(1)"]
         assert "[a] allow this turn's edits" in app.screen.keys_text()
@@ -183,12 +189,7 @@ async def test_ask_mode_n_writes_nothing_and_the_model_is_told(
 ):
     app = app_factory(make_config(env={"ZCODER_EDITS": "ask"}))
     async with app.run_test(size=SIZE) as pilot:
-        fake.enqueue(
-            Turn.tool_calls(call("write_file", {"path": "made.txt", "content": "x\n"})),
-            Turn.text("ok"),
-        )
-        await submit(pilot, app, "make a file")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditApprovalScreen))
+        await _ask_to_write(fake, pilot, app, "made.txt", "x\n", prompt="make a file", reply="ok")
         await answer(pilot, app, "n")
         await idle(pilot, app)
         assert not (workspace / "made.txt").exists()
@@ -204,9 +205,7 @@ async def test_undo_does_nothing_when_another_session_was_opened_meanwhile(
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await _edit_turn(fake, app, pilot)
-        await idle(pilot, app)
-        await submit(pilot, app, "/undo")
-        await wait_until(pilot, lambda: isinstance(app.screen, UndoScreen))
+        await _open_undo(pilot, app)
         app.run_worker(app.slash.run("/undo", ""))  # a second one while the first waits
         await wait_until(pilot, lambda: "already waiting" in transcript_text(app))
         app.action_new_session()  # e.g. Ctrl+N, which app bindings take even now
@@ -237,8 +236,7 @@ async def test_attack_a_model_swapping_a_directory_for_a_link_cannot_make_undo_w
         await submit(pilot, app, "turn on debug")
         await idle(pilot, app)
         assert (workspace / "sub").is_symlink()
-        await submit(pilot, app, "/undo")
-        await wait_until(pilot, lambda: isinstance(app.screen, UndoScreen))
+        await _open_undo(pilot, app)
         assert "cannot undo sub/settings.py" in app.screen.body()
         assert "outside the workspace" in app.screen.body()
         await answer(pilot, app, "y")

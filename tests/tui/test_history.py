@@ -12,6 +12,7 @@ import stat
 import tempfile
 import time
 from collections.abc import Callable
+from multiprocessing.context import ForkContext, ForkProcess
 from pathlib import Path
 
 import pytest
@@ -169,6 +170,24 @@ def test_a_file_grown_large_in_bytes_is_compacted(home: Path, workspace: Path) -
     assert len(path.read_bytes().splitlines()) <= 6
 
 
+def _run_writers_a_and_b(
+    context: ForkContext,
+    target: Callable[[str, str, int, object], None],
+    path: Path,
+    barrier: object,
+) -> list[ForkProcess]:
+    """Processes "A" and "B" running ``target`` on the history file at once, 150 prompts
+    each; returns them once both have ended (a minute each at the most)."""
+    writers = [
+        context.Process(target=target, args=(str(path), name, 150, barrier)) for name in "AB"
+    ]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join(60)
+    return writers
+
+
 def _writer(path: str, name: str, count: int, barrier: object) -> None:
     history = PromptHistory(Path(path), max_entries=100, compact_at_lines=120)
     history.load()
@@ -186,14 +205,8 @@ def test_two_instances_in_one_workspace_interleave_whole_lines_and_lose_none(
     path = history_path(home, workspace)
     context = multiprocessing.get_context("fork")
     barrier = context.Barrier(2)
-    writers = [
-        context.Process(target=_writer, args=(str(path), name, 150, barrier)) for name in "AB"
-    ]
-    for writer in writers:
-        writer.start()
-    for writer in writers:
-        writer.join(60)
-        assert writer.exitcode == 0
+    writers = _run_writers_a_and_b(context, _writer, path, barrier)
+    assert [writer.exitcode for writer in writers] == [0, 0]
     lines = path.read_bytes().splitlines()
     texts = [decode_entry(line) for line in lines]
     assert None not in texts  # no line cut or mixed with another
@@ -226,13 +239,7 @@ def test_appends_during_compactions_are_never_lost(home: Path, workspace: Path) 
     stop = context.Event()
     compactor = context.Process(target=_compactor, args=(str(path), stop, barrier))
     compactor.start()
-    writers = [
-        context.Process(target=_appender, args=(str(path), name, 150, barrier)) for name in "AB"
-    ]
-    for writer in writers:
-        writer.start()
-    for writer in writers:
-        writer.join(60)
+    writers = _run_writers_a_and_b(context, _appender, path, barrier)
     stop.set()
     compactor.join(30)
     assert [writer.exitcode for writer in writers] == [0, 0] and compactor.exitcode == 0

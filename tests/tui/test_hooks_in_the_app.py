@@ -6,7 +6,6 @@ Every hook is a real program; the model is the scripted fake Ollama.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 from tests.fixtures.fake_ollama import Turn
 from tests.hooks.support import entry, project_settings, script, write_settings
 from tests.tui.conftest import answer, converse, idle, submit, transcript_text, wait_until
+from tests.tui.support import relay_ready, relay_to
 from zcoder.relay import ClaimedMessage
 from zcoder.tui.approval_dialogs import ApprovalScreen
 
@@ -58,8 +58,8 @@ async def test_a_refusing_relay_hook_and_the_senders_receipt(
     user_hooks(env, {"RelayMessage": entry(refuse)})
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
-        sent = await asyncio.to_thread(sender.send, app.relay.instance_id, "deploy it")
+        await relay_ready(pilot, app)
+        sent = await relay_to(app, sender, "deploy it")
         assert sent.status == "accepted"  # the listener took it; the hook decides after
         ((receipt, _record),) = await receipts_of(pilot, sender)
         await wait_until(pilot, lambda: "was refused by a hook" in transcript_text(app))
@@ -78,8 +78,8 @@ async def test_a_hanging_relay_hook_holds_the_message_until_the_user_runs_it(
     fake.enqueue(Turn.text("done it"))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
-        await asyncio.to_thread(sender.send, app.relay.instance_id, "held task")
+        await relay_ready(pilot, app)
+        await relay_to(app, sender, "held task")
         await wait_until(pilot, lambda: "is held for you" in transcript_text(app))
         await idle(pilot, app)
         held = app.relay.held()
@@ -210,9 +210,9 @@ async def test_a_message_a_hook_refused_costs_no_turn_without_the_user(
     fake.enqueue(Turn.text("ran it"))
     app = app_factory(make_config(env={"ZCODER_RELAY_MAX_AUTO_TURNS": "1"}))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         for body in ("refuse me", "also refuse me", "run me"):
-            await asyncio.to_thread(sender.send, app.relay.instance_id, body)
+            await relay_to(app, sender, body)
         got = await receipts_of(pilot, sender, 3)
         await idle(pilot, app)
     assert sorted(receipt.outcome for receipt, _ in got) == ["completed", "refused", "refused"]

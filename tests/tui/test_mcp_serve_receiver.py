@@ -14,6 +14,7 @@ import pytest
 from tests.fixtures.fake_ollama import Turn
 from tests.fixtures.mcp_serve import call, message_id_of, serving
 from tests.tui.conftest import idle, transcript_text, wait_until
+from tests.tui.support import relay_ready
 from zcoder.relay import ClaimedMessage
 
 pytestmark = pytest.mark.timeout(90)
@@ -26,7 +27,7 @@ async def test_a_task_from_an_mcp_client_runs_and_its_receipt_comes_back(
     caller.mkdir()
     app = app_factory(make_config())
     async with app.run_test(size=(160, 50)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         fake.enqueue(Turn.text("Renamed users.name; the 3 focused tests pass."))
         async with serving({**os.environ, **env}, caller, client="codex") as session:
             text, error = await call(
@@ -51,7 +52,7 @@ async def test_a_receiver_that_holds_keeps_an_mcp_task_for_its_user(
 ):
     app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
     async with app.run_test(size=(160, 50)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         async with serving({**os.environ, **env}, short_dir, client="claude-code") as session:
             text, error = await call(
                 session, "send_agent_message", target="project", message="delete the logs"

@@ -33,6 +33,13 @@ async def send_all(pilot: Any, app: ZcoderApp, fake: Any, *texts: str) -> None:
         await idle(pilot, app)
 
 
+async def start_a_long_turn(pilot: Any, app: ZcoderApp, fake: Any, prompt: str) -> None:
+    """``prompt`` starts a turn that stalls until stopped; returns once it runs."""
+    fake.enqueue(Turn.stall(before="working"))
+    await submit(pilot, app, prompt)
+    await wait_until(pilot, lambda: app.busy)
+
+
 async def type_text(pilot: Any, text: str) -> None:
     await pilot.press(*("space" if c == " " else c for c in text))
 
@@ -147,9 +154,7 @@ async def test_up_in_an_empty_prompt_takes_a_queued_prompt_back_before_history(
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await send_all(pilot, app, fake, "from history")
-        fake.enqueue(Turn.stall(before="busy"))
-        await submit(pilot, app, "running")
-        await wait_until(pilot, lambda: app.busy)
+        await start_a_long_turn(pilot, app, fake, "running")
         await submit(pilot, app, "waiting in the queue")
         assert app.scheduler.prompts() == ("waiting in the queue",)
         prompt = app.prompt_input
@@ -232,9 +237,7 @@ async def test_escape_in_the_search_does_not_stop_the_turn(fake, make_config, ap
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await send_all(pilot, app, fake, "older prompt")
-        fake.enqueue(Turn.stall(before="working"))
-        await submit(pilot, app, "long task")
-        await wait_until(pilot, lambda: app.busy)
+        await start_a_long_turn(pilot, app, fake, "long task")
         prompt = app.prompt_input
         await pilot.press("ctrl+r")
         await type_text(pilot, "older")

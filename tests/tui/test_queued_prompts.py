@@ -5,39 +5,41 @@ The real app under run_test, with the fake Ollama and a sender Relay in the test
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 import pytest
 
 from tests.fixtures.fake_ollama import Turn
+from tests.fixtures.model_requests import last_user_messages
 from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
+from tests.tui.support import relay_ready, relay_to
 from zcoder.tui import ZcoderApp
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)
 
 
-def last_user_messages(bodies: list[Any]) -> list[str]:
-    """What each chat request ended with: a prompt, or the relayed task's text."""
-    found = []
-    for body in bodies:
-        content = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
-        if content.startswith("<agent_relay>"):
-            content = "relay: " + content.split("Task:\n", 1)[1].removesuffix("\n</agent_relay>")
-        found.append(content)
-    return found
-
-
 async def send(app: ZcoderApp, sender: Any, body: str) -> None:
     assert app.relay is not None and app.relay.instance_id is not None
-    result = await asyncio.to_thread(sender.send, app.relay.instance_id, body)
+    result = await relay_to(app, sender, body)
     assert result.status == "accepted", result.text
 
 
-async def ready(pilot: Any, app: ZcoderApp) -> None:
-    await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+async def busy_with_a_prompt(pilot: Any, app: ZcoderApp, prompt: str) -> None:
+    """Once the relay is up, the user's ``prompt`` starts a turn (the test scripts it to
+    stall until Escape)."""
+    await relay_ready(pilot, app)
+    await submit(pilot, app, prompt)
+    await wait_until(pilot, lambda: app.busy)
+
+
+async def busy_with_a_relayed_task(pilot: Any, app: ZcoderApp, sender: Any, body: str) -> None:
+    """Once the relay is up, a relayed task starts a turn (the test scripts it to stall
+    until Escape)."""
+    await relay_ready(pilot, app)
+    await send(app, sender, body)
+    await wait_until(pilot, lambda: app.busy and entries(app, "relay"))
 
 
 async def test_a_prompt_during_a_relayed_turn_is_queued_shown_editable_and_cancellable(
@@ -46,9 +48,7 @@ async def test_a_prompt_during_a_relayed_turn_is_queued_shown_editable_and_cance
     fake.enqueue(Turn.stall(before="working on the relayed task"))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot, app)
-        await send(app, sender, "relayed task")
-        await wait_until(pilot, lambda: app.busy and entries(app, "relay"))
+        await busy_with_a_relayed_task(pilot, app, sender, "relayed task")
 
         await submit(pilot, app, "first queued prompt")
         await submit(pilot, app, "second queued prompt")
@@ -103,9 +103,7 @@ async def test_relayed_messages_accepted_after_a_queued_prompt_run_after_it(
     fake.enqueue(Turn.stall(before="busy"))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot, app)
-        await send(app, sender, "one")
-        await wait_until(pilot, lambda: app.busy and entries(app, "relay"))
+        await busy_with_a_relayed_task(pilot, app, sender, "one")
         await send(app, sender, "two")  # accepted before the prompt: may go first
         await submit(pilot, app, "mine")
         await send(app, sender, "three")  # accepted after the prompt: runs after it
@@ -129,9 +127,7 @@ async def test_slash_commands_still_run_at_once_during_a_turn(
     fake.enqueue(Turn.stall(before="busy"))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot, app)
-        await submit(pilot, app, "a long turn")
-        await wait_until(pilot, lambda: app.busy)
+        await busy_with_a_prompt(pilot, app, "a long turn")
         await submit(pilot, app, "/agents")
         await wait_until(pilot, lambda: "Relay: available" in transcript_text(app))
         assert app.scheduler.prompts() == () and app.busy
@@ -145,9 +141,7 @@ async def test_relayed_tasks_past_the_limit_wait_for_the_user(
     fake.enqueue(Turn.stall(before="the user's turn"))
     app = app_factory(make_config(env={"ZCODER_RELAY_MAX_AUTO_TURNS": "2"}))
     async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot, app)
-        await submit(pilot, app, "keep busy")
-        await wait_until(pilot, lambda: app.busy)
+        await busy_with_a_prompt(pilot, app, "keep busy")
         for n in range(1, 6):
             await send(app, sender, f"task {n}")
         assert "f2" not in app.screen.active_bindings  # the key shows only while tasks wait
@@ -206,9 +200,7 @@ async def test_no_limit_when_max_auto_turns_is_zero(fake, make_config, app_facto
     fake.enqueue(Turn.stall(before="the user's turn"))
     app = app_factory(make_config(env={"ZCODER_RELAY_MAX_AUTO_TURNS": "0"}))
     async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot, app)
-        await submit(pilot, app, "keep busy")
-        await wait_until(pilot, lambda: app.busy)
+        await busy_with_a_prompt(pilot, app, "keep busy")
         for n in range(1, 11):
             await send(app, sender, f"task {n}")
         fake.enqueue(*(Turn.text(f"done {n}") for n in range(1, 11)))

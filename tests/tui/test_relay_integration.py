@@ -11,9 +11,12 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures.fake_ollama import Turn, call
+from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
+from tests.tui.support import relay_ready, relay_to
+from zcoder.relay import ClaimedMessage, Relay
 from zcoder.sessions import SessionStore
+from zcoder.tui import ZcoderApp
 from zcoder.tui.approval_dialogs import ApprovalScreen
 
 pytestmark = pytest.mark.timeout(60)
@@ -21,11 +24,50 @@ SIZE = (120, 40)
 
 
 async def _relay(app, pilot, sender, body):
-    await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
-    result = await asyncio.to_thread(sender.send, app.relay.instance_id, body)
+    """The test's relay sends the app ``body``; returns, with the send's result, once the
+    relayed turn has ended."""
+    await relay_ready(pilot, app)
+    result = await relay_to(app, sender, body)
     assert result.status == "accepted", result.text
     await wait_until(pilot, lambda: entries(app, "relay"))
     await idle(pilot, app)
+    return result
+
+
+def enqueue_send(fake: FakeOllama, target: str, message: str, *, then: str) -> None:
+    """Script the app's model: send ``message`` to ``target``, then answer ``then``."""
+    fake.enqueue(
+        Turn.tool_calls(call("send_agent_message", {"target": target, "message": message})),
+        Turn.text(then),
+    )
+
+
+async def ask_the_sender_to_fix_it(
+    pilot: Any, app: ZcoderApp, fake: FakeOllama, sender: Relay
+) -> ClaimedMessage:
+    """The app's model sends the test's relay "fix it", the user confirms the send; the
+    task as that relay claims it (to report on it with a receipt)."""
+    assert sender.instance_id is not None
+    enqueue_send(fake, sender.instance_id, "fix it", then="asked")
+    await submit(pilot, app, "ask the sender to fix it")
+    await answer(pilot, app, "y")
+    await idle(pilot, app)
+    claimed = sender.claim_one()
+    assert isinstance(claimed, ClaimedMessage), claimed
+    return claimed
+
+
+async def receipts_taken(pilot: Any, sender: Relay, count: int) -> list[tuple[Any, Any]]:
+    """Wait until ``count`` receipts have reached the test's relay; them, with the
+    messages they answer."""
+    receipts: list[tuple[Any, Any]] = []
+
+    def arrived() -> bool:
+        receipts.extend(sender.take_receipts())
+        return len(receipts) == count
+
+    await wait_until(pilot, arrived)
+    return receipts
 
 
 async def test_relay_content_enters_model_context_but_not_the_user_ledger(
@@ -86,8 +128,8 @@ async def test_relay_turn_keeps_command_approval(fake, make_config, app_factory,
     )
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
-        await asyncio.to_thread(sender.send, app.relay.instance_id, "run a command")
+        await relay_ready(pilot, app)
+        await relay_to(app, sender, "run a command")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         await answer(pilot, app, "n")
         await idle(pilot, app)
@@ -104,10 +146,10 @@ async def test_answering_a_relayed_dialog_counts_as_the_user_acting(
     )
     app = app_factory(make_config(env={"ZCODER_RELAY_MAX_AUTO_TURNS": "1"}))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
-        await asyncio.to_thread(sender.send, app.relay.instance_id, "first")
+        await relay_ready(pilot, app)
+        await relay_to(app, sender, "first")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        await asyncio.to_thread(sender.send, app.relay.instance_id, "second")
+        await relay_to(app, sender, "second")
         # One relayed turn is the limit, but the user answered its dialog: the second runs.
         await answer(pilot, app, "n")
         await wait_until(pilot, lambda: len(entries(app, "relay")) == 2)
@@ -135,10 +177,10 @@ async def test_a_queued_relay_runs_before_the_next_user_prompt(
     fake.enqueue(Turn.stall(before="busy with the user"))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         await submit(pilot, app, "first user prompt")
         await wait_until(pilot, lambda: app.busy and app.relay.status().state == "busy")
-        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "queued relay")
+        result = await relay_to(app, sender, "queued relay")
         assert (result.status, result.peer.state if result.peer else None) == ("accepted", "busy")
         assert app.header_state.queued in (0, 1)
         await pilot.press("escape")
@@ -159,7 +201,7 @@ async def test_manifest_follows_session_model_and_busy_state(
 
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         manifest = short_dir / "reg" / f"a-{app.relay.instance_id}.json"
         data = json.loads(manifest.read_text())
         assert data["session_id"] == app.session_id and data["model"] == "fixture-model"
@@ -185,10 +227,10 @@ async def test_tampered_spool_entry_is_shown_as_error_and_never_reaches_the_mode
     fake.enqueue(Turn.stall(before="busy"))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         await submit(pilot, app, "keep busy")
         await wait_until(pilot, lambda: app.busy)
-        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "SECRET-TASK-TEXT")
+        result = await relay_to(app, sender, "SECRET-TASK-TEXT")
         assert result.status == "accepted"
         inbox = app.relay.spool.root / "inbox"
         [entry] = list(inbox.iterdir())
@@ -225,10 +267,10 @@ async def test_a_relay_arriving_while_a_dialog_is_open_waits_for_the_turn(
     )
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         await submit(pilot, app, "run something")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        result = await asyncio.to_thread(sender.send, app.relay.instance_id, "while you were asked")
+        result = await relay_to(app, sender, "while you were asked")
         assert result.status == "accepted"
         await pilot.pause(1.5)  # the relay poll and the nudge both run under the dialog
         assert isinstance(app.screen, ApprovalScreen)
@@ -245,13 +287,8 @@ async def test_send_confirmation_that_cannot_fit_sends_nothing_and_says_why(
 ):
     app = app_factory(make_config())
     async with app.run_test(size=(36, 9)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
-        fake.enqueue(
-            Turn.tool_calls(
-                call("send_agent_message", {"target": sender.instance_id, "message": "x"})
-            ),
-            Turn.text("ok"),
-        )
+        await relay_ready(pilot, app)
+        enqueue_send(fake, sender.instance_id, "x", then="ok")
         await submit(pilot, app, "tell it")
         await wait_until(pilot, lambda: len(fake.chat_bodies) == 2, timeout=15)
         await idle(pilot, app)
@@ -265,13 +302,8 @@ async def test_yes_never_skips_the_send_confirmation(fake, make_config, app_fact
 
     app = app_factory(make_config(yes=True))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
-        fake.enqueue(
-            Turn.tool_calls(
-                call("send_agent_message", {"target": sender.instance_id, "message": "m"})
-            ),
-            Turn.text("ok"),
-        )
+        await relay_ready(pilot, app)
+        enqueue_send(fake, sender.instance_id, "m", then="ok")
         await submit(pilot, app, "tell it")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmSendScreen))
         await answer(pilot, app, "y")
@@ -302,7 +334,7 @@ async def test_the_instance_is_named_renamed_and_found_by_name(
 ):
     app = app_factory(make_config(env={"ZCODER_AGENT_NAME": "api"}))
     async with app.run_test() as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         (peer,) = await asyncio.to_thread(lambda: sender.discover().peers)
         assert peer.name == "api"
         await submit(pilot, app, "/rename two words")
@@ -312,12 +344,7 @@ async def test_the_instance_is_named_renamed_and_found_by_name(
         (peer,) = await asyncio.to_thread(lambda: sender.discover().peers)
         assert peer.name == "payments"
         # The sender is found by its name (its project's, as it chose none).
-        fake.enqueue(
-            Turn.tool_calls(
-                call("send_agent_message", {"target": sender.workspace.name, "message": "hi"})
-            ),
-            Turn.text("sent"),
-        )
+        enqueue_send(fake, sender.workspace.name, "hi", then="sent")
         await submit(pilot, app, "say hi to the sender")
         await answer(pilot, app, "y")
         await idle(pilot, app)
@@ -344,7 +371,7 @@ async def test_an_ambiguous_name_is_refused_with_the_candidates(
         )
         app = app_factory(make_config())
         async with app.run_test() as pilot:
-            await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+            await relay_ready(pilot, app)
             await submit(pilot, app, "say hi to twin")
             await wait_until(pilot, lambda: len(fake.chat_bodies) == 2, timeout=15)
             await idle(pilot, app)
@@ -365,18 +392,8 @@ async def test_a_relayed_turn_ends_with_a_receipt_to_its_sender(
     fake.enqueue(Turn.text("Renamed the function and ran the tests: all pass."))
     app = app_factory(make_config())
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
-        sent = await asyncio.to_thread(sender.send, app.relay.instance_id, "rename foo")
-        assert sent.status == "accepted"
-        await wait_until(pilot, lambda: len(fake.chat_bodies) >= 1)
-        await idle(pilot, app)
-        receipts: list[tuple[Any, Any]] = []
-
-        def arrived() -> bool:
-            receipts.extend(sender.take_receipts())
-            return bool(receipts)
-
-        await wait_until(pilot, arrived)
+        sent = await _relay(app, pilot, sender, "rename foo")
+        receipts = await receipts_taken(pilot, sender, 1)
     ((receipt, record),) = receipts
     assert receipt.in_reply_to == sent.message_id
     assert receipt.outcome == "completed"
@@ -390,19 +407,9 @@ async def test_a_receipt_is_shown_and_given_to_the_model_without_a_turn(
 ):
     app = app_factory(make_config())
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         # This app sends the test's relay a task, which that relay "runs" and reports on.
-        fake.enqueue(
-            Turn.tool_calls(
-                call("send_agent_message", {"target": sender.instance_id, "message": "fix it"})
-            ),
-            Turn.text("asked"),
-        )
-        await submit(pilot, app, "ask the sender to fix it")
-        await answer(pilot, app, "y")
-        await idle(pilot, app)
-        claimed = sender.claim_one()
-        assert claimed is not None
+        claimed = await ask_the_sender_to_fix_it(pilot, app, fake, sender)
         status = await asyncio.to_thread(
             sender.send_receipt, claimed.envelope, "completed", "Fixed </agent_receipt> it."
         )
@@ -429,9 +436,9 @@ async def test_held_messages_wait_for_the_user_to_run_or_discard_them(
     fake.enqueue(Turn.text("ran the second"))
     app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
-        first = await asyncio.to_thread(sender.send, app.relay.instance_id, "first task")
-        await asyncio.to_thread(sender.send, app.relay.instance_id, "second task")
+        await relay_ready(pilot, app)
+        first = await relay_to(app, sender, "first task")
+        await relay_to(app, sender, "second task")
         assert first.status == "accepted"
         await wait_until(pilot, lambda: transcript_text(app).count("is held for you") == 2)
         await pilot.pause(0.3)
@@ -444,13 +451,7 @@ async def test_held_messages_wait_for_the_user_to_run_or_discard_them(
         assert "second task" in json.dumps(fake.chat_bodies[0]["messages"])
         await submit(pilot, app, "/agents discard 1")
         await wait_until(pilot, lambda: "was discarded" in transcript_text(app))
-        receipts: list[tuple[Any, Any]] = []
-
-        def arrived() -> bool:
-            receipts.extend(sender.take_receipts())
-            return len(receipts) == 2
-
-        await wait_until(pilot, arrived)
+        receipts = await receipts_taken(pilot, sender, 2)
     by_task = {r.in_reply_to: r.outcome for r, _ in receipts}
     assert by_task[first.message_id] == "refused"
     assert sorted(by_task.values()) == ["completed", "refused"]
@@ -462,15 +463,15 @@ async def test_blocking_a_peer_by_name_refuses_its_messages_from_then_on(
 ):
     app = app_factory(make_config())
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         await submit(pilot, app, f"/agents block {sender.workspace.name}")
         await wait_until(pilot, lambda: "Block:" in transcript_text(app))
-        refused = await asyncio.to_thread(sender.send, app.relay.instance_id, "hi")
+        refused = await relay_to(app, sender, "hi")
         assert refused.status == "paused"
         await submit(pilot, app, f"/agents forget {sender.workspace.name}")
         await wait_until(pilot, lambda: "Forget:" in transcript_text(app))
         fake.enqueue(Turn.text("hello back"))
-        accepted = await asyncio.to_thread(sender.send, app.relay.instance_id, "hi again")
+        accepted = await relay_to(app, sender, "hi again")
         assert accepted.status == "accepted"
         await wait_until(pilot, lambda: len(fake.chat_bodies) == 1)
         await idle(pilot, app)
@@ -486,7 +487,7 @@ async def test_another_instance_in_the_same_or_an_enclosing_workspace_is_noted_a
     procs: list[subprocess.Popen[str]] = []
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+            await relay_ready(pilot, app)
             await pilot.pause(0.3)
             assert "works here too" not in transcript_text(app)  # the sender is elsewhere
             # A zcoder send passing through around here is listed, but no agent works there.
@@ -550,21 +551,8 @@ async def test_inbox_lists_what_was_sent_and_received_with_states_and_receipts(
     fake.enqueue(Turn.text("ran the received task"))
     app = app_factory(make_config())
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
-        received = await asyncio.to_thread(sender.send, app.relay.instance_id, "please lint")
-        await wait_until(pilot, lambda: len(fake.chat_bodies) == 1)
-        await idle(pilot, app)
-        fake.enqueue(
-            Turn.tool_calls(
-                call("send_agent_message", {"target": sender.instance_id, "message": "fix it"})
-            ),
-            Turn.text("asked"),
-        )
-        await submit(pilot, app, "ask the sender to fix it")
-        await answer(pilot, app, "y")
-        await idle(pilot, app)
-        claimed = sender.claim_one()
-        assert claimed is not None
+        received = await _relay(app, pilot, sender, "please lint")
+        claimed = await ask_the_sender_to_fix_it(pilot, app, fake, sender)
         await asyncio.to_thread(sender.send_receipt, claimed.envelope, "completed", "fixed the bug")
         await wait_until(pilot, lambda: "⇄ receipt" in transcript_text(app))
         await submit(pilot, app, "/inbox")
@@ -589,11 +577,8 @@ async def test_quitting_with_unrun_relayed_messages_asks_and_tells_their_senders
 
     app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
-        sent = [
-            await asyncio.to_thread(sender.send, app.relay.instance_id, f"task {n}")
-            for n in range(2)
-        ]
+        await relay_ready(pilot, app)
+        sent = [await relay_to(app, sender, f"task {n}") for n in range(2)]
         await wait_until(pilot, lambda: transcript_text(app).count("is held for you") == 2)
         await pilot.press("ctrl+q")
         await wait_until(pilot, lambda: isinstance(app.screen, QuitScreen))
@@ -605,5 +590,5 @@ async def test_quitting_with_unrun_relayed_messages_asks_and_tells_their_senders
         await answer(pilot, app, "y")
         await pilot.pause(0.2)
     receipts = sender.take_receipts()
-    assert sorted(r.in_reply_to for r, _ in receipts) == sorted(s.message_id for s in sent)
+    assert sorted(r.in_reply_to for r, _ in receipts) == sorted(str(s.message_id) for s in sent)
     assert {r.outcome for r, _ in receipts} == {"discarded"}

@@ -14,13 +14,16 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.fixtures.fake_ollama import Turn
 from tests.tui.conftest import answer, idle, submit, transcript_text, wait_until
+from tests.tui.support import relay_ready
 from zcoder.relay import ClaimedMessage, Relay, load_relay_settings
 from zcoder.relay.trust import TRUST_FILE
+from zcoder.tui import ZcoderApp
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -38,19 +41,33 @@ def zcoder_send(env: dict[str, str], cwd: Path, target: str, body: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
+@pytest.fixture
+def elsewhere(short_dir: Path) -> Path:
+    """A directory no instance works in, to run ``zcoder send`` from."""
+    path = short_dir / "elsewhere"
+    path.mkdir()
+    return path
+
+
+async def hold_a_zcoder_send(
+    pilot: Any, app: ZcoderApp, env: dict[str, str], elsewhere: Path
+) -> tuple[ClaimedMessage, str]:
+    """``zcoder send`` run in ``elsewhere`` sends the app's project "please look at it",
+    which the app holds; the held message, and the label it is shown with everywhere."""
+    await relay_ready(pilot, app)
+    await asyncio.to_thread(zcoder_send, env, elsewhere, "project", "please look at it")
+    await wait_until(pilot, lambda: "is held for you" in transcript_text(app))
+    assert app.relay is not None
+    (held,) = [m for m in app.relay.held() if isinstance(m, ClaimedMessage)]
+    return held, f"via zcoder send, pid {held.envelope.sender_pid}, from {elsewhere}"
+
+
 async def test_a_zcoder_send_message_is_shown_and_recorded_as_such_everywhere(
-    fake, make_config, app_factory, env, short_dir
+    fake, make_config, app_factory, env, elsewhere
 ):
-    elsewhere = short_dir / "elsewhere"
-    elsewhere.mkdir()
     app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
     async with app.run_test(size=(160, 50)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
-        await asyncio.to_thread(zcoder_send, env, elsewhere, "project", "please look at it")
-        await wait_until(pilot, lambda: "is held for you" in transcript_text(app))
-        assert app.relay is not None
-        (held,) = [m for m in app.relay.held() if isinstance(m, ClaimedMessage)]
-        label = f"via zcoder send, pid {held.envelope.sender_pid}, from {elsewhere}"
+        held, label = await hold_a_zcoder_send(pilot, app, env, elsewhere)
         assert f"A message {label} is held for you" in transcript_text(app)
         await submit(pilot, app, "/agents held")
         await wait_until(pilot, lambda: f"1. {label}: please look at it" in transcript_text(app))
@@ -79,20 +96,13 @@ async def test_a_zcoder_send_message_is_shown_and_recorded_as_such_everywhere(
 
 
 async def test_the_quit_dialog_names_a_zcoder_send_message_as_everywhere_else(
-    fake, make_config, app_factory, env, short_dir
+    fake, make_config, app_factory, env, elsewhere
 ):
     from zcoder.tui.quit_ui import QuitScreen
 
-    elsewhere = short_dir / "elsewhere"
-    elsewhere.mkdir()
     app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
     async with app.run_test(size=(160, 50)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
-        await asyncio.to_thread(zcoder_send, env, elsewhere, "project", "please look at it")
-        await wait_until(pilot, lambda: "is held for you" in transcript_text(app))
-        assert app.relay is not None
-        (held,) = [m for m in app.relay.held() if isinstance(m, ClaimedMessage)]
-        label = f"via zcoder send, pid {held.envelope.sender_pid}, from {elsewhere}"
+        _, label = await hold_a_zcoder_send(pilot, app, env, elsewhere)
         await pilot.press("ctrl+q")
         await wait_until(pilot, lambda: isinstance(app.screen, QuitScreen))
         screen = app.screen
@@ -113,7 +123,7 @@ async def test_agents_trust_refuses_a_peer_that_is_not_a_verifiable_instance(
     try:
         app = app_factory(make_config())
         async with app.run_test(size=(160, 50)) as pilot:
-            await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+            await relay_ready(pilot, app)
             await submit(pilot, app, "/agents trust plain")
             await wait_until(pilot, lambda: "cannot be trusted" in transcript_text(app))
             assert not (Path(env["ZCODER_HOME"]) / TRUST_FILE).exists()  # nothing recorded
@@ -126,19 +136,17 @@ async def test_agents_trust_refuses_a_peer_that_is_not_a_verifiable_instance(
 
 
 async def test_the_header_counts_held_tasks_as_held_and_a_running_one_not_at_all(
-    fake, make_config, app_factory, env, short_dir
+    fake, make_config, app_factory, env, elsewhere
 ):
     # One source for the header and /agents: a held message is "held" (not "queued"), and
     # the task being run is neither.
-    elsewhere = short_dir / "elsewhere"
-    elsewhere.mkdir()
     app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
 
     def relay_part() -> str:
         return str(app.header.render()).split("relay:", 1)[-1]
 
     async with app.run_test(size=(160, 50)) as pilot:
-        await wait_until(pilot, lambda: app.relay is not None and app.relay.ready)
+        await relay_ready(pilot, app)
         await asyncio.to_thread(zcoder_send, env, elsewhere, "project", "please look at it")
         await wait_until(pilot, lambda: "· 1 held" in relay_part())
         assert "queued" not in relay_part()

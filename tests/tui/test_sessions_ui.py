@@ -28,6 +28,12 @@ def saved_session(config: Any, title: str, model: str) -> str:
         return info.id
 
 
+def resume_saved(make_config, app_factory, title: str, model: str, **kwargs: Any) -> Any:
+    """The app (relay off) resuming a session saved with ``title`` and ``model``."""
+    config = make_config(env={"ZCODER_RELAY": "off"})
+    return app_factory(config, resume=saved_session(config, title, model), **kwargs)
+
+
 async def test_sidebar_and_sessions_show_ids_titles_models_and_counts(
     fake, make_config, app_factory
 ):
@@ -115,9 +121,7 @@ async def test_clear_starts_a_new_session_and_question_mark_is_help(fake, make_c
 async def test_resume_puts_back_the_sessions_model_before_the_warm_up(
     fake, make_config, app_factory
 ):
-    config = make_config(env={"ZCODER_RELAY": "off"})
-    session = saved_session(config, "llama job", "llama3.2")
-    app = app_factory(config, resume=session)
+    app = resume_saved(make_config, app_factory, "llama job", "llama3.2")
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.model == "llama3.2")
         await wait_until(pilot, lambda: fake.load_requests)
@@ -133,9 +137,7 @@ async def test_resume_puts_back_the_sessions_model_before_the_warm_up(
 async def test_resume_with_a_model_the_server_lacks_keeps_the_current_one(
     fake, make_config, app_factory
 ):
-    config = make_config(env={"ZCODER_RELAY": "off"})
-    session = saved_session(config, "old", "vanished-model")
-    app = app_factory(config, resume=session)
+    app = resume_saved(make_config, app_factory, "old", "vanished-model")
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: "does not list" in transcript_text(app))
         await wait_until(pilot, lambda: fake.load_requests)
@@ -147,9 +149,7 @@ async def test_resume_with_a_model_the_server_lacks_keeps_the_current_one(
 
 
 async def test_keep_model_keeps_the_command_lines_model(fake, make_config, app_factory):
-    config = make_config(env={"ZCODER_RELAY": "off"})
-    session = saved_session(config, "llama job", "llama3.2")
-    app = app_factory(config, resume=session, keep_model=True)
+    app = resume_saved(make_config, app_factory, "llama job", "llama3.2", keep_model=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: fake.load_requests)
         assert app.model == "fixture-model"

@@ -14,6 +14,7 @@ import pytest
 from rich.text import Text
 
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
+from tests.fixtures.model_requests import stopped_requests
 from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
 from zcoder.agent import ContextUsage
 from zcoder.tools import ApprovalDecision
@@ -250,18 +251,6 @@ def turn_requests(fake: FakeOllama) -> list[Any]:
     return [body for body in fake.chat_bodies if body]
 
 
-def stopped_requests(fake: FakeOllama) -> int:
-    """Chat requests the client hung up on while the fake model was still answering."""
-    return sum(
-        1
-        for r in fake.requests
-        if r.path == "/api/chat"
-        and r.disconnected.is_set()
-        and isinstance(r.body, dict)
-        and any(m.get("role") == "user" for m in r.body.get("messages") or [])
-    )
-
-
 def header_row(app: ZcoderApp) -> str:
     """The header's row as drawn."""
     return app.header.render_line(0).text
@@ -361,14 +350,23 @@ async def test_a_long_turn_says_how_long_it_worked(fake, make_config, app_factor
         assert transcript_text(app).count("✻") == 1  # a quick turn adds no line
 
 
+async def two_prompts_under_a_fake_clock(
+    pilot: Any, app: ZcoderApp, first: str, second: str
+) -> FakeClock:
+    """Ctrl+C's clock replaced by one the test moves; then the two prompts, the second
+    queued behind the first. The clock, to move."""
+    clock = FakeClock()
+    app.ctrl_c.clock = clock
+    await submit(pilot, app, first)
+    await submit(pilot, app, second)
+    return clock
+
+
 async def test_ctrl_c_stops_the_turn_then_a_second_press_quits(fake, make_config, app_factory):
     fake.enqueue(Turn.stall(before="partial"), Turn.stall())
     app = app_factory(make_config())
     async with app.run_test(size=(100, 30)) as pilot:
-        clock = FakeClock()
-        app.ctrl_c.clock = clock
-        await submit(pilot, app, "first")
-        await submit(pilot, app, "queued second")
+        clock = await two_prompts_under_a_fake_clock(pilot, app, "first", "queued second")
         await wait_until(pilot, lambda: any("partial" in e.plain for e in entries(app)))
         await pilot.press("ctrl+c")
         await wait_until(pilot, lambda: stopped_requests(fake) == 1)
@@ -395,10 +393,7 @@ async def test_ctrl_c_after_the_window_stops_the_next_turn_instead(fake, make_co
     fake.enqueue(Turn.stall(), Turn.stall())
     app = app_factory(make_config())
     async with app.run_test(size=(100, 30)) as pilot:
-        clock = FakeClock()
-        app.ctrl_c.clock = clock
-        await submit(pilot, app, "one")
-        await submit(pilot, app, "two")
+        clock = await two_prompts_under_a_fake_clock(pilot, app, "one", "two")
         await wait_until(pilot, lambda: len(turn_requests(fake)) == 1)
         await pilot.press("ctrl+c")
         await wait_until(pilot, lambda: len(turn_requests(fake)) == 2 and app.busy)

@@ -6,18 +6,22 @@ real terminal's bytes is tests/e2e/test_transcript_scroll.py.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from rich.segment import Segment
 from textual import events
+from textual.app import App, ComposeResult
 from textual.geometry import Region
 from textual.widget import Widget
 
 from tests.fixtures.fake_ollama import Turn
 from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
+from tests.tui.support import answered
 from zcoder.agent import AssistantDelta, AssistantMessage
-from zcoder.tui.transcript import AssistantEntry, Entry, FollowHint, system_text
+from zcoder.tui.transcript import AssistantEntry, Entry, FollowHint, Transcript, system_text
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (100, 30)
@@ -166,11 +170,8 @@ async def test_a_wheel_turn_with_nothing_to_scroll_keeps_following(fake, make_co
 
 
 async def test_another_session_shown_is_followed_from_its_end(fake, make_config, app_factory):
-    fake.enqueue(Turn.text(LONG_REPLY))
     app = app_factory(make_config())
-    async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, app, "write a lot")
-        await idle(pilot, app)
+    async with answered(app, fake, "write a lot", Turn.text(LONG_REPLY), size=SIZE) as pilot:
         first = app.session_id
         assert first is not None
         wheel(app, up=True, turns=3)
@@ -185,11 +186,10 @@ async def test_another_session_shown_is_followed_from_its_end(fake, make_config,
 
 
 async def test_a_reply_is_drawn_as_markdown_and_reloads_the_same(fake, make_config, app_factory):
-    fake.enqueue(Turn.text(MARKDOWN_REPLY))
     app = app_factory(make_config())
-    async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, app, "what did you find")
-        await idle(pilot, app)
+    async with answered(
+        app, fake, "what did you find", Turn.text(MARKDOWN_REPLY), size=SIZE
+    ) as pilot:
         await pilot.pause()
         [reply] = entries(app, "assistant")
         assert isinstance(reply, AssistantEntry)
@@ -222,11 +222,9 @@ async def test_a_reply_is_drawn_as_markdown_and_reloads_the_same(fake, make_conf
 
 
 async def test_escape_bytes_in_a_reply_are_shown_not_sent(fake, make_config, app_factory):
-    fake.enqueue(Turn.text("Clear \x1b[2J title \x1b]0;owned\x07 done\n\n```\n\x1b[31mred\n```\n"))
+    escapes = Turn.text("Clear \x1b[2J title \x1b]0;owned\x07 done\n\n```\n\x1b[31mred\n```\n")
     app = app_factory(make_config())
-    async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, app, "hi")
-        await idle(pilot, app)
+    async with answered(app, fake, "hi", escapes, size=SIZE) as pilot:
         await pilot.pause()
         [reply] = entries(app, "assistant")
         shown = drawn_text(reply)
@@ -286,21 +284,27 @@ async def test_a_long_streamed_reply_replaced_by_its_final_text_shows_only_that(
         assert reply.plain == "assistant\n" + final
 
 
-async def test_while_the_user_types_a_streaming_reply_is_redrawn_after_a_pause() -> None:
-    from textual.app import App, ComposeResult
+class TranscriptHost(App[None]):
+    """A transcript alone, to stream into an entry without the rest of the app."""
 
-    from zcoder.tui.transcript import Transcript
+    def compose(self) -> ComposeResult:
+        yield Transcript(id="transcript")
 
-    class Host(App[None]):
-        def compose(self) -> ComposeResult:
-            yield Transcript(id="transcript")
 
-    app = Host()
+@contextlib.asynccontextmanager
+async def a_streaming_entry() -> AsyncIterator[tuple[Any, Transcript, AssistantEntry]]:
+    """An empty streaming assistant entry, added to a bare transcript and mounted."""
+    app = TranscriptHost()
     async with app.run_test(size=SIZE) as pilot:
         transcript = app.query_one(Transcript)
         entry = AssistantEntry("", streaming=True)
         transcript.add(entry)
         await pilot.pause()
+        yield pilot, transcript, entry
+
+
+async def test_while_the_user_types_a_streaming_reply_is_redrawn_after_a_pause() -> None:
+    async with a_streaming_entry() as (pilot, transcript, entry):
         entry.stream("First words.")
         assert entry.blocks.text == "First words."  # nobody types: drawn at once
         await wait_until(pilot, lambda: entry._timer is None)
@@ -315,21 +319,9 @@ async def test_while_the_user_types_a_streaming_reply_is_redrawn_after_a_pause()
 async def test_a_reply_held_too_long_is_drawn_after_a_keys_echo_though_typing_goes_on() -> None:
     import time
 
-    from textual.app import App, ComposeResult
-
     from zcoder.tui.assistant_entry import TYPING_REDRAW_MAX
-    from zcoder.tui.transcript import Transcript
 
-    class Host(App[None]):
-        def compose(self) -> ComposeResult:
-            yield Transcript(id="transcript")
-
-    app = Host()
-    async with app.run_test(size=SIZE) as pilot:
-        transcript = app.query_one(Transcript)
-        entry = AssistantEntry("", streaming=True)
-        transcript.add(entry)
-        await pilot.pause()
+    async with a_streaming_entry() as (pilot, transcript, entry):
         await wait_until(pilot, lambda: entry._timer is None)
         transcript.note_typing()
         entry.stream("Held while typing.")

@@ -263,7 +263,7 @@ class SessionRelay:
         one they hold is shown and kept, one they refuse is done and its sender told."""
         from zcoder.hooks.relay_gate import Verdict  # noqa: PLC0415
 
-        engine = self._agent.hooks.engine if self._agent is not None else None
+        engine = self._agent.hook_points.engine if self._agent is not None else None
         judgement = await self.gate.admit(engine, claimed, self.relay)
         for text in judgement.notices:
             self._show(notice(visible_lines(text)))

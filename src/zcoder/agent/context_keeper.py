@@ -7,7 +7,6 @@ and compaction replaces the history (zcoder.agent.compaction) and saves it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -44,8 +43,9 @@ class ContextHost(Protocol):
     settings: AgentSettings
     messages: list[Message]  # the model history, without the system message
     recorder: Recorder
-    relay_available: Callable[[], bool]
-    hooks: HookPoints
+    hook_points: HookPoints
+
+    def relay_available(self) -> bool: ...
 
     def user_turn_request(self) -> tuple[list[Message], list[dict[str, Any]]]: ...
 
@@ -124,7 +124,7 @@ class ContextKeeper:
             return CompactResult(
                 False, "nothing to compact yet: the history is only the latest turns"
             )
-        refused = await host.hooks.may_compact("auto" if automatic else "manual")
+        refused = await host.hook_points.may_compact("auto" if automatic else "manual")
         if refused is not None:
             return CompactResult(False, f"a hook kept the history as it is: {refused}")
         messages, schemas = host.user_turn_request()
@@ -169,8 +169,7 @@ class ContextKeeper:
             f"became a summary; the latest turns are kept as they were. "
             f"Context ~{before:,} → ~{after.used:,} tokens."
         )
-        recorder.event("system", report, {"compacted": True, "before": before, "after": after.used})
-        recorder.emit(Notice(report))
+        recorder.notice(report, {"compacted": True, "before": before, "after": after.used})
         recorder.emit(after)
         return CompactResult(True, report, before, after.used)
 

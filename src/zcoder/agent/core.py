@@ -21,11 +21,9 @@ from zcoder.agent.cancellation import RoundState, tidy_after_cancel
 from zcoder.agent.context_keeper import CompactResult, ContextKeeper
 from zcoder.agent.edits import EditJournal
 from zcoder.agent.events import (
-    OUTCOME_BADGES,
     AssistantMessage,
     ErrorNotice,
     EventSink,
-    Notice,
     Outcome,
     RelayReceived,
     StatusChanged,
@@ -85,45 +83,48 @@ MAX_NUDGES: Final = 3
 ends Incomplete; a well-formed round resets the count."""
 
 
+@dataclasses.dataclass(eq=False, kw_only=True)
 class Agent:
-    def __init__(
+    """One conversation's agent, built from keywords: the collaborators it keeps, and
+    ``on_event``, ``store``, ``session_id`` and ``hooks`` (the user's HookEngine, kept as
+    ``hook_points``), which only build its Recorder and HookPoints."""
+
+    client: ChatClient
+    registry: ToolRegistry
+    settings: AgentSettings
+    approval: ApprovalPolicy
+    approver: Approver
+    on_event: dataclasses.InitVar[EventSink]
+    store: dataclasses.InitVar[SessionStore | None] = None
+    session_id: dataclasses.InitVar[str | None] = None
+    relay_available: Callable[[], bool] = lambda: False
+    hooks: dataclasses.InitVar[HookEngine | None] = None
+
+    def __post_init__(
         self,
-        *,
-        client: ChatClient,
-        registry: ToolRegistry,
-        settings: AgentSettings,
-        approval: ApprovalPolicy,
-        approver: Approver,
         on_event: EventSink,
-        store: SessionStore | None = None,
-        session_id: str | None = None,
-        relay_available: Callable[[], bool] = lambda: False,
-        hooks: HookEngine | None = None,
+        store: SessionStore | None,
+        session_id: str | None,
+        hooks: HookEngine | None,
     ) -> None:
-        self.client = client
-        self.registry = registry
-        self.settings = settings
-        self.approval = approval
-        self.approver = approver
         self.recorder = Recorder(on_event, store, session_id)
         # The user's hooks (zcoder.hooks) and what their answers do (agent/hook_points.py).
-        self.hooks = HookPoints(hooks, self.recorder)
+        self.hook_points = HookPoints(hooks, self.recorder)
         if hooks is not None and session_id is not None:
             hooks.session_id = session_id
-        self.relay_available = relay_available
         self.messages: list[Message] = []  # model history, without the system message
         self.user_ledger: list[str] = []  # exactly what the user typed
         self._round = RoundState()
         # Models whose chat template was checked for tool support (warned once each).
         self._templates_checked: set[str] = set()
         # The output limit the latest request asked for (zcoder.agent.usage.output_cap).
-        self._output_cap: int | None = settings.num_predict
+        self._output_cap: int | None = self.settings.num_predict
         self.keeper = ContextKeeper(self)
         # Every file the tools change, by turn, for /diff and /undo (agent/edits.py).
         self.edits = EditJournal(
-            settings.workspace,
+            self.settings.workspace,
             home=store.home if store is not None else None,
-            policy=approval.edits,
+            policy=self.approval.edits,
         )
         self.edits.use_session(session_id)
         # What each file held when the agent last read or wrote it: edits over changes it
@@ -137,9 +138,12 @@ class Agent:
         # The MCP servers' tools join the registry (zcoder.mcp); None when none is set up.
         self.mcp = (
             attach_mcp(
-                registry, settings.workspace, settings.mcp_home, lambda: self.settings.num_ctx
+                self.registry,
+                self.settings.workspace,
+                self.settings.mcp_home,
+                lambda: self.settings.num_ctx,
             )
-            if settings.mcp_home is not None
+            if self.settings.mcp_home is not None
             else None
         )
 
@@ -147,8 +151,8 @@ class Agent:
 
     def use_session(self, session_id: str, messages: list[Message], ledger: list[str]) -> None:
         self.recorder.session_id = session_id
-        if self.hooks.engine is not None:
-            self.hooks.engine.session_id = session_id
+        if self.hook_points.engine is not None:
+            self.hook_points.engine.session_id = session_id
         self.edits.use_session(session_id)
         self.freshness.forget()  # this session's model read nothing in this process yet
         self.messages = [m for m in messages if m.get("role") != "system"]
@@ -164,24 +168,23 @@ class Agent:
     async def session_started(self, source: str) -> None:
         """A session opened (``startup``, ``resume``, ``clear``, ``compact``): what the
         SessionStart hooks say joins the history as context."""
-        context = await self.hooks.session_started(source)
+        context = await self.hook_points.session_started(source)
         if context:
             self.messages.append(user_message(f"{HOOK_PREFIX} {context}"))
             self.recorder.save_messages(self.messages)
 
     async def _session_context(self) -> None:
         """What SessionStart hooks begun when the session opened say (hook_points.py)."""
-        if context := await self.hooks.started():
+        if context := await self.hook_points.started():
             self.messages.append(user_message(f"{HOOK_PREFIX} {context}"))
 
     async def run_user_turn(self, text: str) -> TurnFinished:
         """A prompt the user typed: it enters the ledger and may title the session."""
         await self._session_context()
-        blocked, context = await self.hooks.prompt(text)
+        blocked, context = await self.hook_points.prompt(text)
         if blocked is not None:
             shown = f"A hook stopped this prompt before the model saw it: {blocked}"
-            self.recorder.event("error", shown)
-            self.recorder.emit(ErrorNotice(shown))
+            self.recorder.error(shown)
             return self._finish(Outcome.BLOCKED, error=blocked)
         self._peers.tell(self.messages, self.workspace_peers)
         self.user_ledger.append(text)
@@ -202,16 +205,7 @@ class Agent:
     async def run_relay_turn(self, envelope: Envelope) -> TurnFinished:
         """A task relayed by another instance: shown, wrapped, never in the ledger or title."""
         await self._session_context()
-        self.recorder.emit(
-            RelayReceived(
-                sender_project=envelope.sender_project,
-                sender_pid=envelope.sender_pid,
-                sender_workspace=envelope.sender_workspace,
-                sender_instance_id=envelope.sender_instance_id,
-                body=envelope.body,
-                sender_kind=envelope.sender_kind,
-            )
-        )
+        self.recorder.emit(RelayReceived.from_envelope(envelope))
         self.recorder.event(
             "relay",
             envelope.body,
@@ -233,8 +227,7 @@ class Agent:
                 "(allow commands) no longer applies: commands ask again until you press "
                 "`a` anew."
             )
-            self.recorder.event("system", text)
-            self.recorder.emit(Notice(text))
+            self.recorder.notice(text)
         return await self._run_turn(
             TurnOrigin.RELAY,
             {RELAY_SENDER_KEY: envelope.sender_instance_id},
@@ -308,16 +301,14 @@ class Agent:
     def _add_context(self, text: str) -> None:
         """A user-role record zcoder adds; shown as a notice, kept out of the ledger."""
         self.messages.append(user_message(text))
-        self.recorder.event("system", text, {"context_record": True})
-        self.recorder.emit(Notice(text))
+        self.recorder.notice(text, {"context_record": True})
 
     def note_for_model(self, text: str, shown: str) -> None:
         """Something the user did between turns (an /undo, say): ``text`` enters the
         model history as a user-role record, ``shown`` is the transcript's notice; both
         are saved at once."""
         self.messages.append(user_message(text))
-        self.recorder.event("system", shown)
-        self.recorder.emit(Notice(shown))
+        self.recorder.notice(shown)
         self.recorder.save_messages(self.messages)
 
     async def _run_turn(
@@ -336,8 +327,7 @@ class Agent:
         self._round = RoundState()
         try:
             for notice in await self.registry.prepare(ctx):  # MCP servers start (zcoder.mcp)
-                self.recorder.event("system", notice)
-                self.recorder.emit(Notice(notice))
+                self.recorder.notice(notice)
             while True:
                 self.recorder.emit(StatusChanged(Status.THINKING))
                 self._round = RoundState(reply=AssistantReply())
@@ -399,8 +389,7 @@ class Agent:
                 if reply.content.strip():
                     self.recorder.assistant(reply.content)
                 if cut_off is not None:
-                    self.recorder.event("error", cut_off.capitalize())
-                    self.recorder.emit(ErrorNotice(cut_off.capitalize()))
+                    self.recorder.error(cut_off.capitalize())
                 self.messages.append(reply.to_message())
                 self._round.calls = list(calls)
                 self._round.reply = None
@@ -410,7 +399,7 @@ class Agent:
                     self.recorder,
                     self.messages,
                     self._round,
-                    self.hooks,
+                    self.hook_points,
                 )
                 if len(calls) == 1 and calls[0].name == FINISH_TOOL_NAME:
                     finished = await tools.finish_call(calls[0], ctx)
@@ -465,15 +454,14 @@ class Agent:
             partial = self._round.reply
             if partial is not None and partial.content.strip():
                 self.recorder.assistant(partial.content, partial=True)
-            self.recorder.event("error", str(exc))
-            self.recorder.emit(ErrorNotice(str(exc)))
+            self.recorder.error(str(exc))
             self.recorder.save_messages(self.messages)
             return self._finish(Outcome.ERROR, error=str(exc))
 
     async def _keep_going(self, response: str, stops: int) -> bool:
         """A Stop hook's instruction instead of the end of the turn: it joins the history
         and the turn goes on (True), at most MAX_STOP_CONTINUATIONS times a turn."""
-        instruction = await self.hooks.stop(response, stops)
+        instruction = await self.hook_points.stop(response, stops)
         if instruction is None:
             return False
         self._add_context(instruction)
@@ -483,9 +471,8 @@ class Agent:
         self.recorder.save_messages(self.messages)
         self._round = RoundState()
         if outcome is Outcome.INCOMPLETE and error:
-            self.recorder.event("error", f"Incomplete: {error}")
-            self.recorder.emit(ErrorNotice(f"Incomplete: {error}"))
+            self.recorder.error(f"Incomplete: {error}")
         finished = TurnFinished(outcome, response, error)
-        self.recorder.emit(StatusChanged(OUTCOME_BADGES[outcome]))
+        self.recorder.emit(StatusChanged(outcome.badge))
         self.recorder.emit(finished)
         return finished

@@ -6,11 +6,14 @@ The agent never imports a UI: it calls one ``on_event`` callback with these reco
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from zcoder.agent.status import ContextUsage, Status
+
+if TYPE_CHECKING:
+    from zcoder.relay import Envelope
 
 
 class Outcome(StrEnum):
@@ -23,8 +26,13 @@ class Outcome(StrEnum):
     STOPPED = "stopped"
     ERROR = "error"
 
+    @property
+    def badge(self) -> Status:
+        """The header's badge once a turn has ended so (the agent's and a remote's)."""
+        return _BADGES[self]
 
-OUTCOME_BADGES: Final[dict[Outcome, Status]] = {
+
+_BADGES: Final = {
     Outcome.COMPLETE: Status.READY,
     Outcome.BLOCKED: Status.BLOCKED,
     Outcome.INCOMPLETE: Status.INCOMPLETE,
@@ -32,8 +40,6 @@ OUTCOME_BADGES: Final[dict[Outcome, Status]] = {
     Outcome.STOPPED: Status.STOPPED,
     Outcome.ERROR: Status.ERROR,
 }
-"""The status a turn that ended so leaves the agent in (the header's badge): the same
-whether the agent runs here (agent/core.py) or on a remote host (remote/events.py)."""
 
 
 @dataclass(frozen=True)
@@ -43,13 +49,18 @@ class StatusChanged:
 
 
 @dataclass(frozen=True)
-class AssistantDelta:
+class TextEvent:
+    """An event that carries only text; each subclass says what the text is."""
+
     text: str
 
 
-@dataclass(frozen=True)
-class ThinkingDelta:
-    text: str
+class AssistantDelta(TextEvent):
+    """A piece of the reply, as it streams."""
+
+
+class ThinkingDelta(TextEvent):
+    """A piece of the model's reasoning, as it streams."""
 
 
 @dataclass(frozen=True)
@@ -112,16 +123,12 @@ class UserCommandFinished:
     exit_code: int | None = None
 
 
-@dataclass(frozen=True)
-class Notice:
+class Notice(TextEvent):
     """A system notice for the transcript (nudges, loop warnings, retries)."""
 
-    text: str
 
-
-@dataclass(frozen=True)
-class ErrorNotice:
-    text: str
+class ErrorNotice(TextEvent):
+    """An error for the transcript; the turn may go on or end with it."""
 
 
 @dataclass(frozen=True)
@@ -136,6 +143,11 @@ class RelayReceived:
     # How the receiver knows the sender (zcoder.relay.standing): "instance", "send" or
     # "unverified"; "" for a message stored before standings were recorded.
     sender_kind: str = ""
+
+    @classmethod
+    def from_envelope(cls, envelope: Envelope) -> RelayReceived:
+        """The event for ``envelope``: its fields of the same names."""
+        return cls(**{each.name: getattr(envelope, each.name) for each in fields(cls)})
 
 
 @dataclass(frozen=True)

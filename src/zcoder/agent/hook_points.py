@@ -26,7 +26,6 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from zcoder.agent.events import Notice
 from zcoder.agent.recorder import Recorder
 from zcoder.hooks import EventOutcome, HookEngine
 from zcoder.hooks.consent import HOW_TO_CONSENT
@@ -44,8 +43,7 @@ class HookPoints:
 
     def _report(self, outcome: EventOutcome) -> None:
         for text in outcome.errors + outcome.messages:
-            self.recorder.event("system", text)
-            self.recorder.emit(Notice(text))
+            self.recorder.notice(text)
         for command in outcome.skipped:
             if command not in self._said:  # once per hook, not at every tool call
                 self._said.add(command)
@@ -53,8 +51,7 @@ class HookPoints:
                     f"A project hook was not run (you have not agreed to it): {command}."
                     f" {HOW_TO_CONSENT} in this workspace."
                 )
-                self.recorder.event("system", text)
-                self.recorder.emit(Notice(text))
+                self.recorder.notice(text)
 
     async def prompt(self, text: str) -> tuple[str | None, str]:
         """(why the prompt is blocked, or None; context for the model)."""
@@ -110,8 +107,7 @@ class HookPoints:
         if not self.engine:
             return ""
         for text in await self.engine.ask_consent():
-            self.recorder.event("system", text)
-            self.recorder.emit(Notice(text))
+            self.recorder.notice(text)
         outcome = await self.engine.session_start(source)
         self._report(outcome)
         return outcome.context
@@ -133,8 +129,7 @@ class HookPoints:
             return await self.session_started(source)
         except Exception as exc:  # noqa: BLE001 - no turn is there to fail with it
             text = f"SessionStart hooks failed: {exc}"
-            self.recorder.event("system", text)
-            self.recorder.emit(Notice(text))
+            self.recorder.notice(text)
             return ""
 
     async def started(self) -> str:

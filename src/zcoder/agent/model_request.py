@@ -88,5 +88,4 @@ async def tools_template_notice(
     checked.add(model)
     warning = await client.tools_template_warning(model)
     if warning:
-        recorder.event("system", warning, {"tools_template": False})
-        recorder.emit(Notice(warning))
+        recorder.notice(warning, {"tools_template": False})

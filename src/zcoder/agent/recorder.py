@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from zcoder.agent.events import AgentEvent, AssistantMessage, ErrorNotice, EventSink
+from zcoder.agent.events import AgentEvent, AssistantMessage, ErrorNotice, EventSink, Notice
 from zcoder.model import Message
 from zcoder.sessions import SessionStore, SessionStoreError
 
@@ -63,3 +63,13 @@ class Recorder:
         """A reply of the model, saved and shown (``partial``: cut off or stopped)."""
         self.event("assistant", text, {"partial": True} if partial else {})
         self.emit(AssistantMessage(text, partial=partial, streamed=streamed))
+
+    def notice(self, text: str, metadata: dict[str, Any] | None = None) -> None:
+        """A system notice (a nudge, a hook's word, a compaction report), saved and shown."""
+        self.event("system", text, metadata)
+        self.emit(Notice(text))
+
+    def error(self, text: str) -> None:
+        """An error of the turn, saved and shown."""
+        self.event("error", text)
+        self.emit(ErrorNotice(text))

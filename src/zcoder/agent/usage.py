@@ -14,11 +14,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 from zcoder.agent.status import ContextUsage
 from zcoder.model import Done
 from zcoder.model.tokens import TokenMemo, estimate_message_tokens, estimate_tokens
+
+# A request's messages or tool schemas, as they go on the wire.
+Records: TypeAlias = Sequence[Mapping[str, Any]]
 
 __all__ = ["Breakdown", "ContextMeter", "cut_off_reason", "output_cap"]
 
@@ -83,27 +86,16 @@ class ContextMeter:
         self.last = None
         self._counted_messages = None
 
-    def raw_estimate(
-        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
-    ) -> int:
+    def raw_estimate(self, messages: Records, tools: Records) -> int:
         """The estimate of a request, not scaled."""
         return self._memo.request(messages, tools)
 
-    def estimate(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        tools: Sequence[Mapping[str, Any]],
-        window: int | None,
-    ) -> ContextUsage:
+    def estimate(self, messages: Records, tools: Records, window: int | None) -> ContextUsage:
         used = round(self._memo.request(messages, tools) * self._scale)
         return ContextUsage(used, window, measured=False)
 
     def record(
-        self,
-        done: Done | None,
-        messages: Sequence[Mapping[str, Any]],
-        tools: Sequence[Mapping[str, Any]],
-        window: int | None,
+        self, done: Done | None, messages: Records, tools: Records, window: int | None
     ) -> ContextUsage | None:
         """The usage after a response, from the server's counts; None when it gave none."""
         if done is None or done.prompt_eval_count is None:
@@ -116,12 +108,7 @@ class ContextMeter:
         self._counted_messages = len(messages)
         return self.last
 
-    def predict(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        tools: Sequence[Mapping[str, Any]],
-        window: int | None,
-    ) -> ContextUsage:
+    def predict(self, messages: Records, tools: Records, window: int | None) -> ContextUsage:
         """The size of the request ``messages`` would be: the last count (its prompt and
         reply) plus the messages added after that reply, or the scaled estimate of the
         whole when that is larger."""
@@ -143,8 +130,8 @@ class ContextMeter:
         *,
         base_prompt: str,
         instructions: str,
-        history: Sequence[Mapping[str, Any]],
-        tools: Sequence[Mapping[str, Any]],
+        history: Records,
+        tools: Records,
         window: int | None,
     ) -> Breakdown:
         system = self.tokens(base_prompt)

@@ -20,7 +20,7 @@ import os
 import re
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -90,38 +90,31 @@ def _stdio_parameters(
     return found, args, env, str(directory)
 
 
+@dataclass(eq=False, repr=False)  # repr=False: environ may hold secrets
 class Connection:
     """One server, from its start to its end (a connection is never started twice)."""
 
-    def __init__(
-        self,
-        entry: ServerEntry,
-        *,
-        environ: Mapping[str, str],
-        workspace: Path,
-        start_timeout: float,
-        max_message: int = DEFAULT_MAX_MESSAGE,
-    ) -> None:
-        self.entry = entry
-        self.environ = environ
-        self.workspace = workspace
-        self.start_timeout = start_timeout
-        self.max_message = max_message
-        self.state = ServerState.IDLE
-        self.reason = ""
-        self.tools: list[McpTool] = []
-        self.skipped: list[str] = []
-        """Tools whose names cannot be tool names (models take [A-Za-z0-9_-], 64 at most)."""
-        self.process = ServerProcess()
-        self._session: Any = None
-        self._ready: anyio.Event | None = None
-        self._close: anyio.Event | None = None
-        self._tools_changed: anyio.Event
-        self._scope = anyio.CancelScope()
-        self.changes = 0
-        """How many times the server's tool list changed (and was listed again)."""
-        self.summary = ""
-        """One line on what the server is, in its own words (the catalog of small windows)."""
+    entry: ServerEntry
+    _: KW_ONLY
+    environ: Mapping[str, str]
+    workspace: Path
+    start_timeout: float
+    max_message: int = DEFAULT_MAX_MESSAGE
+    state: ServerState = field(default=ServerState.IDLE, init=False)
+    reason: str = field(default="", init=False)
+    tools: list[McpTool] = field(default_factory=list, init=False)
+    skipped: list[str] = field(default_factory=list, init=False)
+    """Tools whose names cannot be tool names (models take [A-Za-z0-9_-], 64 at most)."""
+    process: ServerProcess = field(default_factory=ServerProcess, init=False)
+    _session: Any = field(default=None, init=False)
+    _ready: anyio.Event | None = field(default=None, init=False)
+    _close: anyio.Event | None = field(default=None, init=False)
+    _tools_changed: anyio.Event = field(init=False)  # made in run(), on the manager's loop
+    _scope: anyio.CancelScope = field(default_factory=anyio.CancelScope, init=False)
+    changes: int = field(default=0, init=False)
+    """How many times the server's tool list changed (and was listed again)."""
+    summary: str = field(default="", init=False)
+    """One line on what the server is, in its own words (the catalog of small windows)."""
 
     @property
     def name(self) -> str:

@@ -52,35 +52,37 @@ class ModelError(Exception):
         return self.message
 
 
-class OllamaUnreachable(ModelError):
+class _Unreachable(ModelError):
+    """Nothing answered at the server's address; ``detail`` says how the connection failed."""
+
+    retryable_before_response = True
+
+    def __init__(self, message: str, detail: str) -> None:
+        super().__init__(f"{message} ({detail})" if detail else message)
+        self.detail = detail
+
+
+class OllamaUnreachable(_Unreachable):
     """Nothing answered at the host: connection refused, unknown name or connect timeout."""
 
-    retryable_before_response = True
-
     def __init__(self, host: str, detail: str = "") -> None:
-        message = (
+        super().__init__(
             f"Ollama is not reachable at {host}; start it with `ollama serve`"
-            + OTHER_WAYS_TO_A_MODEL
+            + OTHER_WAYS_TO_A_MODEL,
+            detail,
         )
-        if detail:
-            message += f" ({detail})"
-        super().__init__(message)
         self.host = host
-        self.detail = detail
 
 
-class ServerUnreachable(ModelError):
+class ServerUnreachable(_Unreachable):
     """Nothing answered at an OpenAI-compatible base URL (the ``openai`` backend)."""
 
-    retryable_before_response = True
-
     def __init__(self, base_url: str, detail: str = "") -> None:
-        message = f"no OpenAI-compatible server is answering at {base_url}; {START_OPENAI_SERVER}"
-        if detail:
-            message += f" ({detail})"
-        super().__init__(message)
+        super().__init__(
+            f"no OpenAI-compatible server is answering at {base_url}; {START_OPENAI_SERVER}",
+            detail,
+        )
         self.base_url = base_url
-        self.detail = detail
 
 
 class ModelAuthError(ModelError):

@@ -25,6 +25,7 @@ import httpx
 
 from zcoder import __version__
 from zcoder.model.errors import ModelConnectionError, ModelError, ModelStreamError
+from zcoder.model.protocol import ChatParams, LoadParams
 from zcoder.model.scrub import scrub_server_text
 from zcoder.model.types import ChatEvent, Message
 
@@ -34,11 +35,9 @@ __all__ = [
     "DEFAULT_READ_TIMEOUT",
     "DEFAULT_WRITE_TIMEOUT",
     "WARM_UP_NUM_PREDICT",
-    "ChatParams",
     "HttpModelClient",
     "HttpOptions",
     "LazyHttpClient",
-    "LoadParams",
     "StreamParser",
 ]
 
@@ -83,23 +82,6 @@ class HttpOptions(TypedDict, total=False):
     write_timeout: float
     list_timeout: float
     transport: httpx.AsyncBaseTransport | None
-
-
-class LoadParams(TypedDict, total=False):
-    """What decides how the server loads the model for a chat: the tools and thinking of
-    the prompt, and Ollama's window (``num_ctx``) and lifetime (``keep_alive``)."""
-
-    tools: Sequence[Mapping[str, Any]] | None
-    think: bool | None
-    num_ctx: int | None
-    keep_alive: str | int | float | None
-
-
-class ChatParams(LoadParams, total=False):
-    """A chat's parameters besides the model and the messages."""
-
-    num_predict: int | None
-    options: Mapping[str, Any] | None
 
 
 class StreamParser(Protocol):

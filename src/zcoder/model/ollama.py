@@ -26,7 +26,8 @@ from zcoder.model.errors import (
     ToolsUnsupported,
 )
 from zcoder.model.host import DEFAULT_HOST, normalize_host
-from zcoder.model.http import ChatParams, HttpModelClient, HttpOptions, StreamParser
+from zcoder.model.http import HttpModelClient, HttpOptions, StreamParser
+from zcoder.model.protocol import ChatParams
 from zcoder.model.scrub import SCAN_LIMIT, server_error_summary
 from zcoder.model.stream import ChatStreamParser
 
@@ -34,15 +35,7 @@ __all__ = ["OllamaClient", "build_chat_request"]
 
 
 def build_chat_request(
-    model: str,
-    messages: Sequence[Mapping[str, Any]],
-    *,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    think: bool | None = None,
-    num_predict: int | None = None,
-    options: Mapping[str, Any] | None = None,
-    num_ctx: int | None = None,
-    keep_alive: str | int | float | None = None,
+    model: str, messages: Sequence[Mapping[str, Any]], **params: Unpack[ChatParams]
 ) -> dict[str, Any]:
     """The JSON body of a streamed ``/api/chat`` request.
 
@@ -55,18 +48,18 @@ def build_chat_request(
         "messages": [dict(message) for message in messages],
         "stream": True,
     }
-    if tools:
+    if tools := params.get("tools"):
         body["tools"] = [dict(tool) for tool in tools]
-    if think is not None:
+    if (think := params.get("think")) is not None:
         body["think"] = think
-    merged = dict(options or {})
-    if num_predict is not None:
+    merged = dict(params.get("options") or {})
+    if (num_predict := params.get("num_predict")) is not None:
         merged["num_predict"] = num_predict
-    if num_ctx is not None:
+    if (num_ctx := params.get("num_ctx")) is not None:
         merged["num_ctx"] = num_ctx
     if merged:
         body["options"] = merged
-    if keep_alive is not None:
+    if (keep_alive := params.get("keep_alive")) is not None:
         body["keep_alive"] = keep_alive
     return body
 

@@ -46,8 +46,9 @@ from zcoder.model.errors import (
     ToolsUnsupported,
 )
 from zcoder.model.host import DEFAULT_BASE_URL, normalize_base_url
-from zcoder.model.http import ChatParams, HttpModelClient, HttpOptions, StreamParser
+from zcoder.model.http import HttpModelClient, HttpOptions, StreamParser
 from zcoder.model.openai_stream import OpenAIStreamParser
+from zcoder.model.protocol import ChatParams
 from zcoder.model.scrub import QUOTE_LIMIT, quote_server_text, server_error_summary
 from zcoder.model.stream import optional_int
 from zcoder.model.types import ChatEvent, Message
@@ -162,31 +163,31 @@ def to_openai_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, 
 
 
 def build_openai_request(
-    model: str,
-    messages: Sequence[Mapping[str, Any]],
-    *,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    think: bool | None = None,
-    num_predict: int | None = None,
-    options: Mapping[str, Any] | None = None,
+    model: str, messages: Sequence[Mapping[str, Any]], **params: Unpack[ChatParams]
 ) -> dict[str, Any]:
-    """The JSON body of a streamed ``/chat/completions`` request."""
+    """The JSON body of a streamed ``/chat/completions`` request.
+
+    Ollama's ``num_ctx`` and ``keep_alive`` have no field here: the server fixed its window
+    when it loaded the model and manages its own model lifetime.
+    """
     body: dict[str, Any] = {
         "model": model,
         "messages": to_openai_messages(messages),
         "stream": True,
         "stream_options": {"include_usage": True},
     }
-    if tools:
+    if tools := params.get("tools"):
         body["tools"] = [dict(tool) for tool in tools]  # Ollama's schema form is OpenAI's
+    options = params.get("options") or {}
     for name in _PASSED_OPTIONS:
-        if options and name in options:
+        if name in options:
             body[name] = options[name]
-    if options and "num_predict" in options and num_predict is None:
-        num_predict = options["num_predict"]
+    num_predict = params.get("num_predict")
+    if num_predict is None:
+        num_predict = options.get("num_predict")
     if num_predict is not None and num_predict > 0:
         body["max_tokens"] = num_predict
-    if think is not None:
+    if (think := params.get("think")) is not None:
         body["chat_template_kwargs"] = {"enable_thinking": think}
     return body
 
@@ -228,16 +229,7 @@ class OpenAIClient(HttpModelClient):
     def _chat_body(
         self, model: str, messages: Sequence[Mapping[str, Any]], params: ChatParams
     ) -> dict[str, Any]:
-        """Ollama's ``num_ctx`` and ``keep_alive`` have no field here: the server fixed its
-        window when it loaded the model and manages its own model lifetime."""
-        return build_openai_request(
-            model,
-            messages,
-            tools=params.get("tools"),
-            think=params.get("think"),
-            num_predict=params.get("num_predict"),
-            options=params.get("options"),
-        )
+        return build_openai_request(model, messages, **params)
 
     def _stream_parser(self) -> StreamParser:
         return OpenAIStreamParser(self.server, secrets=(self._key,))

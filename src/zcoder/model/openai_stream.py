@@ -19,8 +19,8 @@ from typing import Any
 
 from zcoder.model.errors import ModelStreamError
 from zcoder.model.scrub import quote_server_text, server_error_summary
-from zcoder.model.stream import optional_int, parse_tool_call
-from zcoder.model.types import ChatEvent, ContentDelta, Done, ReasoningDelta, ToolCallsReceived
+from zcoder.model.stream import optional_int, parse_tool_call, text_events, tool_call_list
+from zcoder.model.types import ChatEvent, Done, ToolCallsReceived
 
 __all__ = ["OpenAIStreamParser"]
 
@@ -148,24 +148,13 @@ class OpenAIStreamParser:
         return self.feed_record(record)
 
     def _read_delta(self, delta: Mapping[str, Any]) -> list[ChatEvent]:
-        events: list[ChatEvent] = []
-        for key in ("reasoning_content", "reasoning"):
-            thinking = delta.get(key)
-            if isinstance(thinking, str) and thinking:
-                events.append(ReasoningDelta(thinking))
-                break
-        content = delta.get("content")
-        if isinstance(content, str) and content:
-            events.append(ContentDelta(content))
-        raw_calls = delta.get("tool_calls")
-        if raw_calls:
-            if not isinstance(raw_calls, list):
-                raise ModelStreamError(
-                    f"malformed response from {self.server}: 'tool_calls' is not a list"
-                )
-            for raw in raw_calls:
-                self._add_piece(raw)
-        return events
+        # llama.cpp and older vLLM send ``reasoning_content``, newer vLLM ``reasoning``.
+        thinking = delta.get("reasoning_content")
+        if not (isinstance(thinking, str) and thinking):
+            thinking = delta.get("reasoning")
+        for raw in tool_call_list(delta.get("tool_calls"), self.server):
+            self._add_piece(raw)
+        return text_events(thinking, delta.get("content"))
 
     def _add_piece(self, raw: object) -> None:
         if not isinstance(raw, dict):

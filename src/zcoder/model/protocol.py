@@ -8,6 +8,8 @@ zcoder.model.backends for the choice, zcoder.model.http for the shared HTTP core
 * ``ModelClient``: a whole backend as the front ends use it: ``chat``, the served models,
   the explicit warm-up (load the model as the first turn will use it), closing.
 * ``ToolsTemplateProbe`` (optional): a server whose chat template may drop tools says so.
+* ``ChatParams`` and ``LoadParams``: the keywords of a chat and of a warm-up, defined once
+  for these Protocols, the clients and the request builders.
 
 What a client can tell about a model's context window is optional too and lives with the
 window logic (zcoder.model.context: ``WindowProbe`` for Ollama, ``ServerWindow`` for an
@@ -16,13 +18,30 @@ OpenAI-compatible server), since the two servers answer different questions.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import Any, Protocol, Self, TypedDict, Unpack, runtime_checkable
 
 from zcoder.model.types import ChatEvent, Message
 
-__all__ = ["ChatClient", "ModelClient", "ToolsTemplateProbe"]
+__all__ = ["ChatClient", "ChatParams", "LoadParams", "ModelClient", "ToolsTemplateProbe"]
+
+
+class LoadParams(TypedDict, total=False):
+    """What decides how the server loads the model for a chat: the tools and thinking of
+    the prompt, and Ollama's window (``num_ctx``) and lifetime (``keep_alive``)."""
+
+    tools: Sequence[Mapping[str, Any]] | None
+    think: bool | None
+    num_ctx: int | None
+    keep_alive: str | int | float | None
+
+
+class ChatParams(LoadParams, total=False):
+    """A chat's parameters besides the model and the messages."""
+
+    num_predict: int | None
+    options: Mapping[str, Any] | None
 
 
 class ChatClient(Protocol):
@@ -33,15 +52,7 @@ class ChatClient(Protocol):
     """
 
     def chat(
-        self,
-        model: str,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[dict[str, Any]] | None = None,
-        think: bool | None = None,
-        num_predict: int | None = None,
-        num_ctx: int | None = None,
-        keep_alive: str | int | None = None,
+        self, model: str, messages: Sequence[Message], **params: Unpack[ChatParams]
     ) -> AsyncIterator[ChatEvent]: ...
 
 
@@ -58,14 +69,7 @@ class ModelClient(ChatClient, Protocol):
         ...
 
     async def warm_up(
-        self,
-        model: str,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[dict[str, Any]] | None = None,
-        think: bool | None = None,
-        num_ctx: int | None = None,
-        keep_alive: str | int | None = None,
+        self, model: str, messages: Sequence[Message], **params: Unpack[LoadParams]
     ) -> None:
         """Load ``model`` exactly as a turn starting with ``messages`` (the system message)
         and ``tools`` will use it, so the first turn neither reloads it nor evaluates the

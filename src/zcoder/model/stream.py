@@ -20,7 +20,7 @@ from zcoder.model.types import (
     ToolCallsReceived,
 )
 
-__all__ = ["ChatStreamParser", "optional_int", "parse_tool_call"]
+__all__ = ["ChatStreamParser", "optional_int", "parse_tool_call", "text_events", "tool_call_list"]
 
 
 class ChatStreamParser:
@@ -62,18 +62,8 @@ class ChatStreamParser:
         if message is not None and not isinstance(message, dict):
             raise ModelStreamError("malformed response from Ollama: 'message' is not an object")
         if message:
-            thinking = message.get("thinking")
-            if isinstance(thinking, str) and thinking:
-                events.append(ReasoningDelta(thinking))
-            content = message.get("content")
-            if isinstance(content, str) and content:
-                events.append(ContentDelta(content))
-            raw_calls = message.get("tool_calls")
-            if raw_calls:
-                if not isinstance(raw_calls, list):
-                    raise ModelStreamError(
-                        "malformed response from Ollama: 'tool_calls' is not a list"
-                    )
+            events += text_events(message.get("thinking"), message.get("content"))
+            if raw_calls := tool_call_list(message.get("tool_calls"), "Ollama"):
                 calls = []
                 for raw in raw_calls:
                     calls.append(parse_tool_call(raw, ordinal=self._calls_seen))
@@ -93,6 +83,26 @@ class ChatStreamParser:
                 )
             )
         return events
+
+
+def text_events(thinking: object, content: object) -> list[ChatEvent]:
+    """A record's reasoning and reply text as events, in that order; a piece that is not
+    a non-empty string is left out."""
+    events: list[ChatEvent] = []
+    if isinstance(thinking, str) and thinking:
+        events.append(ReasoningDelta(thinking))
+    if isinstance(content, str) and content:
+        events.append(ContentDelta(content))
+    return events
+
+
+def tool_call_list(raw_calls: object, server: str) -> list[Any]:
+    """A record's ``tool_calls`` (empty when it has none); anything but a list is malformed."""
+    if not raw_calls:
+        return []
+    if not isinstance(raw_calls, list):
+        raise ModelStreamError(f"malformed response from {server}: 'tool_calls' is not a list")
+    return raw_calls
 
 
 def parse_tool_call(raw: object, *, ordinal: int) -> ToolCall:

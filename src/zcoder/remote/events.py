@@ -227,6 +227,6 @@ class UpdateReader:
     def turn_ended(self, outcome: ev.Outcome, error: str = "") -> ev.TurnFinished:
         self.end_reply(partial=outcome is ev.Outcome.STOPPED)
         finished = ev.TurnFinished(outcome, error=error)
-        self.emit(ev.StatusChanged(ev.OUTCOME_BADGES[outcome]))
+        self.emit(ev.StatusChanged(outcome.badge))
         self.emit(finished)
         return finished

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from zcoder.skills.discovery import SkillSet
 from zcoder.skills.parse import SKILL_FILE, Skill
-from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
+from zcoder.tools.base import ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.confinement import (
     ConfinementError,
     canonical_workspace,
@@ -135,26 +135,19 @@ def make_skill_tools(skills: SkillSet) -> list[ToolSpec]:
         ToolSpec(
             name=ACTIVATE_SKILL,
             description="Load a skill's instructions into the conversation (see the catalog).",
-            parameters={
-                "type": "object",
-                "properties": {"name": names},
-                "required": ["name"],
-                "additionalProperties": False,
-            },
+            parameters=arguments({"name": names}, required=["name"]),
             handler=activate,
         ),
         ToolSpec(
             name=READ_SKILL_FILE,
             description="Read a text file inside a skill's folder (path relative to it).",
-            parameters={
-                "type": "object",
-                "properties": {
+            parameters=arguments(
+                {
                     "skill": names,
                     "path": {"type": "string", "description": "e.g. references/guide.md"},
                 },
-                "required": ["skill", "path"],
-                "additionalProperties": False,
-            },
+                required=["skill", "path"],
+            ),
             handler=read,
         ),
     ]

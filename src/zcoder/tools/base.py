@@ -19,12 +19,14 @@ from zcoder.tools.output import max_tool_output_from_env
 from zcoder.tools.profiles import Profile, TurnOrigin
 
 __all__ = [
+    "WORKSPACE_DIRECTORY",
     "EditGate",
     "ToolAvailability",
     "ToolContext",
     "ToolHandler",
     "ToolResult",
     "ToolSpec",
+    "arguments",
 ]
 
 
@@ -94,6 +96,26 @@ class ToolResult:
     def error(cls, message: str, **metadata: Any) -> ToolResult:
         """A failed call whose output is a plain-text explanation for the model."""
         return cls(False, f"Error: {message}", dict(metadata))
+
+
+def arguments(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
+    """A tool's ``parameters``: an object schema of ``properties``, the ``required`` ones
+    named in order, and no other (the registry refuses a call with an unknown argument)."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+WORKSPACE_DIRECTORY: dict[str, Any] = {
+    "type": "string",
+    "description": "directory in the workspace",
+    "default": ".",
+}
+"""The argument naming a directory of the workspace, the workspace itself when not given
+(list_files' ``path``, run_command's ``cwd``)."""
 
 
 ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
+from zcoder.tools.base import WORKSPACE_DIRECTORY, ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.confinement import ConfinedPath, ConfinementError, resolve_path
 from zcoder.tools.escapees import (
     TAG_VARIABLE,
@@ -344,15 +344,10 @@ RUN_COMMAND = ToolSpec(
         "Run a bash command in the workspace (or cwd below it); returns its output and exit "
         "code. The user may have to approve it. No stdin; background processes are stopped."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
+    parameters=arguments(
+        {
             "command": {"type": "string", "description": "The bash command line"},
-            "cwd": {
-                "type": "string",
-                "description": "directory in the workspace",
-                "default": ".",
-            },
+            "cwd": WORKSPACE_DIRECTORY,
             "timeout_seconds": {
                 "type": "integer",
                 "description": "Kill the command after this many seconds",
@@ -361,8 +356,7 @@ RUN_COMMAND = ToolSpec(
                 "maximum": MAX_COMMAND_TIMEOUT,
             },
         },
-        "required": ["command"],
-        "additionalProperties": False,
-    },
+        required=["command"],
+    ),
     handler=_run_command,
 )

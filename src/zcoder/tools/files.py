@@ -6,7 +6,7 @@ import contextlib
 import os
 from typing import Any
 
-from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
+from zcoder.tools.base import WORKSPACE_DIRECTORY, ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.confinement import (
     ConfinedPath,
     ConfinementError,
@@ -43,6 +43,9 @@ MAX_LIST_ENTRIES = 1000
 MAX_EDIT_BYTES = 8 * 1024 * 1024
 """Largest file replace_text and apply_patch will load and rewrite."""
 _BINARY_SNIFF_BYTES = 8192
+
+_PATH = {"type": "string", "description": "file path in the workspace"}
+"""The ``path`` argument of the tools that read or edit one file."""
 
 
 def decode_text(data: bytes, display: str) -> str:
@@ -121,14 +124,9 @@ LIST_FILES = ToolSpec(
         "List files under a workspace directory, breadth first (directories end with '/'); "
         "skips .git, node_modules, build output and what .gitignore excludes."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "path": {
-                "type": "string",
-                "description": "directory in the workspace",
-                "default": ".",
-            },
+    parameters=arguments(
+        {
+            "path": WORKSPACE_DIRECTORY,
             "max_entries": {
                 "type": "integer",
                 "description": "At most this many entries",
@@ -136,10 +134,8 @@ LIST_FILES = ToolSpec(
                 "minimum": 1,
                 "maximum": MAX_LIST_ENTRIES,
             },
-        },
-        "required": [],
-        "additionalProperties": False,
-    },
+        }
+    ),
     handler=_list_files,
 )
 
@@ -180,14 +176,7 @@ READ_FILE = ToolSpec(
     description=(
         "Read a whole small text file; a large one is refused: use read_file_range or search."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "file path in the workspace"},
-        },
-        "required": ["path"],
-        "additionalProperties": False,
-    },
+    parameters=arguments({"path": _PATH}, required=["path"]),
     handler=_read_file,
 )
 
@@ -248,16 +237,14 @@ READ_FILE_RANGE = ToolSpec(
     description=(
         "Read lines start_line..end_line (1-based, inclusive) of a text file of any size, numbered."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "file path in the workspace"},
+    parameters=arguments(
+        {
+            "path": _PATH,
             "start_line": {"type": "integer", "minimum": 1, "description": "First line"},
             "end_line": {"type": "integer", "minimum": 1, "description": "Last line"},
         },
-        "required": ["path", "start_line", "end_line"],
-        "additionalProperties": False,
-    },
+        required=["path", "start_line", "end_line"],
+    ),
     handler=_read_file_range,
 )
 
@@ -312,15 +299,13 @@ WRITE_FILE = ToolSpec(
         "Create a file or replace all of it (parent directories are created); for small "
         "edits prefer replace_text or apply_patch."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "file path in the workspace"},
+    parameters=arguments(
+        {
+            "path": _PATH,
             "content": {"type": "string", "description": "The complete new file content"},
         },
-        "required": ["path", "content"],
-        "additionalProperties": False,
-    },
+        required=["path", "content"],
+    ),
     handler=_write_file,
 )
 
@@ -389,15 +374,13 @@ REPLACE_TEXT = ToolSpec(
         "Replace the one literal occurrence of old_text with new_text in a file; changes "
         "nothing if old_text occurs zero or several times."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "file path in the workspace"},
+    parameters=arguments(
+        {
+            "path": _PATH,
             "old_text": {"type": "string", "description": "Exact text to find (literal)"},
             "new_text": {"type": "string", "description": "Replacement text"},
         },
-        "required": ["path", "old_text", "new_text"],
-        "additionalProperties": False,
-    },
+        required=["path", "old_text", "new_text"],
+    ),
     handler=_replace_text,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
+from zcoder.tools.base import ToolContext, ToolResult, ToolSpec, arguments
 
 __all__ = ["FINISH", "FINISH_TOOL_NAME", "FinishStatus"]
 
@@ -33,14 +33,12 @@ FINISH = ToolSpec(
         "End the turn: status 'complete' when done, 'blocked' when the user is needed; "
         "response is your final message. Must be the only call of its response."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
+    parameters=arguments(
+        {
             "status": {"type": "string", "enum": [s.value for s in FinishStatus]},
             "response": {"type": "string", "description": "Final message to the user"},
         },
-        "required": ["status", "response"],
-        "additionalProperties": False,
-    },
+        required=["status", "response"],
+    ),
     handler=_finish,
 )

@@ -26,16 +26,11 @@ def max_tool_output_from_env(environ: Mapping[str, str] | None = None) -> int:
     Values below 1024 are raised to 1024 so a bound can always hold its own marker.
     """
     env = os.environ if environ is None else environ
-    raw = env.get(MAX_TOOL_OUTPUT_ENV, "").strip()
-    if not raw:
-        return DEFAULT_MAX_TOOL_OUTPUT
     try:
-        value = int(raw)
-    except ValueError:
+        value = int(env.get(MAX_TOOL_OUTPUT_ENV, ""))
+    except ValueError:  # unset, empty or not a number
         return DEFAULT_MAX_TOOL_OUTPUT
-    if value <= 0:
-        return DEFAULT_MAX_TOOL_OUTPUT
-    return max(value, _MIN_TOOL_OUTPUT)
+    return max(value, _MIN_TOOL_OUTPUT) if value > 0 else DEFAULT_MAX_TOOL_OUTPUT
 
 
 def _marker(omitted: int) -> str:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
+from zcoder.tools.base import ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.confinement import (
     ConfinedPath,
     ConfinementError,
@@ -371,13 +371,8 @@ APPLY_PATCH = ToolSpec(
         "Apply a unified diff (git diff form; new files from /dev/null, deletions to "
         "/dev/null) with a few context lines per hunk; all hunks apply or nothing changes."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "patch": {"type": "string", "description": "The unified diff text"},
-        },
-        "required": ["patch"],
-        "additionalProperties": False,
-    },
+    parameters=arguments(
+        {"patch": {"type": "string", "description": "The unified diff text"}}, required=["patch"]
+    ),
     handler=_apply_patch,
 )

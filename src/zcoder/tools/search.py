@@ -20,7 +20,7 @@ import shutil
 from collections.abc import Callable
 from typing import Any
 
-from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
+from zcoder.tools.base import ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.confinement import (
     ConfinedPath,
     ConfinementError,
@@ -64,29 +64,15 @@ class _LineTooLong(Exception):
     """ripgrep reported a match whose line is longer than _RG_LINE_LIMIT."""
 
 
-async def _search_python(
+def _search_python(
     ctx: ToolContext,
     target: ConfinedPath,
     pattern: re.Pattern[str],
     glob: str | None,
     max_results: int,
 ) -> tuple[list[str], bool]:
-    """The built-in search, in a thread of its own: every entry of the walk, every file
-    and every megabyte read are stop check points (tools/offload.py)."""
-    return await in_thread(
-        ctx.stop,
-        lambda: _search_python_now(ctx, target, pattern, glob, max_results),
-        name="search",
-    )
-
-
-def _search_python_now(
-    ctx: ToolContext,
-    target: ConfinedPath,
-    pattern: re.Pattern[str],
-    glob: str | None,
-    max_results: int,
-) -> tuple[list[str], bool]:
+    """The built-in search, run in a thread of its own (in_thread): every entry of the
+    walk, every file and every megabyte read are stop check points (tools/offload.py)."""
     stop = ctx.stop
     results: list[str] = []
     start = "/".join(target.parts)
@@ -283,7 +269,12 @@ async def search_workspace(
                     f"invalid regular expression: {exc}; pass literal=true to search for "
                     "the text as is"
                 ) from exc
-            results, truncated = await _search_python(ctx, target, pattern, glob, max_results)
+            found = await in_thread(
+                ctx.stop,
+                lambda: _search_python(ctx, target, pattern, glob, max_results),
+                name="search",
+            )
+            results, truncated = found
             engine = "python"
     except SearchError as exc:
         return ToolResult.error(str(exc))
@@ -321,9 +312,8 @@ SEARCH = ToolSpec(
         "Search workspace files for a regular expression (literal=true: plain text); returns "
         "'path:line:text' lines. glob filters files, e.g. '*.py' or 'src/**'."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
+    parameters=arguments(
+        {
             "query": {"type": "string", "description": "Regular expression, or text if literal"},
             "path": {"type": "string", "description": "Where to search", "default": "."},
             "literal": {
@@ -339,8 +329,7 @@ SEARCH = ToolSpec(
                 "maximum": MAX_SEARCH_RESULTS,
             },
         },
-        "required": ["query"],
-        "additionalProperties": False,
-    },
+        required=["query"],
+    ),
     handler=_search,
 )

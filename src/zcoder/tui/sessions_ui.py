@@ -100,7 +100,7 @@ class SessionsUI:
         if self.services.store is None:
             self.services.session_id = None
             if self.services.agent is not None:  # no sessions kept: a session all the same
-                self.services.agent.hooks.start_session("startup")
+                self.services.agent.hook_points.start_session("startup")
             return
         why = ""
         try:
@@ -180,7 +180,7 @@ class SessionsUI:
             self.lock = lock
         self.services.session_id = data.info.id
         agent.use_session(data.info.id, data.messages, data.user_ledger)
-        agent.hooks.start_session(source)
+        agent.hook_points.start_session(source)
         self.transcript.clear()
         self.agent_view.reset()
         self.shown = self.transcript.show_saved([(e.role, e.text, e.metadata) for e in data.events])

@@ -183,7 +183,7 @@ class Turns:
         waits in /agents held, one they refuse is done and its sender told."""
         agent, relay = self.services.agent, self.services.relay
         assert agent is not None and relay is not None
-        judgement = await self.gate.admit(agent.hooks.engine, claimed, relay)
+        judgement = await self.gate.admit(agent.hook_points.engine, claimed, relay)
         for text in judgement.notices:
             self.say.notice(text)
         envelope, inbox = claimed.envelope, self.relay.inbox
