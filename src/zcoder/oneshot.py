@@ -19,9 +19,7 @@ import sys
 from typing import TextIO, cast
 
 from zcoder.agent import (
-    Agent,
     AgentEvent,
-    AgentSettings,
     AssistantDelta,
     AssistantMessage,
     ErrorNotice,
@@ -32,10 +30,11 @@ from zcoder.agent import (
     ToolStarted,
     TurnFinished,
 )
+from zcoder.assembly import assemble_agent
 from zcoder.commands import UserCommands
 from zcoder.commands.run import run_typed
 from zcoder.config import Config
-from zcoder.extensions import Extensions, load_extensions
+from zcoder.extensions import Extensions
 from zcoder.model import ModelClient, ModelError, make_client
 from zcoder.model.context import (
     ContextWindow,
@@ -47,16 +46,13 @@ from zcoder.model.context import (
 from zcoder.model.recovery import HeldReply
 from zcoder.oneshot_output import ErrorTee, JsonReport
 from zcoder.relay.sanitize import visible, visible_lines
-from zcoder.resume import restored_model
-from zcoder.sessions import Message, SessionNotFoundError, SessionStore, SessionStoreError
+from zcoder.resume import lock_resumed, restored_model
+from zcoder.sessions import Message, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
-from zcoder.sessions.locks import acquire as acquire_session_lock
 from zcoder.tools import (
     ApprovalDecision,
-    ApprovalPolicy,
     CommandApprovalRequest,
     EditApprovalRequest,
-    default_registry,
 )
 
 EXIT_OK = 0
@@ -83,54 +79,51 @@ class TtyApprover:
         self.err = err
 
     async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
-        try:
-            fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
-        except OSError:
-            self.err.write("zcoder: no terminal to ask for approval; the command was denied\n")
-            self.err.flush()
-            # Raised, not answered DENY, so the model is told the truth: nobody was asked.
-            raise NoApprovalTerminal(
-                "no terminal to ask the user for approval; "
-                "rerun interactively, or with --yes to allow commands"
-            ) from None
-        try:
-            choices = "[y]es once, [a]llow all, [n]o" if request.allow_always else "[y]es, [n]o"
-            text = f"\nRun this command in {request.cwd}?\n  $ {request.command}\n"
-            if request.mcp is not None:  # an MCP tool call or server start: no shell command
-                text = f"\nAllow this?\n  {request.command}\n"
-            if request.warning:
-                text += f"  warning: {request.warning}\n"
-            os.write(fd, f"{text}{choices}: ".encode())
-            answer = (await _read_line(fd)).strip().lower()
-        finally:
-            os.close(fd)
-        if answer in ("y", "yes"):
-            return ApprovalDecision.ONCE
-        if answer in ("a", "all") and request.allow_always:
-            return ApprovalDecision.ALWAYS
-        return ApprovalDecision.DENY
+        choices = "[y]es once, [a]llow all, [n]o" if request.allow_always else "[y]es, [n]o"
+        text = f"\nRun this command in {request.cwd}?\n  $ {request.command}\n"
+        if request.mcp is not None:  # an MCP tool call or server start: no shell command
+            text = f"\nAllow this?\n  {request.command}\n"
+        if request.warning:
+            text += f"  warning: {request.warning}\n"
+        return await self._ask(
+            f"{text}{choices}: ",
+            grant=request.allow_always,
+            said="no terminal to ask for approval; the command was denied",
+            why="no terminal to ask the user for approval; "
+            "rerun interactively, or with --yes to allow commands",
+        )
 
     async def approve_edit(self, request: EditApprovalRequest) -> ApprovalDecision:
         """ZCODER_EDITS=ask: the diff on the terminal, then y/n (a: the rest of the turn)."""
+        choices = "[y]es, [a]ll edits of this turn, [n]o" if request.allow_turn else "[y]es, [n]o"
+        paths = ", ".join(request.paths)
+        text = f"\n{request.tool} wants to change {paths}:\n{request.diff}\n"
+        return await self._ask(
+            f"{visible_lines(text)}{choices}: ",
+            grant=request.allow_turn,
+            said="no terminal to ask about an edit; nothing was written",
+            why="no terminal to ask the user about this edit",
+        )
+
+    async def _ask(self, question: str, *, grant: bool, said: str, why: str) -> ApprovalDecision:
+        """``question`` on the terminal, and its answer: y once, a the ``grant`` where it is
+        offered, anything else no. Without a terminal ``said`` goes to standard error and
+        NoApprovalTerminal(``why``) is raised, not DENY answered, so the model is told the
+        truth: nobody was asked."""
         try:
             fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
         except OSError:
-            self.err.write("zcoder: no terminal to ask about an edit; nothing was written\n")
+            self.err.write(f"zcoder: {said}\n")
             self.err.flush()
-            raise NoApprovalTerminal("no terminal to ask the user about this edit") from None
+            raise NoApprovalTerminal(why) from None
         try:
-            choices = (
-                "[y]es, [a]ll edits of this turn, [n]o" if request.allow_turn else "[y]es, [n]o"
-            )
-            paths = ", ".join(request.paths)
-            text = f"\n{request.tool} wants to change {paths}:\n{request.diff}\n"
-            os.write(fd, f"{visible_lines(text)}{choices}: ".encode())
+            os.write(fd, question.encode())
             answer = (await _read_line(fd)).strip().lower()
         finally:
             os.close(fd)
         if answer in ("y", "yes"):
             return ApprovalDecision.ONCE
-        if answer in ("a", "all") and request.allow_turn:
+        if answer in ("a", "all") and grant:
             return ApprovalDecision.ALWAYS
         return ApprovalDecision.DENY
 
@@ -253,7 +246,7 @@ async def _run(
             profile = config.profile.value
             try:
                 if resume:
-                    lock = _lock_resumed(config, resume)
+                    lock = lock_resumed(config.home, resume)
                     data = store.load(resume, workspace, profile)
                     session_id, messages, ledger = data.info.id, data.messages, data.user_ledger
                     session_model: str | None = data.info.model
@@ -304,16 +297,6 @@ async def _run(
             lock.release()
 
 
-def _lock_resumed(config: Config, session_id: str) -> SessionLock | None:
-    try:
-        return acquire_session_lock(config.home, session_id)
-    except ValueError:  # not even the shape of an id
-        raise SessionNotFoundError(session_id) from None
-    except OSError:
-        logging.getLogger(__name__).warning("cannot lock %s", session_id, exc_info=True)
-        return None
-
-
 async def _run_turn(
     config: Config,
     prompt: str,
@@ -344,26 +327,18 @@ async def _run_turn(
         if session_model is not None and not same_model(session_model, model):
             with contextlib.suppress(SessionStoreError):
                 store.set_model(session_id, model)
-        registry = default_registry()
-        extensions = load_extensions(registry, config.workspace, config.home)
-        for problem in extensions.problems:
-            err.write(f"[zcoder] {visible(problem)}\n")
-        settings = AgentSettings.from_config(config, model, skills=extensions.skills)
-        if report is not None:
-            report.model = model
-        agent = Agent(
-            client=client,
-            registry=registry,
-            settings=settings,
-            approval=ApprovalPolicy(
-                config.command_policy, config.profile, edits=config.edit_policy
-            ),
+        agent, extensions = assemble_agent(
+            config,
+            client,
+            model,
             approver=TtyApprover(err),
             on_event=on_event,
             store=store,
+            on_problem=lambda problem: err.write(f"[zcoder] {visible(problem)}\n"),
             session_id=session_id,
-            hooks=extensions.hooks,
         )
+        if report is not None:
+            report.model = model
         agent.use_session(session_id, messages, ledger)
         try:
             windows: list[ContextWindow] = []
@@ -375,7 +350,7 @@ async def _run_turn(
                 )
                 for warning in window.warnings:
                     err.write(f"[zcoder] {warning}\n")
-                settings.num_ctx = window.tokens
+                agent.settings.num_ctx = window.tokens
                 windows.append(window)
                 await agent.session_started("resume" if messages else "startup")
                 # /NAME of a custom command or a skill, /skill NAME, $NAME (zcoder.commands).

@@ -8,6 +8,7 @@ profile, as git abbreviates commits.
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
 import time
@@ -16,10 +17,24 @@ from pathlib import Path
 
 from zcoder.model.context import same_model
 from zcoder.relay.sanitize import visible
-from zcoder.sessions import SessionInfo, SessionStore
+from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore
+from zcoder.sessions.locks import SessionLock
+from zcoder.sessions.locks import acquire as acquire_session_lock
 
 RECENT_LISTED = 10
 """How many recent sessions an unknown ``--resume`` id lists."""
+
+
+def lock_resumed(home: Path, session_id: str) -> SessionLock | None:
+    """The saved session's lock, as ``--resume`` takes it in every mode (unguarded where
+    none can be made); SessionNotFoundError for what is not even the shape of an id."""
+    try:
+        return acquire_session_lock(home, session_id)
+    except ValueError:
+        raise SessionNotFoundError(session_id) from None
+    except OSError:
+        logging.getLogger(__name__).warning("cannot lock %s", session_id, exc_info=True)
+        return None
 
 
 class ResumeError(Exception):

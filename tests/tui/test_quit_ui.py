@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 from textual.message import Message
 
+from zcoder.agent.relay_inbox import DISCARD_SUMMARY, RelayHistory
 from zcoder.relay import Envelope, Relay
 from zcoder.tui.messages import Notice, Say
-from zcoder.tui.quit_ui import DISCARD_SUMMARY, QuitScreen, QuitUI
+from zcoder.tui.quit_ui import QuitScreen, QuitUI
 
 
 @dataclass
@@ -38,6 +40,19 @@ class StandInRelay:
         self.receipts.append((cast(str, envelope), outcome, summary))
 
 
+class RecordingHistory(RelayHistory):
+    """The inbox's relay history over the stand-in, keeping the states it records."""
+
+    def __init__(self, relay: StandInRelay, recorded: list[tuple[str, str]]) -> None:
+        super().__init__(
+            cast(Relay, relay), store=lambda: None, session_id=lambda: None, workspace=Path()
+        )
+        self.recorded = recorded
+
+    def received(self, envelope: Envelope, state: str) -> None:
+        self.recorded.append((cast(str, envelope), state))
+
+
 @dataclass
 class World:
     relay: StandInRelay | None
@@ -47,9 +62,9 @@ class World:
     asked: list[tuple[QuitScreen, Callable[[bool | None], None]]] = field(default_factory=list)
 
     def quit_ui(self) -> QuitUI:
+        history = None if self.relay is None else RecordingHistory(self.relay, self.recorded)
         return QuitUI(
-            relay=lambda: cast(Relay | None, self.relay),
-            record=lambda envelope, state: self.recorded.append((cast(str, envelope), state)),
+            history=lambda: history,
             exit=self.exits.append,
             ask=lambda dialog, answered: self.asked.append((dialog, answered)),
             say=Say(self.posted.append),

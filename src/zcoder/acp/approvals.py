@@ -25,18 +25,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from acp import text_block, tool_content, update_tool_call
 from acp.helpers import ToolCallContentVariant
-from acp.schema import (
-    AllowedOutcome,
-    PermissionOption,
-    RequestPermissionResponse,
-    ToolCallUpdate,
-)
+from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
+from zcoder.acp.permission import PermissionAsker
 from zcoder.acp.updates import EventTranslator, FileEdit, UpdatePump
 from zcoder.agent.edits import EditJournal
 from zcoder.relay.names import name_of
@@ -58,18 +55,6 @@ log = logging.getLogger(__name__)
 ALLOW_ONCE = "allow_once"
 ALLOW_ALWAYS = "allow_always"
 REJECT_ONCE = "reject_once"
-
-
-class PermissionAsker(Protocol):
-    """The part of the SDK's agent-side connection this module uses."""
-
-    async def request_permission(
-        self,
-        session_id: str,
-        tool_call: ToolCallUpdate,
-        options: list[PermissionOption],
-        **kwargs: Any,
-    ) -> RequestPermissionResponse: ...
 
 
 def file_edits(changes: Sequence[FileChange]) -> list[FileEdit]:
@@ -116,22 +101,15 @@ class ReportingJournal(EditJournal):
         self._on_commit(file_edits(changes))
 
 
+@dataclass(eq=False)
 class AcpApprover:
     """Asks the client; see the module's docstring for what counts as a yes."""
 
-    def __init__(
-        self,
-        session_id: str,
-        client: PermissionAsker,
-        pump: UpdatePump,
-        translator: EventTranslator,
-        journal: Callable[[], ReportingJournal | None],
-    ) -> None:
-        self.session_id = session_id
-        self.client = client
-        self.pump = pump
-        self.translator = translator
-        self.journal = journal
+    session_id: str
+    client: PermissionAsker
+    pump: UpdatePump
+    translator: EventTranslator
+    journal: Callable[[], ReportingJournal | None]
 
     async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
         lines = [f"Run this command in {request.cwd}?", f"$ {request.command}"]

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -38,32 +39,29 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from zcoder.acp.approvals import AcpApprover, PermissionAsker, ReportingJournal
+from zcoder.acp.approvals import AcpApprover, ReportingJournal
 from zcoder.acp.commands import available_commands, find_command
 from zcoder.acp.mcp_servers import attach_client_mcp, client_entries
+from zcoder.acp.permission import PermissionAsker
 from zcoder.acp.relay import SessionRelay
 from zcoder.acp.updates import EventTranslator, Send, Update, UpdatePump, replay
 from zcoder.acp.user_commands import offered, user_commands
 from zcoder.agent import (
     Agent,
     AgentEvent,
-    AgentSettings,
     Notice,
     Outcome,
     TurnFinished,
-    register_relay_tools,
 )
+from zcoder.assembly import assemble_agent
 from zcoder.commands import UserCommands
 from zcoder.commands.run import run_typed
 from zcoder.config import Config
-from zcoder.extensions import load_extensions
 from zcoder.model import ModelClient, ModelError, make_client
 from zcoder.model.context import resolve_for_model, same_model
-from zcoder.resume import restored_model
+from zcoder.resume import lock_resumed, restored_model
 from zcoder.sessions import Message, SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
-from zcoder.sessions.locks import acquire as acquire_session_lock
-from zcoder.tools import ApprovalPolicy, default_registry
 
 log = logging.getLogger(__name__)
 
@@ -118,30 +116,32 @@ def prompt_response(finished: TurnFinished) -> PromptResponse:
     return PromptResponse(stop_reason=reason, field_meta={"zcoder": outcome})
 
 
+@dataclass(eq=False)
 class AcpSession:
     """A session open in this process; build it with :meth:`open`."""
 
-    def __init__(
-        self, config: Config, store: SessionStore, session_id: str, lock: SessionLock | None
-    ) -> None:
-        self.config = config
-        self.store = store
-        self.id = session_id
-        self.lock = lock
-        self.agent: Agent | None = None
-        self.pump: UpdatePump | None = None
-        self._stack = contextlib.AsyncExitStack()
-        self.relay: SessionRelay | None = None
-        self.user_commands = UserCommands()  # the workspace's custom commands and skills
-        self._turn: asyncio.Task[Any] | None = None
-        self._turns = asyncio.Lock()  # one turn at a time: the editor's prompt or a relayed task
-        self._prompting = False  # a prompt from the editor runs or waits for its turn
-        self._cancel_asked = False
-        self._window_sized = False
-        # SessionStart hooks run before the first turn (startup, or resume): an update
-        # they cause then goes to a session the editor knows.
-        self._session_source: str | None = "startup"
-        self.window_source: str | None = None  # where the window's size came from (/context)
+    config: Config
+    store: SessionStore
+    id: str
+    lock: SessionLock | None
+    agent: Agent | None = field(init=False, default=None)
+    pump: UpdatePump | None = field(init=False, default=None)
+    _stack: contextlib.AsyncExitStack = field(init=False, default_factory=contextlib.AsyncExitStack)
+    relay: SessionRelay | None = field(init=False, default=None)
+    # The workspace's custom commands and skills.
+    user_commands: UserCommands = field(init=False, default_factory=UserCommands)
+    _turn: asyncio.Task[Any] | None = field(init=False, default=None)
+    # One turn at a time: the editor's prompt or a relayed task.
+    _turns: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
+    # A prompt from the editor runs or waits for its turn.
+    _prompting: bool = field(init=False, default=False)
+    _cancel_asked: bool = field(init=False, default=False)
+    _window_sized: bool = field(init=False, default=False)
+    # SessionStart hooks run before the first turn (startup, or resume): an update
+    # they cause then goes to a session the editor knows.
+    _session_source: str | None = field(init=False, default="startup")
+    # Where the window's size came from (/context).
+    window_source: str | None = field(init=False, default=None)
 
     @classmethod
     async def open(
@@ -174,7 +174,7 @@ class AcpSession:
                 lock = taker.lock  # None only where no lock can be made (zcoder.sessions.locks)
                 session_id = info.id
             else:
-                lock = _lock(config, resume)
+                lock = lock_resumed(config.home, resume)
                 try:
                     data = store.load(resume, workspace, profile)
                 except BaseException:
@@ -239,34 +239,25 @@ class AcpSession:
         def on_event(event: AgentEvent) -> None:
             pump.put(translator(event))
 
-        registry = default_registry()
         # Published as a peer (zcoder.acp.relay): the editor's user answers for this session.
         self.relay = SessionRelay.start(config, session_id=self.id, store=self.store, show=pump.put)
         relay = self.relay
-        if relay is not None:
-            register_relay_tools(registry, relay.relay, approver)
-        extensions = load_extensions(registry, config.workspace, config.home)
-        for problem in extensions.problems:
-            log.warning("%s", problem)
-        settings = AgentSettings.from_config(config, model, skills=extensions.skills)
-        self.user_commands = user_commands(extensions.skills, extensions.commands)
         editors_servers = client_entries(mcp_servers)
-        if editors_servers:  # attached below, with zcoder's own (zcoder.acp.mcp_servers)
-            settings.mcp_home = None
-        agent = Agent(
-            client=model_client,
-            registry=registry,
-            settings=settings,
-            approval=ApprovalPolicy(
-                config.command_policy, config.profile, edits=config.edit_policy
-            ),
+        agent, extensions = assemble_agent(
+            config,
+            model_client,
+            model,
             approver=approver,
             on_event=on_event,
             store=self.store,
-            session_id=self.id,
-            hooks=extensions.hooks,
+            on_problem=lambda problem: log.warning("%s", problem),
+            relay=None if relay is None else (relay.relay, approver),
             relay_available=lambda: relay is not None and relay.available,
+            session_id=self.id,
+            # The editor's servers are attached below, with zcoder's own (acp/mcp_servers.py).
+            own_mcp=not editors_servers,
         )
+        self.user_commands = user_commands(extensions.skills, extensions.commands)
         # The same journal, telling the update stream the whole text of each edit.
         journal.append(
             ReportingJournal(
@@ -279,7 +270,9 @@ class AcpSession:
         agent.edits = journal[0]
         agent.use_session(self.id, messages, ledger)
         if editors_servers:
-            agent.mcp = attach_client_mcp(registry, config.workspace, config.home, editors_servers)
+            agent.mcp = attach_client_mcp(
+                agent.registry, config.workspace, config.home, editors_servers
+            )
         self.agent = agent
         if session_model is not None:
             self._session_source = "resume"
@@ -442,17 +435,6 @@ class AcpSession:
                 self.store.discard_if_unused(self.id)
             if self.lock is not None:
                 self.lock.release()
-
-
-def _lock(config: Config, session_id: str) -> SessionLock | None:
-    """The saved session's lock, as ``--resume`` takes it (unguarded where none can be made)."""
-    try:
-        return acquire_session_lock(config.home, session_id)
-    except ValueError:  # not even the shape of an id
-        raise SessionNotFoundError(session_id) from None
-    except OSError:
-        log.warning("cannot lock %s", session_id, exc_info=True)
-        return None
 
 
 def workspace_of(cwd: str) -> Path:

@@ -40,21 +40,7 @@ from acp import (
 from acp.helpers import SessionUpdate, ToolCallContentVariant
 from acp.schema import ToolCallLocation, ToolCallStatus, ToolKind, UsageUpdate
 
-from zcoder.agent.events import (
-    AgentEvent,
-    AssistantDelta,
-    AssistantMessage,
-    ErrorNotice,
-    Notice,
-    RelayReceived,
-    ThinkingDelta,
-    ToolFinished,
-    ToolOutput,
-    ToolStarted,
-    TurnFinished,
-    UserCommandFinished,
-    UserCommandStarted,
-)
+from zcoder.agent import events as ev
 from zcoder.agent.status import ContextUsage
 from zcoder.model.recovery import HeldReply
 from zcoder.relay.display import from_words, sender_words
@@ -146,25 +132,25 @@ class EventTranslator:
         if self.running_call is not None:
             self._edits.setdefault(self.running_call, []).extend(edits)
 
-    def __call__(self, event: AgentEvent) -> list[Update]:
-        if isinstance(event, AssistantDelta):
+    def __call__(self, event: ev.AgentEvent) -> list[Update]:
+        if isinstance(event, ev.AssistantDelta):
             return self._message(self._held.feed(event.text))
-        if isinstance(event, ThinkingDelta):
+        if isinstance(event, ev.ThinkingDelta):
             return [update_agent_thought_text(event.text)] if event.text else []
-        if isinstance(event, AssistantMessage):
+        if isinstance(event, ev.AssistantMessage):
             if not event.streamed:
                 return self._message(event.text)
             return self._message(self._held.finish(event.text))
-        if isinstance(event, TurnFinished):
+        if isinstance(event, ev.TurnFinished):
             rest = self._held.finish(self._held.content) if self._held.content else ""
             return self._message(rest)
-        if isinstance(event, ToolStarted):
+        if isinstance(event, ev.ToolStarted):
             return self._started(event)
-        if isinstance(event, ToolOutput):
+        if isinstance(event, ev.ToolOutput):
             return self._streamed(event.call_id, event.text)
-        if isinstance(event, ToolFinished):
+        if isinstance(event, ev.ToolFinished):
             return self._finished(event)
-        if isinstance(event, UserCommandStarted):
+        if isinstance(event, ev.UserCommandStarted):
             self._output[event.command_id] = ""
             return [
                 start_tool_call(
@@ -175,7 +161,7 @@ class EventTranslator:
                     raw_input={"command": event.command},
                 )
             ]
-        if isinstance(event, UserCommandFinished):
+        if isinstance(event, ev.UserCommandFinished):
             self._output.pop(event.command_id, None)
             return [
                 update_tool_call(
@@ -184,11 +170,11 @@ class EventTranslator:
                     content=[tool_content(text_block(event.output))],
                 )
             ]
-        if isinstance(event, Notice):
+        if isinstance(event, ev.Notice):
             return self._message(f"\n\n_zcoder: {event.text}_\n\n")
-        if isinstance(event, ErrorNotice):
+        if isinstance(event, ev.ErrorNotice):
             return self._message(f"\n\n**zcoder: {event.text}**\n\n")
-        if isinstance(event, RelayReceived):
+        if isinstance(event, ev.RelayReceived):
             return [
                 relayed_task(
                     event.sender_kind,
@@ -207,7 +193,7 @@ class EventTranslator:
     def _message(self, text: str) -> list[Update]:
         return [update_agent_message_text(text)] if text else []
 
-    def _started(self, event: ToolStarted) -> list[Update]:
+    def _started(self, event: ev.ToolStarted) -> list[Update]:
         self.running_call = event.call_id
         self._output[event.call_id] = ""
         kind = tool_kind(event.name)
@@ -232,7 +218,7 @@ class EventTranslator:
             )
         ]
 
-    def _finished(self, event: ToolFinished) -> list[Update]:
+    def _finished(self, event: ev.ToolFinished) -> list[Update]:
         if self.running_call == event.call_id:
             self.running_call = None
         self._output.pop(event.call_id, None)

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import KW_ONLY, InitVar, dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -65,33 +66,29 @@ _OUTCOMES: Final = {o.value: o for o in Outcome}
 _STOP_REASONS: Final = {"cancelled": Outcome.STOPPED, "max_tokens": Outcome.INCOMPLETE}
 
 
+@dataclass(eq=False)
 class RemoteAgent(Handler):
-    def __init__(
-        self,
-        target: Target,
-        env: Mapping[str, str],
-        *,
-        on_event: Callable[[AgentEvent], None],
-        on_user: Callable[[str], None],
-        approver: Approver,
-        on_dropped: Callable[[str], None],
-    ) -> None:
-        self.target = target
-        self.env = env
-        self.on_event = on_event
-        self.approver = approver
-        self.on_dropped = on_dropped
-        self.reader = UpdateReader(on_event, on_user)
-        self.connection: Connection | None = None
-        self.session_id: str | None = None
-        self.interrupted: list[str] = []
-        """Commands a lost connection interrupted, to name again once reconnected."""
-        self._asking: set[asyncio.Task[Any]] = set()
-        self._watch: asyncio.Task[None] | None = None
-        self._closing = False
-        self._held: list[Any] | None = None
-        # MCP servers are the remote zcoder's (started and closed there): none here.
-        self.mcp: None = None
+    target: Target
+    env: Mapping[str, str]
+    _: KW_ONLY
+    on_event: Callable[[AgentEvent], None]
+    on_user: InitVar[Callable[[str], None]]
+    approver: Approver
+    on_dropped: Callable[[str], None]
+    reader: UpdateReader = field(init=False)
+    connection: Connection | None = field(init=False, default=None)
+    session_id: str | None = field(init=False, default=None)
+    interrupted: list[str] = field(init=False, default_factory=list)
+    """Commands a lost connection interrupted, to name again once reconnected."""
+    _asking: set[asyncio.Task[Any]] = field(init=False, default_factory=set)
+    _watch: asyncio.Task[None] | None = field(init=False, default=None)
+    _closing: bool = field(init=False, default=False)
+    _held: list[Any] | None = field(init=False, default=None)
+    # MCP servers are the remote zcoder's (started and closed there): none here.
+    mcp: None = field(init=False, default=None)
+
+    def __post_init__(self, on_user: Callable[[str], None]) -> None:
+        self.reader = UpdateReader(self.on_event, on_user)
 
     # -- the connection -----------------------------------------------------------------
 

@@ -26,16 +26,10 @@ from typing import Any, Final, Protocol, TypeVar
 
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent
 from acp.client.connection import ClientSideConnection
-from acp.schema import (
-    ClientCapabilities,
-    Implementation,
-    PermissionOption,
-    RequestPermissionResponse,
-    SessionInfo,
-    ToolCallUpdate,
-)
+from acp.schema import ClientCapabilities, Implementation, SessionInfo
 
 from zcoder import __version__
+from zcoder.acp.permission import PermissionAsker
 from zcoder.remote.target import Target, ssh_argv
 
 log = logging.getLogger(__name__)
@@ -55,16 +49,8 @@ class ConnectionLost(Exception):
     """The SSH connection ended (``str``: what ssh said, if anything)."""
 
 
-class Handler(Protocol):
+class Handler(PermissionAsker, Protocol):
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None: ...
-
-    async def request_permission(
-        self,
-        session_id: str,
-        tool_call: ToolCallUpdate,
-        options: list[PermissionOption],
-        **kwargs: Any,
-    ) -> RequestPermissionResponse: ...
 
 
 @dataclass

@@ -33,20 +33,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from zcoder.agent.events import (
-    AgentEvent,
-    AssistantDelta,
-    AssistantMessage,
-    ErrorNotice,
-    Notice,
-    Outcome,
-    StatusChanged,
-    ThinkingDelta,
-    ToolFinished,
-    ToolOutput,
-    ToolStarted,
-    TurnFinished,
-)
+from zcoder.agent import events as ev
 from zcoder.agent.status import ContextUsage, Status
 
 _NOTICE: Final = re.compile(r"\A\n\n_zcoder: (?P<text>.*)_\n\n\Z", re.DOTALL)
@@ -125,7 +112,7 @@ class UpdateReader:
     """One remote session's updates → agent events (``emit``); the user's own messages →
     ``on_user``. Stateful: the reply being written, the calls running."""
 
-    emit: Callable[[AgentEvent], None]
+    emit: Callable[[ev.AgentEvent], None]
     on_user: Callable[[str], None]
     calls: dict[str, _Call] = field(default_factory=dict)
     reply: str = ""
@@ -145,7 +132,7 @@ class UpdateReader:
             self._message(update)
         elif isinstance(update, AgentThoughtChunk):
             if isinstance(update.content, TextContentBlock) and update.content.text:
-                self.emit(ThinkingDelta(update.content.text))
+                self.emit(ev.ThinkingDelta(update.content.text))
         elif isinstance(update, UserMessageChunk):
             self.end_reply()
             if isinstance(update.content, TextContentBlock):
@@ -164,13 +151,13 @@ class UpdateReader:
         text = update.content.text
         if found := _NOTICE.match(text):
             self.end_reply()
-            self.emit(Notice(found["text"]))
+            self.emit(ev.Notice(found["text"]))
         elif found := _ERROR.match(text):
             self.end_reply()
-            self.emit(ErrorNotice(found["text"]))
+            self.emit(ev.ErrorNotice(found["text"]))
         elif text:
             self.reply += text
-            self.emit(AssistantDelta(text))
+            self.emit(ev.AssistantDelta(text))
 
     def restart(self) -> None:
         """Another session is loaded: what was being written, and the calls running,
@@ -183,7 +170,7 @@ class UpdateReader:
         if self.reply:
             text, self.reply = self.reply, ""
             self.last_reply = text
-            self.emit(AssistantMessage(text, partial=partial))
+            self.emit(ev.AssistantMessage(text, partial=partial))
 
     def _started(self, update: ToolCallStart) -> None:
         self.end_reply()
@@ -193,11 +180,11 @@ class UpdateReader:
         if name == "run_command" and "command" not in arguments:
             arguments["command"] = update.title
         self.calls[update.tool_call_id] = _Call(name, arguments)
-        self.emit(ToolStarted(update.tool_call_id, name, arguments))
+        self.emit(ev.ToolStarted(update.tool_call_id, name, arguments))
         if update.status in _FINAL:  # a call replayed by session/load
             self._finished(update.tool_call_id, update.status, update.content, update.raw_output)
         else:
-            self.emit(StatusChanged(Status.TOOL, name))
+            self.emit(ev.StatusChanged(Status.TOOL, name))
 
     def _progress(self, update: ToolCallProgress) -> None:
         call_id = update.tool_call_id
@@ -212,7 +199,7 @@ class UpdateReader:
             new = new_output(call.output, now)
             call.output = now
             if new:
-                self.emit(ToolOutput(call_id, new))
+                self.emit(ev.ToolOutput(call_id, new))
 
     def _finished(self, call_id: str, status: str, content: Any, raw_output: Any) -> None:
         call = self.calls.pop(call_id, None)
@@ -224,8 +211,8 @@ class UpdateReader:
         metadata: dict[str, Any] = {}
         if diff := diff_of(content):
             metadata["diff"] = diff
-        self.emit(ToolFinished(call_id, name, status, output, metadata))
-        self.emit(StatusChanged(Status.THINKING))
+        self.emit(ev.ToolFinished(call_id, name, status, output, metadata))
+        self.emit(ev.StatusChanged(Status.THINKING))
 
     def interrupted(self, why: str) -> list[str]:
         """The connection is gone: every running call ends as interrupted (its command is
@@ -234,12 +221,12 @@ class UpdateReader:
         self.end_reply(partial=True)
         for call_id in list(self.calls):
             call = self.calls.pop(call_id)
-            self.emit(ToolFinished(call_id, call.name, "interrupted", why))
+            self.emit(ev.ToolFinished(call_id, call.name, "interrupted", why))
         return commands
 
-    def turn_ended(self, outcome: Outcome, error: str = "") -> TurnFinished:
-        self.end_reply(partial=outcome is Outcome.STOPPED)
-        finished = TurnFinished(outcome, error=error)
-        self.emit(StatusChanged(outcome.badge))
+    def turn_ended(self, outcome: ev.Outcome, error: str = "") -> ev.TurnFinished:
+        self.end_reply(partial=outcome is ev.Outcome.STOPPED)
+        finished = ev.TurnFinished(outcome, error=error)
+        self.emit(ev.StatusChanged(outcome.badge))
         self.emit(finished)
         return finished

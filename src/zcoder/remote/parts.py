@@ -168,11 +168,7 @@ class RemoteParts(Parts):
         return self.sessions_of(RemoteSessions, resume=None, link=self.link)
 
     @cached_property
-    def relay_ui(self) -> RelayUI:
-        return self._remote_relay
-
-    @cached_property
-    def _remote_relay(self) -> RemoteRelay:
+    def relay_ui(self) -> RemoteRelay:
         return RemoteRelay(
             self.services,
             self.say,
@@ -183,4 +179,4 @@ class RemoteParts(Parts):
 
     @cached_property
     def slash(self) -> SlashCommands:
-        return self.slash_of(RemoteSlash, link=self.link, relay=self._remote_relay)
+        return self.slash_of(RemoteSlash, link=self.link, relay=self.relay_ui)

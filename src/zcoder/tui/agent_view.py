@@ -10,24 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from zcoder.agent import (
-    AgentEvent,
-    AssistantDelta,
-    AssistantMessage,
-    ContextUsage,
-    ErrorNotice,
-    Notice,
-    RelayReceived,
-    Status,
-    StatusChanged,
-    ThinkingDelta,
-    ToolFinished,
-    ToolOutput,
-    ToolStarted,
-    TurnFinished,
-    UserCommandFinished,
-    UserCommandStarted,
-)
+from zcoder.agent import events as ev
+from zcoder.agent.status import ContextUsage, Status
 from zcoder.tui.status import RUNNING_COMMAND, WAITING_FOR_MODEL, WRITING_REPLY
 from zcoder.tui.transcript import (
     AssistantEntry,
@@ -41,7 +25,7 @@ from zcoder.tui.transcript import (
 )
 
 
-def badge_label(event: StatusChanged) -> str:
+def badge_label(event: ev.StatusChanged) -> str:
     """What the header's badge says for the agent's status: what is happening now. The
     agent says THINKING when it sends a request; until the model streams something that
     is waiting (ThinkingDelta and AssistantDelta then say Thinking or Writing reply)."""
@@ -83,8 +67,8 @@ class AgentView:
         self._tool_entries.clear()
         self._commands.clear()
 
-    def on_event(self, event: AgentEvent) -> None:
-        if isinstance(event, ThinkingDelta):
+    def on_event(self, event: ev.AgentEvent) -> None:
+        if isinstance(event, ev.ThinkingDelta):
             self.set_status(Status.THINKING.value)  # only while reasoning streams
             self._thinking_text += event.text
             if self._thinking_entry is None:
@@ -97,11 +81,11 @@ class AgentView:
         if isinstance(event, ContextUsage):
             self.set_usage(event)
             return
-        if not isinstance(event, StatusChanged):
+        if not isinstance(event, ev.StatusChanged):
             self._end_thinking()
-        if isinstance(event, StatusChanged):
+        if isinstance(event, ev.StatusChanged):
             self.set_status(badge_label(event))
-        elif isinstance(event, AssistantDelta):
+        elif isinstance(event, ev.AssistantDelta):
             self.set_status(WRITING_REPLY)
             self._stream_text += event.text
             if self._stream_entry is None:
@@ -109,7 +93,7 @@ class AgentView:
                 self.show(self._stream_entry)
             else:
                 self._stream_entry.stream(self._stream_text)
-        elif isinstance(event, AssistantMessage):
+        elif isinstance(event, ev.AssistantMessage):
             if not event.text.strip():
                 # What streamed was a tool call or reasoning written as text: not a reply.
                 if event.streamed and self._stream_entry is not None:
@@ -119,32 +103,32 @@ class AgentView:
             else:
                 self.show(AssistantEntry(event.text, partial=event.partial))
             self._end_stream()
-        elif isinstance(event, ToolOutput):
+        elif isinstance(event, ev.ToolOutput):
             command = self._commands.get(event.call_id)
             if command is not None:
                 command.append(event.text)
-        elif isinstance(event, UserCommandStarted):
+        elif isinstance(event, ev.UserCommandStarted):
             self._end_stream()
             self._commands[event.command_id] = CommandEntry.for_user(event.command)
             self.show(self._commands[event.command_id])
-        elif isinstance(event, UserCommandFinished):
+        elif isinstance(event, ev.UserCommandFinished):
             command = self._commands.pop(event.command_id, None)
             if command is None:
                 command = CommandEntry.for_user(event.command, event.status)
                 self.show(command)
             command.finish(event.status, event.output)
-        elif isinstance(event, ToolStarted) and event.name == "run_command":
+        elif isinstance(event, ev.ToolStarted) and event.name == "run_command":
             self._end_stream()
             self._commands[event.call_id] = CommandEntry.for_tool(event.name, event.arguments)
             self.show(self._commands[event.call_id])
-        elif isinstance(event, ToolStarted):
+        elif isinstance(event, ev.ToolStarted):
             self._end_stream()
             entry = self.show(Entry("tool", tool_text(event.name, event.arguments, "running")))
             self._tool_entries[event.call_id] = (entry, event.name, event.arguments)
-        elif isinstance(event, ToolFinished) and event.call_id in self._commands:
+        elif isinstance(event, ev.ToolFinished) and event.call_id in self._commands:
             status = "interrupted" if event.status == "not_executed" else event.status
             self._commands.pop(event.call_id).finish(status, event.output)
-        elif isinstance(event, ToolFinished):
+        elif isinstance(event, ev.ToolFinished):
             status = "interrupted" if event.status == "not_executed" else event.status
             known = self._tool_entries.pop(event.call_id, None)
             diff = str(event.metadata.get("diff") or "")  # an edit's diff (tools/edits.py)
@@ -153,12 +137,12 @@ class AgentView:
             else:
                 entry, name, arguments = known
                 entry.show_text(tool_text(name, arguments, status, event.output, diff))
-        elif isinstance(event, Notice):
+        elif isinstance(event, ev.Notice):
             self.show(Entry("system", system_text(event.text)))
-        elif isinstance(event, ErrorNotice):
+        elif isinstance(event, ev.ErrorNotice):
             self._end_stream()
             self.show(Entry("error", error_text(event.text)))
-        elif isinstance(event, RelayReceived):
+        elif isinstance(event, ev.RelayReceived):
             self.show(
                 Entry(
                     "relay",
@@ -172,7 +156,7 @@ class AgentView:
                     ),
                 )
             )
-        elif isinstance(event, TurnFinished):
+        elif isinstance(event, ev.TurnFinished):
             self._end_stream()
 
     def _end_thinking(self) -> None:

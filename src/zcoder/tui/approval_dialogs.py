@@ -17,6 +17,8 @@ tui/edit_dialogs.py.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import ClassVar, Generic, TypeVar
 
 from rich.text import Text
 from textual.widgets import Static
@@ -24,26 +26,99 @@ from textual.widgets import Static
 from zcoder.relay import Peer
 from zcoder.relay.names import explicit_name
 from zcoder.relay.sanitize import visible
-from zcoder.tools import ApprovalDecision, CommandApprovalRequest
+from zcoder.tools import ApprovalDecision, CommandApprovalRequest, EditApprovalRequest
 from zcoder.tools.approval import McpServerStart, McpToolCall
 from zcoder.tui.dialogs import GuardedDialog
 from zcoder.tui.widgets import screen_safe
 
 
-class ApprovalScreen(GuardedDialog[ApprovalDecision]):
-    """run_command approval: y once, a for the rest of the process (when offered), n/Esc."""
+@dataclass(frozen=True)
+class DecisionKeys:
+    """What y, a and n do in an approval dialog, and its keys line in the dialog's words.
 
-    def __init__(
-        self, request: CommandApprovalRequest, *, give_back: Callable[[str], object] | None = None
-    ) -> None:
+    y says yes once; a is the grant the dialog offers (the rest of the process's commands,
+    the rest of the turn's edits) and, in a relayed task's dialog, which never offers one,
+    a yes to this one only (the seed's rule); n (and Escape) says no.
+    """
+
+    yes: str  # y where nothing else is offered
+    once: str  # y beside the grant
+    grant: str  # a
+    this_one: str  # y or a in a relayed task's dialog
+    no: str
+
+    def line(self, *, grant_offered: bool, relayed: bool) -> str:
+        if grant_offered:
+            return f"[y] {self.once}   [a] {self.grant}   [n]/Esc {self.no}"
+        if relayed:
+            return f"[y]/[a] {self.this_one}   [n]/Esc {self.no}   (a relayed task asks each time)"
+        return f"[y] {self.yes}   [n]/Esc {self.no}"
+
+    @staticmethod
+    def answer(key: str, *, grant_offered: bool, relayed: bool) -> ApprovalDecision | None:
+        if key == "y":
+            return ApprovalDecision.ONCE
+        if key == "a":
+            if grant_offered:
+                return ApprovalDecision.ALWAYS
+            return ApprovalDecision.ONCE if relayed else None
+        if key == "n":
+            return ApprovalDecision.DENY
+        return None
+
+
+R = TypeVar("R", CommandApprovalRequest, EditApprovalRequest)
+
+
+class DecisionDialog(GuardedDialog[ApprovalDecision], Generic[R]):
+    """An approval dialog about a ``request``: its keys are ``KEYS`` (DecisionKeys), the
+    grant offered is the subclass's ``grant_offered``, and a relayed task's request says
+    so in the title."""
+
+    KEYS: ClassVar[DecisionKeys]
+
+    def __init__(self, request: R, *, give_back: Callable[[str], object] | None = None) -> None:
         super().__init__(ApprovalDecision.DENY, give_back=give_back)
-        self.request = request
+        self.request: R = request
 
-    def title_text(self) -> Text:
+    @property
+    def grant_offered(self) -> bool:
+        raise NotImplementedError
+
+    def titled(self, title: str) -> Text:
+        """``title``, naming the relayed task's sender when a relayed task asks."""
         sender = self.request.requested_by
         if sender:
-            return Text(f"Run this command? — asked by a task relayed {visible(sender)}")
-        return Text("Run this command?")
+            return Text(f"{title} — asked by a task relayed {visible(sender)}")
+        return Text(title)
+
+    def keys_text(self) -> str:
+        relayed = self.request.requested_by is not None
+        return self.KEYS.line(grant_offered=self.grant_offered, relayed=relayed)
+
+    def answer_for(self, key: str) -> ApprovalDecision | None:
+        relayed = self.request.requested_by is not None
+        return self.KEYS.answer(key, grant_offered=self.grant_offered, relayed=relayed)
+
+
+class ApprovalScreen(DecisionDialog[CommandApprovalRequest]):
+    """run_command approval: y once, a for the rest of the process (when offered), n/Esc.
+    The grant is process-wide; in sysadmin ``a`` is not an answer at all."""
+
+    KEYS = DecisionKeys(
+        yes="run this command",
+        once="run once",
+        grant="allow commands for this process",
+        this_one="run this one command",
+        no="deny",
+    )
+
+    @property
+    def grant_offered(self) -> bool:
+        return self.request.allow_always
+
+    def title_text(self) -> Text:
+        return self.titled("Run this command?")
 
     def meta(self) -> list[Static]:
         r = self.request
@@ -65,27 +140,6 @@ class ApprovalScreen(GuardedDialog[ApprovalDecision]):
 
     def body_prefix(self) -> str:
         return "$ "
-
-    def keys_text(self) -> str:
-        r = self.request
-        if r.allow_always:
-            return "[y] run once   [a] allow commands for this process   [n]/Esc deny"
-        if r.requested_by is not None:
-            return "[y]/[a] run this one command   [n]/Esc deny   (a relayed task asks each time)"
-        return "[y] run this command   [n]/Esc deny"
-
-    def answer_for(self, key: str) -> ApprovalDecision | None:
-        if key == "y":
-            return ApprovalDecision.ONCE
-        if key == "a":
-            # Offered: the process-wide grant. In a relayed task's dialog `a` approves this
-            # one command (the seed's rule); in sysadmin it is not an answer at all.
-            if self.request.allow_always:
-                return ApprovalDecision.ALWAYS
-            return ApprovalDecision.ONCE if self.request.requested_by is not None else None
-        if key == "n":
-            return ApprovalDecision.DENY
-        return None
 
 
 def approval_screen(
@@ -144,19 +198,18 @@ class McpApprovalScreen(ApprovalScreen):
     """An MCP tool call's approval: y runs this one call, n/Esc denies it (``a`` is never
     offered: each call that may change something asks)."""
 
+    KEYS = replace(ApprovalScreen.KEYS, yes="run this call", this_one="run this one call")
+
     @property
     def call(self) -> McpToolCall:
         assert isinstance(self.request.mcp, McpToolCall)
         return self.request.mcp
 
     def title_text(self) -> Text:
-        sender = self.request.requested_by
-        title = (
-            f"Run the MCP tool {visible(self.call.tool)} of the server {visible(self.call.server)}?"
+        call = self.call
+        return self.titled(
+            f"Run the MCP tool {visible(call.tool)} of the server {visible(call.server)}?"
         )
-        if sender:
-            return Text(f"{title} — asked by a task relayed {visible(sender)}")
-        return Text(title)
 
     def meta(self) -> list[Static]:
         c, r = self.call, self.request
@@ -182,11 +235,6 @@ class McpApprovalScreen(ApprovalScreen):
 
     def body_prefix(self) -> str:
         return ""
-
-    def keys_text(self) -> str:
-        if self.request.requested_by is not None:
-            return "[y]/[a] run this one call   [n]/Esc deny   (a relayed task asks each time)"
-        return "[y] run this call   [n]/Esc deny"
 
 
 class ConfirmSendScreen(GuardedDialog[bool]):

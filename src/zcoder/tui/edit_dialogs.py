@@ -14,8 +14,8 @@ from rich.text import Text
 from textual.widgets import Static
 
 from zcoder.agent.edits import UndoPlan
-from zcoder.relay.sanitize import visible
-from zcoder.tools import ApprovalDecision, EditApprovalRequest
+from zcoder.tools import EditApprovalRequest
+from zcoder.tui.approval_dialogs import DecisionDialog, DecisionKeys
 from zcoder.tui.dialogs import GuardedDialog
 from zcoder.tui.diff_view import diff_text
 from zcoder.tui.widgets import screen_safe
@@ -30,22 +30,26 @@ def _paths(paths: tuple[str, ...] | list[str]) -> str:
     return shown + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
 
 
-class EditApprovalScreen(GuardedDialog[ApprovalDecision]):
+class EditApprovalScreen(DecisionDialog[EditApprovalRequest]):
     """y writes this edit, a the rest of this turn's edits (when offered), n/Esc refuses."""
 
-    def __init__(
-        self, request: EditApprovalRequest, *, give_back: Callable[[str], object] | None = None
-    ) -> None:
-        super().__init__(ApprovalDecision.DENY, give_back=give_back)
-        self.request = request
+    KEYS = DecisionKeys(
+        yes="write",
+        once="write",
+        grant="allow this turn's edits",
+        this_one="write this one edit",
+        no="refuse",
+    )
+
+    @property
+    def grant_offered(self) -> bool:
+        return self.request.allow_turn
 
     def title_text(self) -> Text:
         count = len(self.request.paths)
-        what = f"Write this change to {count} files?" if count > 1 else "Write this change?"
-        sender = self.request.requested_by
-        if sender:
-            return Text(f"{what} — asked by a task relayed {visible(sender)}")
-        return Text(what)
+        return self.titled(
+            f"Write this change to {count} files?" if count > 1 else "Write this change?"
+        )
 
     def meta(self) -> list[Static]:
         r = self.request
@@ -56,25 +60,6 @@ class EditApprovalScreen(GuardedDialog[ApprovalDecision]):
 
     def body_renderable(self) -> Text:
         return diff_text(self.request.diff, reveal_blanks=True)
-
-    def keys_text(self) -> str:
-        r = self.request
-        if r.allow_turn:
-            return "[y] write   [a] allow this turn's edits   [n]/Esc refuse"
-        if r.requested_by is not None:
-            return "[y]/[a] write this one edit   [n]/Esc refuse   (a relayed task asks each time)"
-        return "[y] write   [n]/Esc refuse"
-
-    def answer_for(self, key: str) -> ApprovalDecision | None:
-        if key == "y":
-            return ApprovalDecision.ONCE
-        if key == "a":
-            if self.request.allow_turn:
-                return ApprovalDecision.ALWAYS
-            return ApprovalDecision.ONCE if self.request.requested_by is not None else None
-        if key == "n":
-            return ApprovalDecision.DENY
-        return None
 
 
 class UndoScreen(GuardedDialog[str]):

@@ -132,11 +132,6 @@ def tool_text(
     return text
 
 
-def receipt_text_for_user(outcome: str, who: str, summary: str) -> str:
-    """What a receipt says in the transcript (and in the saved session)."""
-    return f"{who} {outcome}" + (f": {summary}" if summary else "")
-
-
 def receipt_text(text: str) -> Text:
     return Text.assemble(_label("⇄ receipt ", "bold magenta"), screen_safe(text))
 

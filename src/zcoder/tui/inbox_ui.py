@@ -114,12 +114,6 @@ class InboxUI:
             )
         self.say.notice("\n".join(lines))
 
-    def send_receipt(self, task: Envelope, outcome: str, summary: str) -> None:
-        """Tell the task's sender how it ended, on a thread of its own: the turn's end (or its
-        cancellation) never waits for a peer. A receipt-less peer (zcoder.zsh) is quiet."""
-        if self.relay() is not None:
-            self.history.send_receipt(task, outcome, summary)
-
     def show_receipts(self) -> None:
         """Receipts for tasks this instance sent: saved in the history, shown, and given to
         the model as context (they start no turn)."""

@@ -217,9 +217,8 @@ class Parts:
         from zcoder.tui.quit_ui import QuitUI
 
         return QuitUI(
-            relay=lambda: self.services.relay,
-            # RelayUI is made when first used: not by making this.
-            record=lambda envelope, state: self.relay_ui.inbox.received(envelope, state),  # noqa: PLW0108
+            # RelayUI is made when first used: not by making this, nor without a relay.
+            history=lambda: None if self.services.relay is None else self.relay_ui.inbox.history,
             exit=self.exit,
             ask=self.screen.ask,
             say=self.say,

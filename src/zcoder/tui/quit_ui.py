@@ -10,25 +10,22 @@ all the same, as far as the time allows.
 from __future__ import annotations
 
 import collections
-import concurrent.futures
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.widgets import Static
 
-from zcoder.relay import ClaimedMessage, Envelope, Relay
+from zcoder.relay import Envelope
 from zcoder.relay.display import sender_from
 from zcoder.relay.sanitize import visible
 from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.dialogs import GuardedDialog
 
 if TYPE_CHECKING:
+    from zcoder.agent.relay_inbox import RelayHistory
     from zcoder.tui.messages import Say
-
-DISCARD_SUMMARY: Final = "the receiving zcoder quit before running it"
-RECEIPTS_DEADLINE: Final = 5.0  # seconds all discarded receipts may take together at exit
 
 
 class QuitScreen(GuardedDialog[bool]):
@@ -78,24 +75,19 @@ class QuitScreen(GuardedDialog[bool]):
 class QuitUI:
     """Quitting: at once, or after asking when relayed messages would be dropped.
 
-    It takes what it uses, never the app: ``relay`` (the relay, None while there is
-    none), ``record`` (the inbox's history of a message's state), ``exit`` (the app's),
+    It takes what it uses, never the app: ``history`` (the inbox's relay history, which
+    knows the messages not run yet; None while there is no relay), ``exit`` (the app's),
     ``ask`` (show the dialog; its answer goes to the callback) and ``say``."""
 
-    relay: Callable[[], Relay | None]
-    record: Callable[[Envelope, str], None]
+    history: Callable[[], RelayHistory | None]
     exit: Callable[[int], object]
     ask: Callable[[QuitScreen, Callable[[bool | None], None]], object]
     say: Say
     _asking: bool = field(default=False, init=False)
 
     def unrun(self) -> list[Envelope]:
-        relay = self.relay()
-        if relay is None or not relay.available:
-            return []
-        messages = [m.envelope for m in relay.waiting()]
-        messages += [m.envelope for m in relay.held() if isinstance(m, ClaimedMessage)]
-        return messages
+        history = self.history()
+        return [] if history is None else history.unrun()
 
     @slash_command(Form("/quit", "leave zcoder"), aliases=("/exit", "/q"))
     def quit_command(self, _argument: str) -> None:
@@ -123,16 +115,5 @@ class QuitUI:
 
     def discard_all(self) -> int:
         """Tell the senders of every unrun message that it was discarded; how many."""
-        relay = self.relay()
-        messages = self.unrun()
-        if relay is None or not messages:
-            return 0
-        for envelope in messages:
-            self.record(envelope, "discarded")
-        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
-            futures = [
-                pool.submit(relay.send_receipt, envelope, "discarded", DISCARD_SUMMARY)
-                for envelope in messages
-            ]
-            concurrent.futures.wait(futures, timeout=RECEIPTS_DEADLINE)
-        return len(messages)
+        history = self.history()
+        return 0 if history is None else history.discard_unrun()

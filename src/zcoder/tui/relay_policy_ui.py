@@ -94,11 +94,10 @@ class RelayPolicyUI:
                 self.say.notice(f"The message from {sender} joins the queue and runs next.")
                 self.user_acted()
         elif self._live().discard(message.path.name):
-            self.inbox.received(message.envelope, "refused")
-            self.say.notice(f"The message from {sender} was discarded; its sender is told.")
-            self.inbox.send_receipt(
+            self.inbox.history.finished(
                 message.envelope, "refused", "the receiving user discarded it without running it"
             )
+            self.say.notice(f"The message from {sender} was discarded; its sender is told.")
         self.refresh_header()
 
     def recover(self, *, discard: bool) -> None:

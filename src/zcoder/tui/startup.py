@@ -74,35 +74,20 @@ class Startup:
         """The agent (``Services.agent``), its tools and the extensions'; the relay's
         tools when the relay is up. The relay and the session store are open by now.
         The extensions found are returned (their commands join the registry)."""
-        from zcoder.agent import (  # noqa: PLC0415 - the point of the second stage
-            Agent,
-            AgentSettings,
-            register_relay_tools,
-        )
-        from zcoder.extensions import hook_consent_dialog, load_extensions  # noqa: PLC0415
-        from zcoder.tools import ApprovalPolicy, default_registry  # noqa: PLC0415
+        from zcoder.assembly import assemble_agent  # noqa: PLC0415 - the second stage's
 
         services = self.services
-        config, relay = services.config, services.relay
-        registry = default_registry()
-        if relay is not None and relay.available:
-            register_relay_tools(registry, relay, approver)
-        extensions = load_extensions(registry, config.workspace, config.home)
-        for problem in extensions.problems:
-            self.say.notice(problem)
-        if extensions.hooks is not None:  # a person is here: the project's hooks ask once
-            extensions.hooks.ask = hook_consent_dialog(approver, config)
-        services.agent = Agent(
-            client=services.client,
-            registry=registry,
-            settings=AgentSettings.from_config(config, services.model, skills=extensions.skills),
-            approval=ApprovalPolicy(
-                config.command_policy, config.profile, edits=config.edit_policy
-            ),
+        relay = services.relay
+        services.agent, extensions = assemble_agent(
+            services.config,
+            services.client,
+            services.model,
             approver=approver,
             on_event=on_event,
             store=services.store,
+            on_problem=self.say.notice,
+            relay=(relay, approver) if relay is not None and relay.available else None,
             relay_available=lambda: services.relay_available,
-            hooks=extensions.hooks,
+            hook_consent=True,  # a person is here: the project's hooks ask once
         )
         return extensions

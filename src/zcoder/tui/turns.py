@@ -20,7 +20,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from zcoder.agent.relay_inbox import STATE_OF_OUTCOME, receipt_outcome
+from zcoder.agent.relay_inbox import receipt_outcome
 from zcoder.hooks.relay_gate import RelayGate, Verdict
 from zcoder.model import ModelError
 from zcoder.relay import ClaimedMessage, QuarantinedMessage
@@ -176,8 +176,7 @@ class Turns:
         finally:
             # Completed whatever happened: a claimed message never runs twice.
             relay.complete(claimed)
-            inbox.received(claimed.envelope, STATE_OF_OUTCOME.get(outcome, "failed"))
-            inbox.send_receipt(claimed.envelope, outcome, summary)
+            inbox.history.finished(claimed.envelope, outcome, summary)
 
     async def admitted(self, claimed: ClaimedMessage) -> bool:
         """Whether the RelayMessage hooks let ``claimed`` run now; a message they hold
@@ -198,8 +197,7 @@ class Turns:
             )
             self.relay.refresh_header()
         elif judgement.verdict is Verdict.REFUSE:
-            inbox.received(envelope, "refused")
-            inbox.send_receipt(
+            inbox.history.finished(
                 envelope, "refused", f"a hook of the receiving user refused it: {judgement.reason}"
             )
             self.say.notice(

@@ -1,0 +1,73 @@
+"""The agent as every front end builds it: the TUI, ``--prompt`` and ``--acp``.
+
+Each of them gives the agent the same things from the config: the default tools, the
+relay's tools when it has a relay, what the workspace adds (skills, custom commands,
+hooks; zcoder.extensions), the settings and the approval policy. Built in one place, a
+tool or a setting added for one front end is there for all of them; what differs (who
+answers approvals, where events and problems go, whether a person can consent to hooks)
+is the caller's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from zcoder.agent import Agent, AgentSettings, ChatClient, EventSink, register_relay_tools
+from zcoder.config import Config
+from zcoder.extensions import Extensions, hook_consent_dialog, load_extensions
+from zcoder.sessions import SessionStore
+from zcoder.tools import ApprovalPolicy, Approver, default_registry
+
+if TYPE_CHECKING:
+    from zcoder.agent.relay_tools import SendConfirmer
+    from zcoder.relay import Relay
+
+
+def assemble_agent(
+    config: Config,
+    client: ChatClient,
+    model: str,
+    *,
+    approver: Approver,
+    on_event: EventSink,
+    store: SessionStore | None,
+    on_problem: Callable[[str], object],
+    relay: tuple[Relay, SendConfirmer] | None = None,
+    relay_available: Callable[[], bool] = lambda: False,
+    session_id: str | None = None,
+    hook_consent: bool = False,
+    own_mcp: bool = True,
+) -> tuple[Agent, Extensions]:
+    """The agent for ``config`` and ``model``, and the extensions it was given.
+
+    ``relay``: the relay whose tools the agent gets, and who confirms their sends.
+    ``on_problem`` is told each problem found in the extensions.
+    ``hook_consent``: a person is here, so the project's hooks not answered yet ask them
+    once. ``own_mcp`` False: the agent starts none of the MCP servers of zcoder's own
+    configuration (the caller attaches the servers it has, as ``--acp`` does an editor's).
+    """
+    registry = default_registry()
+    if relay is not None:
+        register_relay_tools(registry, *relay)
+    extensions = load_extensions(registry, config.workspace, config.home)
+    for problem in extensions.problems:
+        on_problem(problem)
+    if hook_consent and extensions.hooks is not None:
+        extensions.hooks.ask = hook_consent_dialog(approver, config)
+    settings = AgentSettings.from_config(config, model, skills=extensions.skills)
+    if not own_mcp:
+        settings.mcp_home = None
+    agent = Agent(
+        client=client,
+        registry=registry,
+        settings=settings,
+        approval=ApprovalPolicy(config.command_policy, config.profile, edits=config.edit_policy),
+        approver=approver,
+        on_event=on_event,
+        store=store,
+        session_id=session_id,
+        relay_available=relay_available,
+        hooks=extensions.hooks,
+    )
+    return agent, extensions
