@@ -108,11 +108,14 @@ def test_a_file_that_llama_cpp_refuses_is_reported_with_its_reason(
     with gguf.open("rb") as source:
         cut.write_bytes(source.read(4 << 20))
     plan = plan_launch(cut, threads=1)
+    home = tmp_path / "home"  # $ZCODER_HOME, made by the launch: private as always
+    log = home / "server.log"
     with pytest.raises(EmbeddedError) as caught:
-        start_embedded(plan, log_path=tmp_path / "server.log", timeout=120)
+        start_embedded(plan, log_path=log, timeout=120)
     message = str(caught.value)
     assert "llama.cpp could not load" in message
-    assert str(tmp_path / "server.log") in message  # where the whole log is
+    assert str(log) in message  # where the whole log is
+    assert (home.stat().st_mode & 0o777, log.stat().st_mode & 0o777) == (0o700, 0o600)
 
 
 def test_a_model_larger_than_the_free_memory_is_refused_before_starting(gguf: Path) -> None:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from zcoder.model.gguf import GGUFError, GGUFInfo, read_gguf_info
+from zcoder.sessions.paths import PRIVATE_FILE_MODE, ensure_private_dir
 
 __all__ = [
     "DEFAULT_WINDOW_CAP",
@@ -66,6 +67,15 @@ START_TIMEOUT: Final = 300.0
 STOP_GRACE: Final = 5.0
 LOG_NAME: Final = "embedded-server.log"
 _LOG_TAIL: Final = 64 * 1024
+
+
+def open_log(path: Path) -> IO[bytes]:
+    """llama.cpp's log, written afresh: private like everything in ``$ZCODER_HOME`` (the
+    home made 0700 if this is the first thing to make it, the file 0600)."""
+    ensure_private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, PRIVATE_FILE_MODE)
+    os.fchmod(fd, PRIVATE_FILE_MODE)  # a log left by an older zcoder may be 0644
+    return os.fdopen(fd, "wb")
 
 
 class EmbeddedError(RuntimeError):
@@ -227,8 +237,7 @@ def start_embedded(
     llama.cpp refusing the file, the process killed (most often for memory) or silent
     past ``timeout``. llama.cpp's log is written to ``log_path``.
     """
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with log_path.open("wb") as log:
+    with open_log(log_path) as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "zcoder.model.embedded_child", plan.spec()],
             stdin=subprocess.PIPE,
