@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ import pytest
 from tests.agent.support import Harness
 from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.fake_ollama import Turn
+from tests.fixtures.workspace import short_dir
 from zcoder.agent import Outcome
 from zcoder.agent.relay_tools import (
     RELAY_SENDER_KEY,
@@ -38,6 +37,8 @@ from zcoder.tools import (
     TurnOrigin,
 )
 
+__all__ = ["short_dir"]  # the fixture root stands on (tests.fixtures.workspace)
+
 
 class Confirmer:
     def __init__(self) -> None:
@@ -49,16 +50,8 @@ class Confirmer:
 
 
 @pytest.fixture
-def root(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="zr", dir="/tmp"))  # short: socket paths are short
-    runtime = path / "run"
-    runtime.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    monkeypatch.setenv("TMPDIR", str(path))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+def root(short_dir: Path) -> Path:
+    return short_dir  # short: socket paths are short
 
 
 def _relay(root: Path, name: str) -> Relay:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,23 +11,13 @@ from typing import Any
 import pytest
 
 from tests.fixtures.fake_ollama import FakeOllama, Turn
+from tests.fixtures.workspace import short_dir
 from zcoder.config import Config, load_config
 from zcoder.relay import Relay, load_relay_settings
 from zcoder.tui import ZcoderApp
 from zcoder.tui.transcript import Entry
 
-
-@pytest.fixture
-def short_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="zt", dir="/tmp"))
-    runtime = path / "run"
-    runtime.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    monkeypatch.setenv("TMPDIR", str(path))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+__all__ = ["short_dir"]  # the fixture, for the tests here (tests.fixtures.workspace)
 
 
 @pytest.fixture
