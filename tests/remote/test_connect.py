@@ -326,6 +326,11 @@ def test_sessions_lists_the_remote_hosts_and_opens_one_here(world: World, sshd: 
     tui.submit("write the docs")
     tui.wait_text("Reply to the docs task.")
     [second] = [s for s in remote.sessions() if s != first]
+    assert first not in tui.screen_text  # the list is hidden at start, and not asked for
+    tui.send_key("\x02")  # Ctrl+B: shown, it asks the remote host
+    tui.wait_text(first)
+    tui.send_key("\x02")
+    tui.wait_gone(first)
     tui.submit("/sessions")
     wait_said(tui, f"Sessions of {remote.workspace} on")
     wait_said(tui, "fix the parser")

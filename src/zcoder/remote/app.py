@@ -258,6 +258,10 @@ class RemoteApp(ZcoderApp):
     def action_reconnect(self) -> None:
         cast(RemoteMainScreen, self.main).reconnect()
 
+    def action_toggle_sidebar(self) -> None:
+        super().action_toggle_sidebar()
+        self.main.parts.sessions.refresh()  # the remote list, asked for only while shown
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "reconnect":
             return not self.remote.connected

@@ -5,7 +5,8 @@ The remote ``zcoder --acp`` lists its workspace's sessions (ACP's ``session/list
 zcoder.acp.listing) and loads one (``session/load``, which replays it). ``/sessions``
 shows them in the transcript, ``/sessions ID`` opens one, and the sidebar (Ctrl+B; hidden
 at start, since the local sessions are not these) lists them as a local run lists its
-own, picked with Enter. Nothing is kept here but the open session's id.
+own, picked with Enter; it is asked for only while shown. Nothing is kept here but the
+open session's id.
 """
 
 from __future__ import annotations
@@ -47,8 +48,10 @@ class RemoteSessions(SessionsUI):
         pass
 
     def refresh(self) -> None:
-        """The sidebar, from the remote list (quietly: it is refreshed after every turn)."""
-        if self.link.remote.connected:
+        """The sidebar, from the remote list, when it is shown (quietly: it is refreshed
+        after every turn, and each refresh is a request over the connection; showing it
+        with Ctrl+B refreshes it)."""
+        if self.link.remote.connected and self.sidebar.display:
             self.host.run_later(self._fill_sidebar, group="remote-sessions")
 
     async def _fill_sidebar(self) -> None:
