@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Protocol
 from acp import update_agent_message_text
 
 from zcoder.acp.updates import Update
+from zcoder.agent.auto_turns import AutoTurns
 from zcoder.agent.relay_inbox import RelayHistory, receipt_outcome
 from zcoder.relay.display import sender_from
 from zcoder.relay.sanitize import visible, visible_lines
@@ -88,9 +89,7 @@ class SessionRelay:
         self.history = history
         self._nudged = nudged
         self._show = show
-        self.max_auto_turns = max_auto_turns
-        self.unattended = 0  # relayed turns started since the user's last prompt
-        self._announced = False
+        self.turns = AutoTurns(max_auto_turns)  # relayed turns run without the user
         self._was_available = True
         self._agent: Agent | None = None
         self._host: TurnHost | None = None
@@ -162,8 +161,7 @@ class SessionRelay:
 
     def user_acted(self) -> None:
         """A prompt from the editor: relayed tasks may run again without the user."""
-        self.unattended = 0
-        self._announced = False
+        self.turns.note_user_acted()
 
     def busy(self, running: bool) -> None:
         """What peers see in the manifest: busy while any turn runs."""
@@ -221,15 +219,13 @@ class SessionRelay:
         if host is None or host.busy or self._running is not None or self.relay.paused:
             return
         while True:
-            if self.max_auto_turns and self.unattended >= self.max_auto_turns:
-                waiting = self.relay.sequences().oldest_waiting is not None
-                if waiting and not self._announced:
-                    self._announced = True
+            if self.turns.limited:
+                if self.turns.should_announce(self.relay.sequences().oldest_waiting):
+                    ran = self.turns.auto_turns
                     self._show(
                         notice(
-                            f"{self.unattended} relayed task{'' if self.unattended == 1 else 's'}"
-                            " ran without you; the rest wait for your next prompt"
-                            " (ZCODER_RELAY_MAX_AUTO_TURNS)."
+                            f"{ran} relayed task{'' if ran == 1 else 's'} ran without you;"
+                            " the rest wait for your next prompt (ZCODER_RELAY_MAX_AUTO_TURNS)."
                         )
                     )
                 return
@@ -242,7 +238,7 @@ class SessionRelay:
                 if self._agent is not None:
                     self._agent.record_error(text, {"quarantined": claimed.name})
                 continue
-            self.unattended += 1
+            self.turns.relay_started()
             self._running = asyncio.get_running_loop().create_task(self._run(host, claimed))
             return
 
@@ -251,7 +247,7 @@ class SessionRelay:
             if await self._admitted(claimed):
                 await host.run_relayed(lambda agent: self._relayed_turn(agent, claimed))
             else:
-                self.unattended -= 1  # it did not run: it costs no turn without the user
+                self.turns.relay_not_run()  # it did not run: it costs no turn without you
         except Exception:
             log.exception("a relayed turn failed")
         finally:

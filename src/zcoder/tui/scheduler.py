@@ -9,10 +9,8 @@ Ordering. A prompt the user submits is queued with a *mark*: the last relay sequ
 accepted at that moment. Relayed messages accepted before it (sequence <= mark) may run
 before it; those accepted after it run after it. Several prompts run first in, first out.
 
-Loops and floods. Relayed turns run since the user last acted (submitted a prompt,
-answered a dialog, ran ``/agents continue``) are counted; at ``max_auto_turns`` (0: no
-limit) no further relayed message is claimed until the user acts again. Nothing is dropped:
-the messages wait in the spool, where the relay's queue limit already bounds them.
+Loops and floods: relayed turns run without the user are counted, and stop at a limit
+until the user acts (zcoder.agent.auto_turns, which an editor's session counts with too).
 """
 
 from __future__ import annotations
@@ -20,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from zcoder.agent.auto_turns import AutoTurns
 from zcoder.relay.settings import DEFAULT_MAX_AUTO_TURNS
 
 
@@ -36,15 +35,11 @@ class QueuedPrompt:
     mark: int  # the last relay sequence accepted when it was queued
 
 
-class TurnScheduler:
+class TurnScheduler(AutoTurns):
     def __init__(self, max_auto_turns: int = DEFAULT_MAX_AUTO_TURNS) -> None:
-        if max_auto_turns < 0:
-            raise ValueError("max_auto_turns is 0 (no limit) or more")
-        self.max_auto_turns = max_auto_turns
-        self.auto_turns = 0  # relayed turns started since the user last acted
+        super().__init__(max_auto_turns)
         self._prompts: list[QueuedPrompt] = []
         self._recalled: int | None = None  # the mark of a prompt taken back to edit
-        self._announced = False
 
     # -- the user's prompts ---------------------------------------------------------------
 
@@ -87,36 +82,6 @@ class TurnScheduler:
 
     def pop_prompt(self) -> str:
         return self._prompts.pop(0).text
-
-    # -- relayed turns --------------------------------------------------------------------
-
-    @property
-    def limited(self) -> bool:
-        """As many relayed turns ran without the user as the limit allows."""
-        return self.max_auto_turns > 0 and self.auto_turns >= self.max_auto_turns
-
-    def holding(self, oldest_waiting: int | None) -> bool:
-        """Relayed messages wait for the user: they may not be claimed until the user acts."""
-        return oldest_waiting is not None and self.limited
-
-    def note_user_acted(self) -> None:
-        self.auto_turns = 0
-        self._announced = False
-
-    def relay_started(self) -> None:
-        self.auto_turns += 1
-
-    def relay_not_run(self) -> None:
-        """The relayed task started was held or refused before it ran (a RelayMessage
-        hook): it costs no turn without the user."""
-        self.auto_turns = max(0, self.auto_turns - 1)
-
-    def should_announce(self, oldest_waiting: int | None) -> bool:
-        """True once each time relayed messages start waiting for the user."""
-        if not self.holding(oldest_waiting) or self._announced:
-            return False
-        self._announced = True
-        return True
 
     # -- the decision ---------------------------------------------------------------------
 
