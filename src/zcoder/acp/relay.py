@@ -275,10 +275,7 @@ class SessionRelay:
                 )
             )
         elif judgement.verdict is Verdict.REFUSE:
-            self.history.received(envelope, "refused")
-            self.history.send_receipt(
-                envelope, "refused", f"a hook of the receiving user refused it: {judgement.reason}"
-            )
+            self.history.finished(envelope, "refused", judgement.receipt_summary)
             self._show(notice(f"A message {sender} was refused by a hook: {reason}"))
         return judgement.verdict is Verdict.RUN
 

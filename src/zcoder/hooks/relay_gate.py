@@ -53,6 +53,11 @@ class Judgement:
     reason: str = ""  # why it is held or refused, in the hook's words or ours
     notices: tuple[str, ...] = ()  # for the user (a hook's errors and messages)
 
+    @property
+    def receipt_summary(self) -> str:
+        """The summary of the refused receipt its sender is sent."""
+        return f"a hook of the receiving user refused it: {self.reason}"
+
 
 class RelayQueue(Protocol):
     """What the gate does to a claimed message (zcoder.relay.Relay has these)."""

@@ -197,9 +197,7 @@ class Turns:
             )
             self.relay.refresh_header()
         elif judgement.verdict is Verdict.REFUSE:
-            inbox.history.finished(
-                envelope, "refused", f"a hook of the receiving user refused it: {judgement.reason}"
-            )
+            inbox.history.finished(envelope, "refused", judgement.receipt_summary)
             self.say.notice(
                 f"A message {sender} was refused by a hook: {visible(judgement.reason)}"
             )
