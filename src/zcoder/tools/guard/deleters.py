@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from zcoder.tools.guard.model import _Command, _Refused
 from zcoder.tools.guard.options import _has_option, _operands
 from zcoder.tools.guard.paths import (
-    _CRITICAL_FILES,
     _HARMLESS_DEVICES,
     _PWD_VARS,
     _VARIABLE_REF,
     _WORKSPACE_ITSELF,
+    _critical_file,
     _dangerous_target,
     _expand_home,
     _in_directory,
@@ -330,7 +330,7 @@ def _check_mv(command: _Command) -> None:
         reason = _dangerous_target(source, workspace)
         if reason is not None:
             raise _Refused(f"moving {source!r} away would affect {reason}")
-        if _normalize(source) in _CRITICAL_FILES:
+        if _critical_file(_normalize(source)):
             raise _Refused(
                 f"mv of {_normalize(source)} would lock users out or stop the machine booting"
             )
@@ -342,7 +342,7 @@ def _check_deletes(command: _Command) -> None:
     for what, targets, recursive in _deleted(name, args):
         for target in targets:
             normal = _normalize(_expand_home(target))
-            if normal in _CRITICAL_FILES:
+            if _critical_file(normal):
                 raise _Refused(
                     f"{name} of {normal} would lock users out or stop the machine booting"
                 )

@@ -169,6 +169,22 @@ class _Printer(_Expander):
                     known = scope.files.get(_normalize(_text(target))) if target else None
                     stream = _Stream(known) if known is not None else _UNKNOWN
             return self.output(body, scope, stream) if body is not None else _UNKNOWN
+        if kind in ("subshell", "compound_statement", "list"):
+            # (a; b), { a; b; }, a && b: what each prints, one after the other.
+            parts = [
+                self.output(child, scope, stdin)
+                for child in node.named_children
+                if child.type != "comment"
+            ]
+            if parts and all(p.text is not None for p in parts):
+                return _Stream("".join(p.text or "" for p in parts))
+            visible = "".join((p.text if p.text is not None else p.partial) or "" for p in parts)
+            return _Stream(
+                None,
+                decoded=any(p.decoded for p in parts),
+                downloaded=any(p.downloaded for p in parts),
+                partial=visible or None,
+            )
         if kind != "command":
             return _UNKNOWN
         groups: list[list[Node]] = []
@@ -200,7 +216,13 @@ class _Printer(_Expander):
             return _Stream(None, decoded=decoded, found=tuple(w.text for w in args))
         files = [a for a in args if not a.text.startswith("-")]
         if name in ("cat", "tee") and (name == "tee" or not files):
-            return _Stream(stream.text, stream.decoded, stream.downloaded, found=stream.found)
+            return _Stream(
+                stream.text,
+                stream.decoded,
+                stream.downloaded,
+                found=stream.found,
+                partial=stream.partial,
+            )
         if name == "sort" and not files:
             return _Stream(None, decoded=decoded, found=stream.found)  # the same lines
         return _Stream(None, decoded=decoded)

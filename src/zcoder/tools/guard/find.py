@@ -2,12 +2,14 @@
 test has selected.
 
 find evaluates its expression left to right, so ``-delete -name x`` deletes everything and
-``-name x -o -delete`` everything else. The expression is read into items ("filter",
+``-name x -o -delete`` everything else; a test that selects every file (``-name '*'``,
+``-mtime -100000``) filters nothing. The expression is read into items ("filter",
 "delete", "other", brackets, ``-o``) and scanned as find would evaluate it.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Callable
 
@@ -20,6 +22,38 @@ _FIND_FILTERS = frozenset(
         "-inum", "-samefile", "-links", "-perm", "-lname", "-ilname", "-newermt",
     }
 )  # fmt: skip
+
+
+# Paths that any test selecting "everything" selects: a pattern or regex matching them all,
+# or an age or size bound beyond any real file, is no filter (``-name '*'``, ``-path '*'``,
+# ``-regex '.*'``, ``-mtime -100000``).
+_EVERY_PATH = ("a", ".hidden", "x y.txt", "/home/u/.cache/z", "./src/a.py", "~", "")
+_PATTERN_TESTS = frozenset(
+    {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-lname", "-ilname"}
+)
+_REGEX_TESTS = frozenset({"-regex", "-iregex"})
+_AGE_TESTS = {"-mtime": 1, "-atime": 1, "-ctime": 1, "-mmin": 1440, "-amin": 1440, "-cmin": 1440}
+_CENTURY_DAYS = 36_600
+_SIZE_UNITS = {"": 512, "b": 512, "c": 1, "w": 2, "k": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+_TERABYTE = 1 << 40
+
+
+def _always_true(test: str, value: str) -> bool:
+    """Whether ``test value`` selects every file, so that it filters nothing."""
+    if test in _PATTERN_TESTS:
+        return all(fnmatch.fnmatchcase(path, value) for path in _EVERY_PATH)
+    if test in _REGEX_TESTS:
+        try:
+            return all(re.fullmatch(value, path, re.DOTALL) for path in _EVERY_PATH)
+        except re.error:
+            return False
+    if test in _AGE_TESTS:
+        match = re.fullmatch(r"-(\d+)", value)
+        return match is not None and int(match.group(1)) > _CENTURY_DAYS * _AGE_TESTS[test]
+    if test == "-size":
+        match = re.fullmatch(r"-(\d+)([bcwkMG]?)", value)
+        return match is not None and int(match.group(1)) * _SIZE_UNITS[match.group(2)] >= _TERABYTE
+    return False
 
 
 # find: its other primaries that take a value (-fprintf takes two).
@@ -85,8 +119,10 @@ def _find_items(expression: list[str], exec_deletes: Callable[[list[str]], bool]
             index += 1
             items.append("delete" if exec_deletes(command) else "other")
         elif text in _FIND_FILTERS:
-            items.append("filter")
-            index += 0 if text in ("-empty", "-nouser", "-nogroup") else 1
+            alone = text in ("-empty", "-nouser", "-nogroup")
+            value = "" if alone or index >= len(expression) else expression[index]
+            items.append("other" if _always_true(text, value) else "filter")
+            index += 0 if alone else 1
         else:
             index += _FIND_TAKES.get(text, 0)
     return items

@@ -109,6 +109,8 @@ class _Follower(_Scripts):
         """``crontab -`` or ``crontab FILE`` installs a table whose commands cron runs."""
         args, scope, depth, stdin = call.args, call.scope, call.depth, call.stdin
         texts = [w.text for w in args]
+        if "-r" in texts:
+            self.warn("crontab -r deletes the whole crontab, with no question and no copy")
         if any(t in ("-l", "-r", "-e", "-T", "-V") for t in texts):
             return True
         operands = _operands(texts, frozenset({"-u", "-c"}))
@@ -116,13 +118,13 @@ class _Follower(_Scripts):
             text, source = stdin.text, stdin
         else:
             text, source = scope.files.get(_normalize(operands[0])), _UNKNOWN
-        if text is not None:
-            for command in _cron_commands(text, system=False):
-                self.later(command, "crontab", scope, depth)
-        elif source.decoded:
+        if text is None and source.decoded:
             raise _Refused("crontab would install a table out of a decoder the guard cannot see")
-        elif source.downloaded:
+        if text is None and source.downloaded:
             self.warn("crontab installs a table from a download the guard cannot read")
+        # (crontab -l; echo '…') | crontab -: the lines added are known, the old ones not.
+        for command in _cron_commands(text if text is not None else source.partial or "", False):
+            self.later(command, "crontab", scope, depth)
         return True
 
     def follow_tmux(self, call: _Call) -> bool:

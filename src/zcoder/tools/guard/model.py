@@ -70,6 +70,8 @@ class _Stream:
     """False when nothing feeds the command (a shell then reads the terminal)."""
     found: tuple[str, ...] | None = None
     """For what ``find`` prints: its arguments (the paths printed are those they select)."""
+    partial: str | None = None
+    """When the text is not known: the parts of it that are (``(crontab -l; echo …)``)."""
 
     def describe(self) -> str:
         if self.downloaded:

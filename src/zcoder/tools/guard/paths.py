@@ -19,6 +19,20 @@ _SYSTEM_TREES = frozenset(
         "/opt", "/proc", "/root", "/sbin", "/srv", "/sys", "/usr", "/var",
     }
 )  # fmt: skip
+_SYSTEM_SUBTREES = frozenset(
+    {
+        "/boot/efi", "/boot/grub", "/boot/grub2", "/etc/ssh", "/etc/pam.d", "/etc/security",
+        "/etc/sudoers.d", "/etc/ssl", "/etc/systemd", "/etc/apt", "/etc/default",
+        "/etc/init.d", "/lib/modules", "/lib/firmware", "/lib/systemd", "/usr/bin",
+        "/usr/sbin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/include", "/usr/share",
+        "/usr/local", "/usr/lib/modules", "/usr/lib/systemd", "/var/lib", "/var/lib/dpkg",
+        "/var/lib/rpm", "/var/lib/systemd", "/var/spool", "/var/mail", "/var/backups",
+    }
+)  # fmt: skip
+"""Directories below the system trees that the machine needs as a whole (its boot loader,
+kernel modules, remote login, packages' state): deleting one is as bad as deleting its
+system tree. Directories next to them (``/var/lib/docker``, ``/var/lib/apt/lists``) are
+not listed: clearing those is an administrator's everyday work."""
 _HARMLESS_DEVICES = frozenset(
     {
         "/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
@@ -28,9 +42,30 @@ _HARMLESS_DEVICES = frozenset(
 _CRITICAL_FILES = frozenset(
     {
         "/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow", "/etc/sudoers",
-        "/etc/fstab", "/etc/crypttab",
+        "/etc/fstab", "/etc/crypttab", "/etc/nsswitch.conf", "/etc/pam.d/common-auth",
+        "/etc/pam.d/system-auth", "/etc/login.defs",
     }
 )  # fmt: skip
+_BIN_DIRS = frozenset({"/bin", "/sbin", "/usr/bin", "/usr/sbin"})
+_ESSENTIAL_PROGRAMS = frozenset(
+    {
+        "sh", "bash", "dash", "zsh", "sudo", "su", "login", "sshd", "ssh", "init", "systemd",
+        "mount", "ls", "cp", "mv", "env", "python3", "apt", "apt-get", "dpkg", "rpm", "dnf",
+        "yum", "passwd", "getty", "agetty",
+    }
+)  # fmt: skip
+"""Programs in the system's bin directories without which nobody can log in, repair the
+machine or install the missing piece again: removing or moving one away is refused."""
+_LOADERS = re.compile(r"/(?:usr/)?lib(?:64|32|x32)?/(?:[^/]+/)?(?:ld-linux[^/]*|libc\.so[^/]*)")
+
+
+def _critical_file(normal: str) -> bool:
+    """Whether the normalised path is a file the machine cannot do without: the account
+    and authentication files, an essential program, the C library or its loader."""
+    if normal in _CRITICAL_FILES or _LOADERS.fullmatch(normal):
+        return True
+    directory, name = posixpath.split(normal)
+    return directory in _BIN_DIRS and name in _ESSENTIAL_PROGRAMS
 
 
 _PWD_VARS = re.compile(r"^(\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`)(/\*?)?$")
@@ -85,9 +120,9 @@ def _normalize(path: str) -> str:
 
 
 def _home_reason(normal: str) -> str | None:
-    """ "a home directory" when ``normal`` is a home, or everything in one (``~/*``, ``~/.*``,
-    ``/home/alice/.[!.]*``)."""
-    match = re.fullmatch(r"(/home/[^/*?\[]+)(?:/(.*))?", normal)
+    """ "a home directory" when ``normal`` is a home (root's too), or everything in one
+    (``~/*``, ``~/.*``, ``/home/alice/.[!.]*``, ``/root/.[!.]*``)."""
+    match = re.fullmatch(r"(/home/[^/*?\[]+|/root)(?:/(.*))?", normal)
     if match is None:
         return None
     rest = match.group(2) or ""
@@ -133,7 +168,7 @@ def _dangerous_path(expanded: str, workspace: str | None) -> str | None:
         if home is not None:
             return home
         tree = normal[:-2] if normal.endswith("/*") else normal
-        if tree in _SYSTEM_TREES:
+        if tree in _SYSTEM_TREES or tree in _SYSTEM_SUBTREES:
             return f"the system tree {tree}"
         if workspace is not None and tree == workspace:
             return "the whole workspace"

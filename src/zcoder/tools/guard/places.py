@@ -22,6 +22,10 @@ from zcoder.tools.guard.paths import (
 )
 from zcoder.tools.guard.rules import _check_simple
 from zcoder.tools.guard.wrappers import _strip_wrappers
+from zcoder.tools.guard.writes import _WRITER_TAKES, _written_files
+
+_COPIERS = frozenset({"cp", "ln", "mv", "install", "rsync"})
+"""Programs that make a file that runs as the file they were given."""
 
 _MAX_CWDS = 16
 """Directories a line may cd into that are remembered (each adds a check per command)."""
@@ -32,13 +36,15 @@ class _Places(_Printer):
 
     def catastrophes(self, texts: list[str], scope: _Scope, depth: int) -> None:
         texts = texts[:1] + [self.through_links(t) for t in texts[1:]]
-        _check_simple(texts, self.workspace, self.warn)
-        # After a cd earlier in the line, relative paths may start there instead.
+        # After a cd earlier in the line, relative paths start there: checked first, so a
+        # refusal names where the cd went (``cd; rm -rf .`` deletes the home); and from
+        # the workspace too, since the cd may fail or have run in a subshell.
         stripped, _ = _strip_wrappers(texts)
         git = bool(stripped) and posixpath.basename(stripped[0]) == "git"  # has subcommands
-        for cwd in self.cwds:
+        for cwd in reversed(self.cwds):
             moved = texts[:1] + [_in_directory(t, cwd) if _relative(t) else t for t in texts[1:]]
             _check_simple(texts if git else moved, self.workspace, self.warn, cwd)
+        _check_simple(texts, self.workspace, self.warn)
 
     def change_directory(self, args: list[_Word]) -> None:
         """Remember where ``cd`` or ``pushd`` goes (a bare ``cd`` goes home)."""
@@ -54,6 +60,32 @@ class _Places(_Printer):
             text = posixpath.join(base, text)
         if len(self.cwds) < _MAX_CWDS:
             self.cwds.append(text)
+
+    def copies(self, name: str, args: list[str]) -> None:
+        """Remember what ``cp``, ``ln``, ``mv`` or ``install`` makes of each source: run
+        later in the line, the copy is the program it was made from."""
+        if name not in _COPIERS:
+            return
+        made = _written_files(name, args)
+        sources = _operands(args, _WRITER_TAKES - {"-s"})[:-1]  # ln -s, cp -s: no value
+        if len(made) == 1 and sources:
+            pairs = [(sources[-1], made[0])]
+        else:
+            pairs = [(s, m) for s, m in zip(sources, made, strict=False)]
+        for source, copy in pairs:
+            program = posixpath.basename(_normalize(self.program(source) or source))
+            if program and program not in (".", ".."):
+                self.programs[self.place(copy)] = program
+
+    def program(self, path: str) -> str | None:
+        """The program a copy or link made earlier in the line is, when ``path`` is one."""
+        return self.programs.get(self.place(path)) if self.programs else None
+
+    def place(self, path: str) -> str:
+        """``path`` normalised, relative ones taken from the workspace."""
+        if _relative(path) and self.workspace is not None:
+            path = posixpath.join(self.workspace, path)
+        return _normalize(path)
 
     def through_links(self, text: str) -> str:
         """``text`` with a link made earlier in the line replaced by where it points."""

@@ -10,8 +10,11 @@ is the usual shape of an obfuscated payload.
 
 from __future__ import annotations
 
+import posixpath
 import re
+import shlex
 
+from zcoder.tools.guard.code import _INTERPRETERS
 from zcoder.tools.guard.model import _NO_INPUT, _Refused, _Scope, _short, _Stream, _Word
 from zcoder.tools.guard.paths import _normalize
 from zcoder.tools.guard.places import _Places
@@ -48,6 +51,10 @@ class _Scripts(_Places):
         if value.decoded:
             raise _Refused(f"{key} is set to text out of a decoder the guard cannot see")
         text = value.text
+        if value.script is not None and kind in ("file", "command"):
+            # BASH_ENV=<(…), PROMPT_COMMAND=<(…): the file's text is what runs.
+            self.run_stream(value.script, key, scope, depth)
+            return
         if kind == "file":
             content = scope.files.get(_normalize(text)) if value.known else None
             if content is not None:
@@ -103,6 +110,9 @@ class _Scripts(_Places):
                 break
             if arg.startswith("-") or arg.startswith("+") or name in ("su", "runuser"):
                 index += 1
+                if arg in ("--rcfile", "--init-file") and index < len(args):
+                    # Read and run before an interactive shell's first prompt.
+                    self.script_file(args[index], scope, depth, f"{name} {arg}")
                 if arg in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
                     index += 1
                 continue
@@ -115,17 +125,41 @@ class _Scripts(_Places):
         if stdin.text is not None:
             self.script(stdin.text, name, scope.child(None), depth)
         elif stdin.piped:
-            self.run_script(_Word("", False, stdin.decoded), name, scope, depth, stdin)
+            visible = _Word(stdin.partial or "", False, stdin.decoded)
+            self.run_script(visible, name, scope, depth, stdin)
+
+    def run_stream(self, stream: _Stream, runner: str, scope: _Scope, depth: int) -> None:
+        """Check the script a shell reads from ``stream`` (a ``<(...)`` file, a pipe)."""
+        if stream.text is not None:
+            self.script(stream.text, runner, scope.child(None), depth)
+        else:
+            visible = _Word(stream.partial or "", False, stream.decoded)
+            self.run_script(visible, runner, scope, depth, stream)
+
+    def run_file(
+        self, path: str, content: str, args: list[_Word], scope: _Scope, depth: int
+    ) -> None:
+        """A file written earlier in the line, run as a program (``./x.sh``): checked as
+        the interpreter its first line names would run it, a shell when it names none."""
+        first = content.split("\n", 1)[0]
+        words = first[2:].split() if first.startswith("#!") else []
+        if words and posixpath.basename(words[0]) == "env":
+            words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+        runner = posixpath.basename(words[0]) if words else "sh"
+        runner = "python3" if re.fullmatch(r"python3\.[0-9]+", runner) else runner
+        if runner in _SHELLS:
+            self.script(content, path, scope.child([_Word(path), *args]), depth)
+        elif runner in _INTERPRETERS:
+            code = content.split("\n", 1)[1] if "\n" in content else ""
+            self.script(shlex.join([runner, _INTERPRETERS[runner], code]), path, scope, depth)
+        else:
+            self.warn(f"{path} is run by {runner}, whose language the guard does not read")
 
     def script_file(
         self, word: _Word, scope: _Scope, depth: int, runner: str, stdin: _Stream = _NO_INPUT
     ) -> None:
         if word.script is not None:
-            stream = word.script
-            if stream.text is not None:
-                self.script(stream.text, runner, scope.child(None), depth)
-            else:
-                self.run_script(_Word("", False, stream.decoded), runner, scope, depth, stream)
+            self.run_stream(word.script, runner, scope, depth)
             return
         if word.known and _normalize(word.text) in _STDIN_FILES:
             self.shell(runner if runner in _SHELLS else "sh", [], scope, depth, stdin)

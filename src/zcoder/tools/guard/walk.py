@@ -314,6 +314,8 @@ class _Walker(_Follower):
             words = _xargs_words(words, stdin, replace, delimiter)
         if self.unknown_name(words, scope, depth):
             return
+        if self.made_in_line(words, scope, depth, stdin):
+            return
         name = posixpath.basename(words[0].text)
         args = words[1:]
         if not bypass and self.defined(name, words, scope, depth, stdin):
@@ -330,6 +332,29 @@ class _Walker(_Follower):
         self.catastrophes([w.text for w in words], scope, depth)
         if name == "ln":
             self.link(args)
+        self.copies(name, [w.text for w in args])
+
+    def made_in_line(self, words: list[_Word], scope: _Scope, depth: int, stdin: _Stream) -> bool:
+        """Run a program the line made: a script it wrote (``./x.sh``), checked by its
+        text, or a copy or link of a program (``cp /bin/rm /tmp/r; /tmp/r -rf ~``), checked
+        as that program; whether it was one."""
+        path = words[0].text
+        if "/" not in path:
+            return False  # found on PATH, not the file the line made
+        content = scope.files.get(_normalize(path))
+        if content is None:
+            content = scope.files.get(self.place(path))
+        if content is not None:
+            self.run_file(path, content, words[1:], scope, depth)
+            return True
+        program = self.program(path)
+        if program is None or program == posixpath.basename(path):
+            return False
+        try:
+            self.simple([_Word(program), *words[1:]], scope, depth, stdin)
+        except _Refused as refused:
+            raise _Refused(f"{refused.reason} ({path} is {program}, copied or linked)") from None
+        return True
 
     def wrapped_lines(self, texts: list[str], scope: _Scope, depth: int) -> None:
         """env -S, flock -c…: a whole command line in one argument of a wrapper."""

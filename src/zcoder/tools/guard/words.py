@@ -146,6 +146,9 @@ class _Expander(ABC):
         """Functions and aliases being expanded (a recursive one is looked into once)."""
         self.links: dict[str, str] = {}
         """Symbolic links made earlier in the line: the link's path -> where it points."""
+        self.programs: dict[str, str] = {}
+        """Copies and links of files made earlier in the line: the copy's path -> the name
+        of the file it was made from (``cp /bin/rm /tmp/r`` makes /tmp/r an rm)."""
         self.cwds: list[str] = []
         """Directories ``cd`` went to earlier in the line (relative paths are checked from
         each, and from the workspace, since a ``cd`` may fail or run in a subshell)."""

@@ -16,8 +16,8 @@ from zcoder.tools.guard.deleters import _RSYNC_TAKES
 from zcoder.tools.guard.model import _Command, _Refused
 from zcoder.tools.guard.options import _has_option, _operands
 from zcoder.tools.guard.paths import (
-    _CRITICAL_FILES,
     _HARMLESS_DEVICES,
+    _critical_file,
     _expand_home,
     _home_reason,
     _is_device,
@@ -143,7 +143,7 @@ def _check_written_file(target: str, append: bool) -> None:
     normal = _normalize(_expand_home(target))
     if normal == "/proc/sysrq-trigger":
         raise _Refused("writing to /proc/sysrq-trigger can crash or restart the machine at once")
-    if normal in _CRITICAL_FILES and not append:
+    if _critical_file(normal) and not append:
         raise _Refused(f"overwriting {normal} would lock users out or stop the machine booting")
 
 
