@@ -11,7 +11,6 @@ check (:func:`_check_tree`) then decides on every target alike.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -214,107 +213,6 @@ def _check_mode_change(command: _Command) -> None:
         operands = operands[1:]  # the mode, or the owner and group
     for operand in operands:
         _check_tree(f"recursive {name}", operand, workspace, warn, workspace_ok=True)
-
-
-_GIT_TAKES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
-
-
-_GIT_CONFIG_TAKES = frozenset(
-    {"-f", "--file", "--blob", "--type", "--default", "--comment", "--value", "--fixed-value"}
-)
-# Options of git config that read, unset or edit: no alias is set. (The subcommands of
-# the newer syntax, get, list, unset…, stand where the alias's name would.)
-_GIT_CONFIG_READS = frozenset(
-    {
-        "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--unset", "--unset-all",
-        "-l", "--list", "-e", "--edit", "--remove-section", "--rename-section",
-    }
-)  # fmt: skip
-
-
-def _git_options(args: list[str]) -> tuple[list[tuple[str, str]], int]:
-    """git's own options before its subcommand, each with its value (``-C DIR``, ``-c
-    KEY=VALUE``, ``--work-tree=DIR``), and where the subcommand stands in ``args``."""
-    options: list[tuple[str, str]] = []
-    index = 0
-    while index < len(args) and args[index].startswith("-"):
-        option, _, value = args[index].partition("=")
-        if option in _GIT_TAKES and not value:
-            value = args[index + 1] if index + 1 < len(args) else ""
-            index += 1
-        options.append((option, value))
-        index += 1
-    return options, index
-
-
-@dataclass(frozen=True)
-class _GitAlias:
-    """An alias a git command line defines: ``git NAME`` then runs ``git VALUE``, or the
-    shell command after a leading "!"."""
-
-    name: str
-    value: str
-    given: bool
-    """Given with ``-c`` (for this command only), not set with ``git config`` (for later)."""
-
-
-def _git_aliases(args: list[str]) -> list[_GitAlias]:
-    """The aliases in git's arguments ``args``: ``-c alias.NAME=VALUE`` among its options,
-    and ``git config [set] alias.NAME VALUE``. Names are case-insensitive, as git's are."""
-    aliases: list[_GitAlias] = []
-    options, index = _git_options(args)
-    for option, value in options:
-        key, assigned, setting = value.partition("=")
-        if option == "-c" and assigned and key.lower().startswith("alias."):
-            aliases.append(_GitAlias(key[6:].lower(), setting, given=True))
-    rest = args[index + 1 :]
-    flags = {r.partition("=")[0] for r in rest if r.startswith("-")}
-    if args[index : index + 1] != ["config"] or _GIT_CONFIG_READS & flags:
-        return aliases
-    operands = _operands(rest, _GIT_CONFIG_TAKES)
-    if operands[:1] == ["set"]:
-        operands = operands[1:]
-    if len(operands) >= 2 and operands[0].lower().startswith("alias."):
-        aliases.append(_GitAlias(operands[0][6:].lower(), operands[1], given=False))
-    return aliases
-
-
-def _split(text: str) -> list[str]:
-    """``text`` split into words as a shell would, or at white space when it cannot be."""
-    try:
-        return shlex.split(text)
-    except ValueError:
-        return text.split()
-
-
-def _check_git(command: _Command) -> None:
-    """git clean deletes every untracked file of the tree it runs in: refused when that tree
-    (-C, --work-tree, or where a cd went) or a path it is given is a catastrophic target."""
-    if command.name != "git":
-        return
-    args, workspace, warn = command.args, command.workspace, command.warn
-    directory: str | None = command.cwd
-    options, index = _git_options(args)
-    for option, value in options:
-        if option == "-C":
-            directory = value if directory is None else _in_directory(value, directory)
-        elif option == "--work-tree":
-            directory = value
-    # git -c alias.c='clean -fdx' c: the alias's words stand for its name.
-    for alias in _git_aliases(args):
-        if alias.given and args[index : index + 1] == [alias.name] and alias.value[:1] != "!":
-            args = [*args[:index], *_split(alias.value), *args[index + 1 :]]
-            break
-    if args[index : index + 1] != ["clean"]:
-        return
-    rest = args[index + 1 :]
-    if _has_option(rest, "-n", "--dry-run"):
-        return
-    what = "git clean"
-    if directory is not None:
-        _check_tree(what, directory, workspace, warn)
-    for operand in _operands(rest, frozenset({"-e", "--exclude"})):
-        _check_tree(what, _in_directory(operand, directory), workspace, warn)
 
 
 def _check_mv(command: _Command) -> None:

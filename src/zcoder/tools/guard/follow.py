@@ -23,7 +23,7 @@ from zcoder.tools.guard.code import (
     _check_code_tree_deletes,
     _code_literals,
 )
-from zcoder.tools.guard.deleters import _DELETERS, _deleted, _git_aliases
+from zcoder.tools.guard.deleters import _DELETERS, _deleted
 from zcoder.tools.guard.evaluate import _printf
 from zcoder.tools.guard.find import (
     _FIND_DELETERS,
@@ -31,6 +31,7 @@ from zcoder.tools.guard.find import (
     _find_items,
     _find_parts,
 )
+from zcoder.tools.guard.git import _git_aliases, _git_commands_set, _git_runs_unasked
 from zcoder.tools.guard.model import _NO_INPUT, _UNKNOWN, _Refused, _Scope, _Stream, _Word
 from zcoder.tools.guard.options import _has_option, _operands, _operands_after_options
 from zcoder.tools.guard.paths import (
@@ -429,6 +430,15 @@ class _Follower(_Scripts):
             elif not alias.given:
                 command = alias.value[1:] if shell else f"git {alias.value}"
                 self.later(command, where, call.scope, call.depth)
+        for setting in _git_commands_set([w.text for w in call.args]):
+            where = f"git {setting.key}"
+            if setting.key != "core.hookspath":
+                self.later(setting.value.lstrip("!"), where, call.scope, call.depth)
+            if _git_runs_unasked(setting):
+                self.warn(
+                    f"git config sets {setting.key}: from now on git runs what it names "
+                    "without asking; check it before approving"
+                )
         return False
 
     def follow_tee(self, call: _Call) -> bool:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable
 
-from zcoder.tools.guard.deleters import _check_deletes, _check_git, _check_mode_change, _check_mv
+from zcoder.tools.guard.deleters import _check_deletes, _check_mode_change, _check_mv
+from zcoder.tools.guard.git import _check_git
 from zcoder.tools.guard.machine import _check_disk_tool, _check_kill, _check_power
 from zcoder.tools.guard.model import _Command
 from zcoder.tools.guard.wrappers import _strip_wrappers

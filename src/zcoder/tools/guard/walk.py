@@ -34,6 +34,7 @@ from zcoder.tools.guard.words import _ASSIGNMENT, _unescape_dquote
 from zcoder.tools.guard.wrappers import (
     _WRAPPER_COMMANDS,
     _command_options,
+    _environment_options,
     _strip_words,
     _xargs_options,
     _xargs_words,
@@ -322,6 +323,10 @@ class _Walker(_Follower):
             return
         if re.fullmatch(r"python3\.[0-9]+|pypy3\.[0-9]+", name):
             name = "python3"
+        options = _environment_options(name, inner.variables)
+        if options:  # GIT_WORK_TREE=~ git clean: as git --work-tree=~ clean
+            words = [words[0], *(_Word(o) for o in options), *args]
+            args = words[1:]
         for value in _command_options(name, [w.text for w in args]):
             self.script(value, name, scope.child(None), depth)
         follower = _FOLLOWERS.get(name)

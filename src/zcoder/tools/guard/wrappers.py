@@ -152,6 +152,27 @@ _COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
+# program -> environment variables it reads as options: the variable's value stands where
+# the option's would (GIT_WORK_TREE=~ git clean is git --work-tree=~ clean). A value of
+# "words" is split into words put before the command's own arguments (TAR_OPTIONS).
+_ENVIRONMENT_OPTIONS: dict[str, dict[str, str]] = {
+    "git": {"GIT_WORK_TREE": "--work-tree=", "GIT_DIR": "--git-dir="},
+    "tar": {"TAR_OPTIONS": "words"},
+    "rsync": {"RSYNC_RSH": "--rsh="},
+}
+
+
+def _environment_options(name: str, variables: dict[str, _Word]) -> list[str]:
+    """The options ``name`` takes from ``variables`` (the environment it is started in)."""
+    found: list[str] = []
+    for variable, option in _ENVIRONMENT_OPTIONS.get(name, {}).items():
+        value = variables.get(variable)
+        if value is None:
+            continue
+        found.extend(value.text.split() if option == "words" else [option + value.text])
+    return found
+
+
 def _command_options(name: str, args: list[str]) -> list[str]:
     """The command lines given in ``args`` as values of ``name``'s command options."""
     found: list[str] = []
