@@ -45,9 +45,23 @@ _CODE_EXPANDED = re.compile(
 _CODE_JOIN = re.compile(r"(?:os\.path|path|File|Path)\.join\(\s*(.*)\)$")
 _RISKY_CODE = re.compile(
     r"rmtree|os\.remove|os\.unlink|os\.rmdir|removedirs|\.unlink\(|\bunlink\b|\brmdir\b"
-    r"|os\.system|subprocess|popen|\bsystem\s*\(?|\bexec[lv]?p?e?\s*\(|`|child_process"
+    r"|os\.system|subprocess|popen|\bsystem\s*\(?|\bexec[lv]?p?e?\b\s*[(\s\"'\[]|`|child_process"
     r"|execSync|spawn|shell_exec|\bqx\b|os\.execute|os\.remove"
     r"|" + "|".join(_CODE_TREE_DELETERS)
+)
+# Code that computes what it calls or runs: a name or module taken from a string built at
+# run time (getattr, obj[expr](…), send, eval of a string…). No pattern can say what it
+# calls, so it is warned about.
+_DYNAMIC_CODE = re.compile(
+    r"\bgetattr\s*\(|\b__import__\s*\(\s*[^\s'\")]|\bimportlib\b|\b(?:eval|exec|compile)\s*\("
+    r"|\b(?:globals|locals|vars)\s*\(\s*\)\s*\[|\]\s*\(|\bFunction\s*\("
+    r"|\brequire\s*\(\s*[^\s'\")]|\b(?:public_)?send\s*\(|\b__send__\b|\binstance_eval\b"
+    r"|\bconst_get\b|&\s*\{|&\s*\$|->\s*\$|\beval\s+[\"'$q]"
+)
+# Calls that run a command given as a list of words, in the languages above.
+_CODE_RUNNERS = re.compile(
+    r"(?:\bsystem|\bexec[lv]?p?e?|\bexecFileSync|\bexecFile|\bspawnSync|\bspawn|\bexecSync"
+    r"|subprocess\.(?:run|call|check_call|check_output|Popen)|\bPopen|\bpopen)\b\s*\(?\s*"
 )
 _CODE_STRINGS = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'")
 
@@ -132,3 +146,33 @@ def _check_code_tree_deletes(name: str, code: str, workspace: str | None) -> Non
         reason = _dangerous_target(path, workspace) if path is not None else None
         if reason is not None:
             raise _Refused(f"{name} code deleting {argument!r} would affect {reason}")
+
+
+def _code_words(expression: str) -> list[str] | None:
+    """The words of a list of literals (``"rm", "-rf", $ENV{HOME}``, ``["rm", "-rf", p]``),
+    up to the first that is not a literal nor the home; None when there are none."""
+    words: list[str] = []
+    for piece in _code_split(expression.strip(), ","):
+        if piece.startswith("[") and piece.endswith("]"):
+            inner = _code_words(piece[1:-1])
+            if inner is None:
+                break
+            words.extend(inner)
+            continue
+        word = _code_path(piece)
+        if word is None:
+            break
+        words.append(word)
+    return words or None
+
+
+def _code_commands(code: str) -> list[list[str]]:
+    """The commands ``code`` runs from a list of words (perl's ``exec "rm", "-rf", …``,
+    ``subprocess.run(["rm", "-rf", …])``, node's ``execFileSync("rm", [...])``)."""
+    commands: list[list[str]] = []
+    for match in _CODE_RUNNERS.finditer(code):
+        rest = code[match.end() :]
+        words = _code_words(rest[: _code_end(rest, ";\n")])
+        if words is not None and len(words) >= 2:
+            commands.append(words)
+    return commands

@@ -15,14 +15,8 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from zcoder.tools.guard.code import (
-    _INTERPRETERS,
-    _RISKY_CODE,
-    _check_code_tree_deletes,
-    _code_literals,
-)
+from zcoder.tools.guard.code import _INTERPRETERS
 from zcoder.tools.guard.deleters import _DELETERS, _deleted
 from zcoder.tools.guard.evaluate import _printf
 from zcoder.tools.guard.find import (
@@ -32,17 +26,17 @@ from zcoder.tools.guard.find import (
     _find_parts,
 )
 from zcoder.tools.guard.git import _git_aliases, _git_commands_set, _git_runs_unasked
-from zcoder.tools.guard.model import _NO_INPUT, _UNKNOWN, _Refused, _Scope, _Stream, _Word
+from zcoder.tools.guard.interpreters import _Interpreters
+from zcoder.tools.guard.model import _NO_INPUT, _UNKNOWN, _Call, _Refused, _Scope, _Word
 from zcoder.tools.guard.options import _has_option, _operands, _operands_after_options
 from zcoder.tools.guard.paths import (
     _dangerous_target,
     _in_directory,
-    _is_device,
     _normalize,
     _relative,
 )
 from zcoder.tools.guard.rules import _check_simple
-from zcoder.tools.guard.scripts import _SHELLS, _Scripts
+from zcoder.tools.guard.scripts import _SHELLS
 from zcoder.tools.guard.wrappers import _XARGS_LIKE
 from zcoder.tools.guard.writes import _cron_commands, _written_files
 
@@ -74,21 +68,7 @@ _TMUX_TAKES = frozenset(
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class _Call:
-    """A simple command handed to its follower: its name (without a directory) and
-    arguments, expanded, with its wrappers stripped."""
-
-    name: str
-    args: list[_Word]
-    scope: _Scope
-    inner: _Scope
-    """The scope a child process sees: ``scope`` with the command's environment added."""
-    depth: int
-    stdin: _Stream
-
-
-class _Follower(_Scripts):
+class _Follower(_Interpreters):
     """The walker's layer that follows commands run later or elsewhere."""
 
     def follow_trap(self, call: _Call) -> bool:
@@ -146,54 +126,6 @@ class _Follower(_Scripts):
             self.later(" ".join(command), f"tmux {texts[index]}", scope, depth)
         return True
 
-    def follow_interpreter(self, call: _Call) -> bool:
-        """``python -c``, ``perl -e``…: look for commands and deletions in the code."""
-        name, args, scope, depth, stdin = call.name, call.args, call.scope, call.depth, call.stdin
-        flag = _INTERPRETERS[name]
-        code: str | None = None
-        from_stdin = True
-        for index, arg in enumerate(args):
-            text = arg.text
-            if re.fullmatch(r"-[A-Za-z]*" + flag[1], text) and not text.startswith(("-M", "-I")):
-                code = args[index + 1].text if index + 1 < len(args) else ""
-                from_stdin = False
-                break
-            if text == "-":
-                break
-            if not text.startswith("-") or text == "-m":
-                return True  # a script file or a module
-        if from_stdin:
-            code = stdin.text
-            if code is None and stdin.piped:
-                if stdin.decoded:
-                    raise _Refused(
-                        f"{name} would run code that comes out of a decoder whose input the "
-                        "guard cannot see"
-                    )
-                self.warn(f"{name} runs code from {stdin.describe()} that the guard cannot read")
-        if code is None:
-            return True
-        literals = _code_literals(code)
-        for literal in literals:
-            if _is_device(literal):
-                self.warn(f"the {name} code names the device {literal}; read it before approving")
-        _check_code_tree_deletes(name, code, self.workspace)
-        if not _RISKY_CODE.search(code):
-            return True
-        for literal in literals:
-            if " " in literal:
-                try:
-                    self.line(literal, scope.child(None), depth + 1)
-                except _Refused as refused:
-                    if "parsed" not in refused.reason:
-                        raise
-            elif posixpath.isabs(literal) or literal.startswith("~"):
-                reason = _dangerous_target(literal, self.workspace)
-                if reason is not None and re.search(r"rmtree|rmdir|remove", code):
-                    raise _Refused(f"{name} code deleting {literal!r} would affect {reason}")
-        self.warn(f"the {name} code deletes files or runs commands; read it before approving")
-        return True
-
     def follow_read(self, call: _Call) -> bool:
         """``read`` assigns what it reads: known when stdin is."""
         args, scope, stdin, depth = call.args, call.scope, call.stdin, call.depth
@@ -226,28 +158,6 @@ class _Follower(_Scripts):
                 scope.variables[key] = _Word(fields[position] if position < len(fields) else "")
                 self.hook(key, scope.variables[key], scope, depth)
         return True
-
-    def follow_awk(self, call: _Call) -> bool:
-        """awk programs run commands with system("…") and print | "…"."""
-        args, scope, depth = call.args, call.scope, call.depth
-        takes = {"-f", "-v", "-F", "--file", "--assign", "--field-separator"}
-        operands = _operands_after_options(args, takes)
-        if not operands or any(w.text in ("-f", "--file") for w in args):
-            return False
-        program = operands[0].text
-        literals = [m.group(1) for m in re.finditer(r'"((?:[^"\\]|\\.)*)"', program)]
-        commands = re.findall(r'(?:system\s*\(|(?<!\|)\|(?!\|)&?)\s*"((?:[^"\\]|\\.)*)"', program)
-        for command in commands:
-            self.script(command, "awk", scope.child(None), depth)
-        to_shell = any(posixpath.basename(c.split(" ", 1)[0]) in _SHELLS for c in commands)
-        if to_shell or re.search(r'system\s*\(\s*[^"\s]', program):
-            # print … | "sh", or system(variable): any string may be the command.
-            for literal in literals:
-                if literal not in commands:
-                    self.script(literal, "awk", scope.child(None), depth)
-        if commands or re.search(r"system\s*\(|(?<!\|)\|(?!\|)&?\s*[A-Za-z_$]", program):
-            self.warn("the awk program runs commands; read it before approving")
-        return False
 
     def follow_ssh(self, call: _Call) -> bool:
         args, scope, depth = call.args, call.scope, call.depth
@@ -466,7 +376,7 @@ _FOLLOWERS: dict[str, _Follow] = {
     "eval": _Follower.follow_eval,
     "source": _Follower.follow_source,
     ".": _Follower.follow_source,
-    **dict.fromkeys(_INTERPRETERS, _Follower.follow_interpreter),
+    **dict.fromkeys(_INTERPRETERS, _Interpreters.follow_interpreter),
     # Later, or elsewhere.
     "at": _Follower.follow_at,
     "batch": _Follower.follow_at,
@@ -477,7 +387,7 @@ _FOLLOWERS: dict[str, _Follow] = {
     "ssh": _Follower.follow_ssh,
     # A command inside another's expression, program or output.
     "find": _Follower.follow_find,
-    **dict.fromkeys(("awk", "gawk", "mawk", "nawk", "busybox-awk"), _Follower.follow_awk),
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk", "busybox-awk"), _Interpreters.follow_awk),
     "tee": _Follower.follow_tee,
     "git": _Follower.follow_git,
 }

@@ -142,3 +142,17 @@ class _Command:
     warn: Callable[[str], None]
     cwd: str | None
     """Where a ``cd`` earlier in the line went; None for the workspace."""
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A simple command handed to its follower: its name (without a directory) and
+    arguments, expanded, with its wrappers stripped."""
+
+    name: str
+    args: list[_Word]
+    scope: _Scope
+    inner: _Scope
+    """The scope a child process sees: ``scope`` with the command's environment added."""
+    depth: int
+    stdin: _Stream
