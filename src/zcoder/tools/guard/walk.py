@@ -16,12 +16,13 @@ import shlex
 
 from tree_sitter import Node
 
-from zcoder.tools.guard.follow import _FOLLOWERS, _Call, _Follower
+from zcoder.tools.guard.follow import _FOLLOWERS, _Follower
 from zcoder.tools.guard.model import (
     _MAX_DEPTH,
     _MAX_VALUE,
     _NO_INPUT,
     _UNKNOWN,
+    _Call,
     _Refused,
     _Scope,
     _short,
