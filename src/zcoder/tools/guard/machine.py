@@ -9,11 +9,13 @@ which words write, which only read and which make a dry run.
 
 from __future__ import annotations
 
+import getpass
 import os
 import posixpath
 import re
 from dataclasses import dataclass
 
+from zcoder.tools.guard.deleters import _check_tree
 from zcoder.tools.guard.model import _Command, _Refused
 from zcoder.tools.guard.options import _has_option, _operands
 from zcoder.tools.guard.paths import _normalize
@@ -116,6 +118,26 @@ _DISK_TOOLS: dict[str, _DiskTool] = {
     "sg_sanitize": _DiskTool(reads=_HELP),
     "badblocks": _DiskTool(writes=frozenset({"-w"}), otherwise=False),
     "flashrom": _DiskTool(writes=frozenset({"-w", "--write", "-E", "--erase"}), otherwise=False),
+    # Filesystem and device-mapper tools: repairing, resizing or tearing down in place.
+    "debugfs": _DiskTool(writes=frozenset({"-w", "--write"}), otherwise=False),
+    "dmsetup": _DiskTool(
+        writes=frozenset(
+            {"remove_all", "remove", "wipe_table", "reload", "load", "clear", "create", "suspend"}
+        ),
+        otherwise=False,
+    ),
+    "e2fsck": _DiskTool(
+        writes=frozenset({"-y", "-p", "-a", "-D", "-E"}), dry=frozenset({"-n"}), otherwise=False
+    ),
+    "fsck": _DiskTool(
+        writes=frozenset({"-y", "-p", "-a", "-r"}), dry=frozenset({"-n", "-N"}), otherwise=False
+    ),
+    "xfs_repair": _DiskTool(reads=_HELP, dry=frozenset({"-n"})),
+    "resize2fs": _DiskTool(reads=_HELP | {"-P"}),
+    "lvreduce": _DiskTool(reads=_HELP),
+    "tune2fs": _DiskTool(
+        writes=frozenset({"-O", "-I", "-U", "-j", "-J", "-f"}), otherwise=False
+    ),
 }
 # fmt: on
 for _name in ("mkfs", "mke2fs", "mkswap", "mkdosfs", "mkntfs", "mkexfatfs", "mkudffs"):
@@ -149,13 +171,15 @@ def _check_disk_tool(command: _Command) -> None:
     """A disk tool of :data:`_DISK_TOOLS` that writes, or a formatter given a device."""
     name, args, workspace = command.name, command.args, command.workspace
     tool = _DISK_TOOLS.get(name) or (_FORMATTER if name.startswith("mkfs.") else None)
+    if name.startswith("fsck.") and tool is None:
+        tool = _DISK_TOOLS["e2fsck"]
     if tool is None or _disk_words(args, tool.dry):
         return
     writes = _disk_words(args, tool.writes)
     if writes:
         raise _Refused(
-            f"{name} {writes[0]} changes partitions or erases data on a disk; run it yourself "
-            "if you mean it"
+            f"{name} {writes[0]} changes a disk's partitions, filesystems or data; run it "
+            "yourself if you mean it"
         )
     if _disk_words(args, tool.reads) or not tool.otherwise:
         return
@@ -167,8 +191,29 @@ def _check_disk_tool(command: _Command) -> None:
         return
     if _operands(args):
         raise _Refused(
-            f"{name} edits partitions or erases data on a disk; run it yourself if you mean it"
+            f"{name} changes a disk's partitions, filesystems or data; run it yourself if you "
+            "mean it"
         )
+
+
+def _check_volumes(command: _Command) -> None:
+    """zfs destroy of a dataset, btrfs subvolume delete of a catastrophic tree, btrfs
+    repairs: each deletes or rewrites a filesystem's files as a whole."""
+    name, args = command.name, command.args
+    operands = _operands(args)
+    if name == "zfs" and operands[:1] == ["destroy"] and not _has_option(args, "-n"):
+        for dataset in operands[1:]:
+            if "@" not in dataset and "#" not in dataset:  # not a snapshot nor a bookmark
+                raise _Refused(f"zfs destroy {dataset} deletes the dataset and all its files")
+    if name != "btrfs" or not operands:
+        return
+    if "--repair" in args or operands[0] == "rescue":
+        raise _Refused("btrfs repairs rewrite the filesystem in place; run it yourself")
+    group = operands[0]
+    deletes = len(operands) >= 2 and operands[1] in ("delete", "del", "de", "d")
+    if deletes and len(group) >= 3 and "subvolume".startswith(group):
+        for path in operands[2:]:
+            _check_tree("btrfs subvolume delete", path, command.workspace, command.warn)
 
 
 # Killing everything ----------------------------------------------------------------------
@@ -191,6 +236,23 @@ _PROCESS_KILLERS: dict[str, frozenset[str]] = {
 _OWNER_OPTIONS = frozenset({"-u", "--euid", "-U", "--uid", "--user"})
 _PARENT_OPTIONS = frozenset({"-P", "--parent"})
 _ROOT_NAMES = frozenset({"root", "0"})
+_SELF_NAMES = frozenset(
+    {
+        "$USER", "${USER}", "$LOGNAME", "${LOGNAME}", "$UID", "${UID}", "$EUID", "${EUID}",
+        "$(whoami)", "`whoami`", "$(id -u)", "`id -u`", "$(id -un)", "`id -un`",
+    }
+)  # fmt: skip
+"""Ways to name the user the command runs as."""
+
+
+def _current_user() -> set[str]:
+    """The name and id of the user zcoder runs as."""
+    try:
+        return {getpass.getuser(), str(os.getuid())}
+    except (KeyError, OSError):
+        return {str(os.getuid())}
+
+
 _PROCESS_NAMES = ("systemd", "sshd", "bash", "init", "kworker/0:1", "zcoder")
 """A pattern that matches all of these matches every process."""
 
@@ -204,6 +266,8 @@ def _check_kill(command: _Command) -> None:
         operands = [a for a in args if not a.startswith("-") or a == "-1"]
         if "-1" in operands[1:] or (operands and operands[-1] == "-1"):
             raise _Refused("kill -1 would kill every process you can signal")
+        if "1" in operands:
+            raise _Refused("kill of PID 1 (init) stops the machine, or the container it runs")
         return
     takes = _PROCESS_KILLERS.get(name)
     if takes is None:
@@ -239,6 +303,12 @@ def _check_kill(command: _Command) -> None:
         return
     if _ROOT_NAMES & set(owners):
         raise _Refused(f"{name} of every process of root would take the machine down")
+    if _SELF_NAMES & set(owners) or _current_user() & set(owners):
+        raise _Refused(
+            f"{name} of every process of yours would end your session, your shells and zcoder"
+        )
+    if owners:
+        command.warn(f"{name} signals every process of {', '.join(owners)}")
     if "1" in parents:
         raise _Refused(f"{name} of every child of init would kill every service")
 
@@ -258,9 +328,31 @@ def _check_power(command: _Command) -> None:
         raise _Refused(f"{name} would stop or restart the machine")
     if name in ("init", "telinit") and args[:1] in (["0"], ["6"], ["1"], ["s"], ["S"]):
         raise _Refused(f"{name} {args[0]} would stop, restart or empty the machine")
-    if name == "systemctl" and any(
+    if name in ("systemctl", "loginctl") and any(
         arg.removesuffix(".target")
-        in ("poweroff", "reboot", "halt", "kexec", "emergency", "rescue")
+        in ("poweroff", "reboot", "halt", "kexec", "emergency", "rescue", "soft-reboot")
         for arg in args
     ):
-        raise _Refused("systemctl would stop or restart the machine")
+        raise _Refused(f"{name} would stop or restart the machine")
+
+
+# Accounts --------------------------------------------------------------------------------
+
+
+def _check_accounts(command: _Command) -> None:
+    """Deleting root's account, or its password: nobody can administer the machine, or
+    anyone can log in as root. Deleting another user's home with its account is warned."""
+    name, args, warn = command.name, command.args, command.warn
+    if name in ("userdel", "deluser"):
+        users = _operands(args, frozenset({"-R", "--root", "-P", "--prefix", "--conf"}))
+        if _ROOT_NAMES & set(users):
+            raise _Refused(f"{name} root deletes the account that administers the machine")
+        removes = _has_option(args, "-r", "--remove", "--remove-home", "--remove-all-files")
+        if removes and users:
+            warn(f"{name} deletes the home directory of {', '.join(users)} with the account")
+    if name == "passwd" and _has_option(args, "-d", "--delete"):
+        users = _operands(args, frozenset({"-r", "--repository", "-R", "--root", "-P"}))
+        if not users or _ROOT_NAMES & set(users):
+            who = "root" if users else "your account"
+            raise _Refused(f"passwd -d lets anyone log in as {who} without a password")
+        warn(f"passwd -d lets anyone log in as {', '.join(users)} without a password")

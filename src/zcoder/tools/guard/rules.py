@@ -14,10 +14,16 @@ from collections.abc import Callable
 
 from zcoder.tools.guard.deleters import _check_deletes, _check_mode_change, _check_mv
 from zcoder.tools.guard.git import _check_git
-from zcoder.tools.guard.machine import _check_disk_tool, _check_kill, _check_power
+from zcoder.tools.guard.machine import (
+    _check_accounts,
+    _check_disk_tool,
+    _check_kill,
+    _check_power,
+    _check_volumes,
+)
 from zcoder.tools.guard.model import _Command
 from zcoder.tools.guard.wrappers import _strip_wrappers
-from zcoder.tools.guard.writes import _check_dd, _check_writes
+from zcoder.tools.guard.writes import _check_dd, _check_socat, _check_writes
 
 _Rule = Callable[[_Command], None]
 
@@ -28,7 +34,10 @@ _RULES: tuple[_Rule, ...] = (
     _check_power,  # shutdown, reboot, init 0, systemctl poweroff…
     _check_kill,  # kill -1, killall5, pkill -u root, a pattern that matches everything
     _check_disk_tool,  # partitioning and disk tools that write, mkfs of a device
+    _check_volumes,  # zfs destroy of a dataset, btrfs subvolume delete of a tree
+    _check_accounts,  # userdel root, passwd -d root
     _check_dd,  # dd of= a device
+    _check_socat,  # socat with a device as an address it writes
     _check_writes,  # overwriting /etc/passwd, a device; writing a start-up file
     _check_mv,  # mv onto a device, or of a home, a system tree, a critical file
     _check_deletes,  # every deleter of _DELETERS on a catastrophic target

@@ -18,7 +18,7 @@ from zcoder.tools.guard.code import _INTERPRETERS
 from zcoder.tools.guard.model import _NO_INPUT, _Refused, _Scope, _short, _Stream, _Word
 from zcoder.tools.guard.paths import _normalize
 from zcoder.tools.guard.places import _Places
-from zcoder.tools.guard.writes import _cron_commands, _runs_later
+from zcoder.tools.guard.writes import _cron_commands, _desktop_commands, _runs_later
 
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash"})
 
@@ -86,6 +86,11 @@ class _Scripts(_Places):
         kind = _runs_later(target)
         if kind == "script":
             self.later(text, target, scope, depth)
+        elif kind == "program":
+            self.run_file(target, text, [], scope, depth)
+        elif kind == "autostart":
+            for command in _desktop_commands(text):
+                self.later(command, target, scope, depth)
         elif kind == "crontab":
             system = not _normalize(target).startswith("/var/spool/cron/")
             for command in _cron_commands(text, system):
