@@ -19,6 +19,8 @@ from zcoder.tools.guard.options import _has_option, _operands
 from zcoder.tools.guard.paths import (
     _HARMLESS_DEVICES,
     _PWD_VARS,
+    _SYSTEM_SUBTREES,
+    _SYSTEM_TREES,
     _VARIABLE_REF,
     _WORKSPACE_ITSELF,
     _critical_file,
@@ -204,6 +206,8 @@ def _check_mode_change(command: _Command) -> None:
     if "--no-preserve-root" in args:
         raise _Refused(f"{name} --no-preserve-root is never allowed")
     if not (_has_option(args, "-R", "--recursive")):
+        if name == "chmod":
+            _check_mode_of_system(args)
         return
     operands = [a for a in args if not a.startswith("-") or a == "-"]
     if "--" in args:
@@ -213,6 +217,32 @@ def _check_mode_change(command: _Command) -> None:
         operands = operands[1:]  # the mode, or the owner and group
     for operand in operands:
         _check_tree(f"recursive {name}", operand, workspace, warn, workspace_ok=True)
+
+
+_CHMOD_MODE = re.compile(r"[-+=]?[0-7]{1,4}|(?:[ugoa]*[-+=][rwxXst]*|[ugoa]*[-+=][ugo])(?:,.*)?")
+_TAKES_ACCESS = re.compile(r"(?:^|,)(?:[ugo]*[ao][ugo]*|)[-=]")
+
+
+def _check_mode_of_system(args: list[str]) -> None:
+    """chmod (not recursive) of / or a system tree with a mode that takes reading or
+    entering away from everyone else: ``chmod 000 /`` leaves no user a working machine."""
+    words = [a for a in args if not a.startswith("--")]
+    modes = [w for w in words if _CHMOD_MODE.fullmatch(w)]
+    if not modes:
+        return
+    mode = modes[0]
+    numeric = mode.lstrip("-+=")
+    if numeric.isdigit():
+        takes = (int(numeric[-1]) & 5) != 5 and not mode.startswith("+")
+    else:
+        takes = bool(_TAKES_ACCESS.search(mode))
+    if not takes:
+        return
+    for target in words[words.index(mode) + 1 :]:
+        tree = _normalize(target)
+        system = tree in _SYSTEM_TREES or tree in _SYSTEM_SUBTREES
+        if tree == "/" or (system and tree != "/root"):  # root's home is root's to close
+            raise _Refused(f"chmod {mode} {tree} takes {tree} away from every user and service")
 
 
 def _check_mv(command: _Command) -> None:

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 
 from zcoder.tools.guard.code import _INTERPRETERS
+from zcoder.tools.guard.containers import CONTAINER_RUNNERS, _container_run, _in_host
 from zcoder.tools.guard.deleters import _DELETERS, _deleted
 from zcoder.tools.guard.evaluate import _printf
 from zcoder.tools.guard.find import (
@@ -30,10 +31,12 @@ from zcoder.tools.guard.interpreters import _Interpreters
 from zcoder.tools.guard.model import _NO_INPUT, _UNKNOWN, _Call, _Refused, _Scope, _Word
 from zcoder.tools.guard.options import _has_option, _operands, _operands_after_options
 from zcoder.tools.guard.paths import (
+    _WORKSPACE_ITSELF,
     _dangerous_target,
     _in_directory,
     _normalize,
     _relative,
+    _shell_join,
 )
 from zcoder.tools.guard.rules import _check_simple
 from zcoder.tools.guard.scripts import _SHELLS
@@ -351,6 +354,31 @@ class _Follower(_Interpreters):
                 )
         return False
 
+    def follow_container(self, call: _Call) -> bool:
+        """``docker run -v SOURCE:TARGET IMAGE COMMAND``: the command is checked with each
+        writable volume's target read as its source on the host; a volume of /, a home or a
+        system tree that the container may change is warned about."""
+        run = _container_run([w.text for w in call.args])
+        if run is None:
+            return False
+        for volume in run.volumes:
+            reason = _dangerous_target(volume.source, self.workspace)
+            if volume.writable and reason is not None and reason not in _WORKSPACE_ITSELF:
+                self.warn(
+                    f"{call.name} gives the container {volume.source} ({reason}) to change "
+                    f"at {volume.target}"
+                )
+        line = _shell_join(run.command)
+        host = _in_host(line, run.volumes)
+        if host != line:
+            try:
+                self.line(host, call.scope.child(None), call.depth + 1)
+            except _Refused as refused:
+                raise _Refused(
+                    f"{refused.reason} (run in the container, on a volume of the host)"
+                ) from None
+        return False
+
     def follow_tee(self, call: _Call) -> bool:
         """tee writes its stdin into files: into a start-up file, that text runs later."""
         if call.stdin.text is not None:
@@ -389,5 +417,6 @@ _FOLLOWERS: dict[str, _Follow] = {
     "find": _Follower.follow_find,
     **dict.fromkeys(("awk", "gawk", "mawk", "nawk", "busybox-awk"), _Interpreters.follow_awk),
     "tee": _Follower.follow_tee,
+    **dict.fromkeys(sorted(CONTAINER_RUNNERS), _Follower.follow_container),
     "git": _Follower.follow_git,
 }

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 
 from zcoder.tools.guard.code import (
     _DYNAMIC_CODE,
@@ -24,7 +23,7 @@ from zcoder.tools.guard.code import (
 )
 from zcoder.tools.guard.model import _Call, _Refused, _Scope
 from zcoder.tools.guard.options import _operands_after_options
-from zcoder.tools.guard.paths import _dangerous_target, _is_device
+from zcoder.tools.guard.paths import _dangerous_target, _is_device, _shell_join
 from zcoder.tools.guard.scripts import _SHELLS, _Scripts
 
 
@@ -72,8 +71,7 @@ class _Interpreters(_Scripts):
             return True
         for words in _code_commands(code):
             # exec "rm", "-rf", $ENV{HOME}: the words as a command line ("~" unquoted).
-            line = " ".join(w if re.fullmatch(r"~[\w./-]*", w) else shlex.quote(w) for w in words)
-            self.code_line(line, name, scope, depth)
+            self.code_line(_shell_join(words), name, scope, depth)
         for literal in literals:
             if " " in literal:
                 self.code_line(literal, name, scope, depth)

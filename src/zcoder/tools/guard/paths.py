@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import shlex
 
 _SYSTEM_TREES = frozenset(
     {
@@ -205,3 +206,9 @@ def _on_disk(path: str, workspace: str | None) -> str | None:
     if real == _normalize(prefix):
         return None
     return posixpath.join(real, *parts[fixed:]) if fixed < len(parts) else real
+
+
+def _shell_join(words: list[str]) -> str:
+    """``words`` as a command line, quoted where needed; a home path (``~``, ``~/x``) is left
+    unquoted so that it still names a home."""
+    return " ".join(w if re.fullmatch(r"~[\w./-]*", w) else shlex.quote(w) for w in words)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import posixpath
 
+from zcoder.tools.guard.containers import _bind_mount
 from zcoder.tools.guard.evaluate import _Printer
 from zcoder.tools.guard.model import _Scope, _Word
 from zcoder.tools.guard.options import _operands
@@ -89,14 +90,30 @@ class _Places(_Printer):
 
     def through_links(self, text: str) -> str:
         """``text`` with a link made earlier in the line replaced by where it points."""
-        if not self.links or not text:
+        if not (self.links or self.mounts) or not text:
             return text
         normal = _normalize(text)
+        for point, source in self.mounts.items():
+            # A mount point is not a link: deleting it deletes what is mounted there.
+            if normal == point or normal.startswith(point + "/"):
+                return (source.rstrip("/") + normal[len(point) :]) or "/"
         for link, target in self.links.items():
             # The link itself (``rm -rf h``) is only the link; ``h/`` and ``h/*`` go through.
             if (normal == link and text.endswith("/")) or normal.startswith(link + "/"):
                 return (target.rstrip("/") + normal[len(link) :]) or "/"
         return text
+
+    def mount(self, name: str, args: list[str]) -> None:
+        """Remember a bind mount (``mount --bind ~ a``); warn when it shows a catastrophic
+        target: whatever deletes under the mount point deletes there."""
+        found = _bind_mount(name, args)
+        if found is None:
+            return
+        source, point = found
+        self.mounts[_normalize(point)] = source
+        reason = _dangerous_target(source, self.workspace)
+        if reason is not None and reason not in _WORKSPACE_ITSELF:
+            self.warn(f"{name} shows {reason} at {point!r}; whatever deletes there deletes it")
 
     def link(self, args: list[_Word]) -> None:
         """Remember the links ``ln`` makes; warn when one leads to a catastrophic target

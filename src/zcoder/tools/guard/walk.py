@@ -339,6 +339,7 @@ class _Walker(_Follower):
         if name == "ln":
             self.link(args)
         self.copies(name, [w.text for w in args])
+        self.mount(name, [w.text for w in args])
 
     def made_in_line(self, words: list[_Word], scope: _Scope, depth: int, stdin: _Stream) -> bool:
         """Run a program the line made: a script it wrote (``./x.sh``), checked by its

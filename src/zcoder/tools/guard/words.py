@@ -146,6 +146,8 @@ class _Expander(ABC):
         """Functions and aliases being expanded (a recursive one is looked into once)."""
         self.links: dict[str, str] = {}
         """Symbolic links made earlier in the line: the link's path -> where it points."""
+        self.mounts: dict[str, str] = {}
+        """Bind mounts made earlier in the line: the mount point -> the directory shown."""
         self.programs: dict[str, str] = {}
         """Copies and links of files made earlier in the line: the copy's path -> the name
         of the file it was made from (``cp /bin/rm /tmp/r`` makes /tmp/r an rm)."""
