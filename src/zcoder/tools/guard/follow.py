@@ -380,10 +380,14 @@ class _Follower(_Interpreters):
         return False
 
     def follow_tee(self, call: _Call) -> bool:
-        """tee writes its stdin into files: into a start-up file, that text runs later."""
-        if call.stdin.text is not None:
-            for target in _written_files("tee", [w.text for w in call.args]):
+        """tee writes its stdin into files: into a start-up file, that text runs later; a
+        script run later in the line is read from what tee wrote."""
+        for target in _written_files("tee", [w.text for w in call.args]):
+            if call.stdin.text is not None:
                 self.runs_later(target, call.stdin.text, call.scope, call.depth)
+                call.scope.files[_normalize(target)] = call.stdin.text  # read later in the line
+            else:
+                call.scope.files.pop(_normalize(target), None)
         return False
 
 

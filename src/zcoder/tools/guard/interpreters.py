@@ -23,7 +23,7 @@ from zcoder.tools.guard.code import (
 )
 from zcoder.tools.guard.model import _Call, _Refused, _Scope
 from zcoder.tools.guard.options import _operands_after_options
-from zcoder.tools.guard.paths import _dangerous_target, _is_device, _shell_join
+from zcoder.tools.guard.paths import _dangerous_target, _is_device, _normalize, _shell_join
 from zcoder.tools.guard.scripts import _SHELLS, _Scripts
 
 
@@ -43,6 +43,9 @@ class _Interpreters(_Scripts):
                 from_stdin = False
                 break
             if text == "-":
+                break
+            if not text.startswith("-") and _normalize(text) in scope.files:
+                code, from_stdin = scope.files[_normalize(text)], False  # written in the line
                 break
             if not text.startswith("-") or text == "-m":
                 return True  # a script file or a module

@@ -156,7 +156,10 @@ class _Scripts(_Places):
             self.script(content, path, scope.child([_Word(path), *args]), depth)
         elif runner in _INTERPRETERS:
             code = content.split("\n", 1)[1] if "\n" in content else ""
-            self.script(shlex.join([runner, _INTERPRETERS[runner], code]), path, scope, depth)
+            try:
+                self.line(shlex.join([runner, _INTERPRETERS[runner], code]), scope, depth + 1)
+            except _Refused as refused:
+                raise _Refused(f"{refused.reason} (in {path}, which {runner} runs)") from None
         else:
             self.warn(f"{path} is run by {runner}, whose language the guard does not read")
 
