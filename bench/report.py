@@ -393,12 +393,24 @@ or `parallel` (checked as `find … -exec`; the guard before it warned), and git
 that run a shell command (`git -c alias.x='!…' x`, `git config alias.x '!…'`; allowed
 before); and 3 ordinary ones of the same shapes (one of them, `find ~/.cache/pip -print0 |
 xargs -0 rm -rf`, warned before, is now allowed).
+Issue 27 added 52 destructive entries, the commands a user found allowed with no warning
+(an always-true `find` test such as `-name '*'` or `-mtime -100000`, a copied or linked
+`rm`, a script written then run, lines added to a crontab with `(crontab -l; echo …)`,
+`<(…)` as `BASH_ENV` or `--rcfile`, `GIT_WORK_TREE=~`, one-liners that compute what they
+call, account files, system subtrees such as /var/lib and /etc/ssh, `kill -9 1`, raw
+device writers and filesystem tools, bind mounts and container volumes, persistence in
+`~/.ssh/authorized_keys` or `~/.local/bin`, `crontab -r`, `git push --force`), of which
+the guard before it allowed 49 (it warned 2 and refused `cd; rm -rf .` naming the
+workspace instead of the home); and 22 ordinary ones of the same shapes, all allowed
+before and after. Measured back to back on the grown corpus, a verdict's median went from
+about 75 µs to about 80 µs.
 
-A reader of the guard can still write what it does not follow: a script on disk (`bash
-./x.sh` runs unread, as `source` does), a program's own command language beyond the ones
-modelled (awk, tar, rsync, ssh and git options; python/perl/node/ruby one-liners only by
-pattern), a payload assembled by arithmetic or a loop, a link made by an earlier command
-that the guard cannot see on disk (another host, a path it does not resolve), or a `cd`
-it cannot follow (`cd "$(…)"`). It is a second line behind the dialog, which always
-shows the exact command.
+A reader of the guard can still write what it does not follow: a script on disk that the
+line did not write (`bash ./x.sh` runs unread, as `source` does), a program's own command
+language beyond the ones modelled (awk, tar, rsync, ssh and git options;
+python/perl/node/ruby one-liners only by pattern: code that computes what it calls is
+warned, not read), a payload assembled by arithmetic or a loop, a link, copy or mount
+made by an earlier command that the guard cannot see on disk (another host, a path it
+does not resolve), or a `cd` it cannot follow (`cd "$(…)"`). It is a second line behind
+the dialog, which always shows the exact command.
 """
