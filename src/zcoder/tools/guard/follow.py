@@ -2,8 +2,9 @@
 finds that command (:data:`_FOLLOWERS`, a table from command name to follower).
 
 ``eval``, ``sh -c``, a script fed to a shell on stdin, ``source``, ``trap``, ``crontab``,
-``tmux``, ``ssh``, ``watch``, ``at``, ``find -exec``, awk's ``system()`` and interpreter
-one-liners all hide a command inside an argument, a file or a stream. What runs later is
+``tmux``, ``ssh``, ``watch``, ``at``, ``find -exec``, ``docker run``, awk's ``system()``
+and interpreter one-liners (their followers are in :mod:`.interpreters`) all hide a
+command inside an argument, a file or a stream. What runs later is
 checked as if it ran now; what cannot be read is warned about, and what comes out of a
 decoder is refused. To follow a new command, write a ``follow_*`` method and add its name to
 the table; commands that only change what the line has defined (``set``, ``read``,

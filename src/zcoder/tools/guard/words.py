@@ -7,8 +7,9 @@ holds the walker's state and expands words; a command substitution in a word is 
 too, through :meth:`_Expander.statements`, which the walker's last layer (:mod:`.walk`)
 supplies. The walker is built in layers so that each module says one thing:
 :mod:`.words` (expansion) -> :mod:`.evaluate` (what a command prints) -> :mod:`.places`
-(where paths lead) -> :mod:`.scripts` (scripts run now or later) -> :mod:`.follow`
-(commands that run another command) -> :mod:`.walk` (the syntax tree).
+(where paths lead) -> :mod:`.scripts` (scripts run now or later) -> :mod:`.interpreters`
+(code in other languages) -> :mod:`.follow` (commands that run another command) ->
+:mod:`.walk` (the syntax tree).
 """
 
 from __future__ import annotations
