@@ -4,12 +4,17 @@ ordinary commands of the same shapes it must keep allowing."""
 
 from __future__ import annotations
 
+import getpass
+
 import pytest
 
 from tests.tools.test_guard_blind_spots import cases
 from zcoder.tools import Verdict, check_command
 
 WORKSPACE = "/srv/work/project"
+ME = getpass.getuser()
+OTHER = "bob" if ME == "alice" else "alice"
+"""Another user than the one the tests run as (whose every process may not be killed)."""
 
 
 def verdict(command: str) -> Verdict:
@@ -128,6 +133,7 @@ PROCESSES_AND_POWER = [
     "pkill -9 -u $USER",
     "killall -u $USER",
     "pkill -KILL -u $(whoami)",
+    f"pkill -u {ME}",
     "loginctl poweroff",
     "systemctl soft-reboot",
 ]
@@ -215,7 +221,7 @@ MUST_BE_WARNED = [
     ("sudo mount -o bind ~ /mnt/x", "home directory"),
     ("userdel -r alice", "home directory of alice"),
     ("passwd -d alice", "without a password"),
-    ("killall -u alice", "every process of alice"),
+    (f"killall -u {OTHER}", f"every process of {OTHER}"),
 ]
 
 # Ordinary commands of the same shapes: allowed, without a warning.
