@@ -8,7 +8,6 @@ output or error, and that what they hid is there to read.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
