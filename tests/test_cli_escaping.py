@@ -218,3 +218,15 @@ def test_print_instructions_to_a_pipe_is_the_files_exact_text(env: Env) -> None:
 def test_the_check_catches_the_issues_command() -> None:
     with pytest.raises(AssertionError):
         assert_nothing_raw(hidden_command("/x").encode())
+
+
+def test_an_unknown_resume_id_names_a_painted_workspace_made_visible(tmp_path: Path) -> None:
+    """The sessions listing of ``--resume`` names the workspace, whose directory a tarball
+    or a script may have named."""
+    env = make_env(tmp_path)
+    painted = tmp_path / f"ws{OSC52}{BIDI}"
+    painted.mkdir()
+    done = run(env, "--resume", "nosuch", "--prompt", "hi", "-w", str(painted))
+    assert done.returncode == 2
+    err = assert_nothing_raw(done.stderr)
+    assert "no session 'nosuch'" in err and "ws\\e]52;c;cm0gLXJmIH4=\\x07\\u202e" in err
