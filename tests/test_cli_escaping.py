@@ -67,7 +67,7 @@ def plant_hook(env: Env, tmp_path: Path) -> tuple[str, Path]:
     hide; its matcher carries a bidi override and a zero-width space."""
     marker = tmp_path / "pwned"
     command = hidden_command(str(marker))
-    hooks = {"PostToolUse": entry(command, f"Edit{BIDI}{ZERO_WIDTH}")}
+    hooks: dict[str, object] = {"PostToolUse": entry(command, f"Edit{BIDI}{ZERO_WIDTH}")}
     write_settings(project_settings(env.workspace), hooks)
     return command, marker
 

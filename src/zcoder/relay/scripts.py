@@ -134,7 +134,7 @@ def send_main(
     status = relay.start()
     try:
         if not status.available:
-            print(f"zcoder send: relay unavailable: {screen_safe(status.reason)}", file=err)
+            print(f"zcoder send: relay unavailable: {status.reason}", file=err)
             return EXIT_RELAY_UNAVAILABLE
         found = relay.discover()
         resolved = resolve_target(found.peers, args.target)
