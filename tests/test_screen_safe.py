@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 import re
 import unicodedata
 
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 
 from tests.fixtures.hostile_text import INVISIBLES
 from zcoder.relay.display import visible
+from zcoder.relay.sanitize import UNSAFE_ON_SCREEN, for_stream, json_text
 from zcoder.tui.transcript import relay_text, tool_text
 from zcoder.tui.widgets import screen_safe
 
@@ -146,3 +149,33 @@ def test_escapes_keep_the_information(text: str) -> None:
     assert unescape(visible(text)) == text
     if "\r\n" not in text:
         assert unescape(screen_safe(text)) == text
+
+
+# -- outside the TUI: a stream that may be a terminal, and JSON --------------------------
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_for_stream_makes_text_visible_only_on_a_terminal() -> None:
+    text = "ok\x1b]52;c;Zm9v\x07\u202e\r\n"
+    assert for_stream(text, _Terminal()) == "ok\\e]52;c;Zm9v\\x07\\u202e\n"
+    assert for_stream(text, io.StringIO()) is text  # a pipe or a file: the exact text
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(JSON_VALUES, st.sampled_from([None, 2]))
+def test_json_text_parses_to_the_same_value_and_carries_nothing_raw(value, indent) -> None:
+    """Lone surrogates too, which a UTF-8 stream could not even carry raw."""
+    text = json_text(value, indent=indent)
+    assert json.loads(text) == value
+    text.encode("utf-8")
+    assert UNSAFE_ON_SCREEN.search(text) is None

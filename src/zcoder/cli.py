@@ -200,17 +200,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             name=args.name,
         )
     except ConfigError as exc:
-        print(f"zcoder: {exc}", file=sys.stderr)
+        from zcoder.relay.sanitize import screen_safe
+
+        print(f"zcoder: {screen_safe(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
 
     if args.print_instructions:
         from zcoder.agent import load_instructions, render_instructions
+        from zcoder.relay.sanitize import for_stream
 
         files = load_instructions(config.workspace, config.home)
         if not files:
             print("No AGENTS.md files apply to this workspace.")
-        else:
-            print(render_instructions(files))
+        else:  # the repository's text: made visible on a terminal, exact to a pipe
+            print(for_stream(render_instructions(files), sys.stdout))
         return EXIT_OK
 
     if args.connect is not None:
@@ -402,14 +405,15 @@ def _start_gguf(
 
 def _find_resumed(config: Config, typed: str) -> str | int:
     """The full id of the session ``--resume`` names, or the exit code after saying why."""
+    from zcoder.relay.sanitize import screen_safe
     from zcoder.resume import ResumeError, find_session
     from zcoder.sessions import SessionStore, SessionStoreError
 
     try:
         with SessionStore(config.home) as store:
             return find_session(store, typed, config.workspace, config.profile.value).id
-    except ResumeError as exc:
-        print(f"zcoder: {exc}", file=sys.stderr)
+    except ResumeError as exc:  # it names the workspace, whatever its directory is called
+        print(f"zcoder: {screen_safe(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except SessionStoreError as exc:
         print(f"zcoder: {exc}", file=sys.stderr)

@@ -1,7 +1,10 @@
 """``zcoder --prompt TEXT``: one turn in the terminal, no full-screen UI.
 
 Assistant text streams to stdout, tool activity and notices go to stderr, command
-approvals are asked on /dev/tty (with no terminal they are denied, unless --yes). The
+approvals are asked on /dev/tty (with no terminal they are denied, unless --yes). Text
+from the model, tools, hooks and files reaches a terminal only made visible
+(``zcoder.relay.sanitize.screen_safe``): stdout on a terminal and every stderr line and
+question; stdout to a pipe or a file gets the reply's exact text. The
 session is saved like any other, marked one-shot: the interactive sessions list leaves it
 out unless asked (``/sessions all``). A run that ends before its prompt is recorded keeps
 no session. The relay never starts in this mode.
@@ -44,8 +47,8 @@ from zcoder.model.context import (
     same_model,
 )
 from zcoder.model.recovery import HeldReply
-from zcoder.oneshot_output import ErrorTee, JsonReport
-from zcoder.relay.sanitize import visible, visible_lines
+from zcoder.oneshot_output import ErrorTee, JsonReport, ReplyStream
+from zcoder.relay.sanitize import screen_safe, visible
 from zcoder.resume import lock_resumed, restored_model
 from zcoder.sessions import Message, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
@@ -86,7 +89,7 @@ class TtyApprover:
         if request.warning:
             text += f"  warning: {request.warning}\n"
         return await self._ask(
-            f"{text}{choices}: ",
+            f"{screen_safe(text)}{choices}: ",
             grant=request.allow_always,
             said="no terminal to ask for approval; the command was denied",
             why="no terminal to ask the user for approval; "
@@ -99,7 +102,7 @@ class TtyApprover:
         paths = ", ".join(request.paths)
         text = f"\n{request.tool} wants to change {paths}:\n{request.diff}\n"
         return await self._ask(
-            f"{visible_lines(text)}{choices}: ",
+            f"{screen_safe(text)}{choices}: ",
             grant=request.allow_turn,
             said="no terminal to ask about an edit; nothing was written",
             why="no terminal to ask the user about this edit",
@@ -158,10 +161,13 @@ async def _read_line(fd: int) -> str:
 
 
 class StreamPrinter:
-    """Turns agent events into stdout (the answer) and stderr (everything else)."""
+    """Turns agent events into stdout (the answer) and stderr (everything else).
+
+    stdout is a ``ReplyStream`` (exact to a pipe, made visible on a terminal); every line
+    on stderr is made visible (``screen_safe``), whatever it is written to."""
 
     def __init__(self, out: TextIO, err: TextIO) -> None:
-        self.out = out
+        self.out = ReplyStream(out)
         self.err = err
         self._mid_line = False
         # Text that may still turn out to be a tool call or reasoning written as text
@@ -176,32 +182,40 @@ class StreamPrinter:
             if not event.streamed:
                 self._end_line()
                 self.out.write(event.text + "\n")
+                self.out.end()
                 self.out.flush()
             else:
                 self._write(self._held.finish(event.text))
                 self._end_line()
         elif isinstance(event, ToolStarted):
             self._end_line()
-            summary = ", ".join(f"{k}={v!r}" for k, v in event.arguments.items())
+            summary = visible(", ".join(f"{k}={v!r}" for k, v in event.arguments.items()))
             if len(summary) > 200:
                 summary = summary[:199] + "…"
-            self.err.write(f"[tool] {event.name}({summary})\n")
+            self._say(f"[tool] {visible(event.name)}({summary})")
         elif isinstance(event, ToolFinished):
             first = event.output.strip().splitlines()[0] if event.output.strip() else ""
-            self.err.write(
-                f"[tool] {event.name}: {event.status}{' — ' + first[:160] if first else ''}\n"
+            self._say(
+                f"[tool] {visible(event.name)}: {event.status}"
+                f"{' — ' + visible(first[:160]) if first else ''}"
             )
         elif isinstance(event, Notice):
-            self.err.write(f"[zcoder] {event.text}\n")
+            self._say(f"[zcoder] {event.text}")
         elif isinstance(event, ErrorNotice):
             self._end_line()
-            self.err.write(f"zcoder: {event.text}\n")
+            self._say(f"zcoder: {event.text}")
         elif isinstance(event, TurnFinished) and self._held.content:
             self._write(self._held.finish(self._held.content))  # never final: shown as it is
             self._end_line()
         elif isinstance(event, RelayReceived):  # not reachable here; kept for completeness
-            self.err.write(f"[relay] from {event.sender_project}\n")
+            self._say(f"[relay] from {visible(event.sender_project)}")
+        if isinstance(event, TurnFinished):
+            self.out.end()
+            self.out.flush()
         self.err.flush()
+
+    def _say(self, line: str) -> None:
+        self.err.write(screen_safe(line) + "\n")
 
     def _write(self, text: str) -> None:
         if text:
@@ -349,7 +363,7 @@ async def _run_turn(
                     model, explicit=config.context_window, home=config.home, probe=client
                 )
                 for warning in window.warnings:
-                    err.write(f"[zcoder] {warning}\n")
+                    err.write(f"[zcoder] {screen_safe(warning)}\n")
                 agent.settings.num_ctx = window.tokens
                 windows.append(window)
                 await agent.session_started("resume" if messages else "startup")
@@ -369,13 +383,13 @@ async def _run_turn(
             if windows and isinstance(client, WindowProbe):
                 notice = await _allocation_notice(client, model, windows[0])
                 if notice is not None:
-                    err.write(f"[zcoder] {notice}\n")
+                    err.write(f"[zcoder] {screen_safe(notice)}\n")
         finally:  # the run's MCP servers end with it (the manager's atexit is a last resort)
             if agent.mcp is not None:
                 await asyncio.to_thread(agent.mcp.close)
     # Errors and incomplete turns were printed as they happened.
     if finished.outcome is Outcome.LOOP_STOPPED:
-        err.write(f"zcoder: loop stopped: {finished.error}\n")
+        err.write(f"zcoder: loop stopped: {screen_safe(finished.error)}\n")
     if finished.outcome is Outcome.BLOCKED:
         err.write("zcoder: the agent reports the task is blocked\n")
     return exit_code(finished)
@@ -468,6 +482,6 @@ def _run_prompt(
         return EXIT_INTERRUPTED
     except Exception as exc:  # a bug of ours: one clear line, the details in the log
         logging.getLogger(__name__).debug("--prompt failed", exc_info=True)
-        err.write(f"zcoder: internal error: {type(exc).__name__}: {exc}\n")
+        err.write(screen_safe(f"zcoder: internal error: {type(exc).__name__}: {exc}") + "\n")
         err.flush()
         return EXIT_FAILED

@@ -1,4 +1,11 @@
-"""``--output-format json`` (``--json``): one JSON object on stdout for scripts.
+"""What ``--prompt`` writes: the reply as it streams (``ReplyStream``), and with
+``--output-format json`` (``--json``) one JSON object on stdout for scripts.
+
+The reply is text from a model (and through it from files and tools): on a terminal it is
+shown as the TUI shows it (``zcoder.relay.sanitize.screen_safe``: line breaks and tabs
+kept, every other control, escape sequence, invisible and bidi character as its escape);
+to a pipe or a file it is written exactly. The JSON object carries those characters as
+``\\uXXXX`` escapes (``json_text``), the same value once parsed.
 
 Nothing else goes to stdout; tool activity and notices still go to stderr. The object::
 
@@ -22,7 +29,6 @@ prints the object, with ``outcome`` ``"error"`` and the message in ``error``.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final, TextIO
 
 from zcoder.agent import (
@@ -35,11 +41,46 @@ from zcoder.agent import (
     ToolStarted,
     TurnFinished,
 )
+from zcoder.relay.sanitize import is_terminal, json_text, screen_safe
 
-__all__ = ["JSON_TOOL_OUTPUT_LIMIT", "ErrorTee", "JsonReport"]
+__all__ = ["JSON_TOOL_OUTPUT_LIMIT", "ErrorTee", "JsonReport", "ReplyStream"]
 
 JSON_TOOL_OUTPUT_LIMIT: Final = 8192
 """The most characters of one tool's output the object carries (head and tail)."""
+
+
+class ReplyStream:
+    """The reply's pieces, written to ``out`` as they come: exactly to a pipe or a file; on
+    a terminal each piece shown as ``screen_safe`` shows the whole reply (a CR LF split
+    between two pieces is one line break, a presentation selector stays with the character
+    before it), so nothing of it can drive the terminal."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.terminal = is_terminal(out)
+        self._last = ""  # the last character written (on a terminal)
+        self._cr = False  # a carriage return held back: a line feed may follow
+
+    def write(self, text: str) -> None:
+        if not self.terminal:
+            self.out.write(text)
+            return
+        if self._cr:
+            text, self._cr = "\r" + text, False
+        if text.endswith("\r"):
+            text, self._cr = text[:-1], True
+        if text:
+            self.out.write(screen_safe(self._last + text)[len(screen_safe(self._last)) :])
+            self._last = text[-1]
+
+    def end(self) -> None:
+        """The reply ended: a carriage return held back is shown."""
+        if self._cr:
+            self._cr, self._last = False, "\r"
+            self.out.write(screen_safe("\r"))
+
+    def flush(self) -> None:
+        self.out.flush()
 
 
 class ErrorTee:
@@ -128,8 +169,7 @@ class JsonReport:
         }
 
     def write(self, out: TextIO, exit_code: int, *, error: str = "") -> None:
-        json.dump(self.render(exit_code, error=error), out, ensure_ascii=False)
-        out.write("\n")
+        out.write(json_text(self.render(exit_code, error=error)) + "\n")
         out.flush()
 
 

@@ -75,3 +75,14 @@ def test_the_command_line_refuses_what_is_the_remote_zcoders(
 ) -> None:
     assert main(argv) == EXIT_USAGE
     assert "--connect" in capsys.readouterr().err
+
+
+def test_the_resume_hint_shows_a_remote_session_id_made_visible() -> None:
+    """The id comes from the remote agent: it cannot write to the terminal after exit."""
+    from zcoder.remote.app import resume_hint
+
+    hint = resume_hint(Target("box"), "s1\x1b]52;c;cm0gLXJmIH4=\x07\u202e")
+    assert hint == (
+        "Resume this session with: zcoder --connect box "
+        "--resume s1\\e]52;c;cm0gLXJmIH4=\\x07\\u202e"
+    )

@@ -6,7 +6,9 @@ TUI. ``list`` shows every hook with its exact command and where it stands; ``tru
 the project's hooks exactly as they are now (each printed), ``refuse`` refuses them, and
 ``reset`` forgets every answer given in this workspace (the next TUI asks again), as
 ``zcoder mcp reset-project-choices`` does for servers. Failures are a line on standard
-error and an exit status, never a traceback.
+error and an exit status, never a traceback. What the repository wrote is shown made
+visible (zcoder.relay.sanitize), each field on its line: a carriage return or an escape
+sequence in a command cannot hide part of it from the person deciding to trust it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from zcoder.consent import Consent, ConsentError
 from zcoder.hooks.config import EVENTS, load_hooks
 from zcoder.hooks.consent import HookConsent
+from zcoder.relay.sanitize import screen_safe, visible
 from zcoder.sessions import default_home
 
 __all__ = ["main"]
@@ -46,20 +49,20 @@ def _list(home: Path, workspace: Path) -> int:
     found = load_hooks(home, workspace)
     consent = HookConsent(home, workspace)
     for problem in found.problems:
-        print(f"problem: {problem}", file=sys.stderr)
+        print(f"problem: {screen_safe(problem)}", file=sys.stderr)
     if not found:
-        print(f"No hooks for {workspace}.")
+        print(f"No hooks for {visible(str(workspace))}.")
         return EXIT_FAILED if found.problems else EXIT_OK
     for event in EVENTS:
         for group in found.groups.get(event, []):
             for command in group.commands:
                 state = consent.status(command)
                 whose = "project" if command.project else "yours"
-                print(f"{event} [{command.matcher}] ({whose}, {state.value}):")
-                print(f"  {command.command}")
-                print(f"  from {command.source}, at most {command.timeout:g} s")
+                print(f"{event} [{visible(command.matcher)}] ({whose}, {state.value}):")
+                print(f"  {visible(command.command)}")
+                print(f"  from {visible(str(command.source))}, at most {command.timeout:g} s")
     if consent.file.problem:
-        print(f"problem: {consent.file.problem}", file=sys.stderr)
+        print(f"problem: {screen_safe(consent.file.problem)}", file=sys.stderr)
     return EXIT_FAILED if found.problems else EXIT_OK
 
 
@@ -67,13 +70,15 @@ def _answer(home: Path, workspace: Path, decision: Consent) -> int:
     found = load_hooks(home, workspace)
     commands = found.project_commands()
     if not commands:
-        print(f"{workspace} has no project hooks (.zcoder/settings.json).")
+        print(f"{visible(str(workspace))} has no project hooks (.zcoder/settings.json).")
         return EXIT_OK
     count = HookConsent(home, workspace).record(commands, decision)
     verb = "Allowed" if decision is Consent.GRANTED else "Refused"
-    print(f"{verb} {count} project hook{'s' if count != 1 else ''} in {workspace}:")
+    where = visible(str(workspace))
+    print(f"{verb} {count} project hook{'s' if count != 1 else ''} in {where}:")
     for command in commands:
-        print(f"  {command.event} [{command.matcher}]: {command.command}")
+        event, matcher = visible(command.event), visible(command.matcher)
+        print(f"  {event} [{matcher}]: {visible(command.command)}")
     print("A changed entry asks again.")
     return EXIT_OK
 
@@ -89,8 +94,9 @@ def main(argv: Sequence[str]) -> int:
             decision = Consent.GRANTED if args.command == "trust" else Consent.REFUSED
             return _answer(home, workspace, decision)
         count = HookConsent(home, workspace).file.forget_workspace(workspace)
-        print(f"Forgot {count} answer{'s' if count != 1 else ''} about {workspace}'s hooks")
+        where = visible(str(workspace))
+        print(f"Forgot {count} answer{'s' if count != 1 else ''} about {where}'s hooks")
         return EXIT_OK
     except ConsentError as exc:
-        print(f"zcoder hooks: {exc}", file=sys.stderr)
+        print(f"zcoder hooks: {screen_safe(str(exc))}", file=sys.stderr)
         return EXIT_FAILED

@@ -7,14 +7,15 @@ private to the user; ``--scope project`` writes ``.mcp.json`` in the workspace, 
 with the repository, and counts as the user's consent to that entry in this workspace (the
 user wrote it). ``list`` starts each server it may start, to say whether it works, as
 ``claude mcp list`` does; ``test`` starts one and lists its tools. Every failure is a line
-on standard error and an exit status, never a traceback.
+on standard error and an exit status, never a traceback. What a configuration file or a
+server wrote is shown made visible (zcoder.relay.sanitize): a carriage return or an escape
+sequence in a server's command cannot hide part of it from the person deciding to allow it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -30,6 +31,7 @@ from zcoder.mcp.config import (
 )
 from zcoder.mcp.consent import Consent, ConsentBook
 from zcoder.mcp.manager import McpManager, ServerStatus
+from zcoder.relay.sanitize import json_text, screen_safe, visible
 from zcoder.sessions import default_home
 
 __all__ = ["main"]
@@ -72,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _fail(message: str, status: int = EXIT_FAILED) -> int:
-    print(f"zcoder mcp: {message}", file=sys.stderr)
+    print(f"zcoder mcp: {screen_safe(message)}", file=sys.stderr)
     return status
 
 
@@ -123,7 +125,8 @@ def _add(args: argparse.Namespace, workspace: Path, home: Path) -> int:
     if args.scope == "project":
         ConsentBook(home).record(workspace, entry, Consent.GRANTED)
     print(
-        f"Added {entry.transport} MCP server {entry.name!r} to {entry.source}: {entry.describe()}"
+        f"Added {entry.transport} MCP server {entry.name!r} to {visible(str(entry.source))}: "
+        f"{visible(entry.describe())}"
     )
     return EXIT_OK
 
@@ -142,7 +145,7 @@ def _state_line(status: ServerStatus) -> str:
         count = len(status.tools)
         return f"✓ ready, {count} tool{'s' if count != 1 else ''}"
     if status.state in ("failed", "refused", "needs consent"):
-        return f"✗ {status.state}: {status.reason}"
+        return f"✗ {status.state}: {visible(status.reason)}"
     return status.state
 
 
@@ -161,13 +164,13 @@ async def _checked(workspace: Path, home: Path, names: list[str] | None) -> list
 def _list(workspace: Path, home: Path) -> int:
     config = load_mcp_config(workspace, home)
     for problem in config.problems:
-        print(f"problem: {problem}", file=sys.stderr)
+        print(f"problem: {screen_safe(problem)}", file=sys.stderr)
     if not config.servers:
         print("No MCP servers configured (zcoder mcp add NAME -- COMMAND [ARGS…]).")
         return EXIT_FAILED if config.problems else EXIT_OK
     for status in asyncio.run(_checked(workspace, home, None)):
         entry = status.entry
-        print(f"{entry.name} ({entry.scope}): {entry.describe()} - {_state_line(status)}")
+        print(f"{entry.name} ({entry.scope}): {visible(entry.describe())} - {_state_line(status)}")
     return EXIT_FAILED if config.problems else EXIT_OK
 
 
@@ -178,10 +181,10 @@ def _get(args: argparse.Namespace, workspace: Path, home: Path) -> int:
         return _fail(f"no MCP server named {args.name!r}")
     consent = ConsentBook(home).status(workspace, entry)
     print(f"{entry.name}:")
-    print(f"  scope: {entry.scope} ({entry.source})")
+    print(f"  scope: {entry.scope} ({visible(str(entry.source))})")
     print(f"  type: {entry.transport}")
     print(f"  consent: {consent.value}")
-    print("  entry: " + json.dumps(entry.raw, indent=2).replace("\n", "\n  "))
+    print("  entry: " + json_text(entry.raw, indent=2).replace("\n", "\n  "))
     return EXIT_OK
 
 
@@ -197,18 +200,20 @@ def _test(args: argparse.Namespace, workspace: Path, home: Path) -> int:
                 f"{args.name!r} comes from {entry.source}; allow it first (answer in zcoder, "
                 "or run this command in a terminal)"
             )
-        whole = json.dumps(entry.raw, indent=2, ensure_ascii=False)
+        whole = json_text(entry.raw, indent=2)
         answer = input(
-            f"{entry.source} asks to run this MCP server:\n{whole}\nAllow it here? [y/N] "
+            f"{visible(str(entry.source))} asks to run this MCP server:\n{whole}\n"
+            "Allow it here? [y/N] "
         )
         granted = answer.strip().lower() in ("y", "yes")
         book.record(workspace, entry, Consent.GRANTED if granted else Consent.REFUSED)
     (status,) = asyncio.run(_checked(workspace, home, [args.name]))
-    print(f"{entry.name}: {entry.describe()} - {_state_line(status)}")
+    print(f"{entry.name}: {visible(entry.describe())} - {_state_line(status)}")
     for tool in status.tools:
         how = "read-only" if tool.read_only else "asks"
-        summary = tool.description.splitlines()[0] if tool.description else ""
-        print(f"  {tool.qualified} ({how}) {summary[:100]}")
+        # Its first line, cut at line feeds only: a carriage return is shown, not obeyed.
+        summary = tool.description.strip().split("\n", 1)[0]
+        print(f"  {visible(tool.qualified)} ({how}) {visible(summary[:100])}")
     return EXIT_OK if status.state == "ready" else EXIT_FAILED
 
 
@@ -230,7 +235,8 @@ def main(argv: Sequence[str]) -> int:
         if args.command == "test":
             return _test(args, workspace, home)
         count = ConsentBook(home).forget_workspace(workspace)
-        print(f"Forgot {count} answer{'s' if count != 1 else ''} about {workspace}'s servers")
+        where = visible(str(workspace))
+        print(f"Forgot {count} answer{'s' if count != 1 else ''} about {where}'s servers")
         return EXIT_OK
     except McpConfigError as exc:
         return _fail(str(exc))

@@ -10,6 +10,8 @@ process in ``--json`` mode. Run it with ``python -m zcoder.relay``::
 
 Received messages are printed (and completed) as they arrive, unless ``--no-consume``.
 In ``--json`` mode every input line is a JSON command and every output line a JSON event.
+What peers wrote is shown made visible (zcoder.relay.sanitize): in JSON as ``\\uXXXX``
+escapes, otherwise as ``screen_safe`` shows it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any, Final, TextIO
 from zcoder.relay.client import Peer
 from zcoder.relay.display import peer_table, sender_label, visible
 from zcoder.relay.instance import Relay
+from zcoder.relay.sanitize import json_text, screen_safe
 from zcoder.relay.settings import load_relay_settings
 from zcoder.relay.spool import ClaimedMessage, QuarantinedMessage
 
@@ -49,9 +52,9 @@ class PeerProgram:
     def emit(self, event: str, **fields: Any) -> None:
         with self._out_lock:
             if self.json_mode:
-                self.out.write(json.dumps({"event": event, **fields}, ensure_ascii=False) + "\n")
+                self.out.write(json_text({"event": event, **fields}) + "\n")
             else:
-                self.out.write(self._human(event, fields) + "\n")
+                self.out.write(screen_safe(self._human(event, fields)) + "\n")
             self.out.flush()
 
     def _human(self, event: str, fields: dict[str, Any]) -> str:

@@ -20,6 +20,12 @@ Two facts live here, each once:
   them cannot carry hidden data. Private-use characters and U+2800 are left alone: they
   are drawn as visible boxes or blanks.
 
+* **Text bound for a terminal** outside the TUI too (a CLI command's listing, ``--prompt``'s
+  reply on a terminal, a question asked on /dev/tty) goes through ``screen_safe`` (several
+  lines) or ``visible`` (one field); ``for_stream`` is ``screen_safe`` on a terminal and the
+  exact text to a pipe or a file; ``json_text`` is JSON that carries none of these
+  characters raw (each a ``\\uXXXX`` escape, the same value once parsed).
+
 * **Chat-template control tokens** of the model families Ollama serves are *defused* in
   text a peer supplied before it enters a model's context: the token's first character is
   replaced (``<`` by ``‹`` U+2039, ``[`` by ``［`` U+FF3B), which keeps the text readable
@@ -37,8 +43,9 @@ Nothing here imports the agent, the UI or the model client.
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Final
+from typing import IO, Any, Final
 
 # -- invisible characters ---------------------------------------------------------------
 
@@ -120,6 +127,45 @@ def reveal_invisible(text: str) -> str:
     """Text for a model: controls other than line feed and tab, invisible characters and
     lone surrogates become escapes (as ``visible_lines``)."""
     return _made_visible(text, UNSAFE_FOR_MODEL, _ASCII_ON_SCREEN)
+
+
+def screen_safe(text: str) -> str:
+    """Text of several lines bound for a terminal: CRLF read as a line feed, then
+    ``visible_lines`` (line feeds and tabs kept; every other control, so every ESC
+    sequence, and every invisible or bidi character shown as its escape). The TUI, every
+    CLI command and ``--prompt`` show text from a file, a server, a peer or a model this way."""
+    return visible_lines(text.replace("\r\n", "\n"))
+
+
+def is_terminal(stream: IO[str]) -> bool:
+    """Whether ``stream`` is a terminal (False for anything that cannot say)."""
+    try:
+        return stream.isatty()
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def for_stream(text: str, stream: IO[str]) -> str:
+    """``text`` as it may be written to ``stream``: ``screen_safe`` on a terminal, where a
+    control sequence would act; the exact text to a pipe or a file, which want the data."""
+    return screen_safe(text) if is_terminal(stream) else text
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # a UTF-16 surrogate pair, as JSON spells a character past the BMP
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """``value`` as JSON for a terminal or a script: other characters as themselves, but no
+    control, invisible or bidi character raw (and no lone surrogate, which UTF-8 cannot
+    carry): each is a ``\\uXXXX`` escape, so the value is exactly the same once parsed.
+    ``json.dumps`` escapes C0 controls in strings already, and outside strings JSON holds
+    only ASCII punctuation and the indent's line feeds, which are kept."""
+    return UNSAFE_ON_SCREEN.sub(_json_escape, json.dumps(value, ensure_ascii=False, indent=indent))
 
 
 # -- chat-template control tokens -------------------------------------------------------

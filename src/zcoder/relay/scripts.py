@@ -9,7 +9,8 @@ only from registered live instances), finds TARGET among the live instances (a n
 unique among them, ``name#pid``, or an exact instance id), sends, prints the
 acknowledgement and exits, removing its files. It is not an interactive instance, and
 receivers know it (zcoder.relay.standing): its messages are shown as ``via zcoder send,
-pid N, from DIR`` and never get a trusted peer's standing, whoever runs it. The exit
+pid N, from DIR`` and never get a trusted peer's standing, whoever runs it. What peers
+wrote about themselves is shown made visible (zcoder.relay.sanitize), in JSON too. The exit
 status says what happened (see EXIT_CODES) so a script can act on it. No confirmation is
 asked: the user who runs the command is the one who decided to send.
 """
@@ -17,7 +18,6 @@ asked: the user who runs the command is the one who decided to send.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -29,6 +29,7 @@ from zcoder.relay.display import peer_table
 from zcoder.relay.instance import Relay
 from zcoder.relay.names import display_names, name_of, resolve_target
 from zcoder.relay.registry import RegistryError, check_registry_dir, choose_registry_dir
+from zcoder.relay.sanitize import json_text, screen_safe, visible
 from zcoder.relay.settings import load_relay_settings
 
 EXIT_ACCEPTED: Final = 0
@@ -91,12 +92,12 @@ def agents_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys
     args = parser.parse_args(list(argv))
     peers, problem = live_peers(os.environ)
     if problem is not None:
-        print(f"zcoder agents: {problem}", file=err)
+        print(f"zcoder agents: {screen_safe(problem)}", file=err)
         return EXIT_RELAY_UNAVAILABLE
     shown = display_names(peers)
     if args.json:
         records = [_peer_record(peer, shown[peer.instance_id]) for peer in peers]
-        out.write(json.dumps(records, ensure_ascii=False, indent=2) + "\n")
+        out.write(json_text(records, indent=2) + "\n")
     else:
         out.write(peer_table(peers) + "\n")
     return EXIT_ACCEPTED
@@ -138,9 +139,9 @@ def send_main(
         found = relay.discover()
         resolved = resolve_target(found.peers, args.target)
         if resolved.peer is None:
-            print(f"zcoder send: {resolved.problem}; nothing was sent", file=err)
+            print(f"zcoder send: {visible(resolved.problem)}; nothing was sent", file=err)
             for candidate in resolved.candidates:
-                print(f"  {candidate}", file=err)
+                print(f"  {visible(candidate)}", file=err)
             return EXIT_NO_SUCH_PEER
         result = relay.send(resolved.peer.instance_id, message)
         code = EXIT_CODES.get(result.status or "", EXIT_NOT_DELIVERED)
@@ -152,9 +153,9 @@ def send_main(
                 "name": name_of(resolved.peer),
                 "text": result.text,
             }
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            out.write(json_text(record) + "\n")
         else:
-            print(result.text, file=out if code == EXIT_ACCEPTED else err)
+            print(screen_safe(result.text), file=out if code == EXIT_ACCEPTED else err)
         return code
     finally:
         relay.stop()

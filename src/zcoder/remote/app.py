@@ -29,6 +29,7 @@ from acp import RequestError
 from textual.binding import Binding, BindingType
 
 from zcoder.config import Config
+from zcoder.relay.sanitize import visible
 from zcoder.relay.settings import RelayMode
 from zcoder.remote.agent import RemoteAgent
 from zcoder.remote.connection import ConnectionLost
@@ -277,8 +278,10 @@ def run_remote(config: Config, target: Target, env: Mapping[str, str], **kwargs:
         app._stop_services()
     if app.session_id is not None:
         with contextlib.suppress(OSError):
-            print(
-                f"Resume this session with: zcoder --connect {target} --resume {app.session_id}",
-                flush=True,
-            )
+            print(resume_hint(target, app.session_id), flush=True)
     return int(code or 0)
+
+
+def resume_hint(target: Target, session_id: str) -> str:
+    """How to come back; the id is the remote agent's word, shown made visible."""
+    return f"Resume this session with: zcoder --connect {target} --resume {visible(session_id)}"

@@ -1,4 +1,5 @@
-"""Small shared pieces of the UI: ``screen_safe``, ``content_text`` and the sessions list.
+"""Small shared pieces of the UI: ``content_text`` and the sessions list; ``screen_safe``
+(zcoder.relay.sanitize's, as every front end's) is re-exported here.
 
 The header is tui/status.py, the transcript tui/transcript.py, the prompt tui/prompt.py.
 
@@ -20,19 +21,20 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import ListItem, ListView, Static
 
-from zcoder.relay.sanitize import visible_lines
+from zcoder.relay.sanitize import screen_safe
 from zcoder.sessions import SessionInfo
 
-
-def screen_safe(text: str) -> str:
-    """Text that cannot drive the terminal nor hide anything; line breaks and tabs are kept.
-
-    C0 and C1 controls, lone surrogates and invisible characters (zero-width, bidi, tags...:
-    the one table is ``zcoder.relay.sanitize``) are made visible (``\\e``, ``\\x9b``,
-    ``\\u200b``...) rather than sent to the terminal. CRLF becomes LF.
-    """
-    return visible_lines(text.replace("\r\n", "\n"))
-
+__all__ = [
+    "BLANK_LINES_RUN",
+    "BLANK_RUN",
+    "SIDEBAR_MIN_TERMINAL_WIDTH",
+    "Body",
+    "SessionItem",
+    "SessionList",
+    "SidebarPlaceholder",
+    "content_text",
+    "screen_safe",  # zcoder.relay.sanitize's, the one for every front end
+]
 
 # Runs of blanks at least this long are shown as one visible marker with their length.
 BLANK_RUN: Final = 8
