@@ -29,6 +29,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
+from zcoder.acp.notices import ClientOffers
+
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_BYTES: Final = 8 * 1024 * 1024
@@ -101,6 +103,23 @@ def problem_with(message: Any) -> str | None:
     return "a message must have a method (a request) or a result or error (a response)"
 
 
+_DIFF_CARRIERS: Final = {"session/update": "update", "session/request_permission": "toolCall"}
+
+
+def _new_files_diffed_from_null(message: dict[str, Any]) -> None:
+    """A diff of a new file says ``"oldText": null``: the SDK leaves out every null
+    member, and clients (toad) show no diff for a diff without ``oldText``."""
+    carrier = _DIFF_CARRIERS.get(message.get("method", ""))
+    params = message.get("params")
+    if carrier is None or not isinstance(params, dict):
+        return
+    call = params.get(carrier)
+    content = call.get("content") if isinstance(call, dict) else None
+    for item in content if isinstance(content, list) else ():
+        if isinstance(item, dict) and item.get("type") == "diff" and "oldText" not in item:
+            item["oldText"] = None
+
+
 class StdioTransport:
     """Newline-delimited JSON-RPC over the protocol's descriptors; see the module."""
 
@@ -109,10 +128,13 @@ class StdioTransport:
         self._writer = writer
         self._write_lock = asyncio.Lock()
         self._closed = False
+        # What the client's initialize offers that the SDK does not keep (acp/notices.py).
+        self.offers = ClientOffers()
 
     async def send(self, message: dict[str, Any]) -> None:
         if self._closed:
             raise ConnectionError("the ACP connection is closed")
+        _new_files_diffed_from_null(message)
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
         async with self._write_lock:
             self._writer.write(data.encode("utf-8"))
@@ -145,6 +167,7 @@ class StdioTransport:
                 request_id = _request_id(message.get("id")) if isinstance(message, dict) else None
                 await self._error(request_id, INVALID_REQUEST, f"Invalid request: {problem}")
                 continue
+            self.offers.note(message)
             return dict(message)
 
     async def _read_line(self) -> tuple[bytes | None, bool]:
