@@ -13,7 +13,9 @@ process writing to standard output would corrupt the stream. Here:
 * a line longer than ``MAX_MESSAGE_BYTES`` is skipped to its end without being held
   in memory, and answered "Invalid request" with the id found near its start;
 
-and the next line is read as if nothing happened. The SDK's ``Connection`` takes this as
+and the next line is read as if nothing happened. On the way out, a diff of a new file
+gets the ``"oldText": null`` the SDK's serializer leaves out; on the way in, the client's
+``initialize`` is read for what the SDK does not keep (zcoder.acp.notices). The SDK's ``Connection`` takes this as
 its message transport (acp._transport.Transport); methods it does not know it answers
 "Method not found" itself.
 """
