@@ -102,10 +102,11 @@ async def test_a_relayed_command_shows_its_sender_and_offers_no_always() -> None
     ((tool_call, options),) = asker.asked
     assert [o.option_id for o in options] == ["allow_once", "reject_once"]
     shown = tool_call.content[0].content.text  # type: ignore[index]
-    assert shown.splitlines() == [
+    # Paragraphs and a code block: each stays on its own line where Markdown is rendered.
+    assert shown.split("\n\n") == [
         "Asked by a task relayed from api (pid 4242, /src/api).",
         "Run this command in /ws/sub?",
-        "$ make test",
+        "```\n$ make test\n```",
         "warning: it deletes files outside the workspace",
     ]
 

@@ -152,7 +152,7 @@ async def test_two_acp_sessions_hand_over_a_task_and_its_receipt(
     (confirm,) = sender.asked
     shown = confirm.tool_call.content[0].content.text  # type: ignore[index]
     assert shown.startswith("Send this message to api (pid ")
-    assert shown.endswith(TASK)
+    assert shown.endswith(f"\n\n```\n{TASK}\n```")
     assert [o.option_id for o in confirm.options] == ["allow_once", "reject_once"]
     # The receiver's editor saw the task, who sent it, and was asked with the sender named.
     (relayed,) = user_messages(receiver)

@@ -204,6 +204,6 @@ async def test_a_call_written_as_text_with_either_argument_name_is_recovered_and
     assert _bodies(peer) == ["lint"]
     [assistant] = [m for m in harness.bodies()[1]["messages"] if m["role"] == "assistant"]
     [recovered] = assistant["tool_calls"]
-    assert recovered["id"] == "recovered_0"
+    assert recovered["id"].startswith("recovered_")
     # The call is recorded in the model's words; dispatch reads the other name.
     assert recovered["function"]["arguments"] == {key: peer.instance_id, "message": "lint"}

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from zcoder.acp.notices import SessionNotice
 from zcoder.acp.updates import LIVE_OUTPUT_CHARS, EventTranslator, FileEdit, replay
 from zcoder.agent.events import (
     AgentEvent,
@@ -41,7 +42,8 @@ def through(events: list[AgentEvent], workspace: Path = Path("/w")) -> Collected
     collected = Collected()
     for event in events:
         for update in translate(event):
-            collected.reader(update)
+            # --connect takes no notices: they reach it as agent messages (acp/notices.py).
+            collected.reader(update.fallback() if isinstance(update, SessionNotice) else update)
     return collected
 
 

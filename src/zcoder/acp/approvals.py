@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,19 @@ log = logging.getLogger(__name__)
 ALLOW_ONCE = "allow_once"
 ALLOW_ALWAYS = "allow_always"
 REJECT_ONCE = "reject_once"
+
+
+def fenced(text: str) -> str:
+    """``text`` as a Markdown code block, which keeps its lines in clients that render
+    Markdown (a fence longer than any run of backticks inside it)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}"
+
+
+def paragraphs(*parts: str) -> str:
+    """Paragraphs, which a Markdown client shows on lines of their own."""
+    return "\n\n".join(part for part in parts if part)
 
 
 def file_edits(changes: Sequence[FileChange]) -> list[FileEdit]:
@@ -112,7 +126,7 @@ class AcpApprover:
     journal: Callable[[], ReportingJournal | None]
 
     async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
-        lines = [f"Run this command in {request.cwd}?", f"$ {request.command}"]
+        lines = [f"Run this command in {request.cwd}?", fenced(f"$ {request.command}")]
         if request.requested_by:
             lines.insert(0, f"Asked by a task relayed {request.requested_by}.")
         if request.warning:
@@ -123,7 +137,7 @@ class AcpApprover:
             title=request.command,
             kind="execute",
             status="pending",
-            content=[tool_content(text_block("\n".join(lines)))],
+            content=[tool_content(text_block(paragraphs(*lines)))],
             raw_input={
                 "command": request.command,
                 "cwd": str(request.cwd),
@@ -146,15 +160,19 @@ class AcpApprover:
         heading = f"{request.tool} wants to change {', '.join(request.paths)}"
         if request.requested_by:
             heading = f"Asked by a task relayed {request.requested_by}: {heading}"
+        call_id = self.translator.running_call or request.tool
         tool_call = ToolCallUpdate(
-            tool_call_id=self.translator.running_call or request.tool,
+            tool_call_id=call_id,
             title=heading,
             kind="edit",
             status="pending",
             content=content,
             raw_input={"tool": request.tool, "paths": list(request.paths)},
         )
-        return await self._ask(tool_call, offer_always=request.allow_turn)
+        decision = await self._ask(tool_call, offer_always=request.allow_turn)
+        if decision is not ApprovalDecision.DENY:
+            self.pump.put([update_tool_call(call_id, status="in_progress")])
+        return decision
 
     async def confirm_send(self, peer: Peer, message: str) -> bool:
         """The relay's send confirmation (zcoder.agent.relay_tools.SendConfirmer): the
@@ -162,15 +180,14 @@ class AcpApprover:
         where = f"{visible(name_of(peer))} (pid {peer.pid}, {visible(peer.workspace)})"
         lines = [
             f"Send this message to {where}, instance {visible(peer.instance_id)}?",
-            "",
-            visible_lines(message),
+            fenced(visible_lines(message)),
         ]
         tool_call = ToolCallUpdate(
             tool_call_id=self.translator.running_call or "send_agent_message",
             title=f"Send a message to {visible(name_of(peer))}",
             kind="other",
             status="pending",
-            content=[tool_content(text_block("\n".join(lines)))],
+            content=[tool_content(text_block(paragraphs(*lines)))],
             raw_input={"target_instance_id": peer.instance_id, "message": message},
         )
         return await self._ask(tool_call, offer_always=False) is ApprovalDecision.ONCE

@@ -35,8 +35,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from acp import update_agent_message_text
-
+from zcoder.acp.notices import SessionNotice
 from zcoder.acp.updates import Update
 from zcoder.agent.auto_turns import AutoTurns
 from zcoder.agent.relay_inbox import RelayHistory, receipt_outcome
@@ -68,7 +67,8 @@ class TurnHost(Protocol):
 
 
 def notice(text: str) -> list[Update]:
-    return [update_agent_message_text(f"\n\n_zcoder: {text}_\n\n")]
+    """A relay notice: the protocol's notice, or an agent message (zcoder.acp.notices)."""
+    return [SessionNotice("info", text)]
 
 
 class SessionRelay:
@@ -208,7 +208,9 @@ class SessionRelay:
                 )
             )
         for receipt in self.history.take_receipts(self._agent):
-            self._show(notice(f"receipt: {visible_lines(receipt.text)}"))
+            # A receipt is part of the conversation (saved, replayed): a message, always.
+            shown = SessionNotice("info", f"receipt: {visible_lines(receipt.text)}")
+            self._show([shown.fallback()])
         self._next()
 
     def _next(self) -> None:

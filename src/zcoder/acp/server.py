@@ -51,8 +51,9 @@ from acp.schema import (
 from zcoder import __version__
 from zcoder.acp.extensions import extension_method
 from zcoder.acp.listing import list_page
+from zcoder.acp.notices import ClientOffers, SessionNotice, notice_message
 from zcoder.acp.session import AcpSession, PromptBlock, workspace_of
-from zcoder.acp.transport import open_stdio, take_stdio
+from zcoder.acp.transport import StdioTransport, open_stdio, take_stdio
 from zcoder.acp.updates import Update, replay
 from zcoder.config import Config, ConfigError, load_config
 from zcoder.logfile import setup_logging
@@ -82,11 +83,17 @@ class AcpOptions:
 class ZcoderAgent:
     """The ACP agent: sessions by id, each a zcoder session (zcoder.acp.session)."""
 
-    def __init__(self, options: AcpOptions, store: SessionStore) -> None:
+    def __init__(
+        self, options: AcpOptions, store: SessionStore, transport: StdioTransport | None = None
+    ) -> None:
         self.options = options
         self.store = store
         self.sessions: dict[str, AcpSession] = {}
         self._conn: AgentSideConnection | None = None
+        # Notices go out as the protocol's own update to a client that takes them: written
+        # on the transport, since the SDK does not know them (acp/notices.py).
+        self._transport = transport
+        self.offers = transport.offers if transport is not None else ClientOffers()
 
     def on_connect(self, conn: AgentSideConnection) -> None:
         self._conn = conn
@@ -100,6 +107,11 @@ class ZcoderAgent:
         conn = self._client()
 
         async def send(update: Update) -> None:
+            if isinstance(update, SessionNotice):
+                if self.offers.notices and self._transport is not None:
+                    await self._transport.send(notice_message(session_id(), update))
+                    return
+                update = update.fallback()
             await conn.session_update(session_id=session_id(), update=update)
 
         return send
@@ -149,6 +161,14 @@ class ZcoderAgent:
         )
         opened.append(session.id)
         self.sessions[session.id] = session
+        try:
+            # The id is the client's from now on: loadable after this process ends, even
+            # if no prompt ever reaches it (acpx's `sessions new`, then `prompt` later).
+            self.store.keep(session.id)
+        except SessionStoreError as exc:
+            del self.sessions[session.id]
+            await session.close()
+            raise RequestError.internal_error({"details": str(exc)}) from None
         session.offer_commands()
         log.info("ACP session %s opened in %s", session.id, config.workspace)
         return NewSessionResponse(session_id=session.id)
@@ -166,7 +186,7 @@ class ZcoderAgent:
         if open_here is not None:
             # Open in this process already (the editor shows it again): replay it as saved.
             data = self._load_saved(session_id, config)
-            history = replay(data, config.workspace)
+            history = replay(data, config.workspace, notices=self.offers.notices)
         else:
             session, history = await AcpSession.open(
                 config,
@@ -175,12 +195,13 @@ class ZcoderAgent:
                 self._sender(lambda: session_id),
                 resume=session_id,
                 keep_model=self.options.keep_model,
+                notices=self.offers.notices,
                 mcp_servers=mcp_servers or (),
             )
             self.sessions[session_id] = session
-        conn = self._client()
+        send = self._sender(lambda: session_id)
         for update in history:  # the whole conversation before the response (ACP's rule)
-            await conn.session_update(session_id=session_id, update=update)
+            await send(update)
         self.sessions[session_id].offer_commands()
         return LoadSessionResponse()
 
@@ -250,8 +271,8 @@ async def serve(options: AcpOptions, home_config: Config) -> int:
         print(f"zcoder: {exc}", file=sys.stderr)
         return 1
     with store:
-        agent = ZcoderAgent(options, store)
         transport = await open_stdio(stdio)
+        agent = ZcoderAgent(options, store, transport)
         # The SDK routes to the methods an agent has; those zcoder lacks (session/list,
         # modes...) are answered "Method not found", so the whole Protocol is not needed.
         serving = asyncio.ensure_future(run_agent(cast(acp.Agent, agent), transport))

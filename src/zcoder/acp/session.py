@@ -154,9 +154,11 @@ class AcpSession:
         resume: str | None = None,
         keep_model: bool = False,
         mcp_servers: Sequence[Any] = (),
+        notices: bool = False,
     ) -> tuple[AcpSession, list[Update]]:
         """A new session (``resume`` None) or a saved one of this workspace and profile,
-        with the updates that replay the saved one."""
+        with the updates that replay the saved one (its notices left out when the client
+        takes notices, which are live events: zcoder.acp.notices)."""
         workspace, profile = str(config.workspace), config.profile.value
         session_model: str | None = None
         messages: list[Message] = []
@@ -183,7 +185,7 @@ class AcpSession:
                     raise
                 session_id, messages, ledger = data.info.id, data.messages, data.user_ledger
                 session_model = data.info.model
-                history = replay(data.events, config.workspace)
+                history = replay(data.events, config.workspace, notices=notices)
         except SessionInUseError as exc:
             raise RequestError.invalid_request({"details": str(exc)}) from None
         except (LookupError, SessionNotFoundError):

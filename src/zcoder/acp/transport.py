@@ -13,7 +13,9 @@ process writing to standard output would corrupt the stream. Here:
 * a line longer than ``MAX_MESSAGE_BYTES`` is skipped to its end without being held
   in memory, and answered "Invalid request" with the id found near its start;
 
-and the next line is read as if nothing happened. The SDK's ``Connection`` takes this as
+and the next line is read as if nothing happened. On the way out, a diff of a new file
+gets the ``"oldText": null`` the SDK's serializer leaves out; on the way in, the client's
+``initialize`` is read for what the SDK does not keep (zcoder.acp.notices). The SDK's ``Connection`` takes this as
 its message transport (acp._transport.Transport); methods it does not know it answers
 "Method not found" itself.
 """
@@ -28,6 +30,8 @@ import os
 import re
 from dataclasses import dataclass
 from typing import Any, Final
+
+from zcoder.acp.notices import ClientOffers
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +105,23 @@ def problem_with(message: Any) -> str | None:
     return "a message must have a method (a request) or a result or error (a response)"
 
 
+_DIFF_CARRIERS: Final = {"session/update": "update", "session/request_permission": "toolCall"}
+
+
+def _new_files_diffed_from_null(message: dict[str, Any]) -> None:
+    """A diff of a new file says ``"oldText": null``: the SDK leaves out every null
+    member, and clients (toad) show no diff for a diff without ``oldText``."""
+    carrier = _DIFF_CARRIERS.get(message.get("method", ""))
+    params = message.get("params")
+    if carrier is None or not isinstance(params, dict):
+        return
+    call = params.get(carrier)
+    content = call.get("content") if isinstance(call, dict) else None
+    for item in content if isinstance(content, list) else ():
+        if isinstance(item, dict) and item.get("type") == "diff" and "oldText" not in item:
+            item["oldText"] = None
+
+
 class StdioTransport:
     """Newline-delimited JSON-RPC over the protocol's descriptors; see the module."""
 
@@ -109,10 +130,13 @@ class StdioTransport:
         self._writer = writer
         self._write_lock = asyncio.Lock()
         self._closed = False
+        # What the client's initialize offers that the SDK does not keep (acp/notices.py).
+        self.offers = ClientOffers()
 
     async def send(self, message: dict[str, Any]) -> None:
         if self._closed:
             raise ConnectionError("the ACP connection is closed")
+        _new_files_diffed_from_null(message)
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
         async with self._write_lock:
             self._writer.write(data.encode("utf-8"))
@@ -145,6 +169,7 @@ class StdioTransport:
                 request_id = _request_id(message.get("id")) if isinstance(message, dict) else None
                 await self._error(request_id, INVALID_REQUEST, f"Invalid request: {problem}")
                 continue
+            self.offers.note(message)
             return dict(message)
 
     async def _read_line(self) -> tuple[bytes | None, bool]:

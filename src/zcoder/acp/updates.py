@@ -40,7 +40,9 @@ from acp import (
 from acp.helpers import SessionUpdate, ToolCallContentVariant
 from acp.schema import ToolCallLocation, ToolCallStatus, ToolKind, UsageUpdate
 
+from zcoder.acp.notices import SessionNotice
 from zcoder.agent import events as ev
+from zcoder.agent.cancellation import STOPPED_KEY
 from zcoder.agent.status import ContextUsage
 from zcoder.model.recovery import HeldReply
 from zcoder.relay.display import from_words, sender_words
@@ -49,7 +51,7 @@ from zcoder.sessions.records import TranscriptEvent
 
 log = logging.getLogger(__name__)
 
-Update = SessionUpdate | UsageUpdate
+Update = SessionUpdate | UsageUpdate | SessionNotice
 Send = Callable[[Update], Awaitable[None]]
 
 LIVE_OUTPUT_CHARS: Final = 64 * 1024
@@ -171,9 +173,9 @@ class EventTranslator:
                 )
             ]
         if isinstance(event, ev.Notice):
-            return self._message(f"\n\n_zcoder: {event.text}_\n\n")
+            return [SessionNotice("info", event.text)]
         if isinstance(event, ev.ErrorNotice):
-            return self._message(f"\n\n**zcoder: {event.text}**\n\n")
+            return [SessionNotice("error", event.text)]
         if isinstance(event, ev.RelayReceived):
             return [
                 relayed_task(
@@ -202,8 +204,9 @@ class EventTranslator:
                 event.call_id,
                 tool_title(event.name, event.arguments),
                 kind=kind,
-                # A command may wait for permission first; other tools run at once.
-                status="pending" if kind == "execute" else "in_progress",
+                # A call that may wait for permission (a command, an edit, an MCP tool,
+                # a message to a peer) is pending until it runs; reading runs at once.
+                status="in_progress" if kind in ("read", "search") else "pending",
                 locations=tool_locations(self.workspace, event.arguments),
                 raw_input=dict(event.arguments),
             )
@@ -282,11 +285,19 @@ def relayed_task(kind: str, name: str, pid: int | str, workspace: str, body: str
     return update_user_message_text(f"**Task relayed {sender}**\n\n{visible_lines(body)}")
 
 
-def replay(events: Sequence[TranscriptEvent], workspace: Path) -> list[Update]:
-    """A saved session as the updates that show it again (``session/load``)."""
+def replay(
+    events: Sequence[TranscriptEvent], workspace: Path, *, notices: bool = False
+) -> list[Update]:
+    """A saved session as the updates that show it again (``session/load``): what the
+    live stream sent, and no more. Notices and errors are replayed as the agent messages
+    they were sent as, unless the client takes notices, which are live events the
+    protocol does not replay (zcoder.acp.notices); a receipt is part of the conversation
+    either way. The note a stopped turn leaves for the TUI's transcript was never sent."""
     updates: list[Update] = []
     for event in events:
         meta = event.metadata
+        if meta.get(STOPPED_KEY) or (notices and event.role in ("system", "error")):
+            continue
         if event.role == "user":
             updates.append(update_user_message_text(event.text))
         elif event.role == "assistant":
@@ -305,9 +316,9 @@ def replay(events: Sequence[TranscriptEvent], workspace: Path) -> list[Update]:
                 )
             )
         elif event.role == "error":
-            updates.append(update_agent_message_text(f"\n\n**zcoder: {event.text}**\n\n"))
+            updates.append(SessionNotice("error", event.text).fallback())
         elif event.text:  # system notices and receipts
-            updates.append(update_agent_message_text(f"\n\n_zcoder: {event.text}_\n\n"))
+            updates.append(SessionNotice("info", event.text).fallback())
     return updates
 
 

@@ -16,6 +16,9 @@ from zcoder.agent.prompts import INTERRUPTED, NOT_EXECUTED
 from zcoder.agent.recorder import Recorder
 from zcoder.model import AssistantReply, Message, ToolCall, tool_result_message
 
+STOPPED_KEY = "stopped"
+"""Marks the saved note "Stopped." (its metadata key)."""
+
 
 @dataclass
 class RoundState:
@@ -68,4 +71,6 @@ def tidy_after_cancel(state: RoundState, messages: list[Message], recorder: Reco
                 },
             )
             recorder.emit(ToolFinished(call.id, call.name, "not_executed", NOT_EXECUTED))
-    recorder.event("system", "Stopped.")
+    # For the TUI's transcript; a front end that showed the stop its own way (an editor
+    # told "cancelled") leaves it out when it shows the session again.
+    recorder.event("system", "Stopped.", {STOPPED_KEY: True})

@@ -17,6 +17,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, Final
 
+from zcoder.agent.call_ids import CallIds
 from zcoder.agent.cancellation import RoundState, tidy_after_cancel
 from zcoder.agent.context_keeper import CompactResult, ContextKeeper
 from zcoder.agent.edits import EditJournal
@@ -115,6 +116,8 @@ class Agent:
         self.messages: list[Message] = []  # model history, without the system message
         self.user_ledger: list[str] = []  # exactly what the user typed
         self._round = RoundState()
+        # Every tool call gets an id unused in its session (agent/call_ids.py).
+        self.call_ids = CallIds()
         # Models whose chat template was checked for tool support (warned once each).
         self._templates_checked: set[str] = set()
         # The output limit the latest request asked for (zcoder.agent.usage.output_cap).
@@ -156,6 +159,8 @@ class Agent:
         self.edits.use_session(session_id)
         self.freshness.forget()  # this session's model read nothing in this process yet
         self.messages = [m for m in messages if m.get("role") != "system"]
+        self.call_ids = CallIds()
+        self.call_ids.remember(self.messages)
         self.user_ledger = list(ledger)
         self.keeper.meter.reset()
 
@@ -358,6 +363,7 @@ class Agent:
                         # All that streamed was a call or reasoning: off the screen.
                         self.recorder.emit(AssistantMessage("", streamed=True))
                     reply = recovered
+                reply.tool_calls = self.call_ids.unique(reply.tool_calls)
                 self.keeper.record(reply.done, request, schemas)
                 cut_off = cut_off_reason(
                     reply.done,

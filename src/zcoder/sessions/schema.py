@@ -126,7 +126,21 @@ def _one_shot_v4(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (_create_v1, _events_v2, _relay_log_v3, _one_shot_v4)
+def _kept_v5(conn: sqlite3.Connection) -> None:
+    """Version 5: a session whose id was handed to a client (an editor's session/new) is
+    kept while empty: never discarded as unused, never reused for another start."""
+    conn.execute(
+        "ALTER TABLE sessions ADD COLUMN kept INTEGER NOT NULL DEFAULT 0 CHECK (kept IN (0, 1))"
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    _create_v1,
+    _events_v2,
+    _relay_log_v3,
+    _one_shot_v4,
+    _kept_v5,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -106,7 +106,7 @@ def take_empty_session(
     with ``model`` and ``one_shot``; None when there is none (see SessionStore.reuse_or_create)."""
     rows = conn.execute(
         f"SELECT {SESSION_COLUMNS}, holder_pid, holder_token FROM sessions s"
-        " WHERE workspace = ? AND profile = ?"
+        " WHERE workspace = ? AND profile = ? AND kept = 0"
         " AND NOT EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id)"
         " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)"
         " AND NOT EXISTS (SELECT 1 FROM user_ledger u WHERE u.session_id = s.id)"
@@ -186,6 +186,10 @@ def set_model(conn: sqlite3.Connection, clock: Clock, session_id: str, model: st
     conn.execute("UPDATE sessions SET model = ? WHERE id = ?", (enc(model), session_id))
 
 
+def keep(conn: sqlite3.Connection, session_id: str) -> None:
+    conn.execute("UPDATE sessions SET kept = 1 WHERE id = ?", (session_id,))
+
+
 def set_title_if_default(
     conn: sqlite3.Connection, clock: Clock, session_id: str, text: str
 ) -> bool:
@@ -203,7 +207,7 @@ def set_title_if_default(
 
 def discard_if_unused(conn: sqlite3.Connection, session_id: str) -> bool:
     cursor = conn.execute(
-        "DELETE FROM sessions WHERE id = ?"
+        "DELETE FROM sessions WHERE id = ? AND kept = 0"
         " AND NOT EXISTS (SELECT 1 FROM user_ledger WHERE session_id = ?)"
         " AND NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ?)"
         " AND NOT EXISTS (SELECT 1 FROM events WHERE session_id = ?"

@@ -200,6 +200,13 @@ class SessionStore:
         with self._transaction("saving the model", write=True) as conn:
             session_table.set_model(conn, self._clock, session_id, model)
 
+    def keep(self, session_id: str) -> None:
+        """Keep the session though it may stay empty: its id was handed to a client that
+        may load it later (ACP's session/new). It is then neither discarded as unused nor
+        reused for another start."""
+        with self._transaction("keeping a session", write=True) as conn:
+            session_table.keep(conn, session_id)
+
     def set_title_if_default(self, session_id: str, text: str) -> bool:
         """Title the session from ``text`` unless it already has a title; True if changed.
 
