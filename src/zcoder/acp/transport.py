@@ -15,9 +15,9 @@ process writing to standard output would corrupt the stream. Here:
 
 and the next line is read as if nothing happened. On the way out, a diff of a new file
 gets the ``"oldText": null`` the SDK's serializer leaves out; on the way in, the client's
-``initialize`` is read for what the SDK does not keep (zcoder.acp.notices). The SDK's ``Connection`` takes this as
-its message transport (acp._transport.Transport); methods it does not know it answers
-"Method not found" itself.
+``initialize`` is read for what the SDK does not keep (zcoder.acp.notices). The SDK's
+``Connection`` takes this as its message transport (acp._transport.Transport); methods it
+does not know it answers "Method not found" itself.
 """
 
 from __future__ import annotations
