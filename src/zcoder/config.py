@@ -86,6 +86,9 @@ class Config:
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
     """ZCODER_MAX_REPLY_BYTES: the most bytes one reply's body may bring."""
     stdin_wait: float = DEFAULT_STDIN_WAIT
+    gguf: Path | None = None
+    """--gguf / ZCODER_GGUF: the model file the embedded server runs (the ``openai`` backend
+    then points at that server); set once it has started."""
     """ZCODER_STDIN_WAIT: how long --prompt waits for piped input (zcoder.oneshot_input)."""
 
 
