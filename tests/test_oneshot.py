@@ -147,6 +147,7 @@ def test_ollama_down_says_where_and_how_to_start_it(env: Env) -> None:
     assert done.returncode == 1
     expected = f"Ollama is not reachable at http://127.0.0.1:{port}; start it with `ollama serve`"
     assert f"zcoder: {expected}{OTHER_WAYS_TO_A_MODEL}\n" in done.stderr
+    assert done.stderr.count("start it with `ollama serve`") == 1  # said once (issue 27)
     assert "Traceback" not in done.stderr
     assert done.stdout == ""
 

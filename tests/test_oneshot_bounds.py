@@ -70,12 +70,28 @@ def test_endless_content_stops_at_the_output_cap(env: Env) -> None:
     assert len(done.stdout) <= 300 + 20
 
 
+def test_an_endless_line_stops_at_the_line_cap_with_what_came_before_printed(
+    env: Env, fake: FakeOllama
+) -> None:
+    """Issue 27 item 5: one line without end, on the command line's front end."""
+    env.vars["ZCODER_MAX_LINE_BYTES"] = str(256 * 1024)
+    fake.enqueue(Turn.endless_line(before="Here is the start"))
+    done = run(env, "--prompt", "hi", server=fake)
+    assert done.returncode == 1
+    assert b"sent a line longer than 256 KiB without ending it" in done.stderr
+    assert b"ZCODER_MAX_LINE_BYTES" in done.stderr
+    assert b"Here is the start" in done.stdout
+    assert b"Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize(
     ("name", "value"),
     [
         ("ZCODER_IDLE_TIMEOUT", "soon"),
         ("ZCODER_IDLE_TIMEOUT", "0"),
         ("ZCODER_MAX_REPLY_CHARS", "-5"),
+        ("ZCODER_MAX_LINE_BYTES", "4MB"),
+        ("ZCODER_MAX_REPLY_BYTES", "0"),
     ],
 )
 def test_bad_bounds_are_usage_errors(env: Env, fake: FakeOllama, name: str, value: str) -> None:

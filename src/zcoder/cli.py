@@ -400,7 +400,8 @@ def _start_gguf(
         print(f"zcoder: --gguf: {exc}", file=sys.stderr)
         return EXIT_FAILED
     model = config.model if keep_model else plan.alias
-    return replace(config, backend="openai", base_url=server.base_url, model=model), server
+    started = replace(config, backend="openai", base_url=server.base_url, model=model, gguf=path)
+    return started, server
 
 
 def _find_resumed(config: Config, typed: str) -> str | int:

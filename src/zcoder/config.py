@@ -18,6 +18,12 @@ from zcoder.model import (
     normalize_base_url,
     normalize_host,
 )
+from zcoder.model.body import (
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_REPLY_BYTES,
+    MAX_LINE_SETTING,
+    MAX_REPLY_BYTES_SETTING,
+)
 from zcoder.model.context import ContextWindow, explicit_window, parse_keep_alive
 from zcoder.model.watch import (
     DEFAULT_IDLE_SECONDS,
@@ -75,7 +81,14 @@ class Config:
     reply is stopped (zcoder.model.watch)."""
     max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
     """ZCODER_MAX_REPLY_CHARS: the characters of one reply after which it is stopped."""
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    """ZCODER_MAX_LINE_BYTES: the longest line of a streamed reply (zcoder.model.body)."""
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
+    """ZCODER_MAX_REPLY_BYTES: the most bytes one reply's body may bring."""
     stdin_wait: float = DEFAULT_STDIN_WAIT
+    gguf: Path | None = None
+    """--gguf / ZCODER_GGUF: the model file the embedded server runs (the ``openai`` backend
+    then points at that server); set once it has started."""
     """ZCODER_STDIN_WAIT: how long --prompt waits for piped input (zcoder.oneshot_input)."""
 
 
@@ -250,5 +263,7 @@ def load_config(
         agent_name=agent_name,
         idle_timeout=_positive_seconds(env, IDLE_SETTING, DEFAULT_IDLE_SECONDS),
         max_reply_chars=_positive_int(env, MAX_REPLY_SETTING, DEFAULT_MAX_REPLY_CHARS),
+        max_line_bytes=_positive_int(env, MAX_LINE_SETTING, DEFAULT_MAX_LINE_BYTES),
+        max_reply_bytes=_positive_int(env, MAX_REPLY_BYTES_SETTING, DEFAULT_MAX_REPLY_BYTES),
         stdin_wait=_positive_seconds(env, STDIN_WAIT_SETTING, DEFAULT_STDIN_WAIT),
     )

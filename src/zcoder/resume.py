@@ -11,11 +11,14 @@ from __future__ import annotations
 import logging
 import os
 import shlex
+import shutil
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from zcoder.model.context import same_model
+from zcoder.model.host import normalize_host
 from zcoder.relay.sanitize import visible
 from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore
 from zcoder.sessions.locks import SessionLock
@@ -111,17 +114,75 @@ def find_session(
 
 
 def resume_command(
-    session_id: str, workspace: Path, profile: str, cwd: str | os.PathLike[str] | None = None
+    session_id: str,
+    workspace: Path,
+    profile: str,
+    cwd: str | os.PathLike[str] | None = None,
+    *,
+    start: Sequence[str] = ("zcoder",),
+    backend: Sequence[str] = (),
 ) -> str:
-    """The command that reopens the session from ``cwd``: ``zcoder --resume ID`` plus
-    ``-w`` and ``--profile`` when they are not what a plain start there would use."""
+    """The command that reopens the session from ``cwd``: ``start`` (how zcoder was
+    started: ``start_words``) with ``--resume ID``, the ``backend`` flags
+    (``backend_flags``), and ``-w`` and ``--profile`` when they are not what a plain start
+    there would use. Started by ``make``, the options go in ``ARGS``."""
     here = Path(os.getcwd() if cwd is None else cwd).resolve()
-    words = ["zcoder", "--resume", session_id]
+    words = ["--resume", session_id, *backend]
     if Path(workspace).resolve() != here:
         words += ["-w", str(workspace)]
     if profile != (os.environ.get("ZCODER_PROFILE", "").strip().lower() or "coding"):
         words += ["--profile", profile]
-    return shlex.join(words)
+    if list(start[:1]) == ["make"]:
+        return shlex.join([*start, f"ARGS={shlex.join(words)}"])
+    return shlex.join([*start, *words])
+
+
+def start_words(argv0: str | None = None, environ: Mapping[str, str] | None = None) -> list[str]:
+    """How to start this zcoder again from where the user is: ``make run`` when make
+    started it (``make run``, ``make demo``: the venv's zcoder is not on PATH),
+    ``PYTHON -m zcoder`` for ``python -m zcoder``, ``zcoder`` when that is what PATH
+    finds, else the program's absolute path."""
+    env = os.environ if environ is None else environ
+    program = sys.argv[0] if argv0 is None else argv0
+    if env.get("MAKELEVEL"):
+        return ["make", "run"]
+    if Path(program).name == "__main__.py":
+        return [sys.executable or "python3", "-m", "zcoder"]
+    found = shutil.which("zcoder", path=env.get("PATH"))
+    absolute = os.path.abspath(program)
+    try:
+        if found is not None and os.path.samefile(found, absolute):
+            return ["zcoder"]
+    except OSError:
+        pass
+    return [absolute]
+
+
+def backend_flags(
+    *,
+    backend: str,
+    host: str,
+    base_url: str,
+    gguf: Path | None,
+    environ: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The flags that bring back the model server a session ran with, where the
+    environment alone would not: ``--gguf FILE`` for an embedded model (its server's
+    address dies with it), ``--base-url URL`` for an OpenAI-compatible server, ``--host``
+    for another Ollama."""
+    env = os.environ if environ is None else environ
+    if gguf is not None:
+        given = env.get("ZCODER_GGUF", "").strip()
+        same = bool(given) and Path(given).expanduser().resolve() == gguf.resolve()
+        return [] if same else ["--gguf", str(gguf.resolve())]
+    if backend == "openai":
+        same = env.get("ZCODER_BASE_URL", "").strip() == base_url
+        return [] if same else ["--base-url", base_url]
+    try:
+        same = normalize_host(env.get("OLLAMA_HOST", "")) == host
+    except ValueError:
+        same = False
+    return [] if same else ["--host", host]
 
 
 def restored_model(

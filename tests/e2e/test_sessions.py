@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import base64
 import re
+import shlex
+import sys
 
 import pytest
 
-from tests.e2e.harness import World, wait_until
+from tests.e2e.harness import World, strip_terminal, wait_until
 from tests.e2e.tmux import ENTER, TMUX, start_in_tmux
 from tests.fixtures.fake_ollama import Turn
 from zcoder.sessions import SessionStore
@@ -68,6 +70,27 @@ def test_leaving_prints_the_resume_command_and_it_reopens_the_transcript_and_mod
     again.wait_text("llama3.2@")
     assert again.quit() == 0
     assert RESUME_HINT.search(again.raw_output.rsplit(LEAVE_ALT_SCREEN, 1)[-1])
+
+
+def test_the_hint_restarts_the_program_that_ran_with_the_server_it_used(world: World) -> None:
+    """Issue 27 item 14: the printed command works from where the user is (here ``python
+    -m zcoder``, which PATH's ``zcoder`` is not) and names the server given by a flag."""
+    server = world.server(demo=False)
+    server.enqueue(Turn.text("Noted."))
+    first = world.start("proj", None, args=("--host", server.url))
+    first.submit("remember this")
+    first.wait_text("Noted.")
+    assert first.quit() == 0
+    line = first.raw_output.rsplit(LEAVE_ALT_SCREEN, 1)[-1]
+    hint = re.search(r"Resume this session with: (.*)", line)
+    assert hint is not None, line[-500:]
+    words = shlex.split(strip_terminal(hint.group(1)).strip())
+    assert words[:3] == [sys.executable, "-m", "zcoder"]
+    assert words[3] == "--resume" and words[5:] == ["--host", server.url]
+    again = world.start("proj", None, args=tuple(words[3:]))  # the printed command's options
+    again.wait_text("remember this")
+    again.wait_text("Noted.")
+    assert again.quit() == 0
 
 
 def test_an_empty_session_prints_no_hint_and_sigterm_prints_it(world: World) -> None:

@@ -335,8 +335,12 @@ def test_make_client_picks_the_backend() -> None:
         host = "http://127.0.0.1:11434"
         base_url = "http://127.0.0.1:8080/v1"
         api_key = None
+        max_line_bytes = 1000
+        max_reply_bytes = 5000
 
     chosen = make_client(Settings())
     assert isinstance(chosen, OpenAIClient) and chosen.base_url == Settings.base_url
+    assert (chosen.max_line_bytes, chosen.max_reply_bytes) == (1000, 5000)
     Settings.backend = "ollama"
-    assert isinstance(make_client(Settings()), OllamaClient)
+    ollama = make_client(Settings())
+    assert isinstance(ollama, OllamaClient) and ollama.max_line_bytes == 1000

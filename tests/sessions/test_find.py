@@ -10,10 +10,12 @@ from tests.sessions.conftest import FakeClock
 from zcoder.resume import (
     ResumeError,
     age,
+    backend_flags,
     find_session,
     restored_model,
     resume_command,
     session_lines,
+    start_words,
 )
 from zcoder.sessions import SessionStore
 
@@ -138,6 +140,55 @@ def test_resume_command_adds_workspace_and_profile_only_when_needed(
     assert resume_command("17_1", ws, "sysadmin", cwd=tmp_path) == (
         f"zcoder --resume 17_1 -w '{ws}' --profile sysadmin"
     )
+
+
+def test_started_by_make_the_hint_is_make_run_with_args(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make run` / `make demo` run the venv's zcoder, which is not on PATH (issue 27
+    item 14): the hint goes through make, the demo's model file with it."""
+    monkeypatch.delenv("ZCODER_PROFILE", raising=False)
+    start = start_words("/repo/.venv/bin/zcoder", {"MAKELEVEL": "1", "PATH": "/usr/bin"})
+    assert start == ["make", "run"]
+    model = tmp_path / "SmolLM2 135M.gguf"
+    flags = backend_flags(
+        backend="openai", host="", base_url="http://127.0.0.1:41234/v1", gguf=model, environ={}
+    )
+    assert resume_command("17_1", tmp_path, "coding", cwd=tmp_path, start=start, backend=flags) == (
+        f"make run 'ARGS=--resume 17_1 --gguf '\"'\"'{model}'\"'\"''"
+    )
+
+
+def test_the_hint_starts_the_program_that_ran_when_path_does_not_find_it(tmp_path: Path) -> None:
+    program = tmp_path / "venv" / "bin" / "zcoder"
+    program.parent.mkdir(parents=True)
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    elsewhere = {"PATH": "/nonexistent"}
+    assert start_words(str(program), elsewhere) == [str(program)]
+    assert start_words(str(program), {"PATH": str(program.parent)}) == ["zcoder"]
+    main = "/x/site-packages/zcoder/__main__.py"
+    assert start_words(main, elsewhere)[1:] == ["-m", "zcoder"]  # python -m zcoder
+
+
+def test_the_hint_names_the_server_the_environment_would_not_choose(tmp_path: Path) -> None:
+    def ollama(host: str, env: dict[str, str]) -> list[str]:
+        return backend_flags(backend="ollama", host=host, base_url="", gguf=None, environ=env)
+
+    def openai(url: str, env: dict[str, str], gguf: Path | None = None) -> list[str]:
+        return backend_flags(backend="openai", host="", base_url=url, gguf=gguf, environ=env)
+
+    assert ollama("http://127.0.0.1:11434", {}) == []
+    assert ollama("http://10.0.0.5:11434", {}) == ["--host", "http://10.0.0.5:11434"]
+    assert ollama("http://10.0.0.5:11434", {"OLLAMA_HOST": "10.0.0.5"}) == []
+    url = "http://127.0.0.1:8080/v1"
+    assert openai(url, {}) == ["--base-url", url]
+    assert openai(url, {"ZCODER_BASE_URL": url}) == []
+    # An embedded model: its file, never its server's passing address.
+    model = tmp_path / "m.gguf"
+    embedded = "http://127.0.0.1:4321/v1"
+    assert openai(embedded, {}, model) == ["--gguf", str(model)]
+    assert openai(embedded, {"ZCODER_GGUF": str(model)}, model) == []
 
 
 def test_restored_model_needs_the_server_to_list_it() -> None:

@@ -7,13 +7,7 @@ come out, in order. The driver's tmux handling is tested against a private tmux 
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -22,7 +16,7 @@ from textual import constants, events
 from textual._xterm_parser import XTermParser
 from textual.message import Message
 
-from zcoder.tui.terminal import TmuxExtendedKeys, ZcoderParser, modified_key, paste_text
+from zcoder.tui.terminal import ZcoderParser, modified_key, paste_text
 
 Event = tuple[str, str | None, str | None]  # ("key", name, character) or ("paste", text, None)
 
@@ -218,128 +212,6 @@ def test_paste_text_makes_line_breaks_lf_and_controls_visible() -> None:
     assert paste_text("bell\x07 nul\x00 tab\tend\x9b") == "bell\\x07 nul\\x00 tab\tend\\x9b"
     assert paste_text("zero\u200bwidth") == "zero\\u200bwidth"
     assert paste_text(paste_text("x\x1b]2;t\x07\r\n")) == paste_text("x\x1b]2;t\x07\r\n")
-
-
-# -- tmux's extended-keys server option -------------------------------------------------
-
-TMUX = shutil.which("tmux")
-
-
-@pytest.fixture
-def tmux_server(tmp_path: Path) -> Iterator[dict[str, str]]:
-    """A private tmux server; the environment of a program running inside it."""
-    if TMUX is None:
-        pytest.skip("tmux is not installed")
-    socket = tmp_path / "tmux.sock"
-    base = [TMUX, "-S", str(socket)]
-    subprocess.run([*base, "-f", "/dev/null", "new-session", "-d", "-s", "t"], check=True)
-    pid = subprocess.run(
-        [*base, "display-message", "-p", "#{pid}"], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    env = {"TMUX": f"{socket},{pid},0"}
-    try:
-        yield env
-    finally:
-        subprocess.run([*base, "kill-server"], check=False, capture_output=True)
-
-
-def option(env: dict[str, str], name: str) -> str | None:
-    assert TMUX is not None
-    done = subprocess.run(
-        [TMUX, "show-options", "-sv", name],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **env},
-        check=False,
-    )
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
-@pytest.fixture
-def in_tmux(tmux_server: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    monkeypatch.setenv("TMUX", tmux_server["TMUX"])
-    return tmux_server
-
-
-def test_extended_keys_on_while_running_and_restored_after(in_tmux: dict[str, str]) -> None:
-    assert option(in_tmux, "extended-keys") == "off"
-    keys = TmuxExtendedKeys()
-    keys.enable()
-    assert option(in_tmux, "extended-keys") == "on"
-    keys.restore()
-    assert option(in_tmux, "extended-keys") == "off"
-    assert option(in_tmux, "@zcoder-extended-keys-users") is None
-    keys.restore()  # idempotent
-    assert option(in_tmux, "extended-keys") == "off"
-
-
-def test_a_value_set_by_the_user_is_left_as_it_was(in_tmux: dict[str, str]) -> None:
-    subprocess.run([TMUX or "tmux", "set-option", "-s", "extended-keys", "always"], check=True)
-    keys = TmuxExtendedKeys()
-    keys.enable()
-    assert option(in_tmux, "extended-keys") == "always"
-    keys.restore()
-    assert option(in_tmux, "extended-keys") == "always"
-
-
-def test_the_last_zcoder_of_a_tmux_server_restores_the_option(
-    in_tmux: dict[str, str], tmp_path: Path
-) -> None:
-    # Another zcoder of the same server: a real process that enables and waits.
-    script = (
-        "import sys, time\n"
-        "from zcoder.tui.terminal import TmuxExtendedKeys\n"
-        "keys = TmuxExtendedKeys(); keys.enable(); print('on', flush=True)\n"
-        "sys.stdin.readline(); keys.restore()\n"
-    )
-    other = subprocess.Popen(
-        [sys.executable, "-c", script],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **in_tmux},
-    )
-    try:
-        assert other.stdout is not None and other.stdout.readline().strip() == "on"
-        mine = TmuxExtendedKeys()
-        mine.enable()
-        assert option(in_tmux, "extended-keys") == "on"
-        mine.restore()  # the other zcoder still relies on it
-        assert option(in_tmux, "extended-keys") == "on"
-        assert other.stdin is not None
-        other.stdin.write("\n")
-        other.stdin.flush()
-        assert other.wait(timeout=10) == 0
-        assert option(in_tmux, "extended-keys") == "off"
-    finally:
-        other.kill()
-        other.wait()
-
-
-def test_a_killed_zcoder_does_not_leave_its_value_behind(in_tmux: dict[str, str]) -> None:
-    script = (
-        "import os, signal\n"
-        "from zcoder.tui.terminal import TmuxExtendedKeys\n"
-        "TmuxExtendedKeys().enable(); os.kill(os.getpid(), signal.SIGKILL)\n"
-    )
-    killed = subprocess.run(
-        [sys.executable, "-c", script],
-        env={**os.environ, **in_tmux},
-        check=False,
-    )
-    assert killed.returncode < 0
-    assert option(in_tmux, "extended-keys") == "on"  # nothing ran to restore it
-    keys = TmuxExtendedKeys()
-    keys.enable()
-    keys.restore()
-    assert option(in_tmux, "extended-keys") == "off"  # the value found before the killed one
-
-
-def test_outside_tmux_nothing_is_changed(tmux_server: dict[str, str]) -> None:
-    keys = TmuxExtendedKeys(environ={})
-    keys.enable()
-    assert option(tmux_server, "extended-keys") == "off"
-    keys.restore()
 
 
 @settings(max_examples=500, deadline=None)

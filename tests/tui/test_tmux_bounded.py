@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from zcoder.tui import terminal
-from zcoder.tui.terminal import TmuxExtendedKeys
+from zcoder.tui import tmux_keys
+from zcoder.tui.tmux_keys import TmuxExtendedKeys
 
 JOIN_DEADLINE = 60.0  # generous: only a call that is not bounded fails it
 
@@ -29,6 +29,8 @@ class FakeTmux:
         self.bin.mkdir()
         self.calls = root / "calls"
         self.release = root / "release"
+        # Inside a tmux whose socket is here: the lock file beside it is the test's own.
+        self.environ = {"TMUX": f"{root / 'socket'},1,0"}
         script = self.bin / "tmux"
         # `show-options -sv extended-keys` answers "off" once released; every call is noted.
         script.write_text(
@@ -71,7 +73,7 @@ def _wait_for(condition: Callable[[], object], what: str) -> None:
 def test_a_restore_told_not_to_wait_leaves_a_change_under_way_alone(
     fake_tmux: FakeTmux,
 ) -> None:
-    keys = TmuxExtendedKeys({"TMUX": "/tmp/fake,1,0"})
+    keys = TmuxExtendedKeys(fake_tmux.environ)
     enabling = threading.Thread(target=keys.enable, daemon=True)
     enabling.start()
     _wait_for(fake_tmux.called, "enable's first tmux call")  # enable holds its lock now
@@ -88,9 +90,9 @@ def test_a_restore_told_not_to_wait_leaves_a_change_under_way_alone(
 def test_a_tmux_that_stops_answering_cannot_hold_a_restore(
     fake_tmux: FakeTmux, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(terminal, "TMUX_CALL_SECONDS", 0.3)
-    monkeypatch.setattr(terminal, "TMUX_CHANGE_SECONDS", 1.0)
-    keys = TmuxExtendedKeys({"TMUX": "/tmp/fake,1,0"})
+    monkeypatch.setattr(tmux_keys, "TMUX_CALL_SECONDS", 0.3)
+    monkeypatch.setattr(tmux_keys, "TMUX_CHANGE_SECONDS", 1.0)
+    keys = TmuxExtendedKeys(fake_tmux.environ)
     fake_tmux.release.touch()
     keys.enable()  # tmux answers: the option is "off", zcoder turns it on
     asked = len(fake_tmux.called())

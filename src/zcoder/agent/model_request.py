@@ -64,7 +64,9 @@ async def stream_reply(
                 raise
             if exc.retryable_before_response and not received:
                 retried = True
-                recorder.emit(Notice(f"{exc} — retrying once"))
+                # Only what went wrong: the whole message, with what to do, comes once,
+                # if the retry fails too.
+                recorder.emit(Notice(f"{exc.brief} — retrying once"))
                 await asyncio.sleep(settings.retry_delay)
                 continue
             if isinstance(exc, ModelStreamError):

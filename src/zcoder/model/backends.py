@@ -27,17 +27,25 @@ class BackendSettings(Protocol):
     def base_url(self) -> str: ...
     @property
     def api_key(self) -> str | None: ...
+    @property
+    def max_line_bytes(self) -> int: ...
+    @property
+    def max_reply_bytes(self) -> int: ...
 
 
 def make_client(settings: BackendSettings) -> ModelClient:
-    """The client for the configured backend (``ollama`` unless ``openai`` was chosen)."""
+    """The client for the configured backend (``ollama`` unless ``openai`` was chosen),
+    with the configured caps on a reply's size (zcoder.model.body)."""
+    line, reply = settings.max_line_bytes, settings.max_reply_bytes
     if settings.backend == "openai":
         from zcoder.model.openai import OpenAIClient
 
-        return OpenAIClient(settings.base_url, api_key=settings.api_key)
+        return OpenAIClient(
+            settings.base_url, api_key=settings.api_key, max_line_bytes=line, max_reply_bytes=reply
+        )
     from zcoder.model.ollama import OllamaClient
 
-    return OllamaClient(settings.host)
+    return OllamaClient(settings.host, max_line_bytes=line, max_reply_bytes=reply)
 
 
 def server_label(settings: BackendSettings) -> str:

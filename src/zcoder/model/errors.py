@@ -23,6 +23,7 @@ __all__ = [
     "OllamaUnreachable",
     "ServerUnreachable",
     "ToolsUnsupported",
+    "first_clause",
 ]
 
 # How to start each OpenAI-compatible server zcoder knows, for the "not running" message.
@@ -50,6 +51,18 @@ class ModelError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+    @property
+    def brief(self) -> str:
+        """What went wrong without what to do about it (``first_clause``): for saying it
+        again, after the whole message was shown once."""
+        return first_clause(self.message)
+
+
+def first_clause(message: str) -> str:
+    """A message's first clause, up to its first ``; `` (the messages here say what went
+    wrong first, then what to do): ``Ollama is not reachable at URL``."""
+    return message.split("; ", 1)[0]
 
 
 class _Unreachable(ModelError):

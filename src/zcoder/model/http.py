@@ -24,6 +24,12 @@ from typing import Any, ClassVar, Final, Protocol, Self, TypedDict, Unpack
 import httpx
 
 from zcoder import __version__
+from zcoder.model.body import (
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_REPLY_BYTES,
+    BodyReader,
+    ReplyStream,
+)
 from zcoder.model.errors import ModelConnectionError, ModelError, ModelStreamError
 from zcoder.model.protocol import ChatParams, LoadParams
 from zcoder.model.scrub import scrub_server_text
@@ -75,12 +81,15 @@ class LazyHttpClient:
 
 class HttpOptions(TypedDict, total=False):
     """How a client talks HTTP: its timeouts (seconds; a read timeout of None waits for
-    ever) and, for tests, the transport."""
+    ever), the caps on one streamed reply's size (zcoder.model.body) and, for tests, the
+    transport."""
 
     connect_timeout: float
     read_timeout: float | None
     write_timeout: float
     list_timeout: float
+    max_line_bytes: int
+    max_reply_bytes: int
     transport: httpx.AsyncBaseTransport | None
 
 
@@ -120,6 +129,8 @@ class HttpModelClient:
         list_timeout = options.get("list_timeout", DEFAULT_LIST_TIMEOUT)
         self.host = address  # what the header and messages show
         self.read_timeout = read_timeout
+        self.max_line_bytes = options.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES)
+        self.max_reply_bytes = options.get("max_reply_bytes", DEFAULT_MAX_REPLY_BYTES)
         self._key = api_key or None  # only ever in the Authorization header
         self._list_timeout = httpx.Timeout(list_timeout, connect=connect_timeout)
         headers = {"User-Agent": f"zcoder/{__version__}"}
@@ -185,11 +196,12 @@ class HttpModelClient:
         raise NotImplementedError
 
     async def _whole_reply(
-        self, response: httpx.Response, parser: StreamParser
+        self, response: httpx.Response, parser: StreamParser, body: BodyReader
     ) -> list[ChatEvent] | None:
-        """The events of a reply the server sent whole instead of streamed, or None when it
-        streams (as every server zcoder knows does, unless this says otherwise)."""
-        del response, parser
+        """The events of a reply the server sent whole instead of streamed (read through
+        ``body``, within its cap), or None when it streams (as every server zcoder knows
+        does, unless this says otherwise)."""
+        del response, parser, body
         return None
 
     def _warm_up_messages(self, messages: Sequence[Message]) -> list[Message]:
@@ -198,28 +210,44 @@ class HttpModelClient:
 
     # -- the shared requests ---------------------------------------------------------------
 
-    async def chat(
+    def chat(
         self, model: str, messages: Sequence[Mapping[str, Any]], **params: Unpack[ChatParams]
-    ) -> AsyncGenerator[ChatEvent, None]:
+    ) -> ReplyStream:
         """Stream one reply: deltas, tool calls, then exactly one ``Done`` last.
 
-        Raises a ``ModelError`` subclass on failure, before or during the stream.
+        Raises a ``ModelError`` subclass on failure, before or during the stream; a body
+        past its caps raises ``ReplyTooLarge`` (zcoder.model.body).
         """
-        body = self._chat_body(model, messages, params)
+        body = BodyReader(
+            self.server, max_line_bytes=self.max_line_bytes, max_reply_bytes=self.max_reply_bytes
+        )
+        return ReplyStream(self._chat_events(model, messages, params, body), body)
+
+    async def _chat_events(
+        self,
+        model: str,
+        messages: Sequence[Mapping[str, Any]],
+        params: ChatParams,
+        body: BodyReader,
+    ) -> AsyncGenerator[ChatEvent, None]:
+        request = self._chat_body(model, messages, params)
         got_response = False
         try:
-            async with self._http.stream("POST", self.chat_path, json=body) as response:
+            # Asked for as it is, so no decompression can turn a small chunk into a huge one.
+            async with self._http.stream(
+                "POST", self.chat_path, json=request, headers={"Accept-Encoding": "identity"}
+            ) as response:
                 got_response = True
                 if response.status_code >= 400:
                     await response.aread()
                     raise await self._http_error(response, model=model)
                 parser = self._stream_parser()
-                whole = await self._whole_reply(response, parser)
+                whole = await self._whole_reply(response, parser, body)
                 if whole is not None:
                     for event in whole:
                         yield event
                     return
-                async for line in response.aiter_lines():
+                async for line in body.lines(response.aiter_bytes()):
                     for event in parser.feed_line(line):
                         yield event
                     if parser.done:

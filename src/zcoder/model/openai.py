@@ -35,6 +35,7 @@ from urllib.parse import quote
 
 import httpx
 
+from zcoder.model.body import BodyReader
 from zcoder.model.errors import (
     ModelAuthError,
     ModelError,
@@ -235,19 +236,19 @@ class OpenAIClient(HttpModelClient):
         return OpenAIStreamParser(self.server, secrets=(self._key,))
 
     async def _whole_reply(
-        self, response: httpx.Response, parser: StreamParser
+        self, response: httpx.Response, parser: StreamParser, body: BodyReader
     ) -> list[ChatEvent] | None:
         """A server that ignored ``"stream"`` answers one JSON completion."""
         if "application/json" not in response.headers.get("content-type", ""):
             return None
         assert isinstance(parser, OpenAIStreamParser)
-        await response.aread()
+        content = await body.read_all(response.aiter_bytes())
         try:
-            record = response.json()
+            record = json.loads(content)
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise ModelStreamError(
                 f"malformed response from {self.server}: "
-                f"{quote_server_text(response.text, (self._key,))}"
+                f"{quote_server_text(content.decode('utf-8', 'replace'), (self._key,))}"
             ) from None
         if not isinstance(record, dict):
             raise ModelStreamError(f"malformed response from {self.server}")

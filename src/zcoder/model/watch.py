@@ -6,12 +6,15 @@ and one that streams content without end never stops either. :func:`watched` wra
 client's ``chat()`` stream and ends it, closing the response, when
 
 * no progress arrives for ``idle_seconds`` (progress is a new piece of content, reasoning
-  or a tool call; keep-alives are dropped by the parsers and never count):
-  :class:`ModelStalled`;
+  or a tool call; keep-alives are dropped by the parsers and never count, and neither do
+  the bytes of a line that has not ended): :class:`ModelStalled`, which says what did
+  arrive when the stream is a ``ReplyStream`` (zcoder.model.body) that knows;
 * the reply's content and reasoning pass ``max_chars`` characters:
   :class:`ReplyTooLong`.
 
-The agent applies it to every turn's request, so the TUI and ``--prompt`` share it.
+The size of the body itself (a line without end, keep-alives without end) is bounded
+where it is read, by zcoder.model.body. The agent applies this to every turn's request,
+so the TUI and ``--prompt`` share it.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Final
 
+from zcoder.model.body import BodyReader, ReplyStream
 from zcoder.model.errors import ModelError
 from zcoder.model.types import ChatEvent, ContentDelta, ReasoningDelta
 
@@ -44,15 +48,24 @@ ignores max_tokens (or a model repeating itself for ever on one without it) reac
 
 
 class ModelStalled(ModelError):
-    """No new content, reasoning or tool call for the idle deadline."""
+    """No new content, reasoning or tool call for the idle deadline. ``arrived`` says what
+    the server sent meanwhile, when known: ``nothing``, ``keep-alives`` (lines without
+    output) or ``unfinished line`` (``unfinished`` bytes of a line it never ended)."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, arrived: str | None = None, unfinished: int = 0) -> None:
+        sent = {
+            None: "only keep-alives, or nothing",
+            "nothing": "nothing at all",
+            "keep-alives": "only keep-alives or records without output",
+            "unfinished line": f"{unfinished:,} bytes of a line it never ended",
+        }[arrived]
         super().__init__(
-            f"the server sent no new output for {seconds:g} seconds (only keep-alives, or "
-            "nothing); the reply was stopped. The model may be stuck: try again, or set "
+            f"the server sent no new output for {seconds:g} seconds ({sent}); the reply "
+            "was stopped. The model may be stuck: try again, or set "
             f"{IDLE_SETTING} to wait longer"
         )
         self.seconds = seconds
+        self.arrived = arrived
 
 
 class ReplyTooLong(ModelError):
@@ -76,8 +89,10 @@ async def watched(
     """``stream``'s events, ended by ModelStalled or ReplyTooLong (see the module
     docstring); ``None`` turns a bound off. The stream is closed on every path."""
     chars = 0
+    body = stream.body if isinstance(stream, ReplyStream) else None
+    read_at_event = 0  # the body's bytes when the last event came
     async with contextlib.AsyncExitStack() as stack:
-        if isinstance(stream, AsyncGenerator):
+        if isinstance(stream, AsyncGenerator | ReplyStream):
             stack.push_async_callback(stream.aclose)
         while True:
             deadline = asyncio.timeout(idle_seconds)
@@ -88,10 +103,21 @@ async def watched(
                 return
             except TimeoutError:
                 if deadline.expired():
-                    raise ModelStalled(idle_seconds or 0.0) from None
+                    raise _stalled(idle_seconds or 0.0, body, read_at_event) from None
                 raise
+            if body is not None:
+                read_at_event = body.bytes_read
             if isinstance(event, ContentDelta | ReasoningDelta):
                 chars += len(event.text)
                 if max_chars is not None and chars > max_chars:
                     raise ReplyTooLong(max_chars)
             yield event
+
+
+def _stalled(seconds: float, body: BodyReader | None, read_at_event: int) -> ModelStalled:
+    """The stall, saying what arrived since the last event when the body is known."""
+    if body is None:
+        return ModelStalled(seconds)
+    if body.unfinished:
+        return ModelStalled(seconds, "unfinished line", body.unfinished)
+    return ModelStalled(seconds, "keep-alives" if body.bytes_read > read_at_event else "nothing")

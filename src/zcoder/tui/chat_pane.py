@@ -20,6 +20,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
+from zcoder.model.errors import first_clause
 from zcoder.tui.messages import Notice, ShowEntry, TurnStarted
 from zcoder.tui.prompt import PromptInput
 from zcoder.tui.queued import QueuedPrompts
@@ -48,6 +49,7 @@ class ChatPane(Vertical):
         self.turn: Worker[Any] | None = None
         """The turn's worker, from its start until the app has handled its end."""
         self._deferred: list[Entry] | None = []
+        self._last_error: Entry | None = None
 
     def compose(self) -> ComposeResult:
         yield self.transcript
@@ -61,7 +63,22 @@ class ChatPane(Vertical):
         if self._deferred is not None:
             self._deferred.append(entry)  # start-up: shown after the session's transcript
             return entry
-        return self.transcript.add(entry)
+        return self.transcript.add(self._not_again(entry))
+
+    def _not_again(self, entry: Entry) -> Entry:
+        """``entry``, or, for an error the same as the last one still shown with no reply
+        between (a server found down at start-up, still down at the first turn), its
+        first clause only: a long message with its advice is shown once."""
+        if entry.role == "assistant":
+            self._last_error = None
+        if entry.role != "error":
+            return entry
+        last = self._last_error
+        if last is not None and last.plain == entry.plain and last.is_attached:
+            said = first_clause(entry.plain.removeprefix("error: "))
+            return Entry("error", error_text(f"{said} (still; see above)"))
+        self._last_error = entry
+        return entry
 
     def show_deferred_after(self, first: Callable[[], object]) -> None:
         """Entries shown during start-up (``show``) were held; they are shown once

@@ -22,10 +22,19 @@ def run_app(config: Config, *, resume: str | None = None, keep_model: bool = Fal
         app._stop_services()  # idempotent: also covers an exit that skipped unmount
     # The terminal is the shell's again: say how to come back to this session.
     exit_session = app.sessions.exit_session if app.started else None
-    from zcoder.resume import resume_command  # noqa: PLC0415 - only once the app has run
+    from zcoder.resume import backend_flags, resume_command, start_words  # noqa: PLC0415
 
-    if exit_session is not None:
-        hint = resume_command(exit_session, config.workspace, config.profile.value)
+    if exit_session is not None:  # a command that works from here, with the same server
+        flags = backend_flags(
+            backend=config.backend, host=config.host, base_url=config.base_url, gguf=config.gguf
+        )
+        hint = resume_command(
+            exit_session,
+            config.workspace,
+            config.profile.value,
+            start=start_words(),
+            backend=flags,
+        )
         with contextlib.suppress(OSError):  # after SIGHUP there may be no terminal
             print(f"Resume this session with: {hint}", flush=True)
     if os.environ.get("ZCODER_DEBUG_EXIT"):

@@ -21,24 +21,19 @@ reaches whichever widget has focus (the command palette's input too), and raw ES
 there would be drawn to the terminal as escape sequences. It also asks the terminal for
 modifyOtherKeys (xterm's ``CSI > 4;1 m``; terminals that speak the kitty protocol Textual
 asks for use that instead) and, inside tmux, turns on tmux's ``extended-keys`` server
-option, so Shift+Enter reaches zcoder as something other than Enter. That option is the
-whole tmux server's: the value found is restored when the last zcoder of that server
-leaves (the zcoders sharing it are counted in a tmux user option), on every exit path that
-runs Python code (normal exit, exception, SIGTERM/SIGHUP via the app, Ctrl+Z suspend).
+option (zcoder.tui.tmux_keys), so Shift+Enter reaches zcoder as something other than
+Enter. That option is the whole tmux server's: the value found is restored when the last
+zcoder of that server leaves, on every exit path that runs Python code (normal exit,
+exception, SIGTERM/SIGHUP via the app, Ctrl+Z suspend).
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import re
 import selectors
-import shutil
 import signal
-import subprocess
-import threading
-import time
 from codecs import getincrementaldecoder
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Final
@@ -50,7 +45,7 @@ from textual.drivers.linux_driver import LinuxDriver
 from textual.keys import _character_to_key
 from textual.message import Message
 
-from zcoder.relay.registry import pid_alive
+from zcoder.tui.tmux_keys import TmuxExtendedKeys
 from zcoder.tui.widgets import screen_safe
 
 if TYPE_CHECKING:
@@ -229,126 +224,6 @@ class ZcoderParser(XTermParser):
         if prefix is not None and prefix.end() == len(text):
             return None, 0
         return None, -1
-
-
-# -- tmux ---------------------------------------------------------------------------------
-
-_USERS_OPTION: Final = "@zcoder-extended-keys-users"  # pids of the zcoders that rely on it
-_SAVED_OPTION: Final = "@zcoder-extended-keys-before"  # the value to restore after the last
-
-
-TMUX_CALL_SECONDS: Final = 2.0
-"""The longest one tmux call may take; a tmux that has not answered by then is left."""
-TMUX_CHANGE_SECONDS: Final = 5.0
-"""The longest ``enable`` or ``restore`` may take in all (a handful of tmux calls)."""
-
-
-class _Deadline:
-    """What is left of a bounded piece of work; every tmux call gets no more than that."""
-
-    def __init__(self, seconds: float) -> None:
-        self.end = time.monotonic() + seconds
-
-    def call_timeout(self) -> float:
-        return min(TMUX_CALL_SECONDS, self.end - time.monotonic())
-
-
-def _tmux(deadline: _Deadline, *args: str) -> subprocess.CompletedProcess[str] | None:
-    """``tmux ARGS``, or None when tmux is missing, failed to run or did not answer in
-    time (it is killed then), or the deadline has passed."""
-    tmux = shutil.which("tmux")
-    timeout = deadline.call_timeout()
-    if tmux is None or timeout <= 0:
-        return None
-    try:
-        return subprocess.run(
-            [tmux, *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def _server_option(deadline: _Deadline, name: str) -> str | None:
-    done = _tmux(deadline, "show-options", "-sv", name)
-    if done is None or done.returncode != 0:
-        return None
-    return done.stdout.strip()
-
-
-def _users(deadline: _Deadline) -> list[int]:
-    value = _server_option(deadline, _USERS_OPTION) or ""
-    return [int(word) for word in value.split() if word.isdigit() and pid_alive(int(word))]
-
-
-class TmuxExtendedKeys:
-    """tmux's ``extended-keys`` server option turned on while zcoder runs, then restored.
-
-    Several zcoders in one tmux server share the option: the first saves the value it
-    found, the last one to leave restores it. ``enable`` and ``restore`` are idempotent.
-    Each is bounded (TMUX_CHANGE_SECONDS, TMUX_CALL_SECONDS a call): a tmux that stalls,
-    as one whose server is going away can, never holds zcoder.
-    """
-
-    def __init__(self, environ: dict[str, str] | None = None) -> None:
-        self.inside = bool((environ if environ is not None else os.environ).get("TMUX"))
-        self._enabled = False
-        self._registered = False
-        self._lock = threading.Lock()
-
-    def enable(self) -> None:
-        with self._lock:
-            if not self.inside or self._enabled:
-                return
-            deadline = _Deadline(TMUX_CHANGE_SECONDS)
-            current = _server_option(deadline, "extended-keys")
-            if current is None:
-                return  # tmux missing or too old: nothing to change, nothing to restore
-            users = _users(deadline)
-            # A value saved by a zcoder that was killed before it could restore it is the
-            # one to keep: the option now holds what that zcoder set.
-            if not users and _server_option(deadline, _SAVED_OPTION) is None:
-                _tmux(deadline, "set-option", "-s", _SAVED_OPTION, current)
-            pids = " ".join(map(str, [*users, os.getpid()]))
-            _tmux(deadline, "set-option", "-s", _USERS_OPTION, pids)
-            if current == "off":
-                _tmux(deadline, "set-option", "-s", "extended-keys", "on")
-            self._enabled = True
-            if not self._registered:
-                atexit.register(self.restore)  # an exit that skips the driver's stop
-                self._registered = True
-
-    def restore(self, *, wait: float | None = None) -> bool:
-        """Put the option back (or leave it to the zcoders still using it).
-
-        ``wait``: how long to wait for an ``enable`` or ``restore`` already under way;
-        None waits for it (it is bounded too). The last resort of an exit passes 0: the
-        restore under way may be its own thread's, interrupted by the signal, and a lock
-        this thread holds must never be waited for. Returns False when it did not run.
-        """
-        if not self._lock.acquire(timeout=-1 if wait is None else max(0.0, wait)):
-            return False
-        try:
-            if not self._enabled:
-                return True
-            self._enabled = False
-            deadline = _Deadline(TMUX_CHANGE_SECONDS)
-            others = [pid for pid in _users(deadline) if pid != os.getpid()]
-            if others:
-                _tmux(deadline, "set-option", "-s", _USERS_OPTION, " ".join(map(str, others)))
-                return True
-            saved = _server_option(deadline, _SAVED_OPTION)
-            if saved:
-                _tmux(deadline, "set-option", "-s", "extended-keys", saved)
-            _tmux(deadline, "set-option", "-su", _SAVED_OPTION)
-            _tmux(deadline, "set-option", "-su", _USERS_OPTION)
-            return True
-        finally:
-            self._lock.release()
 
 
 # -- the driver ---------------------------------------------------------------------------
