@@ -5,6 +5,10 @@ The rules, in order:
 * sysadmin profile: the catastrophic-command guard refuses first, whatever the policy;
   what it cannot see through is asked with the guard's warning in the dialog;
 * deny policy (``--deny-commands``): refuse without asking;
+* coding profile, a command the guard refuses: always asked, with the guard's reason and
+  no ``a``, whatever ``--yes``, an earlier ``a`` or a PreToolUse hook's ``allow`` said; an
+  approver that cannot ask (``--prompt --yes``, no terminal, an editor that does not
+  answer) refuses it, and an ``a`` answered anyway approves this command only;
 * allow policy (``--yes``, coding only): run without asking, relayed turns included;
 * a process-wide "always" grant (answer ``a``) skips asking, but only for user turns in the
   coding profile; during a relayed turn it does not apply and ``a`` approves one command,
@@ -114,8 +118,12 @@ class CommandApprovalRequest:
     origin: TurnOrigin
     profile: Profile
     warning: str | None = None
-    """The guard's reason when it would refuse the command (coding: shown as a hint) or
-    cannot see what it would run (both profiles); the dialog shows it as a line."""
+    """The guard's reason when it refuses the command (coding: the question is then
+    ``refused``) or cannot see what it would run (both profiles); the dialog shows it."""
+    refused: bool = False
+    """The guard refuses this command (coding profile; sysadmin never asks): it is asked
+    every time, never offers ``a``, and a dialog takes no ``a`` for it; ``warning`` says
+    why. An approver with nobody to ask (``--prompt --yes``) must refuse it."""
     requested_by: str | None = None
     """Where the turn came from when it is not the local user, as the dialog's title
     names it after "asked by a task relayed": ``from api (pid 4242, /src/api)`` or
@@ -223,7 +231,8 @@ class ApprovalPolicy:
         ``hook``: what a PreToolUse hook said (zcoder.agent.hook_points). ``ask`` asks even
         where --yes or an ``a`` grant would not; ``allow`` runs a command of the user's own
         turn in the coding profile without asking. Neither lifts --deny-commands or the
-        sysadmin guard, and a relayed task's command is never run unasked by a hook."""
+        guard (a command it refuses is asked in coding, refused in sysadmin), and a relayed
+        task's command is never run unasked by a hook."""
         # The guard (a shell parser) is loaded with the first command, not at start-up.
         from zcoder.tools.guard import Verdict, check_command
 
@@ -236,6 +245,10 @@ class ApprovalPolicy:
         if self.policy is CommandPolicy.DENY:
             return CommandAuthorization(
                 False, "commands are disabled in this session (--deny-commands)", asked=False
+            )
+        if verdict.refused:  # coding: asked whatever --yes, `a` or a hook said
+            return await self._ask_refused(
+                command, cwd, timeout_seconds, origin, approver, danger, requested_by
             )
         if hook == HOOK_ALLOW and self.offers_always(origin):
             return CommandAuthorization(True, "allowed by a hook", asked=False)
@@ -270,3 +283,43 @@ class ApprovalPolicy:
         if decision is ApprovalDecision.ONCE:
             return CommandAuthorization(True, "approved once", asked=True)
         return CommandAuthorization(False, "the user denied this command", asked=True)
+
+    async def _ask_refused(
+        self,
+        command: str,
+        cwd: Path,
+        timeout_seconds: float,
+        origin: TurnOrigin,
+        approver: Approver,
+        reason: str | None,
+        requested_by: str | None,
+    ) -> CommandAuthorization:
+        """A command the guard refuses, in the coding profile: the user decides, every time.
+
+        Nothing the user or a hook said earlier answers it, and no answer grants more than
+        this one command. An approver that cannot ask refuses it (it raises or says no)."""
+        request = CommandApprovalRequest(
+            command=command,
+            cwd=cwd,
+            timeout_seconds=timeout_seconds,
+            allow_always=False,
+            origin=origin,
+            profile=self.profile,
+            warning=reason,
+            requested_by=requested_by,
+            refused=True,
+        )
+        refusal = f"refused by the safety guard: {reason}"
+        try:
+            decision = await approver.approve_command(request)
+        except Exception as exc:  # noqa: BLE001 - nobody could be asked: refused
+            return CommandAuthorization(
+                False, f"{refusal}; the user could not be asked ({exc})", asked=True
+            )
+        if decision is ApprovalDecision.DENY:
+            return CommandAuthorization(
+                False, f"{refusal}; the user was asked and said no", asked=True
+            )
+        return CommandAuthorization(
+            True, "approved once by the user despite the safety guard", asked=True
+        )
