@@ -248,7 +248,18 @@ class ApprovalPolicy:
             )
         if verdict.refused:  # coding: asked whatever --yes, `a` or a hook said
             return await self._ask_refused(
-                command, cwd, timeout_seconds, origin, approver, danger, requested_by
+                approver,
+                CommandApprovalRequest(
+                    command=command,
+                    cwd=cwd,
+                    timeout_seconds=timeout_seconds,
+                    allow_always=False,
+                    origin=origin,
+                    profile=self.profile,
+                    warning=danger,
+                    requested_by=requested_by,
+                    refused=True,
+                ),
             )
         if hook == HOOK_ALLOW and self.offers_always(origin):
             return CommandAuthorization(True, "allowed by a hook", asked=False)
@@ -284,32 +295,15 @@ class ApprovalPolicy:
             return CommandAuthorization(True, "approved once", asked=True)
         return CommandAuthorization(False, "the user denied this command", asked=True)
 
+    @staticmethod
     async def _ask_refused(
-        self,
-        command: str,
-        cwd: Path,
-        timeout_seconds: float,
-        origin: TurnOrigin,
-        approver: Approver,
-        reason: str | None,
-        requested_by: str | None,
+        approver: Approver, request: CommandApprovalRequest
     ) -> CommandAuthorization:
         """A command the guard refuses, in the coding profile: the user decides, every time.
 
         Nothing the user or a hook said earlier answers it, and no answer grants more than
         this one command. An approver that cannot ask refuses it (it raises or says no)."""
-        request = CommandApprovalRequest(
-            command=command,
-            cwd=cwd,
-            timeout_seconds=timeout_seconds,
-            allow_always=False,
-            origin=origin,
-            profile=self.profile,
-            warning=reason,
-            requested_by=requested_by,
-            refused=True,
-        )
-        refusal = f"refused by the safety guard: {reason}"
+        refusal = f"refused by the safety guard: {request.warning}"
         try:
             decision = await approver.approve_command(request)
         except Exception as exc:  # noqa: BLE001 - nobody could be asked: refused
