@@ -22,9 +22,7 @@ WIPE_HOME = "rm -rf ~"
 
 
 @pytest.mark.parametrize("size", [(120, 35), (60, 15)], ids=["120x35", "60x15"])
-def test_a_does_nothing_in_the_refused_commands_dialog(
-    world: World, size: tuple[int, int]
-) -> None:
+def test_a_does_nothing_in_the_refused_commands_dialog(world: World, size: tuple[int, int]) -> None:
     home = world.root / "user-home"
     home.mkdir()
     (home / "thesis.txt").write_text("four years of work\n")
