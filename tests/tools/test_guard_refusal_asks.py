@@ -20,6 +20,8 @@ from zcoder.tools import (
     CommandApprovalRequest,
     CommandPolicy,
     Profile,
+    ToolContext,
+    ToolResult,
     TurnOrigin,
     default_registry,
 )
@@ -45,7 +47,7 @@ def intact(home: Path) -> bool:
     return (home / "thesis.txt").read_text() == "four years of work\n"
 
 
-async def run(ctx, command: str, hook: str = ""):  # type: ignore[no-untyped-def]
+async def run(ctx: ToolContext, command: str, hook: str = "") -> ToolResult:
     ctx.hook_permission = hook
     return await default_registry().dispatch("run_command", {"command": command}, ctx)
 

@@ -87,7 +87,7 @@ WIPE_HOME = "rm -rf ~"
 
 
 @pytest.fixture
-def fake_home(short_dir, monkeypatch) -> Path:
+def fake_home(short_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """$HOME of this process (the app's commands inherit it): a canary whose loss harms
     nothing."""
     home = short_dir / "user-home"
