@@ -15,10 +15,11 @@ The rules, in order:
   and a relayed turn ends it (``revoke_always``): afterwards commands ask again;
 * otherwise ask the approver.  Sysadmin always asks and never offers ``a``.
 
-File edits (write_file, replace_text, apply_patch) are asked about only with
-``ZCODER_EDITS=ask`` (``EditPolicy.ASK``): the same approver shows the diff of exactly what
-would be written. There ``a`` allows the edits of the rest of this turn only, and only in a
-user turn of the coding profile; a relayed turn asks for every edit.
+File edits (write_file, replace_text, apply_patch) are asked about with ``ZCODER_EDITS=ask``
+(``EditPolicy.ASK``), and in a relayed task's turn unless its sender is trusted (``/agents
+trust``) or ``ZCODER_RELAY_EDITS=auto`` (``relayed_edits_ask``): the same approver shows
+the diff of exactly what would be written. There ``a`` allows the edits of the rest of this
+turn only, and only in a user turn of the coding profile; a relayed turn asks for every edit.
 """
 
 from __future__ import annotations
@@ -184,7 +185,12 @@ class ApprovalPolicy:
     """The command policy of this process plus its process-wide ``a`` grant."""
 
     def __init__(
-        self, policy: CommandPolicy, profile: Profile, *, edits: EditPolicy = EditPolicy.AUTO
+        self,
+        policy: CommandPolicy,
+        profile: Profile,
+        *,
+        edits: EditPolicy = EditPolicy.AUTO,
+        relay_edits: EditPolicy = EditPolicy.ASK,
     ) -> None:
         if policy is CommandPolicy.ALLOW and profile is Profile.SYSADMIN:
             raise ApprovalConfigError(
@@ -194,6 +200,7 @@ class ApprovalPolicy:
         self.policy = policy
         self.profile = profile
         self.edits = edits
+        self.relay_edits = relay_edits
         self._always_granted = False
 
     @property
@@ -209,6 +216,14 @@ class ApprovalPolicy:
         """
         granted, self._always_granted = self._always_granted, False
         return granted
+
+    def relayed_edits_ask(self, origin: TurnOrigin, *, sender_trusted: bool) -> bool:
+        """Whether a turn of ``origin`` asks before each edit even where ZCODER_EDITS does
+        not: a relayed task's, unless its sender is trusted or ZCODER_RELAY_EDITS=auto.
+        The README's promise: zcoder never acts behind your back."""
+        return (
+            origin is TurnOrigin.RELAY and self.relay_edits is EditPolicy.ASK and not sender_trusted
+        )
 
     def offers_always(self, origin: TurnOrigin) -> bool:
         """Whether the dialog may offer ``a`` for a command of a turn with this origin."""
