@@ -74,6 +74,27 @@ def test_a_bad_zcoder_edits_names_the_setting(tmp_path: Path) -> None:
         load_config({"ZCODER_EDITS": "sometimes"}, workspace=str(tmp_path))
 
 
+@pytest.mark.parametrize(
+    ("raw", "policy"),
+    [
+        (None, EditPolicy.ASK),
+        ("", EditPolicy.ASK),
+        (" AUTO ", EditPolicy.AUTO),
+        ("ask", EditPolicy.ASK),
+    ],
+)
+def test_zcoder_relay_edits_setting(tmp_path: Path, raw: str | None, policy: EditPolicy) -> None:
+    env = {} if raw is None else {"ZCODER_RELAY_EDITS": raw}
+    config = load_config({**env, "ZCODER_HOME": str(tmp_path)}, workspace=str(tmp_path))
+    assert config.relay_edit_policy is policy
+    assert config.edit_policy is EditPolicy.AUTO  # the user's own turns are not changed
+
+
+def test_a_bad_zcoder_relay_edits_names_the_setting(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="ZCODER_RELAY_EDITS must be auto or ask"):
+        load_config({"ZCODER_RELAY_EDITS": "trusted"}, workspace=str(tmp_path))
+
+
 @pytest.mark.parametrize(("key", "written"), [("y", True), ("n", False)])
 def test_with_a_terminal_the_edit_is_shown_and_asked(env: Env, key: str, written: bool) -> None:
     env.vars["ZCODER_EDITS"] = "ask"

@@ -62,7 +62,12 @@ def assemble_agent(
         client=client,
         registry=registry,
         settings=settings,
-        approval=ApprovalPolicy(config.command_policy, config.profile, edits=config.edit_policy),
+        approval=ApprovalPolicy(
+            config.command_policy,
+            config.profile,
+            edits=config.edit_policy,
+            relay_edits=config.relay_edit_policy,
+        ),
         approver=approver,
         on_event=on_event,
         store=store,

@@ -74,6 +74,10 @@ class Config:
     """ZCODER_COMPACT_AT: the share of the window that triggers compaction; None: off."""
     edit_policy: EditPolicy = EditPolicy.AUTO
     """ZCODER_EDITS: ``auto`` writes at once (undo with /undo); ``ask`` asks before each."""
+    relay_edit_policy: EditPolicy = EditPolicy.ASK
+    """ZCODER_RELAY_EDITS: ``ask`` (the default): a relayed task asks before each edit
+    unless its sender is trusted (/agents trust); ``auto``: relayed edits follow
+    ZCODER_EDITS, as the user's own do."""
     agent_name: str = ""
     """--name / ZCODER_AGENT_NAME: this instance's name for its peers (default: project)."""
     idle_timeout: float = DEFAULT_IDLE_SECONDS
@@ -128,13 +132,16 @@ def _compact_at(raw: str | None) -> float | None:
     )
 
 
-def _edit_policy(raw: str | None) -> EditPolicy:
-    """ZCODER_EDITS: auto (the default) or ask."""
-    value = (raw or "").strip().lower() or EditPolicy.AUTO.value
+def _edit_policy(
+    env: Mapping[str, str], name: str = "ZCODER_EDITS", default: EditPolicy = EditPolicy.AUTO
+) -> EditPolicy:
+    """ZCODER_EDITS (auto by default) or ZCODER_RELAY_EDITS (ask by default): auto or ask."""
+    raw = env.get(name)
+    value = (raw or "").strip().lower() or default.value
     try:
         return EditPolicy(value)
     except ValueError:
-        raise ConfigError(f"ZCODER_EDITS must be auto or ask (got {raw!r})") from None
+        raise ConfigError(f"{name} must be auto or ask (got {raw!r})") from None
 
 
 def _think(raw: str | None) -> bool | None:
@@ -259,7 +266,8 @@ def load_config(
         base_url=chosen_base_url,
         api_key=env.get("ZCODER_API_KEY", "").strip() or None,
         compact_at=_compact_at(env.get("ZCODER_COMPACT_AT")),
-        edit_policy=_edit_policy(env.get("ZCODER_EDITS")),
+        edit_policy=_edit_policy(env),
+        relay_edit_policy=_edit_policy(env, "ZCODER_RELAY_EDITS", EditPolicy.ASK),
         agent_name=agent_name,
         idle_timeout=_positive_seconds(env, IDLE_SETTING, DEFAULT_IDLE_SECONDS),
         max_reply_chars=_positive_int(env, MAX_REPLY_SETTING, DEFAULT_MAX_REPLY_CHARS),

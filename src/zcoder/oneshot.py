@@ -1,8 +1,9 @@
 """``zcoder --prompt TEXT``: one turn in the terminal, no full-screen UI.
 
 Assistant text streams to stdout, tool activity and notices go to stderr, command
-approvals are asked on /dev/tty (with no terminal they are denied, unless --yes). Text
-from the model, tools, hooks and files reaches a terminal only made visible
+approvals are asked on /dev/tty (with no terminal they are denied, unless --yes; a command
+the safety guard refuses is asked without --yes and refused with it). Text from the model,
+tools, hooks and files reaches a terminal only made visible
 (``zcoder.relay.sanitize.screen_safe``): stdout on a terminal and every stderr line and
 question; stdout to a pipe or a file gets the reply's exact text. The
 session is saved like any other, marked one-shot: the interactive sessions list leaves it
@@ -55,6 +56,7 @@ from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.tools import (
     ApprovalDecision,
     CommandApprovalRequest,
+    CommandPolicy,
     EditApprovalRequest,
 )
 
@@ -73,21 +75,36 @@ class NoApprovalTerminal(OSError):
 class TtyApprover:
     """Asks on the controlling terminal; without one every command is denied.
 
+    ``unattended`` (``--yes``): the user chose not to be asked, so a command the guard
+    refuses, which --yes never approves, is refused without asking.
+
     The answer is read from /dev/tty through the event loop, not in a worker thread: a
     thread blocked in ``readline`` would keep the process alive after Ctrl+C (asyncio.run
     waits for its executor's threads on Python 3.11).
     """
 
-    def __init__(self, err: TextIO) -> None:
+    def __init__(self, err: TextIO, *, unattended: bool = False) -> None:
         self.err = err
+        self.unattended = unattended
 
     async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
+        if request.refused and self.unattended:
+            self.err.write(
+                "zcoder: the safety guard refuses a command and --yes never approves it; "
+                "it was not run (run without --yes to be asked)\n"
+            )
+            self.err.flush()
+            raise NoApprovalTerminal("--yes: nobody is asked, and --yes never approves it")
         choices = "[y]es once, [a]llow all, [n]o" if request.allow_always else "[y]es, [n]o"
         text = f"\nRun this command in {request.cwd}?\n  $ {request.command}\n"
         if request.mcp is not None:  # an MCP tool call or server start: no shell command
             text = f"\nAllow this?\n  {request.command}\n"
+        if request.refused:
+            text = f"\nThe safety guard refuses this command. Run it anyway, in {request.cwd}?"
+            text += f"\n  $ {request.command}\n"
         if request.warning:
-            text += f"  warning: {request.warning}\n"
+            said = "refused by the safety guard" if request.refused else "warning"
+            text += f"  {said}: {request.warning}\n"
         return await self._ask(
             f"{screen_safe(text)}{choices}: ",
             grant=request.allow_always,
@@ -345,7 +362,7 @@ async def _run_turn(
             config,
             client,
             model,
-            approver=TtyApprover(err),
+            approver=TtyApprover(err, unattended=config.command_policy is CommandPolicy.ALLOW),
             on_event=on_event,
             store=store,
             on_problem=lambda problem: err.write(f"[zcoder] {visible(problem)}\n"),

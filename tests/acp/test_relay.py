@@ -301,3 +301,34 @@ async def test_a_relayed_task_a_relay_message_hook_holds_is_announced_and_not_ru
     assert fake_b.chat_bodies == []
     assert receiver.reply().count("is held for you") == 1  # announced once
     assert relay_files(env) == []
+
+
+async def test_a_relayed_edit_is_asked_in_the_receiving_editor_and_a_no_keeps_the_file(
+    env: Env, fake: FakeOllama, env_b: Env, fake_b: FakeOllama
+) -> None:
+    """ZCODER_EDITS=auto (the default), a sender nobody trusted: the edit asks
+    (ZCODER_RELAY_EDITS), the editor says no, the file is as it was."""
+    notes = env_b.workspace / "notes.txt"
+    notes.write_text("the user's own notes\n")
+    fake.enqueue(
+        Turn.tool_calls(
+            call("send_agent_message", {"target_instance_id": "api", "message": TASK}, id="s1")
+        ),
+        Turn.text("I asked api."),
+    )
+    fake_b.enqueue(
+        Turn.tool_calls(call("write_file", {"path": "notes.txt", "content": "pwned\n"}, id="w1")),
+        Turn.text("Rewrote them."),
+    )
+    sender, receiver = RecordingClient("allow_once"), RecordingClient("reject_once")
+    async with two_sessions(env, fake, sender, env_b, fake_b, receiver) as (conn, session_id):
+        await asyncio.wait_for(
+            conn.prompt(session_id=session_id, prompt=[text_block("ask api")]), WAIT_SECONDS
+        )
+        await sender.wait_for(lambda: "receipt: api" in sender.reply())
+
+    (asked,) = receiver.asked
+    assert asked.tool_call.kind == "edit"
+    assert str(asked.tool_call.title).startswith("Asked by a task relayed from ws")
+    assert [o.option_id for o in asked.options] == ["allow_once", "reject_once"]
+    assert notes.read_text() == "the user's own notes\n"

@@ -10,6 +10,8 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.workspace import home, outside, workspace
 from zcoder.agent.edit_store import EDITS_DIR_NAME
@@ -463,3 +465,40 @@ async def test_attack_a_fifo_put_in_place_of_an_edited_file_cannot_hang_diff_or_
     assert plan is not None and "named pipe" in plan.steps[0].problem
     journal.undo(plan, overwrite_changed=True)
     assert stat.S_ISFIFO(os.lstat(workspace / "a.txt").st_mode)
+
+
+# -- relayed turns under ZCODER_EDITS=auto (ZCODER_RELAY_EDITS) -------------------------
+
+
+@pytest.mark.parametrize(
+    ("relay_edits", "trusted", "asked"),
+    [
+        (EditPolicy.ASK, False, True),  # the default: an untrusted sender's edit asks
+        (EditPolicy.ASK, True, False),  # a trusted sender's goes through as before
+        (EditPolicy.AUTO, False, False),  # the user chose so for relayed turns
+    ],
+)
+async def test_a_relayed_edit_asks_unless_trusted_or_relay_edits_auto(
+    workspace, home, relay_edits: EditPolicy, trusted: bool, asked: bool
+) -> None:
+    (workspace / "a.txt").write_text("keep me\n")
+    journal = journal_for(workspace, home)  # ZCODER_EDITS=auto
+    approver = ScriptedApprover(DENY)
+    ctx = ctx_for(journal, approver, origin=TurnOrigin.RELAY)
+    ctx.approval = ApprovalPolicy(CommandPolicy.ASK, Profile.CODING, relay_edits=relay_edits)
+    ctx.sender_trusted = trusted
+    journal.begin_turn("relayed from peer")
+    result = await call(ctx, "write_file", path="a.txt", content="pwned\n")
+    assert bool(approver.edit_requests) is asked
+    assert (workspace / "a.txt").read_text() == ("keep me\n" if asked else "pwned\n")
+    assert result.ok is not asked
+    if asked:
+        [request] = approver.edit_requests
+        assert request.requested_by == "peer (pid 7)" and not request.allow_turn
+
+
+async def test_a_user_turn_under_auto_never_asks_for_being_relayed(workspace, home) -> None:
+    journal = journal_for(workspace, home)
+    ctx = ctx_for(journal, ScriptedApprover())  # raises if asked
+    journal.begin_turn("mine")
+    assert (await call(ctx, "write_file", path="a.txt", content="mine\n")).ok

@@ -146,6 +146,29 @@ def test_a_block_covers_the_tree_component_by_component_and_trust_needs_an_insta
     assert json.loads((home / TRUST_FILE).read_text())["peers"] == {str(real / "ab"): "trust"}
 
 
+def test_trusts_only_a_proven_instance_in_a_trusted_workspace_not_blocked(
+    tmp_path: Path,
+) -> None:
+    """What a relayed turn's edits go by (ZCODER_RELAY_EDITS): with the default ACCEPT,
+    ``policy_for`` accepts everyone, so trust is its own question."""
+    home = tmp_path / "home"
+    (tmp_path / "w" / "friend").mkdir(parents=True)
+    (tmp_path / "w" / "stranger").mkdir()
+    friend, stranger = str(tmp_path / "w" / "friend"), str(tmp_path / "w" / "stranger")
+    book = TrustBook(home, Inbound.ACCEPT)
+    assert not book.trusts(friend, proven=True)  # no policies at all
+    book.set(friend, TRUST)
+    assert book.trusts(friend, proven=True)
+    assert book.trusts(friend + "/sub/..", proven=True)  # another spelling of it
+    assert not book.trusts(friend, proven=False)  # zcoder send, a relay-only peer
+    assert not book.trusts(stranger, proven=True)
+    assert not book.trusts(friend + "/sub", proven=True)  # exactly that workspace
+    TrustBook(home, Inbound.ACCEPT).set(
+        str(tmp_path / "w"), BLOCK
+    )  # another instance's /agents block
+    assert not book.trusts(friend, proven=True)
+
+
 _COMPONENT = st.sampled_from(["a", "ab", "b", "a.b", "a-b", ".", "..", "", "x y"])
 
 

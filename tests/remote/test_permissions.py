@@ -136,3 +136,34 @@ async def test_an_edit_is_asked_with_its_diff() -> None:
     )
     await agent(approver).request_permission("s", binary, [ONCE, REJECT])
     assert approver.asked[-1].diff == "Binary files differ"
+
+
+async def test_a_command_the_remote_guard_refuses_is_asked_as_one_with_no_a() -> None:
+    """The remote's "refused" mark reaches this TUI's dialog: its title and reason, and no
+    `a` (in a relayed task's dialog `a` would otherwise say yes once)."""
+    from zcoder.tui.approval_dialogs import approval_screen
+
+    approver = Approver(ApprovalDecision.DENY)
+    call = command_call(
+        command="rm -rf ~",
+        warning="recursive rm on '~' would affect a home directory",
+        refused=True,
+        requested_by="from api (pid 4242, /src/api)",
+    )
+    answer = await agent(approver).request_permission("s", call, [ONCE, REJECT])
+    [asked] = approver.asked
+    assert isinstance(asked, CommandApprovalRequest)
+    assert asked.refused and not asked.allow_always and asked.origin is TurnOrigin.RELAY
+    dialog = approval_screen(asked)
+    assert "guard refuses this command" in str(dialog.title_text())
+    assert dialog.answer_for("a") is None and dialog.answer_for("y") is ApprovalDecision.ONCE
+    assert answer.outcome == AllowedOutcome(outcome="selected", option_id="reject_once")
+
+
+async def test_only_a_true_refused_mark_counts() -> None:
+    approver = Approver(ApprovalDecision.DENY)
+    await agent(approver).request_permission(
+        "s", command_call(command="ls", refused="yes"), [ONCE, ALWAYS, REJECT]
+    )
+    [asked] = approver.asked
+    assert not asked.refused

@@ -6,7 +6,8 @@ The agent asks its front end through the approver protocol (zcoder.tools.Approve
 flushed first): the whole command with its directory, the guard's warning and, for a
 relayed task, who sent it; for an edit, the diff of each file. The options are the TUI's:
 allow once, allow always only where the TUI offers ``a`` (``request.allow_always`` /
-``allow_turn``, so a relayed turn asks for every command), and reject. The rules
+``allow_turn``, so a relayed turn asks for every command, and a command the guard refuses
+is never offered it), and reject. The rules
 themselves stay in zcoder.tools.approval: this module only asks. A message the model
 wants to send to another zcoder (the relay) is asked the same way: the exact instance and
 the whole message, allow once or reject.
@@ -130,7 +131,10 @@ class AcpApprover:
         if request.requested_by:
             lines.insert(0, f"Asked by a task relayed {request.requested_by}.")
         if request.warning:
-            lines.append(f"warning: {request.warning}")
+            said = "refused by the safety guard" if request.refused else "warning"
+            lines.append(f"{said}: {request.warning}")
+        if request.refused:
+            lines.append("Asked every time: allow it only if you mean it to run, this once.")
         call_id = self.translator.running_call or "run_command"
         tool_call = ToolCallUpdate(
             tool_call_id=call_id,
@@ -143,6 +147,7 @@ class AcpApprover:
                 "cwd": str(request.cwd),
                 "timeout_seconds": request.timeout_seconds,
                 "warning": request.warning,
+                "refused": request.refused,
                 "requested_by": request.requested_by,
             },
         )

@@ -288,7 +288,8 @@ class SessionRelay:
         outcome, summary = "failed", "the receiving zcoder failed unexpectedly"
         self.history.received(envelope, "running")
         try:
-            finished = await agent.run_relay_turn(envelope)
+            trusted = self.relay.trusts_sender(envelope)
+            finished = await agent.run_relay_turn(envelope, trusted=trusted)
             outcome, summary = receipt_outcome(finished)
             return finished
         except asyncio.CancelledError:

@@ -207,8 +207,12 @@ class Agent:
             command, settings=self.settings, messages=self.messages, recorder=self.recorder
         )
 
-    async def run_relay_turn(self, envelope: Envelope) -> TurnFinished:
-        """A task relayed by another instance: shown, wrapped, never in the ledger or title."""
+    async def run_relay_turn(self, envelope: Envelope, *, trusted: bool = False) -> TurnFinished:
+        """A task relayed by another instance: shown, wrapped, never in the ledger or title.
+
+        ``trusted``: its sender is one the user trusts (``/agents trust``; the front end asks
+        the relay, zcoder.relay.Relay.trusts_sender); otherwise each edit is asked about
+        (ZCODER_RELAY_EDITS, zcoder.tools.approval)."""
         await self._session_context()
         self.recorder.emit(RelayReceived.from_envelope(envelope))
         self.recorder.event(
@@ -238,12 +242,18 @@ class Agent:
             {RELAY_SENDER_KEY: envelope.sender_instance_id},
             requested_by=sender_from(envelope),
             label=f"relayed from {sender_name(envelope)}",
+            sender_trusted=trusted,
         )
 
     # -- the common body ----------------------------------------------------------------
 
     def _context(
-        self, origin: TurnOrigin, extras: dict[str, Any], requested_by: str | None = None
+        self,
+        origin: TurnOrigin,
+        extras: dict[str, Any],
+        requested_by: str | None = None,
+        *,
+        sender_trusted: bool = False,
     ) -> ToolContext:
         return ToolContext(
             workspace=self.settings.workspace,
@@ -254,6 +264,7 @@ class Agent:
             max_output=self.settings.max_tool_output,
             extras=dict(extras),
             requested_by=requested_by,
+            sender_trusted=sender_trusted,
             edits=self.edits,
             freshness=self.freshness,
         )
@@ -323,8 +334,9 @@ class Agent:
         *,
         requested_by: str | None = None,
         label: str = "",
+        sender_trusted: bool = False,
     ) -> TurnFinished:
-        ctx = self._context(origin, extras, requested_by)
+        ctx = self._context(origin, extras, requested_by, sender_trusted=sender_trusted)
         self.edits.begin_turn(label)
         loops = LoopDetector()
         nudges = 0

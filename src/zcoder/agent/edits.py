@@ -1,8 +1,9 @@
 """The edit journal: every file the agent's tools change, undoable turn by turn.
 
 It is the turn's ``EditGate`` (zcoder.tools.edits). Before write_file, replace_text or
-apply_patch writes, ``review`` asks the user when ``ZCODER_EDITS=ask`` (through the same
-approver as commands), then keeps each file's previous content (a snapshot, at most
+apply_patch writes, ``review`` asks the user when ``ZCODER_EDITS=ask``, or in a relayed
+task's turn unless its sender is trusted (``ZCODER_RELAY_EDITS``; zcoder.tools.approval),
+through the same approver as commands, then keeps each file's previous content (a snapshot, at most
 ``SNAPSHOT_MAX_BYTES`` a file and ``SESSION_SNAPSHOT_BUDGET`` a session); after the
 write, ``committed`` records what was written (its hash) under the current turn.
 
@@ -207,7 +208,10 @@ class EditJournal:
 
     async def review(self, tool: str, changes: Sequence[FileChange], ctx: ToolContext) -> str:
         paths = ", ".join(change.path for change in changes)
-        if self.policy is EditPolicy.ASK and not self._turn_allowed:
+        asks = self.policy is EditPolicy.ASK or ctx.approval.relayed_edits_ask(
+            ctx.origin, sender_trusted=ctx.sender_trusted
+        )
+        if asks and not self._turn_allowed:
             allow_turn = ctx.profile is Profile.CODING and ctx.origin is TurnOrigin.USER
             diff = await in_thread(
                 ctx.stop,

@@ -5,8 +5,9 @@
 * A tool call (PreToolUse): a block (exit 2, ``deny``) answers the call with the reason and
   runs nothing; ``ask`` makes a command ask even where the policy would not; ``allow`` lets
   a command of the user's own turn run without asking, in the coding profile only. A hook
-  never lets a relayed task's command run unasked, never overrides the sysadmin guard, and
-  never lifts --deny-commands: those rules are the user's, and a hook is a program.
+  never lets a relayed task's command run unasked, never lets a command the guard refuses
+  run unasked (coding asks, sysadmin refuses), and never lifts --deny-commands: those
+  rules are the user's, and a hook is a program.
 * A tool's result (PostToolUse): a hook's feedback joins the result the model reads.
 * The end of a turn (Stop): a block sends its reason to the model as the next instruction,
   at most ``MAX_STOP_CONTINUATIONS`` times a turn (a hook that always blocks cannot loop

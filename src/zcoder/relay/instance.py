@@ -29,7 +29,7 @@ from zcoder.relay.protocol import Envelope
 from zcoder.relay.receipts import Receipt, ReceiptBook, SentMessage
 from zcoder.relay.settings import RelaySettings
 from zcoder.relay.spool import ClaimedMessage, ClaimResult, Sequences
-from zcoder.relay.standing import is_live_instance
+from zcoder.relay.standing import INSTANCE, is_live_instance
 from zcoder.relay.sweep import Leftover
 from zcoder.relay.trust import TrustBook
 
@@ -212,6 +212,11 @@ class Relay:
         if self.registry is None:
             return False
         return is_live_instance(self.registry, peer.instance_id, peer.pid, peer.workspace)
+
+    def trusts_sender(self, task: Envelope) -> bool:
+        """Whether the user trusts the sender of ``task`` (``/agents trust``), by the
+        standing its receiver recorded (zcoder.relay.standing) and the policies now."""
+        return self.trust.trusts(task.sender_workspace, proven=task.sender_kind == INSTANCE)
 
     def send(self, target_instance_id: str, body: str, *, sender_client: str = "") -> SendResult:
         """Deliver ``body`` to the live peer with exactly this instance id; ``sender_client``

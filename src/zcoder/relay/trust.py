@@ -140,6 +140,20 @@ class TrustBook:
             return Inbound.ACCEPT
         return self.default
 
+    def trusts(self, workspace: str, *, proven: bool) -> bool:
+        """Whether the user trusts a sender working in ``workspace`` (``/agents trust``):
+        only one ``proven`` to be an interactive instance working there
+        (zcoder.relay.standing), and only while no block covers it. Its relayed tasks edit
+        files as the user's own turns do (ZCODER_RELAY_EDITS, zcoder.tools.approval)."""
+        if not proven:
+            return False
+        with self._lock:
+            self._reload()
+            trusted_paths = self._trusted
+        if not trusted_paths or normal_path(workspace) not in trusted_paths:
+            return False
+        return self.policy_for(workspace, trusted=True) is Inbound.ACCEPT
+
     def policies(self) -> dict[str, str]:
         with self._lock:
             self._reload()

@@ -310,6 +310,7 @@ class RemoteAgent(Handler):
                 profile=_profile(info.profile if info is not None else ""),
                 warning=str(warning) if warning else None,
                 requested_by=requested_by,
+                refused=raw.get("refused") is True,
             )
         )
 

@@ -5,16 +5,21 @@ The rules, in order:
 * sysadmin profile: the catastrophic-command guard refuses first, whatever the policy;
   what it cannot see through is asked with the guard's warning in the dialog;
 * deny policy (``--deny-commands``): refuse without asking;
+* coding profile, a command the guard refuses: always asked, with the guard's reason and
+  no ``a``, whatever ``--yes``, an earlier ``a`` or a PreToolUse hook's ``allow`` said; an
+  approver that cannot ask (``--prompt --yes``, no terminal, an editor that does not
+  answer) refuses it, and an ``a`` answered anyway approves this command only;
 * allow policy (``--yes``, coding only): run without asking, relayed turns included;
 * a process-wide "always" grant (answer ``a``) skips asking, but only for user turns in the
   coding profile; during a relayed turn it does not apply and ``a`` approves one command,
   and a relayed turn ends it (``revoke_always``): afterwards commands ask again;
 * otherwise ask the approver.  Sysadmin always asks and never offers ``a``.
 
-File edits (write_file, replace_text, apply_patch) are asked about only with
-``ZCODER_EDITS=ask`` (``EditPolicy.ASK``): the same approver shows the diff of exactly what
-would be written. There ``a`` allows the edits of the rest of this turn only, and only in a
-user turn of the coding profile; a relayed turn asks for every edit.
+File edits (write_file, replace_text, apply_patch) are asked about with ``ZCODER_EDITS=ask``
+(``EditPolicy.ASK``), and in a relayed task's turn unless its sender is trusted (``/agents
+trust``) or ``ZCODER_RELAY_EDITS=auto`` (``relayed_edits_ask``): the same approver shows
+the diff of exactly what would be written. There ``a`` allows the edits of the rest of this
+turn only, and only in a user turn of the coding profile; a relayed turn asks for every edit.
 """
 
 from __future__ import annotations
@@ -114,8 +119,12 @@ class CommandApprovalRequest:
     origin: TurnOrigin
     profile: Profile
     warning: str | None = None
-    """The guard's reason when it would refuse the command (coding: shown as a hint) or
-    cannot see what it would run (both profiles); the dialog shows it as a line."""
+    """The guard's reason when it refuses the command (coding: the question is then
+    ``refused``) or cannot see what it would run (both profiles); the dialog shows it."""
+    refused: bool = False
+    """The guard refuses this command (coding profile; sysadmin never asks): it is asked
+    every time, never offers ``a``, and a dialog takes no ``a`` for it; ``warning`` says
+    why. An approver with nobody to ask (``--prompt --yes``) must refuse it."""
     requested_by: str | None = None
     """Where the turn came from when it is not the local user, as the dialog's title
     names it after "asked by a task relayed": ``from api (pid 4242, /src/api)`` or
@@ -176,7 +185,12 @@ class ApprovalPolicy:
     """The command policy of this process plus its process-wide ``a`` grant."""
 
     def __init__(
-        self, policy: CommandPolicy, profile: Profile, *, edits: EditPolicy = EditPolicy.AUTO
+        self,
+        policy: CommandPolicy,
+        profile: Profile,
+        *,
+        edits: EditPolicy = EditPolicy.AUTO,
+        relay_edits: EditPolicy = EditPolicy.ASK,
     ) -> None:
         if policy is CommandPolicy.ALLOW and profile is Profile.SYSADMIN:
             raise ApprovalConfigError(
@@ -186,6 +200,7 @@ class ApprovalPolicy:
         self.policy = policy
         self.profile = profile
         self.edits = edits
+        self.relay_edits = relay_edits
         self._always_granted = False
 
     @property
@@ -201,6 +216,14 @@ class ApprovalPolicy:
         """
         granted, self._always_granted = self._always_granted, False
         return granted
+
+    def relayed_edits_ask(self, origin: TurnOrigin, *, sender_trusted: bool) -> bool:
+        """Whether a turn of ``origin`` asks before each edit even where ZCODER_EDITS does
+        not: a relayed task's, unless its sender is trusted or ZCODER_RELAY_EDITS=auto.
+        The README's promise: zcoder never acts behind your back."""
+        return (
+            origin is TurnOrigin.RELAY and self.relay_edits is EditPolicy.ASK and not sender_trusted
+        )
 
     def offers_always(self, origin: TurnOrigin) -> bool:
         """Whether the dialog may offer ``a`` for a command of a turn with this origin."""
@@ -223,7 +246,8 @@ class ApprovalPolicy:
         ``hook``: what a PreToolUse hook said (zcoder.agent.hook_points). ``ask`` asks even
         where --yes or an ``a`` grant would not; ``allow`` runs a command of the user's own
         turn in the coding profile without asking. Neither lifts --deny-commands or the
-        sysadmin guard, and a relayed task's command is never run unasked by a hook."""
+        guard (a command it refuses is asked in coding, refused in sysadmin), and a relayed
+        task's command is never run unasked by a hook."""
         # The guard (a shell parser) is loaded with the first command, not at start-up.
         from zcoder.tools.guard import Verdict, check_command
 
@@ -236,6 +260,21 @@ class ApprovalPolicy:
         if self.policy is CommandPolicy.DENY:
             return CommandAuthorization(
                 False, "commands are disabled in this session (--deny-commands)", asked=False
+            )
+        if verdict.refused:  # coding: asked whatever --yes, `a` or a hook said
+            return await self._ask_refused(
+                approver,
+                CommandApprovalRequest(
+                    command=command,
+                    cwd=cwd,
+                    timeout_seconds=timeout_seconds,
+                    allow_always=False,
+                    origin=origin,
+                    profile=self.profile,
+                    warning=danger,
+                    requested_by=requested_by,
+                    refused=True,
+                ),
             )
         if hook == HOOK_ALLOW and self.offers_always(origin):
             return CommandAuthorization(True, "allowed by a hook", asked=False)
@@ -270,3 +309,26 @@ class ApprovalPolicy:
         if decision is ApprovalDecision.ONCE:
             return CommandAuthorization(True, "approved once", asked=True)
         return CommandAuthorization(False, "the user denied this command", asked=True)
+
+    @staticmethod
+    async def _ask_refused(
+        approver: Approver, request: CommandApprovalRequest
+    ) -> CommandAuthorization:
+        """A command the guard refuses, in the coding profile: the user decides, every time.
+
+        Nothing the user or a hook said earlier answers it, and no answer grants more than
+        this one command. An approver that cannot ask refuses it (it raises or says no)."""
+        refusal = f"refused by the safety guard: {request.warning}"
+        try:
+            decision = await approver.approve_command(request)
+        except Exception as exc:  # noqa: BLE001 - nobody could be asked: refused
+            return CommandAuthorization(
+                False, f"{refusal}; the user could not be asked ({exc})", asked=True
+            )
+        if decision is ApprovalDecision.DENY:
+            return CommandAuthorization(
+                False, f"{refusal}; the user was asked and said no", asked=True
+            )
+        return CommandAuthorization(
+            True, "approved once by the user despite the safety guard", asked=True
+        )

@@ -62,6 +62,9 @@ class ToolContext:
     requested_by: str | None = None
     """Who asked for this turn when it was not the local user (a relayed task's sender),
     as approval dialogs name it."""
+    sender_trusted: bool = False
+    """A relayed task's sender is one the user trusts (``/agents trust``): its edits are
+    not asked about for being relayed (ApprovalPolicy.relayed_edits_ask)."""
     edits: EditGate | None = None
     """The turn's edit gate (approval in ask mode, the journal /undo uses); None: none."""
     freshness: FreshnessBook | None = None

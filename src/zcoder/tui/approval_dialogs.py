@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import ClassVar, Generic, TypeVar
+from typing import ClassVar, Final, Generic, TypeVar
 
 from rich.text import Text
 from textual.widgets import Static
@@ -101,9 +101,14 @@ class DecisionDialog(GuardedDialog[ApprovalDecision], Generic[R]):
         return self.KEYS.answer(key, grant_offered=self.grant_offered, relayed=relayed)
 
 
+REFUSED_KEYS: Final = "[y] run it anyway, this once   [n]/Esc deny   (no [a]: asked every time)"
+
+
 class ApprovalScreen(DecisionDialog[CommandApprovalRequest]):
     """run_command approval: y once, a for the rest of the process (when offered), n/Esc.
-    The grant is process-wide; in sysadmin ``a`` is not an answer at all."""
+    The grant is process-wide; in sysadmin ``a`` is not an answer at all. A command the
+    guard refuses (``request.refused``, coding profile) says so in its title and shows
+    the guard's reason; there ``a`` is no answer, even in a relayed task's dialog."""
 
     KEYS = DecisionKeys(
         yes="run this command",
@@ -118,7 +123,17 @@ class ApprovalScreen(DecisionDialog[CommandApprovalRequest]):
         return self.request.allow_always
 
     def title_text(self) -> Text:
+        if self.request.refused:
+            return self.titled("The safety guard refuses this command. Run it anyway?")
         return self.titled("Run this command?")
+
+    def keys_text(self) -> str:
+        return REFUSED_KEYS if self.request.refused else super().keys_text()
+
+    def answer_for(self, key: str) -> ApprovalDecision | None:
+        if self.request.refused and key == "a":
+            return None
+        return super().answer_for(key)
 
     def meta(self) -> list[Static]:
         r = self.request
@@ -132,7 +147,8 @@ class ApprovalScreen(DecisionDialog[CommandApprovalRequest]):
             )
         ]
         if r.warning:
-            widgets.append(Static(Text(f"warning: {screen_safe(r.warning)}"), classes="warning"))
+            said = "refused by the safety guard" if r.refused else "warning"
+            widgets.append(Static(Text(f"{said}: {screen_safe(r.warning)}"), classes="warning"))
         return widgets
 
     def body(self) -> str:

@@ -53,7 +53,9 @@ class TurnAgent(Protocol):
 
     async def run_user_command(self, command: str) -> object: ...
 
-    async def run_relay_turn(self, envelope: Envelope) -> TurnFinished: ...
+    async def run_relay_turn(
+        self, envelope: Envelope, *, trusted: bool = False
+    ) -> TurnFinished: ...
 
     async def compact(self, focus: str = "", *, automatic: bool = False) -> CompactResult: ...
 
@@ -167,7 +169,8 @@ class Turns:
         inbox.received(claimed.envelope, "running")
         try:
             await self.model.window_ready()
-            finished = await agent.run_relay_turn(claimed.envelope)
+            trusted = relay.trusts_sender(claimed.envelope)
+            finished = await agent.run_relay_turn(claimed.envelope, trusted=trusted)
             outcome, summary = receipt_outcome(finished)
             self.model.check_allocation()
         except asyncio.CancelledError:
