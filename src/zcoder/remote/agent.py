@@ -87,6 +87,10 @@ class RemoteAgent(Handler):
     # MCP servers are the remote zcoder's (started and closed there): none here.
     mcp: None = field(init=False, default=None)
 
+    def mcp_now(self) -> None:
+        """No MCP servers here: /mcp says so (the remote zcoder's are its own)."""
+        return None
+
     def __post_init__(self, on_user: Callable[[str], None]) -> None:
         self.reader = UpdateReader(self.on_event, on_user)
 

@@ -167,7 +167,7 @@ class McpStartScreen(ApprovalScreen):
 
     def meta(self) -> list[Static]:
         s = self.start
-        return [
+        said = [
             Static(
                 Text(
                     f"named by {screen_safe(s.source)} (from the repository) · "
@@ -183,6 +183,16 @@ class McpStartScreen(ApprovalScreen):
                 classes="warning",
             ),
         ]
+        if s.variables:
+            said.append(Static(Text(screen_safe(s.variables)), classes="warning"))
+        if s.replaces:
+            said.append(
+                Static(
+                    Text(f"it replaces your own server of that name: {screen_safe(s.replaces)}"),
+                    classes="warning",
+                )
+            )
+        return said
 
     def body(self) -> str:
         return f"{self.start.program}\n\nits whole entry:\n{self.start.entry}"
