@@ -165,7 +165,12 @@ def test_the_consent_question_names_the_variables_and_list_says_what_is_replaced
     write_servers(home / "mcp.json", {"time": {"command": str(BIN / "mcp-server-time")}})
     monkeypatch.setattr("sys.stdin.isatty", lambda: True)
     asked: list[str] = []
-    monkeypatch.setattr("builtins.input", lambda text: asked.append(text) or "n")
+
+    def answer(text: str) -> str:
+        asked.append(text)
+        return "n"
+
+    monkeypatch.setattr("builtins.input", answer)
     assert main(["mcp", "test", "time"]) == 1
     out = capsys.readouterr().out
     assert "It is given these variables of your environment, filled in: SECRET_TOKEN (set)" in out

@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from zcoder.blank_runs import mark_blank_runs
 from zcoder.mcp.catalog import LOAD_TOOL, Catalog, schema_tokens, share_from_env
 from zcoder.mcp.config import (
     ServerEntry,
@@ -244,7 +245,8 @@ class McpToolSource:
             return "MCP tools that may change things are disabled in this session (--deny-commands)"
         if policy is CommandPolicy.ALLOW and ctx.origin is TurnOrigin.USER:
             return None
-        described = tool.description or "(no description)"
+        # Padding (590 empty lines, say) cannot push the arguments out of any dialog.
+        described = mark_blank_runs(tool.description or "(no description)")
         if len(described) > 600:
             described = described[:599] + "…"
         shown = _arguments_text(arguments)
