@@ -138,6 +138,7 @@ class AcpApprover:
                 "timeout_seconds": request.timeout_seconds,
                 "warning": request.warning,
                 "requested_by": request.requested_by,
+                "kept": request.kept,  # --connect's dialog: no answer when it cannot ask
             },
         )
         decision = await self._ask(tool_call, offer_always=request.allow_always)

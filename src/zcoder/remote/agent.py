@@ -263,12 +263,22 @@ class RemoteAgent(Handler):
         **kwargs: Any,
     ) -> RequestPermissionResponse:
         offered: dict[str, str] = {option.option_id: option.kind for option in options}
+        raw = tool_call.raw_input if isinstance(tool_call.raw_input, dict) else {}
+        # A consent the remote keeps (raw "kept"): a question closed unanswered, or one this
+        # screen cannot show, is no answer ("cancelled"), so the remote saves no refusal.
+        kept = raw.get("kept") is True
         ask = asyncio.ensure_future(self._ask(tool_call, offered))
         self._asking.add(ask)
         try:
             decision = await ask
         except asyncio.CancelledError:
+            if kept:
+                return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
             decision = ApprovalDecision.DENY
+        except Exception:
+            if not kept:
+                raise
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         finally:
             self._asking.discard(ask)
         wanted = {
@@ -314,6 +324,7 @@ class RemoteAgent(Handler):
                 profile=_profile(info.profile if info is not None else ""),
                 warning=str(warning) if warning else None,
                 requested_by=requested_by,
+                kept=raw.get("kept") is True,  # a dialog that cannot ask then answers nothing
             )
         )
 
