@@ -36,7 +36,13 @@ def load_extensions(registry: ToolRegistry, workspace: Path, home: Path | None) 
     skills = install_skills(registry, discover_skills(workspace))
     hooks, problems = engine_for(home, workspace)
     commands = discover_commands(workspace, home) if home is not None else CommandSet()
-    return Extensions(skills, hooks, tuple(f"hooks: {problem}" for problem in problems), commands)
+    said = [f"hooks: {problem}" for problem in problems]
+    said += [
+        f"skills: {problem.path}: {problem.reason}"
+        for problem in skills.problems
+        if problem.said_at_start
+    ]
+    return Extensions(skills, hooks, tuple(said), commands)
 
 
 def hook_consent_dialog(approver: Approver, config: Config) -> Asker:

@@ -150,3 +150,33 @@ def test_an_unusable_disabled_file_turns_nothing_off_and_is_not_overwritten(
     with pytest.raises(McpConfigError, match="fix or remove it first"):
         book.set(ws, "any", enabled=False)
     assert (home / "mcp-disabled.json").read_text() == "[not json"
+
+
+def test_the_consent_question_names_the_variables_and_list_says_what_is_replaced(
+    places: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27, item 7: ``zcoder mcp test`` asks about a project server naming the
+    variables of the environment it would be given (never their values), and ``zcoder mcp
+    list`` says that a project server replaces the user's server of the same name."""
+    home, ws = places
+    monkeypatch.setenv("SECRET_TOKEN", "s3cr3t-value")
+    repo_entry = {"command": "repo-server", "env": {"TOKEN": "${SECRET_TOKEN}"}}
+    write_servers(ws / ".mcp.json", {"time": repo_entry})
+    write_servers(home / "mcp.json", {"time": {"command": str(BIN / "mcp-server-time")}})
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    asked: list[str] = []
+
+    def answer(text: str) -> str:
+        asked.append(text)
+        return "n"
+
+    monkeypatch.setattr("builtins.input", answer)
+    assert main(["mcp", "test", "time"]) == 1
+    out = capsys.readouterr().out
+    assert "It is given these variables of your environment, filled in: SECRET_TOKEN (set)" in out
+    assert "It replaces your own server of that name: " + str(BIN / "mcp-server-time") in out
+    assert "s3cr3t-value" not in out + "".join(asked)
+    assert main(["mcp", "list"]) == 0
+    err = capsys.readouterr().err
+    assert f"note: the project's {ws / '.mcp.json'} names a server 'time'" in err
+    assert "the project's is used" in err

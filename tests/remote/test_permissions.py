@@ -167,3 +167,32 @@ async def test_only_a_true_refused_mark_counts() -> None:
     )
     [asked] = approver.asked
     assert not asked.refused
+
+
+async def test_a_consent_closed_or_not_shown_here_is_no_answer_at_all() -> None:
+    """Issue 27, item 7: a consent the remote keeps (``kept``), closed unanswered or too
+    big for this terminal's dialog, is answered "cancelled" (the remote saves nothing and
+    asks again), never Reject (a refusal kept for good); a clear no is still a Reject."""
+    from zcoder.agent import ConfirmationUnavailable
+
+    class TooSmall(Approver):
+        async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
+            self.asked.append(request)
+            raise ConfirmationUnavailable("the terminal is too small for the dialog")
+
+    consent = command_call(command="start the MCP server 'x'", kept=True)
+    small = TooSmall(None)
+    unshown = await agent(small).request_permission("s", consent, [ONCE, REJECT])
+    assert unshown.outcome == DeniedOutcome(outcome="cancelled")
+    assert small.asked[0].kept  # the dialog knew the answer would be kept
+    remote = agent(Approver(None))
+    asking = asyncio.ensure_future(remote.request_permission("s", consent, [ONCE, REJECT]))
+    while not remote._asking:
+        await asyncio.sleep(0)
+    for task in remote._asking:
+        task.cancel()
+    assert (await asking).outcome == DeniedOutcome(outcome="cancelled")
+    refused = await agent(Approver(ApprovalDecision.DENY)).request_permission(
+        "s", consent, [ONCE, REJECT]
+    )
+    assert refused.outcome == AllowedOutcome(outcome="selected", option_id="reject_once")

@@ -243,3 +243,55 @@ async def test_a_large_skill_file_is_bounded(repo: Path, home: Path) -> None:
     )
     assert result.ok and len(result.output.encode()) <= 4096 + 200
     assert "omitted" in result.output or "…" in result.output
+
+
+# -- a project's skills stay in the repository (issue 27, item 7) ---------------------------
+
+
+async def test_a_project_skill_linked_outside_the_repository_is_refused_and_said(
+    repo: Path, home: Path, tmp_path: Path
+) -> None:
+    """Attack: the repository ships ``.agents/skills/evil`` as a symbolic link to a folder
+    outside it (one of the user's, holding a SKILL.md), and ``sneaky/SKILL.md`` as a link
+    to a file outside. Neither is offered, neither can be read through the skill tools,
+    and the notice says why; a link that stays in the repository is still followed, and
+    the user's own links are the user's."""
+    from zcoder.extensions import load_extensions
+    from zcoder.tools.registry import ToolRegistry
+
+    outside = tmp_path / "outside" / "evil"
+    outside.mkdir(parents=True)
+    (outside / "SKILL.md").write_text("---\nname: evil\ndescription: Reads secrets.\n---\nGo.\n")
+    (outside / "secret.txt").write_text("TOKEN=hunter2\n")
+    place = repo / ".agents" / "skills"
+    place.mkdir(parents=True)
+    os.symlink(outside, place / "evil")
+    sneaky = place / "sneaky"
+    sneaky.mkdir()
+    os.symlink(outside / "SKILL.md", sneaky / "SKILL.md")
+    shared = write_skill(repo / "shared", "kept")
+    os.symlink(shared, place / "kept")  # inside the repository: followed
+    user_place = home / ".agents" / "skills"
+    user_place.mkdir(parents=True)
+    os.symlink(write_skill(tmp_path / "dotfiles", "mine"), user_place / "mine")
+
+    found = discover_skills(repo, home)
+
+    assert found.names() == ["kept", "mine"]
+    refused = {p.path.name: p.reason for p in found.problems}
+    assert set(refused) == {"evil", "sneaky"}
+    assert all("outside the repository" in reason for reason in refused.values())
+    assert str(outside.resolve()) in refused["evil"]
+    tools = make_skill_tools(found)
+    for name, arguments in (
+        (ACTIVATE_SKILL, {"name": "evil"}),
+        (READ_SKILL_FILE, {"skill": "evil", "path": "secret.txt"}),
+    ):
+        result = await tool(tools, name).run(arguments, context(repo))
+        assert (
+            not result.ok
+            and "hunter2" not in result.output
+            and "Reads secrets" not in result.output
+        )
+    notices = load_extensions(ToolRegistry(), repo, home).problems
+    assert [n for n in notices if "outside the repository" in n and "evil" in n]

@@ -14,7 +14,11 @@ the whole message, allow once or reject.
 
 Whatever is not a clear yes is a no: an answer of "cancelled", an option that was not
 offered, a malformed answer, a client that is gone (the pending request fails when the
-connection closes). Nothing runs without permission.
+connection closes). Nothing runs without permission. A question whose answer is kept for
+later sessions (``request.kept``: consent to a project's MCP server) is different only in
+what is saved: a dismissed request, or one that failed, is no answer at all, so
+``approve_command`` raises (``NotAnswered``) and the caller saves nothing and asks again
+next time; only the user's "Reject" is kept as a refusal.
 
 ``ReportingJournal`` is the session's edit journal that also tells the update stream
 which files an edit tool wrote, with their text before and after, so the editor gets a
@@ -70,6 +74,10 @@ def fenced(text: str) -> str:
 def paragraphs(*parts: str) -> str:
     """Paragraphs, which a Markdown client shows on lines of their own."""
     return "\n\n".join(part for part in parts if part)
+
+
+class NotAnswered(Exception):
+    """The client dismissed the permission request (or could not be asked): no answer."""
 
 
 def file_edits(changes: Sequence[FileChange]) -> list[FileEdit]:
@@ -149,9 +157,14 @@ class AcpApprover:
                 "warning": request.warning,
                 "refused": request.refused,
                 "requested_by": request.requested_by,
+                "kept": request.kept,  # --connect's dialog: no answer when it cannot ask
             },
         )
         decision = await self._ask(tool_call, offer_always=request.allow_always)
+        if decision is None:
+            if request.kept:  # nothing may be saved that the user never said
+                raise NotAnswered("the editor dismissed the question; nothing was saved")
+            decision = ApprovalDecision.DENY
         if decision is not ApprovalDecision.DENY:
             self.pump.put([update_tool_call(call_id, status="in_progress")])
         return decision
@@ -175,6 +188,8 @@ class AcpApprover:
             raw_input={"tool": request.tool, "paths": list(request.paths)},
         )
         decision = await self._ask(tool_call, offer_always=request.allow_turn)
+        if decision is None:
+            return ApprovalDecision.DENY
         if decision is not ApprovalDecision.DENY:
             self.pump.put([update_tool_call(call_id, status="in_progress")])
         return decision
@@ -197,7 +212,10 @@ class AcpApprover:
         )
         return await self._ask(tool_call, offer_always=False) is ApprovalDecision.ONCE
 
-    async def _ask(self, tool_call: ToolCallUpdate, *, offer_always: bool) -> ApprovalDecision:
+    async def _ask(
+        self, tool_call: ToolCallUpdate, *, offer_always: bool
+    ) -> ApprovalDecision | None:
+        """The client's answer; None when it gave none (dismissed, failed, gone)."""
         options = [PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once")]
         if offer_always:
             options.append(
@@ -214,10 +232,10 @@ class AcpApprover:
             raise
         except Exception as exc:  # noqa: BLE001 - no answer is a refusal, never a crash
             log.info("permission request failed (%s): denied", exc)
-            return ApprovalDecision.DENY
+            return None
         outcome = response.outcome
         if not isinstance(outcome, AllowedOutcome):
-            return ApprovalDecision.DENY
+            return None
         if outcome.option_id == ALLOW_ONCE:
             return ApprovalDecision.ONCE
         if outcome.option_id == ALLOW_ALWAYS and offer_always:

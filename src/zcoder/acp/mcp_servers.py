@@ -81,15 +81,11 @@ def attach_client_mcp(
     registry: ToolRegistry, workspace: Path, home: Path | None, extra: Sequence[ServerEntry]
 ) -> McpManager:
     """zcoder.mcp.attach_mcp with the editor's servers added to the configured ones."""
-    from zcoder.mcp.config import load_mcp_config  # noqa: PLC0415 - only with servers
-    from zcoder.mcp.manager import McpManager  # noqa: PLC0415
+    from zcoder.mcp.manager import McpManager  # noqa: PLC0415 - only with servers
     from zcoder.mcp.tools import McpToolSource  # noqa: PLC0415
 
-    config = load_mcp_config(workspace, home)
-    for problem in config.problems:
+    manager = McpManager(workspace, home, extra=extra)
+    for problem in manager.config.problems:
         log.warning("%s", problem)
-    for entry in extra:
-        config.servers[entry.name] = entry
-    manager = McpManager(workspace, home, config=config)
     registry.add_source(McpToolSource(manager))
     return manager

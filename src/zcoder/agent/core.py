@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from zcoder.agent.call_ids import CallIds
 from zcoder.agent.cancellation import RoundState, tidy_after_cancel
@@ -53,7 +53,7 @@ from zcoder.agent.usage import (
 )
 from zcoder.agent.user_command import run_user_command
 from zcoder.hooks import HookEngine
-from zcoder.mcp import attach_mcp
+from zcoder.mcp import LateMcp, attach_mcp
 from zcoder.model import (
     AssistantReply,
     Message,
@@ -76,6 +76,9 @@ from zcoder.tools import (
     TurnOrigin,
 )
 from zcoder.tools.freshness import FreshnessBook
+
+if TYPE_CHECKING:
+    from zcoder.mcp.manager import McpManager
 
 __all__ = ["MAX_NUDGES", "Agent", "AgentSettings", "ChatClient"]
 
@@ -138,17 +141,26 @@ class Agent:
         # note at the end of its history before its next turn (prompts.peers_note).
         self.workspace_peers = ""
         self._peers = PeersNote()
-        # The MCP servers' tools join the registry (zcoder.mcp); None when none is set up.
-        self.mcp = (
-            attach_mcp(
-                self.registry,
-                self.settings.workspace,
-                self.settings.mcp_home,
-                lambda: self.settings.num_ctx,
-            )
-            if self.settings.mcp_home is not None
-            else None
-        )
+        # The MCP servers' tools join the registry (zcoder.mcp); None when none is set up,
+        # and then taken when a file first names one (LateMcp, mcp_now).
+        self.mcp: McpManager | None = None
+        self._late_mcp: LateMcp | None = None
+        home, window = self.settings.mcp_home, lambda: self.settings.num_ctx
+        if home is not None:
+            self.mcp = attach_mcp(self.registry, self.settings.workspace, home, window)
+            if self.mcp is None:
+                self._late_mcp = LateMcp(
+                    self.registry, self.settings.workspace, home, window, self._mcp_attached
+                )
+
+    def _mcp_attached(self, manager: McpManager) -> None:
+        self.mcp = manager
+
+    def mcp_now(self) -> McpManager | None:
+        """The MCP servers; with none configured at start, the files are looked at again."""
+        if self.mcp is None and self._late_mcp is not None:
+            self._late_mcp.attach_if_configured()
+        return self.mcp
 
     # -- sessions -----------------------------------------------------------------------
 

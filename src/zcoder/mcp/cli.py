@@ -23,11 +23,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from zcoder.mcp.config import (
+    McpConfig,
     McpConfigError,
+    ServerEntry,
     check_server_name,
     load_mcp_config,
     remove_server,
     save_server,
+    shadow_notes,
+    variables_note,
 )
 from zcoder.mcp.consent import Consent, ConsentBook
 from zcoder.mcp.manager import McpManager, ServerStatus
@@ -161,8 +165,26 @@ async def _checked(workspace: Path, home: Path, names: list[str] | None) -> list
         manager.close()
 
 
+def _tell_shadowed(config: McpConfig) -> None:
+    """Each user server a project server replaces, on standard error (never silently)."""
+    for note in shadow_notes(config):
+        print(f"note: {visible(note)}", file=sys.stderr)
+
+
+def _tell_before_consent(entry: ServerEntry, config: McpConfig) -> None:
+    """What the entry as written does not show: the variables of the environment it would
+    be given (by name), and the user's own server it would replace."""
+    note = variables_note(entry, os.environ)
+    if note:
+        print(visible(note[0].upper() + note[1:]))
+    mine = config.shadowed.get(entry.name)
+    if mine is not None:
+        print(f"It replaces your own server of that name: {visible(mine.describe())}")
+
+
 def _list(workspace: Path, home: Path) -> int:
     config = load_mcp_config(workspace, home)
+    _tell_shadowed(config)
     for problem in config.problems:
         print(f"problem: {screen_safe(problem)}", file=sys.stderr)
     if not config.servers:
@@ -200,6 +222,7 @@ def _test(args: argparse.Namespace, workspace: Path, home: Path) -> int:
                 f"{args.name!r} comes from {entry.source}; allow it first (answer in zcoder, "
                 "or run this command in a terminal)"
             )
+        _tell_before_consent(entry, config)
         whole = json_text(entry.raw, indent=2)
         answer = input(
             f"{visible(str(entry.source))} asks to run this MCP server:\n{whole}\n"

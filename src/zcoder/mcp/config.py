@@ -10,8 +10,11 @@ Both hold ``{"mcpServers": {NAME: ENTRY}}`` where ENTRY is ``{"type": "stdio", "
 "args", "env"}`` or ``{"type": "http", "url", "headers"}`` (a missing type means stdio when
 there is a command, http when there is a url). ``${VAR}`` and ``${VAR:-default}`` in
 commands, arguments, values, URLs and headers are expanded from the environment when the
-server starts, so a secret can stay out of a committed file. A project server of the same
-name as a user server wins (the nearer file), as in Claude Code.
+server starts, so a secret can stay out of a committed file; the consent dialog names the
+variables an entry would be given (``variables_note``), never their values. A project
+server of the same name as a user server wins (the nearer file), as Claude Code's
+documented precedence has it (local, then project, then user); the user is told each time
+(``McpConfig.shadowed``, ``shadow_notes``), never silently.
 
 A bad file or entry never raises out of loading: it becomes a problem that names the file
 and the server, and the good entries still load. Server names are checked because they
@@ -21,6 +24,7 @@ become part of tool names (``mcp__NAME__TOOL``), which models and JSON schemas r
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,6 +40,7 @@ __all__ = [
     "McpConfigError",
     "ServerEntry",
     "check_server_name",
+    "config_stamp",
     "entry_hash",
     "expand",
     "load_mcp_config",
@@ -43,7 +48,9 @@ __all__ = [
     "project_file",
     "remove_server",
     "save_server",
+    "shadow_notes",
     "user_file",
+    "variables_note",
     "write_json_atomically",
 ]
 
@@ -103,6 +110,16 @@ class ServerEntry:
             return f"http {self.url}"
         return " ".join([self.command, *self.args])
 
+    def variables(self) -> dict[str, str | None]:
+        """The ``${VAR}`` the entry names, in order, each with its default (None: none)."""
+        texts = [self.command, *self.args, self.cwd, self.url]
+        texts += [value for _key, value in (*self.env, *self.headers)]
+        found: dict[str, str | None] = {}
+        for text in texts:
+            for match in _VARIABLE.finditer(text):
+                found.setdefault(match.group(1), match.group(2))
+        return found
+
 
 def entry_hash(raw: Mapping[str, Any]) -> str:
     """A digest of an entry's canonical JSON: consent is given to exactly this content."""
@@ -126,6 +143,24 @@ def expand(text: str, environ: Mapping[str, str]) -> str:
         return value
 
     return _VARIABLE.sub(replace, text)
+
+
+def variables_note(entry: ServerEntry, environ: Mapping[str, str]) -> str:
+    """What of the user's environment the entry would be given, by name and never by value
+    ("" when it names no variable): for the consent question, since the entry as written
+    shows only ``${SECRET_TOKEN}``."""
+    named = entry.variables()
+    if not named:
+        return ""
+    parts = []
+    for name, default in named.items():
+        if environ.get(name):
+            parts.append(f"{name} (set)")
+        elif default is not None:
+            parts.append(f"{name} (not set: its default is used)")
+        else:
+            parts.append(f"{name} (not set: the server would not start)")
+    return "it is given these variables of your environment, filled in: " + ", ".join(parts)
 
 
 def _strings(value: Any, what: str) -> tuple[str, ...]:
@@ -198,6 +233,20 @@ class McpConfig:
     servers: dict[str, ServerEntry] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     """One line each: the file, the server when there is one, and what is wrong."""
+    shadowed: dict[str, ServerEntry] = field(default_factory=dict)
+    """The user's servers a project server of the same name replaces, by name."""
+
+
+def shadow_notes(config: McpConfig) -> list[str]:
+    """One line per user server a project server replaces (said at start, by /mcp and by
+    ``zcoder mcp list``)."""
+    return [
+        f"the project's {config.servers[name].source} names a server {name!r}, as your "
+        f"{user.source} does: the project's is used (the nearer file wins, as in Claude "
+        f"Code), and it starts only with your consent; yours runs {user.describe()!r}"
+        for name, user in config.shadowed.items()
+        if name in config.servers
+    ]
 
 
 def project_file(workspace: Path) -> Path:
@@ -241,7 +290,11 @@ def _load_file(path: Path, scope: Scope, config: McpConfig) -> None:
         return
     for name, raw in parsed.get("mcpServers", {}).items():
         try:
-            config.servers[name] = parse_entry(str(name), raw, scope=scope, source=path)
+            entry = parse_entry(str(name), raw, scope=scope, source=path)
+            replaced = config.servers.get(entry.name)
+            if replaced is not None and replaced.scope != scope:
+                config.shadowed[entry.name] = replaced
+            config.servers[entry.name] = entry
         except McpConfigError as exc:
             config.problems.append(f"{path}: server {name!r}: {exc}")
 
@@ -253,6 +306,27 @@ def load_mcp_config(workspace: Path, home: Path | None) -> McpConfig:
         _load_file(user_file(home), "user", config)
     _load_file(project_file(workspace), "project", config)
     return config
+
+
+Stamp = tuple[tuple[int, int, int, int] | None, ...]
+
+
+def config_stamp(workspace: Path, home: Path | None) -> Stamp:
+    """What both files are now (inode, size, change and modification times; None for a file
+    that is not there): a running zcoder compares it to notice ``zcoder mcp add`` or an
+    edit made elsewhere."""
+    stamps: list[tuple[int, int, int, int] | None] = []
+    for path in (user_file(home) if home is not None else None, project_file(workspace)):
+        try:
+            info = os.stat(path) if path is not None else None
+        except OSError:
+            info = None
+        stamps.append(
+            None
+            if info is None
+            else (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        )
+    return tuple(stamps)
 
 
 def _scope_file(scope: Scope, workspace: Path, home: Path) -> Path:

@@ -15,6 +15,12 @@ and reason, which the turn reports once and ``zcoder mcp list`` shows.
 one off in this workspace (``set_enabled``, kept in zcoder.mcp.switches): a server turned
 off is never started and its tools leave the list.
 
+The configuration is read again when its files change (``reload_if_changed``, at the start
+of each turn and by ``/mcp``; ``reload`` on ``/mcp reload``): a server added elsewhere
+(``zcoder mcp add`` in another terminal) joins, one removed is stopped, one whose entry
+changed is stopped and starts again with its new entry (a project one only after the user's
+consent to the new entry). ``extra`` servers (an editor's, acp/mcp_servers.py) stay.
+
 ``close`` (also run at exit) asks every connection to stop its server (stdin closed, then
 the process group ended) and then kills, without waiting, any group still there: no server
 outlives zcoder.
@@ -29,12 +35,12 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zcoder.mcp.config import McpConfig, ServerEntry, load_mcp_config
+from zcoder.mcp.config import McpConfig, ServerEntry, config_stamp, load_mcp_config
 from zcoder.mcp.connection import Connection, McpCallError, McpTool, ServerState
 from zcoder.mcp.consent import Consent, ConsentBook
 from zcoder.mcp.switches import DisabledBook
@@ -93,10 +99,16 @@ class McpManager:
         call_timeout: float | None = None,
         turn_wait: float | None = None,
         max_message: int = DEFAULT_MAX_MESSAGE,
+        extra: Sequence[ServerEntry] = (),
     ) -> None:
+        """``extra``: servers configured elsewhere than in the files (an editor's), which
+        replace a file's server of the same name and stay through reloads."""
         self.workspace = workspace
+        self.home = home
+        self.extra = tuple(extra)
         self.environ: Mapping[str, str] = dict(os.environ if environ is None else environ)
-        self.config = config if config is not None else load_mcp_config(workspace, home)
+        self._stamp = config_stamp(workspace, home)
+        self.config = config if config is not None else self._read_config()
         self.consent = ConsentBook(home)
         self.switches = DisabledBook(home)
         start, call, wait = timeouts_from_env(self.environ)
@@ -116,6 +128,66 @@ class McpManager:
     @property
     def configured(self) -> bool:
         return bool(self.config.servers)
+
+    # -- the configuration, read again when its files change ------------------------------
+
+    def _read_config(self) -> McpConfig:
+        config = load_mcp_config(self.workspace, self.home)
+        config.servers.update((entry.name, entry) for entry in self.extra)
+        return config
+
+    async def reload_if_changed(self) -> list[str]:
+        """``reload`` when either file changed since it was last read; else nothing."""
+        if config_stamp(self.workspace, self.home) == self._stamp:
+            return []
+        return await self.reload()
+
+    async def reload(self) -> list[str]:
+        """Read the files again: removed servers stop, changed ones stop (and start again
+        with their new entry once they may), added ones join. What changed, one line each.
+        """
+        self._stamp = config_stamp(self.workspace, self.home)
+        old, new = self.config.servers, self._read_config()
+        said: list[tuple[str, str]] = []  # (server, what happened)
+        again: list[ServerEntry] = []
+        for name, entry in old.items():
+            now = new.servers.get(name)
+            if now is not None and now == entry and now.raw == entry.raw:
+                continue
+            running = name in self._connections
+            await self.stop(name)
+            if now is None:
+                said.append(
+                    (name, "is no longer configured" + ("; it was stopped" if running else ""))
+                )
+            else:
+                said.append((name, f"changed in {now.source}"))
+                again += [now] if running else []
+        self.config = new
+        said += [
+            (name, f"was added ({entry.scope}, {entry.source})")
+            for name, entry in new.servers.items()
+            if name not in old
+        ]
+        ready = {entry.name for entry in self.startable()}
+        restart = [entry for entry in again if entry.name in ready]
+        if restart:
+            self.start(restart)
+        return [
+            f"MCP server {name!r} {what}: {self._next_step(name, ready)}" for name, what in said
+        ]
+
+    def _next_step(self, name: str, ready: set[str]) -> str:
+        """What happens next to ``name``, after a reload, in the words of a notice."""
+        entry = self.config.servers.get(name)
+        if entry is None:
+            return "its tools are no longer offered"
+        if name in self._connections:
+            return "starting again with its new entry"
+        if name in ready:
+            return "it starts at your next prompt"
+        (status,) = [s for s in self.statuses() if s.entry.name == name]
+        return f"{status.state} ({status.reason})" if status.reason else status.state
 
     # -- the servers' own loop ------------------------------------------------------------
 

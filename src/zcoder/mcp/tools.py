@@ -34,8 +34,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from zcoder.blank_runs import mark_blank_runs
 from zcoder.mcp.catalog import LOAD_TOOL, Catalog, schema_tokens, share_from_env
-from zcoder.mcp.config import ServerEntry, project_file
+from zcoder.mcp.config import (
+    ServerEntry,
+    entry_hash,
+    project_file,
+    shadow_notes,
+    variables_note,
+)
 from zcoder.mcp.connection import McpCallError, McpTool
 from zcoder.mcp.consent import Consent
 from zcoder.mcp.manager import McpManager
@@ -92,8 +99,8 @@ class McpToolSource:
         self._shape: tuple[Any, ...] = ()  # what the offer was made for
         self._listings = 0  # how many times the ready tools changed
         self._tokens = 0  # what every MCP schema would cost a request
-        self._asked: set[str] = set()
-        self._told_problems = False
+        self._asked: set[tuple[str, str]] = set()  # (server, entry digest) asked about
+        self._told: set[str] = set()  # the configuration's problems and notes, said once
 
     # -- the registry's side --------------------------------------------------------------
 
@@ -146,14 +153,15 @@ class McpToolSource:
     async def prepare(self, ctx: ToolContext) -> list[str]:
         """Ask about new project servers (user turns only), start what may start, wait a
         little for it, and say what the user should know."""
-        notices: list[str] = []
+        notices = await self.manager.reload_if_changed()  # zcoder mcp add, elsewhere
+        config = self.manager.config
+        told = [*config.problems, *shadow_notes(config)]
+        notices += [f"MCP configuration: {line}" for line in told if line not in self._told]
+        self._told.update(told)
         if ctx.origin is TurnOrigin.USER and ctx.approval.policy is not CommandPolicy.DENY:
-            for entry in self.manager.config.servers.values():
+            for entry in list(config.servers.values()):
                 if self.manager.consent_for(entry) is Consent.UNASKED:
                     notices.extend(await self._ask_consent(entry, ctx))
-        if not self._told_problems:
-            self._told_problems = True
-            notices = [f"MCP configuration: {p}" for p in self.manager.config.problems] + notices
         try:
             startable = self.manager.startable()
             if startable:
@@ -164,25 +172,33 @@ class McpToolSource:
         return notices + self.manager.news()
 
     async def _ask_consent(self, entry: ServerEntry, ctx: ToolContext) -> list[str]:
-        if entry.name in self._asked:
+        key = (entry.name, entry_hash(entry.raw))
+        if key in self._asked:
             return []
-        self._asked.add(entry.name)
+        self._asked.add(key)
         # The whole entry, as written: its env (LD_PRELOAD, say) and cwd run with it.
         whole = json.dumps(entry.raw, indent=2, ensure_ascii=False)
         source = str(project_file(self.manager.workspace))
+        variables = variables_note(entry, self.manager.environ)
+        mine = self.manager.config.shadowed.get(entry.name)
+        replaces = f"{mine.describe()} ({mine.source})" if mine is not None else ""
+        said = [f"start the MCP server {entry.name!r}: {entry.describe()}"]
+        said += [variables] if variables else []
+        said += [f"it replaces your own server of that name: {replaces}"] if replaces else []
         decision = await _ask(
             ctx,
-            f"start the MCP server {entry.name!r}: {entry.describe()}\nits whole entry: {whole}",
+            "\n".join([*said, f"its whole entry: {whole}"]),
             timeout=self.manager.start_timeout,
             warning=(
                 f"{source} (from the repository) asks to run this MCP server; y allows it in "
                 "this workspace until its entry changes, n refuses it"
+                + (f"; {variables}" if variables else "")
             ),
-            mcp=McpServerStart(entry.name, source, entry.describe(), whole),
+            mcp=McpServerStart(entry.name, source, entry.describe(), whole, variables, replaces),
             kept=True,
         )
         if isinstance(decision, Exception):  # a dialog that cannot ask decides nothing
-            self._asked.discard(entry.name)  # nothing saved: asked again at the next turn
+            self._asked.discard(key)  # nothing saved: asked again at the next turn
             return [
                 f"MCP server {entry.name!r} not started: its consent could not be asked "
                 f"({decision})"
@@ -229,7 +245,8 @@ class McpToolSource:
             return "MCP tools that may change things are disabled in this session (--deny-commands)"
         if policy is CommandPolicy.ALLOW and ctx.origin is TurnOrigin.USER:
             return None
-        described = tool.description or "(no description)"
+        # Padding (590 empty lines, say) cannot push the arguments out of any dialog.
+        described = mark_blank_runs(tool.description or "(no description)")
         if len(described) > 600:
             described = described[:599] + "…"
         shown = _arguments_text(arguments)

@@ -87,6 +87,10 @@ class RemoteAgent(Handler):
     # MCP servers are the remote zcoder's (started and closed there): none here.
     mcp: None = field(init=False, default=None)
 
+    def mcp_now(self) -> None:
+        """No MCP servers here: /mcp says so (the remote zcoder's are its own)."""
+        return None
+
     def __post_init__(self, on_user: Callable[[str], None]) -> None:
         self.reader = UpdateReader(self.on_event, on_user)
 
@@ -259,12 +263,22 @@ class RemoteAgent(Handler):
         **kwargs: Any,
     ) -> RequestPermissionResponse:
         offered: dict[str, str] = {option.option_id: option.kind for option in options}
+        raw = tool_call.raw_input if isinstance(tool_call.raw_input, dict) else {}
+        # A consent the remote keeps (raw "kept"): a question closed unanswered, or one this
+        # screen cannot show, is no answer ("cancelled"), so the remote saves no refusal.
+        kept = raw.get("kept") is True
         ask = asyncio.ensure_future(self._ask(tool_call, offered))
         self._asking.add(ask)
         try:
             decision = await ask
         except asyncio.CancelledError:
+            if kept:
+                return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
             decision = ApprovalDecision.DENY
+        except Exception:
+            if not kept:
+                raise
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         finally:
             self._asking.discard(ask)
         wanted = {
@@ -311,6 +325,7 @@ class RemoteAgent(Handler):
                 warning=str(warning) if warning else None,
                 requested_by=requested_by,
                 refused=raw.get("refused") is True,
+                kept=raw.get("kept") is True,  # a dialog that cannot ask then answers nothing
             )
         )
 

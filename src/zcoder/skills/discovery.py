@@ -8,6 +8,13 @@ same name, a workspace skill shadows one from the repository's root, and ``.agen
 ``.claude`` at the same level. Every skill that did not load, or was shadowed, is listed
 with why (``/skills``) instead of vanishing.
 
+A project's skill comes with the repository, so it must stay in it: a skill folder (or its
+SKILL.md) that is a symbolic link resolving outside the repository's root is refused with
+a notice, never read (a clone could otherwise point the skill tools at any folder of the
+user's, and read_skill_file confines reads to the folder's real path). Links that stay in
+the repository (``.claude/skills -> ../.agents/skills``) are followed. The user's own
+places follow their links anywhere: the user made them.
+
 A scan is bounded (folders per place, skills in all), so a home with thousands of folders
 cannot slow zcoder's start.
 """
@@ -32,6 +39,8 @@ class Place:
     path: Path
     source: str
     read_only: bool = False
+    confine: Path | None = None
+    """The real path its skills must resolve inside (a project's: the repository's root)."""
 
 
 @dataclass
@@ -64,9 +73,11 @@ def project_chain(workspace: Path) -> list[Path]:
 def skill_places(workspace: Path, home: Path) -> list[Place]:
     """Every place skills are looked for, the winning one first."""
     places: list[Place] = []
-    for directory in project_chain(workspace):
-        places.append(Place(directory / ".agents" / "skills", "project"))
-        places.append(Place(directory / ".claude" / "skills", "claude (project)", True))
+    chain = project_chain(workspace)
+    root = chain[-1].resolve()
+    for directory in chain:
+        places.append(Place(directory / ".agents" / "skills", "project", confine=root))
+        places.append(Place(directory / ".claude" / "skills", "claude (project)", True, root))
     places.append(Place(home / ".agents" / "skills", "user"))
     places.append(Place(home / ".claude" / "skills", "claude (user)", True))
     return unique_places(places)
@@ -97,6 +108,20 @@ def _skill_folders(place: Place) -> list[Path]:
     return [place.path / name for name in names[:MAX_FOLDERS_PER_PLACE]]
 
 
+def outside(place: Place, folder: Path) -> str | None:
+    """Why the skill in ``folder`` leaves ``place``'s confinement, or None when it stays."""
+    if place.confine is None:
+        return None
+    for path in (folder, folder / SKILL_FILE):
+        real = path.resolve()
+        if not real.is_relative_to(place.confine):
+            return (
+                f"it is a symbolic link to {real}, outside the repository ({place.confine}): "
+                "a project's skill must stay in its repository, so it is not read"
+            )
+    return None
+
+
 def discover_skills(workspace: Path, home: Path | None = None) -> SkillSet:
     """Every skill of ``workspace`` (``home``: the user's home, where ``~/.agents`` is)."""
     found = SkillSet()
@@ -107,6 +132,10 @@ def discover_skills(workspace: Path, home: Path | None = None) -> SkillSet:
                 found.problems.append(SkillProblem(place.path, too_many))
                 return found
             if not (folder / SKILL_FILE).is_file():
+                continue
+            leaves = outside(place, folder)
+            if leaves is not None:
+                found.problems.append(SkillProblem(folder, leaves, said_at_start=True))
                 continue
             try:
                 skill = load_skill(folder, place.source, read_only=place.read_only)

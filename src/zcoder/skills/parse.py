@@ -60,6 +60,9 @@ class SkillProblem:
 
     path: Path
     reason: str
+    said_at_start: bool = False
+    """Also said when the session starts, not only by /skills (a skill refused for leaving
+    its repository)."""
 
 
 class SkillError(ValueError):

@@ -105,6 +105,11 @@ class McpServerStart:
     """What it would run: the command line, or the URL."""
     entry: str
     """The whole entry, as JSON: its env and cwd run with it."""
+    variables: str = ""
+    """The variables of the user's environment it would be given, by name, never by value
+    ("" when none): the entry shows only ``${SECRET_TOKEN}``."""
+    replaces: str = ""
+    """The user's own server of the same name it would replace, described ("" when none)."""
 
 
 @dataclass(frozen=True)

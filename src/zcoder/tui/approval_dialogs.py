@@ -29,7 +29,7 @@ from zcoder.relay.sanitize import visible
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest, EditApprovalRequest
 from zcoder.tools.approval import McpServerStart, McpToolCall
 from zcoder.tui.dialogs import GuardedDialog
-from zcoder.tui.widgets import screen_safe
+from zcoder.tui.widgets import content_text, screen_safe
 
 
 @dataclass(frozen=True)
@@ -146,9 +146,9 @@ class ApprovalScreen(DecisionDialog[CommandApprovalRequest]):
                 classes="meta",
             )
         ]
-        if r.warning:
+        if r.warning:  # over --connect, an MCP tool's description too: markers for padding
             said = "refused by the safety guard" if r.refused else "warning"
-            widgets.append(Static(Text(f"{said}: {screen_safe(r.warning)}"), classes="warning"))
+            widgets.append(Static(content_text(r.warning, f"{said}: "), classes="warning"))
         return widgets
 
     def body(self) -> str:
@@ -183,7 +183,7 @@ class McpStartScreen(ApprovalScreen):
 
     def meta(self) -> list[Static]:
         s = self.start
-        return [
+        said = [
             Static(
                 Text(
                     f"named by {screen_safe(s.source)} (from the repository) · "
@@ -199,6 +199,16 @@ class McpStartScreen(ApprovalScreen):
                 classes="warning",
             ),
         ]
+        if s.variables:
+            said.append(Static(Text(screen_safe(s.variables)), classes="warning"))
+        if s.replaces:
+            said.append(
+                Static(
+                    Text(f"it replaces your own server of that name: {screen_safe(s.replaces)}"),
+                    classes="warning",
+                )
+            )
+        return said
 
     def body(self) -> str:
         return f"{self.start.program}\n\nits whole entry:\n{self.start.entry}"
@@ -236,18 +246,21 @@ class McpApprovalScreen(ApprovalScreen):
                     f" · timeout {r.timeout_seconds:g} s · {r.profile.value}"
                 ),
                 classes="meta",
-            ),
-            Static(
-                Text(
-                    "the server's description of this tool (its words, not yours): "
-                    + screen_safe(c.description)
-                ),
-                classes="warning",
-            ),
+            )
         ]
 
+    # The server's description follows the arguments in the content, which scrolls and must
+    # be seen whole: however long (or padded) it is, it cannot push the arguments or the
+    # keys out of the dialog.
+    DESCRIBED: ClassVar[str] = "the server's description of this tool (its words, not yours): "
+
     def body(self) -> str:
-        return self.call.arguments
+        return f"{self.call.arguments}\n\n{self.DESCRIBED}{self.call.description}"
+
+    def body_renderable(self) -> Text:
+        described = content_text(self.call.description, self.DESCRIBED)
+        described.stylize("bold red")
+        return Text.assemble(content_text(self.call.arguments), "\n\n", described)
 
     def body_prefix(self) -> str:
         return ""

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Final
 from zcoder.tui.command_registry import Form, declares_commands, slash_command
 
 if TYPE_CHECKING:
+    from zcoder.mcp.config import McpConfig
     from zcoder.mcp.manager import McpManager, ServerStatus
     from zcoder.tui.messages import Say
 
@@ -29,11 +30,18 @@ __all__ = ["McpUI"]
 
 MAX_TOOLS_SHOWN: Final = 40
 """Tool names listed per server; more are counted."""
-USAGE: Final = "/mcp, /mcp reconnect NAME, /mcp enable NAME or /mcp disable NAME"
+USAGE: Final = "/mcp, /mcp reload, /mcp reconnect NAME, /mcp enable NAME or /mcp disable NAME"
 NO_SERVERS: Final = (
     "No MCP servers are configured. Add one with `zcoder mcp add NAME -- COMMAND`, or in "
     ".mcp.json at the project root (docs/extensions.md)."
 )
+
+
+def shadow_notes(config: McpConfig) -> list[str]:
+    """zcoder.mcp.config.shadow_notes, imported when a manager exists (see _failures)."""
+    from zcoder.mcp.config import shadow_notes as notes  # noqa: PLC0415
+
+    return notes(config)
 
 
 def _failures() -> tuple[type[Exception], ...]:
@@ -60,8 +68,9 @@ def _tools(status: ServerStatus) -> str:
     return shown
 
 
-def server_lines(statuses: list[ServerStatus], problems: list[str]) -> str:
-    """What /mcp shows: one block per server, then the configuration's problems."""
+def server_lines(statuses: list[ServerStatus], problems: list[str], notes: list[str]) -> str:
+    """What /mcp shows: one block per server, then the configuration's problems and notes
+    (a project server replacing one of the user's)."""
     lines = [f"MCP servers ({len(statuses)}):"]
     for status in statuses:
         entry = status.entry
@@ -70,9 +79,10 @@ def server_lines(statuses: list[ServerStatus], problems: list[str]) -> str:
         if status.tools:
             lines.append(f"      tools: {_tools(status)}")
     lines += [f"  problem: {problem}" for problem in problems]
+    lines += [f"  note: {note}" for note in notes]
     lines.append(
         "/mcp reconnect NAME starts one again; /mcp disable NAME, /mcp enable NAME turn one "
-        "off or on in this workspace."
+        "off or on in this workspace; /mcp reload reads the configuration again."
     )
     return "\n".join(lines)
 
@@ -88,6 +98,7 @@ class McpUI:
 
     @slash_command(
         Form("/mcp", "the MCP servers: state (and why), where configured, their tools"),
+        Form("/mcp reload", "read the MCP configuration again: added, removed, changed"),
         Form("/mcp reconnect NAME", "stop an MCP server and start it again"),
         Form(
             "/mcp enable NAME | disable NAME",
@@ -95,13 +106,27 @@ class McpUI:
         ),
     )
     async def mcp_command(self, argument: str) -> None:
-        manager = self._manager()
+        words = argument.split()
+        manager = self._manager()  # made now if a file names a server since the start
+        if manager is not None:
+            # Changed elsewhere (zcoder mcp add): read again, or always on /mcp reload.
+            forced = words == ["reload"]
+            try:
+                changes = await (manager.reload() if forced else manager.reload_if_changed())
+            except _failures() as exc:
+                self.say.error(f"The MCP configuration could not be read again: {exc}")
+                return
+            for change in changes:
+                self.say.notice(change)
+            if forced and not changes:
+                self.say.notice("The MCP configuration is as it was: nothing changed.")
         if manager is None or not (manager.config.servers or manager.config.problems):
             self.say.notice(NO_SERVERS)
             return
-        words = argument.split()
-        if not words:
-            self.say.notice(server_lines(manager.statuses(), list(manager.config.problems)))
+        if not words or words == ["reload"]:
+            config = manager.config
+            notes = shadow_notes(config)
+            self.say.notice(server_lines(manager.statuses(), list(config.problems), notes))
             return
         action, names = words[0].lower(), words[1:]
         if action not in ("reconnect", "enable", "disable") or len(names) != 1:

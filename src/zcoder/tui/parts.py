@@ -164,7 +164,9 @@ class Parts:
         from zcoder.tui.mcp_ui import McpUI
 
         services = self.services
-        return McpUI(manager=lambda: services.agent.mcp if services.agent else None, say=self.say)
+        return McpUI(
+            manager=lambda: services.agent.mcp_now() if services.agent else None, say=self.say
+        )
 
     @cached_property
     def edits(self) -> EditsUI:

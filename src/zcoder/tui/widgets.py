@@ -11,7 +11,6 @@ output could write escape sequences to the terminal (clear it, retitle it, hide 
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
 from rich.text import Text
@@ -21,12 +20,11 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import ListItem, ListView, Static
 
+from zcoder.blank_runs import blank_runs
 from zcoder.relay.sanitize import screen_safe
 from zcoder.sessions import SessionInfo
 
 __all__ = [
-    "BLANK_LINES_RUN",
-    "BLANK_RUN",
     "SIDEBAR_MIN_TERMINAL_WIDTH",
     "Body",
     "SessionItem",
@@ -36,47 +34,17 @@ __all__ = [
     "screen_safe",  # zcoder.relay.sanitize's, the one for every front end
 ]
 
-# Runs of blanks at least this long are shown as one visible marker with their length.
-BLANK_RUN: Final = 8
-BLANK_LINES_RUN: Final = 3
-
-_BLANKS = re.compile(rf"[ \t]{{{BLANK_RUN},}}")
-_BLANK_LINES = re.compile(rf"(?:[ \t]*\n){{{BLANK_LINES_RUN},}}")
-
-
-def _blank_marker(run: str) -> str:
-    spaces, tabs = run.count(" "), run.count("\t")
-    parts = []
-    if spaces:
-        parts.append(f"{spaces} space{'s' if spaces != 1 else ''}")
-    if tabs:
-        parts.append(f"{tabs} tab{'s' if tabs != 1 else ''}")
-    return "⟨" + " + ".join(parts) + "⟩"
-
 
 def content_text(text: str, prefix: str = "") -> Text:
     """What a dialog shows of ``text``: every character accounted for, nothing hidden.
 
     Control and invisible characters become visible escapes (``screen_safe``); runs of
-    blanks and of empty lines become a marker that says how many there were.
+    blanks and of empty lines become a marker that says how many there were
+    (zcoder.blank_runs).
     """
-    safe = screen_safe(text)
     out = Text(prefix, no_wrap=False, overflow="fold")
-    marker = "bold reverse"
-    position = 0
-    pattern = re.compile(f"{_BLANK_LINES.pattern}|{_BLANKS.pattern}")
-    for match in pattern.finditer(safe):
-        out.append(safe[position : match.start()])
-        run = match.group()
-        if "\n" in run:
-            lines = run.count("\n")
-            out.append("\n")
-            out.append(f"⟨{lines - 1} empty lines⟩", style=marker)
-            out.append("\n")
-        else:
-            out.append(_blank_marker(run), style=marker)
-        position = match.end()
-    out.append(safe[position:])
+    for piece, marker in blank_runs(screen_safe(text)):
+        out.append(piece, style="bold reverse" if marker else "")
     return out
 
 
