@@ -17,7 +17,7 @@ from pathlib import Path
 
 from zcoder.model.context import same_model
 from zcoder.relay.sanitize import visible
-from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore
+from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore, shown_title
 from zcoder.sessions.locks import SessionLock
 from zcoder.sessions.locks import acquire as acquire_session_lock
 
@@ -70,7 +70,7 @@ def session_lines(
         if counts is not None:
             count = counts.get(info.id, 0)
             row += [visible(info.model), f"{count} message{'' if count == 1 else 's'}"]
-        row.append(("(--prompt) " if info.one_shot else "") + visible(info.title))
+        row.append(("(--prompt) " if info.one_shot else "") + visible(shown_title(info.title)))
         rows.append(row)
     if not rows:
         return []

@@ -15,7 +15,7 @@ from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
 from tests.tui.support import relay_ready, relay_to
 from zcoder.relay import ClaimedMessage, Relay
-from zcoder.sessions import SessionStore
+from zcoder.sessions import DEFAULT_TITLE, SessionStore
 from zcoder.tui import ZcoderApp
 from zcoder.tui.approval_dialogs import ApprovalScreen
 
@@ -91,7 +91,7 @@ async def test_relay_content_does_not_set_the_session_title(fake, make_config, a
         await _relay(app, pilot, sender, "this must not become a title")
         session = app.session_id
     with SessionStore(make_config().home) as store:
-        assert store.load(session, make_config().workspace, "coding").info.title == "New Job"
+        assert store.load(session, make_config().workspace, "coding").info.title == DEFAULT_TITLE
 
 
 async def test_visible_relay_events_persist_and_reload(fake, make_config, app_factory, sender):
