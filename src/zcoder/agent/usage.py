@@ -19,6 +19,7 @@ from typing import Any, Final, TypeAlias
 from zcoder.agent.status import ContextUsage
 from zcoder.model import Done
 from zcoder.model.tokens import TokenMemo, estimate_message_tokens, estimate_tokens
+from zcoder.plural import counted
 
 # A request's messages or tool schemas, as they go on the wire.
 Records: TypeAlias = Sequence[Mapping[str, Any]]
@@ -214,8 +215,9 @@ def fit_tool_output(output: str, *, window: int | None, name: str) -> str:
         if name.startswith("read_file")
         else "search for a pattern, or a narrower command (head, tail, grep)"
     )
+    lines = counted(cut.count("\n") + 1, "line")
     marker = (
-        f"\n[… {cut.count(chr(10)) + 1:,} lines, about {estimate_tokens(cut):,} tokens, cut "
+        f"\n[… {lines}, about {estimate_tokens(cut):,} tokens, cut "
         f"here: the whole {name} result (~{tokens:,} tokens) would take more than a quarter "
         f"of the {window:,}-token context window. Read the rest in parts: {how}. …]\n"
     )
@@ -229,7 +231,7 @@ def render_breakdown(b: Breakdown, source: str | None = None) -> str:
         ("project instructions (AGENTS.md)", b.instructions),
         ("tool schemas", b.tools),
         (
-            f"history ({b.history_messages} message{'' if b.history_messages == 1 else 's'})",
+            f"history ({counted(b.history_messages, 'message')})",
             b.history,
         ),
     ]

@@ -20,6 +20,7 @@ from pathlib import Path
 from zcoder.consent import Consent, ConsentError
 from zcoder.hooks.config import EVENTS, load_hooks
 from zcoder.hooks.consent import HookConsent
+from zcoder.plural import counted
 from zcoder.sessions import default_home
 
 __all__ = ["main"]
@@ -71,7 +72,7 @@ def _answer(home: Path, workspace: Path, decision: Consent) -> int:
         return EXIT_OK
     count = HookConsent(home, workspace).record(commands, decision)
     verb = "Allowed" if decision is Consent.GRANTED else "Refused"
-    print(f"{verb} {count} project hook{'s' if count != 1 else ''} in {workspace}:")
+    print(f"{verb} {counted(count, 'project hook')} in {workspace}:")
     for command in commands:
         print(f"  {command.event} [{command.matcher}]: {command.command}")
     print("A changed entry asks again.")
@@ -89,7 +90,7 @@ def main(argv: Sequence[str]) -> int:
             decision = Consent.GRANTED if args.command == "trust" else Consent.REFUSED
             return _answer(home, workspace, decision)
         count = HookConsent(home, workspace).file.forget_workspace(workspace)
-        print(f"Forgot {count} answer{'s' if count != 1 else ''} about {workspace}'s hooks")
+        print(f"Forgot {counted(count, 'answer')} about {workspace}'s hooks")
         return EXIT_OK
     except ConsentError as exc:
         print(f"zcoder hooks: {exc}", file=sys.stderr)

@@ -30,6 +30,7 @@ from zcoder.mcp.config import (
 )
 from zcoder.mcp.consent import Consent, ConsentBook
 from zcoder.mcp.manager import McpManager, ServerStatus
+from zcoder.plural import counted
 from zcoder.sessions import default_home
 
 __all__ = ["main"]
@@ -140,7 +141,7 @@ def _remove(args: argparse.Namespace, workspace: Path, home: Path) -> int:
 def _state_line(status: ServerStatus) -> str:
     if status.state == "ready":
         count = len(status.tools)
-        return f"✓ ready, {count} tool{'s' if count != 1 else ''}"
+        return f"✓ ready, {counted(count, 'tool')}"
     if status.state in ("failed", "refused", "needs consent"):
         return f"✗ {status.state}: {status.reason}"
     return status.state
@@ -230,7 +231,7 @@ def main(argv: Sequence[str]) -> int:
         if args.command == "test":
             return _test(args, workspace, home)
         count = ConsentBook(home).forget_workspace(workspace)
-        print(f"Forgot {count} answer{'s' if count != 1 else ''} about {workspace}'s servers")
+        print(f"Forgot {counted(count, 'answer')} about {workspace}'s servers")
         return EXIT_OK
     except McpConfigError as exc:
         return _fail(str(exc))

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from zcoder.consent import digest_of, write_private_json
+from zcoder.plural import plural
 
 __all__ = [
     "PROJECT_FILE",
@@ -158,7 +159,9 @@ def parse_entry(name: str, raw: Any, *, scope: Scope, source: Path) -> ServerEnt
         raise McpConfigError(f"type must be 'stdio' or 'http', not {kind!r}")
     unknown = sorted(set(raw) - _KEYS[kind])
     if unknown:
-        raise McpConfigError(f"unknown key(s) for a {kind} server: {', '.join(unknown)}")
+        raise McpConfigError(
+            f"unknown {plural(len(unknown), 'key')} for a {kind} server: {', '.join(unknown)}"
+        )
     if kind == "stdio":
         command = raw.get("command")
         if not isinstance(command, str) or not command.strip():

@@ -14,6 +14,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
+from zcoder.plural import counted
 from zcoder.relay.display import from_words, sender_words
 from zcoder.relay.sanitize import visible
 from zcoder.tui.diff_view import diff_text
@@ -125,7 +126,7 @@ def tool_text(
         shown = lines[:MAX_TOOL_PREVIEW_LINES]
         text.append("\n" + "\n".join(shown))
         if len(lines) > len(shown):
-            text.append(f"\n… {len(lines) - len(shown)} more lines", style="dim")
+            text.append(f"\n… {counted(len(lines) - len(shown), 'more line')}", style="dim")
     if diff:
         text.append("\n")
         text.append_text(diff_text(diff))

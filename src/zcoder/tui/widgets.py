@@ -20,6 +20,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import ListItem, ListView, Static
 
+from zcoder.plural import counted
 from zcoder.relay.sanitize import visible_lines
 from zcoder.sessions import SessionInfo, shown_title
 
@@ -46,9 +47,9 @@ def _blank_marker(run: str) -> str:
     spaces, tabs = run.count(" "), run.count("\t")
     parts = []
     if spaces:
-        parts.append(f"{spaces} space{'s' if spaces != 1 else ''}")
+        parts.append(counted(spaces, "space"))
     if tabs:
-        parts.append(f"{tabs} tab{'s' if tabs != 1 else ''}")
+        parts.append(counted(tabs, "tab"))
     return "⟨" + " + ".join(parts) + "⟩"
 
 
