@@ -102,7 +102,7 @@ async def test_the_key_says_so_when_no_command_ran(make_config, app_factory):
         await pilot.press("ctrl+t")
         await pilot.pause()
         assert not isinstance(app.screen, OutputScreen)
-        assert "No command has run in this session yet." in entries(app, "system")[-1].plain
+        assert "No command or tool call in this session yet." in entries(app, "system")[-1].plain
 
 
 async def test_a_flood_of_output_is_kept_bounded_and_the_entry_bounded(
