@@ -224,6 +224,12 @@ def fit_tool_output(output: str, *, window: int | None, name: str) -> str:
     return head + marker + tail
 
 
+FREE_MEANS: Final = "(left in the window: room for the reply, then for more history)"
+OUTPUT_CAP_MEANS: Final = (
+    "the most one reply may take of the free tokens; what it writes joins the history."
+)
+
+
 def render_breakdown(b: Breakdown, source: str | None = None) -> str:
     """/context's text: where the tokens of the next request go, and the window."""
     rows: list[tuple[str, int]] = [
@@ -242,7 +248,7 @@ def render_breakdown(b: Breakdown, source: str | None = None) -> str:
     lines.append(f"  {'total'.ljust(width)}{b.total:>8,}")
     if b.window:
         free = max(0, b.window - b.total)
-        lines.append(f"  {'free'.ljust(width)}{free:>8,}")
+        lines.append(f"  {'free'.ljust(width)}{free:>8,}  {FREE_MEANS}")
         lines.append(
             f"Window: {b.window:,} tokens ({100 * b.total // b.window}% used)"
             + (f", from {source}" if source else "")
@@ -257,7 +263,7 @@ def render_breakdown(b: Breakdown, source: str | None = None) -> str:
             if cap < b.max_output
             else "ZCODER_MAX_OUTPUT_TOKENS"
         )
-        lines.append(f"Output cap: {cap:,} tokens ({why})")
+        lines.append(f"Output cap: {cap:,} tokens ({why}): {OUTPUT_CAP_MEANS}")
     if b.measured_total is not None:
         lines.append(f"The server counted {b.measured_total:,} tokens for the last request.")
     if b.largest_outputs:
