@@ -62,3 +62,38 @@ def test_connect_reads_the_tool_back_from_the_heading() -> None:
     # An MCP tool's title stays whole, and heads the call the same way on this side.
     title = call_heading("mcp__git__git_log", {"repo_path": "/r"})
     assert call_heading(tool_name("other", title), {"repo_path": "/r"}) == title
+
+
+def test_the_names_written_out_here_are_the_tools_own() -> None:
+    from zcoder.agent import headings, relay_tools
+    from zcoder.mcp.catalog import LOAD_TOOL
+    from zcoder.skills.tools import ACTIVATE_SKILL, READ_SKILL_FILE
+    from zcoder.tools.finish import FINISH_TOOL_NAME
+
+    assert headings.SEND_AGENT_MESSAGE == relay_tools.SEND_AGENT_MESSAGE
+    assert headings.LIST_AGENTS == relay_tools.LIST_AGENTS
+    assert (headings.TARGET, headings.TARGET_ALIAS) == (
+        relay_tools.TARGET,
+        relay_tools.TARGET_ALIAS,
+    )
+    assert headings.LOAD_TOOL == LOAD_TOOL
+    assert (headings.ACTIVATE_SKILL, headings.READ_SKILL_FILE) == (ACTIVATE_SKILL, READ_SKILL_FILE)
+    assert headings.FINISH_TOOL_NAME == FINISH_TOOL_NAME
+
+
+def test_the_tui_heads_calls_without_loading_the_mcp_client_or_the_relay_tools() -> None:
+    # The transcript imports the headings at start-up: they must cost the first frame
+    # nothing (the MCP client's modules alone took a third of a second).
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, zcoder.cli, zcoder.tui.app\n"
+        "heavy = ('zcoder.mcp.tools', 'zcoder.mcp.manager', 'zcoder.agent.relay_tools',"
+        " 'zcoder.skills.tools', 'mcp')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.splitlines() == ["[]"]

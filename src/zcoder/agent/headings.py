@@ -14,11 +14,19 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from zcoder.agent.relay_tools import LIST_AGENTS, SEND_AGENT_MESSAGE, TARGET, TARGET_ALIAS
-from zcoder.mcp.catalog import LOAD_TOOL
-from zcoder.mcp.tools import split_tool_name
-from zcoder.skills.tools import ACTIVATE_SKILL, READ_SKILL_FILE
-from zcoder.tools.finish import FINISH_TOOL_NAME
+from zcoder.mcp.config import split_tool_name
+
+# The names of tools defined elsewhere, written out: importing their modules (the MCP
+# client's, the skills', the relay tools') would cost the TUI's first frame a third of a
+# second. tests/agent/test_headings.py holds them equal to the modules' own.
+SEND_AGENT_MESSAGE: Final = "send_agent_message"
+TARGET: Final = "target_instance_id"
+TARGET_ALIAS: Final = "target"
+LIST_AGENTS: Final = "list_agents"
+ACTIVATE_SKILL: Final = "activate_skill"
+READ_SKILL_FILE: Final = "read_skill_file"
+LOAD_TOOL: Final = "mcp_load_tools"
+FINISH_TOOL_NAME: Final = "finish"
 
 _TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.-]+")
 """What a tool's name looks like (an MCP tool's too: mcp__SERVER__TOOL)."""

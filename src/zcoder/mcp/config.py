@@ -297,3 +297,11 @@ def remove_server(name: str, *, scope: Scope, workspace: Path, home: Path) -> bo
     data["mcpServers"] = servers
     write_json_atomically(path, data, 0o600 if scope == "user" else 0o644)
     return True
+
+
+def split_tool_name(qualified: str) -> tuple[str, str] | None:
+    """``mcp__SERVER__TOOL`` as (SERVER, TOOL); None for any other name."""
+    if not qualified.startswith("mcp__"):
+        return None
+    server, separator, tool = qualified[5:].partition("__")
+    return (server, tool) if separator and server and tool else None

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from zcoder.mcp.catalog import LOAD_TOOL, Catalog, schema_tokens, share_from_env
-from zcoder.mcp.config import ServerEntry, project_file
+from zcoder.mcp.config import ServerEntry, project_file, split_tool_name
 from zcoder.mcp.connection import McpCallError, McpTool
 from zcoder.mcp.consent import Consent
 from zcoder.mcp.manager import McpManager
@@ -54,14 +54,6 @@ __all__ = ["McpToolSource", "split_tool_name"]
 
 MAX_DESCRIPTION = 1024
 """Characters of a server's tool description sent to the model (it costs every request)."""
-
-
-def split_tool_name(qualified: str) -> tuple[str, str] | None:
-    """``mcp__SERVER__TOOL`` as (SERVER, TOOL); None for any other name."""
-    if not qualified.startswith("mcp__"):
-        return None
-    server, separator, tool = qualified[5:].partition("__")
-    return (server, tool) if separator and server and tool else None
 
 
 def _parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
