@@ -66,7 +66,9 @@ class SlashCommands:
     def context_command(self, _argument: str) -> None:
         self._show_context()
 
-    @slash_command(Form("/output", "the whole output of the last command (also Ctrl+T)"))
+    @slash_command(
+        Form("/output", "the last command's whole output, or tool call's arguments (Ctrl+T)")
+    )
     def output_command(self, _argument: str) -> None:
         self.show_output()
 
