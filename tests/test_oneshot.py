@@ -398,7 +398,7 @@ def test_a_prompt_run_stopped_before_its_prompt_was_recorded_keeps_no_session(
 ) -> None:
     """A server that accepts the connection and never answers: zcoder waits on its first
     request (the model's window) with the session already taken. Stopped there, the
-    session holds nothing and is not kept as an empty "New Job"."""
+    session holds nothing and is not kept as an empty, untitled one."""
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen(4)

@@ -16,6 +16,8 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
+from zcoder.plural import counted
+
 __all__ = ["BLANK_LINES_RUN", "BLANK_RUN", "blank_runs", "mark_blank_runs"]
 
 BLANK_RUN: Final = 8
@@ -28,13 +30,13 @@ _EITHER = re.compile(f"{_BLANK_LINES.pattern}|{_BLANKS.pattern}")
 
 def _marker(run: str) -> str:
     if "\n" in run:
-        return f"⟨{run.count(chr(10)) - 1} empty lines⟩"
+        return f"⟨{counted(run.count(chr(10)) - 1, 'empty line')}⟩"
     spaces, tabs = run.count(" "), run.count("\t")
     parts = []
     if spaces:
-        parts.append(f"{spaces} space{'s' if spaces != 1 else ''}")
+        parts.append(counted(spaces, "space"))
     if tabs:
-        parts.append(f"{tabs} tab{'s' if tabs != 1 else ''}")
+        parts.append(counted(tabs, "tab"))
     return "⟨" + " + ".join(parts) + "⟩"
 
 

@@ -319,8 +319,8 @@ async def _run(
                     report=report,
                 )
             finally:
-                # Stopped or failed before the prompt was recorded: no empty "New Job" is
-                # left in the sessions list.
+                # Stopped or failed before the prompt was recorded: no empty, untitled
+                # session is left in the sessions list.
                 with contextlib.suppress(SessionStoreError):
                     store.discard_if_unused(session_id)
     finally:

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from zcoder.model.context import same_model
 from zcoder.model.host import normalize_host
+from zcoder.plural import counted
 from zcoder.relay.sanitize import visible
-from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore
+from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore, shown_title
 from zcoder.sessions.locks import SessionLock
 from zcoder.sessions.locks import acquire as acquire_session_lock
 
@@ -54,7 +55,7 @@ def age(seconds: float) -> str:
     if seconds < 86400:
         return f"{int(seconds // 3600)} h ago"
     days = int(seconds // 86400)
-    return f"{days} day{'s' if days > 1 else ''} ago"
+    return f"{counted(days, 'day')} ago"
 
 
 def session_lines(
@@ -72,8 +73,8 @@ def session_lines(
         row = [info.id, age(now - info.updated_at)]
         if counts is not None:
             count = counts.get(info.id, 0)
-            row += [visible(info.model), f"{count} message{'' if count == 1 else 's'}"]
-        row.append(("(--prompt) " if info.one_shot else "") + visible(info.title))
+            row += [visible(info.model), counted(count, "message")]
+        row.append(("(--prompt) " if info.one_shot else "") + visible(shown_title(info.title)))
         rows.append(row)
     if not rows:
         return []

@@ -111,6 +111,6 @@ async def test_zcoders_own_command_wins_over_a_custom_one_of_its_name(
 
     (update,) = client.of_kind("available_commands_update")
     assert [c.name for c in update.available_commands].count("diff") == 1
-    assert offered(client)["diff"].description.startswith("the files changed this session")
+    assert offered(client)["diff"].description.startswith("show every file the agent changed")
     assert "No file changes in this session" in client.reply()
     assert fake.chat_bodies == []

@@ -22,6 +22,7 @@ from zcoder.agent import (
 from zcoder.agent.compaction import render_history, split_history
 from zcoder.agent.prompts import INTERRUPTED
 from zcoder.agent.user_command import USER_COMMAND_OPEN, USER_STOPPED, is_user_command_record
+from zcoder.sessions import DEFAULT_TITLE
 from zcoder.tools import CommandPolicy, Profile
 
 WAIT_FOR_GO = "while [ ! -e go ]; do sleep 0.02; done"
@@ -147,7 +148,7 @@ async def test_a_user_command_becomes_context_without_a_model_request(
     data = h.load()
     assert data.messages == h.agent.messages
     assert data.user_ledger == []
-    assert data.info.title == "New Job"
+    assert data.info.title == DEFAULT_TITLE
     [event] = data.events
     assert event.role == "tool" and event.text == "hi\noops\n[exit code 3]"
     assert event.metadata["user_command"] is True

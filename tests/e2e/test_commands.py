@@ -65,7 +65,7 @@ def test_command_output_is_on_screen_while_the_command_runs(world: World) -> Non
     # Ctrl+T (the byte a terminal sends for it) opens the whole output; q closes it.
     mark = a.mark()
     a.send_key("\x14")
-    a.wait_text("run_command: bash steps.sh — completed (command 1 of 1)", since=mark)
+    a.wait_text("run_command: bash steps.sh — completed (1 of 1)", since=mark)
     a.wait_text("Esc/q close", since=mark)
     closing = a.mark()
     a.send_key("q")
@@ -166,7 +166,7 @@ def test_in_tmux_the_entry_shows_the_tail_and_ctrl_t_the_whole_output(
         str(n) for n in range(89, 101)
     ]
     zc.send_hex("14")  # Ctrl+T
-    zc.wait_text("$ seq 1 100 — completed (command 1 of 1)")
+    zc.wait_text("$ seq 1 100 — completed (1 of 1)")
     zc.wait_text("Esc/q close")
     shown = [row.strip(" │█▊▎") for row in zc.screen()]
     assert "100" in shown and "[exit code 0]" in shown  # it opens at the end

@@ -143,7 +143,7 @@ def test_a_line_padded_with_4000_spaces_shows_its_tail(world: World) -> None:
 
     mark = a.submit_and_wait("say hi", RUN)
     # The padding is a visible marker with its length, and the tail is on screen.
-    a.wait_text("echo hi⟨4000 spaces⟩; touch PWNED", since=mark)
+    a.wait_text("echo hi⟨4,000 spaces⟩; touch PWNED", since=mark)
     a.wait_text("1 line · 4,020 characters · all shown", since=mark)
     a.answer_dialog("n", since=mark)
     a.wait_text("done", since=mark)

@@ -13,11 +13,12 @@ import pytest
 
 from tests.e2e.harness import World, wait_until
 from tests.e2e.tmux import TmuxInstance, start_in_tmux, to_hex
+from tests.fixtures.fake_ollama import Turn
 from zcoder.tui.widgets import SIDEBAR_MIN_TERMINAL_WIDTH
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
-TITLE = "● New Job"  # the open session's row in the sidebar
+TITLE = "● (no prompt yet)"  # the open session's row in the sidebar, before any prompt
 CTRL_B = "02"
 
 
@@ -83,5 +84,24 @@ def test_typing_after_sessions_goes_to_the_prompt_not_the_list(world: World) -> 
         zc.wait_text("▊ abc")  # in the prompt, not lost in the list
         zc.send_hex("7f 7f 7f")
         zc.wait_gone("▊ abc")
+    zc.send_hex(to_hex("\x11"))
+    assert zc.wait_exit() in (0, None)
+
+
+def test_a_long_title_keeps_the_session_id_in_the_sidebar_at_60x15(world: World) -> None:
+    # A title past the sidebar's ~27 columns wrapped onto the id's row: the id was gone.
+    server = world.server(demo=False)
+    server.enqueue(Turn.text("done"))
+    zc = start_in_tmux(world, "alpha", server, size=(60, 15))
+    zc.type_text("rename the users table to accounts everywhere")
+    zc.send_hex("0d")
+    zc.wait_text("done")
+    zc.send_hex(CTRL_B)
+    zc.wait_text("● rename the users")
+    row = zc.rows_with("● rename the users")[0]
+    screen = zc.screen()
+    assert screen[row].split("│")[0].rstrip().endswith("…"), screen
+    session_id = screen[row + 1].split("│")[0].strip()
+    assert re.fullmatch(r"[0-9]+_[0-9]{5}", session_id), screen
     zc.send_hex(to_hex("\x11"))
     assert zc.wait_exit() in (0, None)

@@ -22,7 +22,7 @@ from tests.e2e.conftest import RelayedFactory
 from tests.e2e.harness import World, wait_until
 from tests.fixtures.fake_ollama import Turn
 from tests.fixtures.model_requests import relay_records
-from zcoder.sessions import SessionStore
+from zcoder.sessions import DEFAULT_TITLE, SessionStore
 from zcoder.tui.relay_ui import RELAY_POLL_SECONDS
 
 pytestmark = pytest.mark.timeout(60)
@@ -180,7 +180,7 @@ def test_relay_event_is_saved_and_shown_on_resume(
     with SessionStore(world.home("beta")) as store:
         (info,) = store.list_sessions(b.workspace, "coding")
         assert info.id == session_id
-        assert info.title == "New Job"  # a relayed turn never titles a session
+        assert info.title == DEFAULT_TITLE  # a relayed turn never titles a session
         data = store.load(session_id, b.workspace, "coding")
     relay_events = [e for e in data.events if e.role == "relay"]
     assert len(relay_events) == 1

@@ -53,7 +53,7 @@ def test_bad_entries_are_problems_naming_file_and_server(tmp_path: Path) -> None
     joined = "\n".join(config.problems)
     assert "'no_command'" in joined and "needs a command" in joined
     assert "'__'" in joined
-    assert "unknown key(s) for a stdio server: argz" in joined
+    assert "unknown key for a stdio server: argz" in joined
     assert "http://" in joined
     assert "list of strings" in joined
 

@@ -171,5 +171,7 @@ def test_a_loaded_session_comes_back_with_its_user_messages() -> None:
 def test_tool_names_from_kind_and_title() -> None:
     assert tool_name("execute", "ls") == "run_command"
     assert tool_name("read", "Read a.py") == "read_file"
-    assert tool_name("edit", "Apply a patch") == "apply_patch"
+    assert tool_name("edit", "Patch a.py, b.py") == "apply_patch"
+    assert tool_name("other", "List agents") == "list_agents"
+    assert tool_name("other", "git: git_log /repo") == "git: git_log /repo"
     assert tool_name("other", "mcp_thing") == "mcp_thing"

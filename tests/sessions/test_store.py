@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,12 @@ from tests.sessions.conftest import FakeClock
 from zcoder.sessions import (
     DEFAULT_TITLE,
     EVENT_ROLES,
+    UNTITLED,
     EventNotFoundError,
     SessionNotFoundError,
     SessionStore,
     SessionStoreError,
+    shown_title,
 )
 
 # -- scoping ----------------------------------------------------------------------------
@@ -93,12 +96,12 @@ def test_session_ids_are_epoch_and_digits_and_unique_within_a_second(
     [
         pytest.param(["  Make the parser\nhandle tabs"], "Make the parser", id="first-line"),
         pytest.param(["first", "second"], "first", id="later-messages-never-change-it"),
-        pytest.param(["New Job", "something else"], "New Job", id="new-job-typed-still-counts"),
-        pytest.param(["   \n "], DEFAULT_TITLE, id="a-blank-message-keeps-new-job"),
+        pytest.param(["New Job", "something else"], "New Job", id="a-typed-new-job-is-a-title"),
+        pytest.param(["   \n "], DEFAULT_TITLE, id="a-blank-message-leaves-it-untitled"),
         pytest.param(["   \n ", "real"], "real", id="the-next-after-a-blank-one-counts"),
     ],
 )
-def test_title_is_new_job_until_the_first_user_message_that_is_not_blank(
+def test_a_session_is_untitled_until_the_first_user_message_that_is_not_blank(
     store: SessionStore, workspace: Path, messages: list[str], title: str
 ) -> None:
     info = store.create_session(workspace, "coding", "m")
@@ -108,6 +111,29 @@ def test_title_is_new_job_until_the_first_user_message_that_is_not_blank(
     assert store.load(info.id, workspace, "coding").info.title == title
     typed_a_title = any(text.strip() for text in messages)
     assert store.set_title_if_default(info.id, "third") is not typed_a_title
+
+
+def test_an_untitled_session_has_no_made_up_title_even_if_stored_by_an_older_zcoder(
+    store: SessionStore, workspace: Path, tmp_path: Path
+) -> None:
+    # Older stores wrote the placeholder "New Job" as the title of every session without a
+    # prompt; lists showed it as if it were one. Untitled reads as untitled, old or new.
+    fresh = store.create_session(workspace, "coding", "m")
+    old = store.create_session(workspace, "coding", "m")
+    path = store.path
+    store.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE sessions SET title = ? WHERE id = ?", ('"New Job"', old.id))
+    reopened = SessionStore(path.parent)
+    try:
+        listed = {info.id: info.title for info in reopened.list_sessions(workspace, "coding")}
+        assert DEFAULT_TITLE == "" and listed == {fresh.id: "", old.id: ""}
+        assert reopened.load(old.id, workspace, "coding").info.title == ""
+        assert shown_title(listed[old.id]) == UNTITLED == "(no prompt yet)"
+        reopened.record_user_message(old.id, "rename the users table")
+        assert reopened.load(old.id, workspace, "coding").info.title == "rename the users table"
+    finally:
+        reopened.close()
 
 
 def test_relay_events_and_context_messages_never_set_the_title(

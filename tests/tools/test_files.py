@@ -124,11 +124,13 @@ async def test_read_file_range_works_on_files_larger_than_the_bound(make_ctx) ->
 
 async def test_write_file_creates_parents_and_replaces(ctx: ToolContext) -> None:
     created = await call(ctx, "write_file", path="new/dir/f.txt", content="héllo\n")
-    assert created.ok and created.output.startswith("Created new/dir/f.txt")
+    assert created.output.startswith("Created new/dir/f.txt (7 bytes, 1 line)"), created.output
     assert created.metadata["created"] is True
     assert (ctx.workspace / "new/dir/f.txt").read_text() == "héllo\n"
     replaced = await call(ctx, "write_file", path="new/dir/f.txt", content="bye")
-    assert replaced.ok and replaced.output.startswith("Replaced")
+    assert replaced.output.startswith("Replaced new/dir/f.txt (3 bytes, 1 line)"), replaced.output
+    one = await call(ctx, "write_file", path="one", content="x")
+    assert one.output.startswith("Created one (1 byte, 1 line)"), one.output
     assert (ctx.workspace / "new/dir/f.txt").read_text() == "bye"
 
 

@@ -103,7 +103,8 @@ async def test_dispatch_fills_defaults_and_coerces(ctx: ToolContext) -> None:
         ({"n": "seven"}, "'n' must be integer, got string"),
         ({"n": True}, "'n' must be integer, got boolean"),
         ({"n": 1.5}, "'n' must be integer"),
-        ({"zzz": 1}, "unknown argument(s) zzz"),
+        ({"zzz": 1}, "unknown argument zzz;"),
+        ({"zzz": 1, "yyy": 2}, "unknown arguments yyy, zzz;"),
         ([1, 2], "must be a JSON object"),
         ("{not json", "not valid JSON"),
     ],
@@ -118,7 +119,7 @@ async def test_invalid_arguments_are_error_results(
 
 async def test_missing_required_argument(ctx: ToolContext) -> None:
     result = await default_registry().dispatch("read_file", {}, ctx)
-    assert not result.ok and "missing required argument(s): path" in result.output
+    assert not result.ok and "missing required argument: path" in result.output
 
 
 async def test_unknown_tool_lists_the_available_ones(ctx: ToolContext) -> None:

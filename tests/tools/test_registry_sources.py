@@ -58,7 +58,7 @@ async def test_a_sources_tool_is_dispatched_validated_and_bounded(tmp_path: Path
     ctx = context(tmp_path)
     await registry.prepare(ctx)
     missing = await registry.dispatch("extra__echo", {}, ctx)
-    assert not missing.ok and "missing required argument(s): text" in missing.output
+    assert not missing.ok and "missing required argument: text" in missing.output
     result = await registry.dispatch("extra__echo", {"text": "END"}, ctx)
     assert result.ok and result.output.endswith("END")
     assert len(result.output.encode()) <= 2048 and "bytes omitted" in result.output

@@ -11,7 +11,7 @@ import pytest
 from tests.fixtures.fake_ollama import Turn, call
 from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
 from tests.tui.support import answered, relay_ready, relay_to
-from zcoder.sessions import SessionStore
+from zcoder.sessions import DEFAULT_TITLE, SessionStore
 from zcoder.tui.approval_dialogs import ApprovalScreen, ConfirmSendScreen
 
 pytestmark = pytest.mark.timeout(60)
@@ -235,7 +235,7 @@ async def test_relay_turn_runs_shows_sender_and_persists(fake, make_config, app_
         relay_before = relay_entry.plain
     store = SessionStore(make_config().home)
     data = store.load(session, make_config().workspace, "coding")
-    assert data.info.title == "New Job"
+    assert data.info.title == DEFAULT_TITLE
     assert data.user_ledger == []
     assert [e.role for e in data.events][:1] == ["relay"]
     store.close()

@@ -102,7 +102,7 @@ async def test_the_key_says_so_when_no_command_ran(make_config, app_factory):
         await pilot.press("ctrl+t")
         await pilot.pause()
         assert not isinstance(app.screen, OutputScreen)
-        assert "No command has run in this session yet." in entries(app, "system")[-1].plain
+        assert "No command or tool call in this session yet." in entries(app, "system")[-1].plain
 
 
 async def test_a_flood_of_output_is_kept_bounded_and_the_entry_bounded(
@@ -264,3 +264,16 @@ async def test_the_full_output_view_follows_a_running_command(
         (workspace / "go").touch()
         await wait_until(pilot, lambda: viewed(app) == "step 1\nstep 2\n[exit code 0]")
         assert "completed" in str(app.screen.query_one(".title", Static).render())
+
+
+async def test_the_help_of_diff_says_what_it_shows(make_config, app_factory):
+    # It read "the files changed this session: the net diff of each", as if cut off.
+    app = app_factory(make_config(env={"ZCODER_RELAY": "off"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "/help")
+        await wait_until(pilot, lambda: "/diff" in "".join(e.plain for e in entries(app)))
+        help_text = " ".join(" ".join(e.plain.split()) for e in entries(app, "system"))
+        assert (
+            "/diff show every file the agent changed this session, as one diff per file: from "
+            "before its first edit to what is on disk now"
+        ) in help_text

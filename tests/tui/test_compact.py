@@ -56,3 +56,22 @@ async def test_compact_with_nothing_to_compact_says_so(fake, make_config, app_fa
         for b in fake.chat_bodies
         if b["messages"]
     )
+
+
+async def test_context_says_what_free_is_and_what_the_output_cap_takes_of_it(
+    fake, make_config, app_factory
+):
+    # "free" stood beside "Output cap" with nothing to say how they relate.
+    app = app_factory(make_config(env={"ZCODER_RELAY": "off"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await converse(pilot, app, fake, "one")
+        await submit(pilot, app, "/context")
+        await wait_until(pilot, lambda: "Output cap" in transcript_text(app))
+        lines = entries(app, "system")[-1].plain.splitlines()
+        [free] = [line for line in lines if line.lstrip().startswith("free ")]
+        assert free.endswith("(left in the window: room for the reply, then for more history)")
+        [cap] = [line for line in lines if line.startswith("Output cap: ")]
+        assert cap.startswith("Output cap: 8,192 tokens (ZCODER_MAX_OUTPUT_TOKENS): ")
+        assert cap.endswith(
+            "the most one reply may take of the free tokens; what it writes joins the history."
+        )

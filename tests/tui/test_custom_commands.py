@@ -176,7 +176,7 @@ async def test_skills_reload_reads_new_commands(fake, make_config, app_factory, 
         add_skill(workspace)
         await submit(pilot, app, "/skills reload")
         await wait_until(
-            pilot, lambda: "Reloaded: 1 skills, 1 custom commands" in transcript_text(app)
+            pilot, lambda: "Reloaded: 1 skill, 1 custom command." in transcript_text(app)
         )
         assert commands().find("/fresh") is not None
         fake.enqueue(Turn.text("ok"))

@@ -155,7 +155,7 @@ async def call_that_never_ends(pilot: Any, app: ZcoderApp, record: Path) -> int:
     """Have the model call the silent server's wait, approve it; the server's pid."""
     await submit(pilot, app, "wait for ever")
     await answer(pilot, app, "y")  # the server's wait never answers
-    await wait_until(pilot, lambda: "mcp__silent__wait" in transcript_text(app), 60)
+    await wait_until(pilot, lambda: "silent: wait" in transcript_text(app), 60)
     (pid,) = pids(record)
     assert alive(pid) and app.busy
     return pid

@@ -15,7 +15,7 @@ from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
 from tests.tui.support import relay_ready, relay_to
 from zcoder.relay import ClaimedMessage, Relay
-from zcoder.sessions import SessionStore
+from zcoder.sessions import DEFAULT_TITLE, SessionStore
 from zcoder.tui import ZcoderApp
 from zcoder.tui.approval_dialogs import ApprovalScreen
 
@@ -91,7 +91,7 @@ async def test_relay_content_does_not_set_the_session_title(fake, make_config, a
         await _relay(app, pilot, sender, "this must not become a title")
         session = app.session_id
     with SessionStore(make_config().home) as store:
-        assert store.load(session, make_config().workspace, "coding").info.title == "New Job"
+        assert store.load(session, make_config().workspace, "coding").info.title == DEFAULT_TITLE
 
 
 async def test_visible_relay_events_persist_and_reload(fake, make_config, app_factory, sender):
@@ -592,3 +592,29 @@ async def test_quitting_with_unrun_relayed_messages_asks_and_tells_their_senders
     receipts = sender.take_receipts()
     assert sorted(r.in_reply_to for r, _ in receipts) == sorted(str(s.message_id) for s in sent)
     assert {r.outcome for r, _ in receipts} == {"discarded"}
+
+
+async def test_the_send_dialog_names_the_target_once_and_warns_that_it_is_paused(
+    fake, make_config, app_factory, sender
+):
+    # A peer named as its project was shown "to sender-project (sender-project)", and a
+    # paused one gave no sign that the message would be refused.
+    from zcoder.tui.approval_dialogs import ConfirmSendScreen
+
+    sender.refresh_manifest(name="sender-project")
+    sender.pause()
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await relay_ready(pilot, app)
+        enqueue_send(fake, sender.instance_id, "m", then="ok")
+        await submit(pilot, app, "tell it")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmSendScreen))
+        dialog = app.screen
+        meta, warning = (str(w.render()) for w in dialog.query(".meta, .warning"))
+        assert meta.startswith("to sender-project (pid ") and meta.count("sender-project") == 2
+        assert warning == (
+            "warning: sender-project is paused: it refuses messages until its user resumes it"
+            " (/agents resume), so this one would not be delivered."
+        )
+        await answer(pilot, app, "n")
+        await idle(pilot, app)

@@ -47,7 +47,7 @@ async def test_sidebar_and_sessions_show_ids_titles_models_and_counts(
         await submit(pilot, app, "/sessions")
         await wait_until(pilot, lambda: "newest first" in transcript_text(app))
         items = list(app.sidebar.query(SessionItem))
-        rendered = [str(item.query_one("Static").render()) for item in items]
+        rendered = [" ".join(str(row.render()) for row in item.query("Static")) for item in items]
         assert [item.info.id for item in items] == [app.session_id, older]
         assert app.session_id in rendered[0] and "hello there" in rendered[0]
         assert older in rendered[1] and "older job" in rendered[1]
@@ -58,6 +58,34 @@ async def test_sidebar_and_sessions_show_ids_titles_models_and_counts(
         assert listing[2].startswith(f"  {older}") and "llama3.2" in listing[2]
         assert "2 messages" in listing[2] and "zcoder --resume ID" in listing[0]
         assert app.focused is app.sidebar
+
+
+def screen_rows(app: Any) -> list[str]:
+    """The screen as drawn, one string per row."""
+    return [
+        "".join(segment.text for segment in strip)
+        for strip in app.screen._compositor.render_strips()
+    ]
+
+
+async def test_a_long_title_ends_in_an_ellipsis_and_the_id_stays_below_it(
+    fake, make_config, app_factory
+):
+    # A title past the sidebar's width wrapped onto the id's row and the id was never
+    # drawn (the Static ignored the Text's no_wrap): the id is on its own row, always.
+    config = make_config(env={"ZCODER_RELAY": "off"})
+    older = saved_session(config, "rename the users table to accounts everywhere", "m")
+    app = app_factory(config)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: len(app.sidebar.query(SessionItem)) == 2)
+        await pilot.pause()
+        rows = [row[:30] for row in screen_rows(app)]
+        new_row = next(i for i, row in enumerate(rows) if "● " in row)
+        assert rows[new_row].strip(" │") == "● (no prompt yet)"  # not a made-up title
+        assert rows[new_row + 1].strip(" │") == app.session_id
+        old_row = next(i for i, row in enumerate(rows) if "rename the users" in row)
+        assert rows[old_row].rstrip(" │").endswith("…")
+        assert rows[old_row + 1].strip(" │") == older
 
 
 async def test_copy_puts_the_last_reply_on_the_clipboard_with_osc_52(

@@ -42,6 +42,7 @@ from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 from zcoder.acp.permission import PermissionAsker
 from zcoder.acp.updates import EventTranslator, FileEdit, UpdatePump
 from zcoder.agent.edits import EditJournal
+from zcoder.relay.display import paused_warning, peer_label
 from zcoder.relay.names import name_of
 from zcoder.relay.sanitize import visible, visible_lines
 from zcoder.tools import (
@@ -197,11 +198,11 @@ class AcpApprover:
     async def confirm_send(self, peer: Peer, message: str) -> bool:
         """The relay's send confirmation (zcoder.agent.relay_tools.SendConfirmer): the
         exact instance the message goes to and the whole message; allow once or not."""
-        where = f"{visible(name_of(peer))} (pid {peer.pid}, {visible(peer.workspace)})"
-        lines = [
-            f"Send this message to {where}, instance {visible(peer.instance_id)}?",
-            fenced(visible_lines(message)),
-        ]
+        where = f"{peer_label(peer)} (pid {peer.pid}, {visible(peer.workspace)})"
+        lines = [f"Send this message to {where}, instance {visible(peer.instance_id)}?"]
+        if warning := paused_warning(peer):
+            lines.append(f"Warning: {warning}")
+        lines.append(fenced(visible_lines(message)))
         tool_call = ToolCallUpdate(
             tool_call_id=self.translator.running_call or "send_agent_message",
             title=f"Send a message to {visible(name_of(peer))}",

@@ -133,7 +133,12 @@ COMMANDS: Final = (
         _compact,
         turn=True,
     ),
-    AcpCommand("/diff", "the files changed this session: the net diff of each", _diff),
+    AcpCommand(
+        "/diff",
+        "show every file the agent changed this session, as one diff per file: from before"
+        " its first edit to what is on disk now",
+        _diff,
+    ),
     AcpCommand(
         "/list-agents",
         "list the other zcoder instances on this machine (no model request)",

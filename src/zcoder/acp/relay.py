@@ -39,6 +39,7 @@ from zcoder.acp.notices import SessionNotice
 from zcoder.acp.updates import Update
 from zcoder.agent.auto_turns import AutoTurns
 from zcoder.agent.relay_inbox import RelayHistory, receipt_outcome
+from zcoder.plural import counted
 from zcoder.relay.display import sender_from
 from zcoder.relay.sanitize import visible, visible_lines
 
@@ -226,7 +227,7 @@ class SessionRelay:
                     ran = self.turns.auto_turns
                     self._show(
                         notice(
-                            f"{ran} relayed task{'' if ran == 1 else 's'} ran without you;"
+                            f"{counted(ran, 'relayed task')} ran without you;"
                             " the rest wait for your next prompt (ZCODER_RELAY_MAX_AUTO_TURNS)."
                         )
                     )
@@ -315,4 +316,4 @@ class SessionRelay:
             discarded = await asyncio.to_thread(self.history.discard_unrun)
         finally:
             await asyncio.to_thread(self.relay.stop)
-        log.info("relay peer withdrawn (%d unrun message(s) discarded)", discarded)
+        log.info("relay peer withdrawn (%s discarded)", counted(discarded, "unrun message"))

@@ -43,6 +43,7 @@ from acp.schema import ToolCallLocation, ToolCallStatus, ToolKind, UsageUpdate
 from zcoder.acp.notices import SessionNotice
 from zcoder.agent import events as ev
 from zcoder.agent.cancellation import STOPPED_KEY
+from zcoder.agent.headings import call_heading
 from zcoder.agent.status import ContextUsage
 from zcoder.model.recovery import HeldReply
 from zcoder.relay.display import from_words, sender_words
@@ -87,24 +88,9 @@ def tool_kind(name: str) -> ToolKind:
 
 
 def tool_title(name: str, arguments: dict[str, Any]) -> str:
-    """What the editor shows for a call: the whole command for run_command."""
-    if name == "run_command":
-        return str(arguments.get("command", "run_command"))
-    path = arguments.get("path")
-    verbs = {
-        "read_file": "Read",
-        "read_file_range": "Read",
-        "list_files": "List",
-        "write_file": "Write",
-        "replace_text": "Edit",
-    }
-    if name in verbs and isinstance(path, str):
-        return f"{verbs[name]} {path}"
-    if name == "search":
-        return f"Search {arguments.get('query', '')!s}"
-    if name == "apply_patch":
-        return "Apply a patch"
-    return name
+    """What the editor shows for a call: its heading, as every front end heads it (the
+    whole command for run_command); the arguments go along as the raw input."""
+    return call_heading(name, arguments)
 
 
 def tool_locations(workspace: Path, arguments: dict[str, Any]) -> list[ToolCallLocation] | None:

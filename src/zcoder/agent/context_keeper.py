@@ -21,6 +21,7 @@ from zcoder.agent.recorder import Recorder
 from zcoder.agent.status import ContextUsage
 from zcoder.agent.usage import Breakdown, ContextMeter, output_cap
 from zcoder.model import AssistantReply, Done, Message, ModelError
+from zcoder.plural import counted
 from zcoder.skills.active import carried_records
 
 if TYPE_CHECKING:
@@ -164,8 +165,9 @@ class ContextKeeper:
             settings.num_ctx,
             measured=False,
         )
+        older_messages = counted(len(older), "older message")
         report = (
-            f"Compacted{' automatically' if automatic else ''}: {len(older)} older messages "
+            f"Compacted{' automatically' if automatic else ''}: {older_messages} "
             f"became a summary; the latest turns are kept as they were. "
             f"Context ~{before:,} → ~{after.used:,} tokens."
         )

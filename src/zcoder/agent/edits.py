@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Final
 
 from zcoder.agent.edit_store import EditRecord, EditStore, sha256
+from zcoder.plural import counted
 from zcoder.tools import (
     ApprovalDecision,
     ConfinementError,
@@ -82,7 +83,7 @@ class SessionDiff:
         added = sum(d.added for d in self.diffs)
         removed = sum(d.removed for d in self.diffs)
         return (
-            f"{files} file{'s' if files != 1 else ''} changed this session, "
+            f"{counted(files, 'file')} changed this session, "
             f"+{added} −{removed} lines (from before the agent's first edit of each file "
             "to what is on disk now)"
         )

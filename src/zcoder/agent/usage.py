@@ -19,6 +19,7 @@ from typing import Any, Final, TypeAlias
 from zcoder.agent.status import ContextUsage
 from zcoder.model import Done
 from zcoder.model.tokens import TokenMemo, estimate_message_tokens, estimate_tokens
+from zcoder.plural import counted
 
 # A request's messages or tool schemas, as they go on the wire.
 Records: TypeAlias = Sequence[Mapping[str, Any]]
@@ -214,12 +215,19 @@ def fit_tool_output(output: str, *, window: int | None, name: str) -> str:
         if name.startswith("read_file")
         else "search for a pattern, or a narrower command (head, tail, grep)"
     )
+    lines = counted(cut.count("\n") + 1, "line")
     marker = (
-        f"\n[… {cut.count(chr(10)) + 1:,} lines, about {estimate_tokens(cut):,} tokens, cut "
+        f"\n[… {lines}, about {estimate_tokens(cut):,} tokens, cut "
         f"here: the whole {name} result (~{tokens:,} tokens) would take more than a quarter "
         f"of the {window:,}-token context window. Read the rest in parts: {how}. …]\n"
     )
     return head + marker + tail
+
+
+FREE_MEANS: Final = "(left in the window: room for the reply, then for more history)"
+OUTPUT_CAP_MEANS: Final = (
+    "the most one reply may take of the free tokens; what it writes joins the history."
+)
 
 
 def render_breakdown(b: Breakdown, source: str | None = None) -> str:
@@ -229,7 +237,7 @@ def render_breakdown(b: Breakdown, source: str | None = None) -> str:
         ("project instructions (AGENTS.md)", b.instructions),
         ("tool schemas", b.tools),
         (
-            f"history ({b.history_messages} message{'' if b.history_messages == 1 else 's'})",
+            f"history ({counted(b.history_messages, 'message')})",
             b.history,
         ),
     ]
@@ -240,7 +248,7 @@ def render_breakdown(b: Breakdown, source: str | None = None) -> str:
     lines.append(f"  {'total'.ljust(width)}{b.total:>8,}")
     if b.window:
         free = max(0, b.window - b.total)
-        lines.append(f"  {'free'.ljust(width)}{free:>8,}")
+        lines.append(f"  {'free'.ljust(width)}{free:>8,}  {FREE_MEANS}")
         lines.append(
             f"Window: {b.window:,} tokens ({100 * b.total // b.window}% used)"
             + (f", from {source}" if source else "")
@@ -255,7 +263,7 @@ def render_breakdown(b: Breakdown, source: str | None = None) -> str:
             if cap < b.max_output
             else "ZCODER_MAX_OUTPUT_TOKENS"
         )
-        lines.append(f"Output cap: {cap:,} tokens ({why})")
+        lines.append(f"Output cap: {cap:,} tokens ({why}): {OUTPUT_CAP_MEANS}")
     if b.measured_total is not None:
         lines.append(f"The server counted {b.measured_total:,} tokens for the last request.")
     if b.largest_outputs:

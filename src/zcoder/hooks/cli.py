@@ -22,6 +22,7 @@ from pathlib import Path
 from zcoder.consent import Consent, ConsentError
 from zcoder.hooks.config import EVENTS, load_hooks
 from zcoder.hooks.consent import HookConsent
+from zcoder.plural import counted
 from zcoder.relay.sanitize import screen_safe, visible
 from zcoder.sessions import default_home
 
@@ -75,7 +76,7 @@ def _answer(home: Path, workspace: Path, decision: Consent) -> int:
     count = HookConsent(home, workspace).record(commands, decision)
     verb = "Allowed" if decision is Consent.GRANTED else "Refused"
     where = visible(str(workspace))
-    print(f"{verb} {count} project hook{'s' if count != 1 else ''} in {where}:")
+    print(f"{verb} {counted(count, 'project hook')} in {where}:")
     for command in commands:
         event, matcher = visible(command.event), visible(command.matcher)
         print(f"  {event} [{matcher}]: {visible(command.command)}")
@@ -95,7 +96,7 @@ def main(argv: Sequence[str]) -> int:
             return _answer(home, workspace, decision)
         count = HookConsent(home, workspace).file.forget_workspace(workspace)
         where = visible(str(workspace))
-        print(f"Forgot {count} answer{'s' if count != 1 else ''} about {where}'s hooks")
+        print(f"Forgot {counted(count, 'answer')} about {where}'s hooks")
         return EXIT_OK
     except ConsentError as exc:
         print(f"zcoder hooks: {screen_safe(str(exc))}", file=sys.stderr)

@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from zcoder.mcp.connection import McpTool
 from zcoder.model.tokens import estimate_tokens
+from zcoder.plural import counted
 from zcoder.tools.base import ToolContext, ToolHandler, ToolResult, ToolSpec
 
 __all__ = ["LOAD_TOOL", "SHARE_ENV", "Catalog", "share_from_env"]
@@ -121,7 +122,7 @@ class Catalog:
         self.loaded.append(server)
         return ToolResult(
             True,
-            f"Loaded {len(tools)} tool{'s' if len(tools) != 1 else ''} of the MCP server "
+            f"Loaded {counted(len(tools), 'tool')} of the MCP server "
             f"{server!r}; call them from your next step: {names}",
             {"server": server},
         )

@@ -35,6 +35,7 @@ from zcoder.mcp.config import (
 )
 from zcoder.mcp.consent import Consent, ConsentBook
 from zcoder.mcp.manager import McpManager, ServerStatus
+from zcoder.plural import counted
 from zcoder.relay.sanitize import json_text, screen_safe, visible
 from zcoder.sessions import default_home
 
@@ -147,7 +148,7 @@ def _remove(args: argparse.Namespace, workspace: Path, home: Path) -> int:
 def _state_line(status: ServerStatus) -> str:
     if status.state == "ready":
         count = len(status.tools)
-        return f"✓ ready, {count} tool{'s' if count != 1 else ''}"
+        return f"✓ ready, {counted(count, 'tool')}"
     if status.state in ("failed", "refused", "needs consent"):
         return f"✗ {status.state}: {visible(status.reason)}"
     return status.state
@@ -259,7 +260,7 @@ def main(argv: Sequence[str]) -> int:
             return _test(args, workspace, home)
         count = ConsentBook(home).forget_workspace(workspace)
         where = visible(str(workspace))
-        print(f"Forgot {count} answer{'s' if count != 1 else ''} about {where}'s servers")
+        print(f"Forgot {counted(count, 'answer')} about {where}'s servers")
         return EXIT_OK
     except McpConfigError as exc:
         return _fail(str(exc))

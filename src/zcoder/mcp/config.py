@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from zcoder.consent import digest_of, write_private_json
+from zcoder.plural import plural
 
 __all__ = [
     "PROJECT_FILE",
@@ -193,7 +194,9 @@ def parse_entry(name: str, raw: Any, *, scope: Scope, source: Path) -> ServerEnt
         raise McpConfigError(f"type must be 'stdio' or 'http', not {kind!r}")
     unknown = sorted(set(raw) - _KEYS[kind])
     if unknown:
-        raise McpConfigError(f"unknown key(s) for a {kind} server: {', '.join(unknown)}")
+        raise McpConfigError(
+            f"unknown {plural(len(unknown), 'key')} for a {kind} server: {', '.join(unknown)}"
+        )
     if kind == "stdio":
         command = raw.get("command")
         if not isinstance(command, str) or not command.strip():
@@ -368,3 +371,11 @@ def remove_server(name: str, *, scope: Scope, workspace: Path, home: Path) -> bo
     data["mcpServers"] = servers
     write_json_atomically(path, data, 0o600 if scope == "user" else 0o644)
     return True
+
+
+def split_tool_name(qualified: str) -> tuple[str, str] | None:
+    """``mcp__SERVER__TOOL`` as (SERVER, TOOL); None for any other name."""
+    if not qualified.startswith("mcp__"):
+        return None
+    server, separator, tool = qualified[5:].partition("__")
+    return (server, tool) if separator and server and tool else None

@@ -45,6 +45,7 @@ from zcoder.mcp.connection import Connection, McpCallError, McpTool, ServerState
 from zcoder.mcp.consent import Consent, ConsentBook
 from zcoder.mcp.switches import DisabledBook
 from zcoder.mcp.transport import DEFAULT_MAX_MESSAGE
+from zcoder.plural import counted
 
 __all__ = ["McpManager", "ServerStatus", "timeouts_from_env"]
 
@@ -332,7 +333,7 @@ class McpManager:
             elif connection.state is ServerState.READY:
                 key = (name, "ready")
                 count = len(connection.tools)
-                line = f"MCP server {name!r} is ready: {count} tool{'s' if count != 1 else ''}"
+                line = f"MCP server {name!r} is ready: {counted(count, 'tool')}"
                 if connection.skipped:
                     line += "; left out, their names being unusable as tool names: " + ", ".join(
                         repr(name) for name in connection.skipped

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from zcoder.plural import counted
 from zcoder.tools.output import bound_text
 
 __all__ = ["describe_size", "result_text"]
@@ -24,7 +25,7 @@ def describe_size(data: str) -> str:
     data = data.strip()
     size = len(data) * 3 // 4 - (len(data) - len(data.rstrip("=")))
     if size < 1024:
-        return f"{size} bytes"
+        return counted(size, "byte")
     if size < 1024 * 1024:
         return f"{size / 1024:.0f} KB"
     return f"{size / (1024 * 1024):.1f} MB"

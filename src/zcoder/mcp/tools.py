@@ -41,6 +41,7 @@ from zcoder.mcp.config import (
     entry_hash,
     project_file,
     shadow_notes,
+    split_tool_name,
     variables_note,
 )
 from zcoder.mcp.connection import McpCallError, McpTool
@@ -61,14 +62,6 @@ __all__ = ["McpToolSource", "split_tool_name"]
 
 MAX_DESCRIPTION = 1024
 """Characters of a server's tool description sent to the model (it costs every request)."""
-
-
-def split_tool_name(qualified: str) -> tuple[str, str] | None:
-    """``mcp__SERVER__TOOL`` as (SERVER, TOOL); None for any other name."""
-    if not qualified.startswith("mcp__"):
-        return None
-    server, separator, tool = qualified[5:].partition("__")
-    return (server, tool) if separator and server and tool else None
 
 
 def _parameters(schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -84,6 +84,7 @@ from zcoder.model.held_reply import HeldReply, settled_length
 from zcoder.model.recovery_scan import _Scanner
 from zcoder.model.recovery_shapes import _Call, _json_values, _Span, _Tools
 from zcoder.model.types import AssistantReply, ToolCall
+from zcoder.plural import counted
 from zcoder.tools.registry import validate_arguments
 
 __all__ = ["RECOVERED_ID_PREFIX", "HeldReply", "recover", "settled_length", "split_thinking"]
@@ -143,7 +144,7 @@ def _recover(reply: AssistantReply, tools: _Tools) -> AssistantReply:
     if thinking is None and not calls:
         return reply
     if calls:
-        log.info("recovered %d tool call(s) written as text", len(calls))
+        log.info("recovered %s written as text", counted(len(calls), "tool call"))
     joined = "\n\n".join(part for part in (reply.thinking, thinking) if part)
     return AssistantReply(
         content=content,

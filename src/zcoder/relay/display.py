@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from zcoder.relay.names import display_names, explicit_name
+from zcoder.relay.names import display_names, explicit_name, name_of
 from zcoder.relay.sanitize import bounded, field_for_model, visible
 
 if TYPE_CHECKING:
@@ -23,6 +23,8 @@ __all__ = [
     "NO_PEERS_TEXT",
     "PEERS_HEADING",
     "from_words",
+    "paused_warning",
+    "peer_label",
     "peer_list_for_model",
     "peer_table",
     "sender_from",
@@ -62,7 +64,8 @@ def _stacked(peers: Sequence[Peer]) -> str:
     lines: list[str] = []
     for p in peers:
         lines.append(
-            f"{names[p.instance_id]} ({visible(p.project)}) · pid {p.pid} · {visible(p.state)}"
+            f"{_with_project(names[p.instance_id], visible(p.project))} · pid {p.pid} · "
+            f"{visible(p.state)}"
         )
         lines.append(f"  id {visible(p.instance_id)}")
         lines.append(f"  {visible(p.workspace)}")
@@ -93,6 +96,27 @@ def _table(peers: Sequence[Peer]) -> str:
             "".join(cell.ljust(w) for cell, w in zip(row[:5], widths, strict=True)) + row[5]
         )
     return "\n".join(lines)
+
+
+def peer_label(peer: Peer) -> str:
+    """A peer as the user reads it: its name, then its project when that says more
+    (``api (backend)``; ``weekly-digest`` once when both are the same); made visible."""
+    return _with_project(visible(name_of(peer)), visible(peer.project))
+
+
+def _with_project(name: str, project: str) -> str:
+    return name if project in ("", name) else f"{name} ({project})"
+
+
+def paused_warning(peer: Peer) -> str | None:
+    """What to tell a user about to send to ``peer`` while it is paused (as it was listed:
+    a paused zcoder refuses every message, none is queued); None when it is not."""
+    if peer.state != "paused":
+        return None
+    return (
+        f"{peer_label(peer)} is paused: it refuses messages until its user resumes it "
+        "(/agents resume), so this one would not be delivered."
+    )
 
 
 # A peer writes its own manifest: the model is told so, and each field is bounded.

@@ -34,28 +34,20 @@ from acp.schema import (
 )
 
 from zcoder.agent import events as ev
+from zcoder.agent.headings import tool_from_heading
 from zcoder.agent.status import ContextUsage, Status
 
 _NOTICE: Final = re.compile(r"\A\n\n_zcoder: (?P<text>.*)_\n\n\Z", re.DOTALL)
 _ERROR: Final = re.compile(r"\A\n\n\*\*zcoder: (?P<text>.*)\*\*\n\n\Z", re.DOTALL)
 _FINAL: Final = ("completed", "failed")
 
-# The title's verb names the tool (zcoder.acp.updates.tool_title); the kind alone does not.
-_VERBS: Final = {
-    "Read": "read_file",
-    "List": "list_files",
-    "Write": "write_file",
-    "Edit": "replace_text",
-    "Search": "search",
-    "Apply": "apply_patch",
-}
-
 
 def tool_name(kind: str | None, title: str) -> str:
-    """zcoder's name for a remote tool call, from its kind and title."""
+    """zcoder's name for a remote tool call, from its kind and title (the title's verb
+    names a built-in tool: zcoder.agent.headings); an MCP tool's title is kept whole."""
     if kind == "execute":
         return "run_command"
-    return _VERBS.get(title.split(" ", 1)[0], title or "tool")
+    return tool_from_heading(title) or title or "tool"
 
 
 def text_of(content: Any) -> str:

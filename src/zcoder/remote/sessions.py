@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from acp import RequestError
 
 from zcoder.acp.listing import saved_session
+from zcoder.plural import counted
 from zcoder.relay.sanitize import visible
 from zcoder.remote.connection import ConnectionLost
 from zcoder.resume import session_lines
@@ -102,7 +103,10 @@ class RemoteSessions(SessionsUI):
         ]
         lines += session_lines(shown, counts=counts, current=current)
         if len(shown) < len(found):
-            lines.append(f"{len(found) - len(shown)} of --prompt runs not shown: /sessions all")
+            lines.append(
+                f"{counted(len(found) - len(shown), 'session')} of --prompt runs not shown:"
+                " /sessions all"
+            )
         self.say.notice("\n".join(lines))
         self.sidebar.show(shown, current)
         self.show_list()  # as in a local run: ↑ ↓ Enter opens one
@@ -115,7 +119,7 @@ class RemoteSessions(SessionsUI):
         ids = [info.id for info, _ in found]
         matches = [typed] if typed in ids else [i for i in ids if i.startswith(typed)]
         if len(matches) != 1:
-            which = "no session" if not matches else f"{len(matches)} sessions"
+            which = "no session" if not matches else counted(len(matches), "session")
             self.say.error(f"{which} of {label}'s workspace start with {visible(typed)!r}")
             return
         (session_id,) = matches

@@ -42,7 +42,13 @@ if TYPE_CHECKING:
     )
     from zcoder.sessions.schema import SCHEMA_VERSION
     from zcoder.sessions.store import DEFAULT_BUSY_TIMEOUT_MS, SessionStore
-    from zcoder.sessions.titles import DEFAULT_TITLE, MAX_TITLE_CHARS, title_from_user_message
+    from zcoder.sessions.titles import (
+        DEFAULT_TITLE,
+        MAX_TITLE_CHARS,
+        UNTITLED,
+        shown_title,
+        title_from_user_message,
+    )
 
 # Each name is imported from its module when first used (PEP 562), so a caller that
 # needs one light name does not pay for the whole package at start-up.
@@ -71,6 +77,8 @@ __getattr__ = lazy_exports(
         "SessionStore": "store",
         "DEFAULT_TITLE": "titles",
         "MAX_TITLE_CHARS": "titles",
+        "UNTITLED": "titles",
+        "shown_title": "titles",
         "title_from_user_message": "titles",
     },
 )
@@ -82,6 +90,7 @@ __all__ = [
     "MAX_TITLE_CHARS",
     "SCHEMA_VERSION",
     "STORE_FILE_NAME",
+    "UNTITLED",
     "EventNotFoundError",
     "EventRole",
     "Message",
@@ -98,5 +107,6 @@ __all__ = [
     "TranscriptEvent",
     "canonical_workspace",
     "default_home",
+    "shown_title",
     "title_from_user_message",
 ]

@@ -23,7 +23,10 @@ Clock = Callable[[], float]
 SESSION_ID_DIGITS = 5  # the random part of "1788012120_10392"
 MAX_ID_ATTEMPTS = 32  # new ids tried before giving up; a clash is already one in 90,000
 
-SESSION_COLUMNS = "id, workspace, profile, model, title, created_at, updated_at, one_shot"
+# A title still the default reads as DEFAULT_TITLE whatever is stored: sessions made before
+# it was "" hold the old placeholder "New Job".
+_TITLE = f"CASE title_is_default WHEN 1 THEN '{enc(DEFAULT_TITLE)}' ELSE title END"
+SESSION_COLUMNS = f"id, workspace, profile, model, {_TITLE}, created_at, updated_at, one_shot"
 
 
 def new_session_id(now: float) -> str:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import unicodedata
 
-DEFAULT_TITLE = "New Job"
+DEFAULT_TITLE = ""
+"""A session's title until the user's first prompt: none (a relayed task, a ``!command`` or
+nothing at all never titles it). Sessions stored with the old placeholder ("New Job") read
+back as untitled too (zcoder.sessions.session_table)."""
+
+UNTITLED = "(no prompt yet)"
+"""What a list shows for a session without a title: a description, not a made-up name."""
 MAX_TITLE_CHARS = 42
 ELLIPSIS = "…"
 
@@ -27,3 +33,8 @@ def title_from_user_message(text: str) -> str:
             return line
         return line[: MAX_TITLE_CHARS - len(ELLIPSIS)].rstrip() + ELLIPSIS
     return ""
+
+
+def shown_title(title: str) -> str:
+    """What a list of sessions shows for ``title``: itself, or :data:`UNTITLED`."""
+    return title or UNTITLED

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from zcoder.plural import counted
+
 __all__ = [
     "CONTEXT_LINES",
     "DIFF_MAX_BYTES",
@@ -31,7 +33,7 @@ _MAX_LINE_CHARS: Final = 400
 
 def human_size(size: int) -> str:
     if size < 1024:
-        return f"{size} bytes"
+        return counted(size, "byte")
     if size < 1024 * 1024:
         return f"{size / 1024:.1f} KiB"
     return f"{size / (1024 * 1024):.1f} MiB"

@@ -6,6 +6,7 @@ import contextlib
 import os
 from typing import Any
 
+from zcoder.plural import counted
 from zcoder.tools.base import WORKSPACE_DIRECTORY, ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.confinement import (
     ConfinedPath,
@@ -220,7 +221,7 @@ def _read_file_range_now(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return _path_error(exc, raw_path)
     if not selected:
         return ToolResult.error(
-            f"{target.display} has {total} line(s); start_line {start} is past the end"
+            f"{target.display} has {counted(total, 'line')}; start_line {start} is past the end"
         )
     if ctx.freshness is not None:
         ctx.freshness.saw_file(target)
@@ -288,7 +289,8 @@ async def _write_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     verb = "Replaced" if existed else "Created"
     return ToolResult(
         True,
-        f"{verb} {target.display} ({len(data)} bytes, {_lines(content)} lines){stats}",
+        f"{verb} {target.display} ({counted(len(data), 'byte')}, "
+        f"{counted(_lines(content), 'line')}){stats}",
         {"path": target.display, "bytes": len(data), "created": not existed, **shown},
     )
 

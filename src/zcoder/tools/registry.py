@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from zcoder.plural import plural
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
 from zcoder.tools.output import bound_text
 
@@ -105,11 +106,14 @@ def validate_arguments(raw: Any, parameters: dict[str, Any]) -> dict[str, Any]:
         if unknown:
             accepted = ", ".join(properties) or "none"
             raise ArgumentError(
-                f"unknown argument(s) {', '.join(unknown)}; accepted arguments: {accepted}"
+                f"unknown {plural(len(unknown), 'argument')} {', '.join(unknown)}; "
+                f"accepted arguments: {accepted}"
             )
     missing = [key for key in parameters.get("required", []) if raw.get(key) is None]
     if missing:
-        raise ArgumentError(f"missing required argument(s): {', '.join(missing)}")
+        raise ArgumentError(
+            f"missing required {plural(len(missing), 'argument')}: {', '.join(missing)}"
+        )
     result: dict[str, Any] = {}
     for key, schema in properties.items():
         if key in raw and raw[key] is not None:

@@ -8,7 +8,6 @@ one. It knows nothing of dialogs, sessions or the relay.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from zcoder.agent import events as ev
 from zcoder.agent.status import ContextUsage, Status
@@ -17,11 +16,11 @@ from zcoder.tui.transcript import (
     AssistantEntry,
     CommandEntry,
     Entry,
+    ToolEntry,
     error_text,
     relay_text,
     system_text,
     thinking_text,
-    tool_text,
 )
 
 
@@ -56,7 +55,7 @@ class AgentView:
         # tool call) starts: it is not part of the transcript that is saved and reloaded.
         self._thinking_entry: Entry | None = None
         self._thinking_text = ""
-        self._tool_entries: dict[str, tuple[Entry, str, dict[str, Any]]] = {}
+        self._tool_entries: dict[str, ToolEntry] = {}
         # Running commands (run_command calls and the user's !commands) by call id.
         self._commands: dict[str, CommandEntry] = {}
 
@@ -123,8 +122,9 @@ class AgentView:
             self.show(self._commands[event.call_id])
         elif isinstance(event, ev.ToolStarted):
             self._end_stream()
-            entry = self.show(Entry("tool", tool_text(event.name, event.arguments, "running")))
-            self._tool_entries[event.call_id] = (entry, event.name, event.arguments)
+            entry = ToolEntry(event.name, event.arguments)
+            self.show(entry)
+            self._tool_entries[event.call_id] = entry
         elif isinstance(event, ev.ToolFinished) and event.call_id in self._commands:
             status = "interrupted" if event.status == "not_executed" else event.status
             self._commands.pop(event.call_id).finish(status, event.output)
@@ -133,10 +133,9 @@ class AgentView:
             known = self._tool_entries.pop(event.call_id, None)
             diff = str(event.metadata.get("diff") or "")  # an edit's diff (tools/edits.py)
             if known is None:
-                self.show(Entry("tool", tool_text(event.name, {}, status, event.output, diff)))
-            else:
-                entry, name, arguments = known
-                entry.show_text(tool_text(name, arguments, status, event.output, diff))
+                known = ToolEntry(event.name, {}, status)
+                self.show(known)
+            known.finish(status, event.output, diff)
         elif isinstance(event, ev.Notice):
             self.show(Entry("system", system_text(event.text)))
         elif isinstance(event, ev.ErrorNotice):

@@ -24,7 +24,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from zcoder.relay import Peer
-from zcoder.relay.names import explicit_name
+from zcoder.relay.display import paused_warning, peer_label
 from zcoder.relay.sanitize import visible
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest, EditApprovalRequest
 from zcoder.tools.approval import McpServerStart, McpToolCall
@@ -281,17 +281,18 @@ class ConfirmSendScreen(GuardedDialog[bool]):
 
     def meta(self) -> list[Static]:
         p = self.peer
-        named = explicit_name(p)
-        who = f"{named} ({visible(p.project)})" if named else visible(p.project)
-        return [
+        widgets = [
             Static(
                 Text(
-                    f"to {who} (pid {p.pid}) · instance {visible(p.instance_id)}\n"
+                    f"to {peer_label(p)} (pid {p.pid}) · instance {visible(p.instance_id)}\n"
                     f"   {visible(p.workspace)}"
                 ),
                 classes="meta",
             )
         ]
+        if warning := paused_warning(p):
+            widgets.append(Static(Text(f"warning: {warning}"), classes="warning"))
+        return widgets
 
     def body(self) -> str:
         return self.message

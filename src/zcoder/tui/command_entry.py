@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.timer import Timer
 
+from zcoder.plural import counted
 from zcoder.tui.command_output import CommandOutput
 from zcoder.tui.entries import MAX_TOOL_PREVIEW_LINES, Entry, _shell_header, _tool_header
 from zcoder.tui.widgets import screen_safe
@@ -87,9 +88,8 @@ class CommandEntry(Entry):
         text = self._header()
         lines, earlier = self.output.tail(MAX_TOOL_PREVIEW_LINES)
         if earlier:
-            plural = "" if earlier == 1 else "s"
             text.append(
-                f"\n… {earlier:,} earlier line{plural} · {FULL_OUTPUT_KEY_LABEL} shows the "
+                f"\n… {counted(earlier, 'earlier line')} · {FULL_OUTPUT_KEY_LABEL} shows the "
                 "whole output",
                 style="dim",
             )

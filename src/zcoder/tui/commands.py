@@ -22,7 +22,7 @@ KEYS: Final = {  # shown by /help, after the commands
     "Ctrl+E (on a pasted block)": "expand it to its text (Backspace removes it whole)",
     "PageUp/Down, Shift+Up/Down": "scroll the transcript (a page, 3 rows), also from the prompt",
     "Escape": "stop the running turn or command (the draft and the queued prompts are kept)",
-    "Ctrl+T": "the whole output of the last command (p/n: older/newer, Esc closes)",
+    "Ctrl+T": "the last command's whole output, or tool call's arguments (p/n: older/newer)",
     "F2": "run the relayed tasks that wait for you (shown only then)",
     "Ctrl+N": "new session",
     "Ctrl+O": "model picker",

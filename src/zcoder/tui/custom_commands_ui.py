@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from zcoder.commands import CommandSet, Invocation, UserCommands, discover_commands
 from zcoder.commands.run import activate, announce
+from zcoder.plural import counted
 from zcoder.relay.sanitize import visible
 from zcoder.skills import SkillSet, discover_skills, install_skills
 from zcoder.skills.active import active_skills
@@ -182,7 +183,8 @@ class CustomCommandsUI:
             install_skills(agent.registry, skills)
         agent.settings.skills_catalog = catalog_text(skills)
         self.install(skills, discover_commands(services.workspace, services.home))
-        text = f"Reloaded: {len(skills.skills)} skills, {len(self.user.custom)} custom commands."
+        skill_count = counted(len(skills.skills), "skill")
+        text = f"Reloaded: {skill_count}, {counted(len(self.user.custom), 'custom command')}."
         services.show(Entry("system", system_text(text)))
 
     # -- a queued prompt's turn -------------------------------------------------------------

@@ -40,6 +40,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 from textual.widgets import Static
 
+from zcoder.plural import counted
 from zcoder.tui.widgets import content_text
 
 __all__ = [
@@ -91,7 +92,7 @@ GuardedDialog #hint.waiting { color: $warning; text-style: italic; }
 
 def size_text(text: str) -> str:
     lines = text.count("\n") + 1
-    return f"{lines:,} line{'s' if lines != 1 else ''} · {len(text):,} characters"
+    return f"{counted(lines, 'line')} · {counted(len(text), 'character')}"
 
 
 T = TypeVar("T")

@@ -14,6 +14,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from zcoder.agent.edits import UndoPlan
+from zcoder.plural import counted
 from zcoder.tools import EditApprovalRequest
 from zcoder.tui.approval_dialogs import DecisionDialog, DecisionKeys
 from zcoder.tui.dialogs import GuardedDialog
@@ -77,7 +78,8 @@ class UndoScreen(GuardedDialog[str]):
         widgets = [
             Static(
                 Text(
-                    f"{len(self.plan.steps)} file(s): {_paths([s.path for s in self.plan.steps])}"
+                    f"{counted(len(self.plan.steps), 'file')}: "
+                    + _paths([s.path for s in self.plan.steps])
                 ),
                 classes="meta",
             )

@@ -42,7 +42,13 @@ class EditsUI:
     say: Say
     _asking: bool = field(default=False, init=False)  # an /undo dialog is open
 
-    @slash_command(Form("/diff", "the files changed this session: the net diff of each"))
+    @slash_command(
+        Form(
+            "/diff",
+            "show every file the agent changed this session, as one diff per file: from "
+            "before its first edit to what is on disk now",
+        )
+    )
     async def show_diff(self, _argument: str = "") -> None:
         agent = self.agent()
         if agent is None:

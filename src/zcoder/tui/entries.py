@@ -14,8 +14,11 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
+from zcoder.agent.headings import call_heading
+from zcoder.plural import counted
 from zcoder.relay.display import from_words, sender_words
 from zcoder.relay.sanitize import visible
+from zcoder.tui.command_output import CommandOutput
 from zcoder.tui.diff_view import diff_text
 from zcoder.tui.widgets import screen_safe
 
@@ -103,16 +106,49 @@ def _status_icon(status: str) -> str:
     return {"running": "…", "completed": "✓", "failed": "✗", "interrupted": "■"}.get(status, "·")
 
 
+ARGUMENTS_HINT = "Ctrl+T: all arguments"
+"""Said after a call's heading when the heading leaves some of its arguments out."""
+
+
 def _tool_header(name: str, arguments: dict[str, Any], status: str) -> Text:
-    args = screen_safe(json.dumps(arguments, ensure_ascii=False))
-    if len(args) > 300:
-        args = args[:299] + "…"
-    return Text.assemble(
-        _label(f"{_status_icon(status)} {screen_safe(name)}", "bold"),
-        " ",
-        args,
+    heading = screen_safe(call_heading(name, arguments))
+    if name == "run_command":
+        heading = "$ " + heading
+    if len(heading) > 300:
+        heading = heading[:299] + "…"
+    text = Text.assemble(
+        _label(f"{_status_icon(status)} ", "bold"),
+        _label(heading, "bold"),
         _label(f" — {status}", "italic"),
     )
+    if name != "run_command" and not _heading_says_all(name, arguments):
+        text.append(f" · {ARGUMENTS_HINT}", style="dim")
+    return text
+
+
+def _heading_says_all(name: str, arguments: dict[str, Any]) -> bool:
+    """Whether the heading shows every argument (a path alone, say). A command's entry
+    shows the command; Ctrl+T shows its output."""
+    heading = call_heading(name, arguments)
+    return all(
+        isinstance(value, str) and "\n" not in value and (value in heading or value == ".")
+        for value in arguments.values()
+    )
+
+
+def arguments_text(arguments: dict[str, Any]) -> str:
+    """Every argument of a call, one per line; text of several lines as an indented block.
+    Made safe to show (screen_safe)."""
+    lines = []
+    for key, value in arguments.items():
+        if isinstance(value, str) and "\n" in value:
+            lines.append(f"{key}:")
+            lines += ["    " + line for line in value.removesuffix("\n").split("\n")]
+        elif isinstance(value, str):
+            lines.append(f"{key}: {value}")
+        else:
+            lines.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
+    return screen_safe("\n".join(lines))
 
 
 def tool_text(
@@ -125,11 +161,39 @@ def tool_text(
         shown = lines[:MAX_TOOL_PREVIEW_LINES]
         text.append("\n" + "\n".join(shown))
         if len(lines) > len(shown):
-            text.append(f"\n… {len(lines) - len(shown)} more lines", style="dim")
+            text.append(f"\n… {counted(len(lines) - len(shown), 'more line')}", style="dim")
     if diff:
         text.append("\n")
         text.append_text(diff_text(diff))
     return text
+
+
+class ToolEntry(Entry):
+    """A tool call other than a command: its heading (zcoder.agent.headings), its result's
+    first lines and an edit's diff. The full-output screen (Ctrl+T) shows all of its
+    arguments and its whole result, as it shows a command's output."""
+
+    user_command = False
+    trailer = ""
+
+    def __init__(self, name: str, arguments: dict[str, Any], status: str = "running") -> None:
+        self.tool_name = name
+        self.arguments = dict(arguments)
+        self.command = call_heading(name, arguments)
+        self.command_status = status
+        self.output = CommandOutput()
+        super().__init__("tool", tool_text(name, self.arguments, status))
+
+    def finish(self, status: str, result: str, diff: str = "") -> None:
+        self.command_status = status
+        self.output = CommandOutput()
+        self.output.feed(result)
+        self.show_text(tool_text(self.tool_name, self.arguments, status, result, diff))
+
+    def full_text(self) -> str:
+        """All of the arguments, then the whole result kept."""
+        parts = ["arguments", arguments_text(self.arguments) or "(none)", "", "result"]
+        return "\n".join(parts) + "\n" + self.output.text()
 
 
 def receipt_text(text: str) -> Text:

@@ -45,7 +45,7 @@ from zcoder.tui.services import ScreenHost
 from zcoder.tui.startup import Startup
 from zcoder.tui.status import HeaderBar, HeaderState, git_branch, turn_summary
 from zcoder.tui.terminal_title import TerminalTitle
-from zcoder.tui.transcript import CommandEntry, Entry, system_text
+from zcoder.tui.transcript import CommandEntry, Entry, ToolEntry, system_text
 from zcoder.tui.widgets import Body, SessionItem, SessionList, SidebarPlaceholder
 
 if TYPE_CHECKING:
@@ -332,10 +332,14 @@ class MainScreen(ScreenHost, Screen[None]):
             )
 
     def show_output(self) -> None:
-        """The whole output of the newest command in the transcript (Ctrl+T, /output)."""
-        commands = list(self.transcript.query(CommandEntry))
+        """The newest command's whole output, or tool call's arguments and result (Ctrl+T)."""
+        commands = [
+            entry
+            for entry in self.transcript.query("CommandEntry, ToolEntry")
+            if isinstance(entry, CommandEntry | ToolEntry)
+        ]
         if not commands:
-            self.notice("No command has run in this session yet.")
+            self.notice("No command or tool call in this session yet.")
             return
         if len(self.app.screen_stack) == 1:  # not over a dialog, nor over itself
             from zcoder.tui.output_screen import OutputScreen

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
+from zcoder.plural import counted
 from zcoder.tui.command_registry import Form, declares_commands, slash_command
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def _failures() -> tuple[type[Exception], ...]:
 def _state(status: ServerStatus) -> str:
     if status.state == "ready":
         count = len(status.tools)
-        return f"ready, {count} tool{'s' if count != 1 else ''}"
+        return f"ready, {counted(count, 'tool')}"
     return f"{status.state}: {status.reason}" if status.reason else status.state
 
 

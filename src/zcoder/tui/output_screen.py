@@ -1,7 +1,9 @@
-"""The whole output of a command, one key away (Ctrl+T, or /output).
+"""The whole output of a command, or a tool call's arguments and result, one key away
+(Ctrl+T, or /output).
 
-Opens on the newest command of the transcript (a run_command call or a ``!command``);
-``p`` and ``n`` go to older and newer ones. The output is shown in a ``Log``: it draws only
+Opens on the newest of the transcript's commands (a run_command call or a ``!command``) and
+other tool calls (all their arguments, then their result); ``p`` and ``n`` go to older and
+newer ones. The output is shown in a ``Log``: it draws only
 the lines in view, so the largest output the transcript keeps (a million characters, maybe
 half a million lines) opens at once. It scrolls (arrows, PageUp/PageDown, Home/End, the
 wheel), can be selected with the mouse and copied, and starts at its end, where a command
@@ -22,7 +24,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Log, Static
 
 from zcoder.tui.command_output import as_printed
-from zcoder.tui.transcript import FULL_OUTPUT_KEY, CommandEntry
+from zcoder.tui.transcript import FULL_OUTPUT_KEY, CommandEntry, ToolEntry
 from zcoder.tui.widgets import screen_safe
 
 __all__ = ["FOLLOW_SECONDS", "OutputScreen", "readable_lines"]
@@ -59,7 +61,7 @@ class OutputScreen(ModalScreen[None]):
         Binding("n", "newer", "Newer command"),
     ]
 
-    def __init__(self, commands: list[CommandEntry], index: int | None = None) -> None:
+    def __init__(self, commands: list[CommandEntry | ToolEntry], index: int | None = None) -> None:
         super().__init__()
         if not commands:
             raise ValueError("there is no command output to show")
@@ -71,7 +73,7 @@ class OutputScreen(ModalScreen[None]):
         self._view = Log(auto_scroll=False)
 
     @property
-    def command(self) -> CommandEntry:
+    def command(self) -> CommandEntry | ToolEntry:
         return self.commands[self.index]
 
     @property
@@ -106,7 +108,7 @@ class OutputScreen(ModalScreen[None]):
         self._title.update(
             Text(
                 f"{screen_safe(first_line)} — {command.command_status} "
-                f"(command {self.index + 1} of {len(self.commands)})"
+                f"({self.index + 1} of {len(self.commands)})"
             )
         )
         self._shown = self._state()

@@ -30,6 +30,7 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
+from zcoder.plural import counted
 from zcoder.tui.prompt_habits import PromptHabits
 from zcoder.tui.terminal import paste_text
 
@@ -73,7 +74,7 @@ class PastedBlock:
     @property
     def placeholder(self) -> str:
         lines = line_count(self.text)
-        return f"[pasted {lines} line{'s' if lines != 1 else ''} #{self.number}]"
+        return f"[pasted {counted(lines, 'line')} #{self.number}]"
 
 
 class PromptInput(TextArea):

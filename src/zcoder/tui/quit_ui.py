@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.widgets import Static
 
+from zcoder.plural import counted
 from zcoder.relay import Envelope
 from zcoder.relay.display import sender_from
 from zcoder.relay.sanitize import visible
@@ -37,7 +38,7 @@ class QuitScreen(GuardedDialog[bool]):
 
     def title_text(self) -> Text:
         count = len(self.messages)
-        return Text(f"Quit with {count} relayed message{'s' if count != 1 else ''} not yet run?")
+        return Text(f"Quit with {counted(count, 'relayed message')} not yet run?")
 
     def meta(self) -> list[Static]:
         # Named as everywhere else (zcoder.relay.display): "from api (pid 4242, /src/api)"

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from zcoder.plural import counted
 from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
 from zcoder.relay.display import sender_from, sender_name
 from zcoder.relay.names import resolve_target
@@ -120,9 +121,7 @@ class RelayPolicyUI:
         if discard:
             self.say.notice("The stopped zcoder's unrun messages were dropped.")
         else:
-            self.say.notice(
-                f"Recovered {total} message{'s' if total != 1 else ''}; they run in order."
-            )
+            self.say.notice(f"Recovered {counted(total, 'message')}; they run in order.")
             self.user_acted()
         for problem in problems:
             self.say.error(f"not recovered: {problem}")

@@ -20,6 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zcoder.plural import counted
 from zcoder.relay import QuarantinedMessage, Relay, RelayStatus
 from zcoder.relay.display import peer_table, visible
 from zcoder.relay.names import BadName, check_name, name_of
@@ -147,8 +148,8 @@ class RelayUI:
         if leftovers := relay.leftovers():
             count = sum(leftover.messages for leftover in leftovers)
             self.say.notice(
-                f"A zcoder that stopped in this workspace left {count} accepted message"
-                f"{'s' if count != 1 else ''} that never ran. /agents recover queues them"
+                f"A zcoder that stopped in this workspace left {counted(count, 'accepted message')}"
+                " that never ran. /agents recover queues them"
                 " here; /agents recover discard drops them (kept 7 days otherwise)."
             )
 
@@ -420,4 +421,4 @@ class RelayUI:
 
 
 def _tasks(n: int) -> str:
-    return f"{n} relayed task{'' if n == 1 else 's'}"
+    return counted(n, "relayed task")

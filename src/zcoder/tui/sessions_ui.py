@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from zcoder.model import ModelError
 from zcoder.model.context import same_model
+from zcoder.plural import counted, plural
 from zcoder.resume import restored_model, session_lines
 from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
@@ -260,8 +261,8 @@ class SessionsUI:
         hidden = len(every) - len(sessions)
         if hidden:
             lines.append(
-                f"{hidden} session{'' if hidden == 1 else 's'} of --prompt runs "
-                f"{'is' if hidden == 1 else 'are'} not shown: /sessions all"
+                f"{counted(hidden, 'session')} of --prompt runs "
+                f"{plural(hidden, 'is', 'are')} not shown: /sessions all"
             )
         return "\n".join(lines)
 

@@ -18,6 +18,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING
 
 from zcoder.agent.usage import render_breakdown
+from zcoder.plural import counted
 from zcoder.tui.command_registry import Form, commands, declares_commands, help_text, slash_command
 from zcoder.tui.commands import KEYS
 
@@ -65,7 +66,9 @@ class SlashCommands:
     def context_command(self, _argument: str) -> None:
         self._show_context()
 
-    @slash_command(Form("/output", "the whole output of the last command (also Ctrl+T)"))
+    @slash_command(
+        Form("/output", "the last command's whole output, or tool call's arguments (Ctrl+T)")
+    )
     def output_command(self, _argument: str) -> None:
         self.show_output()
 
@@ -95,7 +98,7 @@ class SlashCommands:
             return
         self.copy(text)
         self.say.notice(
-            f"Copied {len(text)} characters of the last reply to the clipboard (OSC 52; "
+            f"Copied {counted(len(text), 'character')} of the last reply to the clipboard (OSC 52; "
             "in tmux this needs set-clipboard on)."
         )
 

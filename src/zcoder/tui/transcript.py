@@ -32,6 +32,7 @@ from zcoder.tui.command_entry import FULL_OUTPUT_KEY, FULL_OUTPUT_KEY_LABEL, Com
 from zcoder.tui.entries import (
     MAX_TOOL_PREVIEW_LINES,
     Entry,
+    ToolEntry,
     assistant_text,
     error_text,
     receipt_text,
@@ -51,6 +52,7 @@ __all__ = [
     "EarlierEntries",
     "Entry",
     "FollowHint",
+    "ToolEntry",
     "Transcript",
     "assistant_text",
     "entry_for_event",
@@ -99,17 +101,9 @@ def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
         entry.finish(entry.command_status, text)
         return entry
     if role == "tool":
-        status = _saved_status(metadata)
-        return Entry(
-            "tool",
-            tool_text(
-                str(metadata.get("name", "tool")),
-                dict(metadata.get("arguments") or {}),
-                status,
-                text,
-                str(metadata.get("diff") or ""),
-            ),
-        )
+        tool = ToolEntry(str(metadata.get("name", "tool")), dict(metadata.get("arguments") or {}))
+        tool.finish(_saved_status(metadata), text, str(metadata.get("diff") or ""))
+        return tool
     if role == "relay":
         return Entry(
             "relay",

@@ -22,7 +22,7 @@ from textual.widgets import ListItem, ListView, Static
 
 from zcoder.blank_runs import blank_runs
 from zcoder.relay.sanitize import screen_safe
-from zcoder.sessions import SessionInfo
+from zcoder.sessions import SessionInfo, shown_title
 
 __all__ = [
     "SIDEBAR_MIN_TERMINAL_WIDTH",
@@ -49,15 +49,20 @@ def content_text(text: str, prefix: str = "") -> Text:
 
 
 class SessionItem(ListItem):
-    """Two rows: the title, then the id (``zcoder --resume ID`` reopens it)."""
+    """Two rows: the title, then the id (``zcoder --resume ID`` reopens it).
+
+    Each row is a widget of its own, one line high, so a long title ends in "…" on its row
+    and never pushes the id out of the item (a Static drops a Text's own no_wrap)."""
+
+    DEFAULT_CSS = """
+    SessionItem > Static { height: 1; width: 100%; text-wrap: nowrap; text-overflow: ellipsis; }
+    SessionItem > .session-id { color: $text-muted; }
+    """
 
     def __init__(self, info: SessionInfo, current: bool) -> None:
         marker = "● " if current else "  "
-        title = screen_safe(info.title)
-        text = Text.assemble(marker + title, "\n", ("  " + info.id, "dim"))
-        text.no_wrap = True
-        text.overflow = "ellipsis"
-        super().__init__(Static(text))
+        title = Static(Text(marker + screen_safe(shown_title(info.title))), classes="session-title")
+        super().__init__(title, Static(Text("  " + info.id), classes="session-id"))
         self.info = info
 
 
@@ -142,7 +147,6 @@ class SessionList(ListView):
 
     DEFAULT_CSS = """
     SessionList { width: 30; border-right: solid $primary-background; }
-    SessionList > SessionItem > Static { height: 2; width: 100%; }
     """
 
     class LeftForPrompt(Message):
