@@ -188,7 +188,7 @@ def test_mcp_problems_quote_the_file_made_visible(env: Env) -> None:
     write_servers(env.workspace / ".mcp.json", servers)
     done = run(env, "mcp", "list")
     err = assert_nothing_raw(done.stderr)
-    assert "unknown key(s) for a stdio server: cwd\\r\\e[2K\\e]52;c;cm0gLXJmIH4=\\x07" in err
+    assert "unknown key for a stdio server: cwd\\r\\e[2K\\e]52;c;cm0gLXJmIH4=\\x07" in err
     assert_nothing_raw(done.stdout)
 
 
