@@ -55,6 +55,21 @@ PASTE_START = "1b 5b 32 30 30 7e"  # ESC [200~
 PASTE_END = "1b 5b 32 30 31 7e"  # ESC [201~
 
 
+REPO = Path(__file__).resolve().parents[2]
+
+
+def patched_zcoder(*settings: str, gate: Path | None = None) -> tuple[str, ...]:
+    """``python_args`` for zcoder with constants set (``"zcoder.tui.interrupt:
+    QUIT_WINDOW_SECONDS=600"``) and, with ``gate``, held before its app starts until that
+    file exists (tests/fixtures/zcoder_patched.py)."""
+    args = ["-m", "tests.fixtures.zcoder_patched"]
+    for setting in settings:
+        args += ["--set", setting]
+    if gate is not None:
+        args += ["--gate", str(gate)]
+    return (*args, "--")
+
+
 def to_hex(data: bytes | str) -> str:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     return " ".join(f"{byte:02x}" for byte in raw)
@@ -90,8 +105,12 @@ class TmuxInstance(Instance):
         args: tuple[str, ...] = (),
         size: tuple[int, int] = (120, 35),
         extended_keys: str = "off",
+        python_args: tuple[str, ...] = ("-m", "zcoder"),
     ) -> None:
+        """``python_args``: what Python runs (a launcher from tests/fixtures in place of
+        ``-m zcoder``: zcoder_patched sets constants and holds the start-up)."""
         super().__init__(name, workspace, env, registry, args=args, dimensions=size[::-1])
+        self.python_args = python_args
         if TMUX is None:
             raise RuntimeError("tmux is not installed: `make test` installs it (see Makefile)")
         if extended_keys not in ("off", "on", "always"):
@@ -132,12 +151,14 @@ class TmuxInstance(Instance):
     def start(self) -> TmuxInstance:
         width, height = self.size
         env = {key: value for key, value in self.env.items() if key != "TERM"}
+        if self.python_args[:2] != ("-m", "zcoder"):  # a launcher of tests/fixtures
+            env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
         script = self.socket.with_suffix(".sh")
         # The pane's command: a shell that runs zcoder with exactly this environment
         # (tmux's own TMUX, TMUX_PANE and TERM kept), writes zcoder's pid first and its
         # exit status last: tmux 3.3a does not always record a dead pane's status.
         assignments = " ".join(shlex.quote(f"{key}={value}") for key, value in env.items())
-        command = " ".join(shlex.quote(part) for part in (sys.executable, "-m", "zcoder"))
+        command = " ".join(shlex.quote(part) for part in (sys.executable, *self.python_args))
         args = " ".join(shlex.quote(arg) for arg in self.args)
         inner = (
             f"echo $$ > {shlex.quote(str(self.pid_file))}; "
@@ -346,6 +367,7 @@ def start_in_tmux(
     size: tuple[int, int] = (120, 35),
     extended_keys: str = "off",
     wait: bool = True,
+    python_args: tuple[str, ...] = ("-m", "zcoder"),
     **extra_env: str,
 ) -> TmuxInstance:
     """Start zcoder in the workspace ``name`` of ``world`` (a harness.World), in tmux."""
@@ -364,6 +386,7 @@ def start_in_tmux(
         args=tuple(args),
         size=size,
         extended_keys=extended_keys,
+        python_args=python_args,
     )
     world.instances.append(instance)
     instance.start()
