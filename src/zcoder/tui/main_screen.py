@@ -343,8 +343,12 @@ class MainScreen(ScreenHost, Screen[None]):
             self.app.push_screen(OutputScreen(commands))
 
     def show_sessions_list(self) -> None:
-        self.body.show_sidebar()
-        self.sidebar.focus()
+        """/sessions: the list beside the transcript where it fits; in a narrow terminal
+        the transcript keeps its width (the listing is in it, and Ctrl+B shows the list
+        anyway). The focus stays in the prompt: what is typed next, Enter included, is
+        the next prompt or command (a click puts the focus in the list)."""
+        if not self.body.narrow:
+            self.body.show_sidebar()
 
     def on_body_sidebar_hidden(self, _message: Body.SidebarHidden) -> None:
         self.prompt_input.focus()
