@@ -269,6 +269,9 @@ class MainScreen(ScreenHost, Screen[None]):
         self.finish_start()  # a prompt typed before the start finished waits for it here
         if parse_user_command(text) == "":
             return  # a lone "!": nothing to run
+        # What the user sends is answered at the end: the view goes there and follows it,
+        # however far up they had scrolled to read.
+        self.transcript.follow()
         self.remember(text)
         if self.run_command(text):  # the input cleared itself: keys typed since stay
             return
@@ -304,6 +307,7 @@ class MainScreen(ScreenHost, Screen[None]):
         history first, as Ctrl+C puts it: Up brings it back)."""
         self.finish_start()
         if run:
+            self.transcript.follow()  # as for a command typed and sent
             self.run_command(text)
             return
         if draft := self.chat.prefill(f"{text} "):
