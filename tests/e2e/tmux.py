@@ -10,7 +10,8 @@ so tests never touch the user's tmux and server options (``extended-keys``) stay
 ``extended_keys`` chooses what tmux does with modified keys: ``"off"`` (tmux's default:
 Shift+Enter arrives as a plain CR), ``"on"`` (tmux sends ``CSI 27;mod;key~`` to a program
 that asks for it) or ``"always"``. The pane's shell writes zcoder's pid when it starts it
-and its exit status when it ends (tmux 3.3a does not always record a dead pane's status).
+and its exit status when it ends (tmux 3.3a does not always record a dead pane's status),
+and just before that the terminal's modes (``stty -a``: ``terminal_modes``).
 
 Keys: ``send_hex("1b 0d")`` writes bytes in one burst (one ``send-keys -H``), as a terminal
 does for one key or a paste; ``send_slowly`` writes them one at a time. Everything zcoder
@@ -123,6 +124,7 @@ class TmuxInstance(Instance):
         self._pane_pid = 0  # the pane's shell, which waits for zcoder
         self.pid_file = socket.with_suffix(".pid")
         self.status_file = socket.with_suffix(".status")
+        self.stty_file = socket.with_suffix(".stty")  # the terminal's modes after zcoder
 
     # -- tmux itself --------------------------------------------------------------------
 
@@ -169,7 +171,9 @@ class TmuxInstance(Instance):
             "#!/bin/sh\n"
             f"cd {shlex.quote(str(self.workspace))} || exit 99\n"
             f"sh -c {shlex.quote(inner)}\n"
-            f"echo $? > {shlex.quote(str(self.status_file))}\n",
+            "status=$?\n"
+            f"stty -a > {shlex.quote(str(self.stty_file))} 2>&1\n"
+            f"echo $status > {shlex.quote(str(self.status_file))}\n",
             encoding="utf-8",
         )
         script.chmod(0o700)
@@ -215,6 +219,11 @@ class TmuxInstance(Instance):
     def pid(self) -> int:
         assert self._pid is not None, "not started"
         return self._pid
+
+    def terminal_modes(self) -> set[str]:
+        """After zcoder exited: the terminal's modes as ``stty -a`` names them (``echo``,
+        ``-echo``, ``icanon``...), what the shell gets back."""
+        return set(self.stty_file.read_text(encoding="utf-8").replace(";", " ").split())
 
     def _exit_status(self) -> str | None:
         """None while zcoder runs; its exit status (as text) once it has exited."""

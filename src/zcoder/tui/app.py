@@ -30,6 +30,7 @@ from zcoder.config import Config
 from zcoder.tui.exit_guard import ExitGuard
 from zcoder.tui.interrupt import QUIT_AGAIN_TEXT, CtrlC, Press
 from zcoder.tui.main_screen import MainScreen
+from zcoder.tui.messages import PromptFocused
 from zcoder.tui.services import Services
 from zcoder.tui.terminal import ZcoderDriver
 from zcoder.tui.transcript import FULL_OUTPUT_KEY
@@ -174,6 +175,12 @@ class ZcoderApp(App[int]):
     ) -> None:
         self.main.startup.leaving = True  # a start not yet finished is not finished now
         super().exit(result, return_code, message)
+
+    def on_prompt_focused(self, _message: PromptFocused) -> None:
+        """The keys typed while zcoder started reach the prompt from now on."""
+        driver = self._driver
+        if isinstance(driver, ZcoderDriver):
+            driver.take_keys()
 
     def on_unmount(self) -> None:
         self._stop_services()

@@ -33,6 +33,7 @@ from zcoder.tui.chat_pane import ChatPane
 from zcoder.tui.commands import parse_slash, parse_user_command
 from zcoder.tui.messages import (
     ModelChanged,
+    PromptFocused,
     RelayNudge,
     RunNext,
     Say,
@@ -131,6 +132,7 @@ class MainScreen(ScreenHost, Screen[None]):
         if self.services.config.relay.enabled:
             self.header.refresh_state(relay="starting")
         self.prompt_input.focus()
+        self.post_message(PromptFocused())  # keys typed during start-up go to it now
         if self.startup.resume:
             self.finish_start()
         else:
