@@ -62,7 +62,14 @@ def test_a_pasted_draft_comes_back_whole(world: World) -> None:
     zc.send_hex(CTRL_C)
     zc.wait_gone("[pasted 30 lines #1]")
     zc.send_hex(UP)
-    zc.wait_text("pasted line 0")  # the text itself, not a placeholder standing for nothing
+    # Collapsed again, as it was before Ctrl+C (issue 27), and standing for the whole text.
+    zc.wait_text("[pasted 30 lines #1]")
+    assert "pasted line 0" not in zc.screen_text
+    zc.send_hex("0d")
+    wait_until(lambda: server.chat_bodies, what="the prompt to reach the model")
+    sent = str(server.chat_bodies[-1]["messages"])
+    assert "pasted line 0" in sent and "pasted line 29" in sent
+    assert "[pasted 30 lines" not in sent
     zc.send_hex(to_hex("\x11"))  # Ctrl+Q
     assert zc.wait_exit() in (0, None)
 
