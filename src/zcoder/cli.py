@@ -216,6 +216,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(for_stream(render_instructions(files), sys.stdout))
         return EXIT_OK
 
+    if args.prompt is None and not args.acp and sys.stdout.isatty():
+        # The app will run: keys typed while it starts (a model loading) are kept for its
+        # prompt, not echoed by the terminal (zcoder.early_keys).
+        from zcoder import early_keys
+
+        early_keys.hold()
     if args.connect is not None:
         return _run_connect(args, config)
     if not args.acp:

@@ -55,9 +55,9 @@ def test_a_narrow_terminal_hides_the_sidebar_and_a_wide_one_brings_it_back(
     zc.type_text("/sessions")
     zc.wait_text("/sessions")
     zc.send_hex("0d")
-    zc.wait_text(session_id)  # the listing names it (the sidebar shows too, as asked)
-    zc.send_hex(CTRL_B)
-    zc.wait_gone(TITLE)
+    zc.wait_text(session_id)  # the listing names it; the sidebar stays hidden (issue 27)
+    assert TITLE not in zc.screen_text
+    assert _prompt_starts_at_column_0(zc)
 
     _resize(zc, 100, 24)
     zc.wait_text(TITLE)  # room again: back
@@ -66,24 +66,40 @@ def test_a_narrow_terminal_hides_the_sidebar_and_a_wide_one_brings_it_back(
 
 
 def test_typing_after_sessions_goes_to_the_prompt_not_the_list(world: World) -> None:
-    # /sessions puts the focus in the list (↑ ↓ Enter open a session); what the user types
-    # next, or Escape, belongs in the prompt and is never swallowed by the list.
+    # /sessions leaves the focus in the prompt: what the user types next is the next
+    # prompt, never swallowed by the list.
     server = world.server(demo=False)
     zc = start_in_tmux(world, "alpha", server, size=(100, 24))
     zc.wait_text(TITLE)
-    for leave in ("", "1b"):  # typing at once; Escape first, then typing
-        zc.type_text("/sessions")
-        zc.wait_text("▊ /sessions")
-        zc.send_hex("0d")
-        zc.wait_gone("▊ /sessions")
-        zc.wait_text("Sessions of")
-        if leave:
-            zc.send_hex(leave)
-            zc.wait_text("▊▔")  # the prompt has the focus again (its top border says so)
-        zc.type_text("abc")
-        zc.wait_text("▊ abc")  # in the prompt, not lost in the list
-        zc.send_hex("7f 7f 7f")
-        zc.wait_gone("▊ abc")
+    zc.type_text("/sessions")
+    zc.wait_text("▊ /sessions")
+    zc.send_hex("0d")
+    zc.wait_gone("▊ /sessions")
+    zc.wait_text("Sessions of")
+    zc.type_text("abc")
+    zc.wait_text("▊ abc")  # in the prompt, not lost in the list
+    zc.send_hex("7f 7f 7f")
+    zc.wait_gone("▊ abc")
+    zc.send_hex(to_hex("\x11"))
+    assert zc.wait_exit() in (0, None)
+
+
+@pytest.mark.parametrize("one_at_a_time", [False, True], ids=["burst", "slowly"])
+def test_commands_typed_right_after_sessions_all_run(world: World, one_at_a_time: bool) -> None:
+    """Issue 27 item 10: the Enter after /sessions is the prompt's, not the list's:
+    `/sessions⏎/context⏎` runs /context, `/diff⏎/undo⏎` runs both (they were left unsent,
+    or joined into `/diff/undo`, when the list took the focus)."""
+    server = world.server(demo=False)
+    zc = start_in_tmux(world, "alpha", server, size=(100, 40))
+    zc.wait_text(TITLE)
+    zc.type_text("/sessions\r/context\r", one_at_a_time=one_at_a_time)
+    zc.wait_text("› /context")
+    assert "/sessions/context" not in zc.screen_text
+    zc.type_text("/sessions\r/diff\r/undo\r", one_at_a_time=one_at_a_time)
+    zc.wait_text("Nothing to undo")
+    zc.wait_text("No file changes in this session")
+    assert "/diff/undo" not in zc.screen_text
+    assert zc.rows_with("▊▔") and not zc.rows_with("▊ /")  # the prompt is empty again
     zc.send_hex(to_hex("\x11"))
     assert zc.wait_exit() in (0, None)
 

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from tests.e2e.harness import World, wait_until
-from tests.e2e.tmux import TmuxInstance, start_in_tmux, to_hex
+from tests.e2e.tmux import TmuxInstance, patched_zcoder, start_in_tmux, to_hex
 from tests.fixtures.fake_ollama import Turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -25,7 +25,9 @@ DRAFT = "a long careful draft"
 @pytest.mark.parametrize("size", [(60, 15), (120, 35)], ids=["60x15", "120x35"])
 def test_ctrl_c_clears_a_draft_and_up_brings_it_back(world: World, size: tuple[int, int]) -> None:
     server = world.server(demo=False)
-    zc = start_in_tmux(world, "alpha", server, size=size)
+    # Ctrl+C's window long enough that the last two presses below never race a clock.
+    long_window = patched_zcoder("zcoder.tui.interrupt:QUIT_WINDOW_SECONDS=3600")
+    zc = start_in_tmux(world, "alpha", server, size=size, python_args=long_window)
     zc.type_text(DRAFT)
     zc.wait_text(DRAFT)
 
@@ -43,7 +45,10 @@ def test_ctrl_c_clears_a_draft_and_up_brings_it_back(world: World, size: tuple[i
         DRAFT not in str(body["messages"]) for body in server.chat_bodies
     )  # never sent
 
-    # An empty prompt: as before, one Ctrl+C when nothing runs quits.
+    # An empty prompt when nothing runs: one Ctrl+C asks for a second, which quits.
+    zc.send_hex(CTRL_C)
+    zc.wait_text("Press Ctrl+C again to quit")
+    assert zc.alive()
     zc.send_hex(CTRL_C)
     assert zc.wait_exit() in (0, None)  # tmux 3.3a may not record the status (test_status)
 
@@ -57,7 +62,14 @@ def test_a_pasted_draft_comes_back_whole(world: World) -> None:
     zc.send_hex(CTRL_C)
     zc.wait_gone("[pasted 30 lines #1]")
     zc.send_hex(UP)
-    zc.wait_text("pasted line 0")  # the text itself, not a placeholder standing for nothing
+    # Collapsed again, as it was before Ctrl+C (issue 27), and standing for the whole text.
+    zc.wait_text("[pasted 30 lines #1]")
+    assert "pasted line 0" not in zc.screen_text
+    zc.send_hex("0d")
+    wait_until(lambda: server.chat_bodies, what="the prompt to reach the model")
+    sent = str(server.chat_bodies[-1]["messages"])
+    assert "pasted line 0" in sent and "pasted line 29" in sent
+    assert "[pasted 30 lines" not in sent
     zc.send_hex(to_hex("\x11"))  # Ctrl+Q
     assert zc.wait_exit() in (0, None)
 

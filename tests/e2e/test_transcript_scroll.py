@@ -60,7 +60,7 @@ def wheel(zc: TmuxInstance, *, up: bool, turns: int) -> None:
     zc.send_hex(*[wheel_hex(up=up, x=x, y=y)] * turns)
 
 
-def start(world: World, *replies: str, delay: float) -> TmuxInstance:
+def start(world: World, *replies: str, delay: float | None) -> TmuxInstance:
     server = world.server()
     server.enqueue(*[Turn.text(text, delay=delay) for text in replies])
     return start_in_tmux(world, "proj", server, size=SIZE, ZCODER_RELAY="off")
@@ -145,3 +145,33 @@ def test_while_typing_end_moves_the_cursor_and_ctrl_end_follows(world: World) ->
     zc.wait_text(last_line("Delta"), timeout=60)
     assert newest_number(zc, "Delta") > newest_before
     assert "next question" in zc.screen_text  # the prompt kept what was typed
+
+
+PAGE_UP = "1b 5b 35 7e"
+
+
+@pytest.mark.parametrize("scroll", ["wheel", "pageup"])
+def test_sending_while_scrolled_up_brings_the_view_to_the_end(world: World, scroll: str) -> None:
+    """Issue 27 item 12: a prompt or a command the user sends is answered at the end, and
+    the view goes there, however far up they had scrolled."""
+    zc = start(world, reply("first"), "the second answer", delay=None)
+    zc.submit("write a long answer")
+    zc.wait_text(TABLE_END, timeout=60)  # the whole reply is in
+
+    def scroll_up() -> None:
+        if scroll == "wheel":
+            wheel(zc, up=True, turns=15)
+        else:
+            zc.send_hex(PAGE_UP, PAGE_UP, PAGE_UP)  # typed in the prompt, which keeps it
+        zc.wait_gone(last_line("first"))
+
+    scroll_up()
+    zc.type_text("and then?\r")
+    zc.wait_text("the second answer")
+    zc.wait_text("and then?")
+
+    scroll_up()
+    zc.type_text("/diff\r")
+    zc.wait_text("No file changes in this session")
+    zc.wait_text("› /diff")
+    zc.quit()

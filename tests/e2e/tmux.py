@@ -10,7 +10,8 @@ so tests never touch the user's tmux and server options (``extended-keys``) stay
 ``extended_keys`` chooses what tmux does with modified keys: ``"off"`` (tmux's default:
 Shift+Enter arrives as a plain CR), ``"on"`` (tmux sends ``CSI 27;mod;key~`` to a program
 that asks for it) or ``"always"``. The pane's shell writes zcoder's pid when it starts it
-and its exit status when it ends (tmux 3.3a does not always record a dead pane's status).
+and its exit status when it ends (tmux 3.3a does not always record a dead pane's status),
+and just before that the terminal's modes (``stty -a``: ``terminal_modes``).
 
 Keys: ``send_hex("1b 0d")`` writes bytes in one burst (one ``send-keys -H``), as a terminal
 does for one key or a paste; ``send_slowly`` writes them one at a time. Everything zcoder
@@ -55,6 +56,21 @@ PASTE_START = "1b 5b 32 30 30 7e"  # ESC [200~
 PASTE_END = "1b 5b 32 30 31 7e"  # ESC [201~
 
 
+REPO = Path(__file__).resolve().parents[2]
+
+
+def patched_zcoder(*settings: str, gate: Path | None = None) -> tuple[str, ...]:
+    """``python_args`` for zcoder with constants set (``"zcoder.tui.interrupt:
+    QUIT_WINDOW_SECONDS=600"``) and, with ``gate``, held before its app starts until that
+    file exists (tests/fixtures/zcoder_patched.py)."""
+    args = ["-m", "tests.fixtures.zcoder_patched"]
+    for setting in settings:
+        args += ["--set", setting]
+    if gate is not None:
+        args += ["--gate", str(gate)]
+    return (*args, "--")
+
+
 def to_hex(data: bytes | str) -> str:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     return " ".join(f"{byte:02x}" for byte in raw)
@@ -90,8 +106,12 @@ class TmuxInstance(Instance):
         args: tuple[str, ...] = (),
         size: tuple[int, int] = (120, 35),
         extended_keys: str = "off",
+        python_args: tuple[str, ...] = ("-m", "zcoder"),
     ) -> None:
+        """``python_args``: what Python runs (a launcher from tests/fixtures in place of
+        ``-m zcoder``: zcoder_patched sets constants and holds the start-up)."""
         super().__init__(name, workspace, env, registry, args=args, dimensions=size[::-1])
+        self.python_args = python_args
         if TMUX is None:
             raise RuntimeError("tmux is not installed: `make test` installs it (see Makefile)")
         if extended_keys not in ("off", "on", "always"):
@@ -104,6 +124,7 @@ class TmuxInstance(Instance):
         self._pane_pid = 0  # the pane's shell, which waits for zcoder
         self.pid_file = socket.with_suffix(".pid")
         self.status_file = socket.with_suffix(".status")
+        self.stty_file = socket.with_suffix(".stty")  # the terminal's modes after zcoder
 
     # -- tmux itself --------------------------------------------------------------------
 
@@ -132,12 +153,14 @@ class TmuxInstance(Instance):
     def start(self) -> TmuxInstance:
         width, height = self.size
         env = {key: value for key, value in self.env.items() if key != "TERM"}
+        if self.python_args[:2] != ("-m", "zcoder"):  # a launcher of tests/fixtures
+            env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
         script = self.socket.with_suffix(".sh")
         # The pane's command: a shell that runs zcoder with exactly this environment
         # (tmux's own TMUX, TMUX_PANE and TERM kept), writes zcoder's pid first and its
         # exit status last: tmux 3.3a does not always record a dead pane's status.
         assignments = " ".join(shlex.quote(f"{key}={value}") for key, value in env.items())
-        command = " ".join(shlex.quote(part) for part in (sys.executable, "-m", "zcoder"))
+        command = " ".join(shlex.quote(part) for part in (sys.executable, *self.python_args))
         args = " ".join(shlex.quote(arg) for arg in self.args)
         inner = (
             f"echo $$ > {shlex.quote(str(self.pid_file))}; "
@@ -148,7 +171,9 @@ class TmuxInstance(Instance):
             "#!/bin/sh\n"
             f"cd {shlex.quote(str(self.workspace))} || exit 99\n"
             f"sh -c {shlex.quote(inner)}\n"
-            f"echo $? > {shlex.quote(str(self.status_file))}\n",
+            "status=$?\n"
+            f"stty -a > {shlex.quote(str(self.stty_file))} 2>&1\n"
+            f"echo $status > {shlex.quote(str(self.status_file))}\n",
             encoding="utf-8",
         )
         script.chmod(0o700)
@@ -194,6 +219,11 @@ class TmuxInstance(Instance):
     def pid(self) -> int:
         assert self._pid is not None, "not started"
         return self._pid
+
+    def terminal_modes(self) -> set[str]:
+        """After zcoder exited: the terminal's modes as ``stty -a`` names them (``echo``,
+        ``-echo``, ``icanon``...), what the shell gets back."""
+        return set(self.stty_file.read_text(encoding="utf-8").replace(";", " ").split())
 
     def _exit_status(self) -> str | None:
         """None while zcoder runs; its exit status (as text) once it has exited."""
@@ -346,6 +376,7 @@ def start_in_tmux(
     size: tuple[int, int] = (120, 35),
     extended_keys: str = "off",
     wait: bool = True,
+    python_args: tuple[str, ...] = ("-m", "zcoder"),
     **extra_env: str,
 ) -> TmuxInstance:
     """Start zcoder in the workspace ``name`` of ``world`` (a harness.World), in tmux."""
@@ -364,6 +395,7 @@ def start_in_tmux(
         args=tuple(args),
         size=size,
         extended_keys=extended_keys,
+        python_args=python_args,
     )
     world.instances.append(instance)
     instance.start()

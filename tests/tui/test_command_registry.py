@@ -168,3 +168,34 @@ async def test_a_palette_command_that_needs_a_value_waits_in_the_prompt(
         await wait_until(pilot, lambda: app.prompt_input.text == "/rename ", timeout=PALETTE_WAIT)
         assert app.focused is app.prompt_input
         assert "a draft" in app.prompt_input.habits.entries
+
+
+def test_help_rows_wrap_under_their_description_or_under_their_form() -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    from zcoder.tui.help_view import NARROW_DESCRIPTION, UNDER_INDENT, HangingRows
+
+    text = Text(
+        "Keys:\n"
+        "  Ctrl+C            clear the draft; else stop the turn or close the dialog, "
+        "and again quit\n"
+        "  Up, Down          earlier prompts"
+    )
+
+    def rows(width: int) -> list[str]:
+        console = Console(width=width, color_system=None)
+        with console.capture() as capture:
+            console.print(HangingRows(text))
+        return [row.rstrip() for row in capture.get().splitlines()]
+
+    wide = rows(60)  # the descriptions' column is 42 wide: they wrap inside it
+    assert wide[0] == "Keys:"
+    assert wide[1].startswith("  Ctrl+C            clear the draft;")
+    assert all(row.startswith(" " * 20) for row in wide[2:-1])
+    assert wide[-1] == "  Up, Down          earlier prompts"
+    narrow = rows(20 + NARROW_DESCRIPTION - 1)  # too narrow: under the form, indented
+    assert narrow[1] == "  Ctrl+C"
+    assert narrow[2].startswith(" " * UNDER_INDENT + "clear")
+    assert all(row.startswith(" " * UNDER_INDENT) for row in narrow[2:-2])
+    assert narrow[-2:] == ["  Up, Down", " " * UNDER_INDENT + "earlier prompts"]

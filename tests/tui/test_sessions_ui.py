@@ -57,7 +57,15 @@ async def test_sidebar_and_sessions_show_ids_titles_models_and_counts(
         assert listing[1].endswith("hello there")
         assert listing[2].startswith(f"  {older}") and "llama3.2" in listing[2]
         assert "2 messages" in listing[2] and "zcoder --resume ID" in listing[0]
-        assert app.focused is app.sidebar
+        assert app.focused is app.prompt_input  # issue 27: what is typed next is a prompt
+
+        # /sessions ID (a unique prefix) opens that session, as --resume would.
+        await submit(pilot, app, f"/sessions {older[:-3]}")
+        await wait_until(pilot, lambda: app.session_id == older)
+        assert app.focused is app.prompt_input
+        await submit(pilot, app, "/sessions nosuchsession")
+        await wait_until(pilot, lambda: "no session 'nosuchsession'" in transcript_text(app))
+        assert app.session_id == older
 
 
 def screen_rows(app: Any) -> list[str]:
@@ -347,8 +355,6 @@ async def test_prompt_runs_are_left_out_of_the_list_until_sessions_all(
         assert "oa list" not in listing and "older job" in listing
         assert "2 sessions of --prompt runs are not shown: /sessions all" in listing
 
-        app.prompt_input.focus()  # /sessions focused the list
-        await pilot.pause()
         await submit(pilot, app, "/sessions all")
         await wait_until(pilot, lambda: "oa list" in transcript_text(app))
         lines = entries(app, "system")[-1].plain.splitlines()

@@ -227,7 +227,9 @@ def test_the_title_is_written_on_change_only_and_restored() -> None:
 def test_ctrl_c_window() -> None:
     clock = FakeClock()
     ctrl_c = CtrlC(clock=clock)
-    assert ctrl_c.press(running=False) is Press.QUIT  # idle: one press quits
+    assert ctrl_c.press(running=False) is Press.WARN  # idle: one press only warns
+    clock.now += 1.99
+    assert ctrl_c.press(running=False) is Press.QUIT  # a second within two seconds quits
     assert ctrl_c.press(running=True) is Press.STOP
     clock.now += 1.99
     assert ctrl_c.press(running=True) is Press.QUIT  # within two seconds
@@ -235,11 +237,27 @@ def test_ctrl_c_window() -> None:
     assert ctrl_c.press(running=True) is Press.STOP
     clock.now += 2.01
     assert ctrl_c.press(running=True) is Press.STOP  # too late: it stops the next turn
+    clock.now += 2.01
+    assert ctrl_c.press(running=False) is Press.WARN  # too late: it warns again
     clock.now += 0.5
     assert ctrl_c.press(running=False) is Press.QUIT
     clock.now += 0.1
     # The press after a quit decision starts afresh (no window left over).
     assert ctrl_c.press(running=True) is Press.STOP
+    ctrl_c.forget()  # a press that cleared a draft in between
+    assert ctrl_c.press(running=False) is Press.WARN
+
+
+def test_ctrl_c_window_is_the_constant_as_it_is_when_made(monkeypatch) -> None:
+    from zcoder.tui import interrupt
+
+    monkeypatch.setattr(interrupt, "QUIT_WINDOW_SECONDS", 600.0)
+    clock = FakeClock()
+    ctrl_c = CtrlC(clock=clock)
+    assert ctrl_c.window == 600.0
+    assert ctrl_c.press(running=False) is Press.WARN
+    clock.now += 599
+    assert ctrl_c.press(running=False) is Press.QUIT
 
 
 # -- the real app ---------------------------------------------------------------------------
@@ -381,9 +399,16 @@ async def test_ctrl_c_stops_the_turn_then_a_second_press_quits(fake, make_config
     assert app.return_value == 0
 
 
-async def test_ctrl_c_when_idle_quits(make_config, app_factory):
+async def test_ctrl_c_when_idle_asks_for_a_second_press_then_quits(make_config, app_factory):
     app = app_factory(make_config())
     async with app.run_test(size=(100, 30)) as pilot:
+        clock = FakeClock()
+        app.ctrl_c.clock = clock
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running
+        assert any(n.message == QUIT_AGAIN_TEXT for n in app._notifications)
+        clock.now += 1.9
         await pilot.press("ctrl+c")
         await wait_until(pilot, lambda: not app.is_running)
     assert app.return_value == 0

@@ -344,3 +344,66 @@ async def test_keys_in_the_prompt_tell_the_transcript_the_user_is_typing(
         await pilot.press("h", "i")
         assert app.transcript.typed_at > before
         assert app.prompt_input.text == "hi"
+
+
+LINES_REPLY = """Changed files:
+src/app.py
+src/cli.py
+tests/test_app.py
+
+1. read the file
+2. run the tests
+   twice
+
+| file | lines |
+|------|------:|
+| app.py | 12 |
+
+```
+$ make
+ok
+```
+"""
+
+
+def assert_lines_kept(shown: str) -> None:
+    """Issue 27 item 9: a reply's line breaks are lines; lists, tables and code as
+    before."""
+    rows = [row.strip() for row in shown.splitlines()]
+    assert rows[rows.index("Changed files:") + 1 :][:3] == [
+        "src/app.py",
+        "src/cli.py",
+        "tests/test_app.py",
+    ]
+    assert "src/app.py src/cli.py" not in shown
+    steps = ["1 read the file", "2 run the tests", "twice"]
+    assert rows[rows.index(steps[0]) :][:3] == steps
+    assert "file    lines" in shown and "app.py     12" in shown
+    assert "|" not in shown and "```" not in shown
+    assert "$ make" in rows and "ok" in rows
+
+
+async def test_a_replys_line_breaks_are_shown_as_lines_while_it_streams_and_after(
+    fake, make_config, app_factory
+):
+    # While it streams (the server then goes silent, the turn still running) ...
+    fake.enqueue(Turn.stall(before=LINES_REPLY, seconds=30))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "what changed")
+        await wait_until(pilot, lambda: "ok" in transcript_text(app) and app.busy)
+        [reply] = entries(app, "assistant")
+        await wait_until(pilot, lambda: "$ make" in drawn_text(reply))
+        assert app.busy
+        assert_lines_kept(drawn_text(reply))
+        await pilot.press("escape")
+        await idle(pilot, app)
+    # ... and once it has ended.
+    fake.enqueue(Turn.text(LINES_REPLY))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "what changed")
+        await idle(pilot, app)
+        await pilot.pause()
+        [reply] = entries(app, "assistant")
+        assert_lines_kept(drawn_text(reply))

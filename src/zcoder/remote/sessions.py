@@ -109,7 +109,7 @@ class RemoteSessions(SessionsUI):
             )
         self.say.notice("\n".join(lines))
         self.sidebar.show(shown, current)
-        self.show_list()  # as in a local run: ↑ ↓ Enter opens one
+        self.show_list()  # as in a local run
 
     async def _open(self, typed: str) -> None:
         found = await self._remote_sessions()

@@ -28,8 +28,9 @@ from textual.widgets import Input, TextArea
 
 from zcoder.config import Config
 from zcoder.tui.exit_guard import ExitGuard
-from zcoder.tui.interrupt import QUIT_AGAIN_TEXT, QUIT_WINDOW_SECONDS, CtrlC, Press
+from zcoder.tui.interrupt import QUIT_AGAIN_TEXT, CtrlC, Press
 from zcoder.tui.main_screen import MainScreen
+from zcoder.tui.messages import PromptFocused
 from zcoder.tui.services import Services
 from zcoder.tui.terminal import ZcoderDriver
 from zcoder.tui.transcript import FULL_OUTPUT_KEY
@@ -93,7 +94,8 @@ class ZcoderApp(App[int]):
         Binding("end", "follow_output(True)", show=False, priority=True),
         Binding("ctrl+end", "follow_output(False)", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True),
-        # First press stops the turn, a second within 2 s (or one when idle) quits.
+        # The first press stops the turn (or says what a second does), a second within
+        # QUIT_WINDOW_SECONDS quits (tui/interrupt.py).
         Binding("ctrl+c", "interrupt", "Stop or quit", show=False, priority=True),
     ]
 
@@ -174,6 +176,12 @@ class ZcoderApp(App[int]):
         self.main.startup.leaving = True  # a start not yet finished is not finished now
         super().exit(result, return_code, message)
 
+    def on_prompt_focused(self, _message: PromptFocused) -> None:
+        """The keys typed while zcoder started reach the prompt from now on."""
+        driver = self._driver
+        if isinstance(driver, ZcoderDriver):
+            driver.take_keys()
+
     def on_unmount(self) -> None:
         self._stop_services()
 
@@ -229,25 +237,30 @@ class ZcoderApp(App[int]):
 
     def action_interrupt(self) -> None:
         """Ctrl+C (tui/interrupt.py): clear a draft, else stop the turn and close a dialog
-        as Escape does, or quit. It never answers a dialog with anything but its refusal."""
+        as Escape does, or say that another press quits; a second press soon after quits.
+        It never answers a dialog with anything but its refusal."""
         top = self.screen
         dialog_open = len(self.screen_stack) > 1
         if not dialog_open and (draft := self.main.prompt_input.take_draft()):
             # The first press clears a draft; it is kept in the history (Up brings it back).
             self.main.remember(draft)
+            self.ctrl_c.forget()
             return
-        if self.ctrl_c.press(running=self.busy or dialog_open) is Press.QUIT:
+        press = self.ctrl_c.press(running=self.busy or dialog_open)
+        if press is Press.QUIT:
+            self.clear_notifications()
             self.main.parts.quit_ui.request(0)
             return
-        # A turn's dialog is closed, as a refusal, by stopping the turn (tui/approvals.py);
-        # any other dialog gets the Escape it would get from the user.
-        from zcoder.tui.dialogs import GuardedDialog
+        if press is Press.STOP:
+            # A turn's dialog is closed, as a refusal, by stopping the turn
+            # (tui/approvals.py); any other dialog gets the Escape it would get from the user.
+            from zcoder.tui.dialogs import GuardedDialog
 
-        turn_dialog = self.busy and isinstance(top, GuardedDialog)
-        self.action_stop_turn()
-        if dialog_open and not turn_dialog:
-            self.simulate_key("escape")
-        self.notify(QUIT_AGAIN_TEXT, timeout=QUIT_WINDOW_SECONDS)
+            turn_dialog = self.busy and isinstance(top, GuardedDialog)
+            self.action_stop_turn()
+            if dialog_open and not turn_dialog:
+                self.simulate_key("escape")
+        self.notify(QUIT_AGAIN_TEXT, timeout=self.ctrl_c.window)
 
     def action_show_output(self) -> None:
         self.main.show_output()

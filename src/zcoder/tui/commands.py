@@ -28,7 +28,7 @@ KEYS: Final = {  # shown by /help, after the commands
     "Ctrl+O": "model picker",
     "Ctrl+B": f"hide or show the sessions list (hidden below {SIDEBAR_MIN_TERMINAL_WIDTH} columns)",
     "Ctrl+C": "clear the draft (Up brings it back); else stop the turn or close the dialog"
-    " (refusing); again within 2 s, or when idle, quit",
+    " (refusing), or say that a second quits; again within 2 s: quit",
     "Ctrl+Q": "quit",
 }
 

@@ -33,6 +33,7 @@ from zcoder.tui.chat_pane import ChatPane
 from zcoder.tui.commands import parse_slash, parse_user_command
 from zcoder.tui.messages import (
     ModelChanged,
+    PromptFocused,
     RelayNudge,
     RunNext,
     Say,
@@ -131,6 +132,7 @@ class MainScreen(ScreenHost, Screen[None]):
         if self.services.config.relay.enabled:
             self.header.refresh_state(relay="starting")
         self.prompt_input.focus()
+        self.post_message(PromptFocused())  # keys typed during start-up go to it now
         if self.startup.resume:
             self.finish_start()
         else:
@@ -269,6 +271,9 @@ class MainScreen(ScreenHost, Screen[None]):
         self.finish_start()  # a prompt typed before the start finished waits for it here
         if parse_user_command(text) == "":
             return  # a lone "!": nothing to run
+        # What the user sends is answered at the end: the view goes there and follows it,
+        # however far up they had scrolled to read.
+        self.transcript.follow()
         self.remember(text)
         if self.run_command(text):  # the input cleared itself: keys typed since stay
             return
@@ -304,6 +309,7 @@ class MainScreen(ScreenHost, Screen[None]):
         history first, as Ctrl+C puts it: Up brings it back)."""
         self.finish_start()
         if run:
+            self.transcript.follow()  # as for a command typed and sent
             self.run_command(text)
             return
         if draft := self.chat.prefill(f"{text} "):
@@ -347,8 +353,12 @@ class MainScreen(ScreenHost, Screen[None]):
             self.app.push_screen(OutputScreen(commands))
 
     def show_sessions_list(self) -> None:
-        self.body.show_sidebar()
-        self.sidebar.focus()
+        """/sessions: the list beside the transcript where it fits; in a narrow terminal
+        the transcript keeps its width (the listing is in it, and Ctrl+B shows the list
+        anyway). The focus stays in the prompt: what is typed next, Enter included, is
+        the next prompt or command (a click puts the focus in the list)."""
+        if not self.body.narrow:
+            self.body.show_sidebar()
 
     def on_body_sidebar_hidden(self, _message: Body.SidebarHidden) -> None:
         self.prompt_input.focus()

@@ -11,6 +11,11 @@ What the markdown may do is limited: the text has already passed ``screen_safe``
 bytes shown as ``\\e``...), raw HTML is shown as text rather than dropped (it could hide
 words), links are written out as ``text (url)`` instead of terminal hyperlinks (OSC 8),
 and images, which a terminal cannot show, become ``[image: alt] (url)``.
+
+A line break in a paragraph is a line break on screen (a hard break), as Claude Code and
+Codex show a model's replies: CommonMark would join the lines with a space (a soft break),
+and a model's file lists, steps and command output would run together. Code blocks and
+tables keep their own lines either way.
 """
 
 from __future__ import annotations
@@ -49,14 +54,21 @@ def _image_as_text(token: Token) -> Token:
     return Token("text", "", 0, content=f"[image: {alt}] ({src})" if src else f"[image: {alt}]")
 
 
-def _without_images(tokens: list[Token]) -> list[Token]:
-    """The tokens with every image replaced by its alt text and address, in place."""
+def _as_shown(child: Token) -> Token:
+    """An inline token as it is drawn: an image as its text, a soft break as a hard one."""
+    if child.type == "image":
+        return _image_as_text(child)
+    if child.type == "softbreak":
+        child.type, child.tag = "hardbreak", "br"
+    return child
+
+
+def _as_shown_tokens(tokens: list[Token]) -> list[Token]:
+    """The tokens with every image replaced by its alt text and address and every soft
+    line break made a hard one, in place."""
     for token in tokens:
         if token.children:
-            token.children = [
-                _image_as_text(child) if child.type == "image" else child
-                for child in token.children
-            ]
+            token.children = [_as_shown(child) for child in token.children]
     return tokens
 
 
@@ -65,12 +77,13 @@ def _safe_markdown_class() -> type[Markdown]:
     from rich.markdown import Markdown  # noqa: PLC0415 - deferred, see above
 
     class SafeMarkdown(Markdown):
-        """Rich's Markdown with the limits above: no HTML, no hyperlinks, no images."""
+        """Rich's Markdown with the limits above: no HTML, no hyperlinks, no images; a
+        line break is a line break."""
 
         def __init__(self, markup: str) -> None:
             super().__init__("", code_theme=CODE_THEME, hyperlinks=False)
             self.markup = markup
-            self.parsed = _without_images(_parser().parse(markup))
+            self.parsed = _as_shown_tokens(_parser().parse(markup))
 
     return SafeMarkdown
 

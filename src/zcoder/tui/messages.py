@@ -32,6 +32,7 @@ __all__ = [
     "HeaderFields",
     "ModelChanged",
     "Notice",
+    "PromptFocused",
     "RelayNudge",
     "RunNext",
     "Say",
@@ -91,6 +92,11 @@ class TurnStarted(Message):
 class RunNext(Message):
     """Something may run now (a relayed task came, the relay resumed, the user acted):
     the screen starts the next turn the scheduler names, when idle."""
+
+
+class PromptFocused(Message):
+    """The first stage of start-up gave the prompt the focus: the app's driver may read
+    the keys typed so far (tui/terminal.py, ZcoderDriver.take_keys)."""
 
 
 class RelayNudge(Message):

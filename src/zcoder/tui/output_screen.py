@@ -51,9 +51,14 @@ class OutputScreen(ModalScreen[None]):
         width: 96%; height: 92%; border: thick $secondary; background: $panel; padding: 0 1;
     }
     OutputScreen .title { text-style: bold; height: auto; }
-    OutputScreen Log { height: 1fr; background: $boost; }
-    OutputScreen .keys { color: $text-muted; height: 1; }
+    OutputScreen Log {
+        height: 1fr; background: $boost; overflow-x: auto; overflow-y: scroll;
+    }
+    OutputScreen .keys { color: $text-muted; height: auto; }
     """
+    # The horizontal scroll bar only when a line is wider than the view (a Log always has
+    # one): in a small terminal it took a row from an output that fits, which then opened
+    # scrolled past its first line. The keys wrap rather than being cut.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close"),
         Binding(FULL_OUTPUT_KEY, "close", "Close", show=False),

@@ -11,7 +11,9 @@ table is ``screen_safe``), since what the user pasted goes to the model as shown
 large paste (more than PASTE_COLLAPSE_LINES lines or PASTE_COLLAPSE_CHARS characters) shows
 as one placeholder, ``[pasted N lines #k]``, which stands for the whole text: that is what
 is submitted. The placeholder edits as one piece (Backspace or Delete removes all of it,
-typing never lands inside it) and Ctrl+E on it expands it into the text it stands for.
+typing never lands inside it) and Ctrl+E on it expands it into the text it stands for. A
+prompt recalled from the history (Up, Down) shows this run's collapsed pastes collapsed
+again (``load_recalled``).
 
 PageUp and PageDown (a page) and Shift+Up and Shift+Down (``SHIFT_SCROLL_LINES`` rows)
 scroll the transcript, not the input: the prompt posts ``ScrollTranscript``.
@@ -38,6 +40,8 @@ from zcoder.tui.terminal import paste_text
 # collapsed block keeps the draft around it readable.
 PASTE_COLLAPSE_LINES: Final = 20
 PASTE_COLLAPSE_CHARS: Final = 2000
+RECALLED_PASTES: Final = 20
+"""How many of this run's collapsed pastes a recalled prompt collapses again (the newest)."""
 
 # Ctrl+Enter too: where a terminal tells it from Enter (kitty protocol, tmux's extended keys)
 # it would otherwise do nothing at all.
@@ -106,6 +110,9 @@ class PromptInput(TextArea):
     def __init__(self, text: str = "", **kwargs: Any) -> None:
         super().__init__(text, **kwargs)
         self._pasted: dict[int, PastedBlock] = {}  # this draft's collapsed pastes
+        # The texts of the pastes collapsed in this run, newest last: a prompt recalled
+        # from the history shows them collapsed again (load_recalled).
+        self._collapsed: list[str] = []
         self.typing_hook: Callable[[], None] | None = None
         """Called on every key the prompt gets (the app holds a streaming reply's redraws
         meanwhile: tui/transcript.py, TYPING_HOLD)."""
@@ -119,6 +126,7 @@ class PromptInput(TextArea):
             self,
             refresh_hint=self.refresh_hint,
             edit_queued=lambda: self.post_message(self.EditQueued()),
+            load_recalled=self.load_recalled,
         )
 
     async def _on_key(self, event: events.Key) -> None:
@@ -201,6 +209,7 @@ class PromptInput(TextArea):
             number = max(self._pasted, default=0) + 1
             block = PastedBlock(number, text)
             self._pasted[number] = block
+            self._collapsed = [*self._collapsed[-(RECALLED_PASTES - 1) :], text]
             text = block.placeholder
             self.refresh_hint()
         self._insert_outside_block(text)
@@ -211,6 +220,21 @@ class PromptInput(TextArea):
         with self._own_undo_step():
             result = self.replace(text, start, end, maintain_selection_offset=False)
         self.move_cursor(result.end_location)
+
+    def load_recalled(self, text: str) -> None:
+        """A prompt from the history (Up, Down) in the input: the pastes of this run that
+        were collapsed in it are collapsed again, each standing for its text as before
+        (a draft cleared with Ctrl+C comes back as it was typed, not expanded)."""
+        for pasted in reversed(self._collapsed):
+            if pasted not in text:
+                continue
+            block = next((b for b in self._pasted.values() if b.text == pasted), None)
+            if block is None:
+                block = PastedBlock(max(self._pasted, default=0) + 1, pasted)
+                self._pasted[block.number] = block
+            text = text.replace(pasted, block.placeholder)
+        self.load_text(text)
+        self.refresh_hint()
 
     # -- collapsed pastes: one piece, expanded on request ---------------------------------
 

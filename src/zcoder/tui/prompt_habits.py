@@ -70,8 +70,10 @@ class _Cycle:
 
 class PromptHabits:
     """``prompt`` is the prompt input (tui/prompt.py), which makes its habits: it gives
-    them ``refresh_hint`` (draw its key hint again) and ``edit_queued`` (Up in the empty
-    prompt: take the last queued prompt back), so this module need not import it."""
+    them ``refresh_hint`` (draw its key hint again), ``edit_queued`` (Up in the empty
+    prompt: take the last queued prompt back) and ``load_recalled`` (put a prompt from
+    the history in the input, its large pastes collapsed again), so this module need not
+    import it."""
 
     def __init__(
         self,
@@ -79,10 +81,12 @@ class PromptHabits:
         *,
         refresh_hint: Callable[[], None],
         edit_queued: Callable[[], object],
+        load_recalled: Callable[[str], None] | None = None,
     ) -> None:
         self.prompt = prompt
         self._refresh_hint = refresh_hint
         self._edit_queued = edit_queued
+        self._load_recalled = load_recalled or prompt.load_text
         self.history: PromptHistory | None = None
         self._entries: list[str] = []  # without a history file (tests, before mount)
         self.recall = Recall(self._entries)
@@ -194,7 +198,7 @@ class PromptHabits:
     def _show(self, text: str, *, at_end: bool) -> None:
         """Put ``text`` in the input; the cursor at its end, or at its first line's end."""
         prompt = self.prompt
-        prompt.load_text(text)
+        self._load_recalled(text)
         end = prompt.document.end if at_end else (0, len(prompt.document.get_line(0)))
         prompt.move_cursor(end)
         prompt.scroll_cursor_visible()

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from zcoder.model import ModelError
 from zcoder.model.context import same_model
 from zcoder.plural import counted, plural
-from zcoder.resume import restored_model, session_lines
+from zcoder.resume import ResumeError, find_session, restored_model, session_lines
 from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.sessions.locks import acquire as acquire_lock
@@ -52,7 +52,7 @@ class SessionsUI:
     opened) and the session open here (``Services.session_id``).
 
     ``keep_model``: the model was chosen on the command line (``-m``), so resuming does not
-    put back the session's own. ``show_list`` shows and focuses the sessions list;
+    put back the session's own. ``show_list`` shows the sessions list where it fits;
     ``focus_prompt`` gives the prompt the focus.
     """
 
@@ -254,8 +254,8 @@ class SessionsUI:
         sessions = self._listed(every)
         lines = [
             f"Sessions of {workspace} ({profile}), newest first; ● is this one. "
-            "Pick one in the list (Ctrl+B hides it), or later: zcoder --resume ID "
-            "(a unique prefix of the id is enough)."
+            "/sessions ID opens one (a unique prefix of the id is enough), and so does a "
+            "click in the list (Ctrl+B shows or hides it); later: zcoder --resume ID."
         ]
         lines += session_lines(sessions, counts=counts, current=self.services.session_id)
         hidden = len(every) - len(sessions)
@@ -276,19 +276,36 @@ class SessionsUI:
 
     @slash_command(
         Form(
-            "/sessions [all]",
-            "list the sessions with their ids (zcoder --resume ID) and focus the"
-            " list; all: with those of --prompt runs",
+            "/sessions [all | ID]",
+            "list the sessions with their ids (zcoder --resume ID); all: with those of"
+            " --prompt runs; ID (a unique prefix is enough): open that one",
         )
     )
     def sessions_command(self, argument: str) -> None:
-        if argument.lower() not in ("", "all"):
-            self.say.error(f"/sessions takes no argument but all, not {argument!r}")
+        typed = argument.strip()
+        if typed.lower() not in ("", "all"):
+            self.open_typed(typed)
             return
-        self.show_one_shot = argument.lower() == "all"
+        self.show_one_shot = typed.lower() == "all"
         self.refresh()
         self.say.notice(self.listing())
         self.show_list()
+
+    def open_typed(self, typed: str) -> None:
+        """``/sessions ID``: open the session of this workspace and profile that ``typed``
+        (an id or a unique prefix of one) names."""
+        if self.services.store is None:
+            self.say.error("sessions are unavailable in this run")
+            return
+        try:
+            found = find_session(self.services.store, typed, *self.scope)
+        except (ResumeError, SessionStoreError) as exc:
+            self.say.error(str(exc))
+            return
+        if found.id == self.services.session_id:
+            self.say.notice(f"{found.id} is the session open here.")
+            return
+        self.switch_to(found.id)
 
     def new_session(self) -> None:
         if self.services.busy():

@@ -21,6 +21,7 @@ from zcoder.agent.usage import render_breakdown
 from zcoder.plural import counted
 from zcoder.tui.command_registry import Form, commands, declares_commands, help_text, slash_command
 from zcoder.tui.commands import KEYS
+from zcoder.tui.help_view import HelpEntry
 
 if TYPE_CHECKING:
     from zcoder.tui.messages import Say
@@ -60,7 +61,7 @@ class SlashCommands:
 
     @slash_command(Form("/help", "show this help"), aliases=("/?",))
     def help_command(self, _argument: str) -> None:
-        self.say.notice(help_text(commands(), KEYS))
+        self.say.show(HelpEntry(help_text(commands(), KEYS)))
 
     @slash_command(Form("/context", "how full the context window is, and what fills it"))
     def context_command(self, _argument: str) -> None:

@@ -34,6 +34,8 @@ import os
 import re
 import selectors
 import signal
+import threading
+import time
 from codecs import getincrementaldecoder
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Final
@@ -45,6 +47,7 @@ from textual.drivers.linux_driver import LinuxDriver
 from textual.keys import _character_to_key
 from textual.message import Message
 
+from zcoder import early_keys
 from zcoder.tui.tmux_keys import TmuxExtendedKeys
 from zcoder.tui.widgets import screen_safe
 
@@ -228,6 +231,10 @@ class ZcoderParser(XTermParser):
 
 # -- the driver ---------------------------------------------------------------------------
 
+KEYS_WANTED_SECONDS: Final = 30.0
+"""The driver reads the terminal once the app can take keys, or after this long at most
+(an app whose screen never says so still gets its keys)."""
+
 
 def paste_text(text: str) -> str:
     """Pasted text as a widget gets it: LF line breaks, controls and ESC made visible
@@ -249,10 +256,13 @@ class ZcoderDriver(LinuxDriver):
     ) -> None:
         super().__init__(app, debug=debug, mouse=mouse, size=size)
         self.tmux_keys = TmuxExtendedKeys()
+        self.keys_wanted = threading.Event()  # set once the prompt has the focus
 
     def start_application_mode(self) -> None:
         self.tmux_keys.enable()  # before tmux sees the request below
         super().start_application_mode()  # type: ignore[no-untyped-call]
+        if (before := early_keys.original()) is not None:
+            self.attrs_before = before  # the shell's settings, not those of the start-up
         self.write(MODIFY_OTHER_KEYS_ON)
         self.flush()
 
@@ -268,8 +278,21 @@ class ZcoderDriver(LinuxDriver):
             message = events.Paste(paste_text(message.text))
         super().process_message(message)
 
+    def take_keys(self) -> None:
+        """The prompt has the focus: read the terminal from now on (thread-safe)."""
+        self.keys_wanted.set()
+
     def run_input_thread(self) -> None:
-        """Read the terminal until the driver stops; every event goes to the app."""
+        """Read the terminal until the driver stops; every event goes to the app.
+
+        Nothing is read before the app can take keys (``take_keys``, at most
+        KEYS_WANTED_SECONDS): keys typed earlier wait in the terminal, in order, and then
+        reach the prompt (Textual's own driver read them at once, and keys that came
+        before the prompt had the focus were lost)."""
+        deadline = time.monotonic() + KEYS_WANTED_SECONDS
+        while not self.keys_wanted.wait(0.1):
+            if self.exit_event.is_set() or time.monotonic() > deadline:
+                break
         parser = ZcoderParser(self._debug)
         decode = getincrementaldecoder("utf-8")(errors="replace").decode
         with selectors.SelectSelector() as selector:
