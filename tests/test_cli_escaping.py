@@ -27,7 +27,7 @@ from tests.fixtures.terminal_text import (
 )
 from tests.hooks.support import entry, project_settings, write_settings
 from tests.mcp_client.support import hostile, write_servers
-from tests.test_oneshot import Env, make_env
+from tests.test_oneshot import Env, make_env, zcoder_bytes
 from zcoder.hooks import HookConsent, engine_for
 
 RUN_TIMEOUT = 30.0
@@ -40,16 +40,7 @@ def env(tmp_path: Path) -> Env:
 
 def run(env: Env, *args: str) -> subprocess.CompletedProcess[bytes]:
     """zcoder ARGS in the workspace, no terminal, output kept as bytes."""
-    return subprocess.run(
-        [sys.executable, "-m", "zcoder", *args],
-        env=env.vars,
-        cwd=env.workspace,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=RUN_TIMEOUT,
-        start_new_session=True,
-        check=False,
-    )
+    return zcoder_bytes(env, *args)
 
 
 def in_pty(env: Env, *args: str) -> pexpect.spawn:

@@ -93,6 +93,21 @@ def zcoder(
     )
 
 
+def zcoder_bytes(env: Env, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """:func:`zcoder`, its output kept as the bytes it wrote (no decoding, no newline
+    translation): for tests of what reaches a terminal or a pipe."""
+    return subprocess.run(
+        argv(*args),
+        env=env.vars,
+        cwd=env.workspace,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=RUN_TIMEOUT,
+        start_new_session=True,
+        check=False,
+    )
+
+
 def prompt(env: Env, server: FakeOllama, text: str, *extra: str):
     host = f"127.0.0.1:{server.port}"
     return zcoder(env, "--prompt", text, "--host", host, "-w", str(env.workspace), *extra)

@@ -31,7 +31,7 @@ from tests.fixtures.terminal_text import (
     hidden_command,
 )
 from tests.hooks.support import entry, project_settings, script, write_settings
-from tests.test_oneshot import Env, env
+from tests.test_oneshot import Env, env, zcoder_bytes
 from zcoder.oneshot_output import ReplyStream
 from zcoder.relay.sanitize import screen_safe
 
@@ -58,27 +58,7 @@ def finish(response: str) -> Turn:
 def piped(env: Env, fake: FakeOllama, text: str, *extra: str) -> subprocess.CompletedProcess[bytes]:
     """``zcoder --prompt text`` with its output piped, kept as bytes (no newline translation)."""
     host = f"127.0.0.1:{fake.port}"
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "zcoder",
-            "--prompt",
-            text,
-            "--host",
-            host,
-            "-w",
-            str(env.workspace),
-            *extra,
-        ],
-        env=env.vars,
-        cwd=env.workspace,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=RUN_TIMEOUT,
-        start_new_session=True,
-        check=False,
-    )
+    return zcoder_bytes(env, "--prompt", text, "--host", host, "-w", str(env.workspace), *extra)
 
 
 def run_in_pty(env: Env, fake: FakeOllama, text: str, *extra: str) -> tuple[str, int]:

@@ -76,6 +76,17 @@ def _prompt_raw(client: RawClient, env: Env, capabilities: dict[str, Any]) -> st
     return session_id
 
 
+def _one_raw_turn(env: Env, fake: FakeOllama, capabilities: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a raw client offering ``capabilities`` received in one prompt's turn (its
+    permission requests allowed once)."""
+    client = RawClient(env, fake)
+    try:
+        _prompt_raw(client, env, capabilities)
+        return _until_answered(client, 3)
+    finally:
+        assert client.vanish() == 0
+
+
 def _until_answered(client: RawClient, request_id: int) -> list[dict[str, Any]]:
     """Every message before the answer to ``request_id`` (permission requests allowed)."""
     seen: list[dict[str, Any]] = []
@@ -102,12 +113,7 @@ def test_a_new_files_edit_is_asked_with_old_text_null_and_is_pending_meanwhile(
         Turn.tool_calls(call("write_file", {"path": "new.txt", "content": "hello\n"}, id="w1")),
         Turn.text("Written."),
     )
-    client = RawClient(env, fake)
-    try:
-        _prompt_raw(client, env, {})
-        seen = _until_answered(client, 3)
-    finally:
-        assert client.vanish() == 0
+    seen = _one_raw_turn(env, fake, {})
     asked = [m for m in seen if m.get("method") == "session/request_permission"]
     (request,) = asked
     (diff,) = request["params"]["toolCall"]["content"]
@@ -197,12 +203,7 @@ def test_notices_are_the_protocols_own_for_a_client_that_takes_them(
 
 def test_a_client_without_notices_gets_them_as_agent_messages(env: Env, fake: FakeOllama) -> None:
     fake.enqueue(Turn.http_error(503, "busy"))
-    client = RawClient(env, fake)
-    try:
-        _prompt_raw(client, env, {})
-        seen = _until_answered(client, 3)
-    finally:
-        assert client.vanish() == 0
+    seen = _one_raw_turn(env, fake, {})
     notices, text = _notices_and_messages(seen)
     assert notices == []
     # The form zcoder --connect reads back as an error (zcoder.remote.events).
