@@ -266,39 +266,25 @@ class ApprovalPolicy:
             return CommandAuthorization(
                 False, "commands are disabled in this session (--deny-commands)", asked=False
             )
+        request = CommandApprovalRequest(
+            command=command,
+            cwd=cwd,
+            timeout_seconds=timeout_seconds,
+            allow_always=not verdict.refused and self.offers_always(origin),
+            origin=origin,
+            profile=self.profile,
+            warning=danger,
+            requested_by=requested_by,
+            refused=verdict.refused,
+        )
         if verdict.refused:  # coding: asked whatever --yes, `a` or a hook said
-            return await self._ask_refused(
-                approver,
-                CommandApprovalRequest(
-                    command=command,
-                    cwd=cwd,
-                    timeout_seconds=timeout_seconds,
-                    allow_always=False,
-                    origin=origin,
-                    profile=self.profile,
-                    warning=danger,
-                    requested_by=requested_by,
-                    refused=True,
-                ),
-            )
+            return await self._ask_refused(approver, request)
         if hook == HOOK_ALLOW and self.offers_always(origin):
             return CommandAuthorization(True, "allowed by a hook", asked=False)
         if hook != HOOK_ASK and self.policy is CommandPolicy.ALLOW:
             return CommandAuthorization(True, "allowed by --yes", asked=False)
         if hook != HOOK_ASK and self._always_granted and self.offers_always(origin):
             return CommandAuthorization(True, "allowed for this process (a)", asked=False)
-
-        allow_always = self.offers_always(origin)
-        request = CommandApprovalRequest(
-            command=command,
-            cwd=cwd,
-            timeout_seconds=timeout_seconds,
-            allow_always=allow_always,
-            origin=origin,
-            profile=self.profile,
-            warning=danger,
-            requested_by=requested_by,
-        )
         try:
             decision = await approver.approve_command(request)
         except Exception as exc:  # noqa: BLE001 - a broken dialog must deny, not crash the turn
@@ -306,7 +292,7 @@ class ApprovalPolicy:
                 False, f"the approval could not be asked ({exc}); treated as denied", asked=True
             )
         if decision is ApprovalDecision.ALWAYS:
-            if allow_always:
+            if request.allow_always:
                 self._always_granted = True
                 return CommandAuthorization(True, "approved for this process (a)", asked=True)
             # No `a` was offered (sysadmin or relayed turn): it approves this command only.
