@@ -72,7 +72,10 @@ def _pause(seconds: float) -> None:
         time.sleep(seconds)
 
 
-def run(results: Results, reps: int, spaced_reps: int) -> dict[str, Summary]:
+def run(
+    results: Results, reps: int, spaced_reps: int, only: str | None = None
+) -> dict[str, Summary]:
+    """``only``: one spool kind (``disk`` or ``tmpfs``), for trying a change by hand."""
     table = Table(
         "Enqueue → accepted against its floor (receiver in its own process)",
         ["spool", "pacing", "n", "median", "p99", "floor median", "floor p99", "vs floor",
@@ -105,6 +108,8 @@ def run(results: Results, reps: int, spaced_reps: int) -> dict[str, Summary]:
                       for where in receivers}  # fmt: skip
             servers.extend(floors.values())
             for where, peer in receivers.items():
+                if only is not None and where != only:
+                    continue
                 for pacing, count, gap in (
                     ("back to back", reps, 0.0),
                     (f"{SPACING * 1000:.0f} ms apart", spaced_reps, SPACING),
@@ -168,7 +173,8 @@ if __name__ == "__main__":
 
     only = Results()
     run(only, int(sys.argv[1]) if len(sys.argv) > 1 else 2000,
-        int(sys.argv[2]) if len(sys.argv) > 2 else 200)  # fmt: skip
+        int(sys.argv[2]) if len(sys.argv) > 2 else 200,
+        sys.argv[3] if len(sys.argv) > 3 else None)  # fmt: skip
     print(report.markdown_table(report.targets_table(only.targets)))
     for t in only.tables:
         print(report.markdown_table(t))
