@@ -225,6 +225,12 @@ its baseline (or, for stalled connections, in alternating blocks).
   the per-peer policy, and a compact ack. The relay's store is cheaper than the floor's
   (it writes into an empty file kept ready instead of creating one, see docs/relay.md), so
   on a disk whose file creation is slow the relay can come out below its floor.
+  The spaced rows are the harder ones: after 60 ms idle every process starts cold, and
+  the relay's Python work costs about five times what it costs warm (the listener's
+  decision, timed alone: ~85 µs warm, ~400 µs after 60 ms idle, at a load average below
+  0.5), where the floor has little such work. Shaving the decision (the JSON decoder's
+  duplicate check in C, fewer splits of /proc's stat line) changed neither figure
+  measurably; what is left is validation and the sender's proof, which stay.
   The spool is not fsynced: until issue 13 the file and the inbox directory were fsynced
   before `accepted` (10-14× bare on this VM), which bought durability across a machine
   crash that the design never promises: its guarantee ends with the receiver process, and
