@@ -17,6 +17,7 @@ import time
 
 from bench import (
     app_bench,
+    enqueue_floor,
     fail_closed,
     guard,
     interactive_relay,
@@ -64,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     steps = [
         ("prompt overhead", lambda: prompt_overhead.run(results)),
         ("round trips", lambda: relay_bench.round_trips(results, 2000 // scale)),
+        (
+            "enqueue against its floor",
+            lambda: enqueue_floor.run(results, 2000 // scale, 200 // scale),
+        ),
         ("interactive ping", lambda: interactive_relay.run(results, 2000 // scale)),
         ("discovery", lambda: relay_bench.discovery(results, (1, 16, 64, 127), 30 // few)),
         ("throughput", lambda: relay_bench.throughput(results, 2000 // scale)),

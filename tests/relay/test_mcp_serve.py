@@ -24,6 +24,7 @@ from tests.relay.conftest import RelayFactory, trusting_pair
 from zcoder.agent.relay_wrapper import relay_wrapper
 from zcoder.relay import ClaimedMessage, Relay
 from zcoder.relay.display import sender_label
+from zcoder.relay.receiver import REFUSED_SENDER
 from zcoder.relay.registry import read_manifest_file
 from zcoder.relay.via import client_label
 
@@ -214,9 +215,10 @@ async def test_the_receiver_decides_refusing_pausing_and_a_full_queue(
     paused.pause()
     full = make_relay("full", env={**relay_env, "ZCODER_RELAY_MAX_QUEUE": "1"})
     async with serving(relay_env, short_dir) as session:
-        for receiver in ("refusing", "paused"):
-            text, error = await call(session, "send_agent_message", target=receiver, message="hi")
-            assert error and f"{receiver} is paused and did not accept the message" in text
+        text, error = await call(session, "send_agent_message", target="refusing", message="hi")
+        assert error and f"refusing did not accept the message: {REFUSED_SENDER}" in text
+        text, error = await call(session, "send_agent_message", target="paused", message="hi")
+        assert error and "paused is paused and did not accept the message" in text
         text, error = await call(session, "send_agent_message", target="full", message="one")
         assert not error
         text, error = await call(session, "send_agent_message", target="full", message="two")

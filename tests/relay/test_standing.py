@@ -15,11 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.relay.conftest import RelayFactory, trusting_pair, write_manifest, zcoder
+from tests.fixtures.relay_peer import run_forger
+from tests.relay.conftest import (
+    PeerFactory,
+    RelayFactory,
+    trusting_pair,
+    write_manifest,
+    zcoder,
+)
 from tests.relay.wire import enqueue_obj, exchange, frame
 from zcoder.relay import ClaimedMessage, Relay
 from zcoder.relay.display import sender_label
 from zcoder.relay.peercred import flock_holders
+from zcoder.relay.receiver import REFUSED_SENDER
 from zcoder.relay.registry import read_manifest_file
 from zcoder.relay.standing import is_live_instance
 from zcoder.relay.trust import BLOCK, TRUST
@@ -122,7 +130,7 @@ def test_a_block_covers_the_blocked_workspace_tree_whatever_the_sender_claims(
     for where in (beta.workspace, sub, short_dir / "to-sub"):
         sent = zcoder_send(relay_env, where, "alpha", "let me in")
         assert sent.returncode == 4, (where, sent.stdout, sent.stderr)  # paused
-        assert "paused" in sent.stderr
+        assert REFUSED_SENDER in sent.stderr
     assert beta.send(str(alpha.instance_id), "and me?").status == "paused"
     assert alpha.claim_one() is None and held_messages(alpha) == []
     assert alpha.status().queued == 0  # nothing stored
@@ -146,6 +154,53 @@ def test_a_relay_peer_naming_a_blocked_workspace_is_refused(
     impostor.refresh_manifest(name="impostor2")  # manifest rewritten with that workspace
     assert impostor.send(str(alpha.instance_id), "hi").status == "paused"
     assert alpha.status().queued == 0
+
+
+def test_a_sender_working_in_a_blocked_directory_is_refused_whatever_it_names(
+    make_relay: RelayFactory,
+    make_peer: PeerFactory,
+    relay_env: dict[str, str],
+    registry: Path,
+    short_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The attack: a peer works in a blocked tree but registers (its manifest, its
+    envelope) as working somewhere else. Where it works is what the kernel reports, for
+    every standing: the working directory of the sender process and of the connecting one."""
+    alpha = make_relay("alpha", home=short_dir / "home", interactive=True)
+    blocked = short_dir / "blocked"
+    inside = blocked / "sub"
+    inside.mkdir(parents=True)
+    elsewhere = short_dir / "elsewhere"
+    elsewhere.mkdir()
+    alpha.trust.set(str(blocked), BLOCK)
+    assert alpha.socket_path is not None and alpha.instance_id is not None
+    refused = ("paused", "ready", REFUSED_SENDER)
+    # Unverified (zcoder.zsh-shaped: a manifest only), naming `elsewhere`, working inside.
+    (ack,) = run_forger(inside, relay_env, registry, alpha.socket_path, alpha.instance_id,
+                        elsewhere)  # fmt: skip
+    assert (ack["status"], ack["state"], ack.get("reason")) == refused
+    # A relay-only peer (the `zcoder send` standing) started there with `-w elsewhere`.
+    peer = make_peer("peer-elsewhere", cwd=inside)
+    assert peer.send(alpha.instance_id, "from a blocked tree")["status"] == "paused"
+    # An interactive instance (its workspace proven: `beta`) working in the blocked tree.
+    beta = make_relay("beta", interactive=True)
+    monkeypatch.chdir(inside)
+    assert beta.send(alpha.instance_id, "from beta, working inside").status == "paused"
+    monkeypatch.undo()
+    assert alpha.status().queued == 0 and alpha.claim_one() is None  # nothing stored
+    assert held_messages(alpha) == []
+    # The same senders working elsewhere get through: the refusals were the block's.
+    (ack,) = run_forger(elsewhere, relay_env, registry, alpha.socket_path, alpha.instance_id,
+                        elsewhere)  # fmt: skip
+    assert ack["status"] == "accepted"
+    assert beta.send(alpha.instance_id, "from beta, working elsewhere").status == "accepted"
+    kinds = []
+    while (claimed := alpha.claim_one()) is not None:
+        assert isinstance(claimed, ClaimedMessage)
+        kinds.append(claimed.envelope.sender_kind)
+        alpha.complete(claimed)
+    assert kinds == ["unverified", "instance"]
 
 
 def test_an_envelope_contradicting_its_senders_manifest_is_refused_with_a_reason(

@@ -10,8 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.relay.conftest import RelayFactory
-from tests.relay.wire import enqueue_obj, send_json
+from tests.relay.wire import enqueue_obj, send_json, send_json_with_reason
 from zcoder.relay import ClaimedMessage
+from zcoder.relay.receiver import REFUSED_SENDER
 from zcoder.relay.settings import Inbound
 from zcoder.relay.trust import (
     BLOCK,
@@ -87,9 +88,12 @@ def test_hold_keeps_a_message_out_of_the_queue_until_run_or_discarded(
     assert send_json(receiver.socket_path, retry)["status"] == "duplicate"
 
 
-def test_refuse_and_block_tell_the_sender_paused_and_trust_wins_over_hold(
+def test_refuse_and_block_are_answered_paused_but_never_told_as_a_pause(
     make_relay: RelayFactory, relay_env: dict[str, str], short_dir: Path
 ) -> None:
+    """The wire has no status for "refused": the ack says ``paused`` (zcoder.zsh knows no
+    other word), its state says the receiver is not, and its reason says what happened; the
+    sender is told that, not that the receiver is paused. Trust wins over the default."""
     home = short_dir / "home"
     receiver = make_relay(
         "receiver",
@@ -99,7 +103,11 @@ def test_refuse_and_block_tell_the_sender_paused_and_trust_wins_over_hold(
     friend, stranger = make_relay("friend", interactive=True), make_relay("stranger")
     assert receiver.instance_id is not None
     refused = stranger.send(receiver.instance_id, "let me in")
-    assert refused.status == "paused" and "paused" in refused.text
+    told = "receiver did not accept the message: " + REFUSED_SENDER
+    assert (refused.status, refused.text) == ("paused", told)
+    assert receiver.socket_path is not None
+    ack = send_json_with_reason(receiver.socket_path, enqueue_obj(receiver, stranger, "raw"))
+    assert (ack["status"], ack["state"], ack["reason"]) == ("paused", "ready", REFUSED_SENDER)
     receiver.trust.set(str(friend.workspace), TRUST)
     assert friend.send(receiver.instance_id, "hello").status == "accepted"
     claimed = receiver.claim_one()
@@ -107,8 +115,13 @@ def test_refuse_and_block_tell_the_sender_paused_and_trust_wins_over_hold(
     receiver.complete(claimed)
     # Block, through another process's book on the same file: seen at the next message.
     TrustBook(home, Inbound.ACCEPT).set(str(friend.workspace), BLOCK)
-    assert friend.send(receiver.instance_id, "again").status == "paused"
+    blocked = friend.send(receiver.instance_id, "again")
+    assert (blocked.status, blocked.text) == ("paused", told)  # the same words: no more
     assert receiver.claim_one() is None
+    # Really paused, the spec's words, and no reason.
+    receiver.pause()
+    paused = friend.send(receiver.instance_id, "paused now")
+    assert paused.text == "receiver is paused and did not accept the message"
     assert os.path.exists(home / TRUST_FILE)
 
 

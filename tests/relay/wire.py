@@ -58,6 +58,13 @@ def send_json(path: Path, obj: dict[str, Any]) -> dict[str, Any]:
     return ack_of(exchange(path, frame(payload)))
 
 
+def send_json_with_reason(path: Path, obj: dict[str, Any]) -> dict[str, Any]:
+    """``send_json`` for an ack that may say why (its extra member ``reason``)."""
+    payload = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+    value: dict[str, Any] = json.loads(exchange(path, frame(payload)).partition(b"\n")[2])
+    return value
+
+
 def own_id(sender: Relay, local_id: str) -> str:
     """A message id of ``sender``'s: ``<sender instance id>-<local_id>`` (receivers refuse
     an enqueue whose id does not begin with its sender's instance id)."""

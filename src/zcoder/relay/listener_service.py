@@ -269,7 +269,7 @@ class ListenerService:
             return Refused(str(exc))
         standing = standing_of(envelope, manifest, peer, self.registry, locks=self.lock_facts)
         inbound = self.trust.policy_for(
-            standing.workspace, trusted=standing.kind == INSTANCE, claims=standing.claims
+            standing.workspace, trusted=standing.kind == INSTANCE, claims=standing.places()
         )
         stored = Envelope(  # built directly: dataclasses.replace costs twice as much
             message_id=envelope.message_id,

@@ -63,6 +63,10 @@ def result_text(project: str, instance_id: str, ack: Ack) -> str:
             f"Message was already accepted by {project} ({instance_id}). "
             "Delivery does not imply task completion."
         )
+    if ack.status in ("paused", "full") and ack.reason:
+        # Not paused, nor full for everyone: the receiver refuses this sender, or its share
+        # of the queue is taken (zcoder.relay.receiver says which, in fixed words).
+        return f"{project} did not accept the message: {visible(ack.reason)}"
     if ack.status == "paused":
         return f"{project} is paused and did not accept the message"
     if ack.status == "full":

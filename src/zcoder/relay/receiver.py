@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
+from typing import Final
 
 from zcoder.relay.peercred import PeerCredentials
 from zcoder.relay.protocol import (
@@ -23,7 +24,13 @@ from zcoder.relay.protocol import (
 )
 from zcoder.relay.receipts import RECEIPT_TYPE, ReceiptBook, ReceiptError, validate_receipt
 from zcoder.relay.settings import Inbound
-from zcoder.relay.spool import Spool, SpoolError
+from zcoder.relay.spool import HeldQuotaReached, Spool, SpoolError
+
+# What a sender the receiving user refuses (``ZCODER_RELAY_INBOUND=refuse``, a block) is
+# told, beside the status ``paused`` (the protocol has no other word for it; zcoder.zsh
+# reads any other as an unknown status). The ack's state says the receiver is not paused.
+# One text for a block and for the default: a sender learns no more than that.
+REFUSED_SENDER: Final = "the receiving user does not take messages from this sender"
 
 # (sender instance id, sender pid, peer credentials) -> reason the sender is refused, or None
 SenderCheck = Callable[[str, int, PeerCredentials | None], str | None]
@@ -142,7 +149,9 @@ class Receiver:
         if inbound is None:
             inbound = self.policy(envelope) if self.policy is not None else Inbound.ACCEPT
         if inbound is Inbound.REFUSE:
-            return self._ack(envelope.message_id, "paused", "the user refuses this sender")
+            return self._ack(
+                envelope.message_id, "paused", "the user refuses this sender", tell=REFUSED_SENDER
+            )
         try:
             # What is stored is what was validated (and verified), re-encoded: never the
             # sender's bytes, so no member the sender added (a forged sender_kind, say)
@@ -152,6 +161,9 @@ class Receiver:
             )
         except SpoolError as exc:
             return self._ack(envelope.message_id, "invalid", str(exc))
+        except HeldQuotaReached as exc:
+            # `full`: the sender's share of the queue is, whatever room is left for others.
+            return self._ack(envelope.message_id, "full", str(exc), tell=str(exc))
         return self._ack(envelope.message_id, status, position=position)
 
     def _receipt(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:

@@ -22,8 +22,9 @@ it). So a message's sender is
   the manifest's details, marked unverified.
 
 Neither of the last two ever gets a trusted peer's standing. A block applies to every
-kind: to the verified workspace, and to every path a sender names or works in, so a
-blocked workspace's tree stays blocked whatever a sender claims.
+kind: to the verified workspace, to every path a sender names, and to the working
+directories (as the kernel reports them) of the sender process and of the connecting
+process, so a blocked workspace's tree stays blocked whatever a sender claims.
 
 This is not authentication between programs of the same user (such a program can read
 your files and start a real zcoder): it makes sure that what the relay shows and decides
@@ -34,7 +35,7 @@ standing.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -61,7 +62,20 @@ class Standing:
     kind: str  # INSTANCE, SEND or UNVERIFIED
     name: str  # what to call the sender: its name, "zcoder send", or its manifest project
     workspace: str  # proven (instance), its working directory (send), or claimed
-    claims: tuple[str, ...]  # every path the sender named or works in (for blocks)
+    claims: tuple[str, ...]  # every path the sender named (for blocks)
+    # The processes whose working directories count for blocks too: the sender process
+    # and the connecting one (a child speaking for it), whatever the standing.
+    processes: tuple[int, ...] = ()
+
+    def places(self, cwd_of: Callable[[int], str | None] = process_cwd) -> Iterator[str]:
+        """Every path the sender names or works in, for blocks (TrustBook.policy_for): the
+        claims, then the working directories of its processes as the kernel reports them,
+        read only when asked for (only when some block exists: a read per process)."""
+        yield from self.claims
+        for pid in self.processes:
+            cwd = cwd_of(pid)
+            if cwd:
+                yield cwd
 
 
 def _name(manifest: Manifest) -> str:
@@ -164,8 +178,18 @@ def standing_of(
     """The standing of a sender that passed the sender check (its manifest read, its pid
     live, the connecting process the sender or its descendant in the sender's session)."""
     claims = tuple(p for p in {manifest.workspace, envelope.sender_workspace} if p)
+    # Where the sender works counts for a block whatever its standing: a sender in a
+    # blocked directory is refused even when its manifest names another workspace.
+    processes = (
+        (manifest.pid,)
+        if peer is None or peer.pid == manifest.pid
+        else (
+            manifest.pid,
+            peer.pid,
+        )
+    )
     if peer is None or peer.pid != envelope.sender_pid or manifest.pid != peer.pid:
-        return Standing(UNVERIFIED, manifest.project, manifest.workspace, claims)
+        return Standing(UNVERIFIED, manifest.project, manifest.workspace, claims, processes)
     if locks is None:
         instance_lock, workspace_lock = _locks_held(
             registry, manifest.instance_id, peer.pid, manifest.workspace
@@ -173,12 +197,13 @@ def standing_of(
     else:
         instance_lock, workspace_lock = locks(manifest.instance_id, peer.pid, manifest.workspace)
     if not instance_lock:
-        return Standing(UNVERIFIED, manifest.project, manifest.workspace, claims)
+        return Standing(UNVERIFIED, manifest.project, manifest.workspace, claims, processes)
     if workspace_lock:
-        return Standing(INSTANCE, _name(manifest), manifest.workspace, claims)
+        return Standing(INSTANCE, _name(manifest), manifest.workspace, claims, processes)
     cwd = cwd_of(peer.pid)
     # A relay peer serving another agent (``zcoder mcp serve``) says which client it serves:
     # shown as "via MCP from <label>", a label that cannot pose as anything else
     # (zcoder.relay.via). Only this standing shows it; it changes no policy.
     name = via_mcp(envelope.sender_client) if envelope.sender_client else SEND_NAME
+    # Its working directory was read above (it is what is shown): a claim already.
     return Standing(SEND, name, cwd or "an unknown directory", (*claims, *filter(None, [cwd])))
