@@ -17,8 +17,8 @@ import pytest
 from tests.fixtures.relay_peer import run_forger
 from tests.relay.conftest import PeerFactory, RelayFactory, trusting_pair, zcoder
 from zcoder.relay import ClaimedMessage
+from zcoder.relay.held_shares import HELD_SHARE_PER_SENDER, held_quota
 from zcoder.relay.scripts import EXIT_FULL
-from zcoder.relay.spool import HELD_SHARE_PER_SENDER, held_quota
 
 pytestmark = pytest.mark.timeout(120)
 

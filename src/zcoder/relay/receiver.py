@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from typing import Final
 
+from zcoder.relay.held_shares import HeldQuotaReached
 from zcoder.relay.peercred import PeerCredentials
 from zcoder.relay.protocol import (
     PROTOCOL_VERSION,
@@ -24,7 +25,7 @@ from zcoder.relay.protocol import (
 )
 from zcoder.relay.receipts import RECEIPT_TYPE, ReceiptBook, ReceiptError, validate_receipt
 from zcoder.relay.settings import Inbound
-from zcoder.relay.spool import HeldQuotaReached, Spool, SpoolError
+from zcoder.relay.spool import Spool, SpoolError
 
 # What a sender the receiving user refuses (``ZCODER_RELAY_INBOUND=refuse``, a block) is
 # told, beside the status ``paused`` (the protocol has no other word for it; zcoder.zsh

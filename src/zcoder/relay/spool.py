@@ -33,6 +33,7 @@ from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Final
 
+from zcoder.relay.held_shares import HeldShares
 from zcoder.relay.protocol import (
     Envelope,
     EnvelopeError,
@@ -54,31 +55,11 @@ DONE_RECEIPTS_MAX_AGE: Final = 3600.0
 # as many as the queue has places (so a burst that fills the queue creates no file).
 MIN_SPARE_FILES: Final = 8
 SPARE_PREFIX: Final = "spare-"
-# Held messages (they wait for the user's decision) take places in the queue like any
-# other. So that one noisy or hostile sender cannot fill the queue with them and leave
-# trusted peers only `full`, no one sender may have more than this share of the queue
-# held: a quarter (4 of the default 16 places). A sender is counted both as a process
-# (its pid: however many instance ids it registers) and as a place (the workspace or
-# directory it was verified to send from: however many `zcoder send` processes run
-# there). Its next message to be held is refused (`full`, with this reason).
-HELD_SHARE_PER_SENDER: Final = 4  # one sender: at most 1/4 of ZCODER_RELAY_MAX_QUEUE
-
-
-def held_quota(max_queue: int) -> int:
-    """How many held messages one sender may have in a queue of ``max_queue`` places."""
-    return max(1, max_queue // HELD_SHARE_PER_SENDER)
-
-
 _CREATE_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class SpoolError(Exception):
     """The spool could not store or move a message."""
-
-
-class HeldQuotaReached(Exception):
-    """The sender already has its share of the queue held (HELD_SHARE_PER_SENDER); the
-    message says so in words the sender is told (fixed text, no peer input)."""
 
 
 @dataclass(frozen=True)
@@ -130,10 +111,7 @@ class Spool:
         # queue length without a directory scan on every store (that scan made each
         # enqueue cost O(queue length)). The disk is re-counted before answering `full`.
         self._pending: set[str] = set()
-        # Of those, the held ones this instance stored, with their sender (pid, place): the
-        # per-sender quota without reading files. A message the foreground released or
-        # discarded frees its share here when the disk is re-counted, at the quota.
-        self._held_from: dict[str, tuple[int, str]] = {}
+        self._held = HeldShares()  # of those, the held ones, by sender (its quota)
         # Plain strings for the hot path: pathlib joins cost more than the syscalls here.
         self._tmp_dir = os.path.join(self.root, "tmp")
         self._inbox_dir = os.path.join(self.root, "inbox")
@@ -261,18 +239,7 @@ class Spool:
         its queue slot is free."""
         with self._lock:
             self._pending.discard(name)
-            self._held_from.pop(name, None)
-
-    def _held_by_sender(self, sender: tuple[int, str], quota: int) -> int:
-        """How many held messages share the sender's pid or place (at most ``quota``
-        counted); at the quota, confirmed against held/. Call with the lock held."""
-        pid, place = sender
-        count = sum(1 for p, w in self._held_from.values() if p == pid or w == place)
-        if count >= quota:
-            on_disk = self._names("held")
-            self._held_from = {n: s for n, s in self._held_from.items() if n in on_disk}
-            count = sum(1 for p, w in self._held_from.values() if p == pid or w == place)
-        return count
+            self._held.discard(name)
 
     def _queue_length(self, max_queue: int) -> int:
         """The in-memory queue length; at the limit, confirmed against the directories.
@@ -291,20 +258,14 @@ class Spool:
         Status is ``duplicate``, ``full`` or ``accepted``. Raises SpoolError when the
         message could not be stored whole; nothing half-written remains then, and
         HeldQuotaReached when a message to be ``held`` would give its sender (its pid, its
-        ``sender_workspace``) more than its share of the queue (``held_quota``).
+        ``sender_workspace``) more than its share of the queue (zcoder.relay.held_shares).
         """
         with self._lock:
             if envelope.message_id in self._accepted:
                 return "duplicate", 0
             sender = (envelope.sender_pid, envelope.sender_workspace)
             if held:
-                quota = held_quota(max_queue)
-                if self._held_by_sender(sender, quota) >= quota:
-                    raise HeldQuotaReached(
-                        f"{quota} messages from this sender already wait for the "
-                        "receiving user's decision; no more are taken until they are run "
-                        "or discarded"
-                    )
+                self._held.check(sender, max_queue, lambda: self._names("held"))
             queued = self._queue_length(max_queue)
             if queued >= max_queue:
                 return "full", 0
@@ -339,7 +300,7 @@ class Spool:
                 del self._accepted[next(iter(self._accepted))]
             self._pending.add(name)
             if held:
-                self._held_from[name] = sender
+                self._held.add(name, sender)
             return "accepted", queued + 1
 
     # -- foreground side ----------------------------------------------------------------
@@ -418,7 +379,7 @@ class Spool:
             os.rename(path, self.root / "rejected" / name)
         with self._lock:
             self._pending.discard(name)
-            self._held_from.pop(name, None)
+            self._held.discard(name)
         return QuarantinedMessage(name=name, reason=reason)
 
     # -- held messages (they wait for the user) -----------------------------------------
@@ -490,7 +451,7 @@ class Spool:
                 os.unlink(path)
         with self._lock:
             self._pending.discard(path.name)
-            self._held_from.pop(path.name, None)
+            self._held.discard(path.name)
             now = self.clock()
             self._done.append((now, path.name))
             oldest_kept = now - DONE_RECEIPTS_MAX_AGE
