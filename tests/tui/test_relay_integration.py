@@ -466,8 +466,14 @@ async def test_blocking_a_peer_by_name_refuses_its_messages_from_then_on(
         await relay_ready(pilot, app)
         await submit(pilot, app, f"/agents block {sender.workspace.name}")
         await wait_until(pilot, lambda: "Block:" in transcript_text(app))
+        # The notice says what the sender is told: not that this zcoder is paused.
+        assert "it is told you do not take messages from it" in transcript_text(app)
+        assert "paused" not in transcript_text(app)
         refused = await relay_to(app, sender, "hi")
-        assert refused.status == "paused"
+        assert refused.status == "paused"  # the wire's only word for it (the spec)
+        assert refused.text.endswith(
+            "did not accept the message: the receiving user does not take messages from this sender"
+        )
         await submit(pilot, app, f"/agents forget {sender.workspace.name}")
         await wait_until(pilot, lambda: "Forget:" in transcript_text(app))
         fake.enqueue(Turn.text("hello back"))

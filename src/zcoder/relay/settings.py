@@ -24,7 +24,7 @@ class Inbound(Enum):
 
     ACCEPT = "accept"  # queued and run as they come (the design's default)
     HOLD = "hold"  # queued, but each waits for the user to run or discard it
-    REFUSE = "refuse"  # the sender is told `paused`
+    REFUSE = "refuse"  # refused: `paused` on the wire, with a reason that says so
 
 
 DEFAULT_MAX_BYTES = 65536

@@ -164,7 +164,7 @@ class RelayPolicyUI:
                 if default is Inbound.ACCEPT
                 else f" Other peers' still follow ZCODER_RELAY_INBOUND ({default.value})."
             ),
-            "block": "Its messages are refused (it is told `paused`).",
+            "block": "Its messages are refused: it is told you do not take messages from it.",
             "forget": f"It follows ZCODER_RELAY_INBOUND ({default.value}).",
         }[verb]
         self.say.notice(f"{verb.capitalize()}: {visible(workspace)}. {said}")
