@@ -22,12 +22,12 @@ $(STAMP): pyproject.toml
 
 ## Start zcoder (pass options with ARGS="--model qwen3-coder")
 run: $(STAMP)
-	$(BIN)/zcoder $(ARGS)
+	ZCODER_STARTED_BY='make -C $(CURDIR) run' $(BIN)/zcoder $(ARGS)
 
 ## zcoder against a real model from the package index alone: SmolLM2-135M (a toy for
 ## coding, but real) in zcoder's embedded llama.cpp server; no Ollama, no GPU
 demo: $(STAMP)
-	$(BIN)/zcoder --gguf "$$($(BIN)/python -c 'from zcoder.model.embedded import demo_gguf; print(demo_gguf())')" $(ARGS)
+	ZCODER_STARTED_BY='make -C $(CURDIR) run' $(BIN)/zcoder --gguf "$$($(BIN)/python -c 'from zcoder.model.embedded import demo_gguf; print(demo_gguf())')" $(ARGS)
 
 ## The whole test suite: lint, format check, type check, tests
 test: lint typecheck unit

@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Final
 
 from zcoder.model.context import same_model
 from zcoder.model.host import normalize_host
@@ -138,15 +139,22 @@ def resume_command(
     return shlex.join([*start, *words])
 
 
+STARTED_BY: Final = "ZCODER_STARTED_BY"
+"""How the Makefile's ``run`` and ``demo`` say they started zcoder (``make -C DIR run``):
+the venv's zcoder is not on PATH then. Not ``MAKELEVEL``, which any make sets, a test
+suite run by make included."""
+
+
 def start_words(argv0: str | None = None, environ: Mapping[str, str] | None = None) -> list[str]:
-    """How to start this zcoder again from where the user is: ``make run`` when make
-    started it (``make run``, ``make demo``: the venv's zcoder is not on PATH),
-    ``PYTHON -m zcoder`` for ``python -m zcoder``, ``zcoder`` when that is what PATH
-    finds, else the program's absolute path."""
+    """How to start this zcoder again from where the user is: ``make -C DIR run`` when
+    the Makefile started it (``make run``, ``make demo``), ``PYTHON -m zcoder`` for
+    ``python -m zcoder``, ``zcoder`` when that is what PATH finds, else the program's
+    absolute path."""
     env = os.environ if environ is None else environ
     program = sys.argv[0] if argv0 is None else argv0
-    if env.get("MAKELEVEL"):
-        return ["make", "run"]
+    started = shlex.split(env.get(STARTED_BY, ""))
+    if started[:1] == ["make"]:
+        return started
     if Path(program).name == "__main__.py":
         return [sys.executable or "python3", "-m", "zcoder"]
     found = shutil.which("zcoder", path=env.get("PATH"))

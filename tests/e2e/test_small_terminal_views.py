@@ -25,7 +25,7 @@ def open_output(zc: TmuxInstance, command: str, number: int) -> None:
     zc.type_text(f"!{command}\r")
     zc.wait_text("[exit code 0]")
     zc.send_hex(CTRL_T)
-    zc.wait_text(f"(command {number} of {number})")
+    zc.wait_text(f"({number} of {number})")
 
 
 def output_rows(zc: TmuxInstance) -> int:

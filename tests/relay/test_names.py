@@ -130,7 +130,7 @@ def test_the_table_in_a_narrow_terminal_takes_three_short_lines_a_peer() -> None
     assert peer_table(peers, width=200) == table  # it fits: the table
     narrow = peer_table(peers, width=40)
     assert narrow.splitlines() == [
-        "billing (billing) · pid 11524 · ready",
+        "billing · pid 11524 · ready",  # its name is its project: said once
         "  id 11524-2483981955515353233",
         "  /w/billing",
         "web--2J (web\\e[2J) · pid 12687 · ready",  # control bytes made visible

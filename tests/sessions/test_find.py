@@ -148,14 +148,17 @@ def test_started_by_make_the_hint_is_make_run_with_args(
     """`make run` / `make demo` run the venv's zcoder, which is not on PATH (issue 27
     item 14): the hint goes through make, the demo's model file with it."""
     monkeypatch.delenv("ZCODER_PROFILE", raising=False)
-    start = start_words("/repo/.venv/bin/zcoder", {"MAKELEVEL": "1", "PATH": "/usr/bin"})
-    assert start == ["make", "run"]
+    made = {"ZCODER_STARTED_BY": "make -C /repo run", "MAKELEVEL": "1", "PATH": "/usr/bin"}
+    start = start_words("/repo/.venv/bin/zcoder", made)
+    assert start == ["make", "-C", "/repo", "run"]
+    # Any other make (a test suite run by `make test`, a project's own Makefile) is not it.
+    assert start_words("/repo/.venv/bin/zcoder", {"MAKELEVEL": "1"}) == ["/repo/.venv/bin/zcoder"]
     model = tmp_path / "SmolLM2 135M.gguf"
     flags = backend_flags(
         backend="openai", host="", base_url="http://127.0.0.1:41234/v1", gguf=model, environ={}
     )
     assert resume_command("17_1", tmp_path, "coding", cwd=tmp_path, start=start, backend=flags) == (
-        f"make run 'ARGS=--resume 17_1 --gguf '\"'\"'{model}'\"'\"''"
+        f"make -C /repo run 'ARGS=--resume 17_1 --gguf '\"'\"'{model}'\"'\"''"
     )
 
 

@@ -25,7 +25,7 @@ async def test_a_recovered_call_leaves_only_the_prose_in_the_reply_entry(
         assert "Let me read it." in replies[0]
         assert "It prints hello." in replies[1]
         [tool] = entries(app, "tool")
-        assert "read_file" in tool.plain
+        assert "Read hello.py" in tool.plain  # headed by what it does (agent/headings.py)
         text = transcript_text(app)
         assert '"arguments"' not in text and "```" not in text
 
