@@ -30,7 +30,7 @@ def open_output(zc: TmuxInstance, command: str, number: int) -> None:
 
 def output_rows(zc: TmuxInstance) -> int:
     """The rows the viewer has for the output: between its title and its keys."""
-    title = zc.rows_with("(command ")[0]
+    title = zc.rows_with(" of 1)")[0]
     keys = zc.rows_with("Esc/q close")[0]
     return keys - title - 1
 
