@@ -115,7 +115,7 @@ def test_a_call_written_as_text_is_recovered_with_the_models_own_template(
     # The server took the result back (under the recovered id) and answered it.
     messages = tool_messages(env)
     assert messages[-1]["role"] == "assistant"
-    assert [m["tool_call_id"] for m in messages if m["role"] == "tool"] == ["recovered_0"]
+    assert [m["tool_call_id"] for m in messages if m["role"] == "tool"] == [call["id"]]
 
 
 def test_a_template_that_cannot_take_tools_is_warned_about_once(
