@@ -135,20 +135,21 @@ def test_compaction_on_a_2048_token_window_is_triggered_by_the_servers_counts(
     env = small_window_server.env(ZCODER_MAX_OUTPUT_TOKENS="32", ZCODER_RELAY="off")
     a = start(real_world, env)
 
-    # Three turns: the first reads a file into the history; by the third the server's
-    # counts put the next request past 85 % of the window, with an older turn to compact.
+    # The first turn reads a file into the history; by the third or fourth the server's
+    # counts put the next request past 85 % of the window, with an older turn to compact
+    # (which one depends on how long the model's replies came out).
     a.submit(READ_NOTES)
     history = wait_turn(a, 1)
     assert any(m["role"] == "tool" and "quick brown fox" in m["content"] for m in history)
     compacted_at = None
-    for turn in (2, 3):
+    for turn in (2, 3, 4):
         a.submit("Say hello.")
         history = wait_turn(a, turn)
         if any(is_summary(m) for m in history):
             compacted_at = turn
             break
     assert compacted_at is not None, f"never compacted; the screen:\n{a.screen_text}"
-    assert compacted_at == 3, "compacted before the history had an older turn to summarise"
+    assert compacted_at >= 3, "compacted before the history had an older turn to summarise"
     # The request after it fitted: answered, and the server counted it inside the window.
     assert not any(m["role"] == "tool" for m in history)  # the file's turn is summarised
     assert history[-1]["role"] == "assistant"
