@@ -42,7 +42,7 @@ from zcoder.agent.prompts import (
 )
 from zcoder.agent.recorder import Recorder
 from zcoder.agent.relay_tools import RELAY_SENDER_KEY, restrict_schemas
-from zcoder.agent.relay_wrapper import relay_wrapper
+from zcoder.agent.relay_wrapper import relay_event_metadata, relay_wrapper
 from zcoder.agent.settings import AgentSettings
 from zcoder.agent.status import ContextUsage, Status
 from zcoder.agent.tool_round import ToolRound
@@ -227,18 +227,7 @@ class Agent:
         (ZCODER_RELAY_EDITS, zcoder.tools.approval)."""
         await self._session_context()
         self.recorder.emit(RelayReceived.from_envelope(envelope))
-        self.recorder.event(
-            "relay",
-            envelope.body,
-            {
-                "sender_project": envelope.sender_project,
-                "sender_pid": envelope.sender_pid,
-                "sender_workspace": envelope.sender_workspace,
-                "sender_instance_id": envelope.sender_instance_id,
-                "message_id": envelope.message_id,
-                "sender_kind": envelope.sender_kind,
-            },
-        )
+        self.recorder.event("relay", envelope.body, relay_event_metadata(envelope))
         self._peers.tell(self.messages, self.workspace_peers)
         self.messages.append(user_message(relay_wrapper(envelope)))
         self.recorder.save_messages(self.messages)

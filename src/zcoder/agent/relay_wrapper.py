@@ -21,6 +21,19 @@ instance shown below, and only when information or a question is needed to conti
 this exchange; do not send acknowledgements or forward the task."""
 
 
+def relay_event_metadata(envelope: Envelope) -> dict[str, str | int]:
+    """Who sent a relayed task, as its saved transcript event keeps it (shown again by
+    the TUI and by an editor's session/load)."""
+    return {
+        "sender_project": envelope.sender_project,
+        "sender_pid": envelope.sender_pid,
+        "sender_workspace": envelope.sender_workspace,
+        "sender_instance_id": envelope.sender_instance_id,
+        "message_id": envelope.message_id,
+        "sender_kind": envelope.sender_kind,
+    }
+
+
 def neutralise_body(body: str) -> str:
     """A body can never close the record early, open a new one or pose as chat structure.
 
