@@ -49,18 +49,23 @@ async def command(pilot: Any, app: ZcoderApp, text: str, until: str) -> None:
     await wait_until(pilot, lambda: until in notices(app), timeout=60)
 
 
-async def open_dialog(pilot: Any, app: ZcoderApp, kind: type[Dialog]) -> tuple[Dialog, str]:
-    """The dialog of ``kind`` once it is open, and all the lines it shows."""
+async def open_dialog(
+    pilot: Any, app: ZcoderApp, kind: type[Dialog], until: str = ""
+) -> tuple[Dialog, str]:
+    """The dialog of ``kind`` once it is open (and shows ``until``), and all its lines.
+
+    ``until``: a part mounted after the head (the description, in the scrolling content)
+    is composed a frame or more later under load."""
 
     def shown() -> str:
         # Pushed is not composed yet: under load the screen is on top a frame before its
         # lines are there.
         screen = app.screen
-        if not isinstance(screen, kind):
+        if not isinstance(screen, kind) or not screen.is_mounted:
             return ""
         return "\n".join(str(w.render()) for w in screen.query("Static"))
 
-    await wait_until(pilot, lambda: bool(shown()), timeout=60)
+    await wait_until(pilot, lambda: bool(shown()) and until in shown(), timeout=60)
     dialog = app.screen
     assert isinstance(dialog, kind)
     return dialog, shown()
@@ -92,10 +97,10 @@ async def test_an_mcp_call_asks_in_its_own_dialog_and_mcp_lists_reconnects_and_s
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, app, "compress something")
-        dialog, shown = await open_dialog(pilot, app, McpApprovalScreen)
+        described = "the server's description of this tool (its words, not yours):"
+        dialog, shown = await open_dialog(pilot, app, McpApprovalScreen, until=described)
         assert "Run the MCP tool gzip-file-as-resource of the server every?" in shown
         assert "Run this command" not in shown and "$ " not in shown
-        assert "the server's description of this tool (its words, not yours):" in shown
         assert '"name": "a.gz"' in dialog.body()
         assert "[y] run this call   [n]/Esc deny" in dialog.keys_text()
         await answer(pilot, app, "n")  # it would fetch a URL: no
