@@ -8,7 +8,6 @@ directory holding a canary.
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 from acp import text_block
@@ -16,15 +15,7 @@ from acp import text_block
 from tests.acp.support import WAIT_SECONDS, RecordingClient, acp_zcoder, new_session
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.test_oneshot import Env
-
-WIPE_HOME = "rm -rf ~"
-
-
-def canary(env: Env) -> Path:
-    home = Path(env.vars["HOME"])
-    assert home.is_relative_to(env.workspace.parent)  # the test's own, never the user's
-    (home / "thesis.txt").write_text("four years of work\n")
-    return home / "thesis.txt"
+from tests.test_oneshot_guard import WIPE_HOME, canary
 
 
 @pytest.mark.parametrize(
