@@ -53,13 +53,13 @@ from zcoder.agent import (
     Outcome,
     TurnFinished,
 )
-from zcoder.assembly import assemble_agent
 from zcoder.commands import UserCommands
 from zcoder.commands.run import run_typed
 from zcoder.config import Config
+from zcoder.frontend.assembly import assemble_agent
+from zcoder.frontend.resume import lock_resumed, restored_model
 from zcoder.model import ModelClient, ModelError, make_client
 from zcoder.model.context import resolve_for_model, same_model
-from zcoder.resume import lock_resumed, restored_model
 from zcoder.sessions import Message, SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 

@@ -20,10 +20,10 @@ from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
+from zcoder.frontend.resume import ResumeError, find_session, restored_model, session_lines
 from zcoder.model import ModelError
 from zcoder.model.context import same_model
 from zcoder.plural import counted, plural
-from zcoder.resume import ResumeError, find_session, restored_model, session_lines
 from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.sessions.locks import acquire as acquire_lock

@@ -33,11 +33,12 @@ from zcoder.agent import (
     ToolStarted,
     TurnFinished,
 )
-from zcoder.assembly import assemble_agent
 from zcoder.commands import UserCommands
 from zcoder.commands.run import run_typed
 from zcoder.config import Config
-from zcoder.extensions import Extensions
+from zcoder.frontend.assembly import assemble_agent
+from zcoder.frontend.extensions import Extensions
+from zcoder.frontend.resume import lock_resumed, restored_model
 from zcoder.model import ModelClient, ModelError, make_client
 from zcoder.model.context import (
     ContextWindow,
@@ -47,10 +48,9 @@ from zcoder.model.context import (
     same_model,
 )
 from zcoder.model.recovery import HeldReply
-from zcoder.oneshot_approver import TtyApprover
-from zcoder.oneshot_output import ErrorTee, JsonReport, ReplyStream
+from zcoder.oneshot.approver import TtyApprover
+from zcoder.oneshot.output import ErrorTee, JsonReport, ReplyStream
 from zcoder.relay.sanitize import screen_safe, visible
-from zcoder.resume import lock_resumed, restored_model
 from zcoder.sessions import Message, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.tools import (
@@ -316,7 +316,7 @@ def user_commands(extensions: Extensions, prompt: str, err: TextIO) -> UserComma
 
 
 async def _resumed_model(client: ModelClient, session_model: str, current: str, err: TextIO) -> str:
-    """The resumed session's model, when the server has it (zcoder.resume.restored_model)."""
+    """The resumed session's model, when the server has it (zcoder.frontend.resume.restored_model)."""
     try:
         available: list[str] | None = await client.list_models()
     except ModelError:
@@ -348,7 +348,7 @@ def run_prompt(
 ) -> int:
     """Run one turn; returns the process exit code. ``resume``: a full session id (the CLI
     resolves prefixes); its model is used unless ``keep_model`` (``-m`` was given).
-    ``output_format`` ``json``: stdout gets only one JSON object (zcoder.oneshot_output)."""
+    ``output_format`` ``json``: stdout gets only one JSON object (zcoder.oneshot.output)."""
     if output_format != "json":
         return _run_prompt(
             config, prompt, resume, sys.stdout, sys.stderr, keep_model=keep_model, report=None
