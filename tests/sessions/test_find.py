@@ -1,4 +1,5 @@
-"""Finding a session by a typed id or prefix, and how sessions are listed (zcoder.frontend.resume)."""
+"""Finding a session by a typed id or prefix, and how sessions are listed
+(zcoder.frontend.resume)."""
 
 from __future__ import annotations
 
