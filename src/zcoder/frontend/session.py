@@ -6,7 +6,8 @@ other zcoder has, else a new one. What it returns holds the lock until the front
 the session go, so two front ends never write one session. Then, with the model client:
 ``OpenedSession.choose_model`` puts back a resumed session's model when the server has it
 and records the model the session goes on with; ``size_window`` sizes the context window
-before the first request (num_ctx goes with every request: zcoder.model.context).
+before the first request (num_ctx goes with every request: zcoder.model.context); the
+TUI, which sizes it again for each model switched to, calls ``resolve_window``.
 
 Errors are the store's and the lock's, for each front end to say its way:
 ``SessionInUseError`` (another zcoder has it open), ``LookupError``
@@ -24,15 +25,22 @@ from typing import TYPE_CHECKING
 from zcoder.frontend.resume import lock_resumed, restored_model
 from zcoder.model import ModelError
 from zcoder.model.context import ContextWindow, resolve_for_model, same_model
-from zcoder.sessions import SessionData, SessionStore, SessionStoreError
+from zcoder.sessions import SessionData, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 
 if TYPE_CHECKING:
     from zcoder.agent import Agent
     from zcoder.config import Config
     from zcoder.model import ModelClient
+    from zcoder.sessions import SessionStore
 
-__all__ = ["OpenedSession", "open_session", "restore_saved_model", "size_window"]
+__all__ = [
+    "OpenedSession",
+    "open_session",
+    "resolve_window",
+    "restore_saved_model",
+    "size_window",
+]
 
 
 @dataclass(eq=False)
@@ -129,13 +137,22 @@ async def restore_saved_model(
     return restored_model(saved, current, available)
 
 
-async def size_window(agent: Agent, config: Config, warn: Callable[[str], object]) -> ContextWindow:
-    """Size the agent's context window for its model before its first request; each
-    warning (a bad setting, a server that could not be asked) goes to ``warn``."""
+async def resolve_window(
+    config: Config, model: str, probe: object, warn: Callable[[str], object]
+) -> ContextWindow:
+    """The context window for ``model`` (the setting, else what ``probe``, the model
+    client, finds out: zcoder.model.context); each warning (a bad setting, a server that
+    could not be asked) goes to ``warn``."""
     window = await resolve_for_model(
-        agent.settings.model, explicit=config.context_window, home=config.home, probe=agent.client
+        model, explicit=config.context_window, home=config.home, probe=probe
     )
     for warning in window.warnings:
         warn(warning)
+    return window
+
+
+async def size_window(agent: Agent, config: Config, warn: Callable[[str], object]) -> ContextWindow:
+    """Size the agent's context window for its model, before its first request."""
+    window = await resolve_window(config, agent.settings.model, agent.client, warn)
     agent.settings.num_ctx = window.tokens
     return window
