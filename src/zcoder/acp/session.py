@@ -1,10 +1,10 @@
 """One ACP session: a zcoder agent in one workspace, driven by prompts from the client.
 
-It is what the TUI's app is to a session, without the screen: the session is taken from
-zcoder's SQLite store and held with its lock (zcoder.sessions.locks) for as long as it is
-open, exactly as the TUI and ``--prompt`` hold theirs, so two front ends never write one
-session; the agent is built as ``--prompt`` builds it (AgentSettings.from_config,
-make_client, the context window resolved for the model before the first request); its
+It is what the TUI's app is to a session, without the screen: the session is opened as
+the TUI and ``--prompt`` open theirs (zcoder.frontend.session) and held with its lock for
+as long as it is open, so two front ends never write one session; the agent is built as
+``--prompt`` builds it (assemble_agent, make_client, the context window sized for the
+model before the first request); its
 events go out through the update pump and its questions through the ACP approver. A
 prompt naming a custom command or a skill is carried out as ``--prompt`` carries it out
 (zcoder.acp.user_commands, zcoder.commands.run); zcoder's own commands come first.

@@ -3,9 +3,10 @@ loading one into the agent and the transcript, the sidebar, ``/sessions``, start
 one, the session's lock and model, and the exit hint.
 
 The store lives in ``zcoder.sessions``; this is the one place the app talks to it about
-which session is open. The open session is locked (zcoder.sessions.locks) for as long as it
-is open here, so another zcoder never opens it silently: at start it takes another session
-and says why; picking a session open elsewhere in the sidebar says so and stays put.
+which session is open; it opens one as every front end does (zcoder.frontend.session).
+The open session is locked (zcoder.sessions.locks) for as long as it is open here, so
+another zcoder never opens it silently: at start it takes another session and says why;
+picking a session open elsewhere in the sidebar says so and stays put.
 
 It takes the services it uses (the store and the open session are ``Services``'), the
 widgets that show sessions (the transcript, the list, the agent's view) and a ``Say``,
