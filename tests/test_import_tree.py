@@ -155,3 +155,77 @@ def test_zcoder_imports_form_a_tree() -> None:
     assert "zcoder.agent.core" in graph  # the walk found the package
     found = circles(graph)
     assert not found, "import circles: " + "; ".join(describe(graph, part) for part in found)
+
+
+# The front-end line (issue 28, item 3): the agent keeps the turn and the front ends keep
+# their policy. What the front ends share (opening a session, assembling the agent, resume,
+# the relay inbox, auto turns) is zcoder.frontend, which only they and cli.py import; the
+# layers below them never import it nor a front end.
+FRONTEND = "zcoder.frontend"
+FRONT_ENDS = ("zcoder.tui", "zcoder.acp", "zcoder.remote", "zcoder.oneshot")
+BELOW_THE_FRONT_ENDS = (
+    "zcoder.agent",
+    "zcoder.model",
+    "zcoder.tools",
+    "zcoder.sessions",
+    "zcoder.relay",
+    # What the agent is built with (docs/development.md: front ends -> agent -> these).
+    "zcoder.mcp",
+    "zcoder.skills",
+    "zcoder.hooks",
+    "zcoder.commands",
+)
+FRONTEND_USERS = (*FRONT_ENDS, FRONTEND, "zcoder.cli")
+
+
+def within(name: str, packages: tuple[str, ...]) -> bool:
+    return any(name == package or name.startswith(package + ".") for package in packages)
+
+
+def front_end_line_crossings(graph: dict[str, set[str]]) -> list[str]:
+    """Each import that crosses the front-end line, as ``importer -> imported (why)``."""
+    found: list[str] = []
+    for name in sorted(graph):
+        for target in sorted(graph[name]):
+            upward = within(target, (FRONTEND, *FRONT_ENDS))
+            if upward and within(name, BELOW_THE_FRONT_ENDS):
+                found.append(f"{name} -> {target} (below the front ends)")
+            elif within(target, (FRONTEND,)) and not within(name, FRONTEND_USERS):
+                found.append(f"{name} -> {target} (only front ends and cli use {FRONTEND})")
+            elif within(target, FRONT_ENDS) and within(name, (FRONTEND,)):
+                found.append(f"{name} -> {target} ({FRONTEND} serves the front ends)")
+    return found
+
+
+def test_the_front_end_rule_names_each_crossing(tmp_path: Path) -> None:
+    package = tmp_path / PACKAGE
+    for sub in ("agent", "tools", "hooks", "frontend", "tui", "oneshot", "plugins"):
+        (package / sub).mkdir(parents=True)
+        (package / sub / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "cli.py").write_text("from zcoder.frontend import session\n")
+    (package / "agent" / "core.py").write_text("from zcoder.frontend.session import x\n")
+    (package / "tools" / "shell.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from zcoder.tui import app\n"
+    )
+    (package / "hooks" / "engine.py").write_text("def f():\n    import zcoder.frontend.session\n")
+    (package / "plugins" / "load.py").write_text("from zcoder.frontend import session\n")
+    (package / "frontend" / "session.py").write_text("from zcoder.agent import core\n")
+    (package / "frontend" / "inbox.py").write_text("from ..oneshot import run\n")
+    (package / "tui" / "app.py").write_text("from zcoder.frontend.session import x\n")
+    (package / "oneshot" / "run.py").write_text("from zcoder.frontend import session\n")
+    assert front_end_line_crossings(import_graph(tmp_path)) == [
+        "zcoder.agent.core -> zcoder.frontend.session (below the front ends)",
+        "zcoder.frontend.inbox -> zcoder.oneshot.run (zcoder.frontend serves the front ends)",
+        "zcoder.hooks.engine -> zcoder.frontend.session (below the front ends)",
+        "zcoder.plugins.load -> zcoder.frontend.session (only front ends and cli use "
+        "zcoder.frontend)",
+        "zcoder.tools.shell -> zcoder.tui.app (below the front ends)",
+    ]
+
+
+def test_only_front_ends_and_cli_import_the_frontend_package() -> None:
+    graph = import_graph()
+    assert "zcoder.frontend.session" in graph  # the walk found the package
+    found = front_end_line_crossings(graph)
+    assert not found, "imports across the front-end line:\n" + "\n".join(found)

@@ -368,8 +368,8 @@ def test_ctrl_c_at_the_approval_prompt_exits_130_at_once(env: Env, fake: FakeOll
 
 
 def test_an_internal_error_is_one_clear_line_not_a_traceback(tmp_path, monkeypatch, capsys):
-    from zcoder import oneshot
     from zcoder.config import load_config
+    from zcoder.oneshot import run as oneshot
 
     async def broken(*_args, **_kwargs):
         raise RuntimeError("something we did not foresee")

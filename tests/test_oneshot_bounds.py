@@ -15,7 +15,7 @@ import pytest
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.fixtures.fake_openai import FakeOpenAI
 from tests.test_oneshot import RUN_TIMEOUT, Env, argv, make_env
-from zcoder.oneshot_input import STDIN_LIMIT
+from zcoder.oneshot.input import STDIN_LIMIT
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import pytest
 from tests.fixtures.fake_ollama import FakeOllama, Turn
 from tests.mcp_client.support import alive, hostile, pids, write_servers
 from tests.test_oneshot import Env, make_env, prompt
-from zcoder import oneshot
 from zcoder.config import load_config
+from zcoder.oneshot import run as oneshot
 
 
 def with_user_server(tmp_path: Path) -> tuple[Env, Path]:

@@ -260,8 +260,8 @@ def _run_mode(args: argparse.Namespace, config: Config) -> int:
         resume = found
 
     if args.prompt is not None:
-        from zcoder.oneshot import run_prompt
-        from zcoder.oneshot_input import prompt_with_input, read_piped_input
+        from zcoder.oneshot.input import prompt_with_input, read_piped_input
+        from zcoder.oneshot.run import run_prompt
 
         dash = args.prompt.strip() == "-"
         piped = read_piped_input(wait=config.stdin_wait, to_the_end=dash)
@@ -412,8 +412,8 @@ def _start_gguf(
 
 def _find_resumed(config: Config, typed: str) -> str | int:
     """The full id of the session ``--resume`` names, or the exit code after saying why."""
+    from zcoder.frontend.resume import ResumeError, find_session
     from zcoder.relay.sanitize import screen_safe
-    from zcoder.resume import ResumeError, find_session
     from zcoder.sessions import SessionStore, SessionStoreError
 
     try:

@@ -31,7 +31,7 @@ from zcoder.model.watch import (
     IDLE_SETTING,
     MAX_REPLY_SETTING,
 )
-from zcoder.oneshot_input import DEFAULT_STDIN_WAIT, STDIN_WAIT_SETTING
+from zcoder.oneshot.input import DEFAULT_STDIN_WAIT, STDIN_WAIT_SETTING
 from zcoder.relay import RelaySettings, load_relay_settings
 from zcoder.relay.names import BadName, check_name, default_name
 from zcoder.sessions import default_home
@@ -93,7 +93,7 @@ class Config:
     gguf: Path | None = None
     """--gguf / ZCODER_GGUF: the model file the embedded server runs (the ``openai`` backend
     then points at that server); set once it has started."""
-    """ZCODER_STDIN_WAIT: how long --prompt waits for piped input (zcoder.oneshot_input)."""
+    """ZCODER_STDIN_WAIT: how long --prompt waits for piped input (zcoder.oneshot.input)."""
 
 
 def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:

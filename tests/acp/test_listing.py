@@ -15,7 +15,7 @@ from tests.fixtures.fake_ollama import FakeOllama, Turn
 from tests.test_oneshot import Env
 from zcoder.acp.listing import PAGE, list_page, saved_session
 from zcoder.config import load_config
-from zcoder.resume import session_lines
+from zcoder.frontend.resume import session_lines
 from zcoder.sessions import SessionStore
 
 

@@ -1,4 +1,5 @@
-"""Finding a session by a typed id or prefix, and how sessions are listed (zcoder.resume)."""
+"""Finding a session by a typed id or prefix, and how sessions are listed
+(zcoder.frontend.resume)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.sessions.conftest import FakeClock
-from zcoder.resume import (
+from zcoder.frontend.resume import (
     ResumeError,
     age,
     backend_flags,

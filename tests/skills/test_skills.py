@@ -256,7 +256,7 @@ async def test_a_project_skill_linked_outside_the_repository_is_refused_and_said
     to a file outside. Neither is offered, neither can be read through the skill tools,
     and the notice says why; a link that stays in the repository is still followed, and
     the user's own links are the user's."""
-    from zcoder.extensions import load_extensions
+    from zcoder.frontend.extensions import load_extensions
     from zcoder.tools.registry import ToolRegistry
 
     outside = tmp_path / "outside" / "evil"

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from textual.message import Message
 
-from zcoder.agent.relay_inbox import DISCARD_SUMMARY, RelayHistory
+from zcoder.frontend.relay_inbox import DISCARD_SUMMARY, RelayHistory
 from zcoder.relay import Envelope, Relay
 from zcoder.tui.messages import Notice, Say
 from zcoder.tui.quit_ui import QuitScreen, QuitUI

@@ -7,7 +7,7 @@ relay's registry, in its session's workspace, and holds the interactive instance
 remote client never publishes, the agent does on its own host.)
 
 What arrives runs as the TUI runs it (tui/turns.py, tui/relay_ui.py; the shared part is
-zcoder.agent.relay_inbox): when the session is idle, one task at a time, as an ordinary
+zcoder.frontend.relay_inbox): when the session is idle, one task at a time, as an ordinary
 turn whose updates the editor gets as they happen, headed by a user message naming the
 sender (zcoder.acp.updates.relayed_task). Before it runs, the user's RelayMessage hooks
 judge it, through the gate the TUI uses (zcoder.hooks.relay_gate): allowed, it runs;
@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from zcoder.acp.notices import SessionNotice
 from zcoder.acp.updates import Update
-from zcoder.agent.auto_turns import AutoTurns
-from zcoder.agent.relay_inbox import RelayHistory, receipt_outcome
+from zcoder.frontend.auto_turns import AutoTurns
+from zcoder.frontend.relay_inbox import RelayHistory, receipt_outcome
 from zcoder.plural import counted
 from zcoder.relay.display import sender_from
 from zcoder.relay.sanitize import visible, visible_lines

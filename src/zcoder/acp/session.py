@@ -1,10 +1,10 @@
 """One ACP session: a zcoder agent in one workspace, driven by prompts from the client.
 
-It is what the TUI's app is to a session, without the screen: the session is taken from
-zcoder's SQLite store and held with its lock (zcoder.sessions.locks) for as long as it is
-open, exactly as the TUI and ``--prompt`` hold theirs, so two front ends never write one
-session; the agent is built as ``--prompt`` builds it (AgentSettings.from_config,
-make_client, the context window resolved for the model before the first request); its
+It is what the TUI's app is to a session, without the screen: the session is opened as
+the TUI and ``--prompt`` open theirs (zcoder.frontend.session) and held with its lock for
+as long as it is open, so two front ends never write one session; the agent is built as
+``--prompt`` builds it (assemble_agent, make_client, the context window sized for the
+model before the first request); its
 events go out through the update pump and its questions through the ACP approver. A
 prompt naming a custom command or a skill is carried out as ``--prompt`` carries it out
 (zcoder.acp.user_commands, zcoder.commands.run); zcoder's own commands come first.
@@ -53,15 +53,14 @@ from zcoder.agent import (
     Outcome,
     TurnFinished,
 )
-from zcoder.assembly import assemble_agent
 from zcoder.commands import UserCommands
 from zcoder.commands.run import run_typed
 from zcoder.config import Config
-from zcoder.model import ModelClient, ModelError, make_client
-from zcoder.model.context import resolve_for_model, same_model
-from zcoder.resume import lock_resumed, restored_model
-from zcoder.sessions import Message, SessionNotFoundError, SessionStore, SessionStoreError
-from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
+from zcoder.frontend.assembly import assemble_agent
+from zcoder.frontend.session import OpenedSession, open_session, size_window
+from zcoder.model import ModelClient, make_client
+from zcoder.sessions import SessionStore, SessionStoreError
+from zcoder.sessions.locks import SessionInUseError, SessionLock
 
 log = logging.getLogger(__name__)
 
@@ -159,47 +158,23 @@ class AcpSession:
         """A new session (``resume`` None) or a saved one of this workspace and profile,
         with the updates that replay the saved one (its notices left out when the client
         takes notices, which are live events: zcoder.acp.notices)."""
-        workspace, profile = str(config.workspace), config.profile.value
-        session_model: str | None = None
-        messages: list[Message] = []
-        ledger: list[str] = []
-        history: list[Update] = []
         try:
-            if resume is None:
-                taker = LockTaker(config.home)
-                try:
-                    info = store.reuse_or_create(workspace, profile, config.model, take=taker)
-                except BaseException:
-                    if taker.lock is not None:  # taken for a session that was not handed out
-                        taker.lock.release()
-                    raise
-                lock = taker.lock  # None only where no lock can be made (zcoder.sessions.locks)
-                session_id = info.id
-            else:
-                lock = lock_resumed(config.home, resume)
-                try:
-                    data = store.load(resume, workspace, profile)
-                except BaseException:
-                    if lock is not None:
-                        lock.release()
-                    raise
-                session_id, messages, ledger = data.info.id, data.messages, data.user_ledger
-                session_model = data.info.model
-                history = replay(data.events, config.workspace, notices=notices)
+            opened = open_session(store, config, config.model, resume=resume)
         except SessionInUseError as exc:
             raise RequestError.invalid_request({"details": str(exc)}) from None
-        except (LookupError, SessionNotFoundError):
+        except LookupError:
             raise RequestError.resource_not_found(f"zcoder-session:{resume}") from None
         except SessionStoreError as exc:
             raise RequestError.internal_error({"details": str(exc)}) from None
-        session = cls(config, store, session_id, lock)
+        history: list[Update] = []
+        if opened.resumed:
+            history = replay(opened.data.events, config.workspace, notices=notices)
+        session = cls(config, store, opened.id, opened.lock)
         try:
             await session._start(
                 client=client,
                 send=send,
-                messages=messages,
-                ledger=ledger,
-                session_model=session_model,
+                opened=opened,
                 keep_model=keep_model,
                 mcp_servers=mcp_servers,
             )
@@ -213,25 +188,16 @@ class AcpSession:
         *,
         client: PermissionAsker,
         send: Send,
-        messages: list[Message],
-        ledger: list[str],
-        session_model: str | None,
+        opened: OpenedSession,
         keep_model: bool,
         mcp_servers: Sequence[Any],
     ) -> None:
         config = self.config
         model_client: ModelClient = make_client(config)
         await self._stack.enter_async_context(model_client)
-        model = config.model
-        if session_model is not None and not keep_model:
-            try:
-                available: list[str] | None = await model_client.list_models()
-            except ModelError:
-                available = None
-            model, _notice = restored_model(session_model, model, available)
-        if session_model is not None and not same_model(session_model, model):
-            with contextlib.suppress(SessionStoreError):
-                self.store.set_model(self.id, model)
+        model, _notice = await opened.choose_model(
+            self.store, model_client, config.model, keep_model=keep_model
+        )
         translator = EventTranslator(config.workspace)
         pump = UpdatePump(send)
         self.pump = pump
@@ -270,13 +236,13 @@ class AcpSession:
             )
         )
         agent.edits = journal[0]
-        agent.use_session(self.id, messages, ledger)
+        agent.use_session(self.id, opened.data.messages, opened.data.user_ledger)
         if editors_servers:
             agent.mcp = attach_client_mcp(
                 agent.registry, config.workspace, config.home, editors_servers
             )
         self.agent = agent
-        if session_model is not None:
+        if opened.resumed:
             self._session_source = "resume"
         if relay is not None:
             relay.attach(agent, self)
@@ -388,15 +354,9 @@ class AcpSession:
         agent = self.started_agent()
         if not self._window_sized:
             # num_ctx goes with every request: sized once, before the first (--prompt too).
-            window = await resolve_for_model(
-                agent.settings.model,
-                explicit=self.config.context_window,
-                home=self.config.home,
-                probe=agent.client,
+            window = await size_window(
+                agent, self.config, lambda warning: agent.recorder.emit(Notice(warning))
             )
-            for warning in window.warnings:
-                agent.recorder.emit(Notice(warning))
-            agent.settings.num_ctx = window.tokens
             self.window_source = window.source
             self._window_sized = True
 

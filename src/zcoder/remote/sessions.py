@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 from acp import RequestError
 
 from zcoder.acp.listing import saved_session
+from zcoder.frontend.resume import session_lines
 from zcoder.plural import counted
 from zcoder.relay.sanitize import visible
 from zcoder.remote.connection import ConnectionLost
-from zcoder.resume import session_lines
 from zcoder.sessions import SessionInfo
 from zcoder.tui.sessions_ui import SessionsUI
 

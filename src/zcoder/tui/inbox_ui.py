@@ -8,7 +8,7 @@ it moves on (queued or held, running, done, cancelled, failed, refused) and its 
 kept in the session store (zcoder.sessions.relay_log). ``/inbox`` lists it newest first;
 ``/inbox N`` shows one entry whole.
 
-The bookkeeping (what the history records, receipts both ways) is zcoder.agent.relay_inbox's
+The bookkeeping (what the history records, receipts both ways) is zcoder.frontend.relay_inbox's
 RelayHistory, which ``zcoder --acp`` uses too; this module adds what is the screen's: showing
 the receipts and ``/inbox``.
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zcoder.agent.relay_inbox import RelayHistory
+from zcoder.frontend.relay_inbox import RelayHistory
 from zcoder.relay.sanitize import visible
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.relay_log import RelayLog, RelayRecord

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from zcoder.agent import Status
+from zcoder.frontend.session import resolve_window
 from zcoder.model import ModelError
 from zcoder.model.context import (
     ContextWindow,
     WindowProbe,
     allocation_notice,
-    resolve_for_model,
 )
 from zcoder.sessions import SessionStoreError
 from zcoder.tui.command_registry import Form, declares_commands, slash_command
@@ -115,20 +115,18 @@ class ModelUI:
 
     async def _resolve(self, model: str) -> ContextWindow:
         services = self.services
-        config = services.config
-        window = await resolve_for_model(
-            model, explicit=config.context_window, home=config.home, probe=services.client
-        )
-        for warning in window.warnings:
-            if warning not in self._warned:
-                self._warned.add(warning)
-                self.say.notice(warning)
+        window = await resolve_window(services.config, model, services.client, self._warn_once)
         if model == services.model:
             self.context_window = window
             if services.agent is not None:
                 services.agent.settings.num_ctx = window.tokens
             self.refresh_meter()
         return window
+
+    def _warn_once(self, warning: str) -> None:
+        if warning not in self._warned:
+            self._warned.add(warning)
+            self.say.notice(warning)
 
     async def window_ready(self) -> ContextWindow:
         """The window of the current model, once sized (shielded: a stopped turn or

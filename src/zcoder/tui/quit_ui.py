@@ -25,7 +25,7 @@ from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.dialogs import GuardedDialog
 
 if TYPE_CHECKING:
-    from zcoder.agent.relay_inbox import RelayHistory
+    from zcoder.frontend.relay_inbox import RelayHistory
     from zcoder.tui.messages import Say
 
 

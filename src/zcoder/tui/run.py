@@ -22,7 +22,7 @@ def run_app(config: Config, *, resume: str | None = None, keep_model: bool = Fal
         app._stop_services()  # idempotent: also covers an exit that skipped unmount
     # The terminal is the shell's again: say how to come back to this session.
     exit_session = app.sessions.exit_session if app.started else None
-    from zcoder.resume import backend_flags, resume_command, start_words  # noqa: PLC0415
+    from zcoder.frontend.resume import backend_flags, resume_command, start_words  # noqa: PLC0415
 
     if exit_session is not None:  # a command that works from here, with the same server
         flags = backend_flags(

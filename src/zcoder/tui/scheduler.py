@@ -10,7 +10,7 @@ accepted at that moment. Relayed messages accepted before it (sequence <= mark) 
 before it; those accepted after it run after it. Several prompts run first in, first out.
 
 Loops and floods: relayed turns run without the user are counted, and stop at a limit
-until the user acts (zcoder.agent.auto_turns, which an editor's session counts with too).
+until the user acts (zcoder.frontend.auto_turns, which an editor's session counts with too).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from zcoder.agent.auto_turns import AutoTurns
+from zcoder.frontend.auto_turns import AutoTurns
 from zcoder.relay.settings import DEFAULT_MAX_AUTO_TURNS
 
 

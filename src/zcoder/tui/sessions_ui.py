@@ -3,9 +3,10 @@ loading one into the agent and the transcript, the sidebar, ``/sessions``, start
 one, the session's lock and model, and the exit hint.
 
 The store lives in ``zcoder.sessions``; this is the one place the app talks to it about
-which session is open. The open session is locked (zcoder.sessions.locks) for as long as it
-is open here, so another zcoder never opens it silently: at start it takes another session
-and says why; picking a session open elsewhere in the sidebar says so and stays put.
+which session is open; it opens one as every front end does (zcoder.frontend.session).
+The open session is locked (zcoder.sessions.locks) for as long as it is open here, so
+another zcoder never opens it silently: at start it takes another session and says why;
+picking a session open elsewhere in the sidebar says so and stays put.
 
 It takes the services it uses (the store and the open session are ``Services``'), the
 widgets that show sessions (the transcript, the list, the agent's view) and a ``Say``,
@@ -20,13 +21,11 @@ from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
-from zcoder.model import ModelError
-from zcoder.model.context import same_model
+from zcoder.frontend.resume import ResumeError, find_session, session_lines
+from zcoder.frontend.session import OpenedSession, open_session, restore_saved_model
 from zcoder.plural import counted, plural
-from zcoder.resume import ResumeError, find_session, restored_model, session_lines
-from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore, SessionStoreError
-from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
-from zcoder.sessions.locks import acquire as acquire_lock
+from zcoder.sessions import SessionInfo, SessionStore, SessionStoreError
+from zcoder.sessions.locks import SessionInUseError, SessionLock
 from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.messages import SessionOpened
 
@@ -129,56 +128,49 @@ class SessionsUI:
         """Open the newest empty session no other zcoder has, else a new one; False when
         that is the session already open here."""
         assert self.services.store is not None
-        taker = LockTaker(self.services.config.home, mine=self.services.session_id)
-        try:
-            info = self.services.store.reuse_or_create(*self.scope, self.services.model, take=taker)
-        except BaseException:
-            if taker.lock is not None:  # taken inside a transaction that then failed
-                taker.lock.release()
-            raise
-        if info.id == self.services.session_id:
+        opened = open_session(
+            self.services.store,
+            self.services.config,
+            self.services.model,
+            mine=self.services.session_id,
+        )
+        if opened.id == self.services.session_id:
             return False
-        self._load_locked(info.id, taker.lock, restore_model=False, source=source)
+        self._load_opened(opened, restore_model=False, source=source)
         if announce:
-            for busy in taker.in_use[:1]:
+            for busy in opened.in_use[:1]:
                 said = str(busy)
-                self.say.notice(f"{said[:1].upper()}{said[1:]}; this zcoder opened {info.id}.")
+                self.say.notice(f"{said[:1].upper()}{said[1:]}; this zcoder opened {opened.id}.")
         return True
 
     def load(self, session_id: str, *, restore_model: bool = True) -> None:
         """Open ``session_id`` here. Raises SessionInUseError when another zcoder has it,
         LookupError when this scope has no such session."""
-        lock = None
-        if session_id != self.services.session_id:
-            try:
-                lock = acquire_lock(self.services.config.home, session_id)
-            except ValueError:  # not even the shape of an id
-                raise SessionNotFoundError(session_id) from None
-            except OSError:  # a home that takes no lock files: sessions still work
-                log.warning("cannot lock session %s", session_id, exc_info=True)
-        self._load_locked(session_id, lock, restore_model=restore_model)
+        assert self.services.store is not None
+        opened = open_session(
+            self.services.store,
+            self.services.config,
+            self.services.model,
+            resume=session_id,
+            mine=self.services.session_id,
+        )
+        self._load_opened(opened, restore_model=restore_model)
 
-    def _load_locked(
+    def _load_opened(
         self,
-        session_id: str,
-        lock: SessionLock | None,
+        opened: OpenedSession,
         *,
         restore_model: bool,
         source: str = "resume",  # for SessionStart hooks: startup, resume or clear
     ) -> None:
         agent, model = self.services.agent, self.services.model
         assert agent is not None and self.services.store is not None
-        try:
-            data = self.services.store.load(session_id, *self.scope)
-        except BaseException:
-            if lock is not None:
-                lock.release()
-            raise
+        data = opened.data
         initial = self.services.session_id is None
-        if lock is not None or session_id != self.services.session_id:
+        if opened.lock is not None or data.info.id != self.services.session_id:
             if self.lock is not None:
                 self.lock.release()
-            self.lock = lock
+            self.lock = opened.lock
         self.services.session_id = data.info.id
         agent.use_session(data.info.id, data.messages, data.user_ledger)
         agent.hook_points.start_session(source)
@@ -189,9 +181,9 @@ class SessionsUI:
             self.services.relay.refresh_manifest(session_id=data.info.id)
         self.refresh()
         self.say.post(SessionOpened(data.info.id, self.shown))  # the context meter
-        if not restore_model and not same_model(data.info.model, model):
+        if not restore_model:
             try:  # the session goes on with this model (-m, or a new session's)
-                self.services.store.set_model(data.info.id, model)
+                opened.record_model(self.services.store, model)
             except SessionStoreError as exc:
                 self.say.error(str(exc))
         if restore_model:
@@ -206,11 +198,10 @@ class SessionsUI:
         At start the warm-up waits for this (it would load the wrong model otherwise)."""
         services = self.services
         try:
-            try:
-                available: list[str] | None = await services.client.list_models()
-            except ModelError:
-                available = None  # the server is not reachable: trust what was saved
-            model, notice = restored_model(session_model, services.model, available)
+            # The server not reachable: what was saved is trusted (zcoder.frontend.session).
+            model, notice = await restore_saved_model(
+                services.client, session_model, services.model
+            )
             if model != services.model:
                 self.model.set_model(model, notice=notice)  # warms the model up
             else:

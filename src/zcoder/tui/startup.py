@@ -27,7 +27,7 @@ from zcoder.tui.history import PromptHistory
 
 if TYPE_CHECKING:
     from zcoder.agent.events import EventSink
-    from zcoder.extensions import Extensions
+    from zcoder.frontend.extensions import Extensions
     from zcoder.tui.approvals import DialogApprovals
     from zcoder.tui.messages import Say
     from zcoder.tui.prompt_habits import PromptHabits
@@ -74,7 +74,7 @@ class Startup:
         """The agent (``Services.agent``), its tools and the extensions'; the relay's
         tools when the relay is up. The relay and the session store are open by now.
         The extensions found are returned (their commands join the registry)."""
-        from zcoder.assembly import assemble_agent  # noqa: PLC0415 - the second stage's
+        from zcoder.frontend.assembly import assemble_agent  # noqa: PLC0415 - the second stage's
 
         services = self.services
         relay = services.relay

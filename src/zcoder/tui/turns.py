@@ -20,7 +20,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from zcoder.agent.relay_inbox import receipt_outcome
+from zcoder.frontend.relay_inbox import receipt_outcome
 from zcoder.hooks.relay_gate import RelayGate, Verdict
 from zcoder.model import ModelError
 from zcoder.relay import ClaimedMessage, QuarantinedMessage

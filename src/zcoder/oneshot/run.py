@@ -33,26 +33,24 @@ from zcoder.agent import (
     ToolStarted,
     TurnFinished,
 )
-from zcoder.assembly import assemble_agent
 from zcoder.commands import UserCommands
 from zcoder.commands.run import run_typed
 from zcoder.config import Config
-from zcoder.extensions import Extensions
-from zcoder.model import ModelClient, ModelError, make_client
+from zcoder.frontend.assembly import assemble_agent
+from zcoder.frontend.extensions import Extensions
+from zcoder.frontend.session import OpenedSession, open_session, size_window
+from zcoder.model import ModelError, make_client
 from zcoder.model.context import (
     ContextWindow,
     WindowProbe,
     allocation_notice,
-    resolve_for_model,
-    same_model,
 )
 from zcoder.model.recovery import HeldReply
-from zcoder.oneshot_approver import TtyApprover
-from zcoder.oneshot_output import ErrorTee, JsonReport, ReplyStream
+from zcoder.oneshot.approver import TtyApprover
+from zcoder.oneshot.output import ErrorTee, JsonReport, ReplyStream
 from zcoder.relay.sanitize import screen_safe, visible
-from zcoder.resume import lock_resumed, restored_model
-from zcoder.sessions import Message, SessionStore, SessionStoreError
-from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
+from zcoder.sessions import SessionStore, SessionStoreError
+from zcoder.sessions.locks import SessionInUseError
 from zcoder.tools import (
     CommandPolicy,
 )
@@ -158,49 +156,33 @@ async def _run(
     except SessionStoreError as exc:
         err.write(f"zcoder: {exc}\n")
         return EXIT_FAILED
-    lock: SessionLock | None = None
+    opened: OpenedSession | None = None
     try:
         with store:
-            workspace = str(config.workspace)
-            profile = config.profile.value
             try:
-                if resume:
-                    lock = lock_resumed(config.home, resume)
-                    data = store.load(resume, workspace, profile)
-                    session_id, messages, ledger = data.info.id, data.messages, data.user_ledger
-                    session_model: str | None = data.info.model
-                else:
-                    taker = LockTaker(config.home)
-                    try:
-                        info = store.reuse_or_create(
-                            workspace, profile, config.model, take=taker, one_shot=True
-                        )
-                    finally:
-                        lock = taker.lock  # released below, whatever happened
-                    for busy in taker.in_use[:1]:
-                        err.write(f"[zcoder] {busy}; using session {info.id}\n")
-                    session_id, messages, ledger, session_model = info.id, [], [], None
+                opened = open_session(
+                    store, config, config.model, resume=resume or None, one_shot=True
+                )
             except SessionInUseError as exc:
                 err.write(f"zcoder: {exc}; continue it there, or leave it there and try again\n")
                 return EXIT_FAILED
             except LookupError:
                 err.write(
                     f"zcoder: no session {resume!r} for this workspace and profile "
-                    f"({workspace}, {profile})\n"
+                    f"({config.workspace}, {config.profile.value})\n"
                 )
                 return EXIT_USAGE
             except SessionStoreError as exc:
                 err.write(f"zcoder: {exc}\n")
                 return EXIT_FAILED
+            for busy in opened.in_use[:1]:
+                err.write(f"[zcoder] {busy}; using session {opened.id}\n")
             try:
                 return await _run_turn(
                     config,
                     prompt,
                     store=store,
-                    session_id=session_id,
-                    messages=messages,
-                    ledger=ledger,
-                    session_model=session_model,
+                    opened=opened,
                     out=out,
                     err=err,
                     keep_model=keep_model,
@@ -210,10 +192,10 @@ async def _run(
                 # Stopped or failed before the prompt was recorded: no empty, untitled
                 # session is left in the sessions list.
                 with contextlib.suppress(SessionStoreError):
-                    store.discard_if_unused(session_id)
+                    store.discard_if_unused(opened.id)
     finally:
-        if lock is not None:
-            lock.release()
+        if opened is not None:
+            opened.release()
 
 
 async def _run_turn(
@@ -221,16 +203,14 @@ async def _run_turn(
     prompt: str,
     *,
     store: SessionStore,
-    session_id: str,
-    messages: list[Message],
-    ledger: list[str],
-    session_model: str | None,
+    opened: OpenedSession,
     out: TextIO,
     err: TextIO,
     keep_model: bool,
     report: JsonReport | None = None,
 ) -> int:
     printer = StreamPrinter(out, err)
+    session_id, messages = opened.id, opened.data.messages
     if report is not None:
         report.session_id = session_id
 
@@ -240,12 +220,12 @@ async def _run_turn(
             report(event)
 
     async with make_client(config) as client:
-        model = config.model
-        if session_model is not None and not keep_model:
-            model = await _resumed_model(client, session_model, model, err)
-        if session_model is not None and not same_model(session_model, model):
-            with contextlib.suppress(SessionStoreError):
-                store.set_model(session_id, model)
+        # A resumed session's model, when the server has it (zcoder.frontend.session).
+        model, notice = await opened.choose_model(
+            store, client, config.model, keep_model=keep_model
+        )
+        if notice is not None:
+            err.write(f"[zcoder] {visible(notice)}\n")
         agent, extensions = assemble_agent(
             config,
             client,
@@ -258,18 +238,15 @@ async def _run_turn(
         )
         if report is not None:
             report.model = model
-        agent.use_session(session_id, messages, ledger)
+        agent.use_session(session_id, messages, opened.data.user_ledger)
         try:
             windows: list[ContextWindow] = []
 
             async def sized_turn() -> TurnFinished:
                 # The window first: num_ctx goes with every request (zcoder.model.context).
-                window = await resolve_for_model(
-                    model, explicit=config.context_window, home=config.home, probe=client
+                window = await size_window(
+                    agent, config, lambda warning: err.write(f"[zcoder] {screen_safe(warning)}\n")
                 )
-                for warning in window.warnings:
-                    err.write(f"[zcoder] {screen_safe(warning)}\n")
-                agent.settings.num_ctx = window.tokens
                 windows.append(window)
                 await agent.session_started("resume" if messages else "startup")
                 # /NAME of a custom command or a skill, /skill NAME, $NAME (zcoder.commands).
@@ -315,18 +292,6 @@ def user_commands(extensions: Extensions, prompt: str, err: TextIO) -> UserComma
     return user
 
 
-async def _resumed_model(client: ModelClient, session_model: str, current: str, err: TextIO) -> str:
-    """The resumed session's model, when the server has it (zcoder.resume.restored_model)."""
-    try:
-        available: list[str] | None = await client.list_models()
-    except ModelError:
-        available = None
-    model, notice = restored_model(session_model, current, available)
-    if notice is not None:
-        err.write(f"[zcoder] {visible(notice)}\n")
-    return model
-
-
 async def _allocation_notice(probe: WindowProbe, model: str, window: ContextWindow) -> str | None:
     """Whether Ollama loaded the model with the window asked for; said after the turn."""
     try:
@@ -348,7 +313,7 @@ def run_prompt(
 ) -> int:
     """Run one turn; returns the process exit code. ``resume``: a full session id (the CLI
     resolves prefixes); its model is used unless ``keep_model`` (``-m`` was given).
-    ``output_format`` ``json``: stdout gets only one JSON object (zcoder.oneshot_output)."""
+    ``output_format`` ``json``: stdout gets only one JSON object (zcoder.oneshot.output)."""
     if output_format != "json":
         return _run_prompt(
             config, prompt, resume, sys.stdout, sys.stderr, keep_model=keep_model, report=None

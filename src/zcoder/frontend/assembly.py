@@ -2,7 +2,7 @@
 
 Each of them gives the agent the same things from the config: the default tools, the
 relay's tools when it has a relay, what the workspace adds (skills, custom commands,
-hooks; zcoder.extensions), the settings and the approval policy. Built in one place, a
+hooks; zcoder.frontend.extensions), the settings and the approval policy. Built in one place, a
 tool or a setting added for one front end is there for all of them; what differs (who
 answers approvals, where events and problems go, whether a person can consent to hooks)
 is the caller's.
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from zcoder.agent import Agent, AgentSettings, ChatClient, EventSink, register_relay_tools
 from zcoder.config import Config
-from zcoder.extensions import Extensions, hook_consent_dialog, load_extensions
+from zcoder.frontend.extensions import Extensions, hook_consent_dialog, load_extensions
 from zcoder.sessions import SessionStore
 from zcoder.tools import ApprovalPolicy, Approver, default_registry
 
