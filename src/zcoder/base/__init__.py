@@ -1,4 +1,4 @@
-"""What every layer of zcoder uses: sanitizing, safe private files, display helpers, lazy faces, the log file, consent, errors.
+"""What every layer of zcoder uses: sanitizing, safe files, display helpers, faces, the log.
 
 A leaf: it imports nothing else of zcoder.
 """
