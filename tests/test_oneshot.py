@@ -11,7 +11,6 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -63,12 +62,6 @@ def make_env(tmp_path: Path) -> Env:
         ZCODER_MODEL="qwen3-coder",
     )
     return Env(home, workspace.resolve(), variables)
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOllama]:
-    with FakeOllama() as server:
-        yield server
 
 
 def argv(*args: str) -> list[str]:
