@@ -30,15 +30,11 @@ from zcoder.agent import (
     Notice,
     Outcome,
     RelayReceived,
-    StatusChanged,
-    ThinkingDelta,
     ToolFinished,
-    ToolOutput,
     ToolStarted,
     TurnFinished,
-    UserCommandFinished,
-    UserCommandStarted,
 )
+from zcoder.agent import events as ev
 from zcoder.assembly import assemble_agent
 from zcoder.commands import UserCommands
 from zcoder.commands.run import run_typed
@@ -124,11 +120,11 @@ class StreamPrinter:
             case RelayReceived():  # not reachable here; kept for completeness
                 self._say(f"[relay] from {visible(event.sender_project)}")
             case (
-                ThinkingDelta()
-                | StatusChanged()
-                | ToolOutput()
-                | UserCommandStarted()
-                | UserCommandFinished()
+                ev.UserCommandStarted()
+                | ev.UserCommandFinished()
+                | ev.ToolOutput()
+                | ev.ThinkingDelta()
+                | ev.StatusChanged()
                 | ContextUsage()
             ):
                 pass  # stderr has one line per tool call; the reasoning is not shown

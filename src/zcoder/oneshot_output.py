@@ -33,21 +33,15 @@ from typing import Any, Final, TextIO, assert_never
 
 from zcoder.agent import (
     AgentEvent,
-    AssistantDelta,
     AssistantMessage,
     ContextUsage,
     ErrorNotice,
     Notice,
-    RelayReceived,
-    StatusChanged,
-    ThinkingDelta,
     ToolFinished,
-    ToolOutput,
     ToolStarted,
     TurnFinished,
-    UserCommandFinished,
-    UserCommandStarted,
 )
+from zcoder.agent import events as ev
 from zcoder.relay.sanitize import is_terminal, json_text, screen_safe
 
 __all__ = ["JSON_TOOL_OUTPUT_LIMIT", "ErrorTee", "JsonReport", "ReplyStream"]
@@ -147,13 +141,13 @@ class JsonReport:
                 self.finished = event
             case (
                 AssistantMessage()
-                | AssistantDelta()
-                | ThinkingDelta()
-                | StatusChanged()
-                | ToolOutput()
-                | UserCommandStarted()
-                | UserCommandFinished()
-                | RelayReceived()
+                | ev.AssistantDelta()
+                | ev.ThinkingDelta()
+                | ev.StatusChanged()
+                | ev.ToolOutput()
+                | ev.UserCommandStarted()
+                | ev.UserCommandFinished()
+                | ev.RelayReceived()
             ):
                 pass  # the object has the whole reply and each call's whole output
             case _:
