@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from zcoder.cli import EXIT_USAGE, main
+from zcoder.base.errors import EXIT_USAGE
+from zcoder.cli import main
 from zcoder.config import ConfigError, load_config
 from zcoder.model.context import ContextWindow
 

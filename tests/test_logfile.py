@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.processes import fresh_python_lines
 from zcoder.logfile import LOG_FILE_NAME, PrivateRotatingFileHandler, setup_logging
 
 
@@ -115,5 +116,4 @@ def test_help_does_not_import_the_log_setup() -> None:
         "    pass\n"
         "print('zcoder.logfile' in sys.modules, 'logging.handlers' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.splitlines()[-1] == "False False"
+    assert fresh_python_lines(code)[-1] == "False False"

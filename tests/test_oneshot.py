@@ -11,10 +11,9 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pexpect
 import pytest
@@ -65,12 +64,6 @@ def make_env(tmp_path: Path) -> Env:
     return Env(home, workspace.resolve(), variables)
 
 
-@pytest.fixture
-def fake() -> Iterator[FakeOllama]:
-    with FakeOllama() as server:
-        yield server
-
-
 def argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "zcoder", *args]
 
@@ -81,31 +74,28 @@ def zcoder(
     """Run zcoder with no terminal at all: stdin closed, no controlling tty; in env.workspace,
     with env.vars unless told other ``variables``."""
     return subprocess.run(
-        argv(*args),
-        env=env.vars if variables is None else variables,
-        cwd=env.workspace,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        start_new_session=True,
-        check=False,
+        argv(*args), check=False, text=True, **_no_terminal(env, variables, timeout)
     )
 
 
 def zcoder_bytes(env: Env, *args: str) -> subprocess.CompletedProcess[bytes]:
     """:func:`zcoder`, its output kept as the bytes it wrote (no decoding, no newline
     translation): for tests of what reaches a terminal or a pipe."""
-    return subprocess.run(
-        argv(*args),
-        env=env.vars,
-        cwd=env.workspace,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=RUN_TIMEOUT,
-        start_new_session=True,
-        check=False,
-    )
+    return subprocess.run(argv(*args), check=False, **_no_terminal(env))
+
+
+def _no_terminal(
+    env: Env, variables: dict[str, str] | None = None, timeout: float = RUN_TIMEOUT
+) -> dict[str, Any]:
+    """subprocess.run's arguments for :func:`zcoder` and :func:`zcoder_bytes`."""
+    return {
+        "env": env.vars if variables is None else variables,
+        "cwd": env.workspace,
+        "stdin": subprocess.DEVNULL,
+        "capture_output": True,
+        "timeout": timeout,
+        "start_new_session": True,
+    }
 
 
 def prompt(env: Env, server: FakeOllama, text: str, *extra: str):

@@ -7,7 +7,6 @@ import json
 import os
 import pty
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,12 +20,6 @@ from zcoder.oneshot.input import STDIN_LIMIT
 @pytest.fixture
 def env(tmp_path) -> Env:
     return make_env(tmp_path)
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOllama]:
-    with FakeOllama() as server:
-        yield server
 
 
 def run(

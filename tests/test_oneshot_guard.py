@@ -13,9 +13,9 @@ import pexpect
 
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.hooks.support import entry, script, write_settings
-from tests.test_oneshot import Env, env, fake, prompt
+from tests.test_oneshot import Env, env, prompt
 
-__all__ = ["env", "fake"]  # the --prompt tests' fixtures
+__all__ = ["env"]  # the --prompt tests' fixture
 
 WIPE_HOME = "rm -rf ~"
 

@@ -10,7 +10,6 @@ from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.test_oneshot import Env, prompt
 
 env = test_oneshot.env
-fake = test_oneshot.fake
 
 
 def test_every_request_carries_the_window_from_ollama(env: Env, fake: FakeOllama) -> None:

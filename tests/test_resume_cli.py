@@ -7,7 +7,6 @@ from __future__ import annotations
 import signal
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
@@ -24,12 +23,6 @@ ALT_SCREEN = "\x1b[?1049h"
 @pytest.fixture
 def env(tmp_path: Path) -> Env:
     return make_env(tmp_path)
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOllama]:
-    with FakeOllama() as server:
-        yield server
 
 
 def saved(env: Env, title: str, model: str = "qwen3-coder", *, at: float | None = None) -> str:

@@ -9,18 +9,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from zcoder import __version__
+from zcoder.base.errors import EXIT_OK, EXIT_USAGE, ZcoderError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from zcoder.config import Config
     from zcoder.model.embedded import EmbeddedServer
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-
 
 # The relay's commands are parsed by zcoder.relay.scripts (see main), so argparse does
 # not know them: help lists them here, in its own words, with the options they take.
@@ -157,6 +152,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run zcoder. An error that reaches here (zcoder.base.errors) is said on stderr, made
+    visible, and ends the program with its exit code."""
+    try:
+        return _main(argv)
+    except ZcoderError as exc:
+        from zcoder.relay.sanitize import screen_safe
+
+        print(f"zcoder: {screen_safe(str(exc))}", file=sys.stderr)
+        return exc.exit_code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments and arguments[0] in ("agents", "send"):
         # The relay from scripts (zcoder.relay.scripts): no model, no UI.
@@ -182,28 +189,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(arguments)
 
-    from zcoder.config import ConfigError, load_config
+    from zcoder.config import load_config
 
-    try:
-        config = load_config(
-            os.environ,
-            model=args.model,
-            host=args.host,
-            workspace=args.workspace,
-            profile=args.profile,
-            yes=args.yes,
-            deny_commands=args.deny_commands,
-            no_think=args.no_think,
-            backend=args.backend,
-            base_url=args.base_url,
-            context_window=args.context_window,
-            name=args.name,
-        )
-    except ConfigError as exc:
-        from zcoder.relay.sanitize import screen_safe
-
-        print(f"zcoder: {screen_safe(str(exc))}", file=sys.stderr)
-        return EXIT_USAGE
+    config = load_config(
+        os.environ,
+        model=args.model,
+        host=args.host,
+        workspace=args.workspace,
+        profile=args.profile,
+        yes=args.yes,
+        deny_commands=args.deny_commands,
+        no_think=args.no_think,
+        backend=args.backend,
+        base_url=args.base_url,
+        context_window=args.context_window,
+        name=args.name,
+    )
 
     if args.print_instructions:
         from zcoder.agent import load_instructions, render_instructions
@@ -238,10 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     gguf = gguf_from(args.gguf, os.environ)
     if gguf is None:
         return front_end(args, config)
-    started = _start_gguf(config, gguf, keep_model=args.model is not None)
-    if isinstance(started, int):
-        return started
-    config, server = started
+    config, server = _start_gguf(config, gguf, keep_model=args.model is not None)
     # An editor's sessions (--acp) build their settings from the flags: the same server.
     args.backend, args.base_url, args.model = "openai", config.base_url, config.model
     try:
@@ -254,10 +252,7 @@ def _run_mode(args: argparse.Namespace, config: Config) -> int:
     """``--prompt`` or the interactive UI, with ``config`` as resolved."""
     resume: str | None = None
     if args.resume is not None:  # before any UI or request: an unknown id is a usage error
-        found = _find_resumed(config, args.resume)
-        if isinstance(found, int):
-            return found
-        resume = found
+        resume = _find_resumed(config, args.resume)
 
     if args.prompt is not None:
         from zcoder.oneshot.input import prompt_with_input, read_piped_input
@@ -335,13 +330,9 @@ def _run_connect(args: argparse.Namespace, config: Config) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE
-    from zcoder.remote.target import Target, TargetError
+    from zcoder.remote.target import Target
 
-    try:
-        target = Target.parse(args.connect)
-    except TargetError as exc:
-        print(f"zcoder: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    target = Target.parse(args.connect)
     from zcoder.logfile import setup_logging
     from zcoder.remote.app import run_remote
 
@@ -383,11 +374,9 @@ def _run_acp(args: argparse.Namespace, config: Config) -> int:
     return run_acp(options, config)
 
 
-def _start_gguf(
-    config: Config, path: Path, *, keep_model: bool
-) -> tuple[Config, EmbeddedServer] | int:
+def _start_gguf(config: Config, path: Path, *, keep_model: bool) -> tuple[Config, EmbeddedServer]:
     """Start the embedded server for ``path`` (zcoder.model.embedded) and point the
-    ``openai`` backend at it; the exit code after saying why when it cannot start."""
+    ``openai`` backend at it; an EmbeddedError that says why when it cannot start."""
     from dataclasses import replace
 
     from zcoder.model.embedded import EmbeddedError, plan_launch, start_embedded
@@ -403,25 +392,17 @@ def _start_gguf(
         )
         server = start_embedded(plan, log_path=config.home / "embedded-server.log")
     except EmbeddedError as exc:
-        print(f"zcoder: --gguf: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+        raise EmbeddedError(f"--gguf: {exc}") from exc
     model = config.model if keep_model else plan.alias
     started = replace(config, backend="openai", base_url=server.base_url, model=model, gguf=path)
     return started, server
 
 
-def _find_resumed(config: Config, typed: str) -> str | int:
-    """The full id of the session ``--resume`` names, or the exit code after saying why."""
-    from zcoder.frontend.resume import ResumeError, find_session
-    from zcoder.relay.sanitize import screen_safe
-    from zcoder.sessions import SessionStore, SessionStoreError
+def _find_resumed(config: Config, typed: str) -> str:
+    """The full id of the session ``--resume`` names; a ResumeError (a usage error) or a
+    SessionStoreError says why there is none."""
+    from zcoder.frontend.resume import find_session
+    from zcoder.sessions import SessionStore
 
-    try:
-        with SessionStore(config.home) as store:
-            return find_session(store, typed, config.workspace, config.profile.value).id
-    except ResumeError as exc:  # it names the workspace, whatever its directory is called
-        print(f"zcoder: {screen_safe(str(exc))}", file=sys.stderr)
-        return EXIT_USAGE
-    except SessionStoreError as exc:
-        print(f"zcoder: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+    with SessionStore(config.home) as store:
+        return find_session(store, typed, config.workspace, config.profile.value).id

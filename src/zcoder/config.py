@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from zcoder.base.errors import UsageError
 from zcoder.model import (
     BACKENDS,
     DEFAULT_BASE_URL,
@@ -44,7 +45,7 @@ DEFAULT_COMPACT_AT = 0.85
 """Compact the history before a request that would fill this share of the window."""
 
 
-class ConfigError(ValueError):
+class ConfigError(UsageError, ValueError):
     """A setting that cannot be used; the message names it and says what is accepted."""
 
 

@@ -28,6 +28,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Final
 
+from zcoder.base.errors import ZcoderError
 from zcoder.relay.safefile import UnsafeFile, read_own_file, replace_with
 
 __all__ = [
@@ -42,7 +43,7 @@ __all__ = [
 MAX_CONSENT_BYTES: Final = 1024 * 1024
 
 
-class ConsentError(Exception):
+class ConsentError(ZcoderError):
     """The answers cannot be kept (no home, an unusable file); the message says why."""
 
 

@@ -1,5 +1,6 @@
-"""The --prompt tests' fixtures (a private home and workspace, the fake Ollama)."""
+"""The --prompt tests' fixture: a private home and workspace (the fake Ollama, ``fake``, is
+tests/conftest.py's)."""
 
-from tests.test_oneshot import env, fake
+from tests.test_oneshot import env
 
-__all__ = ["env", "fake"]
+__all__ = ["env"]

@@ -4,17 +4,11 @@ from pathlib import Path
 import pytest
 
 from tests.agent.support import Harness, make_harness
-from tests.fixtures import model_clients
 from tests.fixtures.fake_ollama import FakeOllama
 from zcoder.model import OllamaClient
 from zcoder.sessions import SessionStore
 
-# The model servers' fakes and clients (tests/fixtures/model_clients.py).
-fake = model_clients.fake
-client = model_clients.client
-openai_options = model_clients.openai_options
-openai_fake = model_clients.openai_fake
-openai_client = model_clients.openai_client
+# The model servers' fakes and clients (``fake``, ``client``...) are tests/conftest.py's.
 
 
 @pytest.fixture

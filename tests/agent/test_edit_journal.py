@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.approver import ScriptedApprover
+from tests.fixtures.approver import ALWAYS, DENY, ONCE, ScriptedApprover
 from tests.fixtures.workspace import home, outside, workspace
 from zcoder.agent.edit_store import EDITS_DIR_NAME
 from zcoder.agent.edits import EditJournal
 from zcoder.tools import (
-    ApprovalDecision,
     ApprovalPolicy,
     CommandPolicy,
     EditPolicy,
@@ -30,7 +29,6 @@ from zcoder.tools import (
 
 REGISTRY = default_registry()
 SESSION = "1788012120_10392"
-ONCE, ALWAYS, DENY = ApprovalDecision.ONCE, ApprovalDecision.ALWAYS, ApprovalDecision.DENY
 
 __all__ = ["home", "outside", "workspace"]  # the shared fixtures: home, project, beside it
 

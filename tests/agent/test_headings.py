@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.fixtures.processes import fresh_python_lines
 from zcoder.acp.updates import tool_title
 from zcoder.agent.headings import MAX_DETAIL_CHARS, VERBS, call_heading, tool_from_heading
 from zcoder.remote.events import tool_name
@@ -84,16 +85,10 @@ def test_the_names_written_out_here_are_the_tools_own() -> None:
 def test_the_tui_heads_calls_without_loading_the_mcp_client_or_the_relay_tools() -> None:
     # The transcript imports the headings at start-up: they must cost the first frame
     # nothing (the MCP client's modules alone took a third of a second).
-    import subprocess
-    import sys
-
     code = (
         "import sys, zcoder.cli, zcoder.tui.app\n"
         "heavy = ('zcoder.mcp.tools', 'zcoder.mcp.manager', 'zcoder.agent.relay_tools',"
         " 'zcoder.skills.tools', 'mcp')\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert done.stdout.splitlines() == ["[]"]
+    assert fresh_python_lines(code) == ["[]"]

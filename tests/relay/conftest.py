@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.fixtures.relay_peer import RelayPeerProcess
+from tests.fixtures.workspace import short_tmp
 from zcoder.relay import Relay, load_relay_settings
 from zcoder.relay.protocol import Envelope
 from zcoder.relay.trust import TRUST
@@ -22,12 +21,10 @@ from zcoder.relay.trust import TRUST
 
 @pytest.fixture
 def short_dir() -> Iterator[Path]:
-    """A private directory with a short path: sun_path is only ~100 bytes."""
-    path = Path(tempfile.mkdtemp(prefix="zr", dir="/tmp"))
-    try:
+    """A private directory with a short path: sun_path is only ~100 bytes (the test's
+    environment is relay_env, not this process's)."""
+    with short_tmp("zr") as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from zcoder.acp.notices import SessionNotice
-from zcoder.acp.updates import LIVE_OUTPUT_CHARS, EventTranslator, FileEdit, replay
+from zcoder.acp.updates import LIVE_OUTPUT_CHARS, EventTranslator, FileEdit, Update, replay
 from zcoder.agent.events import (
     AgentEvent,
     AssistantDelta,
@@ -36,14 +36,18 @@ class Collected:
     def of(self, kind: type[Any]) -> list[Any]:
         return [e for e in self.events if isinstance(e, kind)]
 
+    def take(self, update: Update) -> None:
+        """``update`` as it reaches --connect, which takes no notices: they reach it as
+        agent messages (acp/notices.py)."""
+        self.reader(update.fallback() if isinstance(update, SessionNotice) else update)
+
 
 def through(events: list[AgentEvent], workspace: Path = Path("/w")) -> Collected:
     translate = EventTranslator(workspace)
     collected = Collected()
     for event in events:
         for update in translate(event):
-            # --connect takes no notices: they reach it as agent messages (acp/notices.py).
-            collected.reader(update.fallback() if isinstance(update, SessionNotice) else update)
+            collected.take(update)
     return collected
 
 
@@ -103,10 +107,10 @@ def test_an_edit_diff_comes_back_as_a_unified_diff() -> None:
     translate = EventTranslator(Path("/w"))
     got = Collected()
     for update in translate(ToolStarted("e1", "replace_text", {"path": "a.py"})):
-        got.reader(update)
+        got.take(update)
     translate.edited([FileEdit(Path("/w/a.py"), "x = 1\n", "x = 2\n")])
     for update in translate(ToolFinished("e1", "replace_text", "completed", "edited")):
-        got.reader(update)
+        got.take(update)
     [done] = got.of(ToolFinished)
     assert done.name == "replace_text"
     assert "-x = 1" in done.metadata["diff"] and "+x = 2" in done.metadata["diff"]
@@ -159,7 +163,7 @@ def test_a_loaded_session_comes_back_with_its_user_messages() -> None:
     ]
     got = Collected()
     for update in replay(saved, Path("/w")):
-        got.reader(update)
+        got.take(update)
     got.reader.end_reply()
     assert got.user == ["hello"]
     assert [m.text for m in got.of(AssistantMessage)] == ["hi there"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from zcoder.cli import EXIT_USAGE, main
+from zcoder.base.errors import EXIT_USAGE
+from zcoder.cli import main
 from zcoder.remote.target import Target, TargetError, remote_shell_command, ssh_argv
 
 

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.workspace import home, workspace
 from zcoder.sessions import STORE_FILE_NAME, SessionStore
 from zcoder.sessions.schema import MIGRATIONS, migrate, read_version
 
-__all__ = ["home", "workspace"]  # the shared fixtures: a zcoder home and a project
+# ``home`` and ``workspace`` (a zcoder home, a project) are tests/conftest.py's.
 
 
 class FakeClock:

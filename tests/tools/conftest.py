@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.workspace import new_dir, tool_context, workspace
+from tests.fixtures.workspace import new_dir, tool_context
 from zcoder.tools import ToolContext
 
-__all__ = ["workspace"]  # the shared fixture: an empty project directory
+# ``workspace`` (an empty project directory) is tests/conftest.py's.
 
 
 @pytest.fixture

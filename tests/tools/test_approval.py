@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.approver import ScriptedApprover
+from tests.fixtures.approver import ALWAYS, DENY, ONCE, RELAY, USER, ScriptedApprover
 from zcoder.tools import (
     ApprovalConfigError,
     ApprovalDecision,
@@ -18,8 +18,6 @@ from zcoder.tools import (
     default_registry,
 )
 
-ONCE, ALWAYS, DENY = ApprovalDecision.ONCE, ApprovalDecision.ALWAYS, ApprovalDecision.DENY
-USER, RELAY = TurnOrigin.USER, TurnOrigin.RELAY
 CODING, SYSADMIN = Profile.CODING, Profile.SYSADMIN
 
 

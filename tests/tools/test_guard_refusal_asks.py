@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.fixtures.approver import ScriptedApprover
+from tests.fixtures.approver import ALWAYS, DENY, RELAY, ScriptedApprover
 from zcoder.tools import (
     ApprovalDecision,
     ApprovalPolicy,
@@ -22,12 +23,9 @@ from zcoder.tools import (
     Profile,
     ToolContext,
     ToolResult,
-    TurnOrigin,
     default_registry,
 )
 
-ONCE, ALWAYS, DENY = ApprovalDecision.ONCE, ApprovalDecision.ALWAYS, ApprovalDecision.DENY
-USER, RELAY = TurnOrigin.USER, TurnOrigin.RELAY
 CODING = Profile.CODING
 WIPE_HOME = "rm -rf ~"
 
@@ -52,6 +50,16 @@ async def run(ctx: ToolContext, command: str, hook: str = "") -> ToolResult:
     return await default_registry().dispatch("run_command", {"command": command}, ctx)
 
 
+def asking(
+    make_ctx: Any, *answers: ApprovalDecision
+) -> tuple[ToolContext, ApprovalPolicy, ScriptedApprover]:
+    """A user's coding turn whose commands are asked about (``ZCODER_COMMANDS=ask``),
+    answered with ``answers``; its approval policy and its approver."""
+    approval = ApprovalPolicy(CommandPolicy.ASK, CODING)
+    approver = ScriptedApprover(*answers)
+    return make_ctx(approval=approval, approver=approver), approval, approver
+
+
 def the_refused_question(request: CommandApprovalRequest) -> None:
     assert request.command == WIPE_HOME
     assert request.refused and not request.allow_always
@@ -61,9 +69,7 @@ def the_refused_question(request: CommandApprovalRequest) -> None:
 async def test_after_a_on_a_harmless_command_the_wipe_is_asked_and_no_keeps_the_home(
     make_ctx, fake_home: Path
 ) -> None:
-    approval = ApprovalPolicy(CommandPolicy.ASK, CODING)
-    approver = ScriptedApprover(ALWAYS, DENY)
-    ctx = make_ctx(approval=approval, approver=approver)
+    ctx, approval, approver = asking(make_ctx, ALWAYS, DENY)
     harmless = await run(ctx, "echo harmless")
     assert harmless.ok and approval.always_granted
     wiped = await run(ctx, WIPE_HOME)
@@ -131,9 +137,7 @@ async def test_an_a_answered_anyway_approves_this_one_command_and_grants_nothing
     make_ctx, fake_home: Path
 ) -> None:
     """The user may still run it (it is theirs to decide); ``a`` counts as once."""
-    approval = ApprovalPolicy(CommandPolicy.ASK, CODING)
-    approver = ScriptedApprover(ALWAYS, DENY)
-    ctx = make_ctx(approval=approval, approver=approver)
+    ctx, approval, approver = asking(make_ctx, ALWAYS, DENY)
     wiped = await run(ctx, WIPE_HOME)
     assert wiped.ok, wiped.output
     assert not fake_home.exists()  # the temporary home: what the user approved ran

@@ -21,12 +21,6 @@ __all__ = ["short_dir"]  # the fixture, for the tests here (tests.fixtures.works
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeOllama]:
-    with FakeOllama() as server:
-        yield server
-
-
-@pytest.fixture
 def env(short_dir: Path, fake: FakeOllama) -> dict[str, str]:
     return {
         "ZCODER_HOME": str(short_dir / "home"),

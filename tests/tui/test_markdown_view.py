@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+from tests.fixtures.processes import fresh_python_lines
 from zcoder.tui.markdown_view import BlocksView, MarkdownBlocks, top_level_blocks
 from zcoder.tui.widgets import screen_safe
 
@@ -181,9 +182,6 @@ def test_control_bytes_stay_visible_through_markdown() -> None:
 
 
 def test_the_markdown_machinery_is_imported_with_the_first_reply_not_at_start_up() -> None:
-    import subprocess
-    import sys
-
     code = (
         "import sys, zcoder.cli, zcoder.tui.app\n"
         "names = ('markdown_it', 'rich.markdown', 'pygments')\n"
@@ -192,7 +190,4 @@ def test_the_markdown_machinery_is_imported_with_the_first_reply_not_at_start_up
         "MarkdownBlocks().update('# a reply')\n"
         "print('markdown_it' in sys.modules)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert done.stdout.splitlines() == ["[]", "True"]
+    assert fresh_python_lines(code) == ["[]", "True"]

@@ -25,7 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, assert_never
 
 from acp import (
     start_tool_call,
@@ -121,62 +121,68 @@ class EventTranslator:
             self._edits.setdefault(self.running_call, []).extend(edits)
 
     def __call__(self, event: ev.AgentEvent) -> list[Update]:
-        if isinstance(event, ev.AssistantDelta):
-            return self._message(self._held.feed(event.text))
-        if isinstance(event, ev.ThinkingDelta):
-            return [update_agent_thought_text(event.text)] if event.text else []
-        if isinstance(event, ev.AssistantMessage):
-            if not event.streamed:
-                return self._message(event.text)
-            return self._message(self._held.finish(event.text))
-        if isinstance(event, ev.TurnFinished):
-            rest = self._held.finish(self._held.content) if self._held.content else ""
-            return self._message(rest)
-        if isinstance(event, ev.ToolStarted):
-            return self._started(event)
-        if isinstance(event, ev.ToolOutput):
-            return self._streamed(event.call_id, event.text)
-        if isinstance(event, ev.ToolFinished):
-            return self._finished(event)
-        if isinstance(event, ev.UserCommandStarted):
-            self._output[event.command_id] = ""
-            return [
-                start_tool_call(
-                    event.command_id,
-                    event.command,
-                    kind="execute",
-                    status="in_progress",
-                    raw_input={"command": event.command},
-                )
-            ]
-        if isinstance(event, ev.UserCommandFinished):
-            self._output.pop(event.command_id, None)
-            return [
-                update_tool_call(
-                    event.command_id,
-                    status=_status(event.status),
-                    content=[tool_content(text_block(event.output))],
-                )
-            ]
-        if isinstance(event, ev.Notice):
-            return [SessionNotice("info", event.text)]
-        if isinstance(event, ev.ErrorNotice):
-            return [SessionNotice("error", event.text)]
-        if isinstance(event, ev.RelayReceived):
-            return [
-                relayed_task(
-                    event.sender_kind,
-                    event.sender_project or event.sender_instance_id,
-                    event.sender_pid,
-                    event.sender_workspace,
-                    event.body,
-                )
-            ]
-        if isinstance(event, ContextUsage):
-            if not event.window:
-                return []
-            return [UsageUpdate(session_update="usage_update", used=event.used, size=event.window)]
-        return []  # StatusChanged: the client shows its own progress
+        match event:
+            case ev.AssistantDelta():
+                return self._message(self._held.feed(event.text))
+            case ev.ThinkingDelta():
+                return [update_agent_thought_text(event.text)] if event.text else []
+            case ev.AssistantMessage():
+                if not event.streamed:
+                    return self._message(event.text)
+                return self._message(self._held.finish(event.text))
+            case ev.TurnFinished():
+                rest = self._held.finish(self._held.content) if self._held.content else ""
+                return self._message(rest)
+            case ev.ToolStarted():
+                return self._started(event)
+            case ev.ToolOutput():
+                return self._streamed(event.call_id, event.text)
+            case ev.ToolFinished():
+                return self._finished(event)
+            case ev.UserCommandStarted():
+                self._output[event.command_id] = ""
+                return [
+                    start_tool_call(
+                        event.command_id,
+                        event.command,
+                        kind="execute",
+                        status="in_progress",
+                        raw_input={"command": event.command},
+                    )
+                ]
+            case ev.UserCommandFinished():
+                self._output.pop(event.command_id, None)
+                return [
+                    update_tool_call(
+                        event.command_id,
+                        status=_status(event.status),
+                        content=[tool_content(text_block(event.output))],
+                    )
+                ]
+            case ev.Notice():
+                return [SessionNotice("info", event.text)]
+            case ev.ErrorNotice():
+                return [SessionNotice("error", event.text)]
+            case ev.RelayReceived():
+                return [
+                    relayed_task(
+                        event.sender_kind,
+                        event.sender_project or event.sender_instance_id,
+                        event.sender_pid,
+                        event.sender_workspace,
+                        event.body,
+                    )
+                ]
+            case ContextUsage():
+                if not event.window:
+                    return []
+                return [
+                    UsageUpdate(session_update="usage_update", used=event.used, size=event.window)
+                ]
+            case ev.StatusChanged():
+                return []  # the client shows its own progress
+            case _:
+                assert_never(event)
 
     def _message(self, text: str) -> list[Update]:
         return [update_agent_message_text(text)] if text else []

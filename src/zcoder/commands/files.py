@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from zcoder.base.errors import ZcoderError
 from zcoder.relay.sanitize import visible
 from zcoder.skills.discovery import Place, project_chain, unique_places
 from zcoder.skills.parse import SkillError, load_front_matter, split_front_matter, text_field
@@ -62,7 +63,7 @@ def _quoted_hint(line: re.Match[str]) -> str:
     return line.group(1) + json.dumps(line.group(2))
 
 
-class CommandFileError(ValueError):
+class CommandFileError(ZcoderError, ValueError):
     """Why a command file cannot be loaded; the text names what to fix."""
 
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
+from zcoder.base.errors import UsageError
 from zcoder.model.context import same_model
 from zcoder.model.host import normalize_host
 from zcoder.plural import counted
@@ -42,7 +43,7 @@ def lock_resumed(home: Path, session_id: str) -> SessionLock | None:
         return None
 
 
-class ResumeError(Exception):
+class ResumeError(UsageError):
     """The id names no session, or several; ``str(error)`` is the text for the user."""
 
 

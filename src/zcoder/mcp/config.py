@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from zcoder.base.errors import ZcoderError
 from zcoder.consent import digest_of, write_private_json
 from zcoder.plural import plural
 
@@ -68,7 +69,7 @@ _KEYS = {
 }
 
 
-class McpConfigError(ValueError):
+class McpConfigError(ZcoderError, ValueError):
     """A configuration that cannot be used; the message names the file and the server."""
 
 

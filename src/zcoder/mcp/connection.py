@@ -32,6 +32,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation, PaginatedRequestParams, ToolListChangedNotification
 
 from zcoder import __version__
+from zcoder.base.errors import ZcoderError
 from zcoder.mcp.config import McpConfigError, ServerEntry, expand
 from zcoder.mcp.http import bounded_http_client
 from zcoder.mcp.transport import DEFAULT_MAX_MESSAGE, ServerProcess, bounded_stdio_client
@@ -55,7 +56,7 @@ class ServerState(StrEnum):
     STOPPED = "stopped"
 
 
-class McpCallError(Exception):
+class McpCallError(ZcoderError):
     """A call that did not get a result: the message says why, for the model and user."""
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
+from zcoder.base.errors import ZcoderError
 from zcoder.relay.client import DiscoveryResult, discover
 from zcoder.relay.display import peer_list_for_model
 from zcoder.relay.instance import Relay
@@ -45,7 +46,7 @@ ADVERTISED_NAME: Final = "zcoder-mcp"
 MAX_TARGET_CHARS: Final = 200
 
 
-class GatewayError(Exception):
+class GatewayError(ZcoderError):
     """Why a tool call did nothing; its text is the tool's error result."""
 
 

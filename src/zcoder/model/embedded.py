@@ -41,6 +41,7 @@ from importlib import metadata, resources
 from pathlib import Path
 from typing import IO, Any, Final
 
+from zcoder.base.errors import ZcoderError
 from zcoder.model.gguf import GGUFError, GGUFInfo, read_gguf_info
 from zcoder.sessions.paths import PRIVATE_FILE_MODE, ensure_private_dir
 
@@ -78,7 +79,7 @@ def open_log(path: Path) -> IO[bytes]:
     return os.fdopen(fd, "wb")
 
 
-class EmbeddedError(RuntimeError):
+class EmbeddedError(ZcoderError, RuntimeError):
     """The embedded server cannot run; the message says why and what to do."""
 
 

@@ -10,6 +10,8 @@ on the request.
 
 from __future__ import annotations
 
+from zcoder.base.errors import ZcoderError
+
 __all__ = [
     "ModelAuthError",
     "ModelConnectionError",
@@ -40,7 +42,7 @@ OTHER_WAYS_TO_A_MODEL = (
 )
 
 
-class ModelError(Exception):
+class ModelError(ZcoderError):
     """Base class: talking to the model failed; ``str(error)`` is the user-facing message."""
 
     retryable_before_response: bool = False

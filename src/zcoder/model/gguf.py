@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Final
 
+from zcoder.base.errors import ZcoderError
+
 __all__ = ["GGUFError", "GGUFInfo", "read_gguf_info"]
 
 _MAGIC: Final = b"GGUF"
@@ -47,7 +49,7 @@ _STRING: Final = 8
 _ARRAY: Final = 9
 
 
-class GGUFError(ValueError):
+class GGUFError(ZcoderError, ValueError):
     """The file cannot be read as GGUF; the message says which file and why."""
 
 

@@ -13,11 +13,12 @@ import asyncio
 import os
 from typing import TextIO
 
+from zcoder.base.errors import ZcoderError
 from zcoder.relay.sanitize import screen_safe
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest, EditApprovalRequest
 
 
-class NoApprovalTerminal(OSError):
+class NoApprovalTerminal(ZcoderError, OSError):
     """There is no terminal to ask on; the approval policy treats this as a denial."""
 
 

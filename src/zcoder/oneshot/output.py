@@ -29,7 +29,7 @@ prints the object, with ``outcome`` ``"error"`` and the message in ``error``.
 
 from __future__ import annotations
 
-from typing import Any, Final, TextIO
+from typing import Any, Final, TextIO, assert_never
 
 from zcoder.agent import (
     AgentEvent,
@@ -41,6 +41,7 @@ from zcoder.agent import (
     ToolStarted,
     TurnFinished,
 )
+from zcoder.agent import events as ev
 from zcoder.relay.sanitize import is_terminal, json_text, screen_safe
 
 __all__ = ["JSON_TOOL_OUTPUT_LIMIT", "ErrorTee", "JsonReport", "ReplyStream"]
@@ -114,29 +115,43 @@ class JsonReport:
         self.finished: TurnFinished | None = None
 
     def __call__(self, event: AgentEvent) -> None:
-        if isinstance(event, AssistantMessage) and event.text.strip():
-            self.replies.append(event.text)
-        elif isinstance(event, ToolStarted):
-            self.calls[event.call_id] = {
-                "id": event.call_id,
-                "name": event.name,
-                "arguments": event.arguments,
-                "status": "running",
-            }
-        elif isinstance(event, ToolFinished):
-            entry = self.calls.setdefault(
-                event.call_id, {"id": event.call_id, "name": event.name, "arguments": {}}
-            )
-            output, cut = _bounded(event.output)
-            entry.update(status=event.status, output=output, output_truncated=cut)
-        elif isinstance(event, ContextUsage):
-            self.usage = event
-        elif isinstance(event, Notice):
-            self.notices.append(event.text)
-        elif isinstance(event, ErrorNotice):
-            self.errors.append(event.text)
-        elif isinstance(event, TurnFinished):
-            self.finished = event
+        match event:
+            case AssistantMessage() if event.text.strip():
+                self.replies.append(event.text)
+            case ToolStarted():
+                self.calls[event.call_id] = {
+                    "id": event.call_id,
+                    "name": event.name,
+                    "arguments": event.arguments,
+                    "status": "running",
+                }
+            case ToolFinished():
+                entry = self.calls.setdefault(
+                    event.call_id, {"id": event.call_id, "name": event.name, "arguments": {}}
+                )
+                output, cut = _bounded(event.output)
+                entry.update(status=event.status, output=output, output_truncated=cut)
+            case ContextUsage():
+                self.usage = event
+            case Notice():
+                self.notices.append(event.text)
+            case ErrorNotice():
+                self.errors.append(event.text)
+            case TurnFinished():
+                self.finished = event
+            case (
+                AssistantMessage()
+                | ev.AssistantDelta()
+                | ev.ThinkingDelta()
+                | ev.StatusChanged()
+                | ev.ToolOutput()
+                | ev.UserCommandStarted()
+                | ev.UserCommandFinished()
+                | ev.RelayReceived()
+            ):
+                pass  # the object has the whole reply and each call's whole output
+            case _:
+                assert_never(event)
 
     def render(self, exit_code: int, *, error: str = "") -> dict[str, Any]:
         finished = self.finished

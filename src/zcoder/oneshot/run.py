@@ -19,12 +19,13 @@ import io
 import logging
 import signal
 import sys
-from typing import TextIO, cast
+from typing import TextIO, assert_never, cast
 
 from zcoder.agent import (
     AgentEvent,
     AssistantDelta,
     AssistantMessage,
+    ContextUsage,
     ErrorNotice,
     Notice,
     Outcome,
@@ -33,6 +34,7 @@ from zcoder.agent import (
     ToolStarted,
     TurnFinished,
 )
+from zcoder.agent import events as ev
 from zcoder.commands import UserCommands
 from zcoder.commands.run import run_typed
 from zcoder.config import Config
@@ -79,42 +81,53 @@ class StreamPrinter:
         self._held = HeldReply()
 
     def __call__(self, event: AgentEvent) -> None:
-        if isinstance(event, AssistantDelta):
-            self._write(self._held.feed(event.text))
-        elif isinstance(event, AssistantMessage):
-            if not event.streamed:
+        match event:
+            case AssistantDelta():
+                self._write(self._held.feed(event.text))
+            case AssistantMessage(streamed=False):
                 self._end_line()
                 self.out.write(event.text + "\n")
                 self.out.end()
                 self.out.flush()
-            else:
+            case AssistantMessage():
                 self._write(self._held.finish(event.text))
                 self._end_line()
-        elif isinstance(event, ToolStarted):
-            self._end_line()
-            summary = visible(", ".join(f"{k}={v!r}" for k, v in event.arguments.items()))
-            if len(summary) > 200:
-                summary = summary[:199] + "…"
-            self._say(f"[tool] {visible(event.name)}({summary})")
-        elif isinstance(event, ToolFinished):
-            first = event.output.strip().splitlines()[0] if event.output.strip() else ""
-            self._say(
-                f"[tool] {visible(event.name)}: {event.status}"
-                f"{' — ' + visible(first[:160]) if first else ''}"
-            )
-        elif isinstance(event, Notice):
-            self._say(f"[zcoder] {event.text}")
-        elif isinstance(event, ErrorNotice):
-            self._end_line()
-            self._say(f"zcoder: {event.text}")
-        elif isinstance(event, TurnFinished) and self._held.content:
-            self._write(self._held.finish(self._held.content))  # never final: shown as it is
-            self._end_line()
-        elif isinstance(event, RelayReceived):  # not reachable here; kept for completeness
-            self._say(f"[relay] from {visible(event.sender_project)}")
-        if isinstance(event, TurnFinished):
-            self.out.end()
-            self.out.flush()
+            case ToolStarted():
+                self._end_line()
+                summary = visible(", ".join(f"{k}={v!r}" for k, v in event.arguments.items()))
+                if len(summary) > 200:
+                    summary = summary[:199] + "…"
+                self._say(f"[tool] {visible(event.name)}({summary})")
+            case ToolFinished():
+                first = event.output.strip().splitlines()[0] if event.output.strip() else ""
+                self._say(
+                    f"[tool] {visible(event.name)}: {event.status}"
+                    f"{' — ' + visible(first[:160]) if first else ''}"
+                )
+            case Notice():
+                self._say(f"[zcoder] {event.text}")
+            case ErrorNotice():
+                self._end_line()
+                self._say(f"zcoder: {event.text}")
+            case TurnFinished():
+                if self._held.content:  # never final: shown as it is
+                    self._write(self._held.finish(self._held.content))
+                    self._end_line()
+                self.out.end()
+                self.out.flush()
+            case RelayReceived():  # not reachable here; kept for completeness
+                self._say(f"[relay] from {visible(event.sender_project)}")
+            case (
+                ev.UserCommandStarted()
+                | ev.UserCommandFinished()
+                | ev.ToolOutput()
+                | ev.ThinkingDelta()
+                | ev.StatusChanged()
+                | ContextUsage()
+            ):
+                pass  # stderr has one line per tool call; the reasoning is not shown
+            case _:
+                assert_never(event)
         self.err.flush()
 
     def _say(self, line: str) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from zcoder.base.errors import ZcoderError
 from zcoder.relay.peercred import peer_credentials
 from zcoder.relay.protocol import (
     Ack,
@@ -44,7 +45,7 @@ _ping_counter = itertools.count(1)
 CONNECT_RETRY_INTERVAL: Final = 0.005
 
 
-class TransportError(Exception):
+class TransportError(ZcoderError):
     """A request that got no well-formed acknowledgement.
 
     ``ambiguous`` is True when the request may have reached the receiver (it was written,

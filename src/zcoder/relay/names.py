@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from zcoder.base.errors import ZcoderError
+
 if TYPE_CHECKING:
     from zcoder.relay.client import Peer
 
@@ -28,7 +30,7 @@ _NAME_RE: Final = re.compile(r"[^\W_][\w.-]*")
 _DISAMBIGUATED_RE: Final = re.compile(r"(.+)#(\d{1,10})")
 
 
-class BadName(ValueError):
+class BadName(ZcoderError, ValueError):
     """A name that cannot be used; the message says why."""
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from math import isfinite
 from typing import Final, TypeGuard, TypeVar
 
+from zcoder.base.errors import ZcoderError
 from zcoder.relay.via import is_client_label
 
 PROTOCOL_VERSION: Final = 1
@@ -49,7 +50,7 @@ Scalar = str | int | float | bool | None
 FlatObject = dict[str, Scalar]
 
 
-class FrameError(ValueError):
+class FrameError(ZcoderError, ValueError):
     """The bytes are not a well-formed frame or flat JSON object."""
 
 
@@ -276,7 +277,7 @@ class Envelope(Addressed):
         return encode_flat_object(members)
 
 
-class EnvelopeError(ValueError):
+class EnvelopeError(ZcoderError, ValueError):
     """An enqueue request that fails validation (rule 7 of the decision order)."""
 
 

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
+from zcoder.base.errors import ZcoderError
 from zcoder.relay.protocol import (
     Addressed,
     FlatObject,
@@ -53,7 +54,7 @@ SENT_LOG_MAX_AGE: Final = 24 * 3600.0
 INBOX_MAX: Final = 256
 
 
-class ReceiptError(ValueError):
+class ReceiptError(ZcoderError, ValueError):
     """A receipt that fails validation; the message says why (never sent on the wire)."""
 
 

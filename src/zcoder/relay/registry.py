@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from zcoder.base.errors import ZcoderError
 from zcoder.relay.protocol import (
     PROTOCOL_VERSION,
     STATES,
@@ -44,7 +45,7 @@ SOCKET_PATH_TOO_LONG: Final = (
 )
 
 
-class RegistryError(Exception):
+class RegistryError(ZcoderError):
     """The registry directory cannot be used safely; the message says why."""
 
 
@@ -174,7 +175,7 @@ class Manifest:
         )
 
 
-class ManifestError(ValueError):
+class ManifestError(ZcoderError, ValueError):
     """A manifest file that discovery must skip; the message says why."""
 
 

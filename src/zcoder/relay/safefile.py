@@ -7,8 +7,10 @@ import os
 import stat
 from pathlib import Path
 
+from zcoder.base.errors import ZcoderError
 
-class UnsafeFile(Exception):
+
+class UnsafeFile(ZcoderError):
     """The file is not one we may trust; the message says why (for logs and the user)."""
 
 

@@ -33,6 +33,7 @@ from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Final
 
+from zcoder.base.errors import ZcoderError
 from zcoder.relay.held_shares import HeldShares
 from zcoder.relay.protocol import (
     Envelope,
@@ -58,7 +59,7 @@ SPARE_PREFIX: Final = "spare-"
 _CREATE_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-class SpoolError(Exception):
+class SpoolError(ZcoderError):
     """The spool could not store or move a message."""
 
 

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Final
 
+from zcoder.base.errors import ZcoderError
 from zcoder.relay.safefile import UnsafeFile, read_own_file
 from zcoder.relay.settings import Inbound
 
@@ -53,7 +54,7 @@ def is_within(path: PurePosixPath, tree: PurePosixPath) -> bool:
     return path.parts[: len(tree.parts)] == tree.parts
 
 
-class TrustError(Exception):
+class TrustError(ZcoderError):
     """The policies could not be read or saved; the message says why."""
 
 

@@ -30,6 +30,7 @@ from acp.schema import ClientCapabilities, Implementation, SessionInfo
 
 from zcoder import __version__
 from zcoder.acp.permission import PermissionAsker
+from zcoder.base.errors import ZcoderError
 from zcoder.remote.target import Target, ssh_argv
 
 log = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ PEERS_METHOD: Final = "zcoder/peers"
 MOST_SESSIONS: Final = 1000  # /sessions lists at most these (session/list pages through)
 
 
-class ConnectionLost(Exception):
+class ConnectionLost(ZcoderError):
     """The SSH connection ended (``str``: what ssh said, if anything)."""
 
 

@@ -20,12 +20,19 @@ import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, assert_never
 
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanContentUpdate,
+    AgentPlanRemovedUpdate,
+    AgentPlanUpdate,
     AgentThoughtChunk,
+    AvailableCommandsUpdate,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
     FileEditToolCallContent,
+    SessionInfoUpdate,
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
@@ -40,6 +47,23 @@ from zcoder.agent.status import ContextUsage, Status
 _NOTICE: Final = re.compile(r"\A\n\n_zcoder: (?P<text>.*)_\n\n\Z", re.DOTALL)
 _ERROR: Final = re.compile(r"\A\n\n\*\*zcoder: (?P<text>.*)\*\*\n\n\Z", re.DOTALL)
 _FINAL: Final = ("completed", "failed")
+
+RemoteUpdate = (
+    UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | AgentPlanUpdate
+    | AgentPlanContentUpdate
+    | AgentPlanRemovedUpdate
+    | AvailableCommandsUpdate
+    | CurrentModeUpdate
+    | ConfigOptionUpdate
+    | SessionInfoUpdate
+    | UsageUpdate
+)
+"""What a ``session/update`` notification carries (acp.schema.SessionNotification.update)."""
 
 
 def tool_name(kind: str | None, title: str) -> str:
@@ -119,23 +143,35 @@ class UpdateReader:
             if call.name == "run_command"
         ]
 
-    def __call__(self, update: Any) -> None:
-        if isinstance(update, AgentMessageChunk):
-            self._message(update)
-        elif isinstance(update, AgentThoughtChunk):
-            if isinstance(update.content, TextContentBlock) and update.content.text:
-                self.emit(ev.ThinkingDelta(update.content.text))
-        elif isinstance(update, UserMessageChunk):
-            self.end_reply()
-            if isinstance(update.content, TextContentBlock):
-                self.on_user(update.content.text)
-        elif isinstance(update, ToolCallStart):
-            self._started(update)
-        elif isinstance(update, ToolCallProgress):
-            self._progress(update)
-        elif isinstance(update, UsageUpdate):
-            self.emit(ContextUsage(used=update.used, window=update.size or None, measured=True))
-        # Plans, modes and available commands: zcoder's agent sends none the TUI shows.
+    def __call__(self, update: RemoteUpdate) -> None:
+        match update:
+            case AgentMessageChunk():
+                self._message(update)
+            case AgentThoughtChunk():
+                if isinstance(update.content, TextContentBlock) and update.content.text:
+                    self.emit(ev.ThinkingDelta(update.content.text))
+            case UserMessageChunk():
+                self.end_reply()
+                if isinstance(update.content, TextContentBlock):
+                    self.on_user(update.content.text)
+            case ToolCallStart():
+                self._started(update)
+            case ToolCallProgress():
+                self._progress(update)
+            case UsageUpdate():
+                self.emit(ContextUsage(used=update.used, window=update.size or None, measured=True))
+            case (
+                AgentPlanUpdate()
+                | AgentPlanContentUpdate()
+                | AgentPlanRemovedUpdate()
+                | AvailableCommandsUpdate()
+                | CurrentModeUpdate()
+                | ConfigOptionUpdate()
+                | SessionInfoUpdate()
+            ):
+                pass  # zcoder's agent sends none the TUI shows
+            case _:
+                assert_never(update)
 
     def _message(self, update: AgentMessageChunk) -> None:
         if not isinstance(update.content, TextContentBlock):

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from zcoder.base.errors import UsageError
+
 DEFAULT_REMOTE_COMMAND: Final = "zcoder --acp"
 DEFAULT_SSH: Final = "ssh"
 
@@ -31,7 +33,7 @@ _TARGET: Final = re.compile(
 )
 
 
-class TargetError(ValueError):
+class TargetError(UsageError, ValueError):
     """The target is not ``[user@]host[:port][/path]``."""
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from zcoder.base.errors import ZcoderError
 
-class SessionStoreError(Exception):
+
+class SessionStoreError(ZcoderError):
     """The session store cannot be used; ``str(error)`` is a message fit for the user."""
 
     def __init__(self, path: Path, message: str) -> None:
@@ -25,7 +27,7 @@ class StoreVersionError(SessionStoreError):
     """The store was written by a newer zcoder whose schema this code does not know."""
 
 
-class SessionNotFoundError(LookupError):
+class SessionNotFoundError(ZcoderError, LookupError):
     """No session with this id in this workspace and profile."""
 
     def __init__(self, session_id: str, workspace: str | None = None) -> None:
@@ -37,7 +39,7 @@ class SessionNotFoundError(LookupError):
         self.session_id = session_id
 
 
-class EventNotFoundError(LookupError):
+class EventNotFoundError(ZcoderError, LookupError):
     """No transcript event with this id."""
 
     def __init__(self, event_id: int) -> None:

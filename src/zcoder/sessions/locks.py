@@ -22,6 +22,7 @@ import os
 import re
 from pathlib import Path
 
+from zcoder.base.errors import ZcoderError
 from zcoder.sessions.paths import PRIVATE_FILE_MODE, ensure_private_dir
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,7 @@ LOCKS_DIR_NAME = "locks"
 _SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
-class SessionInUseError(Exception):
+class SessionInUseError(ZcoderError):
     """The session is open in another live zcoder (``pid`` is None when it is not known)."""
 
     def __init__(self, session_id: str, pid: int | None) -> None:

@@ -23,6 +23,8 @@ from typing import Any, Final
 
 import yaml
 
+from zcoder.base.errors import ZcoderError
+
 SKILL_FILE: Final = "SKILL.md"
 MAX_SKILL_FILE_BYTES: Final = 256 * 1024
 MAX_NAME_CHARS: Final = 64
@@ -65,7 +67,7 @@ class SkillProblem:
     its repository)."""
 
 
-class SkillError(ValueError):
+class SkillError(ZcoderError, ValueError):
     """Why a SKILL.md cannot be loaded; the text names what to fix."""
 
 

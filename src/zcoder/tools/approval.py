@@ -29,6 +29,7 @@ from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Final, Protocol
 
+from zcoder.base.errors import ZcoderError
 from zcoder.tools.profiles import Profile, TurnOrigin
 
 __all__ = [
@@ -77,7 +78,7 @@ class ApprovalDecision(Enum):
     """``n`` or Escape: do not run it."""
 
 
-class ApprovalConfigError(ValueError):
+class ApprovalConfigError(ZcoderError, ValueError):
     """An impossible policy/profile combination; the CLI reports it and exits with 2."""
 
 

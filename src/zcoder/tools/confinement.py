@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from zcoder.base.errors import ZcoderError
 from zcoder.tools.offload import StopSignal
 
 __all__ = [
@@ -41,7 +42,7 @@ __all__ = [
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-class ConfinementError(Exception):
+class ConfinementError(ZcoderError):
     """A path is outside the workspace, unsafe, or changed while being used.
 
     The message is meant for the model: it says what was wrong and what to do instead.

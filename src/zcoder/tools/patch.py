@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from zcoder.base.errors import ZcoderError
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.confinement import (
     ConfinedPath,
@@ -32,7 +33,7 @@ __all__ = ["APPLY_PATCH", "PatchError", "parse_patch"]
 _HUNK_HEADER = re.compile(r"^@@+ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@+")
 
 
-class PatchError(ValueError):
+class PatchError(ZcoderError, ValueError):
     """The patch is malformed or does not apply; the message is for the model."""
 
 

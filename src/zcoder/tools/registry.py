@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from zcoder.base.errors import ZcoderError
 from zcoder.plural import plural
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
 from zcoder.tools.output import bound_text
@@ -35,7 +36,7 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 _INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
 
 
-class ArgumentError(ValueError):
+class ArgumentError(ZcoderError, ValueError):
     """Arguments that do not match a tool's schema; the message is for the model."""
 
 

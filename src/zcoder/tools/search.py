@@ -20,6 +20,7 @@ import shutil
 from collections.abc import Callable
 from typing import Any
 
+from zcoder.base.errors import ZcoderError
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.confinement import (
     ConfinedPath,
@@ -56,7 +57,7 @@ def _format(path: str, number: int, text: str) -> str:
     return f"{path}:{number}:{text}"
 
 
-class SearchError(Exception):
+class SearchError(ZcoderError):
     """A bad query (for example an invalid regular expression)."""
 
 

@@ -8,6 +8,7 @@ one. It knows nothing of dialogs, sessions or the relay.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import assert_never
 
 from zcoder.agent import events as ev
 from zcoder.agent.status import ContextUsage, Status
@@ -67,96 +68,97 @@ class AgentView:
         self._commands.clear()
 
     def on_event(self, event: ev.AgentEvent) -> None:
-        if isinstance(event, ev.ThinkingDelta):
-            self.set_status(Status.THINKING.value)  # only while reasoning streams
-            self._thinking_text += event.text
-            if self._thinking_entry is None:
-                self._thinking_entry = self.show(
-                    Entry("thinking", thinking_text(self._thinking_text))
+        if not isinstance(event, ev.ThinkingDelta | ContextUsage | ev.StatusChanged):
+            self._end_thinking()  # the reasoning is over once anything else comes
+        match event:
+            case ev.ThinkingDelta():
+                self.set_status(Status.THINKING.value)  # only while reasoning streams
+                self._thinking_text += event.text
+                if self._thinking_entry is None:
+                    self._thinking_entry = self.show(
+                        Entry("thinking", thinking_text(self._thinking_text))
+                    )
+                else:
+                    self._thinking_entry.show_text(thinking_text(self._thinking_text))
+            case ContextUsage():
+                self.set_usage(event)
+            case ev.StatusChanged():
+                self.set_status(badge_label(event))
+            case ev.AssistantDelta():
+                self.set_status(WRITING_REPLY)
+                self._stream_text += event.text
+                if self._stream_entry is None:
+                    self._stream_entry = AssistantEntry(self._stream_text, streaming=True)
+                    self.show(self._stream_entry)
+                else:
+                    self._stream_entry.stream(self._stream_text)
+            case ev.AssistantMessage():
+                if not event.text.strip():
+                    # What streamed was a tool call or reasoning written as text: not a reply.
+                    if event.streamed and self._stream_entry is not None:
+                        self._stream_entry.remove()
+                elif event.streamed and self._stream_entry is not None:
+                    self._stream_entry.finish(event.text, partial=event.partial)
+                else:
+                    self.show(AssistantEntry(event.text, partial=event.partial))
+                self._end_stream()
+            case ev.ToolOutput():
+                command = self._commands.get(event.call_id)
+                if command is not None:
+                    command.append(event.text)
+            case ev.UserCommandStarted():
+                self._end_stream()
+                self._commands[event.command_id] = CommandEntry.for_user(event.command)
+                self.show(self._commands[event.command_id])
+            case ev.UserCommandFinished():
+                command = self._commands.pop(event.command_id, None)
+                if command is None:
+                    command = CommandEntry.for_user(event.command, event.status)
+                    self.show(command)
+                command.finish(event.status, event.output)
+            case ev.ToolStarted(name="run_command"):
+                self._end_stream()
+                self._commands[event.call_id] = CommandEntry.for_tool(event.name, event.arguments)
+                self.show(self._commands[event.call_id])
+            case ev.ToolStarted():
+                self._end_stream()
+                entry = ToolEntry(event.name, event.arguments)
+                self.show(entry)
+                self._tool_entries[event.call_id] = entry
+            case ev.ToolFinished() if event.call_id in self._commands:
+                status = "interrupted" if event.status == "not_executed" else event.status
+                self._commands.pop(event.call_id).finish(status, event.output)
+            case ev.ToolFinished():
+                status = "interrupted" if event.status == "not_executed" else event.status
+                known = self._tool_entries.pop(event.call_id, None)
+                diff = str(event.metadata.get("diff") or "")  # an edit's diff (tools/edits.py)
+                if known is None:
+                    known = ToolEntry(event.name, {}, status)
+                    self.show(known)
+                known.finish(status, event.output, diff)
+            case ev.Notice():
+                self.show(Entry("system", system_text(event.text)))
+            case ev.ErrorNotice():
+                self._end_stream()
+                self.show(Entry("error", error_text(event.text)))
+            case ev.RelayReceived():
+                self.show(
+                    Entry(
+                        "relay",
+                        relay_text(
+                            event.sender_project,
+                            event.sender_pid,
+                            event.sender_workspace,
+                            event.sender_instance_id,
+                            event.body,
+                            kind=event.sender_kind,
+                        ),
+                    )
                 )
-            else:
-                self._thinking_entry.show_text(thinking_text(self._thinking_text))
-            return
-        if isinstance(event, ContextUsage):
-            self.set_usage(event)
-            return
-        if not isinstance(event, ev.StatusChanged):
-            self._end_thinking()
-        if isinstance(event, ev.StatusChanged):
-            self.set_status(badge_label(event))
-        elif isinstance(event, ev.AssistantDelta):
-            self.set_status(WRITING_REPLY)
-            self._stream_text += event.text
-            if self._stream_entry is None:
-                self._stream_entry = AssistantEntry(self._stream_text, streaming=True)
-                self.show(self._stream_entry)
-            else:
-                self._stream_entry.stream(self._stream_text)
-        elif isinstance(event, ev.AssistantMessage):
-            if not event.text.strip():
-                # What streamed was a tool call or reasoning written as text: not a reply.
-                if event.streamed and self._stream_entry is not None:
-                    self._stream_entry.remove()
-            elif event.streamed and self._stream_entry is not None:
-                self._stream_entry.finish(event.text, partial=event.partial)
-            else:
-                self.show(AssistantEntry(event.text, partial=event.partial))
-            self._end_stream()
-        elif isinstance(event, ev.ToolOutput):
-            command = self._commands.get(event.call_id)
-            if command is not None:
-                command.append(event.text)
-        elif isinstance(event, ev.UserCommandStarted):
-            self._end_stream()
-            self._commands[event.command_id] = CommandEntry.for_user(event.command)
-            self.show(self._commands[event.command_id])
-        elif isinstance(event, ev.UserCommandFinished):
-            command = self._commands.pop(event.command_id, None)
-            if command is None:
-                command = CommandEntry.for_user(event.command, event.status)
-                self.show(command)
-            command.finish(event.status, event.output)
-        elif isinstance(event, ev.ToolStarted) and event.name == "run_command":
-            self._end_stream()
-            self._commands[event.call_id] = CommandEntry.for_tool(event.name, event.arguments)
-            self.show(self._commands[event.call_id])
-        elif isinstance(event, ev.ToolStarted):
-            self._end_stream()
-            entry = ToolEntry(event.name, event.arguments)
-            self.show(entry)
-            self._tool_entries[event.call_id] = entry
-        elif isinstance(event, ev.ToolFinished) and event.call_id in self._commands:
-            status = "interrupted" if event.status == "not_executed" else event.status
-            self._commands.pop(event.call_id).finish(status, event.output)
-        elif isinstance(event, ev.ToolFinished):
-            status = "interrupted" if event.status == "not_executed" else event.status
-            known = self._tool_entries.pop(event.call_id, None)
-            diff = str(event.metadata.get("diff") or "")  # an edit's diff (tools/edits.py)
-            if known is None:
-                known = ToolEntry(event.name, {}, status)
-                self.show(known)
-            known.finish(status, event.output, diff)
-        elif isinstance(event, ev.Notice):
-            self.show(Entry("system", system_text(event.text)))
-        elif isinstance(event, ev.ErrorNotice):
-            self._end_stream()
-            self.show(Entry("error", error_text(event.text)))
-        elif isinstance(event, ev.RelayReceived):
-            self.show(
-                Entry(
-                    "relay",
-                    relay_text(
-                        event.sender_project,
-                        event.sender_pid,
-                        event.sender_workspace,
-                        event.sender_instance_id,
-                        event.body,
-                        kind=event.sender_kind,
-                    ),
-                )
-            )
-        elif isinstance(event, ev.TurnFinished):
-            self._end_stream()
+            case ev.TurnFinished():
+                self._end_stream()
+            case _:
+                assert_never(event)
 
     def _end_thinking(self) -> None:
         if self._thinking_entry is not None:

@@ -1,0 +1,38 @@
+"""Fixtures the test folders share, written once: pytest gives each test the one a
+folder's conftest.py or the test's own module does not override.
+
+- ``fake``, ``client``, ``openai_options``, ``openai_fake``, ``openai_client``: the fake
+  model servers and real clients of them (tests/fixtures/model_clients.py);
+- ``home``, ``workspace``: a private zcoder home and an empty project under tmp_path
+  (tests/fixtures/workspace.py);
+- ``world``: the end-to-end harness's private world (tests/e2e/harness.py);
+- ``real_servers``: the real model's server of a kind, one a worker at a time
+  (tests/fixtures/real_server.py), for tests/real and the backend contract suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.e2e.harness import World
+from tests.e2e.harness import world as make_world
+from tests.fixtures import model_clients, real_server
+from tests.fixtures.workspace import home, workspace
+
+__all__ = ["home", "workspace"]
+
+fake = model_clients.fake
+client = model_clients.client
+openai_options = model_clients.openai_options
+openai_fake = model_clients.openai_fake
+openai_client = model_clients.openai_client
+real_servers = real_server.real_servers
+
+
+@pytest.fixture
+def world() -> Iterator[World]:
+    """Registry, workspaces, fake Ollamas and zcoder processes; all gone after the test."""
+    with make_world() as w:
+        yield w
