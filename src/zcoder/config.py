@@ -31,6 +31,7 @@ from zcoder.options import (
     DEFAULT_MODEL,
     DEFAULT_STDIN_WAIT,
     ConfigError,
+    McpLimits,
     option,
     parsed_settings,
 )
@@ -96,6 +97,12 @@ class Config:
     """ZCODER_MCP_TURN_WAIT: seconds a turn waits for MCP servers still starting."""
     mcp_tools_share: float = DEFAULT_MCP_TOOLS_SHARE
     """ZCODER_MCP_TOOLS_SHARE: the share of the window MCP tool schemas may take."""
+
+    @property
+    def mcp_limits(self) -> McpLimits:
+        return McpLimits(
+            self.mcp_start_timeout, self.mcp_call_timeout, self.mcp_turn_wait, self.mcp_tools_share
+        )
 
 
 def _env(env: Mapping[str, str], name: str) -> str | None:

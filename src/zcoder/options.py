@@ -41,6 +41,7 @@ __all__ = [
     "OPTIONS",
     "STDIN_WAIT_SETTING",
     "ConfigError",
+    "McpLimits",
     "Option",
     "build_arguments",
     "config_flags",
@@ -370,6 +371,25 @@ def parsed_settings(env: Mapping[str, str]) -> Iterator[tuple[str, Any]]:
     for row in OPTIONS:
         if row.parse is not None:
             yield row.name, row.read(env)
+
+
+@dataclass(frozen=True)
+class McpLimits:
+    """The MCP client's deadlines in seconds and the share of the window its tool schemas
+    may take (zcoder.mcp.manager, zcoder.mcp.catalog): ``Config.mcp_limits``."""
+
+    start_timeout: float = DEFAULT_MCP_START_TIMEOUT
+    call_timeout: float = DEFAULT_MCP_CALL_TIMEOUT
+    turn_wait: float = DEFAULT_MCP_TURN_WAIT
+    tools_share: float = DEFAULT_MCP_TOOLS_SHARE
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> McpLimits:
+        """The rows' values (``zcoder mcp test`` reads them without a Config)."""
+        return cls(*(option(f"mcp_{name}").read(env) for name in _MCP_ROWS))
+
+
+_MCP_ROWS: Final = ("start_timeout", "call_timeout", "turn_wait", "tools_share")
 
 
 def build_arguments(parser: argparse.ArgumentParser) -> None:

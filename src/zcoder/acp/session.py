@@ -273,7 +273,7 @@ class AcpSession:
         agent.use_session(self.id, messages, ledger)
         if editors_servers:
             agent.mcp = attach_client_mcp(
-                agent.registry, config.workspace, config.home, editors_servers
+                agent.registry, config.workspace, config.home, editors_servers, config.mcp_limits
             )
         self.agent = agent
         if session_model is not None:
