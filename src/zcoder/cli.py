@@ -208,15 +208,11 @@ def _run_connect(args: argparse.Namespace, config: Config) -> int:
     """``--connect``: the TUI here, the agent there (zcoder.remote)."""
     # The agent's settings are the remote zcoder's: its environment, or its command line
     # in ZCODER_REMOTE_COMMAND (docs/remote.md).
-    from zcoder.options import refused
+    from zcoder.options import refusal
 
-    flag = refused(args, "connect")
-    if flag is not None:
-        print(
-            f"zcoder: {flag} does not go with --connect: the agent is the remote zcoder's "
-            "(give it in ZCODER_REMOTE_COMMAND, or the path in the target)",
-            file=sys.stderr,
-        )
+    refused = refusal(args, "connect")
+    if refused is not None:
+        print(f"zcoder: {refused}", file=sys.stderr)
         return EXIT_USAGE
     from zcoder.remote.target import Target, TargetError
 
@@ -235,15 +231,11 @@ def _run_connect(args: argparse.Namespace, config: Config) -> int:
 
 def _run_acp(args: argparse.Namespace, config: Config) -> int:
     """``--acp``: the flags that name one turn or one workspace do not go with it."""
-    from zcoder.options import editor_flags, refused
+    from zcoder.options import editor_flags, refusal
 
-    flag = refused(args, "acp")
-    if flag is not None:
-        print(
-            f"zcoder: {flag} does not go with --acp (the client opens sessions, "
-            "each in its own cwd)",
-            file=sys.stderr,
-        )
+    refused = refusal(args, "acp")
+    if refused is not None:
+        print(f"zcoder: {refused}", file=sys.stderr)
         return EXIT_USAGE
     from zcoder.acp.server import AcpOptions, run_acp
 

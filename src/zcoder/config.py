@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from zcoder.model import (
     BACKENDS,
@@ -23,15 +24,10 @@ from zcoder.model.body import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_REPLY_BYTES
 from zcoder.model.context import ContextWindow, explicit_window
 from zcoder.model.watch import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_REPLY_CHARS
 from zcoder.options import (
-    DEFAULT_COMPACT_AT,
-    DEFAULT_MCP_CALL_TIMEOUT,
-    DEFAULT_MCP_START_TIMEOUT,
-    DEFAULT_MCP_TOOLS_SHARE,
-    DEFAULT_MCP_TURN_WAIT,
-    DEFAULT_MODEL,
     DEFAULT_STDIN_WAIT,
     ConfigError,
     McpLimits,
+    default_of,
     option,
     parsed_settings,
 )
@@ -40,7 +36,10 @@ from zcoder.relay.names import BadName, check_name, default_name
 from zcoder.sessions import default_home
 from zcoder.tools import CommandPolicy, EditPolicy, Profile
 
-__all__ = ["DEFAULT_COMPACT_AT", "DEFAULT_MODEL", "Config", "ConfigError", "load_config"]
+__all__ = ["DEFAULT_COMPACT_AT", "Config", "ConfigError", "load_config"]
+
+DEFAULT_COMPACT_AT: Final[float] = default_of("compact_at")
+"""Compact the history before a request that would fill this share of the window."""
 
 
 @dataclass(frozen=True)
@@ -89,13 +88,13 @@ class Config:
     gguf: Path | None = None
     """--gguf / ZCODER_GGUF: the model file the embedded server runs (the ``openai`` backend
     then points at that server); set once it has started."""
-    mcp_start_timeout: float = DEFAULT_MCP_START_TIMEOUT
+    mcp_start_timeout: float = default_of("mcp_start_timeout")
     """ZCODER_MCP_START_TIMEOUT: seconds an MCP server may take to start (zcoder.mcp)."""
-    mcp_call_timeout: float = DEFAULT_MCP_CALL_TIMEOUT
+    mcp_call_timeout: float = default_of("mcp_call_timeout")
     """ZCODER_MCP_CALL_TIMEOUT: seconds one MCP tool call may take."""
-    mcp_turn_wait: float = DEFAULT_MCP_TURN_WAIT
+    mcp_turn_wait: float = default_of("mcp_turn_wait")
     """ZCODER_MCP_TURN_WAIT: seconds a turn waits for MCP servers still starting."""
-    mcp_tools_share: float = DEFAULT_MCP_TOOLS_SHARE
+    mcp_tools_share: float = default_of("mcp_tools_share")
     """ZCODER_MCP_TOOLS_SHARE: the share of the window MCP tool schemas may take."""
 
     @property
@@ -185,7 +184,9 @@ def load_config(
     except ValueError as exc:
         raise ConfigError(f"Ollama host {raw_host!r} is not usable: {exc}") from None
 
-    chosen_model = (model if model is not None else _env(env, "model") or DEFAULT_MODEL).strip()
+    chosen_model = (
+        model if model is not None else _env(env, "model") or default_of("model")
+    ).strip()
     if not chosen_model:
         raise ConfigError("the model name is empty; pass -m NAME or set ZCODER_MODEL")
 

@@ -45,23 +45,16 @@ __all__ = [
     "Option",
     "build_arguments",
     "config_flags",
+    "default_of",
     "editor_flags",
     "option",
+    "refusal",
     "refused",
 ]
 
-DEFAULT_MODEL: Final = "qwen3-coder"
-DEFAULT_MAX_TOOL_OUTPUT: Final = 32768
-DEFAULT_MAX_OUTPUT_TOKENS: Final = 8192
-DEFAULT_COMPACT_AT: Final = 0.85
-"""Compact the history before a request that would fill this share of the window."""
 STDIN_WAIT_SETTING: Final = "ZCODER_STDIN_WAIT"
 DEFAULT_STDIN_WAIT: Final = 5.0
 """Seconds standard input may send nothing before zcoder goes on without (more of) it."""
-DEFAULT_MCP_START_TIMEOUT: Final = 30.0
-DEFAULT_MCP_CALL_TIMEOUT: Final = 120.0
-DEFAULT_MCP_TURN_WAIT: Final = 10.0
-DEFAULT_MCP_TOOLS_SHARE: Final = 0.10
 
 
 class ConfigError(ValueError):
@@ -192,7 +185,7 @@ def lenient_share(raw: str, row: Option) -> float:
 OPTIONS: Final[tuple[Option, ...]] = (
     # The flags, in the order --help lists them.
     Option(
-        "model", ("-m", "--model"), "ZCODER_MODEL", default=DEFAULT_MODEL,
+        "model", ("-m", "--model"), "ZCODER_MODEL", default="qwen3-coder",
         help="the model (default $ZCODER_MODEL or qwen3-coder)",
         editor="forward", remote=True,
     ),
@@ -305,25 +298,16 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option("command_policy", env="ZCODER_COMMAND_POLICY", default="ask"),
     Option("keep_alive", env="ZCODER_KEEP_ALIVE", parse=keep_alive),
     Option("think", env="ZCODER_THINK", parse=on_off),
-    Option(
-        "max_tool_output", env="ZCODER_MAX_TOOL_OUTPUT", parse=positive_int,
-        default=DEFAULT_MAX_TOOL_OUTPUT,
-    ),
-    Option(
-        "max_output_tokens", env="ZCODER_MAX_OUTPUT_TOKENS", parse=positive_int,
-        default=DEFAULT_MAX_OUTPUT_TOKENS,
-    ),
+    Option("max_tool_output", env="ZCODER_MAX_TOOL_OUTPUT", parse=positive_int, default=32768),
+    Option("max_output_tokens", env="ZCODER_MAX_OUTPUT_TOKENS", parse=positive_int, default=8192),
     Option("api_key", env="ZCODER_API_KEY", parse=stripped),
-    Option("compact_at", env="ZCODER_COMPACT_AT", parse=compact_at, default=DEFAULT_COMPACT_AT),
+    Option("compact_at", env="ZCODER_COMPACT_AT", parse=compact_at, default=0.85),
     Option("edit_policy", env="ZCODER_EDITS", parse=edit_policy, default=EditPolicy.AUTO),
     Option(
         "relay_edit_policy", env="ZCODER_RELAY_EDITS", parse=edit_policy,
         default=EditPolicy.ASK,
     ),
-    Option(
-        "idle_timeout", env=IDLE_SETTING, parse=positive_seconds,
-        default=DEFAULT_IDLE_SECONDS,
-    ),
+    Option("idle_timeout", env=IDLE_SETTING, parse=positive_seconds, default=DEFAULT_IDLE_SECONDS),
     Option(
         "max_reply_chars", env=MAX_REPLY_SETTING, parse=positive_int,
         default=DEFAULT_MAX_REPLY_CHARS,
@@ -342,20 +326,14 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option("no_color", env="NO_COLOR"),
     Option(
         "mcp_start_timeout", env="ZCODER_MCP_START_TIMEOUT", parse=lenient_seconds,
-        default=DEFAULT_MCP_START_TIMEOUT,
+        default=30.0,
     ),
     Option(
         "mcp_call_timeout", env="ZCODER_MCP_CALL_TIMEOUT", parse=lenient_seconds,
-        default=DEFAULT_MCP_CALL_TIMEOUT,
+        default=120.0,
     ),
-    Option(
-        "mcp_turn_wait", env="ZCODER_MCP_TURN_WAIT", parse=lenient_seconds,
-        default=DEFAULT_MCP_TURN_WAIT,
-    ),
-    Option(
-        "mcp_tools_share", env="ZCODER_MCP_TOOLS_SHARE", parse=lenient_share,
-        default=DEFAULT_MCP_TOOLS_SHARE,
-    ),
+    Option("mcp_turn_wait", env="ZCODER_MCP_TURN_WAIT", parse=lenient_seconds, default=10.0),
+    Option("mcp_tools_share", env="ZCODER_MCP_TOOLS_SHARE", parse=lenient_share, default=0.10),
 )  # fmt: skip
 
 _BY_NAME: Final = {row.name: row for row in OPTIONS}
@@ -364,6 +342,11 @@ _BY_NAME: Final = {row.name: row for row in OPTIONS}
 def option(name: str) -> Option:
     """The row named ``name`` (KeyError for none: a typo in the code, not the user's)."""
     return _BY_NAME[name]
+
+
+def default_of(name: str) -> Any:
+    """The default of the row ``name``: what Config and McpLimits start from."""
+    return _BY_NAME[name].default
 
 
 def parsed_settings(env: Mapping[str, str]) -> Iterator[tuple[str, Any]]:
@@ -378,10 +361,10 @@ class McpLimits:
     """The MCP client's deadlines in seconds and the share of the window its tool schemas
     may take (zcoder.mcp.manager, zcoder.mcp.catalog): ``Config.mcp_limits``."""
 
-    start_timeout: float = DEFAULT_MCP_START_TIMEOUT
-    call_timeout: float = DEFAULT_MCP_CALL_TIMEOUT
-    turn_wait: float = DEFAULT_MCP_TURN_WAIT
-    tools_share: float = DEFAULT_MCP_TOOLS_SHARE
+    start_timeout: float = default_of("mcp_start_timeout")
+    call_timeout: float = default_of("mcp_call_timeout")
+    turn_wait: float = default_of("mcp_turn_wait")
+    tools_share: float = default_of("mcp_tools_share")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> McpLimits:
@@ -413,6 +396,13 @@ def editor_flags(args: argparse.Namespace) -> dict[str, Any]:
     return {row.name: getattr(args, row.name) for row in OPTIONS if row.editor == "forward"}
 
 
+_WHY_REFUSED: Final = {
+    "acp": " (the client opens sessions, each in its own cwd)",
+    "connect": ": the agent is the remote zcoder's (give it in ZCODER_REMOTE_COMMAND, or the "
+    "path in the target)",
+}
+
+
 def refused(args: argparse.Namespace, mode: Literal["acp", "connect"]) -> str | None:
     """The first flag (as ``--help`` lists them) given that ``mode`` refuses, if any."""
     for row in OPTIONS:
@@ -420,6 +410,12 @@ def refused(args: argparse.Namespace, mode: Literal["acp", "connect"]) -> str | 
         if refuses and getattr(args, row.name) not in (None, False):
             return row.label
     return None
+
+
+def refusal(args: argparse.Namespace, mode: Literal["acp", "connect"]) -> str | None:
+    """What to say when a flag given does not go with ``--acp`` or ``--connect``."""
+    flag = refused(args, mode)
+    return None if flag is None else f"{flag} does not go with --{mode}{_WHY_REFUSED[mode]}"
 
 
 def config_flags(args: argparse.Namespace) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from zcoder.mcp.connection import McpTool
 from zcoder.model.tokens import estimate_tokens
-from zcoder.options import DEFAULT_MCP_TOOLS_SHARE
+from zcoder.options import McpLimits
 from zcoder.plural import counted
 from zcoder.tools.base import ToolContext, ToolHandler, ToolResult, ToolSpec
 
@@ -53,7 +53,7 @@ class Catalog:
     ) -> None:
         self.window = window
         self.summary = summary
-        self.share = share if share is not None else DEFAULT_MCP_TOOLS_SHARE
+        self.share = share if share is not None else McpLimits().tools_share
         self.loaded: list[str] = []
         """Servers whose tools the model loaded, in the order it did."""
         self._servers: dict[str, list[McpTool]] = {}
