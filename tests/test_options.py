@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.model.test_context_window import Probe
 from tests.test_import_tree import import_graph
 from zcoder.cli import build_parser, main
 from zcoder.config import ConfigError, load_config
+from zcoder.model.context import resolve_for_model
 from zcoder.options import OPTIONS, McpLimits, Option, editor_flags, option, refused
 from zcoder.tools import CommandPolicy, EditPolicy, Profile
 
@@ -146,6 +149,19 @@ def test_config_hands_the_mcp_rows_down_as_one_value(base: dict[str, str]) -> No
     assert load_config(env).mcp_limits == McpLimits(5.0, 7.0, 3.0, 0.5) == McpLimits.from_env(env)
 
 
+def test_the_mcp_client_takes_its_limits_from_config_not_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from zcoder.mcp.manager import McpManager
+
+    monkeypatch.setenv("ZCODER_MCP_CALL_TIMEOUT", "1")
+    monkeypatch.setenv("ZCODER_MCP_TOOLS_SHARE", "1")
+    given = McpManager(tmp_path, None, limits=McpLimits(call_timeout=7.0, tools_share=0.5))
+    assert (given.call_timeout, given.limits.tools_share) == (7.0, 0.5)
+    alone = McpManager(tmp_path, None)
+    assert (alone.call_timeout, alone.limits) == (120.0, McpLimits())
+
+
 # -- the flags: each wins over its variable, which wins over the default ----------------
 
 # name: (flag value, environment, the Config attribute, from the flag, from the
@@ -193,6 +209,27 @@ def test_a_flag_wins_over_its_variable_which_wins_over_the_default(
     assert _value(load_config(base), attribute) == default
     if option(name).env is not None:
         assert list(env) == [option(name).env]
+
+
+@pytest.mark.parametrize("row", [r for r in OPTIONS if r.setting], ids=lambda row: row.name)
+async def test_a_settings_key_yields_to_the_variable_and_the_flag(
+    base: dict[str, str], row: Option
+) -> None:
+    home = Path(base["ZCODER_HOME"])
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps({row.setting: "24k"}), encoding="utf-8")
+    assert row.env is not None and row.flags
+
+    async def resolved(env: dict[str, str], **flags: Any) -> tuple[int, str]:
+        config = load_config({**base, **env}, **flags)
+        window = await resolve_for_model(
+            config.model, explicit=config.context_window, home=config.home, probe=Probe()
+        )
+        return window.tokens, window.kind
+
+    assert await resolved({}) == (24576, "settings")
+    assert await resolved({row.env: "16384"}) == (16384, "env")
+    assert await resolved({row.env: "16384"}, **{row.name: "32k"}) == (32768, "flag")
 
 
 def test_the_workspace_flag_wins_over_its_variable(base: dict[str, str], tmp_path: Path) -> None:
@@ -299,6 +336,8 @@ def test_usage_md_lists_every_flag_and_every_variable() -> None:
             assert re.search(rf"`{re.escape(written)}[ `]", flags), written
         if row.env is not None:
             assert f"| `{row.env}` |" in settings, row.env
+    variables = set(re.findall(r"^\| `([A-Z_]+)` \|", settings, re.M))
+    assert variables == {row.env for row in OPTIONS if row.env}  # ZCODER_RELAY*: relay.md
 
 
 def test_config_takes_the_stdin_wait_without_importing_a_front_end() -> None:

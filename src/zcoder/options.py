@@ -27,7 +27,7 @@ from zcoder.model.body import (
     MAX_LINE_SETTING,
     MAX_REPLY_BYTES_SETTING,
 )
-from zcoder.model.context import parse_keep_alive
+from zcoder.model.context import WINDOW_SETTING, parse_keep_alive
 from zcoder.model.watch import (
     DEFAULT_IDLE_SECONDS,
     DEFAULT_MAX_REPLY_CHARS,
@@ -268,7 +268,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
         editor="forward", remote=True,
     ),
     Option(
-        "context_window", ("--context-window",), "ZCODER_CONTEXT_WINDOW", "context_window",
+        "context_window", ("--context-window",), "ZCODER_CONTEXT_WINDOW", WINDOW_SETTING,
         arg={"metavar": "N"},
         help="context window in tokens, sent as num_ctx (default: $ZCODER_CONTEXT_WINDOW, "
         "settings.json, else sized from what Ollama reports; see docs/models.md)",
@@ -295,6 +295,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
     ),
     # The settings with no flag (and those a flag sets in another form, --no-think and
     # --yes/--deny-commands), in the order load_config checks them.
+    Option("home", env="ZCODER_HOME"),  # read by zcoder.sessions.default_home
     Option("command_policy", env="ZCODER_COMMAND_POLICY", default="ask"),
     Option("keep_alive", env="ZCODER_KEEP_ALIVE", parse=keep_alive),
     Option("think", env="ZCODER_THINK", parse=on_off),
