@@ -232,6 +232,13 @@ async def test_a_settings_key_yields_to_the_variable_and_the_flag(
     assert await resolved({row.env: "16384"}, **{row.name: "32k"}) == (32768, "flag")
 
 
+def test_the_gguf_row_names_the_variable_the_embedded_server_reads() -> None:
+    from zcoder.model.embedded import GGUF_SETTING, gguf_from
+
+    assert option("gguf").env == GGUF_SETTING
+    assert gguf_from(None, {GGUF_SETTING: "/m.gguf"}) == gguf_from("/m.gguf", {})
+
+
 def test_the_workspace_flag_wins_over_its_variable(base: dict[str, str], tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()

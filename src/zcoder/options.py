@@ -35,6 +35,7 @@ from zcoder.model.watch import (
     MAX_REPLY_SETTING,
 )
 from zcoder.tools import EditPolicy
+from zcoder.tools.output import DEFAULT_MAX_TOOL_OUTPUT, MAX_TOOL_OUTPUT_ENV
 
 __all__ = [
     "DEFAULT_STDIN_WAIT",
@@ -207,7 +208,8 @@ OPTIONS: Final[tuple[Option, ...]] = (
         editor="forward", remote=True,
     ),
     Option(
-        "gguf", ("--gguf",), "ZCODER_GGUF", arg={"metavar": "FILE"},
+        "gguf", ("--gguf",), "ZCODER_GGUF",  # model.embedded.gguf_from reads it
+        arg={"metavar": "FILE"},
         help="run this GGUF model file in zcoder's own llama.cpp server (default "
         "$ZCODER_GGUF; needs pip install 'zcoder[local]'; see docs/models.md)",
         remote=True,
@@ -299,7 +301,10 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option("command_policy", env="ZCODER_COMMAND_POLICY", default="ask"),
     Option("keep_alive", env="ZCODER_KEEP_ALIVE", parse=keep_alive),
     Option("think", env="ZCODER_THINK", parse=on_off),
-    Option("max_tool_output", env="ZCODER_MAX_TOOL_OUTPUT", parse=positive_int, default=32768),
+    Option(
+        "max_tool_output", env=MAX_TOOL_OUTPUT_ENV, parse=positive_int,
+        default=DEFAULT_MAX_TOOL_OUTPUT,
+    ),
     Option("max_output_tokens", env="ZCODER_MAX_OUTPUT_TOKENS", parse=positive_int, default=8192),
     Option("api_key", env="ZCODER_API_KEY", parse=stripped),
     Option("compact_at", env="ZCODER_COMPACT_AT", parse=compact_at, default=0.85),
