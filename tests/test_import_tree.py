@@ -174,6 +174,9 @@ BELOW_THE_FRONT_ENDS = (
     "zcoder.skills",
     "zcoder.hooks",
     "zcoder.commands",
+    # The settings every front end reads: no front end's module among them (issue 28, item 4).
+    "zcoder.config",
+    "zcoder.options",
 )
 FRONTEND_USERS = (*FRONT_ENDS, FRONTEND, "zcoder.cli")
 

@@ -8,7 +8,6 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from zcoder import __version__
 from zcoder.base.errors import EXIT_OK, EXIT_USAGE, ZcoderError
 
 if TYPE_CHECKING:
@@ -56,98 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
         description=DESCRIPTION,
         epilog=COMMANDS,
     )
-    parser.add_argument("-m", "--model", help="the model (default $ZCODER_MODEL or qwen3-coder)")
-    parser.add_argument(
-        "--host", help="Ollama endpoint (default $OLLAMA_HOST or http://127.0.0.1:11434)"
-    )
-    parser.add_argument(
-        "--backend",
-        metavar="ollama|openai",
-        help="the model server's API: ollama (default $ZCODER_BACKEND or ollama), or openai "
-        "for llama.cpp's llama-server, LM Studio or vLLM",
-    )
-    parser.add_argument(
-        "--base-url",
-        metavar="URL",
-        help="the OpenAI-compatible server (default $ZCODER_BASE_URL or "
-        "http://127.0.0.1:8080/v1; implies --backend openai); its key: $ZCODER_API_KEY",
-    )
-    parser.add_argument(
-        "--gguf",
-        metavar="FILE",
-        help="run this GGUF model file in zcoder's own llama.cpp server (default "
-        "$ZCODER_GGUF; needs pip install 'zcoder[local]'; see docs/models.md)",
-    )
-    parser.add_argument(
-        "-w", "--workspace", help="the only directory file tools may touch (default: here)"
-    )
-    parser.add_argument("--profile", choices=["coding", "sysadmin"], help="default coding")
-    parser.add_argument(
-        "-p",
-        "--prompt",
-        metavar="TEXT",
-        help="run one turn and exit; piped standard input goes after TEXT, and - reads "
-        "the prompt itself from standard input",
-    )
-    output = parser.add_mutually_exclusive_group()
-    output.add_argument(
-        "--output-format",
-        choices=["text", "json"],
-        default=None,
-        help="with --prompt: text (default) streams the answer; json prints one JSON "
-        "object (reply, tool calls, usage, exit status) and nothing else on stdout",
-    )
-    output.add_argument(
-        "--json",
-        dest="output_format",
-        action="store_const",
-        const="json",
-        help="the same as --output-format json",
-    )
-    policy = parser.add_mutually_exclusive_group()
-    policy.add_argument(
-        "--yes", action="store_true", help="run commands without asking (coding profile only)"
-    )
-    policy.add_argument(
-        "--deny-commands", action="store_true", help="refuse every command without asking"
-    )
-    parser.add_argument(
-        "--resume",
-        metavar="ID",
-        help="open a saved session of this workspace (its id, or a unique prefix of it: "
-        "/sessions lists them)",
-    )
-    parser.add_argument(
-        "--name",
-        metavar="NAME",
-        help="this instance's name for other agents (default $ZCODER_AGENT_NAME, else the"
-        " project's directory name)",
-    )
-    parser.add_argument("--no-think", action="store_true", help='send "think": false')
-    parser.add_argument(
-        "--context-window",
-        metavar="N",
-        help="context window in tokens, sent as num_ctx (default: $ZCODER_CONTEXT_WINDOW, "
-        "settings.json, else sized from what Ollama reports; see docs/models.md)",
-    )
-    parser.add_argument(
-        "--acp",
-        action="store_true",
-        help="speak the Agent Client Protocol on standard input and output, for an editor "
-        "or a script (docs/editors.md); each session's workspace is the client's cwd",
-    )
-    parser.add_argument(
-        "--connect",
-        metavar="[USER@]HOST[:PORT][/PATH]",
-        help="this TUI, the agent on another machine: ssh runs zcoder --acp there "
-        "(docs/remote.md); --resume ID loads a session saved there",
-    )
-    parser.add_argument(
-        "--print-instructions",
-        action="store_true",
-        help="print the resolved AGENTS.md chain and exit",
-    )
-    parser.add_argument("-V", "--version", action="version", version=f"zcoder {__version__}")
+    from zcoder.options import build_arguments
+
+    build_arguments(parser)
     return parser
 
 
@@ -190,21 +100,9 @@ def _main(argv: Sequence[str] | None) -> int:
     args = parser.parse_args(arguments)
 
     from zcoder.config import load_config
+    from zcoder.options import config_flags
 
-    config = load_config(
-        os.environ,
-        model=args.model,
-        host=args.host,
-        workspace=args.workspace,
-        profile=args.profile,
-        yes=args.yes,
-        deny_commands=args.deny_commands,
-        no_think=args.no_think,
-        backend=args.backend,
-        base_url=args.base_url,
-        context_window=args.context_window,
-        name=args.name,
-    )
+    config = load_config(os.environ, **config_flags(args))
 
     if args.print_instructions:
         from zcoder.agent import load_instructions, render_instructions
@@ -306,30 +204,12 @@ def _run_connect(args: argparse.Namespace, config: Config) -> int:
     """``--connect``: the TUI here, the agent there (zcoder.remote)."""
     # The agent's settings are the remote zcoder's: its environment, or its command line
     # in ZCODER_REMOTE_COMMAND (docs/remote.md).
-    for flag, value in (
-        ("--acp", args.acp),
-        ("--prompt", args.prompt),
-        ("--output-format", args.output_format),
-        ("-m/--model", args.model),
-        ("--host", args.host),
-        ("--backend", args.backend),
-        ("--base-url", args.base_url),
-        ("--gguf", args.gguf),
-        ("-w/--workspace", args.workspace),
-        ("--profile", args.profile),
-        ("--yes", args.yes),
-        ("--deny-commands", args.deny_commands),
-        ("--name", args.name),
-        ("--no-think", args.no_think),
-        ("--context-window", args.context_window),
-    ):
-        if value not in (None, False):
-            print(
-                f"zcoder: {flag} does not go with --connect: the agent is the remote zcoder's "
-                "(give it in ZCODER_REMOTE_COMMAND, or the path in the target)",
-                file=sys.stderr,
-            )
-            return EXIT_USAGE
+    from zcoder.options import refusal
+
+    refused = refusal(args, "connect")
+    if refused is not None:
+        print(f"zcoder: {refused}", file=sys.stderr)
+        return EXIT_USAGE
     from zcoder.remote.target import Target
 
     target = Target.parse(args.connect)
@@ -343,33 +223,15 @@ def _run_connect(args: argparse.Namespace, config: Config) -> int:
 
 def _run_acp(args: argparse.Namespace, config: Config) -> int:
     """``--acp``: the flags that name one turn or one workspace do not go with it."""
-    for given, flag in (
-        (args.prompt is not None, "--prompt"),
-        (args.output_format is not None, "--output-format"),
-        (args.resume is not None, "--resume"),
-        (args.workspace is not None, "-w/--workspace"),
-    ):
-        if given:
-            print(
-                f"zcoder: {flag} does not go with --acp (the client opens sessions, "
-                "each in its own cwd)",
-                file=sys.stderr,
-            )
-            return EXIT_USAGE
+    from zcoder.options import editor_flags, refusal
+
+    refused = refusal(args, "acp")
+    if refused is not None:
+        print(f"zcoder: {refused}", file=sys.stderr)
+        return EXIT_USAGE
     from zcoder.acp.server import AcpOptions, run_acp
 
-    flags = {
-        "model": args.model,
-        "host": args.host,
-        "profile": args.profile,
-        "yes": args.yes,
-        "deny_commands": args.deny_commands,
-        "no_think": args.no_think,
-        "backend": args.backend,
-        "base_url": args.base_url,
-        "context_window": args.context_window,
-        "name": args.name,
-    }
+    flags = editor_flags(args)
     options = AcpOptions(dict(os.environ), flags, keep_model=args.model is not None)
     return run_acp(options, config)
 

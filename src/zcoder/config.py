@@ -1,5 +1,6 @@
 """Settings from command-line flags and the environment, validated once.
 
+The options are the rows of zcoder.options (flag, variable, parser, default, help).
 Flags win over the environment. A bad core setting is a usage error (exit 2) with a
 message naming it; a bad relay setting only turns the relay off (see zcoder.relay.settings).
 """
@@ -10,8 +11,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
-from zcoder.base.errors import UsageError
 from zcoder.model import (
     BACKENDS,
     DEFAULT_BASE_URL,
@@ -19,34 +20,26 @@ from zcoder.model import (
     normalize_base_url,
     normalize_host,
 )
-from zcoder.model.body import (
-    DEFAULT_MAX_LINE_BYTES,
-    DEFAULT_MAX_REPLY_BYTES,
-    MAX_LINE_SETTING,
-    MAX_REPLY_BYTES_SETTING,
+from zcoder.model.body import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_REPLY_BYTES
+from zcoder.model.context import ContextWindow, explicit_window
+from zcoder.model.watch import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_REPLY_CHARS
+from zcoder.options import (
+    DEFAULT_STDIN_WAIT,
+    ConfigError,
+    McpLimits,
+    default_of,
+    option,
+    parsed_settings,
 )
-from zcoder.model.context import ContextWindow, explicit_window, parse_keep_alive
-from zcoder.model.watch import (
-    DEFAULT_IDLE_SECONDS,
-    DEFAULT_MAX_REPLY_CHARS,
-    IDLE_SETTING,
-    MAX_REPLY_SETTING,
-)
-from zcoder.oneshot.input import DEFAULT_STDIN_WAIT, STDIN_WAIT_SETTING
 from zcoder.relay import RelaySettings, load_relay_settings
 from zcoder.relay.names import BadName, check_name, default_name
 from zcoder.sessions import default_home
 from zcoder.tools import CommandPolicy, EditPolicy, Profile
 
-DEFAULT_MODEL = "qwen3-coder"
-DEFAULT_MAX_TOOL_OUTPUT = 32768
-DEFAULT_MAX_OUTPUT_TOKENS = 8192
-DEFAULT_COMPACT_AT = 0.85
+__all__ = ["DEFAULT_COMPACT_AT", "Config", "ConfigError", "load_config"]
+
+DEFAULT_COMPACT_AT: Final[float] = default_of("compact_at")
 """Compact the history before a request that would fill this share of the window."""
-
-
-class ConfigError(UsageError, ValueError):
-    """A setting that cannot be used; the message names it and says what is accepted."""
 
 
 @dataclass(frozen=True)
@@ -91,75 +84,37 @@ class Config:
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
     """ZCODER_MAX_REPLY_BYTES: the most bytes one reply's body may bring."""
     stdin_wait: float = DEFAULT_STDIN_WAIT
+    """ZCODER_STDIN_WAIT: how long --prompt waits for piped input (zcoder.oneshot.input)."""
     gguf: Path | None = None
     """--gguf / ZCODER_GGUF: the model file the embedded server runs (the ``openai`` backend
     then points at that server); set once it has started."""
-    """ZCODER_STDIN_WAIT: how long --prompt waits for piped input (zcoder.oneshot.input)."""
+    mcp_start_timeout: float = default_of("mcp_start_timeout")
+    """ZCODER_MCP_START_TIMEOUT: seconds an MCP server may take to start (zcoder.mcp)."""
+    mcp_call_timeout: float = default_of("mcp_call_timeout")
+    """ZCODER_MCP_CALL_TIMEOUT: seconds one MCP tool call may take."""
+    mcp_turn_wait: float = default_of("mcp_turn_wait")
+    """ZCODER_MCP_TURN_WAIT: seconds a turn waits for MCP servers still starting."""
+    mcp_tools_share: float = default_of("mcp_tools_share")
+    """ZCODER_MCP_TOOLS_SHARE: the share of the window MCP tool schemas may take."""
+
+    @property
+    def mcp_limits(self) -> McpLimits:
+        return McpLimits(
+            self.mcp_start_timeout, self.mcp_call_timeout, self.mcp_turn_wait, self.mcp_tools_share
+        )
 
 
-def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit() or int(raw) <= 0:
-        raise ConfigError(f"{name} must be a positive whole number (got {raw!r})")
-    return int(raw)
-
-
-def _positive_seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not (value > 0 and value < float("inf")):
-        raise ConfigError(f"{name} must be a positive number of seconds (got {raw!r})")
-    return value
-
-
-def _compact_at(raw: str | None) -> float | None:
-    """ZCODER_COMPACT_AT: a percentage from 50 to 99 (``85`` or ``85%``), or ``off``."""
-    if raw is None or not raw.strip():
-        return DEFAULT_COMPACT_AT
-    value = raw.strip().lower().removesuffix("%")
-    if value in ("off", "no", "never", "0"):
-        return None
-    if value.isdigit() and 50 <= int(value) <= 99:
-        return int(value) / 100
-    raise ConfigError(
-        f"ZCODER_COMPACT_AT must be a percentage from 50 to 99, or off (got {raw.strip()!r})"
-    )
-
-
-def _edit_policy(
-    env: Mapping[str, str], name: str = "ZCODER_EDITS", default: EditPolicy = EditPolicy.AUTO
-) -> EditPolicy:
-    """ZCODER_EDITS (auto by default) or ZCODER_RELAY_EDITS (ask by default): auto or ask."""
-    raw = env.get(name)
-    value = (raw or "").strip().lower() or default.value
-    try:
-        return EditPolicy(value)
-    except ValueError:
-        raise ConfigError(f"{name} must be auto or ask (got {raw!r})") from None
-
-
-def _think(raw: str | None) -> bool | None:
-    if raw is None or raw.strip() == "":
-        return None
-    value = raw.strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    raise ConfigError(f"ZCODER_THINK must be on or off (got {raw!r})")
+def _env(env: Mapping[str, str], name: str) -> str | None:
+    """The environment's value for the option ``name`` (its row's variable)."""
+    variable = option(name).env
+    assert variable is not None, name
+    return env.get(variable)
 
 
 def _backend(env: Mapping[str, str], backend: str | None, base_url: str | None) -> tuple[str, str]:
     """The backend and base URL: a base URL given without a backend means ``openai``."""
-    raw_url = base_url or env.get("ZCODER_BASE_URL") or ""
-    raw = backend or env.get("ZCODER_BACKEND") or ("openai" if raw_url.strip() else "ollama")
+    raw_url = base_url or _env(env, "base_url") or ""
+    raw = backend or _env(env, "backend") or ("openai" if raw_url.strip() else "ollama")
     chosen = raw.strip().lower()
     if chosen not in BACKENDS:
         raise ConfigError(f"the backend must be ollama or openai (got {raw!r})")
@@ -184,14 +139,18 @@ def load_config(
     base_url: str | None = None,
     name: str | None = None,
 ) -> Config:
-    """Resolve every setting; raises ConfigError for one that cannot be used."""
-    raw_workspace = workspace or env.get("ZCODER_WORKSPACE") or os.getcwd()
+    """Resolve every setting; raises ConfigError for one that cannot be used.
+
+    The keywords are the flags (zcoder.options.config_flags); each wins over its
+    environment variable. The rows that stand alone are read by the table
+    (zcoder.options.parsed_settings); those weighed against each other are read here."""
+    raw_workspace = workspace or _env(env, "workspace") or os.getcwd()
     path = Path(raw_workspace).expanduser()
     if not path.is_dir():
         raise ConfigError(f"workspace {raw_workspace} is not a directory")
     canonical = path.resolve()
 
-    raw_profile = (profile or env.get("ZCODER_PROFILE") or "coding").strip().lower()
+    raw_profile = (profile or _env(env, "profile") or option("profile").default).strip().lower()
     try:
         chosen_profile = Profile(raw_profile)
     except ValueError:
@@ -204,7 +163,8 @@ def load_config(
     elif deny_commands:
         policy = CommandPolicy.DENY
     else:
-        raw_policy = (env.get("ZCODER_COMMAND_POLICY") or "ask").strip().lower()
+        raw_policy = _env(env, "command_policy") or option("command_policy").default
+        raw_policy = raw_policy.strip().lower()
         try:
             policy = CommandPolicy(raw_policy)
         except ValueError:
@@ -218,14 +178,14 @@ def load_config(
         )
 
     chosen_backend, chosen_base_url = _backend(env, backend, base_url)
-    raw_host = host or env.get("OLLAMA_HOST") or DEFAULT_HOST
+    raw_host = host or _env(env, "host") or DEFAULT_HOST
     try:
         chosen_host = normalize_host(raw_host)
     except ValueError as exc:
         raise ConfigError(f"Ollama host {raw_host!r} is not usable: {exc}") from None
 
     chosen_model = (
-        model if model is not None else env.get("ZCODER_MODEL") or DEFAULT_MODEL
+        model if model is not None else _env(env, "model") or default_of("model")
     ).strip()
     if not chosen_model:
         raise ConfigError("the model name is empty; pass -m NAME or set ZCODER_MODEL")
@@ -234,13 +194,11 @@ def load_config(
         window = explicit_window(context_window, env)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    raw_keep_alive = env.get("ZCODER_KEEP_ALIVE", "").strip()
-    try:
-        keep_alive = parse_keep_alive(raw_keep_alive) if raw_keep_alive else None
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
+    settings = dict(parsed_settings(env))
+    if no_think:
+        settings["think"] = False
 
-    raw_name = name if name is not None else env.get("ZCODER_AGENT_NAME", "")
+    raw_name = name if name is not None else _env(env, "name") or ""
     try:
         agent_name = (
             check_name(raw_name) if raw_name.strip() else default_name(canonical.name or "zcoder")
@@ -256,23 +214,11 @@ def load_config(
         profile=chosen_profile,
         home=default_home(env),
         command_policy=policy,
-        think=False if no_think else _think(env.get("ZCODER_THINK")),
-        max_tool_output=_positive_int(env, "ZCODER_MAX_TOOL_OUTPUT", DEFAULT_MAX_TOOL_OUTPUT),
-        max_output_tokens=_positive_int(env, "ZCODER_MAX_OUTPUT_TOKENS", DEFAULT_MAX_OUTPUT_TOKENS),
         relay=load_relay_settings(env),
-        no_color="NO_COLOR" in env,
+        no_color=_env(env, "no_color") is not None,
         context_window=window,
-        keep_alive=keep_alive,
         backend=chosen_backend,
         base_url=chosen_base_url,
-        api_key=env.get("ZCODER_API_KEY", "").strip() or None,
-        compact_at=_compact_at(env.get("ZCODER_COMPACT_AT")),
-        edit_policy=_edit_policy(env),
-        relay_edit_policy=_edit_policy(env, "ZCODER_RELAY_EDITS", EditPolicy.ASK),
         agent_name=agent_name,
-        idle_timeout=_positive_seconds(env, IDLE_SETTING, DEFAULT_IDLE_SECONDS),
-        max_reply_chars=_positive_int(env, MAX_REPLY_SETTING, DEFAULT_MAX_REPLY_CHARS),
-        max_line_bytes=_positive_int(env, MAX_LINE_SETTING, DEFAULT_MAX_LINE_BYTES),
-        max_reply_bytes=_positive_int(env, MAX_REPLY_BYTES_SETTING, DEFAULT_MAX_REPLY_BYTES),
-        stdin_wait=_positive_seconds(env, STDIN_WAIT_SETTING, DEFAULT_STDIN_WAIT),
+        **settings,
     )

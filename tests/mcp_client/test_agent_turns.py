@@ -20,6 +20,7 @@ from tests.mcp_client.support import hostile, time_server, write_servers
 from tests.mcp_client.turns import World, tool_names, tool_results
 from zcoder.agent import ConfirmationUnavailable, Notice, Outcome, ToolStarted, TurnFinished
 from zcoder.mcp.consent import Consent
+from zcoder.options import McpLimits
 from zcoder.tools import (
     ApprovalDecision,
     CommandPolicy,
@@ -131,14 +132,11 @@ async def test_a_relayed_turn_asks_for_every_non_read_only_tool_even_with_yes(
     assert notes.read_text().split() == ["mine", "theirs", "again", "more"]
 
 
-async def test_a_call_that_never_returns_times_out_and_the_turn_goes_on(
-    world: World,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+async def test_a_call_that_never_returns_times_out_and_the_turn_goes_on(world: World) -> None:
     home = world.home
-    monkeypatch.setenv("ZCODER_MCP_CALL_TIMEOUT", "1")
+    limits = McpLimits.from_env({"ZCODER_MCP_CALL_TIMEOUT": "1"})  # as Config reads it
     write_servers(home / "mcp.json", {"silent": hostile("silent")})
-    agent, _ = world.agent(ScriptedApprover(default=ApprovalDecision.ONCE))
+    agent, _ = world.agent(ScriptedApprover(default=ApprovalDecision.ONCE), limits=limits)
     world.fake.enqueue(
         Turn.tool_calls(call("mcp__silent__wait", {})), Turn.text("it hung; moving on")
     )

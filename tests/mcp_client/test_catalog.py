@@ -19,10 +19,11 @@ from tests.mcp_client.support import everything, needs_everything, write_servers
 from tests.mcp_client.turns import World, tool_names, tool_results
 from tests.tools.test_registry_sources import context
 from zcoder.agent import Agent, Outcome
-from zcoder.mcp.catalog import LOAD_TOOL, schema_tokens, share_from_env
+from zcoder.mcp.catalog import LOAD_TOOL, schema_tokens
 from zcoder.mcp.connection import McpTool
 from zcoder.mcp.manager import McpManager
 from zcoder.mcp.tools import McpToolSource
+from zcoder.options import McpLimits
 
 
 def tool(server: str, name: str, words: int = 5) -> McpTool:
@@ -35,7 +36,7 @@ class StandInManager:
     """What McpToolSource reads of a manager: the ready tools and each server's line."""
 
     ready: list[McpTool] = field(default_factory=list)
-    environ: dict[str, str] = field(default_factory=dict)
+    limits: McpLimits = field(default_factory=McpLimits)
 
     def tools(self) -> list[McpTool]:
         return list(self.ready)
@@ -53,10 +54,10 @@ def names(source: McpToolSource) -> list[str]:
 
 
 def test_the_share_comes_from_the_environment_within_bounds() -> None:
-    assert share_from_env({}) == 0.10
-    assert share_from_env({"ZCODER_MCP_TOOLS_SHARE": "0.25"}) == 0.25
+    assert McpLimits.from_env({}).tools_share == 0.10
+    assert McpLimits.from_env({"ZCODER_MCP_TOOLS_SHARE": "0.25"}).tools_share == 0.25
     for bad in ("0", "-1", "2", "lots"):
-        assert share_from_env({"ZCODER_MCP_TOOLS_SHARE": bad}) == 0.10
+        assert McpLimits.from_env({"ZCODER_MCP_TOOLS_SHARE": bad}).tools_share == 0.10
 
 
 def test_a_server_ready_later_adds_its_tools_at_the_end() -> None:

@@ -11,6 +11,7 @@ from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.fake_ollama import FakeOllama
 from zcoder.agent import Agent, AgentSettings
 from zcoder.model import OllamaClient
+from zcoder.options import McpLimits
 from zcoder.sessions import SessionStore
 from zcoder.tools import ApprovalPolicy, CommandPolicy, Profile, default_registry
 
@@ -32,6 +33,7 @@ class World:
         *,
         policy: CommandPolicy = CommandPolicy.ASK,
         num_ctx: int | None = None,
+        limits: McpLimits | None = None,
     ) -> tuple[Agent, EventLog]:
         """An agent of the coding profile with this home's MCP servers."""
         log = EventLog()
@@ -47,6 +49,7 @@ class World:
                 retry_delay=0,
                 mcp_home=self.home,
                 num_ctx=num_ctx,
+                mcp_limits=limits or McpLimits(),
             ),
             approval=ApprovalPolicy(policy, Profile.CODING),
             approver=approver,

@@ -84,9 +84,7 @@ async def test_an_mcp_call_asks_in_its_own_dialog_and_mcp_lists_reconnects_and_s
     app_factory: Any,
     env: dict[str, str],
     workspace: Path,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("ZCODER_MCP_TOOLS_SHARE", "1")  # every schema, whatever the window
     home = Path(env["ZCODER_HOME"])
     write_servers(home / "mcp.json", {"every": everything()})
     fake.enqueue(
@@ -94,7 +92,8 @@ async def test_an_mcp_call_asks_in_its_own_dialog_and_mcp_lists_reconnects_and_s
         Turn.tool_calls(call("mcp__every__toggle-simulated-logging", {})),
         Turn.text("done"),
     )
-    app = app_factory(make_config())
+    # Every schema, whatever the window: the setting reaches the servers through Config.
+    app = app_factory(make_config(env={"ZCODER_MCP_TOOLS_SHARE": "1"}))
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, app, "compress something")
         described = "the server's description of this tool (its words, not yours):"

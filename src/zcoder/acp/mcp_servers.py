@@ -25,6 +25,7 @@ from zcoder.mcp.config import ServerEntry, check_server_name
 
 if TYPE_CHECKING:
     from zcoder.mcp.manager import McpManager
+    from zcoder.options import McpLimits
     from zcoder.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -78,13 +79,17 @@ def client_entries(servers: Sequence[Any]) -> list[ServerEntry]:
 
 
 def attach_client_mcp(
-    registry: ToolRegistry, workspace: Path, home: Path | None, extra: Sequence[ServerEntry]
+    registry: ToolRegistry,
+    workspace: Path,
+    home: Path | None,
+    extra: Sequence[ServerEntry],
+    limits: McpLimits | None = None,
 ) -> McpManager:
     """zcoder.mcp.attach_mcp with the editor's servers added to the configured ones."""
     from zcoder.mcp.manager import McpManager  # noqa: PLC0415 - only with servers
     from zcoder.mcp.tools import McpToolSource  # noqa: PLC0415
 
-    manager = McpManager(workspace, home, extra=extra)
+    manager = McpManager(workspace, home, extra=extra, limits=limits)
     for problem in manager.config.problems:
         log.warning("%s", problem)
     registry.add_source(McpToolSource(manager))

@@ -239,7 +239,7 @@ class AcpSession:
         agent.use_session(self.id, opened.data.messages, opened.data.user_ledger)
         if editors_servers:
             agent.mcp = attach_client_mcp(
-                agent.registry, config.workspace, config.home, editors_servers
+                agent.registry, config.workspace, config.home, editors_servers, config.mcp_limits
             )
         self.agent = agent
         if opened.resumed:

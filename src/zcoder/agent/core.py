@@ -147,10 +147,16 @@ class Agent:
         self._late_mcp: LateMcp | None = None
         home, window = self.settings.mcp_home, lambda: self.settings.num_ctx
         if home is not None:
-            self.mcp = attach_mcp(self.registry, self.settings.workspace, home, window)
+            limits = self.settings.mcp_limits
+            self.mcp = attach_mcp(self.registry, self.settings.workspace, home, window, limits)
             if self.mcp is None:
                 self._late_mcp = LateMcp(
-                    self.registry, self.settings.workspace, home, window, self._mcp_attached
+                    self.registry,
+                    self.settings.workspace,
+                    home,
+                    window,
+                    self._mcp_attached,
+                    limits=limits,
                 )
 
     def _mcp_attached(self, manager: McpManager) -> None:

@@ -8,7 +8,7 @@ that they all import it and none of them imports another to get it.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -16,6 +16,7 @@ from zcoder.agent.instructions import load_instructions, render_instructions
 from zcoder.config import DEFAULT_COMPACT_AT, Config
 from zcoder.model.types import ChatEvent
 from zcoder.model.watch import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_REPLY_CHARS, watched
+from zcoder.options import McpLimits
 from zcoder.skills import SkillSet, catalog_text
 from zcoder.tools.profiles import Profile
 
@@ -50,6 +51,8 @@ class AgentSettings:
     mcp_home: Path | None = None
     """Where the user's mcp.json (and the consent to project servers) is: MCP servers are
     offered only when set (zcoder.mcp); None: no MCP at all."""
+    mcp_limits: McpLimits = field(default_factory=McpLimits)
+    """The MCP servers' deadlines and the share of the window their schemas may take."""
 
     def watched(self, stream: AsyncIterator[ChatEvent]) -> AsyncGenerator[ChatEvent, None]:
         """``stream`` within these settings' idle deadline and reply cap: every request
@@ -77,4 +80,5 @@ class AgentSettings:
             idle_timeout=config.idle_timeout,
             max_reply_chars=config.max_reply_chars,
             mcp_home=config.home,
+            mcp_limits=config.mcp_limits,
         )

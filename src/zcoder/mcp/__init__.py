@@ -18,6 +18,7 @@ from zcoder.mcp.config import config_stamp, load_mcp_config
 if TYPE_CHECKING:
     from zcoder.mcp.manager import McpManager
     from zcoder.mcp.tools import McpToolSource
+    from zcoder.options import McpLimits
     from zcoder.tools.base import ToolContext, ToolSpec
     from zcoder.tools.registry import ToolRegistry
 
@@ -29,18 +30,20 @@ def attach_mcp(
     workspace: Path,
     home: Path | None,
     window: Callable[[], int | None] = lambda: None,
+    limits: McpLimits | None = None,
 ) -> McpManager | None:
     """Offer the configured MCP servers' tools through ``registry``; None when there are
     none, and then nothing changes: the SDK is not imported, no thread starts, no tool and
     no token is added to any request. ``window``: the model's context window, when known
-    (a small one gets a catalog of the servers instead of every schema)."""
+    (a small one gets a catalog of the servers instead of every schema); ``limits``: the
+    deadlines and that share (Config.mcp_limits)."""
     config = load_mcp_config(workspace, home)
     if not config.servers and not config.problems:
         return None
     from zcoder.mcp.manager import McpManager
     from zcoder.mcp.tools import McpToolSource
 
-    manager = McpManager(workspace, home, config=config)
+    manager = McpManager(workspace, home, config=config, limits=limits)
     registry.add_source(McpToolSource(manager, window))
     return manager
 
@@ -59,8 +62,11 @@ class LateMcp:
         home: Path | None,
         window: Callable[[], int | None],
         attached: Callable[[McpManager], None],
+        *,
+        limits: McpLimits | None = None,
     ) -> None:
         self.workspace, self.home, self.window = workspace, home, window
+        self.limits = limits
         self.attached = attached
         self._stamp = config_stamp(workspace, home)
         self._source: McpToolSource | None = None
@@ -80,7 +86,7 @@ class LateMcp:
         from zcoder.mcp.manager import McpManager
         from zcoder.mcp.tools import McpToolSource
 
-        manager = McpManager(self.workspace, self.home, config=config)
+        manager = McpManager(self.workspace, self.home, config=config, limits=self.limits)
         self._source = McpToolSource(manager, self.window)
         self.attached(manager)
         return manager

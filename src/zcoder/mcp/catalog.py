@@ -18,31 +18,20 @@ added after every tool offered before; nothing offered is reordered. Without a w
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from zcoder.mcp.connection import McpTool
 from zcoder.model.tokens import estimate_tokens
+from zcoder.options import McpLimits
 from zcoder.plural import counted
 from zcoder.tools.base import ToolContext, ToolHandler, ToolResult, ToolSpec
 
-__all__ = ["LOAD_TOOL", "SHARE_ENV", "Catalog", "share_from_env"]
+__all__ = ["LOAD_TOOL", "Catalog"]
 
 LOAD_TOOL: Final = "mcp_load_tools"
-SHARE_ENV: Final = "ZCODER_MCP_TOOLS_SHARE"
-DEFAULT_SHARE: Final = 0.10
 MAX_NAMES_PER_SERVER: Final = 60
 """Tool names a server's catalog line lists; the rest are counted."""
-
-
-def share_from_env(environ: Mapping[str, str]) -> float:
-    """The share of the window MCP tool schemas may take before the catalog replaces them."""
-    try:
-        share = float(environ.get(SHARE_ENV, "").strip() or DEFAULT_SHARE)
-    except ValueError:
-        return DEFAULT_SHARE
-    return share if 0 < share <= 1 else DEFAULT_SHARE
 
 
 def schema_tokens(specs: Sequence[ToolSpec]) -> int:
@@ -64,7 +53,7 @@ class Catalog:
     ) -> None:
         self.window = window
         self.summary = summary
-        self.share = share if share is not None else share_from_env(os.environ)
+        self.share = share if share is not None else McpLimits().tools_share
         self.loaded: list[str] = []
         """Servers whose tools the model loaded, in the order it did."""
         self._servers: dict[str, list[McpTool]] = {}

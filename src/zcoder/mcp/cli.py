@@ -35,6 +35,7 @@ from zcoder.mcp.config import (
 )
 from zcoder.mcp.consent import Consent, ConsentBook
 from zcoder.mcp.manager import McpManager, ServerStatus
+from zcoder.options import McpLimits
 from zcoder.plural import counted
 from zcoder.relay.sanitize import json_text, screen_safe, visible
 from zcoder.sessions import default_home
@@ -155,7 +156,7 @@ def _state_line(status: ServerStatus) -> str:
 
 
 async def _checked(workspace: Path, home: Path, names: list[str] | None) -> list[ServerStatus]:
-    manager = McpManager(workspace, home)
+    manager = McpManager(workspace, home, limits=McpLimits.from_env(os.environ))
     try:
         startable = [e for e in manager.startable() if names is None or e.name in names]
         if startable:

@@ -45,34 +45,12 @@ from zcoder.mcp.connection import Connection, McpCallError, McpTool, ServerState
 from zcoder.mcp.consent import Consent, ConsentBook
 from zcoder.mcp.switches import DisabledBook
 from zcoder.mcp.transport import DEFAULT_MAX_MESSAGE
+from zcoder.options import McpLimits
 from zcoder.plural import counted
 
-__all__ = ["McpManager", "ServerStatus", "timeouts_from_env"]
+__all__ = ["McpManager", "ServerStatus"]
 
-START_TIMEOUT_ENV = "ZCODER_MCP_START_TIMEOUT"
-CALL_TIMEOUT_ENV = "ZCODER_MCP_CALL_TIMEOUT"
-TURN_WAIT_ENV = "ZCODER_MCP_TURN_WAIT"
-DEFAULT_START_TIMEOUT = 30.0
-DEFAULT_CALL_TIMEOUT = 120.0
-DEFAULT_TURN_WAIT = 10.0
 CLOSE_SECONDS = 5.0
-
-
-def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:
-    try:
-        value = float(environ.get(name, "").strip() or default)
-    except ValueError:
-        return default
-    return value if value > 0 else default
-
-
-def timeouts_from_env(environ: Mapping[str, str]) -> tuple[float, float, float]:
-    """(start, call, turn wait) deadlines in seconds, from ``ZCODER_MCP_*`` or defaults."""
-    return (
-        _seconds(environ, START_TIMEOUT_ENV, DEFAULT_START_TIMEOUT),
-        _seconds(environ, CALL_TIMEOUT_ENV, DEFAULT_CALL_TIMEOUT),
-        _seconds(environ, TURN_WAIT_ENV, DEFAULT_TURN_WAIT),
-    )
 
 
 @dataclass(frozen=True)
@@ -96,6 +74,7 @@ class McpManager:
         *,
         environ: Mapping[str, str] | None = None,
         config: McpConfig | None = None,
+        limits: McpLimits | None = None,
         start_timeout: float | None = None,
         call_timeout: float | None = None,
         turn_wait: float | None = None,
@@ -103,7 +82,9 @@ class McpManager:
         extra: Sequence[ServerEntry] = (),
     ) -> None:
         """``extra``: servers configured elsewhere than in the files (an editor's), which
-        replace a file's server of the same name and stay through reloads."""
+        replace a file's server of the same name and stay through reloads. ``limits``:
+        the deadlines (Config.mcp_limits; the defaults when None), which ``start_timeout``,
+        ``call_timeout`` and ``turn_wait`` replace one by one."""
         self.workspace = workspace
         self.home = home
         self.extra = tuple(extra)
@@ -112,10 +93,10 @@ class McpManager:
         self.config = config if config is not None else self._read_config()
         self.consent = ConsentBook(home)
         self.switches = DisabledBook(home)
-        start, call, wait = timeouts_from_env(self.environ)
-        self.start_timeout = start_timeout or start
-        self.call_timeout = call_timeout or call
-        self.turn_wait = turn_wait or wait
+        self.limits = limits if limits is not None else McpLimits()
+        self.start_timeout = start_timeout or self.limits.start_timeout
+        self.call_timeout = call_timeout or self.limits.call_timeout
+        self.turn_wait = turn_wait or self.limits.turn_wait
         self.max_message = max_message
         self._connections: dict[str, Connection] = {}
         self._runs: dict[str, concurrent.futures.Future[None]] = {}

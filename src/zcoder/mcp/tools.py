@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from zcoder.blank_runs import mark_blank_runs
-from zcoder.mcp.catalog import LOAD_TOOL, Catalog, schema_tokens, share_from_env
+from zcoder.mcp.catalog import LOAD_TOOL, Catalog, schema_tokens
 from zcoder.mcp.config import (
     ServerEntry,
     entry_hash,
@@ -85,7 +85,7 @@ class McpToolSource:
         self, manager: McpManager, window: Callable[[], int | None] = lambda: None
     ) -> None:
         self.manager = manager
-        self.catalog = Catalog(window, manager.summary, share=share_from_env(manager.environ))
+        self.catalog = Catalog(window, manager.summary, share=manager.limits.tools_share)
         self._specs: dict[str, ToolSpec] = {}
         self._offered: dict[str, ToolSpec] = {}
         self._listed: list[McpTool] = []

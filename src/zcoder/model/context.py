@@ -47,6 +47,7 @@ __all__ = [
     "CONTEXT_WINDOW_FLOOR",
     "DEFAULT_CONTEXT_WINDOW",
     "MIN_CONTEXT_WINDOW",
+    "WINDOW_SETTING",
     "ContextWindow",
     "ServerWindow",
     "WindowKind",
@@ -77,6 +78,8 @@ WindowKind = Literal["flag", "env", "settings", "loaded", "trained", "server", "
 
 _ENV = "ZCODER_CONTEXT_WINDOW"
 _FLAG = "--context-window"
+WINDOW_SETTING: Final = "context_window"
+"""The key of settings.json, at its top and in a model's entry under ``models``."""
 
 
 @dataclass(frozen=True)
@@ -182,15 +185,15 @@ def settings_window(
         if not isinstance(entry, dict):
             warnings.append(f'{file}: "models.{key}" must be an object; ignored')
             continue
-        if "context_window" in entry:
-            where = f"models.{key}.context_window"
-            tokens = _setting_tokens(entry["context_window"], f"{file}: {where}", warnings)
+        if WINDOW_SETTING in entry:
+            where = f"models.{key}.{WINDOW_SETTING}"
+            tokens = _setting_tokens(entry[WINDOW_SETTING], f"{file}: {where}", warnings)
             if tokens is not None:
                 return ContextWindow(tokens, f"{file}, {where}", "settings"), warnings
-    if "context_window" in data:
-        tokens = _setting_tokens(data["context_window"], f"{file}: context_window", warnings)
+    if WINDOW_SETTING in data:
+        tokens = _setting_tokens(data[WINDOW_SETTING], f"{file}: {WINDOW_SETTING}", warnings)
         if tokens is not None:
-            return ContextWindow(tokens, f"{file}, context_window", "settings"), warnings
+            return ContextWindow(tokens, f"{file}, {WINDOW_SETTING}", "settings"), warnings
     return None, warnings
 
 

@@ -22,6 +22,8 @@ import sys
 from dataclasses import dataclass
 from typing import BinaryIO, Final, TextIO
 
+from zcoder.options import DEFAULT_STDIN_WAIT, STDIN_WAIT_SETTING
+
 __all__ = [
     "DEFAULT_STDIN_WAIT",
     "STDIN_COUNT_LIMIT",
@@ -36,9 +38,6 @@ STDIN_LIMIT: Final = 256 * 1024
 """The most bytes of standard input given to the model (about 64,000 tokens at most)."""
 STDIN_COUNT_LIMIT: Final = 64 * 1024 * 1024
 """Past the limit, input is only counted, up to this many bytes, then left unread."""
-STDIN_WAIT_SETTING: Final = "ZCODER_STDIN_WAIT"
-DEFAULT_STDIN_WAIT: Final = 5.0
-"""Seconds standard input may send nothing before zcoder goes on without (more of) it."""
 _CHUNK: Final = 64 * 1024
 
 

@@ -1,0 +1,430 @@
+"""Every option of ``zcoder`` in one table: its flags, environment variable, settings.json
+key, parser, default and help.
+
+One row per option (``OPTIONS``). From it come the command line (``build_arguments``
+adds the rows' flags to argparse, in the table's order, which is the order ``--help``
+lists them in), the settings ``zcoder.config.load_config`` reads from the environment
+(``Option.read``), the flags an editor's sessions are made with (``editor_flags``, for
+``--acp``) and the flags ``--connect`` and ``--acp`` refuse (``refused``).
+
+Precedence, for every row that has more than one source: the flag, then the environment
+variable, then settings.json (only the context window has a key there, read per model by
+``zcoder.model.context``), then the default. An environment value that is empty or only
+spaces counts as unset.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from zcoder import __version__
+from zcoder.base.errors import UsageError
+from zcoder.model.body import (
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_REPLY_BYTES,
+    MAX_LINE_SETTING,
+    MAX_REPLY_BYTES_SETTING,
+)
+from zcoder.model.context import WINDOW_SETTING, parse_keep_alive
+from zcoder.model.watch import (
+    DEFAULT_IDLE_SECONDS,
+    DEFAULT_MAX_REPLY_CHARS,
+    IDLE_SETTING,
+    MAX_REPLY_SETTING,
+)
+from zcoder.tools import EditPolicy
+from zcoder.tools.output import DEFAULT_MAX_TOOL_OUTPUT, MAX_TOOL_OUTPUT_ENV
+
+__all__ = [
+    "DEFAULT_STDIN_WAIT",
+    "OPTIONS",
+    "STDIN_WAIT_SETTING",
+    "ConfigError",
+    "McpLimits",
+    "Option",
+    "build_arguments",
+    "config_flags",
+    "default_of",
+    "editor_flags",
+    "option",
+    "refusal",
+    "refused",
+]
+
+STDIN_WAIT_SETTING: Final = "ZCODER_STDIN_WAIT"
+DEFAULT_STDIN_WAIT: Final = 5.0
+"""Seconds standard input may send nothing before zcoder goes on without (more of) it."""
+
+
+class ConfigError(UsageError, ValueError):
+    """A setting that cannot be used; the message names it and says what is accepted."""
+
+
+Parser = Callable[[str, "Option"], Any]
+"""An environment value (not blank) and its row → the setting; ConfigError if unusable."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option. ``name`` is its ``Config`` field, ``load_config`` keyword and argparse
+    ``dest`` (a row whose flags store elsewhere says so in ``arg["dest"]``)."""
+
+    name: str
+    flags: tuple[str, ...] = ()
+    env: str | None = None
+    setting: str | None = None
+    """Its key in ``$ZCODER_HOME/settings.json``, if it has one."""
+    parse: Parser | None = None
+    """How ``read`` turns the environment variable into the setting; None: read elsewhere
+    (``load_config`` weighs it against other options, or it is not a setting)."""
+    default: Any = None
+    help: str | None = None
+    arg: Mapping[str, Any] = field(default_factory=dict)
+    """argparse's other keywords for the flags (metavar, choices, action...)."""
+    group: str | None = None
+    """Flags of one group exclude each other."""
+    editor: Literal["forward", "refuse"] | None = None
+    """``--acp``: the flag is given to every session's settings, or refused."""
+    remote: bool = False
+    """``--connect`` refuses the flag: the agent's settings are the remote zcoder's."""
+    named: str = ""
+    """How an error names the flag, when not by all its flags (``-m/--model``)."""
+
+    @property
+    def label(self) -> str:
+        return self.named or "/".join(self.flags)
+
+    def read(self, env: Mapping[str, str]) -> Any:
+        """The environment's value through ``parse``; the default when unset or blank."""
+        assert self.env is not None and self.parse is not None, self.name
+        raw = env.get(self.env)
+        if raw is None or not raw.strip():
+            return self.default
+        return self.parse(raw, self)
+
+
+# -- the parsers, each with the message a bad value gets ----------------------------------
+
+
+def positive_int(raw: str, row: Option) -> int:
+    text = raw.strip()
+    if not text.isdigit() or int(text) <= 0:
+        raise ConfigError(f"{row.env} must be a positive whole number (got {text!r})")
+    return int(text)
+
+
+def positive_seconds(raw: str, row: Option) -> float:
+    text = raw.strip()
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not (value > 0 and value < float("inf")):
+        raise ConfigError(f"{row.env} must be a positive number of seconds (got {text!r})")
+    return value
+
+
+def compact_at(raw: str, row: Option) -> float | None:
+    """A percentage from 50 to 99 (``85`` or ``85%``), or ``off``."""
+    value = raw.strip().lower().removesuffix("%")
+    if value in ("off", "no", "never", "0"):
+        return None
+    if value.isdigit() and 50 <= int(value) <= 99:
+        return int(value) / 100
+    raise ConfigError(f"{row.env} must be a percentage from 50 to 99, or off (got {raw.strip()!r})")
+
+
+def edit_policy(raw: str, row: Option) -> EditPolicy:
+    try:
+        return EditPolicy(raw.strip().lower())
+    except ValueError:
+        raise ConfigError(f"{row.env} must be auto or ask (got {raw!r})") from None
+
+
+def on_off(raw: str, row: Option) -> bool:
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{row.env} must be on or off (got {raw!r})")
+
+
+def keep_alive(raw: str, row: Option) -> str | int:
+    try:
+        return parse_keep_alive(raw.strip())
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def stripped(raw: str, row: Option) -> str:
+    return raw.strip()
+
+
+def lenient_seconds(raw: str, row: Option) -> float:
+    """A positive number; anything else is the default, silently (the MCP deadlines)."""
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        return float(row.default)
+    return value if value > 0 else float(row.default)
+
+
+def lenient_share(raw: str, row: Option) -> float:
+    """A share above 0 and at most 1; anything else is the default, silently."""
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        return float(row.default)
+    return value if 0 < value <= 1 else float(row.default)
+
+
+# -- the table ----------------------------------------------------------------------------
+
+OPTIONS: Final[tuple[Option, ...]] = (
+    # The flags, in the order --help lists them.
+    Option(
+        "model", ("-m", "--model"), "ZCODER_MODEL", default="qwen3-coder",
+        help="the model (default $ZCODER_MODEL or qwen3-coder)",
+        editor="forward", remote=True,
+    ),
+    Option(
+        "host", ("--host",), "OLLAMA_HOST",
+        help="Ollama endpoint (default $OLLAMA_HOST or http://127.0.0.1:11434)",
+        editor="forward", remote=True,
+    ),
+    Option(
+        "backend", ("--backend",), "ZCODER_BACKEND", arg={"metavar": "ollama|openai"},
+        help="the model server's API: ollama (default $ZCODER_BACKEND or ollama), or openai "
+        "for llama.cpp's llama-server, LM Studio or vLLM",
+        editor="forward", remote=True,
+    ),
+    Option(
+        "base_url", ("--base-url",), "ZCODER_BASE_URL", arg={"metavar": "URL"},
+        help="the OpenAI-compatible server (default $ZCODER_BASE_URL or "
+        "http://127.0.0.1:8080/v1; implies --backend openai); its key: $ZCODER_API_KEY",
+        editor="forward", remote=True,
+    ),
+    Option(
+        "gguf", ("--gguf",), "ZCODER_GGUF",  # model.embedded.gguf_from reads it
+        arg={"metavar": "FILE"},
+        help="run this GGUF model file in zcoder's own llama.cpp server (default "
+        "$ZCODER_GGUF; needs pip install 'zcoder[local]'; see docs/models.md)",
+        remote=True,
+    ),
+    Option(
+        "workspace", ("-w", "--workspace"), "ZCODER_WORKSPACE",
+        help="the only directory file tools may touch (default: here)",
+        editor="refuse", remote=True,
+    ),
+    Option(
+        "profile", ("--profile",), "ZCODER_PROFILE", default="coding",
+        arg={"choices": ["coding", "sysadmin"]}, help="default coding",
+        editor="forward", remote=True,
+    ),
+    Option(
+        "prompt", ("-p", "--prompt"), arg={"metavar": "TEXT"},
+        help="run one turn and exit; piped standard input goes after TEXT, and - reads "
+        "the prompt itself from standard input",
+        editor="refuse", remote=True, named="--prompt",
+    ),
+    Option(
+        "output_format", ("--output-format",), group="output",
+        arg={"choices": ["text", "json"], "default": None},
+        help="with --prompt: text (default) streams the answer; json prints one JSON "
+        "object (reply, tool calls, usage, exit status) and nothing else on stdout",
+        editor="refuse", remote=True,
+    ),
+    Option(
+        "json", ("--json",), group="output",
+        arg={"dest": "output_format", "action": "store_const", "const": "json"},
+        help="the same as --output-format json",
+    ),
+    Option(
+        "yes", ("--yes",), group="policy", arg={"action": "store_true"},
+        help="run commands without asking (coding profile only)",
+        editor="forward", remote=True,
+    ),
+    Option(
+        "deny_commands", ("--deny-commands",), group="policy", arg={"action": "store_true"},
+        help="refuse every command without asking",
+        editor="forward", remote=True,
+    ),
+    Option(
+        "resume", ("--resume",), arg={"metavar": "ID"},
+        help="open a saved session of this workspace (its id, or a unique prefix of it: "
+        "/sessions lists them)",
+        editor="refuse",
+    ),
+    Option(
+        "name", ("--name",), "ZCODER_AGENT_NAME", arg={"metavar": "NAME"},
+        help="this instance's name for other agents (default $ZCODER_AGENT_NAME, else the"
+        " project's directory name)",
+        editor="forward", remote=True,
+    ),
+    Option(
+        "no_think", ("--no-think",), arg={"action": "store_true"},
+        help='send "think": false',
+        editor="forward", remote=True,
+    ),
+    Option(
+        "context_window", ("--context-window",), "ZCODER_CONTEXT_WINDOW", WINDOW_SETTING,
+        arg={"metavar": "N"},
+        help="context window in tokens, sent as num_ctx (default: $ZCODER_CONTEXT_WINDOW, "
+        "settings.json, else sized from what Ollama reports; see docs/models.md)",
+        editor="forward", remote=True,
+    ),
+    Option(
+        "acp", ("--acp",), arg={"action": "store_true"},
+        help="speak the Agent Client Protocol on standard input and output, for an editor "
+        "or a script (docs/editors.md); each session's workspace is the client's cwd",
+        remote=True,
+    ),
+    Option(
+        "connect", ("--connect",), arg={"metavar": "[USER@]HOST[:PORT][/PATH]"},
+        help="this TUI, the agent on another machine: ssh runs zcoder --acp there "
+        "(docs/remote.md); --resume ID loads a session saved there",
+    ),
+    Option(
+        "print_instructions", ("--print-instructions",), arg={"action": "store_true"},
+        help="print the resolved AGENTS.md chain and exit",
+    ),
+    Option(
+        "version", ("-V", "--version"),
+        arg={"action": "version", "version": f"zcoder {__version__}"},
+    ),
+    # The settings with no flag (and those a flag sets in another form, --no-think and
+    # --yes/--deny-commands), in the order load_config checks them.
+    Option("home", env="ZCODER_HOME"),  # read by zcoder.sessions.default_home
+    Option("command_policy", env="ZCODER_COMMAND_POLICY", default="ask"),
+    Option("keep_alive", env="ZCODER_KEEP_ALIVE", parse=keep_alive),
+    Option("think", env="ZCODER_THINK", parse=on_off),
+    Option(
+        "max_tool_output", env=MAX_TOOL_OUTPUT_ENV, parse=positive_int,
+        default=DEFAULT_MAX_TOOL_OUTPUT,
+    ),
+    Option("max_output_tokens", env="ZCODER_MAX_OUTPUT_TOKENS", parse=positive_int, default=8192),
+    Option("api_key", env="ZCODER_API_KEY", parse=stripped),
+    Option("compact_at", env="ZCODER_COMPACT_AT", parse=compact_at, default=0.85),
+    Option("edit_policy", env="ZCODER_EDITS", parse=edit_policy, default=EditPolicy.AUTO),
+    Option(
+        "relay_edit_policy", env="ZCODER_RELAY_EDITS", parse=edit_policy,
+        default=EditPolicy.ASK,
+    ),
+    Option("idle_timeout", env=IDLE_SETTING, parse=positive_seconds, default=DEFAULT_IDLE_SECONDS),
+    Option(
+        "max_reply_chars", env=MAX_REPLY_SETTING, parse=positive_int,
+        default=DEFAULT_MAX_REPLY_CHARS,
+    ),
+    Option(
+        "max_line_bytes", env=MAX_LINE_SETTING, parse=positive_int,
+        default=DEFAULT_MAX_LINE_BYTES,
+    ),
+    Option(
+        "max_reply_bytes", env=MAX_REPLY_BYTES_SETTING, parse=positive_int,
+        default=DEFAULT_MAX_REPLY_BYTES,
+    ),
+    Option(
+        "stdin_wait", env=STDIN_WAIT_SETTING, parse=positive_seconds, default=DEFAULT_STDIN_WAIT
+    ),
+    Option("no_color", env="NO_COLOR"),
+    Option(
+        "mcp_start_timeout", env="ZCODER_MCP_START_TIMEOUT", parse=lenient_seconds,
+        default=30.0,
+    ),
+    Option(
+        "mcp_call_timeout", env="ZCODER_MCP_CALL_TIMEOUT", parse=lenient_seconds,
+        default=120.0,
+    ),
+    Option("mcp_turn_wait", env="ZCODER_MCP_TURN_WAIT", parse=lenient_seconds, default=10.0),
+    Option("mcp_tools_share", env="ZCODER_MCP_TOOLS_SHARE", parse=lenient_share, default=0.10),
+)  # fmt: skip
+
+_BY_NAME: Final = {row.name: row for row in OPTIONS}
+
+
+def option(name: str) -> Option:
+    """The row named ``name`` (KeyError for none: a typo in the code, not the user's)."""
+    return _BY_NAME[name]
+
+
+def default_of(name: str) -> Any:
+    """The default of the row ``name``: what Config and McpLimits start from."""
+    return _BY_NAME[name].default
+
+
+def parsed_settings(env: Mapping[str, str]) -> Iterator[tuple[str, Any]]:
+    """(name, value) of every row ``read`` resolves on its own; ConfigError if bad."""
+    for row in OPTIONS:
+        if row.parse is not None:
+            yield row.name, row.read(env)
+
+
+@dataclass(frozen=True)
+class McpLimits:
+    """The MCP client's deadlines in seconds and the share of the window its tool schemas
+    may take (zcoder.mcp.manager, zcoder.mcp.catalog): ``Config.mcp_limits``."""
+
+    start_timeout: float = default_of("mcp_start_timeout")
+    call_timeout: float = default_of("mcp_call_timeout")
+    turn_wait: float = default_of("mcp_turn_wait")
+    tools_share: float = default_of("mcp_tools_share")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> McpLimits:
+        """The rows' values (``zcoder mcp test`` reads them without a Config)."""
+        return cls(*(option(f"mcp_{name}").read(env) for name in _MCP_ROWS))
+
+
+_MCP_ROWS: Final = ("start_timeout", "call_timeout", "turn_wait", "tools_share")
+
+
+def build_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add every row's flags to ``parser``, in the table's order."""
+    groups: dict[str, argparse._MutuallyExclusiveGroup] = {}
+    for row in OPTIONS:
+        if not row.flags:
+            continue
+        target: Any = parser
+        if row.group is not None:
+            target = groups.get(row.group) or parser.add_mutually_exclusive_group()
+            groups[row.group] = target
+        keywords = dict(row.arg)
+        if row.help is not None:
+            keywords["help"] = row.help
+        target.add_argument(*row.flags, **keywords)
+
+
+def editor_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The flags every session of ``--acp`` is made with (the rows it forwards)."""
+    return {row.name: getattr(args, row.name) for row in OPTIONS if row.editor == "forward"}
+
+
+_WHY_REFUSED: Final = {
+    "acp": " (the client opens sessions, each in its own cwd)",
+    "connect": ": the agent is the remote zcoder's (give it in ZCODER_REMOTE_COMMAND, or the "
+    "path in the target)",
+}
+
+
+def refused(args: argparse.Namespace, mode: Literal["acp", "connect"]) -> str | None:
+    """The first flag (as ``--help`` lists them) given that ``mode`` refuses, if any."""
+    for row in OPTIONS:
+        refuses = row.remote if mode == "connect" else row.editor == "refuse"
+        if refuses and getattr(args, row.name) not in (None, False):
+            return row.label
+    return None
+
+
+def refusal(args: argparse.Namespace, mode: Literal["acp", "connect"]) -> str | None:
+    """What to say when a flag given does not go with ``--acp`` or ``--connect``."""
+    flag = refused(args, mode)
+    return None if flag is None else f"{flag} does not go with --{mode}{_WHY_REFUSED[mode]}"
+
+
+def config_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """``load_config``'s keywords from the parsed flags: the editor's, and the workspace."""
+    return {**editor_flags(args), "workspace": args.workspace}
