@@ -306,7 +306,7 @@ def user_commands(extensions: Extensions, prompt: str, err: TextIO) -> UserComma
     when the prompt starts with ``/``, and refusals are said then."""
     reserved: frozenset[str] = frozenset()
     if prompt.lstrip().startswith("/"):
-        from zcoder.tui.command_registry import commands  # noqa: PLC0415 - only then
+        from zcoder.slash.registry import commands  # noqa: PLC0415 - only then
 
         reserved = commands().builtin_names()
     user = UserCommands.build(extensions.skills, extensions.commands, reserved)

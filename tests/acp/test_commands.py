@@ -23,7 +23,7 @@ async def ask(conn: ClientSideConnection, session_id: str, text: str) -> str:
 
 
 def test_the_commands_are_the_registrys_own() -> None:
-    from zcoder.tui.command_registry import commands
+    from zcoder.slash.registry import commands
 
     registry = commands()
     for command in COMMANDS:

@@ -40,7 +40,7 @@ def last_user(body: dict[str, Any]) -> str:
 
 
 def test_zcoders_own_names_are_the_registrys() -> None:
-    from zcoder.tui.command_registry import commands
+    from zcoder.slash.registry import commands
 
     assert commands().builtin_names() == OWN_NAMES
 

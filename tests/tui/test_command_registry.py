@@ -8,8 +8,7 @@ import pytest
 from textual.command import CommandList, CommandPalette
 
 from tests.tui.conftest import submit, transcript_text, wait_until
-from zcoder.tui import ZcoderApp
-from zcoder.tui.command_registry import (
+from zcoder.slash.registry import (
     CommandRegistry,
     Form,
     commands,
@@ -17,6 +16,7 @@ from zcoder.tui.command_registry import (
     help_text,
     slash_command,
 )
+from zcoder.tui import ZcoderApp
 from zcoder.tui.commands import KEYS
 from zcoder.tui.completion import command_words, complete
 

@@ -1,7 +1,7 @@
 """zcoder's slash commands in an editor: the ones that mean something without the TUI, as
 ACP's available commands, carried out when a prompt starts with one.
 
-The one command registry (tui/command_registry.py) belongs to the TUI: its commands are
+The one command registry (slash/registry.py) belongs to the TUI: its commands are
 methods of the TUI's classes, and reading it imports them, and Textual with them, which
 the ``--acp`` path does not load. So this table lists the commands an editor gets, with
 the registry's own usage and help (tests/acp/test_commands.py holds the two together),

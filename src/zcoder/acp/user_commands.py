@@ -8,7 +8,7 @@ and ``$NAME TEXT`` (the skill is activated, then TEXT sent, if any).
 
 zcoder's own names win, as in the TUI and ``--prompt``: a custom command or a skill called
 ``help``, ``model``... is refused (said in the log). Those names are the TUI registry's
-(tui/command_registry.py), listed here because reading the registry imports the TUI, which
+(slash/registry.py), listed here because reading the registry imports the TUI, which
 the ``--acp`` path does not load; tests/acp/test_user_commands.py holds the two together.
 What a command file says is the workspace's, not zcoder's: it is offered only as visible
 text, cut to a length an editor's menu shows.

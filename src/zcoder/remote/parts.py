@@ -20,7 +20,7 @@ from zcoder.model.context import ContextWindow
 from zcoder.remote.connection import ConnectionLost
 from zcoder.remote.link import RemoteLink
 from zcoder.remote.sessions import RemoteSessions
-from zcoder.tui.command_registry import commands
+from zcoder.slash.registry import commands
 from zcoder.tui.model_ui import ModelUI
 from zcoder.tui.parts import Parts
 from zcoder.tui.relay_ui import RelayUI

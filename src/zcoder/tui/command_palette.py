@@ -17,7 +17,7 @@ from textual.content import Content
 from textual.fuzzy import Matcher
 from textual.message import Message
 
-from zcoder.tui.command_registry import Form, commands
+from zcoder.slash.registry import Form, commands
 
 __all__ = ["PaletteCommand", "SlashCommandsProvider"]
 

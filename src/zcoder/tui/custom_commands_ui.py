@@ -2,7 +2,7 @@
 
 What a name invokes is decided outside the TUI (zcoder.commands.invoke), the same as for
 ``--prompt``; this module only puts it on the screen. The workspace's custom commands and
-user-invocable skills join the one command registry (tui/command_registry.py) as commands
+user-invocable skills join the one command registry (slash/registry.py) as commands
 added at run time, so /help, Tab and the palette list them like zcoder's own; a name
 zcoder's own commands have is refused with a notice.
 
@@ -30,7 +30,7 @@ from zcoder.relay.sanitize import visible
 from zcoder.skills import SkillSet, discover_skills, install_skills
 from zcoder.skills.active import active_skills
 from zcoder.skills.tools import ACTIVATE_SKILL, catalog_text
-from zcoder.tui.command_registry import (
+from zcoder.slash.registry import (
     Command,
     Form,
     commands,

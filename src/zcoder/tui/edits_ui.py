@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Final
 
 from rich.text import Text
 
+from zcoder.slash.registry import Form, declares_commands, slash_command
 from zcoder.tools.offload import StopSignal, in_thread
-from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.diff_view import diff_text
 from zcoder.tui.edit_dialogs import UNDO_CANCEL, UNDO_OVERWRITE
 from zcoder.tui.transcript import Entry

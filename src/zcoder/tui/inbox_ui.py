@@ -25,7 +25,7 @@ from zcoder.agent.relay_inbox import RelayHistory
 from zcoder.relay.sanitize import visible
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.relay_log import RelayLog, RelayRecord
-from zcoder.tui.command_registry import Form, declares_commands, slash_command
+from zcoder.slash.registry import Form, declares_commands, slash_command
 from zcoder.tui.transcript import entry_for_event
 
 if TYPE_CHECKING:

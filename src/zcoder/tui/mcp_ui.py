@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from zcoder.plural import counted
-from zcoder.tui.command_registry import Form, declares_commands, slash_command
+from zcoder.slash.registry import Form, declares_commands, slash_command
 
 if TYPE_CHECKING:
     from zcoder.mcp.config import McpConfig

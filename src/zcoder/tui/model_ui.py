@@ -30,7 +30,7 @@ from zcoder.model.context import (
     resolve_for_model,
 )
 from zcoder.sessions import SessionStoreError
-from zcoder.tui.command_registry import Form, declares_commands, slash_command
+from zcoder.slash.registry import Form, declares_commands, slash_command
 from zcoder.tui.messages import ModelChanged
 from zcoder.tui.screens import ModelPicker
 

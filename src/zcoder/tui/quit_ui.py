@@ -21,7 +21,7 @@ from zcoder.plural import counted
 from zcoder.relay import Envelope
 from zcoder.relay.display import sender_from
 from zcoder.relay.sanitize import visible
-from zcoder.tui.command_registry import Form, declares_commands, slash_command
+from zcoder.slash.registry import Form, declares_commands, slash_command
 from zcoder.tui.dialogs import GuardedDialog
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from zcoder.relay.names import BadName, check_name, name_of
 from zcoder.relay.sanitize import field_for_model
 from zcoder.relay.spool import Sequences
 from zcoder.relay.standing import is_send_process
-from zcoder.tui.command_registry import Form, declares_commands, slash_command
+from zcoder.slash.registry import Form, declares_commands, slash_command
 from zcoder.tui.inbox_ui import InboxUI
 from zcoder.tui.messages import RelayNudge, RunNext
 from zcoder.tui.relay_policy_ui import RelayPolicyUI

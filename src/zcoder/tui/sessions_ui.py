@@ -27,7 +27,7 @@ from zcoder.resume import ResumeError, find_session, restored_model, session_lin
 from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock
 from zcoder.sessions.locks import acquire as acquire_lock
-from zcoder.tui.command_registry import Form, declares_commands, slash_command
+from zcoder.slash.registry import Form, declares_commands, slash_command
 from zcoder.tui.messages import SessionOpened
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """Slash commands carried out in the app (tui/commands.py parses them).
 
 Each command is declared, with its help, on the method that carries it out
-(tui/command_registry.py): ``/help``, ``/context``, ``/compact`` and ``/copy`` here; the
+(slash/registry.py): ``/help``, ``/context``, ``/compact`` and ``/copy`` here; the
 relay's on RelayUI (tui/relay_ui.py), ``/model`` on ModelUI (tui/model_ui.py), the
 sessions' on SessionsUI, ``/diff`` and ``/undo`` on EditsUI, ``/mcp`` on McpUI,
 ``/quit`` on QuitUI; custom commands and skills on CustomCommandsUI.
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from zcoder.agent.usage import render_breakdown
 from zcoder.plural import counted
-from zcoder.tui.command_registry import Form, commands, declares_commands, help_text, slash_command
+from zcoder.slash.registry import Form, commands, declares_commands, help_text, slash_command
 from zcoder.tui.commands import KEYS
 from zcoder.tui.help_view import HelpEntry
 
