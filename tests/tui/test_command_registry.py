@@ -11,6 +11,7 @@ from tests.tui.conftest import submit, transcript_text, wait_until
 from zcoder.slash.registry import (
     CommandRegistry,
     Form,
+    FrontEnd,
     commands,
     declare_into,
     help_text,
@@ -33,6 +34,7 @@ class Greeter:
     @slash_command(
         Form("/greet [NAME]", "say hello"),
         Form("/greet loud NAME", "say it louder"),
+        where=FrontEnd.TUI,
         aliases=("/hi",),
     )
     async def greet(self, argument: str) -> None:
