@@ -12,6 +12,7 @@ from zcoder.acp.commands import OWNER_TYPES
 from zcoder.slash.declared import AppCommands, EditCommands
 from zcoder.slash.owners import NoOwner, Owners, carries_out, unowned
 from zcoder.slash.registry import (
+    EVERYWHERE,
     Command,
     CommandRegistry,
     Form,
@@ -154,3 +155,22 @@ def test_the_registry_imports_no_front_end() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_neutral_command_is_carried_out_by_its_declaration_in_every_front_end() -> None:
+    class Clock:
+        @slash_command(Form("/tick", "say tick"), where=EVERYWHERE, neutral=True)
+        def tick(self, argument: str, /) -> str:
+            return f"tick {argument}".strip()
+
+        @slash_command(Form("/tock", "say tock"), where=EVERYWHERE)
+        def tock(self, argument: str, /) -> str | None:
+            """Each front end's."""
+
+    registry = CommandRegistry()
+    declare_into(registry, Clock)
+    tick, tock = registry.find("/tick"), registry.find("/tock")
+    assert tick is not None and tock is not None and tick.neutral and not tock.neutral
+    assert carries_out(Clock, tick) and not carries_out(Clock, tock)
+    assert not carries_out(AppCommands, tick)  # not of the declaring type
+    assert unowned(FrontEnd.EDITOR, [Clock], registry) == ["/tock (Clock.tock)"]

@@ -30,9 +30,11 @@ class NoOwner(LookupError):
 
 def carries_out(kind: type, command: Command) -> bool:
     """Whether an object of ``kind`` carries ``command`` out: ``kind`` is of the declaring
-    class and overrides the declared method."""
+    class and overrides the declared method (or the declaration carries it out itself)."""
+    if not issubclass(kind, command.owner):
+        return False
     name = getattr(command.run, "__name__", "")
-    return issubclass(kind, command.owner) and getattr(kind, name, None) is not command.run
+    return command.neutral or getattr(kind, name, None) is not command.run
 
 
 class Owners:

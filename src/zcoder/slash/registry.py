@@ -122,6 +122,9 @@ class Command:
     remote_refusal: str = ""
     """Why it is not available over ``--connect``, where to ask instead (else the general
     reason: it acts on this machine's zcoder)."""
+    neutral: bool = False
+    """The declared method carries it out itself, the same in every front end: it returns
+    the answer each shows (an owner of the declaring type need not override it)."""
 
     async def call(self, owner: object, argument: str) -> str | None:
         """Run the command on ``owner``, and what it answers (None: it said it itself); a
@@ -216,6 +219,7 @@ class _Declaration:
     where: FrontEnd
     needs: Needs
     remote_refusal: str
+    neutral: bool
 
 
 def slash_command(
@@ -225,17 +229,19 @@ def slash_command(
     aliases: tuple[str, ...] = (),
     alias_note: str = "",
     remote_refusal: str = "",
+    neutral: bool = False,
 ) -> Callable[[_Run], _Run]:
     """Declare the method a command: its forms (the first names it), the front ends it
     applies to, what it needs, its other names; ``remote_refusal``: why ``--connect``
-    does not carry it out (only for a command that does not apply there)."""
+    does not carry it out (only for a command that does not apply there); ``neutral``:
+    the method's own body carries it out, answering with the text every front end shows."""
     if not forms:
         raise ValueError("a command needs at least one form")
     if remote_refusal and FrontEnd.REMOTE in where:
         raise ValueError(f"{forms[0].usage} applies over --connect: it is refused nowhere")
 
     def mark(run: _Run) -> _Run:
-        declared = _Declaration(forms, aliases, alias_note, where, needs, remote_refusal)
+        declared = _Declaration(forms, aliases, alias_note, where, needs, remote_refusal, neutral)
         setattr(run, _MARK, declared)
         return run
 
@@ -275,6 +281,7 @@ def declare_into(registry: CommandRegistry, owner: type) -> None:
                 where=declaration.where,
                 needs=declaration.needs,
                 remote_refusal=declaration.remote_refusal,
+                neutral=declaration.neutral,
             )
         )
 

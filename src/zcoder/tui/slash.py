@@ -62,7 +62,9 @@ class SlashCommands(AppCommands):
         except NoOwner as exc:  # a declaration no part carries out: tests/slash find it
             self.say.error(str(exc))
             return
-        await command.call(owner, argument)
+        answer = await command.call(owner, argument)
+        if answer:  # a command declared the same for every front end answers
+            self.say.notice(answer)
 
     def help_command(self, _argument: str) -> None:
         self.say.show(HelpEntry(help_text(commands(), KEYS)))
