@@ -22,7 +22,7 @@ import importlib
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, TypeVar
 
 __all__ = [
@@ -211,17 +211,6 @@ _Run = TypeVar("_Run", bound=Callable[..., Any])
 _MARK: Final = "_zcoder_command"
 
 
-@dataclass(frozen=True)
-class _Declaration:
-    forms: tuple[Form, ...]
-    aliases: tuple[str, ...]
-    alias_note: str
-    where: FrontEnd
-    needs: Needs
-    remote_refusal: str
-    neutral: bool
-
-
 def slash_command(
     *forms: Form,
     where: FrontEnd,
@@ -241,8 +230,9 @@ def slash_command(
         raise ValueError(f"{forms[0].usage} applies over --connect: it is refused nowhere")
 
     def mark(run: _Run) -> _Run:
-        declared = _Declaration(forms, aliases, alias_note, where, needs, remote_refusal, neutral)
-        setattr(run, _MARK, declared)
+        name = forms[0].usage.split()[0]
+        declared = Command(name, forms, run, object, aliases, alias_note, where=where, needs=needs)
+        setattr(run, _MARK, replace(declared, remote_refusal=remote_refusal, neutral=neutral))
         return run
 
     return mark
@@ -266,24 +256,9 @@ def declaring_classes() -> frozenset[type]:
 def declare_into(registry: CommandRegistry, owner: type) -> None:
     """Add the ``@slash_command`` methods of ``owner`` to ``registry``, in their order."""
     for run in vars(owner).values():
-        declaration = getattr(run, _MARK, None)
-        if not isinstance(declaration, _Declaration):
-            continue
-        name = declaration.forms[0].usage.split()[0]
-        registry.add(
-            Command(
-                name,
-                declaration.forms,
-                run,
-                owner,
-                declaration.aliases,
-                declaration.alias_note,
-                where=declaration.where,
-                needs=declaration.needs,
-                remote_refusal=declaration.remote_refusal,
-                neutral=declaration.neutral,
-            )
-        )
+        declared = getattr(run, _MARK, None)
+        if isinstance(declared, Command):
+            registry.add(replace(declared, owner=owner))
 
 
 def commands() -> CommandRegistry:
