@@ -1,5 +1,6 @@
-"""zcoder's commands in an editor: offered as ACP's available commands, with the one
-registry's usage and help, and carried out when a prompt starts with one."""
+"""zcoder's commands in an editor: those the one registry declares for editors, offered
+as ACP's available commands with their usage and help, and carried out when a prompt
+starts with one."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from acp.schema import AvailableCommandsUpdate
 from tests.acp.support import WAIT_SECONDS, RecordingClient, acp_zcoder, new_session
 from tests.fixtures.fake_ollama import FakeOllama, Turn
 from tests.test_oneshot import Env, sessions
-from zcoder.acp.commands import COMMANDS
+from zcoder.acp.commands import available_commands, editor_commands, find_command
 
 
 async def ask(conn: ClientSideConnection, session_id: str, text: str) -> str:
@@ -23,13 +24,19 @@ async def ask(conn: ClientSideConnection, session_id: str, text: str) -> str:
 
 
 def test_the_commands_are_the_registrys_own() -> None:
-    from zcoder.tui.command_registry import commands
+    from zcoder.slash.registry import FrontEnd, commands
 
     registry = commands()
-    for command in COMMANDS:
-        declared = registry.find(command.usage.split()[0])
-        assert declared is not None, command.usage
-        assert (command.usage, command.help) in [(f.usage, f.help) for f in declared.forms]
+    offered = available_commands()
+    assert [c.name for c in editor_commands()] == [f"/{c.name}" for c in offered]
+    for entry in offered:
+        declared = registry.find(f"/{entry.name}")
+        assert declared is not None and declared.applies_to(FrontEnd.EDITOR), entry.name
+        usage = " ".join([declared.name, entry.input.root.hint] if entry.input else [declared.name])
+        assert (usage, entry.description) in [(f.usage, f.help) for f in declared.forms]
+    # The TUI's aliases and its own commands are not an editor's: they go to the model.
+    assert find_command("/? x") is None and find_command("/model x") is None
+    assert find_command("/COMPACT the answer") == (registry.find("/compact"), "the answer")
 
 
 async def test_the_editor_is_offered_the_commands_and_they_make_no_model_request(

@@ -15,7 +15,6 @@ from tests.acp.support import WAIT_SECONDS, RecordingClient, acp_zcoder, new_ses
 from tests.acp.test_commands import ask
 from tests.fixtures.fake_ollama import FakeOllama, Turn
 from tests.test_oneshot import Env, sessions
-from zcoder.acp.user_commands import OWN_NAMES
 from zcoder.skills.active import active_skills
 
 REVIEW = (
@@ -39,8 +38,38 @@ def last_user(body: dict[str, Any]) -> str:
     return str(next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user"))
 
 
+OWN_NAMES = frozenset(
+    {
+        "?",
+        "agents",
+        "clear",
+        "compact",
+        "context",
+        "copy",
+        "diff",
+        "exit",
+        "help",
+        "inbox",
+        "list-agents",
+        "mcp",
+        "model",
+        "new",
+        "output",
+        "q",
+        "quit",
+        "rename",
+        "sessions",
+        "skill",
+        "skills",
+        "undo",
+    }
+)
+"""zcoder's own command names and aliases, without the slash: none may be a custom
+command's or a skill's, in an editor as in the TUI and --prompt."""
+
+
 def test_zcoders_own_names_are_the_registrys() -> None:
-    from zcoder.tui.command_registry import commands
+    from zcoder.slash.registry import commands
 
     assert commands().builtin_names() == OWN_NAMES
 

@@ -8,15 +8,16 @@ import pytest
 from textual.command import CommandList, CommandPalette
 
 from tests.tui.conftest import submit, transcript_text, wait_until
-from zcoder.tui import ZcoderApp
-from zcoder.tui.command_registry import (
+from zcoder.slash.registry import (
     CommandRegistry,
     Form,
+    FrontEnd,
     commands,
     declare_into,
     help_text,
     slash_command,
 )
+from zcoder.tui import ZcoderApp
 from zcoder.tui.commands import KEYS
 from zcoder.tui.completion import command_words, complete
 
@@ -33,6 +34,7 @@ class Greeter:
     @slash_command(
         Form("/greet [NAME]", "say hello"),
         Form("/greet loud NAME", "say it louder"),
+        where=FrontEnd.TUI,
         aliases=("/hi",),
     )
     async def greet(self, argument: str) -> None:

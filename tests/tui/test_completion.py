@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from zcoder.tui.command_registry import commands
+from zcoder.slash.registry import commands
 from zcoder.tui.completion import Completions, command_words, complete
 
 COMMANDS = commands().completion_entries()

@@ -12,7 +12,7 @@ import pytest
 from tests.fixtures.fake_ollama import Turn
 from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
 from zcoder.skills.active import active_skills
-from zcoder.tui.command_registry import commands
+from zcoder.slash.registry import commands
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (140, 45)

@@ -9,8 +9,8 @@ import pytest
 
 from tests.fixtures.fake_ollama import Turn
 from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
+from zcoder.slash.registry import commands
 from zcoder.tui import ZcoderApp
-from zcoder.tui.command_registry import commands
 from zcoder.tui.completion import command_words
 from zcoder.tui.history import history_path
 

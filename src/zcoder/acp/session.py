@@ -40,7 +40,7 @@ from acp.schema import (
 )
 
 from zcoder.acp.approvals import AcpApprover, ReportingJournal
-from zcoder.acp.commands import available_commands, find_command
+from zcoder.acp.commands import available_commands, find_command, is_turn, run_command
 from zcoder.acp.mcp_servers import attach_client_mcp, client_entries
 from zcoder.acp.permission import PermissionAsker
 from zcoder.acp.relay import SessionRelay
@@ -270,8 +270,8 @@ class AcpSession:
         self._prompting = True
         self._cancel_asked = False
         try:
-            if found is not None and not found[0].turn:  # answered at once, no turn
-                return await self._answer(await found[0].run(self, found[1]))
+            if found is not None and not is_turn(found[0]):  # answered at once, no turn
+                return await self._answer(await run_command(self, *found))
             async with self._turns:
                 if self._cancel_asked:  # stopped while a relayed task ran before it
                     return PromptResponse(stop_reason="cancelled")
@@ -279,7 +279,7 @@ class AcpSession:
                     self.relay.user_acted()
                 if found is not None:
                     command, argument = found
-                    answer = await self._run(lambda _agent: command.run(self, argument))
+                    answer = await self._run(lambda _agent: run_command(self, command, argument))
                     if answer is None:
                         return PromptResponse(stop_reason="cancelled")
                     return await self._answer(answer)

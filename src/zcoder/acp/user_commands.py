@@ -7,9 +7,8 @@ command (its body, expanded, is the prompt), ``/NAME TEXT`` of a skill, ``/skill
 and ``$NAME TEXT`` (the skill is activated, then TEXT sent, if any).
 
 zcoder's own names win, as in the TUI and ``--prompt``: a custom command or a skill called
-``help``, ``model``... is refused (said in the log). Those names are the TUI registry's
-(tui/command_registry.py), listed here because reading the registry imports the TUI, which
-the ``--acp`` path does not load; tests/acp/test_user_commands.py holds the two together.
+``help``, ``model``... is refused (said in the log). Those names are the one registry's
+(zcoder.slash), every front end's alike.
 What a command file says is the workspace's, not zcoder's: it is offered only as visible
 text, cut to a length an editor's menu shows.
 """
@@ -25,36 +24,9 @@ from zcoder.commands import CommandSet, UserCommands
 from zcoder.commands.invoke import SKILL_COMMAND
 from zcoder.relay.sanitize import visible
 from zcoder.skills import SkillSet
+from zcoder.slash.registry import commands
 
 log = logging.getLogger(__name__)
-
-OWN_NAMES: Final = frozenset(
-    {
-        "?",
-        "agents",
-        "clear",
-        "compact",
-        "context",
-        "copy",
-        "diff",
-        "exit",
-        "help",
-        "inbox",
-        "list-agents",
-        "mcp",
-        "model",
-        "new",
-        "output",
-        "q",
-        "quit",
-        "rename",
-        "sessions",
-        "skill",
-        "skills",
-        "undo",
-    }
-)
-"""zcoder's own command names and aliases, without the slash (the registry's builtin_names)."""
 
 MAX_DESCRIPTION: Final = 200
 MAX_HINT: Final = 80
@@ -76,7 +48,7 @@ def _command(name: str, description: str, hint: str) -> AvailableCommand:
 
 def user_commands(skills: SkillSet, found: CommandSet) -> UserCommands:
     """What a prompt may name; refused names and files that did not load go to the log."""
-    user = UserCommands.build(skills, found, OWN_NAMES)
+    user = UserCommands.build(skills, found, commands().builtin_names())
     for text in [*user.refused, *user.problems()]:
         log.warning("%s", visible(text))
     return user
@@ -92,12 +64,8 @@ def offered(user: UserCommands) -> list[AvailableCommand]:
         _command(name, f"{command.description} ({command.label()})", command.argument_hint)
         for name, command in user.custom.items()
     ]
-    if user.skills.names():
-        entries.append(
-            _command(
-                SKILL_COMMAND,
-                "activate the skill NAME, then send TEXT (also $NAME TEXT)",
-                "NAME [TEXT]",
-            )
-        )
+    skill = commands().find(f"/{SKILL_COMMAND}")
+    if user.skills.names() and skill is not None:  # /skill as the TUI declares it
+        usage, help_text = skill.forms[0].usage, skill.forms[0].help
+        entries.append(_command(SKILL_COMMAND, help_text, usage.partition(" ")[2]))
     return entries

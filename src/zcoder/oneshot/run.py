@@ -292,11 +292,11 @@ async def _run_turn(
 
 def user_commands(extensions: Extensions, prompt: str, err: TextIO) -> UserCommands:
     """The custom commands and skills a prompt may name. zcoder's own command names win
-    as in the TUI; they are read from its registry (which imports the TUI's modules) only
-    when the prompt starts with ``/``, and refusals are said then."""
+    as in the TUI; they are read from the registry (zcoder.slash) only when the prompt
+    starts with ``/``, and refusals are said then."""
     reserved: frozenset[str] = frozenset()
     if prompt.lstrip().startswith("/"):
-        from zcoder.tui.command_registry import commands  # noqa: PLC0415 - only then
+        from zcoder.slash.registry import commands  # noqa: PLC0415 - only then
 
         reserved = commands().builtin_names()
     user = UserCommands.build(extensions.skills, extensions.commands, reserved)

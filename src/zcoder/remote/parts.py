@@ -6,13 +6,19 @@ the sessions (stored on the remote host: only the open one's id is known here), 
 model (sized, warmed and changed there), the relay (none here; discovery is asked of
 the remote host) and the slash commands that act on a local agent (they say why they
 cannot). ``RemoteParts`` makes them in place of the local ones.
+
+Which commands run over the connection is their declaration's (zcoder.slash.declared):
+one that applies to ``FrontEnd.REMOTE`` runs on the part registered for it, the rest are
+refused with the declaration's ``remote_refusal`` or, without one, because they act on
+this machine's zcoder. ``/reconnect`` is this mode's own control (also F5), not a
+declared command.
 """
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from acp import RequestError
 
@@ -20,7 +26,8 @@ from zcoder.model.context import ContextWindow
 from zcoder.remote.connection import ConnectionLost
 from zcoder.remote.link import RemoteLink
 from zcoder.remote.sessions import RemoteSessions
-from zcoder.tui.command_registry import commands
+from zcoder.slash.declared import RelayCommands
+from zcoder.slash.registry import FrontEnd, commands
 from zcoder.tui.model_ui import ModelUI
 from zcoder.tui.parts import Parts
 from zcoder.tui.relay_ui import RelayUI
@@ -30,20 +37,13 @@ from zcoder.tui.slash import SlashCommands
 if TYPE_CHECKING:
     from textual.worker import Worker
 
-__all__ = ["WHERE_TO_ASK", "RemoteParts"]
+__all__ = ["RemoteParts", "where_to_ask"]
 
-WORK_REMOTELY: Final = frozenset({"/help", "/output", "/copy", "/quit", "/new", "/sessions"})
-"""The app's commands that work as they are over the connection."""
 
-WHERE_TO_ASK: Final = {
-    "/model": "the model is the remote zcoder's (its ZCODER_MODEL, or -m in ZCODER_REMOTE_COMMAND)",
-    "/context": "the context window and what fills it are on the remote host (the header's "
-    "meter shows how full it is)",
-    "/compact": "compaction is the remote agent's (it compacts by itself when the window fills)",
-    "/diff": "the edits are on the remote host, in its workspace",
-    "/undo": "the edits are on the remote host, in its workspace",
-    "/rename": "this zcoder publishes no relay peer: the remote host's zcoder is the agent",
-}
+def where_to_ask(name: str) -> str:
+    """Why the command ``name`` is not available over --connect: its declaration's."""
+    command = commands().find(name)
+    return "" if command is None else command.remote_refusal
 
 
 class RemoteModel(ModelUI):
@@ -72,7 +72,7 @@ class RemoteModel(ModelUI):
         pass
 
     async def pick(self) -> None:
-        self.say.notice(f"/model over --connect: {WHERE_TO_ASK['/model']}.")
+        self.say.notice(f"/model over --connect: {where_to_ask('/model')}.")
 
 
 class RemoteRelay(RelayUI):
@@ -107,49 +107,55 @@ class RemoteRelay(RelayUI):
         self.say.notice(f"{where} Its peers:\n{found.get('table', '')}")
 
 
+@dataclass(frozen=True)
+class RemotePeers(RelayCommands):
+    """/list-agents and /agents over the connection: the remote host's peers."""
+
+    relay: RemoteRelay
+
+    async def list_agents(self, _argument: str = "") -> None:
+        await self.relay.remote_peers("/list-agents")
+
+    async def agents_command(self, _argument: str) -> None:
+        await self.relay.remote_peers("/agents")
+
+
 @dataclass(eq=False)
 class RemoteSlash(SlashCommands):
-    """Commands over the connection: the relay's are the remote host's, /reconnect is
-    this mode's own, the rest run as in a local run or say why they cannot."""
+    """Commands over the connection: those declared for it run (the relay's are the
+    remote host's), the rest say why they cannot; /reconnect is this mode's own."""
 
     _: KW_ONLY
     link: RemoteLink
-    relay: RemoteRelay = field(repr=False)
 
     async def run(self, name: str, argument: str) -> None:
         label = self.link.target.label
-        if name in ("/list-agents", "/agents"):
-            await self.relay.remote_peers(name)
-            return
         if name == "/reconnect":
             self.link.reconnect()
             return
-        if name in ("/help", "/?"):
-            await super().run(name, argument)
-            self.say.notice(
-                f"Connected to {label} (zcoder --connect): /reconnect (F5) connects "
-                "again after a drop and loads the session; /list-agents and /agents show the "
-                "remote host's peers; the commands that act on a local agent say so. "
-                "docs/remote.md has the rest."
-            )
-            return
-        if name in WHERE_TO_ASK:
-            self.say.notice(
-                f"{name} is not available over --connect: {WHERE_TO_ASK[name]}. "
-                f"This zcoder is connected to {label}."
-            )
-            return
-        if name not in WORK_REMOTELY and name.startswith("/") and self._known(name):
-            self.say.notice(
-                f"{name} acts on this machine's zcoder, and the agent runs on "
-                f"{label}: it is not available over --connect."
-            )
+        command = commands().find(name)
+        if command is not None and not command.applies_to(FrontEnd.REMOTE):
+            if command.remote_refusal:
+                self.say.notice(
+                    f"{name} is not available over --connect: {command.remote_refusal}. "
+                    f"This zcoder is connected to {label}."
+                )
+            else:
+                self.say.notice(
+                    f"{name} acts on this machine's zcoder, and the agent runs on "
+                    f"{label}: it is not available over --connect."
+                )
             return
         await super().run(name, argument)
 
-    def _known(self, name: str) -> bool:
-        command = commands().find(name)
-        return command is not None and command.name not in WORK_REMOTELY
+    def help_command(self, argument: str) -> None:
+        super().help_command(argument)
+        self.say.notice(
+            f"Connected to {self.link.target.label} (zcoder --connect): /reconnect (F5) "
+            "connects again after a drop and loads the session; /list-agents and /agents "
+            "show the remote host's peers; the commands that act on a local agent say so. "
+            "docs/remote.md has the rest."
+        )
 
 
 @dataclass(eq=False)
@@ -158,6 +164,7 @@ class RemoteParts(Parts):
 
     _: KW_ONLY
     link: RemoteLink
+    front_end: ClassVar[FrontEnd] = FrontEnd.REMOTE
 
     @cached_property
     def model_ui(self) -> ModelUI:
@@ -177,6 +184,9 @@ class RemoteParts(Parts):
             link=self.link,
         )
 
+    def relay_commands(self) -> RelayCommands:
+        return RemotePeers(self.relay_ui)
+
     @cached_property
     def slash(self) -> SlashCommands:
-        return self.slash_of(RemoteSlash, link=self.link, relay=self.relay_ui)
+        return self.slash_of(RemoteSlash, link=self.link)

@@ -78,7 +78,7 @@ class ZcoderApp(App[int]):
     #body { height: 1fr; }
     #main { width: 1fr; }
     """
-    # Ctrl+P: zcoder's slash commands (tui/command_registry.py), then Textual's own.
+    # Ctrl+P: zcoder's slash commands (slash/registry.py), then Textual's own.
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {
         slash_commands_provider,
         *App.COMMANDS,

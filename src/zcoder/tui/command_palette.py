@@ -17,7 +17,7 @@ from textual.content import Content
 from textual.fuzzy import Matcher
 from textual.message import Message
 
-from zcoder.tui.command_registry import Form, commands
+from zcoder.slash.registry import Form, FrontEnd, commands
 
 __all__ = ["PaletteCommand", "SlashCommandsProvider"]
 
@@ -32,10 +32,10 @@ class PaletteCommand(Message):
 
 
 class SlashCommandsProvider(Provider):
-    """Every form of every registered command; the palette filters them as the user types."""
+    """Every form of every command of the TUI; the palette filters them as the user types."""
 
     def _forms(self) -> list[Form]:
-        return [form for command in commands() for form in command.forms]
+        return [form for command in commands().of(FrontEnd.TUI) for form in command.forms]
 
     def _choose(self, form: Form) -> None:
         self.app.post_message(PaletteCommand(form.fixed_words(), run=not form.needs_value()))

@@ -1,7 +1,7 @@
 """Slash commands as typed: parsing them, and the keys /help lists after them.
 
-The commands themselves, with their help, are declared where they are carried out and
-collected in one registry (tui/command_registry.py).
+The commands themselves, with their help, are declared once for every front end
+(slash/declared.py) and collected in one registry (slash/registry.py).
 """
 
 from __future__ import annotations

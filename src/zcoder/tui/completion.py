@@ -5,7 +5,7 @@ replaced (as shells do).
 
 - A slash command: the input's first word, starting with ``/`` (``/mo`` → ``/model``);
   then a command's fixed argument (``/agents p`` → ``/agents pause``). The names come
-  from the command registry (tui/command_registry.py), so a new command completes
+  from the command registry (slash/registry.py), so a new command completes
   without a change here.
 - A path, relative to the workspace (``src/zc`` → ``src/zcoder/``): directories end with
   ``/`` (a symlink only when it leads to a directory inside the workspace); hidden names

@@ -2,7 +2,7 @@
 
 What a name invokes is decided outside the TUI (zcoder.commands.invoke), the same as for
 ``--prompt``; this module only puts it on the screen. The workspace's custom commands and
-user-invocable skills join the one command registry (tui/command_registry.py) as commands
+user-invocable skills join the one command registry (slash/registry.py) as commands
 added at run time, so /help, Tab and the palette list them like zcoder's own; a name
 zcoder's own commands have is refused with a notice.
 
@@ -30,13 +30,8 @@ from zcoder.relay.sanitize import visible
 from zcoder.skills import SkillSet, discover_skills, install_skills
 from zcoder.skills.active import active_skills
 from zcoder.skills.tools import ACTIVATE_SKILL, catalog_text
-from zcoder.tui.command_registry import (
-    Command,
-    Form,
-    commands,
-    declares_commands,
-    slash_command,
-)
+from zcoder.slash.declared import SkillCommands
+from zcoder.slash.registry import Command, Form, commands
 from zcoder.tui.commands import parse_slash
 from zcoder.tui.transcript import Entry, error_text, system_text, user_text
 
@@ -78,8 +73,7 @@ def _usage(name: str, hint: str) -> str:
     return f"/{name} ARGUMENTS"
 
 
-@declares_commands
-class CustomCommandsUI:
+class CustomCommandsUI(SkillCommands):
     def __init__(self, services: Services) -> None:
         self.services = services
         self.user = UserCommands()
@@ -123,10 +117,6 @@ class CustomCommandsUI:
 
     # -- /skills, /skill ------------------------------------------------------------------
 
-    @slash_command(
-        Form("/skills", "the skills: where each came from, which are active"),
-        Form("/skills reload", "read the skills and custom commands again"),
-    )
     def skills_command(self, argument: str) -> None:
         if argument.strip() == "reload":
             self._reload()
@@ -135,9 +125,6 @@ class CustomCommandsUI:
         else:
             self.services.show(Entry("system", system_text(self.listing())))
 
-    @slash_command(
-        Form("/skill NAME [TEXT]", "activate the skill NAME, then send TEXT (also $NAME TEXT)")
-    )
     def skill_command(self, argument: str) -> None:
         name = argument.split(None, 1)[0] if argument.strip() else ""
         if self.user.skills.get(name) is None:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Final
 
 from rich.text import Text
 
+from zcoder.slash.declared import EditCommands
 from zcoder.tools.offload import StopSignal, in_thread
-from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.diff_view import diff_text
 from zcoder.tui.edit_dialogs import UNDO_CANCEL, UNDO_OVERWRITE
 from zcoder.tui.transcript import Entry
@@ -29,9 +29,8 @@ MAX_DIFF_ENTRY_LINES: Final = 2000
 """Lines of /diff shown in the transcript; a longer diff says how many more there are."""
 
 
-@declares_commands
 @dataclass(kw_only=True, eq=False)
-class EditsUI:
+class EditsUI(EditCommands):
     """/diff and /undo. Takes what it uses, never the app: ``agent`` (None before the
     start has finished), ``busy`` (whether a turn runs), ``confirm_undo`` (the /undo
     dialog, tui/approvals.py) and ``say``."""
@@ -42,13 +41,6 @@ class EditsUI:
     say: Say
     _asking: bool = field(default=False, init=False)  # an /undo dialog is open
 
-    @slash_command(
-        Form(
-            "/diff",
-            "show every file the agent changed this session, as one diff per file: from "
-            "before its first edit to what is on disk now",
-        )
-    )
     async def show_diff(self, _argument: str = "") -> None:
         agent = self.agent()
         if agent is None:
@@ -68,9 +60,6 @@ class EditsUI:
         body = Text.assemble((diff.header + "\n", "bold"), diff_text("\n".join(lines)))
         self.say.show(Entry("diff", body))
 
-    @slash_command(
-        Form("/undo", "restore the files the last turn changed, after asking (idle only)")
-    )
     async def undo(self, _argument: str = "") -> None:
         agent = self.agent()
         if agent is None:

@@ -1,6 +1,6 @@
 """/help as the transcript shows it: each description wraps under itself.
 
-``help_text`` (tui/command_registry.py) lays /help out in two columns, the forms and keys
+``help_text`` (slash/registry.py) lays /help out in two columns, the forms and keys
 padded to one width. A terminal narrower than a row wraps it, and a description's second
 line would start at the left edge, under the commands, where it reads as one. Here every
 row of the two columns wraps inside its description's column (a hanging indent); when that

@@ -25,7 +25,7 @@ from zcoder.frontend.relay_inbox import RelayHistory
 from zcoder.relay.sanitize import visible
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.relay_log import RelayLog, RelayRecord
-from zcoder.tui.command_registry import Form, declares_commands, slash_command
+from zcoder.slash.declared import InboxCommands
 from zcoder.tui.transcript import entry_for_event
 
 if TYPE_CHECKING:
@@ -35,9 +35,8 @@ if TYPE_CHECKING:
     from zcoder.tui.messages import Say
 
 
-@declares_commands
 @dataclass(kw_only=True, eq=False)
-class InboxUI:
+class InboxUI(InboxCommands):
     """The relay's history and receipts. Takes what it uses, never the app: getters of
     the ``relay``, the session ``store``, the open ``session_id`` and the ``agent`` (each
     None while there is none), the ``workspace``, and ``say``."""
@@ -75,12 +74,6 @@ class InboxUI:
         """A received message's state: queued, held, running, done, cancelled, failed..."""
         self.history.received(envelope, state)
 
-    @slash_command(
-        Form(
-            "/inbox [N]",
-            "messages sent and received here, newest first, with their state and receipt",
-        )
-    )
     def command(self, argument: str) -> None:
         """/inbox: the history, newest first; /inbox N: one entry whole."""
         book = self.log

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from zcoder.plural import counted
-from zcoder.tui.command_registry import Form, declares_commands, slash_command
+from zcoder.slash.declared import McpCommands
 
 if TYPE_CHECKING:
     from zcoder.mcp.config import McpConfig
@@ -88,8 +88,7 @@ def server_lines(statuses: list[ServerStatus], problems: list[str], notes: list[
     return "\n".join(lines)
 
 
-@declares_commands
-class McpUI:
+class McpUI(McpCommands):
     """/mcp. Takes what it uses, never the app: ``manager`` (the session's MCP servers;
     None before start-up finished or when none is configured) and ``say``."""
 
@@ -97,15 +96,6 @@ class McpUI:
         self._manager = manager
         self.say = say
 
-    @slash_command(
-        Form("/mcp", "the MCP servers: state (and why), where configured, their tools"),
-        Form("/mcp reload", "read the MCP configuration again: added, removed, changed"),
-        Form("/mcp reconnect NAME", "stop an MCP server and start it again"),
-        Form(
-            "/mcp enable NAME | disable NAME",
-            "turn an MCP server on or off in this workspace (kept for later sessions)",
-        ),
-    )
     async def mcp_command(self, argument: str) -> None:
         words = argument.split()
         manager = self._manager()  # made now if a file names a server since the start

@@ -30,7 +30,7 @@ from zcoder.model.context import (
     allocation_notice,
 )
 from zcoder.sessions import SessionStoreError
-from zcoder.tui.command_registry import Form, declares_commands, slash_command
+from zcoder.slash.declared import ModelCommands
 from zcoder.tui.messages import ModelChanged
 from zcoder.tui.screens import ModelPicker
 
@@ -44,8 +44,7 @@ log = logging.getLogger(__name__)
 _ENDED = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
 
 
-@declares_commands
-class ModelUI:
+class ModelUI(ModelCommands):
     """The current model's context window (``context_window``, None until sized)."""
 
     def __init__(self, services: Services, say: Say, host: Host) -> None:
@@ -191,9 +190,6 @@ class ModelUI:
 
     # -- changing the model -------------------------------------------------------------
 
-    @slash_command(
-        Form("/model [NAME]", "switch model; without NAME, pick from Ollama's list (idle only)")
-    )
     async def model_command(self, argument: str) -> None:
         if argument:
             self.set_model(argument)

@@ -16,13 +16,16 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from dataclasses import KW_ONLY, dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from zcoder.slash.owners import Owners
+from zcoder.slash.registry import FrontEnd
 from zcoder.tui.services import Host
 
 if TYPE_CHECKING:
     from textual.app import App
 
+    from zcoder.slash.declared import RelayCommands
     from zcoder.tui.agent_view import AgentView
     from zcoder.tui.approvals import DialogApprovals
     from zcoder.tui.custom_commands_ui import CustomCommandsUI
@@ -83,6 +86,7 @@ class Parts:
     exit: Callable[[int], object]
     resume: str | None
     keep_model: bool
+    front_end: ClassVar[FrontEnd] = FrontEnd.TUI  # what the commands carried out here apply to
 
     @cached_property
     def model_ui(self) -> ModelUI:
@@ -200,18 +204,25 @@ class Parts:
             **extra,
         )
 
-    def command_owners(self) -> tuple[object, ...]:
-        """The parts that carry out commands besides SlashCommands' own."""
-        return (
+    def command_owners(self) -> Owners:
+        """The parts that carry out commands, each found by the class that declares them
+        (zcoder.slash.declared)."""
+        return Owners(
+            self.front_end,
+            self.slash,
             self.edits,
             self.mcp,
             self.sessions,
             self.model_ui,
-            self.relay_ui,
+            self.relay_commands(),
             self.relay_ui.inbox,
             self.quit_ui,
             self.custom_commands,
         )
+
+    def relay_commands(self) -> RelayCommands:
+        """What carries out the relay's commands: the relay's part."""
+        return self.relay_ui
 
     @cached_property
     def quit_ui(self) -> QuitUI:

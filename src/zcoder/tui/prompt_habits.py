@@ -34,7 +34,7 @@ from textual import events
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
 
-from zcoder.tui.command_registry import commands
+from zcoder.slash.registry import commands
 from zcoder.tui.completion import Candidate, complete
 from zcoder.tui.history import PromptHistory
 from zcoder.tui.recall import Match, Recall, search, search_newer

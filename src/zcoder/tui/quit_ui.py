@@ -21,7 +21,7 @@ from zcoder.plural import counted
 from zcoder.relay import Envelope
 from zcoder.relay.display import sender_from
 from zcoder.relay.sanitize import visible
-from zcoder.tui.command_registry import Form, declares_commands, slash_command
+from zcoder.slash.declared import QuitCommands
 from zcoder.tui.dialogs import GuardedDialog
 
 if TYPE_CHECKING:
@@ -71,9 +71,8 @@ class QuitScreen(GuardedDialog[bool]):
         return None
 
 
-@declares_commands
 @dataclass(kw_only=True, eq=False)
-class QuitUI:
+class QuitUI(QuitCommands):
     """Quitting: at once, or after asking when relayed messages would be dropped.
 
     It takes what it uses, never the app: ``history`` (the inbox's relay history, which
@@ -90,7 +89,6 @@ class QuitUI:
         history = self.history()
         return [] if history is None else history.unrun()
 
-    @slash_command(Form("/quit", "leave zcoder"), aliases=("/exit", "/q"))
     def quit_command(self, _argument: str) -> None:
         self.request(0)
 

@@ -27,7 +27,7 @@ from zcoder.relay.names import BadName, check_name, name_of
 from zcoder.relay.sanitize import field_for_model
 from zcoder.relay.spool import Sequences
 from zcoder.relay.standing import is_send_process
-from zcoder.tui.command_registry import Form, declares_commands, slash_command
+from zcoder.slash.declared import RelayCommands
 from zcoder.tui.inbox_ui import InboxUI
 from zcoder.tui.messages import RelayNudge, RunNext
 from zcoder.tui.relay_policy_ui import RelayPolicyUI
@@ -68,8 +68,7 @@ def waiting_text(backlog: Backlog) -> str:
     )
 
 
-@declares_commands
-class RelayUI:
+class RelayUI(RelayCommands):
     """Starts and stops the Relay (``Services.relay``, None when it is off or did not
     start)."""
 
@@ -243,9 +242,6 @@ class RelayUI:
 
     # -- /list-agents and /agents -------------------------------------------------------
 
-    @slash_command(
-        Form("/list-agents", "list the other zcoder instances on this machine (no model request)")
-    )
     async def list_agents(self, _argument: str = "") -> None:
         if self.relay is None:
             self.say.notice(f"Agent relay is unavailable: {self.reason or 'off'}")
@@ -256,18 +252,6 @@ class RelayUI:
             return
         self.say.notice(peer_table(found.peers, width=self.host.columns()))
 
-    @slash_command(
-        Form("/agents", "this instance's relay status"),
-        Form("/agents pause", "refuse new relayed messages (queued ones are kept)"),
-        Form("/agents resume", "accept relayed messages again"),
-        Form("/agents continue", "run the relayed tasks that wait for you (also F2)"),
-        Form("/agents held", "messages held for you (ZCODER_RELAY_INBOUND=hold, or no trust yet)"),
-        Form(
-            "/agents run N | discard N", "run a held message now, or drop it (its sender is told)"
-        ),
-        Form("/agents trust | block | forget NAME", "a policy for that peer's workspace, kept"),
-        Form("/agents recover [discard]", "run (or drop) what a crashed zcoder here left unrun"),
-    )
     def agents_command(self, argument: str) -> None:
         if self.relay is None:
             self.say.notice(
@@ -332,9 +316,6 @@ class RelayUI:
         self.say.notice("\n".join(lines))
         self.refresh_header()
 
-    @slash_command(
-        Form("/rename NAME", "this instance's name for other agents (default: the project's)")
-    )
     def rename(self, argument: str) -> None:
         """/rename NAME: this instance's name for its peers, in its manifest at once."""
         services = self.services

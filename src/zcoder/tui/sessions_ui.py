@@ -26,7 +26,7 @@ from zcoder.frontend.session import OpenedSession, open_session, restore_saved_m
 from zcoder.plural import counted, plural
 from zcoder.sessions import SessionInfo, SessionStore, SessionStoreError
 from zcoder.sessions.locks import SessionInUseError, SessionLock
-from zcoder.tui.command_registry import Form, declares_commands, slash_command
+from zcoder.slash.declared import SessionCommands
 from zcoder.tui.messages import SessionOpened
 
 if TYPE_CHECKING:
@@ -44,9 +44,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-@declares_commands
 @dataclass(eq=False)
-class SessionsUI:
+class SessionsUI(SessionCommands):
     """Opens and closes the SessionStore (``Services.store``, None when it could not be
     opened) and the session open here (``Services.session_id``).
 
@@ -257,21 +256,9 @@ class SessionsUI:
             )
         return "\n".join(lines)
 
-    @slash_command(
-        Form("/new", "start a new session (idle only)"),
-        aliases=("/clear",),  # as in Claude Code: a fresh conversation; the old one stays saved
-        alias_note="a new session; the current one stays saved",
-    )
     def new_command(self, _argument: str) -> None:
         self.new_session()
 
-    @slash_command(
-        Form(
-            "/sessions [all | ID]",
-            "list the sessions with their ids (zcoder --resume ID); all: with those of"
-            " --prompt runs; ID (a unique prefix is enough): open that one",
-        )
-    )
     def sessions_command(self, argument: str) -> None:
         typed = argument.strip()
         if typed.lower() not in ("", "all"):

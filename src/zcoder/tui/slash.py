@@ -1,25 +1,27 @@
 """Slash commands carried out in the app (tui/commands.py parses them).
 
-Each command is declared, with its help, on the method that carries it out
-(tui/command_registry.py): ``/help``, ``/context``, ``/compact`` and ``/copy`` here; the
-relay's on RelayUI (tui/relay_ui.py), ``/model`` on ModelUI (tui/model_ui.py), the
-sessions' on SessionsUI, ``/diff`` and ``/undo`` on EditsUI, ``/mcp`` on McpUI,
-``/quit`` on QuitUI; custom commands and skills on CustomCommandsUI.
+Each command is declared once, with its help, in zcoder.slash.declared, on the class that
+is its owner type; the part that carries it out here subclasses that class: ``/help``,
+``/context``, ``/output``, ``/compact`` and ``/copy`` here (AppCommands); the relay's on
+RelayUI, ``/model`` on ModelUI, the sessions' on SessionsUI, ``/diff`` and ``/undo`` on
+EditsUI, ``/mcp`` on McpUI, ``/quit`` on QuitUI, ``/skills`` on CustomCommandsUI.
 
-``run`` finds the command in the registry and the object that carries it out among
-``owners`` (the screen's parts). It takes those and the few calls its own commands need,
-never the app.
+``run`` finds the command in the registry and the part that carries it out among
+``owners`` (the screen's parts, filed by type: zcoder.slash.owners). It takes those and
+the few calls its own commands need, never the app.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING
 
 from zcoder.agent.usage import render_breakdown
 from zcoder.plural import counted
-from zcoder.tui.command_registry import Form, commands, declares_commands, help_text, slash_command
+from zcoder.slash.declared import AppCommands
+from zcoder.slash.owners import NoOwner, Owners
+from zcoder.slash.registry import commands, help_text
 from zcoder.tui.commands import KEYS
 from zcoder.tui.help_view import HelpEntry
 
@@ -31,17 +33,16 @@ if TYPE_CHECKING:
     from zcoder.tui.turns import Turns
 
 
-@declares_commands
 @dataclass(eq=False)
-class SlashCommands:
+class SlashCommands(AppCommands):
     """Runs a command by name (the registry finds it and the object that carries it out);
     carries out those of the app as a whole: /help, /context, /output, /compact, /copy."""
 
     services: Services
     say: Say
     _: KW_ONLY
-    owners: Callable[[], Iterable[object]]
-    """The objects that carry out the other commands."""
+    owners: Callable[[], Owners]
+    """The parts that carry out commands, this one among them (Parts.command_owners)."""
     model: ModelUI
     sessions: SessionsUI
     turns: Turns
@@ -51,40 +52,32 @@ class SlashCommands:
     """Puts text on the clipboard."""
 
     async def run(self, name: str, argument: str) -> None:
+        owners = self.owners()
         command = commands().find(name)
-        if command is None:
+        if command is None or not command.applies_to(owners.front_end):
             self.say.error(f"unknown command {name}; /help lists the commands")
             return
-        owners = (self, *self.owners())
-        owner = next(o for o in owners if isinstance(o, command.owner))
-        await command.call(owner, argument)
+        try:
+            owner = owners.owner_of(command)
+        except NoOwner as exc:  # a declaration no part carries out: tests/slash find it
+            self.say.error(str(exc))
+            return
+        answer = await command.call(owner, argument)
+        if answer:  # a command declared the same for every front end answers
+            self.say.notice(answer)
 
-    @slash_command(Form("/help", "show this help"), aliases=("/?",))
     def help_command(self, _argument: str) -> None:
         self.say.show(HelpEntry(help_text(commands(), KEYS)))
 
-    @slash_command(Form("/context", "how full the context window is, and what fills it"))
     def context_command(self, _argument: str) -> None:
         self._show_context()
 
-    @slash_command(
-        Form("/output", "the last command's whole output, or tool call's arguments (Ctrl+T)")
-    )
     def output_command(self, _argument: str) -> None:
         self.show_output()
 
-    @slash_command(
-        Form(
-            "/compact [FOCUS]",
-            "replace older history with a summary the model writes (idle only)",
-        )
-    )
     def compact_command(self, argument: str) -> None:
         self.turns.compact(argument)
 
-    @slash_command(
-        Form("/copy", "copy the last reply, as the model wrote it, to the clipboard (OSC 52)")
-    )
     def copy_command(self, _argument: str) -> None:
         self._copy()
 

@@ -1,54 +1,73 @@
-"""The one registry of slash commands: what /help, Tab completion and the command palette read.
+"""The one registry of slash commands: what every front end reads its commands from.
 
-A command is declared once, on the method that carries it out, with its usage and help::
+A command is declared once, in zcoder.slash.declared, on a method of the class that
+declares it, with its forms (usage and help), where it applies and what it needs::
 
-    @slash_command(Form("/model [NAME]", "switch model; ..."))
-    async def model_command(self, argument: str) -> None: ...
+    @slash_command(Form("/diff", "show every file ..."), where=TUI | EDITOR, needs=AGENT)
+    def show_diff(self, argument: str, /) -> Reply:
+        (a docstring for whoever carries it out: the body is the front end's)
 
-and the class that owns such methods is marked ``@declares_commands``. Declaring a command
-there is all it takes for it to be listed by /help, completed by Tab and offered by Ctrl+P
-(tui/command_palette.py); an extension adds commands the same way.
-
-The classes that carry commands out (tui/slash.py, tui/model_ui.py, ...) import the model
-client, the relay and the session store, which start-up imports only after the first frame
-(tui/startup.py). So this module imports none of them: ``commands()`` imports the modules
-named in ``DECLARING_MODULES`` when the registry is first read (a Tab, Ctrl+P, /help, a
-command run), and their order is the order of the help.
+and that class is marked ``@declares_commands``. The declaring class is the owner type:
+a front end carries the command out on the object of that type it registers
+(zcoder.slash.owners), which overrides the method. Nothing here imports Textual or ACP:
+the TUI (/help, Tab, Ctrl+P), an editor (ACP's available commands) and ``--connect`` (its
+refusals) all read this registry; an extension adds commands at run time (``Command``
+with ``extension=True``).
 """
 
 from __future__ import annotations
 
+import enum
 import importlib
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, TypeVar
 
 __all__ = [
-    "DECLARING_MODULES",
     "Command",
     "CommandRegistry",
     "Form",
+    "FrontEnd",
+    "Needs",
+    "Reply",
     "commands",
     "declare_into",
     "declares_commands",
+    "declaring_classes",
     "help_text",
     "slash_command",
 ]
 
-DECLARING_MODULES: Final = (
-    "zcoder.tui.slash",
-    "zcoder.tui.sessions_ui",
-    "zcoder.tui.model_ui",
-    "zcoder.tui.edits_ui",
-    "zcoder.tui.relay_ui",
-    "zcoder.tui.inbox_ui",
-    "zcoder.tui.mcp_ui",
-    "zcoder.tui.quit_ui",
-    "zcoder.tui.custom_commands_ui",
-)
-"""Where commands are declared, in the order /help lists them."""
+DECLARED_IN: Final = "zcoder.slash.declared"
+"""The module that declares zcoder's own commands, in the order /help lists them."""
+
+
+class FrontEnd(enum.Flag):
+    """Where a command applies: a set of front ends (``TUI | EDITOR``)."""
+
+    TUI = enum.auto()  # the terminal app, run here
+    EDITOR = enum.auto()  # an editor, over ACP (``zcoder --acp``)
+    REMOTE = enum.auto()  # the terminal app driving a zcoder on another host (``--connect``)
+
+
+EVERYWHERE: Final = FrontEnd.TUI | FrontEnd.EDITOR | FrontEnd.REMOTE
+
+
+class Needs(enum.Flag):
+    """What carrying a command out needs, besides the front end itself."""
+
+    NOTHING = 0
+    AGENT = enum.auto()  # the open session's agent: its conversation, edits, tools
+    MODEL = enum.auto()  # a request to the model (in an editor: a turn of its own)
+    RELAY = enum.auto()  # the agent relay: this instance's peer, its inbox
+    STORE = enum.auto()  # the session store
+
+
+Reply = Awaitable[str | None] | str | None
+"""What a command's method returns: nothing (it said what it had to, as the TUI does), or
+the answer to show (as an editor's are), maybe awaited."""
 
 SHELL_FORM: Final = (
     "!COMMAND",
@@ -85,7 +104,7 @@ def _until_value(words: list[str]) -> Iterator[str]:
         yield word
 
 
-CommandRun = Callable[[Any, str], Awaitable[None] | None]
+CommandRun = Callable[[Any, str], Reply]
 """A command's method, unbound: called with its owner and the argument (maybe "")."""
 
 
@@ -94,19 +113,32 @@ class Command:
     name: str  # "/agents"
     forms: tuple[Form, ...]
     run: CommandRun
-    owner: type = object  # the class whose instance carries it out
+    owner: type = object  # the class that declares it: its front end's owner is one
     aliases: tuple[str, ...] = ()  # other names: "/q", "/exit"
     alias_note: str = ""  # said after each alias in the help
     extension: bool = False  # a custom command or a skill, added at run time
+    where: FrontEnd = FrontEnd.TUI  # the front ends it applies to
+    needs: Needs = Needs.NOTHING
+    remote_refusal: str = ""
+    """Why it is not available over ``--connect``, where to ask instead (else the general
+    reason: it acts on this machine's zcoder)."""
+    neutral: bool = False
+    """The declared method carries it out itself, the same in every front end: it returns
+    the answer each shows (an owner of the declaring type need not override it)."""
 
-    async def call(self, owner: object, argument: str) -> None:
-        """Run the command on ``owner``; a subclass's override of the declared method (the
-        remote sessions' /sessions, say) is the one that runs."""
+    async def call(self, owner: object, argument: str) -> str | None:
+        """Run the command on ``owner``, and what it answers (None: it said it itself); a
+        subclass's override of the declared method (the remote sessions' /sessions, say)
+        is the one that runs."""
         name = getattr(self.run, "__name__", "")
         bound = getattr(owner, name, None)
         result = bound(argument) if callable(bound) else self.run(owner, argument)
         if inspect.isawaitable(result):
-            await result
+            return await result
+        return result
+
+    def applies_to(self, front_end: FrontEnd) -> bool:
+        return front_end in self.where
 
 
 @dataclass
@@ -145,6 +177,10 @@ class CommandRegistry:
     def __iter__(self) -> Iterator[Command]:
         return iter(self._commands.values())
 
+    def of(self, front_end: FrontEnd) -> list[Command]:
+        """The commands that apply to ``front_end``, in declaration order."""
+        return [command for command in self if command.applies_to(front_end)]
+
     def __len__(self) -> int:
         return len(self._commands)
 
@@ -158,8 +194,13 @@ class CommandRegistry:
         return {alias: c.name for c in self for alias in c.aliases}
 
     def completion_entries(self) -> tuple[str, ...]:
-        """Every usage and alias: completion takes names and fixed arguments from them."""
-        return (*(form.usage for c in self for form in c.forms), *self.aliases())
+        """Every usage and alias of the TUI's commands: completion takes names and fixed
+        arguments from them."""
+        tui = self.of(FrontEnd.TUI)
+        return (
+            *(form.usage for c in tui for form in c.forms),
+            *(a for c in tui for a in c.aliases),
+        )
 
 
 _declared: list[type] = []  # classes marked @declares_commands, as their modules load
@@ -170,75 +211,76 @@ _Run = TypeVar("_Run", bound=Callable[..., Any])
 _MARK: Final = "_zcoder_command"
 
 
-@dataclass(frozen=True)
-class _Declaration:
-    forms: tuple[Form, ...]
-    aliases: tuple[str, ...]
-    alias_note: str
-
-
 def slash_command(
-    *forms: Form, aliases: tuple[str, ...] = (), alias_note: str = ""
+    *forms: Form,
+    where: FrontEnd,
+    needs: Needs = Needs.NOTHING,
+    aliases: tuple[str, ...] = (),
+    alias_note: str = "",
+    remote_refusal: str = "",
+    neutral: bool = False,
 ) -> Callable[[_Run], _Run]:
-    """Declare the method a command: its forms (the first names it), its other names."""
+    """Declare the method a command: its forms (the first names it), the front ends it
+    applies to, what it needs, its other names; ``remote_refusal``: why ``--connect``
+    does not carry it out (only for a command that does not apply there); ``neutral``:
+    the method's own body carries it out, answering with the text every front end shows."""
     if not forms:
         raise ValueError("a command needs at least one form")
+    if remote_refusal and FrontEnd.REMOTE in where:
+        raise ValueError(f"{forms[0].usage} applies over --connect: it is refused nowhere")
 
     def mark(run: _Run) -> _Run:
-        setattr(run, _MARK, _Declaration(forms, aliases, alias_note))
+        name = forms[0].usage.split()[0]
+        declared = Command(name, forms, run, object, aliases, alias_note, where=where, needs=needs)
+        setattr(run, _MARK, replace(declared, remote_refusal=remote_refusal, neutral=neutral))
         return run
 
     return mark
 
 
 def declares_commands(owner: _Owner) -> _Owner:
-    """Mark ``owner`` as carrying out the ``@slash_command`` methods it defines."""
+    """Mark ``owner`` as declaring the ``@slash_command`` methods it defines: it is their
+    owner type (zcoder.slash.owners)."""
     if _registry is not None:
         declare_into(_registry, owner)  # declared after the registry was first read
-    else:
-        _declared.append(owner)
+    _declared.append(owner)
     return owner
+
+
+def declaring_classes() -> frozenset[type]:
+    """The classes marked ``@declares_commands``: zcoder's own, and any declared since."""
+    commands()  # zcoder's own are declared when the registry is first read
+    return frozenset(_declared)
 
 
 def declare_into(registry: CommandRegistry, owner: type) -> None:
     """Add the ``@slash_command`` methods of ``owner`` to ``registry``, in their order."""
     for run in vars(owner).values():
-        declaration = getattr(run, _MARK, None)
-        if not isinstance(declaration, _Declaration):
-            continue
-        name = declaration.forms[0].usage.split()[0]
-        registry.add(
-            Command(
-                name,
-                declaration.forms,
-                run,
-                owner,
-                declaration.aliases,
-                declaration.alias_note,
-            )
-        )
+        declared = getattr(run, _MARK, None)
+        if isinstance(declared, Command):
+            registry.add(replace(declared, owner=owner))
 
 
 def commands() -> CommandRegistry:
-    """The registry, once every module that declares commands is imported: their commands
-    come in the order of ``DECLARING_MODULES`` (whichever imported which first)."""
+    """The registry: zcoder's own commands (``DECLARED_IN``, in the order its classes
+    are declared, then any declared elsewhere), and the extensions added since."""
     global _registry
     if _registry is None:
-        for module in DECLARING_MODULES:
-            importlib.import_module(module)
-        order = {module: index for index, module in enumerate(DECLARING_MODULES)}
+        importlib.import_module(DECLARED_IN)
         registry = CommandRegistry()
-        for owner in sorted(_declared, key=lambda o: order.get(o.__module__, len(order))):
+        for owner in _declared:  # in the order they were declared
             declare_into(registry, owner)
         _registry = registry
     return _registry
 
 
 def help_text(registry: CommandRegistry, keys: dict[str, str]) -> str:
-    """/help: every command's forms, the aliases, then ``keys`` (key → what it does)."""
-    rows = [(f.usage, f.help) for c in registry if not c.extension for f in c.forms]
+    """The TUI's /help: every form of its commands, the aliases, then ``keys`` (key →
+    what it does)."""
+    tui = registry.of(FrontEnd.TUI)
+    rows = [(f.usage, f.help) for c in tui if not c.extension for f in c.forms]
     rows.append(SHELL_FORM)
-    added = [(f.usage, f.help) for c in registry if c.extension for f in c.forms]
+    added = [(f.usage, f.help) for c in tui if c.extension for f in c.forms]
     width = max(len(k) for k in (*(usage for usage, _ in rows + added), *keys)) + 2
     lines = ["Commands:"]
     lines += [f"  {usage.ljust(width)}{what}" for usage, what in rows]
@@ -246,7 +288,7 @@ def help_text(registry: CommandRegistry, keys: dict[str, str]) -> str:
         lines.append("Custom commands and skills of this workspace:")
         lines += [f"  {usage.ljust(width)}{what}" for usage, what in added]
     lines.append("Aliases:")
-    for command in registry:
+    for command in tui:
         note = f" ({command.alias_note})" if command.alias_note else ""
         lines += [f"  {alias.ljust(width)}{command.name}{note}" for alias in command.aliases]
     lines.append("Keys:")

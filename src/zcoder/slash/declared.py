@@ -1,0 +1,262 @@
+"""zcoder's own slash commands, each declared once, in the order /help lists them.
+
+A class here declares the commands of one concern and is their owner type: a front end
+carries a command out on the object it registers of that type (zcoder.slash.owners),
+whose class subclasses the one here and overrides the method (the TUI's SlashCommands,
+SessionsUI, ...; an editor's EditorCommands, zcoder.acp.commands; ``--connect``'s
+remote parts). A declaration says where the command applies: a front end it applies to
+must have an owner for it (tests/slash/test_owners.py walks every declaration), and one
+it does not apply to never offers it (``--connect`` says why: ``remote_refusal``, else
+that it acts on this machine's zcoder). The method bodies here are empty: what a command
+does is each front end's; its words (usage, help) are these.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from zcoder.slash.registry import (
+    EVERYWHERE,
+    Form,
+    FrontEnd,
+    Needs,
+    Reply,
+    declares_commands,
+    slash_command,
+)
+
+__all__ = [
+    "AppCommands",
+    "EditCommands",
+    "InboxCommands",
+    "McpCommands",
+    "ModelCommands",
+    "QuitCommands",
+    "RelayCommands",
+    "SessionCommands",
+    "SkillCommands",
+]
+
+TUI: Final = FrontEnd.TUI
+EDITOR: Final = FrontEnd.EDITOR
+REMOTE: Final = FrontEnd.REMOTE
+EDITS_ELSEWHERE: Final = "the edits are on the remote host, in its workspace"
+
+
+@declares_commands
+class AppCommands:
+    """The front end as a whole: its help, the context window, output, compaction."""
+
+    @slash_command(Form("/help", "show this help"), where=EVERYWHERE, aliases=("/?",))
+    def help_command(self, argument: str, /) -> Reply:
+        """The commands of this front end, with their help."""
+
+    @slash_command(
+        Form("/context", "how full the context window is, and what fills it"),
+        where=TUI | EDITOR,
+        needs=Needs.AGENT,
+        remote_refusal="the context window and what fills it are on the remote host (the "
+        "header's meter shows how full it is)",
+    )
+    def context_command(self, argument: str, /) -> Reply:
+        """What fills the next request's context window, by kind."""
+
+    @slash_command(
+        Form("/output", "the last command's whole output, or tool call's arguments (Ctrl+T)"),
+        where=TUI | REMOTE,
+    )
+    def output_command(self, argument: str, /) -> Reply:
+        """The last command's whole output."""
+
+    @slash_command(
+        Form(
+            "/compact [FOCUS]",
+            "replace older history with a summary the model writes (idle only)",
+        ),
+        where=TUI | EDITOR,
+        needs=Needs.AGENT | Needs.MODEL,
+        remote_refusal="compaction is the remote agent's (it compacts by itself when the "
+        "window fills)",
+    )
+    def compact_command(self, argument: str, /) -> Reply:
+        """Replace older history with the model's summary, focused on ``argument``."""
+
+    @slash_command(
+        Form("/copy", "copy the last reply, as the model wrote it, to the clipboard (OSC 52)"),
+        where=TUI | REMOTE,
+    )
+    def copy_command(self, argument: str, /) -> Reply:
+        """The last reply to the clipboard."""
+
+
+@declares_commands
+class SessionCommands:
+    """The sessions of this workspace: a new one, the list, opening one."""
+
+    @slash_command(
+        Form("/new", "start a new session (idle only)"),
+        where=TUI | REMOTE,
+        needs=Needs.STORE,
+        aliases=("/clear",),  # as in Claude Code: a fresh conversation; the old one stays saved
+        alias_note="a new session; the current one stays saved",
+    )
+    def new_command(self, argument: str, /) -> Reply:
+        """Start a new session."""
+
+    @slash_command(
+        Form(
+            "/sessions [all | ID]",
+            "list the sessions with their ids (zcoder --resume ID); all: with those of"
+            " --prompt runs; ID (a unique prefix is enough): open that one",
+        ),
+        where=TUI | REMOTE,
+        needs=Needs.STORE,
+    )
+    def sessions_command(self, argument: str, /) -> Reply:
+        """List the sessions, or open the one ``argument`` names."""
+
+
+@declares_commands
+class ModelCommands:
+    """The model in use."""
+
+    @slash_command(
+        Form("/model [NAME]", "switch model; without NAME, pick from Ollama's list (idle only)"),
+        where=TUI,
+        needs=Needs.MODEL,
+        remote_refusal="the model is the remote zcoder's (its ZCODER_MODEL, or -m in "
+        "ZCODER_REMOTE_COMMAND)",
+    )
+    def model_command(self, argument: str, /) -> Reply:
+        """Switch to the model ``argument`` names, or pick one."""
+
+
+@declares_commands
+class EditCommands:
+    """The files the agent changed this session."""
+
+    @slash_command(
+        Form(
+            "/diff",
+            "show every file the agent changed this session, as one diff per file: from "
+            "before its first edit to what is on disk now",
+        ),
+        where=TUI | EDITOR,
+        needs=Needs.AGENT,
+        remote_refusal=EDITS_ELSEWHERE,
+    )
+    def show_diff(self, argument: str, /) -> Reply:
+        """The session's changes, one diff per file."""
+
+    @slash_command(
+        Form("/undo", "restore the files the last turn changed, after asking (idle only)"),
+        where=TUI,
+        needs=Needs.AGENT,
+        remote_refusal=EDITS_ELSEWHERE,
+    )
+    def undo(self, argument: str, /) -> Reply:
+        """Restore the files the last turn changed."""
+
+
+@declares_commands
+class RelayCommands:
+    """The agent relay: the other instances, this one's peer."""
+
+    @slash_command(
+        Form("/list-agents", "list the other zcoder instances on this machine (no model request)"),
+        where=EVERYWHERE,
+        needs=Needs.RELAY,
+    )
+    def list_agents(self, argument: str, /) -> Reply:
+        """The other zcoder instances the relay finds."""
+
+    @slash_command(
+        Form("/agents", "this instance's relay status"),
+        Form("/agents pause", "refuse new relayed messages (queued ones are kept)"),
+        Form("/agents resume", "accept relayed messages again"),
+        Form("/agents continue", "run the relayed tasks that wait for you (also F2)"),
+        Form("/agents held", "messages held for you (ZCODER_RELAY_INBOUND=hold, or no trust yet)"),
+        Form(
+            "/agents run N | discard N", "run a held message now, or drop it (its sender is told)"
+        ),
+        Form("/agents trust | block | forget NAME", "a policy for that peer's workspace, kept"),
+        Form("/agents recover [discard]", "run (or drop) what a crashed zcoder here left unrun"),
+        where=TUI | REMOTE,
+        needs=Needs.RELAY,
+    )
+    def agents_command(self, argument: str, /) -> Reply:
+        """The relay's status and controls (``argument``: the control and its value)."""
+
+    @slash_command(
+        Form("/rename NAME", "this instance's name for other agents (default: the project's)"),
+        where=TUI,
+        needs=Needs.RELAY,
+        remote_refusal="this zcoder publishes no relay peer: the remote host's zcoder is the agent",
+    )
+    def rename(self, argument: str, /) -> Reply:
+        """This instance's name for its peers."""
+
+
+@declares_commands
+class InboxCommands:
+    """The relay's history: messages sent and received here."""
+
+    @slash_command(
+        Form(
+            "/inbox [N]",
+            "messages sent and received here, newest first, with their state and receipt",
+        ),
+        where=TUI,
+        needs=Needs.RELAY | Needs.STORE,
+    )
+    def command(self, argument: str, /) -> Reply:
+        """The history, newest first; ``argument`` N: one entry whole."""
+
+
+@declares_commands
+class McpCommands:
+    """The MCP servers."""
+
+    @slash_command(
+        Form("/mcp", "the MCP servers: state (and why), where configured, their tools"),
+        Form("/mcp reload", "read the MCP configuration again: added, removed, changed"),
+        Form("/mcp reconnect NAME", "stop an MCP server and start it again"),
+        Form(
+            "/mcp enable NAME | disable NAME",
+            "turn an MCP server on or off in this workspace (kept for later sessions)",
+        ),
+        where=TUI,
+        needs=Needs.AGENT,
+    )
+    def mcp_command(self, argument: str, /) -> Reply:
+        """The servers' state, or a control (``argument``) of one."""
+
+
+@declares_commands
+class QuitCommands:
+    """Leaving zcoder."""
+
+    @slash_command(Form("/quit", "leave zcoder"), where=TUI | REMOTE, aliases=("/exit", "/q"))
+    def quit_command(self, argument: str, /) -> Reply:
+        """Quit (asking first when relayed messages would be dropped)."""
+
+
+@declares_commands
+class SkillCommands:
+    """Skills (and custom commands: they are added at run time, as extensions)."""
+
+    @slash_command(
+        Form("/skills", "the skills: where each came from, which are active"),
+        Form("/skills reload", "read the skills and custom commands again"),
+        where=TUI,
+    )
+    def skills_command(self, argument: str, /) -> Reply:
+        """The skills, or ``reload``: read them again."""
+
+    @slash_command(
+        Form("/skill NAME [TEXT]", "activate the skill NAME, then send TEXT (also $NAME TEXT)"),
+        where=TUI,
+        needs=Needs.MODEL,
+    )
+    def skill_command(self, argument: str, /) -> Reply:
+        """Activate a skill, then send the text after its name."""
