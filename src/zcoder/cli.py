@@ -200,14 +200,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             name=args.name,
         )
     except ConfigError as exc:
-        from zcoder.relay.sanitize import screen_safe
+        from zcoder.base.sanitize import screen_safe
 
         print(f"zcoder: {screen_safe(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
 
     if args.print_instructions:
         from zcoder.agent import load_instructions, render_instructions
-        from zcoder.relay.sanitize import for_stream
+        from zcoder.base.sanitize import for_stream
 
         files = load_instructions(config.workspace, config.home)
         if not files:
@@ -299,7 +299,7 @@ def _run_mode(args: argparse.Namespace, config: Config) -> int:
     # collector would walk them again and again for nothing. It is turned back on, tuned,
     # once the app is up (zcoder.tui.collector).
     gc.disable()
-    from zcoder.logfile import setup_logging
+    from zcoder.base.logfile import setup_logging
 
     setup_logging(config.home)  # the terminal is the app's: log records go to a file
     from zcoder.tui import run_app
@@ -342,7 +342,7 @@ def _run_connect(args: argparse.Namespace, config: Config) -> int:
     except TargetError as exc:
         print(f"zcoder: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from zcoder.logfile import setup_logging
+    from zcoder.base.logfile import setup_logging
     from zcoder.remote.app import run_remote
 
     setup_logging(config.home)  # the terminal is the app's: log records go to a file
@@ -412,7 +412,7 @@ def _start_gguf(
 
 def _find_resumed(config: Config, typed: str) -> str | int:
     """The full id of the session ``--resume`` names, or the exit code after saying why."""
-    from zcoder.relay.sanitize import screen_safe
+    from zcoder.base.sanitize import screen_safe
     from zcoder.resume import ResumeError, find_session
     from zcoder.sessions import SessionStore, SessionStoreError
 

@@ -13,7 +13,7 @@ import asyncio
 import os
 from typing import TextIO
 
-from zcoder.relay.sanitize import screen_safe
+from zcoder.base.sanitize import screen_safe
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest, EditApprovalRequest
 
 

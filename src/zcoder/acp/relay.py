@@ -39,9 +39,9 @@ from zcoder.acp.notices import SessionNotice
 from zcoder.acp.updates import Update
 from zcoder.agent.auto_turns import AutoTurns
 from zcoder.agent.relay_inbox import RelayHistory, receipt_outcome
-from zcoder.plural import counted
+from zcoder.base.plural import counted
+from zcoder.base.sanitize import visible, visible_lines
 from zcoder.relay.display import sender_from
-from zcoder.relay.sanitize import visible, visible_lines
 
 if TYPE_CHECKING:
     from zcoder.agent import Agent, TurnFinished

@@ -6,7 +6,7 @@ It talks to its front end through events (zcoder.agent.events) and an approver
 
 from typing import TYPE_CHECKING
 
-from zcoder.lazy import lazy_exports
+from zcoder.base.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from zcoder.agent.core import Agent, ChatClient

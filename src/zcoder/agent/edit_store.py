@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from zcoder.relay.safefile import replace_with
+from zcoder.base.safefile import replace_with
 from zcoder.sessions.paths import ensure_private_dir
 
 log = logging.getLogger(__name__)

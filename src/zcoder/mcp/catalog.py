@@ -22,9 +22,9 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+from zcoder.base.plural import counted
 from zcoder.mcp.connection import McpTool
 from zcoder.model.tokens import estimate_tokens
-from zcoder.plural import counted
 from zcoder.tools.base import ToolContext, ToolHandler, ToolResult, ToolSpec
 
 __all__ = ["LOAD_TOOL", "SHARE_ENV", "Catalog", "share_from_env"]

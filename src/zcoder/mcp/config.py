@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from zcoder.consent import digest_of, write_private_json
-from zcoder.plural import plural
+from zcoder.base.consent import digest_of, write_private_json
+from zcoder.base.plural import plural
 
 __all__ = [
     "PROJECT_FILE",

@@ -17,7 +17,7 @@ accepted as usual. ``close`` removes every file it made.
 
 Everything here is synchronous and thread-safe; zcoder.mcp.serve calls it from worker
 threads. Text given to the calling agent's model is made visible and defused first
-(zcoder.relay.sanitize): peers and receivers write their own manifests and summaries.
+(zcoder.base.sanitize): peers and receivers write their own manifests and summaries.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
+from zcoder.base.sanitize import body_for_model, field_for_model
 from zcoder.relay.client import DiscoveryResult, discover
 from zcoder.relay.display import peer_list_for_model
 from zcoder.relay.instance import Relay
@@ -36,7 +37,6 @@ from zcoder.relay.names import name_of, resolve_target
 from zcoder.relay.protocol import is_message_id
 from zcoder.relay.receipts import SentMessage
 from zcoder.relay.registry import RegistryError, check_registry_dir, choose_registry_dir
-from zcoder.relay.sanitize import body_for_model, field_for_model
 from zcoder.relay.settings import RelayMode, load_relay_settings
 
 # The name this peer advertises (a relay name: one word); peers list it, paused.

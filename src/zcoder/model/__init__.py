@@ -28,7 +28,7 @@ Public surface::
 
 from typing import TYPE_CHECKING
 
-from zcoder.lazy import lazy_exports
+from zcoder.base.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from zcoder.model.backends import (

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from zcoder.base.safefile import UnsafeFile, read_own_file, replace_with
 from zcoder.relay.protocol import (
     PROTOCOL_VERSION,
     STATES,
@@ -28,7 +29,6 @@ from zcoder.relay.protocol import (
     is_instance_id,
     is_positive_int,
 )
-from zcoder.relay.safefile import UnsafeFile, read_own_file, replace_with
 
 MAX_SOCKET_PATH_BYTES: Final = 100
 MAX_MANIFEST_BYTES: Final = 16 * 1024

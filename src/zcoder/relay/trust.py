@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Final
 
-from zcoder.relay.safefile import UnsafeFile, read_own_file
+from zcoder.base.safefile import UnsafeFile, read_own_file
 from zcoder.relay.settings import Inbound
 
 TRUST_FILE: Final = "relay-trust.json"

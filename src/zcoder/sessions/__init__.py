@@ -18,7 +18,7 @@ another workspace or profile raises SessionNotFoundError.
 
 from typing import TYPE_CHECKING
 
-from zcoder.lazy import lazy_exports
+from zcoder.base.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from zcoder.sessions.errors import (

@@ -7,7 +7,7 @@ The agent loop builds a :class:`ToolContext` per turn, offers
 
 from typing import TYPE_CHECKING
 
-from zcoder.lazy import lazy_exports
+from zcoder.base.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from zcoder.tools.approval import (

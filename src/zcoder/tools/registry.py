@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from zcoder.plural import plural
+from zcoder.base.plural import plural
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
 from zcoder.tools.output import bound_text
 

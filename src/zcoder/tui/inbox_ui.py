@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zcoder.agent.relay_inbox import RelayHistory
-from zcoder.relay.sanitize import visible
+from zcoder.base.sanitize import visible
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.relay_log import RelayLog, RelayRecord
 from zcoder.tui.command_registry import Form, declares_commands, slash_command

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.widgets import Static
 
-from zcoder.plural import counted
+from zcoder.base.plural import counted
+from zcoder.base.sanitize import visible
 from zcoder.relay import Envelope
 from zcoder.relay.display import sender_from
-from zcoder.relay.sanitize import visible
 from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.dialogs import GuardedDialog
 

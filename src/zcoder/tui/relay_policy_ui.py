@@ -9,11 +9,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from zcoder.plural import counted
+from zcoder.base.plural import counted
+from zcoder.base.sanitize import visible
 from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
 from zcoder.relay.display import sender_from, sender_name
 from zcoder.relay.names import resolve_target
-from zcoder.relay.sanitize import visible
 from zcoder.relay.settings import Inbound
 from zcoder.relay.trust import BLOCK, TRUST, TrustError
 

@@ -20,11 +20,11 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zcoder.plural import counted
+from zcoder.base.plural import counted
+from zcoder.base.sanitize import field_for_model
 from zcoder.relay import QuarantinedMessage, Relay, RelayStatus
 from zcoder.relay.display import peer_table, visible
 from zcoder.relay.names import BadName, check_name, name_of
-from zcoder.relay.sanitize import field_for_model
 from zcoder.relay.spool import Sequences
 from zcoder.relay.standing import is_send_process
 from zcoder.tui.command_registry import Form, declares_commands, slash_command

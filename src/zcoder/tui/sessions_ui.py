@@ -20,9 +20,9 @@ from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
+from zcoder.base.plural import counted, plural
 from zcoder.model import ModelError
 from zcoder.model.context import same_model
-from zcoder.plural import counted, plural
 from zcoder.resume import ResumeError, find_session, restored_model, session_lines
 from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore, SessionStoreError
 from zcoder.sessions.locks import LockTaker, SessionInUseError, SessionLock

@@ -18,7 +18,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING
 
 from zcoder.agent.usage import render_breakdown
-from zcoder.plural import counted
+from zcoder.base.plural import counted
 from zcoder.tui.command_registry import Form, commands, declares_commands, help_text, slash_command
 from zcoder.tui.commands import KEYS
 from zcoder.tui.help_view import HelpEntry

@@ -1,5 +1,5 @@
 """Small shared pieces of the UI: ``content_text`` and the sessions list; ``screen_safe``
-(zcoder.relay.sanitize's, as every front end's) is re-exported here.
+(zcoder.base.sanitize's, as every front end's) is re-exported here.
 
 The header is tui/status.py, the transcript tui/transcript.py, the prompt tui/prompt.py.
 
@@ -20,8 +20,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import ListItem, ListView, Static
 
-from zcoder.blank_runs import blank_runs
-from zcoder.relay.sanitize import screen_safe
+from zcoder.base.blank_runs import blank_runs
+from zcoder.base.sanitize import screen_safe
 from zcoder.sessions import SessionInfo, shown_title
 
 __all__ = [
@@ -31,7 +31,7 @@ __all__ = [
     "SessionList",
     "SidebarPlaceholder",
     "content_text",
-    "screen_safe",  # zcoder.relay.sanitize's, the one for every front end
+    "screen_safe",  # zcoder.base.sanitize's, the one for every front end
 ]
 
 
@@ -40,7 +40,7 @@ def content_text(text: str, prefix: str = "") -> Text:
 
     Control and invisible characters become visible escapes (``screen_safe``); runs of
     blanks and of empty lines become a marker that says how many there were
-    (zcoder.blank_runs).
+    (zcoder.base.blank_runs).
     """
     out = Text(prefix, no_wrap=False, overflow="fold")
     for piece, marker in blank_runs(screen_safe(text)):

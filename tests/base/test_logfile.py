@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from zcoder.logfile import LOG_FILE_NAME, PrivateRotatingFileHandler, setup_logging
+from zcoder.base.logfile import LOG_FILE_NAME, PrivateRotatingFileHandler, setup_logging
 
 
 @pytest.fixture(autouse=True)
@@ -88,7 +88,7 @@ def test_a_log_path_that_is_not_a_regular_file_is_not_used(tmp_path: Path, kind:
     code = (
         "import logging, sys\n"
         "from pathlib import Path\n"
-        "from zcoder.logfile import setup_logging\n"
+        "from zcoder.base.logfile import setup_logging\n"
         "print(setup_logging(Path(sys.argv[1])))\n"
         "logging.getLogger('zcoder.relay.listener').warning('nowhere to go')\n"
     )
@@ -113,7 +113,7 @@ def test_help_does_not_import_the_log_setup() -> None:
         "    main(['--help'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "print('zcoder.logfile' in sys.modules, 'logging.handlers' in sys.modules)\n"
+        "print('zcoder.base.logfile' in sys.modules, 'logging.handlers' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines()[-1] == "False False"
