@@ -41,8 +41,8 @@ from importlib import metadata, resources
 from pathlib import Path
 from typing import IO, Any, Final
 
+from zcoder.base.safefile import PRIVATE_FILE_MODE, ensure_private_dir
 from zcoder.model.gguf import GGUFError, GGUFInfo, read_gguf_info
-from zcoder.sessions.paths import PRIVATE_FILE_MODE, ensure_private_dir
 
 __all__ = [
     "DEFAULT_WINDOW_CAP",

@@ -22,7 +22,7 @@ import os
 import re
 from pathlib import Path
 
-from zcoder.sessions.paths import PRIVATE_FILE_MODE, ensure_private_dir
+from zcoder.base.safefile import PRIVATE_FILE_MODE, ensure_private_dir
 
 log = logging.getLogger(__name__)
 
