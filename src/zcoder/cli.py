@@ -160,9 +160,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments and arguments[0] in ("agents", "send"):
         # The relay from scripts (zcoder.relay.scripts): no model, no UI.
-        from zcoder.relay import scripts
+        from zcoder.relay import agents_main, send_main
 
-        run = scripts.agents_main if arguments[0] == "agents" else scripts.send_main
+        run = agents_main if arguments[0] == "agents" else send_main
         return run(arguments[1:])
     if arguments[:2] == ["mcp", "serve"]:
         # The relay offered to other agents as an MCP server (zcoder.mcp.serve).

@@ -32,8 +32,7 @@ from zcoder.model.watch import (
     MAX_REPLY_SETTING,
 )
 from zcoder.oneshot_input import DEFAULT_STDIN_WAIT, STDIN_WAIT_SETTING
-from zcoder.relay import RelaySettings, load_relay_settings
-from zcoder.relay.names import BadName, check_name, default_name
+from zcoder.relay import BadName, RelaySettings, check_name, default_name, load_relay_settings
 from zcoder.sessions import default_home
 from zcoder.tools import CommandPolicy, EditPolicy, Profile
 

@@ -43,8 +43,7 @@ from zcoder.acp.permission import PermissionAsker
 from zcoder.acp.updates import EventTranslator, FileEdit, UpdatePump
 from zcoder.agent.edits import EditJournal
 from zcoder.base.sanitize import visible, visible_lines
-from zcoder.relay.display import paused_warning, peer_label
-from zcoder.relay.names import name_of
+from zcoder.relay import name_of, paused_warning, peer_label
 from zcoder.tools import (
     ApprovalDecision,
     CommandApprovalRequest,

@@ -30,7 +30,7 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 
 from zcoder.agent.usage import render_breakdown
 from zcoder.model import ModelError
-from zcoder.relay.display import peer_table
+from zcoder.relay import peer_table
 from zcoder.tools.offload import StopSignal, in_thread
 
 if TYPE_CHECKING:

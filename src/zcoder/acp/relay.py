@@ -41,7 +41,7 @@ from zcoder.agent.auto_turns import AutoTurns
 from zcoder.agent.relay_inbox import RelayHistory, receipt_outcome
 from zcoder.base.plural import counted
 from zcoder.base.sanitize import visible, visible_lines
-from zcoder.relay.display import sender_from
+from zcoder.relay import sender_from
 
 if TYPE_CHECKING:
     from zcoder.agent import Agent, TurnFinished

@@ -47,7 +47,7 @@ from zcoder.agent.headings import call_heading
 from zcoder.agent.status import ContextUsage
 from zcoder.base.sanitize import visible, visible_lines
 from zcoder.model.recovery import HeldReply
-from zcoder.relay.display import from_words, sender_words
+from zcoder.relay import from_words, sender_words
 from zcoder.sessions.records import TranscriptEvent
 
 log = logging.getLogger(__name__)

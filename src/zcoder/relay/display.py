@@ -30,7 +30,7 @@ __all__ = [
     "sender_from",
     "sender_label",
     "sender_name",
-    "visible",
+    "sender_words",
 ]
 
 NO_PEERS_TEXT: Final = "No other local zcoder instances are available."

@@ -26,9 +26,9 @@ from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from zcoder.base.sanitize import json_text, screen_safe
+from zcoder.base.sanitize import json_text, screen_safe, visible
 from zcoder.relay.client import Peer
-from zcoder.relay.display import peer_table, sender_label, visible
+from zcoder.relay.display import peer_table, sender_label
 from zcoder.relay.instance import Relay
 from zcoder.relay.settings import load_relay_settings
 from zcoder.relay.spool import ClaimedMessage, QuarantinedMessage

@@ -30,7 +30,7 @@ from textual.binding import Binding, BindingType
 
 from zcoder.base.sanitize import visible
 from zcoder.config import Config
-from zcoder.relay.settings import RelayMode
+from zcoder.relay import RelayMode
 from zcoder.remote.agent import RemoteAgent
 from zcoder.remote.connection import ConnectionLost
 from zcoder.remote.link import RemoteLink

@@ -24,8 +24,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from zcoder.base.sanitize import visible
-from zcoder.relay import Peer
-from zcoder.relay.display import paused_warning, peer_label
+from zcoder.relay import Peer, paused_warning, peer_label
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest, EditApprovalRequest
 from zcoder.tools.approval import McpServerStart, McpToolCall
 from zcoder.tui.dialogs import GuardedDialog

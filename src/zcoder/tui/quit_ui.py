@@ -19,8 +19,7 @@ from textual.widgets import Static
 
 from zcoder.base.plural import counted
 from zcoder.base.sanitize import visible
-from zcoder.relay import Envelope
-from zcoder.relay.display import sender_from
+from zcoder.relay import Envelope, sender_from
 from zcoder.tui.command_registry import Form, declares_commands, slash_command
 from zcoder.tui.dialogs import GuardedDialog
 

@@ -24,8 +24,7 @@ from zcoder.agent.relay_inbox import receipt_outcome
 from zcoder.base.sanitize import visible
 from zcoder.hooks.relay_gate import RelayGate, Verdict
 from zcoder.model import ModelError
-from zcoder.relay import ClaimedMessage, QuarantinedMessage
-from zcoder.relay.display import sender_from
+from zcoder.relay import ClaimedMessage, QuarantinedMessage, sender_from
 from zcoder.tui.commands import parse_user_command
 from zcoder.tui.scheduler import Next
 from zcoder.tui.transcript import Entry, user_text
