@@ -43,7 +43,6 @@ if TYPE_CHECKING:
         RegistryError,
         check_registry_dir,
         choose_registry_dir,
-        pid_alive,
     )
     from zcoder.relay.scripts import agents_main, live_peers, send_main
     from zcoder.relay.settings import (

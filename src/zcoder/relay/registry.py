@@ -319,19 +319,6 @@ class ManifestCache:
         return manifest
 
 
-def pid_alive(pid: int) -> bool:
-    """Whether a process exists. Liveness hint only: pids are reused."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OverflowError:
-        return False
-    return True
-
-
 def unlink_own(path: Path, registry: Path, instance_id: str, kind: int) -> None:
     """Unlink one of this instance's own files, after checking name, owner and file type."""
     expected = {
