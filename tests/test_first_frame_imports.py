@@ -5,8 +5,8 @@ command line, the settings, the log file and the app's first stage import
 (tui/startup.py); the rest waits for the second stage. These are modules that used to
 come with the first frame for one small name each: a GGUF launch's (urllib and
 http.client, importlib.metadata, the GGUF reader; the command line only asks whether a
-GGUF is named) and the relay's registry and wire protocol (the TUI only asks whether a
-pid is alive).
+GGUF is named), the relay's registry and wire protocol (the TUI only asks whether a
+pid is alive) and the session records (the session list only names their type).
 """
 
 from __future__ import annotations
@@ -31,10 +31,11 @@ NOT_BEFORE_THE_FIRST_FRAME = (
     "zcoder.model.gguf",
     "zcoder.relay.registry",
     "zcoder.relay.protocol",
+    "zcoder.sessions.records",
 )
 
 
-def test_the_first_frame_imports_no_launch_machinery_and_no_relay_wire() -> None:
+def test_the_first_frame_imports_no_launch_machinery_no_relay_wire_no_session_records() -> None:
     code = (
         "import importlib, sys\n"
         f"for name in {FIRST_FRAME!r}:\n"

@@ -11,7 +11,7 @@ output could write escape sequences to the terminal (clear it, retitle it, hide 
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from rich.text import Text
 from textual import events
@@ -22,7 +22,10 @@ from textual.widgets import ListItem, ListView, Static
 
 from zcoder.base.blank_runs import blank_runs
 from zcoder.base.sanitize import screen_safe
-from zcoder.sessions import SessionInfo, shown_title
+from zcoder.sessions import shown_title
+
+if TYPE_CHECKING:
+    from zcoder.sessions import SessionInfo
 
 __all__ = [
     "SIDEBAR_MIN_TERMINAL_WIDTH",
