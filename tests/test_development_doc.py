@@ -124,10 +124,19 @@ def path_problem(name: str) -> str | None:
     return f"{name}: no such file or folder"
 
 
-def module_problem(module: str, member: str | None, tree: Tree) -> str | None:
+def module_source(module: str) -> Path | None:
     path = SRC.parent.joinpath(*module.split("."))
     source = path.with_suffix(".py") if path.with_suffix(".py").exists() else path / "__init__.py"
-    if not source.exists():
+    return source if source.exists() else None
+
+
+def module_problem(module: str, member: str | None, tree: Tree) -> str | None:
+    """Whether ``module`` (or ``module:member``, or ``package.module.member``) exists."""
+    source = module_source(module)
+    if source is None and member is None and "." in module:
+        module, _, member = module.rpartition(".")  # zcoder.base.lazy.face: a module's name
+        source = module_source(module)
+    if source is None:
         return f"{module}: no such module"
     if member is None:
         return None
@@ -206,6 +215,8 @@ def test_every_name_on_the_page_exists(tree: Tree) -> None:
         "tests/nowhere/test_x.py",
         "test_no_such_file.py",
         "zcoder.no_such_module",
+        "zcoder.base.no_such_module.name",
+        "zcoder.base.sanitize.no_such_function",
         "zcoder.tui.interrupt:NO_SUCH_CONSTANT",
         "NoSuchClass",
         "ZcoderApp.no_such_method",
@@ -227,6 +238,7 @@ def test_a_name_the_code_lacks_is_found(name: str, tree: Tree) -> None:
         "tools/",
         "tests/e2e/tmux.py",
         "zcoder.relay",
+        "zcoder.base.sanitize.visible",
         "ZcoderApp",
         "ZcoderApp.make_main_screen",
         "make test",

@@ -24,6 +24,7 @@ from zcoder.sessions import SessionNotFoundError, SessionStoreError
 INTERNAL = {
     "zcoder.acp.approvals.NotAnswered",  # an ACP permission request with no answer
     "zcoder.agent.relay_tools.ConfirmationUnavailable",  # no UI to confirm a send
+    "zcoder.base.lazy.FaceError",  # a package face written wrongly: a bug of ours, at import
     "zcoder.mcp.http.ResponseTooLarge",  # an httpx2.StreamError, as httpx2 expects
     "zcoder.relay.held_shares.HeldQuotaReached",  # the held-share quota, answered on the wire
     "zcoder.relay.listener_process.ListenerGone",  # the listener process ended

@@ -1,4 +1,5 @@
-"""The modules of zcoder import each other as a tree: no circle, however long.
+"""The modules of zcoder import each other as a tree: no circle, however long; the leaf
+package imports nothing above it; outside the relay only the relay's face is imported.
 
 A circle makes a module's meaning depend on import order and hides which module owns a
 definition; shared definitions belong in a module below both (issue 19). Each module
@@ -7,6 +8,12 @@ under src/zcoder is read with ``ast`` (nothing is imported): every ``import`` an
 included; relative imports are resolved against the module's package; in
 ``from pkg import name`` the name counts as the submodule ``pkg.name`` when it is one,
 else as ``pkg`` itself.
+
+Two rules of issue 28 are held here too: ``zcoder.base`` (what every layer uses) imports
+nothing else of zcoder, and code outside ``zcoder.relay`` imports the relay only through
+its face, ``zcoder.relay`` (``from zcoder.relay import Relay``), never a module of it
+(``zcoder.relay.names``, nor ``from zcoder.relay import names``). Tests and benchmarks
+are not under src/ and may import the relay's modules, for white-box tests.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 PACKAGE = "zcoder"
+LEAF = "zcoder.base"
+FACED = "zcoder.relay"
 
 
 def module_files(src: Path = SRC) -> dict[str, tuple[Path, bool]]:
@@ -61,6 +70,32 @@ def import_graph(src: Path = SRC) -> dict[str, set[str]]:
         name: imports_of(name, path, is_package, modules)
         for name, (path, is_package) in modules.items()
     }
+
+
+def inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(f"{package}.")
+
+
+def leaf_breaches(graph: dict[str, set[str]], leaf: str = LEAF) -> list[tuple[str, str]]:
+    """(module of the leaf, what it imports from outside the leaf), sorted."""
+    return sorted(
+        (name, target)
+        for name, targets in graph.items()
+        if inside(name, leaf)
+        for target in targets
+        if not inside(target, leaf)
+    )
+
+
+def face_bypasses(graph: dict[str, set[str]], package: str = FACED) -> list[tuple[str, str]]:
+    """(module outside ``package``, a module of ``package`` it imports), sorted."""
+    return sorted(
+        (name, target)
+        for name, targets in graph.items()
+        if not inside(name, package)
+        for target in targets
+        if target.startswith(f"{package}.")
+    )
 
 
 def circles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
@@ -232,3 +267,46 @@ def test_only_front_ends_and_cli_import_the_frontend_package() -> None:
     assert "zcoder.frontend.session" in graph  # the walk found the package
     found = front_end_line_crossings(graph)
     assert not found, "imports across the front-end line:\n" + "\n".join(found)
+
+
+def test_the_rules_name_a_leaf_that_imports_upward_and_a_bypassed_face(tmp_path: Path) -> None:
+    package = tmp_path / PACKAGE
+    for folder in ("base", "relay", "tui"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "relay" / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .names import name_of\n"
+    )
+    (package / "relay" / "names.py").write_text("from zcoder.base import text\n")
+    (package / "relay" / "spool.py").write_text("from zcoder.relay.names import name_of\n")
+    (package / "base" / "text.py").write_text("import json\nfrom . import lazy\n")
+    (package / "base" / "lazy.py").write_text(
+        "def later():\n    from zcoder.relay import name_of\n"
+    )
+    (package / "tui" / "fine.py").write_text("from zcoder.relay import name_of\n")
+    (package / "tui" / "deep.py").write_text("from zcoder.relay.names import name_of\n")
+    (package / "tui" / "sneaky.py").write_text("from ..relay import names\n")
+    graph = import_graph(tmp_path)
+    assert leaf_breaches(graph) == [("zcoder.base.lazy", "zcoder.relay")]
+    assert face_bypasses(graph) == [
+        ("zcoder.tui.deep", "zcoder.relay.names"),
+        ("zcoder.tui.sneaky", "zcoder.relay.names"),
+    ]
+
+
+def test_the_leaf_package_imports_nothing_else_of_zcoder() -> None:
+    graph = import_graph()
+    assert "zcoder.base.sanitize" in graph  # the walk found the leaf
+    breaches = leaf_breaches(graph)
+    assert not breaches, "zcoder.base imports above itself: " + "; ".join(
+        f"{name} -> {target}" for name, target in breaches
+    )
+
+
+def test_outside_the_relay_only_its_face_is_imported() -> None:
+    graph = import_graph()
+    bypasses = face_bypasses(graph)
+    assert not bypasses, "import from zcoder.relay (its face) instead: " + "; ".join(
+        f"{name} -> {target}" for name, target in bypasses
+    )

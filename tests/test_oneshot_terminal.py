@@ -32,8 +32,8 @@ from tests.fixtures.terminal_text import (
 )
 from tests.hooks.support import entry, project_settings, script, write_settings
 from tests.test_oneshot import Env, env, zcoder_bytes
+from zcoder.base.sanitize import screen_safe
 from zcoder.oneshot.output import ReplyStream
-from zcoder.relay.sanitize import screen_safe
 
 __all__ = ["env"]  # the --prompt tests' fixture: a private home and workspace
 

@@ -11,8 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fixtures.hostile_text import INVISIBLES
-from zcoder.relay.display import visible
-from zcoder.relay.sanitize import UNSAFE_ON_SCREEN, for_stream, json_text
+from zcoder.base.sanitize import UNSAFE_ON_SCREEN, for_stream, json_text, visible
 from zcoder.tui.transcript import relay_text, tool_text
 from zcoder.tui.widgets import screen_safe
 

@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv)
     except ZcoderError as exc:
-        from zcoder.relay.sanitize import screen_safe
+        from zcoder.base.sanitize import screen_safe
 
         print(f"zcoder: {screen_safe(str(exc))}", file=sys.stderr)
         return exc.exit_code
@@ -77,9 +77,9 @@ def _main(argv: Sequence[str] | None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments and arguments[0] in ("agents", "send"):
         # The relay from scripts (zcoder.relay.scripts): no model, no UI.
-        from zcoder.relay import scripts
+        from zcoder.relay import agents_main, send_main
 
-        run = scripts.agents_main if arguments[0] == "agents" else scripts.send_main
+        run = agents_main if arguments[0] == "agents" else send_main
         return run(arguments[1:])
     if arguments[:2] == ["mcp", "serve"]:
         # The relay offered to other agents as an MCP server (zcoder.mcp.serve).
@@ -106,7 +106,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
     if args.print_instructions:
         from zcoder.agent import load_instructions, render_instructions
-        from zcoder.relay.sanitize import for_stream
+        from zcoder.base.sanitize import for_stream
 
         files = load_instructions(config.workspace, config.home)
         if not files:
@@ -192,7 +192,7 @@ def _run_mode(args: argparse.Namespace, config: Config) -> int:
     # collector would walk them again and again for nothing. It is turned back on, tuned,
     # once the app is up (zcoder.tui.collector).
     gc.disable()
-    from zcoder.logfile import setup_logging
+    from zcoder.base.logfile import setup_logging
 
     setup_logging(config.home)  # the terminal is the app's: log records go to a file
     from zcoder.tui import run_app
@@ -213,7 +213,7 @@ def _run_connect(args: argparse.Namespace, config: Config) -> int:
     from zcoder.remote.target import Target
 
     target = Target.parse(args.connect)
-    from zcoder.logfile import setup_logging
+    from zcoder.base.logfile import setup_logging
     from zcoder.remote.app import run_remote
 
     setup_logging(config.home)  # the terminal is the app's: log records go to a file

@@ -22,7 +22,10 @@ from zcoder.model import (
 )
 from zcoder.model.body import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_REPLY_BYTES
 from zcoder.model.context import ContextWindow, explicit_window
-from zcoder.model.watch import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_REPLY_CHARS
+from zcoder.model.watch import (
+    DEFAULT_IDLE_SECONDS,
+    DEFAULT_MAX_REPLY_CHARS,
+)
 from zcoder.options import (
     DEFAULT_STDIN_WAIT,
     ConfigError,
@@ -31,8 +34,7 @@ from zcoder.options import (
     option,
     parsed_settings,
 )
-from zcoder.relay import RelaySettings, load_relay_settings
-from zcoder.relay.names import BadName, check_name, default_name
+from zcoder.relay import BadName, RelaySettings, check_name, default_name, load_relay_settings
 from zcoder.sessions import default_home
 from zcoder.tools import CommandPolicy, EditPolicy, Profile
 

@@ -21,7 +21,7 @@ from tests.hooks.support import (
     project_settings,
     write_settings,
 )
-from zcoder.consent import Consent, ConsentFile, digest_of
+from zcoder.base.consent import Consent, ConsentFile, digest_of
 from zcoder.hooks import HookCommand, HookConsent, HookEngine, engine_for
 from zcoder.hooks.cli import main as hooks_main
 from zcoder.hooks.consent import CONSENT_FILE, dialog_asker

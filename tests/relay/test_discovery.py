@@ -12,6 +12,7 @@ import pytest
 from tests.fixtures.hostile_text import ALL_TOKENS, INVISIBLES, hostile
 from tests.relay.conftest import write_manifest
 from tests.relay.wire import send_json
+from zcoder.base.sanitize import visible
 from zcoder.relay import NO_PEERS_TEXT, Relay, load_relay_settings
 from zcoder.relay.client import discover
 from zcoder.relay.display import (
@@ -19,7 +20,6 @@ from zcoder.relay.display import (
     PEERS_HEADING,
     peer_list_for_model,
     peer_table,
-    visible,
 )
 from zcoder.relay.registry import (
     MAX_MANIFESTS_EXAMINED,

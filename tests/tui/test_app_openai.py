@@ -14,7 +14,7 @@ import pytest
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.fixtures.fake_openai import FakeOpenAI
 from tests.tui.conftest import ConfigFactory, entries, idle, submit, transcript_text, wait_until
-from zcoder.logfile import LOG_FILE_NAME, setup_logging
+from zcoder.base.logfile import LOG_FILE_NAME, setup_logging
 from zcoder.model import OpenAIClient
 from zcoder.tui.screens import ModelPicker
 

@@ -42,9 +42,8 @@ from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 from zcoder.acp.permission import PermissionAsker
 from zcoder.acp.updates import EventTranslator, FileEdit, UpdatePump
 from zcoder.agent.edits import EditJournal
-from zcoder.relay.display import paused_warning, peer_label
-from zcoder.relay.names import name_of
-from zcoder.relay.sanitize import visible, visible_lines
+from zcoder.base.sanitize import visible, visible_lines
+from zcoder.relay import name_of, paused_warning, peer_label
 from zcoder.tools import (
     ApprovalDecision,
     CommandApprovalRequest,

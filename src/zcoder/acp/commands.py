@@ -29,7 +29,7 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 
 from zcoder.agent.usage import render_breakdown
 from zcoder.model import ModelError
-from zcoder.relay.display import peer_table
+from zcoder.relay import peer_table
 from zcoder.slash.declared import AppCommands, EditCommands, RelayCommands
 from zcoder.slash.owners import Owners
 from zcoder.slash.registry import Command, FrontEnd, Needs, commands

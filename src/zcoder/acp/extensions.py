@@ -27,8 +27,7 @@ from acp import RequestError
 
 from zcoder import __version__
 from zcoder.config import Config
-from zcoder.relay.display import peer_table
-from zcoder.relay.scripts import live_peers
+from zcoder.relay import live_peers, peer_table
 
 INFO = "zcoder/info"
 PEERS = "zcoder/peers"

@@ -22,7 +22,7 @@ from typing import Any, Final, Literal
 from acp import update_agent_message_text
 from acp.schema import AgentMessageChunk
 
-from zcoder.relay.sanitize import visible, visible_lines
+from zcoder.base.sanitize import visible, visible_lines
 
 Severity = Literal["info", "warning", "error"]
 

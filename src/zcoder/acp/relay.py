@@ -37,11 +37,11 @@ from typing import TYPE_CHECKING, Protocol
 
 from zcoder.acp.notices import SessionNotice
 from zcoder.acp.updates import Update
+from zcoder.base.plural import counted
+from zcoder.base.sanitize import visible, visible_lines
 from zcoder.frontend.auto_turns import AutoTurns
 from zcoder.frontend.relay_inbox import RelayHistory, receipt_outcome
-from zcoder.plural import counted
-from zcoder.relay.display import sender_from
-from zcoder.relay.sanitize import visible, visible_lines
+from zcoder.relay import sender_from
 
 if TYPE_CHECKING:
     from zcoder.agent import Agent, TurnFinished

@@ -55,8 +55,8 @@ from zcoder.acp.notices import ClientOffers, SessionNotice, notice_message
 from zcoder.acp.session import AcpSession, PromptBlock, workspace_of
 from zcoder.acp.transport import StdioTransport, open_stdio, take_stdio
 from zcoder.acp.updates import Update, replay
+from zcoder.base.logfile import setup_logging
 from zcoder.config import Config, ConfigError, load_config
-from zcoder.logfile import setup_logging
 from zcoder.sessions import SessionStore, SessionStoreError
 
 log = logging.getLogger(__name__)

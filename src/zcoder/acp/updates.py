@@ -45,9 +45,9 @@ from zcoder.agent import events as ev
 from zcoder.agent.cancellation import STOPPED_KEY
 from zcoder.agent.headings import call_heading
 from zcoder.agent.status import ContextUsage
+from zcoder.base.sanitize import visible, visible_lines
 from zcoder.model.recovery import HeldReply
-from zcoder.relay.display import from_words, sender_words
-from zcoder.relay.sanitize import visible, visible_lines
+from zcoder.relay import from_words, sender_words
 from zcoder.sessions.records import TranscriptEvent
 
 log = logging.getLogger(__name__)

@@ -20,9 +20,9 @@ from typing import Final
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
+from zcoder.base.sanitize import visible
 from zcoder.commands import CommandSet, UserCommands
 from zcoder.commands.invoke import SKILL_COMMAND
-from zcoder.relay.sanitize import visible
 from zcoder.skills import SkillSet
 from zcoder.slash.registry import commands
 

@@ -6,7 +6,7 @@ It talks to its front end through events (zcoder.agent.events) and an approver
 
 from typing import TYPE_CHECKING
 
-from zcoder.lazy import lazy_exports
+from zcoder.base.lazy import face
 
 if TYPE_CHECKING:
     from zcoder.agent.core import Agent, ChatClient
@@ -41,73 +41,7 @@ if TYPE_CHECKING:
     from zcoder.agent.settings import AgentSettings
     from zcoder.agent.status import ContextUsage, Status
 
-# Each name is imported from its module when first used (PEP 562), so a caller that
-# needs one light name does not pay for the whole package at start-up.
-__getattr__ = lazy_exports(
-    __name__,
-    {
-        "Agent": "core",
-        "AgentSettings": "settings",
-        "ChatClient": "core",
-        "AgentEvent": "events",
-        "AssistantDelta": "events",
-        "AssistantMessage": "events",
-        "ContextUsage": "status",
-        "ErrorNotice": "events",
-        "EventSink": "events",
-        "Notice": "events",
-        "Outcome": "events",
-        "RelayReceived": "events",
-        "Status": "status",
-        "StatusChanged": "events",
-        "ThinkingDelta": "events",
-        "ToolFinished": "events",
-        "ToolOutput": "events",
-        "ToolStarted": "events",
-        "TurnFinished": "events",
-        "UserCommandFinished": "events",
-        "UserCommandStarted": "events",
-        "load_instructions": "instructions",
-        "render_instructions": "instructions",
-        "system_prompt": "prompts",
-        "RELAY_SENDER_KEY": "relay_tools",
-        "ConfirmationUnavailable": "relay_tools",
-        "SendConfirmer": "relay_tools",
-        "discovery_text": "relay_tools",
-        "register_relay_tools": "relay_tools",
-        "relay_wrapper": "relay_wrapper",
-    },
-)
-
-__all__ = [
-    "RELAY_SENDER_KEY",
-    "Agent",
-    "AgentEvent",
-    "AgentSettings",
-    "AssistantDelta",
-    "AssistantMessage",
-    "ChatClient",
-    "ConfirmationUnavailable",
-    "ContextUsage",
-    "ErrorNotice",
-    "EventSink",
-    "Notice",
-    "Outcome",
-    "RelayReceived",
-    "SendConfirmer",
-    "Status",
-    "StatusChanged",
-    "ThinkingDelta",
-    "ToolFinished",
-    "ToolOutput",
-    "ToolStarted",
-    "TurnFinished",
-    "UserCommandFinished",
-    "UserCommandStarted",
-    "discovery_text",
-    "load_instructions",
-    "register_relay_tools",
-    "relay_wrapper",
-    "render_instructions",
-    "system_prompt",
-]
+# The names above are the whole face: each is imported from its module when first
+# used (zcoder.base.lazy), so a caller that needs one light name does not pay for the
+# whole package at start-up.
+__getattr__, __dir__, __all__ = face(__name__, __file__)

@@ -20,8 +20,8 @@ from zcoder.agent.prompts import system_prompt
 from zcoder.agent.recorder import Recorder
 from zcoder.agent.status import ContextUsage
 from zcoder.agent.usage import Breakdown, ContextMeter, output_cap
+from zcoder.base.plural import counted
 from zcoder.model import AssistantReply, Done, Message, ModelError
-from zcoder.plural import counted
 from zcoder.skills.active import carried_records
 
 if TYPE_CHECKING:

@@ -64,8 +64,7 @@ from zcoder.model import (
 )
 from zcoder.model.protocol import ChatClient
 from zcoder.model.recovery import recover
-from zcoder.relay import Envelope
-from zcoder.relay.display import sender_from, sender_name
+from zcoder.relay import Envelope, sender_from, sender_name
 from zcoder.sessions import SessionStore
 from zcoder.tools import (
     FINISH_TOOL_NAME,

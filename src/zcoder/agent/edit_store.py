@@ -22,8 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from zcoder.relay.safefile import replace_with
-from zcoder.sessions.paths import ensure_private_dir
+from zcoder.base.safefile import ensure_private_dir, replace_with
 
 log = logging.getLogger(__name__)
 

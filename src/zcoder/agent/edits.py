@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Final
 
 from zcoder.agent.edit_store import EditRecord, EditStore, sha256
-from zcoder.plural import counted
+from zcoder.base.plural import counted
 from zcoder.tools import (
     ApprovalDecision,
     ConfinementError,

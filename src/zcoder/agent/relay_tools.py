@@ -12,10 +12,17 @@ import copy
 from collections.abc import Sequence
 from typing import Any, Final, Protocol
 
-from zcoder.relay import DiscoveryResult, Peer, Relay, SendResult
-from zcoder.relay.display import peer_list_for_model
-from zcoder.relay.names import Resolved, name_of, resolve_target
-from zcoder.relay.sanitize import field_for_model
+from zcoder.base.sanitize import field_for_model
+from zcoder.relay import (
+    DiscoveryResult,
+    Peer,
+    Relay,
+    Resolved,
+    SendResult,
+    name_of,
+    peer_list_for_model,
+    resolve_target,
+)
 from zcoder.tools import ToolContext, ToolRegistry, ToolResult, ToolSpec, TurnOrigin
 from zcoder.tools.registry import ALIASES_KEY
 

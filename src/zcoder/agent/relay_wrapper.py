@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from zcoder.base.sanitize import body_for_model, field_for_model
 from zcoder.relay import Envelope
-from zcoder.relay.sanitize import body_for_model, field_for_model
 
 _TAG: Final = re.compile(r"<(\s*/?\s*agent_(?:relay|receipt))", re.IGNORECASE)
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
 from zcoder.agent.status import ContextUsage
+from zcoder.base.plural import counted
 from zcoder.model import Done
 from zcoder.model.tokens import TokenMemo, estimate_message_tokens, estimate_tokens
-from zcoder.plural import counted
 
 # A request's messages or tool schemas, as they go on the wire.
 Records: TypeAlias = Sequence[Mapping[str, Any]]

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Final
 
 from zcoder.base.errors import ZcoderError
-from zcoder.relay.sanitize import visible
+from zcoder.base.sanitize import visible
 from zcoder.skills.discovery import Place, project_chain, unique_places
 from zcoder.skills.parse import SkillError, load_front_matter, split_front_matter, text_field
 from zcoder.tools.confinement import (

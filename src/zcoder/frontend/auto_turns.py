@@ -10,7 +10,7 @@ spool, where the relay's queue limit already bounds them. The TUI's ``TurnSchedu
 
 from __future__ import annotations
 
-from zcoder.relay.settings import DEFAULT_MAX_AUTO_TURNS
+from zcoder.relay import DEFAULT_MAX_AUTO_TURNS
 
 __all__ = ["AutoTurns"]
 

@@ -21,15 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 from zcoder.agent.events import Outcome, TurnFinished
 from zcoder.agent.relay_wrapper import receipt_record
-from zcoder.relay.display import sender_name
-from zcoder.relay.names import name_of
+from zcoder.relay import name_of, sender_name
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.relay_log import RelayLog
 
 if TYPE_CHECKING:
     from zcoder.agent import Agent
-    from zcoder.relay import Envelope, Relay, SendResult
-    from zcoder.relay.receipts import Receipt
+    from zcoder.relay import Envelope, Receipt, Relay, SendResult
     from zcoder.sessions import SessionStore
 
 log = logging.getLogger(__name__)

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Final
 
 from zcoder.base.errors import UsageError
+from zcoder.base.plural import counted
+from zcoder.base.sanitize import visible
 from zcoder.model.context import same_model
 from zcoder.model.host import normalize_host
-from zcoder.plural import counted
-from zcoder.relay.sanitize import visible
 from zcoder.sessions import SessionInfo, SessionNotFoundError, SessionStore, shown_title
 from zcoder.sessions.locks import SessionLock
 from zcoder.sessions.locks import acquire as acquire_session_lock

@@ -7,7 +7,7 @@ the project's hooks exactly as they are now (each printed), ``refuse`` refuses t
 ``reset`` forgets every answer given in this workspace (the next TUI asks again), as
 ``zcoder mcp reset-project-choices`` does for servers. Failures are a line on standard
 error and an exit status, never a traceback. What the repository wrote is shown made
-visible (zcoder.relay.sanitize), each field on its line: a carriage return or an escape
+visible (zcoder.base.sanitize), each field on its line: a carriage return or an escape
 sequence in a command cannot hide part of it from the person deciding to trust it.
 """
 
@@ -19,11 +19,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from zcoder.consent import Consent, ConsentError
+from zcoder.base.consent import Consent, ConsentError
+from zcoder.base.plural import counted
+from zcoder.base.sanitize import screen_safe, visible
 from zcoder.hooks.config import EVENTS, load_hooks
 from zcoder.hooks.consent import HookConsent
-from zcoder.plural import counted
-from zcoder.relay.sanitize import screen_safe, visible
 from zcoder.sessions import default_home
 
 __all__ = ["main"]

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from zcoder.consent import digest_of
+from zcoder.base.consent import digest_of
 from zcoder.hooks.names import names_of_tool
 
 PRE_TOOL_USE: Final = "PreToolUse"

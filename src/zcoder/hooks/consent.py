@@ -4,7 +4,7 @@ A hook in ``.zcoder/settings.json`` is a program the repository chose: cloning a
 must not be enough to run it. So a project hook runs only after the user said yes to it, in
 this workspace, for exactly the content of its entry (event, matcher, command, timeout); an
 entry changed since asks again, and a no is kept the same way. The answers are kept by
-zcoder.consent's book in ``$ZCODER_HOME/hook-consent.json``.
+zcoder.base.consent's book in ``$ZCODER_HOME/hook-consent.json``.
 
 Who asks: the TUI, once, when a hook first needs it (at start, its SessionStart), with one
 dialog listing every exact command not answered yet (``consent_request``); ``zcoder hooks
@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-from zcoder.consent import Consent, ConsentError, ConsentFile
+from zcoder.base.consent import Consent, ConsentError, ConsentFile
 from zcoder.hooks.config import HookCommand, HookSet
 from zcoder.hooks.engine import Asker
 from zcoder.tools.approval import ApprovalDecision, Approver, CommandApprovalRequest

@@ -33,8 +33,7 @@ from typing import Final, Protocol
 from zcoder.hooks.config import MAX_RELAY_HOOK_SECONDS, RELAY_MESSAGE
 from zcoder.hooks.engine import EventOutcome, HookEngine
 from zcoder.hooks.outcome import ASK, DENY
-from zcoder.relay import ClaimedMessage, Envelope
-from zcoder.relay.display import sender_label
+from zcoder.relay import ClaimedMessage, Envelope, sender_label
 
 __all__ = ["MAX_RELAY_HOOK_SECONDS", "RelayGate", "RelayQueue", "Verdict"]
 

@@ -21,10 +21,10 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+from zcoder.base.plural import counted
 from zcoder.mcp.connection import McpTool
 from zcoder.model.tokens import estimate_tokens
 from zcoder.options import McpLimits
-from zcoder.plural import counted
 from zcoder.tools.base import ToolContext, ToolHandler, ToolResult, ToolSpec
 
 __all__ = ["LOAD_TOOL", "Catalog"]

@@ -8,7 +8,7 @@ with the repository, and counts as the user's consent to that entry in this work
 user wrote it). ``list`` starts each server it may start, to say whether it works, as
 ``claude mcp list`` does; ``test`` starts one and lists its tools. Every failure is a line
 on standard error and an exit status, never a traceback. What a configuration file or a
-server wrote is shown made visible (zcoder.relay.sanitize): a carriage return or an escape
+server wrote is shown made visible (zcoder.base.sanitize): a carriage return or an escape
 sequence in a server's command cannot hide part of it from the person deciding to allow it.
 """
 
@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from zcoder.base.plural import counted
+from zcoder.base.sanitize import json_text, screen_safe, visible
 from zcoder.mcp.config import (
     McpConfig,
     McpConfigError,
@@ -36,8 +38,6 @@ from zcoder.mcp.config import (
 from zcoder.mcp.consent import Consent, ConsentBook
 from zcoder.mcp.manager import McpManager, ServerStatus
 from zcoder.options import McpLimits
-from zcoder.plural import counted
-from zcoder.relay.sanitize import json_text, screen_safe, visible
 from zcoder.sessions import default_home
 
 __all__ = ["main"]

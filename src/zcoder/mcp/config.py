@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from zcoder.base.consent import digest_of, write_private_json
 from zcoder.base.errors import ZcoderError
-from zcoder.consent import digest_of, write_private_json
-from zcoder.plural import plural
+from zcoder.base.plural import plural
 
 __all__ = [
     "PROJECT_FILE",

@@ -2,7 +2,7 @@
 
 A project server starts only after the user said yes to it, in this workspace, for exactly
 the content of its entry (the digest of zcoder.mcp.config.entry_hash); a changed entry asks
-again, and a no is kept the same way. The book itself is zcoder.consent's, shared with the
+again, and a no is kept the same way. The book itself is zcoder.base.consent's, shared with the
 project hooks; the servers' answers stay in ``$ZCODER_HOME/mcp-consent.json``, in the format
 they always had (keyed by server name), so no answer a user gave is lost.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zcoder.consent import Consent, ConsentError, ConsentFile
+from zcoder.base.consent import Consent, ConsentError, ConsentFile
 from zcoder.mcp.config import McpConfigError, ServerEntry, entry_hash
 
 __all__ = ["CONSENT_FILE", "Consent", "ConsentBook"]

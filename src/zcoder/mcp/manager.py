@@ -40,13 +40,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from zcoder.base.plural import counted
 from zcoder.mcp.config import McpConfig, ServerEntry, config_stamp, load_mcp_config
 from zcoder.mcp.connection import Connection, McpCallError, McpTool, ServerState
 from zcoder.mcp.consent import Consent, ConsentBook
 from zcoder.mcp.switches import DisabledBook
 from zcoder.mcp.transport import DEFAULT_MAX_MESSAGE
 from zcoder.options import McpLimits
-from zcoder.plural import counted
 
 __all__ = ["McpManager", "ServerStatus"]
 

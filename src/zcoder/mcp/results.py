@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from zcoder.plural import counted
+from zcoder.base.plural import counted
 from zcoder.tools.output import bound_text
 
 __all__ = ["describe_size", "result_text"]

@@ -49,7 +49,7 @@ from zcoder.mcp.serve_relay import (
     receipt_text,
     sent_text,
 )
-from zcoder.relay.via import client_label
+from zcoder.relay import client_label
 
 DEFAULT_WAIT_SECONDS: Final = 30.0
 # A wait is one tool call: the calling agent's own deadline on a call (Codex's

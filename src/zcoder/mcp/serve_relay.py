@@ -17,7 +17,7 @@ accepted as usual. ``close`` removes every file it made.
 
 Everything here is synchronous and thread-safe; zcoder.mcp.serve calls it from worker
 threads. Text given to the calling agent's model is made visible and defused first
-(zcoder.relay.sanitize): peers and receivers write their own manifests and summaries.
+(zcoder.base.sanitize): peers and receivers write their own manifests and summaries.
 """
 
 from __future__ import annotations
@@ -30,15 +30,22 @@ from pathlib import Path
 from typing import Final
 
 from zcoder.base.errors import ZcoderError
-from zcoder.relay.client import DiscoveryResult, discover
-from zcoder.relay.display import peer_list_for_model
-from zcoder.relay.instance import Relay
-from zcoder.relay.names import name_of, resolve_target
-from zcoder.relay.protocol import is_message_id
-from zcoder.relay.receipts import SentMessage
-from zcoder.relay.registry import RegistryError, check_registry_dir, choose_registry_dir
-from zcoder.relay.sanitize import body_for_model, field_for_model
-from zcoder.relay.settings import RelayMode, load_relay_settings
+from zcoder.base.sanitize import body_for_model, field_for_model
+from zcoder.relay import (
+    DiscoveryResult,
+    RegistryError,
+    Relay,
+    RelayMode,
+    SentMessage,
+    check_registry_dir,
+    choose_registry_dir,
+    discover,
+    is_message_id,
+    load_relay_settings,
+    name_of,
+    peer_list_for_model,
+    resolve_target,
+)
 
 # The name this peer advertises (a relay name: one word); peers list it, paused.
 ADVERTISED_NAME: Final = "zcoder-mcp"

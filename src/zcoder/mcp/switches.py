@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from zcoder.consent import read_workspaces
+from zcoder.base.consent import read_workspaces
 from zcoder.mcp.config import McpConfigError, write_json_atomically
 
 __all__ = ["DISABLED_FILE", "DisabledBook"]

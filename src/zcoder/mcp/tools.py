@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from zcoder.blank_runs import mark_blank_runs
+from zcoder.base.blank_runs import mark_blank_runs
 from zcoder.mcp.catalog import LOAD_TOOL, Catalog, schema_tokens
 from zcoder.mcp.config import (
     ServerEntry,

@@ -28,15 +28,10 @@ Public surface::
 
 from typing import TYPE_CHECKING
 
-from zcoder.lazy import lazy_exports
+from zcoder.base.lazy import face
 
 if TYPE_CHECKING:
-    from zcoder.model.backends import (
-        BACKENDS,
-        BackendSettings,
-        make_client,
-        server_label,
-    )
+    from zcoder.model.backends import BACKENDS, BackendSettings, make_client, server_label
     from zcoder.model.errors import (
         ModelAuthError,
         ModelConnectionError,
@@ -84,105 +79,7 @@ if TYPE_CHECKING:
         user_message,
     )
 
-# Each name is imported from its module when first used (PEP 562), so a caller that
-# needs one light name does not pay for the whole package at start-up.
-__getattr__ = lazy_exports(
-    __name__,
-    {
-        "BACKENDS": "backends",
-        "BackendSettings": "backends",
-        "ModelClient": "protocol",
-        "make_client": "backends",
-        "server_label": "backends",
-        "DEFAULT_CONNECT_TIMEOUT": "http",
-        "DEFAULT_LIST_TIMEOUT": "http",
-        "DEFAULT_READ_TIMEOUT": "http",
-        "DEFAULT_WRITE_TIMEOUT": "http",
-        "OllamaClient": "ollama",
-        "build_chat_request": "ollama",
-        "ModelAuthError": "errors",
-        "ModelConnectionError": "errors",
-        "ModelError": "errors",
-        "ModelHTTPError": "errors",
-        "ModelNotFound": "errors",
-        "ModelNotServed": "errors",
-        "ModelStreamError": "errors",
-        "ModelTimeout": "errors",
-        "NotOllama": "errors",
-        "OllamaUnreachable": "errors",
-        "ServerUnreachable": "errors",
-        "ToolsUnsupported": "errors",
-        "DEFAULT_HOST": "host",
-        "DEFAULT_PORT": "host",
-        "normalize_host": "host",
-        "DEFAULT_BASE_URL": "host",
-        "OpenAIClient": "openai",
-        "OpenAIStreamParser": "openai_stream",
-        "build_openai_request": "openai",
-        "normalize_base_url": "host",
-        "to_openai_messages": "openai",
-        "ChatStreamParser": "stream",
-        "parse_tool_call": "stream",
-        "AssistantReply": "types",
-        "ChatEvent": "types",
-        "ContentDelta": "types",
-        "Done": "types",
-        "Message": "types",
-        "ReasoningDelta": "types",
-        "ToolCall": "types",
-        "ToolCallsReceived": "types",
-        "assistant_message": "types",
-        "system_message": "types",
-        "tool_result_message": "types",
-        "user_message": "types",
-    },
-)
-
-__all__ = [
-    "BACKENDS",
-    "DEFAULT_BASE_URL",
-    "DEFAULT_CONNECT_TIMEOUT",
-    "DEFAULT_HOST",
-    "DEFAULT_LIST_TIMEOUT",
-    "DEFAULT_PORT",
-    "DEFAULT_READ_TIMEOUT",
-    "DEFAULT_WRITE_TIMEOUT",
-    "AssistantReply",
-    "BackendSettings",
-    "ChatEvent",
-    "ChatStreamParser",
-    "ContentDelta",
-    "Done",
-    "Message",
-    "ModelAuthError",
-    "ModelClient",
-    "ModelConnectionError",
-    "ModelError",
-    "ModelHTTPError",
-    "ModelNotFound",
-    "ModelNotServed",
-    "ModelStreamError",
-    "ModelTimeout",
-    "NotOllama",
-    "OllamaClient",
-    "OllamaUnreachable",
-    "OpenAIClient",
-    "OpenAIStreamParser",
-    "ReasoningDelta",
-    "ServerUnreachable",
-    "ToolCall",
-    "ToolCallsReceived",
-    "ToolsUnsupported",
-    "assistant_message",
-    "build_chat_request",
-    "build_openai_request",
-    "make_client",
-    "normalize_base_url",
-    "normalize_host",
-    "parse_tool_call",
-    "server_label",
-    "system_message",
-    "to_openai_messages",
-    "tool_result_message",
-    "user_message",
-]
+# The names above are the whole face: each is imported from its module when first
+# used (zcoder.base.lazy), so a caller that needs one light name does not pay for the
+# whole package at start-up.
+__getattr__, __dir__, __all__ = face(__name__, __file__)

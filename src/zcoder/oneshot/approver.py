@@ -14,7 +14,7 @@ import os
 from typing import TextIO
 
 from zcoder.base.errors import ZcoderError
-from zcoder.relay.sanitize import screen_safe
+from zcoder.base.sanitize import screen_safe
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest, EditApprovalRequest
 
 

@@ -2,7 +2,7 @@
 ``--output-format json`` (``--json``) one JSON object on stdout for scripts.
 
 The reply is text from a model (and through it from files and tools): on a terminal it is
-shown as the TUI shows it (``zcoder.relay.sanitize.screen_safe``: line breaks and tabs
+shown as the TUI shows it (``zcoder.base.sanitize.screen_safe``: line breaks and tabs
 kept, every other control, escape sequence, invisible and bidi character as its escape);
 to a pipe or a file it is written exactly. The JSON object carries those characters as
 ``\\uXXXX`` escapes (``json_text``), the same value once parsed.
@@ -42,7 +42,7 @@ from zcoder.agent import (
     TurnFinished,
 )
 from zcoder.agent import events as ev
-from zcoder.relay.sanitize import is_terminal, json_text, screen_safe
+from zcoder.base.sanitize import is_terminal, json_text, screen_safe
 
 __all__ = ["JSON_TOOL_OUTPUT_LIMIT", "ErrorTee", "JsonReport", "ReplyStream"]
 

@@ -4,7 +4,7 @@ Assistant text streams to stdout, tool activity and notices go to stderr, comman
 approvals are asked on /dev/tty (with no terminal they are denied, unless --yes; a command
 the safety guard refuses is asked without --yes and refused with it). Text from the model,
 tools, hooks and files reaches a terminal only made visible
-(``zcoder.relay.sanitize.screen_safe``): stdout on a terminal and every stderr line and
+(``zcoder.base.sanitize.screen_safe``): stdout on a terminal and every stderr line and
 question; stdout to a pipe or a file gets the reply's exact text. The
 session is saved like any other, marked one-shot: the interactive sessions list leaves it
 out unless asked (``/sessions all``). A run that ends before its prompt is recorded keeps
@@ -35,6 +35,7 @@ from zcoder.agent import (
     TurnFinished,
 )
 from zcoder.agent import events as ev
+from zcoder.base.sanitize import screen_safe, visible
 from zcoder.commands import UserCommands
 from zcoder.commands.run import run_typed
 from zcoder.config import Config
@@ -50,7 +51,6 @@ from zcoder.model.context import (
 from zcoder.model.recovery import HeldReply
 from zcoder.oneshot.approver import TtyApprover
 from zcoder.oneshot.output import ErrorTee, JsonReport, ReplyStream
-from zcoder.relay.sanitize import screen_safe, visible
 from zcoder.sessions import SessionStore, SessionStoreError
 from zcoder.sessions.locks import SessionInUseError
 from zcoder.tools import (

@@ -1,62 +1,68 @@
 """Same-host relay between zcoder instances: discovery, framing, listener, spool, client.
 
 Nothing here imports the agent, the tools, the model client or the UI, so the relay can be
-tested and reused alone. The one entry point for the rest of zcoder is :class:`Relay`.
+tested and reused alone. The entry point for the rest of zcoder is :class:`Relay`; what
+else the rest of zcoder may use is below, and outside this package code imports only this
+face, never a module of it (tests/test_import_tree.py holds it to that). Wire builders
+(zcoder.relay.protocol's encoders and requests) are not offered: only the relay speaks
+its protocol.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from zcoder.base.lazy import face
 
 if TYPE_CHECKING:
-    from zcoder.relay.client import DiscoveryResult, Peer
-    from zcoder.relay.display import NO_PEERS_TEXT
+    from zcoder.relay.client import DiscoveryResult, Peer, discover
+    from zcoder.relay.display import (
+        NO_PEERS_TEXT,
+        from_words,
+        paused_warning,
+        peer_label,
+        peer_list_for_model,
+        peer_table,
+        sender_from,
+        sender_label,
+        sender_name,
+        sender_words,
+    )
     from zcoder.relay.endpoint import RelayStatus
     from zcoder.relay.instance import Relay
+    from zcoder.relay.names import (
+        BadName,
+        Resolved,
+        check_name,
+        default_name,
+        name_of,
+        resolve_target,
+    )
     from zcoder.relay.outbox import SendResult
-    from zcoder.relay.protocol import Envelope
-    from zcoder.relay.settings import RelayMode, RelaySettings, load_relay_settings
-    from zcoder.relay.spool import ClaimedMessage, ClaimResult, QuarantinedMessage
+    from zcoder.relay.protocol import Envelope, is_message_id
+    from zcoder.relay.receipts import Receipt, SentMessage
+    from zcoder.relay.registry import (
+        RegistryError,
+        check_registry_dir,
+        choose_registry_dir,
+    )
+    from zcoder.relay.scripts import agents_main, live_peers, send_main
+    from zcoder.relay.settings import (
+        DEFAULT_MAX_AUTO_TURNS,
+        Inbound,
+        RelayMode,
+        RelaySettings,
+        load_relay_settings,
+    )
+    from zcoder.relay.spool import (
+        ClaimedMessage,
+        ClaimResult,
+        QuarantinedMessage,
+        Sequences,
+    )
+    from zcoder.relay.standing import is_send_process
+    from zcoder.relay.trust import BLOCK, TRUST, TrustError
+    from zcoder.relay.via import client_label
 
-# Loaded when first used (PEP 562): the listener process imports only the modules it runs,
-# so it starts in a fraction of the time the whole package takes.
-_WHERE = {
-    "NO_PEERS_TEXT": "display",
-    "DiscoveryResult": "client",
-    "Peer": "client",
-    "Relay": "instance",
-    "RelayStatus": "endpoint",
-    "SendResult": "outbox",
-    "Envelope": "protocol",
-    "RelayMode": "settings",
-    "RelaySettings": "settings",
-    "load_relay_settings": "settings",
-    "ClaimedMessage": "spool",
-    "ClaimResult": "spool",
-    "QuarantinedMessage": "spool",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"zcoder.relay.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-__all__ = [
-    "NO_PEERS_TEXT",
-    "ClaimResult",
-    "ClaimedMessage",
-    "DiscoveryResult",
-    "Envelope",
-    "Peer",
-    "QuarantinedMessage",
-    "Relay",
-    "RelayMode",
-    "RelaySettings",
-    "RelayStatus",
-    "SendResult",
-    "load_relay_settings",
-]
+# The names above are the whole face, each loaded when first used (zcoder.base.lazy): the
+# listener process imports only the modules it runs, so it starts in a fraction of the
+# time the whole package takes.
+__getattr__, __dir__, __all__ = face(__name__, __file__)

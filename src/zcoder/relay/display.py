@@ -2,7 +2,7 @@
 
 ``/list-agents`` and the ``list_agents`` tool both render records from the same
 ``discover`` call through this module, with control bytes and invisible characters made
-visible first (``zcoder.relay.sanitize``). What the model is given is also defused of
+visible first (``zcoder.base.sanitize``). What the model is given is also defused of
 chat-template control tokens, bounded a field, and marked as self-reported.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
+from zcoder.base.sanitize import bounded, field_for_model, visible
 from zcoder.relay.names import display_names, explicit_name, name_of
-from zcoder.relay.sanitize import bounded, field_for_model, visible
 
 if TYPE_CHECKING:
     from zcoder.relay.client import Peer
@@ -30,7 +30,7 @@ __all__ = [
     "sender_from",
     "sender_label",
     "sender_name",
-    "visible",
+    "sender_words",
 ]
 
 NO_PEERS_TEXT: Final = "No other local zcoder instances are available."

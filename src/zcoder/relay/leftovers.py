@@ -13,6 +13,7 @@ import dataclasses
 from pathlib import Path
 from typing import Protocol
 
+from zcoder.base.safefile import UnsafeFile, read_own_file
 from zcoder.relay.listener_process import ListenerGone, ListenerProcess
 from zcoder.relay.protocol import (
     Envelope,
@@ -21,7 +22,6 @@ from zcoder.relay.protocol import (
     decode_flat_object,
     validate_envelope,
 )
-from zcoder.relay.safefile import UnsafeFile, read_own_file
 from zcoder.relay.settings import RelaySettings
 from zcoder.relay.spool import Spool
 from zcoder.relay.sweep import (

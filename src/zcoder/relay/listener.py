@@ -23,10 +23,10 @@ from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Final
 
+from zcoder.base.sanitize import visible
 from zcoder.relay.peercred import PeerCredentials, peer_credentials
 from zcoder.relay.protocol import MAX_HEADER_BYTES, FrameError, encode_frame, parse_header
 from zcoder.relay.receiver import Decision, Receiver
-from zcoder.relay.sanitize import visible
 
 log = logging.getLogger(__name__)
 

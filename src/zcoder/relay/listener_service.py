@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from zcoder.base.processes import pid_alive
 from zcoder.relay.control import EventWriter, LineReader, encode
 from zcoder.relay.listener import Listener
 from zcoder.relay.peercred import (
@@ -39,7 +40,7 @@ from zcoder.relay.protocol import (
 )
 from zcoder.relay.receipts import Receipt, ReceiptBook
 from zcoder.relay.receiver import Decision, Receiver, Refused, Verified
-from zcoder.relay.registry import Manifest, ManifestCache, ManifestError, pid_alive
+from zcoder.relay.registry import Manifest, ManifestCache, ManifestError
 from zcoder.relay.settings import Inbound
 from zcoder.relay.spool import Spool, SpoolError
 from zcoder.relay.standing import (

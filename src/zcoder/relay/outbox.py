@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from zcoder.base.sanitize import visible
 from zcoder.relay.client import DiscoveryResult, Peer, TransportError, request
 from zcoder.relay.names import display_names, name_of
 from zcoder.relay.protocol import Ack, Envelope, FrameError, decode_flat_object
@@ -31,7 +32,6 @@ from zcoder.relay.receipts import (
     validate_receipt,
 )
 from zcoder.relay.registry import ManifestError, read_manifest_file
-from zcoder.relay.sanitize import visible
 from zcoder.relay.settings import RelaySettings
 from zcoder.relay.via import client_label
 

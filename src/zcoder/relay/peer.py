@@ -10,7 +10,7 @@ process in ``--json`` mode. Run it with ``python -m zcoder.relay``::
 
 Received messages are printed (and completed) as they arrive, unless ``--no-consume``.
 In ``--json`` mode every input line is a JSON command and every output line a JSON event.
-What peers wrote is shown made visible (zcoder.relay.sanitize): in JSON as ``\\uXXXX``
+What peers wrote is shown made visible (zcoder.base.sanitize): in JSON as ``\\uXXXX``
 escapes, otherwise as ``screen_safe`` shows it.
 """
 
@@ -26,10 +26,10 @@ from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from zcoder.base.sanitize import json_text, screen_safe, visible
 from zcoder.relay.client import Peer
-from zcoder.relay.display import peer_table, sender_label, visible
+from zcoder.relay.display import peer_table, sender_label
 from zcoder.relay.instance import Relay
-from zcoder.relay.sanitize import json_text, screen_safe
 from zcoder.relay.settings import load_relay_settings
 from zcoder.relay.spool import ClaimedMessage, QuarantinedMessage
 

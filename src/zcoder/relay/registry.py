@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from zcoder.base.errors import ZcoderError
+from zcoder.base.safefile import UnsafeFile, read_own_file, replace_with
 from zcoder.relay.protocol import (
     PROTOCOL_VERSION,
     STATES,
@@ -29,7 +30,6 @@ from zcoder.relay.protocol import (
     is_instance_id,
     is_positive_int,
 )
-from zcoder.relay.safefile import UnsafeFile, read_own_file, replace_with
 
 MAX_SOCKET_PATH_BYTES: Final = 100
 MAX_MANIFEST_BYTES: Final = 16 * 1024
@@ -318,19 +318,6 @@ class ManifestCache:
                     self._entries.clear()
                 self._entries[file_name] = (before, manifest)
         return manifest
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process exists. Liveness hint only: pids are reused."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OverflowError:
-        return False
-    return True
 
 
 def unlink_own(path: Path, registry: Path, instance_id: str, kind: int) -> None:

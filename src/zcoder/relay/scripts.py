@@ -10,7 +10,7 @@ unique among them, ``name#pid``, or an exact instance id), sends, prints the
 acknowledgement and exits, removing its files. It is not an interactive instance, and
 receivers know it (zcoder.relay.standing): its messages are shown as ``via zcoder send,
 pid N, from DIR`` and never get a trusted peer's standing, whoever runs it. What peers
-wrote about themselves is shown made visible (zcoder.relay.sanitize), in JSON too. The exit
+wrote about themselves is shown made visible (zcoder.base.sanitize), in JSON too. The exit
 status says what happened (see EXIT_CODES) so a script can act on it. No confirmation is
 asked: the user who runs the command is the one who decided to send.
 """
@@ -24,12 +24,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from zcoder.base.sanitize import json_text, screen_safe, visible
 from zcoder.relay.client import Peer, discover
 from zcoder.relay.display import peer_table
 from zcoder.relay.instance import Relay
 from zcoder.relay.names import display_names, name_of, resolve_target
 from zcoder.relay.registry import RegistryError, check_registry_dir, choose_registry_dir
-from zcoder.relay.sanitize import json_text, screen_safe, visible
 from zcoder.relay.settings import load_relay_settings
 
 EXIT_ACCEPTED: Final = 0

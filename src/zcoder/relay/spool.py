@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Final
 
 from zcoder.base.errors import ZcoderError
+from zcoder.base.safefile import UnsafeFile, read_own_file
 from zcoder.relay.held_shares import HeldShares
 from zcoder.relay.protocol import (
     Envelope,
@@ -42,7 +43,6 @@ from zcoder.relay.protocol import (
     decode_flat_object,
     validate_envelope,
 )
-from zcoder.relay.safefile import UnsafeFile, read_own_file
 
 SPOOL_NAME_RE: Final = re.compile(r"(\d{9})-([A-Za-z0-9_.-]{1,100})\.json")
 # held/: accepted messages that wait for the user to run or discard them (trust per peer).

@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import Final
 
 from zcoder.base.errors import ZcoderError
-from zcoder.relay.safefile import UnsafeFile, read_own_file
+from zcoder.base.safefile import UnsafeFile, read_own_file
 from zcoder.relay.settings import Inbound
 
 TRUST_FILE: Final = "relay-trust.json"

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from acp import RequestError
 from textual.binding import Binding, BindingType
 
+from zcoder.base.sanitize import visible
 from zcoder.config import Config
-from zcoder.relay.sanitize import visible
-from zcoder.relay.settings import RelayMode
+from zcoder.relay import RelayMode
 from zcoder.remote.agent import RemoteAgent
 from zcoder.remote.connection import ConnectionLost
 from zcoder.remote.link import RemoteLink

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from acp import RequestError
 
 from zcoder.acp.listing import saved_session
+from zcoder.base.plural import counted
+from zcoder.base.sanitize import visible
 from zcoder.frontend.resume import session_lines
-from zcoder.plural import counted
-from zcoder.relay.sanitize import visible
 from zcoder.remote.connection import ConnectionLost
 from zcoder.sessions import SessionInfo
 from zcoder.tui.sessions_ui import SessionsUI

@@ -18,7 +18,7 @@ another workspace or profile raises SessionNotFoundError.
 
 from typing import TYPE_CHECKING
 
-from zcoder.lazy import lazy_exports
+from zcoder.base.lazy import face
 
 if TYPE_CHECKING:
     from zcoder.sessions.errors import (
@@ -50,63 +50,7 @@ if TYPE_CHECKING:
         title_from_user_message,
     )
 
-# Each name is imported from its module when first used (PEP 562), so a caller that
-# needs one light name does not pay for the whole package at start-up.
-__getattr__ = lazy_exports(
-    __name__,
-    {
-        "EventNotFoundError": "errors",
-        "SessionNotFoundError": "errors",
-        "SessionStoreError": "errors",
-        "StoreCorruptError": "errors",
-        "StoreLockedError": "errors",
-        "StoreVersionError": "errors",
-        "STORE_FILE_NAME": "paths",
-        "canonical_workspace": "paths",
-        "default_home": "paths",
-        "EVENT_ROLES": "records",
-        "EventRole": "records",
-        "Message": "records",
-        "Metadata": "records",
-        "SessionData": "records",
-        "SessionInfo": "records",
-        "ToolStatus": "records",
-        "TranscriptEvent": "records",
-        "SCHEMA_VERSION": "schema",
-        "DEFAULT_BUSY_TIMEOUT_MS": "store",
-        "SessionStore": "store",
-        "DEFAULT_TITLE": "titles",
-        "MAX_TITLE_CHARS": "titles",
-        "UNTITLED": "titles",
-        "shown_title": "titles",
-        "title_from_user_message": "titles",
-    },
-)
-
-__all__ = [
-    "DEFAULT_BUSY_TIMEOUT_MS",
-    "DEFAULT_TITLE",
-    "EVENT_ROLES",
-    "MAX_TITLE_CHARS",
-    "SCHEMA_VERSION",
-    "STORE_FILE_NAME",
-    "UNTITLED",
-    "EventNotFoundError",
-    "EventRole",
-    "Message",
-    "Metadata",
-    "SessionData",
-    "SessionInfo",
-    "SessionNotFoundError",
-    "SessionStore",
-    "SessionStoreError",
-    "StoreCorruptError",
-    "StoreLockedError",
-    "StoreVersionError",
-    "ToolStatus",
-    "TranscriptEvent",
-    "canonical_workspace",
-    "default_home",
-    "shown_title",
-    "title_from_user_message",
-]
+# The names above are the whole face: each is imported from its module when first
+# used (zcoder.base.lazy), so a caller that needs one light name does not pay for the
+# whole package at start-up.
+__getattr__, __dir__, __all__ = face(__name__, __file__)

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 
 from zcoder.base.errors import ZcoderError
-from zcoder.sessions.paths import PRIVATE_FILE_MODE, ensure_private_dir
+from zcoder.base.safefile import PRIVATE_FILE_MODE, ensure_private_dir
 
 log = logging.getLogger(__name__)
 

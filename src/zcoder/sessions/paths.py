@@ -7,8 +7,8 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-PRIVATE_DIR_MODE = 0o700
-PRIVATE_FILE_MODE = 0o600
+from zcoder.base.safefile import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
+
 STORE_FILE_NAME = "sessions.db"
 
 
@@ -36,29 +36,6 @@ def default_home(env: Mapping[str, str]) -> Path:
 def canonical_workspace(workspace: str | os.PathLike[str]) -> str:
     """The key a workspace is stored under: its absolute path with symlinks resolved."""
     return str(Path(workspace).resolve())
-
-
-def ensure_private_dir(path: Path) -> None:
-    """Create ``path`` (and missing parents) with mode 0700 whatever the umask.
-
-    An existing directory is left exactly as it is: its mode is the user's choice
-    (see :func:`looseness_warning`).
-    """
-    missing: list[Path] = []
-    probe = path
-    while not probe.exists():
-        missing.append(probe)
-        if probe.parent == probe:
-            break
-        probe = probe.parent
-    for directory in reversed(missing):
-        try:
-            os.mkdir(directory, PRIVATE_DIR_MODE)
-        except FileExistsError:
-            continue  # another process made it first; it is theirs to set up
-        os.chmod(directory, PRIVATE_DIR_MODE)  # mkdir's mode is reduced by the umask only
-    if not path.is_dir():
-        raise NotADirectoryError(f"{path} exists but is not a directory")
 
 
 def create_private_file(path: Path) -> bool:

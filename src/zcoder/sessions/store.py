@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
+from zcoder.base.safefile import ensure_private_dir
 from zcoder.sessions import contents, liveness, session_table
 from zcoder.sessions.codec import MalformedRow, enc_doc
 from zcoder.sessions.errors import EventNotFoundError, SessionNotFoundError, SessionStoreError
@@ -31,7 +32,6 @@ from zcoder.sessions.paths import (
     STORE_FILE_NAME,
     canonical_workspace,
     create_private_file,
-    ensure_private_dir,
     looseness_warning,
 )
 from zcoder.sessions.records import EventRole, Message, Metadata, SessionData, SessionInfo

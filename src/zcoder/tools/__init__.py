@@ -7,7 +7,7 @@ The agent loop builds a :class:`ToolContext` per turn, offers
 
 from typing import TYPE_CHECKING
 
-from zcoder.lazy import lazy_exports
+from zcoder.base.lazy import face
 
 if TYPE_CHECKING:
     from zcoder.tools.approval import (
@@ -31,71 +31,7 @@ if TYPE_CHECKING:
     from zcoder.tools.profiles import Profile, TurnOrigin
     from zcoder.tools.registry import ToolRegistry
 
-# Each name is imported from its module when first used (PEP 562), so a caller that
-# needs one light name does not pay for the whole package at start-up.
-__getattr__ = lazy_exports(
-    __name__,
-    {
-        "ApprovalConfigError": "approval",
-        "ApprovalDecision": "approval",
-        "ApprovalPolicy": "approval",
-        "Approver": "approval",
-        "CommandApprovalRequest": "approval",
-        "CommandAuthorization": "approval",
-        "CommandPolicy": "approval",
-        "EditApprovalRequest": "approval",
-        "EditPolicy": "approval",
-        "ToolContext": "base",
-        "ToolResult": "base",
-        "ToolSpec": "base",
-        "ConfinementError": "confinement",
-        "BUILTIN_TOOLS": "defaults",
-        "default_registry": "defaults",
-        "EditGate": "base",
-        "FileChange": "change",
-        "FINISH_TOOL_NAME": "finish",
-        "FinishStatus": "finish",
-        "GuardVerdict": "guard",
-        "Verdict": "guard",
-        "check_command": "guard",
-        "classify_command": "guard",
-        "DEFAULT_MAX_TOOL_OUTPUT": "output",
-        "bound_text": "output",
-        "max_tool_output_from_env": "output",
-        "Profile": "profiles",
-        "TurnOrigin": "profiles",
-        "ToolRegistry": "registry",
-    },
-)
-
-__all__ = [
-    "BUILTIN_TOOLS",
-    "DEFAULT_MAX_TOOL_OUTPUT",
-    "FINISH_TOOL_NAME",
-    "ApprovalConfigError",
-    "ApprovalDecision",
-    "ApprovalPolicy",
-    "Approver",
-    "CommandApprovalRequest",
-    "CommandAuthorization",
-    "CommandPolicy",
-    "ConfinementError",
-    "EditApprovalRequest",
-    "EditGate",
-    "EditPolicy",
-    "FileChange",
-    "FinishStatus",
-    "GuardVerdict",
-    "Profile",
-    "ToolContext",
-    "ToolRegistry",
-    "ToolResult",
-    "ToolSpec",
-    "TurnOrigin",
-    "Verdict",
-    "bound_text",
-    "check_command",
-    "classify_command",
-    "default_registry",
-    "max_tool_output_from_env",
-]
+# The names above are the whole face: each is imported from its module when first
+# used (zcoder.base.lazy), so a caller that needs one light name does not pay for the
+# whole package at start-up.
+__getattr__, __dir__, __all__ = face(__name__, __file__)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from zcoder.plural import counted
+from zcoder.base.plural import counted
 
 __all__ = [
     "CONTEXT_LINES",

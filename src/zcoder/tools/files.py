@@ -6,7 +6,7 @@ import contextlib
 import os
 from typing import Any
 
-from zcoder.plural import counted
+from zcoder.base.plural import counted
 from zcoder.tools.base import WORKSPACE_DIRECTORY, ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.confinement import (
     ConfinedPath,

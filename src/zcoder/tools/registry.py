@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from zcoder.base.errors import ZcoderError
-from zcoder.plural import plural
+from zcoder.base.plural import plural
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
 from zcoder.tools.output import bound_text
 

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.timer import Timer
 
-from zcoder.plural import counted
+from zcoder.base.plural import counted
 from zcoder.tui.command_output import CommandOutput
 from zcoder.tui.entries import MAX_TOOL_PREVIEW_LINES, Entry, _shell_header, _tool_header
 from zcoder.tui.widgets import screen_safe

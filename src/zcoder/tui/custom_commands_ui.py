@@ -23,10 +23,10 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from zcoder.base.plural import counted
+from zcoder.base.sanitize import visible
 from zcoder.commands import CommandSet, Invocation, UserCommands, discover_commands
 from zcoder.commands.run import activate, announce
-from zcoder.plural import counted
-from zcoder.relay.sanitize import visible
 from zcoder.skills import SkillSet, discover_skills, install_skills
 from zcoder.skills.active import active_skills
 from zcoder.skills.tools import ACTIVATE_SKILL, catalog_text

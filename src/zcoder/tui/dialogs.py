@@ -40,7 +40,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 from textual.widgets import Static
 
-from zcoder.plural import counted
+from zcoder.base.plural import counted
 from zcoder.tui.widgets import content_text
 
 __all__ = [

@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from zcoder.agent.edits import UndoPlan
-from zcoder.plural import counted
+from zcoder.base.plural import counted
 from zcoder.tools import EditApprovalRequest
 from zcoder.tui.approval_dialogs import DecisionDialog, DecisionKeys
 from zcoder.tui.dialogs import GuardedDialog

@@ -15,9 +15,9 @@ from rich.text import Text
 from textual.widgets import Static
 
 from zcoder.agent.headings import call_heading
-from zcoder.plural import counted
-from zcoder.relay.display import from_words, sender_words
-from zcoder.relay.sanitize import visible
+from zcoder.base.plural import counted
+from zcoder.base.sanitize import visible
+from zcoder.relay import from_words, sender_words
 from zcoder.tui.command_output import CommandOutput
 from zcoder.tui.diff_view import diff_text
 from zcoder.tui.widgets import screen_safe

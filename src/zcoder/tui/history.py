@@ -37,11 +37,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final
 
-from zcoder.sessions.paths import (
-    PRIVATE_FILE_MODE,
-    canonical_workspace,
-    ensure_private_dir,
-)
+from zcoder.base.safefile import PRIVATE_FILE_MODE, ensure_private_dir
+from zcoder.sessions.paths import canonical_workspace
 
 HISTORY_DIR: Final = "history"
 MAX_ENTRIES: Final = 1000

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zcoder.base.sanitize import visible
 from zcoder.frontend.relay_inbox import RelayHistory
-from zcoder.relay.sanitize import visible
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.relay_log import RelayLog, RelayRecord
 from zcoder.slash.declared import InboxCommands

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from zcoder.plural import counted
+from zcoder.base.plural import counted
 from zcoder.slash.declared import McpCommands
 
 if TYPE_CHECKING:

@@ -32,7 +32,7 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
-from zcoder.plural import counted
+from zcoder.base.plural import counted
 from zcoder.tui.prompt_habits import PromptHabits
 from zcoder.tui.terminal import paste_text
 

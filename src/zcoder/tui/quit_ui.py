@@ -17,10 +17,9 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.widgets import Static
 
-from zcoder.plural import counted
-from zcoder.relay import Envelope
-from zcoder.relay.display import sender_from
-from zcoder.relay.sanitize import visible
+from zcoder.base.plural import counted
+from zcoder.base.sanitize import visible
+from zcoder.relay import Envelope, sender_from
 from zcoder.slash.declared import QuitCommands
 from zcoder.tui.dialogs import GuardedDialog
 

@@ -9,13 +9,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from zcoder.plural import counted
-from zcoder.relay import ClaimedMessage, QuarantinedMessage, Relay
-from zcoder.relay.display import sender_from, sender_name
-from zcoder.relay.names import resolve_target
-from zcoder.relay.sanitize import visible
-from zcoder.relay.settings import Inbound
-from zcoder.relay.trust import BLOCK, TRUST, TrustError
+from zcoder.base.plural import counted
+from zcoder.base.sanitize import visible
+from zcoder.relay import (
+    BLOCK,
+    TRUST,
+    ClaimedMessage,
+    Inbound,
+    QuarantinedMessage,
+    Relay,
+    TrustError,
+    resolve_target,
+    sender_from,
+    sender_name,
+)
 
 if TYPE_CHECKING:
     from zcoder.tui.inbox_ui import InboxUI

@@ -20,13 +20,19 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zcoder.plural import counted
-from zcoder.relay import QuarantinedMessage, Relay, RelayStatus
-from zcoder.relay.display import peer_table, visible
-from zcoder.relay.names import BadName, check_name, name_of
-from zcoder.relay.sanitize import field_for_model
-from zcoder.relay.spool import Sequences
-from zcoder.relay.standing import is_send_process
+from zcoder.base.plural import counted
+from zcoder.base.sanitize import field_for_model, visible
+from zcoder.relay import (
+    BadName,
+    QuarantinedMessage,
+    Relay,
+    RelayStatus,
+    Sequences,
+    check_name,
+    is_send_process,
+    name_of,
+    peer_table,
+)
 from zcoder.slash.declared import RelayCommands
 from zcoder.tui.inbox_ui import InboxUI
 from zcoder.tui.messages import RelayNudge, RunNext

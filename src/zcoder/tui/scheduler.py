@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from zcoder.frontend.auto_turns import AutoTurns
-from zcoder.relay.settings import DEFAULT_MAX_AUTO_TURNS
+from zcoder.relay import DEFAULT_MAX_AUTO_TURNS
 
 
 class Next(Enum):

@@ -21,9 +21,9 @@ from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
+from zcoder.base.plural import counted, plural
 from zcoder.frontend.resume import ResumeError, find_session, session_lines
 from zcoder.frontend.session import OpenedSession, open_session, restore_saved_model
-from zcoder.plural import counted, plural
 from zcoder.sessions import SessionInfo, SessionStore, SessionStoreError
 from zcoder.sessions.locks import SessionInUseError, SessionLock
 from zcoder.slash.declared import SessionCommands

@@ -18,7 +18,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING
 
 from zcoder.agent.usage import render_breakdown
-from zcoder.plural import counted
+from zcoder.base.plural import counted
 from zcoder.slash.declared import AppCommands
 from zcoder.slash.owners import NoOwner, Owners
 from zcoder.slash.registry import commands, help_text

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from zcoder.relay.sanitize import visible
+from zcoder.base.sanitize import visible
 
 __all__ = [
     "MAX_TITLE_CHARS",

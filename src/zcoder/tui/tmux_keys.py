@@ -33,7 +33,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Final
 
-from zcoder.relay.registry import pid_alive
+from zcoder.base.processes import pid_alive
 
 __all__ = ["TMUX_CALL_SECONDS", "TMUX_CHANGE_SECONDS", "TmuxExtendedKeys", "lock_path"]
 

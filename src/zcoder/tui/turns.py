@@ -20,12 +20,11 @@ from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
+from zcoder.base.sanitize import visible
 from zcoder.frontend.relay_inbox import receipt_outcome
 from zcoder.hooks.relay_gate import RelayGate, Verdict
 from zcoder.model import ModelError
-from zcoder.relay import ClaimedMessage, QuarantinedMessage
-from zcoder.relay.display import sender_from
-from zcoder.relay.sanitize import visible
+from zcoder.relay import ClaimedMessage, QuarantinedMessage, sender_from
 from zcoder.tui.commands import parse_user_command
 from zcoder.tui.scheduler import Next
 from zcoder.tui.transcript import Entry, user_text

@@ -1,5 +1,5 @@
 """Small shared pieces of the UI: ``content_text`` and the sessions list; ``screen_safe``
-(zcoder.relay.sanitize's, as every front end's) is re-exported here.
+(zcoder.base.sanitize's, as every front end's) is re-exported here.
 
 The header is tui/status.py, the transcript tui/transcript.py, the prompt tui/prompt.py.
 
@@ -11,7 +11,7 @@ output could write escape sequences to the terminal (clear it, retitle it, hide 
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from rich.text import Text
 from textual import events
@@ -20,9 +20,12 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import ListItem, ListView, Static
 
-from zcoder.blank_runs import blank_runs
-from zcoder.relay.sanitize import screen_safe
-from zcoder.sessions import SessionInfo, shown_title
+from zcoder.base.blank_runs import blank_runs
+from zcoder.base.sanitize import screen_safe
+from zcoder.sessions import shown_title
+
+if TYPE_CHECKING:
+    from zcoder.sessions import SessionInfo
 
 __all__ = [
     "SIDEBAR_MIN_TERMINAL_WIDTH",
@@ -31,7 +34,7 @@ __all__ = [
     "SessionList",
     "SidebarPlaceholder",
     "content_text",
-    "screen_safe",  # zcoder.relay.sanitize's, the one for every front end
+    "screen_safe",  # zcoder.base.sanitize's, the one for every front end
 ]
 
 
@@ -40,7 +43,7 @@ def content_text(text: str, prefix: str = "") -> Text:
 
     Control and invisible characters become visible escapes (``screen_safe``); runs of
     blanks and of empty lines become a marker that says how many there were
-    (zcoder.blank_runs).
+    (zcoder.base.blank_runs).
     """
     out = Text(prefix, no_wrap=False, overflow="fold")
     for piece, marker in blank_runs(screen_safe(text)):

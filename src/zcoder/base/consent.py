@@ -12,7 +12,7 @@ One file per kind, the same format for all (``{"version": 1, "workspaces": {WORK
 {KEY: {"hash", "decision"}}}}``): ``mcp-consent.json`` (zcoder.mcp.consent) and
 ``hook-consent.json`` (zcoder.hooks.consent), in ``$ZCODER_HOME``. Each is written like the
 relay's trust.json: 0600, atomically (a temporary file renamed over it), and read only when
-it is a regular file of this user (zcoder.relay.safefile), so another local user cannot
+it is a regular file of this user (zcoder.base.safefile), so another local user cannot
 plant a yes in it. Nothing here knows the App: the TUI, ``--prompt``, ``--acp`` and the
 command line all read the same answers.
 """
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from zcoder.base.errors import ZcoderError
-from zcoder.relay.safefile import UnsafeFile, read_own_file, replace_with
+from zcoder.base.safefile import UnsafeFile, read_own_file, replace_with
 
 __all__ = [
     "Consent",

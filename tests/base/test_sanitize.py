@@ -14,10 +14,7 @@ from tests.fixtures.hostile_text import (
     hostile,
     smuggled,
 )
-from zcoder.model.recovery import recover
-from zcoder.model.recovery_shapes import _OPENERS
-from zcoder.model.types import AssistantReply
-from zcoder.relay.sanitize import (
+from zcoder.base.sanitize import (
     ELLIPSIS,
     TOOL_CALL_OPENERS,
     body_for_model,
@@ -26,6 +23,9 @@ from zcoder.relay.sanitize import (
     field_for_model,
     reveal_invisible,
 )
+from zcoder.model.recovery import recover
+from zcoder.model.recovery_shapes import _OPENERS
+from zcoder.model.types import AssistantReply
 
 CORPUS = [(family, token) for family, tokens in TOKENS.items() for token in tokens]
 

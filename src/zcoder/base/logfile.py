@@ -19,13 +19,12 @@ import stat
 from pathlib import Path
 from typing import Final
 
-from zcoder.sessions.paths import ensure_private_dir
+from zcoder.base.safefile import PRIVATE_FILE_MODE, ensure_private_dir
 
 LOG_FILE_NAME: Final = "zcoder.log"
 MAX_LOG_BYTES: Final = 1 << 20
 LOG_BACKUPS: Final = 2
 LOG_FORMAT: Final = "%(asctime)s zcoder[%(process)d] %(levelname)s %(name)s: %(message)s"
-PRIVATE_FILE_MODE: Final = 0o600
 
 
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):

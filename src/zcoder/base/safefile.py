@@ -1,4 +1,5 @@
-"""Reading a small file of ours that another process may have tampered with."""
+"""Private files and directories: made private whatever the umask, and a small file of ours
+read safely when another process may have tampered with it."""
 
 from __future__ import annotations
 
@@ -6,8 +7,12 @@ import contextlib
 import os
 import stat
 from pathlib import Path
+from typing import Final
 
 from zcoder.base.errors import ZcoderError
+
+PRIVATE_DIR_MODE: Final = 0o700
+PRIVATE_FILE_MODE: Final = 0o600
 
 
 class UnsafeFile(ZcoderError):
@@ -71,3 +76,26 @@ def replace_with(
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create ``path`` (and missing parents) with mode 0700 whatever the umask.
+
+    An existing directory is left exactly as it is: its mode is the user's choice
+    (zcoder.sessions.paths.looseness_warning tells the user when it is loose).
+    """
+    missing: list[Path] = []
+    probe = path
+    while not probe.exists():
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, PRIVATE_DIR_MODE)
+        except FileExistsError:
+            continue  # another process made it first; it is theirs to set up
+        os.chmod(directory, PRIVATE_DIR_MODE)  # mkdir's mode is reduced by the umask only
+    if not path.is_dir():
+        raise NotADirectoryError(f"{path} exists but is not a directory")

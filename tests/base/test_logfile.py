@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.processes import fresh_python_lines
-from zcoder.logfile import LOG_FILE_NAME, PrivateRotatingFileHandler, setup_logging
+from zcoder.base.logfile import LOG_FILE_NAME, PrivateRotatingFileHandler, setup_logging
 
 
 @pytest.fixture(autouse=True)
@@ -89,7 +89,7 @@ def test_a_log_path_that_is_not_a_regular_file_is_not_used(tmp_path: Path, kind:
     code = (
         "import logging, sys\n"
         "from pathlib import Path\n"
-        "from zcoder.logfile import setup_logging\n"
+        "from zcoder.base.logfile import setup_logging\n"
         "print(setup_logging(Path(sys.argv[1])))\n"
         "logging.getLogger('zcoder.relay.listener').warning('nowhere to go')\n"
     )
@@ -114,6 +114,6 @@ def test_help_does_not_import_the_log_setup() -> None:
         "    main(['--help'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "print('zcoder.logfile' in sys.modules, 'logging.handlers' in sys.modules)\n"
+        "print('zcoder.base.logfile' in sys.modules, 'logging.handlers' in sys.modules)\n"
     )
     assert fresh_python_lines(code)[-1] == "False False"

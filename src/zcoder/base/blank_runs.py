@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
-from zcoder.plural import counted
+from zcoder.base.plural import counted
 
 __all__ = ["BLANK_LINES_RUN", "BLANK_RUN", "blank_runs", "mark_blank_runs"]
 

@@ -1,4 +1,4 @@
-"""Counted nouns (zcoder.plural): the one helper every message with a count goes through."""
+"""Counted nouns (zcoder.base.plural): the one helper every message with a count goes through."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from zcoder.plural import counted, plural
+from zcoder.base.plural import counted, plural
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "zcoder"
 
