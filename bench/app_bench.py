@@ -40,7 +40,7 @@ from bench.app_terminal import (
 )
 from bench.harness import fs_type, ms, workspace
 from bench.relay_bench import Results, Table, Target
-from zcoder.tui.transcript import SAVED_ENTRIES_SHOWN
+from zcoder.tui.widgets.transcript import SAVED_ENTRIES_SHOWN
 
 HINT = "Enter send"
 RELAY_SHOWN = "relay: "

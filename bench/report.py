@@ -304,7 +304,7 @@ How each figure is taken, and what it says:
   border hint) shows the expected text. The next key waits for the echo and a random
   20-50 ms. What stood in the way, in the order it was found and fixed: Python's full
   garbage collections (Textual makes many objects per frame and the growing reply keeps
-  some alive: a 30-second stream ran about a dozen of up to 140 ms; tui/collector.py now
+  some alive: a 30-second stream ran about a dozen of up to 140 ms; tui/state/collector.py now
   freezes start-up's objects and spaces full collections ten times wider, so one or two
   run), then the redraws of the reply itself: each lays out and repaints the whole
   transcript (the anchored reply moves every line up), tens of ms, and a key waits for
@@ -318,7 +318,7 @@ How each figure is taken, and what it says:
   key waits for it. This benchmark types a key every 20-50 ms after the echo, a burst
   far faster than people type (60 words a minute is a key every 0.2 s, and such pauses
   let the reply redraw between keys), so a fast burst now holds the reply for up to 5 s
-  (TYPING_REDRAW_MAX in tui/assistant_entry.py): in this benchmark's ~6 s of typing that is
+  (TYPING_REDRAW_MAX in tui/widgets/assistant_entry.py): in this benchmark's ~6 s of typing that is
   one forced redraw, and its key is the max column (about 100 ms, five seconds of reply
   drawn at once). The p99 is the second-slowest of 150 keys.
 - **Resume**: the session is written through SessionStore as the agent writes it. The

@@ -4,9 +4,9 @@ The page is how a new engineer finds their way; a name in it that the code no lo
 sends them looking for nothing (issue 28 found nine such claims). Every name in backticks is
 checked against the tree, read with ``ast`` (nothing is imported):
 
-- a path (``tui/parts.py``, ``tests/e2e/tmux.py``, ``tools/``) exists, from the repository's
+- a path (``tui/parts/wiring.py``, ``tests/e2e/tmux.py``, ``tools/``) exists, from the repository's
   root or from ``src/zcoder``; a bare test file name (``test_turns.py``) names exactly one file;
-- a module (``zcoder.relay``, ``zcoder.tui.interrupt:QUIT_WINDOW_SECONDS``) exists, and so
+- a module (``zcoder.relay``, ``zcoder.tui.state.interrupt:QUIT_WINDOW_SECONDS``) exists, and so
   does the name after the colon;
 - ``Class.member`` names a class of the tree and a member defined in it (or in a base of it
   that the tree defines); a bare ``Name`` or ``name(...)`` or ``@decorator`` is defined in
@@ -217,7 +217,7 @@ def test_every_name_on_the_page_exists(tree: Tree) -> None:
         "zcoder.no_such_module",
         "zcoder.base.no_such_module.name",
         "zcoder.base.sanitize.no_such_function",
-        "zcoder.tui.interrupt:NO_SUCH_CONSTANT",
+        "zcoder.tui.state.interrupt:NO_SUCH_CONSTANT",
         "NoSuchClass",
         "ZcoderApp.no_such_method",
         "@no_such_decorator",

@@ -2,7 +2,7 @@
 
 The first frame (bench/app_bench.py, docs/performance.md) is drawn by the modules the
 command line, the settings, the log file and the app's first stage import
-(tui/startup.py); the rest waits for the second stage. These are modules that used to
+(tui/parts/startup.py); the rest waits for the second stage. These are modules that used to
 come with the first frame for one small name each: a GGUF launch's (urllib and
 http.client, importlib.metadata, the GGUF reader; the command line only asks whether a
 GGUF is named), the relay's registry and wire protocol (the TUI only asks whether a
@@ -22,7 +22,7 @@ FIRST_FRAME = (
     "zcoder.early_keys",
     "zcoder.base.logfile",
     "zcoder.tui",
-    "zcoder.tui.startup",
+    "zcoder.tui.parts.startup",
 )
 NOT_BEFORE_THE_FIRST_FRAME = (
     "urllib.request",

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from tests.fixtures.hostile_text import INVISIBLES
 from zcoder.base.sanitize import UNSAFE_ON_SCREEN, for_stream, json_text, visible
-from zcoder.tui.transcript import relay_text, tool_text
-from zcoder.tui.widgets import screen_safe
+from zcoder.tui.widgets.shared import screen_safe
+from zcoder.tui.widgets.transcript import relay_text, tool_text
 
 
 def test_plain_text_is_unchanged() -> None:

@@ -190,7 +190,7 @@ def _run_mode(args: argparse.Namespace, config: Config) -> int:
 
     # Start-up makes long-lived objects only (modules, classes, the first screen): the
     # collector would walk them again and again for nothing. It is turned back on, tuned,
-    # once the app is up (zcoder.tui.collector).
+    # once the app is up (zcoder.tui.state.collector).
     gc.disable()
     from zcoder.base.logfile import setup_logging
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.e2e.harness import World
 from tests.e2e.tmux import patched_zcoder, start_in_tmux, to_hex
-from zcoder.tui.interrupt import QUIT_AGAIN_TEXT
+from zcoder.tui.state.interrupt import QUIT_AGAIN_TEXT
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -21,7 +21,7 @@ CTRL_Q = "11"
 
 
 def window(seconds: float) -> tuple[str, ...]:
-    return patched_zcoder(f"zcoder.tui.interrupt:QUIT_WINDOW_SECONDS={seconds}")
+    return patched_zcoder(f"zcoder.tui.state.interrupt:QUIT_WINDOW_SECONDS={seconds}")
 
 
 @pytest.mark.parametrize("size", [(60, 15), (120, 35)], ids=["60x15", "120x35"])

@@ -14,7 +14,7 @@ import pytest
 from tests.e2e.harness import World, wait_until
 from tests.e2e.tmux import TmuxInstance, start_in_tmux, to_hex
 from tests.fixtures.fake_ollama import Turn
-from zcoder.tui.widgets import SIDEBAR_MIN_TERMINAL_WIDTH
+from zcoder.tui.widgets.shared import SIDEBAR_MIN_TERMINAL_WIDTH
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 

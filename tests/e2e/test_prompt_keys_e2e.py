@@ -26,7 +26,7 @@ DRAFT = "a long careful draft"
 def test_ctrl_c_clears_a_draft_and_up_brings_it_back(world: World, size: tuple[int, int]) -> None:
     server = world.server(demo=False)
     # Ctrl+C's window long enough that the last two presses below never race a clock.
-    long_window = patched_zcoder("zcoder.tui.interrupt:QUIT_WINDOW_SECONDS=3600")
+    long_window = patched_zcoder("zcoder.tui.state.interrupt:QUIT_WINDOW_SECONDS=3600")
     zc = start_in_tmux(world, "alpha", server, size=size, python_args=long_window)
     zc.type_text(DRAFT)
     zc.wait_text(DRAFT)

@@ -2,7 +2,7 @@
 
 Textual's exit writes to the terminal; with the terminal gone that write can block for
 ever, and zcoder used to stay alive (holding its relay registration and session lock) after
-its tmux pane was killed, deaf to SIGTERM. tui/exit_guard.py ends it after a grace period.
+its tmux pane was killed, deaf to SIGTERM. tui/state/exit_guard.py ends it after a grace period.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from tests.e2e.harness import World, wait_until
 from tests.fixtures.fake_ollama import Turn
 from tests.fixtures.model_requests import relay_records
 from zcoder.sessions import DEFAULT_TITLE, SessionStore
-from zcoder.tui.relay_ui import RELAY_POLL_SECONDS
+from zcoder.tui.parts.relay_ui import RELAY_POLL_SECONDS
 
 pytestmark = pytest.mark.timeout(60)
 

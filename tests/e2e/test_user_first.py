@@ -16,7 +16,7 @@ from tests.e2e.harness import World, wait_until
 from tests.fixtures.fake_ollama import Turn
 from tests.fixtures.model_requests import last_user_messages
 from zcoder.sessions import SessionStore
-from zcoder.tui.relay_ui import RELAY_POLL_SECONDS
+from zcoder.tui.parts.relay_ui import RELAY_POLL_SECONDS
 
 pytestmark = pytest.mark.timeout(90)
 

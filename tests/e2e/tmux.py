@@ -60,7 +60,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def patched_zcoder(*settings: str, gate: Path | None = None) -> tuple[str, ...]:
-    """``python_args`` for zcoder with constants set (``"zcoder.tui.interrupt:
+    """``python_args`` for zcoder with constants set (``"zcoder.tui.state.interrupt:
     QUIT_WINDOW_SECONDS=600"``) and, with ``gate``, held before its app starts until that
     file exists (tests/fixtures/zcoder_patched.py)."""
     args = ["-m", "tests.fixtures.zcoder_patched"]

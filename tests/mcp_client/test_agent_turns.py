@@ -83,7 +83,7 @@ async def test_an_injected_description_is_shown_as_the_servers_words_and_a_no_is
     assert '"text": "secrets"' in request.command
     assert request.warning is not None
     assert "its words, not the user's" in request.warning and INJECTION in request.warning
-    # The dialog is told it is an MCP call, with each part apart (tui/approval_dialogs.py).
+    # The dialog is told it is an MCP call, with each part apart (tui/dialogs/approval.py).
     assert isinstance(request.mcp, McpToolCall)
     assert (request.mcp.server, request.mcp.tool) == ("hostile", "note")
     assert request.mcp.arguments == '{\n  "text": "secrets"\n}'
@@ -159,7 +159,7 @@ async def test_a_project_server_asks_consent_once_and_a_refusal_sticks(world: Wo
     assert "mcp-server-time --local-timezone UTC" in request.command
     assert '"LD_PRELOAD": "x.so"' in request.command  # the whole entry is shown
     assert request.warning is not None and ".mcp.json" in request.warning
-    assert isinstance(request.mcp, McpServerStart)  # its own dialog (tui/approval_dialogs.py)
+    assert isinstance(request.mcp, McpServerStart)  # its own dialog (tui/dialogs/approval.py)
     assert request.mcp.server == "time" and request.mcp.source == str(ws / ".mcp.json")
     assert request.mcp.program.endswith("mcp-server-time --local-timezone UTC")
     assert '"LD_PRELOAD": "x.so"' in request.mcp.entry

@@ -141,7 +141,7 @@ async def test_an_edit_is_asked_with_its_diff() -> None:
 async def test_a_command_the_remote_guard_refuses_is_asked_as_one_with_no_a() -> None:
     """The remote's "refused" mark reaches this TUI's dialog: its title and reason, and no
     `a` (in a relayed task's dialog `a` would otherwise say yes once)."""
-    from zcoder.tui.approval_dialogs import approval_screen
+    from zcoder.tui.dialogs.approval import approval_screen
 
     approver = Approver(ApprovalDecision.DENY)
     call = command_call(

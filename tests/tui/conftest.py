@@ -15,7 +15,7 @@ from tests.fixtures.workspace import short_dir
 from zcoder.config import Config, load_config
 from zcoder.relay import Relay, load_relay_settings
 from zcoder.tui import ZcoderApp
-from zcoder.tui.transcript import Entry
+from zcoder.tui.widgets.transcript import Entry
 
 __all__ = ["short_dir"]  # the fixture, for the tests here (tests.fixtures.workspace)
 
@@ -120,7 +120,7 @@ async def app_factory() -> AsyncIterator[Callable[..., ZcoderApp]]:
 async def answer(pilot: Any, app: ZcoderApp, key: str) -> None:
     """Press ``key`` in the open dialog once it is armed (it ignores keys before that)
     and, for a yes, once all of its content was drawn (it refuses a yes before that)."""
-    from zcoder.tui.dialogs import GuardedDialog
+    from zcoder.tui.dialogs.guarded import GuardedDialog
 
     await wait_until(pilot, lambda: isinstance(app.screen, GuardedDialog) and app.screen.armed)
     if key in ("y", "a"):

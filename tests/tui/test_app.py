@@ -12,7 +12,7 @@ from tests.fixtures.fake_ollama import Turn, call
 from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
 from tests.tui.support import answered, relay_ready, relay_to
 from zcoder.sessions import DEFAULT_TITLE, SessionStore
-from zcoder.tui.approval_dialogs import ApprovalScreen, ConfirmSendScreen
+from zcoder.tui.dialogs.approval import ApprovalScreen, ConfirmSendScreen
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)
@@ -414,7 +414,7 @@ async def test_alt_enter_and_shift_enter_insert_newlines_enter_submits(
 
 
 async def test_model_picker_lists_ollama_models_and_switches(fake, make_config, app_factory):
-    from zcoder.tui.screens import ModelPicker
+    from zcoder.tui.dialogs.model_picker import ModelPicker
 
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
@@ -509,7 +509,7 @@ async def test_once_up_the_app_freezes_start_up_objects_and_spaces_full_collecti
 ):
     import gc
 
-    from zcoder.tui.collector import FULL_COLLECTION_EVERY
+    from zcoder.tui.state.collector import FULL_COLLECTION_EVERY
 
     before = gc.get_threshold()
     # The program's app does (run_app); apps made by other tests leave the collector be.
@@ -540,7 +540,7 @@ async def test_the_first_frame_needs_no_agent_and_an_early_prompt_waits_for_it(
 ):
     """Start-up's first stage draws the prompt (focused) and the header with the relay
     starting, and makes no agent, session or relay; a prompt submitted then runs the
-    second stage first and is sent, whole and once (tui/startup.py)."""
+    second stage first and is sent, whole and once (tui/parts/startup.py)."""
     from zcoder.tui.main_screen import MainScreen
 
     real_finish = MainScreen.finish_start

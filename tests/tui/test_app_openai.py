@@ -16,7 +16,7 @@ from tests.fixtures.fake_openai import FakeOpenAI
 from tests.tui.conftest import ConfigFactory, entries, idle, submit, transcript_text, wait_until
 from zcoder.base.logfile import LOG_FILE_NAME, setup_logging
 from zcoder.model import OpenAIClient
-from zcoder.tui.screens import ModelPicker
+from zcoder.tui.dialogs.model_picker import ModelPicker
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)

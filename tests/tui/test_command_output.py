@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zcoder.tui.command_output import CommandOutput, as_printed
+from zcoder.tui.state.command_output import CommandOutput, as_printed
 
 LINES = st.lists(st.text(alphabet="ab\r é", max_size=6), max_size=40)
 

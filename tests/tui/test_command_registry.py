@@ -18,8 +18,8 @@ from zcoder.slash.registry import (
     slash_command,
 )
 from zcoder.tui import ZcoderApp
-from zcoder.tui.commands import KEYS
-from zcoder.tui.completion import command_words, complete
+from zcoder.tui.parts.commands import KEYS
+from zcoder.tui.state.completion import command_words, complete
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)
@@ -176,7 +176,7 @@ def test_help_rows_wrap_under_their_description_or_under_their_form() -> None:
     from rich.console import Console
     from rich.text import Text
 
-    from zcoder.tui.help_view import NARROW_DESCRIPTION, UNDER_INDENT, HangingRows
+    from zcoder.tui.widgets.help_view import NARROW_DESCRIPTION, UNDER_INDENT, HangingRows
 
     text = Text(
         "Keys:\n"

@@ -12,8 +12,8 @@ from tests.tui.conftest import entries, idle, submit, wait_until
 from zcoder.agent.prompts import INTERRUPTED
 from zcoder.agent.user_command import USER_STOPPED
 from zcoder.sessions import SessionStore
-from zcoder.tui.output_screen import OutputScreen
-from zcoder.tui.transcript import CommandEntry
+from zcoder.tui.dialogs.output import OutputScreen
+from zcoder.tui.widgets.transcript import CommandEntry
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from zcoder.slash.registry import commands
-from zcoder.tui.completion import Completions, command_words, complete
+from zcoder.tui.state.completion import Completions, command_words, complete
 
 COMMANDS = commands().completion_entries()
 

@@ -14,7 +14,7 @@ from textual.app import App
 
 from tests.tui.conftest import wait_until
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest, Profile, TurnOrigin
-from zcoder.tui.approval_dialogs import ApprovalScreen
+from zcoder.tui.dialogs.approval import ApprovalScreen
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -6,8 +6,8 @@ import pytest
 
 from tests.fixtures.fake_ollama import Turn, call
 from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
-from zcoder.tui.diff_view import diff_text
-from zcoder.tui.edit_dialogs import EditApprovalScreen, UndoScreen
+from zcoder.tui.dialogs.edit import EditApprovalScreen, UndoScreen
+from zcoder.tui.widgets.diff_view import diff_text
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)
@@ -253,8 +253,8 @@ async def test_the_edits_controller_alone_says_why_undo_does_not_run() -> None:
 
     from zcoder.agent import Agent
     from zcoder.agent.edits import UndoPlan
-    from zcoder.tui.edits_ui import EditsUI
     from zcoder.tui.messages import Notice, Say
+    from zcoder.tui.parts.edits_ui import EditsUI
 
     posted: list[Message] = []
     asked: list[UndoPlan] = []

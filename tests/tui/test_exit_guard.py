@@ -25,7 +25,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 # "restores" (a slow tmux, here a sleep), and is interrupted there by the signals.
 SELF_DEADLOCK = """
     import os, signal, sys, threading, time
-    from zcoder.tui.exit_guard import ExitGuard
+    from zcoder.tui.state.exit_guard import ExitGuard
 
     held = threading.Lock()
 
@@ -42,7 +42,7 @@ SELF_DEADLOCK = """
 # A cleanup stuck in a child process that never answers, in the guard's thread.
 STUCK_CHILD = """
     import subprocess, time
-    from zcoder.tui.exit_guard import ExitGuard
+    from zcoder.tui.state.exit_guard import ExitGuard
 
     def cleanup():
         subprocess.run(["sleep", "600"])

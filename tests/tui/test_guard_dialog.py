@@ -14,7 +14,7 @@ from textual.widgets import Static
 from tests.fixtures.fake_ollama import Turn, call
 from tests.hooks.support import entry, script, write_settings
 from tests.tui.conftest import answer, idle, submit, wait_until
-from zcoder.tui.approval_dialogs import ApprovalScreen
+from zcoder.tui.dialogs.approval import ApprovalScreen
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)

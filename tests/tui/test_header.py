@@ -13,7 +13,7 @@ from textual.app import App, ComposeResult
 from tests.tui.conftest import wait_until
 from tests.tui.test_status import state
 from zcoder.agent.status import ContextUsage
-from zcoder.tui.status import HeaderBar
+from zcoder.tui.widgets.status import HeaderBar
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.fixtures.workspace import home, workspace
-from zcoder.tui.history import (
+from zcoder.tui.state.history import (
     MAX_ENTRY_CHARS,
     PromptHistory,
     decode_entry,

@@ -17,7 +17,7 @@ from tests.hooks.support import entry, project_settings, script, write_settings
 from tests.tui.conftest import answer, converse, idle, submit, transcript_text, wait_until
 from tests.tui.support import relay_ready, relay_to
 from zcoder.relay import ClaimedMessage
-from zcoder.tui.approval_dialogs import ApprovalScreen
+from zcoder.tui.dialogs.approval import ApprovalScreen
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)

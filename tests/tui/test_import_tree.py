@@ -2,7 +2,7 @@
 
 Parents call down into children and children post messages up (tui/messages.py), so no
 module needs to import the one that uses it: the parts behind the screen take the services
-and a way to post messages (tui/services.py), never the app or the screen. Only the module
+and a way to post messages (tui/parts/services.py), never the app or the screen. Only the module
 that runs the app imports it.
 """
 

@@ -8,8 +8,8 @@ from textual.message import Message
 
 from zcoder.relay import Envelope
 from zcoder.sessions import SessionStore
-from zcoder.tui.inbox_ui import InboxUI
 from zcoder.tui.messages import Notice, Say
+from zcoder.tui.parts.inbox_ui import InboxUI
 
 
 def envelope(n: int) -> Envelope:

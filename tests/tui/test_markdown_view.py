@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from tests.fixtures.processes import fresh_python_lines
-from zcoder.tui.markdown_view import BlocksView, MarkdownBlocks, top_level_blocks
-from zcoder.tui.widgets import screen_safe
+from zcoder.tui.widgets.markdown_view import BlocksView, MarkdownBlocks, top_level_blocks
+from zcoder.tui.widgets.shared import screen_safe
 
 REPLY = """# Plan
 
@@ -186,7 +186,7 @@ def test_the_markdown_machinery_is_imported_with_the_first_reply_not_at_start_up
         "import sys, zcoder.cli, zcoder.tui.app\n"
         "names = ('markdown_it', 'rich.markdown', 'pygments')\n"
         "print(sorted(m for m in names if m in sys.modules))\n"
-        "from zcoder.tui.markdown_view import MarkdownBlocks\n"
+        "from zcoder.tui.widgets.markdown_view import MarkdownBlocks\n"
         "MarkdownBlocks().update('# a reply')\n"
         "print('markdown_it' in sys.modules)\n"
     )

@@ -23,8 +23,8 @@ from tests.tui.conftest import answer, idle, submit
 from tests.tui.test_mcp_ui import command, notices, open_dialog
 from zcoder.mcp.config import load_mcp_config
 from zcoder.mcp.consent import Consent, ConsentBook
-from zcoder.tui.approval_dialogs import McpStartScreen
-from zcoder.tui.mcp_ui import NO_SERVERS
+from zcoder.tui.dialogs.approval import McpStartScreen
+from zcoder.tui.parts.mcp_ui import NO_SERVERS
 
 pytestmark = pytest.mark.timeout(180)
 SIZE = (140, 45)

@@ -30,9 +30,9 @@ from tests.tui.conftest import answer, entries, idle, submit, transcript_text, w
 from zcoder.mcp.consent import Consent
 from zcoder.mcp.manager import McpManager
 from zcoder.tui import ZcoderApp
-from zcoder.tui.approval_dialogs import ApprovalScreen, McpApprovalScreen, McpStartScreen
-from zcoder.tui.mcp_ui import NO_SERVERS, McpUI
+from zcoder.tui.dialogs.approval import ApprovalScreen, McpApprovalScreen, McpStartScreen
 from zcoder.tui.messages import Notice, Say
+from zcoder.tui.parts.mcp_ui import NO_SERVERS, McpUI
 
 pytestmark = pytest.mark.timeout(120)
 SIZE = (140, 45)
@@ -190,7 +190,7 @@ async def test_quitting_during_an_mcp_call_leaves_no_server_behind(
 async def test_the_last_resort_of_a_forced_exit_ends_the_mcp_servers_too(
     make_config: Any, app_factory: Any, silent: Path
 ) -> None:
-    """What runs when the app cannot exit through Textual (tui/exit_guard.py) before
+    """What runs when the app cannot exit through Textual (tui/state/exit_guard.py) before
     os._exit, which runs no atexit handler: the servers must be gone by its end."""
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:

@@ -1,6 +1,6 @@
 """ModelUI alone: a fake model client, a fake agent, a message sink and a bare host screen.
 
-The part takes the services, a ``Say`` and a ``Host`` (tui/services.py), never the app,
+The part takes the services, a ``Say`` and a ``Host`` (tui/parts/services.py), never the app,
 so what it says and asks is seen here directly: the messages it posts (in order), the
 requests the client gets, the dialog it opens.
 """
@@ -21,10 +21,10 @@ from tests.tui.conftest import wait_until
 from zcoder.agent.status import ContextUsage
 from zcoder.config import load_config
 from zcoder.model import ModelError
+from zcoder.tui.dialogs.model_picker import ModelPicker
 from zcoder.tui.messages import HeaderFields, ModelChanged, Notice, Say
-from zcoder.tui.model_ui import ModelUI
-from zcoder.tui.screens import ModelPicker
-from zcoder.tui.services import ScreenHost, Services
+from zcoder.tui.parts.model_ui import ModelUI
+from zcoder.tui.parts.services import ScreenHost, Services
 
 pytestmark = pytest.mark.timeout(30)
 

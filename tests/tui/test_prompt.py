@@ -15,7 +15,7 @@ from textual.app import App, ComposeResult
 
 from tests.fixtures.fake_ollama import Turn
 from tests.tui.conftest import idle
-from zcoder.tui.prompt import (
+from zcoder.tui.widgets.prompt import (
     HINT,
     HINT_WITH_PASTE,
     PASTE_COLLAPSE_CHARS,
@@ -259,7 +259,7 @@ async def test_undoing_a_multi_line_paste_restores_the_draft_and_keeps_zcoder_ru
 
 
 def test_a_paste_ending_in_a_line_break_counts_its_lines_as_a_reader_does() -> None:
-    from zcoder.tui.prompt import PastedBlock
+    from zcoder.tui.widgets.prompt import PastedBlock
 
     assert PastedBlock(1, "a\nb\n").placeholder == "[pasted 2 lines #1]"
     assert PastedBlock(2, "one").placeholder == "[pasted 1 line #2]"

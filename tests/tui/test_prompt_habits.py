@@ -11,8 +11,8 @@ from tests.fixtures.fake_ollama import Turn
 from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
 from zcoder.slash.registry import commands
 from zcoder.tui import ZcoderApp
-from zcoder.tui.completion import command_words
-from zcoder.tui.history import history_path
+from zcoder.tui.state.completion import command_words
+from zcoder.tui.state.history import history_path
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)

@@ -16,7 +16,7 @@ from textual.message import Message
 from zcoder.frontend.relay_inbox import DISCARD_SUMMARY, RelayHistory
 from zcoder.relay import Envelope, Relay
 from zcoder.tui.messages import Notice, Say
-from zcoder.tui.quit_ui import QuitScreen, QuitUI
+from zcoder.tui.parts.quit_ui import QuitScreen, QuitUI
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zcoder.tui.recall import Match, Recall, search, search_newer
+from zcoder.tui.state.recall import Match, Recall, search, search_newer
 
 
 def test_up_goes_back_and_down_comes_forward_to_the_draft() -> None:

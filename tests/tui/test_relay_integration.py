@@ -17,7 +17,7 @@ from tests.tui.support import relay_ready, relay_to
 from zcoder.relay import ClaimedMessage, Relay
 from zcoder.sessions import DEFAULT_TITLE, SessionStore
 from zcoder.tui import ZcoderApp
-from zcoder.tui.approval_dialogs import ApprovalScreen
+from zcoder.tui.dialogs.approval import ApprovalScreen
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)
@@ -298,7 +298,7 @@ async def test_send_confirmation_that_cannot_fit_sends_nothing_and_says_why(
 
 
 async def test_yes_never_skips_the_send_confirmation(fake, make_config, app_factory, sender):
-    from zcoder.tui.approval_dialogs import ConfirmSendScreen
+    from zcoder.tui.dialogs.approval import ConfirmSendScreen
 
     app = app_factory(make_config(yes=True))
     async with app.run_test(size=SIZE) as pilot:
@@ -579,7 +579,7 @@ async def test_inbox_lists_what_was_sent_and_received_with_states_and_receipts(
 async def test_quitting_with_unrun_relayed_messages_asks_and_tells_their_senders(
     fake, make_config, app_factory, sender
 ):
-    from zcoder.tui.quit_ui import QuitScreen
+    from zcoder.tui.parts.quit_ui import QuitScreen
 
     app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -605,7 +605,7 @@ async def test_the_send_dialog_names_the_target_once_and_warns_that_it_is_paused
 ):
     # A peer named as its project was shown "to sender-project (sender-project)", and a
     # paused one gave no sign that the message would be refused.
-    from zcoder.tui.approval_dialogs import ConfirmSendScreen
+    from zcoder.tui.dialogs.approval import ConfirmSendScreen
 
     sender.refresh_manifest(name="sender-project")
     sender.pause()

@@ -98,7 +98,7 @@ async def test_a_zcoder_send_message_is_shown_and_recorded_as_such_everywhere(
 async def test_the_quit_dialog_names_a_zcoder_send_message_as_everywhere_else(
     fake, make_config, app_factory, env, elsewhere
 ):
-    from zcoder.tui.quit_ui import QuitScreen
+    from zcoder.tui.parts.quit_ui import QuitScreen
 
     app = app_factory(make_config(env={"ZCODER_RELAY_INBOUND": "hold"}))
     async with app.run_test(size=(160, 50)) as pilot:

@@ -23,7 +23,7 @@ from tests.tui.support import relay_ready, relay_to
 from zcoder.relay import Relay
 from zcoder.relay.trust import TRUST
 from zcoder.tui import ZcoderApp
-from zcoder.tui.edit_dialogs import EditApprovalScreen
+from zcoder.tui.dialogs.edit import EditApprovalScreen
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zcoder.tui.scheduler import Next, TurnScheduler
+from zcoder.tui.state.scheduler import Next, TurnScheduler
 
 
 def run_relays(scheduler: TurnScheduler, sequences: list[int]) -> list[int]:

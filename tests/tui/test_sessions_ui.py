@@ -14,7 +14,7 @@ from tests.fixtures.fake_ollama import Turn
 from tests.sessions.test_locks import start_holder, stop
 from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
 from zcoder.sessions import SessionStore
-from zcoder.tui.widgets import SessionItem
+from zcoder.tui.widgets.shared import SessionItem
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (140, 40)
@@ -295,7 +295,7 @@ async def test_an_unknown_resume_id_reaching_the_app_starts_a_new_session(
 async def test_a_long_session_reopens_with_its_newest_entries_and_shows_older_ones_on_demand(
     fake, make_config, app_factory
 ):
-    from zcoder.tui.transcript import EARLIER_BATCH, SAVED_ENTRIES_SHOWN, EarlierEntries
+    from zcoder.tui.widgets.transcript import EARLIER_BATCH, SAVED_ENTRIES_SHOWN, EarlierEntries
 
     config = make_config(env={"ZCODER_RELAY": "off"})
     total = SAVED_ENTRIES_SHOWN + EARLIER_BATCH + 7

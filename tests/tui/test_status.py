@@ -19,23 +19,23 @@ from tests.tui.conftest import answer, entries, idle, submit, transcript_text, w
 from zcoder.agent import ContextUsage
 from zcoder.tools import ApprovalDecision
 from zcoder.tui.app import ZcoderApp
-from zcoder.tui.approval_dialogs import ApprovalScreen
-from zcoder.tui.interrupt import QUIT_AGAIN_TEXT, CtrlC, Press
-from zcoder.tui.screens import ModelPicker
-from zcoder.tui.status import (
+from zcoder.tui.dialogs.approval import ApprovalScreen
+from zcoder.tui.dialogs.model_picker import ModelPicker
+from zcoder.tui.state.interrupt import QUIT_AGAIN_TEXT, CtrlC, Press
+from zcoder.tui.state.terminal_title import (
+    TITLE_POP,
+    TITLE_PUSH,
+    TerminalTitle,
+    title_sequence,
+    title_text,
+)
+from zcoder.tui.widgets.status import (
     REDUCTIONS,
     SPINNER_FRAMES,
     HeaderState,
     elapsed_text,
     header_line,
     turn_summary,
-)
-from zcoder.tui.terminal_title import (
-    TITLE_POP,
-    TITLE_PUSH,
-    TerminalTitle,
-    title_sequence,
-    title_text,
 )
 
 pytestmark = pytest.mark.timeout(60)
@@ -249,7 +249,7 @@ def test_ctrl_c_window() -> None:
 
 
 def test_ctrl_c_window_is_the_constant_as_it_is_when_made(monkeypatch) -> None:
-    from zcoder.tui import interrupt
+    from zcoder.tui.state import interrupt
 
     monkeypatch.setattr(interrupt, "QUIT_WINDOW_SECONDS", 600.0)
     clock = FakeClock()

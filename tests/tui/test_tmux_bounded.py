@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from zcoder.tui import tmux_keys
-from zcoder.tui.tmux_keys import TmuxExtendedKeys
+from zcoder.tui.state import tmux_keys
+from zcoder.tui.state.tmux_keys import TmuxExtendedKeys
 
 JOIN_DEADLINE = 60.0  # generous: only a call that is not bounded fails it
 

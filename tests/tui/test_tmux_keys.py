@@ -1,4 +1,4 @@
-"""tmux's ``extended-keys`` server option (zcoder.tui.tmux_keys) against a private, real
+"""tmux's ``extended-keys`` server option (zcoder.tui.state.tmux_keys) against a private, real
 tmux server: on while zcoders run, restored by the last to leave, and the shared
 bookkeeping kept whole when several zcoders (real processes) enter and leave at once
 (issue 27 item 16: two quitting together left it on, a pid dropped out of the list).
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from zcoder.tui.tmux_keys import TmuxExtendedKeys, lock_path
+from zcoder.tui.state.tmux_keys import TmuxExtendedKeys, lock_path
 
 TMUX = shutil.which("tmux")
 
@@ -148,7 +148,7 @@ STEP_TIMEOUT = 60.0  # generous: a deadline for a hung process, never a measure
 # "restore" each answer "done" once finished; the process ends after restoring.
 _ZCODER = """
 import sys
-from zcoder.tui.tmux_keys import TmuxExtendedKeys
+from zcoder.tui.state.tmux_keys import TmuxExtendedKeys
 keys = TmuxExtendedKeys()
 print("ready", flush=True)
 for line in sys.stdin:

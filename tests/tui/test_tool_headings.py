@@ -8,8 +8,8 @@ import pytest
 
 from tests.fixtures.fake_ollama import Turn, call
 from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
-from zcoder.tui.output_screen import OutputScreen
-from zcoder.tui.transcript import ToolEntry, entry_for_event
+from zcoder.tui.dialogs.output import OutputScreen
+from zcoder.tui.widgets.transcript import ToolEntry, entry_for_event
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (120, 40)

@@ -21,7 +21,7 @@ from tests.fixtures.fake_ollama import Turn
 from tests.tui.conftest import entries, idle, submit, transcript_text, wait_until
 from tests.tui.support import answered
 from zcoder.agent import AssistantDelta, AssistantMessage
-from zcoder.tui.transcript import AssistantEntry, Entry, FollowHint, Transcript, system_text
+from zcoder.tui.widgets.transcript import AssistantEntry, Entry, FollowHint, Transcript, system_text
 
 pytestmark = pytest.mark.timeout(60)
 SIZE = (100, 30)
@@ -319,7 +319,7 @@ async def test_while_the_user_types_a_streaming_reply_is_redrawn_after_a_pause()
 async def test_a_reply_held_too_long_is_drawn_after_a_keys_echo_though_typing_goes_on() -> None:
     import time
 
-    from zcoder.tui.assistant_entry import TYPING_REDRAW_MAX
+    from zcoder.tui.widgets.assistant_entry import TYPING_REDRAW_MAX
 
     async with a_streaming_entry() as (pilot, transcript, entry):
         await wait_until(pilot, lambda: entry._timer is None)

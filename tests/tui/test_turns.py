@@ -17,9 +17,9 @@ from zcoder.agent.context_keeper import CompactResult
 from zcoder.config import load_config
 from zcoder.model import ModelError
 from zcoder.tui.messages import HeaderFields, Notice, Say
-from zcoder.tui.services import Services
-from zcoder.tui.transcript import Entry
-from zcoder.tui.turns import Turns
+from zcoder.tui.parts.services import Services
+from zcoder.tui.parts.turns import Turns
+from zcoder.tui.widgets.transcript import Entry
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -6,7 +6,7 @@ relay's registry, in its session's workspace, and holds the interactive instance
 (zcoder.relay.standing), exactly as the TUI does. (``--connect`` is the other case: a
 remote client never publishes, the agent does on its own host.)
 
-What arrives runs as the TUI runs it (tui/turns.py, tui/relay_ui.py; the shared part is
+What arrives runs as the TUI runs it (tui/parts/turns.py, tui/parts/relay_ui.py; the shared part is
 zcoder.frontend.relay_inbox): when the session is idle, one task at a time, as an ordinary
 turn whose updates the editor gets as they happen, headed by a user message naming the
 sender (zcoder.acp.updates.relayed_task). Before it runs, the user's RelayMessage hooks
@@ -258,7 +258,7 @@ class SessionRelay:
             self.wake()
 
     async def _admitted(self, claimed: ClaimedMessage) -> bool:
-        """Whether the RelayMessage hooks let ``claimed`` run now (tui/turns.py's admitted):
+        """Whether the RelayMessage hooks let ``claimed`` run now (tui/parts/turns.py's admitted):
         one they hold is shown and kept, one they refuse is done and its sender told."""
         from zcoder.hooks.relay_gate import Verdict  # noqa: PLC0415
 
@@ -284,7 +284,7 @@ class SessionRelay:
 
     async def _relayed_turn(self, agent: Agent, claimed: ClaimedMessage) -> TurnFinished:
         """The task as a turn; whatever happens it is completed (it never runs twice) and
-        its sender gets a receipt (tui/turns.py's relay_turn, without the screen)."""
+        its sender gets a receipt (tui/parts/turns.py's relay_turn, without the screen)."""
         envelope = claimed.envelope
         outcome, summary = "failed", "the receiving zcoder failed unexpectedly"
         self.history.received(envelope, "running")

@@ -136,7 +136,7 @@ class Agent:
         # has not seen are refused (tools/freshness.py).
         self.freshness = FreshnessBook()
         # Other live instances in this workspace or one around it ("" when none); kept
-        # current by the front end (tui/relay_ui.py). The model is told of a change by a
+        # current by the front end (tui/parts/relay_ui.py). The model is told of a change by a
         # note at the end of its history before its next turn (prompts.peers_note).
         self.workspace_peers = ""
         self._peers = PeersNote()

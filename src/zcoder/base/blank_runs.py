@@ -6,7 +6,7 @@ description would hide the arguments and the keys of the dialog below it. So a r
 least ``BLANK_RUN`` spaces and tabs becomes ``⟨40 spaces⟩``, and a run of at least
 ``BLANK_LINES_RUN`` line breaks with only blanks between them becomes a line of its own,
 ``⟨589 empty lines⟩``. The one rule for every front end: the TUI's dialogs style the
-markers (tui/widgets.content_text), text-only approvers (an editor's permission request)
+markers (tui/widgets/shared.content_text), text-only approvers (an editor's permission request)
 get them as plain text (``mark_blank_runs``).
 """
 

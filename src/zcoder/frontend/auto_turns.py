@@ -5,7 +5,7 @@ continue``) are counted; at ``max_auto_turns`` (0: no limit) no further relayed 
 claimed until the user acts again, and the user is told once. A message a RelayMessage hook
 refused or held before it ran costs nothing. Nothing is dropped: the messages wait in the
 spool, where the relay's queue limit already bounds them. The TUI's ``TurnScheduler``
-(tui/scheduler.py) and an editor's session (acp/relay.py) both count with this.
+(tui/state/scheduler.py) and an editor's session (acp/relay.py) both count with this.
 """
 
 from __future__ import annotations

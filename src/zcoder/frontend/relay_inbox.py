@@ -2,7 +2,7 @@
 end becomes a receipt, the relay's history (/inbox's records) and the receipts for tasks
 this instance sent, given to the model.
 
-The TUI (tui/inbox_ui.py) and ``zcoder --acp`` (zcoder.acp.relay) both front a relay;
+The TUI (tui/parts/inbox_ui.py) and ``zcoder --acp`` (zcoder.acp.relay) both front a relay;
 what they share lives here, so that a relayed task ends with the same receipt and leaves
 the same history whichever front end ran it. Nothing here imports Textual: the ACP path
 must not pay for it (nor depend on it).

@@ -11,7 +11,7 @@ with the tools that are ready; the others join later turns' tool lists when they
 start has a deadline, and so has each call. Whatever fails is kept as the server's state
 and reason, which the turn reports once and ``zcoder mcp list`` shows.
 
-``/mcp`` (tui/mcp_ui.py) may stop one server and start it again (``reconnect``), and turn
+``/mcp`` (tui/parts/mcp_ui.py) may stop one server and start it again (``reconnect``), and turn
 one off in this workspace (``set_enabled``, kept in zcoder.mcp.switches): a server turned
 off is never started and its tools leave the list.
 

@@ -37,9 +37,9 @@ from zcoder.remote.link import RemoteLink
 from zcoder.remote.parts import RemoteParts
 from zcoder.remote.target import Target
 from zcoder.tui.app import ZcoderApp
-from zcoder.tui.chat_pane import ChatPane
 from zcoder.tui.main_screen import MainScreen
-from zcoder.tui.transcript import Entry, user_text
+from zcoder.tui.widgets.chat_pane import ChatPane
+from zcoder.tui.widgets.transcript import Entry, user_text
 
 if TYPE_CHECKING:
     from zcoder.agent import Agent
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
         CommandApprovalRequest,
         EditApprovalRequest,
     )
-    from zcoder.tui.services import Services
+    from zcoder.tui.parts.services import Services
 
 log = logging.getLogger(__name__)
 

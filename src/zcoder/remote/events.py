@@ -2,7 +2,7 @@
 
 This is the other half of zcoder.acp.updates: that module turns the agent's events into
 session updates on the remote host; this one turns them back here, so everything above the
-event sink (tui/agent_view.py, the transcript, the header) is the same code whether the
+event sink (tui/parts/agent_view.py, the transcript, the header) is the same code whether the
 agent runs in this process or over SSH. What zcoder's agent side encodes, it decodes:
 notices and errors travel as agent messages in one recognisable form; a tool call's
 ``raw_output`` carries zcoder's own status (``interrupted``, ``not_executed``); a command's

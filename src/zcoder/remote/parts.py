@@ -1,6 +1,6 @@
 """The parts of the TUI that are the remote host's business over ``zcoder --connect``.
 
-The main screen's parts (tui/parts.py) are the same code in a local run and over the
+The main screen's parts (tui/parts/wiring.py) are the same code in a local run and over the
 connection, except these four, which take the remote link instead of local services:
 the sessions (stored on the remote host: only the open one's id is known here), the
 model (sized, warmed and changed there), the relay (none here; discovery is asked of
@@ -28,11 +28,11 @@ from zcoder.remote.link import RemoteLink
 from zcoder.remote.sessions import RemoteSessions
 from zcoder.slash.declared import RelayCommands
 from zcoder.slash.registry import FrontEnd, commands
-from zcoder.tui.model_ui import ModelUI
-from zcoder.tui.parts import Parts
-from zcoder.tui.relay_ui import RelayUI
-from zcoder.tui.sessions_ui import SessionsUI
-from zcoder.tui.slash import SlashCommands
+from zcoder.tui.parts.model_ui import ModelUI
+from zcoder.tui.parts.relay_ui import RelayUI
+from zcoder.tui.parts.sessions_ui import SessionsUI
+from zcoder.tui.parts.slash import SlashCommands
+from zcoder.tui.parts.wiring import Parts
 
 if TYPE_CHECKING:
     from textual.worker import Worker

@@ -23,7 +23,7 @@ from zcoder.base.sanitize import visible
 from zcoder.frontend.resume import session_lines
 from zcoder.remote.connection import ConnectionLost
 from zcoder.sessions import SessionInfo
-from zcoder.tui.sessions_ui import SessionsUI
+from zcoder.tui.parts.sessions_ui import SessionsUI
 
 if TYPE_CHECKING:
     from zcoder.remote.link import RemoteLink

@@ -157,7 +157,7 @@ class CommandRegistry:
             self._aliases[alias] = command.name
 
     def replace_extensions(self, added: Iterable[Command]) -> list[Command]:
-        """The commands of the workspace's extensions (tui/custom_commands_ui.py), in place
+        """The commands of the workspace's extensions (tui/parts/custom_commands_ui.py), in place
         of those added before; one whose name a built-in has is refused (returned)."""
         for name in [c.name for c in self if c.extension]:
             del self._commands[name]

@@ -1,16 +1,16 @@
 """The interactive zcoder: a Textual app that owns the services and quitting.
 
-The app is small on purpose. It makes the services (tui/services.py: the config, the model
+The app is small on purpose. It makes the services (tui/parts/services.py: the config, the model
 in use, the agent, the session store, the relay, the turn scheduler) and stops them at
-exit, whatever way the exit comes (Ctrl+Q, /quit, a signal, a forced exit: tui/quit_ui.py,
-tui/exit_guard.py). Everything on screen is the main screen's (tui/main_screen.py): it
+exit, whatever way the exit comes (Ctrl+Q, /quit, a signal, a forced exit: tui/parts/quit_ui.py,
+tui/state/exit_guard.py). Everything on screen is the main screen's (tui/main_screen.py): it
 composes the header, the sessions list and the chat pane, makes the parts behind them and
 routes what they say. The app's key bindings stay here because they must work over a
 dialog too; each asks the main screen.
 
 The agent runs in a worker on the chat pane; the UI never blocks on it. The relay's
 listener thread only nudges the screen (``RelayNudge``, tui/messages.py); the screen alone
-claims queued messages, one at a time, when idle (tui/turns.py).
+claims queued messages, one at a time, when idle (tui/parts/turns.py).
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ from textual.command import Provider
 from textual.widgets import Input, TextArea
 
 from zcoder.config import Config
-from zcoder.tui.exit_guard import ExitGuard
-from zcoder.tui.interrupt import QUIT_AGAIN_TEXT, CtrlC, Press
 from zcoder.tui.main_screen import MainScreen
 from zcoder.tui.messages import PromptFocused
-from zcoder.tui.services import Services
+from zcoder.tui.parts.services import Services
+from zcoder.tui.state.exit_guard import ExitGuard
+from zcoder.tui.state.interrupt import QUIT_AGAIN_TEXT, CtrlC, Press
 from zcoder.tui.terminal import ZcoderDriver
-from zcoder.tui.transcript import FULL_OUTPUT_KEY
+from zcoder.tui.widgets.transcript import FULL_OUTPUT_KEY
 
 if TYPE_CHECKING:
     from zcoder.agent import Agent
@@ -41,24 +41,24 @@ if TYPE_CHECKING:
     from zcoder.model.context import ContextWindow
     from zcoder.relay import Relay
     from zcoder.sessions import SessionStore
-    from zcoder.tui.agent_view import AgentView
-    from zcoder.tui.command_palette import PaletteCommand
-    from zcoder.tui.custom_commands_ui import CustomCommandsUI
-    from zcoder.tui.prompt import PromptInput
-    from zcoder.tui.queued import QueuedPrompts
-    from zcoder.tui.scheduler import TurnScheduler
-    from zcoder.tui.sessions_ui import SessionsUI
-    from zcoder.tui.slash import SlashCommands
-    from zcoder.tui.status import HeaderBar, HeaderState
-    from zcoder.tui.transcript import Entry, Transcript
-    from zcoder.tui.widgets import SessionList
+    from zcoder.tui.parts.agent_view import AgentView
+    from zcoder.tui.parts.custom_commands_ui import CustomCommandsUI
+    from zcoder.tui.parts.sessions_ui import SessionsUI
+    from zcoder.tui.parts.slash import SlashCommands
+    from zcoder.tui.state.scheduler import TurnScheduler
+    from zcoder.tui.widgets.command_palette import PaletteCommand
+    from zcoder.tui.widgets.prompt import PromptInput
+    from zcoder.tui.widgets.queued import QueuedPrompts
+    from zcoder.tui.widgets.shared import SessionList
+    from zcoder.tui.widgets.status import HeaderBar, HeaderState
+    from zcoder.tui.widgets.transcript import Entry, Transcript
 
 __all__ = ["ZcoderApp"]
 
 
 def slash_commands_provider() -> type[Provider]:
     """The palette's provider of zcoder's commands, imported when the palette first opens."""
-    from zcoder.tui.command_palette import SlashCommandsProvider
+    from zcoder.tui.widgets.command_palette import SlashCommandsProvider
 
     return SlashCommandsProvider
 
@@ -95,7 +95,7 @@ class ZcoderApp(App[int]):
         Binding("ctrl+end", "follow_output(False)", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True),
         # The first press stops the turn (or says what a second does), a second within
-        # QUIT_WINDOW_SECONDS quits (tui/interrupt.py).
+        # QUIT_WINDOW_SECONDS quits (tui/state/interrupt.py).
         Binding("ctrl+c", "interrupt", "Stop or quit", show=False, priority=True),
     ]
 
@@ -107,7 +107,7 @@ class ZcoderApp(App[int]):
         keep_model: bool = False,
         tune_gc: bool = False,
     ) -> None:
-        """``tune_gc``: tune the process's garbage collector once up (tui/collector.py);
+        """``tune_gc``: tune the process's garbage collector once up (tui/state/collector.py);
         the program does, an app made in a test process shared with others does not."""
         super().__init__(driver_class=ZcoderDriver)  # keys as real terminals send them
         self.services = Services(config, busy=lambda: self.main.busy)
@@ -151,7 +151,7 @@ class ZcoderApp(App[int]):
     agent_view: AgentView = _forward("main", "parts", "agent_view")
     custom_commands: CustomCommandsUI = _forward("main", "parts", "custom_commands")
     context_window: ContextWindow | None = _forward("main", "parts", "model_ui", "context_window")
-    """The current model's context window, once sized (tui/model_ui.py)."""
+    """The current model's context window, once sized (tui/parts/model_ui.py)."""
     started: bool = _forward("main", "startup", "finished")
     """The second stage of start-up has run: agent, sessions and relay exist."""
 
@@ -161,8 +161,8 @@ class ZcoderApp(App[int]):
     # -- start and stop -----------------------------------------------------------------
 
     def on_mount(self) -> None:
-        """SIGTERM and SIGHUP leave cleanly from now on (tui/exit_guard.py); the main
-        screen does the rest of start-up's first stage (tui/startup.py)."""
+        """SIGTERM and SIGHUP leave cleanly from now on (tui/state/exit_guard.py); the main
+        screen does the rest of start-up's first stage (tui/parts/startup.py)."""
         loop = asyncio.get_running_loop()
 
         def exit_from_any_thread(status: int) -> None:
@@ -187,16 +187,16 @@ class ZcoderApp(App[int]):
 
     def exit_on_signal(self, status: int) -> None:
         """SIGTERM or SIGHUP: no question asked; queued relayed messages are discarded and
-        their senders told (tui/quit_ui.py), then the app exits."""
+        their senders told (tui/parts/quit_ui.py), then the app exits."""
         self.main.parts.quit_ui.discard_all()
         self.exit(status)
 
     async def action_quit(self) -> None:
-        """Ctrl+Q: asks first when relayed messages would be dropped (tui/quit_ui.py)."""
+        """Ctrl+Q: asks first when relayed messages would be dropped (tui/parts/quit_ui.py)."""
         self.main.parts.quit_ui.request(0)
 
     def forced_exit_cleanup(self) -> None:
-        """What an exit that cannot go through Textual must still do (tui/exit_guard.py).
+        """What an exit that cannot go through Textual must still do (tui/state/exit_guard.py).
 
         The relay and the session lock first: they are what peers and other zcoders see.
         tmux's option is restored only if no restore is under way: that one may be this
@@ -236,7 +236,7 @@ class ZcoderApp(App[int]):
         self.main.transcript.follow()
 
     def action_interrupt(self) -> None:
-        """Ctrl+C (tui/interrupt.py): clear a draft, else stop the turn and close a dialog
+        """Ctrl+C (tui/state/interrupt.py): clear a draft, else stop the turn and close a dialog
         as Escape does, or say that another press quits; a second press soon after quits.
         It never answers a dialog with anything but its refusal."""
         top = self.screen
@@ -253,8 +253,8 @@ class ZcoderApp(App[int]):
             return
         if press is Press.STOP:
             # A turn's dialog is closed, as a refusal, by stopping the turn
-            # (tui/approvals.py); any other dialog gets the Escape it would get from the user.
-            from zcoder.tui.dialogs import GuardedDialog
+            # (tui/parts/approvals.py); any other dialog gets the Escape it would get from the user.
+            from zcoder.tui.dialogs.guarded import GuardedDialog
 
             turn_dialog = self.busy and isinstance(top, GuardedDialog)
             self.action_stop_turn()

@@ -2,15 +2,15 @@
 parts behind them, and routes what they say.
 
 Calls go down, messages come up. The screen calls its widgets (the header's fields, the
-chat pane's turn) and its parts (tui/model_ui.py, sessions_ui.py, relay_ui.py, turns.py,
+chat pane's turn) and its parts (tui/parts/model_ui.py, sessions_ui.py, relay_ui.py, turns.py,
 slash.py, quit_ui.py, ...); the parts never call the screen back: they post messages
 (tui/messages.py) and the handlers here put each where it belongs. A part that runs
-workers or shows dialogs gets the screen as its ``Host`` (tui/services.py): its workers
+workers or shows dialogs gets the screen as its ``Host`` (tui/parts/services.py): its workers
 are the screen's. The app (tui/app.py) owns the services and quitting; its key bindings
 land here.
 
 The parts are made when first used: the first frame needs none of them, and they import
-the agent, the model client, the relay and the session store (tui/startup.py).
+the agent, the model client, the relay and the session store (tui/parts/startup.py).
 """
 
 from __future__ import annotations
@@ -29,8 +29,6 @@ from textual.worker import Worker, WorkerState
 from zcoder import __version__
 from zcoder.agent.status import Status
 from zcoder.model.backends import server_label
-from zcoder.tui.chat_pane import ChatPane
-from zcoder.tui.commands import parse_slash, parse_user_command
 from zcoder.tui.messages import (
     ModelChanged,
     PromptFocused,
@@ -40,17 +38,19 @@ from zcoder.tui.messages import (
     SessionOpened,
     TurnStarted,
 )
-from zcoder.tui.parts import Parts
-from zcoder.tui.prompt import PromptInput
-from zcoder.tui.services import ScreenHost
-from zcoder.tui.startup import Startup
-from zcoder.tui.status import HeaderBar, HeaderState, git_branch, turn_summary
-from zcoder.tui.terminal_title import TerminalTitle
-from zcoder.tui.transcript import CommandEntry, Entry, ToolEntry, system_text
-from zcoder.tui.widgets import Body, SessionItem, SessionList, SidebarPlaceholder
+from zcoder.tui.parts.commands import parse_slash, parse_user_command
+from zcoder.tui.parts.services import ScreenHost
+from zcoder.tui.parts.startup import Startup
+from zcoder.tui.parts.wiring import Parts
+from zcoder.tui.state.terminal_title import TerminalTitle
+from zcoder.tui.widgets.chat_pane import ChatPane
+from zcoder.tui.widgets.prompt import PromptInput
+from zcoder.tui.widgets.shared import Body, SessionItem, SessionList, SidebarPlaceholder
+from zcoder.tui.widgets.status import HeaderBar, HeaderState, git_branch, turn_summary
+from zcoder.tui.widgets.transcript import CommandEntry, Entry, ToolEntry, system_text
 
 if TYPE_CHECKING:
-    from zcoder.tui.services import Services
+    from zcoder.tui.parts.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class MainScreen(ScreenHost, Screen[None]):
         tune_gc: bool = False,
     ) -> None:
         """``exit``: the app's (quitting is the app's); ``tune_gc``: tune the process's
-        garbage collector once up (tui/collector.py)."""
+        garbage collector once up (tui/state/collector.py)."""
         super().__init__()
         self.services = services
         config = services.config
@@ -124,7 +124,7 @@ class MainScreen(ScreenHost, Screen[None]):
     def on_session_opened(self, message: SessionOpened) -> None:
         self.parts.model_ui.refresh_meter(after=message.shown)
 
-    # -- start-up (tui/startup.py) ------------------------------------------------------
+    # -- start-up (tui/parts/startup.py) ------------------------------------------------------
 
     def on_mount(self) -> None:
         """Start-up's first stage; the second follows the first frame."""
@@ -143,8 +143,8 @@ class MainScreen(ScreenHost, Screen[None]):
         app is already leaving (Ctrl+C on the first frame)."""
         if not self.startup.begin():
             return
-        from zcoder.tui.collector import tune_collector
-        from zcoder.tui.relay_ui import RELAY_POLL_SECONDS
+        from zcoder.tui.parts.relay_ui import RELAY_POLL_SECONDS
+        from zcoder.tui.state.collector import tune_collector
 
         self.install_sidebar()
         self.parts.sessions.open_store()
@@ -206,7 +206,7 @@ class MainScreen(ScreenHost, Screen[None]):
         self.schedule()
 
     def schedule(self) -> None:
-        """When idle, start the next turn the scheduler names (tui/turns.py)."""
+        """When idle, start the next turn the scheduler names (tui/parts/turns.py)."""
         self.parts.turns.schedule()
 
     def note_user_acted(self) -> None:
@@ -291,7 +291,7 @@ class MainScreen(ScreenHost, Screen[None]):
         self.show_queue()
 
     def run_command(self, text: str) -> bool:
-        """Run ``text`` if it is a slash command (tui/slash.py); whether it was one."""
+        """Run ``text`` if it is a slash command (tui/parts/slash.py); whether it was one."""
         command = parse_slash(text)
         if command is None:
             return False
@@ -304,7 +304,7 @@ class MainScreen(ScreenHost, Screen[None]):
         return True
 
     def palette_command(self, text: str, *, run: bool) -> None:
-        """A command chosen in the palette (tui/command_palette.py): run as if typed, or,
+        """A command chosen in the palette (tui/widgets/command_palette.py): run as if typed, or,
         when it needs a value, put in the prompt to finish (a draft there goes to the
         history first, as Ctrl+C puts it: Up brings it back)."""
         self.finish_start()
@@ -348,7 +348,7 @@ class MainScreen(ScreenHost, Screen[None]):
             self.notice("No command or tool call in this session yet.")
             return
         if len(self.app.screen_stack) == 1:  # not over a dialog, nor over itself
-            from zcoder.tui.output_screen import OutputScreen
+            from zcoder.tui.dialogs.output import OutputScreen
 
             self.app.push_screen(OutputScreen(commands))
 

@@ -2,8 +2,8 @@
 
 The parts behind the screen (the model, the relay, the sessions, quitting, edits, slash
 commands, turns, start-up) hold a ``Say``: a way to post a message. Notices and entries
-go to the chat pane, which shows them in the transcript at once (tui/chat_pane.py); the
-header's fields go to the header (tui/status.py); the rest bubble up from the chat pane
+go to the chat pane, which shows them in the transcript at once (tui/widgets/chat_pane.py); the
+header's fields go to the header (tui/widgets/status.py); the rest bubble up from the chat pane
 to the main screen (tui/main_screen.py), which puts each where it belongs: a changed
 model in the session store and the relay's manifest, a nudge from the relay to what runs
 next. (The screen's own queue waits behind its layout, so what must show at once is not
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from zcoder.tui.transcript import Entry
+    from zcoder.tui.widgets.transcript import Entry
 
 __all__ = [
     "HeaderFields",
@@ -63,7 +63,7 @@ class ShowEntry(Message):
 
 @dataclass
 class HeaderFields(Message):
-    """Fields of the header changed (tui/status.py: ``HeaderBar``'s reactives).
+    """Fields of the header changed (tui/widgets/status.py: ``HeaderBar``'s reactives).
     ``idle_only``: dropped if a turn runs when it arrives."""
 
     changes: dict[str, Any]

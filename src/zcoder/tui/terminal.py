@@ -21,7 +21,7 @@ reaches whichever widget has focus (the command palette's input too), and raw ES
 there would be drawn to the terminal as escape sequences. It also asks the terminal for
 modifyOtherKeys (xterm's ``CSI > 4;1 m``; terminals that speak the kitty protocol Textual
 asks for use that instead) and, inside tmux, turns on tmux's ``extended-keys`` server
-option (zcoder.tui.tmux_keys), so Shift+Enter reaches zcoder as something other than
+option (zcoder.tui.state.tmux_keys), so Shift+Enter reaches zcoder as something other than
 Enter. That option is the whole tmux server's: the value found is restored when the last
 zcoder of that server leaves, on every exit path that runs Python code (normal exit,
 exception, SIGTERM/SIGHUP via the app, Ctrl+Z suspend).
@@ -48,8 +48,8 @@ from textual.keys import _character_to_key
 from textual.message import Message
 
 from zcoder import early_keys
-from zcoder.tui.tmux_keys import TmuxExtendedKeys
-from zcoder.tui.widgets import screen_safe
+from zcoder.tui.state.tmux_keys import TmuxExtendedKeys
+from zcoder.tui.widgets.shared import screen_safe
 
 if TYPE_CHECKING:
     from textual.app import App

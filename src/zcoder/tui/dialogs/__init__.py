@@ -1,0 +1,1 @@
+"""The TUI's modal screens: the guarded dialogs and the pickers."""

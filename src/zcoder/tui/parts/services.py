@@ -1,0 +1,141 @@
+"""What the parts of the TUI share instead of the app: the services, and a host for workers.
+
+The parts behind the screen (the model, the sessions, the relay, turns, slash commands)
+used to take the whole app and reach into it for whatever they needed. Each now takes
+``Services`` (the program's long-lived objects: the config, the model in use, the agent,
+the session store and the open session, the relay, the turn scheduler), a ``Say`` to post
+messages up (tui/messages.py), and, when it runs workers or shows a dialog, a ``Host``:
+the few things a screen does for a part that is not a widget. So each can be made and
+tested without an app (tests/tui/test_model_ui.py), and none imports the app or the
+screen, so the TUI's imports form a tree (tests/tui/test_import_tree.py).
+
+The app owns the services' lifecycle (tui/app.py): made with the app, filled in by
+start-up's second stage (tui/parts/startup.py), closed at exit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Protocol
+
+from textual.dom import DOMNode
+
+from zcoder.tui.state.scheduler import TurnScheduler
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
+    from textual.worker import Worker
+
+    from zcoder.agent import Agent
+    from zcoder.config import Config
+    from zcoder.model.backends import ModelClient
+    from zcoder.relay import Relay
+    from zcoder.sessions import SessionStore
+
+__all__ = ["Host", "ScreenHost", "Services"]
+
+
+class Services:
+    """The long-lived objects every part may use; ``busy`` says whether a turn runs.
+
+    ``agent``, ``store``, ``session_id`` and ``relay`` are None until start-up's second
+    stage made them (and the store and relay stay None when they could not start)."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        busy: Callable[[], bool] = lambda: False,
+        client: ModelClient | None = None,
+    ) -> None:
+        """``client``: the model client; by default the config's, made when first used."""
+        self.config = config
+        self._client = client
+        self.model = config.model
+        """The model in use (``/model`` changes it; tui/parts/model_ui.py)."""
+        self.scheduler = TurnScheduler(config.relay.max_auto_turns)
+        self.busy = busy
+        self.agent: Agent | None = None
+        self.store: SessionStore | None = None
+        self.session_id: str | None = None
+        self.relay: Relay | None = None
+
+    @property
+    def client(self) -> ModelClient:
+        """Ollama, or an OpenAI-compatible server: made (and httpx imported) on first use,
+        which is the second stage of start-up."""
+        if self._client is None:
+            from zcoder.model.backends import make_client  # noqa: PLC0415
+
+            self._client = make_client(self.config)
+        return self._client
+
+    @property
+    def relay_available(self) -> bool:
+        return self.relay is not None and self.relay.available
+
+
+class Host(Protocol):
+    """What a screen does for a part that is not a widget: run its workers (they are the
+    screen's, and end with it), show its dialogs, and wait for the screen to be drawn."""
+
+    def run_later(
+        self,
+        work: Callable[[], Coroutine[Any, Any, object]],
+        *,
+        group: str = "default",
+        exit_on_error: bool = False,
+    ) -> Worker[Any]: ...
+
+    def run_in_thread(self, work: Callable[[], object], *, group: str) -> Worker[Any]: ...
+
+    def call_after_refresh(self, callback: Callable[..., Any], *args: Any) -> bool: ...
+
+    def when_shown(
+        self, mounting: Awaitable[object] | None, then: Callable[[], object]
+    ) -> None: ...
+
+    def ask(self, dialog: Screen[Any], answered: Callable[[Any], None]) -> object: ...
+
+    def columns(self) -> int:
+        """How wide a line of the transcript may be, for text laid out to fit it
+        (/list-agents' table)."""
+        ...
+
+
+class ScreenHost(DOMNode):
+    """``Host`` for a screen (or any widget): mixed into the main screen, and into the
+    small apps the tests host a part on."""
+
+    def run_later(
+        self,
+        work: Callable[[], Coroutine[Any, Any, object]],
+        *,
+        group: str = "default",
+        exit_on_error: bool = False,
+    ) -> Worker[Any]:
+        """``run_worker`` given a coroutine function, never a coroutine: a worker cancelled
+        before it starts (the app quitting) then leaves no coroutine unawaited."""
+        return self.run_worker(work, group=group, exit_on_error=exit_on_error)
+
+    def run_in_thread(self, work: Callable[[], object], *, group: str) -> Worker[Any]:
+        """``work`` in a thread; a newer one of the group supersedes (cancels) this one."""
+        return self.run_worker(work, thread=True, group=group, exclusive=True, exit_on_error=False)
+
+    def columns(self) -> int:
+        return self.app.size.width  # the main screen's is its transcript's
+
+    def when_shown(self, mounting: Awaitable[object] | None, then: Callable[[], object]) -> None:
+        """``then`` once ``mounting`` is done (if any) and the screen drawn after it."""
+        if mounting is None:
+            self.call_after_refresh(then)
+            return
+
+        async def wait_then() -> None:
+            await mounting
+            self.call_after_refresh(then)
+
+        self.run_later(wait_then)
+
+    def ask(self, dialog: Screen[Any], answered: Callable[[Any], None]) -> object:
+        return self.app.push_screen(dialog, callback=answered)

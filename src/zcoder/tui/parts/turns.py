@@ -1,0 +1,206 @@
+"""Turns: which comes next (the scheduler's choice between the user's queued prompts and
+relayed tasks), and the body of each kind: a prompt, a ``!command``, ``/compact``, a
+relayed task (which ends with a receipt to its sender).
+
+This is the one seam between the screen and the agent a turn drives: every turn's body
+calls the agent here, through ``TurnAgent`` (the four calls a turn makes), and nowhere
+else. A front end that drives another agent (a remote one, say) gives the screen another
+``TurnAgent``; the transcript, the queue and the turn's worker stay as they are.
+
+It takes the services, the model and relay parts it asks, ``start`` (the screen's: run a
+body as the turn, on the chat pane's worker), ``show`` (the transcript's, at once: the
+prompt's entry must come before anything the turn shows) and ``show_queue``, never the app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from dataclasses import KW_ONLY, dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
+
+from zcoder.base.sanitize import visible
+from zcoder.frontend.relay_inbox import receipt_outcome
+from zcoder.hooks.relay_gate import RelayGate, Verdict
+from zcoder.model import ModelError
+from zcoder.relay import ClaimedMessage, QuarantinedMessage, sender_from
+from zcoder.tui.parts.commands import parse_user_command
+from zcoder.tui.state.scheduler import Next
+from zcoder.tui.widgets.transcript import Entry, user_text
+
+if TYPE_CHECKING:
+    from zcoder.agent import TurnFinished
+    from zcoder.agent.context_keeper import CompactResult
+    from zcoder.relay import Envelope
+    from zcoder.tui.messages import Say
+    from zcoder.tui.parts.model_ui import ModelUI
+    from zcoder.tui.parts.relay_ui import RelayUI
+    from zcoder.tui.parts.services import Services
+    from zcoder.tui.parts.sessions_ui import SessionsUI
+
+__all__ = ["StartTurn", "TurnAgent", "Turns"]
+
+StartTurn = Callable[..., None]
+"""``start(work, *, relay, model=True)``: run ``work`` (a coroutine function) as the turn."""
+
+
+class TurnAgent(Protocol):
+    """What a turn asks of the agent it drives."""
+
+    async def run_user_turn(self, prompt: str) -> object: ...
+
+    async def run_user_command(self, command: str) -> object: ...
+
+    async def run_relay_turn(
+        self, envelope: Envelope, *, trusted: bool = False
+    ) -> TurnFinished: ...
+
+    async def compact(self, focus: str = "", *, automatic: bool = False) -> CompactResult: ...
+
+
+@dataclass(eq=False)
+class Turns:
+    services: Services
+    say: Say
+    _: KW_ONLY
+    model: ModelUI
+    relay: RelayUI
+    sessions: SessionsUI
+    start: StartTurn
+    show: Callable[[Entry], object]
+    show_queue: Callable[[], None]
+    plan: Callable[[str], Callable[[], Coroutine[Any, Any, None]] | None]
+    """A custom command's or a skill's turn for a prompt (/NAME, $NAME), else None."""
+    gate: RelayGate = field(default_factory=RelayGate)
+    """The RelayMessage hooks' say on each relayed message."""
+
+    @property
+    def agent(self) -> TurnAgent | None:
+        return self.services.agent
+
+    def schedule(self) -> None:
+        """When idle, start the next turn the scheduler names: a relayed task or a prompt."""
+        services = self.services
+        if services.busy() or self.agent is None:
+            return
+        scheduler = services.scheduler
+        while True:
+            oldest = self.relay.oldest_waiting()
+            step = scheduler.next_turn(oldest)
+            if step is Next.RELAY:
+                claimed = services.relay.claim_one() if services.relay is not None else None
+                if isinstance(claimed, QuarantinedMessage):
+                    self.relay.report_quarantined(claimed)
+                    continue
+                if claimed is not None:
+                    scheduler.relay_started()
+                    self.start(partial(self.relay_turn, claimed), relay=True)
+                    return
+                step = scheduler.next_turn(None)
+            if step is Next.PROMPT:
+                prompt = scheduler.pop_prompt()
+                self.show_queue()
+                command = parse_user_command(prompt)
+                if command:  # !command: runs without a turn (its entry shows it)
+                    self.start(partial(self.user_command, command), relay=False, model=False)
+                    return
+                if (planned := self.plan(prompt)) is not None:  # /NAME, $NAME
+                    self.start(planned, relay=False)
+                    return
+                self.show(Entry("user", user_text(prompt)))  # in the transcript as it starts
+                self.start(partial(self.user_turn, prompt), relay=False)
+            else:
+                self.relay.announce_waiting(oldest)
+            return
+
+    def _agent(self) -> TurnAgent:
+        agent = self.agent
+        assert agent is not None  # a turn starts only once the agent exists
+        return agent
+
+    async def user_turn(self, prompt: str) -> None:
+        agent = self._agent()
+        await self.model.window_ready()  # num_ctx goes with every request, the first one too
+        await agent.run_user_turn(prompt)
+        self.model.check_allocation()
+        self.sessions.refresh()
+
+    async def user_command(self, command: str) -> None:
+        """``!command``: run like a turn (Escape stops it, prompts queue behind it) but no
+        model request; its output becomes context for the next prompt."""
+        await self._agent().run_user_command(command)
+        self.model.refresh_meter()
+        self.sessions.refresh()
+
+    def compact(self, focus: str) -> None:
+        """``/compact``: idle only, run as a turn (tui/parts/slash.py declares it)."""
+        if self.agent is None:
+            return
+        if self.services.busy():
+            self.say.notice("/compact runs when no turn is running; try again when this one ends.")
+            return
+        self.start(partial(self._compact_turn, focus), relay=False)
+
+    async def _compact_turn(self, focus: str) -> None:
+        agent = self._agent()
+        await self.model.window_ready()  # the summary request is sized like every other
+        self.say.header(status="Compacting")
+        try:
+            result = await agent.compact(focus)
+        except ModelError as exc:
+            self.say.error(f"compaction failed, nothing was changed: {exc}")
+            self.say.header(status="Error")
+            return
+        if not result.compacted:
+            self.say.notice(f"Nothing compacted: {result.text}.")
+        self.say.header(status="Ready")
+        self.model.refresh_meter()
+
+    async def relay_turn(self, claimed: ClaimedMessage) -> None:
+        agent, relay = self._agent(), self.services.relay
+        assert relay is not None
+        if not await self.admitted(claimed):
+            self.services.scheduler.relay_not_run()
+            return
+        outcome, summary = "failed", "the receiving zcoder failed unexpectedly"
+        inbox = self.relay.inbox
+        inbox.received(claimed.envelope, "running")
+        try:
+            await self.model.window_ready()
+            trusted = relay.trusts_sender(claimed.envelope)
+            finished = await agent.run_relay_turn(claimed.envelope, trusted=trusted)
+            outcome, summary = receipt_outcome(finished)
+            self.model.check_allocation()
+        except asyncio.CancelledError:
+            outcome, summary = "cancelled", "the receiving agent's user stopped the task"
+            raise
+        finally:
+            # Completed whatever happened: a claimed message never runs twice.
+            relay.complete(claimed)
+            inbox.history.finished(claimed.envelope, outcome, summary)
+
+    async def admitted(self, claimed: ClaimedMessage) -> bool:
+        """Whether the RelayMessage hooks let ``claimed`` run now; a message they hold
+        waits in /agents held, one they refuse is done and its sender told."""
+        agent, relay = self.services.agent, self.services.relay
+        assert agent is not None and relay is not None
+        judgement = await self.gate.admit(agent.hook_points.engine, claimed, relay)
+        for text in judgement.notices:
+            self.say.notice(text)
+        envelope, inbox = claimed.envelope, self.relay.inbox
+        sender = visible(sender_from(envelope))
+        if judgement.verdict is Verdict.HOLD:
+            inbox.received(envelope, "held")
+            self.relay.policy.announced(claimed.path.name)
+            self.say.notice(
+                f"⏸ A message {sender} is held for you: {visible(judgement.reason)}. /agents held"
+                " shows it; /agents run N runs it, /agents discard N drops it."
+            )
+            self.relay.refresh_header()
+        elif judgement.verdict is Verdict.REFUSE:
+            inbox.history.finished(envelope, "refused", judgement.receipt_summary)
+            self.say.notice(
+                f"A message {sender} was refused by a hook: {visible(judgement.reason)}"
+            )
+        return judgement.verdict is Verdict.RUN

@@ -1,0 +1,262 @@
+"""The parts behind the main screen, made when first used, and what each is wired to.
+
+A part (the model, the sessions, the relay, turns, slash commands, edits, quitting, the
+agent's view, the approval dialogs) takes the services it uses, a ``Say`` and, if it runs
+workers or shows dialogs, a ``Host`` (tui/parts/services.py); where it needs one of the
+screen's own calls (start a turn, show an entry at once), it is handed that call alone.
+This module is that wiring, in one place, so the screen (tui/main_screen.py) only
+composes and routes, and no part sees more of the screen than it is given.
+
+The parts are made when first used: the first frame needs none of them, and they import
+the agent, the model client, the relay and the session store (tui/parts/startup.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from dataclasses import KW_ONLY, dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from zcoder.slash.owners import Owners
+from zcoder.slash.registry import FrontEnd
+from zcoder.tui.parts.services import Host
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from zcoder.slash.declared import RelayCommands
+    from zcoder.tui.messages import Say
+    from zcoder.tui.parts.agent_view import AgentView
+    from zcoder.tui.parts.approvals import DialogApprovals
+    from zcoder.tui.parts.custom_commands_ui import CustomCommandsUI
+    from zcoder.tui.parts.edits_ui import EditsUI
+    from zcoder.tui.parts.mcp_ui import McpUI
+    from zcoder.tui.parts.model_ui import ModelUI
+    from zcoder.tui.parts.quit_ui import QuitUI
+    from zcoder.tui.parts.relay_ui import RelayUI
+    from zcoder.tui.parts.services import Services
+    from zcoder.tui.parts.sessions_ui import SessionsUI
+    from zcoder.tui.parts.slash import SlashCommands
+    from zcoder.tui.parts.turns import Turns
+    from zcoder.tui.widgets.prompt import PromptInput
+    from zcoder.tui.widgets.shared import SessionList
+    from zcoder.tui.widgets.transcript import Entry, Transcript
+
+__all__ = ["Parts", "ScreenSide"]
+
+
+class ScreenSide(Host, Protocol):
+    """What the parts are wired to on the main screen: its widgets and its own calls."""
+
+    transcript: Transcript
+    sidebar: SessionList
+    prompt_input: PromptInput
+
+    @property
+    def app(self) -> App[Any]: ...
+
+    def show(self, entry: Entry) -> Entry: ...
+
+    def error(self, text: str) -> None: ...
+
+    def start_turn(
+        self, work: Callable[[], Coroutine[Any, Any, object]], *, relay: bool, model: bool = True
+    ) -> None: ...
+
+    def show_queue(self) -> None: ...
+
+    def queue_prompt(self, text: str) -> None: ...
+
+    def note_user_acted(self) -> None: ...
+
+    def show_sessions_list(self) -> None: ...
+
+    def show_output(self) -> None: ...
+
+
+@dataclass(eq=False)
+class Parts:
+    """Each part, made on first use; ``exit`` is the app's (quitting is the app's)."""
+
+    services: Services
+    say: Say
+    screen: ScreenSide
+    _: KW_ONLY
+    exit: Callable[[int], object]
+    resume: str | None
+    keep_model: bool
+    front_end: ClassVar[FrontEnd] = FrontEnd.TUI  # what the commands carried out here apply to
+
+    @cached_property
+    def model_ui(self) -> ModelUI:
+        """The model's context window, its warm-up and changing the model."""
+        from zcoder.tui.parts.model_ui import ModelUI
+
+        return ModelUI(self.services, self.say, self.screen)
+
+    @cached_property
+    def sessions(self) -> SessionsUI:
+        from zcoder.tui.parts.sessions_ui import SessionsUI
+
+        return self.sessions_of(SessionsUI, resume=self.resume, keep_model=self.keep_model)
+
+    def sessions_of(self, kind: type[SessionsUI], **extra: Any) -> SessionsUI:
+        """A ``kind`` of SessionsUI wired to this screen; ``extra``: the keyword arguments
+        that differ between kinds (``resume``, ``keep_model``, a remote one's ``link``)."""
+        screen = self.screen
+        return kind(
+            self.services,
+            self.say,
+            screen,
+            model=self.model_ui,
+            transcript=screen.transcript,
+            sidebar=screen.sidebar,
+            agent_view=self.agent_view,
+            show_list=screen.show_sessions_list,
+            focus_prompt=screen.prompt_input.focus,
+            **extra,
+        )
+
+    @cached_property
+    def relay_ui(self) -> RelayUI:
+        from zcoder.tui.parts.relay_ui import RelayUI
+
+        return RelayUI(self.services, self.say, self.screen, user_acted=self.screen.note_user_acted)
+
+    @cached_property
+    def turns(self) -> Turns:
+        """What runs next, and the body of each kind of turn: the seam to the agent."""
+        from zcoder.tui.parts.turns import Turns
+
+        screen = self.screen
+        return Turns(
+            self.services,
+            self.say,
+            model=self.model_ui,
+            relay=self.relay_ui,
+            sessions=self.sessions,
+            start=screen.start_turn,
+            show=screen.show,
+            show_queue=screen.show_queue,
+            plan=lambda prompt: self.custom_commands.plan(prompt),  # noqa: PLW0108 - made on use
+        )
+
+    @cached_property
+    def custom_commands(self) -> CustomCommandsUI:
+        """Custom commands and skills by name: /NAME, /skill, $NAME, /skills."""
+        from zcoder.tui.parts.custom_commands_ui import CustomCommandsUI
+        from zcoder.tui.parts.custom_commands_ui import Services as CommandServices
+
+        services, screen = self.services, self.screen
+        return CustomCommandsUI(
+            CommandServices(
+                agent=lambda: services.agent,
+                busy=services.busy,
+                show=screen.show,
+                queue=screen.queue_prompt,
+                user_turn=lambda prompt: self.turns.user_turn(prompt),  # noqa: PLW0108
+                refresh=(self.model_ui.refresh_meter, self.sessions.refresh),
+                workspace=services.config.workspace,
+                home=services.config.home,
+            )
+        )
+
+    @cached_property
+    def mcp(self) -> McpUI:
+        """/mcp: the MCP servers, their state and tools."""
+        from zcoder.tui.parts.mcp_ui import McpUI
+
+        services = self.services
+        return McpUI(
+            manager=lambda: services.agent.mcp_now() if services.agent else None, say=self.say
+        )
+
+    @cached_property
+    def edits(self) -> EditsUI:
+        from zcoder.tui.parts.edits_ui import EditsUI
+
+        return EditsUI(
+            agent=lambda: self.services.agent,
+            busy=self.services.busy,
+            confirm_undo=self.dialogs.confirm_undo,
+            say=self.say,
+        )
+
+    @cached_property
+    def slash(self) -> SlashCommands:
+        from zcoder.tui.parts.slash import SlashCommands
+
+        return self.slash_of(SlashCommands)
+
+    def slash_of(self, kind: type[SlashCommands], **extra: Any) -> SlashCommands:
+        """A ``kind`` of SlashCommands wired to these parts; ``extra``: the keyword arguments
+        a kind adds (a remote one's ``link`` and ``relay``)."""
+        return kind(
+            self.services,
+            self.say,
+            owners=self.command_owners,
+            model=self.model_ui,
+            sessions=self.sessions,
+            turns=self.turns,
+            show_output=self.screen.show_output,
+            copy=self.screen.app.copy_to_clipboard,
+            **extra,
+        )
+
+    def command_owners(self) -> Owners:
+        """The parts that carry out commands, each found by the class that declares them
+        (zcoder.slash.declared)."""
+        return Owners(
+            self.front_end,
+            self.slash,
+            self.edits,
+            self.mcp,
+            self.sessions,
+            self.model_ui,
+            self.relay_commands(),
+            self.relay_ui.inbox,
+            self.quit_ui,
+            self.custom_commands,
+        )
+
+    def relay_commands(self) -> RelayCommands:
+        """What carries out the relay's commands: the relay's part."""
+        return self.relay_ui
+
+    @cached_property
+    def quit_ui(self) -> QuitUI:
+        """Quitting with relayed messages still queued asks first."""
+        from zcoder.tui.parts.quit_ui import QuitUI
+
+        return QuitUI(
+            # RelayUI is made when first used: not by making this, nor without a relay.
+            history=lambda: None if self.services.relay is None else self.relay_ui.inbox.history,
+            exit=self.exit,
+            ask=self.screen.ask,
+            say=self.say,
+        )
+
+    @cached_property
+    def agent_view(self) -> AgentView:
+        from zcoder.tui.parts.agent_view import AgentView
+
+        return AgentView(
+            self.screen.show,
+            lambda status: self.say.header(status=status),
+            lambda usage: self.say.header(context=usage),
+        )
+
+    @cached_property
+    def dialogs(self) -> DialogApprovals:
+        from zcoder.tui.parts.approvals import DialogApprovals
+
+        screen = self.screen
+        return DialogApprovals(
+            screen.app,
+            error=screen.error,
+            # A key typed while a dialog was not yet armed was meant for the prompt.
+            give_back=screen.prompt_input.insert,
+            user_acted=screen.note_user_acted,
+            asking=lambda asking: self.say.header(asking=asking),
+        )

@@ -1,0 +1,1 @@
+"""The Textual widgets of the TUI (and the command palette's provider)."""
