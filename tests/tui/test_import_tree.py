@@ -1,5 +1,9 @@
 """The TUI's modules import one another as a tree: no circles, TYPE_CHECKING imports included.
 
+tui/ is four packages and the app's modules: parts/ (plain objects behind the screen),
+widgets/, dialogs/, and state/, the pieces with no Textual: nothing in state/ imports
+Textual, or a module of tui/ outside state/.
+
 Parents call down into children and children post messages up (tui/messages.py), so no
 module needs to import the one that uses it: the parts behind the screen take the services
 and a way to post messages (tui/parts/services.py), never the app or the screen. Only the module
@@ -18,18 +22,34 @@ APP = "zcoder.tui.app"
 RUNS_THE_APP = frozenset({"zcoder.tui.run"})  # not a circle: the app never imports it
 
 
+def tui_modules() -> dict[str, Path]:
+    """Each module of tui/ and its subpackages by dotted name (no ``__init__``)."""
+    return {
+        ".".join(("zcoder", "tui", *p.relative_to(TUI).with_suffix("").parts)): p
+        for p in sorted(TUI.rglob("*.py"))
+        if p.stem != "__init__"
+    }
+
+
+def imported(path: Path) -> set[str]:
+    """The modules ``path`` imports, wherever the import is; ``from P import M`` names
+    ``P.M`` as well as ``P`` (M may be a module of the package P)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
 def tui_imports() -> dict[str, set[str]]:
     """Each module of tui/ and the modules of tui/ it imports, wherever the import is."""
-    modules = {f"zcoder.tui.{p.stem}": p for p in TUI.glob("*.py") if p.stem != "__init__"}
+    modules = tui_modules()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        found: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                target = APP if node.module == "zcoder.tui" else node.module
-                found.add(target)
-            elif isinstance(node, ast.Import):
-                found.update(alias.name for alias in node.names)
+        found = {APP if m == "zcoder.tui" else m for m in imported(path)}
         graph[name] = {m for m in found if m in modules and m != name}
     return graph
 
@@ -57,6 +77,28 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_only_the_runner_imports_the_app() -> None:
     graph = tui_imports()
     assert {name for name, targets in graph.items() if APP in targets} == RUNS_THE_APP
+
+
+def test_the_modules_are_filed_in_packages() -> None:
+    at_the_top = {name for name in tui_modules() if name.count(".") == 2}
+    assert at_the_top == {
+        "zcoder.tui.app",
+        "zcoder.tui.main_screen",
+        "zcoder.tui.messages",
+        "zcoder.tui.run",
+        "zcoder.tui.terminal",
+    }
+
+
+def test_state_has_no_textual() -> None:
+    state = TUI / "state"
+    modules = tui_modules()
+    assert list(state.glob("*.py"))
+    for path in state.glob("*.py"):
+        names = imported(path)
+        assert not {n for n in names if n.split(".")[0] in {"textual", "rich"}}, path.name
+        outside = {n for n in names if n in modules and not n.startswith("zcoder.tui.state.")}
+        assert not outside, (path.name, outside)
 
 
 def test_the_imports_form_a_tree() -> None:

@@ -1,4 +1,5 @@
-"""The model picker. The dialogs where a person approves something are in dialogs.py."""
+"""The model picker. The dialogs where a person approves something are in the other
+modules of tui/dialogs/ (their base: tui/dialogs/guarded.py)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 Everything from the model, tools and peers passes ``screen_safe`` here and is never read
 as Rich markup: an entry's body is a ``rich.text.Text``. Assistant replies
-(tui/widgets/assistant_entry.py) and commands (tui/widgets/command_entry.py) are entries of their own
-kinds; the transcript that holds them all is tui/widgets/transcript.py.
+(tui/widgets/assistant_entry.py) and commands (tui/widgets/command_entry.py) are entries of
+their own kinds; the transcript that holds them all is tui/widgets/transcript.py.
 """
 
 from __future__ import annotations

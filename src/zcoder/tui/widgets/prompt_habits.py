@@ -2,7 +2,8 @@
 
 ``PromptHabits`` sees each key before the prompt input does (``PromptInput._on_key``)
 and says whether it took it. The rules themselves are in tui/state/recall.py (walking the
-history, searching it), tui/state/completion.py (what Tab offers) and tui/state/history.py (the file).
+history, searching it), tui/state/completion.py (what Tab offers) and tui/state/history.py
+(the file).
 
 - Up on the input's first row (as displayed, wrapped lines count) shows the previous
   prompt, the cursor at the end of its first line so Up again goes on; Down on the last

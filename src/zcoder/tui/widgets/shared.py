@@ -1,7 +1,8 @@
 """Small shared pieces of the UI: ``content_text`` and the sessions list; ``screen_safe``
 (zcoder.base.sanitize's, as every front end's) is re-exported here.
 
-The header is tui/widgets/status.py, the transcript tui/widgets/transcript.py, the prompt tui/widgets/prompt.py.
+The header is tui/widgets/status.py, the transcript tui/widgets/transcript.py, the prompt
+tui/widgets/prompt.py.
 
 All text from the model, tools and peers is rendered as plain ``rich.text.Text``, never as
 markup, and passes ``screen_safe`` first: Rich drops only a few control characters (BEL,
