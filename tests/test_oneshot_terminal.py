@@ -33,7 +33,7 @@ from tests.fixtures.terminal_text import (
 from tests.hooks.support import entry, project_settings, script, write_settings
 from tests.test_oneshot import Env, env, zcoder_bytes
 from zcoder.base.sanitize import screen_safe
-from zcoder.oneshot.output import ReplyStream
+from zcoder.oneshot.output import ReplyWriter
 
 __all__ = ["env"]  # the --prompt tests' fixture: a private home and workspace
 
@@ -189,7 +189,7 @@ def test_a_reply_in_pieces_is_shown_as_the_whole_would_be(text: str, data: st.Da
     terminal shows what ``screen_safe`` shows of the whole."""
     cuts = sorted(data.draw(st.sets(st.integers(0, len(text)), max_size=6)))
     terminal = FakeTerminal()
-    stream = ReplyStream(terminal)
+    stream = ReplyWriter(terminal)
     for start, end in zip([0, *cuts], [*cuts, len(text)], strict=True):
         stream.write(text[start:end])
     stream.end()

@@ -20,7 +20,7 @@ from tests.hooks.support import entry, marker_script, project_settings, script, 
 from tests.tui.test_inbox_ui import envelope
 from zcoder.hooks import HookEngine, engine_for, load_hooks
 from zcoder.hooks.config import MAX_RELAY_HOOK_SECONDS, RELAY_MESSAGE
-from zcoder.hooks.relay_gate import MAX_RECEIPT_REASON, Judgement, RelayGate, Verdict
+from zcoder.hooks.relay_gate import MAX_RECEIPT_REASON, GateVerdict, Judgement, RelayGate
 from zcoder.relay import ClaimedMessage
 
 pytestmark = pytest.mark.timeout(60)
@@ -70,7 +70,7 @@ async def test_the_hook_reads_who_sent_what(tmp_path: Path, workspace: Path) -> 
         tmp_path, workspace, f"open({str(seen)!r}, 'w').write(json.dumps(payload))"
     )
     judgement, queue = await admit(engine)
-    assert judgement.verdict is Verdict.RUN and queue.held == queue.completed == []
+    assert judgement.verdict is GateVerdict.RUN and queue.held == queue.completed == []
     payload = json.loads(seen.read_text())
     assert payload["hook_event_name"] == RELAY_MESSAGE and payload["cwd"] == str(workspace)
     assert payload["message"] == "task number 1" and payload["message_id"] == "4242-1"
@@ -87,36 +87,36 @@ async def test_the_hook_reads_who_sent_what(tmp_path: Path, workspace: Path) -> 
 @pytest.mark.parametrize(
     ("body", "verdict", "reason"),
     [
-        ("print('not from api', file=sys.stderr); sys.exit(2)", Verdict.REFUSE, "not from api"),
+        ("print('not from api', file=sys.stderr); sys.exit(2)", GateVerdict.REFUSE, "not from api"),
         (
             "print(json.dumps({'hookSpecificOutput': {'permissionDecision': 'deny',"
             " 'permissionDecisionReason': 'no deploys'}}))",
-            Verdict.REFUSE,
+            GateVerdict.REFUSE,
             "no deploys",
         ),
         (
             "print(json.dumps({'hookSpecificOutput': {'permissionDecision': 'ask',"
             " 'permissionDecisionReason': 'look first'}}))",
-            Verdict.HOLD,
+            GateVerdict.HOLD,
             "look first",
         ),
-        ("print(json.dumps({'continue': False}))", Verdict.HOLD, "a RelayMessage hook held it"),
+        ("print(json.dumps({'continue': False}))", GateVerdict.HOLD, "a RelayMessage hook held it"),
         (
             "print(json.dumps({'hookSpecificOutput': {'permissionDecision': 'allow'}}))",
-            Verdict.RUN,
+            GateVerdict.RUN,
             "",
         ),
-        ("sys.exit(1)", Verdict.HOLD, "its RelayMessage hook failed"),
-        ('print(\'{"decision": "blo\')', Verdict.HOLD, "its RelayMessage hook failed"),
+        ("sys.exit(1)", GateVerdict.HOLD, "its RelayMessage hook failed"),
+        ('print(\'{"decision": "blo\')', GateVerdict.HOLD, "its RelayMessage hook failed"),
     ],
 )
 async def test_allow_refuse_or_hold(
-    tmp_path: Path, workspace: Path, body: str, verdict: Verdict, reason: str
+    tmp_path: Path, workspace: Path, body: str, verdict: GateVerdict, reason: str
 ) -> None:
     judgement, queue = await admit(user_engine(tmp_path, workspace, body))
     assert (judgement.verdict, judgement.reason) == (verdict, reason)
-    assert queue.held == (["4242-1"] if verdict is Verdict.HOLD else [])
-    assert queue.completed == (["4242-1"] if verdict is Verdict.REFUSE else [])
+    assert queue.held == (["4242-1"] if verdict is GateVerdict.HOLD else [])
+    assert queue.completed == (["4242-1"] if verdict is GateVerdict.REFUSE else [])
 
 
 async def test_a_hook_that_hangs_holds_the_message_at_its_deadline(
@@ -124,7 +124,7 @@ async def test_a_hook_that_hangs_holds_the_message_at_its_deadline(
 ) -> None:
     engine = user_engine(tmp_path, workspace, "time.sleep(600)", timeout=1)
     judgement, queue = await admit(engine)
-    assert judgement.verdict is Verdict.HOLD and queue.held == ["4242-1"]
+    assert judgement.verdict is GateVerdict.HOLD and queue.held == ["4242-1"]
     assert any("did not finish in time" in n for n in judgement.notices)
 
 
@@ -138,7 +138,7 @@ def test_a_relay_hook_never_waits_longer_than_the_cap(tmp_path: Path, workspace:
 async def test_a_hook_that_prints_10_mb_is_bounded(tmp_path: Path, workspace: Path) -> None:
     body = "sys.stdout.write('o' * 10_000_000); sys.stderr.write('e' * 10_000_000); sys.exit(2)"
     judgement, queue = await admit(user_engine(tmp_path, workspace, body))
-    assert judgement.verdict is Verdict.REFUSE and queue.completed == ["4242-1"]
+    assert judgement.verdict is GateVerdict.REFUSE and queue.completed == ["4242-1"]
     assert len(judgement.reason) == MAX_RECEIPT_REASON and judgement.reason.startswith("eee")
 
 
@@ -151,7 +151,7 @@ async def test_a_project_relay_hook_nobody_allowed_does_not_run(
     engine, _ = engine_for(tmp_path / "home", workspace)
     assert engine is not None
     judgement, queue = await admit(engine)
-    assert judgement.verdict is Verdict.RUN and queue.completed == []
+    assert judgement.verdict is GateVerdict.RUN and queue.completed == []
     assert not marker.exists()
 
 
@@ -161,9 +161,9 @@ async def test_each_message_is_judged_once(tmp_path: Path, workspace: Path) -> N
     body = f"open({str(count)!r}, 'a').write('x'); sys.exit(1)"
     engine = user_engine(tmp_path, workspace, body)
     gate, queue, message = RelayGate(), Queue(), claimed()
-    assert (await gate.admit(engine, message, queue)).verdict is Verdict.HOLD
-    assert (await gate.admit(engine, message, queue)).verdict is Verdict.RUN
-    assert (await gate.admit(engine, claimed(2), queue)).verdict is Verdict.HOLD
+    assert (await gate.admit(engine, message, queue)).verdict is GateVerdict.HOLD
+    assert (await gate.admit(engine, message, queue)).verdict is GateVerdict.RUN
+    assert (await gate.admit(engine, claimed(2), queue)).verdict is GateVerdict.HOLD
     assert count.read_text() == "xx"
 
 
@@ -188,6 +188,6 @@ async def test_without_relay_hooks_every_message_runs(tmp_path: Path, workspace:
     write_settings(home / "settings.json", {"Stop": entry("exit 2")})
     engine, _ = engine_for(home, workspace)
     judgement, queue = await admit(engine)
-    assert judgement.verdict is Verdict.RUN and queue.held == []
+    assert judgement.verdict is GateVerdict.RUN and queue.held == []
     none, _ = await admit(None)
-    assert none.verdict is Verdict.RUN
+    assert none.verdict is GateVerdict.RUN

@@ -253,7 +253,7 @@ async def test_the_edits_controller_alone_says_why_undo_does_not_run() -> None:
 
     from zcoder.agent import Agent
     from zcoder.agent.edits import UndoPlan
-    from zcoder.tui.messages import Notice, Say
+    from zcoder.tui.messages import Say, ShowNotice
     from zcoder.tui.parts.edits_ui import EditsUI
 
     posted: list[Message] = []
@@ -274,7 +274,7 @@ async def test_the_edits_controller_alone_says_why_undo_does_not_run() -> None:
     await edits(None).undo()
     assert posted == []
     await edits(cast(Agent, object())).undo()
-    assert [m.text for m in posted if isinstance(m, Notice)] == [
+    assert [m.text for m in posted if isinstance(m, ShowNotice)] == [
         "/undo runs when no turn is running; try again when this one ends."
     ]
     assert asked == []

@@ -8,7 +8,7 @@ from textual.message import Message
 
 from zcoder.relay import Envelope
 from zcoder.sessions import SessionStore
-from zcoder.tui.messages import Notice, Say
+from zcoder.tui.messages import Say, ShowNotice
 from zcoder.tui.parts.inbox_ui import InboxUI
 
 
@@ -37,7 +37,7 @@ def inbox(store: SessionStore | None, workspace: Path, posted: list[Message]) ->
 
 
 def said(posted: list[Message]) -> list[tuple[bool, str]]:
-    return [(m.error, m.text) for m in posted if isinstance(m, Notice)]
+    return [(m.error, m.text) for m in posted if isinstance(m, ShowNotice)]
 
 
 def test_without_a_store_the_inbox_says_where_the_history_would_be(tmp_path: Path) -> None:

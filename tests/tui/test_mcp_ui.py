@@ -31,7 +31,7 @@ from zcoder.mcp.consent import Consent
 from zcoder.mcp.manager import McpManager
 from zcoder.tui import ZcoderApp
 from zcoder.tui.dialogs.approval import ApprovalScreen, McpApprovalScreen, McpStartScreen
-from zcoder.tui.messages import Notice, Say
+from zcoder.tui.messages import Say, ShowNotice
 from zcoder.tui.parts.mcp_ui import NO_SERVERS, McpUI
 
 pytestmark = pytest.mark.timeout(120)
@@ -226,7 +226,7 @@ async def test_mcp_names_each_state_and_its_reason(tmp_path: Path) -> None:
         posted: list[Message] = []
         ui = McpUI(manager=lambda: manager, say=Say(posted.append, lambda **_: None))
         await ui.mcp_command("")
-        (listing,) = [m.text for m in posted if isinstance(m, Notice)]
+        (listing,) = [m.text for m in posted if isinstance(m, ShowNotice)]
         assert "gone · failed: the command 'no-such-program-here' was not found on PATH" in listing
         assert "mute · starting" in listing
         assert "off · disabled: turned off in this workspace" in listing
@@ -234,6 +234,8 @@ async def test_mcp_names_each_state_and_its_reason(tmp_path: Path) -> None:
         assert "asked · needs consent: a project server" in listing
         posted.clear()
         await ui.mcp_command("reconnect theirs")
-        assert any("was not started (refused" in m.text for m in posted if isinstance(m, Notice))
+        assert any(
+            "was not started (refused" in m.text for m in posted if isinstance(m, ShowNotice)
+        )
     finally:
         manager.close()

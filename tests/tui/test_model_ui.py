@@ -22,7 +22,7 @@ from zcoder.agent.status import ContextUsage
 from zcoder.config import load_config
 from zcoder.model import ModelError
 from zcoder.tui.dialogs.model_picker import ModelPicker
-from zcoder.tui.messages import HeaderFields, ModelChanged, Notice, Say
+from zcoder.tui.messages import HeaderFields, ModelChanged, Say, ShowNotice
 from zcoder.tui.parts.model_ui import ModelUI
 from zcoder.tui.parts.services import ScreenHost, Services
 
@@ -118,7 +118,7 @@ class Rig:
         self.app.host.ended.append(self.model_ui.warmup_ended)
 
     def notices(self) -> list[tuple[str, bool]]:
-        return [(m.text, m.error) for m in self.posted if isinstance(m, Notice)]
+        return [(m.text, m.error) for m in self.posted if isinstance(m, ShowNotice)]
 
     def meters(self) -> list[ContextUsage]:
         return [
@@ -151,7 +151,7 @@ async def test_a_new_model_is_sized_warmed_with_its_window_and_announced(tmp_pat
     # The change goes up first (the session, the relay and the header follow it), then
     # the notice; the warm-up's Ready does not undo a turn started meanwhile (idle_only).
     kinds = [type(m) for m in rig.posted if not isinstance(m, HeaderFields)]
-    assert kinds[:2] == [ModelChanged, Notice]
+    assert kinds[:2] == [ModelChanged, ShowNotice]
     assert rig.notices()[0] == ("Model: large", False)
     assert rig.statuses() == [("Warming Up", False), ("Ready", True)]
     # The meter is measured again once the window is known, and posted for the header.

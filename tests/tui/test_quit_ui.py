@@ -15,7 +15,7 @@ from textual.message import Message
 
 from zcoder.frontend.relay_inbox import DISCARD_SUMMARY, RelayHistory
 from zcoder.relay import Envelope, Relay
-from zcoder.tui.messages import Notice, Say
+from zcoder.tui.messages import Say, ShowNotice
 from zcoder.tui.parts.quit_ui import QuitScreen, QuitUI
 
 
@@ -88,7 +88,7 @@ def test_with_messages_queued_it_asks_once_and_staying_keeps_them() -> None:
     answered(False)
     assert world.exits == [] and world.recorded == []
     (notice,) = world.posted
-    assert isinstance(notice, Notice) and notice.text.startswith("Staying")
+    assert isinstance(notice, ShowNotice) and notice.text.startswith("Staying")
     quitting.request(0)  # the question may be asked again
     assert len(world.asked) == 2
 

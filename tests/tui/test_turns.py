@@ -16,7 +16,7 @@ import pytest
 from zcoder.agent.context_keeper import CompactResult
 from zcoder.config import load_config
 from zcoder.model import ModelError
-from zcoder.tui.messages import HeaderFields, Notice, Say
+from zcoder.tui.messages import HeaderFields, Say, ShowNotice
 from zcoder.tui.parts.services import Services
 from zcoder.tui.parts.turns import Turns
 from zcoder.tui.widgets.transcript import Entry
@@ -179,7 +179,7 @@ async def test_compact_runs_as_a_turn_and_says_when_nothing_was_compacted(
     await work()
     assert rig.agent.calls == [("compact", "the API")]
     assert status_changes(rig.posted) == ["Compacting", "Ready"]
-    notices = [m.text for m in rig.posted if isinstance(m, Notice)]
+    notices = [m.text for m in rig.posted if isinstance(m, ShowNotice)]
     assert notices == ["Nothing compacted: too little history."]
 
 
@@ -188,7 +188,7 @@ async def test_a_failed_compaction_changes_nothing_and_says_so(tmp_path: Path) -
     rig.turns.compact("")
     await rig.started[0][0]()
     assert status_changes(rig.posted) == ["Compacting", "Error"]
-    [notice] = [m for m in rig.posted if isinstance(m, Notice)]
+    [notice] = [m for m in rig.posted if isinstance(m, ShowNotice)]
     assert notice.error and "nothing was changed: the model went away" in notice.text
 
 
@@ -196,5 +196,5 @@ def test_compact_waits_for_an_idle_agent(tmp_path: Path) -> None:
     rig = Rig(tmp_path, busy=True)
     rig.turns.compact("")
     assert rig.started == []
-    [notice] = [m for m in rig.posted if isinstance(m, Notice)]
+    [notice] = [m for m in rig.posted if isinstance(m, ShowNotice)]
     assert notice.text.startswith("/compact runs when no turn is running")

@@ -260,7 +260,7 @@ class SessionRelay:
     async def _admitted(self, claimed: ClaimedMessage) -> bool:
         """Whether the RelayMessage hooks let ``claimed`` run now (tui/parts/turns.py's admitted):
         one they hold is shown and kept, one they refuse is done and its sender told."""
-        from zcoder.hooks.relay_gate import Verdict  # noqa: PLC0415
+        from zcoder.hooks.relay_gate import GateVerdict  # noqa: PLC0415
 
         engine = self._agent.hook_points.engine if self._agent is not None else None
         judgement = await self.gate.admit(engine, claimed, self.relay)
@@ -268,7 +268,7 @@ class SessionRelay:
             self._show(notice(visible_lines(text)))
         envelope = claimed.envelope
         sender, reason = visible(sender_from(envelope)), visible(judgement.reason)
-        if judgement.verdict is Verdict.HOLD:
+        if judgement.verdict is GateVerdict.HOLD:
             self.history.received(envelope, "held")
             self._show(
                 notice(
@@ -277,10 +277,10 @@ class SessionRelay:
                     "sender told."
                 )
             )
-        elif judgement.verdict is Verdict.REFUSE:
+        elif judgement.verdict is GateVerdict.REFUSE:
             self.history.finished(envelope, "refused", judgement.receipt_summary)
             self._show(notice(f"A message {sender} was refused by a hook: {reason}"))
-        return judgement.verdict is Verdict.RUN
+        return judgement.verdict is GateVerdict.RUN
 
     async def _relayed_turn(self, agent: Agent, claimed: ClaimedMessage) -> TurnFinished:
         """The task as a turn; whatever happens it is completed (it never runs twice) and

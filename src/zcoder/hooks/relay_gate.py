@@ -35,12 +35,12 @@ from zcoder.hooks.engine import EventOutcome, HookEngine
 from zcoder.hooks.outcome import ASK, DENY
 from zcoder.relay import ClaimedMessage, Envelope, sender_label
 
-__all__ = ["MAX_RELAY_HOOK_SECONDS", "RelayGate", "RelayQueue", "Verdict"]
+__all__ = ["MAX_RELAY_HOOK_SECONDS", "GateVerdict", "RelayGate", "RelayQueue"]
 
 MAX_RECEIPT_REASON: Final = 500
 
 
-class Verdict(StrEnum):
+class GateVerdict(StrEnum):
     RUN = "run"
     HOLD = "hold"
     REFUSE = "refuse"
@@ -48,7 +48,7 @@ class Verdict(StrEnum):
 
 @dataclass(frozen=True)
 class Judgement:
-    verdict: Verdict
+    verdict: GateVerdict
     reason: str = ""  # why it is held or refused, in the hook's words or ours
     notices: tuple[str, ...] = ()  # for the user (a hook's errors and messages)
 
@@ -87,15 +87,15 @@ def payload_of(envelope: Envelope) -> dict[str, object]:
 def verdict_of(outcome: EventOutcome) -> Judgement:
     notices = outcome.errors + outcome.messages
     if outcome.errors:
-        return Judgement(Verdict.HOLD, "its RelayMessage hook failed", notices)
+        return Judgement(GateVerdict.HOLD, "its RelayMessage hook failed", notices)
     if outcome.block or outcome.permission == DENY:
         return Judgement(
-            Verdict.REFUSE, outcome.reason or "a RelayMessage hook refused it", notices
+            GateVerdict.REFUSE, outcome.reason or "a RelayMessage hook refused it", notices
         )
     if outcome.permission == ASK or outcome.stop:
         reason = outcome.reason or outcome.stop_reason or "a RelayMessage hook held it"
-        return Judgement(Verdict.HOLD, reason, notices)
-    return Judgement(Verdict.RUN, "", notices)
+        return Judgement(GateVerdict.HOLD, reason, notices)
+    return Judgement(GateVerdict.RUN, "", notices)
 
 
 class RelayGate:
@@ -106,14 +106,14 @@ class RelayGate:
 
     async def judge(self, engine: HookEngine | None, envelope: Envelope) -> Judgement:
         if not engine or envelope.message_id in self._judged:
-            return Judgement(Verdict.RUN)
+            return Judgement(GateVerdict.RUN)
         if not engine.hooks.commands_for(RELAY_MESSAGE, _subject(envelope)):
-            return Judgement(Verdict.RUN)
+            return Judgement(GateVerdict.RUN)
         self._judged.add(envelope.message_id)
         try:
             outcome = await engine.relay_message(_subject(envelope), **payload_of(envelope))
         except Exception as exc:  # noqa: BLE001 - a hook that cannot run decides nothing
-            return Judgement(Verdict.HOLD, f"its RelayMessage hook could not run ({exc})")
+            return Judgement(GateVerdict.HOLD, f"its RelayMessage hook could not run ({exc})")
         return verdict_of(outcome)
 
     async def admit(
@@ -131,11 +131,11 @@ class RelayGate:
         except asyncio.CancelledError:
             _hold(queue, claimed)
             raise
-        if judgement.verdict is Verdict.HOLD:
+        if judgement.verdict is GateVerdict.HOLD:
             problem = _hold(queue, claimed)
             if problem:
                 judgement = dataclasses.replace(judgement, notices=(*judgement.notices, problem))
-        elif judgement.verdict is Verdict.REFUSE:
+        elif judgement.verdict is GateVerdict.REFUSE:
             queue.complete(claimed)
             reason = judgement.reason
             if len(reason) > MAX_RECEIPT_REASON:

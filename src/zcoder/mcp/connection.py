@@ -37,7 +37,7 @@ from zcoder.mcp.config import McpConfigError, ServerEntry, expand
 from zcoder.mcp.http import bounded_http_client
 from zcoder.mcp.transport import DEFAULT_MAX_MESSAGE, ServerProcess, bounded_stdio_client
 
-__all__ = ["Connection", "McpCallError", "McpTool", "ServerState"]
+__all__ = ["McpCallError", "McpServerConnection", "McpTool", "ServerState"]
 
 _INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TMPDIR")
 """What a stdio server inherits of zcoder's environment (as the SDK's default, plus the
@@ -92,7 +92,7 @@ def _stdio_parameters(
 
 
 @dataclass(eq=False, repr=False)  # repr=False: environ may hold secrets
-class Connection:
+class McpServerConnection:
     """One server, from its start to its end (a connection is never started twice)."""
 
     entry: ServerEntry

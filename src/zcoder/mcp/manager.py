@@ -42,7 +42,7 @@ from typing import Any
 
 from zcoder.base.plural import counted
 from zcoder.mcp.config import McpConfig, ServerEntry, config_stamp, load_mcp_config
-from zcoder.mcp.connection import Connection, McpCallError, McpTool, ServerState
+from zcoder.mcp.connection import McpCallError, McpServerConnection, McpTool, ServerState
 from zcoder.mcp.consent import Consent, ConsentBook
 from zcoder.mcp.switches import DisabledBook
 from zcoder.mcp.transport import DEFAULT_MAX_MESSAGE
@@ -98,7 +98,7 @@ class McpManager:
         self.call_timeout = call_timeout or self.limits.call_timeout
         self.turn_wait = turn_wait or self.limits.turn_wait
         self.max_message = max_message
-        self._connections: dict[str, Connection] = {}
+        self._connections: dict[str, McpServerConnection] = {}
         self._runs: dict[str, concurrent.futures.Future[None]] = {}
         self._pending: set[concurrent.futures.Future[Any]] = set()
         self._reported: set[tuple[str, str]] = set()
@@ -266,7 +266,7 @@ class McpManager:
             with self._lock:
                 if entry.name in self._connections:
                     continue
-                connection = Connection(
+                connection = McpServerConnection(
                     entry,
                     environ=self.environ,
                     workspace=self.workspace,

@@ -83,7 +83,7 @@ from typing import Any
 from zcoder.base.plural import counted
 from zcoder.model.held_reply import HeldReply, settled_length
 from zcoder.model.recovery_scan import _Scanner
-from zcoder.model.recovery_shapes import _Call, _json_values, _Span, _Tools
+from zcoder.model.recovery_shapes import _json_values, _Span, _Tools, _WrittenCall
 from zcoder.model.types import AssistantReply, ToolCall
 from zcoder.tools.registry import validate_arguments
 
@@ -194,7 +194,7 @@ def _recover_calls(text: str, tools: _Tools) -> tuple[list[ToolCall], str]:
     return calls, rest
 
 
-def _checked(call: _Call, tools: _Tools) -> tuple[str, dict[str, Any]] | None:
+def _checked(call: _WrittenCall, tools: _Tools) -> tuple[str, dict[str, Any]] | None:
     """The call's name and arguments when it names a known tool and its arguments validate."""
     parameters = tools.get(call.name)
     if parameters is None:

@@ -21,7 +21,6 @@ from zcoder.model.recovery_shapes import (
     _MAX_PYTHONIC_LINES,
     _OPENERS,
     _PYTHONIC_START,
-    _Call,
     _calls_from_json,
     _deepseek,
     _glm,
@@ -31,6 +30,7 @@ from zcoder.model.recovery_shapes import (
     _pythonic,
     _Span,
     _Tools,
+    _WrittenCall,
     _xml_functions,
 )
 
@@ -93,7 +93,7 @@ class _Scanner:
     ) -> _Span | int | None:
         tag = match.group("tag")
         start, after = match.start(), match.end()
-        calls: list[_Call] | None
+        calls: list[_WrittenCall] | None
         if tag in ("<tool_call>", "<|tool_call|>"):
             close = "</tool_call>" if tag == "<tool_call>" else "<|/tool_call|>"
             body_end, end = finder.until(after, (close,), tag)
@@ -141,7 +141,7 @@ class _Scanner:
             return _pythonic_lines(text, brace, line_start)
         return None
 
-    def block_calls(self, body: str, depth: int, *, glm: bool) -> list[_Call] | None:
+    def block_calls(self, body: str, depth: int, *, glm: bool) -> list[_WrittenCall] | None:
         """The calls of a wrapper's or fence's body, when the whole body is calls."""
         if depth > _MAX_DEPTH:
             return None
@@ -152,7 +152,7 @@ class _Scanner:
             return _xml_functions(stripped, self.tools)
         if glm and stripped[0] not in "[{<`":
             return _glm(stripped, self.tools)
-        calls: list[_Call] = []
+        calls: list[_WrittenCall] = []
         position = 0
         for span in self.scan(stripped, depth):
             if stripped[position : span.start].strip():

@@ -4,7 +4,7 @@ Kept apart from the scan that finds the blocks (zcoder.model.recovery_scan) and 
 judging of what was read (zcoder.model.recovery): here are the patterns and limits they
 share, and one reader per shape (JSON objects and lists, Qwen3-Coder's XML, GLM, Mistral,
 Llama's python tag and pythonic lists, DeepSeek's tool tokens). A reader returns the calls
-as written (``_Call``, arguments unchecked) or None when the block is not that shape.
+as written (``_WrittenCall``, arguments unchecked) or None when the block is not that shape.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ _DECODER = json.JSONDecoder()
 
 
 @dataclass(frozen=True)
-class _Call:
+class _WrittenCall:
     """A call as the text wrote it: its arguments are not checked yet."""
 
     name: str
@@ -77,7 +77,7 @@ class _Span:
 
     start: int
     end: int
-    calls: tuple[_Call, ...]
+    calls: tuple[_WrittenCall, ...]
 
 
 _Tools = Mapping[str, Mapping[str, Any]]
@@ -142,8 +142,8 @@ def _json_run(text: str, start: int) -> tuple[list[Any], int] | None:
         values.append(value)
 
 
-def _calls_from_json(values: Sequence[Any]) -> list[_Call] | None:
-    calls: list[_Call] = []
+def _calls_from_json(values: Sequence[Any]) -> list[_WrittenCall] | None:
+    calls: list[_WrittenCall] = []
     for value in values:
         items = value if isinstance(value, list) else [value]
         if not items:
@@ -156,7 +156,7 @@ def _calls_from_json(values: Sequence[Any]) -> list[_Call] | None:
     return calls or None
 
 
-def _call_from_object(value: Any, *, wrapped: bool) -> _Call | None:
+def _call_from_object(value: Any, *, wrapped: bool) -> _WrittenCall | None:
     if not isinstance(value, dict):
         return None
     if value.get("type", "function") != "function":
@@ -175,12 +175,12 @@ def _call_from_object(value: Any, *, wrapped: bool) -> _Call | None:
     name = value[names[0]]
     if not isinstance(name, str) or not name:
         return None
-    return _Call(name, value[arguments[0]])
+    return _WrittenCall(name, value[arguments[0]])
 
 
-def _xml_functions(text: str, tools: _Tools) -> list[_Call] | None:
+def _xml_functions(text: str, tools: _Tools) -> list[_WrittenCall] | None:
     """``<function=NAME>`` blocks (Qwen3-Coder parameters, or a JSON object as Llama)."""
-    calls: list[_Call] = []
+    calls: list[_WrittenCall] = []
     stripped = text.strip()
     position = 0
     while position < len(stripped):
@@ -191,7 +191,7 @@ def _xml_functions(text: str, tools: _Tools) -> list[_Call] | None:
         arguments = _xml_parameters(match.group(2), tools.get(name, {}))
         if arguments is None:
             return None
-        calls.append(_Call(name, arguments))
+        calls.append(_WrittenCall(name, arguments))
         position = match.end()
         while position < len(stripped) and stripped[position].isspace():
             position += 1
@@ -224,7 +224,7 @@ def _xml_parameters(body: str, parameters: Mapping[str, Any]) -> dict[str, Any] 
     return arguments
 
 
-def _glm(body: str, tools: _Tools) -> list[_Call] | None:
+def _glm(body: str, tools: _Tools) -> list[_WrittenCall] | None:
     """GLM's ``NAME<arg_key>KEY</arg_key><arg_value>value</arg_value>...``."""
     name = _GLM_NAME.match(body)
     if name is None:
@@ -239,7 +239,7 @@ def _glm(body: str, tools: _Tools) -> list[_Call] | None:
         key = pair.group(1).strip()
         arguments[key] = _typed(pair.group(2).strip(), properties.get(key))
         position = pair.end()
-    return [_Call(name.group(), arguments)]
+    return [_WrittenCall(name.group(), arguments)]
 
 
 def _properties(parameters: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -281,14 +281,14 @@ def _literal(text: str) -> Any:
         return _NOT_LITERAL
 
 
-def _mistral(text: str, start: int) -> list[_Call] | int:
+def _mistral(text: str, start: int) -> list[_WrittenCall] | int:
     """Mistral's calls from ``start`` (a ``[TOOL_CALLS]``) to the end of the text.
 
     When a piece is not a call, returns the end of the last bad piece: any
     ``[TOOL_CALLS]`` before it would take it in too.
     """
     marker = "[TOOL_CALLS]"
-    calls: list[_Call] = []
+    calls: list[_WrittenCall] = []
     resume = -1
     position = start
     while position >= 0:
@@ -306,7 +306,7 @@ def _mistral(text: str, start: int) -> list[_Call] | int:
     return calls if calls else len(text)
 
 
-def _mistral_piece(piece: str) -> list[_Call] | None:
+def _mistral_piece(piece: str) -> list[_WrittenCall] | None:
     if piece[0] in "[{":
         values = _json_values(piece)
         return _calls_from_json(values) if values is not None else None
@@ -316,10 +316,10 @@ def _mistral_piece(piece: str) -> list[_Call] | None:
     values = _json_values(match.group(2))
     if values is None or len(values) != 1 or not isinstance(values[0], dict):
         return None
-    return [_Call(match.group(1), values[0])]
+    return [_WrittenCall(match.group(1), values[0])]
 
 
-def _python_tag(body: str) -> list[_Call] | None:
+def _python_tag(body: str) -> list[_WrittenCall] | None:
     stripped = body.strip()
     if not stripped:
         return None
@@ -330,7 +330,7 @@ def _python_tag(body: str) -> list[_Call] | None:
     return _pythonic(stripped, allow_single=True)
 
 
-def _pythonic(text: str, *, allow_single: bool) -> list[_Call] | None:
+def _pythonic(text: str, *, allow_single: bool) -> list[_WrittenCall] | None:
     """``[name(key=literal, ...), ...]`` (or one such call) read without evaluating it."""
     if not text or len(text) > _MAX_PYTHONIC_CHARS:
         return None
@@ -346,7 +346,7 @@ def _pythonic(text: str, *, allow_single: bool) -> list[_Call] | None:
         items = [node]
     else:
         return None
-    calls: list[_Call] = []
+    calls: list[_WrittenCall] = []
     for item in items:
         if not isinstance(item, ast.Call) or not isinstance(item.func, ast.Name) or item.args:
             return None
@@ -358,13 +358,13 @@ def _pythonic(text: str, *, allow_single: bool) -> list[_Call] | None:
                 arguments[keyword.arg] = ast.literal_eval(keyword.value)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 return None
-        calls.append(_Call(item.func.id, arguments))
+        calls.append(_WrittenCall(item.func.id, arguments))
     return calls or None
 
 
-def _deepseek(body: str) -> list[_Call] | None:
+def _deepseek(body: str) -> list[_WrittenCall] | None:
     begin, separator, end = "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>"
-    calls: list[_Call] = []
+    calls: list[_WrittenCall] = []
     position = 0
     while body[position:].strip():
         while body[position].isspace():
@@ -383,6 +383,6 @@ def _deepseek(body: str) -> list[_Call] | None:
             arguments = fenced.group(1) if fenced else arguments
         else:  # V3.1: the name, then the arguments
             name = head
-        calls.append(_Call(name.strip(), arguments.strip()))
+        calls.append(_WrittenCall(name.strip(), arguments.strip()))
         position = close + len(end)
     return calls or None

@@ -1,4 +1,4 @@
-"""What ``--prompt`` writes: the reply as it streams (``ReplyStream``), and with
+"""What ``--prompt`` writes: the reply as it streams (``ReplyWriter``), and with
 ``--output-format json`` (``--json``) one JSON object on stdout for scripts.
 
 The reply is text from a model (and through it from files and tools): on a terminal it is
@@ -44,13 +44,13 @@ from zcoder.agent import (
 from zcoder.agent import events as ev
 from zcoder.base.sanitize import is_terminal, json_text, screen_safe
 
-__all__ = ["JSON_TOOL_OUTPUT_LIMIT", "ErrorTee", "JsonReport", "ReplyStream"]
+__all__ = ["JSON_TOOL_OUTPUT_LIMIT", "ErrorTee", "JsonReport", "ReplyWriter"]
 
 JSON_TOOL_OUTPUT_LIMIT: Final = 8192
 """The most characters of one tool's output the object carries (head and tail)."""
 
 
-class ReplyStream:
+class ReplyWriter:
     """The reply's pieces, written to ``out`` as they come: exactly to a pipe or a file; on
     a terminal each piece shown as ``screen_safe`` shows the whole reply (a CR LF split
     between two pieces is one line break, a presentation selector stays with the character

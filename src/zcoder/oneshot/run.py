@@ -50,7 +50,7 @@ from zcoder.model.context import (
 )
 from zcoder.model.recovery import HeldReply
 from zcoder.oneshot.approver import TtyApprover
-from zcoder.oneshot.output import ErrorTee, JsonReport, ReplyStream
+from zcoder.oneshot.output import ErrorTee, JsonReport, ReplyWriter
 from zcoder.sessions import SessionStore, SessionStoreError
 from zcoder.sessions.locks import SessionInUseError
 from zcoder.tools import (
@@ -68,11 +68,11 @@ ALLOCATION_CHECK_SECONDS = 5.0
 class StreamPrinter:
     """Turns agent events into stdout (the answer) and stderr (everything else).
 
-    stdout is a ``ReplyStream`` (exact to a pipe, made visible on a terminal); every line
+    stdout is a ``ReplyWriter`` (exact to a pipe, made visible on a terminal); every line
     on stderr is made visible (``screen_safe``), whatever it is written to."""
 
     def __init__(self, out: TextIO, err: TextIO) -> None:
-        self.out = ReplyStream(out)
+        self.out = ReplyWriter(out)
         self.err = err
         self._mid_line = False
         # Text that may still turn out to be a tool call or reasoning written as text

@@ -117,7 +117,7 @@ def new_output(before: str, now: str) -> str:
 
 
 @dataclass
-class _Call:
+class _ReportedCall:
     name: str
     arguments: dict[str, Any]
     output: str = ""
@@ -130,7 +130,7 @@ class UpdateReader:
 
     emit: Callable[[ev.AgentEvent], None]
     on_user: Callable[[str], None]
-    calls: dict[str, _Call] = field(default_factory=dict)
+    calls: dict[str, _ReportedCall] = field(default_factory=dict)
     reply: str = ""
     last_reply: str | None = None
     """The last whole reply (``/copy``)."""
@@ -207,7 +207,7 @@ class UpdateReader:
         arguments = dict(raw)
         if name == "run_command" and "command" not in arguments:
             arguments["command"] = update.title
-        self.calls[update.tool_call_id] = _Call(name, arguments)
+        self.calls[update.tool_call_id] = _ReportedCall(name, arguments)
         self.emit(ev.ToolStarted(update.tool_call_id, name, arguments))
         if update.status in _FINAL:  # a call replayed by session/load
             self._finished(update.tool_call_id, update.status, update.content, update.raw_output)

@@ -31,13 +31,13 @@ if TYPE_CHECKING:
 __all__ = [
     "HeaderFields",
     "ModelChanged",
-    "Notice",
     "PromptFocused",
     "RelayNudge",
     "RunNext",
     "Say",
     "SessionOpened",
     "ShowEntry",
+    "ShowNotice",
     "TurnStarted",
 ]
 
@@ -47,7 +47,7 @@ __all__ = [
 
 
 @dataclass
-class Notice(Message):
+class ShowNotice(Message):
     """A line for the transcript: a notice, or (``error``) an error."""
 
     text: str
@@ -113,10 +113,10 @@ class Say:
     """Where ``HeaderFields`` go (the header itself); ``post`` when None."""
 
     def notice(self, text: str) -> None:
-        self.post(Notice(text))
+        self.post(ShowNotice(text))
 
     def error(self, text: str) -> None:
-        self.post(Notice(text, error=True))
+        self.post(ShowNotice(text, error=True))
 
     def show(self, entry: Entry) -> None:
         self.post(ShowEntry(entry))

@@ -46,7 +46,7 @@ Work = Callable[[], Coroutine[Any, Any, None]]
 
 
 @dataclass(frozen=True)
-class Services:
+class CustomCommandServices:
     """What the part uses of the app."""
 
     agent: Callable[[], Agent | None]
@@ -74,7 +74,7 @@ def _usage(name: str, hint: str) -> str:
 
 
 class CustomCommandsUI(SkillCommands):
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: CustomCommandServices) -> None:
         self.services = services
         self.user = UserCommands()
 

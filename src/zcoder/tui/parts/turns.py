@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from zcoder.base.sanitize import visible
 from zcoder.frontend.relay_inbox import receipt_outcome
-from zcoder.hooks.relay_gate import RelayGate, Verdict
+from zcoder.hooks.relay_gate import GateVerdict, RelayGate
 from zcoder.model import ModelError
 from zcoder.relay import ClaimedMessage, QuarantinedMessage, sender_from
 from zcoder.tui.parts.commands import parse_user_command
@@ -190,7 +190,7 @@ class Turns:
             self.say.notice(text)
         envelope, inbox = claimed.envelope, self.relay.inbox
         sender = visible(sender_from(envelope))
-        if judgement.verdict is Verdict.HOLD:
+        if judgement.verdict is GateVerdict.HOLD:
             inbox.received(envelope, "held")
             self.relay.policy.announced(claimed.path.name)
             self.say.notice(
@@ -198,9 +198,9 @@ class Turns:
                 " shows it; /agents run N runs it, /agents discard N drops it."
             )
             self.relay.refresh_header()
-        elif judgement.verdict is Verdict.REFUSE:
+        elif judgement.verdict is GateVerdict.REFUSE:
             inbox.history.finished(envelope, "refused", judgement.receipt_summary)
             self.say.notice(
                 f"A message {sender} was refused by a hook: {visible(judgement.reason)}"
             )
-        return judgement.verdict is Verdict.RUN
+        return judgement.verdict is GateVerdict.RUN

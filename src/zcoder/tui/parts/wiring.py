@@ -145,12 +145,11 @@ class Parts:
     @cached_property
     def custom_commands(self) -> CustomCommandsUI:
         """Custom commands and skills by name: /NAME, /skill, $NAME, /skills."""
-        from zcoder.tui.parts.custom_commands_ui import CustomCommandsUI
-        from zcoder.tui.parts.custom_commands_ui import Services as CommandServices
+        from zcoder.tui.parts.custom_commands_ui import CustomCommandServices, CustomCommandsUI
 
         services, screen = self.services, self.screen
         return CustomCommandsUI(
-            CommandServices(
+            CustomCommandServices(
                 agent=lambda: services.agent,
                 busy=services.busy,
                 show=screen.show,

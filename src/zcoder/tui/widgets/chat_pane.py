@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.worker import Worker, WorkerState
 
 from zcoder.model.errors import first_clause
-from zcoder.tui.messages import Notice, ShowEntry, TurnStarted
+from zcoder.tui.messages import ShowEntry, ShowNotice, TurnStarted
 from zcoder.tui.widgets.prompt import PromptInput
 from zcoder.tui.widgets.queued import QueuedPrompts
 from zcoder.tui.widgets.transcript import Entry, Transcript, error_text, system_text
@@ -94,7 +94,7 @@ class ChatPane(Vertical):
     def error(self, text: str) -> None:
         self.show(Entry("error", error_text(text)))
 
-    def on_notice(self, message: Notice) -> None:
+    def on_show_notice(self, message: ShowNotice) -> None:
         message.stop()
         (self.error if message.error else self.notice)(message.text)
 
