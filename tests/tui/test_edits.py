@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.fixtures.fake_ollama import Turn, call
@@ -244,16 +246,17 @@ async def test_attack_a_model_swapping_a_directory_for_a_link_cannot_make_undo_w
     assert (outside / "settings.py").read_text() == "DEBUG = True\n"
 
 
-async def test_the_edits_controller_alone_says_why_undo_does_not_run() -> None:
-    """EditsUI is given what it uses (no app): before the start, nothing; during a turn,
-    a notice posted, and no dialog."""
+async def test_the_edits_controller_alone_says_why_undo_does_not_run(tmp_path: Path) -> None:
+    """EditsUI made alone (no app): before the start, nothing; during a turn, a notice
+    posted, and no dialog."""
     from typing import cast
 
     from textual.message import Message
 
+    from tests.tui.parts_support import part_context, services_for
     from zcoder.agent import Agent
     from zcoder.agent.edits import UndoPlan
-    from zcoder.tui.messages import Say, ShowNotice
+    from zcoder.tui.messages import ShowNotice
     from zcoder.tui.parts.edits_ui import EditsUI
 
     posted: list[Message] = []
@@ -264,12 +267,9 @@ async def test_the_edits_controller_alone_says_why_undo_does_not_run() -> None:
         return "cancel"
 
     def edits(agent: Agent | None) -> EditsUI:
-        return EditsUI(
-            agent=lambda: agent,
-            busy=lambda: True,
-            confirm_undo=confirm_undo,
-            say=Say(posted.append),
-        )
+        services = services_for(tmp_path, tmp_path / "home", busy=lambda: True)
+        services.agent = agent
+        return EditsUI(part_context(services, posted), confirm_undo=confirm_undo)
 
     await edits(None).undo()
     assert posted == []

@@ -6,9 +6,10 @@ from pathlib import Path
 
 from textual.message import Message
 
+from tests.tui.parts_support import part_context, services_for
 from zcoder.relay import Envelope
 from zcoder.sessions import SessionStore
-from zcoder.tui.messages import Say, ShowNotice
+from zcoder.tui.messages import ShowNotice
 from zcoder.tui.parts.inbox_ui import InboxUI
 
 
@@ -26,14 +27,10 @@ def envelope(n: int) -> Envelope:
 
 
 def inbox(store: SessionStore | None, workspace: Path, posted: list[Message]) -> InboxUI:
-    return InboxUI(
-        relay=lambda: None,
-        store=lambda: store,
-        session_id=lambda: None,
-        agent=lambda: None,
-        workspace=workspace,
-        say=Say(posted.append),
-    )
+    workspace.mkdir(exist_ok=True)
+    services = services_for(workspace, workspace.parent / "home")
+    services.store = store
+    return InboxUI(part_context(services, posted))
 
 
 def said(posted: list[Message]) -> list[tuple[bool, str]]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, TypeVar
+from types import SimpleNamespace
+from typing import Any, TypeVar, cast
 
 import pytest
 from textual.message import Message
@@ -27,11 +28,12 @@ from tests.mcp_client.support import (
 )
 from tests.mcp_client.turns import tool_names, tool_results
 from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
+from tests.tui.parts_support import part_context, services_for
 from zcoder.mcp.consent import Consent
 from zcoder.mcp.manager import McpManager
 from zcoder.tui import ZcoderApp
 from zcoder.tui.dialogs.approval import ApprovalScreen, McpApprovalScreen, McpStartScreen
-from zcoder.tui.messages import Say, ShowNotice
+from zcoder.tui.messages import ShowNotice
 from zcoder.tui.parts.mcp_ui import NO_SERVERS, McpUI
 
 pytestmark = pytest.mark.timeout(120)
@@ -224,7 +226,9 @@ async def test_mcp_names_each_state_and_its_reason(tmp_path: Path) -> None:
         states = lambda: {s.entry.name: s.state for s in manager.statuses()}  # noqa: E731
         wait_for(lambda: states()["mute"] == "starting", what="the mute server to be starting")
         posted: list[Message] = []
-        ui = McpUI(manager=lambda: manager, say=Say(posted.append, lambda **_: None))
+        services = services_for(ws, home)
+        services.agent = cast(Any, SimpleNamespace(mcp_now=lambda: manager))
+        ui = McpUI(part_context(services, posted, header=lambda _fields: None))
         await ui.mcp_command("")
         (listing,) = [m.text for m in posted if isinstance(m, ShowNotice)]
         assert "gone · failed: the command 'no-such-program-here' was not found on PATH" in listing

@@ -1,7 +1,7 @@
 """ModelUI alone: a fake model client, a fake agent, a message sink and a bare host screen.
 
-The part takes the services, a ``Say`` and a ``Host`` (tui/parts/services.py), never the app,
-so what it says and asks is seen here directly: the messages it posts (in order), the
+The part takes its context: the services, a ``Say`` and a ``Host`` (tui/parts/services.py),
+never the app, so what it says and asks is seen here directly: the messages it posts (in order), the
 requests the client gets, the dialog it opens.
 """
 
@@ -18,11 +18,12 @@ from textual.screen import Screen
 from textual.worker import Worker
 
 from tests.tui.conftest import wait_until
+from tests.tui.parts_support import part_context
 from zcoder.agent.status import ContextUsage
 from zcoder.config import load_config
 from zcoder.model import ModelError
 from zcoder.tui.dialogs.model_picker import ModelPicker
-from zcoder.tui.messages import HeaderFields, ModelChanged, Say, ShowNotice
+from zcoder.tui.messages import HeaderFields, ModelChanged, ShowNotice
 from zcoder.tui.parts.model_ui import ModelUI
 from zcoder.tui.parts.services import ScreenHost, Services
 
@@ -114,7 +115,7 @@ class Rig:
         self.services.agent = self.agent  # type: ignore[assignment]
         self.posted: list[Message] = []
         self.app = Host()
-        self.model_ui = ModelUI(self.services, Say(self.posted.append), self.app.host)
+        self.model_ui = ModelUI(part_context(self.services, self.posted, self.app.host))
         self.app.host.ended.append(self.model_ui.warmup_ended)
 
     def notices(self) -> list[tuple[str, bool]]:

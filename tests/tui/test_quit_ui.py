@@ -13,10 +13,11 @@ from typing import Any, cast
 
 from textual.message import Message
 
+from tests.tui.parts_support import StandInHost, part_context, services_for
 from zcoder.frontend.relay_inbox import DISCARD_SUMMARY, RelayHistory
 from zcoder.relay import Envelope, Relay
-from zcoder.tui.messages import Say, ShowNotice
-from zcoder.tui.parts.quit_ui import QuitScreen, QuitUI
+from zcoder.tui.messages import ShowNotice
+from zcoder.tui.parts.quit_ui import QuitUI
 
 
 @dataclass
@@ -56,30 +57,36 @@ class RecordingHistory(RelayHistory):
 @dataclass
 class World:
     relay: StandInRelay | None
+    tmp_path: Path
     exits: list[int] = field(default_factory=list)
     recorded: list[tuple[str, str]] = field(default_factory=list)
     posted: list[Message] = field(default_factory=list)
-    asked: list[tuple[QuitScreen, Callable[[bool | None], None]]] = field(default_factory=list)
+
+    host: StandInHost = field(default_factory=StandInHost)
+
+    @property
+    def asked(self) -> list[tuple[Any, Callable[[bool | None], None]]]:
+        return self.host.asked
 
     def quit_ui(self) -> QuitUI:
         history = None if self.relay is None else RecordingHistory(self.relay, self.recorded)
+        services = services_for(self.tmp_path, self.tmp_path / "home")
         return QuitUI(
+            part_context(services, self.posted, self.host),
             history=lambda: history,
             exit=self.exits.append,
-            ask=lambda dialog, answered: self.asked.append((dialog, answered)),
-            say=Say(self.posted.append),
         )
 
 
-def test_with_nothing_queued_it_quits_at_once() -> None:
+def test_with_nothing_queued_it_quits_at_once(tmp_path: Path) -> None:
     for relay in (None, StandInRelay([]), StandInRelay(["a task"], available=False)):
-        world = World(relay)
+        world = World(relay, tmp_path)
         world.quit_ui().request(3)
         assert world.exits == [3] and world.asked == []
 
 
-def test_with_messages_queued_it_asks_once_and_staying_keeps_them() -> None:
-    world = World(StandInRelay(["first", "second"]))
+def test_with_messages_queued_it_asks_once_and_staying_keeps_them(tmp_path: Path) -> None:
+    world = World(StandInRelay(["first", "second"]), tmp_path)
     quitting = world.quit_ui()
     quitting.request(0)
     quitting.request(0)  # asked already: one dialog
@@ -93,9 +100,9 @@ def test_with_messages_queued_it_asks_once_and_staying_keeps_them() -> None:
     assert len(world.asked) == 2
 
 
-def test_leaving_discards_every_message_and_tells_each_sender() -> None:
+def test_leaving_discards_every_message_and_tells_each_sender(tmp_path: Path) -> None:
     relay = StandInRelay(["first", "second"])
-    world = World(relay)
+    world = World(relay, tmp_path)
     quitting = world.quit_ui()
     quitting.request(7)
     world.asked[0][1](True)

@@ -13,10 +13,11 @@ from typing import Any, cast
 
 import pytest
 
+from tests.tui.parts_support import part_context
 from zcoder.agent.context_keeper import CompactResult
 from zcoder.config import load_config
 from zcoder.model import ModelError
-from zcoder.tui.messages import HeaderFields, Say, ShowNotice
+from zcoder.tui.messages import HeaderFields, ShowNotice
 from zcoder.tui.parts.services import Services
 from zcoder.tui.parts.turns import Turns
 from zcoder.tui.widgets.transcript import Entry
@@ -97,8 +98,7 @@ class Rig:
         self.started: list[tuple[Work, bool, bool]] = []
         self.queue_shown = 0
         self.turns = Turns(
-            self.services,
-            Say(self.posted.append),
+            part_context(self.services, cast(Any, self.posted)),
             model=cast(Any, self.model),
             relay=cast(Any, self.relay),
             sessions=cast(Any, self.sessions),

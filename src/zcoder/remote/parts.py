@@ -35,7 +35,11 @@ from zcoder.tui.parts.slash import SlashCommands
 from zcoder.tui.parts.wiring import Parts
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from textual.worker import Worker
+
+    from zcoder.tui.parts.services import PartContext
 
 __all__ = ["RemoteParts", "where_to_ask"]
 
@@ -49,8 +53,8 @@ def where_to_ask(name: str) -> str:
 class RemoteModel(ModelUI):
     """The model is sized, warmed and changed on the remote host: nothing to do here."""
 
-    def __init__(self, *args: Any, link: RemoteLink) -> None:
-        super().__init__(*args)
+    def __init__(self, context: PartContext, *, link: RemoteLink) -> None:
+        super().__init__(context)
         self.link = link
 
     def refresh_meter(self, *, after: Any = None) -> None:
@@ -78,8 +82,10 @@ class RemoteModel(ModelUI):
 class RemoteRelay(RelayUI):
     """No relay here; the remote host's discovery, asked over the connection."""
 
-    def __init__(self, *args: Any, link: RemoteLink, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self, context: PartContext, *, user_acted: Callable[[], None], link: RemoteLink
+    ) -> None:
+        super().__init__(context, user_acted=user_acted)
         self.link = link
 
     def start(self, *, spawn_now: bool = False) -> None:
@@ -168,7 +174,7 @@ class RemoteParts(Parts):
 
     @cached_property
     def model_ui(self) -> ModelUI:
-        return RemoteModel(self.services, self.say, self.screen, link=self.link)
+        return RemoteModel(self.context, link=self.link)
 
     @cached_property
     def sessions(self) -> SessionsUI:
@@ -176,13 +182,7 @@ class RemoteParts(Parts):
 
     @cached_property
     def relay_ui(self) -> RemoteRelay:
-        return RemoteRelay(
-            self.services,
-            self.say,
-            self.screen,
-            user_acted=self.screen.note_user_acted,
-            link=self.link,
-        )
+        return RemoteRelay(self.context, user_acted=self.screen.note_user_acted, link=self.link)
 
     def relay_commands(self) -> RelayCommands:
         return RemotePeers(self.relay_ui)

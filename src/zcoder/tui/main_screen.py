@@ -90,7 +90,6 @@ class MainScreen(ScreenHost, Screen[None]):
         # once (the screen's own queue waits behind its layout) and passes the rest up;
         # the header's fields to the header itself, for the same reason.
         self.say = Say(self.chat.post_message, self.header.post_message)
-        self.startup = Startup(services, self.say, resume=resume is not None, tune_gc=tune_gc)
         self.body = Body(id="body")  # shows or hides the sidebar (narrow terminals)
         self.sidebar = SessionList(id="sessions")  # in place of the placeholder at start
         self._sidebar_placeholder: SidebarPlaceholder | None = SidebarPlaceholder()
@@ -99,6 +98,7 @@ class MainScreen(ScreenHost, Screen[None]):
         self.parts = Parts(
             services, self.say, self, exit=exit, resume=resume, keep_model=keep_model
         )
+        self.startup = Startup(self.parts.context, resume=resume is not None, tune_gc=tune_gc)
 
     # -- layout and what the parts say ----------------------------------------------------
 

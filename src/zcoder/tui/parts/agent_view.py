@@ -12,6 +12,7 @@ from typing import assert_never
 
 from zcoder.agent import events as ev
 from zcoder.agent.status import ContextUsage, Status
+from zcoder.tui.parts.services import Part, PartContext
 from zcoder.tui.widgets.status import RUNNING_COMMAND, WAITING_FOR_MODEL, WRITING_REPLY
 from zcoder.tui.widgets.transcript import (
     AssistantEntry,
@@ -38,18 +39,13 @@ def badge_label(event: ev.StatusChanged) -> str:
     return event.status.value
 
 
-class AgentView:
-    """Turns agent events into transcript entries; ``show`` adds one to the transcript."""
+class AgentView(Part):
+    """Turns agent events into transcript entries; ``show`` adds one to the transcript
+    (at once: the screen's own call); the header's badge and meter are told by ``say``."""
 
-    def __init__(
-        self,
-        show: Callable[[Entry], Entry],
-        set_status: Callable[[str], None],
-        set_usage: Callable[[ContextUsage], None],
-    ) -> None:
+    def __init__(self, context: PartContext, *, show: Callable[[Entry], Entry]) -> None:
+        super().__init__(context)
         self.show = show
-        self.set_status = set_status
-        self.set_usage = set_usage
         self._stream_entry: AssistantEntry | None = None
         self._stream_text = ""
         # The model's reasoning is shown while it streams and removed when the reply (or a
@@ -59,6 +55,12 @@ class AgentView:
         self._tool_entries: dict[str, ToolEntry] = {}
         # Running commands (run_command calls and the user's !commands) by call id.
         self._commands: dict[str, CommandEntry] = {}
+
+    def set_status(self, status: str) -> None:
+        self.say.header(status=status)
+
+    def set_usage(self, usage: ContextUsage) -> None:
+        self.say.header(context=usage)
 
     def reset(self) -> None:
         """Forget what was streaming (the transcript was cleared for another session)."""

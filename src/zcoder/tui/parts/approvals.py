@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from textual.app import App
@@ -22,23 +23,19 @@ from zcoder.tools import ApprovalDecision, CommandApprovalRequest, EditApprovalR
 from zcoder.tui.dialogs.approval import ConfirmSendScreen, approval_screen
 from zcoder.tui.dialogs.edit import UNDO_CANCEL, EditApprovalScreen, UndoScreen
 from zcoder.tui.dialogs.guarded import MIN_DIALOG_HEIGHT, MIN_DIALOG_WIDTH, GuardedDialog
+from zcoder.tui.parts.services import Part
 
 
-class DialogApprovals:
-    def __init__(
-        self,
-        app: App[Any],
-        *,
-        error: Callable[[str], None],
-        give_back: Callable[[str], object],
-        user_acted: Callable[[], None],
-        asking: Callable[[bool], None] | None = None,
-    ) -> None:
-        self.app = app
-        self.error = error
-        self.give_back = give_back
-        self.user_acted = user_acted
-        self.asking = asking  # told when a dialog opens and closes (the header, the title)
+@dataclass(eq=False)
+class DialogApprovals(Part):
+    """Asks on the ``app``'s screen; the header is told when a dialog opens and closes
+    (``asking``: its badge, the terminal's title)."""
+
+    _: KW_ONLY
+    app: App[Any]
+    error: Callable[[str], None]
+    give_back: Callable[[str], object]
+    user_acted: Callable[[], None]
 
     def _fits(self) -> bool:
         size = self.app.size
@@ -86,8 +83,7 @@ class DialogApprovals:
                 self.user_acted()
 
         self.app.push_screen(screen, callback=answered)
-        if self.asking is not None:
-            self.asking(True)
+        self.say.header(asking=True)
         try:
             return await future
         except asyncio.CancelledError:
@@ -97,5 +93,4 @@ class DialogApprovals:
                 screen.dismiss(screen.refusal)
             raise
         finally:
-            if self.asking is not None:
-                self.asking(False)
+            self.say.header(asking=False)

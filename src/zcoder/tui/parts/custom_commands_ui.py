@@ -12,16 +12,16 @@ by tui/parts/turns.py) the transcript says which command it came from, then show
 the model gets. A skill activated by the user joins the conversation as a context record
 (zcoder.skills.active), between turns, never inside one.
 
-The part takes what it uses of the app (callables), not the app: tui/ imports as a tree.
+The part takes its context and what it uses of the screen (callables), not the app: tui/
+imports as a tree.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from zcoder.base.plural import counted
 from zcoder.base.sanitize import visible
@@ -33,30 +33,14 @@ from zcoder.skills.tools import ACTIVATE_SKILL, catalog_text
 from zcoder.slash.declared import SkillCommands
 from zcoder.slash.registry import Command, Form, commands
 from zcoder.tui.parts.commands import parse_slash
+from zcoder.tui.parts.services import Part
 from zcoder.tui.widgets.transcript import Entry, error_text, system_text, user_text
-
-if TYPE_CHECKING:
-    from zcoder.agent import Agent
 
 __all__ = ["CustomCommandsUI"]
 
 MAX_SHOWN_PROBLEMS: Final = 5
 MAX_HELP_CHARS: Final = 90
 Work = Callable[[], Coroutine[Any, Any, None]]
-
-
-@dataclass(frozen=True)
-class CustomCommandServices:
-    """What the part uses of the app."""
-
-    agent: Callable[[], Agent | None]
-    busy: Callable[[], bool]
-    show: Callable[[Entry], object]  # into the transcript now, in order with the agent's
-    queue: Callable[[str], None]  # a prompt into the queue, as if typed
-    user_turn: Callable[[str], Awaitable[None]]  # the body of a prompt's turn
-    refresh: tuple[Callable[[], None], ...]  # the meter, the sessions list: after a change
-    workspace: Path
-    home: Path  # ZCODER_HOME
 
 
 def _cut(text: str, limit: int = MAX_HELP_CHARS) -> str:
@@ -73,10 +57,20 @@ def _usage(name: str, hint: str) -> str:
     return f"/{name} ARGUMENTS"
 
 
-class CustomCommandsUI(SkillCommands):
-    def __init__(self, services: CustomCommandServices) -> None:
-        self.services = services
-        self.user = UserCommands()
+@dataclass(eq=False)
+class CustomCommandsUI(Part, SkillCommands):
+    """Takes, besides its context (the agent, whether a turn runs, the workspace and
+    ZCODER_HOME), what it uses of the screen: ``show`` (into the transcript now, in order
+    with the agent's), ``queue`` (a prompt into the queue, as if typed), ``user_turn``
+    (the body of a prompt's turn) and ``refresh`` (the meter, the sessions list: after a
+    change)."""
+
+    _: KW_ONLY
+    show: Callable[[Entry], object]
+    queue: Callable[[str], None]
+    user_turn: Callable[[str], Awaitable[None]]
+    refresh: tuple[Callable[[], None], ...]
+    user: UserCommands = field(default_factory=UserCommands, init=False)
 
     # -- loading --------------------------------------------------------------------------
 
@@ -92,7 +86,7 @@ class CustomCommandsUI(SkillCommands):
             what = f"{command.description} ({command.label()})"
             added.append(self._command(name, what, command.argument_hint, False))
         registry.replace_extensions(added)
-        show = self.services.show
+        show = self.show
         for text in self.user.refused:
             show(Entry("error", error_text(text)))
         # Shadowed ones are by choice: /skills lists them with the rest.
@@ -113,7 +107,7 @@ class CustomCommandsUI(SkillCommands):
         )
 
     def _queue(self, typed: str) -> None:
-        self.services.queue(typed)
+        self.queue(typed)
 
     # -- /skills, /skill ------------------------------------------------------------------
 
@@ -121,22 +115,22 @@ class CustomCommandsUI(SkillCommands):
         if argument.strip() == "reload":
             self._reload()
         elif argument.strip():
-            self.services.show(Entry("error", error_text("/skills takes nothing, or reload")))
+            self.show(Entry("error", error_text("/skills takes nothing, or reload")))
         else:
-            self.services.show(Entry("system", system_text(self.listing())))
+            self.show(Entry("system", system_text(self.listing())))
 
     def skill_command(self, argument: str) -> None:
         name = argument.split(None, 1)[0] if argument.strip() else ""
         if self.user.skills.get(name) is None:
             known = ", ".join(self.user.skills.names()[:20]) or "none here"
             text = f"no skill named {name[:80]!r}; the skills are: {known}"
-            self.services.show(Entry("error", error_text(text)))
+            self.show(Entry("error", error_text(text)))
             return
         self._queue(f"/skill {argument.strip()}")
 
     def listing(self) -> str:
         skills = self.user.skills
-        agent = self.services.agent()
+        agent = self.services.agent
         active = set(active_skills(agent.messages)) if agent is not None else set()
         if not skills and not skills.problems and not self.user.problems():
             return "No skills here (.agents/skills/, ~/.agents/skills/, .claude/skills/)."
@@ -156,12 +150,12 @@ class CustomCommandsUI(SkillCommands):
         return "\n".join(lines)
 
     def _reload(self) -> None:
-        services, agent = self.services, self.services.agent()
+        services, agent = self.services, self.services.agent
         if agent is None or services.busy():
             text = "/skills reload runs when no turn is running; try again when this one ends."
-            services.show(Entry("system", system_text(text)))
+            self.show(Entry("system", system_text(text)))
             return
-        skills, found = self.user.skills, discover_skills(services.workspace)
+        skills, found = self.user.skills, discover_skills(services.config.workspace)
         # In place: the skill tools already registered read this same set.
         skills.skills.clear()
         skills.skills.update(found.skills)
@@ -169,10 +163,10 @@ class CustomCommandsUI(SkillCommands):
         if skills and agent.registry.get(ACTIVATE_SKILL) is None:
             install_skills(agent.registry, skills)
         agent.settings.skills_catalog = catalog_text(skills)
-        self.install(skills, discover_commands(services.workspace, services.home))
+        self.install(skills, discover_commands(services.config.workspace, services.config.home))
         skill_count = counted(len(skills.skills), "skill")
         text = f"Reloaded: {skill_count}, {counted(len(self.user.custom), 'custom command')}."
-        services.show(Entry("system", system_text(text)))
+        self.show(Entry("system", system_text(text)))
 
     # -- a queued prompt's turn -------------------------------------------------------------
 
@@ -188,17 +182,17 @@ class CustomCommandsUI(SkillCommands):
         return None
 
     async def _say_error(self, text: str) -> None:
-        self.services.show(Entry("error", error_text(text)))
+        self.show(Entry("error", error_text(text)))
 
     async def _run(self, invocation: Invocation) -> None:
         services = self.services
-        agent = services.agent()
+        agent = services.agent
         assert agent is not None
         announce(agent, invocation)
         activate(agent, invocation)
         if invocation.prompt:
-            services.show(Entry("user", user_text(invocation.prompt)))
-            await services.user_turn(invocation.prompt)
+            self.show(Entry("user", user_text(invocation.prompt)))
+            await self.user_turn(invocation.prompt)
         else:
-            for refresh in services.refresh:
+            for refresh in self.refresh:
                 refresh()

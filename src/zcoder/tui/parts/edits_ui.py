@@ -9,7 +9,7 @@ to it, then restores the files the last turn that changed files left, and tells 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from rich.text import Text
@@ -17,32 +17,29 @@ from rich.text import Text
 from zcoder.slash.declared import EditCommands
 from zcoder.tools.offload import StopSignal, in_thread
 from zcoder.tui.dialogs.edit import UNDO_CANCEL, UNDO_OVERWRITE
+from zcoder.tui.parts.services import Part
 from zcoder.tui.widgets.diff_view import diff_text
 from zcoder.tui.widgets.transcript import Entry
 
 if TYPE_CHECKING:
-    from zcoder.agent import Agent
     from zcoder.agent.edits import UndoPlan
-    from zcoder.tui.messages import Say
 
 MAX_DIFF_ENTRY_LINES: Final = 2000
 """Lines of /diff shown in the transcript; a longer diff says how many more there are."""
 
 
-@dataclass(kw_only=True, eq=False)
-class EditsUI(EditCommands):
-    """/diff and /undo. Takes what it uses, never the app: ``agent`` (None before the
-    start has finished), ``busy`` (whether a turn runs), ``confirm_undo`` (the /undo
-    dialog, tui/parts/approvals.py) and ``say``."""
+@dataclass(eq=False)
+class EditsUI(Part, EditCommands):
+    """/diff and /undo. Takes, besides its context (the services' agent, None before the
+    start has finished, and whether a turn runs), never the app: ``confirm_undo`` (the
+    /undo dialog, tui/parts/approvals.py)."""
 
-    agent: Callable[[], Agent | None]
-    busy: Callable[[], bool]
+    _: KW_ONLY
     confirm_undo: Callable[[UndoPlan], Awaitable[str]]
-    say: Say
     _asking: bool = field(default=False, init=False)  # an /undo dialog is open
 
     async def show_diff(self, _argument: str = "") -> None:
-        agent = self.agent()
+        agent = self.services.agent
         if agent is None:
             return
         # Reading every changed file and diffing it is file-system work: off the loop.
@@ -61,10 +58,10 @@ class EditsUI(EditCommands):
         self.say.show(Entry("diff", body))
 
     async def undo(self, _argument: str = "") -> None:
-        agent = self.agent()
+        agent = self.services.agent
         if agent is None:
             return
-        if self.busy():
+        if self.services.busy():
             self.say.notice("/undo runs when no turn is running; try again when this one ends.")
             return
         if self._asking:
@@ -87,7 +84,7 @@ class EditsUI(EditCommands):
         if answer == UNDO_CANCEL:
             self.say.notice("Nothing was undone.")
             return
-        if self.busy():  # a relayed task may have started while the dialog was open
+        if self.services.busy():  # a relayed task may have started while the dialog was open
             self.say.notice(
                 "A turn started meanwhile; nothing was undone. Try /undo again after it."
             )

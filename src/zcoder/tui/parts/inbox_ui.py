@@ -16,9 +16,7 @@ the receipts and ``/inbox``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zcoder.base.sanitize import visible
@@ -26,37 +24,33 @@ from zcoder.frontend.relay_inbox import RelayHistory
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.relay_log import RelayLog, RelayRecord
 from zcoder.slash.declared import InboxCommands
+from zcoder.tui.parts.services import Part
 from zcoder.tui.widgets.transcript import entry_for_event
 
 if TYPE_CHECKING:
-    from zcoder.agent import Agent
     from zcoder.relay import Envelope, Relay
-    from zcoder.sessions import SessionStore
-    from zcoder.tui.messages import Say
 
 
-@dataclass(kw_only=True, eq=False)
-class InboxUI(InboxCommands):
-    """The relay's history and receipts. Takes what it uses, never the app: getters of
-    the ``relay``, the session ``store``, the open ``session_id`` and the ``agent`` (each
-    None while there is none), the ``workspace``, and ``say``."""
+@dataclass(eq=False)
+class InboxUI(Part, InboxCommands):
+    """The relay's history and receipts. Reads, never the app, the services' relay,
+    session store, open session and agent (each None while there is none) and the
+    workspace, and speaks through its ``say``."""
 
-    relay: Callable[[], Relay | None]
-    store: Callable[[], SessionStore | None]
-    session_id: Callable[[], str | None]
-    agent: Callable[[], Agent | None]
-    workspace: Path
-    say: Say
     history: RelayHistory = field(init=False)  # the bookkeeping, shared with ACP sessions
 
     def __post_init__(self) -> None:
+        services = self.services
         self.history = RelayHistory(
-            None, store=self.store, session_id=self.session_id, workspace=self.workspace
+            None,
+            store=lambda: services.store,
+            session_id=lambda: services.session_id,
+            workspace=services.config.workspace,
         )
 
     @property
     def log(self) -> RelayLog | None:
-        store = self.store()
+        store = self.services.store
         return RelayLog(store) if store is not None else None
 
     # -- the history ----------------------------------------------------------------------
@@ -67,7 +61,7 @@ class InboxUI(InboxCommands):
 
     def note_arrivals(self) -> None:
         """Messages accepted since the last look: in the history as queued or held."""
-        if self.relay() is not None:
+        if self.services.relay is not None:
             self.history.note_arrivals()
 
     def received(self, envelope: Envelope, state: str) -> None:
@@ -81,7 +75,7 @@ class InboxUI(InboxCommands):
             self.say.error("the relay history is kept in the session store, which is unavailable")
             return
         try:
-            records = book.history(self.workspace)
+            records = book.history(self.services.config.workspace)
         except SessionStoreError as exc:
             self.say.error(str(exc))
             return
@@ -110,9 +104,9 @@ class InboxUI(InboxCommands):
     def show_receipts(self) -> None:
         """Receipts for tasks this instance sent: saved in the history, shown, and given to
         the model as context (they start no turn)."""
-        if self.relay() is None:
+        if self.services.relay is None:
             return
-        for receipt in self.history.take_receipts(self.agent()):
+        for receipt in self.history.take_receipts(self.services.agent):
             self.say.show(entry_for_event("receipt", receipt.text, receipt.metadata))
 
 

@@ -8,24 +8,23 @@ rebuilt); ``/mcp disable NAME`` and ``/mcp enable NAME`` turn one off or on in t
 workspace, kept for later sessions (zcoder.mcp.switches). Consent to a project's server
 is not given here: it is asked, with the exact command, at the next turn.
 
-It holds the MCP manager through a callable (the agent, and so the manager, exists only
-once start-up has finished) and speaks by posting messages (tui/messages.py), never
-through the app. Starting a server waits for it on the servers' own loop, so the screen
-stays live meanwhile.
+It reads the MCP manager from the services' agent when a command runs (the agent, and so
+the manager, exists only once start-up has finished) and speaks by posting messages
+(tui/messages.py), never through the app. Starting a server waits for it on the servers'
+own loop, so the screen stays live meanwhile.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from zcoder.base.plural import counted
 from zcoder.slash.declared import McpCommands
+from zcoder.tui.parts.services import Part
 
 if TYPE_CHECKING:
     from zcoder.mcp.config import McpConfig
     from zcoder.mcp.manager import McpManager, ServerStatus
-    from zcoder.tui.messages import Say
 
 __all__ = ["McpUI"]
 
@@ -88,13 +87,13 @@ def server_lines(statuses: list[ServerStatus], problems: list[str], notes: list[
     return "\n".join(lines)
 
 
-class McpUI(McpCommands):
-    """/mcp. Takes what it uses, never the app: ``manager`` (the session's MCP servers;
-    None before start-up finished or when none is configured) and ``say``."""
+class McpUI(Part, McpCommands):
+    """/mcp. Takes its context, never the app: the agent's MCP servers (none before
+    start-up finished or when none is configured)."""
 
-    def __init__(self, *, manager: Callable[[], McpManager | None], say: Say) -> None:
-        self._manager = manager
-        self.say = say
+    def _manager(self) -> McpManager | None:
+        agent = self.services.agent
+        return agent.mcp_now() if agent else None
 
     async def mcp_command(self, argument: str) -> None:
         words = argument.split()

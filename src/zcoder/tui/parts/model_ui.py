@@ -5,7 +5,8 @@ The window is sized per model in the background (zcoder.model.context); every tu
 warm-up and ``/compact`` wait for it (``window_ready``), so num_ctx goes with every
 request. The warm-up loads the model exactly as the first turn will use it.
 
-It takes the services it uses, a ``Say`` and a ``Host`` (tui/parts/services.py), never the app:
+It takes its context (the services, a ``Say``, a ``Host``: tui/parts/services.py), never
+the app:
 the model in use is ``Services.model``; a change of model goes to the session store and
 the relay's manifest at once, and is posted (``ModelChanged``) for the screen's header.
 """
@@ -33,24 +34,21 @@ from zcoder.sessions import SessionStoreError
 from zcoder.slash.declared import ModelCommands
 from zcoder.tui.dialogs.model_picker import ModelPicker
 from zcoder.tui.messages import ModelChanged
+from zcoder.tui.parts.services import Part, PartContext
 
 if TYPE_CHECKING:
     from zcoder.agent import Agent
-    from zcoder.tui.messages import Say
-    from zcoder.tui.parts.services import Host, Services
 
 log = logging.getLogger(__name__)
 
 _ENDED = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
 
 
-class ModelUI(ModelCommands):
+class ModelUI(Part, ModelCommands):
     """The current model's context window (``context_window``, None until sized)."""
 
-    def __init__(self, services: Services, say: Say, host: Host) -> None:
-        self.services = services
-        self.say = say
-        self.host = host
+    def __init__(self, context: PartContext) -> None:
+        super().__init__(context)
         self.context_window: ContextWindow | None = None  # resolved per model, in the background
         self._warmup: Worker[Any] | None = None
         self._window_task: asyncio.Task[ContextWindow] | None = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -22,10 +22,10 @@ from zcoder.base.sanitize import visible
 from zcoder.relay import Envelope, sender_from
 from zcoder.slash.declared import QuitCommands
 from zcoder.tui.dialogs.guarded import GuardedDialog
+from zcoder.tui.parts.services import Part
 
 if TYPE_CHECKING:
     from zcoder.frontend.relay_inbox import RelayHistory
-    from zcoder.tui.messages import Say
 
 
 class QuitScreen(GuardedDialog[bool]):
@@ -70,18 +70,18 @@ class QuitScreen(GuardedDialog[bool]):
         return None
 
 
-@dataclass(kw_only=True, eq=False)
-class QuitUI(QuitCommands):
-    """Quitting: at once, or after asking when relayed messages would be dropped.
+@dataclass(eq=False)
+class QuitUI(Part, QuitCommands):
+    """Quitting: at once, or after asking (its host shows the dialog) when relayed
+    messages would be dropped.
 
-    It takes what it uses, never the app: ``history`` (the inbox's relay history, which
-    knows the messages not run yet; None while there is no relay), ``exit`` (the app's),
-    ``ask`` (show the dialog; its answer goes to the callback) and ``say``."""
+    It takes, besides its context, never the app: ``history`` (the inbox's relay history,
+    which knows the messages not run yet; None while there is no relay) and ``exit`` (the
+    app's)."""
 
+    _: KW_ONLY
     history: Callable[[], RelayHistory | None]
     exit: Callable[[int], object]
-    ask: Callable[[QuitScreen, Callable[[bool | None], None]], object]
-    say: Say
     _asking: bool = field(default=False, init=False)
 
     def unrun(self) -> list[Envelope]:
@@ -109,7 +109,7 @@ class QuitUI(QuitCommands):
             else:
                 self.say.notice("Staying: the queued relayed messages will run.")
 
-        self.ask(QuitScreen(waiting), answered)
+        self.host.ask(QuitScreen(waiting), answered)
 
     def discard_all(self) -> int:
         """Tell the senders of every unrun message that it was discarded; how many."""

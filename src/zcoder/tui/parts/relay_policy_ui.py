@@ -6,7 +6,7 @@ crashed instance left unrun. The policies themselves are zcoder.relay.trust's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING
 
 from zcoder.base.plural import counted
@@ -23,36 +23,35 @@ from zcoder.relay import (
     sender_from,
     sender_name,
 )
+from zcoder.tui.parts.services import Part
 
 if TYPE_CHECKING:
-    from zcoder.tui.messages import Say
     from zcoder.tui.parts.inbox_ui import InboxUI
 
 
-@dataclass(kw_only=True, eq=False)
-class RelayPolicyUI:
-    """Takes what it uses, never the app nor RelayUI: the ``relay`` (a getter: None while
-    there is none), the ``inbox`` (the history and receipts), RelayUI's
-    ``report_quarantined`` and ``refresh_header``, ``user_acted`` (the user let relayed
-    tasks run again) and ``say``."""
+@dataclass(eq=False)
+class RelayPolicyUI(Part):
+    """Takes, besides its context (the services' relay: None while there is none), never
+    the app nor RelayUI: the ``inbox`` (the history and receipts), RelayUI's
+    ``report_quarantined`` and ``refresh_header``, and ``user_acted`` (the user let relayed
+    tasks run again)."""
 
-    relay: Callable[[], Relay | None]
+    _: KW_ONLY
     inbox: InboxUI
     report_quarantined: Callable[[QuarantinedMessage], None]
     refresh_header: Callable[[], None]
     user_acted: Callable[[], None]
-    say: Say
     _held_seen: set[str] = field(default_factory=set, init=False)  # announced already
 
     def _live(self) -> Relay:
         """The relay, when a command that needs it runs (RelayUI checked it is there)."""
-        relay = self.relay()
+        relay = self.services.relay
         assert relay is not None
         return relay
 
     def announce_held(self) -> None:
         """Say once per message that one is held for the user (they never expire)."""
-        relay = self.relay()
+        relay = self.services.relay
         if relay is None:
             return
         held = [m for m in relay.held() if isinstance(m, ClaimedMessage)]

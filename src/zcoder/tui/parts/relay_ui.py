@@ -37,13 +37,11 @@ from zcoder.slash.declared import RelayCommands
 from zcoder.tui.messages import RelayNudge, RunNext
 from zcoder.tui.parts.inbox_ui import InboxUI
 from zcoder.tui.parts.relay_policy_ui import RelayPolicyUI
+from zcoder.tui.parts.services import Part, PartContext
 from zcoder.tui.widgets.transcript import Entry, system_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    from zcoder.tui.messages import Say
-    from zcoder.tui.parts.services import Host, Services
 
 __all__ = ["CONTINUE_KEY", "RELAY_POLL_SECONDS", "Backlog", "RelayNudge", "RelayUI"]
 
@@ -74,34 +72,22 @@ def waiting_text(backlog: Backlog) -> str:
     )
 
 
-class RelayUI(RelayCommands):
+class RelayUI(Part, RelayCommands):
     """Starts and stops the Relay (``Services.relay``, None when it is off or did not
     start)."""
 
-    def __init__(
-        self, services: Services, say: Say, host: Host, *, user_acted: Callable[[], None]
-    ) -> None:
-        self.services = services
-        self.say = say
-        self.host = host
+    def __init__(self, context: PartContext, *, user_acted: Callable[[], None]) -> None:
+        super().__init__(context)
         self.user_acted = user_acted
         self.reason: str | None = None
         self._was_available = False
-        self.inbox = InboxUI(  # the history and receipts
-            relay=lambda: self.relay,
-            store=lambda: services.store,
-            session_id=lambda: services.session_id,
-            agent=lambda: services.agent,
-            workspace=services.config.workspace,
-            say=self.say,
-        )
+        self.inbox = InboxUI(context)  # the history and receipts
         self.policy = RelayPolicyUI(  # held messages, trust per peer, recovery
-            relay=lambda: self.relay,
+            context,
             inbox=self.inbox,
             report_quarantined=self.report_quarantined,
             refresh_header=self.refresh_header,
             user_acted=user_acted,
-            say=self.say,
         )
         self._registry_mark: int | None = None  # the registry's mtime at the last look
         self._sharing: dict[str, str] = {}  # instance id -> label, peers sharing the workspace

@@ -2,12 +2,18 @@
 
 The parts behind the screen (the model, the sessions, the relay, turns, slash commands)
 used to take the whole app and reach into it for whatever they needed. Each now takes
-``Services`` (the program's long-lived objects: the config, the model in use, the agent,
-the session store and the open session, the relay, the turn scheduler), a ``Say`` to post
-messages up (tui/messages.py), and, when it runs workers or shows a dialog, a ``Host``:
-the few things a screen does for a part that is not a widget. So each can be made and
-tested without an app (tests/tui/test_model_ui.py), and none imports the app or the
-screen, so the TUI's imports form a tree (tests/tui/test_import_tree.py).
+a ``PartContext``: ``Services`` (the program's long-lived objects: the config, the model
+in use, the agent, the session store and the open session, the relay, the turn
+scheduler), a ``Say`` to post messages up (tui/messages.py), and a ``Host``: the few
+things a screen does for a part that is not a widget (run its workers, show a dialog).
+So each can be made and tested without an app (tests/tui/test_model_ui.py), and none
+imports the app or the screen, so the TUI's imports form a tree
+(tests/tui/test_import_tree.py).
+
+Every part is made the same way: ``Part(context, *, its own wires)``. ``PartContext``
+holds the three things each may use (the services, the ``Say``, the ``Host``); what a part
+needs beyond them (another part, one of the screen's own calls) it takes by keyword,
+named, so what it depends on is in its signature (tests/tui/test_part_signature.py).
 
 The app owns the services' lifecycle (tui/app.py): made with the app, filled in by
 start-up's second stage (tui/parts/startup.py), closed at exit.
@@ -16,6 +22,7 @@ start-up's second stage (tui/parts/startup.py), closed at exit.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.dom import DOMNode
@@ -31,8 +38,9 @@ if TYPE_CHECKING:
     from zcoder.model.backends import ModelClient
     from zcoder.relay import Relay
     from zcoder.sessions import SessionStore
+    from zcoder.tui.messages import Say
 
-__all__ = ["Host", "ScreenHost", "Services"]
+__all__ = ["Host", "Part", "PartContext", "ScreenHost", "Services"]
 
 
 class Services:
@@ -101,6 +109,36 @@ class Host(Protocol):
         """How wide a line of the transcript may be, for text laid out to fit it
         (/list-agents' table)."""
         ...
+
+
+@dataclass(frozen=True)
+class PartContext:
+    """What every part is made with: the long-lived ``services``, a ``say`` to post
+    messages up, and the ``host`` that runs its workers and shows its dialogs."""
+
+    services: Services
+    say: Say
+    host: Host
+
+
+@dataclass(eq=False)
+class Part:
+    """The base of every part: made as ``Part(context, *, its own wires)``, it reads the
+    services, its ``Say`` and its ``Host`` from the context."""
+
+    context: PartContext
+
+    @property
+    def services(self) -> Services:
+        return self.context.services
+
+    @property
+    def say(self) -> Say:
+        return self.context.say
+
+    @property
+    def host(self) -> Host:
+        return self.context.host
 
 
 class ScreenHost(DOMNode):

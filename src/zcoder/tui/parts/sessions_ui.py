@@ -28,16 +28,15 @@ from zcoder.sessions import SessionInfo, SessionStore, SessionStoreError
 from zcoder.sessions.locks import SessionInUseError, SessionLock
 from zcoder.slash.declared import SessionCommands
 from zcoder.tui.messages import SessionOpened
+from zcoder.tui.parts.services import Part
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from textual.widget import AwaitMount
 
-    from zcoder.tui.messages import Say
     from zcoder.tui.parts.agent_view import AgentView
     from zcoder.tui.parts.model_ui import ModelUI
-    from zcoder.tui.parts.services import Host, Services
     from zcoder.tui.widgets.shared import SessionList
     from zcoder.tui.widgets.transcript import Transcript
 
@@ -45,7 +44,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(eq=False)
-class SessionsUI(SessionCommands):
+class SessionsUI(Part, SessionCommands):
     """Opens and closes the SessionStore (``Services.store``, None when it could not be
     opened) and the session open here (``Services.session_id``).
 
@@ -54,9 +53,6 @@ class SessionsUI(SessionCommands):
     ``focus_prompt`` gives the prompt the focus.
     """
 
-    services: Services
-    say: Say
-    host: Host
     _: KW_ONLY
     model: ModelUI
     transcript: Transcript

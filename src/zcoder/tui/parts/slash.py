@@ -23,23 +23,20 @@ from zcoder.slash.declared import AppCommands
 from zcoder.slash.owners import NoOwner, Owners
 from zcoder.slash.registry import commands, help_text
 from zcoder.tui.parts.commands import KEYS
+from zcoder.tui.parts.services import Part
 from zcoder.tui.widgets.help_view import HelpEntry
 
 if TYPE_CHECKING:
-    from zcoder.tui.messages import Say
     from zcoder.tui.parts.model_ui import ModelUI
-    from zcoder.tui.parts.services import Services
     from zcoder.tui.parts.sessions_ui import SessionsUI
     from zcoder.tui.parts.turns import Turns
 
 
 @dataclass(eq=False)
-class SlashCommands(AppCommands):
+class SlashCommands(Part, AppCommands):
     """Runs a command by name (the registry finds it and the object that carries it out);
     carries out those of the app as a whole: /help, /context, /output, /compact, /copy."""
 
-    services: Services
-    say: Say
     _: KW_ONLY
     owners: Callable[[], Owners]
     """The parts that carry out commands, this one among them (Parts.command_owners)."""

@@ -23,26 +23,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from zcoder.tui.parts.services import Part, PartContext
 from zcoder.tui.state.history import PromptHistory
 
 if TYPE_CHECKING:
     from zcoder.agent.events import EventSink
     from zcoder.frontend.extensions import Extensions
-    from zcoder.tui.messages import Say
     from zcoder.tui.parts.approvals import DialogApprovals
-    from zcoder.tui.parts.services import Services
     from zcoder.tui.widgets.prompt_habits import PromptHabits
 
 __all__ = ["Startup"]
 
 
-class Startup:
+class Startup(Part):
     """Whether the second stage ran, and its work that is not the screen's layout."""
 
-    def __init__(self, services: Services, say: Say, *, resume: bool, tune_gc: bool) -> None:
+    def __init__(self, context: PartContext, *, resume: bool, tune_gc: bool) -> None:
         """``tune_gc``: tune the process's garbage collector once up (tui/state/collector.py)."""
-        self.services = services
-        self.say = say
+        super().__init__(context)
         self.resume = resume
         self.tune_gc = tune_gc
         self.finished = False

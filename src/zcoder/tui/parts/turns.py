@@ -26,6 +26,7 @@ from zcoder.hooks.relay_gate import GateVerdict, RelayGate
 from zcoder.model import ModelError
 from zcoder.relay import ClaimedMessage, QuarantinedMessage, sender_from
 from zcoder.tui.parts.commands import parse_user_command
+from zcoder.tui.parts.services import Part
 from zcoder.tui.state.scheduler import Next
 from zcoder.tui.widgets.transcript import Entry, user_text
 
@@ -33,10 +34,8 @@ if TYPE_CHECKING:
     from zcoder.agent import TurnFinished
     from zcoder.agent.context_keeper import CompactResult
     from zcoder.relay import Envelope
-    from zcoder.tui.messages import Say
     from zcoder.tui.parts.model_ui import ModelUI
     from zcoder.tui.parts.relay_ui import RelayUI
-    from zcoder.tui.parts.services import Services
     from zcoder.tui.parts.sessions_ui import SessionsUI
 
 __all__ = ["StartTurn", "TurnAgent", "Turns"]
@@ -60,9 +59,7 @@ class TurnAgent(Protocol):
 
 
 @dataclass(eq=False)
-class Turns:
-    services: Services
-    say: Say
+class Turns(Part):
     _: KW_ONLY
     model: ModelUI
     relay: RelayUI

@@ -1,9 +1,11 @@
 """The parts behind the main screen, made when first used, and what each is wired to.
 
 A part (the model, the sessions, the relay, turns, slash commands, edits, quitting, the
-agent's view, the approval dialogs) takes the services it uses, a ``Say`` and, if it runs
-workers or shows dialogs, a ``Host`` (tui/parts/services.py); where it needs one of the
-screen's own calls (start a turn, show an entry at once), it is handed that call alone.
+agent's view, the approval dialogs) is made one way: ``Part(context, *, its own wires)``.
+The ``PartContext`` (tui/parts/services.py) holds the services, a ``Say`` and the
+``Host`` that runs its workers and shows its dialogs; where a part needs another part or
+one of the screen's own calls (start a turn, show an entry at once), it is handed that
+by keyword, alone.
 This module is that wiring, in one place, so the screen (tui/main_screen.py) only
 composes and routes, and no part sees more of the screen than it is given.
 
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from zcoder.slash.owners import Owners
 from zcoder.slash.registry import FrontEnd
-from zcoder.tui.parts.services import Host
+from zcoder.tui.parts.services import Host, PartContext
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -89,11 +91,16 @@ class Parts:
     front_end: ClassVar[FrontEnd] = FrontEnd.TUI  # what the commands carried out here apply to
 
     @cached_property
+    def context(self) -> PartContext:
+        """What every part is made with: the services, the ``Say``, the screen as host."""
+        return PartContext(self.services, self.say, self.screen)
+
+    @cached_property
     def model_ui(self) -> ModelUI:
         """The model's context window, its warm-up and changing the model."""
         from zcoder.tui.parts.model_ui import ModelUI
 
-        return ModelUI(self.services, self.say, self.screen)
+        return ModelUI(self.context)
 
     @cached_property
     def sessions(self) -> SessionsUI:
@@ -106,9 +113,7 @@ class Parts:
         that differ between kinds (``resume``, ``keep_model``, a remote one's ``link``)."""
         screen = self.screen
         return kind(
-            self.services,
-            self.say,
-            screen,
+            self.context,
             model=self.model_ui,
             transcript=screen.transcript,
             sidebar=screen.sidebar,
@@ -122,7 +127,7 @@ class Parts:
     def relay_ui(self) -> RelayUI:
         from zcoder.tui.parts.relay_ui import RelayUI
 
-        return RelayUI(self.services, self.say, self.screen, user_acted=self.screen.note_user_acted)
+        return RelayUI(self.context, user_acted=self.screen.note_user_acted)
 
     @cached_property
     def turns(self) -> Turns:
@@ -131,8 +136,7 @@ class Parts:
 
         screen = self.screen
         return Turns(
-            self.services,
-            self.say,
+            self.context,
             model=self.model_ui,
             relay=self.relay_ui,
             sessions=self.sessions,
@@ -145,20 +149,15 @@ class Parts:
     @cached_property
     def custom_commands(self) -> CustomCommandsUI:
         """Custom commands and skills by name: /NAME, /skill, $NAME, /skills."""
-        from zcoder.tui.parts.custom_commands_ui import CustomCommandServices, CustomCommandsUI
+        from zcoder.tui.parts.custom_commands_ui import CustomCommandsUI
 
-        services, screen = self.services, self.screen
+        screen = self.screen
         return CustomCommandsUI(
-            CustomCommandServices(
-                agent=lambda: services.agent,
-                busy=services.busy,
-                show=screen.show,
-                queue=screen.queue_prompt,
-                user_turn=lambda prompt: self.turns.user_turn(prompt),  # noqa: PLW0108
-                refresh=(self.model_ui.refresh_meter, self.sessions.refresh),
-                workspace=services.config.workspace,
-                home=services.config.home,
-            )
+            self.context,
+            show=screen.show,
+            queue=screen.queue_prompt,
+            user_turn=lambda prompt: self.turns.user_turn(prompt),  # noqa: PLW0108
+            refresh=(self.model_ui.refresh_meter, self.sessions.refresh),
         )
 
     @cached_property
@@ -166,21 +165,13 @@ class Parts:
         """/mcp: the MCP servers, their state and tools."""
         from zcoder.tui.parts.mcp_ui import McpUI
 
-        services = self.services
-        return McpUI(
-            manager=lambda: services.agent.mcp_now() if services.agent else None, say=self.say
-        )
+        return McpUI(self.context)
 
     @cached_property
     def edits(self) -> EditsUI:
         from zcoder.tui.parts.edits_ui import EditsUI
 
-        return EditsUI(
-            agent=lambda: self.services.agent,
-            busy=self.services.busy,
-            confirm_undo=self.dialogs.confirm_undo,
-            say=self.say,
-        )
+        return EditsUI(self.context, confirm_undo=self.dialogs.confirm_undo)
 
     @cached_property
     def slash(self) -> SlashCommands:
@@ -192,8 +183,7 @@ class Parts:
         """A ``kind`` of SlashCommands wired to these parts; ``extra``: the keyword arguments
         a kind adds (a remote one's ``link`` and ``relay``)."""
         return kind(
-            self.services,
-            self.say,
+            self.context,
             owners=self.command_owners,
             model=self.model_ui,
             sessions=self.sessions,
@@ -229,22 +219,17 @@ class Parts:
         from zcoder.tui.parts.quit_ui import QuitUI
 
         return QuitUI(
+            self.context,
             # RelayUI is made when first used: not by making this, nor without a relay.
             history=lambda: None if self.services.relay is None else self.relay_ui.inbox.history,
             exit=self.exit,
-            ask=self.screen.ask,
-            say=self.say,
         )
 
     @cached_property
     def agent_view(self) -> AgentView:
         from zcoder.tui.parts.agent_view import AgentView
 
-        return AgentView(
-            self.screen.show,
-            lambda status: self.say.header(status=status),
-            lambda usage: self.say.header(context=usage),
-        )
+        return AgentView(self.context, show=self.screen.show)
 
     @cached_property
     def dialogs(self) -> DialogApprovals:
@@ -252,10 +237,10 @@ class Parts:
 
         screen = self.screen
         return DialogApprovals(
-            screen.app,
+            self.context,
+            app=screen.app,
             error=screen.error,
             # A key typed while a dialog was not yet armed was meant for the prompt.
             give_back=screen.prompt_input.insert,
             user_acted=screen.note_user_acted,
-            asking=lambda asking: self.say.header(asking=asking),
         )
