@@ -145,7 +145,7 @@ class ListenerService:
     # -- the loop's hooks ---------------------------------------------------------------
 
     def _accepted(self, decision: Decision) -> None:
-        if decision.request_type == "enqueue":
+        if decision.request_type == Envelope.TYPE:
             self.spool.prepare_next()  # after the ack: off the next message's way
             self.events.send({"op": "accepted"})
 

@@ -1,0 +1,124 @@
+"""The relay's typed messages: each wire request class writes the bytes the encoders before
+the classes wrote for the same values, and every message class (wire requests, listener
+commands and events) has a handler row on each side it can arrive on."""
+
+from __future__ import annotations
+
+import pytest
+
+from zcoder.relay.protocol import Ack, Envelope, Ping, Request
+from zcoder.relay.receipts import Receipt
+from zcoder.relay.receiver import Receiver
+
+# Written by the encoders as they were before the message classes (ping_request, and the
+# to_payload of Envelope, Receipt and Ack at the commit before), for the same values.
+OLD_BYTES: dict[str, tuple[object, bytes]] = {
+    "ping": (
+        Ping("ping-42-7", "42-1", "43-9"),
+        b'{"protocol":1,"type":"ping","message_id":"ping-42-7","target_instance_id":"42-1",'
+        b'"sender_instance_id":"43-9"}',
+    ),
+    "ping, escapes and non-ASCII": (
+        Ping('ping-\u00e9\n"x', "42-1", "43-9"),
+        b'{"protocol":1,"type":"ping","message_id":"ping-\xc3\xa9\\n\\"x",'
+        b'"target_instance_id":"42-1","sender_instance_id":"43-9"}',
+    ),
+    "enqueue": (
+        Envelope(
+            "43-9-1",
+            "42-1",
+            "43-9",
+            43,
+            "proj \u00e9",
+            "/tmp/w s",
+            'line 1\nline\t2 \x01 "q" \\ \u2713 \U0001f600',
+            1796206255,
+        ),
+        b'{"protocol":1,"type":"enqueue","message_id":"43-9-1","target_instance_id":"42-1",'
+        b'"sender_instance_id":"43-9","sender_pid":43,"sender_project":"proj \xc3\xa9",'
+        b'"sender_workspace":"/tmp/w s","body":"line 1\\nline\\t2 \\u0001 \\"q\\" \\\\ '
+        b'\xe2\x9c\x93 \xf0\x9f\x98\x80","created_at":1796206255}',
+    ),
+    "enqueue, float time, client and kind": (
+        Envelope(
+            "43-9-2",
+            "42-1",
+            "43-9",
+            43,
+            "",
+            "",
+            "b",
+            1796206255.5,
+            sender_kind="send",
+            sender_client="claude-code",
+        ),
+        b'{"protocol":1,"type":"enqueue","message_id":"43-9-2","target_instance_id":"42-1",'
+        b'"sender_instance_id":"43-9","sender_pid":43,"sender_project":"","sender_workspace":"",'
+        b'"body":"b","created_at":1796206255.5,"sender_client":"claude-code","sender_kind":"send"}',
+    ),
+    "enqueue without created_at": (
+        Envelope("43-9-3", "42-1", "43-9", 43, "p", "/w", "b", None),
+        b'{"protocol":1,"type":"enqueue","message_id":"43-9-3","target_instance_id":"42-1",'
+        b'"sender_instance_id":"43-9","sender_pid":43,"sender_project":"p",'
+        b'"sender_workspace":"/w","body":"b"}',
+    ),
+    "receipt": (
+        Receipt(
+            "42-1-r1", "43-9", "42-1", 42, "43-9-1", "completed", 'done: \u2713\n"ok"', 1796206300
+        ),
+        b'{"protocol":1,"type":"receipt","message_id":"42-1-r1","target_instance_id":"43-9",'
+        b'"sender_instance_id":"42-1","sender_pid":42,"in_reply_to":"43-9-1",'
+        b'"outcome":"completed","summary":"done: \xe2\x9c\x93\\n\\"ok\\"","created_at":1796206300}',
+    ),
+    "receipt without created_at": (
+        Receipt("42-1-r2", "43-9", "42-1", 42, "43-9-2", "failed", "", None),
+        b'{"protocol":1,"type":"receipt","message_id":"42-1-r2","target_instance_id":"43-9",'
+        b'"sender_instance_id":"42-1","sender_pid":42,"in_reply_to":"43-9-2",'
+        b'"outcome":"failed","summary":""}',
+    ),
+    "ack": (
+        Ack("43-9-1", "accepted", 3, "busy"),
+        b'{"protocol":1,"type":"ack","message_id":"43-9-1","status":"accepted",'
+        b'"queue_position":3,"state":"busy"}',
+    ),
+    "ack with a reason": (
+        Ack("", "invalid", 0, "ready", "body must be a non-empty string"),
+        b'{"protocol":1,"type":"ack","message_id":"","status":"invalid","queue_position":0,'
+        b'"state":"ready","reason":"body must be a non-empty string"}',
+    ),
+    "ack, an id outside the grammar": (
+        Ack("\u00e9 x", "unsupported", 0, "paused"),
+        b'{"protocol":1,"type":"ack","message_id":"\xc3\xa9 x","status":"unsupported",'
+        b'"queue_position":0,"state":"paused"}',
+    ),
+}
+
+
+def request_classes() -> list[type[Request]]:
+    """Every concrete wire request class (one with a TYPE), found from the classes."""
+    found: list[type[Request]] = []
+    pending = list(Request.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if "TYPE" in vars(cls):
+            found.append(cls)
+    return found
+
+
+@pytest.mark.parametrize("name", list(OLD_BYTES))
+def test_each_message_class_writes_the_old_bytes(name: str) -> None:
+    message, old = OLD_BYTES[name]
+    assert isinstance(message, Request | Ack)
+    assert message.to_payload() == old
+
+
+def test_every_request_class_has_golden_bytes() -> None:
+    covered = {type(message) for message, _ in OLD_BYTES.values()}
+    assert set(request_classes()) <= covered
+
+
+def test_every_request_type_has_a_row_in_the_receivers_table() -> None:
+    types = [cls.TYPE for cls in request_classes()]
+    assert len(types) == len(set(types)), "two request classes share a wire type"
+    assert set(types) == set(Receiver.HANDLERS)
