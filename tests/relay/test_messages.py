@@ -4,8 +4,15 @@ commands and events) has a handler row on each side it can arrive on."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import pytest
 
+from zcoder.relay import Relay
+from zcoder.relay.control import Command, Configure, Event, Log, Message, Sent, Stop, decode
+from zcoder.relay.listener_process import ListenerProcess
+from zcoder.relay.listener_service import ListenerService
 from zcoder.relay.protocol import Ack, Envelope, Ping, Request
 from zcoder.relay.receipts import Receipt
 from zcoder.relay.receiver import Receiver
@@ -122,3 +129,59 @@ def test_every_request_type_has_a_row_in_the_receivers_table() -> None:
     types = [cls.TYPE for cls in request_classes()]
     assert len(types) == len(set(types)), "two request classes share a wire type"
     assert set(types) == set(Receiver.HANDLERS)
+
+
+def sample(cls: type[Message]) -> Message:
+    """An instance of ``cls`` with a value in every field, read from a line as a peer's is."""
+    values = {f.name: "x" if f.type == "str" else 7 for f in dataclasses.fields(cls)}
+    return cls.from_fields({"op": cls.OP, **values})
+
+
+@pytest.mark.parametrize("cls", [*Command.BY_OP.values(), *Event.BY_OP.values()])
+def test_each_control_message_reads_back_from_its_line(cls: type[Message]) -> None:
+    message = sample(cls)
+    line = message.line()
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    decoded = json.loads(line)
+    assert decoded["op"] == cls.OP
+    assert decode(decoded, Command.BY_OP if issubclass(cls, Command) else Event.BY_OP) == message
+
+
+def test_control_lines_keep_their_bytes() -> None:
+    assert Sent("43-9-1", "42-1").line() == b'{"op":"sent","message_id":"43-9-1","target":"42-1"}\n'
+    assert Configure({"instance_id": "42-1", "state": "ready"}).line() == (
+        b'{"op":"config","instance_id":"42-1","state":"ready"}\n'
+    )
+    assert Stop().line() == b'{"op":"stop"}\n'
+    assert Log(30, "zcoder.relay", "caf\u00e9").line() == (
+        b'{"op":"log","level":30,"name":"zcoder.relay","message":"caf\\u00e9"}\n'
+    )
+
+
+def test_every_command_has_a_row_in_the_listener_process() -> None:
+    assert set(ListenerService.HANDLERS) == set(Command.BY_OP.values())
+
+
+def test_every_event_has_a_row_in_zcoders_process() -> None:
+    assert set(ListenerProcess.HANDLERS) == set(Event.BY_OP.values())
+
+
+def test_every_request_handed_on_has_a_row_in_zcoders_process() -> None:
+    handed_on = {cls.TYPE for cls in request_classes() if cls.TO_PARENT}
+    assert handed_on == set(Relay.FORWARDED)
+    assert Receipt.TYPE in handed_on
+
+
+def test_a_second_message_with_the_same_op_is_refused() -> None:
+    with pytest.raises(TypeError, match="'sent'"):
+
+        class Again(Command):
+            OP = "sent"
+
+
+def test_a_command_without_a_field_it_needs_is_refused_not_raised() -> None:
+    service = ListenerService.__new__(ListenerService)  # no handler runs for these lines
+    assert service.on_command({"op": "sent", "message_id": "43-9-1"}) == {
+        "error": "sent without target"
+    }
+    assert service.on_command({"op": "bogus"}) == {"error": "unknown command 'bogus'"}

@@ -1,4 +1,12 @@
-"""The framing between zcoder and its listener process: one JSON object per line.
+"""The messages between zcoder and its listener process, and their framing: one JSON
+object per line, ``{"op": <OP>, <the message's fields>...}``.
+
+Each message is one dataclass: a ``Command`` (zcoder's process to the listener process,
+answered by one reply: ``{"ok": true, ...}`` or ``{"error": ...}``) or an ``Event`` (the
+listener process to zcoder's, never answered). Each side dispatches what it reads through
+a ``{class: handler}`` table (zcoder.relay.listener_service.ListenerService.HANDLERS and
+zcoder.relay.listener_process.ListenerProcess.HANDLERS); tests/relay/test_messages.py
+checks every class has its row. A new message is one class here and one row there.
 
 JSON as ``json.dumps`` writes it (ASCII only) never holds a raw newline, so a line is a
 message. Both sides read with ``LineReader``; the child writes its events with
@@ -7,17 +15,218 @@ message. Both sides read with ``LineReader``; the child writes its events with
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import time
-from collections.abc import Callable
-from typing import Any, Final
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final, Self, TypeVar
 
 MAX_LINE: Final = 4 << 20  # a command or event line (a stored payload is at most 1 MiB)
 
 
 def encode(message: dict[str, Any]) -> bytes:
     return json.dumps(message, separators=(",", ":"), ensure_ascii=True).encode() + b"\n"
+
+
+class Message:
+    """A command or an event: ``OP`` names it on the line; its dataclass fields follow."""
+
+    OP: ClassVar[str]
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # each message is a dataclass
+
+    def fields(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def line(self) -> bytes:
+        return encode({"op": self.OP, **self.fields()})
+
+    @classmethod
+    def from_fields(cls, line: Mapping[str, Any]) -> Self:
+        """The message a decoded line holds; ValueError when a field is missing. A string
+        field takes the value as a string, as the old readers did; others as they are."""
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            if f.name in line:
+                value = line[f.name]
+                values[f.name] = str(value) if f.type == "str" else value
+            elif f.default is dataclasses.MISSING:
+                raise ValueError(f"{cls.OP} without {f.name}")
+        return cls(**values)
+
+
+class Command(Message):
+    """zcoder's process to its listener process; each is answered by one reply."""
+
+    BY_OP: ClassVar[dict[str, type[Command]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.OP in Command.BY_OP:
+            raise TypeError(f"two commands are called {cls.OP!r}")
+        Command.BY_OP[cls.OP] = cls
+
+
+class Event(Message):
+    """The listener process to zcoder's, never answered."""
+
+    BY_OP: ClassVar[dict[str, type[Event]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.OP in Event.BY_OP:
+            raise TypeError(f"two events are called {cls.OP!r}")
+        Event.BY_OP[cls.OP] = cls
+
+
+_M = TypeVar("_M", bound=Message)
+
+
+def decode(line: Mapping[str, Any], by_op: Mapping[str, type[_M]]) -> _M | None:
+    """The message of ``by_op`` a decoded line holds (None: an op there is none for).
+    Raises ValueError when a field is missing."""
+    kind = by_op.get(str(line.get("op")))
+    return None if kind is None else kind.from_fields(line)
+
+
+# -- commands ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Configure(Command):
+    """The listener's configuration and the state as it is now: first, once."""
+
+    OP: ClassVar[str] = "config"
+    settings: dict[str, Any]
+
+    def fields(self) -> dict[str, Any]:
+        return self.settings
+
+    @classmethod
+    def from_fields(cls, line: Mapping[str, Any]) -> Self:
+        return cls({key: value for key, value in line.items() if key != "op"})
+
+
+@dataclass(frozen=True)
+class SetState(Command):
+    """ready, busy or paused; applied before the reply (so a message that arrives after
+    ``pause()`` returned is answered ``paused``)."""
+
+    OP: ClassVar[str] = "state"
+    state: str
+
+
+@dataclass(frozen=True)
+class Sent(Command):
+    """A message zcoder sent: a receipt may answer it."""
+
+    OP: ClassVar[str] = "sent"
+    message_id: str
+    target: str
+
+
+@dataclass(frozen=True)
+class Forget(Command):
+    """A message sent that was not accepted: no receipt will answer it."""
+
+    OP: ClassVar[str] = "forget"
+    message_id: str
+
+
+@dataclass(frozen=True)
+class Store(Command):
+    """A message recovered from a dead instance, re-addressed to this one, to queue."""
+
+    OP: ClassVar[str] = "store"
+    payload: str
+
+
+@dataclass(frozen=True)
+class LastAccepted(Command):
+    """The sequence number of the last message accepted (``last_accepted``)."""
+
+    OP: ClassVar[str] = "sequence"
+
+
+@dataclass(frozen=True)
+class Sync(Command):
+    """Answered, and followed by a ``Synced`` event with the same token."""
+
+    OP: ClassVar[str] = "sync"
+    token: object = None
+
+
+@dataclass(frozen=True)
+class Done(Command):
+    """A spool entry done, discarded or quarantined by zcoder: its queue slot is free."""
+
+    OP: ClassVar[str] = "done"
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Stats(Command):
+    """Connections served, open and refused."""
+
+    OP: ClassVar[str] = "stats"
+
+
+@dataclass(frozen=True)
+class Stop(Command):
+    """End the listener (zcoder does not wait for the reply)."""
+
+    OP: ClassVar[str] = "stop"
+
+
+# -- events -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Accepted(Event):
+    """A nudge: messages wait in the spool."""
+
+    OP: ClassVar[str] = "accepted"
+
+
+@dataclass(frozen=True)
+class Forwarded(Event):
+    """A request the listener accepted for zcoder's process (a ``TO_PARENT`` type of
+    zcoder.relay.protocol.Request), as its payload; ``kind`` is its wire type."""
+
+    OP: ClassVar[str] = "forwarded"
+    kind: str = ""
+    payload: str = ""
+
+
+@dataclass(frozen=True)
+class Log(Event):
+    """A line for zcoder's log."""
+
+    OP: ClassVar[str] = "log"
+    level: object = None
+    name: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Synced(Event):
+    """Every event before this one was sent (the answer to ``Sync``)."""
+
+    OP: ClassVar[str] = "synced"
+    token: object = None
+
+
+@dataclass(frozen=True)
+class Died(Event):
+    """Why the listener's loop stopped (the process ends next)."""
+
+    OP: ClassVar[str] = "died"
+    reason: str = ""
+
+
+ACCEPTED: Final = Accepted()
+_ACCEPTED_LINE: Final = ACCEPTED.line()
 
 
 class LineReader:
@@ -77,17 +286,17 @@ class EventWriter:
             return None
         return max(0.0, self._nudged_at + self.NUDGE_INTERVAL - self._clock())
 
-    def send(self, event: dict[str, Any]) -> None:
-        kind = event["op"]
-        if kind == "accepted":
+    def send(self, event: Event) -> None:
+        kind = type(event)
+        if kind is Accepted:
             self._nudge = True
-        elif kind == "log" and len(self._waiting) > self.MAX_WAITING // 2:
+        elif kind is Log and len(self._waiting) > self.MAX_WAITING // 2:
             self.dropped_logs += 1
         else:
             if self._nudge:  # events stay in order: a nudge held back goes first
-                self._waiting += encode({"op": "accepted"})
+                self._waiting += _ACCEPTED_LINE
                 self._nudge, self._nudged_at = False, self._clock()
-            self._waiting += encode(event)
+            self._waiting += event.line()
         self.flush()
 
     def flush(self) -> bool:
@@ -95,7 +304,7 @@ class EventWriter:
         if self._nudge:
             now = self._clock()
             if now >= self._nudged_at + self.NUDGE_INTERVAL:
-                self._waiting += encode({"op": "accepted"})
+                self._waiting += _ACCEPTED_LINE
                 self._nudge = False
                 self._nudged_at = now
         while self._waiting:

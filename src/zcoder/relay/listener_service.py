@@ -17,10 +17,32 @@ import logging
 import signal
 import socket
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from zcoder.relay.control import EventWriter, LineReader, encode
+from zcoder.relay.control import (
+    ACCEPTED,
+    Command,
+    Configure,
+    Died,
+    Done,
+    EventWriter,
+    Forget,
+    Forwarded,
+    LastAccepted,
+    LineReader,
+    Log,
+    Sent,
+    SetState,
+    Stats,
+    Stop,
+    Store,
+    Sync,
+    Synced,
+    decode,
+    encode,
+)
 from zcoder.relay.listener import Listener
 from zcoder.relay.peercred import (
     PeerCredentials,
@@ -59,6 +81,8 @@ EVENT_RETRY_SECONDS = 0.2
 # How long the child waits for its configuration before it gives up.
 CONFIG_WAIT_SECONDS = 10.0
 
+Reply = dict[str, Any] | None  # a command's reply; None: {"ok": true}
+
 
 class _ForwardingBook(ReceiptBook):
     """The copy of the parent's sent messages; an accepted receipt goes to the parent."""
@@ -70,7 +94,7 @@ class _ForwardingBook(ReceiptBook):
     def accept(self, receipt: Receipt) -> tuple[str, str]:
         status, reason = super().accept(receipt)
         if status == "accepted":
-            self.events.send({"op": "receipt", "payload": receipt.to_payload().decode()})
+            self.events.send(Forwarded(receipt.TYPE, receipt.to_payload().decode()))
         return status, reason
 
 
@@ -135,9 +159,7 @@ class ListenerService:
             self.listener.stop()
             self.process_stats.close()
         if self.listener.error is not None:
-            self.events.send(
-                {"op": "died", "reason": f"the relay listener stopped: {self.listener.error!r}"}
-            )
+            self.events.send(Died(f"the relay listener stopped: {self.listener.error!r}"))
             self.events.flush()
             return 1
         return 0
@@ -147,7 +169,7 @@ class ListenerService:
     def _accepted(self, decision: Decision) -> None:
         if decision.request_type == Envelope.TYPE:
             self.spool.prepare_next()  # after the ack: off the next message's way
-            self.events.send({"op": "accepted"})
+            self.events.send(ACCEPTED)
 
     def _idle(self) -> float | None:
         """Before each wait: flush events; wake again for a nudge held back, or soon
@@ -169,41 +191,59 @@ class ListenerService:
             log.info("relay listener: zcoder went away; the listener stops")
             self.listener.stop()
 
-    def on_command(self, command: dict[str, Any]) -> dict[str, Any]:
-        op = command.get("op")
-        if op == "state":
-            state = command.get("state")
-            if state not in STATES:
-                return {"error": f"unknown state {state!r}"}
-            self.state = str(state)
-        elif op == "sent":
-            self.receipts.record_sent(str(command["message_id"]), str(command["target"]), "", "")
-        elif op == "forget":
-            self.receipts.forget(str(command["message_id"]))
-        elif op == "store":
-            return self._store(str(command["payload"]))
-        elif op == "sequence":
-            return {"ok": True, "last_accepted": self.spool.sequences().last_accepted}
-        elif op == "sync":
-            self.events.send({"op": "synced", "token": command.get("token")})
-        elif op == "done":
-            self.spool.forget_pending(str(command.get("name", "")))
-        elif op == "stats":
-            return {
-                "ok": True,
-                "served": self.listener.served,
-                "open": self.listener.open_connections,
-                "refused_peers": self.listener.refused_peers,
-            }
-        elif op == "stop":
-            self.listener.stop()
-        else:
-            return {"error": f"unknown command {op!r}"}
-        return {"ok": True}
+    def on_command(self, line: dict[str, Any]) -> dict[str, Any]:
+        """The reply to one command line, through HANDLERS."""
+        try:
+            command = decode(line, Command.BY_OP)
+        except ValueError as exc:
+            return {"error": str(exc)}
+        if command is None:
+            return {"error": f"unknown command {line.get('op')!r}"}
+        return self.HANDLERS[type(command)](self, command) or {"ok": True}
 
-    def _store(self, payload: str) -> dict[str, Any]:
+    def _configured_again(self, command: Configure) -> Reply:
+        return {"error": "the listener process is configured already"}
+
+    def _set_state(self, command: SetState) -> Reply:
+        if command.state not in STATES:
+            return {"error": f"unknown state {command.state!r}"}
+        self.state = command.state
+        return None
+
+    def _sent(self, command: Sent) -> Reply:
+        self.receipts.record_sent(command.message_id, command.target, "", "")
+        return None
+
+    def _forget(self, command: Forget) -> Reply:
+        self.receipts.forget(command.message_id)
+        return None
+
+    def _last_accepted(self, command: LastAccepted) -> Reply:
+        return {"ok": True, "last_accepted": self.spool.sequences().last_accepted}
+
+    def _sync(self, command: Sync) -> Reply:
+        self.events.send(Synced(command.token))
+        return None
+
+    def _done(self, command: Done) -> Reply:
+        self.spool.forget_pending(command.name)
+        return None
+
+    def _stats(self, command: Stats) -> Reply:
+        return {
+            "ok": True,
+            "served": self.listener.served,
+            "open": self.listener.open_connections,
+            "refused_peers": self.listener.refused_peers,
+        }
+
+    def _stop(self, command: Stop) -> Reply:
+        self.listener.stop()
+        return None
+
+    def _store(self, command: Store) -> Reply:
         """A message recovered from a dead instance, already re-addressed to this one."""
-        data = payload.encode()
+        data = command.payload.encode()
         try:
             envelope = validate_envelope(
                 decode_flat_object(data), self.max_message_chars, stored=True
@@ -212,8 +252,23 @@ class ListenerService:
         except (FrameError, ValueError, SpoolError) as exc:
             return {"ok": True, "status": "invalid", "reason": str(exc)}
         if status == "accepted":
-            self.events.send({"op": "accepted"})
+            self.events.send(ACCEPTED)
         return {"ok": True, "status": status, "position": position}
+
+    # Each command zcoder's process sends (zcoder.relay.control), and what answers it: a
+    # reply, or None for ``{"ok": true}``. One row per Command class.
+    HANDLERS: ClassVar[Mapping[type[Command], Callable[[ListenerService, Any], Reply]]] = {
+        Configure: _configured_again,
+        SetState: _set_state,
+        Sent: _sent,
+        Forget: _forget,
+        Store: _store,
+        LastAccepted: _last_accepted,
+        Sync: _sync,
+        Done: _done,
+        Stats: _stats,
+        Stop: _stop,
+    }
 
     # -- what the receiver asks ---------------------------------------------------------
 
@@ -295,9 +350,7 @@ class _ForwardToParent(logging.Handler):
             message = record.getMessage()
             if record.exc_info:
                 message += "\n" + logging.Formatter().formatException(record.exc_info)
-            self.events.send(
-                {"op": "log", "level": record.levelno, "name": record.name, "message": message}
-            )
+            self.events.send(Log(record.levelno, record.name, message))
 
 
 def main(argv: list[str]) -> int:
@@ -316,12 +369,13 @@ def main(argv: list[str]) -> int:
     first: list[dict[str, Any]] = []
     while not first and not lines.closed:
         first = lines.lines()
-    if not first or first[0].get("op") != "config":
+    if not first or first[0].get("op") != Configure.OP:
         return 2
+    config = Configure.from_fields(first[0]).settings
     commands.sendall(encode({"ok": True}))
-    service = ListenerService(first[0], server, commands, lines, events)
+    service = ListenerService(config, server, commands, lines, events)
     # At least INFO: the parent logs each line through its own loggers, whose levels rule.
-    root.setLevel(min(int(first[0].get("log_level", logging.INFO)), logging.INFO))
+    root.setLevel(min(int(config.get("log_level", logging.INFO)), logging.INFO))
     return service.run()
 
 
