@@ -56,10 +56,11 @@ from zcoder.relay.protocol import (
     MAX_SENDER_WORKSPACE_CHARS,
     Envelope,
     FrameError,
+    Request,
     decode_flat_object,
     validate_envelope,
 )
-from zcoder.relay.receipts import Receipt, ReceiptBook
+from zcoder.relay.receipts import ReceiptBook
 from zcoder.relay.receiver import Decision, Receiver, Refused, Verified
 from zcoder.relay.registry import Manifest, ManifestCache, ManifestError, pid_alive
 from zcoder.relay.settings import Inbound
@@ -82,20 +83,6 @@ EVENT_RETRY_SECONDS = 0.2
 CONFIG_WAIT_SECONDS = 10.0
 
 Reply = dict[str, Any] | None  # a command's reply; None: {"ok": true}
-
-
-class _ForwardingBook(ReceiptBook):
-    """The copy of the parent's sent messages; an accepted receipt goes to the parent."""
-
-    def __init__(self, events: EventWriter) -> None:
-        super().__init__()
-        self.events = events
-
-    def accept(self, receipt: Receipt) -> tuple[str, str]:
-        status, reason = super().accept(receipt)
-        if status == "accepted":
-            self.events.send(Forwarded(receipt.TYPE, receipt.to_payload().decode()))
-        return status, reason
 
 
 class ListenerService:
@@ -130,7 +117,7 @@ class ListenerService:
         self._peer_stat: tuple[int, list[bytes] | None] | None = None
         self.lock_facts = LockFacts(self.registry, self._peer_start_time)
         self._checked: tuple[str, Manifest] | None = None  # the last sender checked
-        self.receipts = _ForwardingBook(events)
+        self.receipts = ReceiptBook()  # a copy of the parent's sent messages
         self.receiver = Receiver(
             self.instance_id,
             self.spool,
@@ -139,6 +126,7 @@ class ListenerService:
             state=lambda: self.state,
             sender_check=self.check_sender,
             receipts=self.receipts,
+            forward=self._forward,
             verify=self.verify,
         )
         self.listener = Listener(
@@ -170,6 +158,10 @@ class ListenerService:
         if decision.request_type == Envelope.TYPE:
             self.spool.prepare_next()  # after the ack: off the next message's way
             self.events.send(ACCEPTED)
+
+    def _forward(self, request: Request) -> None:
+        """A request accepted for the parent (a receipt): to it, as its payload."""
+        self.events.send(Forwarded(request.TYPE, request.to_payload().decode()))
 
     def _idle(self) -> float | None:
         """Before each wait: flush events; wake again for a nudge held back, or soon

@@ -20,6 +20,7 @@ from zcoder.relay.protocol import (
     FlatObject,
     FrameError,
     Ping,
+    Request,
     decode_flat_object,
     is_message_id,
     validate_envelope,
@@ -92,6 +93,9 @@ class Receiver:
     # The sender's standing (zcoder.relay.standing): what is stored and shown, and the
     # policy for it; it replaces ``policy`` when given. Neither: accept all.
     verify: Verify | None = None
+    # Where a request accepted for zcoder's process goes (a ``TO_PARENT`` type: a receipt
+    # the book took); None: it stays here.
+    forward: Callable[[Request], None] | None = None
 
     def _ack(
         self, message_id: str, status: str, reason: str = "", position: int = 0, *, tell: str = ""
@@ -190,6 +194,8 @@ class Receiver:
         if refused is not None:
             return self._ack(receipt.message_id, "invalid", refused)
         status, reason = self.receipts.accept(receipt)
+        if status == "accepted" and self.forward is not None:
+            self.forward(receipt)
         return self._ack(receipt.message_id, status, reason)
 
     # The decision after rule 3, by the request's ``type`` (rule 4 and on): one row per
