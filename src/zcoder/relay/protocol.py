@@ -177,6 +177,7 @@ def encode_flat_object(members: Mapping[str, Scalar]) -> bytes:
 # --- requests ----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
 class Request:
     """One dataclass per wire ``type`` (``TYPE``), writing its own bytes; a row each in
     zcoder.relay.receiver.Receiver.HANDLERS and, for ``TO_PARENT`` types (handed on to
@@ -184,6 +185,19 @@ class Request:
 
     TYPE: ClassVar[str]
     TO_PARENT: ClassVar[bool] = False
+    message_id: str
+    target_instance_id: str
+    sender_instance_id: str
+
+    def leading_members(self) -> dict[str, Scalar]:
+        """The request's first members, in the order zcoder.zsh writes them."""
+        return {
+            "protocol": PROTOCOL_VERSION,
+            "type": self.TYPE,
+            "message_id": self.message_id,
+            "target_instance_id": self.target_instance_id,
+            "sender_instance_id": self.sender_instance_id,
+        }
 
     def to_payload(self) -> bytes:
         raise NotImplementedError
@@ -194,20 +208,9 @@ class Ping(Request):
     """Discovery's liveness probe: answered ``pong``; nothing else of it is validated."""
 
     TYPE: ClassVar[str] = "ping"
-    message_id: str
-    target_instance_id: str
-    sender_instance_id: str
 
     def to_payload(self) -> bytes:
-        return encode_flat_object(
-            {
-                "protocol": PROTOCOL_VERSION,
-                "type": self.TYPE,
-                "message_id": self.message_id,
-                "target_instance_id": self.target_instance_id,
-                "sender_instance_id": self.sender_instance_id,
-            }
-        )
+        return encode_flat_object(self.leading_members())
 
 
 def ping_request(message_id: str, target_instance_id: str, sender_instance_id: str) -> bytes:
@@ -216,24 +219,15 @@ def ping_request(message_id: str, target_instance_id: str, sender_instance_id: s
 
 @dataclass(frozen=True)
 class Addressed(Request):
-    """What a request that is stored or answered (an Envelope, a receipt) names first:
-    itself, its target and its sender, members in the order zcoder.zsh writes them."""
+    """A request that is stored or answered (an Envelope, a receipt): its sender's pid
+    follows the leading members."""
 
-    message_id: str
-    target_instance_id: str
-    sender_instance_id: str
     sender_pid: int
 
     def leading_members(self) -> dict[str, Scalar]:
-        """The request's first members, for encode_flat_object."""
-        return {
-            "protocol": PROTOCOL_VERSION,
-            "type": self.TYPE,
-            "message_id": self.message_id,
-            "target_instance_id": self.target_instance_id,
-            "sender_instance_id": self.sender_instance_id,
-            "sender_pid": self.sender_pid,
-        }
+        members = super().leading_members()
+        members["sender_pid"] = self.sender_pid
+        return members
 
 
 @dataclass(frozen=True)
