@@ -185,3 +185,54 @@ def test_a_command_without_a_field_it_needs_is_refused_not_raised() -> None:
         "error": "sent without target"
     }
     assert service.on_command({"op": "bogus"}) == {"error": "unknown command 'bogus'"}
+
+
+class _Untouched:
+    """A spool or sender check that a request answered before rule 8 must never reach."""
+
+    def __getattr__(self, name: str) -> object:
+        raise AssertionError(f"the decision reached the spool ({name})")
+
+    def __call__(self, *args: object) -> str | None:
+        raise AssertionError("the decision reached the sender check")
+
+
+def _receiver() -> Receiver:
+    return Receiver(
+        "42-1",
+        _Untouched(),  # type: ignore[arg-type]
+        max_message_chars=100,
+        max_queue=16,
+        state=lambda: "busy",
+        sender_check=_Untouched(),
+    )
+
+
+def _decide(**members: object) -> Ack:
+    obj = {"protocol": 1, "message_id": "43-9-1", "target_instance_id": "42-1", **members}
+    payload = json.dumps({key: value for key, value in obj.items() if value is not ...})
+    return _receiver().decide(payload.encode(), None).ack
+
+
+NO_ROW: list[object] = [..., None, 5, 1.5, True, "", "PING", "Enqueue", "ack", "broadcast"]
+NO_ROW += ["_ping", "_enqueue", "HANDLERS", "__class__", "__init__"]  # names in Receiver
+NO_ROW += ["receipt"]  # this receiver keeps no receipt book: no receipts, as zcoder.zsh
+
+
+@pytest.mark.parametrize("kind", NO_ROW)
+def test_a_type_without_a_row_is_unsupported_with_its_id_echoed(kind: object) -> None:
+    ack = _decide(type=kind, sender_pid=43, body="x")
+    assert (ack.status, ack.message_id, ack.state) == ("unsupported", "43-9-1", "busy")
+
+
+def test_the_rules_before_the_table_still_answer_first() -> None:
+    assert _decide(type="enqueue", protocol=2).status == "unsupported"
+    assert _decide(type="broadcast", target_instance_id="42-2").status == "wrong_target"
+    assert _decide(type="ping", target_instance_id="42-2").status == "wrong_target"
+    # A ping is answered from its row; nothing else of it is looked at.
+    pong = _decide(type="ping", message_id="not a valid id!", sender_instance_id=[])
+    assert pong.status == "invalid"  # a nested member: rule 1, before any row
+    assert _decide(type="ping", message_id="not a valid id!", body=5).status == "pong"
+    # The enqueue row starts at rule 6.
+    refused = _decide(type="enqueue", message_id="bad id")
+    assert (refused.status, refused.message_id) == ("invalid", "")
