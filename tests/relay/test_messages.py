@@ -175,8 +175,8 @@ def test_every_request_handed_on_has_a_row_in_zcoders_process() -> None:
 def test_a_second_message_with_the_same_op_is_refused() -> None:
     with pytest.raises(TypeError, match="'sent'"):
 
-        class Again(Command):
-            OP = "sent"
+        class Again(Command, op="sent"):
+            """A second declaration of a command that exists."""
 
 
 def test_a_command_without_a_field_it_needs_is_refused_not_raised() -> None:

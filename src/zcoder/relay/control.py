@@ -21,7 +21,7 @@ import socket
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, Self, TypeVar
+from typing import Any, ClassVar, Final, Self, TypeVar, dataclass_transform
 
 MAX_LINE: Final = 4 << 20  # a command or event line (a stored payload is at most 1 MiB)
 
@@ -30,11 +30,26 @@ def encode(message: dict[str, Any]) -> bytes:
     return json.dumps(message, separators=(",", ":"), ensure_ascii=True).encode() + b"\n"
 
 
+@dataclass_transform(frozen_default=True)
 class Message:
-    """A command or an event: ``OP`` names it on the line; its dataclass fields follow."""
+    """A command or an event: ``OP`` names it on the line; its dataclass fields follow.
+
+    ``class Name(Command, op="name")`` declares one: a frozen dataclass, found by its op
+    in ``Command.BY_OP`` (or ``Event.BY_OP``) from then on."""
 
     OP: ClassVar[str]
+    BY_OP: ClassVar[dict[str, Any]]  # Command's and Event's: each a table of its own
     __dataclass_fields__: ClassVar[dict[str, Any]]  # each message is a dataclass
+
+    def __init_subclass__(cls, *, op: str = "", **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not op:
+            return
+        if op in cls.BY_OP:
+            raise TypeError(f"two messages are called {op!r}")
+        cls.OP = op
+        dataclass(frozen=True)(cls)
+        cls.BY_OP[op] = cls
 
     def fields(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -61,23 +76,11 @@ class Command(Message):
 
     BY_OP: ClassVar[dict[str, type[Command]]] = {}
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if cls.OP in Command.BY_OP:
-            raise TypeError(f"two commands are called {cls.OP!r}")
-        Command.BY_OP[cls.OP] = cls
-
 
 class Event(Message):
     """The listener process to zcoder's, never answered."""
 
     BY_OP: ClassVar[dict[str, type[Event]]] = {}
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if cls.OP in Event.BY_OP:
-            raise TypeError(f"two events are called {cls.OP!r}")
-        Event.BY_OP[cls.OP] = cls
 
 
 _M = TypeVar("_M", bound=Message)
@@ -93,11 +96,9 @@ def decode(line: Mapping[str, Any], by_op: Mapping[str, type[_M]]) -> _M | None:
 # -- commands ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Configure(Command):
+class Configure(Command, op="config"):
     """The listener's configuration and the state as it is now: first, once."""
 
-    OP: ClassVar[str] = "config"
     settings: dict[str, Any]
 
     def fields(self) -> dict[str, Any]:
@@ -108,120 +109,88 @@ class Configure(Command):
         return cls({key: value for key, value in line.items() if key != "op"})
 
 
-@dataclass(frozen=True)
-class SetState(Command):
+class SetState(Command, op="state"):
     """ready, busy or paused; applied before the reply (so a message that arrives after
     ``pause()`` returned is answered ``paused``)."""
 
-    OP: ClassVar[str] = "state"
     state: str
 
 
-@dataclass(frozen=True)
-class Sent(Command):
+class Sent(Command, op="sent"):
     """A message zcoder sent: a receipt may answer it."""
 
-    OP: ClassVar[str] = "sent"
     message_id: str
     target: str
 
 
-@dataclass(frozen=True)
-class Forget(Command):
+class Forget(Command, op="forget"):
     """A message sent that was not accepted: no receipt will answer it."""
 
-    OP: ClassVar[str] = "forget"
     message_id: str
 
 
-@dataclass(frozen=True)
-class Store(Command):
+class Store(Command, op="store"):
     """A message recovered from a dead instance, re-addressed to this one, to queue."""
 
-    OP: ClassVar[str] = "store"
     payload: str
 
 
-@dataclass(frozen=True)
-class LastAccepted(Command):
+class LastAccepted(Command, op="sequence"):
     """The sequence number of the last message accepted (``last_accepted``)."""
 
-    OP: ClassVar[str] = "sequence"
 
-
-@dataclass(frozen=True)
-class Sync(Command):
+class Sync(Command, op="sync"):
     """Answered, and followed by a ``Synced`` event with the same token."""
 
-    OP: ClassVar[str] = "sync"
     token: object = None
 
 
-@dataclass(frozen=True)
-class Done(Command):
+class Done(Command, op="done"):
     """A spool entry done, discarded or quarantined by zcoder: its queue slot is free."""
 
-    OP: ClassVar[str] = "done"
     name: str = ""
 
 
-@dataclass(frozen=True)
-class Stats(Command):
+class Stats(Command, op="stats"):
     """Connections served, open and refused."""
 
-    OP: ClassVar[str] = "stats"
 
-
-@dataclass(frozen=True)
-class Stop(Command):
+class Stop(Command, op="stop"):
     """End the listener (zcoder does not wait for the reply)."""
-
-    OP: ClassVar[str] = "stop"
 
 
 # -- events -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Accepted(Event):
+class Accepted(Event, op="accepted"):
     """A nudge: messages wait in the spool."""
 
-    OP: ClassVar[str] = "accepted"
 
-
-@dataclass(frozen=True)
-class Forwarded(Event):
+class Forwarded(Event, op="forwarded"):
     """A request the listener accepted for zcoder's process (a ``TO_PARENT`` type of
     zcoder.relay.protocol.Request), as its payload; ``kind`` is its wire type."""
 
-    OP: ClassVar[str] = "forwarded"
     kind: str = ""
     payload: str = ""
 
 
-@dataclass(frozen=True)
-class Log(Event):
+class Log(Event, op="log"):
     """A line for zcoder's log."""
 
-    OP: ClassVar[str] = "log"
     level: object = None
     name: str = ""
     message: str = ""
 
 
-@dataclass(frozen=True)
-class Synced(Event):
+class Synced(Event, op="synced"):
     """Every event before this one was sent (the answer to ``Sync``)."""
 
-    OP: ClassVar[str] = "synced"
     token: object = None
 
 
-@dataclass(frozen=True)
-class Died(Event):
+class Died(Event, op="died"):
     """Why the listener's loop stopped (the process ends next)."""
 
-    OP: ClassVar[str] = "died"
     reason: str = ""
 
 
