@@ -296,11 +296,11 @@ class Envelope(Addressed):
         return encode_flat_object(members)
 
 
-_ENQUEUE_HEAD: Final = f'{{"protocol":{PROTOCOL_VERSION},"type":"{Envelope.TYPE}","message_id":'
-
-
 class EnvelopeError(ValueError):
     """An enqueue request that fails validation (rule 7 of the decision order)."""
+
+
+_ENQUEUE_HEAD: Final = f'{{"protocol":{PROTOCOL_VERSION},"type":"{Envelope.TYPE}","message_id":'
 
 
 _Checked = TypeVar("_Checked")
