@@ -442,7 +442,7 @@ def test_the_foreground_keeps_spares_for_a_full_queue(make_relay, relay_env):
 
 
 def test_nudges_merge_in_time_and_keep_their_order() -> None:
-    from zcoder.relay.control import EventWriter, LineReader
+    from zcoder.relay.control import ACCEPTED, EventWriter, LineReader, Synced
 
     now = [100.0]
     ours, theirs = socket.socketpair()
@@ -450,9 +450,9 @@ def test_nudges_merge_in_time_and_keep_their_order() -> None:
         writer = EventWriter(ours, clock=lambda: now[0])
         reader = LineReader(theirs)
         theirs.setblocking(False)
-        writer.send({"op": "accepted"})  # the first goes at once
+        writer.send(ACCEPTED)  # the first goes at once
         for _ in range(50):
-            writer.send({"op": "accepted"})  # a burst: held back as one
+            writer.send(ACCEPTED)  # a burst: held back as one
         assert [e["op"] for e in reader.lines()] == ["accepted"]
         assert writer.due() == pytest.approx(EventWriter.NUDGE_INTERVAL)
         now[0] += EventWriter.NUDGE_INTERVAL
@@ -461,8 +461,8 @@ def test_nudges_merge_in_time_and_keep_their_order() -> None:
         assert [e["op"] for e in reader.lines()] == ["accepted"]
         assert writer.due() is None
         # Any other event takes a held-back nudge with it, first.
-        writer.send({"op": "accepted"})
-        writer.send({"op": "synced", "token": 1})
+        writer.send(ACCEPTED)
+        writer.send(Synced(1))
         assert [e["op"] for e in reader.lines()] == ["accepted", "synced"]
 
 

@@ -1,4 +1,12 @@
-"""The framing between zcoder and its listener process: one JSON object per line.
+"""The messages between zcoder and its listener process, and their framing: one JSON
+object per line, ``{"op": <OP>, <the message's fields>...}``.
+
+Each message is one dataclass: a ``Command`` (zcoder's process to the listener process,
+answered by one reply: ``{"ok": true, ...}`` or ``{"error": ...}``) or an ``Event`` (the
+listener process to zcoder's, never answered). Each side dispatches what it reads through
+a ``{class: handler}`` table (zcoder.relay.listener_service.ListenerService.HANDLERS and
+zcoder.relay.listener_process.ListenerProcess.HANDLERS); tests/relay/test_messages.py
+checks every class has its row. A new message is one class here and one row there.
 
 JSON as ``json.dumps`` writes it (ASCII only) never holds a raw newline, so a line is a
 message. Both sides read with ``LineReader``; the child writes its events with
@@ -7,17 +15,187 @@ message. Both sides read with ``LineReader``; the child writes its events with
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import time
-from collections.abc import Callable
-from typing import Any, Final
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final, Self, TypeVar, dataclass_transform
 
 MAX_LINE: Final = 4 << 20  # a command or event line (a stored payload is at most 1 MiB)
 
 
 def encode(message: dict[str, Any]) -> bytes:
     return json.dumps(message, separators=(",", ":"), ensure_ascii=True).encode() + b"\n"
+
+
+@dataclass_transform(frozen_default=True)
+class Message:
+    """A command or an event: ``OP`` names it on the line; its dataclass fields follow.
+
+    ``class Name(Command, op="name")`` declares one: a frozen dataclass, found by its op
+    in ``Command.BY_OP`` (or ``Event.BY_OP``) from then on."""
+
+    OP: ClassVar[str]
+    BY_OP: ClassVar[dict[str, Any]]  # Command's and Event's: each a table of its own
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # each message is a dataclass
+
+    def __init_subclass__(cls, *, op: str = "", **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not op:
+            return
+        if op in cls.BY_OP:
+            raise TypeError(f"two messages are called {op!r}")
+        cls.OP = op
+        dataclass(frozen=True)(cls)
+        cls.BY_OP[op] = cls
+
+    def fields(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def line(self) -> bytes:
+        return encode({"op": self.OP, **self.fields()})
+
+    @classmethod
+    def from_fields(cls, line: Mapping[str, Any]) -> Self:
+        """The message a decoded line holds; ValueError when a field is missing. A string
+        field takes the value as a string, as the old readers did; others as they are."""
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            if f.name in line:
+                value = line[f.name]
+                values[f.name] = str(value) if f.type == "str" else value
+            elif f.default is dataclasses.MISSING:
+                raise ValueError(f"{cls.OP} without {f.name}")
+        return cls(**values)
+
+
+class Command(Message):
+    """zcoder's process to its listener process; each is answered by one reply."""
+
+    BY_OP: ClassVar[dict[str, type[Command]]] = {}
+
+
+class Event(Message):
+    """The listener process to zcoder's, never answered."""
+
+    BY_OP: ClassVar[dict[str, type[Event]]] = {}
+
+
+_M = TypeVar("_M", bound=Message)
+
+
+def decode(line: Mapping[str, Any], by_op: Mapping[str, type[_M]]) -> _M | None:
+    """The message of ``by_op`` a decoded line holds (None: an op there is none for).
+    Raises ValueError when a field is missing."""
+    kind = by_op.get(str(line.get("op")))
+    return None if kind is None else kind.from_fields(line)
+
+
+# -- commands ---------------------------------------------------------------------------
+
+
+class Configure(Command, op="config"):
+    """The listener's configuration and the state as it is now: first, once."""
+
+    settings: dict[str, Any]
+
+    def fields(self) -> dict[str, Any]:
+        return self.settings
+
+    @classmethod
+    def from_fields(cls, line: Mapping[str, Any]) -> Self:
+        return cls({key: value for key, value in line.items() if key != "op"})
+
+
+class SetState(Command, op="state"):
+    """ready, busy or paused; applied before the reply (so a message that arrives after
+    ``pause()`` returned is answered ``paused``)."""
+
+    state: str
+
+
+class Sent(Command, op="sent"):
+    """A message zcoder sent: a receipt may answer it."""
+
+    message_id: str
+    target: str
+
+
+class Forget(Command, op="forget"):
+    """A message sent that was not accepted: no receipt will answer it."""
+
+    message_id: str
+
+
+class Store(Command, op="store"):
+    """A message recovered from a dead instance, re-addressed to this one, to queue."""
+
+    payload: str
+
+
+class LastAccepted(Command, op="sequence"):
+    """The sequence number of the last message accepted (``last_accepted``)."""
+
+
+class Sync(Command, op="sync"):
+    """Answered, and followed by a ``Synced`` event with the same token."""
+
+    token: object = None
+
+
+class Done(Command, op="done"):
+    """A spool entry done, discarded or quarantined by zcoder: its queue slot is free."""
+
+    name: str = ""
+
+
+class Stats(Command, op="stats"):
+    """Connections served, open and refused."""
+
+
+class Stop(Command, op="stop"):
+    """End the listener (zcoder does not wait for the reply)."""
+
+
+# -- events -----------------------------------------------------------------------------
+
+
+class Accepted(Event, op="accepted"):
+    """A nudge: messages wait in the spool."""
+
+
+class Forwarded(Event, op="forwarded"):
+    """A request the listener accepted for zcoder's process (a ``TO_PARENT`` type of
+    zcoder.relay.protocol.Request), as its payload; ``kind`` is its wire type."""
+
+    kind: str = ""
+    payload: str = ""
+
+
+class Log(Event, op="log"):
+    """A line for zcoder's log."""
+
+    level: object = None
+    name: str = ""
+    message: str = ""
+
+
+class Synced(Event, op="synced"):
+    """Every event before this one was sent (the answer to ``Sync``)."""
+
+    token: object = None
+
+
+class Died(Event, op="died"):
+    """Why the listener's loop stopped (the process ends next)."""
+
+    reason: str = ""
+
+
+ACCEPTED: Final = Accepted()
+_ACCEPTED_LINE: Final = ACCEPTED.line()
 
 
 class LineReader:
@@ -77,17 +255,17 @@ class EventWriter:
             return None
         return max(0.0, self._nudged_at + self.NUDGE_INTERVAL - self._clock())
 
-    def send(self, event: dict[str, Any]) -> None:
-        kind = event["op"]
-        if kind == "accepted":
+    def send(self, event: Event) -> None:
+        kind = type(event)
+        if kind is Accepted:
             self._nudge = True
-        elif kind == "log" and len(self._waiting) > self.MAX_WAITING // 2:
+        elif kind is Log and len(self._waiting) > self.MAX_WAITING // 2:
             self.dropped_logs += 1
         else:
             if self._nudge:  # events stay in order: a nudge held back goes first
-                self._waiting += encode({"op": "accepted"})
+                self._waiting += _ACCEPTED_LINE
                 self._nudge, self._nudged_at = False, self._clock()
-            self._waiting += encode(event)
+            self._waiting += event.line()
         self.flush()
 
     def flush(self) -> bool:
@@ -95,7 +273,7 @@ class EventWriter:
         if self._nudge:
             now = self._clock()
             if now >= self._nudged_at + self.NUDGE_INTERVAL:
-                self._waiting += encode({"op": "accepted"})
+                self._waiting += _ACCEPTED_LINE
                 self._nudge = False
                 self._nudged_at = now
         while self._waiting:

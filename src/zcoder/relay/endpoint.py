@@ -28,6 +28,7 @@ from typing import Final
 
 from zcoder.relay.advert import Advert
 from zcoder.relay.client import TransportError, request
+from zcoder.relay.control import Command
 from zcoder.relay.listener_process import ListenerGone, ListenerProcess
 from zcoder.relay.protocol import ping_request
 from zcoder.relay.registry import (
@@ -74,7 +75,7 @@ class RelayStatus:
 class Endpoint:
     """One process's relay endpoint, from start to stop (see the module docstring).
 
-    ``on_accepted`` and ``on_receipt`` are the listener process's events, and
+    ``on_accepted`` and ``on_forwarded`` are the listener process's events, and
     ``on_unavailable`` and ``on_ready`` (the listener answers and the manifest is
     published, after ``finish_start``) are called on relay threads."""
 
@@ -87,7 +88,7 @@ class Endpoint:
     interactive: bool
     advert: Advert
     on_accepted: Callable[[], None]
-    on_receipt: Callable[[bytes], None]
+    on_forwarded: Mapping[str, Callable[[bytes], None]]
     on_unavailable: Callable[[str], None] | None = None
     on_ready: Callable[[], None] | None = None
 
@@ -254,13 +255,13 @@ class Endpoint:
 
     # -- the listener process -----------------------------------------------------------
 
-    def command(self, op: str, **fields: object) -> dict[str, object] | None:
+    def command(self, command: Command) -> dict[str, object] | None:
         """A command whose failure means the listener is gone: the relay stops itself."""
         listener = self.listener
         if listener is None or not listener.configured:
             return None  # not running yet: it has accepted nothing, so there is nothing to say
         try:
-            return listener.command(op, **fields)
+            return listener.command(command)
         except ListenerGone as exc:
             self.mark_unavailable(str(exc))
             return None
@@ -402,7 +403,7 @@ class Endpoint:
                 "log_level": logging.getLogger("zcoder").getEffectiveLevel(),
             },
             on_accepted=self._accepted,
-            on_receipt=self.on_receipt,
+            on_forwarded=self.on_forwarded,
             on_death=self.mark_unavailable,
         )
 

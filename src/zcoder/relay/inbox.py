@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
+from zcoder.relay.control import Command, Done, LastAccepted
 from zcoder.relay.spool import (
     ClaimedMessage,
     ClaimResult,
@@ -34,7 +35,7 @@ class QueueOwner(Protocol):
     @property
     def paused(self) -> bool: ...
 
-    def command(self, op: str, **fields: object) -> dict[str, object] | None: ...
+    def command(self, command: Command) -> dict[str, object] | None: ...
 
     def mark_unavailable(self, reason: str) -> None: ...
 
@@ -75,7 +76,7 @@ class Inbox:
         found = spool.sequences()
         if not self._owner.available:
             return Sequences(None, self._last_accepted)
-        reply = self._owner.command("sequence")
+        reply = self._owner.command(LastAccepted())
         if reply is not None:
             last = reply.get("last_accepted")
             self._last_accepted = max(self._last_accepted, last if isinstance(last, int) else 0)
@@ -127,4 +128,4 @@ class Inbox:
         """Tell the listener a queue slot is free (an entry done, discarded or
         quarantined here): its queue positions and its ``full`` stay exact."""
         if self._owner.available:
-            self._owner.command("done", name=name)
+            self._owner.command(Done(name))

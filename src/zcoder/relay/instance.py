@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
-from typing import Generic, Self, TypeVar, Unpack, overload
+from typing import ClassVar, Generic, Self, TypeVar, Unpack, overload
 
 from zcoder.relay.advert import Advert, AdvertChanges
 from zcoder.relay.client import DiscoveryResult, Peer, discover
@@ -104,7 +105,7 @@ class Relay:
             interactive=interactive,
             advert=Advert(session_id=session_id, profile=profile, model=model, name=name),
             on_accepted=self._nudge,
-            on_receipt=self._receipt,
+            on_forwarded={kind: partial(take, self) for kind, take in self.FORWARDED.items()},
             on_unavailable=on_unavailable,
             on_ready=on_ready,
         )
@@ -120,6 +121,12 @@ class Relay:
         """A receipt the listener process accepted (on its event thread)."""
         if self._outbox.receipt_arrived(payload):
             self._nudge()
+
+    # The requests the listener process accepts for this process (``TO_PARENT`` types of
+    # zcoder.relay.protocol.Request), by wire type, and what takes their payload here.
+    FORWARDED: ClassVar[Mapping[str, Callable[[Relay, bytes], None]]] = {
+        Receipt.TYPE: _receipt,
+    }
 
     @property
     def on_sent(self) -> Callable[[SendResult, str], None] | None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from zcoder.base.safefile import UnsafeFile, read_own_file
+from zcoder.relay.control import Store
 from zcoder.relay.listener_process import ListenerGone, ListenerProcess
 from zcoder.relay.protocol import (
     Envelope,
@@ -90,7 +91,7 @@ class Leftovers:
         if listener is None:
             return "the relay is unavailable"
         try:
-            reply = listener.command("store", payload=envelope.to_payload().decode())
+            reply = listener.command(Store(envelope.to_payload().decode()))
         except ListenerGone as exc:
             return str(exc)
         status = str(reply.get("status", ""))

@@ -25,7 +25,13 @@ from typing import Final
 
 from zcoder.base.sanitize import visible
 from zcoder.relay.peercred import PeerCredentials, peer_credentials
-from zcoder.relay.protocol import MAX_HEADER_BYTES, FrameError, encode_frame, parse_header
+from zcoder.relay.protocol import (
+    MAX_HEADER_BYTES,
+    Envelope,
+    FrameError,
+    encode_frame,
+    parse_header,
+)
 from zcoder.relay.receiver import Decision, Receiver
 
 log = logging.getLogger(__name__)
@@ -305,7 +311,7 @@ class Listener:
         self.served += 1
         status = decision.ack.status
         if status == "invalid" or (
-            decision.request_type == "enqueue" and status not in ("accepted", "duplicate")
+            decision.request_type == Envelope.TYPE and status not in ("accepted", "duplicate")
         ):
             _log_refusal(conn.peer, decision)
         conn.buffer.clear()

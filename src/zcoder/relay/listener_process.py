@@ -19,8 +19,12 @@ Two channels, newline-delimited JSON objects (zcoder.relay.control):
   receipt may answer), ``store`` (messages recovered from a dead instance), ``stats``
   and ``stop``;
 * events, child to parent, never answered: ``accepted`` (a nudge: messages wait),
-  ``receipt`` (a receipt for a message the parent sent, as its payload), ``log`` (a line
-  for the parent's log) and ``died`` (why the loop stopped).
+  ``forwarded`` (a request accepted for the parent, as its payload: a receipt for a message
+  the parent sent), ``log`` (a line for the parent's log) and ``died`` (why the loop
+  stopped).
+
+Each is a dataclass of zcoder.relay.control, dispatched by a table on each side
+(``ListenerProcess.HANDLERS`` here, ``ListenerService.HANDLERS`` in the child).
 
 The child ends when told to stop, when its loop fails (after a ``died`` event) and when
 its parent goes away (end of file on the command channel): it never outlives zcoder by
@@ -39,11 +43,26 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
-from zcoder.relay.control import LineReader, encode
+from zcoder.relay.control import (
+    Accepted,
+    Command,
+    Configure,
+    Died,
+    Event,
+    Forwarded,
+    LineReader,
+    Log,
+    SetState,
+    Stats,
+    Stop,
+    Sync,
+    Synced,
+    decode,
+)
 
 log = logging.getLogger("zcoder.relay.listener")
 
@@ -70,7 +89,9 @@ class ListenerProcess:
     _config: dict[str, Any]
     _: KW_ONLY
     on_accepted: Callable[[], None]
-    on_receipt: Callable[[bytes], None]
+    # The other side's rows for the requests the listener hands on (Forwarded): wire type
+    # -> handler of its payload (zcoder.relay.instance.Relay.FORWARDED).
+    on_forwarded: Mapping[str, Callable[[bytes], None]]
     on_death: Callable[[str], None]
 
     def __post_init__(self) -> None:
@@ -125,7 +146,7 @@ class ListenerProcess:
         take it (its interpreter starts meanwhile: most of a start's time). Raises
         ListenerGone."""
         with self._command_lock:
-            self._exchange("config", {**self._config, "state": state()})
+            self._exchange(Configure({**self._config, "state": state()}))
             self.configured = True
 
     def set_state(self, state: Callable[[], str]) -> None:
@@ -133,7 +154,7 @@ class ListenerProcess:
         carry it). Raises ListenerGone."""
         with self._command_lock:
             if self.configured:
-                self._exchange("state", {"state": state()})
+                self._exchange(SetState(state()))
 
     @property
     def pid(self) -> int | None:
@@ -148,19 +169,19 @@ class ListenerProcess:
 
     # -- commands -----------------------------------------------------------------------
 
-    def command(self, op: str, **fields: Any) -> dict[str, Any]:
+    def command(self, command: Command) -> dict[str, Any]:
         """Send one command and wait for its reply. Raises ListenerGone."""
         with self._command_lock:
             if not self.configured:
                 raise ListenerGone("the listener process is not running yet")
-            return self._exchange(op, fields)
+            return self._exchange(command)
 
-    def _exchange(self, op: str, fields: dict[str, Any]) -> dict[str, Any]:
+    def _exchange(self, command: Command) -> dict[str, Any]:
         if self._commands is None or self._command_lines is None:
             raise ListenerGone("the listener process is not running")
         try:
             self._commands.settimeout(COMMAND_TIMEOUT)
-            self._commands.sendall(encode({"op": op, **fields}))
+            self._commands.sendall(command.line())
             while True:
                 replies = self._command_lines.lines()
                 if replies:
@@ -171,7 +192,7 @@ class ListenerProcess:
         except (OSError, ValueError) as exc:
             raise ListenerGone(f"the listener process did not answer ({exc})") from None
         if "error" in reply:
-            raise ListenerGone(f"the listener process refused {op}: {reply['error']}")
+            raise ListenerGone(f"the listener process refused {command.OP}: {reply['error']}")
         return reply
 
     def sync(self, timeout: float = COMMAND_TIMEOUT) -> bool:
@@ -180,12 +201,12 @@ class ListenerProcess:
         with self._synced:
             self._sync_sent += 1
             token = self._sync_sent
-        self.command("sync", token=token)
+        self.command(Sync(token))
         with self._synced:
             return self._synced.wait_for(lambda: self._sync_seen >= token, timeout)
 
     def stats(self) -> dict[str, int]:
-        reply = self.command("stats")
+        reply = self.command(Stats())
         return {key: int(reply.get(key, 0)) for key in ("served", "open", "refused_peers")}
 
     @property
@@ -219,27 +240,46 @@ class ListenerProcess:
         with contextlib.suppress(Exception):
             self.on_death(reason)
 
-    def _event(self, event: dict[str, Any]) -> None:
-        kind = event.get("op")
-        if kind == "accepted":
-            self.on_accepted()
-        elif kind == "receipt":
-            self.on_receipt(str(event.get("payload", "")).encode())
-        elif kind == "log":
-            level = event.get("level")
-            logging.getLogger(str(event.get("name") or log.name)).log(
-                level if isinstance(level, int) else logging.WARNING,
-                "%s",
-                str(event.get("message", "")),
-            )
-        elif kind == "synced":
-            token = event.get("token")
-            with self._synced:
-                if isinstance(token, int):
-                    self._sync_seen = max(self._sync_seen, token)
-                self._synced.notify_all()
-        elif kind == "died":
-            self._died_reason = str(event.get("reason", ""))[:STDERR_KEPT]
+    def _event(self, line: dict[str, Any]) -> None:
+        event = decode(line, Event.BY_OP)
+        if event is not None:  # an event this side has no class for is ignored
+            self.HANDLERS[type(event)](self, event)
+
+    def _on_accepted(self, event: Accepted) -> None:
+        self.on_accepted()
+
+    def _on_forwarded(self, event: Forwarded) -> None:
+        handler = self.on_forwarded.get(event.kind)
+        if handler is None:
+            log.warning("relay listener handed on a %r, which nothing here takes", event.kind)
+        else:
+            handler(event.payload.encode())
+
+    def _on_log(self, event: Log) -> None:
+        level = event.level
+        logging.getLogger(event.name or log.name).log(
+            level if isinstance(level, int) else logging.WARNING, "%s", event.message
+        )
+
+    def _on_synced(self, event: Synced) -> None:
+        token = event.token
+        with self._synced:
+            if isinstance(token, int):
+                self._sync_seen = max(self._sync_seen, token)
+            self._synced.notify_all()
+
+    def _on_died(self, event: Died) -> None:
+        self._died_reason = event.reason[:STDERR_KEPT]
+
+    # Each event the listener process sends (zcoder.relay.control), and what takes it
+    # here (on the event thread). One row per Event class.
+    HANDLERS: ClassVar[Mapping[type[Event], Callable[[ListenerProcess, Any], None]]] = {
+        Accepted: _on_accepted,
+        Forwarded: _on_forwarded,
+        Log: _on_log,
+        Synced: _on_synced,
+        Died: _on_died,
+    }
 
     def _death_reason(self) -> str:
         assert self.process is not None
@@ -299,7 +339,7 @@ class ListenerProcess:
         with self._command_lock:
             try:
                 self._commands.settimeout(STOP_WAIT)
-                self._commands.sendall(encode({"op": "stop"}))
+                self._commands.sendall(Stop().line())
             except OSError as exc:
                 raise ListenerGone(str(exc)) from None
 

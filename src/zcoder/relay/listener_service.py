@@ -17,11 +17,33 @@ import logging
 import signal
 import socket
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from zcoder.base.processes import pid_alive
-from zcoder.relay.control import EventWriter, LineReader, encode
+from zcoder.relay.control import (
+    ACCEPTED,
+    Command,
+    Configure,
+    Died,
+    Done,
+    EventWriter,
+    Forget,
+    Forwarded,
+    LastAccepted,
+    LineReader,
+    Log,
+    Sent,
+    SetState,
+    Stats,
+    Stop,
+    Store,
+    Sync,
+    Synced,
+    decode,
+    encode,
+)
 from zcoder.relay.listener import Listener
 from zcoder.relay.peercred import (
     PeerCredentials,
@@ -35,10 +57,11 @@ from zcoder.relay.protocol import (
     MAX_SENDER_WORKSPACE_CHARS,
     Envelope,
     FrameError,
+    Request,
     decode_flat_object,
     validate_envelope,
 )
-from zcoder.relay.receipts import Receipt, ReceiptBook
+from zcoder.relay.receipts import ReceiptBook
 from zcoder.relay.receiver import Decision, Receiver, Refused, Verified
 from zcoder.relay.registry import Manifest, ManifestCache, ManifestError
 from zcoder.relay.settings import Inbound
@@ -60,19 +83,7 @@ EVENT_RETRY_SECONDS = 0.2
 # How long the child waits for its configuration before it gives up.
 CONFIG_WAIT_SECONDS = 10.0
 
-
-class _ForwardingBook(ReceiptBook):
-    """The copy of the parent's sent messages; an accepted receipt goes to the parent."""
-
-    def __init__(self, events: EventWriter) -> None:
-        super().__init__()
-        self.events = events
-
-    def accept(self, receipt: Receipt) -> tuple[str, str]:
-        status, reason = super().accept(receipt)
-        if status == "accepted":
-            self.events.send({"op": "receipt", "payload": receipt.to_payload().decode()})
-        return status, reason
+Reply = dict[str, Any] | None  # a command's reply; None: {"ok": true}
 
 
 class ListenerService:
@@ -107,7 +118,7 @@ class ListenerService:
         self._peer_stat: tuple[int, list[bytes] | None] | None = None
         self.lock_facts = LockFacts(self.registry, self._peer_start_time)
         self._checked: tuple[str, Manifest] | None = None  # the last sender checked
-        self.receipts = _ForwardingBook(events)
+        self.receipts = ReceiptBook()  # a copy of the parent's sent messages
         self.receiver = Receiver(
             self.instance_id,
             self.spool,
@@ -116,6 +127,7 @@ class ListenerService:
             state=lambda: self.state,
             sender_check=self.check_sender,
             receipts=self.receipts,
+            forward=self._forward,
             verify=self.verify,
         )
         self.listener = Listener(
@@ -136,9 +148,7 @@ class ListenerService:
             self.listener.stop()
             self.process_stats.close()
         if self.listener.error is not None:
-            self.events.send(
-                {"op": "died", "reason": f"the relay listener stopped: {self.listener.error!r}"}
-            )
+            self.events.send(Died(f"the relay listener stopped: {self.listener.error!r}"))
             self.events.flush()
             return 1
         return 0
@@ -146,9 +156,13 @@ class ListenerService:
     # -- the loop's hooks ---------------------------------------------------------------
 
     def _accepted(self, decision: Decision) -> None:
-        if decision.request_type == "enqueue":
+        if decision.request_type == Envelope.TYPE:
             self.spool.prepare_next()  # after the ack: off the next message's way
-            self.events.send({"op": "accepted"})
+            self.events.send(ACCEPTED)
+
+    def _forward(self, request: Request) -> None:
+        """A request accepted for the parent (a receipt): to it, as its payload."""
+        self.events.send(Forwarded(request.TYPE, request.to_payload().decode()))
 
     def _idle(self) -> float | None:
         """Before each wait: flush events; wake again for a nudge held back, or soon
@@ -170,41 +184,59 @@ class ListenerService:
             log.info("relay listener: zcoder went away; the listener stops")
             self.listener.stop()
 
-    def on_command(self, command: dict[str, Any]) -> dict[str, Any]:
-        op = command.get("op")
-        if op == "state":
-            state = command.get("state")
-            if state not in STATES:
-                return {"error": f"unknown state {state!r}"}
-            self.state = str(state)
-        elif op == "sent":
-            self.receipts.record_sent(str(command["message_id"]), str(command["target"]), "", "")
-        elif op == "forget":
-            self.receipts.forget(str(command["message_id"]))
-        elif op == "store":
-            return self._store(str(command["payload"]))
-        elif op == "sequence":
-            return {"ok": True, "last_accepted": self.spool.sequences().last_accepted}
-        elif op == "sync":
-            self.events.send({"op": "synced", "token": command.get("token")})
-        elif op == "done":
-            self.spool.forget_pending(str(command.get("name", "")))
-        elif op == "stats":
-            return {
-                "ok": True,
-                "served": self.listener.served,
-                "open": self.listener.open_connections,
-                "refused_peers": self.listener.refused_peers,
-            }
-        elif op == "stop":
-            self.listener.stop()
-        else:
-            return {"error": f"unknown command {op!r}"}
-        return {"ok": True}
+    def on_command(self, line: dict[str, Any]) -> dict[str, Any]:
+        """The reply to one command line, through HANDLERS."""
+        try:
+            command = decode(line, Command.BY_OP)
+        except ValueError as exc:
+            return {"error": str(exc)}
+        if command is None:
+            return {"error": f"unknown command {line.get('op')!r}"}
+        return self.HANDLERS[type(command)](self, command) or {"ok": True}
 
-    def _store(self, payload: str) -> dict[str, Any]:
+    def _configured_again(self, command: Configure) -> Reply:
+        return {"error": "the listener process is configured already"}
+
+    def _set_state(self, command: SetState) -> Reply:
+        if command.state not in STATES:
+            return {"error": f"unknown state {command.state!r}"}
+        self.state = command.state
+        return None
+
+    def _sent(self, command: Sent) -> Reply:
+        self.receipts.record_sent(command.message_id, command.target, "", "")
+        return None
+
+    def _forget(self, command: Forget) -> Reply:
+        self.receipts.forget(command.message_id)
+        return None
+
+    def _last_accepted(self, command: LastAccepted) -> Reply:
+        return {"ok": True, "last_accepted": self.spool.sequences().last_accepted}
+
+    def _sync(self, command: Sync) -> Reply:
+        self.events.send(Synced(command.token))
+        return None
+
+    def _done(self, command: Done) -> Reply:
+        self.spool.forget_pending(command.name)
+        return None
+
+    def _stats(self, command: Stats) -> Reply:
+        return {
+            "ok": True,
+            "served": self.listener.served,
+            "open": self.listener.open_connections,
+            "refused_peers": self.listener.refused_peers,
+        }
+
+    def _stop(self, command: Stop) -> Reply:
+        self.listener.stop()
+        return None
+
+    def _store(self, command: Store) -> Reply:
         """A message recovered from a dead instance, already re-addressed to this one."""
-        data = payload.encode()
+        data = command.payload.encode()
         try:
             envelope = validate_envelope(
                 decode_flat_object(data), self.max_message_chars, stored=True
@@ -213,8 +245,23 @@ class ListenerService:
         except (FrameError, ValueError, SpoolError) as exc:
             return {"ok": True, "status": "invalid", "reason": str(exc)}
         if status == "accepted":
-            self.events.send({"op": "accepted"})
+            self.events.send(ACCEPTED)
         return {"ok": True, "status": status, "position": position}
+
+    # Each command zcoder's process sends (zcoder.relay.control), and what answers it: a
+    # reply, or None for ``{"ok": true}``. One row per Command class.
+    HANDLERS: ClassVar[Mapping[type[Command], Callable[[ListenerService, Any], Reply]]] = {
+        Configure: _configured_again,
+        SetState: _set_state,
+        Sent: _sent,
+        Forget: _forget,
+        Store: _store,
+        LastAccepted: _last_accepted,
+        Sync: _sync,
+        Done: _done,
+        Stats: _stats,
+        Stop: _stop,
+    }
 
     # -- what the receiver asks ---------------------------------------------------------
 
@@ -296,9 +343,7 @@ class _ForwardToParent(logging.Handler):
             message = record.getMessage()
             if record.exc_info:
                 message += "\n" + logging.Formatter().formatException(record.exc_info)
-            self.events.send(
-                {"op": "log", "level": record.levelno, "name": record.name, "message": message}
-            )
+            self.events.send(Log(record.levelno, record.name, message))
 
 
 def main(argv: list[str]) -> int:
@@ -317,12 +362,13 @@ def main(argv: list[str]) -> int:
     first: list[dict[str, Any]] = []
     while not first and not lines.closed:
         first = lines.lines()
-    if not first or first[0].get("op") != "config":
+    if not first or first[0].get("op") != Configure.OP:
         return 2
+    config = Configure.from_fields(first[0]).settings
     commands.sendall(encode({"ok": True}))
-    service = ListenerService(first[0], server, commands, lines, events)
+    service = ListenerService(config, server, commands, lines, events)
     # At least INFO: the parent logs each line through its own loggers, whose levels rule.
-    root.setLevel(min(int(first[0].get("log_level", logging.INFO)), logging.INFO))
+    root.setLevel(min(int(config.get("log_level", logging.INFO)), logging.INFO))
     return service.run()
 
 

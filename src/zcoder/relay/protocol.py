@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from math import isfinite
-from typing import Final, TypeGuard, TypeVar
+from typing import ClassVar, Final, TypeGuard, TypeVar
 
 from zcoder.base.errors import ZcoderError
 from zcoder.relay.via import is_client_label
@@ -178,44 +178,64 @@ def encode_flat_object(members: Mapping[str, Scalar]) -> bytes:
 # --- requests ----------------------------------------------------------------------------
 
 
-def ping_request(message_id: str, target_instance_id: str, sender_instance_id: str) -> bytes:
-    return encode_flat_object(
-        {
-            "protocol": PROTOCOL_VERSION,
-            "type": "ping",
-            "message_id": message_id,
-            "target_instance_id": target_instance_id,
-            "sender_instance_id": sender_instance_id,
-        }
-    )
-
-
 @dataclass(frozen=True)
-class Addressed:
-    """What a request that is stored or answered (an Envelope, a receipt) names first:
-    itself, its target and its sender, members in the order zcoder.zsh writes them."""
+class Request:
+    """One dataclass per wire ``type`` (``TYPE``), writing its own bytes; a row each in
+    zcoder.relay.receiver.Receiver.HANDLERS and, for ``TO_PARENT`` types (handed on to
+    zcoder's process once accepted), in zcoder.relay.instance's (tests/relay/test_messages)."""
 
+    TYPE: ClassVar[str]
+    TO_PARENT: ClassVar[bool] = False
     message_id: str
     target_instance_id: str
     sender_instance_id: str
-    sender_pid: int
 
-    def leading_members(self, request_type: str) -> dict[str, Scalar]:
-        """The request's first members, for encode_flat_object."""
+    def leading_members(self) -> dict[str, Scalar]:
+        """The request's first members, in the order zcoder.zsh writes them."""
         return {
             "protocol": PROTOCOL_VERSION,
-            "type": request_type,
+            "type": self.TYPE,
             "message_id": self.message_id,
             "target_instance_id": self.target_instance_id,
             "sender_instance_id": self.sender_instance_id,
-            "sender_pid": self.sender_pid,
         }
+
+    def to_payload(self) -> bytes:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Ping(Request):
+    """Discovery's liveness probe: answered ``pong``; nothing else of it is validated."""
+
+    TYPE: ClassVar[str] = "ping"
+
+    def to_payload(self) -> bytes:
+        return encode_flat_object(self.leading_members())
+
+
+def ping_request(message_id: str, target_instance_id: str, sender_instance_id: str) -> bytes:
+    return Ping(message_id, target_instance_id, sender_instance_id).to_payload()
+
+
+@dataclass(frozen=True)
+class Addressed(Request):
+    """A request that is stored or answered (an Envelope, a receipt): its sender's pid
+    follows the leading members."""
+
+    sender_pid: int
+
+    def leading_members(self) -> dict[str, Scalar]:
+        members = super().leading_members()
+        members["sender_pid"] = self.sender_pid
+        return members
 
 
 @dataclass(frozen=True)
 class Envelope(Addressed):
     """A validated task delivery (an ``enqueue`` request)."""
 
+    TYPE: ClassVar[str] = "enqueue"
     sender_project: str
     sender_workspace: str
     body: str
@@ -240,7 +260,7 @@ class Envelope(Addressed):
             or (type(created) is float and isfinite(created))
         ):
             parts = [
-                f'{{"protocol":{PROTOCOL_VERSION},"type":"enqueue","message_id":',
+                _ENQUEUE_HEAD,
                 _quote(self.message_id),
                 ',"target_instance_id":',
                 _quote(self.target_instance_id),
@@ -264,7 +284,7 @@ class Envelope(Addressed):
         return self._generic_payload()
 
     def _generic_payload(self) -> bytes:
-        members = self.leading_members("enqueue")
+        members = self.leading_members()
         members["sender_project"] = self.sender_project
         members["sender_workspace"] = self.sender_workspace
         members["body"] = self.body
@@ -279,6 +299,9 @@ class Envelope(Addressed):
 
 class EnvelopeError(ZcoderError, ValueError):
     """An enqueue request that fails validation (rule 7 of the decision order)."""
+
+
+_ENQUEUE_HEAD: Final = f'{{"protocol":{PROTOCOL_VERSION},"type":"{Envelope.TYPE}","message_id":'
 
 
 _Checked = TypeVar("_Checked")

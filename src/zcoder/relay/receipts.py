@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import ClassVar, Final
 
 from zcoder.base.errors import ZcoderError
 from zcoder.relay.protocol import (
@@ -44,7 +44,6 @@ from zcoder.relay.protocol import (
     optional_text,
 )
 
-RECEIPT_TYPE: Final = "receipt"
 OUTCOMES: Final = ("completed", "failed", "cancelled", "refused", "discarded")
 SUMMARY_MAX_CHARS: Final = 2000
 # Messages this instance sent and may get a receipt for: the newest, for a day.
@@ -60,13 +59,17 @@ class ReceiptError(ZcoderError, ValueError):
 
 @dataclass(frozen=True)
 class Receipt(Addressed):
+    """A receiver's word on what became of a task (handed to zcoder's process)."""
+
+    TYPE: ClassVar[str] = "receipt"
+    TO_PARENT: ClassVar[bool] = True
     in_reply_to: str
     outcome: str
     summary: str
     created_at: int | float | None = None
 
     def to_payload(self) -> bytes:
-        members = self.leading_members(RECEIPT_TYPE)
+        members = self.leading_members()
         members["in_reply_to"] = self.in_reply_to
         members["outcome"] = self.outcome
         members["summary"] = self.summary

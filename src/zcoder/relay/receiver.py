@@ -6,9 +6,9 @@ fails answers. Pure apart from the sender check and the spool, both passed in.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass
-from typing import Final
+from typing import ClassVar, Final
 
 from zcoder.relay.held_shares import HeldQuotaReached
 from zcoder.relay.peercred import PeerCredentials
@@ -19,11 +19,13 @@ from zcoder.relay.protocol import (
     EnvelopeError,
     FlatObject,
     FrameError,
+    Ping,
+    Request,
     decode_flat_object,
     is_message_id,
     validate_envelope,
 )
-from zcoder.relay.receipts import RECEIPT_TYPE, ReceiptBook, ReceiptError, validate_receipt
+from zcoder.relay.receipts import Receipt, ReceiptBook, ReceiptError, validate_receipt
 from zcoder.relay.settings import Inbound
 from zcoder.relay.spool import Spool, SpoolError
 
@@ -73,6 +75,10 @@ class Decision:
         return self.ack.status == "accepted"
 
 
+# (receiver, the request, its message_id echoed when a string, peer credentials) -> ack
+Handler = Callable[["Receiver", FlatObject, str, "PeerCredentials | None"], "Decision"]
+
+
 @dataclass(eq=False)
 class Receiver:
     instance_id: str
@@ -87,6 +93,9 @@ class Receiver:
     # The sender's standing (zcoder.relay.standing): what is stored and shown, and the
     # policy for it; it replaces ``policy`` when given. Neither: accept all.
     verify: Verify | None = None
+    # Where a request accepted for zcoder's process goes (a ``TO_PARENT`` type: a receipt
+    # the book took); None: it stays here.
+    forward: Callable[[Request], None] | None = None
 
     def _ack(
         self, message_id: str, status: str, reason: str = "", position: int = 0, *, tell: str = ""
@@ -120,13 +129,19 @@ class Receiver:
         if obj.get("target_instance_id") != self.instance_id:
             return self._ack(echo, "wrong_target", "target_instance_id is not this instance")
         kind = obj.get("type")
-        if kind == "ping":
-            return self._ack(echo, "pong")
-        if kind == RECEIPT_TYPE and self.receipts is not None:
-            return self._receipt(obj, echo, peer)
-        if kind != "enqueue":
-            return self._ack(echo, "unsupported", f"unknown type {kind!r}")
-        if not is_message_id(raw_id):
+        handler = self.HANDLERS.get(kind) if isinstance(kind, str) else None
+        if handler is None:
+            return self._unsupported(kind, echo)
+        return handler(self, obj, echo, peer)
+
+    def _unsupported(self, kind: object, echo: str) -> Decision:
+        return self._ack(echo, "unsupported", f"unknown type {kind!r}")
+
+    def _ping(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
+        return self._ack(echo, "pong")
+
+    def _enqueue(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
+        if not is_message_id(echo):
             return self._ack("", "invalid", "message_id does not match its grammar")
         try:
             envelope = validate_envelope(obj, self.max_message_chars)
@@ -169,7 +184,8 @@ class Receiver:
 
     def _receipt(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
         """A receipt for a message this instance sent (zcoder.relay.receipts)."""
-        assert self.receipts is not None
+        if self.receipts is None:
+            return self._unsupported(Receipt.TYPE, echo)
         try:
             receipt = validate_receipt(obj)
         except ReceiptError as exc:
@@ -178,7 +194,17 @@ class Receiver:
         if refused is not None:
             return self._ack(receipt.message_id, "invalid", refused)
         status, reason = self.receipts.accept(receipt)
+        if status == "accepted" and self.forward is not None:
+            self.forward(receipt)
         return self._ack(receipt.message_id, status, reason)
+
+    # The decision after rule 3, by the request's ``type`` (rule 4 and on): one row per
+    # zcoder.relay.protocol.Request class; a type without a row is ``unsupported`` (rule 5).
+    HANDLERS: ClassVar[Mapping[str, Handler]] = {
+        Ping.TYPE: _ping,
+        Envelope.TYPE: _enqueue,
+        Receipt.TYPE: _receipt,
+    }
 
 
 def _text(value: object) -> str:

@@ -362,7 +362,7 @@ class Spool:
             obj = decode_flat_object(data)
         except FrameError as exc:
             raise _Unsafe(f"it is not a flat JSON object ({exc})") from None
-        if obj.get("type") != "enqueue" or obj.get("protocol") != 1:
+        if obj.get("type") != Envelope.TYPE or obj.get("protocol") != 1:
             raise _Unsafe("it is not a version-1 enqueue")
         try:
             envelope = validate_envelope(obj, self.max_message_chars, stored=True)
