@@ -17,6 +17,7 @@ from zcoder.relay.display import peer_list_for_model
 from zcoder.relay.names import Resolved, name_of, resolve_target
 from zcoder.relay.sanitize import field_for_model
 from zcoder.tools import ToolContext, ToolRegistry, ToolResult, ToolSpec, TurnOrigin
+from zcoder.tools.base import Offered
 from zcoder.tools.registry import ALIASES_KEY
 
 LIST_AGENTS: Final = "list_agents"
@@ -143,11 +144,17 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
             {"type": "object", "properties": {}},
             list_agents,
             available,
+            Offered.WHILE_ON,
         )
     )
     registry.register(
         ToolSpec(
-            SEND_AGENT_MESSAGE, SEND_DESCRIPTION, _send_parameters(), send_agent_message, available
+            SEND_AGENT_MESSAGE,
+            SEND_DESCRIPTION,
+            _send_parameters(),
+            send_agent_message,
+            available,
+            Offered.WHILE_ON,
         )
     )
 
