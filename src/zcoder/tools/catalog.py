@@ -181,9 +181,8 @@ def asked_in(messages: Iterable[Mapping[str, Any]]) -> list[str]:
             if isinstance(arguments, str):  # an OpenAI-compatible server's form
                 with contextlib.suppress(ValueError):
                     arguments = json.loads(arguments)
-            if function["name"] == LOAD_TOOL and isinstance(arguments, Mapping):
-                if isinstance(arguments.get("name"), str):
-                    asked.setdefault(arguments["name"])
-            else:
+            if function["name"] != LOAD_TOOL:
                 asked.setdefault(function["name"])
+            elif isinstance(arguments, Mapping) and isinstance(arguments.get("name"), str):
+                asked.setdefault(arguments["name"])
     return list(asked)

@@ -7,7 +7,14 @@ import os
 from typing import Any
 
 from zcoder.plural import counted
-from zcoder.tools.base import Offered, WORKSPACE_DIRECTORY, ToolContext, ToolResult, ToolSpec, arguments
+from zcoder.tools.base import (
+    WORKSPACE_DIRECTORY,
+    Offered,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    arguments,
+)
 from zcoder.tools.confinement import (
     ConfinedPath,
     ConfinementError,
