@@ -247,8 +247,14 @@ class ToolRegistry:
 
     def schemas(self, ctx: ToolContext, *, checked: bool = False) -> list[dict[str, Any]]:
         """The Ollama ``tools`` entries for this turn; ``checked``: as :meth:`dispatch`
-        validates them, with what the model is not sent (ToolSpec.schema)."""
-        return [spec.schema(checked=checked) for spec in self.available(ctx)]
+        validates them, with what the model is not sent (ToolSpec.schema), and those of
+        the tools the catalog lists, which it takes a call to as well."""
+        specs = self.available(ctx)
+        if checked:  # dispatch takes a call to a tool the catalog lists too (and loads it)
+            sent = {spec.name for spec in specs}
+            listed = (tool for shelf in self._shelves(ctx) for tool in shelf.tools)
+            specs += [tool for tool in listed if tool.name not in sent]
+        return [spec.schema(checked=checked) for spec in specs]
 
     async def dispatch(self, name: str, args: Any, ctx: ToolContext) -> ToolResult:
         """Validate and run one tool call; every failure is a result, never an exception.
