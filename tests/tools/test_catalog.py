@@ -12,17 +12,11 @@ from typing import Any
 import pytest
 
 from tests.fixtures.workspace import tool_context
-from zcoder.tools import (
-    BUILTIN_TOOLS,
-    ToolContext,
-    ToolRegistry,
-    ToolResult,
-    ToolSpec,
-    TurnOrigin,
-    default_registry,
-)
-from zcoder.tools.base import Offered
+from zcoder.tools.base import Offered, ToolContext, ToolResult, ToolSpec
 from zcoder.tools.catalog import LOAD_TOOL, Shelf, asked_in, first_sentence
+from zcoder.tools.defaults import BUILTIN_TOOLS, default_registry
+from zcoder.tools.profiles import TurnOrigin
+from zcoder.tools.registry import ToolRegistry
 
 ALWAYS = ["list_files", "read_file", "write_file", "replace_text", "search", "run_command"]
 
