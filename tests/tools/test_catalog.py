@@ -80,7 +80,8 @@ async def test_a_loaded_tool_joins_the_end_and_the_list_before_it_stays_as_it_wa
     registry = default_registry()
     before = registry.schemas(ctx)
     result = await registry.dispatch(LOAD_TOOL, {"name": "apply_patch"}, ctx)
-    assert result.ok and "apply_patch" in result.output
+    assert result.ok
+    assert result.output == "Loaded 1 tool (apply_patch); call it from your next step: apply_patch"
     after = registry.schemas(ctx)
     assert json.dumps(after[: len(before)]) == json.dumps(before)  # a prefix, unchanged
     assert [s["function"]["name"] for s in after[len(before) :]] == ["apply_patch"]

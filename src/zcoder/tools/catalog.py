@@ -142,9 +142,10 @@ class Catalog:
         if self.loaded([shelf]):
             return ToolResult(True, f"{name!r} is loaded already: {names}")
         self.ask(name)
+        them = "it" if len(shelf.tools) == 1 else "them"
         return ToolResult(
             True,
-            f"Loaded {counted(len(shelf.tools), 'tool')} ({name}); call them from your next "
+            f"Loaded {counted(len(shelf.tools), 'tool')} ({name}); call {them} from your next "
             f"step: {names}",
             {"loaded": name},
         )
