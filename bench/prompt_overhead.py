@@ -2,14 +2,17 @@
 
 Every chat request starts with the system prompt and the tool schemas. They are built here
 exactly as a user turn builds them (``Agent.user_turn_request()``), for each profile with
-the relay off and on (the relay adds two tools and a paragraph), with no AGENTS.md, and
+the relay off and on (the relay adds list_agents, a line for send_agent_message in the
+catalog of the tools offered on demand, and a paragraph), with no AGENTS.md, and
 counted with zcoder's own estimator (zcoder.model.tokens), the one the context meter uses
 before the server has counted. No real tokenizer can be installed without downloading a
 model's vocabulary at run time (tiktoken fetches its files; Qwen's tokenizer comes from the
 Hugging Face hub), so the figures are estimates; docs/performance.md says how close.
 
 The target: at most ``PROMPT_BUDGET_TOKENS`` for the largest case, so that a small window
-(8192, the automatic floor) keeps most of its room for the conversation.
+(8192, the automatic floor) keeps most of its room for the conversation. A rarely used
+tool is offered on demand (zcoder.tools.catalog): the catalog tool's line for it is
+counted here, its schema only once the model loads it.
 """
 
 from __future__ import annotations

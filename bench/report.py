@@ -201,17 +201,22 @@ The machine is a 2-core VM shared with other work, so absolute figures move by 2
 between runs; the ratios are steadier because every relay row is timed interleaved with
 its baseline (or, for stalled connections, in alternating blocks).
 
-- **Prompt overhead** is what every request carries before the conversation: a fifth
-  to a quarter of an 8192-token window, the smallest window zcoder chooses by itself, and
-  5-6% of the usual 32768; the tool schemas are four fifths of it. The estimator errs high on
+- **Prompt overhead** is what every request carries before the conversation: about a
+  fifth of an 8192-token window, the smallest window zcoder chooses by itself, and 4-5%
+  of the usual 32768; the tool schemas are four fifths of it. The estimator errs high on
   purpose: counted by hand with a real BPE tokenizer (`cl100k_base`, through the
   `bpe-openai` package, which bundles its vocabulary), the largest case, coding with the
   relay, was 1,647 tokens (333 for the system prompt, 1,314 for the schemas) where the
   estimate was 1,983. Qwen's tokenizer is of the same kind; Ollama renders the schemas
   through the model's template, which adds a little around each tool. The first run of
   this benchmark found 2,363 (estimated), over the budget; shorter tool descriptions and
-  schemas without the bounds the registry enforces itself brought it under. A new tool,
-  or a longer description, should be paid for by shortening another.
+  schemas without the bounds the registry enforces itself brought it under. Issue 28 offered
+  the rarely used tools on demand (`read_file_range`, `apply_patch`, `send_agent_message`:
+  one catalog tool, `load_tools`, lists them, and their schemas are sent once the model
+  loads them): the largest case went from 1,968 to 1,686 estimated tokens, with room for
+  the tools the next issues add. A tool offered on demand costs its catalog line, 20-30
+  tokens; one offered always, its whole schema (70-220). A new tool offered always, or a
+  longer description, should be paid for by shortening another.
 - **Ping** costs about twice the bare baseline: the relay adds the socket checks on both
   sides (lstat, SO_PEERCRED), a selector loop instead of a blocking accept, JSON decoding
   and a compact JSON ack. Inside the 3× target. (The listener now reads a request straight

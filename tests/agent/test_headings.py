@@ -67,8 +67,8 @@ def test_connect_reads_the_tool_back_from_the_heading() -> None:
 
 def test_the_names_written_out_here_are_the_tools_own() -> None:
     from zcoder.agent import headings, relay_tools
-    from zcoder.mcp.catalog import LOAD_TOOL
     from zcoder.skills.tools import ACTIVATE_SKILL, READ_SKILL_FILE
+    from zcoder.tools.catalog import LOAD_TOOL
     from zcoder.tools.finish import FINISH_TOOL_NAME
 
     assert headings.SEND_AGENT_MESSAGE == relay_tools.SEND_AGENT_MESSAGE

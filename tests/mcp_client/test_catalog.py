@@ -1,5 +1,6 @@
-"""Small windows: a catalog of the MCP servers and mcp_load_tools instead of every schema,
-and a tools list that only grows at its end (zcoder.mcp.catalog, zcoder.mcp.tools).
+"""Small windows: the MCP servers' tools offered on demand, each server an entry of the
+catalog tool load_tools, instead of every schema, and a tools list that only grows at its
+end (zcoder.mcp.catalog, zcoder.mcp.tools, zcoder.tools.catalog).
 
 The order and the switch are tested against a stand-in manager (which tools are ready
 when is what the test sets); the whole path, against server-everything in real turns.
@@ -19,11 +20,13 @@ from tests.mcp_client.support import everything, needs_everything, write_servers
 from tests.mcp_client.turns import World, tool_names, tool_results
 from tests.tools.test_registry_sources import context
 from zcoder.agent import Agent, Outcome
-from zcoder.mcp.catalog import LOAD_TOOL, schema_tokens
+from zcoder.mcp.catalog import schema_tokens
 from zcoder.mcp.connection import McpTool
 from zcoder.mcp.manager import McpManager
 from zcoder.mcp.tools import McpToolSource
 from zcoder.options import McpLimits
+from zcoder.tools import ToolRegistry, ToolSpec
+from zcoder.tools.catalog import LOAD_TOOL
 
 
 def tool(server: str, name: str, words: int = 5) -> McpTool:
@@ -49,8 +52,25 @@ def source(manager: StandInManager, window: int | None) -> McpToolSource:
     return McpToolSource(cast(McpManager, manager), lambda: window)
 
 
-def names(source: McpToolSource) -> list[str]:
-    return [spec.name for spec in source.specs()]
+@dataclass
+class Offer:
+    """A registry holding only the MCP tools, and the tools it offers a user turn."""
+
+    registry: ToolRegistry
+    tmp_path: Path
+
+    def specs(self) -> list[ToolSpec]:
+        return self.registry.available(context(self.tmp_path))
+
+
+def offer(manager: StandInManager, window: int | None, tmp_path: Path) -> Offer:
+    registry = ToolRegistry()
+    registry.add_source(source(manager, window))
+    return Offer(registry, tmp_path)
+
+
+def names(offered: Offer) -> list[str]:
+    return [spec.name for spec in offered.specs()]
 
 
 def test_the_share_comes_from_the_environment_within_bounds() -> None:
@@ -60,9 +80,9 @@ def test_the_share_comes_from_the_environment_within_bounds() -> None:
         assert McpLimits.from_env({"ZCODER_MCP_TOOLS_SHARE": bad}).tools_share == 0.10
 
 
-def test_a_server_ready_later_adds_its_tools_at_the_end() -> None:
+def test_a_server_ready_later_adds_its_tools_at_the_end(tmp_path: Path) -> None:
     manager = StandInManager([tool("b", "one")])
-    offered = source(manager, window=None)  # no window known: every tool
+    offered = offer(manager, None, tmp_path)  # no window known: every tool
     assert names(offered) == ["mcp__b__one"]
     # "a" comes first in the configuration, but was ready later: after what was offered.
     manager.ready = [tool("a", "x"), tool("a", "y"), tool("b", "one")]
@@ -76,28 +96,30 @@ async def test_under_a_small_window_the_catalog_replaces_the_schemas_until_loade
 ) -> None:
     manager = StandInManager([tool("a", "x", 50), tool("a", "y", 50), tool("b", "one", 50)])
     every = schema_tokens(source(manager, None).specs())
-    offered = source(manager, window=every * 10 - 1)  # 10 %: just past the share
+    offered = offer(manager, every * 10 - 1, tmp_path)  # 10 %: just past the share
+    assert source(manager, every * 10 - 1).specs() == []  # the catalog lists them instead
     assert names(offered) == [LOAD_TOOL]
     (load,) = offered.specs()
     assert load.description.splitlines()[1:] == [
         "- a: the a server — tools: x, y",
         "- b: the b server — tools: one",
     ]
-    assert load.parameters["properties"]["server"]["enum"] == ["a", "b"]
+    assert load.parameters["required"] == ["name"]
     described = load.description
+    registry, ctx = offered.registry, context(tmp_path)
 
-    result = await load.run({"server": "b"}, context(tmp_path))
+    result = await registry.dispatch(LOAD_TOOL, {"name": "b"}, ctx)
     assert result.ok and "mcp__b__one" in result.output
     assert names(offered) == [LOAD_TOOL, "mcp__b__one"]
-    await load.run({"server": "a"}, context(tmp_path))
+    await registry.dispatch(LOAD_TOOL, {"name": "a"}, ctx)
     assert names(offered) == [LOAD_TOOL, "mcp__b__one", "mcp__a__x", "mcp__a__y"]
     assert offered.specs()[0].description == described  # the catalog did not change
-    again = await load.run({"server": "a"}, context(tmp_path))
+    again = await registry.dispatch(LOAD_TOOL, {"name": "a"}, ctx)
     assert again.ok and "loaded already" in again.output
-    unknown = await load.run({"server": "c"}, context(tmp_path))
-    assert not unknown.ok and "ready: a, b" in unknown.output
+    unknown = await registry.dispatch(LOAD_TOOL, {"name": "c"}, ctx)
+    assert not unknown.ok and "loadable: a, b" in unknown.output
 
-    assert names(source(manager, window=every * 10)) == ["mcp__a__x", "mcp__a__y", "mcp__b__one"]
+    assert names(offer(manager, every * 10, tmp_path)) == ["mcp__a__x", "mcp__a__y", "mcp__b__one"]
 
 
 def everything_agent(world: World, window: int) -> Agent:
@@ -110,17 +132,18 @@ def everything_agent(world: World, window: int) -> Agent:
 async def test_a_small_window_loads_server_everything_on_demand_in_real_turns(world: World) -> None:
     agent = everything_agent(world, 8192)
     world.fake.enqueue(
-        Turn.tool_calls(call(LOAD_TOOL, {"server": "every"})),
+        Turn.tool_calls(call(LOAD_TOOL, {"name": "every"})),
         Turn.tool_calls(call("mcp__every__echo", {"message": "loaded"})),
         Turn.text("done"),
     )
     finished = await agent.run_user_turn("echo something")
     assert finished.outcome is Outcome.COMPLETE, finished.error
     first, second, third = world.fake.chat_bodies
-    mcp_first = [name for name in tool_names(first) if name.startswith("mcp")]
-    assert mcp_first == [LOAD_TOOL]
+    assert LOAD_TOOL in tool_names(first)
+    assert not [name for name in tool_names(first) if name.startswith("mcp")]
     catalog = next(t for t in first["tools"] if t["function"]["name"] == LOAD_TOOL)
-    line = catalog["function"]["description"].splitlines()[1]
+    lines = catalog["function"]["description"].splitlines()
+    line = next(line for line in lines if line.startswith("- every:"))
     assert line.startswith("- every: Everything Server – Server Instructions — tools: echo, ")
     # The next request is the first one's tools and, at the end, every's.
     assert second["tools"][: len(first["tools"])] == first["tools"]
@@ -137,6 +160,8 @@ async def test_a_large_window_gets_every_schema_and_no_catalog(world: World) -> 
     await agent.run_user_turn("hi")
     (body,) = world.fake.chat_bodies
     offered = tool_names(body)
-    assert LOAD_TOOL not in offered and "mcp__every__echo" in offered
+    catalog = next(t for t in body["tools"] if t["function"]["name"] == LOAD_TOOL)
+    assert "- every:" not in catalog["function"]["description"]  # only built-ins on demand
+    assert "mcp__every__echo" in offered
     assert body["model"] == MODEL
     assert json.dumps(body["tools"]).count("mcp__every__") == 13

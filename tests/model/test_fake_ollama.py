@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -48,6 +49,28 @@ def test_demo_brain_greets_anything_else():
     assert "list the files" in "".join(
         line["message"]["content"] for line in turn.lines if isinstance(line, dict)
     )
+
+
+def test_demo_brain_sends_with_a_tool_the_catalog_lists_or_says_it_cannot():
+    listing = "beta — pid 7, ready, id 7-42\n  /tmp/beta · coding · m"
+    tell = {"role": "user", "content": "tell the beta agent that it works"}
+    listed = {"role": "tool", "tool_name": "list_agents", "content": listing}
+    catalog = "Load one of these tools:\n- send_agent_message: Send a task…"
+    tools = [
+        {"type": "function", "function": {"name": "list_agents"}},
+        {"type": "function", "function": {"name": "load_tools", "description": catalog}},
+    ]
+    turn = demo_turn({"messages": [tell, listed], "tools": tools})
+    [sent] = first_message(turn)["tool_calls"]
+    assert sent["function"]["name"] == "send_agent_message"
+    assert sent["function"]["arguments"] == {"target": "7-42", "message": "it works"}
+    alone = demo_turn({"messages": [tell, listed], "tools": tools[:1]})
+    assert "tool_calls" not in first_message(alone)  # neither offered nor listed
+
+
+def first_message(turn: Turn) -> dict[str, Any]:
+    message: dict[str, Any] = next(line for line in turn.lines if isinstance(line, dict))["message"]
+    return message
 
 
 def test_scripted_turns_come_from_a_json_file(tmp_path: Path):

@@ -8,6 +8,7 @@ from typing import Any
 
 from tests.fixtures.workspace import tool_context
 from zcoder.tools import CommandPolicy, ToolContext, ToolResult, ToolSpec, default_registry
+from zcoder.tools.catalog import Shelf
 
 
 class Source:
@@ -17,6 +18,9 @@ class Source:
 
     def specs(self) -> Sequence[ToolSpec]:
         return self.tools
+
+    def shelves(self) -> Sequence[Shelf]:
+        return []
 
     async def prepare(self, ctx: ToolContext) -> list[str]:
         self.prepared += 1
@@ -48,7 +52,11 @@ async def test_a_sources_tools_come_after_the_built_in_ones_once_prepared(tmp_pa
     assert registry.names() == builtin  # nothing until the source has tools
     assert await registry.prepare(ctx) == ["extra tools are ready"]
     assert registry.names() == [*builtin, "extra__echo"]
-    assert registry.schemas(ctx)[-1]["function"]["name"] == "extra__echo"
+    # After the built-in ones offered always, before the catalog (in a first offer).
+    assert [schema["function"]["name"] for schema in registry.schemas(ctx)][-2:] == [
+        "extra__echo",
+        "load_tools",
+    ]
     assert registry.get("extra__echo") is source.tools[0]
 
 

@@ -176,6 +176,7 @@ class Agent:
         self.edits.use_session(session_id)
         self.freshness.forget()  # this session's model read nothing in this process yet
         self.messages = [m for m in messages if m.get("role") != "system"]
+        self.registry.use_history(self.messages)  # the tools it loaded (tools/catalog.py)
         self.call_ids = CallIds()
         self.call_ids.remember(self.messages)
         self.user_ledger = list(ledger)

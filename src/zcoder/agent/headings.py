@@ -25,7 +25,7 @@ TARGET_ALIAS: Final = "target"
 LIST_AGENTS: Final = "list_agents"
 ACTIVATE_SKILL: Final = "activate_skill"
 READ_SKILL_FILE: Final = "read_skill_file"
-LOAD_TOOL: Final = "mcp_load_tools"
+LOAD_TOOL: Final = "load_tools"
 FINISH_TOOL_NAME: Final = "finish"
 
 _TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.-]+")
@@ -46,7 +46,7 @@ VERBS: Final[dict[str, str]] = {
     LIST_AGENTS: "List agents",
     ACTIVATE_SKILL: "Use skill",
     READ_SKILL_FILE: "Read skill file",
-    LOAD_TOOL: "Load the tools of MCP server",
+    LOAD_TOOL: "Load tools",
     FINISH_TOOL_NAME: "Finish",
 }
 """How each of zcoder's own tools' headings begin (``--connect`` reads a remote call's
@@ -147,7 +147,7 @@ def call_heading(name: str, arguments: Mapping[str, Any]) -> str:
     if name == FINISH_TOOL_NAME:
         status = _text(arguments, "status")
         return f"{verb} ({status})" if status else verb
-    detail = {ACTIVATE_SKILL: "name", LOAD_TOOL: "server"}
+    detail = {ACTIVATE_SKILL: "name", LOAD_TOOL: "name"}
     if name in detail:
         return _joined(verb, _text(arguments, detail[name]))
     if name == LIST_AGENTS:

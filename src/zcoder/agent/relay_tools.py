@@ -24,6 +24,7 @@ from zcoder.relay import (
     resolve_target,
 )
 from zcoder.tools import ToolContext, ToolRegistry, ToolResult, ToolSpec, TurnOrigin
+from zcoder.tools.base import Offered
 from zcoder.tools.registry import ALIASES_KEY
 
 LIST_AGENTS: Final = "list_agents"
@@ -150,11 +151,17 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
             {"type": "object", "properties": {}},
             list_agents,
             available,
+            Offered.WHILE_ON,
         )
     )
     registry.register(
         ToolSpec(
-            SEND_AGENT_MESSAGE, SEND_DESCRIPTION, _send_parameters(), send_agent_message, available
+            SEND_AGENT_MESSAGE,
+            SEND_DESCRIPTION,
+            _send_parameters(),
+            send_agent_message,
+            available,  # listed in the catalog only while the relay is on
+            Offered.ON_DEMAND,  # sent only when the user asks: loaded then
         )
     )
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from zcoder.mcp.tools import McpToolSource
     from zcoder.options import McpLimits
     from zcoder.tools.base import ToolContext, ToolSpec
+    from zcoder.tools.catalog import Shelf
     from zcoder.tools.registry import ToolRegistry
 
 __all__ = ["LateMcp", "attach_mcp"]
@@ -93,6 +94,9 @@ class LateMcp:
 
     def specs(self) -> Sequence[ToolSpec]:
         return self._source.specs() if self._source is not None else []
+
+    def shelves(self) -> Sequence[Shelf]:
+        return self._source.shelves() if self._source is not None else []
 
     async def prepare(self, ctx: ToolContext) -> list[str]:
         self.attach_if_configured()

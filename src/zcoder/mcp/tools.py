@@ -22,9 +22,9 @@ the first user turn that could use it asks, in a dialog of its own, showing the 
 or URL and the file it comes from. A relayed turn never asks and never starts one.
 
 The tools offered only ever grow at the end of the list (a server that comes up later adds
-its tools after those offered before), and when their schemas would fill too much of a
-small window, a catalog and a tool to load a server's tools take their place
-(zcoder.mcp.catalog).
+its tools after those offered before: zcoder.tools.catalog.OfferOrder), and when their
+schemas would fill too much of a small window, they are offered on demand, a catalog entry
+per server (zcoder.mcp.catalog).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from zcoder.base.blank_runs import mark_blank_runs
-from zcoder.mcp.catalog import LOAD_TOOL, Catalog, schema_tokens
+from zcoder.mcp.catalog import Catalog, schema_tokens
 from zcoder.mcp.config import (
     ServerEntry,
     entry_hash,
@@ -56,6 +56,7 @@ from zcoder.tools.approval import (
     McpToolCall,
 )
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
+from zcoder.tools.catalog import Shelf
 from zcoder.tools.profiles import TurnOrigin
 
 __all__ = ["McpToolSource", "split_tool_name"]
@@ -87,51 +88,32 @@ class McpToolSource:
         self.manager = manager
         self.catalog = Catalog(window, manager.summary, share=manager.limits.tools_share)
         self._specs: dict[str, ToolSpec] = {}
-        self._offered: dict[str, ToolSpec] = {}
         self._listed: list[McpTool] = []
-        self._shape: tuple[Any, ...] = ()  # what the offer was made for
-        self._listings = 0  # how many times the ready tools changed
         self._tokens = 0  # what every MCP schema would cost a request
         self._asked: set[tuple[str, str]] = set()  # (server, entry digest) asked about
         self._told: set[str] = set()  # the configuration's problems and notes, said once
 
     # -- the registry's side --------------------------------------------------------------
 
-    def specs(self) -> Sequence[ToolSpec]:
+    def _ready(self) -> dict[str, ToolSpec]:
         tools = self.manager.tools()
         if tools != self._listed:  # a server started, ended, or changed its list
             self._listed = tools
             self._specs = {tool.qualified: self._spec(tool) for tool in tools}
-            self._listings += 1
             self._tokens = schema_tokens(list(self._specs.values()))
-        catalog = self.catalog.needed(self._tokens)
-        shape = (catalog, self.catalog.window(), tuple(self.catalog.loaded), self._listings)
-        if shape != self._shape:
-            self._shape = shape
-            self._offer(tools, catalog)
-        return list(self._offered.values())
+        return self._specs
 
-    def _offer(self, tools: list[McpTool], catalog: bool) -> None:
-        """What the model is offered: every tool, or the catalog and the loaded servers'
-        tools. What stays keeps its place; what is new goes at the end."""
-        wanted: dict[str, ToolSpec] = {}
-        if catalog:
-            wanted[LOAD_TOOL] = self.catalog.spec(tools)
-            for server in self.catalog.loaded:
-                wanted.update(
-                    (tool.qualified, self._specs[tool.qualified])
-                    for tool in tools
-                    if tool.server == server
-                )
-        else:
-            wanted = dict(self._specs)
-        kept = {name: wanted[name] for name in self._offered if name in wanted}
-        kept.update((name, spec) for name, spec in wanted.items() if name not in kept)
-        self._offered = kept
+    def specs(self) -> Sequence[ToolSpec]:
+        """Every ready tool, unless they are offered on demand (``shelves``)."""
+        specs = self._ready()
+        return [] if self.catalog.needed(self._tokens) else list(specs.values())
 
-    def loaded(self) -> list[str]:
-        """The servers whose tools the model loaded (small windows; zcoder.mcp.catalog)."""
-        return list(self.catalog.loaded)
+    def shelves(self) -> Sequence[Shelf]:
+        """On a small window, one catalog entry per server (zcoder.mcp.catalog)."""
+        specs = self._ready()
+        if not self.catalog.needed(self._tokens):
+            return []
+        return self.catalog.shelves(self._listed, specs)
 
     def _spec(self, tool: McpTool) -> ToolSpec:
         description = f"(MCP server {tool.server}) {tool.description or tool.name}"

@@ -4,6 +4,7 @@ other; tools/edits.py builds on both)."""
 
 from __future__ import annotations
 
+import enum
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from zcoder.tools.profiles import Profile, TurnOrigin
 __all__ = [
     "WORKSPACE_DIRECTORY",
     "EditGate",
+    "Offered",
     "ToolAvailability",
     "ToolContext",
     "ToolHandler",
@@ -129,6 +131,21 @@ def _always_available(origin: TurnOrigin, ctx: ToolContext) -> bool:
     return True
 
 
+class Offered(enum.Enum):
+    """When a tool is offered to the model (its schema sent with every request)."""
+
+    ALWAYS = "always"
+    """In every request (the tools a model needs every turn: read, edit, list, search,
+    run)."""
+    ON_DEMAND = "on demand"
+    """Listed by the catalog tool, ``load_tools``, and offered once the model loads it (or
+    calls it), from then on for the rest of the session, at the end of the list
+    (zcoder.tools.catalog)."""
+    WHILE_ON = "while a feature is on"
+    """In every request while its feature is on: ``availability`` is the feature's switch
+    (the relay's tools while the relay is available)."""
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """A tool: its name, model-facing description and JSON schema, and its behaviour.
@@ -136,6 +153,8 @@ class ToolSpec:
     ``parameters`` is the JSON schema of the arguments (an ``object`` schema).  ``handler``
     receives arguments already validated against it.  ``availability`` decides, per turn,
     whether the tool is offered at all; the registry checks it again at dispatch time.
+    ``offered`` says when it is offered (Offered): a tool offered while a feature is on
+    names that feature's switch as its ``availability``.
     """
 
     name: str
@@ -143,6 +162,11 @@ class ToolSpec:
     parameters: dict[str, Any]
     handler: ToolHandler
     availability: ToolAvailability = _always_available
+    offered: Offered = Offered.ALWAYS
+
+    def __post_init__(self) -> None:
+        if self.offered is Offered.WHILE_ON and self.availability is _always_available:
+            raise ValueError(f"the tool {self.name!r} is offered while a feature is on: which?")
 
     def schema(self, *, checked: bool = False) -> dict[str, Any]:
         """This tool as an entry of the Ollama ``tools`` request field.

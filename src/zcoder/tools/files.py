@@ -7,7 +7,14 @@ import os
 from typing import Any
 
 from zcoder.base.plural import counted
-from zcoder.tools.base import WORKSPACE_DIRECTORY, ToolContext, ToolResult, ToolSpec, arguments
+from zcoder.tools.base import (
+    WORKSPACE_DIRECTORY,
+    Offered,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    arguments,
+)
 from zcoder.tools.confinement import (
     ConfinedPath,
     ConfinementError,
@@ -247,6 +254,7 @@ READ_FILE_RANGE = ToolSpec(
         required=["path", "start_line", "end_line"],
     ),
     handler=_read_file_range,
+    offered=Offered.ON_DEMAND,  # rarely needed: loaded from the catalog
 )
 
 

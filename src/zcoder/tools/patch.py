@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zcoder.base.errors import ZcoderError
-from zcoder.tools.base import ToolContext, ToolResult, ToolSpec, arguments
+from zcoder.tools.base import Offered, ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.confinement import (
     ConfinedPath,
     ConfinementError,
@@ -376,4 +376,5 @@ APPLY_PATCH = ToolSpec(
         {"patch": {"type": "string", "description": "The unified diff text"}}, required=["patch"]
     ),
     handler=_apply_patch,
+    offered=Offered.ON_DEMAND,  # rarely needed: loaded from the catalog
 )

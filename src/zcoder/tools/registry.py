@@ -1,4 +1,8 @@
-"""The tool registry: which tools a turn is offered, and safe dispatch of model calls."""
+"""The tool registry: which tools a turn is offered, and safe dispatch of model calls.
+
+A tool is offered always, on demand (listed by the catalog tool and loaded when the model
+asks: zcoder.tools.catalog) or while a feature is on (ToolSpec.offered); a request's tools
+list begins with the previous request's."""
 
 from __future__ import annotations
 
@@ -11,7 +15,8 @@ from typing import Any, Protocol
 
 from zcoder.base.errors import ZcoderError
 from zcoder.base.plural import plural
-from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
+from zcoder.tools.base import Offered, ToolContext, ToolResult, ToolSpec
+from zcoder.tools.catalog import LOAD_TOOL, Catalog, OfferOrder, Shelf, asked_in
 from zcoder.tools.output import bound_text
 
 __all__ = ["ALIASES_KEY", "ArgumentError", "ToolRegistry", "ToolSource", "validate_arguments"]
@@ -148,21 +153,28 @@ def _unaliased(raw: dict[Any, Any], aliases: dict[str, str]) -> dict[Any, Any]:
 class ToolSource(Protocol):
     """Tools that come and go while the program runs (an MCP server's, zcoder.mcp).
 
-    ``specs`` is read for every request, so it must be cheap; ``prepare`` runs once at the
-    start of each turn (it may start what the tools need) and returns notices for the user.
+    ``specs`` is read for every request, so it must be cheap; ``shelves`` too: the tools
+    it offers on demand, by catalog entry (zcoder.tools.catalog); ``prepare`` runs once at
+    the start of each turn (it may start what the tools need) and returns notices for the
+    user.
     """
 
     def specs(self) -> Sequence[ToolSpec]: ...
+
+    def shelves(self) -> Sequence[Shelf]: ...
 
     async def prepare(self, ctx: ToolContext) -> list[str]: ...
 
 
 class ToolRegistry:
-    """Tools by name.  What a turn is offered depends on its origin and context."""
+    """Tools by name.  What a turn is offered depends on its origin and context, and on
+    what the model loaded of the tools offered on demand (``catalog``)."""
 
     def __init__(self) -> None:
         self._tools: dict[str, ToolSpec] = {}
         self._sources: list[ToolSource] = []
+        self.catalog = Catalog()
+        self._order = OfferOrder()
 
     def add_source(self, source: ToolSource) -> None:
         """Offer a source's tools after the registered ones (names must not collide)."""
@@ -187,23 +199,63 @@ class ToolRegistry:
             raise ValueError(f"a tool named {spec.name!r} is already registered")
         self._tools[spec.name] = spec
 
+    def _shelves(self, ctx: ToolContext | None) -> list[Shelf]:
+        """The catalog's entries (of the tools available in ``ctx``; None: all)."""
+        on_demand = [s for s in self._all() if s.offered is Offered.ON_DEMAND]
+        shelves = [Shelf.of(spec) for spec in on_demand]
+        shelves += [shelf for source in self._sources for shelf in source.shelves()]
+        if ctx is None:
+            return shelves
+        kept = []
+        for shelf in shelves:
+            tools = tuple(spec for spec in shelf.tools if spec.available(ctx.origin, ctx))
+            if tools:
+                kept.append(Shelf(shelf.name, shelf.about, tools, shelf.listed))
+        return kept
+
     def get(self, name: str) -> ToolSpec | None:
+        """The tool of that name, offered or not (one on demand, the catalog's)."""
         spec = self._tools.get(name)
         if spec is None and self._sources:
             spec = next((s for s in self._all() if s.name == name), None)
+        if spec is None and (shelves := self._shelves(None)):
+            if name == LOAD_TOOL:
+                return self.catalog.spec(shelves)
+            tools = (tool for shelf in shelves for tool in shelf.tools)
+            spec = next((tool for tool in tools if tool.name == name), None)
         return spec
 
     def names(self) -> list[str]:
         return [spec.name for spec in self._all()]
 
     def available(self, ctx: ToolContext) -> list[ToolSpec]:
-        """The tools offered for this turn, in registration order (sources' last)."""
-        return [spec for spec in self._all() if spec.available(ctx.origin, ctx)]
+        """The tools offered for this turn: those offered always or while their feature
+        is on, in registration order (sources' last), then the catalog and the tools the
+        model loaded from it; each in the place where it was first offered."""
+        specs = [spec for spec in self._all() if spec.available(ctx.origin, ctx)]
+        offered = [spec for spec in specs if spec.offered is not Offered.ON_DEMAND]
+        shelves = self._shelves(ctx)
+        if shelves:
+            offered.append(self.catalog.spec(shelves))
+            offered.extend(self.catalog.loaded(shelves))
+        return self._order.arrange(offered)
+
+    def use_history(self, messages: Sequence[dict[str, Any]]) -> None:
+        """A session's history is the conversation now: what it loaded is loaded (a
+        resumed session's tools are the ones it had), and the order starts again."""
+        self.catalog.restore(asked_in(messages))
+        self._order.forget()
 
     def schemas(self, ctx: ToolContext, *, checked: bool = False) -> list[dict[str, Any]]:
         """The Ollama ``tools`` entries for this turn; ``checked``: as :meth:`dispatch`
-        validates them, with what the model is not sent (ToolSpec.schema)."""
-        return [spec.schema(checked=checked) for spec in self.available(ctx)]
+        validates them, with what the model is not sent (ToolSpec.schema), and those of
+        the tools the catalog lists, which it takes a call to as well."""
+        specs = self.available(ctx)
+        if checked:  # dispatch takes a call to a tool the catalog lists too (and loads it)
+            sent = {spec.name for spec in specs}
+            listed = (tool for shelf in self._shelves(ctx) for tool in shelf.tools)
+            specs += [tool for tool in listed if tool.name not in sent]
+        return [spec.schema(checked=checked) for spec in specs]
 
     async def dispatch(self, name: str, args: Any, ctx: ToolContext) -> ToolResult:
         """Validate and run one tool call; every failure is a result, never an exception.
@@ -211,7 +263,11 @@ class ToolRegistry:
         Cancellation (``asyncio.CancelledError``) is the one exception that propagates.
         The result's output is bounded to ``ctx.max_output`` bytes, head and tail.
         """
-        spec = self.get(name)
+        spec = next((spec for spec in self.available(ctx) if spec.name == name), None)
+        if spec is None and (shelf := self.catalog.shelf_of(name, self._shelves(ctx))):
+            self.catalog.ask(name)  # listed, not loaded yet: loaded by the call
+            spec = next(tool for tool in shelf.tools if tool.name == name)
+        spec = spec or self.get(name)
         if spec is None:
             offered = ", ".join(spec.name for spec in self.available(ctx)) or "none"
             return ToolResult.error(
