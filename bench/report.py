@@ -211,10 +211,12 @@ its baseline (or, for stalled connections, in alternating blocks).
   through the model's template, which adds a little around each tool. The first run of
   this benchmark found 2,363 (estimated), over the budget; shorter tool descriptions and
   schemas without the bounds the registry enforces itself brought it under. Issue 28 offered
-  the rarely used tools on demand (`read_file_range`, `apply_patch`, `send_agent_message`:
-  one catalog tool, `load_tools`, lists them, and their schemas are sent once the model
-  loads them): the largest case went from 1,968 to 1,686 estimated tokens, with room for
-  the tools the next issues add. A tool offered on demand costs its catalog line, 20-30
+  the rarely used tools on demand (`read_file_range`, `apply_patch`: one catalog tool,
+  `load_tools`, lists them, and their schemas are sent once the model loads them): the
+  largest case went from 1,968 to 1,840 estimated tokens, with room for the tools the next
+  issues add. The relay's two tools stay offered whenever the relay is on: handing work to
+  another agent is what zcoder is for, and a small model calls a tool it sees more surely
+  than one it must load first. A tool offered on demand costs its catalog line, 20-30
   tokens; one offered always, its whole schema (70-220). A new tool offered always, or a
   longer description, should be paid for by shortening another.
 - **Ping** costs about twice the bare baseline: the relay adds the socket checks on both

@@ -16,8 +16,8 @@ def test_it_counts_the_system_prompt_and_the_schemas_of_a_user_turn() -> None:
     off = prompt_overhead.measure(Profile.CODING, relay=False)
     on = prompt_overhead.measure(Profile.CODING, relay=True)
     # Seven built-in tools and load_tools, whose catalog lists read_file_range and
-    # apply_patch; the relay adds list_agents, and send_agent_message to the catalog.
-    assert (off.tools, on.tools) == (8, 9)
+    # apply_patch; the relay adds list_agents, send_agent_message.
+    assert (off.tools, on.tools) == (8, 10)
     assert on.system_chars > off.system_chars  # and its guidance paragraph
     assert off.total == off.system_tokens + off.schema_tokens
     assert off.schema_tokens > off.system_tokens > 0

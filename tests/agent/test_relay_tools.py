@@ -21,7 +21,6 @@ from tests.fixtures.fake_ollama import Turn
 from tests.fixtures.workspace import short_dir
 from zcoder.agent import Outcome
 from zcoder.agent.relay_tools import (
-    LIST_AGENTS,
     RELAY_SENDER_KEY,
     SEND_AGENT_MESSAGE,
     register_relay_tools,
@@ -37,7 +36,6 @@ from zcoder.tools import (
     ToolResult,
     TurnOrigin,
 )
-from zcoder.tools.catalog import LOAD_TOOL
 
 __all__ = ["short_dir"]  # the fixture root stands on (tests.fixtures.workspace)
 
@@ -113,7 +111,6 @@ def test_the_schema_names_target_instance_id_as_the_design_does(
     pair: tuple[Relay, Relay], root: Path
 ) -> None:
     registry, _ = _tools(pair[0])
-    registry.catalog.ask(SEND_AGENT_MESSAGE)  # offered on demand: loaded
     [schema] = [
         s for s in registry.schemas(_ctx(root)) if s["function"]["name"] == SEND_AGENT_MESSAGE
     ]
@@ -168,7 +165,6 @@ async def test_in_a_relayed_turn_both_spellings_reach_only_the_sender(
 ) -> None:
     me, peer = pair
     registry, _ = _tools(me)
-    registry.catalog.ask(SEND_AGENT_MESSAGE)  # offered on demand: loaded
     ctx = _ctx(root, TurnOrigin.RELAY, **{RELAY_SENDER_KEY: peer.instance_id})
     [schema] = [
         s
@@ -211,31 +207,3 @@ async def test_a_call_written_as_text_with_either_argument_name_is_recovered_and
     assert recovered["id"].startswith("recovered_")
     # The call is recorded in the model's words; dispatch reads the other name.
     assert recovered["function"]["arguments"] == {key: peer.instance_id, "message": "lint"}
-
-
-async def test_send_agent_message_is_on_demand_and_a_relayed_turn_still_reaches_only_the_sender(
-    pair: tuple[Relay, Relay], root: Path
-) -> None:
-    """Not loaded, it is listed by load_tools while the relay is on; a relayed turn's model
-    that calls it anyway (or writes the call as text) is held to the exact sender."""
-    me, peer = pair
-    registry, confirmer = _tools(me)
-    ctx = _ctx(root, TurnOrigin.RELAY, **{RELAY_SENDER_KEY: peer.instance_id})
-    sent = [s["function"]["name"] for s in registry.schemas(ctx)]
-    assert SEND_AGENT_MESSAGE not in sent and sent[-2:] == [LIST_AGENTS, LOAD_TOOL]
-    load = registry.schemas(ctx)[-1]["function"]["description"]
-    assert f"- {SEND_AGENT_MESSAGE}: Send a task to another zcoder instance" in load
-    [checked] = [  # what a call written as text is judged by
-        s
-        for s in restrict_schemas(registry.schemas(ctx, checked=True), ctx)
-        if s["function"]["name"] == SEND_AGENT_MESSAGE
-    ]
-    target = checked["function"]["parameters"]["properties"]["target_instance_id"]
-    assert target["enum"] == [peer.instance_id]
-    refused = await registry.dispatch(
-        SEND_AGENT_MESSAGE, {"target": "weekly-digest", "message": "by name"}, ctx
-    )
-    assert not refused.ok and confirmer.asked == [] and _bodies(peer) == []
-    me.stop()  # the relay is off: nothing of it is listed
-    assert not me.available
-    assert LOAD_TOOL not in [s["function"]["name"] for s in registry.schemas(_ctx(root))]

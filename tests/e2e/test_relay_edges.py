@@ -47,9 +47,7 @@ def test_relayed_turn_may_reply_only_to_its_sender(
     a.wait_text("relayed task from beta", since=mark_a)
 
     first, second, third_request = server_b.chat_bodies[:3]
-    # Offered on demand: beta's first call loaded it; from then on its schema is sent.
-    assert "send_agent_message" not in [t["function"]["name"] for t in first["tools"]]
-    send_schema = next(t for t in second["tools"] if t["function"]["name"] == "send_agent_message")
+    send_schema = next(t for t in first["tools"] if t["function"]["name"] == "send_agent_message")
     target = send_schema["function"]["parameters"]["properties"]["target_instance_id"]
     assert target["enum"] == [a.instance_id]  # the schema names the sender only
     assert f"'{third.instance_id}' was refused" in tool_results(second)[-1]

@@ -160,8 +160,8 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
             SEND_DESCRIPTION,
             _send_parameters(),
             send_agent_message,
-            available,  # listed in the catalog only while the relay is on
-            Offered.ON_DEMAND,  # sent only when the user asks: loaded then
+            available,
+            Offered.WHILE_ON,  # the design's contract: offered whenever the relay is on
         )
     )
 
