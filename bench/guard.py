@@ -22,7 +22,8 @@ from typing import Any
 from tests.tools.guard_corpus import DESTRUCTIVE, ORDINARY, WORKSPACE
 
 from bench.relay_bench import Table, Target
-from zcoder.tools.guard import Verdict, check_command, parse
+from zcoder.tools.guard import Verdict, check_command
+from zcoder.tools.guard.parse import parse
 
 # (construct, a line using it, the command the parser must find inside, or a check name)
 PROBES: list[tuple[str, str, str]] = [

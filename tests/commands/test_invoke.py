@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from zcoder.commands import CommandSet, UserCommands, expand, parse_command
+from zcoder.commands import CommandSet, UserCommands, parse_command
+from zcoder.commands.expand import expand
 from zcoder.skills import SkillSet, parse_skill
 
 

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
         discovery_text,
         register_relay_tools,
     )
-    from zcoder.agent.relay_wrapper import relay_wrapper
     from zcoder.agent.settings import AgentSettings
     from zcoder.agent.status import ContextUsage, Status
 

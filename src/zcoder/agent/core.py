@@ -53,7 +53,7 @@ from zcoder.agent.usage import (
 )
 from zcoder.agent.user_command import run_user_command
 from zcoder.hooks import HookEngine
-from zcoder.mcp import LateMcp, attach_mcp
+from zcoder.mcp import LateMcp, attach_or_wait
 from zcoder.model import (
     AssistantReply,
     Message,
@@ -144,19 +144,15 @@ class Agent:
         # and then taken when a file first names one (LateMcp, mcp_now).
         self.mcp: McpManager | None = None
         self._late_mcp: LateMcp | None = None
-        home, window = self.settings.mcp_home, lambda: self.settings.num_ctx
-        if home is not None:
-            limits = self.settings.mcp_limits
-            self.mcp = attach_mcp(self.registry, self.settings.workspace, home, window, limits)
-            if self.mcp is None:
-                self._late_mcp = LateMcp(
-                    self.registry,
-                    self.settings.workspace,
-                    home,
-                    window,
-                    self._mcp_attached,
-                    limits=limits,
-                )
+        if (home := self.settings.mcp_home) is not None:
+            self.mcp, self._late_mcp = attach_or_wait(
+                self.registry,
+                self.settings.workspace,
+                home,
+                lambda: self.settings.num_ctx,
+                self._mcp_attached,
+                limits=self.settings.mcp_limits,
+            )
 
     def _mcp_attached(self, manager: McpManager) -> None:
         self.mcp = manager

@@ -6,27 +6,20 @@ them alike: ``discover_commands`` (zcoder.commands.files), ``expand``
 (zcoder.commands.invoke).
 """
 
-from zcoder.commands.expand import expand
-from zcoder.commands.files import (
-    CommandFileError,
-    CommandProblem,
-    CommandSet,
-    CustomCommand,
-    command_places,
-    discover_commands,
-    parse_command,
-)
-from zcoder.commands.invoke import Invocation, UserCommands
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "CommandFileError",
-    "CommandProblem",
-    "CommandSet",
-    "CustomCommand",
-    "Invocation",
-    "UserCommands",
-    "command_places",
-    "discover_commands",
-    "expand",
-    "parse_command",
-]
+from zcoder.base.lazy import face
+
+if TYPE_CHECKING:
+    from zcoder.commands.files import (
+        CommandFileError,
+        CommandProblem,
+        CommandSet,
+        CustomCommand,
+        command_places,
+        discover_commands,
+        parse_command,
+    )
+    from zcoder.commands.invoke import Invocation, UserCommands
+
+__getattr__, __dir__, __all__ = face(__name__, __file__)

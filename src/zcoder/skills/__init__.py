@@ -1,40 +1,24 @@
 """Agent Skills: folders of instructions the model activates when a task matches them.
 
 ``discover_skills`` finds them (zcoder.skills.discovery), ``catalog_text`` is what the
-system prompt lists, ``make_skill_tools`` the model's two tools (zcoder.skills.tools).
+system prompt lists, ``make_skill_tools`` the model's two tools and ``install_skills``
+their registration (zcoder.skills.tools).
 """
 
-from zcoder.skills.discovery import SkillSet, discover_skills, skill_places
-from zcoder.skills.parse import Skill, SkillError, SkillProblem, parse_skill
-from zcoder.skills.tools import (
-    ACTIVATE_SKILL,
-    READ_SKILL_FILE,
-    activation_text,
-    catalog_text,
-    make_skill_tools,
-)
-from zcoder.tools.registry import ToolRegistry
+from typing import TYPE_CHECKING
 
+from zcoder.base.lazy import face
 
-def install_skills(registry: ToolRegistry, skills: SkillSet) -> SkillSet:
-    """Register the skill tools for ``skills`` (none when there are none); returns them."""
-    for spec in make_skill_tools(skills):
-        registry.register(spec)
-    return skills
+if TYPE_CHECKING:
+    from zcoder.skills.discovery import SkillSet, discover_skills, skill_places
+    from zcoder.skills.parse import Skill, SkillError, SkillProblem, parse_skill
+    from zcoder.skills.tools import (
+        ACTIVATE_SKILL,
+        READ_SKILL_FILE,
+        activation_text,
+        catalog_text,
+        install_skills,
+        make_skill_tools,
+    )
 
-
-__all__ = [
-    "ACTIVATE_SKILL",
-    "READ_SKILL_FILE",
-    "Skill",
-    "SkillError",
-    "SkillProblem",
-    "SkillSet",
-    "activation_text",
-    "catalog_text",
-    "discover_skills",
-    "install_skills",
-    "make_skill_tools",
-    "parse_skill",
-    "skill_places",
-]
+__getattr__, __dir__, __all__ = face(__name__, __file__)

@@ -27,6 +27,7 @@ from zcoder.tools.confinement import (
 from zcoder.tools.files import decode_text
 from zcoder.tools.offload import in_thread
 from zcoder.tools.output import bound_text
+from zcoder.tools.registry import ToolRegistry
 
 ACTIVATE_SKILL: Final = "activate_skill"
 READ_SKILL_FILE: Final = "read_skill_file"
@@ -151,3 +152,10 @@ def make_skill_tools(skills: SkillSet) -> list[ToolSpec]:
             handler=read,
         ),
     ]
+
+
+def install_skills(registry: ToolRegistry, skills: SkillSet) -> SkillSet:
+    """Register the skill tools for ``skills`` (none when there are none); returns them."""
+    for spec in make_skill_tools(skills):
+        registry.register(spec)
+    return skills
