@@ -235,24 +235,42 @@ def front_end_line_crossings(graph: dict[str, set[str]]) -> list[str]:
     return found
 
 
+TYPE_CHECKING_BLOCK = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+
+
+def synthetic_tree(root: Path, files: dict[str, str]) -> dict[str, set[str]]:
+    """The import graph of a made-up zcoder: ``files`` maps a path under the package to
+    its text; every folder on the way gets an empty ``__init__.py`` unless given one."""
+    package = root / PACKAGE
+    package.mkdir()
+    for name in files:
+        folder = package
+        for part in Path(name).parent.parts:
+            folder /= part
+            folder.mkdir(exist_ok=True)
+            (folder / "__init__.py").touch()
+    (package / "__init__.py").touch()
+    for name, text in files.items():
+        (package / name).write_text(text)
+    return import_graph(root)
+
+
 def test_the_front_end_rule_names_each_crossing(tmp_path: Path) -> None:
-    package = tmp_path / PACKAGE
-    for sub in ("agent", "tools", "hooks", "frontend", "tui", "oneshot", "plugins"):
-        (package / sub).mkdir(parents=True)
-        (package / sub / "__init__.py").write_text("")
-    (package / "__init__.py").write_text("")
-    (package / "cli.py").write_text("from zcoder.frontend import session\n")
-    (package / "agent" / "core.py").write_text("from zcoder.frontend.session import x\n")
-    (package / "tools" / "shell.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from zcoder.tui import app\n"
+    graph = synthetic_tree(
+        tmp_path,
+        {
+            "cli.py": "from zcoder.frontend import session\n",
+            "agent/core.py": "from zcoder.frontend.session import x\n",
+            "tools/shell.py": f"{TYPE_CHECKING_BLOCK}    from zcoder.tui import app\n",
+            "hooks/engine.py": "def f():\n    import zcoder.frontend.session\n",
+            "plugins/load.py": "from zcoder.frontend import session\n",
+            "frontend/session.py": "from zcoder.agent import core\n",
+            "frontend/inbox.py": "from ..oneshot import run\n",
+            "tui/app.py": "from zcoder.frontend.session import x\n",
+            "oneshot/run.py": "from zcoder.frontend import session\n",
+        },
     )
-    (package / "hooks" / "engine.py").write_text("def f():\n    import zcoder.frontend.session\n")
-    (package / "plugins" / "load.py").write_text("from zcoder.frontend import session\n")
-    (package / "frontend" / "session.py").write_text("from zcoder.agent import core\n")
-    (package / "frontend" / "inbox.py").write_text("from ..oneshot import run\n")
-    (package / "tui" / "app.py").write_text("from zcoder.frontend.session import x\n")
-    (package / "oneshot" / "run.py").write_text("from zcoder.frontend import session\n")
-    assert front_end_line_crossings(import_graph(tmp_path)) == [
+    assert front_end_line_crossings(graph) == [
         "zcoder.agent.core -> zcoder.frontend.session (below the front ends)",
         "zcoder.frontend.inbox -> zcoder.oneshot.run (zcoder.frontend serves the front ends)",
         "zcoder.hooks.engine -> zcoder.frontend.session (below the front ends)",
@@ -270,24 +288,19 @@ def test_only_front_ends_and_cli_import_the_frontend_package() -> None:
 
 
 def test_the_rules_name_a_leaf_that_imports_upward_and_a_bypassed_face(tmp_path: Path) -> None:
-    package = tmp_path / PACKAGE
-    for folder in ("base", "relay", "tui"):
-        (package / folder).mkdir(parents=True)
-        (package / folder / "__init__.py").write_text("")
-    (package / "__init__.py").write_text("")
-    (package / "relay" / "__init__.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .names import name_of\n"
+    graph = synthetic_tree(
+        tmp_path,
+        {
+            "relay/__init__.py": f"{TYPE_CHECKING_BLOCK}    from .names import name_of\n",
+            "relay/names.py": "from zcoder.base import text\n",
+            "relay/spool.py": "from zcoder.relay.names import name_of\n",
+            "base/text.py": "import json\nfrom . import lazy\n",
+            "base/lazy.py": "def later():\n    from zcoder.relay import name_of\n",
+            "tui/fine.py": "from zcoder.relay import name_of\n",
+            "tui/deep.py": "from zcoder.relay.names import name_of\n",
+            "tui/sneaky.py": "from ..relay import names\n",
+        },
     )
-    (package / "relay" / "names.py").write_text("from zcoder.base import text\n")
-    (package / "relay" / "spool.py").write_text("from zcoder.relay.names import name_of\n")
-    (package / "base" / "text.py").write_text("import json\nfrom . import lazy\n")
-    (package / "base" / "lazy.py").write_text(
-        "def later():\n    from zcoder.relay import name_of\n"
-    )
-    (package / "tui" / "fine.py").write_text("from zcoder.relay import name_of\n")
-    (package / "tui" / "deep.py").write_text("from zcoder.relay.names import name_of\n")
-    (package / "tui" / "sneaky.py").write_text("from ..relay import names\n")
-    graph = import_graph(tmp_path)
     assert leaf_breaches(graph) == [("zcoder.base.lazy", "zcoder.relay")]
     assert face_bypasses(graph) == [
         ("zcoder.tui.deep", "zcoder.relay.names"),

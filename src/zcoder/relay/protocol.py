@@ -203,6 +203,14 @@ class Request:
     def to_payload(self) -> bytes:
         raise NotImplementedError
 
+    def encoded(self, members: dict[str, Scalar], optional: dict[str, Scalar | None]) -> bytes:
+        """The request's bytes: its leading members, ``members``, then those of
+        ``optional`` that are set (neither None nor empty), each group in its order."""
+        written = self.leading_members()
+        written.update(members)
+        written.update({k: v for k, v in optional.items() if v is not None and v != ""})
+        return encode_flat_object(written)
+
 
 @dataclass(frozen=True)
 class Ping(Request):
@@ -284,17 +292,18 @@ class Envelope(Addressed):
         return self._generic_payload()
 
     def _generic_payload(self) -> bytes:
-        members = self.leading_members()
-        members["sender_project"] = self.sender_project
-        members["sender_workspace"] = self.sender_workspace
-        members["body"] = self.body
-        if self.created_at is not None:
-            members["created_at"] = self.created_at
-        if self.sender_client:
-            members["sender_client"] = self.sender_client
-        if self.sender_kind:
-            members["sender_kind"] = self.sender_kind
-        return encode_flat_object(members)
+        return self.encoded(
+            {
+                "sender_project": self.sender_project,
+                "sender_workspace": self.sender_workspace,
+                "body": self.body,
+            },
+            {
+                "created_at": self.created_at,
+                "sender_client": self.sender_client,
+                "sender_kind": self.sender_kind,
+            },
+        )
 
 
 class EnvelopeError(ZcoderError, ValueError):

@@ -39,7 +39,6 @@ from zcoder.relay.protocol import (
     FlatObject,
     checked_member,
     checked_sender,
-    encode_flat_object,
     is_message_id,
     optional_text,
 )
@@ -69,13 +68,10 @@ class Receipt(Addressed):
     created_at: int | float | None = None
 
     def to_payload(self) -> bytes:
-        members = self.leading_members()
-        members["in_reply_to"] = self.in_reply_to
-        members["outcome"] = self.outcome
-        members["summary"] = self.summary
-        if self.created_at is not None:
-            members["created_at"] = self.created_at
-        return encode_flat_object(members)
+        return self.encoded(
+            {"in_reply_to": self.in_reply_to, "outcome": self.outcome, "summary": self.summary},
+            {"created_at": self.created_at},
+        )
 
 
 def clip_summary(text: str) -> str:

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from zcoder.base.processes import group_signalable
 from zcoder.tools.base import WORKSPACE_DIRECTORY, ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.confinement import ConfinedPath, ConfinementError, resolve_path
 from zcoder.tools.escapees import (
@@ -74,12 +75,8 @@ _ENVIRONMENT = {
 
 def _group_alive(pgid: int) -> bool:
     """Whether any live (non-zombie) process is still in the group."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
+    if not group_signalable(pgid):
         return False
-    except PermissionError:
-        return True
     proc = Path("/proc")
     if not proc.is_dir():
         return True
