@@ -8,6 +8,10 @@ folder's conftest.py or the test's own module does not override.
 - ``world``: the end-to-end harness's private world (tests/e2e/harness.py);
 - ``real_servers``: the real model's server of a kind, one a worker at a time
   (tests/fixtures/real_server.py), for tests/real and the backend contract suite.
+
+Hypothesis runs without its per-example deadline everywhere: a deadline is a timed
+assertion, and under CI's load a first example can take half a second (it failed
+tests/relay/test_trust.py once so).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from tests.e2e.harness import World
 from tests.e2e.harness import world as make_world
@@ -22,6 +27,9 @@ from tests.fixtures import model_clients, real_server
 from tests.fixtures.workspace import home, workspace
 
 __all__ = ["home", "workspace"]
+
+settings.register_profile("zcoder", deadline=None)
+settings.load_profile("zcoder")
 
 fake = model_clients.fake
 client = model_clients.client
