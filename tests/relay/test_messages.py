@@ -10,7 +10,16 @@ import json
 import pytest
 
 from zcoder.relay import Relay
-from zcoder.relay.control import Command, Configure, Event, Log, Message, Sent, Stop, decode
+from zcoder.relay.control import (
+    Configure,
+    Event,
+    ListenerCommand,
+    Log,
+    Message,
+    MessageSent,
+    Stop,
+    decode,
+)
 from zcoder.relay.listener_process import ListenerProcess
 from zcoder.relay.listener_service import ListenerService
 from zcoder.relay.protocol import Ack, Envelope, Ping, Request
@@ -137,18 +146,24 @@ def sample(cls: type[Message]) -> Message:
     return cls.from_fields({"op": cls.OP, **values})
 
 
-@pytest.mark.parametrize("cls", [*Command.BY_OP.values(), *Event.BY_OP.values()])
+@pytest.mark.parametrize("cls", [*ListenerCommand.BY_OP.values(), *Event.BY_OP.values()])
 def test_each_control_message_reads_back_from_its_line(cls: type[Message]) -> None:
     message = sample(cls)
     line = message.line()
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     decoded = json.loads(line)
     assert decoded["op"] == cls.OP
-    assert decode(decoded, Command.BY_OP if issubclass(cls, Command) else Event.BY_OP) == message
+    assert (
+        decode(decoded, ListenerCommand.BY_OP if issubclass(cls, ListenerCommand) else Event.BY_OP)
+        == message
+    )
 
 
 def test_control_lines_keep_their_bytes() -> None:
-    assert Sent("43-9-1", "42-1").line() == b'{"op":"sent","message_id":"43-9-1","target":"42-1"}\n'
+    assert (
+        MessageSent("43-9-1", "42-1").line()
+        == b'{"op":"sent","message_id":"43-9-1","target":"42-1"}\n'
+    )
     assert Configure({"instance_id": "42-1", "state": "ready"}).line() == (
         b'{"op":"config","instance_id":"42-1","state":"ready"}\n'
     )
@@ -159,7 +174,7 @@ def test_control_lines_keep_their_bytes() -> None:
 
 
 def test_every_command_has_a_row_in_the_listener_process() -> None:
-    assert set(ListenerService.HANDLERS) == set(Command.BY_OP.values())
+    assert set(ListenerService.HANDLERS) == set(ListenerCommand.BY_OP.values())
 
 
 def test_every_event_has_a_row_in_zcoders_process() -> None:
@@ -175,7 +190,7 @@ def test_every_request_handed_on_has_a_row_in_zcoders_process() -> None:
 def test_a_second_message_with_the_same_op_is_refused() -> None:
     with pytest.raises(TypeError, match="'sent'"):
 
-        class Again(Command, op="sent"):
+        class Again(ListenerCommand, op="sent"):
             """A second declaration of a command that exists."""
 
 

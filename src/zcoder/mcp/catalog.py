@@ -23,7 +23,7 @@ from zcoder.options import McpLimits
 from zcoder.tools.base import ToolSpec
 from zcoder.tools.catalog import Shelf
 
-__all__ = ["Catalog", "schema_tokens"]
+__all__ = ["McpCatalog", "schema_tokens"]
 
 
 def schema_tokens(specs: Sequence[ToolSpec]) -> int:
@@ -33,7 +33,7 @@ def schema_tokens(specs: Sequence[ToolSpec]) -> int:
     return estimate_tokens(json.dumps([spec.schema() for spec in specs], ensure_ascii=False))
 
 
-class Catalog:
+class McpCatalog:
     """Whether the MCP tools are offered on demand, and their catalog entries."""
 
     def __init__(

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from zcoder.base.blank_runs import mark_blank_runs
-from zcoder.mcp.catalog import Catalog, schema_tokens
+from zcoder.mcp.catalog import McpCatalog, schema_tokens
 from zcoder.mcp.config import (
     ServerEntry,
     entry_hash,
@@ -86,7 +86,7 @@ class McpToolSource:
         self, manager: McpManager, window: Callable[[], int | None] = lambda: None
     ) -> None:
         self.manager = manager
-        self.catalog = Catalog(window, manager.summary, share=manager.limits.tools_share)
+        self.catalog = McpCatalog(window, manager.summary, share=manager.limits.tools_share)
         self._specs: dict[str, ToolSpec] = {}
         self._listed: list[McpTool] = []
         self._tokens = 0  # what every MCP schema would cost a request

@@ -1,7 +1,7 @@
 """The messages between zcoder and its listener process, and their framing: one JSON
 object per line, ``{"op": <OP>, <the message's fields>...}``.
 
-Each message is one dataclass: a ``Command`` (zcoder's process to the listener process,
+Each message is one dataclass: a ``ListenerCommand`` (zcoder's process to the listener process,
 answered by one reply: ``{"ok": true, ...}`` or ``{"error": ...}``) or an ``Event`` (the
 listener process to zcoder's, never answered). Each side dispatches what it reads through
 a ``{class: handler}`` table (zcoder.relay.listener_service.ListenerService.HANDLERS and
@@ -34,11 +34,11 @@ def encode(message: dict[str, Any]) -> bytes:
 class Message:
     """A command or an event: ``OP`` names it on the line; its dataclass fields follow.
 
-    ``class Name(Command, op="name")`` declares one: a frozen dataclass, found by its op
-    in ``Command.BY_OP`` (or ``Event.BY_OP``) from then on."""
+    ``class Name(ListenerCommand, op="name")`` declares one: a frozen dataclass, found by its op
+    in ``ListenerCommand.BY_OP`` (or ``Event.BY_OP``) from then on."""
 
     OP: ClassVar[str]
-    BY_OP: ClassVar[dict[str, Any]]  # Command's and Event's: each a table of its own
+    BY_OP: ClassVar[dict[str, Any]]  # ListenerCommand's and Event's: each a table of its own
     __dataclass_fields__: ClassVar[dict[str, Any]]  # each message is a dataclass
 
     def __init_subclass__(cls, *, op: str = "", **kwargs: Any) -> None:
@@ -71,10 +71,10 @@ class Message:
         return cls(**values)
 
 
-class Command(Message):
+class ListenerCommand(Message):
     """zcoder's process to its listener process; each is answered by one reply."""
 
-    BY_OP: ClassVar[dict[str, type[Command]]] = {}
+    BY_OP: ClassVar[dict[str, type[ListenerCommand]]] = {}
 
 
 class Event(Message):
@@ -96,7 +96,7 @@ def decode(line: Mapping[str, Any], by_op: Mapping[str, type[_M]]) -> _M | None:
 # -- commands ---------------------------------------------------------------------------
 
 
-class Configure(Command, op="config"):
+class Configure(ListenerCommand, op="config"):
     """The listener's configuration and the state as it is now: first, once."""
 
     settings: dict[str, Any]
@@ -109,53 +109,53 @@ class Configure(Command, op="config"):
         return cls({key: value for key, value in line.items() if key != "op"})
 
 
-class SetState(Command, op="state"):
+class SetState(ListenerCommand, op="state"):
     """ready, busy or paused; applied before the reply (so a message that arrives after
     ``pause()`` returned is answered ``paused``)."""
 
     state: str
 
 
-class Sent(Command, op="sent"):
+class MessageSent(ListenerCommand, op="sent"):
     """A message zcoder sent: a receipt may answer it."""
 
     message_id: str
     target: str
 
 
-class Forget(Command, op="forget"):
+class Forget(ListenerCommand, op="forget"):
     """A message sent that was not accepted: no receipt will answer it."""
 
     message_id: str
 
 
-class Store(Command, op="store"):
+class Store(ListenerCommand, op="store"):
     """A message recovered from a dead instance, re-addressed to this one, to queue."""
 
     payload: str
 
 
-class LastAccepted(Command, op="sequence"):
+class LastAccepted(ListenerCommand, op="sequence"):
     """The sequence number of the last message accepted (``last_accepted``)."""
 
 
-class Sync(Command, op="sync"):
+class Sync(ListenerCommand, op="sync"):
     """Answered, and followed by a ``Synced`` event with the same token."""
 
     token: object = None
 
 
-class Done(Command, op="done"):
+class SpoolDone(ListenerCommand, op="done"):
     """A spool entry done, discarded or quarantined by zcoder: its queue slot is free."""
 
     name: str = ""
 
 
-class Stats(Command, op="stats"):
+class Stats(ListenerCommand, op="stats"):
     """Connections served, open and refused."""
 
 
-class Stop(Command, op="stop"):
+class Stop(ListenerCommand, op="stop"):
     """End the listener (zcoder does not wait for the reply)."""
 
 

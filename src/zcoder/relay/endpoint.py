@@ -28,7 +28,7 @@ from typing import Final
 
 from zcoder.relay.advert import Advert
 from zcoder.relay.client import TransportError, request
-from zcoder.relay.control import Command
+from zcoder.relay.control import ListenerCommand
 from zcoder.relay.listener_process import ListenerGone, ListenerProcess
 from zcoder.relay.protocol import ping_request
 from zcoder.relay.registry import (
@@ -255,7 +255,7 @@ class Endpoint:
 
     # -- the listener process -----------------------------------------------------------
 
-    def command(self, command: Command) -> dict[str, object] | None:
+    def command(self, command: ListenerCommand) -> dict[str, object] | None:
         """A command whose failure means the listener is gone: the relay stops itself."""
         listener = self.listener
         if listener is None or not listener.configured:

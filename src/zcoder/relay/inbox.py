@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from zcoder.relay.control import Command, Done, LastAccepted
+from zcoder.relay.control import LastAccepted, ListenerCommand, SpoolDone
 from zcoder.relay.spool import (
     ClaimedMessage,
     ClaimResult,
@@ -35,7 +35,7 @@ class QueueOwner(Protocol):
     @property
     def paused(self) -> bool: ...
 
-    def command(self, command: Command) -> dict[str, object] | None: ...
+    def command(self, command: ListenerCommand) -> dict[str, object] | None: ...
 
     def mark_unavailable(self, reason: str) -> None: ...
 
@@ -128,4 +128,4 @@ class Inbox:
         """Tell the listener a queue slot is free (an entry done, discarded or
         quarantined here): its queue positions and its ``full`` stay exact."""
         if self._owner.available:
-            self._owner.command(Done(name))
+            self._owner.command(SpoolDone(name))

@@ -49,12 +49,12 @@ from typing import Any, ClassVar, Final
 
 from zcoder.relay.control import (
     Accepted,
-    Command,
     Configure,
     Died,
     Event,
     Forwarded,
     LineReader,
+    ListenerCommand,
     Log,
     SetState,
     Stats,
@@ -169,14 +169,14 @@ class ListenerProcess:
 
     # -- commands -----------------------------------------------------------------------
 
-    def command(self, command: Command) -> dict[str, Any]:
+    def command(self, command: ListenerCommand) -> dict[str, Any]:
         """Send one command and wait for its reply. Raises ListenerGone."""
         with self._command_lock:
             if not self.configured:
                 raise ListenerGone("the listener process is not running yet")
             return self._exchange(command)
 
-    def _exchange(self, command: Command) -> dict[str, Any]:
+    def _exchange(self, command: ListenerCommand) -> dict[str, Any]:
         if self._commands is None or self._command_lines is None:
             raise ListenerGone("the listener process is not running")
         try:

@@ -24,18 +24,18 @@ from typing import Any, ClassVar
 from zcoder.base.processes import pid_alive
 from zcoder.relay.control import (
     ACCEPTED,
-    Command,
     Configure,
     Died,
-    Done,
     EventWriter,
     Forget,
     Forwarded,
     LastAccepted,
     LineReader,
+    ListenerCommand,
     Log,
-    Sent,
+    MessageSent,
     SetState,
+    SpoolDone,
     Stats,
     Stop,
     Store,
@@ -187,7 +187,7 @@ class ListenerService:
     def on_command(self, line: dict[str, Any]) -> dict[str, Any]:
         """The reply to one command line, through HANDLERS."""
         try:
-            command = decode(line, Command.BY_OP)
+            command = decode(line, ListenerCommand.BY_OP)
         except ValueError as exc:
             return {"error": str(exc)}
         if command is None:
@@ -203,7 +203,7 @@ class ListenerService:
         self.state = command.state
         return None
 
-    def _sent(self, command: Sent) -> Reply:
+    def _sent(self, command: MessageSent) -> Reply:
         self.receipts.record_sent(command.message_id, command.target, "", "")
         return None
 
@@ -218,7 +218,7 @@ class ListenerService:
         self.events.send(Synced(command.token))
         return None
 
-    def _done(self, command: Done) -> Reply:
+    def _done(self, command: SpoolDone) -> Reply:
         self.spool.forget_pending(command.name)
         return None
 
@@ -249,16 +249,16 @@ class ListenerService:
         return {"ok": True, "status": status, "position": position}
 
     # Each command zcoder's process sends (zcoder.relay.control), and what answers it: a
-    # reply, or None for ``{"ok": true}``. One row per Command class.
-    HANDLERS: ClassVar[Mapping[type[Command], Callable[[ListenerService, Any], Reply]]] = {
+    # reply, or None for ``{"ok": true}``. One row per ListenerCommand class.
+    HANDLERS: ClassVar[Mapping[type[ListenerCommand], Callable[[ListenerService, Any], Reply]]] = {
         Configure: _configured_again,
         SetState: _set_state,
-        Sent: _sent,
+        MessageSent: _sent,
         Forget: _forget,
         Store: _store,
         LastAccepted: _last_accepted,
         Sync: _sync,
-        Done: _done,
+        SpoolDone: _done,
         Stats: _stats,
         Stop: _stop,
     }

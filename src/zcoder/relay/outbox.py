@@ -21,7 +21,7 @@ from typing import Protocol
 
 from zcoder.base.sanitize import visible
 from zcoder.relay.client import DiscoveryResult, Peer, TransportError, request
-from zcoder.relay.control import Command, Forget, Sent
+from zcoder.relay.control import Forget, ListenerCommand, MessageSent
 from zcoder.relay.names import display_names, name_of
 from zcoder.relay.protocol import Ack, Envelope, FrameError, decode_flat_object
 from zcoder.relay.receipts import (
@@ -90,7 +90,7 @@ class Sender(Protocol):
     @property
     def reason(self) -> str | None: ...
 
-    def command(self, command: Command) -> dict[str, object] | None: ...
+    def command(self, command: ListenerCommand) -> dict[str, object] | None: ...
 
     def sync(self) -> None: ...
 
@@ -163,7 +163,7 @@ class Outbox:
             )
         # Recorded before delivery: a receipt may come back before the ack is read here.
         self.receipts.record_sent(message_id, peer.instance_id, name_of(peer), body)
-        me.command(Sent(message_id, peer.instance_id))
+        me.command(MessageSent(message_id, peer.instance_id))
         ack = self._deliver(Path(peer.socket), payload, message_id)
         if isinstance(ack, str):
             result = SendResult(None, f"delivery to {shown} failed: {ack}", peer, message_id)
