@@ -33,7 +33,8 @@ from bench.harness import (
 )
 from zcoder.relay import Relay
 from zcoder.relay.client import TransportError, request
-from zcoder.relay.protocol import Ack, Envelope, encode_frame, ping_request
+from zcoder.relay.framing import encode_frame
+from zcoder.relay.protocol import Ack, Envelope, ping_request
 
 MAX_BYTES = 65536
 IO_TIMEOUT = 2.0

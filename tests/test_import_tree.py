@@ -323,3 +323,16 @@ def test_outside_the_relay_only_its_face_is_imported() -> None:
     assert not bypasses, "import from zcoder.relay (its face) instead: " + "; ".join(
         f"{name} -> {target}" for name, target in bypasses
     )
+
+
+MAX_MODULE_LINES = 500
+
+
+def test_no_module_passes_five_hundred_lines() -> None:
+    """Issue 28: a module past 500 lines is split by job before anything is added to it."""
+    long = {
+        name: lines
+        for name, (path, _) in module_files().items()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"

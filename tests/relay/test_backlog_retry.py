@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from zcoder.relay.client import TransportError, request
-from zcoder.relay.protocol import Ack, decode_flat_object, encode_flat_object, encode_frame
+from zcoder.relay.framing import encode_frame
+from zcoder.relay.protocol import Ack, decode_flat_object, encode_flat_object
 
 
 def _fill_backlog(path: Path) -> list[socket.socket]:

@@ -293,7 +293,8 @@ def test_discovery_sorts_by_project_then_numeric_pid(make_relay, registry, relay
     # Answer every ping by hand, as a foreign implementation would.
     import threading
 
-    from zcoder.relay.protocol import Ack, decode_flat_object, encode_frame
+    from zcoder.relay.framing import encode_frame
+    from zcoder.relay.protocol import Ack, decode_flat_object
 
     def serve(srv: socket.socket) -> None:
         conn, _ = srv.accept()

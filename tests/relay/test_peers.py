@@ -11,7 +11,8 @@ import pytest
 
 from tests.relay.conftest import write_manifest
 from tests.relay.wire import send_json
-from zcoder.relay.protocol import Ack, decode_flat_object, encode_frame
+from zcoder.relay.framing import encode_frame
+from zcoder.relay.protocol import Ack, decode_flat_object
 
 pytestmark = pytest.mark.timeout(90)
 

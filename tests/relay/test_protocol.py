@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from zcoder.relay.framing import encode_frame, parse_header
 from zcoder.relay.protocol import (
     STATES,
     STATUSES,
@@ -20,9 +21,7 @@ from zcoder.relay.protocol import (
     ack_from_object,
     decode_flat_object,
     encode_flat_object,
-    encode_frame,
     parse_ack,
-    parse_header,
     ping_request,
     validate_envelope,
 )

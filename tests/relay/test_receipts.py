@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 from tests.relay.conftest import RelayFactory, write_manifest
 from tests.relay.wire import ack_of, exchange, frame, send_json
 from zcoder.relay import ClaimedMessage, Relay
+from zcoder.relay.framing import encode_frame
 from zcoder.relay.protocol import (
     Ack,
     Scalar,
     decode_flat_object,
     encode_flat_object,
-    encode_frame,
 )
 from zcoder.relay.receipts import OUTCOMES, SUMMARY_MAX_CHARS
 

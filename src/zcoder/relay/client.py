@@ -20,13 +20,12 @@ from pathlib import Path
 from typing import Final
 
 from zcoder.base.errors import ZcoderError
+from zcoder.relay.framing import encode_frame, parse_header
 from zcoder.relay.peercred import peer_credentials
 from zcoder.relay.protocol import (
     Ack,
     FrameError,
-    encode_frame,
     parse_ack,
-    parse_header,
     ping_request,
 )
 from zcoder.relay.registry import (

@@ -24,13 +24,11 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import Final
 
 from zcoder.base.sanitize import visible
+from zcoder.relay.framing import MAX_HEADER_BYTES, encode_frame, parse_header
 from zcoder.relay.peercred import PeerCredentials, peer_credentials
 from zcoder.relay.protocol import (
-    MAX_HEADER_BYTES,
     Envelope,
     FrameError,
-    encode_frame,
-    parse_header,
 )
 from zcoder.relay.receiver import Decision, Receiver
 
