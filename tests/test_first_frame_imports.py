@@ -46,3 +46,22 @@ def test_the_first_frame_imports_no_launch_machinery_no_relay_wire_no_session_re
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.splitlines() == ["[]"], done.stdout
+
+
+def test_version_and_help_import_no_event_loop_nor_the_stream_readers() -> None:
+    """What answers at once (--version, --help, a wrong flag) reads the option table, whose
+    defaults live in zcoder.model.limits: the stream's readers and asyncio wait for a run
+    (they tripled --version's time once)."""
+    code = (
+        "import sys\n"
+        "from zcoder.cli import main\n"
+        "for argv in (['--version'], ['--help']):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "later = ('asyncio', 'zcoder.model.watch', 'zcoder.model.body')\n"
+        "print(*(m in sys.modules for m in later))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "False False False"

@@ -20,10 +20,11 @@ from zcoder.model import (
     normalize_base_url,
     normalize_host,
 )
-from zcoder.model.body import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_REPLY_BYTES
 from zcoder.model.context import ContextWindow, explicit_window
-from zcoder.model.watch import (
+from zcoder.model.limits import (
     DEFAULT_IDLE_SECONDS,
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_REPLY_BYTES,
     DEFAULT_MAX_REPLY_CHARS,
 )
 from zcoder.options import (

@@ -22,17 +22,15 @@ from typing import Any, Final, Literal
 
 from zcoder import __version__
 from zcoder.base.errors import UsageError
-from zcoder.model.body import (
+from zcoder.model.context import WINDOW_SETTING, parse_keep_alive
+from zcoder.model.limits import (
+    DEFAULT_IDLE_SECONDS,
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_MAX_REPLY_BYTES,
-    MAX_LINE_SETTING,
-    MAX_REPLY_BYTES_SETTING,
-)
-from zcoder.model.context import WINDOW_SETTING, parse_keep_alive
-from zcoder.model.watch import (
-    DEFAULT_IDLE_SECONDS,
     DEFAULT_MAX_REPLY_CHARS,
     IDLE_SETTING,
+    MAX_LINE_SETTING,
+    MAX_REPLY_BYTES_SETTING,
     MAX_REPLY_SETTING,
 )
 from zcoder.tools import EditPolicy

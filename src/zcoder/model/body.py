@@ -28,6 +28,12 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Final, Literal, Self
 
 from zcoder.model.errors import ModelError
+from zcoder.model.limits import (
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_REPLY_BYTES,
+    MAX_LINE_SETTING,
+    MAX_REPLY_BYTES_SETTING,
+)
 from zcoder.model.types import ChatEvent
 
 __all__ = [
@@ -39,14 +45,6 @@ __all__ = [
     "ReplyStream",
     "ReplyTooLarge",
 ]
-
-MAX_LINE_SETTING: Final = "ZCODER_MAX_LINE_BYTES"
-MAX_REPLY_BYTES_SETTING: Final = "ZCODER_MAX_REPLY_BYTES"
-DEFAULT_MAX_LINE_BYTES: Final = 4 * 1024 * 1024
-"""4 MiB: five times the largest line a 32,000-token reply sent whole could need."""
-DEFAULT_MAX_REPLY_BYTES: Final = 64 * 1024 * 1024
-"""64 MiB: five times the body of a 32,000-token reply streamed token by token; the
-reply's character cap (zcoder.model.watch) normally stops a runaway reply long before."""
 
 _LINE_END: Final = re.compile(rb"\r\n|\r|\n")
 

@@ -22,10 +22,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Final
 
 from zcoder.model.body import BodyReader, ReplyStream
 from zcoder.model.errors import ModelError
+from zcoder.model.limits import (
+    DEFAULT_IDLE_SECONDS,
+    DEFAULT_MAX_REPLY_CHARS,
+    IDLE_SETTING,
+    MAX_REPLY_SETTING,
+)
 from zcoder.model.types import ChatEvent, ContentDelta, ReasoningDelta
 
 __all__ = [
@@ -37,14 +42,6 @@ __all__ = [
     "ReplyTooLong",
     "watched",
 ]
-
-IDLE_SETTING: Final = "ZCODER_IDLE_TIMEOUT"
-MAX_REPLY_SETTING: Final = "ZCODER_MAX_REPLY_CHARS"
-DEFAULT_IDLE_SECONDS: Final = 300.0
-"""As long as the read timeout: a large model may take minutes to load or read a prompt."""
-DEFAULT_MAX_REPLY_CHARS: Final = 200_000
-"""About 50,000 tokens: far past any max_tokens zcoder asks for, so only a server that
-ignores max_tokens (or a model repeating itself for ever on one without it) reaches it."""
 
 
 class ModelStalled(ModelError):
