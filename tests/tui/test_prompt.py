@@ -283,3 +283,24 @@ async def test_ctrl_z_undoes_a_paste_or_an_expand_alone_not_the_typing_around_it
         assert app.prompt.text == f"ab{big}e"
         await pilot.press("ctrl+z")
         assert app.prompt.text == "ab[pasted 30 lines #1]e"
+
+
+def key(name: str, character: str | None = None) -> events.Key:
+    return events.Key(name, character)
+
+
+async def test_cursor_keys_and_typing_that_arrive_together_apply_in_their_order() -> None:
+    """Keys a terminal delivers in one burst reach the app's queue together (as under load).
+    Textual runs a focused widget's bindings when the key has bubbled back to the app,
+    after the prompt inserted the characters behind it: Left Left '!' gave 'next
+    question!'. The prompt runs its own bindings as it gets them."""
+    app = Host()
+    async with app.run_test() as pilot:
+        await pilot.press(*"question")
+        await pilot.pause()
+        for event in (key("left"), key("left"), key("exclamation_mark", "!"), key("home"),
+                      key("greater_than_sign", ">")):  # fmt: skip
+            app.post_message(event)
+        await pilot.pause()
+        assert app.prompt.text == ">questi!on"
+        assert app.prompt.cursor_location == (0, 1)

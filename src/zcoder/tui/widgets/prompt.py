@@ -144,7 +144,22 @@ class PromptInput(TextArea):
                 event.stop()
                 event.prevent_default()
                 return
+        if await self._own_binding(event):
+            return
         await super()._on_key(event)
+
+    async def _own_binding(self, event: events.Key) -> bool:
+        """Run a key the text area binds itself (cursor moves, deletions, selection) here,
+        in the order the prompt got its keys. Textual runs a focused widget's bindings
+        when the key has bubbled back up to the app, and by then the keys typed after it
+        may be in already: under load, Left Left '!' put the '!' in before the cursor
+        moved, and End (the app's, tui/app.py) moved it before the Lefts."""
+        for binding in self._bindings.key_to_bindings.get(event.key, ()):
+            if not binding.priority and await self.app.run_action(binding.action, self):
+                event.stop()
+                event.prevent_default()
+                return True
+        return False
 
     # -- Enter: submit, or a new line -----------------------------------------------------
 
