@@ -258,6 +258,28 @@ def read_until(stream: IO[bytes], marker: bytes, timeout: float) -> bytes:
     return seen
 
 
+def test_a_reader_that_goes_away_stops_the_run_quietly(env: Env, fake: FakeOllama) -> None:
+    """``zcoder --prompt ... | head``: once the pipe's reader has gone, the turn stops, as
+    a pipe's writer does (exit 141, 128 + SIGPIPE), with no traceback; the session keeps
+    what was said. Before, every later piece of the reply printed a BrokenPipeError."""
+    fake.enqueue(Turn.text(" ".join(f"word{n}" for n in range(2000)), delay=0.005))
+    with start_hi(env, f"127.0.0.1:{fake.port}") as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert b"word3 " in read_until(proc.stdout, b"word3 ", RUN_TIMEOUT)
+        proc.stdout.close()  # the reader goes away mid-reply
+        err = proc.stderr.read().decode()
+        proc.wait(timeout=RUN_TIMEOUT)
+    assert proc.returncode == 141, err
+    assert "Traceback" not in err and "Broken pipe" not in err, err
+    (data,) = sessions(env)
+    assert data.user_ledger == ["hi"]
+    assert [(e.role, e.metadata.get("partial")) for e in data.events] == [
+        ("user", None),
+        ("assistant", True),
+        ("system", None),  # the stop, as Ctrl+C's
+    ]
+
+
 def test_sigint_during_a_stall_exits_130_and_saves_the_stop(env: Env, fake: FakeOllama) -> None:
     fake.enqueue(Turn.stall(before="Thinking about "))
     with start_hi(env, f"127.0.0.1:{fake.port}") as proc:

@@ -17,6 +17,9 @@ EXIT_USAGE: Final = 2
 """The command line, a setting or a name the user gave is wrong (argparse's code too)."""
 EXIT_INTERRUPTED: Final = 130
 """Ctrl+C (128 + SIGINT, as a shell reports it)."""
+EXIT_READER_GONE: Final = 141
+"""The reader of standard output went away (``| head``): 128 + SIGPIPE, as a shell
+reports a program the broken pipe ended."""
 
 
 class ZcoderError(Exception):

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import io
 import logging
+import os
 import signal
 import sys
 from typing import TextIO, assert_never, cast
@@ -35,6 +36,13 @@ from zcoder.agent import (
     TurnFinished,
 )
 from zcoder.agent import events as ev
+from zcoder.base.errors import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_READER_GONE,
+    EXIT_USAGE,
+)
 from zcoder.base.sanitize import screen_safe, visible
 from zcoder.commands import UserCommands
 from zcoder.commands.run import run_typed
@@ -57,10 +65,6 @@ from zcoder.tools import (
     CommandPolicy,
 )
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 ALLOCATION_CHECK_SECONDS = 5.0
 """How long the check of Ollama's allocation (/api/ps) may delay the exit."""
 
@@ -227,8 +231,18 @@ async def _run_turn(
     if report is not None:
         report.session_id = session_id
 
+    turn: list[asyncio.Task[TurnFinished]] = []  # the turn, once it runs
+    reader_gone: list[bool] = []  # standard output's reader went away
+
     def on_event(event: AgentEvent) -> None:
-        printer(event)
+        try:
+            printer(event)
+        except BrokenPipeError:  # ``| head`` has read enough: stop, as a pipe's writer does
+            if not reader_gone:
+                reader_gone.append(True)
+                for running in turn:
+                    running.cancel()
+            return
         if report is not None:
             report(event)
 
@@ -266,6 +280,9 @@ async def _run_turn(
                 return await run_typed(agent, user_commands(extensions, prompt, err), prompt)
 
             task = asyncio.ensure_future(sized_turn())
+            turn.append(task)
+            if reader_gone:  # gone before the turn began
+                task.cancel()
             loop = asyncio.get_running_loop()
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signal.SIGINT, task.cancel)
@@ -273,6 +290,9 @@ async def _run_turn(
             try:
                 finished = await task
             except asyncio.CancelledError:
+                if reader_gone:
+                    quiet(out)  # nothing more reaches the pipe, Python's own last flush included
+                    return EXIT_READER_GONE
                 err.write("zcoder: interrupted\n")
                 return EXIT_INTERRUPTED
             if windows and isinstance(client, WindowProbe):
@@ -288,6 +308,16 @@ async def _run_turn(
     if finished.outcome is Outcome.BLOCKED:
         err.write("zcoder: the agent reports the task is blocked\n")
     return exit_code(finished)
+
+
+def quiet(out: TextIO) -> None:
+    """Point ``out`` at /dev/null, its file descriptor too when it has one: a pipe whose
+    reader has gone takes no more, and Python's flush at exit would say so in a
+    traceback."""
+    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, out.fileno())
+        os.close(null)
 
 
 def user_commands(extensions: Extensions, prompt: str, err: TextIO) -> UserCommands:
