@@ -23,13 +23,9 @@ from tests.fixtures.fake_openai import FakeOpenAI
 from tests.fixtures.model_clients import HELLO, MODEL, READ_TIMEOUT, reply_of
 from zcoder.agent import AssistantMessage, ErrorNotice, Outcome, TurnFinished
 from zcoder.model import OllamaClient, OpenAIClient
-from zcoder.model.body import (
-    DEFAULT_MAX_LINE_BYTES,
-    DEFAULT_MAX_REPLY_BYTES,
-    BodyReader,
-    ReplyTooLarge,
-)
+from zcoder.model.body import BodyReader, ReplyTooLarge
 from zcoder.model.http import HttpModelClient
+from zcoder.model.limits import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_REPLY_BYTES
 from zcoder.model.watch import ModelStalled, watched
 from zcoder.sessions import SessionStore, TranscriptEvent
 

@@ -14,8 +14,9 @@ from typing import Final
 
 from zcoder.agent.instructions import load_instructions, render_instructions
 from zcoder.config import DEFAULT_COMPACT_AT, Config
+from zcoder.model.limits import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_REPLY_CHARS
 from zcoder.model.types import ChatEvent
-from zcoder.model.watch import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_REPLY_CHARS, watched
+from zcoder.model.watch import watched
 from zcoder.options import McpLimits
 from zcoder.skills import SkillSet, catalog_text
 from zcoder.tools.profiles import Profile

@@ -37,10 +37,6 @@ from zcoder.model.limits import (
 from zcoder.model.types import ChatEvent
 
 __all__ = [
-    "DEFAULT_MAX_LINE_BYTES",
-    "DEFAULT_MAX_REPLY_BYTES",
-    "MAX_LINE_SETTING",
-    "MAX_REPLY_BYTES_SETTING",
     "BodyReader",
     "ReplyStream",
     "ReplyTooLarge",

@@ -24,13 +24,9 @@ from typing import Any, ClassVar, Final, Protocol, Self, TypedDict, Unpack
 import httpx
 
 from zcoder import __version__
-from zcoder.model.body import (
-    DEFAULT_MAX_LINE_BYTES,
-    DEFAULT_MAX_REPLY_BYTES,
-    BodyReader,
-    ReplyStream,
-)
+from zcoder.model.body import BodyReader, ReplyStream
 from zcoder.model.errors import ModelConnectionError, ModelError, ModelStreamError
+from zcoder.model.limits import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_REPLY_BYTES
 from zcoder.model.protocol import ChatParams, LoadParams
 from zcoder.model.scrub import scrub_server_text
 from zcoder.model.types import ChatEvent, Message

@@ -34,10 +34,6 @@ from zcoder.model.limits import (
 from zcoder.model.types import ChatEvent, ContentDelta, ReasoningDelta
 
 __all__ = [
-    "DEFAULT_IDLE_SECONDS",
-    "DEFAULT_MAX_REPLY_CHARS",
-    "IDLE_SETTING",
-    "MAX_REPLY_SETTING",
     "ModelStalled",
     "ReplyTooLong",
     "watched",
