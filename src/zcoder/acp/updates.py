@@ -163,6 +163,8 @@ class EventTranslator:
                 return [SessionNotice("info", event.text)]
             case ev.ErrorNotice():
                 return [SessionNotice("error", event.text)]
+            case ev.UserSteered():
+                return [update_user_message_text(f"**Steering**\n\n{visible_lines(event.text)}")]
             case ev.RelayReceived():
                 return [
                     relayed_task(

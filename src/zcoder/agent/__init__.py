@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         TurnFinished,
         UserCommandFinished,
         UserCommandStarted,
+        UserSteered,
     )
     from zcoder.agent.instructions import load_instructions, render_instructions
     from zcoder.agent.prompts import system_prompt
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     )
     from zcoder.agent.settings import AgentSettings
     from zcoder.agent.status import ContextUsage, Status
+    from zcoder.agent.steering import STEERED_KEY, Steer, SteerSource
 
 # The names above are the whole face: each is imported from its module when first
 # used (zcoder.base.lazy), so a caller that needs one light name does not pay for the

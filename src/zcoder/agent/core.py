@@ -2,12 +2,13 @@
 
 prepare → request → tools → completion → loop detection → persistence. A turn starts from
 the user (``run_user_turn``) or from a relayed task (``run_relay_turn``); both then run
-``_run_turn``. Cancellation (the task being cancelled at any await) leaves the history
-consistent: a partial reply is kept out of the model history and marked partial in the
-transcript, and every tool call of the round gets a result (interrupted, not executed;
-agent/cancellation.py). What a turn shows and saves goes through its Recorder
-(agent/recorder.py); the context window (the meter, /context's breakdown, compaction) is
-its ContextKeeper's (agent/context_keeper.py).
+``_run_turn``, which lands the front end's steering at each safe point (agent/steering.py,
+``run_steered_turn`` when a turn ended before one). Cancellation (the task being
+cancelled at any await) leaves the history consistent: a partial reply is kept out of the
+model history and marked partial in the transcript, and every tool call of the round gets a
+result (interrupted, not executed; agent/cancellation.py). What a turn shows and saves goes
+through its Recorder (agent/recorder.py); the context window (the meter, /context's
+breakdown, compaction) is its ContextKeeper's (agent/context_keeper.py).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from zcoder.agent.context_keeper import CompactResult, ContextKeeper
 from zcoder.agent.edits import EditJournal
 from zcoder.agent.events import (
     AssistantMessage,
-    ErrorNotice,
     EventSink,
     Outcome,
     RelayReceived,
@@ -45,6 +45,7 @@ from zcoder.agent.relay_tools import RELAY_SENDER_KEY, restrict_schemas
 from zcoder.agent.relay_wrapper import relay_event_metadata, relay_wrapper
 from zcoder.agent.settings import AgentSettings
 from zcoder.agent.status import ContextUsage, Status
+from zcoder.agent.steering import SteerSource, land_steers, revoke_for_relayed
 from zcoder.agent.tool_round import ToolRound
 from zcoder.agent.usage import (
     Breakdown,
@@ -102,6 +103,8 @@ class Agent:
     session_id: dataclasses.InitVar[str | None] = None
     relay_available: Callable[[], bool] = lambda: False
     hooks: dataclasses.InitVar[HookEngine | None] = None
+    steering: SteerSource | None = None
+    """What the front end holds for the running turn, taken at each safe point."""
 
     def __post_init__(
         self,
@@ -233,13 +236,7 @@ class Agent:
         self._peers.tell(self.messages, self.workspace_peers)
         self.messages.append(user_message(relay_wrapper(envelope)))
         self.recorder.save_messages(self.messages)
-        if self.approval.revoke_always():
-            text = (
-                "A relayed task is now part of this conversation, so your earlier `a` "
-                "(allow commands) no longer applies: commands ask again until you press "
-                "`a` anew."
-            )
-            self.recorder.notice(text)
+        revoke_for_relayed(self.approval, self.recorder, "A relayed task")
         return await self._run_turn(
             TurnOrigin.RELAY,
             {RELAY_SENDER_KEY: envelope.sender_instance_id},
@@ -311,8 +308,8 @@ class Agent:
         return await self.keeper.compact(focus, automatic=automatic)
 
     def record_receipt(self, record: str, shown: str, metadata: dict[str, Any]) -> None:
-        """A receipt for a task this instance sent: context for the model (``record``, see
-        relay_wrapper.receipt_record), shown as ``shown``. It starts no turn."""
+        """A receipt (or a progress notice) for a task this instance sent: context for the
+        model (``record``, relay_wrapper.receipt_record), shown as ``shown``; no turn."""
         self.messages.append(user_message(record))
         self.recorder.save_messages(self.messages)
         self.recorder.event("receipt", shown, metadata)
@@ -349,6 +346,8 @@ class Agent:
             for notice in await self.registry.prepare(ctx):  # MCP servers start (zcoder.mcp)
                 self.recorder.notice(notice)
             while True:
+                # A safe point: every call has its result, the next request is not sent.
+                land_steers(self.steering, self.messages, self.user_ledger, self.recorder, ctx)
                 self.recorder.emit(StatusChanged(Status.THINKING))
                 self._round = RoundState(reply=AssistantReply())
                 request, schemas = self.request_messages(), self.tool_schemas(ctx)
@@ -440,12 +439,6 @@ class Agent:
                 pairs = [(call.name, call.arguments) for call in calls]
                 if loops.should_refuse(pairs):
                     tools.refuse(calls)
-                    self.recorder.event(
-                        "error", "Loop stopped: the same tool round was repeated again."
-                    )
-                    self.recorder.emit(
-                        ErrorNotice("Loop stopped: the same tool round was repeated.")
-                    )
                     return self._finish(
                         Outcome.LOOP_STOPPED, error="the same tool round was repeated"
                     )
@@ -478,6 +471,13 @@ class Agent:
             self.recorder.error(str(exc))
             self.recorder.save_messages(self.messages)
             return self._finish(Outcome.ERROR, error=str(exc))
+
+    async def run_steered_turn(self) -> TurnFinished:
+        """The steering left when the last turn ended before a safe point (its reply had
+        no tool calls): a turn of its own, landed as steering first."""
+        await self._session_context()
+        self._peers.tell(self.messages, self.workspace_peers)
+        return await self._run_turn(TurnOrigin.USER, {}, label="steering")
 
     async def _keep_going(self, response: str, stops: int) -> bool:
         """A Stop hook's instruction instead of the end of the turn: it joins the history

@@ -212,7 +212,8 @@ class EditJournal:
         asks = self.policy is EditPolicy.ASK or ctx.approval.relayed_edits_ask(
             ctx.origin, sender_trusted=ctx.sender_trusted
         )
-        if asks and not self._turn_allowed:
+        # An `a` for this turn's edits was the user's, before a peer's steering landed.
+        if asks and not (self._turn_allowed and ctx.origin is TurnOrigin.USER):
             allow_turn = ctx.profile is Profile.CODING and ctx.origin is TurnOrigin.USER
             diff = await in_thread(
                 ctx.stop,

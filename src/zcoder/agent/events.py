@@ -123,6 +123,11 @@ class UserCommandFinished:
     exit_code: int | None = None
 
 
+class UserSteered(TextEvent):
+    """The user's words that reached the running turn at a safe point (steering), now in
+    the history right after the last tool result (zcoder.agent.steering)."""
+
+
 class Notice(TextEvent):
     """A system notice for the transcript (nudges, loop warnings, retries)."""
 
@@ -133,7 +138,8 @@ class ErrorNotice(TextEvent):
 
 @dataclass(frozen=True)
 class RelayReceived:
-    """A relayed task is about to run as this turn."""
+    """A relayed task is about to run as this turn, or (``steered``) a trusted peer's
+    message reached the running turn at a safe point (zcoder.agent.steering)."""
 
     sender_project: str
     sender_pid: int
@@ -143,11 +149,13 @@ class RelayReceived:
     # How the receiver knows the sender (zcoder.relay.standing): "instance", "send" or
     # "unverified"; "" for a message stored before standings were recorded.
     sender_kind: str = ""
+    steered: bool = False
 
     @classmethod
-    def from_envelope(cls, envelope: Envelope) -> RelayReceived:
+    def from_envelope(cls, envelope: Envelope, *, steered: bool = False) -> RelayReceived:
         """The event for ``envelope``: its fields of the same names."""
-        return cls(**{each.name: getattr(envelope, each.name) for each in fields(cls)})
+        names = (each.name for each in fields(cls) if each.name != "steered")
+        return cls(**{name: getattr(envelope, name) for name in names}, steered=steered)
 
 
 @dataclass(frozen=True)
@@ -167,6 +175,7 @@ AgentEvent = (
     | ToolOutput
     | UserCommandStarted
     | UserCommandFinished
+    | UserSteered
     | Notice
     | ErrorNotice
     | RelayReceived

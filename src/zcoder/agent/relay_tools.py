@@ -97,7 +97,7 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
     async def send_agent_message(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         target = str(args.get(TARGET, "")).strip()
         message = str(args.get("message", ""))
-        if ctx.origin is TurnOrigin.RELAY:
+        if ctx.origin.relayed:
             allowed = relay_reply_target(ctx)
             if target != allowed:
                 return ToolResult.error(
@@ -108,7 +108,7 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
         if not message.strip():
             return ToolResult.error("the message is empty; nothing was sent")
         found = await asyncio.to_thread(relay.discover)
-        if ctx.origin is TurnOrigin.RELAY:  # the exact sender, never a name
+        if ctx.origin.relayed:  # the exact sender, never a name
             peer = next((p for p in found.peers if p.instance_id == target), None)
             resolved = Resolved(peer, f"the sender {target!r} is no longer live")
         else:
@@ -171,7 +171,7 @@ def restrict_schemas(schemas: Sequence[dict[str, Any]], ctx: ToolContext) -> lis
 
     Only the target changes: the schema keeps the form it was given in (the model's, or
     the registry's with the other names it accepts: ToolSpec.schema)."""
-    sender = relay_reply_target(ctx) if ctx.origin is TurnOrigin.RELAY else None
+    sender = relay_reply_target(ctx) if ctx.origin.relayed else None
     out = []
     for schema in schemas:
         if sender is not None and schema.get("function", {}).get("name") == SEND_AGENT_MESSAGE:

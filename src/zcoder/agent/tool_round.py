@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zcoder.agent.cancellation import RoundState
-from zcoder.agent.events import Notice, StatusChanged, ToolFinished, ToolStarted
+from zcoder.agent.events import ErrorNotice, Notice, StatusChanged, ToolFinished, ToolStarted
 from zcoder.agent.hook_points import HookPoints
 from zcoder.agent.live_output import LiveOutput
 from zcoder.agent.prompts import NUDGE_BAD_FINISH
@@ -80,6 +80,8 @@ class ToolRound:
                 },
             )
             self.recorder.emit(ToolFinished(call.id, call.name, "not_executed", LOOP_REFUSAL))
+        self.recorder.event("error", "Loop stopped: the same tool round was repeated again.")
+        self.recorder.emit(ErrorNotice("Loop stopped: the same tool round was repeated."))
 
     async def run_call(self, call: ToolCall, ctx: ToolContext) -> str:
         """Run one call and answer it; raises CancelledError when the turn was stopped

@@ -148,6 +148,7 @@ class JsonReport:
                 | ev.UserCommandStarted()
                 | ev.UserCommandFinished()
                 | ev.RelayReceived()
+                | ev.UserSteered()
             ):
                 pass  # the object has the whole reply and each call's whole output
             case _:

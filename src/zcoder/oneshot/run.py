@@ -119,6 +119,8 @@ class StreamPrinter:
                     self._end_line()
                 self.out.end()
                 self.out.flush()
+            case ev.UserSteered():  # not reachable here: --prompt takes no steering
+                self._say(f"[steering] {visible(event.text)}")
             case RelayReceived():  # not reachable here; kept for completeness
                 self._say(f"[relay] from {visible(event.sender_project)}")
             case (

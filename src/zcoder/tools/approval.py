@@ -9,7 +9,8 @@ The rules, in order:
   no ``a``, whatever ``--yes``, an earlier ``a`` or a PreToolUse hook's ``allow`` said; an
   approver that cannot ask (``--prompt --yes``, no terminal, an editor that does not
   answer) refuses it, and an ``a`` answered anyway approves this command only;
-* allow policy (``--yes``, coding only): run without asking, relayed turns included;
+* allow policy (``--yes``, coding only): run without asking, relayed turns included, but
+  not a turn a peer's steering reached (``TurnOrigin.STEERED``): there every command asks;
 * a process-wide "always" grant (answer ``a``) skips asking, but only for user turns in the
   coding profile; during a relayed turn it does not apply and ``a`` approves one command,
   and a relayed turn ends it (``revoke_always``): afterwards commands ask again;
@@ -225,8 +226,11 @@ class ApprovalPolicy:
 
     def relayed_edits_ask(self, origin: TurnOrigin, *, sender_trusted: bool) -> bool:
         """Whether a turn of ``origin`` asks before each edit even where ZCODER_EDITS does
-        not: a relayed task's, unless its sender is trusted or ZCODER_RELAY_EDITS=auto.
-        The README's promise: zcoder never acts behind your back."""
+        not: a relayed task's, unless its sender is trusted or ZCODER_RELAY_EDITS=auto,
+        and a turn a peer's steering reached, always. The README's promise: zcoder never
+        acts behind your back."""
+        if origin is TurnOrigin.STEERED:
+            return True
         return (
             origin is TurnOrigin.RELAY and self.relay_edits is EditPolicy.ASK and not sender_trusted
         )
@@ -282,7 +286,8 @@ class ApprovalPolicy:
             return await self._ask_refused(approver, request)
         if hook == HOOK_ALLOW and self.offers_always(origin):
             return CommandAuthorization(True, "allowed by a hook", asked=False)
-        if hook != HOOK_ASK and self.policy is CommandPolicy.ALLOW:
+        steered = origin is TurnOrigin.STEERED  # a peer's words reached this turn: ask
+        if hook != HOOK_ASK and self.policy is CommandPolicy.ALLOW and not steered:
             return CommandAuthorization(True, "allowed by --yes", asked=False)
         if hook != HOOK_ASK and self._always_granted and self.offers_always(origin):
             return CommandAuthorization(True, "allowed for this process (a)", asked=False)

@@ -23,6 +23,7 @@ from zcoder.tui.widgets.transcript import (
     relay_text,
     system_text,
     thinking_text,
+    user_text,
 )
 
 
@@ -143,7 +144,11 @@ class AgentView(Part):
             case ev.ErrorNotice():
                 self._end_stream()
                 self.show(Entry("error", error_text(event.text)))
+            case ev.UserSteered():
+                self._end_stream()
+                self.show(Entry("user", user_text(event.text, steering=True)))
             case ev.RelayReceived():
+                self._end_stream()
                 self.show(
                     Entry(
                         "relay",
@@ -154,6 +159,7 @@ class AgentView(Part):
                             event.sender_instance_id,
                             event.body,
                             kind=event.sender_kind,
+                            steered=event.steered,
                         ),
                     )
                 )

@@ -55,8 +55,10 @@ def _label(text: str, style: str) -> Text:
     return Text(text, style=style)
 
 
-def user_text(text: str) -> Text:
-    return Text.assemble(_label("you\n", "bold"), screen_safe(text))
+def user_text(text: str, *, steering: bool = False) -> Text:
+    """The user's words; ``steering``: typed while a turn ran, landed at a safe point."""
+    label = _label("you ↪ steering\n", "bold yellow") if steering else _label("you\n", "bold")
+    return Text.assemble(label, screen_safe(text))
 
 
 def _assistant_label(partial: bool) -> Text:
@@ -86,7 +88,14 @@ def error_text(text: str) -> Text:
 
 
 def relay_text(
-    project: str, pid: int | str, workspace: str, instance_id: str, body: str, *, kind: str = ""
+    project: str,
+    pid: int | str,
+    workspace: str,
+    instance_id: str,
+    body: str,
+    *,
+    kind: str = "",
+    steered: bool = False,
 ) -> Text:
     # Who sent it, as the receiver verified it (zcoder.relay.standing): an interactive
     # instance, `zcoder send` (its working directory), or an unverified sender.
@@ -95,6 +104,8 @@ def relay_text(
     else:
         label = sender_words(kind, project, pid, workspace)
         head = f"⇄ relayed task {visible(from_words(kind, label))}"
+    if steered:  # a trusted peer's words that reached the running turn
+        head = head.replace("⇄ relayed task", "⇄ ↪ steering relayed", 1)
     return Text.assemble(
         _label(head + "\n", "bold magenta"),
         _label(f"instance {visible(instance_id)}\n", "dim"),

@@ -83,7 +83,7 @@ def _saved_status(metadata: dict[str, Any]) -> str:
 def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
     """The one mapping from a saved transcript event to what the screen shows."""
     if role == "user":
-        return Entry("user", user_text(text))
+        return Entry("user", user_text(text, steering=bool(metadata.get("steering"))))
     if role == "assistant":
         return AssistantEntry(text, partial=bool(metadata.get("partial")))
     if role == "tool" and metadata.get("user_command"):
@@ -114,6 +114,7 @@ def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
                 str(metadata.get("sender_instance_id", "?")),
                 text,
                 kind=str(metadata.get("sender_kind", "")),
+                steered=bool(metadata.get("steering")),
             ),
         )
     if role == "receipt":
