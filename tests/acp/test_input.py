@@ -33,7 +33,7 @@ async def ask(conn: ClientSideConnection, method: str, params: dict[str, Any]) -
     return await asyncio.wait_for(conn.ext_method(method, params), WAIT_SECONDS)
 
 
-async def send(running: Running, action: str, **params: Any) -> dict[str, Any]:
+async def send(running: Running, action: str, **params: Any) -> Any:
     return await ask(
         running.conn, "zcoder/input", {"sessionId": running.session_id, "action": action, **params}
     )
@@ -266,6 +266,7 @@ async def test_a_cancelled_turn_holds_what_waits_even_across_a_restart_until_res
 ) -> None:
     async with gated_turn(env, fake) as running:
         answer = await running.conn.initialize(protocol_version=1)
+        assert answer.agent_capabilities is not None
         offered = (answer.agent_capabilities.field_meta or {})["zcoder"]["input"]
         assert offered["actions"] == ["steer", "queue", "list", "drop", "resume"]
         await send(running, "steer", text="look at beta.py")
@@ -281,8 +282,9 @@ async def test_a_cancelled_turn_holds_what_waits_even_across_a_restart_until_res
         with pytest.raises(RequestError) as idle:
             await send(running, "steer", text="nothing runs")
         assert idle.value.code == -32600
-        assert idle.value.data["reason"] == "idle"
-        assert "send the text as a prompt" in idle.value.data["details"]
+        data = idle.value.data or {}
+        assert data["reason"] == "idle"
+        assert "send the text as a prompt" in data["details"]
         assert await send(running, "list") == {"waiting": held}
     assert len(fake.chat_bodies) == 1  # nothing more ran
 
