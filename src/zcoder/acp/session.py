@@ -387,8 +387,8 @@ class AcpSession:
                     SessionNotice(
                         "info",
                         f"{counted(count, 'piece')} of your input waited when this session "
-                        "was last open; it is held: nothing of it runs until you resume it "
-                        "(_zcoder/input resume).",
+                        "was last open; it is held: nothing of it runs until it is resumed "
+                        "(/queue resume; from an editor, _zcoder/input's resume).",
                     )
                 ]
             )

@@ -57,6 +57,12 @@ class TurnAgent(Protocol):
 
     async def compact(self, focus: str = "", *, automatic: bool = False) -> CompactResult: ...
 
+    async def steer(self, text: str) -> bool:
+        """Enter while a turn runs: ``text`` goes into that turn, to land at its next safe
+        point (shown there, as steering, by the agent's UserSteered); False when nothing
+        took it (the turn there had ended): the caller runs it as a prompt instead."""
+        ...
+
 
 @dataclass(eq=False)
 class Turns(Part):
@@ -129,6 +135,12 @@ class Turns(Part):
         await self._agent().run_user_command(command)
         self.model.refresh_meter()
         self.sessions.refresh()
+
+    async def steer(self, text: str) -> bool:
+        """Enter while a turn runs: into that turn (TurnAgent.steer); False when no turn
+        took it."""
+        agent = self.agent
+        return agent is not None and await agent.steer(text)
 
     def compact(self, focus: str) -> None:
         """``/compact``: idle only, run as a turn (tui/parts/slash.py declares it)."""
