@@ -332,6 +332,9 @@ class AcpSession:
         holds the rest (``_zcoder/input`` resume). The last turn's response."""
         pending = self.pending
         while response.stop_reason != "cancelled":
+            if self._cancel_asked:  # stopped between two of them
+                response = CANCELLED
+                break
             if pending.steering_left():
                 finished = await self._run(lambda agent: agent.run_steered_turn())
                 response = CANCELLED if finished is None else prompt_response(finished)
@@ -450,7 +453,7 @@ class AcpSession:
     def cancel(self) -> None:
         """What Escape does: stop the running turn, the editor's or a relayed task's (and
         a prompt waiting behind a relayed task does not start)."""
-        if self._prompting:
+        if self._prompting or self._turns.locked():
             self._cancel_asked = True
         if self._turn is not None and not self._turn.done():
             self._cancel_asked = True
