@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +16,15 @@ from acp import RequestError, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import PromptResponse, UserMessageChunk
 
-from tests.acp.support import WAIT_SECONDS, RecordingClient, acp_zcoder, new_session
-from tests.fixtures.fake_ollama import FakeOllama, Turn, call
+from tests.acp import support
+from tests.acp.support import (
+    WAIT_SECONDS,
+    RecordingClient,
+    acp_zcoder,
+    command_running,
+    new_session,
+)
+from tests.fixtures.fake_ollama import FakeOllama, Turn
 from tests.hooks.support import entry, script, write_settings
 from tests.test_oneshot import Env, sessions
 from zcoder.acp.input import MAX_INPUT_CHARS
@@ -33,37 +39,36 @@ async def ask(conn: ClientSideConnection, method: str, params: dict[str, Any]) -
     return await asyncio.wait_for(conn.ext_method(method, params), WAIT_SECONDS)
 
 
-async def send(running: Running, action: str, **params: Any) -> Any:
+async def send(running: support.Running, action: str, **params: Any) -> Any:
     return await ask(
         running.conn, "zcoder/input", {"sessionId": running.session_id, "action": action, **params}
     )
 
 
-@dataclass
-class Running:
-    client: RecordingClient
-    conn: ClientSideConnection
-    session_id: str
-    turn: asyncio.Future[PromptResponse]
-    gate: Path
+@contextlib.asynccontextmanager
+async def gated_turn(env: Env, fake: FakeOllama, *after: Turn) -> AsyncIterator[support.Running]:
+    """A session whose prompt ("do it") runs GATED (call c1); yields while it waits."""
+    async with command_running(env, fake, GATED, "do it", "waiting", *after) as running:
+        yield running
 
-    async def finish(self) -> PromptResponse:
-        self.gate.touch()
-        return await asyncio.wait_for(self.turn, WAIT_SECONDS)
+
+async def finish(running: support.Running, env: Env) -> PromptResponse:
+    """Open the gate; the prompt's response."""
+    (env.workspace / "go").touch()
+    return await asyncio.wait_for(running.turn, WAIT_SECONDS)
 
 
 @contextlib.asynccontextmanager
-async def gated_turn(env: Env, fake: FakeOllama, *after: Turn) -> AsyncIterator[Running]:
-    """A session whose prompt runs GATED (call c1); yields while the command waits."""
-    fake.enqueue(Turn.tool_calls(call("run_command", {"command": GATED}, id="c1")), *after)
-    client = RecordingClient("allow_once")
-    async with acp_zcoder(env, fake, client) as (conn, _process):
-        session_id = await new_session(conn, env)
-        turn = asyncio.ensure_future(
-            conn.prompt(session_id=session_id, prompt=[text_block("do it")])
+async def loaded(
+    client: RecordingClient, env: Env, fake: FakeOllama, session_id: str
+) -> AsyncIterator[ClientSideConnection]:
+    """A new ``zcoder --acp`` with the session loaded; ``client`` got its replay."""
+    async with acp_zcoder(env, fake, client) as (conn, _):
+        await conn.initialize(protocol_version=1)
+        await asyncio.wait_for(
+            conn.load_session(cwd=str(env.workspace), session_id=session_id), WAIT_SECONDS
         )
-        await client.wait_for(lambda: "waiting" in client.tool_text("c1"))
-        yield Running(client, conn, session_id, turn, env.workspace / "go")
+        yield conn
 
 
 async def until_exists(path: Path) -> None:
@@ -97,7 +102,7 @@ async def test_a_steer_during_a_tool_call_lands_right_after_its_result(
         }
         (saved,) = sessions(env)
         assert saved.pending == [("steer", "use tabs, not spaces")]  # saved before it lands
-        done = await running.finish()
+        done = await finish(running, env)
         assert done.stop_reason == "end_turn"
         assert await send(running, "list") == {"waiting": []}
         client = running.client
@@ -125,12 +130,8 @@ async def test_a_steer_during_a_tool_call_lands_right_after_its_result(
 
     # Loaded again, the steering shows as it did live.
     again = RecordingClient()
-    async with acp_zcoder(env, fake, again) as (conn, _):
-        await conn.initialize(protocol_version=1)
-        await asyncio.wait_for(
-            conn.load_session(cwd=str(env.workspace), session_id=running.session_id),
-            WAIT_SECONDS,
-        )
+    async with loaded(again, env, fake, running.session_id):
+        pass
     replayed = user_chunks(again)
     assert texts(replayed) == ["do it", "**Steering**\n\nuse tabs, not spaces"]
     assert replayed[1].field_meta == {"zcoder": {"steering": True}}
@@ -142,7 +143,7 @@ async def test_a_follow_up_runs_after_the_turn_inside_the_same_request(
     async with gated_turn(env, fake, Turn.text("First done."), Turn.text("Docs done.")) as running:
         answer = await send(running, "queue", text="now the docs")
         assert answer["waiting"] == [entry_of(1, "follow-up", "now the docs")]
-        done = await running.finish()
+        done = await finish(running, env)
         client = running.client
 
     assert done.stop_reason == "end_turn"
@@ -253,7 +254,7 @@ async def test_drop_takes_one_away_and_bad_requests_change_nothing(
             assert words in str(refused.value.data), (params, refused.value.data)
         listed = await send(running, "list")
         assert listed == {"waiting": [entry_of(1, "steer", "b"), entry_of(2, "follow-up", "c")]}
-        done = await running.finish()
+        done = await finish(running, env)
 
     assert done.stop_reason == "end_turn"
     assert fake.chat_bodies[1]["messages"][-1] == {"role": "user", "content": "b"}
@@ -290,12 +291,7 @@ async def test_a_cancelled_turn_holds_what_waits_even_across_a_restart_until_res
 
     fake.enqueue(Turn.text("Beta looked at."), Turn.text("Tests run."))
     client = RecordingClient()
-    async with acp_zcoder(env, fake, client) as (conn, _):
-        await conn.initialize(protocol_version=1)
-        await asyncio.wait_for(
-            conn.load_session(cwd=str(env.workspace), session_id=running.session_id),
-            WAIT_SECONDS,
-        )
+    async with loaded(client, env, fake, running.session_id) as conn:
         await client.wait_for(lambda: "is held" in client.reply())
         assert len(fake.chat_bodies) == 1  # loaded, held: nothing runs unasked
         params = {"sessionId": running.session_id}

@@ -24,13 +24,15 @@ say what was wrong, and change nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from acp import RequestError
 
+from zcoder.acp.notices import SessionNotice
 from zcoder.base.errors import UsageError
+from zcoder.base.plural import counted
 from zcoder.frontend.pending import PendingInput, PendingItem
 
 __all__ = [
@@ -116,23 +118,15 @@ def capability() -> dict[str, Any]:
     return {"actions": list(ACTIONS), "maxChars": MAX_INPUT_CHARS, "maxWaiting": MAX_WAITING}
 
 
-class InputHost(Protocol):
-    """The ACP session, as the method uses it (zcoder.acp.session.AcpSession)."""
-
-    id: str
-
-    @property
-    def turn_running(self) -> bool: ...
-
-    def run_waiting(self) -> None: ...
-
-
 @dataclass(eq=False)
 class SessionInput:
-    """One session's waiting input and the method's actions on it."""
+    """One session's waiting input and the method's actions on it; ``turn_running`` and
+    ``run_waiting`` are the session's (zcoder.acp.session.AcpSession)."""
 
+    session_id: str
     pending: PendingInput
-    host: InputHost
+    turn_running: Callable[[], bool]
+    run_waiting: Callable[[], None]
 
     def act(self, request: InputAction) -> dict[str, Any]:
         pending = self.pending
@@ -151,16 +145,16 @@ class SessionInput:
                 raise _bad(str(exc)) from None
         elif request.action == "resume":
             answer["resumed"] = resumed = pending.resume()
-            if resumed and not self.host.turn_running:
-                self.host.run_waiting()  # nothing runs that would take it: it runs now
+            if resumed and not self.turn_running():
+                self.run_waiting()  # nothing runs that would take it: it runs now
         return {"waiting": waiting(pending.items()), **answer}
 
     def _check_room(self, action: str) -> None:
-        if not self.host.turn_running:
+        if not self.turn_running():
             what = "steering" if action == "steer" else "a follow-up"
             raise RequestError.invalid_request(
                 {
-                    "details": f"no turn is running in session {self.host.id} to take "
+                    "details": f"no turn is running in session {self.session_id} to take "
                     f"{what}: send the text as a prompt (session/prompt)",
                     "reason": IDLE,
                 }
@@ -172,3 +166,16 @@ class SessionInput:
                     "or wait for the turn to take them",
                 }
             )
+
+    def held_notice(self) -> list[SessionNotice]:
+        """What to say when a loaded session's input came back held (none: nothing)."""
+        if not (count := len(self.pending)):
+            return []
+        return [
+            SessionNotice(
+                "info",
+                f"{counted(count, 'piece')} of your input waited when this session was last "
+                "open; it is held: nothing of it runs until it is resumed (/queue resume; "
+                "from an editor, _zcoder/input's resume).",
+            )
+        ]

@@ -59,7 +59,6 @@ from zcoder.agent import (
     Outcome,
     TurnFinished,
 )
-from zcoder.base.plural import counted
 from zcoder.commands import UserCommands
 from zcoder.commands.run import run_typed
 from zcoder.config import Config
@@ -259,7 +258,9 @@ class AcpSession:
         self.pending.on_save_error = lambda text: pump.put([SessionNotice("error", text)])
         if opened.resumed:
             self.pending.restore(opened.data.pending)
-        self.input = SessionInput(self.pending, self)
+        self.input = SessionInput(
+            self.id, self.pending, lambda: self.turn_running, self.run_waiting
+        )
         agent.steering = self.pending
         if editors_servers:
             agent.mcp = attach_client_mcp(
@@ -384,17 +385,8 @@ class AcpSession:
 
     def announce_held(self) -> None:
         """A loaded session's input that waited when it was last open is held: say so."""
-        if self.pump is not None and (count := len(self.pending)):
-            self.pump.put(
-                [
-                    SessionNotice(
-                        "info",
-                        f"{counted(count, 'piece')} of your input waited when this session "
-                        "was last open; it is held: nothing of it runs until it is resumed "
-                        "(/queue resume; from an editor, _zcoder/input's resume).",
-                    )
-                ]
-            )
+        if self.pump is not None:
+            self.pump.put(self.input.held_notice())
 
     def started_agent(self) -> Agent:
         assert self.agent is not None, "the session was not started"
