@@ -14,6 +14,10 @@ among them are named: the remote zcoder interrupts a command when its connection
 (its input closes, and it stops the turn as on ``session/cancel``), and nothing here runs
 one again. ``reconnect`` opens a new connection and loads the session as the remote host
 saved it (``session/load``); a prompt is only ever sent once.
+
+The user's waiting input lives there too, saved with the remote session: ``steer`` sends
+Enter's text into the remote's running turn, and ``waiting_input`` and ``input_action``
+list, queue, drop and resume what waits there (``_zcoder/input``: zcoder.acp.input).
 """
 
 from __future__ import annotations
