@@ -333,7 +333,9 @@ class AcpSession:
         holds the rest (``_zcoder/input`` resume). The last turn's response."""
         pending = self.pending
         while response.stop_reason != "cancelled":
-            if self._cancel_asked:  # stopped between two of them
+            if not (pending.steering_left() or pending.follow_ups()):
+                return response
+            if self._cancel_asked:  # stopped between two of them: the rest is held
                 response = CANCELLED
                 break
             if pending.steering_left():
