@@ -3,7 +3,7 @@ relayed tasks), and the body of each kind: a prompt, a ``!command``, ``/compact`
 relayed task (which ends with a receipt to its sender).
 
 This is the one seam between the screen and the agent a turn drives: every turn's body
-calls the agent here, through ``TurnAgent`` (the four calls a turn makes), and nowhere
+calls the agent here, through ``TurnAgent`` (the calls a turn makes), and nowhere
 else. A front end that drives another agent (a remote one, say) gives the screen another
 ``TurnAgent``; the transcript, the queue and the turn's worker stay as they are.
 
