@@ -14,6 +14,10 @@ stops the model's stream, interrupts a running command (its process group is kil
 the command tool) and records the turn as stopped; the prompt then answers ``cancelled``.
 Closing the session (the client went away) cancels its turn the same way and waits for
 it, so what happened is saved before the lock is let go.
+
+The user's waiting input (``_zcoder/input``, zcoder.acp.input) is the agent's steering:
+a steer lands at the running turn's next safe point; what is left when a turn ends runs
+right after it, in the same request (``_then_waiting``); a stopped turn holds it.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from acp import RequestError, update_agent_message_text
+from acp import RequestError, update_agent_message_text, update_user_message_text
 from acp.helpers import update_available_commands
 from acp.schema import (
     AudioContentBlock,
@@ -41,7 +45,9 @@ from acp.schema import (
 
 from zcoder.acp.approvals import AcpApprover, ReportingJournal
 from zcoder.acp.commands import available_commands, find_command, is_turn, run_command
+from zcoder.acp.input import SessionInput
 from zcoder.acp.mcp_servers import attach_client_mcp, client_entries
+from zcoder.acp.notices import SessionNotice
 from zcoder.acp.permission import PermissionAsker
 from zcoder.acp.relay import SessionRelay
 from zcoder.acp.updates import EventTranslator, Send, Update, UpdatePump, replay
@@ -57,10 +63,12 @@ from zcoder.commands import UserCommands
 from zcoder.commands.run import run_typed
 from zcoder.config import Config
 from zcoder.frontend.assembly import assemble_agent
+from zcoder.frontend.pending import PendingInput
 from zcoder.frontend.session import OpenedSession, open_session, size_window
 from zcoder.model import ModelClient, make_client
 from zcoder.sessions import SessionStore, SessionStoreError
 from zcoder.sessions.locks import SessionInUseError, SessionLock
+from zcoder.slash.registry import Command
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +123,9 @@ def prompt_response(finished: TurnFinished) -> PromptResponse:
     return PromptResponse(stop_reason=reason, field_meta={"zcoder": outcome})
 
 
+CANCELLED = PromptResponse(stop_reason="cancelled")
+
+
 @dataclass(eq=False)
 class AcpSession:
     """A session open in this process; build it with :meth:`open`."""
@@ -141,6 +152,11 @@ class AcpSession:
     _session_source: str | None = field(init=False, default="startup")
     # Where the window's size came from (/context).
     window_source: str | None = field(init=False, default=None)
+    # The user's waiting input (zcoder.acp.input): steering and follow-ups.
+    pending: PendingInput = field(init=False, default_factory=PendingInput)
+    input: SessionInput = field(init=False)
+    # Held input resumed while nothing ran, running as the session's turns.
+    _waiting: asyncio.Task[None] | None = field(init=False, default=None)
 
     @classmethod
     async def open(
@@ -237,6 +253,15 @@ class AcpSession:
         )
         agent.edits = journal[0]
         agent.use_session(self.id, opened.data.messages, opened.data.user_ledger)
+        # Saved at every change; a loaded session's comes back held (nothing runs unasked).
+        self.pending = PendingInput(lambda items: self.store.replace_pending(self.id, items))
+        self.pending.on_save_error = lambda text: pump.put([SessionNotice("error", text)])
+        if opened.resumed:
+            self.pending.restore(opened.data.pending)
+        self.input = SessionInput(
+            self.id, self.pending, lambda: self.turn_running, self.run_waiting
+        )
+        agent.steering = self.pending
         if editors_servers:
             agent.mcp = attach_client_mcp(
                 agent.registry, config.workspace, config.home, editors_servers, config.mcp_limits
@@ -256,6 +281,12 @@ class AcpSession:
         """A turn runs, or the editor's prompt waits for one to end."""
         return self._prompting or self._turns.locked()
 
+    @property
+    def turn_running(self) -> bool:
+        """A turn holds the session (a prompt's, a relayed task's, or what waited after
+        one): steering and follow-ups sent now are its (zcoder.acp.input)."""
+        return self._turns.locked()
+
     async def prompt(self, blocks: Sequence[PromptBlock]) -> PromptResponse:
         """One user turn; returns when it ended, after all its updates went out. A relayed
         task that is running ends first; none starts while the prompt waits or runs."""
@@ -274,24 +305,70 @@ class AcpSession:
                 return await self._answer(await run_command(self, *found))
             async with self._turns:
                 if self._cancel_asked:  # stopped while a relayed task ran before it
-                    return PromptResponse(stop_reason="cancelled")
+                    return CANCELLED
                 if self.relay is not None:
                     self.relay.user_acted()
-                if found is not None:
-                    command, argument = found
-                    answer = await self._run(lambda _agent: run_command(self, command, argument))
-                    if answer is None:
-                        return PromptResponse(stop_reason="cancelled")
-                    return await self._answer(answer)
-                # /NAME of a custom command or a skill, /skill NAME, $NAME; else as typed.
-                finished = await self._run(lambda agent: run_typed(agent, self.user_commands, text))
+                return await self._then_waiting(await self._carry_out(text, found))
         finally:
             self._prompting = False
             if self.relay is not None:
                 self.relay.wake()
-        if finished is None:
-            return PromptResponse(stop_reason="cancelled")
-        return prompt_response(finished)
+
+    async def _carry_out(self, text: str, found: tuple[Command, str] | None) -> PromptResponse:
+        """The user's text, the lock held: a command (``found``), else a turn."""
+        if found is not None:
+            command, argument = found
+            if not is_turn(command):
+                return await self._answer(await run_command(self, command, argument))
+            answer = await self._run(lambda _agent: run_command(self, command, argument))
+            return CANCELLED if answer is None else await self._answer(answer)
+        # /NAME of a custom command or a skill, /skill NAME, $NAME; else as typed.
+        finished = await self._run(lambda agent: run_typed(agent, self.user_commands, text))
+        return CANCELLED if finished is None else prompt_response(finished)
+
+    async def _then_waiting(self, response: PromptResponse) -> PromptResponse:
+        """What waited for the turn that gave ``response`` runs now, the lock still held:
+        steering it did not take (it ended before a safe point) as a turn of its own, then
+        each follow-up as a prompt, shown first as the user's message. A stopped turn
+        holds the rest (``_zcoder/input`` resume). The last turn's response."""
+        pending = self.pending
+        while response.stop_reason != "cancelled":
+            if not (pending.steering_left() or pending.follow_ups()):
+                return response
+            if self._cancel_asked:  # stopped between two of them: the rest is held
+                response = CANCELLED
+                break
+            if pending.steering_left():
+                finished = await self._run(lambda agent: agent.run_steered_turn())
+                response = CANCELLED if finished is None else prompt_response(finished)
+                continue
+            text = pending.pop_follow_up()
+            if text is None:
+                return response
+            if self.relay is not None:
+                self.relay.user_acted()
+            if self.pump is not None:
+                self.pump.put([update_user_message_text(text)])
+            response = await self._carry_out(text, find_command(text))
+        pending.hold()
+        return response
+
+    def run_waiting(self) -> None:
+        """Held input resumed while nothing runs: it runs now, as the session's turns (its
+        updates come without a request, as a relayed task's do)."""
+        if self._waiting is None or self._waiting.done():
+            self._waiting = asyncio.get_running_loop().create_task(self._waiting_alone())
+
+    async def _waiting_alone(self) -> None:
+        try:
+            async with self._turns:
+                self._cancel_asked = False
+                await self._then_waiting(PromptResponse(stop_reason="end_turn"))
+        except Exception:
+            log.exception("the waiting input of session %s failed", self.id)
+        finally:
+            if self.relay is not None:
+                self.relay.wake()
 
     async def _answer(self, text: str) -> PromptResponse:
         """A command's answer, shown as the reply (it is not part of the conversation)."""
@@ -308,6 +385,11 @@ class AcpSession:
             entries = available_commands() + offered(self.user_commands)
             self.pump.put([update_available_commands(entries)])
 
+    def announce_held(self) -> None:
+        """A loaded session's input that waited when it was last open is held: say so."""
+        if self.pump is not None:
+            self.pump.put(self.input.held_notice())
+
     def started_agent(self) -> Agent:
         assert self.agent is not None, "the session was not started"
         return self.agent
@@ -319,7 +401,9 @@ class AcpSession:
         running turn; None when session/cancel stopped it."""
         async with self._turns:
             self._cancel_asked = False
-            return await self._run(work)
+            finished = await self._run(work)
+            await self._then_waiting(CANCELLED if finished is None else prompt_response(finished))
+            return finished
 
     async def _run(self, work: Callable[[Agent], Awaitable[T]]) -> T | None:
         """One turn, the lock held; after all its updates went out. None: session/cancel
@@ -363,7 +447,7 @@ class AcpSession:
     def cancel(self) -> None:
         """What Escape does: stop the running turn, the editor's or a relayed task's (and
         a prompt waiting behind a relayed task does not start)."""
-        if self._prompting:
+        if self._prompting or self._turns.locked():
             self._cancel_asked = True
         if self._turn is not None and not self._turn.done():
             self._cancel_asked = True
@@ -377,10 +461,11 @@ class AcpSession:
         """Stop the turn, wait until it saved what it did, then let the session go."""
         log.info("closing ACP session %s", self.id)
         turn = self._turn
-        if turn is not None and not turn.done():
-            turn.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await turn
+        for task in (self._waiting, turn):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
         if self.relay is not None:
             try:
                 await self.relay.close()  # the peer is withdrawn: no stale socket

@@ -20,7 +20,7 @@ What is left when the turn ends without another safe point is the front end's to
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
 from zcoder.agent.events import RelayReceived, UserSteered
 from zcoder.agent.relay_tools import RELAY_SENDER_KEY
@@ -33,7 +33,14 @@ if TYPE_CHECKING:
     from zcoder.agent.recorder import Recorder
     from zcoder.relay import Envelope
 
-__all__ = ["Steer", "SteerSource", "land_steers", "revoke_for_relayed"]
+__all__ = [
+    "Steer",
+    "SteerSource",
+    "Steerable",
+    "TypedSteering",
+    "land_steers",
+    "revoke_for_relayed",
+]
 
 STEERED_KEY: Final = "steering"
 """The metadata key a landed steer's saved event carries (True)."""
@@ -55,6 +62,30 @@ class SteerSource(Protocol):
     """What the front end holds for the running turn; the agent takes it all at once."""
 
     def take_steers(self) -> list[Steer]: ...
+
+
+@runtime_checkable
+class TypedSteering(SteerSource, Protocol):
+    """A source that also takes the user's typed words (zcoder.frontend.pending's
+    PendingInput): ``Agent.steer`` hands them to it."""
+
+    def steer(self, text: str) -> object: ...
+
+
+class Steerable:
+    """The Agent's side of the front ends' seam (tui/parts/turns.py's TurnAgent)."""
+
+    steering: SteerSource | None
+
+    async def steer(self, text: str) -> bool:
+        """Enter while a turn runs: ``text`` joins the steering source, to land at the
+        turn's next safe point; False when the source takes no typed words (the front end
+        then runs it as a prompt)."""
+        source = self.steering
+        if not isinstance(source, TypedSteering):
+            return False
+        source.steer(text)
+        return True
 
 
 def revoke_for_relayed(approval: ApprovalPolicy, recorder: Recorder, what: str) -> None:

@@ -3,7 +3,7 @@ relayed tasks), and the body of each kind: a prompt, a ``!command``, ``/compact`
 relayed task (which ends with a receipt to its sender).
 
 This is the one seam between the screen and the agent a turn drives: every turn's body
-calls the agent here, through ``TurnAgent`` (the four calls a turn makes), and nowhere
+calls the agent here, through ``TurnAgent`` (the calls a turn makes), and nowhere
 else. A front end that drives another agent (a remote one, say) gives the screen another
 ``TurnAgent``; the transcript, the queue and the turn's worker stay as they are.
 
@@ -56,6 +56,12 @@ class TurnAgent(Protocol):
     ) -> TurnFinished: ...
 
     async def compact(self, focus: str = "", *, automatic: bool = False) -> CompactResult: ...
+
+    async def steer(self, text: str) -> bool:
+        """Enter while a turn runs: ``text`` goes into that turn, to land at its next safe
+        point (shown there, as steering, by the agent's UserSteered); False when nothing
+        took it (the turn there had ended): the caller runs it as a prompt instead."""
+        ...
 
 
 @dataclass(eq=False)
@@ -129,6 +135,12 @@ class Turns(Part):
         await self._agent().run_user_command(command)
         self.model.refresh_meter()
         self.sessions.refresh()
+
+    async def steer(self, text: str) -> bool:
+        """Enter while a turn runs: into that turn (TurnAgent.steer); False when no turn
+        took it."""
+        agent = self.agent
+        return agent is not None and await agent.steer(text)
 
     def compact(self, focus: str) -> None:
         """``/compact``: idle only, run as a turn (tui/parts/slash.py declares it)."""
