@@ -13,6 +13,14 @@ from typing import TYPE_CHECKING
 from zcoder.base.lazy import face
 
 if TYPE_CHECKING:
+    from zcoder.relay.activity import (
+        ACTIVITY_IDLE,
+        ACTIVITY_RUNNING_COMMAND,
+        ACTIVITY_THINKING,
+        ACTIVITY_WAITING_FOR_APPROVAL,
+        holding,
+        pane_id,
+    )
     from zcoder.relay.client import DiscoveryResult, Peer, discover
     from zcoder.relay.display import (
         NO_PEERS_TEXT,

@@ -63,6 +63,9 @@ def _peer_record(peer: Any, shown: str) -> dict[str, Any]:
         "profile": peer.profile,
         "model": peer.model,
         "session_id": peer.session_id,
+        "activity": peer.activity,  # "" when it says nothing (zcoder.relay.activity)
+        "activity_since": peer.activity_since,
+        "tmux_pane": peer.tmux_pane,
     }
 
 
