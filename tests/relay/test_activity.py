@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.relay.conftest import RelayFactory, zcoder
+from zcoder.frontend.activity import ActivityTracker
+from zcoder.relay import Relay
 from zcoder.relay.activity import (
     ACTIVITY_RUNNING_COMMAND,
     ACTIVITY_WAITING_FOR_APPROVAL,
@@ -177,3 +179,15 @@ def test_zcoder_agents_json_gives_the_activity(
     assert record["activity_since"] > 0 and record["tmux_pane"] == "%4"
     table = zcoder(relay_env, "agents")
     assert "holding 2 messages for " in table.stdout
+
+
+def test_nothing_is_told_before_the_relay_exists_and_all_is_told_once_it_does(
+    make_relay: RelayFactory, registry: Path
+) -> None:
+    relay: list[Relay] = []
+    tracker = ActivityTracker(lambda: relay[0] if relay else None)
+    tracker.turn_started()  # no relay yet: nothing to tell, nothing lost
+    relay.append(make_relay("agent"))
+    tracker.publish()
+    manifest = json.loads((registry / f"a-{relay[0].instance_id}.json").read_text())
+    assert manifest["activity"] == "thinking" and manifest["state"] == "ready"
