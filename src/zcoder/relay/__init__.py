@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from zcoder.relay.client import DiscoveryResult, Peer, discover
     from zcoder.relay.display import (
         NO_PEERS_TEXT,
+        doing,
         from_words,
         paused_warning,
         peer_label,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
         Resolved,
         check_name,
         default_name,
+        display_names,
         name_of,
         resolve_target,
     )
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
         check_registry_dir,
         choose_registry_dir,
     )
+    from zcoder.relay.registry_watch import REFRESH_SECONDS, RegistryWatch, follow
     from zcoder.relay.scripts import agents_main, live_peers, send_main
     from zcoder.relay.settings import (
         DEFAULT_MAX_AUTO_TURNS,
