@@ -97,9 +97,12 @@ class AgentsWatch(App[int]):
         for row in self.rows:
             style = "bold" if row.waiting else ""
             table.add_row(*(Text(cell, style=style) for cell in row.cells), key=row.instance_id)
-        where = [row.instance_id for row in self.rows]
-        if chosen in where:
-            table.move_cursor(row=where.index(chosen))
+        # The cursor stays on the agent it was on, unless another waits for its user and
+        # this one does not: then it goes to the top, where those waiting are.
+        where = {row.instance_id: n for n, row in enumerate(self.rows)}
+        kept = where.get(chosen or "")
+        if kept is not None and (self.rows[kept].waiting or not self.rows[0].waiting):
+            table.move_cursor(row=kept)
         if message.result.error:
             self.say(f"The relay's directory cannot be read: {visible(message.result.error)}")
         elif not self.rows:
