@@ -26,7 +26,8 @@ def test_inside_tmux_the_osc_is_wrapped_only_when_passthrough_is_allowed() -> No
     assert tmux_wrapped(osc) == "\x1bPtmux;\x1b\x1b]777;notify;z;done\x07\x1b\\"
     assert notification("desktop", "z", "done", tmux="on") == tmux_wrapped(osc) + BELL
     assert notification("desktop", "z", "done", tmux="all") == tmux_wrapped(osc) + BELL
-    for refused in ("off", ""):  # tmux would drop it (or an old tmux): the bell only
+    assert notification("desktop", "z", "done", tmux="1") == tmux_wrapped(osc) + BELL
+    for refused in ("off", "0", ""):  # tmux would drop it (or an old tmux): the bell only
         assert notification("desktop", "z", "done", tmux=refused) == BELL
 
 

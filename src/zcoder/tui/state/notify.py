@@ -46,8 +46,9 @@ def notification(
     mode: str, title: str, body: str, *, iterm: bool = False, tmux: str | None = None
 ) -> str:
     """What to write for ``mode`` (off, bell, desktop). ``iterm``: OSC 9 in place of OSC
-    777. ``tmux``: None outside tmux, else its ``allow-passthrough`` value (``on``,
-    ``all``, ``off`` or ``""``): the OSC is wrapped, or left out when tmux would drop it."""
+    777. ``tmux``: None outside tmux, else its ``allow-passthrough`` as its format says
+    (``1`` or ``0`` for tmux 3.3's flag; ``on``, ``all`` or ``off`` for 3.4's choice;
+    ``""`` unknown): the OSC is wrapped, or left out when tmux would drop it."""
     if mode == "off":
         return ""
     if mode != "desktop":
@@ -55,7 +56,7 @@ def notification(
     title, body = _clean(title, 40), _clean(body, MAX_NOTICE_CHARS)
     osc = f"\x1b]9;{title}: {body}\x07" if iterm else f"\x1b]777;notify;{title};{body}\x07"
     if tmux is not None:
-        osc = tmux_wrapped(osc) if tmux in ("on", "all") else ""
+        osc = tmux_wrapped(osc) if tmux in ("1", "on", "all") else ""
     return osc + BELL
 
 
