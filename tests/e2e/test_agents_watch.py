@@ -90,7 +90,20 @@ def test_an_agent_waiting_for_approval_comes_first_and_enter_switches_to_its_pan
         )
     except TimeoutError as exc:
         raise AssertionError("\n".join(rows(zulu, watch))) from exc
-    assert any("Switched to zulu" in line for line in rows(zulu, watch))
+    wait_until(
+        lambda: any("Switched to zulu" in line for line in rows(zulu, watch)),
+        what="the view to say so",
+    )
+    # beta runs in another tmux server, whose pane ids collide with this one's (both
+    # %0): its recorded pane is not followed to a pane here that is not beta's.
+    zulu.tmux("select-window", "-t", "zc:watch")
+    zulu.tmux("send-keys", "-t", watch, "-H", "1b", "5b", "42")  # Down
+    zulu.tmux("send-keys", "-t", watch, "-H", ENTER)
+    wait_until(
+        lambda: any("beta does not run in pane %0" in line for line in rows(zulu, watch)),
+        what="the view to refuse beta's pane",
+    )
+    assert zulu._display("#{pane_id}") == watch
     zulu.tmux("send-keys", "-t", watch, "-H", "71")  # q quits the view
     wait_until(lambda: "watch" not in zulu.tmux("list-windows", "-F", "#{window_name}"),
                what="the view to quit")  # fmt: skip

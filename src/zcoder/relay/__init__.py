@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         resolve_target,
     )
     from zcoder.relay.outbox import SendResult
+    from zcoder.relay.peercred import is_same_or_descendant
     from zcoder.relay.protocol import Envelope, is_message_id
     from zcoder.relay.receipts import Receipt, SentMessage
     from zcoder.relay.registry import (

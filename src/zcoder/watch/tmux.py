@@ -11,36 +11,13 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Final
 
 from zcoder.base.sanitize import visible
+from zcoder.relay import is_same_or_descendant
 from zcoder.watch.rows import Row
 
 TMUX_TIMEOUT: Final = 5.0
-MAX_ANCESTRY: Final = 64
-
-
-def parent_of(pid: int) -> int | None:
-    """The parent pid of ``pid`` as /proc says (None: gone, or no /proc)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return None
-    fields = stat.rsplit(")", 1)[-1].split()  # the command's name may hold ")" or spaces
-    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
-
-
-def runs_in(pid: int, pane_pid: int) -> bool:
-    """Whether ``pid`` is ``pane_pid`` or one of its descendants."""
-    current: int | None = pid
-    for _ in range(MAX_ANCESTRY):
-        if current is None or current <= 1:
-            return False
-        if current == pane_pid:
-            return True
-        current = parent_of(current)
-    return False
 
 
 def _tmux(tmux: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -64,7 +41,7 @@ def go_to_pane(row: Row, env: Mapping[str, str]) -> str:
         pane_pid = found.stdout.strip()
         if found.returncode != 0 or not pane_pid.isdigit():
             return f"{name}'s pane {row.pane} is not in this tmux server."
-        if not runs_in(row.pid, int(pane_pid)):
+        if not is_same_or_descendant(row.pid, int(pane_pid)):
             return f"{name} does not run in pane {row.pane} of this tmux server."
         for command in ("select-window", "select-pane"):
             done = _tmux(tmux, command, "-t", row.pane)
