@@ -6,9 +6,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.relay.conftest import RelayFactory, zcoder
 from zcoder.frontend.activity import ActivityTracker
@@ -191,3 +194,26 @@ def test_nothing_is_told_before_the_relay_exists_and_all_is_told_once_it_does(
     tracker.publish()
     manifest = json.loads((registry / f"a-{relay[0].instance_id}.json").read_text())
     assert manifest["activity"] == "thinking" and manifest["state"] == "ready"
+
+
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**63),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=60),
+)
+
+
+@given(activity=SCALARS, since=SCALARS, pane=SCALARS)
+def test_any_scalar_in_the_new_members_leaves_a_readable_manifest(
+    activity: object, since: object, pane: object
+) -> None:
+    data = json.loads(_manifest().to_payload())
+    data.update(activity=activity, activity_since=since, tmux_pane=pane)
+    parsed = parse_manifest(json.dumps(data).encode(), Path("/r"), "a-42-7.json")
+    assert isinstance(parsed.activity, str) and len(parsed.activity) <= 40
+    assert isinstance(parsed.activity_since, int) and parsed.activity_since >= 0
+    assert parsed.tmux_pane == "" or re.fullmatch(r"%[0-9]{1,9}", parsed.tmux_pane)
+    shown = doing(parsed, now=0) + peer_list_for_model([parsed])
+    assert not any(ord(char) < 32 and char != "\n" for char in shown)
