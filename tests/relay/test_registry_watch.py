@@ -3,12 +3,14 @@ watcher at once; with nothing happening it waits its timeout; discovery runs on 
 
 from __future__ import annotations
 
+import itertools
 import threading
+import time
 from pathlib import Path
 
 from tests.relay.conftest import RelayFactory
 from zcoder.relay import DiscoveryResult
-from zcoder.relay.registry_watch import RegistryWatch, follow
+from zcoder.relay.registry_watch import MIN_REFRESH_SECONDS, RegistryWatch, follow
 
 
 def test_a_rename_in_the_directory_wakes_the_watch(tmp_path: Path) -> None:
@@ -50,3 +52,37 @@ def test_follow_shows_each_change_until_stopped(make_relay: RelayFactory, regist
         stopped.set()
         thread.join(timeout=30)
     assert not thread.is_alive()
+
+
+def test_a_flood_of_renames_does_not_become_a_flood_of_discoveries(
+    make_relay: RelayFactory, registry: Path
+) -> None:
+    make_relay("agent")
+    shown: list[float] = []
+    stopped = threading.Event()
+    flooding = threading.Event()
+
+    def flood() -> None:
+        n = 0
+        while not stopped.is_set():
+            (registry / f".tmp-x{n % 2}").write_text("x")
+            (registry / f".tmp-x{n % 2}").rename(registry / f"junk-{n % 2}")
+            n += 1
+            flooding.set()
+
+    def show(_result: DiscoveryResult) -> None:
+        shown.append(time.monotonic())
+        if len(shown) >= 12:
+            stopped.set()
+
+    flooder = threading.Thread(target=flood)
+    flooder.start()
+    flooding.wait(30)
+    try:
+        follow(registry, io_timeout=5.0, show=show, stopped=stopped)
+    finally:
+        stopped.set()
+        flooder.join(30)
+    # A lower bound (a wait lasts at least its time), which load only makes larger.
+    gaps = [later - earlier for earlier, later in itertools.pairwise(shown[1:])]
+    assert min(gaps) >= MIN_REFRESH_SECONDS * 0.9

@@ -117,6 +117,9 @@ class RegistryWatch:
 # A refresh at least this often, changes or not: "for 2m" moves on, and a killed instance
 # (whose files stay) drops out when its ping fails. Not a polling storm: one discovery.
 REFRESH_SECONDS: Final = 1.5
+# And at most this often, however fast the directory changes (a flood of renames by some
+# other process of the user's cannot turn the view into a loop of discoveries).
+MIN_REFRESH_SECONDS: Final = 0.05
 
 
 def follow(
@@ -136,5 +139,7 @@ def follow(
             continue
         with RegistryWatch(registry) as watch:
             while not stopped.is_set() and registry.is_dir():
+                shown = time.monotonic()
                 show(discover(registry, self_instance_id=None, timeout=io_timeout))
-                watch.wait(REFRESH_SECONDS)
+                if watch.wait(REFRESH_SECONDS):
+                    stopped.wait(max(0.0, shown + MIN_REFRESH_SECONDS - time.monotonic()))
