@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from tests.relay.test_activity import _manifest
-from zcoder.watch.rows import watch_rows
+from zcoder.watch.rows import fit_workspaces, watch_rows
 from zcoder.watch.tmux import go_to_pane
 
 
@@ -36,3 +36,13 @@ def test_outside_tmux_or_without_a_pane_the_view_says_why() -> None:
     assert go_to_pane(row, {}) == "Not inside tmux: cannot switch to web's pane."
     bare = dataclasses.replace(row, pane="")
     assert "recorded no tmux pane" in go_to_pane(bare, {"TMUX": "/tmp/x,1,0"})
+
+
+def test_in_a_narrow_terminal_a_workspace_keeps_its_end() -> None:
+    peer = _manifest(workspace="/home/me/src/" + "deep/" * 20 + "billing")
+    (row,) = fit_workspaces(watch_rows([peer], now=0), 60)
+    name, activity, workspace = row.cells
+    assert workspace.endswith("/billing") and workspace.startswith("…")
+    assert len(name) + len(activity) + len(workspace) + 3 * 2 + 1 <= 60 + 2
+    (wide,) = fit_workspaces(watch_rows([peer], now=0), 200)
+    assert wide.workspace == peer.workspace

@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Static
 
 from zcoder.base.sanitize import visible
 from zcoder.relay import DiscoveryResult, follow
-from zcoder.watch.rows import COLUMNS, Row, watch_rows
+from zcoder.watch.rows import COLUMNS, Row, fit_workspaces, watch_rows
 from zcoder.watch.tmux import go_to_pane
 
 HELP = "Enter: go to its tmux pane · q: quit"
@@ -92,7 +92,7 @@ class AgentsWatch(App[int]):
     def on_agents_watch_peers(self, message: Peers) -> None:
         table = self.table
         chosen = self.rows[table.cursor_row].instance_id if self.rows else None
-        self.rows = watch_rows(message.result.peers)
+        self.rows = fit_workspaces(watch_rows(message.result.peers), self.size.width)
         table.clear()
         for row in self.rows:
             style = "bold" if row.waiting else ""

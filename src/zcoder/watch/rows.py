@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from zcoder.base.sanitize import bounded, visible
@@ -50,3 +50,22 @@ def watch_rows(peers: Sequence[Peer], now: float | None = None) -> list[Row]:
         for peer in peers
     ]
     return sorted(rows, key=lambda row: (not row.waiting, row.name.casefold(), row.pid))
+
+
+CELL_PADDING: Final = 2  # a table cell's padding, one column each side
+MIN_WORKSPACE_CHARS: Final = 12
+
+
+def fit_workspaces(rows: Sequence[Row], width: int) -> list[Row]:
+    """The rows with each workspace cut to what ``width`` columns leave after the name and
+    activity columns, keeping its end (the part that tells two apart)."""
+    used = (
+        sum(
+            max(len(title), *(len(row.cells[n]) for row in rows)) + CELL_PADDING
+            for n, title in enumerate(COLUMNS[:2])
+        )
+        if rows
+        else 0
+    )
+    room = max(MIN_WORKSPACE_CHARS, width - used - CELL_PADDING - 1)  # 1: the scroll bar
+    return [replace(row, workspace=bounded(row.workspace, room, keep_end=True)) for row in rows]
