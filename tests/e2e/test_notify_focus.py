@@ -50,6 +50,7 @@ def test_a_turn_end_and_a_question_are_told_only_while_the_terminal_is_unfocused
     zc.tmux("set-option", "-p", "-t", "zc", "allow-passthrough", "on")
     assert zc._display("#{allow-passthrough}") in ("1", "on")  # tmux 3.3: 1, 3.4: on
 
+    assert "\x1b[?1004h" in zc.raw_output  # zcoder asked the terminal for focus reports
     ask(zc, "one")  # focused (as a terminal that never reported focus is taken to be)
     zc.wait_text("first reply")
     ask(zc, "two", then=FOCUS_OUT)  # the terminal loses focus while the turn runs
