@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.relay.conftest import RelayFactory, zcoder
+from tests.relay.test_names import _peer
 from zcoder.frontend.activity import ActivityTracker
 from zcoder.relay import Relay
 from zcoder.relay.activity import (
@@ -29,18 +30,8 @@ from zcoder.relay.registry import Manifest, parse_manifest
 
 
 def _manifest(**changes: object) -> Manifest:
-    base = Manifest(
-        instance_id="42-7",
-        pid=42,
-        project="web",
-        workspace="/w/web",
-        session_id="",
-        profile="coding",
-        model="m",
-        socket="/r/a-42-7.sock",
-        state="busy",
-        started_at=1,
-    )
+    """A busy peer "web" (pid 42) that says nothing more unless ``changes`` add it."""
+    base = dataclasses.replace(_peer("42-7", "web"), state="busy")
     return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
 
 
