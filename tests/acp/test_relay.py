@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -63,6 +64,16 @@ def env_b(env: Env, tmp_path: Path) -> Iterator[Env]:
 def relay_files(env: Env) -> list[Path]:
     relay_dir = Path(env.vars["ZCODER_RELAY_DIR"])
     return sorted(p for p in relay_dir.rglob("a-*") if p.suffix in (".sock", ".json"))
+
+
+def activity_of(env: Env, workspace: Path) -> str | None:
+    """The activity the manifest of the peer in ``workspace`` says (None: no manifest)."""
+    for path in relay_files(env):
+        if path.suffix == ".json":
+            manifest = json.loads(path.read_text())
+            if manifest["workspace"] == str(workspace):
+                return str(manifest.get("activity"))
+    return None
 
 
 async def until(condition: Callable[[], bool]) -> None:
@@ -213,6 +224,8 @@ async def test_a_receiver_whose_editor_vanishes_mid_task_runs_nothing_and_says_c
                 conn.prompt(session_id=session_id, prompt=[text_block("ask api")]), WAIT_SECONDS
             )
             await receiver.wait_for(lambda: bool(receiver.asked))
+            # Peers see what the receiving session does: its editor's question is open.
+            await until(lambda: activity_of(env, env_b.workspace) == "waiting for approval")
             await receiving.aclose()  # the receiver's editor goes away, its question open
             assert process_b.returncode == 0, stderr_of(env_b)
             await sender.wait_for(lambda: "receipt: api cancelled" in sender.reply())

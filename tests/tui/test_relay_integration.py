@@ -430,6 +430,12 @@ async def test_a_receipt_is_shown_and_given_to_the_model_without_a_turn(
     assert record.count("</agent_receipt>") == 1  # the summary cannot close the record
 
 
+def activity_seen(peer: Relay) -> str | None:
+    """The app's activity as ``peer`` discovers it (its only other peer)."""
+    found = peer.discover().peers
+    return found[0].activity if len(found) == 1 else None
+
+
 async def test_held_messages_wait_for_the_user_to_run_or_discard_them(
     fake, make_config, app_factory, sender
 ):
@@ -441,6 +447,8 @@ async def test_held_messages_wait_for_the_user_to_run_or_discard_them(
         await relay_to(app, sender, "second task")
         assert first.status == "accepted"
         await wait_until(pilot, lambda: transcript_text(app).count("is held for you") == 2)
+        # Peers see it (the manifest's activity): idle, holding them for the user.
+        await wait_until(pilot, lambda: activity_seen(sender) == "holding 2 messages")
         await pilot.pause(0.3)
         assert fake.chat_bodies == [] and not app.busy  # nothing ran by itself
         await submit(pilot, app, "/agents held")
@@ -451,6 +459,7 @@ async def test_held_messages_wait_for_the_user_to_run_or_discard_them(
         assert "second task" in json.dumps(fake.chat_bodies[0]["messages"])
         await submit(pilot, app, "/agents discard 1")
         await wait_until(pilot, lambda: "was discarded" in transcript_text(app))
+        await wait_until(pilot, lambda: activity_seen(sender) == "idle")
         receipts = await receipts_taken(pilot, sender, 2)
     by_task = {r.in_reply_to: r.outcome for r, _ in receipts}
     assert by_task[first.message_id] == "refused"

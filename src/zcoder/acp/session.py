@@ -62,6 +62,7 @@ from zcoder.agent import (
 from zcoder.commands import UserCommands
 from zcoder.commands.run import run_typed
 from zcoder.config import Config
+from zcoder.frontend.activity import ActivityTracker
 from zcoder.frontend.assembly import assemble_agent
 from zcoder.frontend.pending import PendingInput
 from zcoder.frontend.session import OpenedSession, open_session, size_window
@@ -138,6 +139,10 @@ class AcpSession:
     pump: UpdatePump | None = field(init=False, default=None)
     _stack: contextlib.AsyncExitStack = field(init=False, default_factory=contextlib.AsyncExitStack)
     relay: SessionRelay | None = field(init=False, default=None)
+    # What this session is doing, for its relay's manifest (zcoder.frontend.activity).
+    activity: ActivityTracker = field(
+        init=False, default_factory=lambda: ActivityTracker(lambda: None)
+    )
     # The workspace's custom commands and skills.
     user_commands: UserCommands = field(init=False, default_factory=UserCommands)
     _turn: asyncio.Task[Any] | None = field(init=False, default=None)
@@ -218,9 +223,13 @@ class AcpSession:
         pump = UpdatePump(send)
         self.pump = pump
         journal: list[ReportingJournal] = []
-        approver = AcpApprover(self.id, client, pump, translator, lambda: journal[0])
+        self.activity = ActivityTracker(lambda: None if self.relay is None else self.relay.relay)
+        approver = AcpApprover(
+            self.id, client, pump, translator, lambda: journal[0], self.activity.asking
+        )
 
         def on_event(event: AgentEvent) -> None:
+            self.activity.on_event(event)
             pump.put(translator(event))
 
         # Published as a peer (zcoder.acp.relay): the editor's user answers for this session.
@@ -412,6 +421,7 @@ class AcpSession:
         self._turn = turn
         if self.relay is not None:
             self.relay.busy(True)
+        self.activity.turn_started()
         try:
             finished: T | None = await turn
         except asyncio.CancelledError:
@@ -423,6 +433,7 @@ class AcpSession:
             self._turn = None
             if self.relay is not None:
                 self.relay.busy(False)
+            self.activity.turn_ended()
         await self._flush()
         return finished
 

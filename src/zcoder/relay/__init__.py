@@ -13,9 +13,18 @@ from typing import TYPE_CHECKING
 from zcoder.base.lazy import face
 
 if TYPE_CHECKING:
+    from zcoder.relay.activity import (
+        ACTIVITY_IDLE,
+        ACTIVITY_RUNNING_COMMAND,
+        ACTIVITY_THINKING,
+        ACTIVITY_WAITING_FOR_APPROVAL,
+        holding,
+        pane_id,
+    )
     from zcoder.relay.client import DiscoveryResult, Peer, discover
     from zcoder.relay.display import (
         NO_PEERS_TEXT,
+        doing,
         from_words,
         paused_warning,
         peer_label,
@@ -33,10 +42,12 @@ if TYPE_CHECKING:
         Resolved,
         check_name,
         default_name,
+        display_names,
         name_of,
         resolve_target,
     )
     from zcoder.relay.outbox import SendResult
+    from zcoder.relay.peercred import is_same_or_descendant
     from zcoder.relay.protocol import Envelope, is_message_id
     from zcoder.relay.receipts import Receipt, SentMessage
     from zcoder.relay.registry import (
@@ -44,6 +55,7 @@ if TYPE_CHECKING:
         check_registry_dir,
         choose_registry_dir,
     )
+    from zcoder.relay.registry_watch import REFRESH_SECONDS, RegistryWatch, follow
     from zcoder.relay.scripts import agents_main, live_peers, send_main
     from zcoder.relay.settings import (
         DEFAULT_MAX_AUTO_TURNS,

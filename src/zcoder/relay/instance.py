@@ -20,6 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import ClassVar, Generic, Self, TypeVar, Unpack, overload
 
+from zcoder.relay.activity import pane_id
 from zcoder.relay.advert import Advert, AdvertChanges
 from zcoder.relay.client import DiscoveryResult, Peer, discover
 from zcoder.relay.endpoint import STATE_BUSY, STATE_PAUSED, STATE_READY, Endpoint, RelayStatus
@@ -77,6 +78,7 @@ class Relay:
         profile: str = "coding",
         model: str = "",
         name: str = "",
+        tmux_pane: str = "",
         home: Path | None = None,
         on_message: Callable[[], None] | None = None,
         on_unavailable: Callable[[str], None] | None = None,
@@ -89,7 +91,8 @@ class Relay:
         ``interactive``: this is an interactive zcoder (the TUI), which holds a shared lock
         on its workspace directory for as long as its relay runs: the fact receivers check
         (zcoder.relay.standing) before they give its messages a trusted peer's standing.
-        ``zcoder send`` and the relay-only peer are not interactive."""
+        ``zcoder send`` and the relay-only peer are not interactive. ``tmux_pane``: the
+        ``$TMUX_PANE`` it runs in, published for ``zcoder agents --watch``."""
         self.settings = settings
         self.env = dict(os.environ if env is None else env)
         self.on_message = on_message
@@ -109,6 +112,7 @@ class Relay:
             on_unavailable=on_unavailable,
             on_ready=on_ready,
         )
+        self._endpoint.advert.tmux_pane = pane_id(tmux_pane)
         self._inbox = Inbox(self._endpoint)
         self._outbox = Outbox(settings, self._endpoint, self.receipts)
         self._leftovers = Leftovers(settings, self._endpoint)
@@ -183,6 +187,11 @@ class Relay:
 
     def refresh_manifest(self, **changes: Unpack[AdvertChanges]) -> None:
         self._endpoint.refresh_manifest(lambda advert: advert.update(**changes))
+
+    def set_activity(self, activity: str) -> None:
+        """What this instance is doing (zcoder.relay.activity); the manifest is rewritten
+        only when it changed, off the listener's paths (ping and enqueue never see it)."""
+        self._endpoint.refresh_manifest(lambda advert: advert.set_activity(activity))
 
     # -- lifecycle ----------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TextIO
 
@@ -63,33 +63,68 @@ def _peer_record(peer: Any, shown: str) -> dict[str, Any]:
         "profile": peer.profile,
         "model": peer.model,
         "session_id": peer.session_id,
+        "activity": peer.activity,  # "" when it says nothing (zcoder.relay.activity)
+        "activity_since": peer.activity_since,
+        "tmux_pane": peer.tmux_pane,
     }
+
+
+def agents_registry(env: Mapping[str, str]) -> tuple[Path, float] | str:
+    """This machine's registry directory and the relay's I/O timeout, or why it is unusable
+    (a registry that does not exist yet is fine: nobody registered yet)."""
+    settings = load_relay_settings(env)
+    if settings.disabled_reason:
+        return f"relay settings unusable: {settings.disabled_reason}"
+    registry = choose_registry_dir(env, settings.directory)
+    if registry.exists():
+        try:
+            check_registry_dir(registry)
+        except RegistryError as exc:
+            return str(exc)
+    return registry, settings.io_timeout
 
 
 def live_peers(env: Mapping[str, str]) -> tuple[list[Peer], str | None]:
     """The live instances of this machine's registry (discovery only: nothing published,
     nothing created), or why there are none to tell; also ``--acp``'s ``_zcoder/peers``."""
-    settings = load_relay_settings(env)
-    if settings.disabled_reason:
-        return [], f"relay settings unusable: {settings.disabled_reason}"
-    registry = choose_registry_dir(env, settings.directory)
+    found_registry = agents_registry(env)
+    if isinstance(found_registry, str):
+        return [], found_registry
+    registry, io_timeout = found_registry
     if not registry.exists():
         return [], None  # nobody ever registered here: nothing to list, nothing created
-    try:
-        check_registry_dir(registry)
-    except RegistryError as exc:
-        return [], str(exc)
-    found = discover(registry, self_instance_id=None, timeout=settings.io_timeout)
+    found = discover(registry, self_instance_id=None, timeout=io_timeout)
     return found.peers, found.error
 
 
-def agents_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def agents_main(
+    argv: Sequence[str],
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+    *,
+    watch: Callable[[Path, float], int] | None = None,
+) -> int:
+    """``watch``: the live view (zcoder.watch, Textual), which the relay cannot import."""
     parser = argparse.ArgumentParser(
         prog="zcoder agents",
         description="List the live zcoder instances on this machine (discovery only).",
     )
-    parser.add_argument("--json", action="store_true", help="one JSON array on standard output")
+    shown_as = parser.add_mutually_exclusive_group()
+    shown_as.add_argument("--json", action="store_true", help="one JSON array on standard output")
+    shown_as.add_argument(
+        "--watch",
+        action="store_true",
+        help="a live view, updated as they change, those waiting for their user first; "
+        "Enter goes to one's tmux pane, q quits",
+    )
     args = parser.parse_args(list(argv))
+    if args.watch:
+        found = agents_registry(os.environ)
+        if isinstance(found, str) or watch is None:
+            why = found if isinstance(found, str) else "the live view is not available"
+            print(f"zcoder agents: {screen_safe(why)}", file=err)
+            return EXIT_RELAY_UNAVAILABLE
+        return watch(*found)
     peers, problem = live_peers(os.environ)
     if problem is not None:
         print(f"zcoder agents: {screen_safe(problem)}", file=err)

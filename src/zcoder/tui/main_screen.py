@@ -132,6 +132,7 @@ class MainScreen(ScreenHost, Screen[None]):
         if self.services.config.relay.enabled:
             self.header.refresh_state(relay="starting")
         self.prompt_input.focus()
+        self.parts.notifier.start(self.app)
         self.post_message(PromptFocused())  # keys typed during start-up go to it now
         if self.startup.resume:
             self.finish_start()
@@ -232,6 +233,7 @@ class MainScreen(ScreenHost, Screen[None]):
         self.chat.start_turn(work)
 
     def on_turn_started(self, _message: TurnStarted) -> None:
+        self.services.activity.turn_started()
         if self.services.relay is not None:
             self.services.relay.set_state("busy")
 
@@ -253,6 +255,8 @@ class MainScreen(ScreenHost, Screen[None]):
             self.notice(summary)
         if self.services.relay is not None:
             self.services.relay.set_state("ready")
+        self.services.activity.turn_ended()
+        self.parts.notifier.call_back("the turn ended" if not stopped else "the turn was stopped")
         self.parts.relay_ui.refresh_header()
         self.schedule()
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from zcoder.tui.parts.sessions_ui import SessionsUI
     from zcoder.tui.parts.slash import SlashCommands
     from zcoder.tui.parts.turns import Turns
+    from zcoder.tui.state.notify import Notifier
     from zcoder.tui.widgets.prompt import PromptInput
     from zcoder.tui.widgets.shared import SessionList
     from zcoder.tui.widgets.transcript import Entry, Transcript
@@ -243,4 +244,14 @@ class Parts:
             # A key typed while a dialog was not yet armed was meant for the prompt.
             give_back=screen.prompt_input.insert,
             user_acted=screen.note_user_acted,
+            call_back=self.notifier.call_back,
         )
+
+    @cached_property
+    def notifier(self) -> Notifier:
+        """Calls the user back to an unfocused terminal (ZCODER_NOTIFY); started with the
+        screen's app once mounted."""
+        from zcoder.tui.state.notify import Notifier
+
+        config = self.context.services.config
+        return Notifier(config.notify, f"zcoder {config.agent_name or config.workspace.name}")
