@@ -53,7 +53,8 @@ from zcoder.acp.extensions import extension_method, extensions_offered
 from zcoder.acp.input import INPUT, parse_input
 from zcoder.acp.listing import list_page
 from zcoder.acp.notices import ClientOffers, SessionNotice, notice_message
-from zcoder.acp.session import AcpSession, PromptBlock, workspace_of
+from zcoder.acp.prompts import PromptBlock
+from zcoder.acp.session import AcpSession, workspace_of
 from zcoder.acp.transport import StdioTransport, open_stdio, take_stdio
 from zcoder.acp.updates import Update, replay
 from zcoder.base.logfile import setup_logging

@@ -4,10 +4,11 @@ It is what the TUI's app is to a session, without the screen: the session is ope
 the TUI and ``--prompt`` open theirs (zcoder.frontend.session) and held with its lock for
 as long as it is open, so two front ends never write one session; the agent is built as
 ``--prompt`` builds it (assemble_agent, make_client, the context window sized for the
-model before the first request); its
-events go out through the update pump and its questions through the ACP approver. A
-prompt naming a custom command or a skill is carried out as ``--prompt`` carries it out
-(zcoder.acp.user_commands, zcoder.commands.run); zcoder's own commands come first.
+model before the first request); its events go out through the update pump and its
+questions through the ACP approver. A prompt's content and the answer it gets are
+zcoder.acp.prompts'. A prompt naming a custom command or a skill is carried out as
+``--prompt`` carries it out (zcoder.acp.user_commands, zcoder.commands.run); zcoder's own
+commands come first.
 
 ``session/cancel`` does what Escape does in the TUI: the turn's task is cancelled, which
 stops the model's stream, interrupts a running command (its process group is killed by
@@ -33,14 +34,7 @@ from typing import Any, TypeVar
 from acp import RequestError, update_agent_message_text, update_user_message_text
 from acp.helpers import update_available_commands
 from acp.schema import (
-    AudioContentBlock,
-    EmbeddedResourceContentBlock,
-    ImageContentBlock,
     PromptResponse,
-    ResourceContentBlock,
-    StopReason,
-    TextContentBlock,
-    TextResourceContents,
 )
 
 from zcoder.acp.approvals import AcpApprover, ReportingJournal
@@ -49,6 +43,7 @@ from zcoder.acp.input import SessionInput
 from zcoder.acp.mcp_servers import attach_client_mcp, client_entries
 from zcoder.acp.notices import SessionNotice
 from zcoder.acp.permission import PermissionAsker
+from zcoder.acp.prompts import CANCELLED, PromptBlock, prompt_response, prompt_text
 from zcoder.acp.relay import SessionRelay
 from zcoder.acp.updates import EventTranslator, Send, Update, UpdatePump, replay
 from zcoder.acp.user_commands import offered, user_commands
@@ -56,7 +51,6 @@ from zcoder.agent import (
     Agent,
     AgentEvent,
     Notice,
-    Outcome,
     TurnFinished,
 )
 from zcoder.commands import UserCommands
@@ -74,57 +68,6 @@ from zcoder.slash.registry import Command
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-PromptBlock = (
-    TextContentBlock
-    | ImageContentBlock
-    | AudioContentBlock
-    | ResourceContentBlock
-    | EmbeddedResourceContentBlock
-)
-
-CUT_OFF = "the reply was cut off"
-"""How zcoder.agent.usage.cut_off_reason begins: the model hit a token limit."""
-
-
-def prompt_text(blocks: Sequence[PromptBlock]) -> str:
-    """The prompt as zcoder's agent takes it: text. Files the editor attached are given
-    with their URI; images and audio are refused (initialize says zcoder takes none)."""
-    parts: list[str] = []
-    for block in blocks:
-        if isinstance(block, TextContentBlock):
-            parts.append(block.text)
-        elif isinstance(block, ResourceContentBlock):
-            parts.append(f"[{block.name}]({block.uri})")
-        elif isinstance(block, EmbeddedResourceContentBlock):
-            resource = block.resource
-            if not isinstance(resource, TextResourceContents):
-                raise RequestError.invalid_params(
-                    {"details": f"zcoder cannot read the binary resource {resource.uri}"}
-                )
-            parts.append(f"Contents of {resource.uri}:\n```\n{resource.text}\n```")
-        else:
-            raise RequestError.invalid_params(
-                {"details": f"zcoder does not take {block.type} content in prompts"}
-            )
-    return "\n\n".join(part for part in parts if part)
-
-
-def prompt_response(finished: TurnFinished) -> PromptResponse:
-    """The stop reason for how the turn ended; zcoder's own outcome goes in ``_meta``
-    (a script can tell a blocked or failed turn from a finished one)."""
-    reason: StopReason = "end_turn"
-    if finished.outcome is Outcome.STOPPED:
-        reason = "cancelled"
-    elif finished.outcome is Outcome.INCOMPLETE and finished.error.startswith(CUT_OFF):
-        reason = "max_tokens"
-    outcome: dict[str, Any] = {"outcome": finished.outcome.value}
-    if finished.error:
-        outcome["error"] = finished.error
-    return PromptResponse(stop_reason=reason, field_meta={"zcoder": outcome})
-
-
-CANCELLED = PromptResponse(stop_reason="cancelled")
 
 
 @dataclass(eq=False)
