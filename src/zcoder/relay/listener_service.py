@@ -329,8 +329,13 @@ class ListenerService:
             body=envelope.body,
             created_at=envelope.created_at,
             sender_kind=standing.kind,
+            delivery=envelope.delivery,
         )
-        return Verified(stored, inbound)
+        # A steer reaches the running turn only from a proven instance the user trusts.
+        trusted = bool(envelope.delivery) and self.trust.trusts(
+            standing.workspace, proven=standing.kind == INSTANCE
+        )
+        return Verified(stored, inbound, trusted)
 
 
 class _ForwardToParent(logging.Handler):
