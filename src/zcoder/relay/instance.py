@@ -286,9 +286,9 @@ class Relay:
         claimed, oldest first: each is for the running turn. The stored flag alone is
         never enough: standing and trust are looked at again here."""
         return self._inbox.claim(
-            lambda task: task.delivery == STEER
-            and task.sender_kind == INSTANCE
-            and self.trusts_sender(task)
+            lambda task: (
+                task.delivery == STEER and task.sender_kind == INSTANCE and self.trusts_sender(task)
+            )
         )
 
     def sequences(self) -> Sequences:

@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from typing import ClassVar, Final
 
 from zcoder.base.errors import ZcoderError
-from zcoder.relay.protocol import Addressed, FlatObject, checked_member, checked_sender, is_message_id
+from zcoder.relay.protocol import (
+    Addressed,
+    FlatObject,
+    checked_member,
+    checked_sender,
+    is_message_id,
+)
 
 STARTED: Final = "started"
 STEERED: Final = "steered"

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Final
 
 from zcoder.base.errors import ZcoderError
+from zcoder.relay.progress import Progress
 from zcoder.relay.protocol import (
     Addressed,
     FlatObject,
@@ -42,7 +43,6 @@ from zcoder.relay.protocol import (
     is_message_id,
     optional_text,
 )
-from zcoder.relay.progress import Progress
 
 OUTCOMES: Final = ("completed", "failed", "cancelled", "refused", "discarded")
 SUMMARY_MAX_CHARS: Final = 2000

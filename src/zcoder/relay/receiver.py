@@ -13,6 +13,7 @@ from typing import ClassVar, Final, TypeVar
 
 from zcoder.relay.held_shares import HeldQuotaReached
 from zcoder.relay.peercred import PeerCredentials
+from zcoder.relay.progress import Progress, ProgressError, validate_progress
 from zcoder.relay.protocol import (
     PROTOCOL_VERSION,
     QUEUE,
@@ -28,7 +29,6 @@ from zcoder.relay.protocol import (
     is_message_id,
     validate_envelope,
 )
-from zcoder.relay.progress import Progress, ProgressError, validate_progress
 from zcoder.relay.receipts import Receipt, ReceiptBook, ReceiptError, validate_receipt
 from zcoder.relay.settings import Inbound
 from zcoder.relay.spool import Spool, SpoolError
@@ -207,12 +207,19 @@ class Receiver:
 
     def _receipt(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
         """A receipt for a message this instance sent (zcoder.relay.receipts)."""
-        return self._answer(obj, echo, peer, Receipt.TYPE, validate_receipt, ReceiptBook.accept)
+        return self._answer(
+            obj, echo, peer, kind=Receipt.TYPE, validate=validate_receipt, accept=ReceiptBook.accept
+        )
 
     def _progress(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
         """Progress on a message this instance sent (zcoder.relay.progress)."""
         return self._answer(
-            obj, echo, peer, Progress.TYPE, validate_progress, ReceiptBook.accept_progress
+            obj,
+            echo,
+            peer,
+            kind=Progress.TYPE,
+            validate=validate_progress,
+            accept=ReceiptBook.accept_progress,
         )
 
     def _answer(
@@ -220,6 +227,7 @@ class Receiver:
         obj: FlatObject,
         echo: str,
         peer: PeerCredentials | None,
+        *,
         kind: str,
         validate: Callable[[FlatObject], _Answer],
         accept: Callable[[ReceiptBook, _Answer], tuple[str, str]],
