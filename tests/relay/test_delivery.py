@@ -220,7 +220,7 @@ def test_a_zsh_shaped_peer_takes_a_steer_as_a_task_and_answers_progress_once(
         assert stored["delivery"] == "steer" and stored["body"] == "hello zsh"
         # The zsh peer sends a task; the py side reports progress, then its receipt.
         assert zcoder_py.socket_path is not None
-        task = {
+        task: dict[str, Scalar] = {
             "protocol": 1, "type": "enqueue", "message_id": f"{zsh_id}-1",
             "target_instance_id": zcoder_py.instance_id, "sender_instance_id": zsh_id,
             "sender_pid": os.getpid(), "sender_project": "legacy",
