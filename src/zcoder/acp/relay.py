@@ -41,7 +41,7 @@ from zcoder.base.plural import counted
 from zcoder.base.sanitize import visible, visible_lines
 from zcoder.frontend.auto_turns import AutoTurns
 from zcoder.frontend.relay_inbox import RelayHistory, receipt_outcome
-from zcoder.relay import sender_from
+from zcoder.relay import STARTED, sender_from
 
 if TYPE_CHECKING:
     from zcoder.agent import Agent, TurnFinished
@@ -288,6 +288,7 @@ class SessionRelay:
         envelope = claimed.envelope
         outcome, summary = "failed", "the receiving zcoder failed unexpectedly"
         self.history.received(envelope, "running")
+        self.history.send_progress(envelope, STARTED)  # the sender sees it start
         try:
             trusted = self.relay.trusts_sender(envelope)
             finished = await agent.run_relay_turn(envelope, trusted=trusted)

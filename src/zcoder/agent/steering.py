@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from zcoder.agent.recorder import Recorder
     from zcoder.relay import Envelope
 
-__all__ = ["Steer", "SteerSource", "land_steers", "revoke_for_relayed"]
+__all__ = ["Steer", "SteerSource", "SteerSources", "land_steers", "revoke_for_relayed"]
 
 STEERED_KEY: Final = "steering"
 """The metadata key a landed steer's saved event carries (True)."""
@@ -55,6 +55,16 @@ class SteerSource(Protocol):
     """What the front end holds for the running turn; the agent takes it all at once."""
 
     def take_steers(self) -> list[Steer]: ...
+
+
+class SteerSources:
+    """Several sources as one (the user's, the peers'): each asked in the order given."""
+
+    def __init__(self, *sources: SteerSource) -> None:
+        self.sources = sources
+
+    def take_steers(self) -> list[Steer]:
+        return [steer for source in self.sources for steer in source.take_steers()]
 
 
 def revoke_for_relayed(approval: ApprovalPolicy, recorder: Recorder, what: str) -> None:

@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zcoder.agent.events import Outcome, TurnFinished
-from zcoder.agent.relay_wrapper import receipt_record
+from zcoder.agent.relay_wrapper import PROGRESS_WORDS, progress_record, receipt_record
 from zcoder.relay import name_of, sender_name
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.relay_log import RelayLog
 
 if TYPE_CHECKING:
     from zcoder.agent import Agent
-    from zcoder.relay import Envelope, Receipt, Relay, SendResult
+    from zcoder.relay import Envelope, Progress, Receipt, Relay, SendResult
     from zcoder.sessions import SessionStore
 
 log = logging.getLogger(__name__)
@@ -161,23 +161,58 @@ class RelayHistory:
     def send_receipt(self, task: Envelope, outcome: str, summary: str) -> None:
         """Tell the task's sender how it ended, on a thread of its own: the turn's end (or its
         cancellation) never waits for a peer. A receipt-less peer (zcoder.zsh) is quiet."""
+        self._tell_sender(
+            task, "receipt", outcome, lambda r: r.send_receipt(task, outcome, summary)
+        )
+
+    def send_progress(self, task: Envelope, stage: str) -> None:
+        """Tell the task's sender the model started on it (``started``) or took it into its
+        running turn (``steered``), on a thread of its own, as ``send_receipt``."""
+        self._tell_sender(task, "progress", stage, lambda relay: relay.send_progress(task, stage))
+
+    def _tell_sender(
+        self, task: Envelope, what: str, word: str, send: Callable[[Relay], str]
+    ) -> None:
         relay = self.relay
         if relay is None:
             return
 
         def deliver() -> None:
-            status = relay.send_receipt(task, outcome, summary)
-            log.info("receipt for %s (%s): %s", task.message_id, outcome, status)
+            log.info("%s for %s (%s): %s", what, task.message_id, word, send(relay))
 
-        threading.Thread(target=deliver, name="zcoder-receipt", daemon=True).start()
+        threading.Thread(target=deliver, name=f"zcoder-{what}", daemon=True).start()
 
     def take_receipts(self, agent: Agent | None) -> list[ShownReceipt]:
-        """Receipts for tasks this instance sent, since the last call: saved in the
-        history, given to the model as context (they start no turn), returned to show."""
+        """Receipts and progress for tasks this instance sent, since the last call: saved
+        in the history, given to the model as context (they start no turn), returned to
+        show, the progress before the receipts."""
         shown_all: list[ShownReceipt] = []
         if self.relay is None:
             return shown_all
-        for receipt, sent in self.relay.take_receipts():
+        receipts = self.relay.take_receipts()  # then the progress that came before them
+        for progress, sent in self.relay.take_progress():
+            words = PROGRESS_WORDS.get(progress.stage, progress.stage)
+            shown = f"{sent.target_label} {words} it"
+            metadata = {
+                "in_reply_to": progress.in_reply_to,
+                "progress": progress.stage,
+                "from_instance_id": progress.sender_instance_id,
+                "from_name": sent.target_label,
+            }
+            if sent.receipt is None:  # the history's state, unless the receipt is in
+                self._write(functools.partial(_save_progress, progress=progress))
+            if agent is not None:
+                agent.record_receipt(
+                    progress_record(
+                        target_label=sent.target_label,
+                        target_instance_id=sent.target_instance_id,
+                        stage=progress.stage,
+                    ),
+                    shown,
+                    metadata,
+                )
+            shown_all.append(ShownReceipt(shown, metadata))
+        for receipt, sent in receipts:
             shown = receipt_shown(receipt.outcome, sent.target_label, receipt.summary)
             metadata = {
                 "in_reply_to": receipt.in_reply_to,
@@ -228,6 +263,10 @@ class RelayHistory:
             concurrent.futures.wait(futures, timeout=RECEIPTS_DEADLINE)
             pool.shutdown(wait=False, cancel_futures=True)
         return len(messages)
+
+
+def _save_progress(book: RelayLog, *, progress: Progress) -> None:
+    book.set_state("sent", progress.in_reply_to, progress.stage)
 
 
 def _save_receipt(book: RelayLog, *, receipt: Receipt) -> None:

@@ -223,9 +223,7 @@ def progress_text(sent: SentMessage) -> str:
         return "it reached the receiver's running turn (steered), which has not ended"
     if STARTED in sent.stages:
         return "the receiving agent started on it (started) and has not finished"
-    return (
-        "the task is queued, held for its user or running (or its receiver ended without one)"
-    )
+    return "the task is queued, held for its user or running (or its receiver ended without one)"
 
 
 def sent_text(sent: Sent) -> str:

@@ -280,14 +280,19 @@ class Relay:
         messages stay queued and run in order after resume (the seed's pause semantics)."""
         return self._inbox.claim_one()
 
-    def claim_steers(self) -> list[ClaimedMessage]:
+    def claim_steers(
+        self, admits: Callable[[Envelope], bool] = lambda _task: True
+    ) -> list[ClaimedMessage]:
         """The waiting (not held) messages that asked to steer, from a sender whose
-        standing (recorded by the listener) is a proven instance the user trusts now,
-        claimed, oldest first: each is for the running turn. The stored flag alone is
-        never enough: standing and trust are looked at again here."""
+        standing (recorded by the listener) is a proven instance the user trusts now, and
+        that ``admits`` lets through, claimed, oldest first: each is for the running turn.
+        The stored flag alone is never enough: standing and trust are looked at again."""
         return self._inbox.claim(
             lambda task: (
-                task.delivery == STEER and task.sender_kind == INSTANCE and self.trusts_sender(task)
+                task.delivery == STEER
+                and task.sender_kind == INSTANCE
+                and self.trusts_sender(task)
+                and admits(task)
             )
         )
 

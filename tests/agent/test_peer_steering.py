@@ -1,0 +1,172 @@
+"""A trusted peer's steer reaches a running turn (zcoder.frontend.peer_steering): real relays
+in a private registry, the fake Ollama as the model. The receiver claims it at a safe point,
+the sender is told ``steered`` and, at the turn's end, gets the turn's receipt; an untrusted
+peer's steer waits for a turn of its own, and so does one a RelayMessage hook would judge."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.agent.support import Harness
+from tests.fixtures.fake_ollama import Turn, call
+from tests.fixtures.workspace import short_dir
+from zcoder.agent import Outcome, RelayReceived, Steer, SteerSources
+from zcoder.frontend.peer_steering import PeerSteers
+from zcoder.frontend.relay_inbox import RelayHistory
+from zcoder.relay import ClaimedMessage, Envelope, Relay, load_relay_settings
+from zcoder.relay.trust import TRUST
+
+__all__ = ["short_dir"]
+
+DEADLINE = 30.0
+
+
+def _relay(root: Path, name: str) -> Relay:
+    env = {"ZCODER_HOME": str(root / "home"), "ZCODER_RELAY_DIR": str(root / "reg")}
+    workspace = root / name
+    workspace.mkdir()
+    relay = Relay(
+        load_relay_settings(env),
+        workspace=workspace,
+        env={**os.environ, **env},
+        home=root / "home",
+        interactive=True,
+    )
+    relay.start()
+    assert relay.available, relay.status().reason
+    return relay
+
+
+@pytest.fixture
+def pair(short_dir: Path) -> Iterator[tuple[Relay, Relay]]:
+    """(receiver, peer): the receiver runs a turn; the peer is a proven instance."""
+    receiver, peer = _relay(short_dir, "receiver"), _relay(short_dir, "peer")
+    receiver.set_state("busy")
+    try:
+        yield receiver, peer
+    finally:
+        receiver.stop()
+        peer.stop()
+
+
+def _steers(
+    harness: Harness, receiver: Relay, admits: Callable[[Envelope], bool] = lambda _task: True
+) -> PeerSteers:
+    history = RelayHistory(
+        receiver, store=lambda: None, session_id=lambda: None, workspace=receiver.workspace
+    )
+    steers = PeerSteers(lambda: receiver, lambda: history, admits=admits)
+    harness.agent.steering = SteerSources(steers)
+    harness.agent.recorder.on_event = steers.watching(harness.agent.recorder.on_event)
+    return steers
+
+
+def _news(peer: Relay, want: int) -> tuple[list[str], list[str]]:
+    """The stages and outcomes ``peer`` was sent, once ``want`` of them came."""
+    stages: list[str] = []
+    outcomes: list[str] = []
+    deadline = time.monotonic() + DEADLINE
+    while len(stages) + len(outcomes) < want:
+        assert time.monotonic() < deadline, (stages, outcomes)
+        outcomes += [r.outcome for r, _ in peer.take_receipts()]
+        stages += [p.stage for p, _ in peer.take_progress()]
+        time.sleep(0.02)
+    return stages, outcomes
+
+
+@dataclass
+class SentDuringTheToolCall:
+    """A source that holds nothing: at the second safe point (the first tool call has run)
+    it has the peer send its steer, as if it arrived while the call ran."""
+
+    peer: Relay
+    target: str
+    calls: int = 0
+
+    def take_steers(self) -> list[Steer]:
+        self.calls += 1
+        if self.calls == 2:
+            sent = self.peer.send(self.target, "also check beta.py", delivery="steer")
+            assert sent.delivery == "steer", sent.text
+        return []
+
+
+async def test_a_trusted_peers_steer_lands_in_the_running_turn_and_gets_its_receipt(
+    harness: Harness, pair: tuple[Relay, Relay]
+) -> None:
+    receiver, peer = pair
+    receiver.trust.set(str(peer.workspace), TRUST)
+    assert receiver.instance_id is not None
+    steers = _steers(harness, receiver)
+    harness.server.enqueue(
+        Turn.tool_calls(call("list_files", {"path": "."}, id="c1")), Turn.text("Done both.")
+    )
+    harness.agent.steering = SteerSources(SentDuringTheToolCall(peer, receiver.instance_id), steers)
+    finished = await harness.agent.run_user_turn("list the files")
+    assert finished.outcome is Outcome.COMPLETE
+
+    second = harness.bodies()[1]["messages"]
+    assert [m["role"] for m in second] == ["system", "user", "assistant", "tool", "user"]
+    assert "<agent_relay>" in second[4]["content"]
+    assert "also check beta.py" in second[4]["content"]
+    (landed,) = harness.log.of(RelayReceived)
+    assert landed.steered and landed.body == "also check beta.py"
+    assert [e.body for e in steers.landed] == ["also check beta.py"]
+
+    steers.turn_ended()
+    assert steers.landed == []
+    assert receiver.spool is not None
+    assert list((receiver.spool.root / "processing").iterdir()) == []  # done, never rerun
+    assert receiver.claim_one() is None
+    assert _news(peer, 2) == (["steered"], ["completed"])
+
+
+async def test_an_untrusted_peers_steer_waits_for_its_own_turn(
+    harness: Harness, pair: tuple[Relay, Relay]
+) -> None:
+    receiver, peer = pair  # no trust given
+    assert receiver.instance_id is not None
+    steers = _steers(harness, receiver)
+    sent = peer.send(receiver.instance_id, "steer me", delivery="steer")
+    assert sent.delivery == "queue"
+    harness.server.enqueue(Turn.text("ok"))
+    await harness.agent.run_user_turn("hi")
+    assert harness.log.of(RelayReceived) == []
+    steers.turn_ended()
+    claimed = receiver.claim_one()
+    assert isinstance(claimed, ClaimedMessage) and claimed.envelope.body == "steer me"
+
+
+async def test_a_steer_a_hook_would_judge_waits_for_its_own_turn(
+    harness: Harness, pair: tuple[Relay, Relay]
+) -> None:
+    receiver, peer = pair
+    receiver.trust.set(str(peer.workspace), TRUST)
+    assert receiver.instance_id is not None
+    steers = _steers(harness, receiver, admits=lambda _task: False)
+    assert peer.send(receiver.instance_id, "steer me", delivery="steer").delivery == "steer"
+    harness.server.enqueue(Turn.text("ok"))
+    await harness.agent.run_user_turn("hi")
+    assert harness.log.of(RelayReceived) == []
+    steers.turn_ended()
+    claimed = receiver.claim_one()  # it runs later as an ordinary relayed turn
+    assert isinstance(claimed, ClaimedMessage) and claimed.envelope.delivery == "steer"
+
+
+async def test_a_stopped_turn_gives_its_steers_a_cancelled_receipt(
+    harness: Harness, pair: tuple[Relay, Relay]
+) -> None:
+    receiver, peer = pair
+    receiver.trust.set(str(peer.workspace), TRUST)
+    assert receiver.instance_id is not None
+    steers = _steers(harness, receiver)
+    assert peer.send(receiver.instance_id, "steer me", delivery="steer").delivery == "steer"
+    assert [s.envelope and s.envelope.body for s in steers.take_steers()] == ["steer me"]
+    steers.turn_ended(stopped=True)
+    assert _news(peer, 2) == (["steered"], ["cancelled"])
