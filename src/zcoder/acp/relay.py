@@ -210,7 +210,8 @@ class SessionRelay:
             )
         for receipt in self.history.take_receipts(self._agent):
             # A receipt is part of the conversation (saved, replayed): a message, always.
-            shown = SessionNotice("info", f"receipt: {visible_lines(receipt.text)}")
+            label = "progress" if "progress" in receipt.metadata else "receipt"
+            shown = SessionNotice("info", f"{label}: {visible_lines(receipt.text)}")
             self._show([shown.fallback()])
         self._next()
 

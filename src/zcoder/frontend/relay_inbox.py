@@ -13,6 +13,7 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import logging
+import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -83,6 +84,11 @@ class RelayHistory:
         self._session_id = session_id
         self.workspace = workspace
         self._logged: set[str] = set()  # received message ids already in the history
+        # Receipts and progress wait here for one daemon thread (a turn never waits for a
+        # peer, and what a sender is told arrives in the order it was said).
+        self._telling: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._telling_lock = threading.Lock()
+        self._teller: threading.Thread | None = None
         if relay is not None:
             self.attach(relay)
 
@@ -173,6 +179,8 @@ class RelayHistory:
     def _tell_sender(
         self, task: Envelope, what: str, word: str, send: Callable[[Relay], str]
     ) -> None:
+        """``send`` on the relay, off the caller's thread, after what was told before (a
+        task's ``started`` reaches its sender before its receipt)."""
         relay = self.relay
         if relay is None:
             return
@@ -180,7 +188,26 @@ class RelayHistory:
         def deliver() -> None:
             log.info("%s for %s (%s): %s", what, task.message_id, word, send(relay))
 
-        threading.Thread(target=deliver, name=f"zcoder-{what}", daemon=True).start()
+        with self._telling_lock:
+            self._telling.put(deliver)
+            if self._teller is None or not self._teller.is_alive():
+                self._teller = threading.Thread(
+                    target=self._tell_in_order, name="zcoder-receipts", daemon=True
+                )
+                self._teller.start()
+
+    def _tell_in_order(self) -> None:
+        """The thread that tells senders, one after the other; it ends once idle."""
+        while True:
+            with self._telling_lock:
+                if self._telling.empty():
+                    self._teller = None
+                    return
+                deliver = self._telling.get()
+            try:
+                deliver()
+            except Exception:  # a peer that cannot be told costs its notice, no more
+                log.exception("relay notice not sent")
 
     def take_receipts(self, agent: Agent | None) -> list[ShownReceipt]:
         """Receipts and progress for tasks this instance sent, since the last call: saved
