@@ -21,6 +21,7 @@ from zcoder.frontend.peer_steering import PeerSteers
 from zcoder.frontend.relay_inbox import RelayHistory
 from zcoder.relay import ClaimedMessage, Envelope, Relay, load_relay_settings
 from zcoder.relay.trust import TRUST
+from zcoder.sessions.relay_log import RelayLog
 
 __all__ = ["short_dir"]
 
@@ -170,3 +171,38 @@ async def test_a_stopped_turn_gives_its_steers_a_cancelled_receipt(
     assert [s.envelope and s.envelope.body for s in steers.take_steers()] == ["steer me"]
     steers.turn_ended(stopped=True)
     assert _news(peer, 2) == (["steered"], ["cancelled"])
+
+
+async def test_progress_is_shown_kept_in_the_history_and_given_to_the_model(
+    harness: Harness, pair: tuple[Relay, Relay]
+) -> None:
+    """The sender's side: progress arrives like a receipt (never a turn), says its stage in
+    /inbox's history, and reaches the model as a short record, before the receipt."""
+    receiver, sender = pair
+    history = RelayHistory(
+        sender,
+        store=lambda: harness.store,
+        session_id=lambda: harness.session_id,
+        workspace=sender.workspace,
+    )
+    assert receiver.instance_id is not None
+    assert sender.send(receiver.instance_id, "run the tests").status == "accepted"
+    claimed = receiver.claim_one()
+    assert isinstance(claimed, ClaimedMessage)
+    assert receiver.send_progress(claimed.envelope, "started") == "accepted"
+    before = len(harness.agent.messages)
+
+    (shown,) = history.take_receipts(harness.agent)
+    assert shown.text == "receiver started on it"
+    assert shown.metadata["progress"] == "started"
+    (record,) = harness.agent.messages[before:]
+    assert record["role"] == "user" and "started on the task you sent it" in record["content"]
+    assert len(record["content"]) < 300  # short: it costs context every request
+    (entry,) = RelayLog(harness.store).history(sender.workspace)
+    assert (entry.direction, entry.state) == ("sent", "started")
+    assert harness.server.chat_bodies == []  # no turn was started
+
+    assert receiver.send_receipt(claimed.envelope, "completed", "ok") == "accepted"
+    assert [r.text for r in history.take_receipts(harness.agent)] == ["receiver completed: ok"]
+    (entry,) = RelayLog(harness.store).history(sender.workspace)
+    assert entry.receipt_outcome == "completed"
