@@ -5,7 +5,6 @@ peer's steer waits for a turn of its own, and so does one a RelayMessage hook wo
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -14,12 +13,13 @@ from pathlib import Path
 import pytest
 
 from tests.agent.support import Harness
+from tests.agent.test_relay_tools import _relay
 from tests.fixtures.fake_ollama import Turn, call
 from tests.fixtures.workspace import short_dir
 from zcoder.agent import Outcome, RelayReceived, Steer, SteerSources
 from zcoder.frontend.peer_steering import PeerSteers
 from zcoder.frontend.relay_inbox import RelayHistory
-from zcoder.relay import ClaimedMessage, Envelope, Relay, load_relay_settings
+from zcoder.relay import ClaimedMessage, Envelope, Relay
 from zcoder.relay.trust import TRUST
 from zcoder.sessions.relay_log import RelayLog
 
@@ -28,26 +28,12 @@ __all__ = ["short_dir"]
 DEADLINE = 30.0
 
 
-def _relay(root: Path, name: str) -> Relay:
-    env = {"ZCODER_HOME": str(root / "home"), "ZCODER_RELAY_DIR": str(root / "reg")}
-    workspace = root / name
-    workspace.mkdir()
-    relay = Relay(
-        load_relay_settings(env),
-        workspace=workspace,
-        env={**os.environ, **env},
-        home=root / "home",
-        interactive=True,
-    )
-    relay.start()
-    assert relay.available, relay.status().reason
-    return relay
-
-
 @pytest.fixture
 def pair(short_dir: Path) -> Iterator[tuple[Relay, Relay]]:
     """(receiver, peer): the receiver runs a turn; the peer is a proven instance."""
-    receiver, peer = _relay(short_dir, "receiver"), _relay(short_dir, "peer")
+    home = short_dir / "home"
+    receiver = _relay(short_dir, "receiver", home=home, interactive=True)
+    peer = _relay(short_dir, "peer", interactive=True)
     receiver.set_state("busy")
     try:
         yield receiver, peer
@@ -57,8 +43,15 @@ def pair(short_dir: Path) -> Iterator[tuple[Relay, Relay]]:
 
 
 def _steers(
-    harness: Harness, receiver: Relay, admits: Callable[[Envelope], bool] = lambda _task: True
+    harness: Harness,
+    receiver: Relay,
+    admits: Callable[[Envelope], bool] = lambda _task: True,
+    *,
+    trusting: Relay | None = None,
 ) -> PeerSteers:
+    """The receiving agent's peer steering; the receiver's user trusts ``trusting``."""
+    if trusting is not None:
+        receiver.trust.set(str(trusting.workspace), TRUST)
     history = RelayHistory(
         receiver, store=lambda: None, session_id=lambda: None, workspace=receiver.workspace
     )
@@ -102,9 +95,8 @@ async def test_a_trusted_peers_steer_lands_in_the_running_turn_and_gets_its_rece
     harness: Harness, pair: tuple[Relay, Relay]
 ) -> None:
     receiver, peer = pair
-    receiver.trust.set(str(peer.workspace), TRUST)
+    steers = _steers(harness, receiver, trusting=peer)
     assert receiver.instance_id is not None
-    steers = _steers(harness, receiver)
     harness.server.enqueue(
         Turn.tool_calls(call("list_files", {"path": "."}, id="c1")), Turn.text("Done both.")
     )
@@ -128,45 +120,33 @@ async def test_a_trusted_peers_steer_lands_in_the_running_turn_and_gets_its_rece
     assert _news(peer, 2) == (["steered"], ["completed"])
 
 
-async def test_an_untrusted_peers_steer_waits_for_its_own_turn(
-    harness: Harness, pair: tuple[Relay, Relay]
+@pytest.mark.parametrize("case", ["untrusted", "a hook judges it"])
+async def test_a_steer_that_may_not_steer_waits_for_its_own_turn(
+    harness: Harness, pair: tuple[Relay, Relay], case: str
 ) -> None:
-    receiver, peer = pair  # no trust given
-    assert receiver.instance_id is not None
-    steers = _steers(harness, receiver)
-    sent = peer.send(receiver.instance_id, "steer me", delivery="steer")
-    assert sent.delivery == "queue"
-    harness.server.enqueue(Turn.text("ok"))
-    await harness.agent.run_user_turn("hi")
-    assert harness.log.of(RelayReceived) == []
-    steers.turn_ended()
-    claimed = receiver.claim_one()
-    assert isinstance(claimed, ClaimedMessage) and claimed.envelope.body == "steer me"
-
-
-async def test_a_steer_a_hook_would_judge_waits_for_its_own_turn(
-    harness: Harness, pair: tuple[Relay, Relay]
-) -> None:
+    """An untrusted peer's steer is queued (its ack says so); a trusted one's that a
+    RelayMessage hook would judge is stored as a steer but left for a turn of its own."""
     receiver, peer = pair
-    receiver.trust.set(str(peer.workspace), TRUST)
+    if case != "untrusted":
+        receiver.trust.set(str(peer.workspace), TRUST)
     assert receiver.instance_id is not None
-    steers = _steers(harness, receiver, admits=lambda _task: False)
-    assert peer.send(receiver.instance_id, "steer me", delivery="steer").delivery == "steer"
+    steers = _steers(harness, receiver, admits=lambda _task: case == "untrusted")
+    sent = peer.send(receiver.instance_id, "steer me", delivery="steer")
+    assert sent.delivery == ("queue" if case == "untrusted" else "steer")
     harness.server.enqueue(Turn.text("ok"))
     await harness.agent.run_user_turn("hi")
     assert harness.log.of(RelayReceived) == []
     steers.turn_ended()
     claimed = receiver.claim_one()  # it runs later as an ordinary relayed turn
-    assert isinstance(claimed, ClaimedMessage) and claimed.envelope.delivery == "steer"
+    assert isinstance(claimed, ClaimedMessage) and claimed.envelope.body == "steer me"
 
 
 async def test_a_stopped_turn_gives_its_steers_a_cancelled_receipt(
     harness: Harness, pair: tuple[Relay, Relay]
 ) -> None:
     receiver, peer = pair
-    receiver.trust.set(str(peer.workspace), TRUST)
+    steers = _steers(harness, receiver, trusting=peer)
     assert receiver.instance_id is not None
-    steers = _steers(harness, receiver)
     assert peer.send(receiver.instance_id, "steer me", delivery="steer").delivery == "steer"
     assert [s.envelope and s.envelope.body for s in steers.take_steers()] == ["steer me"]
     steers.turn_ended(stopped=True)

@@ -54,11 +54,14 @@ def root(short_dir: Path) -> Path:
     return short_dir  # short: socket paths are short
 
 
-def _relay(root: Path, name: str) -> Relay:
+def _relay(root: Path, name: str, **kwargs: Any) -> Relay:
+    """A started relay working in ``root/name``; ``kwargs`` go to Relay (home, interactive)."""
     env = {"ZCODER_HOME": str(root / "home"), "ZCODER_RELAY_DIR": str(root / "reg")}
     workspace = root / name
     workspace.mkdir()
-    relay = Relay(load_relay_settings(env), workspace=workspace, env={**os.environ, **env})
+    relay = Relay(
+        load_relay_settings(env), workspace=workspace, env={**os.environ, **env}, **kwargs
+    )
     relay.start()
     assert relay.available, relay.status().reason
     return relay

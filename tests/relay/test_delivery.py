@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.relay.conftest import RelayFactory, trusting_pair, write_manifest
-from tests.relay.test_receipts import ZshShapedPeer, _task
+from tests.relay.test_receipts import ZshShapedPeer, _receipt, _task
 from tests.relay.wire import ack_of, exchange, frame, own_id, send_json_with_reason
 from zcoder.relay import ClaimedMessage, Relay
 from zcoder.relay.protocol import Scalar, decode_flat_object, encode_flat_object
@@ -134,18 +134,8 @@ def test_an_unknown_delivery_is_invalid_with_a_reason(
 
 
 def _progress(receiver: Relay, in_reply_to: str, **over: Any) -> dict[str, Any]:
-    obj: dict[str, Any] = {
-        "protocol": 1,
-        "type": "progress",
-        "message_id": f"{receiver.instance_id}-p99",
-        "target_instance_id": "",
-        "sender_instance_id": receiver.instance_id,
-        "sender_pid": os.getpid(),
-        "in_reply_to": in_reply_to,
-        "stage": "started",
-    }
-    obj.update(over)
-    return obj
+    """A progress request as a receiver sends one (members a receipt has are ignored)."""
+    return _receipt(receiver, in_reply_to, **{"type": "progress", "stage": "started", **over})
 
 
 def test_progress_reaches_the_sender_once_per_stage_before_the_receipt(

@@ -28,7 +28,7 @@ from zcoder.sessions.relay_log import RelayLog
 
 if TYPE_CHECKING:
     from zcoder.agent import Agent
-    from zcoder.relay import Envelope, Progress, Receipt, Relay, SendResult
+    from zcoder.relay import Envelope, Progress, Receipt, Relay, SendResult, SentMessage
     from zcoder.sessions import SessionStore
 
 log = logging.getLogger(__name__)
@@ -218,49 +218,27 @@ class RelayHistory:
             return shown_all
         receipts = self.relay.take_receipts()  # then the progress that came before them
         for progress, sent in self.relay.take_progress():
-            words = PROGRESS_WORDS.get(progress.stage, progress.stage)
-            shown = f"{sent.target_label} {words} it"
-            metadata = {
-                "in_reply_to": progress.in_reply_to,
-                "progress": progress.stage,
-                "from_instance_id": progress.sender_instance_id,
-                "from_name": sent.target_label,
-            }
             if sent.receipt is None:  # the history's state, unless the receipt is in
                 self._write(functools.partial(_save_progress, progress=progress))
-            if agent is not None:
-                agent.record_receipt(
-                    progress_record(
-                        target_label=sent.target_label,
-                        target_instance_id=sent.target_instance_id,
-                        stage=progress.stage,
-                    ),
-                    shown,
-                    metadata,
-                )
-            shown_all.append(ShownReceipt(shown, metadata))
+            words = PROGRESS_WORDS.get(progress.stage, progress.stage)
+            record = progress_record(
+                target_label=sent.target_label,
+                target_instance_id=sent.target_instance_id,
+                stage=progress.stage,
+            )
+            shown = f"{sent.target_label} {words} it"
+            shown_all.append(_told(agent, record, shown, progress, sent, progress=progress.stage))
         for receipt, sent in receipts:
-            shown = receipt_shown(receipt.outcome, sent.target_label, receipt.summary)
-            metadata = {
-                "in_reply_to": receipt.in_reply_to,
-                "outcome": receipt.outcome,
-                "from_instance_id": receipt.sender_instance_id,
-                "from_name": sent.target_label,
-            }
             self._write(functools.partial(_save_receipt, receipt=receipt))
-            if agent is not None:
-                agent.record_receipt(
-                    receipt_record(
-                        target_label=sent.target_label,
-                        target_instance_id=sent.target_instance_id,
-                        task_preview=sent.body_preview,
-                        outcome=receipt.outcome,
-                        summary=receipt.summary,
-                    ),
-                    shown,
-                    metadata,
-                )
-            shown_all.append(ShownReceipt(shown, metadata))
+            record = receipt_record(
+                target_label=sent.target_label,
+                target_instance_id=sent.target_instance_id,
+                task_preview=sent.body_preview,
+                outcome=receipt.outcome,
+                summary=receipt.summary,
+            )
+            shown = receipt_shown(receipt.outcome, sent.target_label, receipt.summary)
+            shown_all.append(_told(agent, record, shown, receipt, sent, outcome=receipt.outcome))
         return shown_all
 
     def unrun(self) -> list[Envelope]:
@@ -290,6 +268,27 @@ class RelayHistory:
             concurrent.futures.wait(futures, timeout=RECEIPTS_DEADLINE)
             pool.shutdown(wait=False, cancel_futures=True)
         return len(messages)
+
+
+def _told(
+    agent: Agent | None,
+    record: str,
+    shown: str,
+    notice: Receipt | Progress,
+    sent: SentMessage,
+    **what: str,
+) -> ShownReceipt:
+    """A receipt or progress ``notice`` given to the model as ``record`` (no turn), and
+    shown as ``shown``; ``what``: its outcome or its stage, for the saved event."""
+    metadata = {
+        "in_reply_to": notice.in_reply_to,
+        **what,
+        "from_instance_id": notice.sender_instance_id,
+        "from_name": sent.target_label,
+    }
+    if agent is not None:
+        agent.record_receipt(record, shown, metadata)
+    return ShownReceipt(shown, metadata)
 
 
 def _save_progress(book: RelayLog, *, progress: Progress) -> None:

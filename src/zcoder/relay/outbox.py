@@ -236,14 +236,11 @@ class Outbox:
 
         A sender that answered ``unsupported`` once (zcoder.zsh) is never sent another.
         """
+        number = next(self._receipt_counter)
         return self._to_sender(
             task,
             lambda me, pid: Receipt(
-                message_id=f"{me}-r{next(self._receipt_counter)}",
-                target_instance_id=task.sender_instance_id,
-                sender_instance_id=me,
-                sender_pid=pid,
-                in_reply_to=task.message_id,
+                *_answering(task, f"{me}-r{number}", me, pid),
                 outcome=outcome,
                 summary=clip_summary(summary),
                 created_at=int(time.time()),
@@ -253,14 +250,11 @@ class Outbox:
     def send_progress(self, task: Envelope, stage: str) -> str:
         """Tell ``task``'s sender the model started on it (``started``, ``steered``), as
         ``send_receipt`` does: same answers, same silence toward zcoder.zsh."""
+        number = next(self._progress_counter)
         return self._to_sender(
             task,
             lambda me, pid: Progress(
-                message_id=f"{me}-p{next(self._progress_counter)}",
-                target_instance_id=task.sender_instance_id,
-                sender_instance_id=me,
-                sender_pid=pid,
-                in_reply_to=task.message_id,
+                *_answering(task, f"{me}-p{number}", me, pid),
                 stage=stage,
                 created_at=int(time.time()),
             ),
@@ -326,3 +320,11 @@ class Outbox:
             log.info("relay %s %s not recorded: %s", answer.TYPE, answer.message_id, reason)
             return False
         return True
+
+
+def _answering(
+    task: Envelope, message_id: str, me: str, pid: int
+) -> tuple[str, str, str, int, str]:
+    """The leading members of a receipt or progress from ``me`` (pid ``pid``) on ``task``:
+    its own id, the task's sender as target, itself, its pid, the task's id."""
+    return message_id, task.sender_instance_id, me, pid, task.message_id

@@ -57,20 +57,28 @@ class Progress(Addressed):
         )
 
 
-def validate_progress(obj: FlatObject) -> Progress:
-    """Every check a progress request's own members must pass (the caller checked protocol,
-    target and type, and checks the sender and ``in_reply_to`` afterwards)."""
-    message_id, sender, pid = checked_sender(obj, ProgressError)
-    in_reply_to = checked_member(
-        obj, "in_reply_to", is_message_id, ProgressError, "is not a message id"
-    )
-    stage = obj.get("stage")
-    if stage not in STAGES:
-        raise ProgressError(f"stage must be one of {', '.join(STAGES)}")
-    assert isinstance(stage, str)
+Answered = tuple[str, str, str, int, str, int | float | None]
+
+
+def checked_answer(obj: FlatObject, error: type[ValueError]) -> Answered:
+    """What a receipt and a progress share, checked (the caller checked protocol, target
+    and type; the sender and ``in_reply_to`` are checked afterwards): message_id,
+    target_instance_id, sender_instance_id, sender_pid, in_reply_to, created_at."""
+    message_id, sender, pid = checked_sender(obj, error)
+    in_reply_to = checked_member(obj, "in_reply_to", is_message_id, error, "is not a message id")
     created_at = obj.get("created_at")
     if not isinstance(created_at, (int, float)) or isinstance(created_at, bool):
         created_at = None
     target = obj.get("target_instance_id")
     assert isinstance(target, str)
+    return message_id, target, sender, pid, in_reply_to, created_at
+
+
+def validate_progress(obj: FlatObject) -> Progress:
+    """Every check a progress request's own members must pass."""
+    message_id, target, sender, pid, in_reply_to, created_at = checked_answer(obj, ProgressError)
+    stage = obj.get("stage")
+    if stage not in STAGES:
+        raise ProgressError(f"stage must be one of {', '.join(STAGES)}")
+    assert isinstance(stage, str)
     return Progress(message_id, target, sender, pid, in_reply_to, stage, created_at)

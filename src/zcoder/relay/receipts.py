@@ -34,13 +34,10 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Final
 
 from zcoder.base.errors import ZcoderError
-from zcoder.relay.progress import Progress
+from zcoder.relay.progress import Progress, checked_answer
 from zcoder.relay.protocol import (
     Addressed,
     FlatObject,
-    checked_member,
-    checked_sender,
-    is_message_id,
     optional_text,
 )
 
@@ -86,20 +83,12 @@ def clip_summary(text: str) -> str:
 def validate_receipt(obj: FlatObject) -> Receipt:
     """Every check a receipt's own members must pass (the caller checked protocol, target
     and type, and checks the sender and ``in_reply_to`` afterwards)."""
-    message_id, sender, pid = checked_sender(obj, ReceiptError)
-    in_reply_to = checked_member(
-        obj, "in_reply_to", is_message_id, ReceiptError, "is not a message id"
-    )
+    message_id, target, sender, pid, in_reply_to, created_at = checked_answer(obj, ReceiptError)
     outcome = obj.get("outcome")
     if outcome not in OUTCOMES:
         raise ReceiptError(f"outcome must be one of {', '.join(OUTCOMES)}")
     assert isinstance(outcome, str)
     summary = optional_text(obj, "summary", SUMMARY_MAX_CHARS, ReceiptError)
-    created_at = obj.get("created_at")
-    if not isinstance(created_at, (int, float)) or isinstance(created_at, bool):
-        created_at = None
-    target = obj.get("target_instance_id")
-    assert isinstance(target, str)
     return Receipt(message_id, target, sender, pid, in_reply_to, outcome, summary, created_at)
 
 
