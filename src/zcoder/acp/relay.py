@@ -37,9 +37,11 @@ from typing import TYPE_CHECKING, Protocol
 
 from zcoder.acp.notices import SessionNotice
 from zcoder.acp.updates import Update
+from zcoder.agent import SteerSources
 from zcoder.base.plural import counted
 from zcoder.base.sanitize import visible, visible_lines
 from zcoder.frontend.auto_turns import AutoTurns
+from zcoder.frontend.peer_steering import PeerSteers
 from zcoder.frontend.relay_inbox import RelayHistory, receipt_outcome
 from zcoder.relay import STARTED, sender_from
 
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
     from zcoder.agent import Agent, TurnFinished
     from zcoder.config import Config
     from zcoder.hooks.relay_gate import RelayGate
-    from zcoder.relay import ClaimedMessage, Relay
+    from zcoder.relay import ClaimedMessage, Envelope, Relay
     from zcoder.sessions import SessionStore
 
 log = logging.getLogger(__name__)
@@ -97,6 +99,14 @@ class SessionRelay:
         self._watcher: asyncio.Task[None] | None = None
         self._running: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
+        # Trusted peers' steers for this session's running turn (zcoder.frontend).
+        self.steers = PeerSteers(lambda: relay, lambda: history, admits=self._may_steer)
+
+    def _may_steer(self, task: Envelope) -> bool:
+        """A message a RelayMessage hook would judge never steers (it gets its own turn)."""
+        from zcoder.hooks.relay_gate import hooks_judge  # noqa: PLC0415 - it imports the relay
+
+        return not hooks_judge(self._agent.hook_points.engine if self._agent else None, task)
 
     @classmethod
     def start(
@@ -150,6 +160,7 @@ class SessionRelay:
         """Relayed tasks may run from now on, in ``host``'s turns."""
         self._agent = agent
         self._host = host
+        agent.steering = SteerSources(self.steers)  # a trusted peer may steer its turns
         self._watcher = asyncio.get_running_loop().create_task(self._watch())
 
     @property
@@ -165,7 +176,10 @@ class SessionRelay:
         self.turns.note_user_acted()
 
     def busy(self, running: bool) -> None:
-        """What peers see in the manifest: busy while any turn runs."""
+        """What peers see in the manifest: busy while any turn runs. At a turn's end, the
+        peers' steers that landed in it are done, with its receipt."""
+        if not running:
+            self.steers.turn_ended()
         if self.relay.available:
             self.relay.set_state("busy" if running else "ready")
 
