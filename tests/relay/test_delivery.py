@@ -76,6 +76,19 @@ def test_a_steer_to_an_idle_receiver_is_queued(
     assert alpha.claim_steers() == []
 
 
+def test_a_receiver_that_runs_no_agent_queues_every_steer(
+    make_relay: RelayFactory, relay_env: dict[str, str], tmp_path: Path
+) -> None:
+    # A relay-only peer (no agent turns to land a steer in), busy and trusting the sender.
+    receiver = make_relay("receiver", home=tmp_path / "home")
+    beta = make_relay("beta", interactive=True)
+    receiver.trust.set(str(beta.workspace), TRUST)
+    receiver.set_state("busy")
+    assert receiver.instance_id is not None
+    sent = beta.send(receiver.instance_id, "steer me", delivery="steer")
+    assert (sent.status, sent.delivery) == ("accepted", "queue")
+
+
 def test_a_stored_steer_is_not_claimed_once_its_sender_is_no_longer_trusted(
     make_relay: RelayFactory, relay_env: dict[str, str], tmp_path: Path
 ) -> None:
