@@ -69,11 +69,15 @@ class PeerSteers:
         """``sink``, with each turn's end noted here on the way (for ``turn_ended``)."""
 
         def on_event(event: AgentEvent) -> None:
-            if isinstance(event, TurnFinished):
-                self._finished = event
+            self._note(event)
             sink(event)
 
         return on_event
+
+    def _note(self, seen: object) -> None:
+        """Not a consumer of the agent's events (the sink is): it keeps one kind."""
+        if isinstance(seen, TurnFinished):
+            self._finished = seen
 
     def turn_ended(self, *, stopped: bool = False) -> None:
         """The turn is over (its worker ended): each message that landed in it is done, by
