@@ -49,10 +49,11 @@ class PeerSteers:
         self._finished: TurnFinished | None = None  # the running turn's end, once seen
 
     def take_steers(self) -> list[Steer]:
-        relay, history = self._relay(), self._history()
+        relay = self._relay()
         if relay is None or not relay.available:
             return []
         claimed = relay.claim_steers(self._admits)
+        history = self._history() if claimed else None
         for message in claimed:
             self._landed.append(message)
             if history is not None:
@@ -94,6 +95,8 @@ class PeerSteers:
         """Each message that landed: completed in the spool (it never runs again), in the
         history by ``outcome``, and its sender sent the receipt."""
         landed, self._landed = self._landed, []
+        if not landed:
+            return
         relay, history = self._relay(), self._history()
         for message in landed:
             if relay is not None:
