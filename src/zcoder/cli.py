@@ -22,7 +22,7 @@ USAGE = """%(prog)s [options]
        %(prog)s --acp [options]
        %(prog)s --connect [USER@]HOST[:PORT][/PATH] [--resume ID]
        %(prog)s agents [--json | --watch]
-       %(prog)s send [--json] TARGET [MESSAGE]
+       %(prog)s send [--json] [--steer] [--wait [--timeout S]] TARGET [MESSAGE]
        %(prog)s mcp add|list|get|remove|test ...
        %(prog)s mcp serve
        %(prog)s hooks list|trust|refuse|reset"""
@@ -39,7 +39,8 @@ commands:
                         their user first (Enter goes to one's tmux pane)
   send TARGET [MESSAGE] send one of them a message (standard input without
                         MESSAGE, or with -); TARGET is a name, name#pid or an
-                        instance id; the exit status says what happened
+                        instance id; the exit status says what happened;
+                        --wait waits for its receipt (exit status by outcome)
   mcp COMMAND           MCP servers: add NAME -- COMMAND [ARGS], add --transport
                         http NAME URL, list, get NAME, remove NAME, test NAME
   mcp serve             an MCP server (stdio) that lets another agent list these

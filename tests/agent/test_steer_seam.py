@@ -8,6 +8,7 @@ from __future__ import annotations
 from tests.agent.support import Harness
 from tests.fixtures.fake_ollama import Turn
 from zcoder.agent import Steer
+from zcoder.agent.steering import SteerSources
 from zcoder.frontend.pending import PendingInput
 
 
@@ -35,3 +36,14 @@ class OnlyHandsOver:
 
     def take_steers(self) -> list[Steer]:
         return []
+
+
+async def test_steer_finds_the_users_source_among_several(harness: Harness) -> None:
+    """The user's waiting input beside the peers' steering (an editor's session with the
+    relay on, the TUI): typed words still reach the user's, and both are taken."""
+    pending = PendingInput()
+    harness.agent.steering = SteerSources(OnlyHandsOver(), SteerSources(pending))
+    assert await harness.agent.steer("typed") is True
+    assert harness.agent.steering.take_steers() == [Steer("typed")]
+    harness.agent.steering = SteerSources(OnlyHandsOver())
+    assert await harness.agent.steer("typed") is False

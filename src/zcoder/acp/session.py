@@ -184,7 +184,7 @@ class AcpSession:
             model_client,
             model,
             approver=approver,
-            on_event=on_event,
+            on_event=on_event if relay is None else relay.steers.watching(on_event),
             store=self.store,
             on_problem=lambda problem: log.warning("%s", problem),
             relay=None if relay is None else (relay.relay, approver),

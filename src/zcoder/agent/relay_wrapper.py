@@ -106,3 +106,20 @@ def receipt_record(
         f"{neutralise_body(summary) or '(none given)'}\n"
         f"</agent_receipt>"
     )
+
+
+def progress_record(*, target_label: str, target_instance_id: str, stage: str) -> str:
+    """The context record of a progress notice (zcoder.relay.progress): short, generated
+    by zcoder, self-reported by the peer, needing no reply."""
+    return (
+        f"<agent_receipt>\nProgress (self-reported, no reply needed): "
+        f"{_sender_field(target_label)} (instance {_sender_field(target_instance_id)}) "
+        f"{PROGRESS_WORDS.get(stage, 'reported progress on')} the task you sent it.\n"
+        "</agent_receipt>"
+    )
+
+
+PROGRESS_WORDS: Final = {
+    "started": "started on",
+    "steered": "took into its running turn",
+}

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Steer",
     "SteerSource",
+    "SteerSources",
     "Steerable",
     "TypedSteering",
     "land_steers",
@@ -81,11 +82,30 @@ class Steerable:
         """Enter while a turn runs: ``text`` joins the steering source, to land at the
         turn's next safe point; False when the source takes no typed words (the front end
         then runs it as a prompt)."""
-        source = self.steering
-        if not isinstance(source, TypedSteering):
+        source = typed_steering(self.steering)
+        if source is None:
             return False
         source.steer(text)
         return True
+
+
+def typed_steering(source: SteerSource | None) -> TypedSteering | None:
+    """The source in ``source`` that takes the user's typed words, if any (the first, in a
+    SteerSources)."""
+    if isinstance(source, SteerSources):
+        found = (typed_steering(each) for each in source.sources)
+        return next((typed for typed in found if typed is not None), None)
+    return source if isinstance(source, TypedSteering) else None
+
+
+class SteerSources:
+    """Several sources as one (the user's, the peers'): each asked in the order given."""
+
+    def __init__(self, *sources: SteerSource) -> None:
+        self.sources = sources
+
+    def take_steers(self) -> list[Steer]:
+        return [steer for source in self.sources for steer in source.take_steers()]
 
 
 def revoke_for_relayed(approval: ApprovalPolicy, recorder: Recorder, what: str) -> None:

@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     )
     from zcoder.relay.outbox import SendResult
     from zcoder.relay.peercred import is_same_or_descendant
-    from zcoder.relay.protocol import Envelope, is_message_id
+    from zcoder.relay.progress import STAGES, STARTED, STEERED, Progress
+    from zcoder.relay.protocol import DELIVERIES, QUEUE, STEER, Envelope, is_message_id
     from zcoder.relay.receipts import Receipt, SentMessage
     from zcoder.relay.registry import (
         RegistryError,

@@ -27,7 +27,8 @@ from zcoder.relay.endpoint import STATE_BUSY, STATE_PAUSED, STATE_READY, Endpoin
 from zcoder.relay.inbox import Inbox
 from zcoder.relay.leftovers import Leftovers
 from zcoder.relay.outbox import Outbox, SendResult, result_text
-from zcoder.relay.protocol import Envelope
+from zcoder.relay.progress import Progress
+from zcoder.relay.protocol import STEER, Envelope
 from zcoder.relay.receipts import Receipt, ReceiptBook, SentMessage
 from zcoder.relay.settings import RelaySettings
 from zcoder.relay.spool import ClaimedMessage, ClaimResult, Sequences
@@ -126,10 +127,16 @@ class Relay:
         if self._outbox.receipt_arrived(payload):
             self._nudge()
 
+    def _progress(self, payload: bytes) -> None:
+        """Progress the listener process accepted (on its event thread)."""
+        if self._outbox.progress_arrived(payload):
+            self._nudge()
+
     # The requests the listener process accepts for this process (``TO_PARENT`` types of
     # zcoder.relay.protocol.Request), by wire type, and what takes their payload here.
     FORWARDED: ClassVar[Mapping[str, Callable[[Relay, bytes], None]]] = {
         Receipt.TYPE: _receipt,
+        Progress.TYPE: _progress,
     }
 
     @property
@@ -234,11 +241,24 @@ class Relay:
         standing its receiver recorded (zcoder.relay.standing) and the policies now."""
         return self.trust.trusts(task.sender_workspace, proven=task.sender_kind == INSTANCE)
 
-    def send(self, target_instance_id: str, body: str, *, sender_client: str = "") -> SendResult:
+    def send(
+        self,
+        target_instance_id: str,
+        body: str,
+        *,
+        sender_client: str = "",
+        delivery: str = "",
+    ) -> SendResult:
         """Deliver ``body`` to the live peer with exactly this instance id; ``sender_client``
-        names the MCP client a ``zcoder mcp serve`` sends for (zcoder.relay.via)."""
+        names the MCP client a ``zcoder mcp serve`` sends for (zcoder.relay.via);
+        ``delivery`` ``steer`` asks for its running turn (the result's ``delivery`` says
+        whether it will get it)."""
         return self._outbox.send(
-            target_instance_id, body, self.discover, sender_client=sender_client
+            target_instance_id,
+            body,
+            self.discover,
+            sender_client=sender_client,
+            delivery=delivery,
         )
 
     def send_receipt(self, task: Envelope, outcome: str, summary: str) -> str:
@@ -253,12 +273,37 @@ class Relay:
         receipt the listener process accepted before this call included)."""
         return self._outbox.take_receipts()
 
+    def send_progress(self, task: Envelope, stage: str) -> str:
+        """Tell ``task``'s sender the model started on it (``started``) or that it reached
+        a running turn (``steered``); blocks on the peer: call it off the event loop."""
+        return self._outbox.send_progress(task, stage)
+
+    def take_progress(self) -> list[tuple[Progress, SentMessage]]:
+        """Progress on messages this instance sent, since the last call, oldest first."""
+        return self._outbox.take_progress()
+
     # -- the foreground's side of the queue ---------------------------------------------
 
     def claim_one(self) -> ClaimResult | None:
         """The oldest queued message, or None. Paused, nothing is claimed: accepted
         messages stay queued and run in order after resume (the seed's pause semantics)."""
         return self._inbox.claim_one()
+
+    def claim_steers(
+        self, admits: Callable[[Envelope], bool] = lambda _task: True
+    ) -> list[ClaimedMessage]:
+        """The waiting (not held) messages that asked to steer, from a sender whose
+        standing (recorded by the listener) is a proven instance the user trusts now, and
+        that ``admits`` lets through, claimed, oldest first: each is for the running turn.
+        The stored flag alone is never enough: standing and trust are looked at again."""
+        return self._inbox.claim(
+            lambda task: (
+                task.delivery == STEER
+                and task.sender_kind == INSTANCE
+                and self.trusts_sender(task)
+                and admits(task)
+            )
+        )
 
     def sequences(self) -> Sequences:
         """The acceptance sequence of the oldest queued message (None: nothing queued, or

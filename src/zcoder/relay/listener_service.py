@@ -111,6 +111,7 @@ class ListenerService:
         )
         home = config.get("home")
         self.trust = TrustBook(Path(home) if home else None, Inbound(config["inbound"]))
+        self.takes_steers = bool(config.get("steers"))  # else every steer is queued
         self.manifests = ManifestCache()
         self.process_stats = ProcessStats()  # of the connecting processes, for check_sender
         # The connecting process's stat as check_sender read it for this request: its
@@ -329,8 +330,15 @@ class ListenerService:
             body=envelope.body,
             created_at=envelope.created_at,
             sender_kind=standing.kind,
+            delivery=envelope.delivery,
         )
-        return Verified(stored, inbound)
+        # A steer reaches the running turn only from a proven instance the user trusts.
+        trusted = (
+            bool(envelope.delivery)
+            and self.takes_steers
+            and self.trust.trusts(standing.workspace, proven=standing.kind == INSTANCE)
+        )
+        return Verified(stored, inbound, trusted)
 
 
 class _ForwardToParent(logging.Handler):

@@ -30,16 +30,14 @@ import collections
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar, Final
 
 from zcoder.base.errors import ZcoderError
+from zcoder.relay.progress import Progress, checked_answer
 from zcoder.relay.protocol import (
     Addressed,
     FlatObject,
-    checked_member,
-    checked_sender,
-    is_message_id,
     optional_text,
 )
 
@@ -85,20 +83,12 @@ def clip_summary(text: str) -> str:
 def validate_receipt(obj: FlatObject) -> Receipt:
     """Every check a receipt's own members must pass (the caller checked protocol, target
     and type, and checks the sender and ``in_reply_to`` afterwards)."""
-    message_id, sender, pid = checked_sender(obj, ReceiptError)
-    in_reply_to = checked_member(
-        obj, "in_reply_to", is_message_id, ReceiptError, "is not a message id"
-    )
+    message_id, target, sender, pid, in_reply_to, created_at = checked_answer(obj, ReceiptError)
     outcome = obj.get("outcome")
     if outcome not in OUTCOMES:
         raise ReceiptError(f"outcome must be one of {', '.join(OUTCOMES)}")
     assert isinstance(outcome, str)
     summary = optional_text(obj, "summary", SUMMARY_MAX_CHARS, ReceiptError)
-    created_at = obj.get("created_at")
-    if not isinstance(created_at, (int, float)) or isinstance(created_at, bool):
-        created_at = None
-    target = obj.get("target_instance_id")
-    assert isinstance(target, str)
     return Receipt(message_id, target, sender, pid, in_reply_to, outcome, summary, created_at)
 
 
@@ -112,12 +102,15 @@ class SentMessage:
     body_preview: str
     sent_at: float  # time.time()
     receipt: Receipt | None = None
+    stages: list[str] = field(default_factory=list)  # its progress (zcoder.relay.progress)
 
 
 class ReceiptBook:
-    """The sent messages that may get a receipt, and the receipts received, thread-safe.
+    """The sent messages that may get a receipt (and progress before it), and the receipts
+    and progress received, thread-safe.
 
-    The listener thread calls ``accept``; the app's thread ``record_sent`` and ``take``.
+    The listener thread calls ``accept`` and ``accept_progress``; the app's thread
+    ``record_sent``, ``take`` and ``take_progress``.
     """
 
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
@@ -125,6 +118,9 @@ class ReceiptBook:
         self._lock = threading.Lock()
         self._sent: collections.OrderedDict[str, SentMessage] = collections.OrderedDict()
         self._inbox: collections.deque[tuple[Receipt, SentMessage]] = collections.deque(
+            maxlen=INBOX_MAX
+        )
+        self._progress: collections.deque[tuple[Progress, SentMessage]] = collections.deque(
             maxlen=INBOX_MAX
         )
         self._receiptless: set[str] = set()
@@ -148,14 +144,21 @@ class ReceiptBook:
         with self._lock:
             self._sent.pop(message_id, None)
 
+    def _answered(self, in_reply_to: str, sender: str) -> SentMessage | str:
+        """The sent message a receipt or progress from ``sender`` answers, or why none."""
+        sent = self._sent.get(in_reply_to)
+        if sent is None:
+            return "in_reply_to is not a message this instance sent"
+        if sent.target_instance_id != sender:
+            return "the message was not sent to this sender"
+        return sent
+
     def accept(self, receipt: Receipt) -> tuple[str, str]:
         """(ack status, reason): ``accepted``, ``duplicate`` or ``invalid``."""
         with self._lock:
-            sent = self._sent.get(receipt.in_reply_to)
-            if sent is None:
-                return "invalid", "in_reply_to is not a message this instance sent"
-            if sent.target_instance_id != receipt.sender_instance_id:
-                return "invalid", "the message was not sent to this receipt's sender"
+            sent = self._answered(receipt.in_reply_to, receipt.sender_instance_id)
+            if isinstance(sent, str):
+                return "invalid", sent
             if sent.receipt is not None:
                 if sent.receipt.message_id == receipt.message_id:
                     return "duplicate", "this receipt was received already"
@@ -163,6 +166,28 @@ class ReceiptBook:
             sent.receipt = receipt
             self._inbox.append((receipt, sent))
             return "accepted", ""
+
+    def accept_progress(self, progress: Progress) -> tuple[str, str]:
+        """(ack status, reason): ``accepted``; ``duplicate`` for a stage the message had;
+        ``invalid`` when it answers no message sent to its sender, or one with a receipt."""
+        with self._lock:
+            sent = self._answered(progress.in_reply_to, progress.sender_instance_id)
+            if isinstance(sent, str):
+                return "invalid", sent
+            if sent.receipt is not None:
+                return "invalid", "that message has a receipt already"
+            if progress.stage in sent.stages:
+                return "duplicate", f"that message was {progress.stage} already"
+            sent.stages.append(progress.stage)
+            self._progress.append((progress, sent))
+            return "accepted", ""
+
+    def take_progress(self) -> list[tuple[Progress, SentMessage]]:
+        """The progress received since the last call, oldest first."""
+        with self._lock:
+            taken = list(self._progress)
+            self._progress.clear()
+            return taken
 
     def take(self) -> list[tuple[Receipt, SentMessage]]:
         """The receipts received since the last call, oldest first."""

@@ -6,14 +6,18 @@ fails answers. Pure apart from the sender check and the spool, both passed in.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass
-from typing import ClassVar, Final
+from typing import ClassVar, Final, TypeVar
 
 from zcoder.relay.held_shares import HeldQuotaReached
 from zcoder.relay.peercred import PeerCredentials
+from zcoder.relay.progress import Progress, ProgressError, validate_progress
 from zcoder.relay.protocol import (
     PROTOCOL_VERSION,
+    QUEUE,
+    STEER,
     Ack,
     Envelope,
     EnvelopeError,
@@ -46,6 +50,9 @@ class Verified:
 
     envelope: Envelope
     inbound: Inbound
+    # The user trusts this sender (/agents trust) and its standing is a proven instance:
+    # only then may its STEER reach the running turn. Looked up for a steer only.
+    trusted: bool = False
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,8 @@ class Decision:
         return self.ack.status == "accepted"
 
 
+_Answer = TypeVar("_Answer", Receipt, Progress)
+
 # (receiver, the request, its message_id echoed when a string, peer credentials) -> ack
 Handler = Callable[["Receiver", FlatObject, str, "PeerCredentials | None"], "Decision"]
 
@@ -98,9 +107,16 @@ class Receiver:
     forward: Callable[[Request], None] | None = None
 
     def _ack(
-        self, message_id: str, status: str, reason: str = "", position: int = 0, *, tell: str = ""
+        self,
+        message_id: str,
+        status: str,
+        reason: str = "",
+        position: int = 0,
+        *,
+        tell: str = "",
+        delivery: str = "",
     ) -> Decision:
-        return Decision(Ack(message_id, status, position, self.state(), tell), reason)
+        return Decision(Ack(message_id, status, position, self.state(), tell, delivery), reason)
 
     def unreadable(self, reason: str) -> Decision:
         """Rule 1 for frames that never became a payload (bad header, timeout, EOF)."""
@@ -151,13 +167,14 @@ class Receiver:
         if refused is not None:
             return self._ack(envelope.message_id, "invalid", refused)
         inbound: Inbound | None = None
+        trusted = False
         if self.verify is not None:
             verified = self.verify(envelope, peer)
             if isinstance(verified, Refused):
                 return self._ack(
                     envelope.message_id, "invalid", verified.reason, tell=verified.reason
                 )
-            envelope, inbound = verified.envelope, verified.inbound
+            envelope, inbound, trusted = verified.envelope, verified.inbound, verified.trusted
         if self.spool.is_duplicate(envelope.message_id):
             return self._ack(envelope.message_id, "duplicate")
         if self.state() == "paused":
@@ -168,6 +185,11 @@ class Receiver:
             return self._ack(
                 envelope.message_id, "paused", "the user refuses this sender", tell=REFUSED_SENDER
             )
+        asked = envelope.delivery
+        if asked and not (trusted and inbound is Inbound.ACCEPT and self.state() == "busy"):
+            # Not a trusted instance's, or no turn runs: queued, and stored as queued, so
+            # what the sender is told is what the receiving zcoder will do with it.
+            envelope = dataclasses.replace(envelope, delivery="")
         try:
             # What is stored is what was validated (and verified), re-encoded: never the
             # sender's bytes, so no member the sender added (a forged sender_kind, say)
@@ -180,23 +202,51 @@ class Receiver:
         except HeldQuotaReached as exc:
             # `full`: the sender's share of the queue is, whatever room is left for others.
             return self._ack(envelope.message_id, "full", str(exc), tell=str(exc))
-        return self._ack(envelope.message_id, status, position=position)
+        delivery = (STEER if envelope.delivery else QUEUE) if asked else ""
+        return self._ack(envelope.message_id, status, position=position, delivery=delivery)
 
     def _receipt(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
         """A receipt for a message this instance sent (zcoder.relay.receipts)."""
+        return self._answer(
+            obj, echo, peer, kind=Receipt.TYPE, validate=validate_receipt, accept=ReceiptBook.accept
+        )
+
+    def _progress(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
+        """Progress on a message this instance sent (zcoder.relay.progress)."""
+        return self._answer(
+            obj,
+            echo,
+            peer,
+            kind=Progress.TYPE,
+            validate=validate_progress,
+            accept=ReceiptBook.accept_progress,
+        )
+
+    def _answer(
+        self,
+        obj: FlatObject,
+        echo: str,
+        peer: PeerCredentials | None,
+        *,
+        kind: str,
+        validate: Callable[[FlatObject], _Answer],
+        accept: Callable[[ReceiptBook, _Answer], tuple[str, str]],
+    ) -> Decision:
+        """A receipt's or progress's decision: its members, its sender, then the book's
+        word on the message it answers; handed on to zcoder's process once accepted."""
         if self.receipts is None:
-            return self._unsupported(Receipt.TYPE, echo)
+            return self._unsupported(kind, echo)
         try:
-            receipt = validate_receipt(obj)
-        except ReceiptError as exc:
+            answer = validate(obj)
+        except (ReceiptError, ProgressError) as exc:
             return self._ack(echo if is_message_id(echo) else "", "invalid", str(exc))
-        refused = self.sender_check(receipt.sender_instance_id, receipt.sender_pid, peer)
+        refused = self.sender_check(answer.sender_instance_id, answer.sender_pid, peer)
         if refused is not None:
-            return self._ack(receipt.message_id, "invalid", refused)
-        status, reason = self.receipts.accept(receipt)
+            return self._ack(answer.message_id, "invalid", refused)
+        status, reason = accept(self.receipts, answer)
         if status == "accepted" and self.forward is not None:
-            self.forward(receipt)
-        return self._ack(receipt.message_id, status, reason)
+            self.forward(answer)
+        return self._ack(answer.message_id, status, reason)
 
     # The decision after rule 3, by the request's ``type`` (rule 4 and on): one row per
     # zcoder.relay.protocol.Request class; a type without a row is ``unsupported`` (rule 5).
@@ -204,6 +254,7 @@ class Receiver:
         Ping.TYPE: _ping,
         Envelope.TYPE: _enqueue,
         Receipt.TYPE: _receipt,
+        Progress.TYPE: _progress,
     }
 
 

@@ -13,6 +13,11 @@ pid N, from DIR`` and never get a trusted peer's standing, whoever runs it. What
 wrote about themselves is shown made visible (zcoder.base.sanitize), in JSON too. The exit
 status says what happened (see EXIT_CODES) so a script can act on it. No confirmation is
 asked: the user who runs the command is the one who decided to send.
+
+``--steer`` asks for the receiver's running turn; a ``zcoder send`` is never a trusted
+instance, so the answer is always that it was queued (the ack says so). ``--wait [--timeout
+S]`` stays registered until the task's receipt comes, prints the receiver's progress
+(``started``, ``steered``) as it comes, and exits with the outcome's code (RECEIPT_CODES).
 """
 
 from __future__ import annotations
@@ -20,15 +25,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from zcoder.base.processes import pid_alive
 from zcoder.base.sanitize import json_text, screen_safe, visible
 from zcoder.relay.client import Peer, discover
 from zcoder.relay.display import peer_table
 from zcoder.relay.instance import Relay
 from zcoder.relay.names import display_names, name_of, resolve_target
+from zcoder.relay.outbox import SendResult
+from zcoder.relay.protocol import STEER
 from zcoder.relay.registry import RegistryError, check_registry_dir, choose_registry_dir
 from zcoder.relay.settings import load_relay_settings
 
@@ -50,6 +60,24 @@ EXIT_CODES: Final = {
     "unsupported": EXIT_REFUSED,
     "wrong_target": EXIT_REFUSED,
 }
+
+# ``--wait``: the task's receipt, by outcome (zcoder.relay.receipts.OUTCOMES), or no receipt.
+EXIT_COMPLETED: Final = 0
+EXIT_FAILED: Final = 10
+EXIT_CANCELLED: Final = 11
+EXIT_TASK_REFUSED: Final = 12  # the receiving user (or a hook) refused the task
+EXIT_DISCARDED: Final = 13  # the receiver quit (or was killed) before running it
+EXIT_TIMED_OUT: Final = 14  # no receipt before --timeout
+
+RECEIPT_CODES: Final = {
+    "completed": EXIT_COMPLETED,
+    "failed": EXIT_FAILED,
+    "cancelled": EXIT_CANCELLED,
+    "refused": EXIT_TASK_REFUSED,
+    "discarded": EXIT_DISCARDED,
+}
+# How often a wait with no news checks that the receiver still runs.
+ALIVE_CHECK_SECONDS: Final = 2.0
 
 
 def _peer_record(peer: Any, shown: str) -> dict[str, Any]:
@@ -148,12 +176,25 @@ def send_main(
         prog="zcoder send",
         description="Send one message to another zcoder instance and print its answer.",
         epilog="Exit status: 0 accepted, 1 relay unavailable, 2 usage, 3 no such instance "
-        "(or an ambiguous name), 4 paused, 5 full, 6 refused, 7 not delivered.",
+        "(or an ambiguous name), 4 paused, 5 full, 6 refused, 7 not delivered. With --wait, "
+        "once accepted: 0 completed, 10 failed, 11 cancelled, 12 refused, 13 discarded (or "
+        "the receiver is gone), 14 timed out.",
     )
     parser.add_argument("target", help="a name unique among the live instances, name#pid, or id")
     parser.add_argument("message", nargs="?", help="the message; standard input if absent or -")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "--steer", action="store_true", help="ask for its running turn (it is queued from here)"
+    )
+    parser.add_argument(
+        "--wait", action="store_true", help="wait for the task's receipt; exit by its outcome"
+    )
+    parser.add_argument(
+        "--timeout", type=float, metavar="S", help="with --wait: give up after S seconds"
+    )
     args = parser.parse_args(list(argv))
+    if args.timeout is not None and (not args.wait or not args.timeout > 0):
+        parser.error("--timeout needs --wait and a number of seconds above 0")
     message = stdin.read() if args.message in (None, "-") else args.message
     if not message.strip():
         print("zcoder send: the message is empty; nothing was sent", file=err)
@@ -165,7 +206,8 @@ def send_main(
     # Registered with the directory it runs in: receivers show the message as "via zcoder
     # send, pid N, from DIR", DIR being what the kernel reports as this process's working
     # directory, never a name or path given here (zcoder.relay.standing).
-    relay = Relay(settings, workspace=Path.cwd().resolve(), name="zcoder-send")
+    news = threading.Event()  # a receipt or progress came (set on a relay thread)
+    relay = Relay(settings, workspace=Path.cwd().resolve(), name="zcoder-send", on_message=news.set)
     status = relay.start()
     try:
         if not status.available:
@@ -178,7 +220,8 @@ def send_main(
             for candidate in resolved.candidates:
                 print(f"  {visible(candidate)}", file=err)
             return EXIT_NO_SUCH_PEER
-        result = relay.send(resolved.peer.instance_id, message)
+        delivery = STEER if args.steer else ""
+        result = relay.send(resolved.peer.instance_id, message, delivery=delivery)
         code = EXIT_CODES.get(result.status or "", EXIT_NOT_DELIVERED)
         if args.json:
             record = {
@@ -188,9 +231,54 @@ def send_main(
                 "name": name_of(resolved.peer),
                 "text": result.text,
             }
+            if result.delivery:
+                record["delivery"] = result.delivery
             out.write(json_text(record) + "\n")
         else:
             print(screen_safe(result.text), file=out if code == EXIT_ACCEPTED else err)
-        return code
+        if code != EXIT_ACCEPTED or not args.wait:
+            return code
+        return _wait(relay, result, news, timeout=args.timeout, as_json=args.json, out=out, err=err)
     finally:
         relay.stop()
+
+
+def _wait(
+    relay: Relay,
+    sent: SendResult,
+    news: threading.Event,
+    *,
+    timeout: float | None,
+    as_json: bool,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """``--wait``: print each progress stage of the message ``sent`` as it comes, then its
+    receipt; its outcome's exit code, EXIT_TIMED_OUT after ``timeout``, or EXIT_DISCARDED
+    when the receiver is gone without one."""
+    assert sent.peer is not None and sent.message_id is not None
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        news.clear()
+        # Receipts first, then progress: what came before a receipt is printed before it.
+        receipts = [r for r, _ in relay.take_receipts() if r.in_reply_to == sent.message_id]
+        for progress, _ in relay.take_progress():
+            if progress.in_reply_to == sent.message_id:
+                line = json_text({"progress": progress.stage}) if as_json else progress.stage
+                print(line, file=out, flush=True)
+        for receipt in receipts:
+            if as_json:
+                record = {"outcome": receipt.outcome, "summary": receipt.summary}
+                print(json_text(record), file=out)
+            else:
+                shown = f": {receipt.summary}" if receipt.summary else ""
+                print(screen_safe(f"{receipt.outcome}{shown}"), file=out)
+            return RECEIPT_CODES.get(receipt.outcome, EXIT_FAILED)
+        if not pid_alive(sent.peer.pid):
+            print("zcoder send: the receiver is gone without a receipt", file=err, flush=True)
+            return EXIT_DISCARDED
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            print("zcoder send: no receipt before the timeout", file=err, flush=True)
+            return EXIT_TIMED_OUT
+        news.wait(ALIVE_CHECK_SECONDS if left is None else min(left, ALIVE_CHECK_SECONDS))

@@ -144,14 +144,18 @@ class MainScreen(ScreenHost, Screen[None]):
         app is already leaving (Ctrl+C on the first frame)."""
         if not self.startup.begin():
             return
+        from zcoder.agent.steering import SteerSources
         from zcoder.tui.parts.relay_ui import RELAY_POLL_SECONDS
         from zcoder.tui.state.collector import tune_collector
 
         self.install_sidebar()
         self.parts.sessions.open_store()
         self.parts.relay_ui.start(spawn_now=self.startup.resume)
+        steers = self.parts.peer_steers  # composed with the user's: SteerSources(...)
         extensions = self.startup.make_agent(
-            approver=self.parts.dialogs, on_event=self.parts.agent_view.on_event
+            approver=self.parts.dialogs,
+            on_event=steers.watching(self.parts.agent_view.on_event),
+            steering=SteerSources(steers),
         )
         self.parts.custom_commands.install(extensions.skills, extensions.commands)
         self.chat.show_deferred_after(self.parts.sessions.open_initial)  # its load starts the meter
@@ -253,6 +257,7 @@ class MainScreen(ScreenHost, Screen[None]):
         summary = turn_summary(seconds, stopped=stopped)
         if summary is not None:
             self.notice(summary)
+        self.parts.peer_steers.turn_ended(stopped=stopped)  # peers' steers: done, receipts
         if self.services.relay is not None:
             self.services.relay.set_state("ready")
         self.services.activity.turn_ended()

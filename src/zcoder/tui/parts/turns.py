@@ -24,7 +24,7 @@ from zcoder.base.sanitize import visible
 from zcoder.frontend.relay_inbox import receipt_outcome
 from zcoder.hooks.relay_gate import GateVerdict, RelayGate
 from zcoder.model import ModelError
-from zcoder.relay import ClaimedMessage, QuarantinedMessage, sender_from
+from zcoder.relay import STARTED, ClaimedMessage, QuarantinedMessage, sender_from
 from zcoder.tui.parts.commands import parse_user_command
 from zcoder.tui.parts.services import Part
 from zcoder.tui.state.scheduler import Next
@@ -175,6 +175,7 @@ class Turns(Part):
         outcome, summary = "failed", "the receiving zcoder failed unexpectedly"
         inbox = self.relay.inbox
         inbox.received(claimed.envelope, "running")
+        inbox.history.send_progress(claimed.envelope, STARTED)  # the sender sees it start
         try:
             await self.model.window_ready()
             trusted = relay.trusts_sender(claimed.envelope)

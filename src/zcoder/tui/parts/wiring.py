@@ -27,6 +27,7 @@ from zcoder.tui.parts.services import Host, PartContext
 if TYPE_CHECKING:
     from textual.app import App
 
+    from zcoder.frontend.peer_steering import PeerSteers
     from zcoder.slash.declared import RelayCommands
     from zcoder.tui.messages import Say
     from zcoder.tui.parts.agent_view import AgentView
@@ -231,6 +232,21 @@ class Parts:
         from zcoder.tui.parts.agent_view import AgentView
 
         return AgentView(self.context, show=self.screen.show)
+
+    @cached_property
+    def peer_steers(self) -> PeerSteers:
+        """Trusted peers' steers for the running turn (no part: no screen of its own)."""
+        from zcoder.frontend.peer_steering import PeerSteers
+        from zcoder.hooks.relay_gate import hooks_judge
+
+        services = self.services
+        return PeerSteers(
+            lambda: services.relay,
+            lambda: self.relay_ui.inbox.history,
+            admits=lambda task: (
+                not hooks_judge(services.agent.hook_points.engine if services.agent else None, task)
+            ),
+        )
 
     @cached_property
     def dialogs(self) -> DialogApprovals:
