@@ -129,7 +129,8 @@ def test_the_last_prompt_can_be_taken_back_and_requeued_in_its_place():
     scheduler = TurnScheduler()
     scheduler.queue_prompt("one", last_accepted=1, oldest_waiting=None)
     scheduler.queue_prompt("two", last_accepted=2, oldest_waiting=None)
-    assert scheduler.take_last() == "two"
+    taken = scheduler.take_last()
+    assert taken is not None and taken.text == "two"
     assert scheduler.prompts() == ("one",) and scheduler.editing()
     scheduler.queue_prompt("two, edited", last_accepted=7, oldest_waiting=3)
     assert not scheduler.editing()
@@ -141,7 +142,8 @@ def test_the_last_prompt_can_be_taken_back_and_requeued_in_its_place():
 def test_a_prompt_taken_back_and_cleared_is_cancelled():
     scheduler = TurnScheduler()
     scheduler.queue_prompt("only", last_accepted=1, oldest_waiting=None)
-    assert scheduler.take_last() == "only"
+    taken = scheduler.take_last()
+    assert taken is not None and taken.text == "only"
     assert scheduler.drop_recalled()
     assert not scheduler.editing() and scheduler.prompts() == ()
     assert scheduler.next_turn(2) is Next.RELAY

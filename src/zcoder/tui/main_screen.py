@@ -99,6 +99,8 @@ class MainScreen(ScreenHost, Screen[None]):
             services, self.say, self, exit=exit, resume=resume, keep_model=keep_model
         )
         self.startup = Startup(self.parts.context, resume=resume is not None, tune_gc=tune_gc)
+        services.pending.on_change = self.show_queue
+        services.pending.on_save_error = self.say.error
 
     # -- layout and what the parts say ----------------------------------------------------
 
@@ -217,8 +219,9 @@ class MainScreen(ScreenHost, Screen[None]):
         self.schedule()
 
     def show_queue(self) -> None:
+        """The strip above the prompt: the user's waiting input (called at every change)."""
         scheduler = self.services.scheduler
-        self.chat.queued_prompts.show_queue(scheduler.prompts(), editing=scheduler.editing())
+        self.chat.queued_prompts.show_queue(scheduler.pending.items(), editing=scheduler.editing())
 
     def start_turn(
         self, work: Callable[[], Coroutine[Any, Any, object]], *, relay: bool, model: bool = True
@@ -277,6 +280,12 @@ class MainScreen(ScreenHost, Screen[None]):
         self.remember(text)
         if self.run_command(text):  # the input cleared itself: keys typed since stay
             return
+        turns = self.parts.turns
+        # Enter while a turn runs steers it; Ctrl+G (``queue``) waits for its end. Idle,
+        # both run the prompt now: there is nothing to steer, nor to wait behind.
+        if self.busy and not message.queue and turns.steerable(text):
+            turns.steer(text)
+            return
         self.queue_prompt(text)
 
     def queue_prompt(self, text: str) -> None:
@@ -288,7 +297,6 @@ class MainScreen(ScreenHost, Screen[None]):
             oldest_waiting=self.parts.relay_ui.oldest_waiting(),
         )
         self.note_user_acted()  # starts it at once when nothing runs
-        self.show_queue()
 
     def run_command(self, text: str) -> bool:
         """Run ``text`` if it is a slash command (tui/parts/slash.py); whether it was one."""
@@ -316,9 +324,9 @@ class MainScreen(ScreenHost, Screen[None]):
             self.remember(draft)
 
     def on_prompt_input_edit_queued(self, _message: PromptInput.EditQueued) -> None:
-        text = self.services.scheduler.take_last()
-        if text is not None:
-            self.prompt_input.load_text(text)
+        item = self.services.scheduler.take_last()
+        if item is not None:
+            self.prompt_input.load_text(item.text)
             self.prompt_input.move_cursor(self.prompt_input.document.end)
             self.show_queue()
 
@@ -331,11 +339,8 @@ class MainScreen(ScreenHost, Screen[None]):
     # -- what the app's keys ask for (tui/app.py) -----------------------------------------
 
     def stop_turn(self) -> None:
-        if self.chat.stop_turn() and (queued := len(self.services.scheduler.prompts())):
-            self.notice(
-                f"Stopped. Your {queued} queued prompt{'s stay' if queued > 1 else ' stays'}"
-                " queued and will run; ↑ in the empty prompt takes the last one back."
-            )
+        if self.chat.stop_turn():
+            self.parts.turns.hold_waiting()  # runs again on /queue resume
 
     def show_output(self) -> None:
         """The newest command's whole output, or tool call's arguments and result (Ctrl+T)."""

@@ -63,7 +63,7 @@ class Startup(Part):
         habits.attach(
             history,
             workspace=config.workspace,
-            queued_waiting=lambda: bool(scheduler.prompts()),
+            queued_waiting=lambda: bool(scheduler.pending),
         )
         if history.problem is not None:
             self.say.error(history.problem)
@@ -88,4 +88,7 @@ class Startup(Part):
             relay_available=lambda: services.relay_available,
             hook_consent=True,  # a person is here: the project's hooks ask once
         )
+        # Where the agent takes steering at its safe points (agent/steering.py): set here
+        # only. A peer's steering joins as one more source (e.g. SteerSources(pending, peers)).
+        services.agent.steering = services.pending
         return extensions

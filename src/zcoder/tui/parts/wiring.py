@@ -207,6 +207,7 @@ class Parts:
             self.relay_ui.inbox,
             self.quit_ui,
             self.custom_commands,
+            self.turns,
         )
 
     def relay_commands(self) -> RelayCommands:
