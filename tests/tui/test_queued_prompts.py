@@ -95,9 +95,9 @@ async def test_a_prompt_during_a_relayed_turn_is_queued_shown_editable_and_cance
         fake.enqueue(Turn.text("first answered"))
         await pilot.press("escape")
         await idle(pilot, app)
-        assert "1 waiting input is held: /queue resume runs it" in transcript_text(app)
+        assert "1 waiting input is held: /queue resume runs it." in transcript_text(app)
         assert "follow-up (held) ① first queued prompt" in strip.plain
-        assert "/queue resume runs it" in strip.plain
+        assert "/queue resume runs" in strip.plain
         assert len(fake.chat_bodies) == 1  # nothing ran unasked
         await submit(pilot, app, "/queue resume")
         await wait_until(pilot, lambda: len(fake.chat_bodies) == 2)

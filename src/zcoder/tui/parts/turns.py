@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from zcoder.base.errors import UsageError
 from zcoder.base.plural import counted
 from zcoder.base.sanitize import visible
-from zcoder.frontend.pending import InputKind
 from zcoder.frontend.relay_inbox import receipt_outcome
 from zcoder.hooks.relay_gate import GateVerdict, RelayGate
 from zcoder.model import ModelError
@@ -175,13 +174,10 @@ class Turns(Part, QueueCommands):
             return
         pending.hold()
         n = len(pending)
+        them = "it" if n == 1 else "them"
         self.say.notice(
             f"Stopped. {counted(n, 'waiting input')} {'is' if n == 1 else 'are'} held: "
-            "/queue resume runs "
-            + ("it" if n == 1 else "them")
-            + ", /queue lists "
-            + ("it" if n == 1 else "them")
-            + ", ↑ in the empty prompt takes the last back."
+            f"/queue resume runs {them}."
         )
 
     def queue_command(self, argument: str, /) -> None:
@@ -307,12 +303,6 @@ def queue_listing(items: tuple[PendingItem, ...]) -> str:
         return "Nothing waits. While a turn runs, Enter steers it and Ctrl+G queues a follow-up."
     lines = [f"Waiting ({len(items)}):"]
     lines += [f"  {n}. {item.label}: {_short(item.text)}" for n, item in enumerate(items, 1)]
-    kinds = {item.kind for item in items}
-    steering = (
-        "steering lands at the running turn's next safe point; "
-        if (InputKind.STEER in kinds)
-        else ""
-    )
     held = "/queue resume runs what is held; " if any(i.held for i in items) else ""
-    lines.append(f"{steering}{held}/queue drop N drops one.")
+    lines.append(f"{held}/queue drop N drops one; ↑ in the empty prompt edits the last.")
     return "\n".join(lines)

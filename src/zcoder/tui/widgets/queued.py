@@ -22,7 +22,7 @@ _CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"
 
 # Short: one line each, within 60 columns (cut with … when narrower).
 QUEUE_HINT = "↑ edits the last one · clear it to cancel · /queue lists"
-HELD_HINT = "held · /queue resume runs it · /queue drop N drops one"
+HELD_HINT = "held · /queue resume runs · /queue drop N drops one"
 EDIT_HINT = "editing · Enter sends it again · clear it to cancel"
 
 
