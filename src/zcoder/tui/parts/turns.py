@@ -11,9 +11,12 @@ worker stay as they are.
 
 Steering (Enter while a turn runs) goes through ``steer``: into the user's waiting input
 (``Services.pending``, the strip above the prompt shows it), which is the agent's
-``steering`` source: the agent takes it at its next safe point (agent/steering.py). An
-agent that is told rather than asked (a remote one) takes it from the same source when
-``steer`` calls its ``steering_waits`` hook, if it has one.
+``steering`` source: the agent takes it at its next safe point (agent/steering.py), and
+``run_steered_turn`` runs what a turn ended before taking. That is the whole seam for
+another agent: one with no ``steering`` source is not steered (Enter queues a follow-up,
+as before); one that must be told rather than asked (a remote one, which sends it over
+its connection) takes from the same source when ``steer`` calls its ``steering_waits()``,
+if it has one.
 
 It takes the services, the model and relay parts it asks, ``start`` (the screen's: run a
 body as the turn, on the chat pane's worker), ``show`` (the transcript's, at once: the
@@ -155,8 +158,11 @@ class Turns(Part, QueueCommands):
     # -- the user's waiting input -----------------------------------------------------------
 
     def steerable(self, text: str) -> bool:
-        """Whether ``text`` can steer a turn: plain words, not a ``!command``, a custom
+        """Whether ``text`` can steer the running turn: the agent takes steering (it has a
+        ``steering`` source), and ``text`` is plain words, not a ``!command``, a custom
         command or a skill (those are turns of their own: they wait as follow-ups)."""
+        if getattr(self.agent, "steering", None) is None:
+            return False
         return parse_user_command(text) is None and self.plan(text) is None
 
     def steer(self, text: str) -> None:
