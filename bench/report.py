@@ -81,6 +81,13 @@ def render(
     return "\n".join(parts)
 
 
+def print_results(results: Results) -> None:
+    """A section run alone (``python -m bench.app_bench``, ``bench.steering_bench``)."""
+    print(markdown_table(targets_table(results.targets)))
+    for table in results.tables:
+        print(markdown_table(table))
+
+
 def app_section(tables: list[Table]) -> str:
     """The speed of the whole program: zcoder itself in a pty (bench/app_bench.py)."""
     parts = ["## Speed of the whole program\n", APP_TEXT.strip() + "\n"]

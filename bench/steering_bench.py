@@ -167,10 +167,8 @@ def run(results: Results, *, quick: bool) -> None:
 
 
 if __name__ == "__main__":
-    from bench.report import markdown_table, targets_table
+    from bench.report import print_results
 
     found = Results()
     run(found, quick="--quick" in sys.argv)
-    print(markdown_table(targets_table(found.targets)))
-    for table in found.tables:
-        print(markdown_table(table))
+    print_results(found)
