@@ -235,3 +235,37 @@ async def test_an_invalid_auto_turn_limit_turns_the_relay_off_with_the_reason(
         await pilot.pause()
         assert app.relay is None
         assert "Agent relay is off: ZCODER_RELAY_MAX_AUTO_TURNS" in transcript_text(app)
+
+
+async def test_an_agent_that_takes_no_steering_keeps_enter_as_queueing_and_its_hint(
+    fake, make_config, app_factory
+):
+    """--connect's agent, until it takes steering: Enter during a turn queues a follow-up,
+    and the prompt's hint does not offer steering."""
+    fake.enqueue(Turn.stall(before="busy"))
+    app = app_factory(make_config(env={"ZCODER_RELAY": "off"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        assert app.agent is not None
+        app.agent.steering = None
+        await submit(pilot, app, "a long turn")
+        await wait_until(pilot, lambda: app.busy)
+        assert app.prompt_input.border_subtitle.startswith("Enter send")
+        await submit(pilot, app, "after it")
+        assert [(i.kind.value, i.text) for i in app.services.pending.items()] == [
+            ("follow-up", "after it")
+        ]
+        await pilot.press("escape")
+        await idle(pilot, app)
+
+
+async def test_the_prompts_hint_says_enter_steers_while_a_turn_runs(fake, make_config, app_factory):
+    fake.enqueue(Turn.stall(before="busy"))
+    app = app_factory(make_config(env={"ZCODER_RELAY": "off"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "a long turn")
+        await wait_until(pilot, lambda: app.busy)
+        assert app.prompt_input.border_subtitle.startswith("Enter steer · Ctrl+G queue")
+        await pilot.press("escape")
+        await idle(pilot, app)
+        assert app.prompt_input.border_subtitle.startswith("Enter send")

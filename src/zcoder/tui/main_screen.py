@@ -232,7 +232,7 @@ class MainScreen(ScreenHost, Screen[None]):
         if model:
             self.parts.model_ui.cancel_warmup()  # a real request supersedes the warm-up
         self.header.turn_started()
-        self.chat.start_turn(work)
+        self.chat.start_turn(work, steers=self.parts.turns.takes_steering)
 
     def on_turn_started(self, _message: TurnStarted) -> None:
         if self.services.relay is not None:

@@ -161,9 +161,14 @@ class Turns(Part, QueueCommands):
         """Whether ``text`` can steer the running turn: the agent takes steering (it has a
         ``steering`` source), and ``text`` is plain words, not a ``!command``, a custom
         command or a skill (those are turns of their own: they wait as follow-ups)."""
-        if getattr(self.agent, "steering", None) is None:
+        if not self.takes_steering:
             return False
         return parse_user_command(text) is None and self.plan(text) is None
+
+    @property
+    def takes_steering(self) -> bool:
+        """Whether the agent takes steering: it has a ``steering`` source."""
+        return getattr(self.agent, "steering", None) is not None
 
     def steer(self, text: str) -> None:
         """Enter while a turn runs: ``text`` reaches it at its next safe point (the agent

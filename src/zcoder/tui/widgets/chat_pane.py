@@ -108,11 +108,14 @@ class ChatPane(Vertical):
     def busy(self) -> bool:
         return self.turn is not None and self.turn.state in _RUNNING
 
-    def start_turn(self, work: Callable[[], Coroutine[Any, Any, object]]) -> None:
+    def start_turn(
+        self, work: Callable[[], Coroutine[Any, Any, object]], *, steers: bool = True
+    ) -> None:
         """Run ``work`` as the turn. Given a coroutine function, never a coroutine: a
-        worker cancelled before it starts (the app quitting) leaves none unawaited."""
+        worker cancelled before it starts (the app quitting) leaves none unawaited.
+        ``steers``: Enter steers it (the prompt's hint says so)."""
         self.turn = self.run_worker(work, group="turn", exit_on_error=False)
-        self._turn_hint(running=True)
+        self._turn_hint(running=steers)
         self.post_message(TurnStarted())
 
     def stop_turn(self) -> bool:
