@@ -7,6 +7,8 @@ The real app under run_test, with the fake Ollama and a sender Relay in the test
 from __future__ import annotations
 
 import json
+import threading
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -269,3 +271,30 @@ async def test_the_prompts_hint_says_enter_steers_while_a_turn_runs(fake, make_c
         await pilot.press("escape")
         await idle(pilot, app)
         assert app.prompt_input.border_subtitle.startswith("Enter send")
+
+
+async def test_steering_a_reply_with_no_tool_calls_is_the_next_turn_before_follow_ups(
+    fake, make_config, app_factory
+):
+    """No safe point comes in a reply without tool calls: the steer starts the next turn
+    as soon as it ends, before a follow-up queued earlier; marked steering where it ran."""
+    ends = threading.Event()
+    fake.enqueue(
+        replace(Turn.text("a long answer"), gate=ends),
+        Turn.text("steered answer"),
+        Turn.text("follow-up answer"),
+    )
+    app = app_factory(make_config(env={"ZCODER_RELAY": "off"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "explain")
+        await wait_until(pilot, lambda: "a long" in transcript_text(app))
+        await follow_up(pilot, app, "and then this")
+        await submit(pilot, app, "shorter please")  # Enter: steering
+        assert [i.kind.value for i in app.services.pending.items()] == ["follow-up", "steer"]
+        ends.set()
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 3)
+        await idle(pilot, app)
+        assert "follow-up answer" in transcript_text(app)
+        users = [e.plain for e in entries(app, "user")]
+        assert users == ["you\nexplain", "you ↪ steering\nshorter please", "you\nand then this"]
+    assert last_user_messages(fake.chat_bodies) == ["explain", "shorter please", "and then this"]
