@@ -1,6 +1,6 @@
 """Speed of the whole program (issue 13, item 7): the real ``zcoder`` in a pseudo-terminal.
 
-Five measurements, each with a Target row and a table:
+Six measurements, each with a Target row and a table:
 
 - first interactive frame: spawn → the first screen showing the prompt (its border hint,
   focused: keys typed now go into it) and the header with its relay state; and, in the
@@ -9,7 +9,8 @@ Five measurements, each with a Target row and a table:
 - keystroke echo while a reply streams at 200 chunks/s;
 - ``zcoder --resume`` of a 5,000-event session, until its last entry and the prompt show;
 - RSS of an idle instance, the main process and its process tree;
-- the search tool on a 100,000-file tree against ripgrep alone.
+- the search tool on a 100,000-file tree against ripgrep alone;
+- steering a running turn: Enter → the next model request (bench/steering_bench.py).
 
 See bench/app_terminal.py for how the terminal is read and timed.
 """
@@ -30,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench import steering_bench
 from bench.app_terminal import (
     AppTerminal,
     FakeModel,
@@ -585,13 +587,14 @@ def _mib(kib: float) -> str:
 
 
 def run(results: Results, *, quick: bool) -> None:
-    """All five; ``quick``: fewer repetitions and a 20,000-file tree (a smoke run)."""
+    """All six; ``quick``: fewer repetitions and a 20,000-file tree (a smoke run)."""
     reps = 3 if quick else 10
     steps: list[tuple[str, Callable[[], None]]] = [
         ("first frame and idle RSS", lambda: startup(results, 2 * reps, 2)),
         ("keystroke echo while streaming", lambda: echo(results, 60 if quick else 150)),
         ("resuming a session", lambda: resume(results, 2 if quick else 4, RESUME_EVENTS)),
         ("search", lambda: search(results, 20_000 if quick else SEARCH_FILES, 2 if quick else 3)),
+        ("steering a running turn", lambda: steering_bench.run(results, quick=quick)),
     ]
     for name, step in steps:
         _progress(name)
@@ -599,10 +602,8 @@ def run(results: Results, *, quick: bool) -> None:
 
 
 if __name__ == "__main__":
-    from bench.report import markdown_table, targets_table
+    from bench.report import print_results
 
     found = Results()
     run(found, quick="--quick" in sys.argv)
-    print(markdown_table(targets_table(found.targets)))
-    for table in found.tables:
-        print(markdown_table(table))
+    print_results(found)

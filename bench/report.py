@@ -81,6 +81,13 @@ def render(
     return "\n".join(parts)
 
 
+def print_results(results: Results) -> None:
+    """A section run alone (``python -m bench.app_bench``, ``bench.steering_bench``)."""
+    print(markdown_table(targets_table(results.targets)))
+    for table in results.tables:
+        print(markdown_table(table))
+
+
 def app_section(tables: list[Table]) -> str:
     """The speed of the whole program: zcoder itself in a pty (bench/app_bench.py)."""
     parts = ["## Speed of the whole program\n", APP_TEXT.strip() + "\n"]
@@ -355,6 +362,12 @@ How each figure is taken, and what it says:
   alone prints every match for a second or more. The worst case is a query just over the
   cap whose matches are spread through the tree: both runs read most of it (about the
   parallel run plus the old sorted one).
+- **Steering** (`bench/steering_bench.py`, `python -m bench.steering_bench` alone): zcoder
+  with `--yes` runs a `sleep 1` command a turn; 30-80 % into it a message is typed and
+  Enter written. The command writes the time it ends and the fake model (in the bench's
+  process) stamps each request with the same clock, so "less the remaining time" is the
+  request's arrival less the command's end. Every steered request is checked to end with
+  the message. Turns with no message are the baseline.
 """
 
 

@@ -21,43 +21,43 @@ from zcoder.tui.parts.relay_ui import RELAY_POLL_SECONDS
 pytestmark = pytest.mark.timeout(90)
 
 ESCAPE = "\x1b"
+CTRL_G = "\x07"
 
 
-def test_a_local_prompt_runs_before_the_relayed_messages_that_came_after_it(
+def test_a_follow_up_queued_during_a_relayed_turn_is_held_by_escape_then_resumed(
     world: World, relayed_beta: RelayedFactory
 ) -> None:
+    # Where a follow-up runs among relayed tasks (its mark) is tests/tui/test_scheduler.py's;
+    # here: queued with Ctrl+G's byte, shown, held by Escape without holding up relayed
+    # tasks, run by /queue resume, and in the transcript where it ran.
     b, server, sender = relayed_beta()
     server.enqueue(Turn.stall(before="working on task 1", seconds=30))
 
     mark = b.mark()
     assert sender.send(b.instance_id, "task 1").status == "accepted"
     b.wait_text("working on task 1", since=mark)
-    assert sender.send(b.instance_id, "task 2").status == "accepted"  # before the prompt
-    b.submit("my local prompt")
-    b.wait_text("queued ① my local prompt", since=mark)  # queued, not refused
-    for n in (3, 4, 5):  # after the prompt was queued
+    b.send_key("my local prompt")
+    b.wait_text("my local prompt", since=mark)
+    b.send_key(CTRL_G)
+    b.wait_text("follow-up ① my local prompt", since=mark)  # queued, not refused
+    for n in (2, 3):
         assert sender.send(b.instance_id, f"task {n}").status == "accepted"
-    b.wait_text("relay: busy · 4 queued", since=mark)  # four waiting; task 1 runs (busy)
-    # Task 2 stalls too, so the screen is still while the notice is looked for.
-    server.enqueue(
-        Turn.stall(before="working on task 2", seconds=30),
-        Turn.text("the local prompt answered"),
-        *(Turn.text(f"task {n} done") for n in (3, 4, 5)),
-    )
+    b.wait_text("relay: busy · 2 queued", since=mark)
+    server.enqueue(*(Turn.text(f"task {n} done") for n in (2, 3)))
 
-    b.send_key(ESCAPE)  # stops task 1; the queue stays
-    b.wait_text("working on task 2", since=mark)
-    b.wait_text("Your 1 queued prompt stays queued and will run", since=mark)
-    b.send_key(ESCAPE)  # stops task 2
-    wait_until(lambda: len(server.chat_bodies) == 6, what="beta's six requests")
-    b.wait_text("task 5 done", since=mark)
+    b.send_key(ESCAPE)  # stops task 1; the follow-up is held, the relayed tasks run
+    b.wait_text("1 waiting input is held: /queue resume runs it.", since=mark)
+    b.wait_text("task 3 done", since=mark)
+    b.wait_state("ready")
+    assert len(server.chat_bodies) == 3
+    server.enqueue(Turn.text("the local prompt answered"))
+    b.submit("/queue resume")
+    b.wait_text("the local prompt answered", since=mark)
     assert last_user_messages(server.chat_bodies) == [
         "relay: task 1",
         "relay: task 2",
-        "my local prompt",
         "relay: task 3",
-        "relay: task 4",
-        "relay: task 5",
+        "my local prompt",
     ]
     b.wait_state("ready")
     session_id = b.wait_manifest()["session_id"]
@@ -67,7 +67,7 @@ def test_a_local_prompt_runs_before_the_relayed_messages_that_came_after_it(
         events = store.load(session_id, b.workspace, "coding").events
     shown = [e.text for e in events if e.role in ("relay", "user")]
     # The user's turn is in the transcript where it ran, not where it was queued.
-    assert shown == ["task 1", "task 2", "my local prompt", "task 3", "task 4", "task 5"]
+    assert shown == ["task 1", "task 2", "task 3", "my local prompt"]
 
 
 def test_a_flood_runs_eight_turns_unattended_then_waits_for_agents_continue(

@@ -31,6 +31,7 @@ HELP_ORDER = [
     "/copy",
     "/new",
     "/sessions",
+    "/queue",
     "/model",
     "/diff",
     "/undo",
@@ -67,7 +68,8 @@ def test_the_declarations_keep_the_help_order_and_say_where_each_applies() -> No
     editor = [c.name for c in registry.of(FrontEnd.EDITOR)]
     assert editor == ["/help", "/context", "/compact", "/diff", "/list-agents"]
     remote = {c.name for c in registry.of(FrontEnd.REMOTE)}
-    assert remote == WORK_REMOTELY | {"/list-agents", "/agents"}  # the relay's: asked there
+    # The relay's are asked there; /queue is the waiting input here.
+    assert remote == WORK_REMOTELY | {"/list-agents", "/agents", "/queue"}
     refusals = {c.name: c.remote_refusal for c in builtins if c.remote_refusal}
     assert refusals == WHERE_TO_ASK
     turns = [c.name for c in registry.of(FrontEnd.EDITOR) if Needs.MODEL in c.needs]

@@ -214,7 +214,9 @@ async def test_a_bang_command_during_a_turn_is_queued_and_escape_stops_it(
         await submit(pilot, app, "!echo queued-out; sleep 300")
         assert app.scheduler.prompts() == ("!echo queued-out; sleep 300",)
         assert not entries(app, "shell")
-        await pilot.press("escape")  # stops the turn; the queued command starts
+        await pilot.press("escape")  # stops the turn; the queued command is held
+        await idle(pilot, app)
+        await submit(pilot, app, "/queue resume")  # and starts
         await wait_until(
             pilot, lambda: commands(app) and "queued-out" in shown_output(commands(app)[0])
         )

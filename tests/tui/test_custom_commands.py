@@ -162,7 +162,9 @@ async def test_a_command_typed_during_a_turn_waits_in_the_queue(
         await wait_until(pilot, lambda: app.busy and bool(fake.chat_bodies))
         await submit(pilot, app, "/again twice")
         assert app.scheduler.prompts() == ("/again twice",)
-        app.action_stop_turn()
+        app.action_stop_turn()  # holds what waits
+        await idle(pilot, app)
+        await submit(pilot, app, "/queue resume")
         await wait_until(pilot, lambda: len(fake.chat_bodies) == 2)
         await idle(pilot, app)
     assert last_user_message(fake) == "Do it again: twice"

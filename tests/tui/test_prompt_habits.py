@@ -155,13 +155,13 @@ async def test_up_in_an_empty_prompt_takes_a_queued_prompt_back_before_history(
     async with app.run_test(size=SIZE) as pilot:
         await send_all(pilot, app, fake, "from history")
         await start_a_long_turn(pilot, app, fake, "running")
-        await submit(pilot, app, "waiting in the queue")
-        assert app.scheduler.prompts() == ("waiting in the queue",)
+        await submit(pilot, app, "waiting in the queue")  # steering the running turn
+        assert [i.text for i in app.services.pending.items()] == ["waiting in the queue"]
         prompt = app.prompt_input
         await pilot.press("up")
         await pilot.pause()
         assert prompt.text == "waiting in the queue"
-        assert app.scheduler.prompts() == ()
+        assert app.services.pending.items() == ()
         # Up again walks the history (the queued prompt is the draft meanwhile).
         await pilot.press("up")
         assert prompt.text == "running"

@@ -1,4 +1,5 @@
-"""The user is never starved: prompts queue during a turn; relayed floods wait for the user.
+"""The user is never starved: follow-ups (Ctrl+G) queue during a turn; relayed floods wait
+for the user; Escape holds what waits until /queue resume.
 
 The real app under run_test, with the fake Ollama and a sender Relay in the test process.
 """
@@ -6,6 +7,8 @@ The real app under run_test, with the fake Ollama and a sender Relay in the test
 from __future__ import annotations
 
 import json
+import threading
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -24,6 +27,13 @@ async def send(app: ZcoderApp, sender: Any, body: str) -> None:
     assert app.relay is not None and app.relay.instance_id is not None
     result = await relay_to(app, sender, body)
     assert result.status == "accepted", result.text
+
+
+async def follow_up(pilot: Any, app: ZcoderApp, text: str) -> None:
+    """``text`` sent with Ctrl+G: a follow-up, after the running turn."""
+    app.prompt_input.load_text(text)
+    await pilot.press("ctrl+g")
+    await pilot.pause()
 
 
 async def busy_with_a_prompt(pilot: Any, app: ZcoderApp, prompt: str) -> None:
@@ -50,13 +60,13 @@ async def test_a_prompt_during_a_relayed_turn_is_queued_shown_editable_and_cance
     async with app.run_test(size=SIZE) as pilot:
         await busy_with_a_relayed_task(pilot, app, sender, "relayed task")
 
-        await submit(pilot, app, "first queued prompt")
-        await submit(pilot, app, "second queued prompt")
+        await follow_up(pilot, app, "first queued prompt")
+        await follow_up(pilot, app, "second queued prompt")
         strip = app.queued_prompts
         assert app.scheduler.prompts() == ("first queued prompt", "second queued prompt")
         assert strip.display
-        assert "queued ① first queued prompt" in strip.plain
-        assert "queued ② second queued prompt" in strip.plain
+        assert "follow-up ① first queued prompt" in strip.plain
+        assert "follow-up ② second queued prompt" in strip.plain
         assert "↑ edits the last one · clear it to cancel" in strip.plain
         assert app.prompt_input.text == ""
         assert entries(app, "user") == []  # a prompt enters the transcript when it starts
@@ -67,9 +77,9 @@ async def test_a_prompt_during_a_relayed_turn_is_queued_shown_editable_and_cance
         await pilot.pause()
         assert app.prompt_input.text == "second queued prompt"
         assert app.scheduler.prompts() == ("first queued prompt",)
-        assert "editing a queued prompt" in strip.plain and "②" not in strip.plain
+        assert "editing · Enter sends it again" in strip.plain and "②" not in strip.plain
         app.prompt_input.insert(", edited")
-        await pilot.press("enter")
+        await pilot.press("ctrl+g")
         await pilot.pause()
         assert app.scheduler.prompts() == ("first queued prompt", "second queued prompt, edited")
 
@@ -81,14 +91,19 @@ async def test_a_prompt_during_a_relayed_turn_is_queued_shown_editable_and_cance
         await wait_until(pilot, lambda: not app.scheduler.editing())
         assert app.prompt_input.text == ""
         assert app.scheduler.prompts() == ("first queued prompt",)
-        assert "queued ① first queued prompt" in strip.plain and "editing" not in strip.plain
+        assert "follow-up ① first queued prompt" in strip.plain and "editing" not in strip.plain
 
-        # Escape stops the relayed turn and leaves the queue, which then runs.
+        # Escape stops the relayed turn and holds the queue, which runs on /queue resume.
         fake.enqueue(Turn.text("first answered"))
         await pilot.press("escape")
+        await idle(pilot, app)
+        assert "1 waiting input is held: /queue resume runs it." in transcript_text(app)
+        assert "follow-up (held) ① first queued prompt" in strip.plain
+        assert "/queue resume runs" in strip.plain
+        assert len(fake.chat_bodies) == 1  # nothing ran unasked
+        await submit(pilot, app, "/queue resume")
         await wait_until(pilot, lambda: len(fake.chat_bodies) == 2)
         await idle(pilot, app)
-        assert "Your 1 queued prompt stays queued and will run" in transcript_text(app)
         assert not strip.display and app.scheduler.prompts() == ()
         roles = [e.role for e in entries(app) if e.role in ("relay", "user")]
         assert roles == ["relay", "user"]
@@ -97,27 +112,30 @@ async def test_a_prompt_during_a_relayed_turn_is_queued_shown_editable_and_cance
     assert all("edited" not in json.dumps(body) for body in fake.chat_bodies)
 
 
-async def test_relayed_messages_accepted_after_a_queued_prompt_run_after_it(
+async def test_a_follow_up_held_by_escape_holds_no_relayed_task_and_runs_on_resume(
     fake, make_config, app_factory, sender
 ):
+    # Its place among relayed tasks (its mark) is tests/tui/test_scheduler.py's.
     fake.enqueue(Turn.stall(before="busy"))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
         await busy_with_a_relayed_task(pilot, app, sender, "one")
-        await send(app, sender, "two")  # accepted before the prompt: may go first
-        await submit(pilot, app, "mine")
-        await send(app, sender, "three")  # accepted after the prompt: runs after it
-        await send(app, sender, "four")
-        fake.enqueue(*(Turn.text(f"done {n}") for n in range(4)))
+        await send(app, sender, "two")
+        await follow_up(pilot, app, "mine")
+        await send(app, sender, "three")
+        fake.enqueue(*(Turn.text(f"done {n}") for n in range(3)))
         await pilot.press("escape")
-        await wait_until(pilot, lambda: len(fake.chat_bodies) == 5)
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 3)
+        await idle(pilot, app)
+        assert app.scheduler.prompts() == ("mine",)
+        await submit(pilot, app, "/queue resume")
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 4)
         await idle(pilot, app)
     assert last_user_messages(fake.chat_bodies) == [
         "relay: one",
         "relay: two",
-        "mine",
         "relay: three",
-        "relay: four",
+        "mine",
     ]
 
 
@@ -219,3 +237,64 @@ async def test_an_invalid_auto_turn_limit_turns_the_relay_off_with_the_reason(
         await pilot.pause()
         assert app.relay is None
         assert "Agent relay is off: ZCODER_RELAY_MAX_AUTO_TURNS" in transcript_text(app)
+
+
+async def test_an_agent_that_takes_no_steering_keeps_enter_as_queueing_and_its_hint(
+    fake, make_config, app_factory
+):
+    """--connect's agent, until it takes steering: Enter during a turn queues a follow-up,
+    and the prompt's hint does not offer steering."""
+    fake.enqueue(Turn.stall(before="busy"))
+    app = app_factory(make_config(env={"ZCODER_RELAY": "off"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        assert app.agent is not None
+        app.agent.steering = None
+        await submit(pilot, app, "a long turn")
+        await wait_until(pilot, lambda: app.busy)
+        assert app.prompt_input.border_subtitle.startswith("Enter send")
+        await submit(pilot, app, "after it")
+        assert [(i.kind.value, i.text) for i in app.services.pending.items()] == [
+            ("follow-up", "after it")
+        ]
+        await pilot.press("escape")
+        await idle(pilot, app)
+
+
+async def test_the_prompts_hint_says_enter_steers_while_a_turn_runs(fake, make_config, app_factory):
+    fake.enqueue(Turn.stall(before="busy"))
+    app = app_factory(make_config(env={"ZCODER_RELAY": "off"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "a long turn")
+        await wait_until(pilot, lambda: app.busy)
+        assert app.prompt_input.border_subtitle.startswith("Enter steer · Ctrl+G queue")
+        await pilot.press("escape")
+        await idle(pilot, app)
+        assert app.prompt_input.border_subtitle.startswith("Enter send")
+
+
+async def test_steering_a_reply_with_no_tool_calls_is_the_next_turn_before_follow_ups(
+    fake, make_config, app_factory
+):
+    """No safe point comes in a reply without tool calls: the steer starts the next turn
+    as soon as it ends, before a follow-up queued earlier; marked steering where it ran."""
+    ends = threading.Event()
+    fake.enqueue(
+        replace(Turn.text("a long answer"), gate=ends),
+        Turn.text("steered answer"),
+        Turn.text("follow-up answer"),
+    )
+    app = app_factory(make_config(env={"ZCODER_RELAY": "off"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "explain")
+        await wait_until(pilot, lambda: "a long" in transcript_text(app))
+        await follow_up(pilot, app, "and then this")
+        await submit(pilot, app, "shorter please")  # Enter: steering
+        assert [i.kind.value for i in app.services.pending.items()] == ["follow-up", "steer"]
+        ends.set()
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 3)
+        await idle(pilot, app)
+        assert "follow-up answer" in transcript_text(app)
+        users = [e.plain for e in entries(app, "user")]
+        assert users == ["you\nexplain", "you ↪ steering\nshorter please", "you\nand then this"]
+    assert last_user_messages(fake.chat_bodies) == ["explain", "shorter please", "and then this"]

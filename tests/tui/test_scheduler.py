@@ -129,7 +129,8 @@ def test_the_last_prompt_can_be_taken_back_and_requeued_in_its_place():
     scheduler = TurnScheduler()
     scheduler.queue_prompt("one", last_accepted=1, oldest_waiting=None)
     scheduler.queue_prompt("two", last_accepted=2, oldest_waiting=None)
-    assert scheduler.take_last() == "two"
+    taken = scheduler.take_last()
+    assert taken is not None and taken.text == "two"
     assert scheduler.prompts() == ("one",) and scheduler.editing()
     scheduler.queue_prompt("two, edited", last_accepted=7, oldest_waiting=3)
     assert not scheduler.editing()
@@ -141,7 +142,8 @@ def test_the_last_prompt_can_be_taken_back_and_requeued_in_its_place():
 def test_a_prompt_taken_back_and_cleared_is_cancelled():
     scheduler = TurnScheduler()
     scheduler.queue_prompt("only", last_accepted=1, oldest_waiting=None)
-    assert scheduler.take_last() == "only"
+    taken = scheduler.take_last()
+    assert taken is not None and taken.text == "only"
     assert scheduler.drop_recalled()
     assert not scheduler.editing() and scheduler.prompts() == ()
     assert scheduler.next_turn(2) is Next.RELAY
@@ -153,3 +155,36 @@ def test_a_prompt_taken_back_and_cleared_is_cancelled():
 def test_take_last_with_nothing_queued():
     scheduler = TurnScheduler()
     assert scheduler.take_last() is None and not scheduler.editing()
+
+
+def test_steering_left_by_a_turn_goes_before_follow_ups_and_relayed_tasks():
+    scheduler = TurnScheduler()
+    scheduler.queue_prompt("later", last_accepted=0, oldest_waiting=None)
+    scheduler.steer("now")
+    assert scheduler.next_turn(1) is Next.STEER
+    assert [s.text for s in scheduler.pending.take_steers()] == ["now"]
+    assert scheduler.next_turn(1) is Next.PROMPT  # message 1 came after "later"
+
+
+def test_held_input_runs_nothing_and_holds_up_no_relayed_task_until_resumed():
+    scheduler = TurnScheduler()
+    scheduler.steer("steer")
+    scheduler.queue_prompt("mine", last_accepted=5, oldest_waiting=None)
+    scheduler.pending.hold()
+    assert scheduler.next_turn(None) is None
+    assert scheduler.next_turn(3) is Next.RELAY
+    scheduler.pending.resume()
+    assert scheduler.next_turn(3) is Next.STEER
+    scheduler.pending.take_steers()
+    assert scheduler.next_turn(3) is Next.RELAY  # its mark (5) survived the hold
+    assert scheduler.next_turn(6) is Next.PROMPT
+
+
+def test_a_steer_taken_back_and_sent_as_a_follow_up_takes_a_new_mark():
+    scheduler = TurnScheduler()
+    scheduler.steer("was steering")
+    taken = scheduler.take_last()
+    assert taken is not None and taken.text == "was steering" and scheduler.editing()
+    scheduler.queue_prompt("was steering", last_accepted=4, oldest_waiting=None)
+    assert not scheduler.editing()
+    assert scheduler.next_turn(4) is Next.RELAY and scheduler.next_turn(5) is Next.PROMPT

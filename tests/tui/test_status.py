@@ -376,7 +376,9 @@ async def two_prompts_under_a_fake_clock(
     clock = FakeClock()
     app.ctrl_c.clock = clock
     await submit(pilot, app, first)
-    await submit(pilot, app, second)
+    app.prompt_input.load_text(second)
+    await pilot.press("ctrl+g")  # a follow-up, after the turn
+    await pilot.pause()
     return clock
 
 
@@ -390,9 +392,9 @@ async def test_ctrl_c_stops_the_turn_then_a_second_press_quits(fake, make_config
         await wait_until(pilot, lambda: stopped_requests(fake) == 1)
         assert app.is_running
         assert any(n.message == QUIT_AGAIN_TEXT for n in app._notifications)
-        # Escape's notice about the queued prompt, which starts now.
-        assert "queued prompt stays queued and will run" in transcript_text(app)
-        await wait_until(pilot, lambda: len(turn_requests(fake)) == 2)
+        # Escape's notice about the queued prompt, held until /queue resume.
+        await wait_until(pilot, lambda: "1 waiting input is held" in transcript_text(app))
+        assert len(turn_requests(fake)) == 1
         clock.now += 1.9
         await pilot.press("ctrl+c")  # within two seconds: quits
         await wait_until(pilot, lambda: not app.is_running)
@@ -420,7 +422,9 @@ async def test_ctrl_c_after_the_window_stops_the_next_turn_instead(fake, make_co
     async with app.run_test(size=(100, 30)) as pilot:
         clock = await two_prompts_under_a_fake_clock(pilot, app, "one", "two")
         await wait_until(pilot, lambda: len(turn_requests(fake)) == 1)
-        await pilot.press("ctrl+c")
+        await pilot.press("ctrl+c")  # stops the first; the second is held
+        await idle(pilot, app)
+        await submit(pilot, app, "/queue resume")
         await wait_until(pilot, lambda: len(turn_requests(fake)) == 2 and app.busy)
         clock.now += 2.5
         await pilot.press("ctrl+c")
@@ -519,8 +523,10 @@ async def test_ctrl_c_in_a_dialog_leaves_the_queued_prompt_running(
     async with app.run_test(size=(100, 30)) as pilot:
         await submit(pilot, app, "do it")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        app.scheduler.queue_prompt("then this", last_accepted=None, oldest_waiting=None)
-        await pilot.press("ctrl+c")
+        app.scheduler.queue_prompt("then this", last_accepted=0, oldest_waiting=None)
+        await pilot.press("ctrl+c")  # holds the queued prompt, run on /queue resume
+        await idle(pilot, app)
+        await submit(pilot, app, "/queue resume")
         await wait_until(pilot, lambda: "the queued prompt is answered" in transcript_text(app))
         await idle(pilot, app)
         assert app.header_state.status == "Ready"

@@ -31,12 +31,17 @@ class FakeAgent:
     def __init__(self, compact_error: ModelError | None = None) -> None:
         self.calls: list[tuple[str, str]] = []
         self.compact_error = compact_error
+        self.steering: Any = None
 
     async def run_user_turn(self, prompt: str) -> None:
         self.calls.append(("turn", prompt))
 
     async def run_user_command(self, command: str) -> None:
         self.calls.append(("command", command))
+
+    async def run_steered_turn(self) -> None:
+        steers = self.steering.take_steers() if self.steering is not None else []
+        self.calls.append(("steered", " | ".join(s.text for s in steers)))
 
     async def compact(self, focus: str = "", *, automatic: bool = False) -> CompactResult:
         self.calls.append(("compact", focus))
@@ -92,6 +97,7 @@ class Rig:
         self.services = Services(config, busy=lambda: busy)
         self.agent = FakeAgent(**agent)
         self.services.agent = cast(Any, self.agent)
+        self.agent.steering = self.services.pending  # as tui/parts/startup.py sets it
         self.model, self.relay, self.sessions = FakeModel(), FakeRelay(), FakeSessions()
         self.posted: list[object] = []
         self.shown: list[Entry] = []
@@ -198,3 +204,81 @@ def test_compact_waits_for_an_idle_agent(tmp_path: Path) -> None:
     assert rig.started == []
     [notice] = [m for m in rig.posted if isinstance(m, ShowNotice)]
     assert notice.text.startswith("/compact runs when no turn is running")
+
+
+def notices(rig: Rig) -> list[str]:
+    return [m.text for m in rig.posted if isinstance(m, ShowNotice)]
+
+
+async def test_steering_left_by_a_turn_runs_next_before_follow_ups(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    rig.queue("a follow-up")
+    rig.turns.steer("look at the tests first")
+    rig.turns.steer("and the docs")
+    rig.turns.schedule()
+    [(work, relay, _model)] = rig.started
+    assert relay is False
+    await work()
+    assert rig.agent.calls == [("steered", "look at the tests first | and the docs")]
+    assert rig.services.scheduler.prompts() == ("a follow-up",)
+    rig.turns.schedule()
+    await rig.started[1][0]()
+    assert rig.agent.calls[-1] == ("turn", "a follow-up")
+
+
+def test_a_command_or_skill_never_steers(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    assert rig.turns.steerable("use the other table")
+    assert not rig.turns.steerable("!ls")
+    rig.turns.plan = lambda prompt: (lambda: None) if prompt.startswith("/") else None  # type: ignore[assignment,return-value]
+    assert not rig.turns.steerable("/review the diff")
+
+
+def test_an_agent_without_a_steering_source_is_not_steered_and_one_that_is_told_is_told(
+    tmp_path: Path,
+) -> None:
+    rig = Rig(tmp_path)
+    rig.agent.steering = None  # an agent that takes no steering (--connect's, until it does)
+    assert not rig.turns.steerable("use the other table")
+    told: list[int] = []
+    rig.agent.steering = rig.services.pending
+    rig.agent.steering_waits = lambda: told.append(len(rig.services.pending))  # type: ignore[attr-defined]
+    rig.turns.steer("now")
+    assert told == [1]
+
+
+async def test_a_stop_holds_what_waits_and_queue_resume_runs_it(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    rig.turns.steer("steer")
+    rig.queue("follow")
+    rig.turns.hold_waiting()
+    assert "2 waiting inputs are held: /queue resume runs them" in notices(rig)[-1]
+    rig.turns.schedule()
+    assert rig.started == []  # held: nothing runs unasked
+    rig.turns.queue_command("")
+    listing = notices(rig)[-1]
+    assert "1. steering (held): steer" in listing and "2. follow-up (held): follow" in listing
+    rig.turns.queue_command("resume")
+    assert notices(rig)[-1] == "Resumed 2 waiting inputs."
+    [(work, _relay, _model)] = rig.started
+    await work()
+    assert rig.agent.calls == [("steered", "steer")]
+
+
+def test_queue_drop_and_bad_controls_say_what_is_wrong(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    rig.queue("one", "two")
+    rig.turns.queue_command("drop 1")
+    assert notices(rig)[-1] == "Dropped follow-up 1: one"
+    assert rig.services.scheduler.prompts() == ("two",)
+    for bad in ("drop 5", "drop x", "frobnicate"):
+        rig.turns.queue_command(bad)
+    errors = [m.text for m in rig.posted if isinstance(m, ShowNotice) and m.error]
+    assert errors == [
+        "no queued input number 5; there is 1 to 1",
+        "/queue drop takes a number from /queue's list, not 'x'",
+        "unknown /queue control 'frobnicate'; try /queue, /queue drop N or /queue resume",
+    ]
+    rig.turns.queue_command("resume")
+    assert notices(rig)[-1] == "Nothing is held."
+    assert rig.services.scheduler.prompts() == ("two",)

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from zcoder.agent import Steer
 from zcoder.base.errors import UsageError
 from zcoder.sessions import SessionStoreError
+
+if TYPE_CHECKING:
+    from zcoder.agent import Steer
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +46,9 @@ class PendingItem:
     kind: InputKind
     text: str
     held: bool = False  # left by a stopped turn or a crash: runs only after resume()
+    mark: int = 0
+    """A follow-up's place among relayed tasks: the last relay sequence accepted when it
+    was queued (the TUI's scheduler, tui/state/scheduler.py); not saved."""
 
     @property
     def label(self) -> str:
@@ -90,8 +96,8 @@ class PendingInput:
     def steer(self, text: str) -> PendingItem:
         return self._add(PendingItem(InputKind.STEER, text))
 
-    def follow_up(self, text: str) -> PendingItem:
-        return self._add(PendingItem(InputKind.FOLLOW_UP, text))
+    def follow_up(self, text: str, *, mark: int = 0) -> PendingItem:
+        return self._add(PendingItem(InputKind.FOLLOW_UP, text, mark=mark))
 
     def drop(self, number: int) -> PendingItem:
         """Take item ``number`` (1-based) away; a UsageError names the range otherwise."""
@@ -113,14 +119,14 @@ class PendingInput:
     def hold(self) -> None:
         """A turn was stopped: what waits stays, and runs only after ``resume``."""
         if self._items and not all(item.held for item in self._items):
-            self._items = [PendingItem(i.kind, i.text, held=True) for i in self._items]
+            self._items = [replace(i, held=True) for i in self._items]
             self._changed()
 
     def resume(self) -> int:
         """``/queue resume``: what was held may run again; how many items that is."""
         count = sum(item.held for item in self._items)
         if count:
-            self._items = [PendingItem(i.kind, i.text) for i in self._items]
+            self._items = [replace(i, held=False) for i in self._items]
             self._changed()
         return count
 
@@ -129,6 +135,13 @@ class PendingInput:
         self._items = [PendingItem(InputKind(kind), text, held=True) for kind, text in saved]
         self.on_change()
 
+    def switch(self, save: Saver | None, saved: Sequence[tuple[str, str]]) -> None:
+        """Another session is open here: what waited stays with the one left (saved there
+        at every change, held when it is opened again); this one's saved input is
+        restored, held, and saved from now on with ``save``."""
+        self._save, self._save_failed = save, False
+        self.restore(saved)
+
     # -- what the agent and the scheduler take ---------------------------------------------
 
     def take_steers(self) -> list[Steer]:
@@ -136,6 +149,9 @@ class PendingInput:
         taken = [i for i in self._items if i.kind is InputKind.STEER and not i.held]
         if not taken:
             return []
+        # The agent's, imported when it first asks: the TUI's first frame makes this store.
+        from zcoder.agent import Steer  # noqa: PLC0415
+
         self._items = [i for i in self._items if i.kind is not InputKind.STEER or i.held]
         self._changed()
         return [Steer(item.text) for item in taken]

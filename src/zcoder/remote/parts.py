@@ -1,11 +1,12 @@
 """The parts of the TUI that are the remote host's business over ``zcoder --connect``.
 
 The main screen's parts (tui/parts/wiring.py) are the same code in a local run and over the
-connection, except these four, which take the remote link instead of local services:
+connection, except these five, which take the remote link instead of local services:
 the sessions (stored on the remote host: only the open one's id is known here), the
 model (sized, warmed and changed there), the relay (none here; discovery is asked of
-the remote host) and the slash commands that act on a local agent (they say why they
-cannot). ``RemoteParts`` makes them in place of the local ones.
+the remote host), the slash commands that act on a local agent (they say why they
+cannot) and steering (Enter while the remote turn runs: it goes to the remote's waiting
+input). ``RemoteParts`` makes them in place of the local ones.
 
 Which commands run over the connection is their declaration's (zcoder.slash.declared):
 one that applies to ``FrontEnd.REMOTE`` runs on the part registered for it, the rest are
@@ -32,6 +33,7 @@ from zcoder.tui.parts.model_ui import ModelUI
 from zcoder.tui.parts.relay_ui import RelayUI
 from zcoder.tui.parts.sessions_ui import SessionsUI
 from zcoder.tui.parts.slash import SlashCommands
+from zcoder.tui.parts.turns import Turns
 from zcoder.tui.parts.wiring import Parts
 
 if TYPE_CHECKING:
@@ -165,6 +167,43 @@ class RemoteSlash(SlashCommands):
 
 
 @dataclass(eq=False)
+class RemoteTurns(Turns):
+    """Enter while the remote turn runs steers it: the text goes to the remote's waiting
+    input (``RemoteAgent.steer``, ``_zcoder/input``, zcoder.acp.input) and lands there at
+    the turn's next safe point, shown here as steering where it landed; what no turn there
+    took runs as a prompt after it (``queue``, the screen's)."""
+
+    link: RemoteLink | None = None
+    queue: Callable[[str], None] | None = None
+
+    @property
+    def takes_steering(self) -> bool:
+        return self.link is not None and self.link.remote.connected
+
+    def steer(self, text: str) -> None:
+        self.host.run_later(lambda: self._steer(text), group="steer")
+
+    async def _steer(self, text: str) -> None:
+        assert self.link is not None and self.queue is not None
+        label = self.link.target.label
+        try:
+            taken = await self.link.remote.steer(text)
+        except RequestError as exc:
+            why = exc.data.get("details", exc) if isinstance(exc.data, dict) else exc
+            self.say.error(
+                f"{label} did not take it as steering: {why}. ↑ in the prompt brings it back."
+            )
+            return
+        if not taken:  # the turn there ended first: a prompt of its own
+            self.queue(text)
+            return
+        self.say.notice(
+            f"Steering sent to the turn running on {label}: it lands after the tool call in "
+            "progress, or, if the reply has none, as the next turn."
+        )
+
+
+@dataclass(eq=False)
 class RemoteParts(Parts):
     """The main screen's parts with the remote host's four in place of the local ones."""
 
@@ -190,3 +229,7 @@ class RemoteParts(Parts):
     @cached_property
     def slash(self) -> SlashCommands:
         return self.slash_of(RemoteSlash, link=self.link)
+
+    @cached_property
+    def turns(self) -> Turns:
+        return self.turns_of(RemoteTurns, link=self.link, queue=self.screen.queue_prompt)

@@ -31,6 +31,7 @@ __all__ = [
     "InboxCommands",
     "McpCommands",
     "ModelCommands",
+    "QueueCommands",
     "QuitCommands",
     "RelayCommands",
     "SessionCommands",
@@ -114,6 +115,20 @@ class SessionCommands:
     )
     def sessions_command(self, argument: str, /) -> Reply:
         """List the sessions, or open the one ``argument`` names."""
+
+
+@declares_commands
+class QueueCommands:
+    """The user's input waiting for the agent: steering and follow-ups."""
+
+    @slash_command(
+        Form("/queue", "what waits: steering for the running turn, follow-ups after it"),
+        Form("/queue drop N", "drop waiting input N"),
+        Form("/queue resume", "run what a stopped turn (or a crash) left held"),
+        where=TUI | REMOTE,
+    )
+    def queue_command(self, argument: str, /) -> Reply:
+        """List the waiting input, or a control (``argument``) of it."""
 
 
 @declares_commands

@@ -99,6 +99,8 @@ class MainScreen(ScreenHost, Screen[None]):
             services, self.say, self, exit=exit, resume=resume, keep_model=keep_model
         )
         self.startup = Startup(self.parts.context, resume=resume is not None, tune_gc=tune_gc)
+        services.pending.on_change = self.show_queue
+        services.pending.on_save_error = self.say.error
 
     # -- layout and what the parts say ----------------------------------------------------
 
@@ -144,18 +146,17 @@ class MainScreen(ScreenHost, Screen[None]):
         app is already leaving (Ctrl+C on the first frame)."""
         if not self.startup.begin():
             return
-        from zcoder.agent.steering import SteerSources
         from zcoder.tui.parts.relay_ui import RELAY_POLL_SECONDS
         from zcoder.tui.state.collector import tune_collector
 
         self.install_sidebar()
         self.parts.sessions.open_store()
         self.parts.relay_ui.start(spawn_now=self.startup.resume)
-        steers = self.parts.peer_steers  # composed with the user's: SteerSources(...)
+        steers = self.parts.peer_steers  # trusted peers' steering, beside the user's
         extensions = self.startup.make_agent(
             approver=self.parts.dialogs,
             on_event=steers.watching(self.parts.agent_view.on_event),
-            steering=SteerSources(steers),
+            peers=steers,
         )
         self.parts.custom_commands.install(extensions.skills, extensions.commands)
         self.chat.show_deferred_after(self.parts.sessions.open_initial)  # its load starts the meter
@@ -222,8 +223,9 @@ class MainScreen(ScreenHost, Screen[None]):
         self.schedule()
 
     def show_queue(self) -> None:
+        """The strip above the prompt: the user's waiting input (called at every change)."""
         scheduler = self.services.scheduler
-        self.chat.queued_prompts.show_queue(scheduler.prompts(), editing=scheduler.editing())
+        self.chat.queued_prompts.show_queue(scheduler.pending.items(), editing=scheduler.editing())
 
     def start_turn(
         self, work: Callable[[], Coroutine[Any, Any, object]], *, relay: bool, model: bool = True
@@ -234,7 +236,7 @@ class MainScreen(ScreenHost, Screen[None]):
         if model:
             self.parts.model_ui.cancel_warmup()  # a real request supersedes the warm-up
         self.header.turn_started()
-        self.chat.start_turn(work)
+        self.chat.start_turn(work, steers=self.parts.turns.takes_steering)
 
     def on_turn_started(self, _message: TurnStarted) -> None:
         self.services.activity.turn_started()
@@ -286,6 +288,12 @@ class MainScreen(ScreenHost, Screen[None]):
         self.remember(text)
         if self.run_command(text):  # the input cleared itself: keys typed since stay
             return
+        turns = self.parts.turns
+        # Enter while a turn runs steers it; Ctrl+G (``queue``) waits for its end. Idle,
+        # both run the prompt now: there is nothing to steer, nor to wait behind.
+        if self.busy and not message.queue and turns.steerable(text):
+            turns.steer(text)
+            return
         self.queue_prompt(text)
 
     def queue_prompt(self, text: str) -> None:
@@ -297,7 +305,6 @@ class MainScreen(ScreenHost, Screen[None]):
             oldest_waiting=self.parts.relay_ui.oldest_waiting(),
         )
         self.note_user_acted()  # starts it at once when nothing runs
-        self.show_queue()
 
     def run_command(self, text: str) -> bool:
         """Run ``text`` if it is a slash command (tui/parts/slash.py); whether it was one."""
@@ -325,9 +332,9 @@ class MainScreen(ScreenHost, Screen[None]):
             self.remember(draft)
 
     def on_prompt_input_edit_queued(self, _message: PromptInput.EditQueued) -> None:
-        text = self.services.scheduler.take_last()
-        if text is not None:
-            self.prompt_input.load_text(text)
+        item = self.services.scheduler.take_last()
+        if item is not None:
+            self.prompt_input.load_text(item.text)
             self.prompt_input.move_cursor(self.prompt_input.document.end)
             self.show_queue()
 
@@ -340,11 +347,8 @@ class MainScreen(ScreenHost, Screen[None]):
     # -- what the app's keys ask for (tui/app.py) -----------------------------------------
 
     def stop_turn(self) -> None:
-        if self.chat.stop_turn() and (queued := len(self.services.scheduler.prompts())):
-            self.notice(
-                f"Stopped. Your {queued} queued prompt{'s stay' if queued > 1 else ' stays'}"
-                " queued and will run; ↑ in the empty prompt takes the last one back."
-            )
+        if self.chat.stop_turn():
+            self.parts.turns.hold_waiting()  # runs again on /queue resume
 
     def show_output(self) -> None:
         """The newest command's whole output, or tool call's arguments and result (Ctrl+T)."""

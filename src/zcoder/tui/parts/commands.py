@@ -12,8 +12,9 @@ from typing import Final
 from zcoder.tui.widgets.shared import SIDEBAR_MIN_TERMINAL_WIDTH
 
 KEYS: Final = {  # shown by /help, after the commands
-    "Enter": "send; while a turn runs, it is queued (shown above the prompt)",
-    "Up (empty prompt)": "take the last queued prompt back to edit; clear it to cancel",
+    "Enter": "send; while a turn runs, steer it (at its next safe point; shown above the prompt)",
+    "Ctrl+G": "while a turn runs, queue a follow-up for after it (idle: send)",
+    "Up (empty prompt)": "take the last waiting input back to edit; clear it to cancel",
     "Up, Down": "earlier prompts of this workspace (kept across runs); Down ends at your draft",
     "Ctrl+R": "search earlier prompts as you type; Ctrl+R older, Enter edits, Esc cancels",
     "Tab": "complete a /command or a path in the workspace; Tab again steps through choices",
@@ -21,7 +22,8 @@ KEYS: Final = {  # shown by /help, after the commands
     "Paste": "inserted as text, never sent; a long one shows as [pasted N lines #k]",
     "Ctrl+E (on a pasted block)": "expand it to its text (Backspace removes it whole)",
     "PageUp/Down, Shift+Up/Down": "scroll the transcript (a page, 3 rows), also from the prompt",
-    "Escape": "stop the running turn or command (the draft and the queued prompts are kept)",
+    "Escape": "stop the running turn or command (the draft is kept; what waits is held:"
+    " /queue resume)",
     "Ctrl+T": "the last command's whole output, or tool call's arguments (p/n: older/newer)",
     "F2": "run the relayed tasks that wait for you (shown only then)",
     "Ctrl+N": "new session",

@@ -3,9 +3,10 @@
 The parts behind the screen (the model, the sessions, the relay, turns, slash commands)
 used to take the whole app and reach into it for whatever they needed. Each now takes
 a ``PartContext``: ``Services`` (the program's long-lived objects: the config, the model
-in use, the agent, the session store and the open session, the relay, the turn
-scheduler), a ``Say`` to post messages up (tui/messages.py), and a ``Host``: the few
-things a screen does for a part that is not a widget (run its workers, show a dialog).
+in use, the agent, the session store and the open session, the relay, the user's waiting
+input, the turn scheduler), a ``Say`` to post messages up (tui/messages.py), and a
+``Host``: the few things a screen does for a part that is not a widget (run its workers,
+show a dialog).
 So each can be made and tested without an app (tests/tui/test_model_ui.py), and none
 imports the app or the screen, so the TUI's imports form a tree
 (tests/tui/test_import_tree.py).
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.dom import DOMNode
 
+from zcoder.frontend.pending import PendingInput
 from zcoder.tui.state.scheduler import TurnScheduler
 
 if TYPE_CHECKING:
@@ -63,7 +65,10 @@ class Services:
         self._client = client
         self.model = config.model
         """The model in use (``/model`` changes it; tui/parts/model_ui.py)."""
-        self.scheduler = TurnScheduler(config.relay.max_auto_turns)
+        self.pending = PendingInput()
+        """The user's waiting input (steering, follow-ups): the one store of it, saved with
+        the open session (tui/parts/sessions_ui.py), the agent's steering source."""
+        self.scheduler = TurnScheduler(config.relay.max_auto_turns, pending=self.pending)
         self.busy = busy
         self.agent: Agent | None = None
         self.store: SessionStore | None = None

@@ -167,6 +167,10 @@ class SessionsUI(Part, SessionCommands):
                 self.lock.release()
             self.lock = opened.lock
         self.services.session_id = data.info.id
+        # The waiting input is the session's: what waited stays saved with the one left;
+        # this one's comes back held (after a crash too): nothing runs until /queue resume.
+        store = self.services.store
+        self.services.pending.switch(partial(store.replace_pending, data.info.id), data.pending)
         agent.use_session(data.info.id, data.messages, data.user_ledger)
         agent.hook_points.start_session(source)
         self.transcript.clear()
@@ -176,6 +180,12 @@ class SessionsUI(Part, SessionCommands):
             self.services.relay.refresh_manifest(session_id=data.info.id)
         self.refresh()
         self.say.post(SessionOpened(data.info.id, self.shown))  # the context meter
+        if waiting := len(data.pending):
+            them = "it" if waiting == 1 else "them"
+            self.say.notice(
+                f"{counted(waiting, 'input')} {'was' if waiting == 1 else 'were'} waiting when"
+                f" this session last ran: /queue lists {them}, /queue resume runs {them}."
+            )
         if not restore_model:
             try:  # the session goes on with this model (-m, or a new session's)
                 opened.record_model(self.services.store, model)

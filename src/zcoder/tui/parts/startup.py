@@ -64,17 +64,18 @@ class Startup(Part):
         habits.attach(
             history,
             workspace=config.workspace,
-            queued_waiting=lambda: bool(scheduler.prompts()),
+            queued_waiting=lambda: bool(scheduler.pending),
         )
         if history.problem is not None:
             self.say.error(history.problem)
 
     def make_agent(
-        self, *, approver: DialogApprovals, on_event: EventSink, steering: SteerSource | None
+        self, *, approver: DialogApprovals, on_event: EventSink, peers: SteerSource
     ) -> Extensions:
         """The agent (``Services.agent``), its tools and the extensions'; the relay's
         tools when the relay is up. The relay and the session store are open by now.
         The extensions found are returned (their commands join the registry)."""
+        from zcoder.agent.steering import SteerSources  # noqa: PLC0415 - the second stage's
         from zcoder.frontend.assembly import assemble_agent  # noqa: PLC0415 - the second stage's
 
         services = self.services
@@ -91,5 +92,7 @@ class Startup(Part):
             relay_available=lambda: services.relay_available,
             hook_consent=True,  # a person is here: the project's hooks ask once
         )
-        services.agent.steering = steering  # what reaches a running turn (agent/steering.py)
+        # Where the agent takes steering at its safe points (agent/steering.py), set here
+        # only: the user's waiting input first, then what trusted peers steer.
+        services.agent.steering = SteerSources(services.pending, peers)
         return extensions

@@ -1,11 +1,22 @@
-"""Turns: which comes next (the scheduler's choice between the user's queued prompts and
-relayed tasks), and the body of each kind: a prompt, a ``!command``, ``/compact``, a
-relayed task (which ends with a receipt to its sender).
+"""Turns: which comes next (the scheduler's choice between the user's waiting input and
+relayed tasks), and the body of each kind: a prompt, steering left by the last turn, a
+``!command``, ``/compact``, a relayed task (which ends with a receipt to its sender); the
+user's steering of the running turn, and ``/queue``.
 
 This is the one seam between the screen and the agent a turn drives: every turn's body
-calls the agent here, through ``TurnAgent`` (the calls a turn makes), and nowhere
-else. A front end that drives another agent (a remote one, say) gives the screen another
-``TurnAgent``; the transcript, the queue and the turn's worker stay as they are.
+calls the agent here, through ``TurnAgent`` (the calls a turn makes, and where it takes
+steering from), and nowhere else. A front end that drives another agent (a remote one,
+say) gives the screen another ``TurnAgent``; the transcript, the queue and the turn's
+worker stay as they are.
+
+Steering (Enter while a turn runs) goes through ``steer``: into the user's waiting input
+(``Services.pending``, the strip above the prompt shows it), which is the agent's
+``steering`` source: the agent takes it at its next safe point (agent/steering.py), and
+``run_steered_turn`` runs what a turn ended before taking. That is the whole seam for
+another agent: one with no ``steering`` source is not steered here (Enter queues a
+follow-up, as before), unless its front end's Turns says otherwise: over ``--connect``,
+``RemoteTurns`` (remote/parts.py) sends it to the remote's waiting input
+(``TurnAgent.steer``, ``_zcoder/input``).
 
 It takes the services, the model and relay parts it asks, ``start`` (the screen's: run a
 body as the turn, on the chat pane's worker), ``show`` (the transcript's, at once: the
@@ -20,19 +31,23 @@ from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
+from zcoder.base.errors import UsageError
+from zcoder.base.plural import counted
 from zcoder.base.sanitize import visible
 from zcoder.frontend.relay_inbox import receipt_outcome
 from zcoder.hooks.relay_gate import GateVerdict, RelayGate
 from zcoder.model import ModelError
 from zcoder.relay import STARTED, ClaimedMessage, QuarantinedMessage, sender_from
+from zcoder.slash.declared import QueueCommands
 from zcoder.tui.parts.commands import parse_user_command
 from zcoder.tui.parts.services import Part
 from zcoder.tui.state.scheduler import Next
 from zcoder.tui.widgets.transcript import Entry, user_text
 
 if TYPE_CHECKING:
-    from zcoder.agent import TurnFinished
+    from zcoder.agent import SteerSource, TurnFinished
     from zcoder.agent.context_keeper import CompactResult
+    from zcoder.frontend.pending import PendingItem
     from zcoder.relay import Envelope
     from zcoder.tui.parts.model_ui import ModelUI
     from zcoder.tui.parts.relay_ui import RelayUI
@@ -47,7 +62,13 @@ StartTurn = Callable[..., None]
 class TurnAgent(Protocol):
     """What a turn asks of the agent it drives."""
 
+    steering: SteerSource | None
+    """Where it takes the user's steering at each safe point of a turn: the front end's
+    PendingInput (set once, tui/parts/startup.py)."""
+
     async def run_user_turn(self, prompt: str) -> object: ...
+
+    async def run_steered_turn(self) -> object: ...
 
     async def run_user_command(self, command: str) -> object: ...
 
@@ -65,7 +86,7 @@ class TurnAgent(Protocol):
 
 
 @dataclass(eq=False)
-class Turns(Part):
+class Turns(Part, QueueCommands):
     _: KW_ONLY
     model: ModelUI
     relay: RelayUI
@@ -101,6 +122,9 @@ class Turns(Part):
                     self.start(partial(self.relay_turn, claimed), relay=True)
                     return
                 step = scheduler.next_turn(None)
+            if step is Next.STEER:  # left by the last turn: it goes on before anything
+                self.start(self.steered_turn, relay=False)
+                return
             if step is Next.PROMPT:
                 prompt = scheduler.pop_prompt()
                 self.show_queue()
@@ -129,18 +153,86 @@ class Turns(Part):
         self.model.check_allocation()
         self.sessions.refresh()
 
+    async def steered_turn(self) -> None:
+        """The steering the last turn ended before taking: a turn of its own, now."""
+        agent = self._agent()
+        await self.model.window_ready()
+        await agent.run_steered_turn()
+        self.model.check_allocation()
+        self.sessions.refresh()
+
+    # -- the user's waiting input -----------------------------------------------------------
+
+    def steerable(self, text: str) -> bool:
+        """Whether ``text`` can steer the running turn: the agent takes steering (it has a
+        ``steering`` source), and ``text`` is plain words, not a ``!command``, a custom
+        command or a skill (those are turns of their own: they wait as follow-ups)."""
+        if not self.takes_steering:
+            return False
+        return parse_user_command(text) is None and self.plan(text) is None
+
+    @property
+    def takes_steering(self) -> bool:
+        """Whether the agent takes steering: it has a ``steering`` source."""
+        return getattr(self.agent, "steering", None) is not None
+
+    def steer(self, text: str) -> None:
+        """Enter while a turn runs: ``text`` reaches it at its next safe point (the agent
+        takes it from ``Services.pending``); left when the turn ends without one, it is the
+        next turn."""
+        self.services.scheduler.steer(text)
+
+    def hold_waiting(self) -> None:
+        """The turn was stopped (Escape): what waits stays, held until ``/queue resume``."""
+        pending = self.services.pending
+        if not len(pending):
+            return
+        pending.hold()
+        n = len(pending)
+        them = "it" if n == 1 else "them"
+        self.say.notice(
+            f"Stopped. {counted(n, 'waiting input')} {'is' if n == 1 else 'are'} held: "
+            f"/queue resume runs {them}."
+        )
+
+    def queue_command(self, argument: str, /) -> None:
+        """``/queue``, ``/queue drop N``, ``/queue resume`` (zcoder.slash.declared)."""
+        pending = self.services.pending
+        action, _, value = argument.strip().partition(" ")
+        if action == "":
+            self.say.notice(queue_listing(pending.items()))
+        elif action == "drop":
+            try:
+                number = int(value.strip())
+            except ValueError:
+                self.say.error(f"/queue drop takes a number from /queue's list, not {value!r}")
+                return
+            try:
+                item = pending.drop(number)
+            except UsageError as exc:
+                self.say.error(str(exc))
+                return
+            self.say.notice(f"Dropped {item.kind.value} {number}: {_short(item.text)}")
+        elif action == "resume" and not value.strip():
+            count = pending.resume()
+            if not count:
+                self.say.notice("Nothing is held.")
+                return
+            self.say.notice(f"Resumed {counted(count, 'waiting input')}.")
+            self.services.scheduler.note_user_acted()
+            self.schedule()
+        else:
+            self.say.error(
+                f"unknown /queue control {argument.strip()!r}; try /queue, /queue drop N "
+                "or /queue resume"
+            )
+
     async def user_command(self, command: str) -> None:
         """``!command``: run like a turn (Escape stops it, prompts queue behind it) but no
         model request; its output becomes context for the next prompt."""
         await self._agent().run_user_command(command)
         self.model.refresh_meter()
         self.sessions.refresh()
-
-    async def steer(self, text: str) -> bool:
-        """Enter while a turn runs: into that turn (TurnAgent.steer); False when no turn
-        took it."""
-        agent = self.agent
-        return agent is not None and await agent.steer(text)
 
     def compact(self, focus: str) -> None:
         """``/compact``: idle only, run as a turn (tui/parts/slash.py declares it)."""
@@ -214,3 +306,19 @@ class Turns(Part):
                 f"A message {sender} was refused by a hook: {visible(judgement.reason)}"
             )
         return judgement.verdict is GateVerdict.RUN
+
+
+def _short(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def queue_listing(items: tuple[PendingItem, ...]) -> str:
+    """``/queue``'s answer: each waiting input, numbered, with its kind."""
+    if not items:
+        return "Nothing waits. While a turn runs, Enter steers it and Ctrl+G queues a follow-up."
+    lines = [f"Waiting ({len(items)}):"]
+    lines += [f"  {n}. {item.label}: {_short(item.text)}" for n, item in enumerate(items, 1)]
+    held = "/queue resume runs what is held; " if any(i.held for i in items) else ""
+    lines.append(f"{held}/queue drop N drops one; ↑ in the empty prompt edits the last.")
+    return "\n".join(lines)

@@ -136,8 +136,13 @@ class Parts:
         """What runs next, and the body of each kind of turn: the seam to the agent."""
         from zcoder.tui.parts.turns import Turns
 
+        return self.turns_of(Turns)
+
+    def turns_of(self, kind: type[Turns], **extra: Any) -> Turns:
+        """A ``kind`` of Turns wired to this screen; ``extra``: the keyword arguments a
+        kind adds (a remote one's ``link`` and ``queue``)."""
         screen = self.screen
-        return Turns(
+        return kind(
             self.context,
             model=self.model_ui,
             relay=self.relay_ui,
@@ -146,6 +151,7 @@ class Parts:
             show=screen.show,
             show_queue=screen.show_queue,
             plan=lambda prompt: self.custom_commands.plan(prompt),  # noqa: PLW0108 - made on use
+            **extra,
         )
 
     @cached_property
@@ -209,6 +215,7 @@ class Parts:
             self.relay_ui.inbox,
             self.quit_ui,
             self.custom_commands,
+            self.turns,
         )
 
     def relay_commands(self) -> RelayCommands:

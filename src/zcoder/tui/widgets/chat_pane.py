@@ -22,7 +22,7 @@ from textual.worker import Worker, WorkerState
 
 from zcoder.model.errors import first_clause
 from zcoder.tui.messages import ShowEntry, ShowNotice, TurnStarted
-from zcoder.tui.widgets.prompt import PromptInput
+from zcoder.tui.widgets.prompt import HINT, TURN_HINT, PromptInput
 from zcoder.tui.widgets.queued import QueuedPrompts
 from zcoder.tui.widgets.transcript import Entry, Transcript, error_text, system_text
 
@@ -108,10 +108,14 @@ class ChatPane(Vertical):
     def busy(self) -> bool:
         return self.turn is not None and self.turn.state in _RUNNING
 
-    def start_turn(self, work: Callable[[], Coroutine[Any, Any, object]]) -> None:
+    def start_turn(
+        self, work: Callable[[], Coroutine[Any, Any, object]], *, steers: bool = True
+    ) -> None:
         """Run ``work`` as the turn. Given a coroutine function, never a coroutine: a
-        worker cancelled before it starts (the app quitting) leaves none unawaited."""
+        worker cancelled before it starts (the app quitting) leaves none unawaited.
+        ``steers``: Enter steers it (the prompt's hint says so)."""
         self.turn = self.run_worker(work, group="turn", exit_on_error=False)
+        self._turn_hint(running=steers)
         self.post_message(TurnStarted())
 
     def stop_turn(self) -> bool:
@@ -126,7 +130,15 @@ class ChatPane(Vertical):
             return
         event.stop()
         if event.state in _ENDED:
+            self._turn_hint(running=False)
             self.post_message(self.TurnEnded(event.worker))
+
+    def _turn_hint(self, *, running: bool) -> None:
+        """The prompt's hint says what Enter does: steer while a turn runs."""
+        prompt = self.prompt_input
+        prompt.turn_running = running
+        if prompt.border_subtitle in (HINT, TURN_HINT):  # not a search's or Tab's line
+            prompt.refresh_hint()
 
     def on_prompt_input_scroll_transcript(self, message: PromptInput.ScrollTranscript) -> None:
         message.stop()

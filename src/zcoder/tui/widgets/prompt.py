@@ -15,6 +15,9 @@ typing never lands inside it) and Ctrl+E on it expands it into the text it stand
 prompt recalled from the history (Up, Down) shows this run's collapsed pastes collapsed
 again (``load_recalled``).
 
+While a turn runs, Enter steers it (the text reaches it at its next safe point) and Ctrl+G
+sends the text as a follow-up, after the turn; idle, both send (tui/main_screen.py).
+
 PageUp and PageDown (a page) and Shift+Up and Shift+Down (``SHIFT_SCROLL_LINES`` rows)
 scroll the transcript, not the input: the prompt posts ``ScrollTranscript``.
 """
@@ -58,7 +61,10 @@ TRANSCRIPT_KEYS: Final = {
     "shift+up": (0, -SHIFT_SCROLL_LINES),
     "shift+down": (0, SHIFT_SCROLL_LINES),
 }
+QUEUE_KEY: Final = "ctrl+g"
+"""Send as a follow-up: it waits for the running turn's end (Enter steers that turn)."""
 HINT: Final = "Enter send · Shift+Enter / Alt+Enter / Ctrl+J new line"
+TURN_HINT: Final = "Enter steer · Ctrl+G queue · Alt+Enter new line"
 HINT_WITH_PASTE: Final = "Enter send · Alt+Enter / Ctrl+J new line · Ctrl+E on a paste: expand"
 DRAFT_CLEARED_HINT: Final = "draft cleared · ↑ brings it back"
 
@@ -91,9 +97,12 @@ class PromptInput(TextArea):
     """
 
     class Submitted(Message):
-        def __init__(self, text: str) -> None:
+        """``queue``: sent with Ctrl+G, to wait for the running turn's end (Enter steers it)."""
+
+        def __init__(self, text: str, *, queue: bool = False) -> None:
             super().__init__()
             self.text = text
+            self.queue = queue
 
     class EditQueued(Message):
         """Up in an empty input: take the last queued prompt back to edit it."""
@@ -113,6 +122,8 @@ class PromptInput(TextArea):
         # The texts of the pastes collapsed in this run, newest last: a prompt recalled
         # from the history shows them collapsed again (load_recalled).
         self._collapsed: list[str] = []
+        self.turn_running = False
+        """A turn runs (the chat pane says so): Enter steers it, the hint says how."""
         self.typing_hook: Callable[[], None] | None = None
         """Called on every key the prompt gets (the app holds a streaming reply's redraws
         meanwhile: tui/widgets/transcript.py, TYPING_HOLD)."""
@@ -167,6 +178,9 @@ class PromptInput(TextArea):
         if event.key in NEWLINE_KEYS:
             self.insert("\n")
             return True
+        if event.key == QUEUE_KEY:
+            self.submit(queue=True)
+            return True
         if event.key != "enter":
             return False
         start, end = self.selection
@@ -178,13 +192,13 @@ class PromptInput(TextArea):
         self.submit()
         return True
 
-    def submit(self) -> None:
+    def submit(self, *, queue: bool = False) -> None:
         """Post the draft (collapsed pastes expanded to the text they stand for) and clear
         the input at once, so keys typed after Enter start the next draft."""
         text = self.expanded_text()
         if not text.strip():
             return
-        self.post_message(self.Submitted(text))  # before the clear's Changed message
+        self.post_message(self.Submitted(text, queue=queue))  # before the clear's Changed message
         self.clear()
         self._pasted = {}
         self.refresh_hint()
@@ -338,4 +352,5 @@ class PromptInput(TextArea):
         """The bottom border's hint: the keys (Tab's choices replace it while listed)."""
         text = self.text if self._pasted else ""
         shown = any(block.placeholder in text for block in self._pasted.values())
-        self.border_subtitle = HINT_WITH_PASTE if shown else HINT
+        plain = TURN_HINT if self.turn_running else HINT
+        self.border_subtitle = HINT_WITH_PASTE if shown else plain
