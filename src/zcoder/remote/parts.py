@@ -18,7 +18,7 @@ declared command.
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from acp import RequestError
@@ -173,6 +173,7 @@ class RemoteTurns(Turns):
     the turn's next safe point, shown here as steering where it landed; what no turn there
     took runs as a prompt after it (``queue``, the screen's)."""
 
+    _: KW_ONLY
     link: RemoteLink | None = None
     queue: Callable[[str], None] | None = None
 
@@ -181,7 +182,7 @@ class RemoteTurns(Turns):
         return self.link is not None and self.link.remote.connected
 
     def steer(self, text: str) -> None:
-        self.host.run_later(lambda: self._steer(text), group="steer")
+        self.host.run_later(partial(self._steer, text), group="steer")  # a coroutine function
 
     async def _steer(self, text: str) -> None:
         assert self.link is not None and self.queue is not None
