@@ -32,6 +32,7 @@ class AdvertChanges(TypedDict, total=False):
     model: str | None
     profile: str | None
     name: str | None
+    waiting_on: str | None  # "" clears it (zcoder.relay.waits)
 
 
 class Advert:
@@ -42,6 +43,7 @@ class Advert:
         self.profile = profile
         self.model = model
         self.name = name
+        self.waiting_on = ""
         self.started_at = 0
         self.written = False
 
@@ -67,6 +69,7 @@ class Advert:
             state=state,
             started_at=self.started_at,
             name=self.name,
+            waiting_on=self.waiting_on,
         )
 
     def write(self, registry: Path, manifest: Manifest) -> None:

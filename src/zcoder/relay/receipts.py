@@ -42,6 +42,7 @@ from zcoder.relay.protocol import (
     is_message_id,
     optional_text,
 )
+from zcoder.relay.watches import Waiters, subscribe_once
 
 OUTCOMES: Final = ("completed", "failed", "cancelled", "refused", "discarded")
 SUMMARY_MAX_CHARS: Final = 2000
@@ -128,6 +129,7 @@ class ReceiptBook:
             maxlen=INBOX_MAX
         )
         self._receiptless: set[str] = set()
+        self._waiters: Waiters[Receipt] = Waiters()  # subscribe: who waits for a receipt
 
     def record_sent(
         self, message_id: str, target_instance_id: str, target_label: str, body: str
@@ -162,7 +164,20 @@ class ReceiptBook:
                 return "invalid", "that message has a receipt already"
             sent.receipt = receipt
             self._inbox.append((receipt, sent))
-            return "accepted", ""
+            callbacks = self._waiters.pop(receipt.in_reply_to)
+        for callback in callbacks:
+            callback(receipt)
+        return "accepted", ""
+
+    def subscribe(self, message_id: str, callback: Callable[[Receipt], None]) -> Callable[[], None]:
+        """``callback`` gets the message's receipt once it comes (at once if it has, on
+        this thread; else on the thread that accepts it); returns the call that stops it."""
+
+        def present() -> Receipt | None:
+            sent = self._sent.get(message_id)
+            return sent.receipt if sent is not None else None
+
+        return subscribe_once(self._lock, self._waiters, message_id, present, callback)
 
     def take(self) -> list[tuple[Receipt, SentMessage]]:
         """The receipts received since the last call, oldest first."""

@@ -28,6 +28,15 @@ from zcoder.relay.protocol import (
 from zcoder.relay.receipts import Receipt, ReceiptBook, ReceiptError, validate_receipt
 from zcoder.relay.settings import Inbound
 from zcoder.relay.spool import Spool, SpoolError
+from zcoder.relay.watches import (
+    IdleNotice,
+    SentWatches,
+    Watch,
+    WatchBook,
+    WatchError,
+    validate_idle,
+    validate_watch,
+)
 
 # What a sender the receiving user refuses (``ZCODER_RELAY_INBOUND=refuse``, a block) is
 # told, beside the status ``paused`` (the protocol has no other word for it; zcoder.zsh
@@ -96,6 +105,9 @@ class Receiver:
     # Where a request accepted for zcoder's process goes (a ``TO_PARENT`` type: a receipt
     # the book took); None: it stays here.
     forward: Callable[[Request], None] | None = None
+    # Watches on this instance, and those it sent (zcoder.relay.watches); None: `unsupported`.
+    watchers: WatchBook | None = None
+    watching: SentWatches | None = None
 
     def _ack(
         self, message_id: str, status: str, reason: str = "", position: int = 0, *, tell: str = ""
@@ -198,12 +210,44 @@ class Receiver:
             self.forward(receipt)
         return self._ack(receipt.message_id, status, reason)
 
+    def _watch(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
+        """A peer asks for one notice when this instance is next idle."""
+        if self.watchers is None:
+            return self._unsupported(Watch.TYPE, echo)
+        try:
+            watch = validate_watch(obj)
+        except WatchError as exc:
+            return self._ack(echo if is_message_id(echo) else "", "invalid", str(exc))
+        refused = self.sender_check(watch.sender_instance_id, watch.sender_pid, peer)
+        if refused is not None:
+            return self._ack(watch.message_id, "invalid", refused)
+        status, reason = self.watchers.add(watch)
+        return self._ack(watch.message_id, status, reason)
+
+    def _idle(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
+        """A watched peer says it is idle: only for a watch this instance sent it."""
+        if self.watching is None:
+            return self._unsupported(IdleNotice.TYPE, echo)
+        try:
+            notice = validate_idle(obj)
+        except WatchError as exc:
+            return self._ack(echo if is_message_id(echo) else "", "invalid", str(exc))
+        refused = self.sender_check(notice.sender_instance_id, notice.sender_pid, peer)
+        if refused is not None:
+            return self._ack(notice.message_id, "invalid", refused)
+        status, reason = self.watching.accept(notice)
+        if status == "accepted" and self.forward is not None:
+            self.forward(notice)
+        return self._ack(notice.message_id, status, reason)
+
     # The decision after rule 3, by the request's ``type`` (rule 4 and on): one row per
     # zcoder.relay.protocol.Request class; a type without a row is ``unsupported`` (rule 5).
     HANDLERS: ClassVar[Mapping[str, Handler]] = {
         Ping.TYPE: _ping,
         Envelope.TYPE: _enqueue,
         Receipt.TYPE: _receipt,
+        Watch.TYPE: _watch,
+        IdleNotice.TYPE: _idle,
     }
 
 

@@ -154,9 +154,12 @@ class Manifest:
     # The instance's friendly name (zcoder.relay.names); zcoder.zsh writes none. Written
     # after the spec's members: peers accept and ignore extra scalar members.
     name: str = ""
+    waiting_on: str = ""  # the instance id it waits on now (zcoder.relay.waits), "" none
 
     def to_payload(self) -> bytes:
         extra: dict[str, str] = {"name": self.name} if self.name else {}
+        if self.waiting_on:
+            extra["waiting_on"] = self.waiting_on
         return encode_flat_object(
             {
                 "protocol": PROTOCOL_VERSION,
@@ -228,6 +231,8 @@ def parse_manifest(data: bytes, registry: Path, file_name: str) -> Manifest:
     name = obj.get("name", "")
     if not isinstance(name, str) or len(name) > MAX_NAME_CHARS:
         name = ""  # optional and self-reported: an odd one is dropped, the manifest kept
+    waiting_on = obj.get("waiting_on", "")
+    waiting_on = waiting_on if is_instance_id(waiting_on) else ""  # optional, as name
     return Manifest(
         instance_id=instance_id,
         pid=pid,
@@ -240,6 +245,7 @@ def parse_manifest(data: bytes, registry: Path, file_name: str) -> Manifest:
         state=state,
         started_at=started_at,
         name=name,
+        waiting_on=waiting_on,
     )
 
 
