@@ -40,6 +40,11 @@ EXIT_PAUSED: Final = 4
 EXIT_FULL: Final = 5
 EXIT_REFUSED: Final = 6  # invalid, unsupported or wrong_target
 EXIT_NOT_DELIVERED: Final = 7  # no acknowledgement (the peer vanished, a timeout...)
+# ``zcoder agents --wait-idle``: 0 once the peer is idle, 1, 2, 3, 5, 6 and 7 as above, and:
+EXIT_WAIT_TIMEOUT: Final = 8  # --timeout passed before the peer was idle
+EXIT_WAIT_GONE: Final = 9  # the peer exited (its manifest or socket went away) first
+EXIT_CANNOT_NOTIFY: Final = 10  # the peer does not take watches (zcoder.zsh: unsupported)
+WAIT_IDLE_MAX: Final = 12 * 3600.0  # a watch's life (zcoder.relay.watches)
 
 EXIT_CODES: Final = {
     "accepted": EXIT_ACCEPTED,
@@ -89,7 +94,22 @@ def agents_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys
         description="List the live zcoder instances on this machine (discovery only).",
     )
     parser.add_argument("--json", action="store_true", help="one JSON array on standard output")
+    parser.add_argument(
+        "--wait-idle",
+        metavar="NAME",
+        help="wait until that instance is next idle (ready, empty queue); see the exit codes",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=WAIT_IDLE_MAX, metavar="S", help="with --wait-idle"
+    )
+    parser.epilog = (
+        "Exit status of --wait-idle: 0 idle, 1 relay unavailable, 2 usage, 3 no such "
+        "instance, 5 too many watches, 6 refused, 7 not delivered, 8 timed out, 9 the "
+        "instance went away, 10 it cannot notify."
+    )
     args = parser.parse_args(list(argv))
+    if args.wait_idle is not None:
+        return wait_idle_main(args.wait_idle, args.timeout, out, err)
     peers, problem = live_peers(os.environ)
     if problem is not None:
         print(f"zcoder agents: {screen_safe(problem)}", file=err)
@@ -101,6 +121,57 @@ def agents_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys
     else:
         out.write(peer_table(peers) + "\n")
     return EXIT_ACCEPTED
+
+
+def wait_idle_main(target: str, timeout: float, out: TextIO, err: TextIO) -> int:
+    """``zcoder agents --wait-idle NAME``: registered as ``zcoder send`` is (a watch is
+    answered only to a live registered instance), one watch, then the wait."""
+    if not 0 <= timeout <= WAIT_IDLE_MAX:
+        print(f"zcoder agents: --timeout must be 0 to {WAIT_IDLE_MAX:.0f} seconds", file=err)
+        return EXIT_USAGE
+    settings = load_relay_settings(os.environ)
+    if settings.disabled_reason:
+        print(f"zcoder agents: relay settings unusable: {settings.disabled_reason}", file=err)
+        return EXIT_RELAY_UNAVAILABLE
+    relay = Relay(settings, workspace=Path.cwd().resolve(), name="zcoder-wait")
+    status = relay.start()
+    try:
+        if not status.available:
+            print(f"zcoder agents: relay unavailable: {status.reason}", file=err)
+            return EXIT_RELAY_UNAVAILABLE
+        resolved = resolve_target(relay.discover().peers, target)
+        if resolved.peer is None:
+            print(f"zcoder agents: {visible(resolved.problem)}", file=err)
+            for candidate in resolved.candidates:
+                print(f"  {visible(candidate)}", file=err)
+            return EXIT_NO_SUCH_PEER
+        shown = visible(name_of(resolved.peer))
+        result = relay.watch(resolved.peer.instance_id)
+        if not result.accepted:
+            print(f"zcoder agents: {screen_safe(result.text)}", file=err)
+            if result.status == "unsupported":
+                return EXIT_CANNOT_NOTIFY
+            return EXIT_CODES.get(result.status or "", EXIT_NOT_DELIVERED)
+        # Published once the watch is in place (a fresh instance closes no cycle, but
+        # another's check walks through it).
+        refused = relay.begin_wait(resolved.peer.instance_id)
+        if refused is not None:
+            print(f"zcoder agents: {visible(refused)}", file=err)
+            return EXIT_REFUSED
+        try:
+            outcome = relay.wait_idle(result, timeout)
+        finally:
+            relay.end_wait()
+        if outcome == "idle":
+            print(f"{shown} is idle", file=out)
+            return EXIT_ACCEPTED
+        if outcome == "gone":
+            print(f"zcoder agents: {shown} went away before it was idle", file=err)
+            return EXIT_WAIT_GONE
+        print(f"zcoder agents: {shown} was not idle within {timeout:g} s", file=err)
+        return EXIT_WAIT_TIMEOUT
+    finally:
+        relay.stop()
 
 
 def send_main(

@@ -1,0 +1,106 @@
+"""`zcoder agents --wait-idle NAME`: a real command against real peers, one exit code per
+outcome."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.relay.conftest import PeerFactory, write_manifest, zcoder
+from tests.relay.test_receipts import ZshShapedPeer
+from zcoder.relay.registry import ManifestError, list_manifest_names, read_manifest_file
+from zcoder.relay.scripts import (
+    EXIT_ACCEPTED,
+    EXIT_CANNOT_NOTIFY,
+    EXIT_NO_SUCH_PEER,
+    EXIT_WAIT_GONE,
+    EXIT_WAIT_TIMEOUT,
+)
+
+WAIT = 30.0
+
+
+def _waiting(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "zcoder", "agents", "--wait-idle", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _until_waiting_on(registry: Path, target: str) -> None:
+    """Until some instance publishes that it waits on ``target`` (its watch is in place)."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        for name in list_manifest_names(registry):
+            try:
+                if read_manifest_file(registry, name).waiting_on == target:
+                    return
+            except ManifestError:
+                continue
+    raise AssertionError("the waiter never published waiting_on")
+
+
+def test_an_idle_peer_answers_at_once(make_peer: PeerFactory, relay_env: dict[str, str]) -> None:
+    make_peer("beta")
+    done = zcoder(relay_env, "agents", "--wait-idle", "beta")
+    assert done.returncode == EXIT_ACCEPTED, done.stderr
+    assert done.stdout == "beta is idle\n"
+
+
+def test_a_busy_peer_times_out(make_peer: PeerFactory, relay_env: dict[str, str]) -> None:
+    beta = make_peer("beta")
+    beta.ask("busy", "info")
+    done = zcoder(relay_env, "agents", "--wait-idle", "beta", "--timeout", "0.5")
+    assert done.returncode == EXIT_WAIT_TIMEOUT, done.stderr
+    assert "was not idle within 0.5 s" in done.stderr
+
+
+def test_no_such_peer(relay_env: dict[str, str]) -> None:
+    done = zcoder(relay_env, "agents", "--wait-idle", "nobody")
+    assert done.returncode == EXIT_NO_SUCH_PEER
+
+
+def test_a_busy_peer_going_idle_ends_the_wait(
+    make_peer: PeerFactory, relay_env: dict[str, str], registry: Path
+) -> None:
+    beta = make_peer("beta")
+    beta.ask("busy", "info")
+    waiter = _waiting(relay_env, "beta")
+    _until_waiting_on(registry, beta.instance_id)
+    beta.ask("ready", "info")
+    out, err = waiter.communicate(timeout=WAIT)
+    assert waiter.returncode == EXIT_ACCEPTED, err
+    assert out == "beta is idle\n"
+
+
+def test_a_peer_that_exits_ends_the_wait_as_gone(
+    make_peer: PeerFactory, relay_env: dict[str, str], registry: Path
+) -> None:
+    beta = make_peer("beta")
+    beta.ask("busy", "info")
+    waiter = _waiting(relay_env, "beta")
+    _until_waiting_on(registry, beta.instance_id)
+    beta.kill()
+    _out, err = waiter.communicate(timeout=WAIT)
+    assert waiter.returncode == EXIT_WAIT_GONE, err
+    assert "went away before it was idle" in err
+
+
+def test_zcoder_zsh_cannot_notify(relay_env: dict[str, str], registry: Path) -> None:
+    registry.mkdir(mode=0o700, exist_ok=True)
+    zsh_id = f"{os.getpid()}-1700000000888"
+    peer = ZshShapedPeer(registry / f"a-{zsh_id}.sock")
+    try:
+        write_manifest(registry, zsh_id, project="legacy", workspace="/w/legacy")
+        done = zcoder(relay_env, "agents", "--wait-idle", zsh_id)
+        assert done.returncode == EXIT_CANNOT_NOTIFY, done.stderr
+        assert "cannot notify when idle" in done.stderr
+        assert [r["type"] for r in peer.requests if r["type"] != "ping"] == ["watch"]
+    finally:
+        peer.close()
