@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zcoder.agent.events import Outcome, TurnFinished
-from zcoder.agent.relay_wrapper import receipt_record
+from zcoder.agent.relay_wrapper import idle_record, receipt_record
 from zcoder.relay import name_of, sender_name
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.relay_log import RelayLog
@@ -173,7 +173,8 @@ class RelayHistory:
 
     def take_receipts(self, agent: Agent | None) -> list[ShownReceipt]:
         """Receipts for tasks this instance sent, since the last call: saved in the
-        history, given to the model as context (they start no turn), returned to show."""
+        history, given to the model as context (they start no turn), returned to show;
+        then the idle notices of the watches it sent (given and shown the same way)."""
         shown_all: list[ShownReceipt] = []
         if self.relay is None:
             return shown_all
@@ -198,6 +199,17 @@ class RelayHistory:
                     shown,
                     metadata,
                 )
+            shown_all.append(ShownReceipt(shown, metadata))
+        for notice, watch in self.relay.take_idle_notices():  # notify_when_idle's
+            label = watch.target_label or watch.target_instance_id
+            shown = receipt_shown("idle", label, "nothing running or queued")
+            metadata = {"in_reply_to": notice.in_reply_to, "outcome": "idle"}
+            metadata.update(from_instance_id=notice.sender_instance_id, from_name=label)
+            if agent is not None:
+                record = idle_record(
+                    target_label=label, target_instance_id=notice.sender_instance_id
+                )
+                agent.record_receipt(record, shown, metadata)
             shown_all.append(ShownReceipt(shown, metadata))
         return shown_all
 

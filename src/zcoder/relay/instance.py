@@ -35,7 +35,7 @@ from zcoder.relay.sweep import Leftover
 from zcoder.relay.trust import TrustBook
 from zcoder.relay.waits import cycle_refusal, cycle_through
 from zcoder.relay.watches import IdleNotice, SentWatch, Watch
-from zcoder.relay.watching import Watching, WatchResult
+from zcoder.relay.watching import Watching, WatchResult, peer_gone
 
 __all__ = [
     "STATE_BUSY",
@@ -274,6 +274,10 @@ class Relay:
         """Block until an accepted watch's notice comes: ``idle``, ``timeout`` or ``gone``
         (the peer's manifest or socket went away, or its process ended)."""
         return self._watching.wait_idle(result, timeout)
+
+    def is_gone(self, instance_id: str) -> bool:
+        """Whether a peer is gone (its manifest or socket removed, its process ended)."""
+        return self.registry is None or peer_gone(self.registry, instance_id)
 
     def begin_wait(self, target_instance_id: str) -> str | None:
         """Publish that this instance waits on ``target_instance_id`` (``waiting_on``), then

@@ -72,16 +72,16 @@ def watch_text(shown: str, instance_id: str, ack: Ack) -> str:
     return f"{shown} refused the watch: {ack.status}"
 
 
-def peer_gone(registry: Path, instance_id: str, pid: int) -> bool:
+def peer_gone(registry: Path, instance_id: str, pid: int | None = None) -> bool:
     """Whether a peer waited on is gone: its socket or manifest removed, or its process
-    ended."""
+    ended (``pid``: the one it had; None, its manifest's)."""
     if not (registry / f"a-{instance_id}.sock").exists():
         return True
     try:
         manifest = read_manifest_file(registry, f"a-{instance_id}.json")
     except ManifestError:
         return True
-    return manifest.pid != pid or not pid_alive(pid)
+    return manifest.pid != (pid or manifest.pid) or not pid_alive(manifest.pid)
 
 
 class Watching:
