@@ -4,7 +4,6 @@ notice given to the model as context, and a wait the turn's cancellation ends at
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,42 +11,22 @@ from typing import Any
 import pytest
 
 from tests.agent.support import Harness, wait_until
-from tests.fixtures.approver import ScriptedApprover
+from tests.agent.test_relay_tools import _ctx, _relay, root
 from tests.fixtures.fake_ollama import Turn, call
 from tests.fixtures.workspace import short_dir
 from zcoder.agent import Outcome, ToolFinished, TurnFinished
 from zcoder.agent.relay_waits import NOTIFY_WHEN_IDLE, WAIT_FOR_RECEIPT, register_relay_waits
 from zcoder.frontend.relay_inbox import RelayHistory
-from zcoder.relay import ClaimedMessage, Relay, load_relay_settings
+from zcoder.relay import ClaimedMessage, Relay
 from zcoder.relay.registry import read_manifest_file
 from zcoder.tools import (
-    ApprovalPolicy,
-    CommandPolicy,
-    Profile,
-    ToolContext,
     ToolRegistry,
     ToolResult,
-    TurnOrigin,
 )
 
-__all__ = ["short_dir"]
+__all__ = ["root", "short_dir"]  # fixtures
 
 WAIT = 30.0
-
-
-@pytest.fixture
-def root(short_dir: Path) -> Path:
-    return short_dir
-
-
-def _relay(root: Path, name: str) -> Relay:
-    env = {"ZCODER_HOME": str(root / "home"), "ZCODER_RELAY_DIR": str(root / "reg")}
-    workspace = root / name
-    workspace.mkdir()
-    relay = Relay(load_relay_settings(env), workspace=workspace, env={**os.environ, **env})
-    relay.start()
-    assert relay.available, relay.status().reason
-    return relay
 
 
 @pytest.fixture
@@ -60,20 +39,19 @@ def pair(root: Path) -> Iterator[tuple[Relay, Relay]]:
         peer.stop()
 
 
-def _ctx(root: Path) -> ToolContext:
-    return ToolContext(
-        workspace=root / "me",
-        profile=Profile.CODING,
-        origin=TurnOrigin.USER,
-        approval=ApprovalPolicy(CommandPolicy.ASK, Profile.CODING),
-        approver=ScriptedApprover(),
-    )
-
-
 async def _call(me: Relay, root: Path, tool: str, args: dict[str, Any]) -> ToolResult:
     registry = ToolRegistry()
     register_relay_waits(registry, me)
     return await registry.dispatch(tool, args, _ctx(root))
+
+
+def _sent(pair: tuple[Relay, Relay]) -> tuple[Relay, Relay, str]:
+    """(me, beta, the id of a task me sent beta)."""
+    me, beta = pair
+    assert beta.instance_id is not None
+    sent = me.send(beta.instance_id, "run the tests")
+    assert sent.status == "accepted" and sent.message_id is not None
+    return me, beta, sent.message_id
 
 
 def _waiting_on(relay: Relay) -> str:
@@ -84,10 +62,7 @@ def _waiting_on(relay: Relay) -> str:
 async def test_wait_for_receipt_returns_the_outcome_and_summary(
     pair: tuple[Relay, Relay], root: Path
 ) -> None:
-    me, beta = pair
-    assert beta.instance_id is not None
-    sent = me.send(beta.instance_id, "run the tests")
-    assert sent.status == "accepted" and sent.message_id is not None
+    me, beta, _message_id = _sent(pair)
     claimed = beta.claim_one()
     assert isinstance(claimed, ClaimedMessage)
     registry = ToolRegistry()
@@ -106,11 +81,8 @@ async def test_wait_for_receipt_returns_the_outcome_and_summary(
 async def test_wait_for_receipt_says_still_waiting_at_its_timeout(
     pair: tuple[Relay, Relay], root: Path
 ) -> None:
-    me, beta = pair
-    assert beta.instance_id is not None
-    sent = me.send(beta.instance_id, "run the tests")
-    assert sent.message_id is not None
-    args = {"message_id": sent.message_id, "timeout_s": 0.2}
+    me, _beta, message_id = _sent(pair)
+    args = {"message_id": message_id, "timeout_s": 0.2}
     result = await _call(me, root, WAIT_FOR_RECEIPT, args)
     assert result.ok and result.output == "still waiting: no receipt from beta after 0.2 s"
     unknown = await _call(me, root, WAIT_FOR_RECEIPT, {"message_id": "nope-1"})
@@ -123,9 +95,8 @@ async def test_wait_for_receipt_refuses_a_wait_that_closes_a_cycle(
     me, beta = pair
     assert me.instance_id is not None and beta.instance_id is not None
     assert beta.begin_wait(me.instance_id) is None  # beta waits on me
-    sent = me.send(beta.instance_id, "run the tests")
-    assert sent.message_id is not None
-    result = await _call(me, root, WAIT_FOR_RECEIPT, {"message_id": sent.message_id})
+    _me, _beta, message_id = _sent(pair)
+    result = await _call(me, root, WAIT_FOR_RECEIPT, {"message_id": message_id})
     assert not result.ok
     assert result.output == "Error: refused: waiting on beta would close a cycle: me → beta → me"
 
@@ -157,12 +128,9 @@ async def test_notify_when_idle_returns_at_once_and_the_notice_reaches_the_model
 async def test_the_turns_cancellation_ends_a_wait_for_receipt_at_once(
     pair: tuple[Relay, Relay], harness: Harness
 ) -> None:
-    me, beta = pair
-    assert beta.instance_id is not None
-    sent = me.send(beta.instance_id, "run the tests")
-    assert sent.message_id is not None
+    me, beta, message_id = _sent(pair)
     register_relay_waits(harness.agent.registry, me)
-    harness.server.enqueue(Turn.tool_calls(call(WAIT_FOR_RECEIPT, {"message_id": sent.message_id})))
+    harness.server.enqueue(Turn.tool_calls(call(WAIT_FOR_RECEIPT, {"message_id": message_id})))
     task = asyncio.create_task(harness.agent.run_user_turn("wait for beta"))
     await wait_until(lambda: _waiting_on(me) == beta.instance_id, what="the wait to start")
     task.cancel()

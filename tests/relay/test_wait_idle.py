@@ -3,14 +3,15 @@ outcome."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from tests.relay.conftest import PeerFactory, write_manifest, zcoder
+from tests.fixtures.relay_peer import RelayPeerProcess
+from tests.relay.conftest import PeerFactory, zcoder
 from tests.relay.test_receipts import ZshShapedPeer
+from tests.relay.test_watches import zsh_peer
 from zcoder.relay.registry import ManifestError, list_manifest_names, read_manifest_file
 from zcoder.relay.scripts import (
     EXIT_ACCEPTED,
@@ -21,6 +22,8 @@ from zcoder.relay.scripts import (
 )
 
 WAIT = 30.0
+
+__all__ = ["zsh_peer"]  # a fixture
 
 
 def _waiting(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
@@ -66,13 +69,21 @@ def test_no_such_peer(relay_env: dict[str, str]) -> None:
     assert done.returncode == EXIT_NO_SUCH_PEER
 
 
+def _busy_and_waited_on(
+    make_peer: PeerFactory, env: dict[str, str], registry: Path
+) -> tuple[RelayPeerProcess, subprocess.Popen[str]]:
+    """beta, busy, and a `zcoder agents --wait-idle beta` whose watch is in place."""
+    beta = make_peer("beta")
+    beta.ask("busy", "info")
+    waiter = _waiting(env, "beta")
+    _until_waiting_on(registry, beta.instance_id)
+    return beta, waiter
+
+
 def test_a_busy_peer_going_idle_ends_the_wait(
     make_peer: PeerFactory, relay_env: dict[str, str], registry: Path
 ) -> None:
-    beta = make_peer("beta")
-    beta.ask("busy", "info")
-    waiter = _waiting(relay_env, "beta")
-    _until_waiting_on(registry, beta.instance_id)
+    beta, waiter = _busy_and_waited_on(make_peer, relay_env, registry)
     beta.ask("ready", "info")
     out, err = waiter.communicate(timeout=WAIT)
     assert waiter.returncode == EXIT_ACCEPTED, err
@@ -82,25 +93,18 @@ def test_a_busy_peer_going_idle_ends_the_wait(
 def test_a_peer_that_exits_ends_the_wait_as_gone(
     make_peer: PeerFactory, relay_env: dict[str, str], registry: Path
 ) -> None:
-    beta = make_peer("beta")
-    beta.ask("busy", "info")
-    waiter = _waiting(relay_env, "beta")
-    _until_waiting_on(registry, beta.instance_id)
+    beta, waiter = _busy_and_waited_on(make_peer, relay_env, registry)
     beta.kill()
     _out, err = waiter.communicate(timeout=WAIT)
     assert waiter.returncode == EXIT_WAIT_GONE, err
     assert "went away before it was idle" in err
 
 
-def test_zcoder_zsh_cannot_notify(relay_env: dict[str, str], registry: Path) -> None:
-    registry.mkdir(mode=0o700, exist_ok=True)
-    zsh_id = f"{os.getpid()}-1700000000888"
-    peer = ZshShapedPeer(registry / f"a-{zsh_id}.sock")
-    try:
-        write_manifest(registry, zsh_id, project="legacy", workspace="/w/legacy")
-        done = zcoder(relay_env, "agents", "--wait-idle", zsh_id)
-        assert done.returncode == EXIT_CANNOT_NOTIFY, done.stderr
-        assert "cannot notify when idle" in done.stderr
-        assert [r["type"] for r in peer.requests if r["type"] != "ping"] == ["watch"]
-    finally:
-        peer.close()
+def test_zcoder_zsh_cannot_notify(
+    relay_env: dict[str, str], zsh_peer: tuple[str, ZshShapedPeer]
+) -> None:
+    zsh_id, peer = zsh_peer
+    done = zcoder(relay_env, "agents", "--wait-idle", zsh_id)
+    assert done.returncode == EXIT_CANNOT_NOTIFY, done.stderr
+    assert "cannot notify when idle" in done.stderr
+    assert [r["type"] for r in peer.requests if r["type"] != "ping"] == ["watch"]

@@ -4,6 +4,7 @@ bounded, dropped when either side goes, and one `unsupported` from zcoder.zsh.""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -181,20 +182,25 @@ def test_a_waiter_sees_its_target_go_away(make_relay: RelayFactory, make_peer: P
     assert alpha.wait_idle(result, WAIT) == GONE
 
 
-def test_zcoder_zsh_answers_unsupported_in_one_exchange(
-    make_relay: RelayFactory, registry: Path
-) -> None:
-    alpha = make_relay("alpha")
+@pytest.fixture
+def zsh_peer(registry: Path) -> Iterator[tuple[str, ZshShapedPeer]]:
+    """A zcoder.zsh-shaped peer, registered (its id begins with this live process's pid)."""
+    registry.mkdir(mode=0o700, exist_ok=True)
     zsh_id = f"{os.getpid()}-1700000000777"
     peer = ZshShapedPeer(registry / f"a-{zsh_id}.sock")
-    try:
-        write_manifest(registry, zsh_id, project="legacy", workspace="/w/legacy")
-        result = alpha.watch(zsh_id)
-        assert result.status == "unsupported"
-        assert "cannot notify" in result.text
-        assert [r["type"] for r in peer.requests if r["type"] != "ping"] == ["watch"]
-    finally:
-        peer.close()
+    write_manifest(registry, zsh_id, project="legacy", workspace="/w/legacy")
+    yield zsh_id, peer
+    peer.close()
+
+
+def test_zcoder_zsh_answers_unsupported_in_one_exchange(
+    make_relay: RelayFactory, zsh_peer: tuple[str, ZshShapedPeer]
+) -> None:
+    zsh_id, peer = zsh_peer
+    result = make_relay("alpha").watch(zsh_id)
+    assert result.status == "unsupported"
+    assert "cannot notify" in result.text
+    assert [r["type"] for r in peer.requests if r["type"] != "ping"] == ["watch"]
 
 
 def test_a_wait_that_closes_a_cycle_of_two_is_refused_naming_it(

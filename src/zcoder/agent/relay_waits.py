@@ -110,7 +110,9 @@ def register_relay_waits(registry: ToolRegistry, relay: Relay) -> None:
                 lambda: relay.is_gone(message.target_instance_id),
             )
         finally:
-            await asyncio.to_thread(relay.end_wait)
+            # At once, even when the turn was cancelled (an await here could be cut short):
+            # one small manifest write, as a state change is.
+            relay.end_wait()
         meta = {"message_id": message.message_id}
         if receipt is not None:
             summary = neutralise_body(receipt.summary) or "(none given)"

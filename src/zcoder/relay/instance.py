@@ -35,7 +35,7 @@ from zcoder.relay.sweep import Leftover
 from zcoder.relay.trust import TrustBook
 from zcoder.relay.waits import cycle_refusal, cycle_through
 from zcoder.relay.watches import IdleNotice, SentWatch, Watch
-from zcoder.relay.watching import Watching, WatchResult, peer_gone
+from zcoder.relay.watching import Watching, peer_gone
 
 __all__ = [
     "STATE_BUSY",
@@ -262,7 +262,7 @@ class Relay:
 
     # -- watches and waits (zcoder.relay.watches, zcoder.relay.waits) -------------------
 
-    def watch(self, target_instance_id: str) -> WatchResult:
+    def watch(self, target_instance_id: str) -> SendResult:
         """Ask the live peer with exactly this id for one notice when it is next idle."""
         return self._watching.send(target_instance_id, self.discover)
 
@@ -270,7 +270,7 @@ class Relay:
         """Idle notices received since the last call, with the watch each answers."""
         return self._watching.take()
 
-    def wait_idle(self, result: WatchResult, timeout: float) -> str:
+    def wait_idle(self, result: SendResult, timeout: float) -> str:
         """Block until an accepted watch's notice comes: ``idle``, ``timeout`` or ``gone``
         (the peer's manifest or socket went away, or its process ended)."""
         return self._watching.wait_idle(result, timeout)

@@ -42,7 +42,7 @@ from zcoder.relay.protocol import (
     is_message_id,
     optional_text,
 )
-from zcoder.relay.watches import Waiters, subscribe_once
+from zcoder.relay.watches import Replies
 
 OUTCOMES: Final = ("completed", "failed", "cancelled", "refused", "discarded")
 SUMMARY_MAX_CHARS: Final = 2000
@@ -129,7 +129,9 @@ class ReceiptBook:
             maxlen=INBOX_MAX
         )
         self._receiptless: set[str] = set()
-        self._waiters: Waiters[Receipt] = Waiters()  # subscribe: who waits for a receipt
+        self._replies = Replies[Receipt](  # one receipt per message sent, and who waits
+            self._lock, self._sent, self._inbox, "receipt", "message", "receipt"
+        )
 
     def record_sent(
         self, message_id: str, target_instance_id: str, target_label: str, body: str
@@ -152,32 +154,12 @@ class ReceiptBook:
 
     def accept(self, receipt: Receipt) -> tuple[str, str]:
         """(ack status, reason): ``accepted``, ``duplicate`` or ``invalid``."""
-        with self._lock:
-            sent = self._sent.get(receipt.in_reply_to)
-            if sent is None:
-                return "invalid", "in_reply_to is not a message this instance sent"
-            if sent.target_instance_id != receipt.sender_instance_id:
-                return "invalid", "the message was not sent to this receipt's sender"
-            if sent.receipt is not None:
-                if sent.receipt.message_id == receipt.message_id:
-                    return "duplicate", "this receipt was received already"
-                return "invalid", "that message has a receipt already"
-            sent.receipt = receipt
-            self._inbox.append((receipt, sent))
-            callbacks = self._waiters.pop(receipt.in_reply_to)
-        for callback in callbacks:
-            callback(receipt)
-        return "accepted", ""
+        return self._replies.accept(receipt)
 
     def subscribe(self, message_id: str, callback: Callable[[Receipt], None]) -> Callable[[], None]:
         """``callback`` gets the message's receipt once it comes (at once if it has, on
         this thread; else on the thread that accepts it); returns the call that stops it."""
-
-        def present() -> Receipt | None:
-            sent = self._sent.get(message_id)
-            return sent.receipt if sent is not None else None
-
-        return subscribe_once(self._lock, self._waiters, message_id, present, callback)
+        return self._replies.subscribe(message_id, callback)
 
     def take(self) -> list[tuple[Receipt, SentMessage]]:
         """The receipts received since the last call, oldest first."""

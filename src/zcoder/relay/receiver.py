@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass
-from typing import ClassVar, Final
+from typing import ClassVar, Final, TypeVar
 
 from zcoder.relay.held_shares import HeldQuotaReached
 from zcoder.relay.peercred import PeerCredentials
 from zcoder.relay.protocol import (
     PROTOCOL_VERSION,
     Ack,
+    Addressed,
     Envelope,
     EnvelopeError,
     FlatObject,
@@ -43,6 +44,9 @@ from zcoder.relay.watches import (
 # reads any other as an unknown status). The ack's state says the receiver is not paused.
 # One text for a block and for the default: a sender learns no more than that.
 REFUSED_SENDER: Final = "the receiving user does not take messages from this sender"
+
+# A request from a peer that is checked before it is answered (zcoder.relay.protocol.Addressed).
+_Checked = TypeVar("_Checked", bound=Addressed)
 
 # (sender instance id, sender pid, peer credentials) -> reason the sender is refused, or None
 SenderCheck = Callable[[str, int, PeerCredentials | None], str | None]
@@ -194,33 +198,51 @@ class Receiver:
             return self._ack(envelope.message_id, "full", str(exc), tell=str(exc))
         return self._ack(envelope.message_id, status, position=position)
 
+    def _from_peer(
+        self,
+        obj: FlatObject,
+        echo: str,
+        peer: PeerCredentials | None,
+        validate: Callable[[FlatObject], _Checked],
+    ) -> _Checked | Decision:
+        """A request from a registered live sender (a receipt, a watch, an idle notice):
+        its members validated, then its sender checked as an enqueue's; else the
+        ``invalid`` decision that says why."""
+        try:
+            request = validate(obj)
+        except (ReceiptError, WatchError) as exc:
+            return self._ack(echo if is_message_id(echo) else "", "invalid", str(exc))
+        refused = self.sender_check(request.sender_instance_id, request.sender_pid, peer)
+        if refused is not None:
+            return self._ack(request.message_id, "invalid", refused)
+        return request
+
+    def _handed_on(
+        self, request: _Checked, accept: Callable[[_Checked], tuple[str, str]]
+    ) -> Decision:
+        """A reply judged by the book of what this instance sent (``accept``), handed on to
+        zcoder's process once accepted."""
+        status, reason = accept(request)
+        if status == "accepted" and self.forward is not None:
+            self.forward(request)
+        return self._ack(request.message_id, status, reason)
+
     def _receipt(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
         """A receipt for a message this instance sent (zcoder.relay.receipts)."""
         if self.receipts is None:
             return self._unsupported(Receipt.TYPE, echo)
-        try:
-            receipt = validate_receipt(obj)
-        except ReceiptError as exc:
-            return self._ack(echo if is_message_id(echo) else "", "invalid", str(exc))
-        refused = self.sender_check(receipt.sender_instance_id, receipt.sender_pid, peer)
-        if refused is not None:
-            return self._ack(receipt.message_id, "invalid", refused)
-        status, reason = self.receipts.accept(receipt)
-        if status == "accepted" and self.forward is not None:
-            self.forward(receipt)
-        return self._ack(receipt.message_id, status, reason)
+        receipt = self._from_peer(obj, echo, peer, validate_receipt)
+        if isinstance(receipt, Decision):
+            return receipt
+        return self._handed_on(receipt, self.receipts.accept)
 
     def _watch(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
         """A peer asks for one notice when this instance is next idle."""
         if self.watchers is None:
             return self._unsupported(Watch.TYPE, echo)
-        try:
-            watch = validate_watch(obj)
-        except WatchError as exc:
-            return self._ack(echo if is_message_id(echo) else "", "invalid", str(exc))
-        refused = self.sender_check(watch.sender_instance_id, watch.sender_pid, peer)
-        if refused is not None:
-            return self._ack(watch.message_id, "invalid", refused)
+        watch = self._from_peer(obj, echo, peer, validate_watch)
+        if isinstance(watch, Decision):
+            return watch
         status, reason = self.watchers.add(watch)
         return self._ack(watch.message_id, status, reason)
 
@@ -228,17 +250,10 @@ class Receiver:
         """A watched peer says it is idle: only for a watch this instance sent it."""
         if self.watching is None:
             return self._unsupported(IdleNotice.TYPE, echo)
-        try:
-            notice = validate_idle(obj)
-        except WatchError as exc:
-            return self._ack(echo if is_message_id(echo) else "", "invalid", str(exc))
-        refused = self.sender_check(notice.sender_instance_id, notice.sender_pid, peer)
-        if refused is not None:
-            return self._ack(notice.message_id, "invalid", refused)
-        status, reason = self.watching.accept(notice)
-        if status == "accepted" and self.forward is not None:
-            self.forward(notice)
-        return self._ack(notice.message_id, status, reason)
+        notice = self._from_peer(obj, echo, peer, validate_idle)
+        if isinstance(notice, Decision):
+            return notice
+        return self._handed_on(notice, self.watching.accept)
 
     # The decision after rule 3, by the request's ``type`` (rule 4 and on): one row per
     # zcoder.relay.protocol.Request class; a type without a row is ``unsupported`` (rule 5).

@@ -123,30 +123,48 @@ def agents_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys
     return EXIT_ACCEPTED
 
 
+def _start_as_peer(prog: str, name: str, err: TextIO) -> Relay | None:
+    """A short-lived relay-only peer registered in the directory this runs in (receivers
+    answer only registered live instances), or None when the relay cannot start (said)."""
+    settings = load_relay_settings(os.environ)
+    if settings.disabled_reason:
+        print(f"{prog}: relay settings unusable: {settings.disabled_reason}", file=err)
+        return None
+    relay = Relay(settings, workspace=Path.cwd().resolve(), name=name)
+    status = relay.start()
+    if not status.available:
+        print(f"{prog}: relay unavailable: {status.reason}", file=err)
+        relay.stop()
+        return None
+    return relay
+
+
+def _find(relay: Relay, target: str, prog: str, err: TextIO, after: str = "") -> Peer | None:
+    """The live instance ``target`` names (a unique name, name#pid or an id), or None when
+    none does (said, with the candidates of an ambiguous name)."""
+    resolved = resolve_target(relay.discover().peers, target)
+    if resolved.peer is None:
+        print(f"{prog}: {visible(resolved.problem)}{after}", file=err)
+        for candidate in resolved.candidates:
+            print(f"  {visible(candidate)}", file=err)
+    return resolved.peer
+
+
 def wait_idle_main(target: str, timeout: float, out: TextIO, err: TextIO) -> int:
     """``zcoder agents --wait-idle NAME``: registered as ``zcoder send`` is (a watch is
     answered only to a live registered instance), one watch, then the wait."""
     if not 0 <= timeout <= WAIT_IDLE_MAX:
         print(f"zcoder agents: --timeout must be 0 to {WAIT_IDLE_MAX:.0f} seconds", file=err)
         return EXIT_USAGE
-    settings = load_relay_settings(os.environ)
-    if settings.disabled_reason:
-        print(f"zcoder agents: relay settings unusable: {settings.disabled_reason}", file=err)
+    relay = _start_as_peer("zcoder agents", "zcoder-wait", err)
+    if relay is None:
         return EXIT_RELAY_UNAVAILABLE
-    relay = Relay(settings, workspace=Path.cwd().resolve(), name="zcoder-wait")
-    status = relay.start()
     try:
-        if not status.available:
-            print(f"zcoder agents: relay unavailable: {status.reason}", file=err)
-            return EXIT_RELAY_UNAVAILABLE
-        resolved = resolve_target(relay.discover().peers, target)
-        if resolved.peer is None:
-            print(f"zcoder agents: {visible(resolved.problem)}", file=err)
-            for candidate in resolved.candidates:
-                print(f"  {visible(candidate)}", file=err)
+        peer = _find(relay, target, "zcoder agents", err)
+        if peer is None:
             return EXIT_NO_SUCH_PEER
-        shown = visible(name_of(resolved.peer))
-        result = relay.watch(resolved.peer.instance_id)
+        shown = visible(name_of(peer))
+        result = relay.watch(peer.instance_id)
         if not result.accepted:
             print(f"zcoder agents: {screen_safe(result.text)}", file=err)
             if result.status == "unsupported":
@@ -154,7 +172,7 @@ def wait_idle_main(target: str, timeout: float, out: TextIO, err: TextIO) -> int
             return EXIT_CODES.get(result.status or "", EXIT_NOT_DELIVERED)
         # Published once the watch is in place (a fresh instance closes no cycle, but
         # another's check walks through it).
-        refused = relay.begin_wait(resolved.peer.instance_id)
+        refused = relay.begin_wait(peer.instance_id)
         if refused is not None:
             print(f"zcoder agents: {visible(refused)}", file=err)
             return EXIT_REFUSED
@@ -194,34 +212,24 @@ def send_main(
     if not message.strip():
         print("zcoder send: the message is empty; nothing was sent", file=err)
         return EXIT_USAGE
-    settings = load_relay_settings(os.environ)
-    if settings.disabled_reason:
-        print(f"zcoder send: relay settings unusable: {settings.disabled_reason}", file=err)
-        return EXIT_RELAY_UNAVAILABLE
     # Registered with the directory it runs in: receivers show the message as "via zcoder
     # send, pid N, from DIR", DIR being what the kernel reports as this process's working
     # directory, never a name or path given here (zcoder.relay.standing).
-    relay = Relay(settings, workspace=Path.cwd().resolve(), name="zcoder-send")
-    status = relay.start()
+    relay = _start_as_peer("zcoder send", "zcoder-send", err)
+    if relay is None:
+        return EXIT_RELAY_UNAVAILABLE
     try:
-        if not status.available:
-            print(f"zcoder send: relay unavailable: {status.reason}", file=err)
-            return EXIT_RELAY_UNAVAILABLE
-        found = relay.discover()
-        resolved = resolve_target(found.peers, args.target)
-        if resolved.peer is None:
-            print(f"zcoder send: {visible(resolved.problem)}; nothing was sent", file=err)
-            for candidate in resolved.candidates:
-                print(f"  {visible(candidate)}", file=err)
+        peer = _find(relay, args.target, "zcoder send", err, "; nothing was sent")
+        if peer is None:
             return EXIT_NO_SUCH_PEER
-        result = relay.send(resolved.peer.instance_id, message)
+        result = relay.send(peer.instance_id, message)
         code = EXIT_CODES.get(result.status or "", EXIT_NOT_DELIVERED)
         if args.json:
             record = {
                 "status": result.status,
                 "message_id": result.message_id,
-                "target": resolved.peer.instance_id,
-                "name": name_of(resolved.peer),
+                "target": peer.instance_id,
+                "name": name_of(peer),
                 "text": result.text,
             }
             out.write(json_text(record) + "\n")

@@ -27,9 +27,9 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import ClassVar, Final, Generic, TypeVar
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
 
 from zcoder.base.errors import ZcoderError
 from zcoder.relay.protocol import (
@@ -184,29 +184,77 @@ class Waiters(Generic[_V]):
         return self._waiting.pop(key, [])
 
 
-def subscribe_once(
-    lock: threading.Lock,
-    waiters: Waiters[_V],
-    key: str,
-    present: Callable[[], _V | None],
-    callback: Callable[[_V], None],
-) -> Callable[[], None]:
-    """Call ``callback`` with the value for ``key`` once there is one (at once, on this
-    thread, when ``present`` already has it; else on the thread that records it). Returns
-    the call that stops waiting."""
-    with lock:
-        value = present()
-        if value is None:
-            waiters.add(key, callback)
-    if value is not None:
-        callback(value)
-        return lambda: None
+class Reply(Protocol):
+    """A request answering one this instance sent (a receipt, an idle notice)."""
 
-    def unsubscribe() -> None:
-        with lock:
-            waiters.discard(key, callback)
+    @property
+    def message_id(self) -> str: ...
+    @property
+    def sender_instance_id(self) -> str: ...
+    @property
+    def in_reply_to(self) -> str: ...
 
-    return unsubscribe
+
+_R = TypeVar("_R", bound=Reply)
+
+
+@dataclass(eq=False)
+class Replies(Generic[_R]):
+    """How a book of messages sent (receipts.ReceiptBook, SentWatches) takes the one reply
+    each may get: ``entries`` by message id, each with ``target_instance_id`` and its reply
+    in the attribute ``slot`` (None until it comes); ``inbox`` what was received and not yet
+    taken. Its owner's ``lock`` guards them all. ``what`` and ``called`` name the message
+    and the reply in the reasons."""
+
+    lock: threading.Lock
+    entries: Mapping[str, Any]
+    inbox: collections.deque[tuple[_R, Any]]
+    slot: str
+    what: str
+    called: str
+    waiters: Waiters[_R] = field(default_factory=Waiters)
+
+    def accept(self, reply: _R) -> tuple[str, str]:
+        """(ack status, reason): ``accepted`` only for a message this instance sent, to
+        exactly the reply's sender, once; the same reply again is ``duplicate``; else
+        ``invalid``. Who waits for it (``subscribe``) is called after."""
+        what, called = self.what, self.called
+        with self.lock:
+            sent = self.entries.get(reply.in_reply_to)
+            if sent is None:
+                return "invalid", f"in_reply_to is not a {what} this instance sent"
+            if sent.target_instance_id != reply.sender_instance_id:
+                return "invalid", f"the {what} was not sent to this {called}'s sender"
+            earlier = getattr(sent, self.slot)
+            if earlier is not None:
+                if earlier.message_id == reply.message_id:
+                    return "duplicate", f"this {called} was received already"
+                return "invalid", f"that {what} has a {called} already"
+            setattr(sent, self.slot, reply)
+            self.inbox.append((reply, sent))
+            callbacks = self.waiters.pop(reply.in_reply_to)
+        for callback in callbacks:
+            callback(reply)
+        return "accepted", ""
+
+    def subscribe(self, message_id: str, callback: Callable[[_R], None]) -> Callable[[], None]:
+        """Call ``callback`` with the message's reply once there is one (at once, on this
+        thread, when it came already; else on the thread that accepts it). Returns the
+        call that stops waiting."""
+        with self.lock:
+            sent = self.entries.get(message_id)
+            reply: _R | None = getattr(sent, self.slot) if sent is not None else None
+            if reply is None:
+                self.waiters.add(message_id, callback)
+        if reply is not None:
+            callback(reply)
+            return lambda: None
+
+        def unsubscribe() -> None:
+            with self.lock:
+                self.waiters.discard(message_id, callback)
+
+        return unsubscribe
 
 
 @dataclass
@@ -230,7 +278,9 @@ class SentWatches:
         self._inbox: collections.deque[tuple[IdleNotice, SentWatch]] = collections.deque(
             maxlen=NOTICES_MAX
         )
-        self._waiters: Waiters[IdleNotice] = Waiters()
+        self._replies = Replies[IdleNotice](
+            self._lock, self._sent, self._inbox, "notice", "watch", "notice"
+        )
 
     def record(self, message_id: str, target_instance_id: str, target_label: str = "") -> None:
         with self._lock:
@@ -244,34 +294,14 @@ class SentWatches:
             self._sent.pop(message_id, None)
 
     def accept(self, notice: IdleNotice) -> tuple[str, str]:
-        """(ack status, reason): ``accepted``, ``duplicate`` or ``invalid``."""
-        with self._lock:
-            sent = self._sent.get(notice.in_reply_to)
-            if sent is None:
-                return "invalid", "in_reply_to is not a watch this instance sent"
-            if sent.target_instance_id != notice.sender_instance_id:
-                return "invalid", "the watch was not sent to this notice's sender"
-            if sent.notice is not None:
-                if sent.notice.message_id == notice.message_id:
-                    return "duplicate", "this notice was received already"
-                return "invalid", "that watch has had its notice already"
-            sent.notice = notice
-            self._inbox.append((notice, sent))
-            callbacks = self._waiters.pop(notice.in_reply_to)
-        for callback in callbacks:
-            callback(notice)
-        return "accepted", ""
+        """(ack status, reason): ``accepted``, ``duplicate`` or ``invalid`` (Replies)."""
+        return self._replies.accept(notice)
 
     def subscribe(
         self, message_id: str, callback: Callable[[IdleNotice], None]
     ) -> Callable[[], None]:
         """``callback`` gets the watch's notice once it comes (at once if it has)."""
-
-        def present() -> IdleNotice | None:
-            sent = self._sent.get(message_id)
-            return sent.notice if sent is not None else None
-
-        return subscribe_once(self._lock, self._waiters, message_id, present, callback)
+        return self._replies.subscribe(message_id, callback)
 
     def take(self) -> list[tuple[IdleNotice, SentWatch]]:
         """The notices received since the last call, oldest first."""

@@ -11,16 +11,15 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from zcoder.base.processes import pid_alive
-from zcoder.relay.client import DiscoveryResult, Peer
+from zcoder.relay.client import DiscoveryResult
 from zcoder.relay.control import Forget, WatchSent
 from zcoder.relay.names import display_names, name_of
 from zcoder.relay.notifier import IdleNotifier
-from zcoder.relay.outbox import Sender
+from zcoder.relay.outbox import Sender, SendResult
 from zcoder.relay.protocol import Ack, FrameError, decode_flat_object
 from zcoder.relay.registry import ManifestError, read_manifest_file
 from zcoder.relay.settings import RelaySettings
@@ -46,20 +45,6 @@ GONE: Final = "gone"
 
 # (socket path, payload, message id) -> the ack, or why there is none (Outbox._deliver)
 Deliver = Callable[[Path, bytes, str], "Ack | str"]
-
-
-@dataclass(frozen=True)
-class WatchResult:
-    """The outcome of sending one watch; ``text`` says it for the model and the user."""
-
-    status: str | None  # the ack status, or None for a transport or lookup failure
-    text: str
-    peer: Peer | None = None
-    message_id: str | None = None
-
-    @property
-    def accepted(self) -> bool:
-        return self.status in ("accepted", "duplicate")
 
 
 def watch_text(shown: str, instance_id: str, ack: Ack) -> str:
@@ -95,16 +80,16 @@ class Watching:
         self._counter = itertools.count(1)
         self._notifier: IdleNotifier | None = None
 
-    def send(self, target_instance_id: str, discover: Callable[[], DiscoveryResult]) -> WatchResult:
+    def send(self, target_instance_id: str, discover: Callable[[], DiscoveryResult]) -> SendResult:
         """Ask the live peer with exactly this instance id for one notice when it is next
         idle. zcoder.zsh answers ``unsupported``: one exchange, then the peer cannot."""
         me = self._sender
         if not me.available or me.instance_id is None:
-            return WatchResult(None, f"the relay is unavailable: {me.reason}")
+            return SendResult(None, f"the relay is unavailable: {me.reason}")
         found = discover()
         peer = next((p for p in found.peers if p.instance_id == target_instance_id), None)
         if peer is None:
-            return WatchResult(None, f"no live zcoder instance has the id {target_instance_id!r}")
+            return SendResult(None, f"no live zcoder instance has the id {target_instance_id!r}")
         shown = display_names(found.peers).get(peer.instance_id, name_of(peer))
         message_id = f"{me.instance_id}-w{next(self._counter)}"
         watch = Watch(message_id, peer.instance_id, me.instance_id, os.getpid(), int(time.time()))
@@ -113,10 +98,10 @@ class Watching:
         me.command(WatchSent(message_id, peer.instance_id))
         ack = self._deliver(Path(peer.socket), watch.to_payload(), message_id)
         if isinstance(ack, str):
-            result = WatchResult(None, f"the watch to {shown} failed: {ack}", peer, message_id)
+            result = SendResult(None, f"the watch to {shown} failed: {ack}", peer, message_id)
         else:
             text = watch_text(shown, peer.instance_id, ack)
-            result = WatchResult(ack.status, text, peer, message_id)
+            result = SendResult(ack.status, text, peer, message_id)
         if not result.accepted:
             self.book.forget(message_id)
             me.command(Forget(message_id))
@@ -160,7 +145,7 @@ class Watching:
         self._sender.sync()
         return self.book.take()
 
-    def wait_idle(self, result: WatchResult, timeout: float) -> str:
+    def wait_idle(self, result: SendResult, timeout: float) -> str:
         """Block until the watch's notice comes (IDLE), ``timeout`` passes (TIMEOUT) or the
         peer is gone (GONE)."""
         assert result.message_id is not None and result.peer is not None
