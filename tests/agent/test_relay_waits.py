@@ -4,14 +4,13 @@ notice given to the model as context, and a wait the turn's cancellation ends at
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.agent.support import Harness, wait_until
-from tests.agent.test_relay_tools import _ctx, _relay, root
+from tests.agent.test_relay_tools import _ctx, pair, root
 from tests.fixtures.fake_ollama import Turn, call
 from tests.fixtures.workspace import short_dir
 from zcoder.agent import Outcome, ToolFinished, TurnFinished
@@ -24,19 +23,9 @@ from zcoder.tools import (
     ToolResult,
 )
 
-__all__ = ["root", "short_dir"]  # fixtures
+__all__ = ["pair", "root", "short_dir"]  # fixtures: me, and a peer "weekly-digest"
 
 WAIT = 30.0
-
-
-@pytest.fixture
-def pair(root: Path) -> Iterator[tuple[Relay, Relay]]:
-    me, peer = _relay(root, "me"), _relay(root, "beta")
-    try:
-        yield me, peer
-    finally:
-        me.stop()
-        peer.stop()
 
 
 async def _call(me: Relay, root: Path, tool: str, args: dict[str, Any]) -> ToolResult:
@@ -68,13 +57,17 @@ async def test_wait_for_receipt_returns_the_outcome_and_summary(
     registry = ToolRegistry()
     register_relay_waits(registry, me)
     waiting = asyncio.create_task(
-        registry.dispatch(WAIT_FOR_RECEIPT, {"message_id": "beta", "timeout_s": WAIT}, _ctx(root))
+        registry.dispatch(
+            WAIT_FOR_RECEIPT, {"message_id": "weekly-digest", "timeout_s": WAIT}, _ctx(root)
+        )
     )
     await wait_until(lambda: _waiting_on(me) == beta.instance_id, what="waiting_on published")
     await asyncio.to_thread(beta.send_receipt, claimed.envelope, "completed", "all 12 pass")
     result = await asyncio.wait_for(waiting, WAIT)
     assert result.ok
-    assert result.output == ("Receipt from beta: completed. Summary (self-reported):\nall 12 pass")
+    assert result.output == (
+        "Receipt from weekly-digest: completed. Summary (self-reported):\nall 12 pass"
+    )
     assert _waiting_on(me) == ""  # the wait is over: nothing published
 
 
@@ -84,7 +77,7 @@ async def test_wait_for_receipt_says_still_waiting_at_its_timeout(
     me, _beta, message_id = _sent(pair)
     args = {"message_id": message_id, "timeout_s": 0.2}
     result = await _call(me, root, WAIT_FOR_RECEIPT, args)
-    assert result.ok and result.output == "still waiting: no receipt from beta after 0.2 s"
+    assert result.ok and result.output == "still waiting: no receipt from weekly-digest after 0.2 s"
     unknown = await _call(me, root, WAIT_FOR_RECEIPT, {"message_id": "nope-1"})
     assert not unknown.ok and "no message 'nope-1' was sent" in unknown.output
 
@@ -98,7 +91,9 @@ async def test_wait_for_receipt_refuses_a_wait_that_closes_a_cycle(
     _me, _beta, message_id = _sent(pair)
     result = await _call(me, root, WAIT_FOR_RECEIPT, {"message_id": message_id})
     assert not result.ok
-    assert result.output == "Error: refused: waiting on beta would close a cycle: me → beta → me"
+    assert result.output == (
+        "Error: refused: waiting on weekly-digest would close a cycle: me → weekly-digest → me"
+    )
 
 
 async def test_notify_when_idle_returns_at_once_and_the_notice_reaches_the_model(
@@ -106,7 +101,7 @@ async def test_notify_when_idle_returns_at_once_and_the_notice_reaches_the_model
 ) -> None:
     me, beta = pair
     beta.set_state("busy")
-    result = await _call(me, root, NOTIFY_WHEN_IDLE, {"target_instance_id": "beta"})
+    result = await _call(me, root, NOTIFY_WHEN_IDLE, {"target_instance_id": "weekly-digest"})
     assert result.ok, result.output
     assert "will say once when it is next idle" in result.output
     history = RelayHistory(me, store=lambda: None, session_id=lambda: None, workspace=root)
@@ -119,7 +114,7 @@ async def test_notify_when_idle_returns_at_once_and_the_notice_reaches_the_model
         return bool(shown)
 
     await wait_until(arrived, what="the idle notice")
-    assert [s.text for s in shown] == ["beta idle: nothing running or queued"]
+    assert [s.text for s in shown] == ["weekly-digest idle: nothing running or queued"]
     record = harness.agent.messages[-1]["content"]
     assert record.startswith("<agent_receipt>") and "says it is idle now" in record
     assert f"instance {beta.instance_id}" in record
@@ -131,7 +126,7 @@ async def test_the_turns_cancellation_ends_a_wait_for_receipt_at_once(
     me, beta, message_id = _sent(pair)
     register_relay_waits(harness.agent.registry, me)
     harness.server.enqueue(Turn.tool_calls(call(WAIT_FOR_RECEIPT, {"message_id": message_id})))
-    task = asyncio.create_task(harness.agent.run_user_turn("wait for beta"))
+    task = asyncio.create_task(harness.agent.run_user_turn("wait for weekly-digest"))
     await wait_until(lambda: _waiting_on(me) == beta.instance_id, what="the wait to start")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -23,14 +23,12 @@ from zcoder.base.sanitize import visible
 from zcoder.relay.client import DiscoveryResult, Peer, TransportError, request
 from zcoder.relay.control import Forget, ListenerCommand, MessageSent
 from zcoder.relay.names import display_names, name_of
-from zcoder.relay.protocol import Ack, Envelope, FrameError, decode_flat_object
+from zcoder.relay.protocol import Ack, Envelope
 from zcoder.relay.receipts import (
     Receipt,
     ReceiptBook,
-    ReceiptError,
     SentMessage,
     clip_summary,
-    validate_receipt,
 )
 from zcoder.relay.registry import ManifestError, read_manifest_file
 from zcoder.relay.settings import RelaySettings
@@ -244,13 +242,4 @@ class Outbox:
     def receipt_arrived(self, payload: bytes) -> bool:
         """A receipt the listener process accepted, judged again against this book; True
         when it was recorded (someone should look)."""
-        try:
-            receipt = validate_receipt(decode_flat_object(payload))
-        except (FrameError, ReceiptError) as exc:
-            log.warning("relay listener passed on a receipt that does not validate: %s", exc)
-            return False
-        status, reason = self.receipts.accept(receipt)
-        if status != "accepted":
-            log.info("relay receipt %s not recorded: %s", receipt.message_id, reason)
-            return False
-        return True
+        return self.receipts.arrived(payload)

@@ -35,14 +35,13 @@ from typing import ClassVar, Final
 
 from zcoder.base.errors import ZcoderError
 from zcoder.relay.protocol import (
-    Addressed,
     FlatObject,
     checked_member,
     checked_sender,
     is_message_id,
     optional_text,
 )
-from zcoder.relay.watches import Replies
+from zcoder.relay.watches import Answer, Replies
 
 OUTCOMES: Final = ("completed", "failed", "cancelled", "refused", "discarded")
 SUMMARY_MAX_CHARS: Final = 2000
@@ -58,12 +57,11 @@ class ReceiptError(ZcoderError, ValueError):
 
 
 @dataclass(frozen=True)
-class Receipt(Addressed):
+class Receipt(Answer):
     """A receiver's word on what became of a task (handed to zcoder's process)."""
 
     TYPE: ClassVar[str] = "receipt"
     TO_PARENT: ClassVar[bool] = True
-    in_reply_to: str
     outcome: str
     summary: str
     created_at: int | float | None = None
@@ -149,8 +147,7 @@ class ReceiptBook:
 
     def forget(self, message_id: str) -> None:
         """A message that was not accepted: no receipt will come for it."""
-        with self._lock:
-            self._sent.pop(message_id, None)
+        self._replies.forget(message_id)
 
     def accept(self, receipt: Receipt) -> tuple[str, str]:
         """(ack status, reason): ``accepted``, ``duplicate`` or ``invalid``."""
@@ -163,10 +160,11 @@ class ReceiptBook:
 
     def take(self) -> list[tuple[Receipt, SentMessage]]:
         """The receipts received since the last call, oldest first."""
-        with self._lock:
-            taken = list(self._inbox)
-            self._inbox.clear()
-            return taken
+        return self._replies.take()
+
+    def arrived(self, payload: bytes) -> bool:
+        """A receipt the listener process accepted, judged again (Replies.arrived)."""
+        return self._replies.arrived(payload, validate_receipt)
 
     def mark_receiptless(self, instance_id: str) -> None:
         with self._lock:

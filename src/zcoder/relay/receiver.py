@@ -198,16 +198,23 @@ class Receiver:
             return self._ack(envelope.message_id, "full", str(exc), tell=str(exc))
         return self._ack(envelope.message_id, status, position=position)
 
-    def _from_peer(
+    def _answered(
         self,
         obj: FlatObject,
         echo: str,
         peer: PeerCredentials | None,
         validate: Callable[[FlatObject], _Checked],
-    ) -> _Checked | Decision:
-        """A request from a registered live sender (a receipt, a watch, an idle notice):
-        its members validated, then its sender checked as an enqueue's; else the
-        ``invalid`` decision that says why."""
+        take: Callable[[_Checked], tuple[str, str]] | None,
+        *,
+        hand_on: bool = True,
+    ) -> Decision:
+        """A request from a registered live sender other than a task (a receipt, a watch,
+        an idle notice): ``unsupported`` when nothing here takes it (``take`` is None, as
+        in zcoder.zsh); ``invalid``, saying why, unless its members validate and its sender
+        passes an enqueue's check; then what ``take`` answers. Accepted, it is handed on
+        to zcoder's process (``hand_on``; a watch goes there later, once due)."""
+        if take is None:
+            return self._unsupported(obj.get("type"), echo)
         try:
             request = validate(obj)
         except (ReceiptError, WatchError) as exc:
@@ -215,45 +222,25 @@ class Receiver:
         refused = self.sender_check(request.sender_instance_id, request.sender_pid, peer)
         if refused is not None:
             return self._ack(request.message_id, "invalid", refused)
-        return request
-
-    def _handed_on(
-        self, request: _Checked, accept: Callable[[_Checked], tuple[str, str]]
-    ) -> Decision:
-        """A reply judged by the book of what this instance sent (``accept``), handed on to
-        zcoder's process once accepted."""
-        status, reason = accept(request)
-        if status == "accepted" and self.forward is not None:
+        status, reason = take(request)
+        if status == "accepted" and hand_on and self.forward is not None:
             self.forward(request)
         return self._ack(request.message_id, status, reason)
 
     def _receipt(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
         """A receipt for a message this instance sent (zcoder.relay.receipts)."""
-        if self.receipts is None:
-            return self._unsupported(Receipt.TYPE, echo)
-        receipt = self._from_peer(obj, echo, peer, validate_receipt)
-        if isinstance(receipt, Decision):
-            return receipt
-        return self._handed_on(receipt, self.receipts.accept)
+        take = None if self.receipts is None else self.receipts.accept
+        return self._answered(obj, echo, peer, validate_receipt, take)
 
     def _watch(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
         """A peer asks for one notice when this instance is next idle."""
-        if self.watchers is None:
-            return self._unsupported(Watch.TYPE, echo)
-        watch = self._from_peer(obj, echo, peer, validate_watch)
-        if isinstance(watch, Decision):
-            return watch
-        status, reason = self.watchers.add(watch)
-        return self._ack(watch.message_id, status, reason)
+        take = None if self.watchers is None else self.watchers.add
+        return self._answered(obj, echo, peer, validate_watch, take, hand_on=False)
 
     def _idle(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
         """A watched peer says it is idle: only for a watch this instance sent it."""
-        if self.watching is None:
-            return self._unsupported(IdleNotice.TYPE, echo)
-        notice = self._from_peer(obj, echo, peer, validate_idle)
-        if isinstance(notice, Decision):
-            return notice
-        return self._handed_on(notice, self.watching.accept)
+        take = None if self.watching is None else self.watching.accept
+        return self._answered(obj, echo, peer, validate_idle, take)
 
     # The decision after rule 3, by the request's ``type`` (rule 4 and on): one row per
     # zcoder.relay.protocol.Request class; a type without a row is ``unsupported`` (rule 5).

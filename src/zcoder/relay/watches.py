@@ -25,11 +25,12 @@ registered instance before it sends, and drops a dead watcher's watches.
 from __future__ import annotations
 
 import collections
+import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Final, Generic, TypeVar
 
 from zcoder.base.errors import ZcoderError
 from zcoder.relay.protocol import (
@@ -37,8 +38,11 @@ from zcoder.relay.protocol import (
     FlatObject,
     checked_member,
     checked_sender,
+    decode_flat_object,
     is_message_id,
 )
+
+log = logging.getLogger("zcoder.relay.instance")  # as Relay's: one log for the relay
 
 WATCH_MAX_AGE: Final = 12 * 3600.0
 MAX_WATCHES_PER_WATCHER: Final = 16
@@ -60,6 +64,14 @@ def _created_at(obj: FlatObject) -> int | float | None:
 
 
 @dataclass(frozen=True)
+class Answer(Addressed):
+    """A request answering one this instance sent (a receipt, an idle notice): the id of
+    what it answers follows the sender's pid."""
+
+    in_reply_to: str
+
+
+@dataclass(frozen=True)
 class Watch(Addressed):
     """Ask the target to send one ``idle`` notice when it is next idle. The target's
     listener keeps it and hands it to zcoder's process once it is due: the notice must
@@ -74,12 +86,11 @@ class Watch(Addressed):
 
 
 @dataclass(frozen=True)
-class IdleNotice(Addressed):
+class IdleNotice(Answer):
     """The watched instance is idle now (handed to zcoder's process)."""
 
     TYPE: ClassVar[str] = "idle"
     TO_PARENT: ClassVar[bool] = True
-    in_reply_to: str
     created_at: int | float | None = None
 
     def to_payload(self) -> bytes:
@@ -184,18 +195,7 @@ class Waiters(Generic[_V]):
         return self._waiting.pop(key, [])
 
 
-class Reply(Protocol):
-    """A request answering one this instance sent (a receipt, an idle notice)."""
-
-    @property
-    def message_id(self) -> str: ...
-    @property
-    def sender_instance_id(self) -> str: ...
-    @property
-    def in_reply_to(self) -> str: ...
-
-
-_R = TypeVar("_R", bound=Reply)
+_R = TypeVar("_R", bound="Answer")
 
 
 @dataclass(eq=False)
@@ -207,7 +207,7 @@ class Replies(Generic[_R]):
     and the reply in the reasons."""
 
     lock: threading.Lock
-    entries: Mapping[str, Any]
+    entries: MutableMapping[str, Any]
     inbox: collections.deque[tuple[_R, Any]]
     slot: str
     what: str
@@ -236,6 +236,34 @@ class Replies(Generic[_R]):
         for callback in callbacks:
             callback(reply)
         return "accepted", ""
+
+    def forget(self, message_id: str) -> None:
+        """A message that was not accepted: no reply will come for it."""
+        with self.lock:
+            self.entries.pop(message_id, None)
+
+    def take(self) -> list[tuple[_R, Any]]:
+        """The replies received since the last call, oldest first, each with its entry."""
+        with self.lock:
+            taken = list(self.inbox)
+            self.inbox.clear()
+            return taken
+
+    def arrived(self, payload: bytes, validate: Callable[[FlatObject], _R]) -> bool:
+        """A reply the listener process accepted, judged again here (zcoder's process keeps
+        a book of its own); True when it was recorded (someone should look)."""
+        try:
+            reply = validate(decode_flat_object(payload))
+        except ValueError as exc:  # FrameError, ReceiptError, WatchError
+            log.warning(
+                "relay listener passed on a %s that does not validate: %s", self.called, exc
+            )
+            return False
+        status, reason = self.accept(reply)
+        if status != "accepted":
+            log.info("relay %s %s not recorded: %s", self.called, reply.message_id, reason)
+            return False
+        return True
 
     def subscribe(self, message_id: str, callback: Callable[[_R], None]) -> Callable[[], None]:
         """Call ``callback`` with the message's reply once there is one (at once, on this
@@ -290,8 +318,11 @@ class SentWatches:
 
     def forget(self, message_id: str) -> None:
         """A watch that was not accepted: no notice will come for it."""
-        with self._lock:
-            self._sent.pop(message_id, None)
+        self._replies.forget(message_id)
+
+    def arrived(self, payload: bytes) -> bool:
+        """A notice the listener process accepted, judged again (Replies.arrived)."""
+        return self._replies.arrived(payload, validate_idle)
 
     def accept(self, notice: IdleNotice) -> tuple[str, str]:
         """(ack status, reason): ``accepted``, ``duplicate`` or ``invalid`` (Replies)."""
@@ -305,7 +336,4 @@ class SentWatches:
 
     def take(self) -> list[tuple[IdleNotice, SentWatch]]:
         """The notices received since the last call, oldest first."""
-        with self._lock:
-            taken = list(self._inbox)
-            self._inbox.clear()
-            return taken
+        return self._replies.take()

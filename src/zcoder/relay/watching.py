@@ -29,7 +29,6 @@ from zcoder.relay.watches import (
     SentWatches,
     Watch,
     WatchError,
-    validate_idle,
     validate_watch,
 )
 
@@ -108,18 +107,8 @@ class Watching:
         return result
 
     def arrived(self, payload: bytes) -> bool:
-        """An ``idle`` notice the listener process accepted, judged again here; True when
-        it was recorded (someone should look)."""
-        try:
-            notice = validate_idle(decode_flat_object(payload))
-        except (FrameError, WatchError) as exc:
-            log.warning("relay listener passed on a notice that does not validate: %s", exc)
-            return False
-        status, reason = self.book.accept(notice)
-        if status != "accepted":
-            log.info("relay idle notice %s not recorded: %s", notice.message_id, reason)
-            return False
-        return True
+        """An ``idle`` notice the listener process accepted; True when it was recorded."""
+        return self.book.arrived(payload)
 
     def due(self, payload: bytes) -> None:
         """A watch on this instance is due (the listener saw it idle): send its notice."""
