@@ -135,3 +135,18 @@ async def test_the_turns_cancellation_ends_a_wait_for_receipt_at_once(
     [finished] = [e for e in harness.log.of(ToolFinished) if e.name == WAIT_FOR_RECEIPT]
     assert finished.status == "interrupted"
     assert _waiting_on(me) == ""
+
+
+async def test_wait_for_receipt_ends_when_the_peer_goes(
+    pair: tuple[Relay, Relay], root: Path
+) -> None:
+    me, beta, message_id = _sent(pair)
+    registry = ToolRegistry()
+    register_relay_waits(registry, me)
+    args = {"message_id": message_id, "timeout_s": WAIT}
+    waiting = asyncio.create_task(registry.dispatch(WAIT_FOR_RECEIPT, args, _ctx(root)))
+    await wait_until(lambda: _waiting_on(me) == beta.instance_id, what="the wait to start")
+    await asyncio.to_thread(beta.stop)  # its manifest and socket go
+    result = await asyncio.wait_for(waiting, WAIT)
+    assert not result.ok
+    assert result.output == "Error: weekly-digest is gone; no receipt will come"

@@ -90,10 +90,21 @@ def test_a_queued_message_keeps_the_peer_from_idle_until_it_is_done(
     assert alpha.wait_idle(result, 0.3) == TIMEOUT
     claimed = beta.claim_one()
     assert isinstance(claimed, ClaimedMessage)
+    assert alpha.wait_idle(result, 0.2) == TIMEOUT  # running it
+    beta.complete(claimed)  # its state never left ready: the empty queue is the moment
+    assert alpha.wait_idle(result, WAIT) == IDLE
+
+
+def test_a_busy_peer_with_an_empty_queue_is_idle_once_ready(make_relay: RelayFactory) -> None:
+    alpha, beta = make_relay("alpha"), make_relay("beta")
+    assert beta.instance_id is not None
     beta.set_state("busy")
+    result = alpha.watch(beta.instance_id)
     assert alpha.wait_idle(result, 0.2) == TIMEOUT
-    beta.complete(claimed)
+    beta.pause()  # paused is not idle either
     beta.set_state("ready")
+    assert alpha.wait_idle(result, 0.2) == TIMEOUT
+    beta.resume()
     assert alpha.wait_idle(result, WAIT) == IDLE
 
 
