@@ -17,6 +17,7 @@ from zcoder.relay.scripts import (
     EXIT_ACCEPTED,
     EXIT_CANNOT_NOTIFY,
     EXIT_NO_SUCH_PEER,
+    EXIT_USAGE,
     EXIT_WAIT_GONE,
     EXIT_WAIT_TIMEOUT,
 )
@@ -64,9 +65,11 @@ def test_a_busy_peer_times_out(make_peer: PeerFactory, relay_env: dict[str, str]
     assert "was not idle within 0.5 s" in done.stderr
 
 
-def test_no_such_peer(relay_env: dict[str, str]) -> None:
+def test_no_such_peer_and_usage(relay_env: dict[str, str]) -> None:
     done = zcoder(relay_env, "agents", "--wait-idle", "nobody")
     assert done.returncode == EXIT_NO_SUCH_PEER
+    for args in (["--wait-idle", "x", "--timeout", "-1"], ["--timeout", "5"]):
+        assert zcoder(relay_env, "agents", *args).returncode == EXIT_USAGE
 
 
 def _busy_and_waited_on(

@@ -100,7 +100,7 @@ def agents_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys
         help="wait until that instance is next idle (ready, empty queue); see the exit codes",
     )
     parser.add_argument(
-        "--timeout", type=float, default=WAIT_IDLE_MAX, metavar="S", help="with --wait-idle"
+        "--timeout", type=float, metavar="S", help="with --wait-idle: give up after S seconds"
     )
     parser.epilog = (
         "Exit status of --wait-idle: 0 idle, 1 relay unavailable, 2 usage, 3 no such "
@@ -109,7 +109,11 @@ def agents_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys
     )
     args = parser.parse_args(list(argv))
     if args.wait_idle is not None:
-        return wait_idle_main(args.wait_idle, args.timeout, out, err)
+        timeout = WAIT_IDLE_MAX if args.timeout is None else args.timeout
+        return wait_idle_main(args.wait_idle, timeout, out, err)
+    if args.timeout is not None:
+        print("zcoder agents: --timeout goes with --wait-idle", file=err)
+        return EXIT_USAGE
     peers, problem = live_peers(os.environ)
     if problem is not None:
         print(f"zcoder agents: {screen_safe(problem)}", file=err)
