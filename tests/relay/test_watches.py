@@ -4,6 +4,8 @@ bounded, dropped when either side goes, and one `unsupported` from zcoder.zsh.""
 from __future__ import annotations
 
 import os
+import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -253,3 +255,55 @@ def test_a_chain_without_this_instance_is_no_cycle(make_relay: RelayFactory, hop
         assert waiter.begin_wait(target) is None
     assert ids[1] is not None
     assert relays[0].begin_wait(ids[1]) is None
+
+
+class SilentWatcher:
+    """A registered watcher (this live process) whose socket takes every connection and
+    never answers, until ``release``: what a hung or hostile peer does."""
+
+    def __init__(self, registry: Path) -> None:
+        self.instance_id = f"{os.getpid()}-1700000000999"
+        write_manifest(registry, self.instance_id, project="silent", workspace="/w/silent")
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(str(registry / f"a-{self.instance_id}.sock"))
+        self.server.listen(64)
+        self.held: list[socket.socket] = []
+        self.released = threading.Event()
+        self._thread = threading.Thread(target=self._hold, daemon=True)
+        self._thread.start()
+
+    def _hold(self) -> None:
+        while not self.released.is_set():
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            self.held.append(conn)
+
+    def release(self) -> None:
+        self.released.set()
+        self.server.close()
+        for conn in self.held:
+            conn.close()
+
+
+def test_a_watcher_that_never_answers_delays_no_other_watchers_notice(
+    make_relay: RelayFactory, registry: Path
+) -> None:
+    alpha, beta = make_relay("alpha"), make_relay("beta")
+    assert beta.instance_id is not None and beta.socket_path is not None
+    silent = SilentWatcher(registry)
+    try:
+        beta.set_state("busy")
+        for n in range(MAX_WATCHES_PER_WATCHER):  # its whole share, first in line
+            obj = {**_watch_json(alpha, beta, n), "sender_instance_id": silent.instance_id}
+            obj["message_id"] = f"{silent.instance_id}-w{n}"
+            assert send_json(beta.socket_path, obj)["status"] == "accepted"
+        result = alpha.watch(beta.instance_id)
+        beta.set_state("ready")
+        # Sent one after another, alpha's notice would wait for 16 silent peers' deadlines
+        # (2 s, twice each): over a minute, past WAIT; each on its own, it comes at once.
+        assert alpha.wait_idle(result, WAIT) == IDLE
+        assert not silent.released.is_set()
+    finally:
+        silent.release()

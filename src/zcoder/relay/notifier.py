@@ -15,10 +15,10 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-import queue
 import threading
 import time
 from pathlib import Path
+from typing import Final
 
 from zcoder.base.processes import pid_alive
 from zcoder.relay.client import TransportError, request
@@ -38,8 +38,14 @@ def watcher_alive(registry: Path, watch: Watch) -> bool:
     return manifest.pid == watch.sender_pid and pid_alive(manifest.pid)
 
 
+# Notices sent at once: each on a thread of its own, so that a watcher that does not
+# answer (until the I/O deadline) delays no other watcher's notice.
+MAX_SENDING: Final = 32
+
+
 class IdleNotifier:
-    """Sends one ``idle`` notice per watch handed to it, in order, on its own thread."""
+    """Sends one ``idle`` notice per watch handed to it, each on a short thread of its own
+    (at most MAX_SENDING at a time)."""
 
     def __init__(self, instance_id: str, registry: Path, *, timeout: float, max_bytes: int):
         self.instance_id = instance_id
@@ -47,19 +53,18 @@ class IdleNotifier:
         self.timeout = timeout
         self.max_bytes = max_bytes
         self._counter = itertools.count(1)
-        self._queue: queue.SimpleQueue[Watch] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
+        self._sending = threading.BoundedSemaphore(MAX_SENDING)
 
     def notify(self, watches: list[Watch]) -> None:
         for watch in watches:
-            self._queue.put(watch)
-        if watches and self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="zcoder-idle", daemon=True)
-            self._thread.start()
+            threading.Thread(
+                target=self._send_one, args=(watch,), name="zcoder-idle", daemon=True
+            ).start()
 
-    def _run(self) -> None:
-        while True:
-            self.send(self._queue.get())
+    def _send_one(self, watch: Watch) -> None:
+        with self._sending:
+            status = self.send(watch)
+        log.info("relay idle notice for %s: %s", watch.message_id, status)
 
     def send(self, watch: Watch) -> str:
         """Send the notice for ``watch``; the ack status, or why nothing was sent. A watcher
