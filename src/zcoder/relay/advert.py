@@ -68,8 +68,8 @@ class Advert:
             socket=str(socket),
             state=state,
             started_at=self.started_at,
-            name=self.name,
             waiting_on=self.waiting_on,
+            name=self.name,
         )
 
     def write(self, registry: Path, manifest: Manifest) -> None:

@@ -151,15 +151,13 @@ class Manifest:
     socket: str
     state: str
     started_at: int
+    waiting_on: str = ""  # the instance id it waits on now (zcoder.relay.waits), "" none
     # The instance's friendly name (zcoder.relay.names); zcoder.zsh writes none. Written
     # after the spec's members: peers accept and ignore extra scalar members.
     name: str = ""
-    waiting_on: str = ""  # the instance id it waits on now (zcoder.relay.waits), "" none
 
     def to_payload(self) -> bytes:
         extra: dict[str, str] = {"name": self.name} if self.name else {}
-        if self.waiting_on:
-            extra["waiting_on"] = self.waiting_on
         return encode_flat_object(
             {
                 "protocol": PROTOCOL_VERSION,
@@ -174,6 +172,7 @@ class Manifest:
                 "state": self.state,
                 "started_at": self.started_at,
                 **extra,
+                **({"waiting_on": self.waiting_on} if self.waiting_on else {}),
             }
         )
 
@@ -244,8 +243,8 @@ def parse_manifest(data: bytes, registry: Path, file_name: str) -> Manifest:
         socket=sock,
         state=state,
         started_at=started_at,
-        name=name,
         waiting_on=waiting_on,
+        name=name,
     )
 
 
