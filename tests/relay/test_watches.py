@@ -210,9 +210,13 @@ def test_zcoder_zsh_answers_unsupported_in_one_exchange(
     make_relay: RelayFactory, zsh_peer: tuple[str, ZshShapedPeer]
 ) -> None:
     zsh_id, peer = zsh_peer
-    result = make_relay("alpha").watch(zsh_id)
+    alpha = make_relay("alpha")
+    result = alpha.watch(zsh_id)
     assert result.status == "unsupported"
     assert "cannot notify" in result.text
+    assert [r["type"] for r in peer.requests if r["type"] != "ping"] == ["watch"]
+    again = alpha.watch(zsh_id)  # known now: answered here, nothing sent
+    assert (again.status, again.text) == (result.status, result.text)
     assert [r["type"] for r in peer.requests if r["type"] != "ping"] == ["watch"]
 
 

@@ -78,6 +78,7 @@ class Watching:
         self.book = SentWatches()
         self._counter = itertools.count(1)
         self._notifier: IdleNotifier | None = None
+        self._cannot_notify: set[str] = set()  # peers that answered `unsupported` (zcoder.zsh)
 
     def send(self, target_instance_id: str, discover: Callable[[], DiscoveryResult]) -> SendResult:
         """Ask the live peer with exactly this instance id for one notice when it is next
@@ -90,6 +91,9 @@ class Watching:
         if peer is None:
             return SendResult(None, f"no live zcoder instance has the id {target_instance_id!r}")
         shown = display_names(found.peers).get(peer.instance_id, name_of(peer))
+        if peer.instance_id in self._cannot_notify:  # asked once already: never again
+            unsupported = Ack("", "unsupported")
+            return SendResult("unsupported", watch_text(shown, peer.instance_id, unsupported), peer)
         message_id = f"{me.instance_id}-w{next(self._counter)}"
         watch = Watch(message_id, peer.instance_id, me.instance_id, os.getpid(), int(time.time()))
         # Recorded before delivery: the notice may come back before the ack is read here.
@@ -104,6 +108,8 @@ class Watching:
         if not result.accepted:
             self.book.forget(message_id)
             me.command(Forget(message_id))
+        if result.status == "unsupported":
+            self._cannot_notify.add(peer.instance_id)
         return result
 
     def arrived(self, payload: bytes) -> bool:
