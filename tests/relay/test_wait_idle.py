@@ -37,16 +37,18 @@ def _waiting(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     )
 
 
-def _until_waiting_on(registry: Path, target: str) -> None:
-    """Until some instance publishes that it waits on ``target`` (its watch is in place)."""
+def _until_waiting_on(registry: Path, target: str) -> str:
+    """Until some instance publishes that it waits on ``target`` (its watch is in place);
+    that instance's id."""
     deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline:
         for name in list_manifest_names(registry):
             try:
-                if read_manifest_file(registry, name).waiting_on == target:
-                    return
+                manifest = read_manifest_file(registry, name)
             except ManifestError:
                 continue
+            if manifest.waiting_on == target:
+                return manifest.instance_id
     raise AssertionError("the waiter never published waiting_on")
 
 
@@ -74,19 +76,21 @@ def test_no_such_peer_and_usage(relay_env: dict[str, str]) -> None:
 
 def _busy_and_waited_on(
     make_peer: PeerFactory, env: dict[str, str], registry: Path
-) -> tuple[RelayPeerProcess, subprocess.Popen[str]]:
-    """beta, busy, and a `zcoder agents --wait-idle beta` whose watch is in place."""
+) -> tuple[RelayPeerProcess, subprocess.Popen[str], str]:
+    """beta, busy, and a `zcoder agents --wait-idle beta` whose watch is in place, with its
+    instance id."""
     beta = make_peer("beta")
     beta.ask("busy", "info")
     waiter = _waiting(env, "beta")
-    _until_waiting_on(registry, beta.instance_id)
-    return beta, waiter
+    return beta, waiter, _until_waiting_on(registry, beta.instance_id)
 
 
 def test_a_busy_peer_going_idle_ends_the_wait(
     make_peer: PeerFactory, relay_env: dict[str, str], registry: Path
 ) -> None:
-    beta, waiter = _busy_and_waited_on(make_peer, relay_env, registry)
+    beta, waiter, waiter_id = _busy_and_waited_on(make_peer, relay_env, registry)
+    # While it waits it is listed, but takes no task: nothing there would run it.
+    assert beta.send(waiter_id, "a task for nobody")["status"] == "paused"
     beta.ask("ready", "info")
     out, err = waiter.communicate(timeout=WAIT)
     assert waiter.returncode == EXIT_ACCEPTED, err
@@ -96,7 +100,7 @@ def test_a_busy_peer_going_idle_ends_the_wait(
 def test_a_peer_that_exits_ends_the_wait_as_gone(
     make_peer: PeerFactory, relay_env: dict[str, str], registry: Path
 ) -> None:
-    beta, waiter = _busy_and_waited_on(make_peer, relay_env, registry)
+    beta, waiter, _ = _busy_and_waited_on(make_peer, relay_env, registry)
     beta.kill()
     _out, err = waiter.communicate(timeout=WAIT)
     assert waiter.returncode == EXIT_WAIT_GONE, err

@@ -21,6 +21,7 @@ import argparse
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, TextIO
 
@@ -30,7 +31,7 @@ from zcoder.relay.display import peer_table
 from zcoder.relay.instance import Relay
 from zcoder.relay.names import display_names, name_of, resolve_target
 from zcoder.relay.registry import RegistryError, check_registry_dir, choose_registry_dir
-from zcoder.relay.settings import load_relay_settings
+from zcoder.relay.settings import RelayMode, load_relay_settings
 
 EXIT_ACCEPTED: Final = 0
 EXIT_RELAY_UNAVAILABLE: Final = 1
@@ -127,13 +128,16 @@ def agents_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys
     return EXIT_ACCEPTED
 
 
-def _start_as_peer(prog: str, name: str, err: TextIO) -> Relay | None:
+def _start_as_peer(prog: str, name: str, err: TextIO, *, paused: bool = False) -> Relay | None:
     """A short-lived relay-only peer registered in the directory this runs in (receivers
-    answer only registered live instances), or None when the relay cannot start (said)."""
+    answer only registered live instances), or None when the relay cannot start (said).
+    ``paused``: it refuses tasks (nothing here would run them), as long as it waits."""
     settings = load_relay_settings(os.environ)
     if settings.disabled_reason:
         print(f"{prog}: relay settings unusable: {settings.disabled_reason}", file=err)
         return None
+    if paused:
+        settings = replace(settings, mode=RelayMode.PAUSED)
     relay = Relay(settings, workspace=Path.cwd().resolve(), name=name)
     status = relay.start()
     if not status.available:
@@ -160,7 +164,7 @@ def wait_idle_main(target: str, timeout: float, out: TextIO, err: TextIO) -> int
     if not 0 <= timeout <= WAIT_IDLE_MAX:
         print(f"zcoder agents: --timeout must be 0 to {WAIT_IDLE_MAX:.0f} seconds", file=err)
         return EXIT_USAGE
-    relay = _start_as_peer("zcoder agents", "zcoder-wait", err)
+    relay = _start_as_peer("zcoder agents", "zcoder-wait", err, paused=True)
     if relay is None:
         return EXIT_RELAY_UNAVAILABLE
     try:
