@@ -17,6 +17,7 @@ import time
 
 from bench import (
     app_bench,
+    attention,
     enqueue_floor,
     fail_closed,
     guard,
@@ -40,6 +41,11 @@ def main(argv: list[str] | None = None) -> int:
         help="only the prompt overhead (system prompt + tool schemas); writes nothing",
     )
     parser.add_argument(
+        "--attention",
+        action="store_true",
+        help="only the approval-to-watch latency (a few seconds); writes nothing",
+    )
+    parser.add_argument(
         "--guard",
         action="store_true",
         help="only the sysadmin guard's corpus figures; rewrites only their section",
@@ -51,6 +57,12 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_write:
             print(f"wrote {report.write_guard_section(section)}", file=sys.stderr)
         return 0 if met else 1
+    if args.attention:
+        only = relay_bench.Results()
+        attention.run(only, 30)
+        print(report.markdown_table(report.targets_table(only.targets)))
+        print(report.markdown_table(only.tables[0]))
+        return 0 if all(target.met for target in only.targets) else 1
     if args.prompt_overhead:
         only = relay_bench.Results()
         prompt_overhead.run(only)
@@ -72,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         ),
         ("interactive ping", lambda: interactive_relay.run(results, 2000 // scale)),
         ("discovery", lambda: relay_bench.discovery(results, (1, 16, 64, 127), 30 // few)),
+        ("attention", lambda: attention.run(results, 30 // few)),
         ("throughput", lambda: relay_bench.throughput(results, 2000 // scale)),
         ("stalled connections", lambda: relay_bench.stalled(results, 400 // scale)),
         ("start and stop", lambda: relay_bench.start_stop(results, 100 // scale, 10 // few)),

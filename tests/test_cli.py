@@ -30,8 +30,8 @@ def test_help_lists_the_agents_and_send_commands():
     out = subprocess.run(
         [sys.executable, "-m", "zcoder", "--help"], capture_output=True, text=True, check=True
     ).stdout
-    assert "       zcoder agents [--json]\n" in out
-    assert "       zcoder send [--json] TARGET [MESSAGE]\n" in out
+    assert "       zcoder agents [--json | --watch]\n" in out
+    assert "       zcoder send [--json] [--steer] [--wait [--timeout S]] TARGET [MESSAGE]\n" in out
     commands = out[out.index("\ncommands:\n") :]
     assert "\n  agents [--json]  " in commands
     assert "\n  send TARGET [MESSAGE] " in commands

@@ -58,6 +58,7 @@ GOOD: dict[str, tuple[str, Any]] = {
     "mcp_call_timeout": ("7", 7.0),
     "mcp_turn_wait": ("3", 3.0),
     "mcp_tools_share": ("0.5", 0.5),
+    "notify": (" Bell ", "bell"),
 }
 DEFAULTS: dict[str, Any] = {
     "keep_alive": None,
@@ -77,6 +78,7 @@ DEFAULTS: dict[str, Any] = {
     "mcp_call_timeout": 120.0,
     "mcp_turn_wait": 10.0,
     "mcp_tools_share": 0.10,
+    "notify": "desktop",
 }
 # The messages as zcoder gave them before the table (copied from the old config.py).
 BAD: dict[str, tuple[str, str]] = {
@@ -102,6 +104,7 @@ BAD: dict[str, tuple[str, str]] = {
     "max_line_bytes": ("1.5", "ZCODER_MAX_LINE_BYTES must be a positive whole number (got '1.5')"),
     "max_reply_bytes": ("x", "ZCODER_MAX_REPLY_BYTES must be a positive whole number (got 'x')"),
     "stdin_wait": ("-1", "ZCODER_STDIN_WAIT must be a positive number of seconds (got '-1')"),
+    "notify": ("loud", "ZCODER_NOTIFY must be off, bell or desktop (got 'loud')"),
 }
 LENIENT = {"api_key", "mcp_start_timeout", "mcp_call_timeout", "mcp_turn_wait", "mcp_tools_share"}
 """Rows with no bad value: anything unusable is the default (the MCP client's, as before)."""

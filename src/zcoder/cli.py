@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 USAGE = """%(prog)s [options]
        %(prog)s --acp [options]
        %(prog)s --connect [USER@]HOST[:PORT][/PATH] [--resume ID]
-       %(prog)s agents [--json]
-       %(prog)s send [--json] TARGET [MESSAGE]
+       %(prog)s agents [--json | --watch]
+       %(prog)s send [--json] [--steer] [--wait [--timeout S]] TARGET [MESSAGE]
        %(prog)s mcp add|list|get|remove|test ...
        %(prog)s mcp serve
        %(prog)s hooks list|trust|refuse|reset"""
@@ -34,10 +34,13 @@ Without a command or --prompt, zcoder starts its interactive terminal UI."""
 COMMANDS = """\
 commands:
   agents [--json]       list the live zcoder instances on this machine (name,
-                        project, pid, state, id, workspace); --json: one array
+                        project, pid, state, activity, id, workspace); --json:
+                        one array; --watch: a live view, those waiting for
+                        their user first (Enter goes to one's tmux pane)
   send TARGET [MESSAGE] send one of them a message (standard input without
                         MESSAGE, or with -); TARGET is a name, name#pid or an
-                        instance id; the exit status says what happened
+                        instance id; the exit status says what happened;
+                        --wait waits for its receipt (exit status by outcome)
   mcp COMMAND           MCP servers: add NAME -- COMMAND [ARGS], add --transport
                         http NAME URL, list, get NAME, remove NAME, test NAME
   mcp serve             an MCP server (stdio) that lets another agent list these
@@ -73,14 +76,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
 
 
+def _watch_agents(registry: Path, io_timeout: float) -> int:
+    """``zcoder agents --watch``: the live view (Textual, so not in the relay)."""
+    from zcoder.watch.app import run_watch
+
+    return run_watch(registry, io_timeout)
+
+
 def _main(argv: Sequence[str] | None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments and arguments[0] in ("agents", "send"):
         # The relay from scripts (zcoder.relay.scripts): no model, no UI.
         from zcoder.relay import agents_main, send_main
 
-        run = agents_main if arguments[0] == "agents" else send_main
-        return run(arguments[1:])
+        if arguments[0] == "send":
+            return send_main(arguments[1:])
+        return agents_main(arguments[1:], watch=_watch_agents)
     if arguments[:2] == ["mcp", "serve"]:
         # The relay offered to other agents as an MCP server (zcoder.mcp.serve).
         from zcoder.mcp.serve import main as serve_main

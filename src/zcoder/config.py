@@ -99,6 +99,9 @@ class Config:
     """ZCODER_MCP_TURN_WAIT: seconds a turn waits for MCP servers still starting."""
     mcp_tools_share: float = default_of("mcp_tools_share")
     """ZCODER_MCP_TOOLS_SHARE: the share of the window MCP tool schemas may take."""
+    notify: str = default_of("notify")
+    """ZCODER_NOTIFY: ``desktop`` (OSC 9 and 777, and the bell), ``bell`` or ``off``: how
+    a turn's end or a waiting question is told while the terminal has no focus."""
 
     @property
     def mcp_limits(self) -> McpLimits:

@@ -142,6 +142,17 @@ def edit_policy(raw: str, row: Option) -> EditPolicy:
         raise ConfigError(f"{row.env} must be auto or ask (got {raw!r})") from None
 
 
+NOTIFY_MODES: Final = ("off", "bell", "desktop")
+"""ZCODER_NOTIFY: how zcoder calls you back to an unfocused terminal (zcoder.tui.notify)."""
+
+
+def notify_mode(raw: str, row: Option) -> str:
+    value = raw.strip().lower()
+    if value not in NOTIFY_MODES:
+        raise ConfigError(f"{row.env} must be off, bell or desktop (got {raw!r})")
+    return value
+
+
 def on_off(raw: str, row: Option) -> bool:
     value = raw.strip().lower()
     if value in ("1", "true", "yes", "on"):
@@ -339,6 +350,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
     ),
     Option("mcp_turn_wait", env="ZCODER_MCP_TURN_WAIT", parse=lenient_seconds, default=10.0),
     Option("mcp_tools_share", env="ZCODER_MCP_TOOLS_SHARE", parse=lenient_share, default=0.10),
+    Option("notify", env="ZCODER_NOTIFY", parse=notify_mode, default="desktop"),
 )  # fmt: skip
 
 _BY_NAME: Final = {row.name: row for row in OPTIONS}

@@ -17,13 +17,14 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from acp import Client, spawn_agent_process
+from acp import Client, spawn_agent_process, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AgentMessageChunk,
     AllowedOutcome,
     DeniedOutcome,
     PermissionOption,
+    PromptResponse,
     RequestPermissionResponse,
     TextContentBlock,
     ToolCallProgress,
@@ -31,7 +32,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from tests.fixtures.fake_ollama import FakeOllama
+from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.test_oneshot import Env
 
 WAIT_SECONDS = 20.0
@@ -146,6 +147,34 @@ async def acp_zcoder(
 def stderr_of(env: Env) -> str:
     path = env.home.parent / "acp-stderr.txt"
     return path.read_text(errors="replace") if path.exists() else ""
+
+
+@dataclass
+class Running:
+    """A session whose prompt's turn runs ``run_command`` (id c1), still running."""
+
+    client: RecordingClient
+    conn: ClientSideConnection
+    process: asyncio.subprocess.Process
+    session_id: str
+    turn: asyncio.Future[PromptResponse]
+
+
+@contextlib.asynccontextmanager
+async def command_running(
+    env: Env, fake: FakeOllama, command: str, prompt: str, said: str, *after: Turn
+) -> AsyncIterator[Running]:
+    """The model runs ``command`` (allowed once) for ``prompt``, then plays ``after``;
+    yields once the command printed ``said``, the turn still running."""
+    fake.enqueue(Turn.tool_calls(call("run_command", {"command": command}, id="c1")), *after)
+    client = RecordingClient("allow_once")
+    async with acp_zcoder(env, fake, client) as (conn, process):
+        session_id = await new_session(conn, env)
+        turn = asyncio.ensure_future(
+            conn.prompt(session_id=session_id, prompt=[text_block(prompt)])
+        )
+        await client.wait_for(lambda: said in client.tool_text("c1"))
+        yield Running(client, conn, process, session_id, turn)
 
 
 async def new_session(conn: ClientSideConnection, env: Env) -> str:

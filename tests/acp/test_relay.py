@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import os
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from acp import text_block
@@ -35,6 +38,9 @@ from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.hooks.support import entry, write_settings
 from tests.hooks.support import script as hook_script
 from tests.test_oneshot import Env, sessions
+from zcoder.relay import Relay, load_relay_settings
+from zcoder.relay.settings import Inbound
+from zcoder.relay.trust import TRUST, TrustBook
 
 TASK = "Please run touch marker.txt in your workspace."
 
@@ -63,6 +69,16 @@ def env_b(env: Env, tmp_path: Path) -> Iterator[Env]:
 def relay_files(env: Env) -> list[Path]:
     relay_dir = Path(env.vars["ZCODER_RELAY_DIR"])
     return sorted(p for p in relay_dir.rglob("a-*") if p.suffix in (".sock", ".json"))
+
+
+def activity_of(env: Env, workspace: Path) -> str | None:
+    """The activity the manifest of the peer in ``workspace`` says (None: no manifest)."""
+    for path in relay_files(env):
+        if path.suffix == ".json":
+            manifest = json.loads(path.read_text())
+            if manifest["workspace"] == str(workspace):
+                return str(manifest.get("activity"))
+    return None
 
 
 async def until(condition: Callable[[], bool]) -> None:
@@ -167,8 +183,12 @@ async def test_two_acp_sessions_hand_over_a_task_and_its_receipt(
     assert "Made the marker." in receiver.reply()
     # The receipt reached the sender's model too, and both sessions were saved.
     assert "Made the marker." in sender.reply()
+    # Told first that the receiving model started on it (progress), then how it ended.
     saved_a = [e for data in sessions(env) for e in data.events if e.role == "receipt"]
-    assert [e.metadata["outcome"] for e in saved_a] == ["completed"]
+    assert [e.metadata.get("progress") or e.metadata["outcome"] for e in saved_a] == [
+        "started",
+        "completed",
+    ]
     # Both peers were withdrawn.
     assert relay_files(env) == []
 
@@ -213,6 +233,8 @@ async def test_a_receiver_whose_editor_vanishes_mid_task_runs_nothing_and_says_c
                 conn.prompt(session_id=session_id, prompt=[text_block("ask api")]), WAIT_SECONDS
             )
             await receiver.wait_for(lambda: bool(receiver.asked))
+            # Peers see what the receiving session does: its editor's question is open.
+            await until(lambda: activity_of(env, env_b.workspace) == "waiting for approval")
             await receiving.aclose()  # the receiver's editor goes away, its question open
             assert process_b.returncode == 0, stderr_of(env_b)
             await sender.wait_for(lambda: "receipt: api cancelled" in sender.reply())
@@ -332,3 +354,65 @@ async def test_a_relayed_edit_is_asked_in_the_receiving_editor_and_a_no_keeps_th
     assert str(asked.tool_call.title).startswith("Asked by a task relayed from ws")
     assert [o.option_id for o in asked.options] == ["allow_once", "reject_once"]
     assert notes.read_text() == "the user's own notes\n"
+
+
+class SteeringClient(RecordingClient):
+    """Allows once, but only after ``meanwhile`` ran (in a thread): something a peer does
+    while the session's turn waits for its user."""
+
+    def __init__(self, meanwhile: Callable[[], None]) -> None:
+        super().__init__("allow_once")
+        self.meanwhile = meanwhile
+
+    async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
+        await asyncio.to_thread(self.meanwhile)
+        return await super().request_permission(*args, **kwargs)
+
+
+async def test_a_trusted_peers_steer_reaches_an_editor_sessions_running_turn(
+    env: Env, fake: FakeOllama, env_b: Env
+) -> None:
+    """Issue 29 in an editor's session: a trusted instance's steer, sent while the turn
+    waits on a permission, lands after that command's result; its sender is told
+    `steered`, then the receipt of the turn it landed in."""
+    peer = Relay(
+        load_relay_settings(env.vars),
+        workspace=env_b.workspace,
+        env={**os.environ, **env.vars},
+        interactive=True,
+    )
+    peer.start()
+    TrustBook(Path(env.vars["ZCODER_HOME"]), Inbound.ACCEPT).set(str(env_b.workspace), TRUST)
+    sent: list[Any] = []
+
+    def steer() -> None:
+        (session,) = [p for p in peer.discover().peers if p.workspace == str(env.workspace)]
+        sent.append(peer.send(session.instance_id, "then list the files", delivery="steer"))
+
+    fake.enqueue(
+        Turn.tool_calls(call("run_command", {"command": "echo hi"}, id="c1")),
+        Turn.text("Did both."),
+    )
+    client = SteeringClient(steer)
+    try:
+        async with acp_zcoder(env, fake, client) as (conn, process):
+            session_id = await new_session(conn, env)
+            await asyncio.wait_for(
+                conn.prompt(session_id=session_id, prompt=[text_block("say hi")]), WAIT_SECONDS
+            )
+            (result,) = sent
+            assert result.delivery == "steer", result.text
+            last = fake.chat_bodies[1]["messages"][-1]
+            assert "<agent_relay>" in last["content"] and "then list the files" in last["content"]
+            news: list[str] = []
+
+            def told() -> bool:
+                news.extend(p.stage for p, _ in peer.take_progress())
+                news.extend(r.outcome for r, _ in peer.take_receipts())
+                return len(news) == 2
+
+            await until(told)
+            assert news == ["steered", "completed"]
+        assert await process.wait() == 0, stderr_of(env)
+    finally:
+        peer.stop()

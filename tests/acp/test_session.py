@@ -8,17 +8,17 @@ import contextlib
 import os
 import signal
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
 import pytest
 from acp import text_block
-from acp.client.connection import ClientSideConnection
-from acp.schema import PromptResponse, ToolCallProgress, ToolCallStart
+from acp.schema import ToolCallProgress, ToolCallStart
 
 from tests.acp.support import (
     WAIT_SECONDS,
     RecordingClient,
+    Running,
     acp_zcoder,
+    command_running,
     new_session,
     stderr_of,
 )
@@ -176,32 +176,14 @@ async def test_an_edit_under_zcoder_edits_ask_is_asked_with_its_diff(
     assert client.tool_states("e1")[-1] == "completed"
 
 
-@dataclass
-class Running:
-    """A session whose turn runs ``run_command`` (id c1) on a minute-long command."""
-
-    client: RecordingClient
-    conn: ClientSideConnection
-    process: asyncio.subprocess.Process
-    session_id: str
-    turn: asyncio.Future[PromptResponse]
-
-
 @contextlib.asynccontextmanager
 async def a_minute_long_command(env: Env, fake: FakeOllama) -> AsyncIterator[Running]:
     """The model runs a command that writes its shell's pid, prints "started", sleeps a
     minute and would then touch late.txt; yields once "started" has arrived, the turn
     still running."""
     command = "echo $$ > shell.pid; echo started; sleep 60; touch late.txt"
-    fake.enqueue(Turn.tool_calls(call("run_command", {"command": command}, id="c1")))
-    client = RecordingClient("allow_once")
-    async with acp_zcoder(env, fake, client) as (conn, process):
-        session_id = await new_session(conn, env)
-        turn = asyncio.ensure_future(
-            conn.prompt(session_id=session_id, prompt=[text_block("wait a minute")])
-        )
-        await client.wait_for(lambda: "started" in client.tool_text("c1"))
-        yield Running(client, conn, process, session_id, turn)
+    async with command_running(env, fake, command, "wait a minute", "started") as running:
+        yield running
 
 
 async def test_cancel_stops_the_running_command_and_the_prompt_says_cancelled(

@@ -54,11 +54,14 @@ def root(short_dir: Path) -> Path:
     return short_dir  # short: socket paths are short
 
 
-def _relay(root: Path, name: str) -> Relay:
+def _relay(root: Path, name: str, **kwargs: Any) -> Relay:
+    """A started relay working in ``root/name``; ``kwargs`` go to Relay (home, interactive)."""
     env = {"ZCODER_HOME": str(root / "home"), "ZCODER_RELAY_DIR": str(root / "reg")}
     workspace = root / name
     workspace.mkdir()
-    relay = Relay(load_relay_settings(env), workspace=workspace, env={**os.environ, **env})
+    relay = Relay(
+        load_relay_settings(env), workspace=workspace, env={**os.environ, **env}, **kwargs
+    )
     relay.start()
     assert relay.available, relay.status().reason
     return relay
@@ -115,11 +118,35 @@ def test_the_schema_names_target_instance_id_as_the_design_does(
         s for s in registry.schemas(_ctx(root)) if s["function"]["name"] == SEND_AGENT_MESSAGE
     ]
     parameters = schema["function"]["parameters"]
-    assert set(parameters["properties"]) == {"target_instance_id", "message"}
-    assert parameters["required"] == ["target_instance_id", "message"]
+    assert set(parameters["properties"]) == {"target_instance_id", "message", "delivery"}
+    assert parameters["required"] == ["target_instance_id", "message"]  # the seed's two
+    assert parameters["properties"]["delivery"]["enum"] == ["queue", "steer"]
     assert "x-aliases" not in parameters  # checked by the registry, never sent
     described = parameters["properties"]["target_instance_id"]["description"]
     assert "instance id" in described and "name" in described
+
+
+async def test_a_steer_says_what_the_receiver_will_do_with_it(
+    pair: tuple[Relay, Relay], root: Path
+) -> None:
+    me, peer = pair
+    peer.set_state("busy")  # a turn runs there, but `me` is no trusted instance of peer's
+    arguments = {"target_instance_id": peer.instance_id, "message": "look", "delivery": "steer"}
+    result, _ = await _send(me, root, arguments)
+    assert result.ok, result.output
+    assert result.metadata["delivery"] == "queue"
+    assert "not steered" in result.output and "queued at position 1" in result.output
+    plain, _ = await _send(me, root, {"target_instance_id": peer.instance_id, "message": "m"})
+    assert plain.metadata["delivery"] == "" and "steer" not in plain.output
+    assert _bodies(peer) == ["look", "m"]
+
+
+async def test_an_unknown_delivery_sends_nothing(pair: tuple[Relay, Relay], root: Path) -> None:
+    me, peer = pair
+    arguments = {"target_instance_id": peer.instance_id, "message": "x", "delivery": "now"}
+    result, confirmer = await _send(me, root, arguments)
+    assert not result.ok and "'delivery' must be one of" in result.output
+    assert confirmer.asked == [] and _bodies(peer) == []
 
 
 @pytest.mark.parametrize("key", ["target_instance_id", "target"])

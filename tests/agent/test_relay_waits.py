@@ -135,7 +135,7 @@ async def test_the_turns_cancellation_ends_a_wait_for_receipt_at_once(
     [finished] = [e for e in harness.log.of(ToolFinished) if e.name == WAIT_FOR_RECEIPT]
     assert finished.status == "interrupted"
     assert _waiting_on(me) == ""
-    assert me.receipts._replies.waiters.pop(message_id) == []  # nothing left waiting
+    assert me.receipts._waiters.pop(message_id) == []  # nothing left waiting
 
 
 async def test_wait_for_receipt_ends_when_the_peer_goes(

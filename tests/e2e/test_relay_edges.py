@@ -156,7 +156,10 @@ def test_equal_basenames_stay_distinguishable(world: World) -> None:
 
     mark = a.mark()
     a.submit("/list-agents")
-    row = rf"proj +{b.pid} +paused +{re.escape(b.instance_id)} +{re.escape(str(b.workspace))}"
+    row = (
+        rf"proj +{b.pid} +paused +(?:idle for \d+[smhd] +)?{re.escape(b.instance_id)}"
+        rf" +{re.escape(str(b.workspace))}"
+    )
     a.wait_text(re.compile(row), since=mark)
     assert str(world.root / "x" / "proj") not in a.screen_text[mark:].split("INSTANCE ID")[-1]
 

@@ -104,6 +104,18 @@ async def test_list_send_and_wait_for_the_receipt(
             session, "wait_for_receipt", message_id=message_id, timeout_seconds=0
         )
         assert not error and text.startswith(f"No receipt for {message_id} yet")
+        assert "started" not in text
+
+        # The receiver's model starts on it: a wait that ends without a receipt says so.
+        status = await anyio.to_thread.run_sync(beta.send_progress, task, "started")
+        assert status == "accepted"
+        for _attempt in range(60):  # the notice reaches the server's process on its own
+            text, error = await call(
+                session, "wait_for_receipt", message_id=message_id, timeout_seconds=0.5
+            )
+            if "(started)" in text:
+                break
+        assert not error and "the receiving agent started on it (started)" in text
 
         waits: list[tuple[str, bool]] = []
 

@@ -22,6 +22,7 @@ from zcoder.relay.control import (
 )
 from zcoder.relay.listener_process import ListenerProcess
 from zcoder.relay.listener_service import ListenerService
+from zcoder.relay.progress import Progress
 from zcoder.relay.protocol import Ack, Envelope, Ping, Request
 from zcoder.relay.receipts import Receipt
 from zcoder.relay.receiver import Receiver
@@ -121,6 +122,41 @@ OLD_BYTES: dict[str, tuple[object, bytes]] = {
     ),
 }
 
+# Issue 29's members and type, as they are first written: an enqueue that asks to steer (the
+# member only then, after the others a sender writes), the ack that answers it, progress.
+NEW_BYTES: dict[str, tuple[object, bytes]] = {
+    "enqueue asking to steer": (
+        Envelope("43-9-4", "42-1", "43-9", 43, "p", "/w", "b", 1796206255, delivery="steer"),
+        b'{"protocol":1,"type":"enqueue","message_id":"43-9-4","target_instance_id":"42-1",'
+        b'"sender_instance_id":"43-9","sender_pid":43,"sender_project":"p",'
+        b'"sender_workspace":"/w","body":"b","created_at":1796206255,"delivery":"steer"}',
+    ),
+    "a steer as stored": (
+        Envelope(
+            "43-9-5", "42-1", "43-9", 43, "api", "/w", "b", None, "instance", delivery="steer"
+        ),
+        b'{"protocol":1,"type":"enqueue","message_id":"43-9-5","target_instance_id":"42-1",'
+        b'"sender_instance_id":"43-9","sender_pid":43,"sender_project":"api",'
+        b'"sender_workspace":"/w","body":"b","delivery":"steer","sender_kind":"instance"}',
+    ),
+    "ack of a steer": (
+        Ack("43-9-4", "accepted", 1, "busy", delivery="steer"),
+        b'{"protocol":1,"type":"ack","message_id":"43-9-4","status":"accepted",'
+        b'"queue_position":1,"state":"busy","delivery":"steer"}',
+    ),
+    "ack of a steer that was queued": (
+        Ack("43-9-4", "accepted", 2, "ready", delivery="queue"),
+        b'{"protocol":1,"type":"ack","message_id":"43-9-4","status":"accepted",'
+        b'"queue_position":2,"state":"ready","delivery":"queue"}',
+    ),
+    "progress": (
+        Progress("42-1-p1", "43-9", "42-1", 42, "43-9-1", "started", 1796206300),
+        b'{"protocol":1,"type":"progress","message_id":"42-1-p1","target_instance_id":"43-9",'
+        b'"sender_instance_id":"42-1","sender_pid":42,"in_reply_to":"43-9-1",'
+        b'"stage":"started","created_at":1796206300}',
+    ),
+}
+
 
 def request_classes() -> list[type[Request]]:
     """Every concrete wire request class (one with a TYPE), found from the classes."""
@@ -141,8 +177,17 @@ def test_each_message_class_writes_the_old_bytes(name: str) -> None:
     assert message.to_payload() == old
 
 
+@pytest.mark.parametrize("name", list(NEW_BYTES))
+def test_the_new_members_and_types_write_their_bytes(name: str) -> None:
+    message, new = NEW_BYTES[name]
+    assert isinstance(message, Request | Ack)
+    assert message.to_payload() == new
+    if isinstance(message, Envelope):  # the generic encoder writes the same bytes
+        assert message._generic_payload() == new
+
+
 def test_every_request_class_has_golden_bytes() -> None:
-    covered = {type(message) for message, _ in OLD_BYTES.values()}
+    covered = {type(message) for message, _ in [*OLD_BYTES.values(), *NEW_BYTES.values()]}
     assert set(request_classes()) <= covered
 
 
@@ -196,7 +241,7 @@ def test_every_event_has_a_row_in_zcoders_process() -> None:
 def test_every_request_handed_on_has_a_row_in_zcoders_process() -> None:
     handed_on = {cls.TYPE for cls in request_classes() if cls.TO_PARENT}
     assert handed_on == set(Relay.FORWARDED)
-    assert Receipt.TYPE in handed_on
+    assert {Receipt.TYPE, Progress.TYPE} <= handed_on
 
 
 def test_a_second_message_with_the_same_op_is_refused() -> None:
@@ -243,7 +288,7 @@ def _decide(**members: object) -> Ack:
 
 NO_ROW: list[object] = [..., None, 5, 1.5, True, "", "PING", "Enqueue", "ack", "broadcast"]
 NO_ROW += ["_ping", "_enqueue", "HANDLERS", "__class__", "__init__"]  # names in Receiver
-NO_ROW += ["receipt"]  # this receiver keeps no receipt book: no receipts, as zcoder.zsh
+NO_ROW += ["receipt", "progress"]  # no receipt book here: neither, as in zcoder.zsh
 NO_ROW += ["watch", "idle"]  # nor watches
 
 

@@ -16,10 +16,10 @@ from zcoder.relay.registry import ManifestError, list_manifest_names, read_manif
 from zcoder.relay.scripts import (
     EXIT_ACCEPTED,
     EXIT_CANNOT_NOTIFY,
+    EXIT_DISCARDED,
     EXIT_NO_SUCH_PEER,
+    EXIT_TIMED_OUT,
     EXIT_USAGE,
-    EXIT_WAIT_GONE,
-    EXIT_WAIT_TIMEOUT,
 )
 
 WAIT = 30.0
@@ -63,7 +63,7 @@ def test_a_busy_peer_times_out(make_peer: PeerFactory, relay_env: dict[str, str]
     beta = make_peer("beta")
     beta.ask("busy", "info")
     done = zcoder(relay_env, "agents", "--wait-idle", "beta", "--timeout", "0.5")
-    assert done.returncode == EXIT_WAIT_TIMEOUT, done.stderr
+    assert done.returncode == EXIT_TIMED_OUT, done.stderr
     assert "was not idle within 0.5 s" in done.stderr
 
 
@@ -103,7 +103,7 @@ def test_a_peer_that_exits_ends_the_wait_as_gone(
     beta, waiter, _ = _busy_and_waited_on(make_peer, relay_env, registry)
     beta.kill()
     _out, err = waiter.communicate(timeout=WAIT)
-    assert waiter.returncode == EXIT_WAIT_GONE, err
+    assert waiter.returncode == EXIT_DISCARDED, err
     assert "went away before it was idle" in err
 
 

@@ -21,6 +21,7 @@ from zcoder.agent.events import (
     ToolOutput,
     ToolStarted,
     TurnFinished,
+    UserSteered,
 )
 from zcoder.agent.status import ContextUsage, Status
 from zcoder.remote.events import UpdateReader, new_output, tool_name
@@ -179,3 +180,19 @@ def test_tool_names_from_kind_and_title() -> None:
     assert tool_name("other", "List agents") == "list_agents"
     assert tool_name("other", "git: git_log /repo") == "git: git_log /repo"
     assert tool_name("other", "mcp_thing") == "mcp_thing"
+
+
+def test_steering_comes_back_as_steering_live_and_replayed_not_as_a_user_message() -> None:
+    live = through([UserSteered("use tabs\x1b[2J"), AssistantDelta("Tabs.")])
+    assert live.of(UserSteered) == [UserSteered("use tabs\\e[2J")]  # made visible there
+    assert live.user == []
+
+    events = [
+        TranscriptEvent(1, "s", 1, "user", "do it", {}, 0.0),
+        TranscriptEvent(2, "s", 2, "user", "and tabs", {"steering": True}, 0.0),
+    ]
+    loaded = Collected()
+    for update in replay(events, Path("/w")):
+        loaded.take(update)
+    assert loaded.user == ["do it"]
+    assert loaded.of(UserSteered) == [UserSteered("and tabs")]

@@ -15,6 +15,7 @@ from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.tui.conftest import answer, entries, idle, submit, transcript_text, wait_until
 from tests.tui.support import relay_ready, relay_to
 from zcoder.relay import ClaimedMessage, Relay
+from zcoder.relay.trust import TRUST
 from zcoder.sessions import DEFAULT_TITLE, SessionStore
 from zcoder.tui import ZcoderApp
 from zcoder.tui.dialogs.approval import ApprovalScreen
@@ -394,6 +395,9 @@ async def test_a_relayed_turn_ends_with_a_receipt_to_its_sender(
     async with app.run_test(size=(120, 40)) as pilot:
         sent = await _relay(app, pilot, sender, "rename foo")
         receipts = await receipts_taken(pilot, sender, 1)
+        # Told before the receipt that the model started on it (issue 29).
+        progress = sender.take_progress()
+    assert [(p.stage, p.in_reply_to) for p, _ in progress] == [("started", sent.message_id)]
     ((receipt, record),) = receipts
     assert receipt.in_reply_to == sent.message_id
     assert receipt.outcome == "completed"
@@ -430,6 +434,12 @@ async def test_a_receipt_is_shown_and_given_to_the_model_without_a_turn(
     assert record.count("</agent_receipt>") == 1  # the summary cannot close the record
 
 
+def activity_seen(peer: Relay) -> str | None:
+    """The app's activity as ``peer`` discovers it (its only other peer)."""
+    found = peer.discover().peers
+    return found[0].activity if len(found) == 1 else None
+
+
 async def test_held_messages_wait_for_the_user_to_run_or_discard_them(
     fake, make_config, app_factory, sender
 ):
@@ -441,6 +451,8 @@ async def test_held_messages_wait_for_the_user_to_run_or_discard_them(
         await relay_to(app, sender, "second task")
         assert first.status == "accepted"
         await wait_until(pilot, lambda: transcript_text(app).count("is held for you") == 2)
+        # Peers see it (the manifest's activity): idle, holding them for the user.
+        await wait_until(pilot, lambda: activity_seen(sender) == "holding 2 messages")
         await pilot.pause(0.3)
         assert fake.chat_bodies == [] and not app.busy  # nothing ran by itself
         await submit(pilot, app, "/agents held")
@@ -451,6 +463,7 @@ async def test_held_messages_wait_for_the_user_to_run_or_discard_them(
         assert "second task" in json.dumps(fake.chat_bodies[0]["messages"])
         await submit(pilot, app, "/agents discard 1")
         await wait_until(pilot, lambda: "was discarded" in transcript_text(app))
+        await wait_until(pilot, lambda: activity_seen(sender) == "idle")
         receipts = await receipts_taken(pilot, sender, 2)
     by_task = {r.in_reply_to: r.outcome for r, _ in receipts}
     assert by_task[first.message_id] == "refused"
@@ -624,3 +637,47 @@ async def test_the_send_dialog_names_the_target_once_and_warns_that_it_is_paused
         )
         await answer(pilot, app, "n")
         await idle(pilot, app)
+
+
+async def test_a_trusted_peers_steer_lands_in_the_running_turn_and_is_reported(
+    fake, make_config, app_factory, sender
+):
+    """Issue 29: while the app's turn waits on a command's approval, a trusted peer's steer
+    is told `steer`; it lands after that command's result, the sender gets `steered`, then
+    the receipt of the turn it landed in."""
+    fake.enqueue(
+        Turn.tool_calls(call("run_command", {"command": "echo hi"}, id="c1")),
+        Turn.text("Did both."),
+    )
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await relay_ready(pilot, app)
+        app.relay.trust.set(str(sender.workspace), TRUST)
+        await submit(pilot, app, "say hi")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        assert app.relay.instance_id is not None
+        sent = await asyncio.to_thread(
+            sender.send, app.relay.instance_id, "then list the files", delivery="steer"
+        )
+        assert sent.delivery == "steer", sent.text
+        await answer(pilot, app, "y")
+        await idle(pilot, app)
+        second = fake.chat_bodies[1]["messages"]
+        assert [m["role"] for m in second][-2:] == ["tool", "user"]
+        assert "<agent_relay>" in second[-1]["content"]
+        assert "then list the files" in second[-1]["content"]
+        assert "then list the files" in transcript_text(app)
+        stages: list[str] = []
+        receipts: list[Any] = []
+
+        def told() -> bool:
+            receipts.extend(sender.take_receipts())
+            stages.extend(p.stage for p, _ in sender.take_progress())
+            return bool(receipts)
+
+        await wait_until(pilot, told)
+        assert stages == ["steered"]
+        ((receipt, _),) = receipts
+        assert (receipt.in_reply_to, receipt.outcome) == (sent.message_id, "completed")
+        assert app.relay.claim_one() is None  # done: it never runs again
+        assert len(fake.chat_bodies) == 2

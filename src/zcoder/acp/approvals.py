@@ -133,6 +133,8 @@ class AcpApprover:
     pump: UpdatePump
     translator: EventTranslator
     journal: Callable[[], ReportingJournal | None]
+    # Told when a question opens (True) and closes: peers see "waiting for approval".
+    asking: Callable[[bool], None] = lambda _open: None
 
     async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
         lines = [f"Run this command in {request.cwd}?", fenced(f"$ {request.command}")]
@@ -224,6 +226,7 @@ class AcpApprover:
         options.append(PermissionOption(option_id=REJECT_ONCE, name="Reject", kind="reject_once"))
         # The client must know the call before it is asked about it.
         await self.pump.flush()
+        self.asking(True)
         try:
             response = await self.client.request_permission(
                 session_id=self.session_id, tool_call=tool_call, options=options
@@ -233,6 +236,8 @@ class AcpApprover:
         except Exception as exc:  # noqa: BLE001 - no answer is a refusal, never a crash
             log.info("permission request failed (%s): denied", exc)
             return None
+        finally:
+            self.asking(False)
         outcome = response.outcome
         if not isinstance(outcome, AllowedOutcome):
             return None

@@ -11,6 +11,11 @@ method for:
   the machine that runs the agent (the seed's rule: a remote client never publishes itself
   and nothing is bridged), so ``/list-agents`` over ``--connect`` shows these. Discovery
   only: nothing is published or created (zcoder.relay.scripts.live_peers).
+* ``_zcoder/input``: a session's waiting input, steering and follow-ups (zcoder.acp.input;
+  answered by the server, which holds the sessions).
+
+``initialize`` names them in ``agentCapabilities._meta.zcoder`` (``extensions_offered``),
+as the protocol asks of custom methods.
 
 Any other ``_zcoder/...`` name is "method not found", as for an unknown method.
 """
@@ -26,11 +31,17 @@ from typing import Any
 from acp import RequestError
 
 from zcoder import __version__
+from zcoder.acp.input import capability as input_capability
 from zcoder.config import Config
 from zcoder.relay import live_peers, peer_table
 
 INFO = "zcoder/info"
 PEERS = "zcoder/peers"
+
+
+def extensions_offered() -> dict[str, Any]:
+    """What ``initialize`` says of zcoder's methods, under ``_meta.zcoder``."""
+    return {"info": True, "peers": True, "input": input_capability()}
 
 
 async def extension_method(

@@ -37,17 +37,19 @@ from typing import TYPE_CHECKING, Protocol
 
 from zcoder.acp.notices import SessionNotice
 from zcoder.acp.updates import Update
+from zcoder.agent import SteerSources
 from zcoder.base.plural import counted
 from zcoder.base.sanitize import visible, visible_lines
 from zcoder.frontend.auto_turns import AutoTurns
+from zcoder.frontend.peer_steering import PeerSteers
 from zcoder.frontend.relay_inbox import RelayHistory, receipt_outcome
-from zcoder.relay import sender_from
+from zcoder.relay import STARTED, sender_from
 
 if TYPE_CHECKING:
     from zcoder.agent import Agent, TurnFinished
     from zcoder.config import Config
     from zcoder.hooks.relay_gate import RelayGate
-    from zcoder.relay import ClaimedMessage, Relay
+    from zcoder.relay import ClaimedMessage, Envelope, Relay
     from zcoder.sessions import SessionStore
 
 log = logging.getLogger(__name__)
@@ -97,6 +99,14 @@ class SessionRelay:
         self._watcher: asyncio.Task[None] | None = None
         self._running: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
+        # Trusted peers' steers for this session's running turn (zcoder.frontend).
+        self.steers = PeerSteers(lambda: relay, lambda: history, admits=self._may_steer)
+
+    def _may_steer(self, task: Envelope) -> bool:
+        """A message a RelayMessage hook would judge never steers (it gets its own turn)."""
+        from zcoder.hooks.relay_gate import hooks_judge  # noqa: PLC0415 - it imports the relay
+
+        return not hooks_judge(self._agent.hook_points.engine if self._agent else None, task)
 
     @classmethod
     def start(
@@ -150,6 +160,9 @@ class SessionRelay:
         """Relayed tasks may run from now on, in ``host``'s turns."""
         self._agent = agent
         self._host = host
+        # A trusted peer may steer its turns, beside the user's waiting input (acp/session.py).
+        mine = (agent.steering,) if agent.steering is not None else ()
+        agent.steering = SteerSources(*mine, self.steers)
         self._watcher = asyncio.get_running_loop().create_task(self._watch())
 
     @property
@@ -165,7 +178,10 @@ class SessionRelay:
         self.turns.note_user_acted()
 
     def busy(self, running: bool) -> None:
-        """What peers see in the manifest: busy while any turn runs."""
+        """What peers see in the manifest: busy while any turn runs. At a turn's end, the
+        peers' steers that landed in it are done, with its receipt."""
+        if not running:
+            self.steers.turn_ended()
         if self.relay.available:
             self.relay.set_state("busy" if running else "ready")
 
@@ -210,7 +226,8 @@ class SessionRelay:
             )
         for receipt in self.history.take_receipts(self._agent):
             # A receipt is part of the conversation (saved, replayed): a message, always.
-            shown = SessionNotice("info", f"receipt: {visible_lines(receipt.text)}")
+            label = "progress" if "progress" in receipt.metadata else "receipt"
+            shown = SessionNotice("info", f"{label}: {visible_lines(receipt.text)}")
             self._show([shown.fallback()])
         self._next()
 
@@ -288,6 +305,7 @@ class SessionRelay:
         envelope = claimed.envelope
         outcome, summary = "failed", "the receiving zcoder failed unexpectedly"
         self.history.received(envelope, "running")
+        self.history.send_progress(envelope, STARTED)  # the sender sees it start
         try:
             trusted = self.relay.trusts_sender(envelope)
             finished = await agent.run_relay_turn(envelope, trusted=trusted)

@@ -49,10 +49,12 @@ from acp.schema import (
 )
 
 from zcoder import __version__
-from zcoder.acp.extensions import extension_method
+from zcoder.acp.extensions import extension_method, extensions_offered
+from zcoder.acp.input import INPUT, parse_input
 from zcoder.acp.listing import list_page
 from zcoder.acp.notices import ClientOffers, SessionNotice, notice_message
-from zcoder.acp.session import AcpSession, PromptBlock, workspace_of
+from zcoder.acp.prompts import PromptBlock
+from zcoder.acp.session import AcpSession, workspace_of
 from zcoder.acp.transport import StdioTransport, open_stdio, take_stdio
 from zcoder.acp.updates import Update, replay
 from zcoder.base.logfile import setup_logging
@@ -138,6 +140,8 @@ class ZcoderAgent:
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
                 # session/list: the saved sessions of a workspace (zcoder.acp.listing).
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                # zcoder's own methods (acp/extensions.py), as the protocol asks them said.
+                field_meta={"zcoder": extensions_offered()},
             ),
             agent_info=Implementation(name="zcoder", title="zcoder", version=__version__),
             auth_methods=[],
@@ -203,6 +207,7 @@ class ZcoderAgent:
         for update in history:  # the whole conversation before the response (ACP's rule)
             await send(update)
         self.sessions[session_id].offer_commands()
+        self.sessions[session_id].announce_held()
         return LoadSessionResponse()
 
     async def list_sessions(
@@ -223,7 +228,11 @@ class ZcoderAgent:
             session.cancel()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """``_zcoder/info`` and ``_zcoder/peers``, for ``zcoder --connect`` (acp/extensions.py)."""
+        """``_zcoder/input`` (a session's waiting input: acp/input.py); ``_zcoder/info`` and
+        ``_zcoder/peers``, for ``zcoder --connect`` (acp/extensions.py)."""
+        if method == INPUT:
+            request = parse_input(params)
+            return self._session(request.session_id).input.act(request)
         try:
             config: Config | None = self.options.config_for(os.getcwd())
         except (RequestError, OSError):

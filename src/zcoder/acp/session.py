@@ -4,16 +4,21 @@ It is what the TUI's app is to a session, without the screen: the session is ope
 the TUI and ``--prompt`` open theirs (zcoder.frontend.session) and held with its lock for
 as long as it is open, so two front ends never write one session; the agent is built as
 ``--prompt`` builds it (assemble_agent, make_client, the context window sized for the
-model before the first request); its
-events go out through the update pump and its questions through the ACP approver. A
-prompt naming a custom command or a skill is carried out as ``--prompt`` carries it out
-(zcoder.acp.user_commands, zcoder.commands.run); zcoder's own commands come first.
+model before the first request); its events go out through the update pump and its
+questions through the ACP approver. A prompt's content and the answer it gets are
+zcoder.acp.prompts'. A prompt naming a custom command or a skill is carried out as
+``--prompt`` carries it out (zcoder.acp.user_commands, zcoder.commands.run); zcoder's own
+commands come first.
 
 ``session/cancel`` does what Escape does in the TUI: the turn's task is cancelled, which
 stops the model's stream, interrupts a running command (its process group is killed by
 the command tool) and records the turn as stopped; the prompt then answers ``cancelled``.
 Closing the session (the client went away) cancels its turn the same way and waits for
 it, so what happened is saved before the lock is let go.
+
+The user's waiting input (``_zcoder/input``, zcoder.acp.input) is the agent's steering:
+a steer lands at the running turn's next safe point; what is left when a turn ends runs
+right after it, in the same request (``_then_waiting``); a stopped turn holds it.
 """
 
 from __future__ import annotations
@@ -26,23 +31,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from acp import RequestError, update_agent_message_text
+from acp import RequestError, update_agent_message_text, update_user_message_text
 from acp.helpers import update_available_commands
 from acp.schema import (
-    AudioContentBlock,
-    EmbeddedResourceContentBlock,
-    ImageContentBlock,
     PromptResponse,
-    ResourceContentBlock,
-    StopReason,
-    TextContentBlock,
-    TextResourceContents,
 )
 
 from zcoder.acp.approvals import AcpApprover, ReportingJournal
 from zcoder.acp.commands import available_commands, find_command, is_turn, run_command
+from zcoder.acp.input import SessionInput
 from zcoder.acp.mcp_servers import attach_client_mcp, client_entries
+from zcoder.acp.notices import SessionNotice
 from zcoder.acp.permission import PermissionAsker
+from zcoder.acp.prompts import CANCELLED, PromptBlock, prompt_response, prompt_text
 from zcoder.acp.relay import SessionRelay
 from zcoder.acp.updates import EventTranslator, Send, Update, UpdatePump, replay
 from zcoder.acp.user_commands import offered, user_commands
@@ -50,69 +51,23 @@ from zcoder.agent import (
     Agent,
     AgentEvent,
     Notice,
-    Outcome,
     TurnFinished,
 )
 from zcoder.commands import UserCommands
 from zcoder.commands.run import run_typed
 from zcoder.config import Config
+from zcoder.frontend.activity import ActivityTracker
 from zcoder.frontend.assembly import assemble_agent
+from zcoder.frontend.pending import PendingInput
 from zcoder.frontend.session import OpenedSession, open_session, size_window
 from zcoder.model import ModelClient, make_client
 from zcoder.sessions import SessionStore, SessionStoreError
 from zcoder.sessions.locks import SessionInUseError, SessionLock
+from zcoder.slash.registry import Command
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-PromptBlock = (
-    TextContentBlock
-    | ImageContentBlock
-    | AudioContentBlock
-    | ResourceContentBlock
-    | EmbeddedResourceContentBlock
-)
-
-CUT_OFF = "the reply was cut off"
-"""How zcoder.agent.usage.cut_off_reason begins: the model hit a token limit."""
-
-
-def prompt_text(blocks: Sequence[PromptBlock]) -> str:
-    """The prompt as zcoder's agent takes it: text. Files the editor attached are given
-    with their URI; images and audio are refused (initialize says zcoder takes none)."""
-    parts: list[str] = []
-    for block in blocks:
-        if isinstance(block, TextContentBlock):
-            parts.append(block.text)
-        elif isinstance(block, ResourceContentBlock):
-            parts.append(f"[{block.name}]({block.uri})")
-        elif isinstance(block, EmbeddedResourceContentBlock):
-            resource = block.resource
-            if not isinstance(resource, TextResourceContents):
-                raise RequestError.invalid_params(
-                    {"details": f"zcoder cannot read the binary resource {resource.uri}"}
-                )
-            parts.append(f"Contents of {resource.uri}:\n```\n{resource.text}\n```")
-        else:
-            raise RequestError.invalid_params(
-                {"details": f"zcoder does not take {block.type} content in prompts"}
-            )
-    return "\n\n".join(part for part in parts if part)
-
-
-def prompt_response(finished: TurnFinished) -> PromptResponse:
-    """The stop reason for how the turn ended; zcoder's own outcome goes in ``_meta``
-    (a script can tell a blocked or failed turn from a finished one)."""
-    reason: StopReason = "end_turn"
-    if finished.outcome is Outcome.STOPPED:
-        reason = "cancelled"
-    elif finished.outcome is Outcome.INCOMPLETE and finished.error.startswith(CUT_OFF):
-        reason = "max_tokens"
-    outcome: dict[str, Any] = {"outcome": finished.outcome.value}
-    if finished.error:
-        outcome["error"] = finished.error
-    return PromptResponse(stop_reason=reason, field_meta={"zcoder": outcome})
 
 
 @dataclass(eq=False)
@@ -127,6 +82,10 @@ class AcpSession:
     pump: UpdatePump | None = field(init=False, default=None)
     _stack: contextlib.AsyncExitStack = field(init=False, default_factory=contextlib.AsyncExitStack)
     relay: SessionRelay | None = field(init=False, default=None)
+    # What this session is doing, for its relay's manifest (zcoder.frontend.activity).
+    activity: ActivityTracker = field(
+        init=False, default_factory=lambda: ActivityTracker(lambda: None)
+    )
     # The workspace's custom commands and skills.
     user_commands: UserCommands = field(init=False, default_factory=UserCommands)
     _turn: asyncio.Task[Any] | None = field(init=False, default=None)
@@ -141,6 +100,11 @@ class AcpSession:
     _session_source: str | None = field(init=False, default="startup")
     # Where the window's size came from (/context).
     window_source: str | None = field(init=False, default=None)
+    # The user's waiting input (zcoder.acp.input): steering and follow-ups.
+    pending: PendingInput = field(init=False, default_factory=PendingInput)
+    input: SessionInput = field(init=False)
+    # Held input resumed while nothing ran, running as the session's turns.
+    _waiting: asyncio.Task[None] | None = field(init=False, default=None)
 
     @classmethod
     async def open(
@@ -202,9 +166,13 @@ class AcpSession:
         pump = UpdatePump(send)
         self.pump = pump
         journal: list[ReportingJournal] = []
-        approver = AcpApprover(self.id, client, pump, translator, lambda: journal[0])
+        self.activity = ActivityTracker(lambda: None if self.relay is None else self.relay.relay)
+        approver = AcpApprover(
+            self.id, client, pump, translator, lambda: journal[0], self.activity.asking
+        )
 
         def on_event(event: AgentEvent) -> None:
+            self.activity.on_event(event)
             pump.put(translator(event))
 
         # Published as a peer (zcoder.acp.relay): the editor's user answers for this session.
@@ -216,7 +184,7 @@ class AcpSession:
             model_client,
             model,
             approver=approver,
-            on_event=on_event,
+            on_event=on_event if relay is None else relay.steers.watching(on_event),
             store=self.store,
             on_problem=lambda problem: log.warning("%s", problem),
             relay=None if relay is None else (relay.relay, approver),
@@ -237,6 +205,15 @@ class AcpSession:
         )
         agent.edits = journal[0]
         agent.use_session(self.id, opened.data.messages, opened.data.user_ledger)
+        # Saved at every change; a loaded session's comes back held (nothing runs unasked).
+        self.pending = PendingInput(lambda items: self.store.replace_pending(self.id, items))
+        self.pending.on_save_error = lambda text: pump.put([SessionNotice("error", text)])
+        if opened.resumed:
+            self.pending.restore(opened.data.pending)
+        self.input = SessionInput(
+            self.id, self.pending, lambda: self.turn_running, self.run_waiting
+        )
+        agent.steering = self.pending
         if editors_servers:
             agent.mcp = attach_client_mcp(
                 agent.registry, config.workspace, config.home, editors_servers, config.mcp_limits
@@ -256,6 +233,12 @@ class AcpSession:
         """A turn runs, or the editor's prompt waits for one to end."""
         return self._prompting or self._turns.locked()
 
+    @property
+    def turn_running(self) -> bool:
+        """A turn holds the session (a prompt's, a relayed task's, or what waited after
+        one): steering and follow-ups sent now are its (zcoder.acp.input)."""
+        return self._turns.locked()
+
     async def prompt(self, blocks: Sequence[PromptBlock]) -> PromptResponse:
         """One user turn; returns when it ended, after all its updates went out. A relayed
         task that is running ends first; none starts while the prompt waits or runs."""
@@ -274,24 +257,70 @@ class AcpSession:
                 return await self._answer(await run_command(self, *found))
             async with self._turns:
                 if self._cancel_asked:  # stopped while a relayed task ran before it
-                    return PromptResponse(stop_reason="cancelled")
+                    return CANCELLED
                 if self.relay is not None:
                     self.relay.user_acted()
-                if found is not None:
-                    command, argument = found
-                    answer = await self._run(lambda _agent: run_command(self, command, argument))
-                    if answer is None:
-                        return PromptResponse(stop_reason="cancelled")
-                    return await self._answer(answer)
-                # /NAME of a custom command or a skill, /skill NAME, $NAME; else as typed.
-                finished = await self._run(lambda agent: run_typed(agent, self.user_commands, text))
+                return await self._then_waiting(await self._carry_out(text, found))
         finally:
             self._prompting = False
             if self.relay is not None:
                 self.relay.wake()
-        if finished is None:
-            return PromptResponse(stop_reason="cancelled")
-        return prompt_response(finished)
+
+    async def _carry_out(self, text: str, found: tuple[Command, str] | None) -> PromptResponse:
+        """The user's text, the lock held: a command (``found``), else a turn."""
+        if found is not None:
+            command, argument = found
+            if not is_turn(command):
+                return await self._answer(await run_command(self, command, argument))
+            answer = await self._run(lambda _agent: run_command(self, command, argument))
+            return CANCELLED if answer is None else await self._answer(answer)
+        # /NAME of a custom command or a skill, /skill NAME, $NAME; else as typed.
+        finished = await self._run(lambda agent: run_typed(agent, self.user_commands, text))
+        return CANCELLED if finished is None else prompt_response(finished)
+
+    async def _then_waiting(self, response: PromptResponse) -> PromptResponse:
+        """What waited for the turn that gave ``response`` runs now, the lock still held:
+        steering it did not take (it ended before a safe point) as a turn of its own, then
+        each follow-up as a prompt, shown first as the user's message. A stopped turn
+        holds the rest (``_zcoder/input`` resume). The last turn's response."""
+        pending = self.pending
+        while response.stop_reason != "cancelled":
+            if not (pending.steering_left() or pending.follow_ups()):
+                return response
+            if self._cancel_asked:  # stopped between two of them: the rest is held
+                response = CANCELLED
+                break
+            if pending.steering_left():
+                finished = await self._run(lambda agent: agent.run_steered_turn())
+                response = CANCELLED if finished is None else prompt_response(finished)
+                continue
+            text = pending.pop_follow_up()
+            if text is None:
+                return response
+            if self.relay is not None:
+                self.relay.user_acted()
+            if self.pump is not None:
+                self.pump.put([update_user_message_text(text)])
+            response = await self._carry_out(text, find_command(text))
+        pending.hold()
+        return response
+
+    def run_waiting(self) -> None:
+        """Held input resumed while nothing runs: it runs now, as the session's turns (its
+        updates come without a request, as a relayed task's do)."""
+        if self._waiting is None or self._waiting.done():
+            self._waiting = asyncio.get_running_loop().create_task(self._waiting_alone())
+
+    async def _waiting_alone(self) -> None:
+        try:
+            async with self._turns:
+                self._cancel_asked = False
+                await self._then_waiting(PromptResponse(stop_reason="end_turn"))
+        except Exception:
+            log.exception("the waiting input of session %s failed", self.id)
+        finally:
+            if self.relay is not None:
+                self.relay.wake()
 
     async def _answer(self, text: str) -> PromptResponse:
         """A command's answer, shown as the reply (it is not part of the conversation)."""
@@ -308,6 +337,11 @@ class AcpSession:
             entries = available_commands() + offered(self.user_commands)
             self.pump.put([update_available_commands(entries)])
 
+    def announce_held(self) -> None:
+        """A loaded session's input that waited when it was last open is held: say so."""
+        if self.pump is not None:
+            self.pump.put(self.input.held_notice())
+
     def started_agent(self) -> Agent:
         assert self.agent is not None, "the session was not started"
         return self.agent
@@ -319,7 +353,9 @@ class AcpSession:
         running turn; None when session/cancel stopped it."""
         async with self._turns:
             self._cancel_asked = False
-            return await self._run(work)
+            finished = await self._run(work)
+            await self._then_waiting(CANCELLED if finished is None else prompt_response(finished))
+            return finished
 
     async def _run(self, work: Callable[[Agent], Awaitable[T]]) -> T | None:
         """One turn, the lock held; after all its updates went out. None: session/cancel
@@ -328,6 +364,7 @@ class AcpSession:
         self._turn = turn
         if self.relay is not None:
             self.relay.busy(True)
+        self.activity.turn_started()
         try:
             finished: T | None = await turn
         except asyncio.CancelledError:
@@ -339,6 +376,7 @@ class AcpSession:
             self._turn = None
             if self.relay is not None:
                 self.relay.busy(False)
+            self.activity.turn_ended()
         await self._flush()
         return finished
 
@@ -363,7 +401,7 @@ class AcpSession:
     def cancel(self) -> None:
         """What Escape does: stop the running turn, the editor's or a relayed task's (and
         a prompt waiting behind a relayed task does not start)."""
-        if self._prompting:
+        if self._prompting or self._turns.locked():
             self._cancel_asked = True
         if self._turn is not None and not self._turn.done():
             self._cancel_asked = True
@@ -377,10 +415,11 @@ class AcpSession:
         """Stop the turn, wait until it saved what it did, then let the session go."""
         log.info("closing ACP session %s", self.id)
         turn = self._turn
-        if turn is not None and not turn.done():
-            turn.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await turn
+        for task in (self._waiting, turn):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
         if self.relay is not None:
             try:
                 await self.relay.close()  # the peer is withdrawn: no stale socket

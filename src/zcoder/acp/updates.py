@@ -45,6 +45,7 @@ from zcoder.agent import events as ev
 from zcoder.agent.cancellation import STOPPED_KEY
 from zcoder.agent.headings import call_heading
 from zcoder.agent.status import ContextUsage
+from zcoder.agent.steering import STEERED_KEY
 from zcoder.base.sanitize import visible, visible_lines
 from zcoder.model.recovery import HeldReply
 from zcoder.relay import from_words, sender_words
@@ -53,6 +54,9 @@ from zcoder.sessions.records import TranscriptEvent
 log = logging.getLogger(__name__)
 
 Update = SessionUpdate | UsageUpdate | SessionNotice
+
+STEERING_HEAD: Final = "**Steering**\n\n"
+"""How a user message that is steering begins (``steering_message``)."""
 Send = Callable[[Update], Awaitable[None]]
 
 LIVE_OUTPUT_CHARS: Final = 64 * 1024
@@ -164,7 +168,7 @@ class EventTranslator:
             case ev.ErrorNotice():
                 return [SessionNotice("error", event.text)]
             case ev.UserSteered():
-                return [update_user_message_text(f"**Steering**\n\n{visible_lines(event.text)}")]
+                return [steering_message(event.text)]
             case ev.RelayReceived():
                 return [
                     relayed_task(
@@ -271,6 +275,14 @@ class UpdatePump:
                 await task
 
 
+def steering_message(text: str) -> Update:
+    """The user's steering where it landed in the turn: a user message headed as such,
+    marked in ``_meta`` (zcoder --connect shows it as steering: zcoder.remote.events)."""
+    chunk = update_user_message_text(f"{STEERING_HEAD}{visible_lines(text)}")
+    chunk.field_meta = {"zcoder": {STEERED_KEY: True}}
+    return chunk
+
+
 def relayed_task(kind: str, name: str, pid: int | str, workspace: str, body: str) -> Update:
     """A task another zcoder relayed, as the editor shows it: who sent it (as the TUI
     names a sender, by its standing: zcoder.relay.display), then the whole text, with
@@ -293,7 +305,10 @@ def replay(
         if meta.get(STOPPED_KEY) or (notices and event.role in ("system", "error")):
             continue
         if event.role == "user":
-            updates.append(update_user_message_text(event.text))
+            steered = meta.get(STEERED_KEY)
+            updates.append(
+                steering_message(event.text) if steered else update_user_message_text(event.text)
+            )
         elif event.role == "assistant":
             if event.text:
                 updates.append(update_agent_message_text(event.text))

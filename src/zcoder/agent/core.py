@@ -45,7 +45,7 @@ from zcoder.agent.relay_tools import RELAY_SENDER_KEY, restrict_schemas
 from zcoder.agent.relay_wrapper import relay_event_metadata, relay_wrapper
 from zcoder.agent.settings import AgentSettings
 from zcoder.agent.status import ContextUsage, Status
-from zcoder.agent.steering import SteerSource, land_steers, revoke_for_relayed
+from zcoder.agent.steering import Steerable, SteerSource, land_steers, revoke_for_relayed
 from zcoder.agent.tool_round import ToolRound
 from zcoder.agent.usage import (
     Breakdown,
@@ -88,7 +88,7 @@ ends Incomplete; a well-formed round resets the count."""
 
 
 @dataclasses.dataclass(eq=False, kw_only=True)
-class Agent:
+class Agent(Steerable):
     """One conversation's agent, built from keywords: the collaborators it keeps, and
     ``on_event``, ``store``, ``session_id`` and ``hooks`` (the user's HookEngine, kept as
     ``hook_points``), which only build its Recorder and HookPoints."""

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 from collections.abc import Sequence
 from typing import Any, Final, Protocol
 
 from zcoder.agent.relay_waits import register_relay_waits
 from zcoder.base.sanitize import field_for_model
 from zcoder.relay import (
+    DELIVERIES,
     DiscoveryResult,
     Peer,
     Relay,
@@ -59,6 +61,7 @@ LIST_DESCRIPTION: Final = (
 
 TARGET: Final = "target_instance_id"  # the design's name (the seed, zcoder.zsh)
 TARGET_ALIAS: Final = "target"  # accepted too: what this tool called it for a while
+DELIVERY: Final = "delivery"  # optional (issue 29): queue (the default) or steer
 
 
 def _send_parameters() -> dict[str, Any]:
@@ -70,6 +73,7 @@ def _send_parameters() -> dict[str, Any]:
                 "description": "an instance id or unique name from list_agents",
             },
             "message": {"type": "string", "description": "the task, as plain text"},
+            DELIVERY: {"enum": list(DELIVERIES), "description": "steer: into its running turn"},
         },
         "required": [TARGET, "message"],
         ALIASES_KEY: {TARGET_ALIAS: TARGET},
@@ -98,6 +102,7 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
     async def send_agent_message(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         target = str(args.get(TARGET, "")).strip()
         message = str(args.get("message", ""))
+        delivery = str(args.get(DELIVERY) or "")  # its enum is checked by the registry
         if ctx.origin.relayed:
             allowed = relay_reply_target(ctx)
             if target != allowed:
@@ -138,11 +143,18 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
                 f"({peer.instance_id})",
                 declined=True,
             )
-        result: SendResult = await asyncio.to_thread(relay.send, target, message)
+        result: SendResult = await asyncio.to_thread(
+            functools.partial(relay.send, target, message, delivery=delivery)
+        )
         return ToolResult(
             result.accepted,
             field_for_model(result.text),  # it names the peer's self-reported name
-            {"status": result.status, "target": target, "message_id": result.message_id},
+            {
+                "status": result.status,
+                "target": target,
+                "message_id": result.message_id,
+                DELIVERY: result.delivery,  # the receiver's word on a steer ("" if not asked)
+            },
         )
 
     registry.register(

@@ -19,7 +19,7 @@ from typing import Any, Final, TypeVar
 
 from zcoder.agent.relay_wrapper import neutralise_body
 from zcoder.base.sanitize import field_for_model
-from zcoder.relay import Relay, resolve_target
+from zcoder.relay import Receipt, Relay, resolve_target
 from zcoder.tools import ToolContext, ToolRegistry, ToolResult, ToolSpec, TurnOrigin
 from zcoder.tools.base import Offered, arguments
 
@@ -92,7 +92,7 @@ def register_relay_waits(registry: ToolRegistry, relay: Relay) -> None:
         wanted = str(args.get("message_id", "")).strip()
         asked = float(args.get("timeout_s", WAIT_DEFAULT_SECONDS))
         timeout = min(max(asked, 0.0), WAIT_MAX_SECONDS)
-        sent = relay.receipts.sent()
+        sent = [m for m in relay.receipts.sent() if not m.watch]  # tasks, not watches
         message = next((m for m in sent if m.message_id == wanted), None) or next(
             (m for m in reversed(sent) if wanted in (m.target_instance_id, m.target_label)),
             None,
@@ -114,7 +114,7 @@ def register_relay_waits(registry: ToolRegistry, relay: Relay) -> None:
             # one small manifest write, as a state change is.
             relay.end_wait()
         meta = {"message_id": message.message_id}
-        if receipt is not None:
+        if isinstance(receipt, Receipt):  # (a task's subscription gets only its receipt)
             summary = neutralise_body(receipt.summary) or "(none given)"
             return ToolResult(
                 True,

@@ -20,7 +20,7 @@ What is left when the turn ends without another safe point is the front end's to
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
 from zcoder.agent.events import RelayReceived, UserSteered
 from zcoder.agent.relay_tools import RELAY_SENDER_KEY
@@ -33,7 +33,15 @@ if TYPE_CHECKING:
     from zcoder.agent.recorder import Recorder
     from zcoder.relay import Envelope
 
-__all__ = ["Steer", "SteerSource", "land_steers", "revoke_for_relayed"]
+__all__ = [
+    "Steer",
+    "SteerSource",
+    "SteerSources",
+    "Steerable",
+    "TypedSteering",
+    "land_steers",
+    "revoke_for_relayed",
+]
 
 STEERED_KEY: Final = "steering"
 """The metadata key a landed steer's saved event carries (True)."""
@@ -55,6 +63,49 @@ class SteerSource(Protocol):
     """What the front end holds for the running turn; the agent takes it all at once."""
 
     def take_steers(self) -> list[Steer]: ...
+
+
+@runtime_checkable
+class TypedSteering(SteerSource, Protocol):
+    """A source that also takes the user's typed words (zcoder.frontend.pending's
+    PendingInput): ``Agent.steer`` hands them to it."""
+
+    def steer(self, text: str) -> object: ...
+
+
+class Steerable:
+    """The Agent's side of the front ends' seam (tui/parts/turns.py's TurnAgent)."""
+
+    steering: SteerSource | None
+
+    async def steer(self, text: str) -> bool:
+        """Enter while a turn runs: ``text`` joins the steering source, to land at the
+        turn's next safe point; False when the source takes no typed words (the front end
+        then runs it as a prompt)."""
+        source = typed_steering(self.steering)
+        if source is None:
+            return False
+        source.steer(text)
+        return True
+
+
+def typed_steering(source: SteerSource | None) -> TypedSteering | None:
+    """The source in ``source`` that takes the user's typed words, if any (the first, in a
+    SteerSources)."""
+    if isinstance(source, SteerSources):
+        found = (typed_steering(each) for each in source.sources)
+        return next((typed for typed in found if typed is not None), None)
+    return source if isinstance(source, TypedSteering) else None
+
+
+class SteerSources:
+    """Several sources as one (the user's, the peers'): each asked in the order given."""
+
+    def __init__(self, *sources: SteerSource) -> None:
+        self.sources = sources
+
+    def take_steers(self) -> list[Steer]:
+        return [steer for source in self.sources for steer in source.take_steers()]
 
 
 def revoke_for_relayed(approval: ApprovalPolicy, recorder: Recorder, what: str) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import logging
+import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,14 +21,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zcoder.agent.events import Outcome, TurnFinished
-from zcoder.agent.relay_wrapper import idle_record, receipt_record
+from zcoder.agent.relay_wrapper import (
+    PROGRESS_WORDS,
+    idle_record,
+    progress_record,
+    receipt_record,
+)
 from zcoder.relay import name_of, sender_name
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.relay_log import RelayLog
 
 if TYPE_CHECKING:
     from zcoder.agent import Agent
-    from zcoder.relay import Envelope, Receipt, Relay, SendResult
+    from zcoder.relay import (
+        Envelope,
+        IdleNotice,
+        Progress,
+        Receipt,
+        Relay,
+        SendResult,
+        SentMessage,
+    )
     from zcoder.sessions import SessionStore
 
 log = logging.getLogger(__name__)
@@ -83,6 +97,11 @@ class RelayHistory:
         self._session_id = session_id
         self.workspace = workspace
         self._logged: set[str] = set()  # received message ids already in the history
+        # Receipts and progress wait here for one daemon thread (a turn never waits for a
+        # peer, and what a sender is told arrives in the order it was said).
+        self._telling: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._telling_lock = threading.Lock()
+        self._teller: threading.Thread | None = None
         if relay is not None:
             self.attach(relay)
 
@@ -161,56 +180,85 @@ class RelayHistory:
     def send_receipt(self, task: Envelope, outcome: str, summary: str) -> None:
         """Tell the task's sender how it ended, on a thread of its own: the turn's end (or its
         cancellation) never waits for a peer. A receipt-less peer (zcoder.zsh) is quiet."""
+        self._tell_sender(
+            task, "receipt", outcome, lambda r: r.send_receipt(task, outcome, summary)
+        )
+
+    def send_progress(self, task: Envelope, stage: str) -> None:
+        """Tell the task's sender the model started on it (``started``) or took it into its
+        running turn (``steered``), on a thread of its own, as ``send_receipt``."""
+        self._tell_sender(task, "progress", stage, lambda relay: relay.send_progress(task, stage))
+
+    def _tell_sender(
+        self, task: Envelope, what: str, word: str, send: Callable[[Relay], str]
+    ) -> None:
+        """``send`` on the relay, off the caller's thread, after what was told before (a
+        task's ``started`` reaches its sender before its receipt)."""
         relay = self.relay
         if relay is None:
             return
 
         def deliver() -> None:
-            status = relay.send_receipt(task, outcome, summary)
-            log.info("receipt for %s (%s): %s", task.message_id, outcome, status)
+            log.info("%s for %s (%s): %s", what, task.message_id, word, send(relay))
 
-        threading.Thread(target=deliver, name="zcoder-receipt", daemon=True).start()
+        with self._telling_lock:
+            self._telling.put(deliver)
+            if self._teller is None or not self._teller.is_alive():
+                self._teller = threading.Thread(
+                    target=self._tell_in_order, name="zcoder-receipts", daemon=True
+                )
+                self._teller.start()
+
+    def _tell_in_order(self) -> None:
+        """The thread that tells senders, one after the other; it ends once idle."""
+        while True:
+            with self._telling_lock:
+                if self._telling.empty():
+                    self._teller = None
+                    return
+                deliver = self._telling.get()
+            try:
+                deliver()
+            except Exception:  # a peer that cannot be told costs its notice, no more
+                log.exception("relay notice not sent")
 
     def take_receipts(self, agent: Agent | None) -> list[ShownReceipt]:
-        """Receipts for tasks this instance sent, since the last call: saved in the
-        history, given to the model as context (they start no turn), returned to show;
-        then the idle notices of the watches it sent (given and shown the same way)."""
+        """Receipts and progress for tasks this instance sent, since the last call: saved
+        in the history, given to the model as context (they start no turn), returned to
+        show, the progress before the receipts; then the idle notices of the watches it
+        sent (notify_when_idle), given and shown the same way."""
         shown_all: list[ShownReceipt] = []
         if self.relay is None:
             return shown_all
-        for receipt, sent in self.relay.take_receipts():
-            shown = receipt_shown(receipt.outcome, sent.target_label, receipt.summary)
-            metadata = {
-                "in_reply_to": receipt.in_reply_to,
-                "outcome": receipt.outcome,
-                "from_instance_id": receipt.sender_instance_id,
-                "from_name": sent.target_label,
-            }
+        receipts = self.relay.take_receipts()  # then the progress that came before them
+        for progress, sent in self.relay.take_progress():
+            if sent.receipt is None:  # the history's state, unless the receipt is in
+                self._write(functools.partial(_save_progress, progress=progress))
+            words = PROGRESS_WORDS.get(progress.stage, progress.stage)
+            record = progress_record(
+                target_label=sent.target_label,
+                target_instance_id=sent.target_instance_id,
+                stage=progress.stage,
+            )
+            shown = f"{sent.target_label} {words} it"
+            shown_all.append(_told(agent, record, shown, progress, sent, progress=progress.stage))
+        for receipt, sent in receipts:
             self._write(functools.partial(_save_receipt, receipt=receipt))
-            if agent is not None:
-                agent.record_receipt(
-                    receipt_record(
-                        target_label=sent.target_label,
-                        target_instance_id=sent.target_instance_id,
-                        task_preview=sent.body_preview,
-                        outcome=receipt.outcome,
-                        summary=receipt.summary,
-                    ),
-                    shown,
-                    metadata,
-                )
-            shown_all.append(ShownReceipt(shown, metadata))
-        for notice, watch in self.relay.take_idle_notices():  # notify_when_idle's
-            label = watch.target_label or watch.target_instance_id
-            shown = receipt_shown("idle", label, "nothing running or queued")
-            metadata = {"in_reply_to": notice.in_reply_to, "outcome": "idle"}
-            metadata.update(from_instance_id=notice.sender_instance_id, from_name=label)
-            if agent is not None:
-                record = idle_record(
-                    target_label=label, target_instance_id=notice.sender_instance_id
-                )
-                agent.record_receipt(record, shown, metadata)
-            shown_all.append(ShownReceipt(shown, metadata))
+            record = receipt_record(
+                target_label=sent.target_label,
+                target_instance_id=sent.target_instance_id,
+                task_preview=sent.body_preview,
+                outcome=receipt.outcome,
+                summary=receipt.summary,
+            )
+            shown = receipt_shown(receipt.outcome, sent.target_label, receipt.summary)
+            shown_all.append(_told(agent, record, shown, receipt, sent, outcome=receipt.outcome))
+        for notice, sent in self.relay.take_idle_notices():  # notify_when_idle's
+            record = idle_record(
+                target_label=sent.target_label, target_instance_id=sent.target_instance_id
+            )
+            shown = receipt_shown("idle", sent.target_label, "nothing running or queued")
+            shown_all.append(_told(agent, record, shown, notice, sent, outcome="idle"))
         return shown_all
 
     def unrun(self) -> list[Envelope]:
@@ -240,6 +288,31 @@ class RelayHistory:
             concurrent.futures.wait(futures, timeout=RECEIPTS_DEADLINE)
             pool.shutdown(wait=False, cancel_futures=True)
         return len(messages)
+
+
+def _told(
+    agent: Agent | None,
+    record: str,
+    shown: str,
+    notice: Receipt | Progress | IdleNotice,
+    sent: SentMessage,
+    **what: str,
+) -> ShownReceipt:
+    """A receipt or progress ``notice`` given to the model as ``record`` (no turn), and
+    shown as ``shown``; ``what``: its outcome or its stage, for the saved event."""
+    metadata = {
+        "in_reply_to": notice.in_reply_to,
+        **what,
+        "from_instance_id": notice.sender_instance_id,
+        "from_name": sent.target_label,
+    }
+    if agent is not None:
+        agent.record_receipt(record, shown, metadata)
+    return ShownReceipt(shown, metadata)
+
+
+def _save_progress(book: RelayLog, *, progress: Progress) -> None:
+    book.set_state("sent", progress.in_reply_to, progress.stage)
 
 
 def _save_receipt(book: RelayLog, *, receipt: Receipt) -> None:

@@ -107,7 +107,7 @@ class RelayGate:
     async def judge(self, engine: HookEngine | None, envelope: Envelope) -> Judgement:
         if not engine or envelope.message_id in self._judged:
             return Judgement(GateVerdict.RUN)
-        if not engine.hooks.commands_for(RELAY_MESSAGE, _subject(envelope)):
+        if not hooks_judge(engine, envelope):
             return Judgement(GateVerdict.RUN)
         self._judged.add(envelope.message_id)
         try:
@@ -142,6 +142,12 @@ class RelayGate:
                 reason = reason[: MAX_RECEIPT_REASON - 1] + "…"
             judgement = dataclasses.replace(judgement, reason=reason)
         return judgement
+
+
+def hooks_judge(engine: HookEngine | None, envelope: Envelope) -> bool:
+    """Whether a RelayMessage hook would judge ``envelope``: such a message never steers a
+    running turn (where no hook can run); it waits, and runs through the gate as a turn."""
+    return bool(engine and engine.hooks.commands_for(RELAY_MESSAGE, _subject(envelope)))
 
 
 def _subject(envelope: Envelope) -> str:

@@ -46,6 +46,7 @@ from zcoder.mcp.serve_relay import (
     GatewayError,
     RelayGateway,
     failed_text,
+    progress_text,
     receipt_text,
     sent_text,
 )
@@ -179,8 +180,7 @@ def build_server(gateway: RelayGateway) -> MCPServer[Any]:
             remaining = deadline - anyio.current_time()
             if remaining <= 0:
                 return (
-                    f"No receipt for {message_id} yet after {wait:g} s: the task is queued, "
-                    "held for its user or running (or its receiver ended without one). "
+                    f"No receipt for {message_id} yet after {wait:g} s: {progress_text(sent)}. "
                     "Call wait_for_receipt again to keep waiting."
                 )
             with anyio.move_on_after(remaining):

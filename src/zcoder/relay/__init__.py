@@ -13,9 +13,18 @@ from typing import TYPE_CHECKING
 from zcoder.base.lazy import face
 
 if TYPE_CHECKING:
+    from zcoder.relay.activity import (
+        ACTIVITY_IDLE,
+        ACTIVITY_RUNNING_COMMAND,
+        ACTIVITY_THINKING,
+        ACTIVITY_WAITING_FOR_APPROVAL,
+        holding,
+        pane_id,
+    )
     from zcoder.relay.client import DiscoveryResult, Peer, discover
     from zcoder.relay.display import (
         NO_PEERS_TEXT,
+        doing,
         from_words,
         paused_warning,
         peer_label,
@@ -33,17 +42,21 @@ if TYPE_CHECKING:
         Resolved,
         check_name,
         default_name,
+        display_names,
         name_of,
         resolve_target,
     )
     from zcoder.relay.outbox import SendResult
-    from zcoder.relay.protocol import Envelope, is_message_id
+    from zcoder.relay.peercred import is_same_or_descendant
+    from zcoder.relay.progress import STAGES, STARTED, STEERED, Progress
+    from zcoder.relay.protocol import DELIVERIES, QUEUE, STEER, Envelope, is_message_id
     from zcoder.relay.receipts import Receipt, SentMessage
     from zcoder.relay.registry import (
         RegistryError,
         check_registry_dir,
         choose_registry_dir,
     )
+    from zcoder.relay.registry_watch import REFRESH_SECONDS, RegistryWatch, follow
     from zcoder.relay.scripts import agents_main, live_peers, send_main
     from zcoder.relay.settings import (
         DEFAULT_MAX_AUTO_TURNS,
@@ -61,6 +74,7 @@ if TYPE_CHECKING:
     from zcoder.relay.standing import is_send_process
     from zcoder.relay.trust import BLOCK, TRUST, TrustError
     from zcoder.relay.via import client_label
+    from zcoder.relay.watches import IdleNotice
 
 # The names above are the whole face, each loaded when first used (zcoder.base.lazy): the
 # listener process imports only the modules it runs, so it starts in a fraction of the

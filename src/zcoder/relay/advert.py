@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import time
 from pathlib import Path
 from typing import TypedDict, Unpack
 
@@ -46,6 +47,7 @@ class Advert:
         self.waiting_on = ""
         self.started_at = 0
         self.written = False
+        self.activity, self.activity_since, self.tmux_pane = "", 0, ""  # zcoder.relay.activity
 
     def update(self, **changes: Unpack[AdvertChanges]) -> bool:
         """Take the values given (None: unchanged); True when one of them changed."""
@@ -55,6 +57,13 @@ class Advert:
                 setattr(self, attr, value)
                 changed = True
         return changed
+
+    def set_activity(self, activity: str) -> bool:
+        """Take a new activity, since now; True when it changed (only then is it written)."""
+        if activity == self.activity:
+            return False
+        self.activity, self.activity_since = activity, int(time.time())
+        return True
 
     def manifest(self, instance_id: str, socket: Path, workspace: Path, state: str) -> Manifest:
         return Manifest(
@@ -70,6 +79,9 @@ class Advert:
             started_at=self.started_at,
             waiting_on=self.waiting_on,
             name=self.name,
+            activity=self.activity,
+            activity_since=self.activity_since,
+            tmux_pane=self.tmux_pane,
         )
 
     def write(self, registry: Path, manifest: Manifest) -> None:

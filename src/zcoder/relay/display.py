@@ -8,10 +8,12 @@ chat-template control tokens, bounded a field, and marked as self-reported.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from zcoder.base.sanitize import bounded, field_for_model, visible
+from zcoder.base.sanitize import bounded, defuse_tokens, field_for_model, visible
+from zcoder.relay.activity import MAX_ACTIVITY_CHARS, activity_words
 from zcoder.relay.names import display_names, explicit_name, name_of
 
 if TYPE_CHECKING:
@@ -22,6 +24,7 @@ __all__ = [
     "FIELD_LIMIT",
     "NO_PEERS_TEXT",
     "PEERS_HEADING",
+    "doing",
     "from_words",
     "paused_warning",
     "peer_label",
@@ -41,8 +44,16 @@ _COLUMNS: Final = (
     ("PROJECT", 17),
     ("PID", 7),
     ("STATE", 8),
+    ("ACTIVITY", 10),
     ("INSTANCE ID", 18),
 )
+
+
+def doing(peer: Peer, now: float | None = None) -> str:
+    """What ``peer`` says it is doing and for how long (``running a command for 2m``),
+    made visible and bounded (its manifest is self-reported); ``""`` when it says nothing."""
+    activity = bounded(visible(peer.activity), MAX_ACTIVITY_CHARS)
+    return activity_words(activity, peer.activity_since, time.time() if now is None else now)
 
 
 def peer_table(peers: Sequence[Peer], width: int | None = None) -> str:
@@ -63,9 +74,10 @@ def _stacked(peers: Sequence[Peer]) -> str:
     names = display_names(peers)
     lines: list[str] = []
     for p in peers:
+        activity = doing(p)
         lines.append(
             f"{_with_project(names[p.instance_id], visible(p.project))} · pid {p.pid} · "
-            f"{visible(p.state)}"
+            f"{visible(p.state)}" + (f" · {activity}" if activity else "")
         )
         lines.append(f"  id {visible(p.instance_id)}")
         lines.append(f"  {visible(p.workspace)}")
@@ -80,6 +92,7 @@ def _table(peers: Sequence[Peer]) -> str:
             visible(p.project),
             str(p.pid),
             visible(p.state),
+            doing(p),
             visible(p.instance_id),
             visible(p.workspace),
         )
@@ -93,7 +106,7 @@ def _table(peers: Sequence[Peer]) -> str:
     lines = [header + "WORKSPACE"]
     for row in rows:
         lines.append(
-            "".join(cell.ljust(w) for cell, w in zip(row[:5], widths, strict=True)) + row[5]
+            "".join(cell.ljust(w) for cell, w in zip(row[:6], widths, strict=True)) + row[6]
         )
     return "\n".join(lines)
 
@@ -147,7 +160,10 @@ def peer_list_for_model(peers: Sequence[Peer]) -> str:
         shown = names[p.instance_id]
         special = explicit_name(p) is not None or "#" in shown
         who = f"{shown} ({project})" if special and shown != p.project else project
-        lines.append(f"{who} — pid {p.pid}, {_field(p.state)}, id {p.instance_id}")
+        # What it is doing, briefly, after its state: "busy (running a command for 2m)".
+        activity = doing(p)
+        state = f"{_field(p.state)} ({defuse_tokens(activity)})" if activity else _field(p.state)
+        lines.append(f"{who} — pid {p.pid}, {state}, id {p.instance_id}")
         lines.append(
             f"  {_field(p.workspace, keep_end=True)} · {_field(p.profile)} · {_field(p.model)}"
         )

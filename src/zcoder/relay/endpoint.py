@@ -400,6 +400,8 @@ class Endpoint:
                 "state": self.state,
                 "home": str(self.home) if self.home is not None else None,
                 "inbound": self.settings.inbound.value,
+                # Only an interactive zcoder lands steers in its turns (frontend/peer_steering).
+                "steers": self.interactive,
                 "log_level": logging.getLogger("zcoder").getEffectiveLevel(),
             },
             on_accepted=self._accepted,

@@ -9,9 +9,11 @@ the queue positions and the ``full`` it answers stay exact.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Protocol
 
 from zcoder.relay.control import LastAccepted, ListenerCommand, SpoolDone
+from zcoder.relay.protocol import Envelope
 from zcoder.relay.spool import (
     ClaimedMessage,
     ClaimResult,
@@ -64,6 +66,25 @@ class Inbox:
             return None
         if isinstance(claimed, QuarantinedMessage):
             self._slot_freed(claimed.name)
+        return claimed
+
+    def claim(self, wanted: Callable[[Envelope], bool]) -> list[ClaimedMessage]:
+        """The waiting (not held) messages ``wanted`` picks, claimed, oldest first (none
+        while paused); one another claimer took first is left to it."""
+        spool = self._live_spool()
+        if spool is None or self._owner.paused:
+            return []
+        claimed: list[ClaimedMessage] = []
+        try:
+            for message in spool.waiting():
+                if wanted(message.envelope):
+                    taken = spool.claim(message.path.name)
+                    if isinstance(taken, QuarantinedMessage):  # changed since it was read
+                        self._slot_freed(taken.name)
+                    elif taken is not None:
+                        claimed.append(taken)
+        except SpoolError as exc:
+            self._owner.mark_unavailable(str(exc))
         return claimed
 
     def sequences(self) -> Sequences:

@@ -20,13 +20,15 @@ from functools import partial
 from pathlib import Path
 from typing import ClassVar, Generic, Self, TypeVar, Unpack, overload
 
+from zcoder.relay.activity import pane_id
 from zcoder.relay.advert import Advert, AdvertChanges
 from zcoder.relay.client import DiscoveryResult, Peer, discover
 from zcoder.relay.endpoint import STATE_BUSY, STATE_PAUSED, STATE_READY, Endpoint, RelayStatus
 from zcoder.relay.inbox import Inbox
 from zcoder.relay.leftovers import Leftovers
 from zcoder.relay.outbox import Outbox, SendResult, result_text
-from zcoder.relay.protocol import Envelope
+from zcoder.relay.progress import Progress
+from zcoder.relay.protocol import STEER, Envelope
 from zcoder.relay.receipts import Receipt, ReceiptBook, SentMessage
 from zcoder.relay.settings import RelaySettings
 from zcoder.relay.spool import ClaimedMessage, ClaimResult, Sequences
@@ -34,7 +36,7 @@ from zcoder.relay.standing import INSTANCE, is_live_instance
 from zcoder.relay.sweep import Leftover
 from zcoder.relay.trust import TrustBook
 from zcoder.relay.waits import cycle_refusal, cycle_through
-from zcoder.relay.watches import IdleNotice, SentWatch, Watch
+from zcoder.relay.watches import IdleNotice, Watch
 from zcoder.relay.watching import Watching, peer_gone
 
 __all__ = [
@@ -80,6 +82,7 @@ class Relay:
         profile: str = "coding",
         model: str = "",
         name: str = "",
+        tmux_pane: str = "",
         home: Path | None = None,
         on_message: Callable[[], None] | None = None,
         on_unavailable: Callable[[str], None] | None = None,
@@ -92,7 +95,8 @@ class Relay:
         ``interactive``: this is an interactive zcoder (the TUI), which holds a shared lock
         on its workspace directory for as long as its relay runs: the fact receivers check
         (zcoder.relay.standing) before they give its messages a trusted peer's standing.
-        ``zcoder send`` and the relay-only peer are not interactive."""
+        ``zcoder send`` and the relay-only peer are not interactive. ``tmux_pane``: the
+        ``$TMUX_PANE`` it runs in, published for ``zcoder agents --watch``."""
         self.settings = settings
         self.env = dict(os.environ if env is None else env)
         self.on_message = on_message
@@ -112,11 +116,11 @@ class Relay:
             on_unavailable=on_unavailable,
             on_ready=on_ready,
         )
+        self._endpoint.advert.tmux_pane = pane_id(tmux_pane)
         self._inbox = Inbox(self._endpoint)
         self._outbox = Outbox(settings, self._endpoint, self.receipts)
+        self._watching = Watching(settings, self._endpoint, self._outbox._deliver, self.receipts)
         self._leftovers = Leftovers(settings, self._endpoint)
-        self._watching = Watching(settings, self._endpoint, self._outbox._deliver)
-        self.watches = self._watching.book  # watches sent, and their notices
 
     def _nudge(self) -> None:
         if self.on_message is not None:
@@ -127,19 +131,25 @@ class Relay:
         if self._outbox.receipt_arrived(payload):
             self._nudge()
 
-    # The requests the listener process accepts for this process (``TO_PARENT`` types of
-    # zcoder.relay.protocol.Request), by wire type, and what takes their payload here.
+    def _progress(self, payload: bytes) -> None:
+        """Progress the listener process accepted (on its event thread)."""
+        if self._outbox.progress_arrived(payload):
+            self._nudge()
+
     def _idle_notice(self, payload: bytes) -> None:
         """A watched peer's ``idle`` notice the listener process accepted."""
-        if self._watching.arrived(payload):
+        if self._outbox.idle_arrived(payload):
             self._nudge()
 
     def _watch_due(self, payload: bytes) -> None:
         """A watch on this instance is due (the listener saw it idle): send the notice."""
         self._watching.due(payload)
 
+    # The requests the listener process accepts for this process (``TO_PARENT`` types of
+    # zcoder.relay.protocol.Request), by wire type, and what takes their payload here.
     FORWARDED: ClassVar[Mapping[str, Callable[[Relay, bytes], None]]] = {
         Receipt.TYPE: _receipt,
+        Progress.TYPE: _progress,
         IdleNotice.TYPE: _idle_notice,
         Watch.TYPE: _watch_due,
     }
@@ -200,6 +210,11 @@ class Relay:
     def refresh_manifest(self, **changes: Unpack[AdvertChanges]) -> None:
         self._endpoint.refresh_manifest(lambda advert: advert.update(**changes))
 
+    def set_activity(self, activity: str) -> None:
+        """What this instance is doing (zcoder.relay.activity); the manifest is rewritten
+        only when it changed, off the listener's paths (ping and enqueue never see it)."""
+        self._endpoint.refresh_manifest(lambda advert: advert.set_activity(activity))
+
     # -- lifecycle ----------------------------------------------------------------------
 
     def start(self, *, wait: bool = True) -> RelayStatus:
@@ -241,11 +256,24 @@ class Relay:
         standing its receiver recorded (zcoder.relay.standing) and the policies now."""
         return self.trust.trusts(task.sender_workspace, proven=task.sender_kind == INSTANCE)
 
-    def send(self, target_instance_id: str, body: str, *, sender_client: str = "") -> SendResult:
+    def send(
+        self,
+        target_instance_id: str,
+        body: str,
+        *,
+        sender_client: str = "",
+        delivery: str = "",
+    ) -> SendResult:
         """Deliver ``body`` to the live peer with exactly this instance id; ``sender_client``
-        names the MCP client a ``zcoder mcp serve`` sends for (zcoder.relay.via)."""
+        names the MCP client a ``zcoder mcp serve`` sends for (zcoder.relay.via);
+        ``delivery`` ``steer`` asks for its running turn (the result's ``delivery`` says
+        whether it will get it)."""
         return self._outbox.send(
-            target_instance_id, body, self.discover, sender_client=sender_client
+            target_instance_id,
+            body,
+            self.discover,
+            sender_client=sender_client,
+            delivery=delivery,
         )
 
     def send_receipt(self, task: Envelope, outcome: str, summary: str) -> str:
@@ -260,15 +288,24 @@ class Relay:
         receipt the listener process accepted before this call included)."""
         return self._outbox.take_receipts()
 
+    def send_progress(self, task: Envelope, stage: str) -> str:
+        """Tell ``task``'s sender the model started on it (``started``) or that it reached
+        a running turn (``steered``); blocks on the peer: call it off the event loop."""
+        return self._outbox.send_progress(task, stage)
+
+    def take_progress(self) -> list[tuple[Progress, SentMessage]]:
+        """Progress on messages this instance sent, since the last call, oldest first."""
+        return self._outbox.take_progress()
+
     # -- watches and waits (zcoder.relay.watches, zcoder.relay.waits) -------------------
 
     def watch(self, target_instance_id: str) -> SendResult:
         """Ask the live peer with exactly this id for one notice when it is next idle."""
         return self._watching.send(target_instance_id, self.discover)
 
-    def take_idle_notices(self) -> list[tuple[IdleNotice, SentWatch]]:
+    def take_idle_notices(self) -> list[tuple[IdleNotice, SentMessage]]:
         """Idle notices received since the last call, with the watch each answers."""
-        return self._watching.take()
+        return self._outbox.take_idle()
 
     def wait_idle(self, result: SendResult, timeout: float) -> str:
         """Block until an accepted watch's notice comes: ``idle``, ``timeout`` or ``gone``
@@ -304,6 +341,22 @@ class Relay:
         """The oldest queued message, or None. Paused, nothing is claimed: accepted
         messages stay queued and run in order after resume (the seed's pause semantics)."""
         return self._inbox.claim_one()
+
+    def claim_steers(
+        self, admits: Callable[[Envelope], bool] = lambda _task: True
+    ) -> list[ClaimedMessage]:
+        """The waiting (not held) messages that asked to steer, from a sender whose
+        standing (recorded by the listener) is a proven instance the user trusts now, and
+        that ``admits`` lets through, claimed, oldest first: each is for the running turn.
+        The stored flag alone is never enough: standing and trust are looked at again."""
+        return self._inbox.claim(
+            lambda task: (
+                task.delivery == STEER
+                and task.sender_kind == INSTANCE
+                and self.trusts_sender(task)
+                and admits(task)
+            )
+        )
 
     def sequences(self) -> Sequences:
         """The acceptance sequence of the oldest queued message (None: nothing queued, or

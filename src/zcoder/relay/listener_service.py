@@ -76,7 +76,7 @@ from zcoder.relay.standing import (
     standing_of,
 )
 from zcoder.relay.trust import TrustBook
-from zcoder.relay.watches import SentWatches, Watch, WatchBook
+from zcoder.relay.watches import Watch, WatchBook
 
 log = logging.getLogger("zcoder.relay.listener")
 
@@ -114,6 +114,7 @@ class ListenerService:
         )
         home = config.get("home")
         self.trust = TrustBook(Path(home) if home else None, Inbound(config["inbound"]))
+        self.takes_steers = bool(config.get("steers"))  # else every steer is queued
         self.manifests = ManifestCache()
         self.process_stats = ProcessStats()  # of the connecting processes, for check_sender
         # The connecting process's stat as check_sender read it for this request: its
@@ -122,10 +123,9 @@ class ListenerService:
         self.lock_facts = LockFacts(self.registry, self._peer_start_time)
         self._checked: tuple[str, Manifest] | None = None  # the last sender checked
         self.receipts = ReceiptBook()  # a copy of the parent's sent messages
-        # Watches on this instance (handed to the parent once it is idle), and a copy of
-        # the parent's watches sent (zcoder.relay.watches).
+        # Watches on this instance, handed to the parent once it is idle (its own watches
+        # sent are in the copy of its messages sent, ``receipts``).
         self.watchers = WatchBook(lambda watch: watcher_alive(self.registry, watch))
-        self.watching = SentWatches()
         self.receiver = Receiver(
             self.instance_id,
             self.spool,
@@ -137,7 +137,6 @@ class ListenerService:
             forward=self._forward,
             verify=self.verify,
             watchers=self.watchers,
-            watching=self.watching,
         )
         self.listener = Listener(
             server,
@@ -230,12 +229,11 @@ class ListenerService:
         return None
 
     def _watch_sent(self, command: WatchSent) -> Reply:
-        self.watching.record(command.message_id, command.target)
+        self.receipts.record_sent(command.message_id, command.target, "", "", watch=True)
         return None
 
     def _forget(self, command: Forget) -> Reply:
         self.receipts.forget(command.message_id)
-        self.watching.forget(command.message_id)
         return None
 
     def _last_accepted(self, command: LastAccepted) -> Reply:
@@ -358,8 +356,15 @@ class ListenerService:
             body=envelope.body,
             created_at=envelope.created_at,
             sender_kind=standing.kind,
+            delivery=envelope.delivery,
         )
-        return Verified(stored, inbound)
+        # A steer reaches the running turn only from a proven instance the user trusts.
+        trusted = (
+            bool(envelope.delivery)
+            and self.takes_steers
+            and self.trust.trusts(standing.workspace, proven=standing.kind == INSTANCE)
+        )
+        return Verified(stored, inbound, trusted)
 
 
 class _ForwardToParent(logging.Handler):

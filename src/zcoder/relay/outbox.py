@@ -17,22 +17,36 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from zcoder.base.sanitize import visible
 from zcoder.relay.client import DiscoveryResult, Peer, TransportError, request
 from zcoder.relay.control import Forget, ListenerCommand, MessageSent
 from zcoder.relay.names import display_names, name_of
-from zcoder.relay.protocol import Ack, Envelope
+from zcoder.relay.progress import Progress, ProgressError, validate_progress
+from zcoder.relay.protocol import (
+    STEER,
+    Ack,
+    Addressed,
+    Envelope,
+    FlatObject,
+    FrameError,
+    decode_flat_object,
+)
 from zcoder.relay.receipts import (
     Receipt,
     ReceiptBook,
+    ReceiptError,
     SentMessage,
     clip_summary,
+    validate_receipt,
 )
 from zcoder.relay.registry import ManifestError, read_manifest_file
 from zcoder.relay.settings import RelaySettings
 from zcoder.relay.via import client_label
+from zcoder.relay.watches import IdleNotice, WatchError, validate_idle
+
+_Answer = TypeVar("_Answer", Receipt, Progress, IdleNotice)
 
 log = logging.getLogger("zcoder.relay.instance")  # one log for all of Relay, as before its split
 
@@ -45,6 +59,7 @@ class SendResult:
     text: str
     peer: Peer | None = None
     message_id: str | None = None
+    delivery: str = ""  # the ack's word on a steer: "steer" or "queue"; "" when not asked
 
     @property
     def accepted(self) -> bool:
@@ -52,6 +67,17 @@ class SendResult:
 
 
 def result_text(project: str, instance_id: str, ack: Ack) -> str:
+    if ack.status == "accepted" and ack.delivery == STEER:
+        return (
+            f"Message accepted by {project} ({instance_id}); steered: it reaches {project}'s "
+            "running turn at its next safe point. Delivery does not imply task completion."
+        )
+    if ack.status == "accepted" and ack.delivery:
+        why = "does not take steering from you" if ack.state == "busy" else "runs no turn"
+        return (
+            f"Message accepted by {project} ({instance_id}); not steered ({project} {why}): "
+            f"queued at position {ack.queue_position}. Delivery does not imply task completion."
+        )
     if ack.status == "accepted":
         return (
             f"Message accepted by {project} ({instance_id}); queued at position "
@@ -102,6 +128,7 @@ class Outbox:
         self.receipts = receipts
         self._send_counter = itertools.count(1)
         self._receipt_counter = itertools.count(1)
+        self._progress_counter = itertools.count(1)
         # Told of every message sent, on the sending thread (the app's history, /inbox).
         self.on_sent: Callable[[SendResult, str], None] | None = None
 
@@ -112,10 +139,12 @@ class Outbox:
         discover: Callable[[], DiscoveryResult],
         *,
         sender_client: str = "",
+        delivery: str = "",
     ) -> SendResult:
         """Deliver ``body`` to the live peer with exactly this instance id, among the
         peers ``discover`` finds. ``sender_client``: the MCP client this peer sends for
-        (``zcoder mcp serve``), made a label here whatever it is (zcoder.relay.via)."""
+        (``zcoder mcp serve``), made a label here whatever it is (zcoder.relay.via).
+        ``delivery``: STEER asks for the receiver's running turn; its ack says which."""
         me = self._sender
         if not me.available or me.instance_id is None:
             return SendResult(None, f"the relay is unavailable: {me.reason}")
@@ -149,6 +178,7 @@ class Outbox:
             body=body,
             created_at=int(time.time()),
             sender_client=client_label(sender_client) if sender_client else "",
+            delivery=STEER if delivery == STEER else "",
         )
         payload = envelope.to_payload()
         if len(payload) > self.settings.max_bytes:
@@ -167,7 +197,11 @@ class Outbox:
             result = SendResult(None, f"delivery to {shown} failed: {ack}", peer, message_id)
         else:
             result = SendResult(
-                ack.status, result_text(shown, peer.instance_id, ack), peer, message_id
+                ack.status,
+                result_text(shown, peer.instance_id, ack),
+                peer,
+                message_id,
+                ack.delivery,
             )
         if result.status not in ("accepted", "duplicate"):
             self.receipts.forget(message_id)
@@ -203,6 +237,34 @@ class Outbox:
 
         A sender that answered ``unsupported`` once (zcoder.zsh) is never sent another.
         """
+        number = next(self._receipt_counter)
+        return self._to_sender(
+            task,
+            lambda me, pid: Receipt(
+                *_answering(task, f"{me}-r{number}", me, pid),
+                outcome=outcome,
+                summary=clip_summary(summary),
+                created_at=int(time.time()),
+            ),
+        )
+
+    def send_progress(self, task: Envelope, stage: str) -> str:
+        """Tell ``task``'s sender the model started on it (``started``, ``steered``), as
+        ``send_receipt`` does: same answers, same silence toward zcoder.zsh."""
+        number = next(self._progress_counter)
+        return self._to_sender(
+            task,
+            lambda me, pid: Progress(
+                *_answering(task, f"{me}-p{number}", me, pid),
+                stage=stage,
+                created_at=int(time.time()),
+            ),
+        )
+
+    def _to_sender(self, task: Envelope, make: Callable[[str, int], Addressed]) -> str:
+        """Deliver ``make(own instance id, own pid)`` to ``task``'s sender, if it is still
+        the process that sent it; the ack status, or why nothing was sent. A sender that
+        answered ``unsupported`` once (zcoder.zsh) is never sent a receipt or progress."""
         me = self._sender
         if not me.available or me.instance_id is None or me.registry is None:
             return "relay unavailable"
@@ -215,18 +277,8 @@ class Outbox:
             return f"sender gone ({exc})"
         if manifest.pid != task.sender_pid:
             return "sender gone (another process has its manifest)"
-        message_id = f"{me.instance_id}-r{next(self._receipt_counter)}"
-        receipt = Receipt(
-            message_id=message_id,
-            target_instance_id=sender,
-            sender_instance_id=me.instance_id,
-            sender_pid=os.getpid(),
-            in_reply_to=task.message_id,
-            outcome=outcome,
-            summary=clip_summary(summary),
-            created_at=int(time.time()),
-        )
-        ack = self._deliver(Path(manifest.socket), receipt.to_payload(), message_id)
+        request = make(me.instance_id, os.getpid())
+        ack = self._deliver(Path(manifest.socket), request.to_payload(), request.message_id)
         if isinstance(ack, str):
             return ack
         if ack.status == "unsupported":
@@ -239,7 +291,51 @@ class Outbox:
         self._sender.sync()
         return self.receipts.take()
 
+    def take_progress(self) -> list[tuple[Progress, SentMessage]]:
+        """Progress received since the last call, as ``take_receipts``."""
+        self._sender.sync()
+        return self.receipts.take_progress()
+
     def receipt_arrived(self, payload: bytes) -> bool:
         """A receipt the listener process accepted, judged again against this book; True
         when it was recorded (someone should look)."""
-        return self.receipts.arrived(payload)
+        return self._arrived(payload, validate_receipt, ReceiptBook.accept)
+
+    def progress_arrived(self, payload: bytes) -> bool:
+        """Progress the listener process accepted, as ``receipt_arrived``."""
+        return self._arrived(payload, validate_progress, ReceiptBook.accept_progress)
+
+    def idle_arrived(self, payload: bytes) -> bool:
+        """An idle notice (zcoder.relay.watches) the listener process accepted, as
+        ``receipt_arrived``."""
+        return self._arrived(payload, validate_idle, ReceiptBook.accept_idle)
+
+    def take_idle(self) -> list[tuple[IdleNotice, SentMessage]]:
+        """Idle notices received since the last call, as ``take_receipts``."""
+        self._sender.sync()
+        return self.receipts.take_idle()
+
+    def _arrived(
+        self,
+        payload: bytes,
+        validate: Callable[[FlatObject], _Answer],
+        accept: Callable[[ReceiptBook, _Answer], tuple[str, str]],
+    ) -> bool:
+        try:
+            answer = validate(decode_flat_object(payload))
+        except (FrameError, ReceiptError, ProgressError, WatchError) as exc:
+            log.warning("relay listener passed on a request that does not validate: %s", exc)
+            return False
+        status, reason = accept(self.receipts, answer)
+        if status != "accepted":
+            log.info("relay %s %s not recorded: %s", answer.TYPE, answer.message_id, reason)
+            return False
+        return True
+
+
+def _answering(
+    task: Envelope, message_id: str, me: str, pid: int
+) -> tuple[str, str, str, int, str]:
+    """The leading members of a receipt or progress from ``me`` (pid ``pid``) on ``task``:
+    its own id, the task's sender as target, itself, its pid, the task's id."""
+    return message_id, task.sender_instance_id, me, pid, task.message_id

@@ -213,6 +213,10 @@ class Envelope(Addressed):
     # an optional member after the spec's, which zcoder.zsh ignores. Never stored: the
     # listener folds it into the sender name it records, for a ``send`` sender only.
     sender_client: str = ""
+    # STEER: the sender asks for the receiver's running turn (issue 29); "" is the
+    # default, QUEUE, and is never written, so every queued message keeps its bytes.
+    # Stored only when the receiver's ack said it will steer (zcoder.relay.receiver).
+    delivery: str = ""
 
     def to_payload(self) -> bytes:
         # The listener re-encodes every message it stores (zcoder.relay.receiver), so this
@@ -243,6 +247,8 @@ class Envelope(Addressed):
                 parts.append(f',"created_at":{type(created).__repr__(created)}')
             if self.sender_client:
                 parts += (',"sender_client":', _quote(self.sender_client))
+            if self.delivery:
+                parts += (',"delivery":', _quote(self.delivery))
             if self.sender_kind:
                 parts += (',"sender_kind":', _quote(self.sender_kind))
             parts.append("}")
@@ -259,6 +265,7 @@ class Envelope(Addressed):
             {
                 "created_at": self.created_at,
                 "sender_client": self.sender_client,
+                "delivery": self.delivery,
                 "sender_kind": self.sender_kind,
             },
         )
@@ -318,6 +325,17 @@ def optional_text(obj: FlatObject, key: str, limit: int, error: type[ValueError]
 
 
 SENDER_KINDS: Final = ("instance", "send", "unverified")
+QUEUE: Final = "queue"  # an envelope's ``delivery``: run as a turn of its own (the default)
+STEER: Final = "steer"  # ... or reach the receiver's running turn, if it will let it
+DELIVERIES: Final = (QUEUE, STEER)
+
+
+def checked_delivery(obj: FlatObject, error: type[ValueError]) -> str:
+    """A request's ``delivery`` (an envelope's, an ack's): STEER, or "" for QUEUE or none."""
+    delivery = obj.get("delivery", QUEUE)
+    if delivery not in DELIVERIES:
+        raise error(f"delivery must be {QUEUE} or {STEER}")
+    return STEER if delivery == STEER else ""
 
 
 def validate_envelope(obj: FlatObject, max_message_chars: int, *, stored: bool = False) -> Envelope:
@@ -354,6 +372,7 @@ def validate_envelope(obj: FlatObject, max_message_chars: int, *, stored: bool =
     if client != "" and not is_client_label(client):
         raise EnvelopeError("sender_client is not a client label")
     assert isinstance(client, str)
+    delivery = checked_delivery(obj, EnvelopeError)
     return Envelope(
         message_id=message_id,
         target_instance_id=target,
@@ -365,6 +384,7 @@ def validate_envelope(obj: FlatObject, max_message_chars: int, *, stored: bool =
         created_at=created_at,
         sender_kind=kind,
         sender_client=client,
+        delivery=delivery,
     )
 
 
@@ -380,6 +400,9 @@ class Ack:
     # Why a request was refused, when the receiver says (an extra scalar member after the
     # spec's, which zcoder.zsh's flat parser ignores); "" for every other ack.
     reason: str = ""
+    # What the receiver does with an enqueue that asked for STEER: STEER (it reaches the
+    # running turn) or QUEUE; "" (not written) for every other request.
+    delivery: str = ""
 
     def to_payload(self) -> bytes:
         # Every ack a listener writes is one of these: an id of the message-id grammar (or
@@ -389,6 +412,7 @@ class Ack:
         position = self.queue_position
         if (
             not self.reason
+            and not self.delivery
             and self.status in STATUSES
             and self.state in STATES
             and type(position) is int
@@ -408,6 +432,8 @@ class Ack:
         }
         if self.reason:
             members["reason"] = self.reason
+        if self.delivery:
+            members["delivery"] = self.delivery
         return encode_flat_object(members)
 
 
@@ -456,6 +482,12 @@ def ack_from_object(obj: FlatObject) -> Ack:
     assert isinstance(state, str)
     reason = obj.get("reason", "")
     reason = reason[:MAX_ACK_REASON_CHARS] if isinstance(reason, str) else ""
+    delivery = obj.get("delivery", "")
     return Ack(
-        message_id=message_id, status=status, queue_position=position, state=state, reason=reason
+        message_id=message_id,
+        status=status,
+        queue_position=position,
+        state=state,
+        reason=reason,
+        delivery=delivery if delivery in DELIVERIES else "",
     )

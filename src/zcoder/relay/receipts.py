@@ -30,18 +30,17 @@ import collections
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import ClassVar, Final
+from dataclasses import dataclass, field
+from typing import ClassVar, Final, TypeVar
 
 from zcoder.base.errors import ZcoderError
+from zcoder.relay.progress import Progress, checked_answer
 from zcoder.relay.protocol import (
+    Addressed,
     FlatObject,
-    checked_member,
-    checked_sender,
-    is_message_id,
     optional_text,
 )
-from zcoder.relay.watches import Answer, Replies
+from zcoder.relay.watches import IdleNotice, Waiters, subscribe_once
 
 OUTCOMES: Final = ("completed", "failed", "cancelled", "refused", "discarded")
 SUMMARY_MAX_CHARS: Final = 2000
@@ -57,11 +56,12 @@ class ReceiptError(ZcoderError, ValueError):
 
 
 @dataclass(frozen=True)
-class Receipt(Answer):
+class Receipt(Addressed):
     """A receiver's word on what became of a task (handed to zcoder's process)."""
 
     TYPE: ClassVar[str] = "receipt"
     TO_PARENT: ClassVar[bool] = True
+    in_reply_to: str
     outcome: str
     summary: str
     created_at: int | float | None = None
@@ -84,20 +84,12 @@ def clip_summary(text: str) -> str:
 def validate_receipt(obj: FlatObject) -> Receipt:
     """Every check a receipt's own members must pass (the caller checked protocol, target
     and type, and checks the sender and ``in_reply_to`` afterwards)."""
-    message_id, sender, pid = checked_sender(obj, ReceiptError)
-    in_reply_to = checked_member(
-        obj, "in_reply_to", is_message_id, ReceiptError, "is not a message id"
-    )
+    message_id, target, sender, pid, in_reply_to, created_at = checked_answer(obj, ReceiptError)
     outcome = obj.get("outcome")
     if outcome not in OUTCOMES:
         raise ReceiptError(f"outcome must be one of {', '.join(OUTCOMES)}")
     assert isinstance(outcome, str)
     summary = optional_text(obj, "summary", SUMMARY_MAX_CHARS, ReceiptError)
-    created_at = obj.get("created_at")
-    if not isinstance(created_at, (int, float)) or isinstance(created_at, bool):
-        created_at = None
-    target = obj.get("target_instance_id")
-    assert isinstance(target, str)
     return Receipt(message_id, target, sender, pid, in_reply_to, outcome, summary, created_at)
 
 
@@ -111,12 +103,21 @@ class SentMessage:
     body_preview: str
     sent_at: float  # time.time()
     receipt: Receipt | None = None
+    stages: list[str] = field(default_factory=list)  # its progress (zcoder.relay.progress)
+    # A watch (zcoder.relay.watches) is a message sent too: its answer is an idle notice.
+    watch: bool = False
+    idle: IdleNotice | None = None
+
+
+_Once = TypeVar("_Once", Receipt, IdleNotice)
 
 
 class ReceiptBook:
-    """The sent messages that may get a receipt, and the receipts received, thread-safe.
+    """The sent messages that may get a receipt (and progress before it), and the receipts
+    and progress received, thread-safe.
 
-    The listener thread calls ``accept``; the app's thread ``record_sent`` and ``take``.
+    The listener thread calls ``accept`` and ``accept_progress``; the app's thread
+    ``record_sent``, ``take`` and ``take_progress``.
     """
 
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
@@ -126,18 +127,29 @@ class ReceiptBook:
         self._inbox: collections.deque[tuple[Receipt, SentMessage]] = collections.deque(
             maxlen=INBOX_MAX
         )
-        self._receiptless: set[str] = set()
-        self._replies = Replies[Receipt](  # one receipt per message sent, and who waits
-            self._lock, self._sent, self._inbox, "receipt", "message", "receipt"
+        self._progress: collections.deque[tuple[Progress, SentMessage]] = collections.deque(
+            maxlen=INBOX_MAX
         )
+        self._receiptless: set[str] = set()
+        self._idle: collections.deque[tuple[IdleNotice, SentMessage]] = collections.deque(
+            maxlen=INBOX_MAX
+        )
+        # Who waits for a message's receipt or a watch's notice (subscribe).
+        self._waiters: Waiters[Receipt | IdleNotice] = Waiters()
 
     def record_sent(
-        self, message_id: str, target_instance_id: str, target_label: str, body: str
+        self,
+        message_id: str,
+        target_instance_id: str,
+        target_label: str,
+        body: str,
+        *,
+        watch: bool = False,
     ) -> None:
         with self._lock:
             now = self._clock()
             self._sent[message_id] = SentMessage(
-                message_id, target_instance_id, target_label, body[:200], now
+                message_id, target_instance_id, target_label, body[:200], now, watch=watch
             )
             while self._sent and (
                 len(self._sent) > SENT_LOG_MAX
@@ -147,24 +159,103 @@ class ReceiptBook:
 
     def forget(self, message_id: str) -> None:
         """A message that was not accepted: no receipt will come for it."""
-        self._replies.forget(message_id)
+        with self._lock:
+            self._sent.pop(message_id, None)
+
+    def _answered(self, in_reply_to: str, sender: str) -> SentMessage | str:
+        """The sent message a receipt or progress from ``sender`` answers, or why none."""
+        sent = self._sent.get(in_reply_to)
+        if sent is None:
+            return "in_reply_to is not a message this instance sent"
+        if sent.target_instance_id != sender:
+            return "the message was not sent to this sender"
+        return sent
 
     def accept(self, receipt: Receipt) -> tuple[str, str]:
         """(ack status, reason): ``accepted``, ``duplicate`` or ``invalid``."""
-        return self._replies.accept(receipt)
+        return self._accept_once(receipt, "receipt", self._inbox)
 
-    def subscribe(self, message_id: str, callback: Callable[[Receipt], None]) -> Callable[[], None]:
-        """``callback`` gets the message's receipt once it comes (at once if it has, on
-        this thread; else on the thread that accepts it); returns the call that stops it."""
-        return self._replies.subscribe(message_id, callback)
+    def accept_idle(self, notice: IdleNotice) -> tuple[str, str]:
+        """(ack status, reason): ``accepted`` for a watch this instance sent to the
+        notice's sender, once; the same notice again ``duplicate``; else ``invalid``."""
+        return self._accept_once(notice, "idle", self._idle)
+
+    def _accept_once(
+        self,
+        answer: _Once,
+        slot: str,
+        inbox: collections.deque[tuple[_Once, SentMessage]],
+    ) -> tuple[str, str]:
+        """The one ``answer`` a message sent may get (a receipt for a task, an idle notice
+        for a watch), kept in its entry's ``slot`` and in ``inbox``; who waits for it
+        (``subscribe``) is told after."""
+        called = "receipt" if slot == "receipt" else "notice"
+        with self._lock:
+            sent = self._answered(answer.in_reply_to, answer.sender_instance_id)
+            if isinstance(sent, str):
+                return "invalid", sent
+            if sent.watch != (slot == "idle"):
+                return "invalid", f"that message takes no {called}"
+            earlier = getattr(sent, slot)
+            if earlier is not None:
+                if earlier.message_id == answer.message_id:
+                    return "duplicate", f"this {called} was received already"
+                return "invalid", f"that message has a {called} already"
+            setattr(sent, slot, answer)
+            inbox.append((answer, sent))
+            callbacks = self._waiters.pop(answer.in_reply_to)
+        for callback in callbacks:
+            callback(answer)
+        return "accepted", ""
+
+    def subscribe(
+        self, message_id: str, callback: Callable[[Receipt | IdleNotice], None]
+    ) -> Callable[[], None]:
+        """``callback`` gets the message's receipt (a watch's notice) once it comes: at
+        once, on this thread, when it came already; else on the thread that accepts it.
+        Returns the call that stops waiting."""
+
+        def present() -> Receipt | IdleNotice | None:
+            sent = self._sent.get(message_id)
+            return None if sent is None else sent.idle if sent.watch else sent.receipt
+
+        return subscribe_once(self._lock, self._waiters, message_id, present, callback)
+
+    def take_idle(self) -> list[tuple[IdleNotice, SentMessage]]:
+        """The idle notices received since the last call, oldest first."""
+        with self._lock:
+            taken = list(self._idle)
+            self._idle.clear()
+            return taken
+
+    def accept_progress(self, progress: Progress) -> tuple[str, str]:
+        """(ack status, reason): ``accepted``; ``duplicate`` for a stage the message had;
+        ``invalid`` when it answers no message sent to its sender, or one with a receipt."""
+        with self._lock:
+            sent = self._answered(progress.in_reply_to, progress.sender_instance_id)
+            if isinstance(sent, str):
+                return "invalid", sent
+            if sent.receipt is not None:
+                return "invalid", "that message has a receipt already"
+            if progress.stage in sent.stages:
+                return "duplicate", f"that message was {progress.stage} already"
+            sent.stages.append(progress.stage)
+            self._progress.append((progress, sent))
+            return "accepted", ""
+
+    def take_progress(self) -> list[tuple[Progress, SentMessage]]:
+        """The progress received since the last call, oldest first."""
+        with self._lock:
+            taken = list(self._progress)
+            self._progress.clear()
+            return taken
 
     def take(self) -> list[tuple[Receipt, SentMessage]]:
         """The receipts received since the last call, oldest first."""
-        return self._replies.take()
-
-    def arrived(self, payload: bytes) -> bool:
-        """A receipt the listener process accepted, judged again (Replies.arrived)."""
-        return self._replies.arrived(payload, validate_receipt)
+        with self._lock:
+            taken = list(self._inbox)
+            self._inbox.clear()
+            return taken
 
     def mark_receiptless(self, instance_id: str) -> None:
         with self._lock:

@@ -6,16 +6,19 @@ fails answers. Pure apart from the sender check and the spool, both passed in.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass
 from typing import ClassVar, Final, TypeVar
 
 from zcoder.relay.held_shares import HeldQuotaReached
 from zcoder.relay.peercred import PeerCredentials
+from zcoder.relay.progress import Progress, ProgressError, validate_progress
 from zcoder.relay.protocol import (
     PROTOCOL_VERSION,
+    QUEUE,
+    STEER,
     Ack,
-    Addressed,
     Envelope,
     EnvelopeError,
     FlatObject,
@@ -31,7 +34,6 @@ from zcoder.relay.settings import Inbound
 from zcoder.relay.spool import Spool, SpoolError
 from zcoder.relay.watches import (
     IdleNotice,
-    SentWatches,
     Watch,
     WatchBook,
     WatchError,
@@ -45,9 +47,6 @@ from zcoder.relay.watches import (
 # One text for a block and for the default: a sender learns no more than that.
 REFUSED_SENDER: Final = "the receiving user does not take messages from this sender"
 
-# A request from a peer that is checked before it is answered (zcoder.relay.protocol.Addressed).
-_Checked = TypeVar("_Checked", bound=Addressed)
-
 # (sender instance id, sender pid, peer credentials) -> reason the sender is refused, or None
 SenderCheck = Callable[[str, int, PeerCredentials | None], str | None]
 
@@ -59,6 +58,9 @@ class Verified:
 
     envelope: Envelope
     inbound: Inbound
+    # The user trusts this sender (/agents trust) and its standing is a proven instance:
+    # only then may its STEER reach the running turn. Looked up for a steer only.
+    trusted: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,8 @@ class Decision:
         return self.ack.status == "accepted"
 
 
+_Answer = TypeVar("_Answer", Receipt, Progress, IdleNotice, Watch)
+
 # (receiver, the request, its message_id echoed when a string, peer credentials) -> ack
 Handler = Callable[["Receiver", FlatObject, str, "PeerCredentials | None"], "Decision"]
 
@@ -109,14 +113,20 @@ class Receiver:
     # Where a request accepted for zcoder's process goes (a ``TO_PARENT`` type: a receipt
     # the book took); None: it stays here.
     forward: Callable[[Request], None] | None = None
-    # Watches on this instance, and those it sent (zcoder.relay.watches); None: `unsupported`.
+    # Watches on this instance (zcoder.relay.watches); None: `unsupported`, as zcoder.zsh.
     watchers: WatchBook | None = None
-    watching: SentWatches | None = None
 
     def _ack(
-        self, message_id: str, status: str, reason: str = "", position: int = 0, *, tell: str = ""
+        self,
+        message_id: str,
+        status: str,
+        reason: str = "",
+        position: int = 0,
+        *,
+        tell: str = "",
+        delivery: str = "",
     ) -> Decision:
-        return Decision(Ack(message_id, status, position, self.state(), tell), reason)
+        return Decision(Ack(message_id, status, position, self.state(), tell, delivery), reason)
 
     def unreadable(self, reason: str) -> Decision:
         """Rule 1 for frames that never became a payload (bad header, timeout, EOF)."""
@@ -167,13 +177,14 @@ class Receiver:
         if refused is not None:
             return self._ack(envelope.message_id, "invalid", refused)
         inbound: Inbound | None = None
+        trusted = False
         if self.verify is not None:
             verified = self.verify(envelope, peer)
             if isinstance(verified, Refused):
                 return self._ack(
                     envelope.message_id, "invalid", verified.reason, tell=verified.reason
                 )
-            envelope, inbound = verified.envelope, verified.inbound
+            envelope, inbound, trusted = verified.envelope, verified.inbound, verified.trusted
         if self.spool.is_duplicate(envelope.message_id):
             return self._ack(envelope.message_id, "duplicate")
         if self.state() == "paused":
@@ -184,6 +195,11 @@ class Receiver:
             return self._ack(
                 envelope.message_id, "paused", "the user refuses this sender", tell=REFUSED_SENDER
             )
+        asked = envelope.delivery
+        if asked and not (trusted and inbound is Inbound.ACCEPT and self.state() == "busy"):
+            # Not a trusted instance's, or no turn runs: queued, and stored as queued, so
+            # what the sender is told is what the receiving zcoder will do with it.
+            envelope = dataclasses.replace(envelope, delivery="")
         try:
             # What is stored is what was validated (and verified), re-encoded: never the
             # sender's bytes, so no member the sender added (a forged sender_kind, say)
@@ -196,51 +212,73 @@ class Receiver:
         except HeldQuotaReached as exc:
             # `full`: the sender's share of the queue is, whatever room is left for others.
             return self._ack(envelope.message_id, "full", str(exc), tell=str(exc))
-        return self._ack(envelope.message_id, status, position=position)
+        delivery = (STEER if envelope.delivery else QUEUE) if asked else ""
+        return self._ack(envelope.message_id, status, position=position, delivery=delivery)
 
-    def _answered(
+    def _receipt(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
+        """A receipt for a message this instance sent (zcoder.relay.receipts)."""
+        return self._answer(
+            obj, echo, peer, kind=Receipt.TYPE, validate=validate_receipt, accept=ReceiptBook.accept
+        )
+
+    def _progress(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
+        """Progress on a message this instance sent (zcoder.relay.progress)."""
+        return self._answer(
+            obj,
+            echo,
+            peer,
+            kind=Progress.TYPE,
+            validate=validate_progress,
+            accept=ReceiptBook.accept_progress,
+        )
+
+    def _idle(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
+        """A watched peer says it is idle: only for a watch this instance sent it."""
+        accept, kind = ReceiptBook.accept_idle, IdleNotice.TYPE
+        return self._answer(obj, echo, peer, kind=kind, validate=validate_idle, accept=accept)
+
+    def _watch(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
+        """A peer asks for one notice when this instance is next idle (zcoder.relay.watches);
+        checked as a receipt is, kept by the listener, handed on only once it is due."""
+        watchers = self.watchers
+        if watchers is None:
+            return self._unsupported(Watch.TYPE, echo)
+        return self._answer(
+            obj,
+            echo,
+            peer,
+            kind=Watch.TYPE,
+            validate=validate_watch,
+            accept=lambda _book, watch: watchers.add(watch),
+            hand_on=False,
+        )
+
+    def _answer(
         self,
         obj: FlatObject,
         echo: str,
         peer: PeerCredentials | None,
-        validate: Callable[[FlatObject], _Checked],
-        take: Callable[[_Checked], tuple[str, str]] | None,
         *,
+        kind: str,
+        validate: Callable[[FlatObject], _Answer],
+        accept: Callable[[ReceiptBook, _Answer], tuple[str, str]],
         hand_on: bool = True,
     ) -> Decision:
-        """A request from a registered live sender other than a task (a receipt, a watch,
-        an idle notice): ``unsupported`` when nothing here takes it (``take`` is None, as
-        in zcoder.zsh); ``invalid``, saying why, unless its members validate and its sender
-        passes an enqueue's check; then what ``take`` answers. Accepted, it is handed on
-        to zcoder's process (``hand_on``; a watch goes there later, once due)."""
-        if take is None:
-            return self._unsupported(obj.get("type"), echo)
+        """A receipt's or progress's decision: its members, its sender, then the book's
+        word on the message it answers; handed on to zcoder's process once accepted."""
+        if self.receipts is None:
+            return self._unsupported(kind, echo)
         try:
-            request = validate(obj)
-        except (ReceiptError, WatchError) as exc:
+            answer = validate(obj)
+        except (ReceiptError, ProgressError, WatchError) as exc:
             return self._ack(echo if is_message_id(echo) else "", "invalid", str(exc))
-        refused = self.sender_check(request.sender_instance_id, request.sender_pid, peer)
+        refused = self.sender_check(answer.sender_instance_id, answer.sender_pid, peer)
         if refused is not None:
-            return self._ack(request.message_id, "invalid", refused)
-        status, reason = take(request)
+            return self._ack(answer.message_id, "invalid", refused)
+        status, reason = accept(self.receipts, answer)
         if status == "accepted" and hand_on and self.forward is not None:
-            self.forward(request)
-        return self._ack(request.message_id, status, reason)
-
-    def _receipt(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
-        """A receipt for a message this instance sent (zcoder.relay.receipts)."""
-        take = None if self.receipts is None else self.receipts.accept
-        return self._answered(obj, echo, peer, validate_receipt, take)
-
-    def _watch(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
-        """A peer asks for one notice when this instance is next idle."""
-        take = None if self.watchers is None else self.watchers.add
-        return self._answered(obj, echo, peer, validate_watch, take, hand_on=False)
-
-    def _idle(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
-        """A watched peer says it is idle: only for a watch this instance sent it."""
-        take = None if self.watching is None else self.watching.accept
-        return self._answered(obj, echo, peer, validate_idle, take)
+            self.forward(answer)
+        return self._ack(answer.message_id, status, reason)
 
     # The decision after rule 3, by the request's ``type`` (rule 4 and on): one row per
     # zcoder.relay.protocol.Request class; a type without a row is ``unsupported`` (rule 5).
@@ -248,6 +286,7 @@ class Receiver:
         Ping.TYPE: _ping,
         Envelope.TYPE: _enqueue,
         Receipt.TYPE: _receipt,
+        Progress.TYPE: _progress,
         Watch.TYPE: _watch,
         IdleNotice.TYPE: _idle,
     }

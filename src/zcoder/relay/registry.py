@@ -21,6 +21,7 @@ from typing import Final
 
 from zcoder.base.errors import ZcoderError
 from zcoder.base.safefile import UnsafeFile, read_own_file, replace_with
+from zcoder.relay.activity import activity_members, pane_id, read_activity, read_since
 from zcoder.relay.protocol import (
     PROTOCOL_VERSION,
     STATES,
@@ -155,9 +156,14 @@ class Manifest:
     # The instance's friendly name (zcoder.relay.names); zcoder.zsh writes none. Written
     # after the spec's members: peers accept and ignore extra scalar members.
     name: str = ""
+    # What it is doing, since when, and its tmux pane (zcoder.relay.activity).
+    activity: str = ""
+    activity_since: int = 0
+    tmux_pane: str = ""
 
     def to_payload(self) -> bytes:
-        extra: dict[str, str] = {"name": self.name} if self.name else {}
+        extra: dict[str, str | int] = {"name": self.name} if self.name else {}
+        extra |= activity_members(self.activity, self.activity_since, self.tmux_pane)
         return encode_flat_object(
             {
                 "protocol": PROTOCOL_VERSION,
@@ -245,6 +251,9 @@ def parse_manifest(data: bytes, registry: Path, file_name: str) -> Manifest:
         started_at=started_at,
         waiting_on=waiting_on,
         name=name,
+        activity=read_activity(obj.get("activity")),
+        activity_since=read_since(obj.get("activity_since")),
+        tmux_pane=pane_id(obj.get("tmux_pane")),
     )
 
 

@@ -13,6 +13,11 @@ pid N, from DIR`` and never get a trusted peer's standing, whoever runs it. What
 wrote about themselves is shown made visible (zcoder.base.sanitize), in JSON too. The exit
 status says what happened (see EXIT_CODES) so a script can act on it. No confirmation is
 asked: the user who runs the command is the one who decided to send.
+
+``--steer`` asks for the receiver's running turn; a ``zcoder send`` is never a trusted
+instance, so the answer is always that it was queued (the ack says so). ``--wait [--timeout
+S]`` stays registered until the task's receipt comes, prints the receiver's progress
+(``started``, ``steered``) as it comes, and exits with the outcome's code (RECEIPT_CODES).
 """
 
 from __future__ import annotations
@@ -20,16 +25,21 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from zcoder.base.processes import pid_alive
 from zcoder.base.sanitize import json_text, screen_safe, visible
 from zcoder.relay.client import Peer, discover
 from zcoder.relay.display import peer_table
 from zcoder.relay.instance import Relay
 from zcoder.relay.names import display_names, name_of, resolve_target
+from zcoder.relay.outbox import SendResult
+from zcoder.relay.protocol import STEER
 from zcoder.relay.registry import RegistryError, check_registry_dir, choose_registry_dir
 from zcoder.relay.settings import RelayMode, load_relay_settings
 
@@ -41,11 +51,6 @@ EXIT_PAUSED: Final = 4
 EXIT_FULL: Final = 5
 EXIT_REFUSED: Final = 6  # invalid, unsupported or wrong_target
 EXIT_NOT_DELIVERED: Final = 7  # no acknowledgement (the peer vanished, a timeout...)
-# ``zcoder agents --wait-idle``: 0 once the peer is idle, 1, 2, 3, 5, 6 and 7 as above, and:
-EXIT_WAIT_TIMEOUT: Final = 8  # --timeout passed before the peer was idle
-EXIT_WAIT_GONE: Final = 9  # the peer exited (its manifest or socket went away) first
-EXIT_CANNOT_NOTIFY: Final = 10  # the peer does not take watches (zcoder.zsh: unsupported)
-WAIT_IDLE_MAX: Final = 12 * 3600.0  # a watch's life (zcoder.relay.watches)
 
 EXIT_CODES: Final = {
     "accepted": EXIT_ACCEPTED,
@@ -56,6 +61,29 @@ EXIT_CODES: Final = {
     "unsupported": EXIT_REFUSED,
     "wrong_target": EXIT_REFUSED,
 }
+
+# ``--wait``: the task's receipt, by outcome (zcoder.relay.receipts.OUTCOMES), or no receipt.
+EXIT_COMPLETED: Final = 0
+EXIT_FAILED: Final = 10
+EXIT_CANCELLED: Final = 11
+EXIT_TASK_REFUSED: Final = 12  # the receiving user (or a hook) refused the task
+EXIT_DISCARDED: Final = 13  # the receiver quit (or was killed) before running it
+EXIT_TIMED_OUT: Final = 14  # no receipt before --timeout
+
+RECEIPT_CODES: Final = {
+    "completed": EXIT_COMPLETED,
+    "failed": EXIT_FAILED,
+    "cancelled": EXIT_CANCELLED,
+    "refused": EXIT_TASK_REFUSED,
+    "discarded": EXIT_DISCARDED,
+}
+# How often a wait with no news checks that the receiver still runs.
+ALIVE_CHECK_SECONDS: Final = 2.0
+
+# ``zcoder agents --wait-idle``: 0 once the peer is idle, 1 to 7 as above (no 4), and, as
+# --wait's: 13 the peer went away first (its manifest or socket), 14 --timeout passed; or
+EXIT_CANNOT_NOTIFY: Final = 15  # the peer does not take watches (zcoder.zsh: unsupported)
+WAIT_IDLE_MAX: Final = 12 * 3600.0  # a watch's life (zcoder.relay.watches)
 
 
 def _peer_record(peer: Any, shown: str) -> dict[str, Any]:
@@ -69,32 +97,60 @@ def _peer_record(peer: Any, shown: str) -> dict[str, Any]:
         "profile": peer.profile,
         "model": peer.model,
         "session_id": peer.session_id,
+        "activity": peer.activity,  # "" when it says nothing (zcoder.relay.activity)
+        "activity_since": peer.activity_since,
+        "tmux_pane": peer.tmux_pane,
     }
+
+
+def agents_registry(env: Mapping[str, str]) -> tuple[Path, float] | str:
+    """This machine's registry directory and the relay's I/O timeout, or why it is unusable
+    (a registry that does not exist yet is fine: nobody registered yet)."""
+    settings = load_relay_settings(env)
+    if settings.disabled_reason:
+        return f"relay settings unusable: {settings.disabled_reason}"
+    registry = choose_registry_dir(env, settings.directory)
+    if registry.exists():
+        try:
+            check_registry_dir(registry)
+        except RegistryError as exc:
+            return str(exc)
+    return registry, settings.io_timeout
 
 
 def live_peers(env: Mapping[str, str]) -> tuple[list[Peer], str | None]:
     """The live instances of this machine's registry (discovery only: nothing published,
     nothing created), or why there are none to tell; also ``--acp``'s ``_zcoder/peers``."""
-    settings = load_relay_settings(env)
-    if settings.disabled_reason:
-        return [], f"relay settings unusable: {settings.disabled_reason}"
-    registry = choose_registry_dir(env, settings.directory)
+    found_registry = agents_registry(env)
+    if isinstance(found_registry, str):
+        return [], found_registry
+    registry, io_timeout = found_registry
     if not registry.exists():
         return [], None  # nobody ever registered here: nothing to list, nothing created
-    try:
-        check_registry_dir(registry)
-    except RegistryError as exc:
-        return [], str(exc)
-    found = discover(registry, self_instance_id=None, timeout=settings.io_timeout)
+    found = discover(registry, self_instance_id=None, timeout=io_timeout)
     return found.peers, found.error
 
 
-def agents_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def agents_main(
+    argv: Sequence[str],
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+    *,
+    watch: Callable[[Path, float], int] | None = None,
+) -> int:
+    """``watch``: the live view (zcoder.watch, Textual), which the relay cannot import."""
     parser = argparse.ArgumentParser(
         prog="zcoder agents",
         description="List the live zcoder instances on this machine (discovery only).",
     )
-    parser.add_argument("--json", action="store_true", help="one JSON array on standard output")
+    shown_as = parser.add_mutually_exclusive_group()
+    shown_as.add_argument("--json", action="store_true", help="one JSON array on standard output")
+    shown_as.add_argument(
+        "--watch",
+        action="store_true",
+        help="a live view, updated as they change, those waiting for their user first; "
+        "Enter goes to one's tmux pane, q quits",
+    )
     parser.add_argument(
         "--wait-idle",
         metavar="NAME",
@@ -105,10 +161,18 @@ def agents_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys
     )
     parser.epilog = (
         "Exit status of --wait-idle: 0 idle, 1 relay unavailable, 2 usage, 3 no such "
-        "instance, 5 too many watches, 6 refused, 7 not delivered, 8 timed out, 9 the "
-        "instance went away, 10 it cannot notify."
+        "instance, 5 too many watches, 6 refused, 7 not delivered, 13 the instance went "
+        "away, 14 timed out, 15 it cannot notify."
     )
     args = parser.parse_args(list(argv))
+    if args.watch:
+        found = agents_registry(os.environ)
+        if isinstance(found, str) or watch is None:
+            why = found if isinstance(found, str) else "the live view is not available"
+            print(f"zcoder agents: {screen_safe(why)}", file=err)
+            return EXIT_RELAY_UNAVAILABLE
+        return watch(*found)
+
     if args.wait_idle is not None:
         timeout = WAIT_IDLE_MAX if args.timeout is None else args.timeout
         return wait_idle_main(args.wait_idle, timeout, out, err)
@@ -128,17 +192,25 @@ def agents_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys
     return EXIT_ACCEPTED
 
 
-def _start_as_peer(prog: str, name: str, err: TextIO, *, paused: bool = False) -> Relay | None:
+def _start_as_peer(
+    prog: str,
+    name: str,
+    err: TextIO,
+    *,
+    paused: bool = False,
+    on_message: Callable[[], None] | None = None,
+) -> Relay | None:
     """A short-lived relay-only peer registered in the directory this runs in (receivers
     answer only registered live instances), or None when the relay cannot start (said).
-    ``paused``: it refuses tasks (nothing here would run them), as long as it waits."""
+    ``paused``: it refuses tasks (nothing here would run them), as long as it waits.
+    ``on_message``: told when a receipt or notice came (on a relay thread)."""
     settings = load_relay_settings(os.environ)
     if settings.disabled_reason:
         print(f"{prog}: relay settings unusable: {settings.disabled_reason}", file=err)
         return None
     if paused:
         settings = replace(settings, mode=RelayMode.PAUSED)
-    relay = Relay(settings, workspace=Path.cwd().resolve(), name=name)
+    relay = Relay(settings, workspace=Path.cwd().resolve(), name=name, on_message=on_message)
     status = relay.start()
     if not status.available:
         print(f"{prog}: relay unavailable: {status.reason}", file=err)
@@ -193,9 +265,9 @@ def wait_idle_main(target: str, timeout: float, out: TextIO, err: TextIO) -> int
             return EXIT_ACCEPTED
         if outcome == "gone":
             print(f"zcoder agents: {shown} went away before it was idle", file=err)
-            return EXIT_WAIT_GONE
+            return EXIT_DISCARDED
         print(f"zcoder agents: {shown} was not idle within {timeout:g} s", file=err)
-        return EXIT_WAIT_TIMEOUT
+        return EXIT_TIMED_OUT
     finally:
         relay.stop()
 
@@ -210,12 +282,25 @@ def send_main(
         prog="zcoder send",
         description="Send one message to another zcoder instance and print its answer.",
         epilog="Exit status: 0 accepted, 1 relay unavailable, 2 usage, 3 no such instance "
-        "(or an ambiguous name), 4 paused, 5 full, 6 refused, 7 not delivered.",
+        "(or an ambiguous name), 4 paused, 5 full, 6 refused, 7 not delivered. With --wait, "
+        "once accepted: 0 completed, 10 failed, 11 cancelled, 12 refused, 13 discarded (or "
+        "the receiver is gone), 14 timed out.",
     )
     parser.add_argument("target", help="a name unique among the live instances, name#pid, or id")
     parser.add_argument("message", nargs="?", help="the message; standard input if absent or -")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "--steer", action="store_true", help="ask for its running turn (it is queued from here)"
+    )
+    parser.add_argument(
+        "--wait", action="store_true", help="wait for the task's receipt; exit by its outcome"
+    )
+    parser.add_argument(
+        "--timeout", type=float, metavar="S", help="with --wait: give up after S seconds"
+    )
     args = parser.parse_args(list(argv))
+    if args.timeout is not None and (not args.wait or not args.timeout > 0):
+        parser.error("--timeout needs --wait and a number of seconds above 0")
     message = stdin.read() if args.message in (None, "-") else args.message
     if not message.strip():
         print("zcoder send: the message is empty; nothing was sent", file=err)
@@ -223,14 +308,16 @@ def send_main(
     # Registered with the directory it runs in: receivers show the message as "via zcoder
     # send, pid N, from DIR", DIR being what the kernel reports as this process's working
     # directory, never a name or path given here (zcoder.relay.standing).
-    relay = _start_as_peer("zcoder send", "zcoder-send", err)
+    news = threading.Event()  # a receipt or progress came (set on a relay thread)
+    relay = _start_as_peer("zcoder send", "zcoder-send", err, on_message=news.set)
     if relay is None:
         return EXIT_RELAY_UNAVAILABLE
     try:
         peer = _find(relay, args.target, "zcoder send", err, "; nothing was sent")
         if peer is None:
             return EXIT_NO_SUCH_PEER
-        result = relay.send(peer.instance_id, message)
+        delivery = STEER if args.steer else ""
+        result = relay.send(peer.instance_id, message, delivery=delivery)
         code = EXIT_CODES.get(result.status or "", EXIT_NOT_DELIVERED)
         if args.json:
             record = {
@@ -240,9 +327,54 @@ def send_main(
                 "name": name_of(peer),
                 "text": result.text,
             }
+            if result.delivery:
+                record["delivery"] = result.delivery
             out.write(json_text(record) + "\n")
         else:
             print(screen_safe(result.text), file=out if code == EXIT_ACCEPTED else err)
-        return code
+        if code != EXIT_ACCEPTED or not args.wait:
+            return code
+        return _wait(relay, result, news, timeout=args.timeout, as_json=args.json, out=out, err=err)
     finally:
         relay.stop()
+
+
+def _wait(
+    relay: Relay,
+    sent: SendResult,
+    news: threading.Event,
+    *,
+    timeout: float | None,
+    as_json: bool,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """``--wait``: print each progress stage of the message ``sent`` as it comes, then its
+    receipt; its outcome's exit code, EXIT_TIMED_OUT after ``timeout``, or EXIT_DISCARDED
+    when the receiver is gone without one."""
+    assert sent.peer is not None and sent.message_id is not None
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        news.clear()
+        # Receipts first, then progress: what came before a receipt is printed before it.
+        receipts = [r for r, _ in relay.take_receipts() if r.in_reply_to == sent.message_id]
+        for progress, _ in relay.take_progress():
+            if progress.in_reply_to == sent.message_id:
+                line = json_text({"progress": progress.stage}) if as_json else progress.stage
+                print(line, file=out, flush=True)
+        for receipt in receipts:
+            if as_json:
+                record = {"outcome": receipt.outcome, "summary": receipt.summary}
+                print(json_text(record), file=out)
+            else:
+                shown = f": {receipt.summary}" if receipt.summary else ""
+                print(screen_safe(f"{receipt.outcome}{shown}"), file=out)
+            return RECEIPT_CODES.get(receipt.outcome, EXIT_FAILED)
+        if not pid_alive(sent.peer.pid):
+            print("zcoder send: the receiver is gone without a receipt", file=err, flush=True)
+            return EXIT_DISCARDED
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            print("zcoder send: no receipt before the timeout", file=err, flush=True)
+            return EXIT_TIMED_OUT
+        news.wait(ALIVE_CHECK_SECONDS if left is None else min(left, ALIVE_CHECK_SECONDS))

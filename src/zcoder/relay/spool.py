@@ -1,7 +1,7 @@
 """The process-private spool: inbox → processing → done, and rejected/ for quarantine.
 
-Only the listener stores (``store``); only the foreground claims (``claim_one``) and
-completes (``complete``). Files are written to ``tmp/`` and renamed into
+Only the listener stores (``store``); only the foreground claims (``claim_one``, ``claim``)
+and completes (``complete``). Files are written to ``tmp/`` and renamed into
 ``inbox/<9-digit sequence>-<message_id>.json``, so an accepted message is always whole.
 
 No fsync: the design's guarantee ends with the receiver process (a machine crash may lose
@@ -13,9 +13,8 @@ Creating a file is the slow part of a store on some file systems (a new inode: h
 microseconds on a busy ext4). The foreground process keeps empty files ready in ``tmp/``
 (``top_up_spares``), as many as the queue has places, and the store side picks them up, so
 an acknowledgement waits only for a write and a rename. A spare is used only when it is
-still an empty regular file of this user with one link; otherwise the store creates its
-file as usual. Spares are never messages: ``tmp/`` is never read, and it goes with the
-spool.
+still an empty regular file of this user with one link, else the store creates its file.
+Spares are never messages: ``tmp/`` is never read, and it goes with the spool.
 """
 
 from __future__ import annotations
@@ -47,9 +46,8 @@ from zcoder.relay.protocol import (
 SPOOL_NAME_RE: Final = re.compile(r"(\d{9})-([A-Za-z0-9_.-]{1,100})\.json")
 # held/: accepted messages that wait for the user to run or discard them (trust per peer).
 SUBDIRS: Final = ("inbox", "processing", "held", "done", "rejected", "tmp")
-# Done receipts (and the ids remembered for duplicate detection) are kept for sender
-# retries, which happen within a sender's deadline (seconds): the newest 4,096, none older
-# than an hour.
+# Done receipts (and the ids remembered for duplicate detection) are kept for sender retries,
+# which happen within a sender's deadline (seconds): the newest 4,096, none over an hour old.
 DONE_RECEIPTS_MAX: Final = 4096
 DONE_RECEIPTS_MAX_AGE: Final = 3600.0
 # Empty files kept ready for the next stores (see top_up_spares): at least this many, and
@@ -323,32 +321,34 @@ class Spool:
         return Sequences(int(match.group(1)) if match else 0, last)
 
     def claim_one(self) -> ClaimResult | None:
-        """Move the oldest inbox entry to processing and validate it again.
-
-        Exactly one caller wins each entry (rename is atomic). Anything unsafe or invalid is
-        moved to rejected/ and returned as a QuarantinedMessage.
-        """
-        inbox = self.root / "inbox"
+        """Move the oldest inbox entry to processing and validate it again (``claim``)."""
         while True:
             try:
-                with os.scandir(inbox) as entries:
+                with os.scandir(self._inbox_dir) as entries:
                     names = sorted(entry.name for entry in entries)
             except OSError as exc:
                 raise SpoolError(f"cannot read the relay inbox: {exc.strerror}") from exc
             if not names:
                 return None
-            name = names[0]
-            target = self.root / "processing" / name
-            try:
-                os.rename(inbox / name, target)
-            except FileNotFoundError:
-                continue  # another claimer won this one; try the next
-            except OSError as exc:
-                raise SpoolError(f"cannot claim {name}: {exc.strerror}") from exc
-            try:
-                return self._validate_claimed(name, target)
-            except _Unsafe as exc:
-                return self._quarantine(name, target, str(exc))
+            claimed = self.claim(names[0])
+            if claimed is not None:
+                return claimed
+
+    def claim(self, name: str) -> ClaimResult | None:
+        """Move inbox entry ``name`` to processing and validate it again; None when another
+        claimer won it (rename is atomic: exactly one caller wins each entry). Anything
+        unsafe or invalid is moved to rejected/ and returned as a QuarantinedMessage."""
+        target = self.root / "processing" / name
+        try:
+            os.rename(os.path.join(self._inbox_dir, name), target)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise SpoolError(f"cannot claim {name}: {exc.strerror}") from exc
+        try:
+            return self._validate_claimed(name, target)
+        except _Unsafe as exc:
+            return self._quarantine(name, target, str(exc))
 
     def _validate_claimed(self, name: str, path: Path) -> ClaimedMessage:
         match = SPOOL_NAME_RE.fullmatch(name)

@@ -25,24 +25,19 @@ registered instance before it sends, and drops a dead watcher's watches.
 from __future__ import annotations
 
 import collections
-import logging
 import threading
 import time
-from collections.abc import Callable, MutableMapping
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final, Generic, TypeVar
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar, Final, Generic, TypeVar
 
 from zcoder.base.errors import ZcoderError
+from zcoder.relay.progress import checked_answer
 from zcoder.relay.protocol import (
     Addressed,
     FlatObject,
-    checked_member,
     checked_sender,
-    decode_flat_object,
-    is_message_id,
 )
-
-log = logging.getLogger("zcoder.relay.instance")  # as Relay's: one log for the relay
 
 WATCH_MAX_AGE: Final = 12 * 3600.0
 MAX_WATCHES_PER_WATCHER: Final = 16
@@ -64,14 +59,6 @@ def _created_at(obj: FlatObject) -> int | float | None:
 
 
 @dataclass(frozen=True)
-class Answer(Addressed):
-    """A request answering one this instance sent (a receipt, an idle notice): the id of
-    what it answers follows the sender's pid."""
-
-    in_reply_to: str
-
-
-@dataclass(frozen=True)
 class Watch(Addressed):
     """Ask the target to send one ``idle`` notice when it is next idle. The target's
     listener keeps it and hands it to zcoder's process once it is due: the notice must
@@ -86,11 +73,12 @@ class Watch(Addressed):
 
 
 @dataclass(frozen=True)
-class IdleNotice(Answer):
+class IdleNotice(Addressed):
     """The watched instance is idle now (handed to zcoder's process)."""
 
     TYPE: ClassVar[str] = "idle"
     TO_PARENT: ClassVar[bool] = True
+    in_reply_to: str
     created_at: int | float | None = None
 
     def to_payload(self) -> bytes:
@@ -109,11 +97,8 @@ def validate_watch(obj: FlatObject) -> Watch:
 
 
 def validate_idle(obj: FlatObject) -> IdleNotice:
-    message_id, sender, pid = checked_sender(obj, WatchError)
-    in_reply_to = checked_member(
-        obj, "in_reply_to", is_message_id, WatchError, "is not a message id"
-    )
-    return IdleNotice(message_id, _target(obj), sender, pid, in_reply_to, _created_at(obj))
+    """Every check an idle notice's own members must pass (those a receipt's are)."""
+    return IdleNotice(*checked_answer(obj, WatchError))
 
 
 # -- the watched side (in the listener process) -----------------------------------------
@@ -195,145 +180,26 @@ class Waiters(Generic[_V]):
         return self._waiting.pop(key, [])
 
 
-_R = TypeVar("_R", bound="Answer")
+def subscribe_once(
+    lock: threading.Lock,
+    waiters: Waiters[_V],
+    key: str,
+    present: Callable[[], _V | None],
+    callback: Callable[[_V], None],
+) -> Callable[[], None]:
+    """Call ``callback`` with the value for ``key`` once there is one (at once, on this
+    thread, when ``present`` already has it; else on the thread that records it, which
+    ``pop``s the waiters). Returns the call that stops waiting."""
+    with lock:
+        value = present()
+        if value is None:
+            waiters.add(key, callback)
+    if value is not None:
+        callback(value)
+        return lambda: None
 
+    def unsubscribe() -> None:
+        with lock:
+            waiters.discard(key, callback)
 
-@dataclass(eq=False)
-class Replies(Generic[_R]):
-    """How a book of messages sent (receipts.ReceiptBook, SentWatches) takes the one reply
-    each may get: ``entries`` by message id, each with ``target_instance_id`` and its reply
-    in the attribute ``slot`` (None until it comes); ``inbox`` what was received and not yet
-    taken. Its owner's ``lock`` guards them all. ``what`` and ``called`` name the message
-    and the reply in the reasons."""
-
-    lock: threading.Lock
-    entries: MutableMapping[str, Any]
-    inbox: collections.deque[tuple[_R, Any]]
-    slot: str
-    what: str
-    called: str
-    waiters: Waiters[_R] = field(default_factory=Waiters)
-
-    def accept(self, reply: _R) -> tuple[str, str]:
-        """(ack status, reason): ``accepted`` only for a message this instance sent, to
-        exactly the reply's sender, once; the same reply again is ``duplicate``; else
-        ``invalid``. Who waits for it (``subscribe``) is called after."""
-        what, called = self.what, self.called
-        with self.lock:
-            sent = self.entries.get(reply.in_reply_to)
-            if sent is None:
-                return "invalid", f"in_reply_to is not a {what} this instance sent"
-            if sent.target_instance_id != reply.sender_instance_id:
-                return "invalid", f"the {what} was not sent to this {called}'s sender"
-            earlier = getattr(sent, self.slot)
-            if earlier is not None:
-                if earlier.message_id == reply.message_id:
-                    return "duplicate", f"this {called} was received already"
-                return "invalid", f"that {what} has a {called} already"
-            setattr(sent, self.slot, reply)
-            self.inbox.append((reply, sent))
-            callbacks = self.waiters.pop(reply.in_reply_to)
-        for callback in callbacks:
-            callback(reply)
-        return "accepted", ""
-
-    def forget(self, message_id: str) -> None:
-        """A message that was not accepted: no reply will come for it."""
-        with self.lock:
-            self.entries.pop(message_id, None)
-
-    def take(self) -> list[tuple[_R, Any]]:
-        """The replies received since the last call, oldest first, each with its entry."""
-        with self.lock:
-            taken = list(self.inbox)
-            self.inbox.clear()
-            return taken
-
-    def arrived(self, payload: bytes, validate: Callable[[FlatObject], _R]) -> bool:
-        """A reply the listener process accepted, judged again here (zcoder's process keeps
-        a book of its own); True when it was recorded (someone should look)."""
-        try:
-            reply = validate(decode_flat_object(payload))
-        except ValueError as exc:  # FrameError, ReceiptError, WatchError
-            log.warning(
-                "relay listener passed on a %s that does not validate: %s", self.called, exc
-            )
-            return False
-        status, reason = self.accept(reply)
-        if status != "accepted":
-            log.info("relay %s %s not recorded: %s", self.called, reply.message_id, reason)
-            return False
-        return True
-
-    def subscribe(self, message_id: str, callback: Callable[[_R], None]) -> Callable[[], None]:
-        """Call ``callback`` with the message's reply once there is one (at once, on this
-        thread, when it came already; else on the thread that accepts it). Returns the
-        call that stops waiting."""
-        with self.lock:
-            sent = self.entries.get(message_id)
-            reply: _R | None = getattr(sent, self.slot) if sent is not None else None
-            if reply is None:
-                self.waiters.add(message_id, callback)
-        if reply is not None:
-            callback(reply)
-            return lambda: None
-
-        def unsubscribe() -> None:
-            with self.lock:
-                self.waiters.discard(message_id, callback)
-
-        return unsubscribe
-
-
-@dataclass
-class SentWatch:
-    """A watch this instance sent: to whom, and its notice once one came."""
-
-    message_id: str
-    target_instance_id: str
-    target_label: str  # the peer's name when it was sent, for display
-    notice: IdleNotice | None = None
-
-
-class SentWatches:
-    """The watches this instance sent and the notices that answer them, thread-safe: the
-    listener's event thread calls ``accept``, the app ``record``, ``take`` and
-    ``subscribe``."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._sent: collections.OrderedDict[str, SentWatch] = collections.OrderedDict()
-        self._inbox: collections.deque[tuple[IdleNotice, SentWatch]] = collections.deque(
-            maxlen=NOTICES_MAX
-        )
-        self._replies = Replies[IdleNotice](
-            self._lock, self._sent, self._inbox, "notice", "watch", "notice"
-        )
-
-    def record(self, message_id: str, target_instance_id: str, target_label: str = "") -> None:
-        with self._lock:
-            self._sent[message_id] = SentWatch(message_id, target_instance_id, target_label)
-            while len(self._sent) > SEEN_MAX:
-                self._sent.popitem(last=False)
-
-    def forget(self, message_id: str) -> None:
-        """A watch that was not accepted: no notice will come for it."""
-        self._replies.forget(message_id)
-
-    def arrived(self, payload: bytes) -> bool:
-        """A notice the listener process accepted, judged again (Replies.arrived)."""
-        return self._replies.arrived(payload, validate_idle)
-
-    def accept(self, notice: IdleNotice) -> tuple[str, str]:
-        """(ack status, reason): ``accepted``, ``duplicate`` or ``invalid`` (Replies)."""
-        return self._replies.accept(notice)
-
-    def subscribe(
-        self, message_id: str, callback: Callable[[IdleNotice], None]
-    ) -> Callable[[], None]:
-        """``callback`` gets the watch's notice once it comes (at once if it has)."""
-        return self._replies.subscribe(message_id, callback)
-
-    def take(self) -> list[tuple[IdleNotice, SentWatch]]:
-        """The notices received since the last call, oldest first."""
-        return self._replies.take()
+    return unsubscribe

@@ -21,12 +21,10 @@ from zcoder.relay.names import display_names, name_of
 from zcoder.relay.notifier import IdleNotifier
 from zcoder.relay.outbox import Sender, SendResult
 from zcoder.relay.protocol import Ack, FrameError, decode_flat_object
+from zcoder.relay.receipts import ReceiptBook
 from zcoder.relay.registry import ManifestError, read_manifest_file
 from zcoder.relay.settings import RelaySettings
 from zcoder.relay.watches import (
-    IdleNotice,
-    SentWatch,
-    SentWatches,
     Watch,
     WatchError,
     validate_watch,
@@ -69,13 +67,16 @@ def peer_gone(registry: Path, instance_id: str, pid: int | None = None) -> bool:
 
 
 class Watching:
-    """Watches this instance sent (``book``) and the notices it owes (``notifier``)."""
+    """Watches this instance sends (recorded in ``book``, as every message sent, with their
+    notices) and the notices it owes its own watchers (``notifier``)."""
 
-    def __init__(self, settings: RelaySettings, sender: Sender, deliver: Deliver) -> None:
+    def __init__(
+        self, settings: RelaySettings, sender: Sender, deliver: Deliver, book: ReceiptBook
+    ) -> None:
         self.settings = settings
         self._sender = sender
         self._deliver = deliver
-        self.book = SentWatches()
+        self.book = book
         self._counter = itertools.count(1)
         self._notifier: IdleNotifier | None = None
         self._cannot_notify: set[str] = set()  # peers that answered `unsupported` (zcoder.zsh)
@@ -97,7 +98,7 @@ class Watching:
         message_id = f"{me.instance_id}-w{next(self._counter)}"
         watch = Watch(message_id, peer.instance_id, me.instance_id, os.getpid(), int(time.time()))
         # Recorded before delivery: the notice may come back before the ack is read here.
-        self.book.record(message_id, peer.instance_id, name_of(peer))
+        self.book.record_sent(message_id, peer.instance_id, name_of(peer), "", watch=True)
         me.command(WatchSent(message_id, peer.instance_id))
         ack = self._deliver(Path(peer.socket), watch.to_payload(), message_id)
         if isinstance(ack, str):
@@ -111,10 +112,6 @@ class Watching:
         if result.status == "unsupported":
             self._cannot_notify.add(peer.instance_id)
         return result
-
-    def arrived(self, payload: bytes) -> bool:
-        """An ``idle`` notice the listener process accepted; True when it was recorded."""
-        return self.book.arrived(payload)
 
     def due(self, payload: bytes) -> None:
         """A watch on this instance is due (the listener saw it idle): send its notice."""
@@ -134,11 +131,6 @@ class Watching:
                 max_bytes=self.settings.max_bytes,
             )
         self._notifier.notify([watch])
-
-    def take(self) -> list[tuple[IdleNotice, SentWatch]]:
-        """The notices received since the last call, with the watch each answers."""
-        self._sender.sync()
-        return self.book.take()
 
     def wait_idle(self, result: SendResult, timeout: float) -> str:
         """Block until the watch's notice comes (IDLE), ``timeout`` passes (TIMEOUT) or the

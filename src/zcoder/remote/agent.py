@@ -14,6 +14,10 @@ among them are named: the remote zcoder interrupts a command when its connection
 (its input closes, and it stops the turn as on ``session/cancel``), and nothing here runs
 one again. ``reconnect`` opens a new connection and loads the session as the remote host
 saved it (``session/load``); a prompt is only ever sent once.
+
+The user's waiting input lives there too, saved with the remote session: ``steer`` sends
+Enter's text into the remote's running turn, and ``waiting_input`` and ``input_action``
+list, queue, drop and resume what waits there (``_zcoder/input``: zcoder.acp.input).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
+from zcoder.acp.input import IDLE
 from zcoder.agent.events import (
     AgentEvent,
     ErrorNotice,
@@ -45,6 +50,7 @@ from zcoder.agent.events import (
     UserCommandFinished,
 )
 from zcoder.agent.status import Status
+from zcoder.frontend.pending import InputKind, PendingItem
 from zcoder.remote.connection import Connection, ConnectionLost, Handler, RemoteInfo
 from zcoder.remote.events import UpdateReader, diff_of, text_of
 from zcoder.remote.target import Target
@@ -59,6 +65,7 @@ from zcoder.tools import (
 
 log = logging.getLogger(__name__)
 
+METHOD_NOT_FOUND: Final = -32601
 STOP_WAIT_SECONDS: Final = 30.0
 """How long a stopped turn waits for the remote's answer to ``session/cancel``."""
 
@@ -163,6 +170,40 @@ class RemoteAgent(Handler):
         if self.connection is None or not self.connected:
             raise ConnectionLost("not connected")
         return await self.connection.peers()
+
+    # -- the waiting input (the remote's ``_zcoder/input``: zcoder.acp.input) ------------
+
+    async def steer(self, text: str) -> bool:
+        """Enter while a turn runs: ``text`` goes into the remote's running turn, to land at
+        its next safe point (it comes back as UserSteered where it landed). False when no
+        turn there took it (it had ended, the connection is gone, or the remote zcoder is
+        older and has no ``_zcoder/input``): the caller then runs it as a prompt. Raises
+        RequestError when the remote refused the text itself (too long, say)."""
+        try:
+            await self._input("steer", text=text)
+        except RequestError as exc:
+            data = exc.data if isinstance(exc.data, dict) else {}
+            if data.get("reason") == IDLE or exc.code == METHOD_NOT_FOUND:
+                return False
+            raise
+        except ConnectionLost:
+            return False
+        return True
+
+    async def waiting_input(self) -> list[PendingItem]:
+        """What waits on the remote (``list``), as the TUI lists its own."""
+        return _items(await self._input("list"))
+
+    async def input_action(self, action: str, **params: Any) -> list[PendingItem]:
+        """``queue`` (text), ``drop`` (number) or ``resume`` there; what waits after it.
+        Raises ConnectionLost or RequestError (its data's ``details`` say why)."""
+        return _items(await self._input(action, **params))
+
+    async def _input(self, action: str, **params: Any) -> dict[str, Any]:
+        connection, session_id = self.connection, self.session_id
+        if connection is None or session_id is None or not self.connected:
+            raise ConnectionLost("not connected")
+        return await connection.input(session_id, action, **params)
 
     async def sessions(self) -> list[SessionInfo]:
         """The remote workspace's saved sessions, newest first (ACP's session/list)."""
@@ -328,6 +369,15 @@ class RemoteAgent(Handler):
                 kept=raw.get("kept") is True,  # a dialog that cannot ask then answers nothing
             )
         )
+
+
+def _items(answer: dict[str, Any]) -> list[PendingItem]:
+    """The remote's list of what waits (``waiting``), as PendingItems."""
+    items = []
+    for entry in answer.get("waiting") or []:
+        kind = InputKind.STEER if entry.get("kind") == "steer" else InputKind.FOLLOW_UP
+        items.append(PendingItem(kind, str(entry.get("text", "")), bool(entry.get("held"))))
+    return items
 
 
 def _profile(name: str) -> Profile:

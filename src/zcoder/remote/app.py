@@ -14,6 +14,10 @@ and ``/agents`` say that discovery is the remote host's and show its peers.
 
 A dropped connection is said in the transcript and the header, the transcript stays, and
 ``/reconnect`` (F5) connects again and loads the session as the remote host saved it.
+
+Enter while the remote turn runs steers it: the text goes to the remote's waiting input
+(``_zcoder/input``, zcoder.acp.input) and lands in that turn at its next safe point, shown
+here as steering where it landed; what no turn there took runs as a prompt after it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import contextlib
 import dataclasses
 import logging
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -38,6 +43,7 @@ from zcoder.remote.parts import RemoteParts
 from zcoder.remote.target import Target
 from zcoder.tui.app import ZcoderApp
 from zcoder.tui.main_screen import MainScreen
+from zcoder.tui.parts.commands import parse_user_command
 from zcoder.tui.widgets.chat_pane import ChatPane
 from zcoder.tui.widgets.transcript import Entry, user_text
 
@@ -127,6 +133,36 @@ class RemoteMainScreen(MainScreen):
     def stop_services(self) -> None:
         super().stop_services()
         self.remote.shut()
+
+    def queue_prompt(self, text: str) -> None:
+        """A prompt typed while the remote turn runs steers that turn; a ``!command``, a
+        custom command or a skill (which the screen queues too), and anything typed while
+        nothing runs, is queued as before."""
+        steerable = (
+            parse_user_command(text) is None and self.parts.custom_commands.plan(text) is None
+        )
+        if not (self.busy and self.remote.connected and steerable):
+            super().queue_prompt(text)
+            return
+        self.run_later(partial(self._steer, text), group="steer")
+
+    async def _steer(self, text: str) -> None:
+        label = self.link.target.label
+        try:
+            taken = await self.parts.turns.steer(text)
+        except RequestError as exc:
+            why = exc.data.get("details", exc) if isinstance(exc.data, dict) else exc
+            self.error(
+                f"{label} did not take it as steering: {why}. ↑ in the prompt brings it back."
+            )
+            return
+        if not taken:  # the turn there ended first: a prompt of its own
+            super().queue_prompt(text)
+            return
+        self.notice(
+            f"Steering sent to the turn running on {label}: it lands after the tool call in "
+            "progress, or, if the reply has none, as the next turn."
+        )
 
     def show_user_message(self, text: str) -> None:
         """A user message of a loaded session (the agent's events do not show those)."""

@@ -43,6 +43,7 @@ LOAD_RETRY_SECONDS: Final = 15.0
 zcoder of the dropped connection (it saves the interrupted turn, then lets it go)."""
 INFO_METHOD: Final = "zcoder/info"
 PEERS_METHOD: Final = "zcoder/peers"
+INPUT_METHOD: Final = "zcoder/input"
 MOST_SESSIONS: Final = 1000  # /sessions lists at most these (session/list pages through)
 
 
@@ -178,6 +179,11 @@ class Connection:
 
     async def peers(self) -> dict[str, Any]:
         return await self.call(self.conn.ext_method(PEERS_METHOD, {}))
+
+    async def input(self, session_id: str, action: str, **params: Any) -> dict[str, Any]:
+        """``_zcoder/input`` on the session's waiting input (zcoder.acp.input)."""
+        request = {"sessionId": session_id, "action": action, **params}
+        return await self.call(self.conn.ext_method(INPUT_METHOD, request))
 
     async def sessions(self) -> list[SessionInfo]:
         """session/list of the remote workspace, every page (zcoder.acp.listing)."""

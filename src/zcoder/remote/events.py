@@ -4,7 +4,8 @@ This is the other half of zcoder.acp.updates: that module turns the agent's even
 session updates on the remote host; this one turns them back here, so everything above the
 event sink (tui/parts/agent_view.py, the transcript, the header) is the same code whether the
 agent runs in this process or over SSH. What zcoder's agent side encodes, it decodes:
-notices and errors travel as agent messages in one recognisable form; a tool call's
+notices and errors travel as agent messages in one recognisable form, and the user's
+steering as a user message marked as such (shown as steering where it landed); a tool call's
 ``raw_output`` carries zcoder's own status (``interrupted``, ``not_executed``); a command's
 output arrives as the whole tail so far with every update (ACP replaces a call's content),
 so only what is new is passed on as ToolOutput. A tool call that starts already finished
@@ -40,9 +41,11 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from zcoder.acp.updates import STEERING_HEAD
 from zcoder.agent import events as ev
 from zcoder.agent.headings import tool_from_heading
 from zcoder.agent.status import ContextUsage, Status
+from zcoder.agent.steering import STEERED_KEY
 
 _NOTICE: Final = re.compile(r"\A\n\n_zcoder: (?P<text>.*)_\n\n\Z", re.DOTALL)
 _ERROR: Final = re.compile(r"\A\n\n\*\*zcoder: (?P<text>.*)\*\*\n\n\Z", re.DOTALL)
@@ -153,7 +156,7 @@ class UpdateReader:
             case UserMessageChunk():
                 self.end_reply()
                 if isinstance(update.content, TextContentBlock):
-                    self.on_user(update.content.text)
+                    self._user(update)
             case ToolCallStart():
                 self._started(update)
             case ToolCallProgress():
@@ -172,6 +175,17 @@ class UpdateReader:
                 pass  # zcoder's agent sends none the TUI shows
             case _:
                 assert_never(update)
+
+    def _user(self, update: UserMessageChunk) -> None:
+        """The user's words: steering where it landed (marked so in ``_meta``, headed so
+        in its text: zcoder.acp.updates.steering_message), else a message of theirs."""
+        assert isinstance(update.content, TextContentBlock)
+        text = update.content.text
+        marked = (update.field_meta or {}).get("zcoder", {})
+        if (isinstance(marked, dict) and marked.get(STEERED_KEY)) or text.startswith(STEERING_HEAD):
+            self.emit(ev.UserSteered(text.removeprefix(STEERING_HEAD)))
+        else:
+            self.on_user(text)
 
     def _message(self, update: AgentMessageChunk) -> None:
         if not isinstance(update.content, TextContentBlock):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from typing import Final
 
 from zcoder.sessions import liveness
 from zcoder.sessions.codec import dec, dec_doc, enc, enc_doc
@@ -149,6 +150,30 @@ def last_event_text(conn: sqlite3.Connection, session_id: str, role: EventRole) 
         (session_id, role),
     ).fetchone()
     return None if row is None else dec(row[0])
+
+
+PENDING_KINDS: Final = ("steer", "follow-up")
+
+
+def read_pending(conn: sqlite3.Connection, session_id: str) -> list[tuple[str, str]]:
+    rows = conn.execute(
+        "SELECT kind, text FROM pending_input WHERE session_id = ? ORDER BY position",
+        (session_id,),
+    )
+    return [(kind, dec(text)) for kind, text in rows]
+
+
+def replace_pending(
+    conn: sqlite3.Connection, session_id: str, items: Sequence[tuple[str, str]]
+) -> None:
+    for kind, _text in items:
+        if kind not in PENDING_KINDS:
+            raise ValueError(f"unknown pending input kind {kind!r}; expected {PENDING_KINDS}")
+    conn.execute("DELETE FROM pending_input WHERE session_id = ?", (session_id,))
+    conn.executemany(
+        "INSERT INTO pending_input VALUES (?, ?, ?, ?)",
+        [(session_id, n, kind, enc(text)) for n, (kind, text) in enumerate(items)],
+    )
 
 
 def encode_messages(messages: Sequence[Message]) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 EventRole = Literal["user", "assistant", "tool", "system", "error", "relay", "receipt"]
@@ -49,3 +49,6 @@ class SessionData:
     messages: list[Message]
     user_ledger: list[str]  # exactly what the user typed, in order
     events: list[TranscriptEvent]
+    # The user's input that was waiting when last saved: (kind, text), kind "steer" or
+    # "follow-up" (zcoder.frontend.pending), in order.
+    pending: list[tuple[str, str]] = field(default_factory=list)

@@ -134,12 +134,30 @@ def _kept_v5(conn: sqlite3.Connection) -> None:
     )
 
 
+def _pending_v6(conn: sqlite3.Connection) -> None:
+    """Version 6: the user's input still waiting for the agent when the session was last
+    saved (steering for a running turn, follow-ups after it), in order; a crash or a kill
+    leaves it here, and the next open shows it without running it."""
+    conn.execute(
+        """
+        CREATE TABLE pending_input (
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            position   INTEGER NOT NULL,
+            kind       TEXT NOT NULL CHECK (kind IN ('steer', 'follow-up')),
+            text       TEXT NOT NULL,
+            PRIMARY KEY (session_id, position)
+        )
+        """
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _create_v1,
     _events_v2,
     _relay_log_v3,
     _one_shot_v4,
     _kept_v5,
+    _pending_v6,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -194,7 +194,8 @@ class SessionStore:
             messages = contents.read_messages(conn, session_id)
             ledger = contents.read_ledger(conn, session_id)
             events = contents.read_events(conn, session_id)
-        return SessionData(info, messages, ledger, events)
+            pending = contents.read_pending(conn, session_id)
+        return SessionData(info, messages, ledger, events, pending)
 
     def set_model(self, session_id: str, model: str) -> None:
         with self._transaction("saving the model", write=True) as conn:
@@ -282,6 +283,13 @@ class SessionStore:
         with self._transaction("saving the conversation", write=True) as conn:
             session_table.touch(conn, self._clock, session_id)
             contents.replace_messages(conn, session_id, bodies)
+
+    def replace_pending(self, session_id: str, items: Sequence[tuple[str, str]]) -> None:
+        """What of the user's input waits now, (kind, text) in order: it replaces what was
+        saved (zcoder.frontend.pending keeps it current)."""
+        saved = list(items)
+        with self._transaction("saving the waiting input", write=True) as conn:
+            contents.replace_pending(conn, session_id, saved)
 
     def append_messages(self, session_id: str, messages: Sequence[Message]) -> None:
         """Add ``messages`` after the saved history (cheaper than replacing all of it)."""

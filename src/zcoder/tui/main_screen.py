@@ -132,6 +132,7 @@ class MainScreen(ScreenHost, Screen[None]):
         if self.services.config.relay.enabled:
             self.header.refresh_state(relay="starting")
         self.prompt_input.focus()
+        self.parts.notifier.start(self.app)
         self.post_message(PromptFocused())  # keys typed during start-up go to it now
         if self.startup.resume:
             self.finish_start()
@@ -143,14 +144,18 @@ class MainScreen(ScreenHost, Screen[None]):
         app is already leaving (Ctrl+C on the first frame)."""
         if not self.startup.begin():
             return
+        from zcoder.agent.steering import SteerSources
         from zcoder.tui.parts.relay_ui import RELAY_POLL_SECONDS
         from zcoder.tui.state.collector import tune_collector
 
         self.install_sidebar()
         self.parts.sessions.open_store()
         self.parts.relay_ui.start(spawn_now=self.startup.resume)
+        steers = self.parts.peer_steers  # composed with the user's: SteerSources(...)
         extensions = self.startup.make_agent(
-            approver=self.parts.dialogs, on_event=self.parts.agent_view.on_event
+            approver=self.parts.dialogs,
+            on_event=steers.watching(self.parts.agent_view.on_event),
+            steering=SteerSources(steers),
         )
         self.parts.custom_commands.install(extensions.skills, extensions.commands)
         self.chat.show_deferred_after(self.parts.sessions.open_initial)  # its load starts the meter
@@ -232,6 +237,7 @@ class MainScreen(ScreenHost, Screen[None]):
         self.chat.start_turn(work)
 
     def on_turn_started(self, _message: TurnStarted) -> None:
+        self.services.activity.turn_started()
         if self.services.relay is not None:
             self.services.relay.set_state("busy")
 
@@ -251,8 +257,11 @@ class MainScreen(ScreenHost, Screen[None]):
         summary = turn_summary(seconds, stopped=stopped)
         if summary is not None:
             self.notice(summary)
+        self.parts.peer_steers.turn_ended(stopped=stopped)  # peers' steers: done, receipts
         if self.services.relay is not None:
             self.services.relay.set_state("ready")
+        self.services.activity.turn_ended()
+        self.parts.notifier.call_back("the turn ended" if not stopped else "the turn was stopped")
         self.parts.relay_ui.refresh_header()
         self.schedule()
 

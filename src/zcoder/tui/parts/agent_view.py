@@ -71,6 +71,7 @@ class AgentView(Part):
         self._commands.clear()
 
     def on_event(self, event: ev.AgentEvent) -> None:
+        self.services.activity.on_event(event)  # a command runs, a turn ends: for peers
         if not isinstance(event, ev.ThinkingDelta | ContextUsage | ev.StatusChanged):
             self._end_thinking()  # the reasoning is over once anything else comes
         match event:

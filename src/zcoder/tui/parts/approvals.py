@@ -36,6 +36,7 @@ class DialogApprovals(Part):
     error: Callable[[str], None]
     give_back: Callable[[str], object]
     user_acted: Callable[[], None]
+    call_back: Callable[[str], None]  # the user, when the terminal has no focus
 
     def _fits(self) -> bool:
         size = self.app.size
@@ -84,6 +85,8 @@ class DialogApprovals(Part):
 
         self.app.push_screen(screen, callback=answered)
         self.say.header(asking=True)
+        self.services.activity.asking(True)
+        self.call_back("a question waits for your answer")
         try:
             return await future
         except asyncio.CancelledError:
@@ -94,3 +97,4 @@ class DialogApprovals(Part):
             raise
         finally:
             self.say.header(asking=False)
+            self.services.activity.asking(False)

@@ -117,6 +117,8 @@ class RelayUI(Part, RelayCommands):
             profile=config.profile.value,
             model=self.services.model,
             name=config.agent_name,
+            # Where it runs in tmux, for `zcoder agents --watch` (Relay checks the form).
+            tmux_pane=os.environ.get("TMUX_PANE", "") if os.environ.get("TMUX") else "",
             home=config.home,
             on_message=self.nudge_from_thread,
             on_unavailable=lambda _reason: self.nudge_from_thread(),
@@ -217,6 +219,7 @@ class RelayUI(Part, RelayCommands):
             held=backlog.held,
             waiting=backlog.waiting_for_you,
         )
+        self.services.activity.held(backlog.held)
         self._follow_backlog(backlog)
 
     def _follow_backlog(self, backlog: Backlog) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.dom import DOMNode
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
     from zcoder.agent import Agent
     from zcoder.config import Config
+    from zcoder.frontend.activity import ActivityTracker
     from zcoder.model.backends import ModelClient
     from zcoder.relay import Relay
     from zcoder.sessions import SessionStore
@@ -77,6 +79,13 @@ class Services:
 
             self._client = make_client(self.config)
         return self._client
+
+    @cached_property
+    def activity(self) -> ActivityTracker:
+        """What this zcoder is doing, for its relay's manifest (made on first use)."""
+        from zcoder.frontend.activity import ActivityTracker  # noqa: PLC0415
+
+        return ActivityTracker(lambda: self.relay)
 
     @property
     def relay_available(self) -> bool:

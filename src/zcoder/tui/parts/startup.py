@@ -27,6 +27,7 @@ from zcoder.tui.parts.services import Part, PartContext
 from zcoder.tui.state.history import PromptHistory
 
 if TYPE_CHECKING:
+    from zcoder.agent import SteerSource
     from zcoder.agent.events import EventSink
     from zcoder.frontend.extensions import Extensions
     from zcoder.tui.parts.approvals import DialogApprovals
@@ -68,7 +69,9 @@ class Startup(Part):
         if history.problem is not None:
             self.say.error(history.problem)
 
-    def make_agent(self, *, approver: DialogApprovals, on_event: EventSink) -> Extensions:
+    def make_agent(
+        self, *, approver: DialogApprovals, on_event: EventSink, steering: SteerSource | None
+    ) -> Extensions:
         """The agent (``Services.agent``), its tools and the extensions'; the relay's
         tools when the relay is up. The relay and the session store are open by now.
         The extensions found are returned (their commands join the registry)."""
@@ -88,4 +91,5 @@ class Startup(Part):
             relay_available=lambda: services.relay_available,
             hook_consent=True,  # a person is here: the project's hooks ask once
         )
+        services.agent.steering = steering  # what reaches a running turn (agent/steering.py)
         return extensions

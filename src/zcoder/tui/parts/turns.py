@@ -3,7 +3,7 @@ relayed tasks), and the body of each kind: a prompt, a ``!command``, ``/compact`
 relayed task (which ends with a receipt to its sender).
 
 This is the one seam between the screen and the agent a turn drives: every turn's body
-calls the agent here, through ``TurnAgent`` (the four calls a turn makes), and nowhere
+calls the agent here, through ``TurnAgent`` (the calls a turn makes), and nowhere
 else. A front end that drives another agent (a remote one, say) gives the screen another
 ``TurnAgent``; the transcript, the queue and the turn's worker stay as they are.
 
@@ -24,7 +24,7 @@ from zcoder.base.sanitize import visible
 from zcoder.frontend.relay_inbox import receipt_outcome
 from zcoder.hooks.relay_gate import GateVerdict, RelayGate
 from zcoder.model import ModelError
-from zcoder.relay import ClaimedMessage, QuarantinedMessage, sender_from
+from zcoder.relay import STARTED, ClaimedMessage, QuarantinedMessage, sender_from
 from zcoder.tui.parts.commands import parse_user_command
 from zcoder.tui.parts.services import Part
 from zcoder.tui.state.scheduler import Next
@@ -56,6 +56,12 @@ class TurnAgent(Protocol):
     ) -> TurnFinished: ...
 
     async def compact(self, focus: str = "", *, automatic: bool = False) -> CompactResult: ...
+
+    async def steer(self, text: str) -> bool:
+        """Enter while a turn runs: ``text`` goes into that turn, to land at its next safe
+        point (shown there, as steering, by the agent's UserSteered); False when nothing
+        took it (the turn there had ended): the caller runs it as a prompt instead."""
+        ...
 
 
 @dataclass(eq=False)
@@ -130,6 +136,12 @@ class Turns(Part):
         self.model.refresh_meter()
         self.sessions.refresh()
 
+    async def steer(self, text: str) -> bool:
+        """Enter while a turn runs: into that turn (TurnAgent.steer); False when no turn
+        took it."""
+        agent = self.agent
+        return agent is not None and await agent.steer(text)
+
     def compact(self, focus: str) -> None:
         """``/compact``: idle only, run as a turn (tui/parts/slash.py declares it)."""
         if self.agent is None:
@@ -163,6 +175,7 @@ class Turns(Part):
         outcome, summary = "failed", "the receiving zcoder failed unexpectedly"
         inbox = self.relay.inbox
         inbox.received(claimed.envelope, "running")
+        inbox.history.send_progress(claimed.envelope, STARTED)  # the sender sees it start
         try:
             await self.model.window_ready()
             trusted = relay.trusts_sender(claimed.envelope)

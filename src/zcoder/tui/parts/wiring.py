@@ -27,6 +27,7 @@ from zcoder.tui.parts.services import Host, PartContext
 if TYPE_CHECKING:
     from textual.app import App
 
+    from zcoder.frontend.peer_steering import PeerSteers
     from zcoder.slash.declared import RelayCommands
     from zcoder.tui.messages import Say
     from zcoder.tui.parts.agent_view import AgentView
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from zcoder.tui.parts.sessions_ui import SessionsUI
     from zcoder.tui.parts.slash import SlashCommands
     from zcoder.tui.parts.turns import Turns
+    from zcoder.tui.state.notify import Notifier
     from zcoder.tui.widgets.prompt import PromptInput
     from zcoder.tui.widgets.shared import SessionList
     from zcoder.tui.widgets.transcript import Entry, Transcript
@@ -232,6 +234,21 @@ class Parts:
         return AgentView(self.context, show=self.screen.show)
 
     @cached_property
+    def peer_steers(self) -> PeerSteers:
+        """Trusted peers' steers for the running turn (no part: no screen of its own)."""
+        from zcoder.frontend.peer_steering import PeerSteers
+        from zcoder.hooks.relay_gate import hooks_judge
+
+        services = self.services
+        return PeerSteers(
+            lambda: services.relay,
+            lambda: self.relay_ui.inbox.history,
+            admits=lambda task: (
+                not hooks_judge(services.agent.hook_points.engine if services.agent else None, task)
+            ),
+        )
+
+    @cached_property
     def dialogs(self) -> DialogApprovals:
         from zcoder.tui.parts.approvals import DialogApprovals
 
@@ -243,4 +260,14 @@ class Parts:
             # A key typed while a dialog was not yet armed was meant for the prompt.
             give_back=screen.prompt_input.insert,
             user_acted=screen.note_user_acted,
+            call_back=self.notifier.call_back,
         )
+
+    @cached_property
+    def notifier(self) -> Notifier:
+        """Calls the user back to an unfocused terminal (ZCODER_NOTIFY); started with the
+        screen's app once mounted."""
+        from zcoder.tui.state.notify import Notifier
+
+        config = self.context.services.config
+        return Notifier(config.notify, f"zcoder {config.agent_name or config.workspace.name}")

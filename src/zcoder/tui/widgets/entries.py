@@ -207,8 +207,10 @@ class ToolEntry(Entry):
         return "\n".join(parts) + "\n" + self.output.text()
 
 
-def receipt_text(text: str) -> Text:
-    return Text.assemble(_label("⇄ receipt ", "bold magenta"), screen_safe(text))
+def receipt_text(text: str, *, progress: bool = False) -> Text:
+    """A receipt, or a progress notice (``started``, ``steered``), from a peer."""
+    label = "⇄ progress " if progress else "⇄ receipt "
+    return Text.assemble(_label(label, "bold magenta"), screen_safe(text))
 
 
 def _shell_header(command: str, status: str) -> Text:

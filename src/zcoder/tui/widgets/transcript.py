@@ -118,7 +118,7 @@ def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
             ),
         )
     if role == "receipt":
-        return Entry("receipt", receipt_text(text))
+        return Entry("receipt", receipt_text(text, progress="progress" in metadata))
     if role == "error":
         return Entry("error", error_text(text))
     return Entry("system", system_text(text))

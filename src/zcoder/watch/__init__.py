@@ -1,0 +1,1 @@
+"""``zcoder agents --watch``: a live view of every zcoder on this machine (zcoder.watch.app)."""
