@@ -22,6 +22,7 @@ from bench import (
     fail_closed,
     guard,
     interactive_relay,
+    notify_bench,
     prompt_overhead,
     real_model,
     relay_bench,
@@ -88,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         ("stalled connections", lambda: relay_bench.stalled(results, 400 // scale)),
         ("start and stop", lambda: relay_bench.start_stop(results, 100 // scale, 10 // few)),
         ("resources", lambda: relay_bench.resources(results, 10000 // scale)),
+        ("notify when idle", lambda: notify_bench.run(results, 40 // scale, 10 // few)),
         ("the real model's prompt cache", lambda: real_model.run(results)),
     ]
     for name, step in steps:

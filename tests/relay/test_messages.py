@@ -26,6 +26,7 @@ from zcoder.relay.progress import Progress
 from zcoder.relay.protocol import Ack, Envelope, Ping, Request
 from zcoder.relay.receipts import Receipt
 from zcoder.relay.receiver import Receiver
+from zcoder.relay.watches import IdleNotice, Watch
 
 # Written by the encoders as they were before the message classes (ping_request, and the
 # to_payload of Envelope, Receipt and Ack at the commit before), for the same values.
@@ -92,6 +93,17 @@ OLD_BYTES: dict[str, tuple[object, bytes]] = {
         b'{"protocol":1,"type":"receipt","message_id":"42-1-r2","target_instance_id":"43-9",'
         b'"sender_instance_id":"42-1","sender_pid":42,"in_reply_to":"43-9-2",'
         b'"outcome":"failed","summary":""}',
+    ),
+    "watch": (
+        Watch("43-9-w1", "42-1", "43-9", 43, 1796206300),
+        b'{"protocol":1,"type":"watch","message_id":"43-9-w1","target_instance_id":"42-1",'
+        b'"sender_instance_id":"43-9","sender_pid":43,"created_at":1796206300}',
+    ),
+    "idle": (
+        IdleNotice("42-1-i1", "43-9", "42-1", 42, "43-9-w1", 1796206301),
+        b'{"protocol":1,"type":"idle","message_id":"42-1-i1","target_instance_id":"43-9",'
+        b'"sender_instance_id":"42-1","sender_pid":42,"in_reply_to":"43-9-w1",'
+        b'"created_at":1796206301}',
     ),
     "ack": (
         Ack("43-9-1", "accepted", 3, "busy"),
@@ -277,6 +289,7 @@ def _decide(**members: object) -> Ack:
 NO_ROW: list[object] = [..., None, 5, 1.5, True, "", "PING", "Enqueue", "ack", "broadcast"]
 NO_ROW += ["_ping", "_enqueue", "HANDLERS", "__class__", "__init__"]  # names in Receiver
 NO_ROW += ["receipt", "progress"]  # no receipt book here: neither, as in zcoder.zsh
+NO_ROW += ["watch", "idle"]  # nor watches
 
 
 @pytest.mark.parametrize("kind", NO_ROW)

@@ -13,6 +13,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any, Final, Protocol
 
+from zcoder.agent.relay_waits import register_relay_waits
 from zcoder.base.sanitize import field_for_model
 from zcoder.relay import (
     DELIVERIES,
@@ -176,6 +177,7 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
             Offered.WHILE_ON,  # the design's contract: offered whenever the relay is on
         )
     )
+    register_relay_waits(registry, relay)  # notify_when_idle, wait_for_receipt: on demand
 
 
 def restrict_schemas(schemas: Sequence[dict[str, Any]], ctx: ToolContext) -> list[dict[str, Any]]:

@@ -21,14 +21,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zcoder.agent.events import Outcome, TurnFinished
-from zcoder.agent.relay_wrapper import PROGRESS_WORDS, progress_record, receipt_record
+from zcoder.agent.relay_wrapper import (
+    PROGRESS_WORDS,
+    idle_record,
+    progress_record,
+    receipt_record,
+)
 from zcoder.relay import name_of, sender_name
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.relay_log import RelayLog
 
 if TYPE_CHECKING:
     from zcoder.agent import Agent
-    from zcoder.relay import Envelope, Progress, Receipt, Relay, SendResult, SentMessage
+    from zcoder.relay import (
+        Envelope,
+        IdleNotice,
+        Progress,
+        Receipt,
+        Relay,
+        SendResult,
+        SentMessage,
+    )
     from zcoder.sessions import SessionStore
 
 log = logging.getLogger(__name__)
@@ -212,7 +225,8 @@ class RelayHistory:
     def take_receipts(self, agent: Agent | None) -> list[ShownReceipt]:
         """Receipts and progress for tasks this instance sent, since the last call: saved
         in the history, given to the model as context (they start no turn), returned to
-        show, the progress before the receipts."""
+        show, the progress before the receipts; then the idle notices of the watches it
+        sent (notify_when_idle), given and shown the same way."""
         shown_all: list[ShownReceipt] = []
         if self.relay is None:
             return shown_all
@@ -239,6 +253,12 @@ class RelayHistory:
             )
             shown = receipt_shown(receipt.outcome, sent.target_label, receipt.summary)
             shown_all.append(_told(agent, record, shown, receipt, sent, outcome=receipt.outcome))
+        for notice, sent in self.relay.take_idle_notices():  # notify_when_idle's
+            record = idle_record(
+                target_label=sent.target_label, target_instance_id=sent.target_instance_id
+            )
+            shown = receipt_shown("idle", sent.target_label, "nothing running or queued")
+            shown_all.append(_told(agent, record, shown, notice, sent, outcome="idle"))
         return shown_all
 
     def unrun(self) -> list[Envelope]:
@@ -274,7 +294,7 @@ def _told(
     agent: Agent | None,
     record: str,
     shown: str,
-    notice: Receipt | Progress,
+    notice: Receipt | Progress | IdleNotice,
     sent: SentMessage,
     **what: str,
 ) -> ShownReceipt:

@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from zcoder.relay.standing import is_send_process
     from zcoder.relay.trust import BLOCK, TRUST, TrustError
     from zcoder.relay.via import client_label
+    from zcoder.relay.watches import IdleNotice
 
 # The names above are the whole face, each loaded when first used (zcoder.base.lazy): the
 # listener process imports only the modules it runs, so it starts in a fraction of the

@@ -33,6 +33,7 @@ class AdvertChanges(TypedDict, total=False):
     model: str | None
     profile: str | None
     name: str | None
+    waiting_on: str | None  # "" clears it (zcoder.relay.waits)
 
 
 class Advert:
@@ -43,6 +44,7 @@ class Advert:
         self.profile = profile
         self.model = model
         self.name = name
+        self.waiting_on = ""
         self.started_at = 0
         self.written = False
         self.activity, self.activity_since, self.tmux_pane = "", 0, ""  # zcoder.relay.activity
@@ -75,6 +77,7 @@ class Advert:
             socket=str(socket),
             state=state,
             started_at=self.started_at,
+            waiting_on=self.waiting_on,
             name=self.name,
             activity=self.activity,
             activity_since=self.activity_since,

@@ -123,8 +123,15 @@ class MessageSent(ListenerCommand, op="sent"):
     target: str
 
 
+class WatchSent(ListenerCommand, op="watch_sent"):
+    """A watch zcoder sent (zcoder.relay.watches): an ``idle`` notice may answer it."""
+
+    message_id: str
+    target: str
+
+
 class Forget(ListenerCommand, op="forget"):
-    """A message sent that was not accepted: no receipt will answer it."""
+    """A message (or watch) sent that was not accepted: nothing will answer it."""
 
     message_id: str
 

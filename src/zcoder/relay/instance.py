@@ -35,6 +35,9 @@ from zcoder.relay.spool import ClaimedMessage, ClaimResult, Sequences
 from zcoder.relay.standing import INSTANCE, is_live_instance
 from zcoder.relay.sweep import Leftover
 from zcoder.relay.trust import TrustBook
+from zcoder.relay.waits import cycle_refusal, cycle_through
+from zcoder.relay.watches import IdleNotice, Watch
+from zcoder.relay.watching import Watching, peer_gone
 
 __all__ = [
     "STATE_BUSY",
@@ -116,6 +119,7 @@ class Relay:
         self._endpoint.advert.tmux_pane = pane_id(tmux_pane)
         self._inbox = Inbox(self._endpoint)
         self._outbox = Outbox(settings, self._endpoint, self.receipts)
+        self._watching = Watching(settings, self._endpoint, self._outbox._deliver, self.receipts)
         self._leftovers = Leftovers(settings, self._endpoint)
 
     def _nudge(self) -> None:
@@ -132,11 +136,22 @@ class Relay:
         if self._outbox.progress_arrived(payload):
             self._nudge()
 
+    def _idle_notice(self, payload: bytes) -> None:
+        """A watched peer's ``idle`` notice the listener process accepted."""
+        if self._outbox.idle_arrived(payload):
+            self._nudge()
+
+    def _watch_due(self, payload: bytes) -> None:
+        """A watch on this instance is due (the listener saw it idle): send the notice."""
+        self._watching.due(payload)
+
     # The requests the listener process accepts for this process (``TO_PARENT`` types of
     # zcoder.relay.protocol.Request), by wire type, and what takes their payload here.
     FORWARDED: ClassVar[Mapping[str, Callable[[Relay, bytes], None]]] = {
         Receipt.TYPE: _receipt,
         Progress.TYPE: _progress,
+        IdleNotice.TYPE: _idle_notice,
+        Watch.TYPE: _watch_due,
     }
 
     @property
@@ -281,6 +296,44 @@ class Relay:
     def take_progress(self) -> list[tuple[Progress, SentMessage]]:
         """Progress on messages this instance sent, since the last call, oldest first."""
         return self._outbox.take_progress()
+
+    # -- watches and waits (zcoder.relay.watches, zcoder.relay.waits) -------------------
+
+    def watch(self, target_instance_id: str) -> SendResult:
+        """Ask the live peer with exactly this id for one notice when it is next idle."""
+        return self._watching.send(target_instance_id, self.discover)
+
+    def take_idle_notices(self) -> list[tuple[IdleNotice, SentMessage]]:
+        """Idle notices received since the last call, with the watch each answers."""
+        return self._outbox.take_idle()
+
+    def wait_idle(self, result: SendResult, timeout: float) -> str:
+        """Block until an accepted watch's notice comes: ``idle``, ``timeout`` or ``gone``
+        (the peer's manifest or socket went away, or its process ended)."""
+        return self._watching.wait_idle(result, timeout)
+
+    def is_gone(self, instance_id: str) -> bool:
+        """Whether a peer is gone (its manifest or socket removed, its process ended)."""
+        return self.registry is None or peer_gone(self.registry, instance_id)
+
+    def begin_wait(self, target_instance_id: str) -> str | None:
+        """Publish that this instance waits on ``target_instance_id`` (``waiting_on``), then
+        refuse (the text naming the cycle, nothing left published) a wait that would close
+        a cycle of waits; None: wait, and call ``end_wait`` after."""
+        self.refresh_manifest(waiting_on=target_instance_id)
+        registry, me = self.registry, self.instance_id
+        names = (
+            None
+            if registry is None or me is None
+            else cycle_through(registry, me, target_instance_id)
+        )
+        if names is None:
+            return None
+        self.end_wait()
+        return cycle_refusal(names)
+
+    def end_wait(self) -> None:
+        self.refresh_manifest(waiting_on="")
 
     # -- the foreground's side of the queue ---------------------------------------------
 

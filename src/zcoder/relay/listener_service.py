@@ -41,10 +41,12 @@ from zcoder.relay.control import (
     Store,
     Sync,
     Synced,
+    WatchSent,
     decode,
     encode,
 )
 from zcoder.relay.listener import Listener
+from zcoder.relay.notifier import watcher_alive
 from zcoder.relay.peercred import (
     PeerCredentials,
     ProcessStats,
@@ -74,6 +76,7 @@ from zcoder.relay.standing import (
     standing_of,
 )
 from zcoder.relay.trust import TrustBook
+from zcoder.relay.watches import Watch, WatchBook
 
 log = logging.getLogger("zcoder.relay.listener")
 
@@ -120,6 +123,9 @@ class ListenerService:
         self.lock_facts = LockFacts(self.registry, self._peer_start_time)
         self._checked: tuple[str, Manifest] | None = None  # the last sender checked
         self.receipts = ReceiptBook()  # a copy of the parent's sent messages
+        # Watches on this instance, handed to the parent once it is idle (its own watches
+        # sent are in the copy of its messages sent, ``receipts``).
+        self.watchers = WatchBook(lambda watch: watcher_alive(self.registry, watch))
         self.receiver = Receiver(
             self.instance_id,
             self.spool,
@@ -130,6 +136,7 @@ class ListenerService:
             receipts=self.receipts,
             forward=self._forward,
             verify=self.verify,
+            watchers=self.watchers,
         )
         self.listener = Listener(
             server,
@@ -160,6 +167,18 @@ class ListenerService:
         if decision.request_type == Envelope.TYPE:
             self.spool.prepare_next()  # after the ack: off the next message's way
             self.events.send(ACCEPTED)
+        elif decision.request_type == Watch.TYPE and decision.accepted:
+            self._check_idle()
+
+    def _check_idle(self) -> None:
+        """Idle (ready, nothing waiting or running): every watch due goes to the parent,
+        which sends its notice (zcoder.relay.notifier)."""
+        if not len(self.watchers) or self.state != "ready":
+            return
+        waiting, running, _held = self.spool.counts()
+        if waiting + running == 0:
+            for watch in self.watchers.take_all():
+                self._forward(watch)
 
     def _forward(self, request: Request) -> None:
         """A request accepted for the parent (a receipt): to it, as its payload."""
@@ -202,10 +221,15 @@ class ListenerService:
         if command.state not in STATES:
             return {"error": f"unknown state {command.state!r}"}
         self.state = command.state
+        self._check_idle()
         return None
 
     def _sent(self, command: MessageSent) -> Reply:
         self.receipts.record_sent(command.message_id, command.target, "", "")
+        return None
+
+    def _watch_sent(self, command: WatchSent) -> Reply:
+        self.receipts.record_sent(command.message_id, command.target, "", "", watch=True)
         return None
 
     def _forget(self, command: Forget) -> Reply:
@@ -221,6 +245,7 @@ class ListenerService:
 
     def _done(self, command: SpoolDone) -> Reply:
         self.spool.forget_pending(command.name)
+        self._check_idle()
         return None
 
     def _stats(self, command: Stats) -> Reply:
@@ -255,6 +280,7 @@ class ListenerService:
         Configure: _configured_again,
         SetState: _set_state,
         MessageSent: _sent,
+        WatchSent: _watch_sent,
         Forget: _forget,
         Store: _store,
         LastAccepted: _last_accepted,

@@ -44,8 +44,9 @@ from zcoder.relay.receipts import (
 from zcoder.relay.registry import ManifestError, read_manifest_file
 from zcoder.relay.settings import RelaySettings
 from zcoder.relay.via import client_label
+from zcoder.relay.watches import IdleNotice, WatchError, validate_idle
 
-_Answer = TypeVar("_Answer", Receipt, Progress)
+_Answer = TypeVar("_Answer", Receipt, Progress, IdleNotice)
 
 log = logging.getLogger("zcoder.relay.instance")  # one log for all of Relay, as before its split
 
@@ -304,6 +305,16 @@ class Outbox:
         """Progress the listener process accepted, as ``receipt_arrived``."""
         return self._arrived(payload, validate_progress, ReceiptBook.accept_progress)
 
+    def idle_arrived(self, payload: bytes) -> bool:
+        """An idle notice (zcoder.relay.watches) the listener process accepted, as
+        ``receipt_arrived``."""
+        return self._arrived(payload, validate_idle, ReceiptBook.accept_idle)
+
+    def take_idle(self) -> list[tuple[IdleNotice, SentMessage]]:
+        """Idle notices received since the last call, as ``take_receipts``."""
+        self._sender.sync()
+        return self.receipts.take_idle()
+
     def _arrived(
         self,
         payload: bytes,
@@ -312,7 +323,7 @@ class Outbox:
     ) -> bool:
         try:
             answer = validate(decode_flat_object(payload))
-        except (FrameError, ReceiptError, ProgressError) as exc:
+        except (FrameError, ReceiptError, ProgressError, WatchError) as exc:
             log.warning("relay listener passed on a request that does not validate: %s", exc)
             return False
         status, reason = accept(self.receipts, answer)

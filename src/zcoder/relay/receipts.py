@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar, Final
+from typing import ClassVar, Final, TypeVar
 
 from zcoder.base.errors import ZcoderError
 from zcoder.relay.progress import Progress, checked_answer
@@ -40,6 +40,7 @@ from zcoder.relay.protocol import (
     FlatObject,
     optional_text,
 )
+from zcoder.relay.watches import IdleNotice, Waiters, subscribe_once
 
 OUTCOMES: Final = ("completed", "failed", "cancelled", "refused", "discarded")
 SUMMARY_MAX_CHARS: Final = 2000
@@ -103,6 +104,12 @@ class SentMessage:
     sent_at: float  # time.time()
     receipt: Receipt | None = None
     stages: list[str] = field(default_factory=list)  # its progress (zcoder.relay.progress)
+    # A watch (zcoder.relay.watches) is a message sent too: its answer is an idle notice.
+    watch: bool = False
+    idle: IdleNotice | None = None
+
+
+_Once = TypeVar("_Once", Receipt, IdleNotice)
 
 
 class ReceiptBook:
@@ -124,14 +131,25 @@ class ReceiptBook:
             maxlen=INBOX_MAX
         )
         self._receiptless: set[str] = set()
+        self._idle: collections.deque[tuple[IdleNotice, SentMessage]] = collections.deque(
+            maxlen=INBOX_MAX
+        )
+        # Who waits for a message's receipt or a watch's notice (subscribe).
+        self._waiters: Waiters[Receipt | IdleNotice] = Waiters()
 
     def record_sent(
-        self, message_id: str, target_instance_id: str, target_label: str, body: str
+        self,
+        message_id: str,
+        target_instance_id: str,
+        target_label: str,
+        body: str,
+        *,
+        watch: bool = False,
     ) -> None:
         with self._lock:
             now = self._clock()
             self._sent[message_id] = SentMessage(
-                message_id, target_instance_id, target_label, body[:200], now
+                message_id, target_instance_id, target_label, body[:200], now, watch=watch
             )
             while self._sent and (
                 len(self._sent) > SENT_LOG_MAX
@@ -155,17 +173,60 @@ class ReceiptBook:
 
     def accept(self, receipt: Receipt) -> tuple[str, str]:
         """(ack status, reason): ``accepted``, ``duplicate`` or ``invalid``."""
+        return self._accept_once(receipt, "receipt", self._inbox)
+
+    def accept_idle(self, notice: IdleNotice) -> tuple[str, str]:
+        """(ack status, reason): ``accepted`` for a watch this instance sent to the
+        notice's sender, once; the same notice again ``duplicate``; else ``invalid``."""
+        return self._accept_once(notice, "idle", self._idle)
+
+    def _accept_once(
+        self,
+        answer: _Once,
+        slot: str,
+        inbox: collections.deque[tuple[_Once, SentMessage]],
+    ) -> tuple[str, str]:
+        """The one ``answer`` a message sent may get (a receipt for a task, an idle notice
+        for a watch), kept in its entry's ``slot`` and in ``inbox``; who waits for it
+        (``subscribe``) is told after."""
+        called = "receipt" if slot == "receipt" else "notice"
         with self._lock:
-            sent = self._answered(receipt.in_reply_to, receipt.sender_instance_id)
+            sent = self._answered(answer.in_reply_to, answer.sender_instance_id)
             if isinstance(sent, str):
                 return "invalid", sent
-            if sent.receipt is not None:
-                if sent.receipt.message_id == receipt.message_id:
-                    return "duplicate", "this receipt was received already"
-                return "invalid", "that message has a receipt already"
-            sent.receipt = receipt
-            self._inbox.append((receipt, sent))
-            return "accepted", ""
+            if sent.watch != (slot == "idle"):
+                return "invalid", f"that message takes no {called}"
+            earlier = getattr(sent, slot)
+            if earlier is not None:
+                if earlier.message_id == answer.message_id:
+                    return "duplicate", f"this {called} was received already"
+                return "invalid", f"that message has a {called} already"
+            setattr(sent, slot, answer)
+            inbox.append((answer, sent))
+            callbacks = self._waiters.pop(answer.in_reply_to)
+        for callback in callbacks:
+            callback(answer)
+        return "accepted", ""
+
+    def subscribe(
+        self, message_id: str, callback: Callable[[Receipt | IdleNotice], None]
+    ) -> Callable[[], None]:
+        """``callback`` gets the message's receipt (a watch's notice) once it comes: at
+        once, on this thread, when it came already; else on the thread that accepts it.
+        Returns the call that stops waiting."""
+
+        def present() -> Receipt | IdleNotice | None:
+            sent = self._sent.get(message_id)
+            return None if sent is None else sent.idle if sent.watch else sent.receipt
+
+        return subscribe_once(self._lock, self._waiters, message_id, present, callback)
+
+    def take_idle(self) -> list[tuple[IdleNotice, SentMessage]]:
+        """The idle notices received since the last call, oldest first."""
+        with self._lock:
+            taken = list(self._idle)
+            self._idle.clear()
+            return taken
 
     def accept_progress(self, progress: Progress) -> tuple[str, str]:
         """(ack status, reason): ``accepted``; ``duplicate`` for a stage the message had;

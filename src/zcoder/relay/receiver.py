@@ -32,6 +32,14 @@ from zcoder.relay.protocol import (
 from zcoder.relay.receipts import Receipt, ReceiptBook, ReceiptError, validate_receipt
 from zcoder.relay.settings import Inbound
 from zcoder.relay.spool import Spool, SpoolError
+from zcoder.relay.watches import (
+    IdleNotice,
+    Watch,
+    WatchBook,
+    WatchError,
+    validate_idle,
+    validate_watch,
+)
 
 # What a sender the receiving user refuses (``ZCODER_RELAY_INBOUND=refuse``, a block) is
 # told, beside the status ``paused`` (the protocol has no other word for it; zcoder.zsh
@@ -82,7 +90,7 @@ class Decision:
         return self.ack.status == "accepted"
 
 
-_Answer = TypeVar("_Answer", Receipt, Progress)
+_Answer = TypeVar("_Answer", Receipt, Progress, IdleNotice, Watch)
 
 # (receiver, the request, its message_id echoed when a string, peer credentials) -> ack
 Handler = Callable[["Receiver", FlatObject, str, "PeerCredentials | None"], "Decision"]
@@ -105,6 +113,8 @@ class Receiver:
     # Where a request accepted for zcoder's process goes (a ``TO_PARENT`` type: a receipt
     # the book took); None: it stays here.
     forward: Callable[[Request], None] | None = None
+    # Watches on this instance (zcoder.relay.watches); None: `unsupported`, as zcoder.zsh.
+    watchers: WatchBook | None = None
 
     def _ack(
         self,
@@ -222,6 +232,27 @@ class Receiver:
             accept=ReceiptBook.accept_progress,
         )
 
+    def _idle(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
+        """A watched peer says it is idle: only for a watch this instance sent it."""
+        accept, kind = ReceiptBook.accept_idle, IdleNotice.TYPE
+        return self._answer(obj, echo, peer, kind=kind, validate=validate_idle, accept=accept)
+
+    def _watch(self, obj: FlatObject, echo: str, peer: PeerCredentials | None) -> Decision:
+        """A peer asks for one notice when this instance is next idle (zcoder.relay.watches);
+        checked as a receipt is, kept by the listener, handed on only once it is due."""
+        watchers = self.watchers
+        if watchers is None:
+            return self._unsupported(Watch.TYPE, echo)
+        return self._answer(
+            obj,
+            echo,
+            peer,
+            kind=Watch.TYPE,
+            validate=validate_watch,
+            accept=lambda _book, watch: watchers.add(watch),
+            hand_on=False,
+        )
+
     def _answer(
         self,
         obj: FlatObject,
@@ -231,6 +262,7 @@ class Receiver:
         kind: str,
         validate: Callable[[FlatObject], _Answer],
         accept: Callable[[ReceiptBook, _Answer], tuple[str, str]],
+        hand_on: bool = True,
     ) -> Decision:
         """A receipt's or progress's decision: its members, its sender, then the book's
         word on the message it answers; handed on to zcoder's process once accepted."""
@@ -238,13 +270,13 @@ class Receiver:
             return self._unsupported(kind, echo)
         try:
             answer = validate(obj)
-        except (ReceiptError, ProgressError) as exc:
+        except (ReceiptError, ProgressError, WatchError) as exc:
             return self._ack(echo if is_message_id(echo) else "", "invalid", str(exc))
         refused = self.sender_check(answer.sender_instance_id, answer.sender_pid, peer)
         if refused is not None:
             return self._ack(answer.message_id, "invalid", refused)
         status, reason = accept(self.receipts, answer)
-        if status == "accepted" and self.forward is not None:
+        if status == "accepted" and hand_on and self.forward is not None:
             self.forward(answer)
         return self._ack(answer.message_id, status, reason)
 
@@ -255,6 +287,8 @@ class Receiver:
         Envelope.TYPE: _enqueue,
         Receipt.TYPE: _receipt,
         Progress.TYPE: _progress,
+        Watch.TYPE: _watch,
+        IdleNotice.TYPE: _idle,
     }
 
 

@@ -152,6 +152,7 @@ class Manifest:
     socket: str
     state: str
     started_at: int
+    waiting_on: str = ""  # the instance id it waits on now (zcoder.relay.waits), "" none
     # The instance's friendly name (zcoder.relay.names); zcoder.zsh writes none. Written
     # after the spec's members: peers accept and ignore extra scalar members.
     name: str = ""
@@ -177,6 +178,7 @@ class Manifest:
                 "state": self.state,
                 "started_at": self.started_at,
                 **extra,
+                **({"waiting_on": self.waiting_on} if self.waiting_on else {}),
             }
         )
 
@@ -234,6 +236,8 @@ def parse_manifest(data: bytes, registry: Path, file_name: str) -> Manifest:
     name = obj.get("name", "")
     if not isinstance(name, str) or len(name) > MAX_NAME_CHARS:
         name = ""  # optional and self-reported: an odd one is dropped, the manifest kept
+    waiting_on = obj.get("waiting_on", "")
+    waiting_on = waiting_on if is_instance_id(waiting_on) else ""  # optional, as name
     return Manifest(
         instance_id=instance_id,
         pid=pid,
@@ -245,6 +249,7 @@ def parse_manifest(data: bytes, registry: Path, file_name: str) -> Manifest:
         socket=sock,
         state=state,
         started_at=started_at,
+        waiting_on=waiting_on,
         name=name,
         activity=read_activity(obj.get("activity")),
         activity_since=read_since(obj.get("activity_since")),

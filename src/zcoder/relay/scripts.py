@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, TextIO
 
@@ -40,7 +41,7 @@ from zcoder.relay.names import display_names, name_of, resolve_target
 from zcoder.relay.outbox import SendResult
 from zcoder.relay.protocol import STEER
 from zcoder.relay.registry import RegistryError, check_registry_dir, choose_registry_dir
-from zcoder.relay.settings import load_relay_settings
+from zcoder.relay.settings import RelayMode, load_relay_settings
 
 EXIT_ACCEPTED: Final = 0
 EXIT_RELAY_UNAVAILABLE: Final = 1
@@ -78,6 +79,11 @@ RECEIPT_CODES: Final = {
 }
 # How often a wait with no news checks that the receiver still runs.
 ALIVE_CHECK_SECONDS: Final = 2.0
+
+# ``zcoder agents --wait-idle``: 0 once the peer is idle, 1 to 7 as above (no 4), and, as
+# --wait's: 13 the peer went away first (its manifest or socket), 14 --timeout passed; or
+EXIT_CANNOT_NOTIFY: Final = 15  # the peer does not take watches (zcoder.zsh: unsupported)
+WAIT_IDLE_MAX: Final = 12 * 3600.0  # a watch's life (zcoder.relay.watches)
 
 
 def _peer_record(peer: Any, shown: str) -> dict[str, Any]:
@@ -145,6 +151,19 @@ def agents_main(
         help="a live view, updated as they change, those waiting for their user first; "
         "Enter goes to one's tmux pane, q quits",
     )
+    parser.add_argument(
+        "--wait-idle",
+        metavar="NAME",
+        help="wait until that instance is next idle (ready, empty queue); see the exit codes",
+    )
+    parser.add_argument(
+        "--timeout", type=float, metavar="S", help="with --wait-idle: give up after S seconds"
+    )
+    parser.epilog = (
+        "Exit status of --wait-idle: 0 idle, 1 relay unavailable, 2 usage, 3 no such "
+        "instance, 5 too many watches, 6 refused, 7 not delivered, 13 the instance went "
+        "away, 14 timed out, 15 it cannot notify."
+    )
     args = parser.parse_args(list(argv))
     if args.watch:
         found = agents_registry(os.environ)
@@ -153,6 +172,13 @@ def agents_main(
             print(f"zcoder agents: {screen_safe(why)}", file=err)
             return EXIT_RELAY_UNAVAILABLE
         return watch(*found)
+
+    if args.wait_idle is not None:
+        timeout = WAIT_IDLE_MAX if args.timeout is None else args.timeout
+        return wait_idle_main(args.wait_idle, timeout, out, err)
+    if args.timeout is not None:
+        print("zcoder agents: --timeout goes with --wait-idle", file=err)
+        return EXIT_USAGE
     peers, problem = live_peers(os.environ)
     if problem is not None:
         print(f"zcoder agents: {screen_safe(problem)}", file=err)
@@ -164,6 +190,86 @@ def agents_main(
     else:
         out.write(peer_table(peers) + "\n")
     return EXIT_ACCEPTED
+
+
+def _start_as_peer(
+    prog: str,
+    name: str,
+    err: TextIO,
+    *,
+    paused: bool = False,
+    on_message: Callable[[], None] | None = None,
+) -> Relay | None:
+    """A short-lived relay-only peer registered in the directory this runs in (receivers
+    answer only registered live instances), or None when the relay cannot start (said).
+    ``paused``: it refuses tasks (nothing here would run them), as long as it waits.
+    ``on_message``: told when a receipt or notice came (on a relay thread)."""
+    settings = load_relay_settings(os.environ)
+    if settings.disabled_reason:
+        print(f"{prog}: relay settings unusable: {settings.disabled_reason}", file=err)
+        return None
+    if paused:
+        settings = replace(settings, mode=RelayMode.PAUSED)
+    relay = Relay(settings, workspace=Path.cwd().resolve(), name=name, on_message=on_message)
+    status = relay.start()
+    if not status.available:
+        print(f"{prog}: relay unavailable: {status.reason}", file=err)
+        relay.stop()
+        return None
+    return relay
+
+
+def _find(relay: Relay, target: str, prog: str, err: TextIO, after: str = "") -> Peer | None:
+    """The live instance ``target`` names (a unique name, name#pid or an id), or None when
+    none does (said, with the candidates of an ambiguous name)."""
+    resolved = resolve_target(relay.discover().peers, target)
+    if resolved.peer is None:
+        print(f"{prog}: {visible(resolved.problem)}{after}", file=err)
+        for candidate in resolved.candidates:
+            print(f"  {visible(candidate)}", file=err)
+    return resolved.peer
+
+
+def wait_idle_main(target: str, timeout: float, out: TextIO, err: TextIO) -> int:
+    """``zcoder agents --wait-idle NAME``: registered as ``zcoder send`` is (a watch is
+    answered only to a live registered instance), one watch, then the wait."""
+    if not 0 <= timeout <= WAIT_IDLE_MAX:
+        print(f"zcoder agents: --timeout must be 0 to {WAIT_IDLE_MAX:.0f} seconds", file=err)
+        return EXIT_USAGE
+    relay = _start_as_peer("zcoder agents", "zcoder-wait", err, paused=True)
+    if relay is None:
+        return EXIT_RELAY_UNAVAILABLE
+    try:
+        peer = _find(relay, target, "zcoder agents", err)
+        if peer is None:
+            return EXIT_NO_SUCH_PEER
+        shown = visible(name_of(peer))
+        result = relay.watch(peer.instance_id)
+        if not result.accepted:
+            print(f"zcoder agents: {screen_safe(result.text)}", file=err)
+            if result.status == "unsupported":
+                return EXIT_CANNOT_NOTIFY
+            return EXIT_CODES.get(result.status or "", EXIT_NOT_DELIVERED)
+        # Published once the watch is in place (a fresh instance closes no cycle, but
+        # another's check walks through it).
+        refused = relay.begin_wait(peer.instance_id)
+        if refused is not None:
+            print(f"zcoder agents: {visible(refused)}", file=err)
+            return EXIT_REFUSED
+        try:
+            outcome = relay.wait_idle(result, timeout)
+        finally:
+            relay.end_wait()
+        if outcome == "idle":
+            print(f"{shown} is idle", file=out)
+            return EXIT_ACCEPTED
+        if outcome == "gone":
+            print(f"zcoder agents: {shown} went away before it was idle", file=err)
+            return EXIT_DISCARDED
+        print(f"zcoder agents: {shown} was not idle within {timeout:g} s", file=err)
+        return EXIT_TIMED_OUT
+    finally:
+        relay.stop()
 
 
 def send_main(
@@ -199,36 +305,26 @@ def send_main(
     if not message.strip():
         print("zcoder send: the message is empty; nothing was sent", file=err)
         return EXIT_USAGE
-    settings = load_relay_settings(os.environ)
-    if settings.disabled_reason:
-        print(f"zcoder send: relay settings unusable: {settings.disabled_reason}", file=err)
-        return EXIT_RELAY_UNAVAILABLE
     # Registered with the directory it runs in: receivers show the message as "via zcoder
     # send, pid N, from DIR", DIR being what the kernel reports as this process's working
     # directory, never a name or path given here (zcoder.relay.standing).
     news = threading.Event()  # a receipt or progress came (set on a relay thread)
-    relay = Relay(settings, workspace=Path.cwd().resolve(), name="zcoder-send", on_message=news.set)
-    status = relay.start()
+    relay = _start_as_peer("zcoder send", "zcoder-send", err, on_message=news.set)
+    if relay is None:
+        return EXIT_RELAY_UNAVAILABLE
     try:
-        if not status.available:
-            print(f"zcoder send: relay unavailable: {status.reason}", file=err)
-            return EXIT_RELAY_UNAVAILABLE
-        found = relay.discover()
-        resolved = resolve_target(found.peers, args.target)
-        if resolved.peer is None:
-            print(f"zcoder send: {visible(resolved.problem)}; nothing was sent", file=err)
-            for candidate in resolved.candidates:
-                print(f"  {visible(candidate)}", file=err)
+        peer = _find(relay, args.target, "zcoder send", err, "; nothing was sent")
+        if peer is None:
             return EXIT_NO_SUCH_PEER
         delivery = STEER if args.steer else ""
-        result = relay.send(resolved.peer.instance_id, message, delivery=delivery)
+        result = relay.send(peer.instance_id, message, delivery=delivery)
         code = EXIT_CODES.get(result.status or "", EXIT_NOT_DELIVERED)
         if args.json:
             record = {
                 "status": result.status,
                 "message_id": result.message_id,
-                "target": resolved.peer.instance_id,
-                "name": name_of(resolved.peer),
+                "target": peer.instance_id,
+                "name": name_of(peer),
                 "text": result.text,
             }
             if result.delivery:
