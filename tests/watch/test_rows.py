@@ -45,7 +45,9 @@ def test_in_a_narrow_terminal_a_workspace_keeps_its_end() -> None:
     workspace = cells[-1]
     assert workspace.endswith("/billing") and workspace.startswith("…")
     assert (
-        sum(max(len(cell), len(title)) for cell, title in zip(cells, columns)) + len(cells) * 2 + 1
+        sum(max(len(cell), len(title)) for cell, title in zip(cells, columns, strict=True))
+        + len(cells) * 2
+        + 1
         <= 60 + 2
     )
     _, (wide,) = fit_columns(watch_rows([peer], now=0), 200)

@@ -177,8 +177,7 @@ class RelayHistory:
         shown_all: list[ShownReceipt] = []
         if self.relay is None:
             return shown_all
-        taken = self.relay.take_receipts()
-        for receipt, sent in taken:
+        for receipt, sent in self.relay.take_receipts():
             shown = receipt_shown(receipt.outcome, sent.target_label, receipt.summary)
             metadata = {
                 "in_reply_to": receipt.in_reply_to,
@@ -200,9 +199,6 @@ class RelayHistory:
                     metadata,
                 )
             shown_all.append(ShownReceipt(shown, metadata))
-        if taken:  # the last one, for peers' `zcoder agents --watch`
-            receipt, sent = taken[-1]
-            self.relay.note_receipt(receipt.outcome, sent.target_label)
         return shown_all
 
     def unrun(self) -> list[Envelope]:

@@ -262,8 +262,13 @@ class Relay:
 
     def take_receipts(self) -> list[tuple[Receipt, SentMessage]]:
         """Receipts received since the last call, with the message each answers (every
-        receipt the listener process accepted before this call included)."""
-        return self._outbox.take_receipts()
+        receipt the listener process accepted before this call included). The last is
+        published in the manifest (``note_receipt``), on the taker's thread."""
+        taken = self._outbox.take_receipts()
+        if taken:
+            receipt, sent = taken[-1]
+            self.note_receipt(receipt.outcome, sent.target_label)
+        return taken
 
     # -- the foreground's side of the queue ---------------------------------------------
 
