@@ -173,3 +173,11 @@ def test_a_message_queued_in_one_process_shows_in_another_s_listing(
     while queued() != 1:
         assert time.monotonic() < deadline, "the peer's queue never reached its manifest"
         time.sleep(0.05)
+
+
+def test_the_table_gives_a_column_only_to_what_some_peer_says() -> None:
+    quiet = _manifest()  # zcoder.zsh says neither: the table it always had
+    heading = peer_table([quiet]).splitlines()[0]
+    assert "QUEUE" not in heading and "LAST RECEIPT" not in heading
+    heading = peer_table([quiet, _manifest(instance_id="43-7", pid=43, queued=0)]).splitlines()[0]
+    assert "QUEUE" in heading and "LAST RECEIPT" not in heading

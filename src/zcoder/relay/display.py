@@ -124,16 +124,16 @@ def _table(peers: Sequence[Peer]) -> str:
         )
         for p in peers
     ]
-    widths = [
-        max(minimum, *(len(row[i]) + 2 for row in rows))
-        for i, (_title, minimum) in enumerate(_COLUMNS)
-    ]
-    header = "".join(title.ljust(w) for (title, _m), w in zip(_COLUMNS, widths, strict=True))
-    lines = [header + "WORKSPACE"]
+    # QUEUE and LAST RECEIPT only when a peer says one (zcoder.zsh says neither).
+    said = {
+        "QUEUE": any(p.queued is not None for p in peers),
+        "LAST RECEIPT": any(p.last_receipt for p in peers),
+    }
+    shown = [n for n, (title, _m) in enumerate(_COLUMNS) if said.get(title, True)]
+    widths = {n: max(_COLUMNS[n][1], *(len(row[n]) + 2 for row in rows)) for n in shown}
+    lines = ["".join(_COLUMNS[n][0].ljust(widths[n]) for n in shown) + "WORKSPACE"]
     for row in rows:
-        lines.append(
-            "".join(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=True)) + row[-1]
-        )
+        lines.append("".join(row[n].ljust(widths[n]) for n in shown) + row[-1])
     return "\n".join(lines)
 
 
