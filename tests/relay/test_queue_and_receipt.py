@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 
 from tests.relay.conftest import PeerFactory, RelayFactory, zcoder
-from tests.relay.test_activity import SCALARS, _manifest
+from tests.relay.test_activity import SCALARS, _manifest, read_back
 from zcoder.frontend.relay_inbox import RelayHistory
 from zcoder.relay import ClaimedMessage
 from zcoder.relay.display import last_receipt, peer_list_for_model, peer_table, queue
@@ -101,11 +101,8 @@ def test_the_last_receipt_taken_is_published_with_its_peer_and_time(
 def test_odd_members_of_a_hostile_manifest_are_dropped_and_the_manifest_kept(
     member: str, value: object, read: object
 ) -> None:
-    data = json.loads(
-        _manifest(queued=1, last_receipt="completed from x", last_receipt_at=5).to_payload()
-    )
-    data[member] = value
-    parsed = parse_manifest(json.dumps(data).encode(), Path("/r"), "a-42-7.json")
+    said = _manifest(queued=1, last_receipt="completed from x", last_receipt_at=5)
+    parsed = read_back(said, **{member: value})
     assert getattr(parsed, member) == read
     assert parsed.project == "web"
 
@@ -114,9 +111,7 @@ def test_odd_members_of_a_hostile_manifest_are_dropped_and_the_manifest_kept(
 def test_any_scalar_in_the_new_members_leaves_a_readable_manifest(
     queued: object, receipt: object, at: object
 ) -> None:
-    data = json.loads(_manifest().to_payload())
-    data.update(queued=queued, last_receipt=receipt, last_receipt_at=at)
-    parsed = parse_manifest(json.dumps(data).encode(), Path("/r"), "a-42-7.json")
+    parsed = read_back(_manifest(), queued=queued, last_receipt=receipt, last_receipt_at=at)
     assert parsed.queued is None or (isinstance(parsed.queued, int) and parsed.queued >= 0)
     assert isinstance(parsed.last_receipt, str) and len(parsed.last_receipt) <= 80
     assert isinstance(parsed.last_receipt_at, int) and parsed.last_receipt_at >= 0
