@@ -67,9 +67,10 @@ class Advert:
 
     def set_queued(self, count: int) -> bool:
         """Take the count of messages waiting their turn; True when it changed."""
+        count = max(0, count)
         if count == self.queued:
             return False
-        self.queued = max(0, count)
+        self.queued = count
         return True
 
     def set_last_receipt(self, note: str) -> bool:
