@@ -71,14 +71,20 @@ def relay_files(env: Env) -> list[Path]:
     return sorted(p for p in relay_dir.rglob("a-*") if p.suffix in (".sock", ".json"))
 
 
-def activity_of(env: Env, workspace: Path) -> str | None:
-    """The activity the manifest of the peer in ``workspace`` says (None: no manifest)."""
+def manifest_of(env: Env, workspace: Path) -> dict[str, object]:
+    """The manifest of the peer in ``workspace`` ({}: none)."""
     for path in relay_files(env):
         if path.suffix == ".json":
             manifest = json.loads(path.read_text())
             if manifest["workspace"] == str(workspace):
-                return str(manifest.get("activity"))
-    return None
+                return dict(manifest)
+    return {}
+
+
+def activity_of(env: Env, workspace: Path) -> str | None:
+    """The activity the manifest of the peer in ``workspace`` says (None: no manifest)."""
+    manifest = manifest_of(env, workspace)
+    return str(manifest.get("activity")) if manifest else None
 
 
 async def until(condition: Callable[[], bool]) -> None:
@@ -269,12 +275,17 @@ async def test_past_the_auto_turn_limit_relayed_tasks_wait_for_the_users_prompt(
             )
             await receiver.wait_for(lambda: "1 relayed task ran without you" in receiver.reply())
             assert len(fake_b.chat_bodies) == 1  # the second waits for the user
+            # ...and peers see it wait in api's queue (zcoder agents --watch's QUEUE).
+            await until(lambda: manifest_of(env, env_b.workspace).get("queued") == 1)
             done = await asyncio.wait_for(
                 conn_b.prompt(session_id=session_b, prompt=[text_block("hello")]), WAIT_SECONDS
             )
             assert done.stop_reason == "end_turn"
             await receiver.wait_for(lambda: "second done" in receiver.reply())
             await sender.wait_for(lambda: sender.reply().count("receipt: api completed") == 2)
+            await until(lambda: manifest_of(env, env_b.workspace).get("queued") == 0)
+            receipt = "completed from api"  # the sender's last receipt, for peers to see
+            await until(lambda: manifest_of(env, env.workspace).get("last_receipt") == receipt)
 
     last_user = [
         next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")

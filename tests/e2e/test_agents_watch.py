@@ -8,6 +8,7 @@ it; keys go to panes by id, as bytes.
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 
@@ -16,6 +17,7 @@ import pytest
 from tests.e2e.harness import DIALOG_ARMED, World, wait_until
 from tests.e2e.tmux import ENTER, TmuxInstance, start_in_tmux, to_hex
 from tests.fixtures.fake_ollama import Turn, call
+from tests.relay.conftest import zcoder
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
 
@@ -108,3 +110,40 @@ def test_an_agent_waiting_for_approval_comes_first_and_enter_switches_to_its_pan
     wait_until(lambda: "watch" not in zulu.tmux("list-windows", "-F", "#{window_name}"),
                what="the view to quit")  # fmt: skip
     del beta
+
+
+def cell(zc: TmuxInstance, pane: str, name: str, title: str) -> str | None:
+    """The cell under ``title`` in ``name``'s row of the view (None while not shown)."""
+    lines = rows(zc, pane)
+    heading = next((line for line in lines if "ACTIVITY" in line and title in line), None)
+    row = next((line for line in lines if line.strip().startswith(name)), None)
+    if heading is None or row is None:
+        return None
+    return (row[heading.index(title) :].split() or [""])[0]
+
+
+@pytest.mark.parametrize("size", [(60, 15), (140, 40)], ids=["60x15", "140x40"])
+def test_a_message_queued_in_one_agent_shows_in_the_view_and_zcoder_agents(
+    world: World, size: tuple[int, int]
+) -> None:
+    """Two real zcoders: beta, busy in a turn, gets a message, which waits in its queue;
+    zulu's user sees QUEUE 1 for beta in the view and in `zcoder agents --json`, then 0
+    once beta ran it."""
+    server = world.server(demo=False)
+    server.enqueue(Turn.stall(before="working on it", seconds=30), Turn.text("ran the message"))
+    zulu = start_in_tmux(world, "zulu", world.server(demo=False), size=size)
+    beta = start_in_tmux(world, "beta", server, size=size)
+    watch = open_watch(zulu)
+    wait_until(lambda: cell(zulu, watch, "beta", "QUEUE") == "0", what="beta's queue 0")
+
+    beta.submit("work")
+    beta.wait_text("working on it")
+    sent = zcoder(zulu.env, "send", "beta", "after that")
+    assert sent.returncode == 0, sent.stdout + sent.stderr
+    wait_until(lambda: cell(zulu, watch, "beta", "QUEUE") == "1", what="beta's queue 1")
+    listed = json.loads(zcoder(zulu.env, "agents", "--json").stdout)
+    assert [r["queued"] for r in listed if r["name"] == "beta"] == [1]
+
+    beta.send_key("\x1b")  # the turn stops; the message runs
+    beta.wait_text("ran the message")
+    wait_until(lambda: cell(zulu, watch, "beta", "QUEUE") == "0", what="beta's queue back to 0")

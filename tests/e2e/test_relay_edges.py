@@ -157,7 +157,7 @@ def test_equal_basenames_stay_distinguishable(world: World) -> None:
     mark = a.mark()
     a.submit("/list-agents")
     row = (
-        rf"proj +{b.pid} +paused +(?:idle for \d+[smhd] +)?{re.escape(b.instance_id)}"
+        rf"proj +{b.pid} +paused +(?:idle for \d+[smhd] +)?(?:\d+ +)?{re.escape(b.instance_id)}"
         rf" +{re.escape(str(b.workspace))}"
     )
     a.wait_text(re.compile(row), since=mark)

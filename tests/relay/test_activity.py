@@ -35,6 +35,12 @@ def _manifest(**changes: object) -> Manifest:
     return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
 
 
+def read_back(manifest: Manifest, **members: object) -> Manifest:
+    """``manifest`` as a peer reads it, once ``members`` replaced its own in the file."""
+    data = json.loads(manifest.to_payload()) | members
+    return parse_manifest(json.dumps(data).encode(), Path("/r"), "a-42-7.json")
+
+
 def _identity(path: Path) -> tuple[int, int]:
     st = os.stat(path)
     return st.st_ino, st.st_mtime_ns
@@ -114,9 +120,9 @@ def test_a_bad_tmux_pane_is_never_recorded(make_relay: RelayFactory, registry: P
 def test_odd_members_of_a_hostile_manifest_are_dropped_and_the_manifest_kept(
     member: str, value: object, read: object
 ) -> None:
-    data = json.loads(_manifest(activity="idle", activity_since=5, tmux_pane="%1").to_payload())
-    data[member] = value
-    parsed = parse_manifest(json.dumps(data).encode(), Path("/r"), "a-42-7.json")
+    parsed = read_back(
+        _manifest(activity="idle", activity_since=5, tmux_pane="%1"), **{member: value}
+    )
     assert getattr(parsed, member) == read
     assert parsed.project == "web"
 
@@ -200,9 +206,7 @@ SCALARS = st.one_of(
 def test_any_scalar_in_the_new_members_leaves_a_readable_manifest(
     activity: object, since: object, pane: object
 ) -> None:
-    data = json.loads(_manifest().to_payload())
-    data.update(activity=activity, activity_since=since, tmux_pane=pane)
-    parsed = parse_manifest(json.dumps(data).encode(), Path("/r"), "a-42-7.json")
+    parsed = read_back(_manifest(), activity=activity, activity_since=since, tmux_pane=pane)
     assert isinstance(parsed.activity, str) and len(parsed.activity) <= 40
     assert isinstance(parsed.activity_since, int) and parsed.activity_since >= 0
     assert parsed.tmux_pane == "" or re.fullmatch(r"%[0-9]{1,9}", parsed.tmux_pane)

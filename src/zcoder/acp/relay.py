@@ -230,6 +230,7 @@ class SessionRelay:
             shown = SessionNotice("info", f"{label}: {visible_lines(receipt.text)}")
             self._show([shown.fallback()])
         self._next()
+        relay.set_queued(relay.status().waiting)  # after any claim; written on a change only
 
     def _next(self) -> None:
         """When idle, start the oldest queued relayed task (or say they wait for you)."""

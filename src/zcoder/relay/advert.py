@@ -48,6 +48,8 @@ class Advert:
         self.started_at = 0
         self.written = False
         self.activity, self.activity_since, self.tmux_pane = "", 0, ""  # zcoder.relay.activity
+        self.queued: int | None = None  # not said until the front end first looks
+        self.last_receipt, self.last_receipt_at = "", 0
 
     def update(self, **changes: Unpack[AdvertChanges]) -> bool:
         """Take the values given (None: unchanged); True when one of them changed."""
@@ -63,6 +65,19 @@ class Advert:
         if activity == self.activity:
             return False
         self.activity, self.activity_since = activity, int(time.time())
+        return True
+
+    def set_queued(self, count: int) -> bool:
+        """Take the count of messages waiting their turn; True when it changed."""
+        count = max(0, count)
+        if count == self.queued:
+            return False
+        self.queued = count
+        return True
+
+    def set_last_receipt(self, note: str) -> bool:
+        """Take the last receipt received (zcoder.relay.activity.receipt_note), since now."""
+        self.last_receipt, self.last_receipt_at = note, int(time.time())
         return True
 
     def manifest(self, instance_id: str, socket: Path, workspace: Path, state: str) -> Manifest:
@@ -82,6 +97,9 @@ class Advert:
             activity=self.activity,
             activity_since=self.activity_since,
             tmux_pane=self.tmux_pane,
+            queued=self.queued,
+            last_receipt=self.last_receipt,
+            last_receipt_at=self.last_receipt_at,
         )
 
     def write(self, registry: Path, manifest: Manifest) -> None:

@@ -13,7 +13,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from zcoder.base.sanitize import bounded, defuse_tokens, field_for_model, visible
-from zcoder.relay.activity import MAX_ACTIVITY_CHARS, activity_words
+from zcoder.relay.activity import (
+    MAX_ACTIVITY_CHARS,
+    MAX_RECEIPT_CHARS,
+    activity_words,
+    receipt_words,
+)
 from zcoder.relay.names import display_names, explicit_name, name_of
 
 if TYPE_CHECKING:
@@ -26,10 +31,12 @@ __all__ = [
     "PEERS_HEADING",
     "doing",
     "from_words",
+    "last_receipt",
     "paused_warning",
     "peer_label",
     "peer_list_for_model",
     "peer_table",
+    "queue",
     "sender_from",
     "sender_label",
     "sender_name",
@@ -45,6 +52,8 @@ _COLUMNS: Final = (
     ("PID", 7),
     ("STATE", 8),
     ("ACTIVITY", 10),
+    ("QUEUE", 7),
+    ("LAST RECEIPT", 14),
     ("INSTANCE ID", 18),
 )
 
@@ -54,6 +63,18 @@ def doing(peer: Peer, now: float | None = None) -> str:
     made visible and bounded (its manifest is self-reported); ``""`` when it says nothing."""
     activity = bounded(visible(peer.activity), MAX_ACTIVITY_CHARS)
     return activity_words(activity, peer.activity_since, time.time() if now is None else now)
+
+
+def queue(peer: Peer) -> str:
+    """How many messages wait their turn at ``peer`` (``3``); ``-`` when it says nothing."""
+    return "-" if peer.queued is None else str(peer.queued)
+
+
+def last_receipt(peer: Peer, now: float | None = None) -> str:
+    """The last receipt ``peer`` received and how long ago (``completed from web, 3m
+    ago``), made visible and bounded; ``""`` when it says nothing."""
+    note = bounded(visible(peer.last_receipt), MAX_RECEIPT_CHARS)
+    return receipt_words(note, peer.last_receipt_at, time.time() if now is None else now)
 
 
 def peer_table(peers: Sequence[Peer], width: int | None = None) -> str:
@@ -75,11 +96,14 @@ def _stacked(peers: Sequence[Peer]) -> str:
     lines: list[str] = []
     for p in peers:
         activity = doing(p)
+        waiting = f" · {p.queued} queued" if p.queued else ""
         lines.append(
             f"{_with_project(names[p.instance_id], visible(p.project))} · pid {p.pid} · "
-            f"{visible(p.state)}" + (f" · {activity}" if activity else "")
+            f"{visible(p.state)}" + (f" · {activity}" if activity else "") + waiting
         )
         lines.append(f"  id {visible(p.instance_id)}")
+        if receipt := last_receipt(p):
+            lines.append(f"  last receipt: {receipt}")
         lines.append(f"  {visible(p.workspace)}")
     return "\n".join(lines)
 
@@ -93,21 +117,23 @@ def _table(peers: Sequence[Peer]) -> str:
             str(p.pid),
             visible(p.state),
             doing(p),
+            queue(p),
+            last_receipt(p),
             visible(p.instance_id),
             visible(p.workspace),
         )
         for p in peers
     ]
-    widths = [
-        max(minimum, *(len(row[i]) + 2 for row in rows))
-        for i, (_title, minimum) in enumerate(_COLUMNS)
-    ]
-    header = "".join(title.ljust(w) for (title, _m), w in zip(_COLUMNS, widths, strict=True))
-    lines = [header + "WORKSPACE"]
+    # QUEUE and LAST RECEIPT only when a peer says one (zcoder.zsh says neither).
+    said = {
+        "QUEUE": any(p.queued is not None for p in peers),
+        "LAST RECEIPT": any(p.last_receipt for p in peers),
+    }
+    shown = [n for n, (title, _m) in enumerate(_COLUMNS) if said.get(title, True)]
+    widths = {n: max(_COLUMNS[n][1], *(len(row[n]) + 2 for row in rows)) for n in shown}
+    lines = ["".join(_COLUMNS[n][0].ljust(widths[n]) for n in shown) + "WORKSPACE"]
     for row in rows:
-        lines.append(
-            "".join(cell.ljust(w) for cell, w in zip(row[:6], widths, strict=True)) + row[6]
-        )
+        lines.append("".join(row[n].ljust(widths[n]) for n in shown) + row[-1])
     return "\n".join(lines)
 
 

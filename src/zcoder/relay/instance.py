@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import ClassVar, Generic, Self, TypeVar, Unpack, overload
 
-from zcoder.relay.activity import pane_id
+from zcoder.relay.activity import pane_id, receipt_note
 from zcoder.relay.advert import Advert, AdvertChanges
 from zcoder.relay.client import DiscoveryResult, Peer, discover
 from zcoder.relay.endpoint import STATE_BUSY, STATE_PAUSED, STATE_READY, Endpoint, RelayStatus
@@ -215,6 +215,18 @@ class Relay:
         only when it changed, off the listener's paths (ping and enqueue never see it)."""
         self._endpoint.refresh_manifest(lambda advert: advert.set_activity(activity))
 
+    def set_queued(self, count: int) -> None:
+        """How many accepted messages wait their turn (neither running nor held), told by
+        the front end's own look at its queue; the manifest is rewritten only when the
+        count changed, never on the listener's enqueue path (its ack waits on no write)."""
+        self._endpoint.refresh_manifest(lambda advert: advert.set_queued(count))
+
+    def note_receipt(self, outcome: str, peer: str) -> None:
+        """The last receipt received for a task this instance sent, in the manifest
+        (``completed from web``), with when; told by the front end that took it."""
+        note = receipt_note(outcome, peer)
+        self._endpoint.refresh_manifest(lambda advert: advert.set_last_receipt(note))
+
     # -- lifecycle ----------------------------------------------------------------------
 
     def start(self, *, wait: bool = True) -> RelayStatus:
@@ -285,8 +297,13 @@ class Relay:
 
     def take_receipts(self) -> list[tuple[Receipt, SentMessage]]:
         """Receipts received since the last call, with the message each answers (every
-        receipt the listener process accepted before this call included)."""
-        return self._outbox.take_receipts()
+        receipt the listener process accepted before this call included). The last is
+        published in the manifest (``note_receipt``), on the taker's thread."""
+        taken = self._outbox.take_receipts()
+        if taken:
+            receipt, sent = taken[-1]
+            self.note_receipt(receipt.outcome, sent.target_label)
+        return taken
 
     def send_progress(self, task: Envelope, stage: str) -> str:
         """Tell ``task``'s sender the model started on it (``started``) or that it reached

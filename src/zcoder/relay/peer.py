@@ -88,6 +88,7 @@ class PeerProgram:
             if self.consume:
                 while self.claim_and_report(complete=True):
                     pass
+            self.relay.set_queued(self.relay.status().waiting)  # as a front end tells it
 
     def claim_and_report(self, *, complete: bool) -> bool:
         claimed = self.relay.claim_one()

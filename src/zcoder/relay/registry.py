@@ -21,7 +21,15 @@ from typing import Final
 
 from zcoder.base.errors import ZcoderError
 from zcoder.base.safefile import UnsafeFile, read_own_file, replace_with
-from zcoder.relay.activity import activity_members, pane_id, read_activity, read_since
+from zcoder.relay.activity import (
+    activity_members,
+    backlog_members,
+    pane_id,
+    read_activity,
+    read_queued,
+    read_receipt,
+    read_since,
+)
 from zcoder.relay.protocol import (
     PROTOCOL_VERSION,
     STATES,
@@ -160,10 +168,15 @@ class Manifest:
     activity: str = ""
     activity_since: int = 0
     tmux_pane: str = ""
+    # Messages waiting their turn (None: not said), the last receipt received and when.
+    queued: int | None = None
+    last_receipt: str = ""
+    last_receipt_at: int = 0
 
     def to_payload(self) -> bytes:
         extra: dict[str, str | int] = {"name": self.name} if self.name else {}
         extra |= activity_members(self.activity, self.activity_since, self.tmux_pane)
+        extra |= backlog_members(self.queued, self.last_receipt, self.last_receipt_at)
         return encode_flat_object(
             {
                 "protocol": PROTOCOL_VERSION,
@@ -254,6 +267,9 @@ def parse_manifest(data: bytes, registry: Path, file_name: str) -> Manifest:
         activity=read_activity(obj.get("activity")),
         activity_since=read_since(obj.get("activity_since")),
         tmux_pane=pane_id(obj.get("tmux_pane")),
+        queued=read_queued(obj.get("queued")),
+        last_receipt=read_receipt(obj.get("last_receipt")),
+        last_receipt_at=read_since(obj.get("last_receipt_at")),
     )
 
 

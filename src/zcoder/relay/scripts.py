@@ -100,6 +100,9 @@ def _peer_record(peer: Any, shown: str) -> dict[str, Any]:
         "activity": peer.activity,  # "" when it says nothing (zcoder.relay.activity)
         "activity_since": peer.activity_since,
         "tmux_pane": peer.tmux_pane,
+        "queued": peer.queued,  # null when it says nothing
+        "last_receipt": peer.last_receipt,  # "" when it says nothing
+        "last_receipt_at": peer.last_receipt_at,
     }
 
 

@@ -1,9 +1,10 @@
 """``zcoder agents --watch``: every live zcoder on this machine, as it changes.
 
-One table: name, what it does and for how long, workspace; the agents waiting for their
-user come first. A thread follows the registry (zcoder.relay.follow: inotify on the
-directory, a discovery with its pings on each change, and a slow refresh besides) and
-posts each result here. Enter goes to the chosen agent's tmux pane (zcoder.watch.tmux);
+One table: name, what it does and for how long, how many messages wait there, the last
+receipt it got, workspace (a narrow terminal shows fewer: zcoder.watch.rows); the agents
+waiting for their user come first. A thread follows the registry (zcoder.relay.follow:
+inotify on the directory, a discovery with its pings on each change, and a slow refresh
+besides) and posts each result here. Enter goes to the chosen agent's tmux pane (zcoder.watch.tmux);
 q quits. It publishes nothing and creates nothing.
 """
 
@@ -23,7 +24,7 @@ from textual.widgets import DataTable, Static
 
 from zcoder.base.sanitize import visible
 from zcoder.relay import DiscoveryResult, follow
-from zcoder.watch.rows import COLUMNS, Row, fit_workspaces, watch_rows
+from zcoder.watch.rows import Row, fit_columns, watch_rows
 from zcoder.watch.tmux import go_to_pane
 
 HELP = "Enter: go to its tmux pane · q: quit"
@@ -56,6 +57,7 @@ class AgentsWatch(App[int]):
         self.io_timeout = io_timeout
         self.env = dict(env)
         self.rows: list[Row] = []
+        self.columns: tuple[str, ...] = ()  # those shown (fewer in a narrow terminal)
         self._stopped = threading.Event()
         self._said = False  # the user was told something: not overwritten by a count
 
@@ -72,7 +74,6 @@ class AgentsWatch(App[int]):
         self.query_one("#said", Static).update(Text(text))
 
     def on_mount(self) -> None:
-        self.table.add_columns(*COLUMNS)
         self.table.focus()
         threading.Thread(
             target=follow,
@@ -92,11 +93,15 @@ class AgentsWatch(App[int]):
     def on_agents_watch_peers(self, message: Peers) -> None:
         table = self.table
         chosen = self.rows[table.cursor_row].instance_id if self.rows else None
-        self.rows = fit_workspaces(watch_rows(message.result.peers), self.size.width)
-        table.clear()
+        columns, self.rows = fit_columns(watch_rows(message.result.peers), self.size.width)
+        table.clear(columns=columns != self.columns)
+        if columns != self.columns:
+            self.columns = columns
+            table.add_columns(*columns)
         for row in self.rows:
             style = "bold" if row.waiting else ""
-            table.add_row(*(Text(cell, style=style) for cell in row.cells), key=row.instance_id)
+            cells = (Text(cell, style=style) for cell in row.shown(columns))
+            table.add_row(*cells, key=row.instance_id)
         # The cursor stays on the agent it was on, unless another waits for its user and
         # this one does not: then it goes to the top, where those waiting are.
         where = {row.instance_id: n for n, row in enumerate(self.rows)}

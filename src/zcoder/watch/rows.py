@@ -1,7 +1,10 @@
-"""The rows ``zcoder agents --watch`` shows, with no Textual: who, doing what, where.
+"""The rows ``zcoder agents --watch`` shows, with no Textual: who, doing what, with how
+many messages waiting, the last receipt it got, where.
 
 Agents waiting for their user (a question open) come first, then the others by name. All
-text is the peers' own (self-reported) made visible (zcoder.relay.doing, visible).
+text is the peers' own (self-reported) made visible (zcoder.relay.doing, queue,
+last_receipt, visible). A narrow terminal drops the last receipt first, then the queue,
+and cuts the workspace to the room left, keeping its end.
 """
 
 from __future__ import annotations
@@ -12,10 +15,19 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from zcoder.base.sanitize import bounded, visible
-from zcoder.relay import ACTIVITY_WAITING_FOR_APPROVAL, Peer, display_names, doing
+from zcoder.relay import (
+    ACTIVITY_WAITING_FOR_APPROVAL,
+    Peer,
+    display_names,
+    doing,
+    last_receipt,
+    queue,
+)
 
-COLUMNS: Final = ("NAME", "ACTIVITY", "WORKSPACE")
+COLUMNS: Final = ("NAME", "ACTIVITY", "QUEUE", "LAST RECEIPT", "WORKSPACE")
+DROPPED_FIRST: Final = ("LAST RECEIPT", "QUEUE")  # what a narrow terminal goes without
 MAX_WORKSPACE_CHARS: Final = 120
+MAX_RECEIPT_CELL_CHARS: Final = 48
 
 
 @dataclass(frozen=True)
@@ -23,14 +35,21 @@ class Row:
     instance_id: str
     name: str
     activity: str  # what it does and for how long, or its state when it says nothing
+    queue: str  # messages waiting their turn there ("-": it says nothing)
+    receipt: str  # the last receipt it received and how long ago ("" when none)
     workspace: str
     pane: str  # its tmux pane ("" when it recorded none)
     pid: int
     waiting: bool  # a question waits for its user
 
     @property
-    def cells(self) -> tuple[str, str, str]:
-        return (self.name, self.activity, self.workspace)
+    def cells(self) -> tuple[str, ...]:
+        """Its cells, one per COLUMNS."""
+        return (self.name, self.activity, self.queue, self.receipt, self.workspace)
+
+    def shown(self, columns: Sequence[str]) -> tuple[str, ...]:
+        """Its cells for ``columns`` (some of COLUMNS, in their order)."""
+        return tuple(self.cells[COLUMNS.index(title)] for title in columns)
 
 
 def watch_rows(peers: Sequence[Peer], now: float | None = None) -> list[Row]:
@@ -42,6 +61,8 @@ def watch_rows(peers: Sequence[Peer], now: float | None = None) -> list[Row]:
             instance_id=peer.instance_id,
             name=names[peer.instance_id],
             activity=doing(peer, moment) or visible(peer.state),
+            queue=queue(peer),
+            receipt=bounded(last_receipt(peer, moment), MAX_RECEIPT_CELL_CHARS),
             workspace=bounded(visible(peer.workspace), MAX_WORKSPACE_CHARS, keep_end=True),
             pane=peer.tmux_pane,
             pid=peer.pid,
@@ -56,16 +77,26 @@ CELL_PADDING: Final = 2  # a table cell's padding, one column each side
 MIN_WORKSPACE_CHARS: Final = 12
 
 
-def fit_workspaces(rows: Sequence[Row], width: int) -> list[Row]:
-    """The rows with each workspace cut to what ``width`` columns leave after the name and
-    activity columns, keeping its end (the part that tells two apart)."""
-    used = (
-        sum(
-            max(len(title), *(len(row.cells[n]) for row in rows)) + CELL_PADDING
-            for n, title in enumerate(COLUMNS[:2])
+def fit_columns(rows: Sequence[Row], width: int) -> tuple[tuple[str, ...], list[Row]]:
+    """The columns that fit in ``width`` (DROPPED_FIRST goes, in its order, while the
+    workspace would have less than MIN_WORKSPACE_CHARS), and the rows with each workspace
+    cut to the room left, keeping its end (the part that tells two apart)."""
+
+    def used(columns: Sequence[str]) -> int:
+        return sum(
+            max(len(title), *(len(row.shown([title])[0]) for row in rows), 0) + CELL_PADDING
+            for title in columns
+            if title != "WORKSPACE"
         )
-        if rows
-        else 0
-    )
-    room = max(MIN_WORKSPACE_CHARS, width - used - CELL_PADDING - 1)  # 1: the scroll bar
-    return [replace(row, workspace=bounded(row.workspace, room, keep_end=True)) for row in rows]
+
+    def room(columns: Sequence[str]) -> int:
+        return width - used(columns) - CELL_PADDING - 1  # 1: the scroll bar
+
+    columns = list(COLUMNS)
+    for title in DROPPED_FIRST:
+        if room(columns) >= MIN_WORKSPACE_CHARS:
+            break
+        columns.remove(title)
+    left = max(MIN_WORKSPACE_CHARS, room(columns))
+    fitted = [replace(row, workspace=bounded(row.workspace, left, keep_end=True)) for row in rows]
+    return tuple(columns), fitted

@@ -220,6 +220,7 @@ class RelayUI(Part, RelayCommands):
             waiting=backlog.waiting_for_you,
         )
         self.services.activity.held(backlog.held)
+        self.relay.set_queued(backlog.queued)  # for peers' `zcoder agents`: on a change only
         self._follow_backlog(backlog)
 
     def _follow_backlog(self, backlog: Backlog) -> None:

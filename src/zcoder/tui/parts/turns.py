@@ -119,6 +119,7 @@ class Turns(Part, QueueCommands):
                     continue
                 if claimed is not None:
                     scheduler.relay_started()
+                    self.relay.refresh_header()  # one fewer waits: the header, the manifest
                     self.start(partial(self.relay_turn, claimed), relay=True)
                     return
                 step = scheduler.next_turn(None)
