@@ -56,6 +56,7 @@ OWN_NAMES = frozenset(
         "new",
         "output",
         "q",
+        "queue",
         "quit",
         "rename",
         "sessions",

@@ -44,7 +44,7 @@ def test_the_seed_story_with_names_ends_with_a_receipt_and_is_in_the_inbox(world
     again = world.start("app", server_a, ZCODER_AGENT_NAME="main-app")
     mark = again.mark()
     again.submit("/inbox")
-    again.wait_text("→ weekly-digest · accepted · receipt: completed", since=mark)
+    again.wait_text("→ weekly-digest · started · receipt: completed", since=mark)
 
 
 def test_colliding_names_are_disambiguated_and_an_ambiguous_target_is_refused(
