@@ -186,3 +186,28 @@ async def test_progress_is_shown_kept_in_the_history_and_given_to_the_model(
     assert [r.text for r in history.take_receipts(harness.agent)] == ["receiver completed: ok"]
     (entry,) = RelayLog(harness.store).history(sender.workspace)
     assert entry.receipt_outcome == "completed"
+
+
+async def test_steered_progress_reads_as_a_sentence_on_screen_and_to_the_model(
+    harness: Harness, pair: tuple[Relay, Relay]
+) -> None:
+    """`steered` is said as plain words, the task where it belongs: never "took into its
+    running turn it"."""
+    receiver, sender = pair
+    history = RelayHistory(
+        sender,
+        store=lambda: harness.store,
+        session_id=lambda: harness.session_id,
+        workspace=sender.workspace,
+    )
+    assert receiver.instance_id is not None
+    assert sender.send(receiver.instance_id, "steer me").status == "accepted"
+    claimed = receiver.claim_one()
+    assert isinstance(claimed, ClaimedMessage)
+    assert receiver.send_progress(claimed.envelope, "steered") == "accepted"
+    before = len(harness.agent.messages)
+
+    (shown,) = history.take_receipts(harness.agent)
+    assert shown.text == "receiver took it into its running turn"
+    (record,) = harness.agent.messages[before:]
+    assert "took the task you sent it into its running turn." in record["content"]
