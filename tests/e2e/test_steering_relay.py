@@ -161,8 +161,8 @@ def test_a_trusted_peers_steer_lands_and_the_same_steer_from_zcoder_send_is_queu
     answer(alpha, "y")
     second = requests(server_a, 2)[1]["messages"]
     assert second[-1]["role"] == "tool"
-    assert "steered: it reaches beta's running turn at its next safe point" in (
-        second[-1]["content"]
+    assert (
+        "steered: it reaches beta's running turn at its next safe point" in (second[-1]["content"])
     )
     alpha.wait_text("asked beta")
     assert len(server_b.chat_bodies) == 1  # beta's command still runs: nothing was cut
@@ -183,18 +183,32 @@ def test_a_trusted_peers_steer_lands_and_the_same_steer_from_zcoder_send_is_queu
     alpha.wait_text("beta took it into its running turn")  # progress, while beta's turn still runs
     assert "receipt" not in alpha.screen_text.split("beta took it into its running turn", 1)[1]
     answer(beta, "y")
-    wait_until(lambda: (beta.workspace / "steered.txt").exists(), what="the approved command")
+    wait_until((beta.workspace / "steered.txt").exists, what="the approved command")
     beta.wait_text("beta finished both")
 
     # alpha: `steered` first, then the receipt of the turn it landed in (no turn of alpha's).
     alpha.wait_text("receipt beta completed: beta finished both")
     screen = alpha.screen_text
-    assert screen.index("beta took it into its running turn") < screen.index("receipt beta completed: beta finished both")
+    assert screen.index("beta took it into its running turn") < screen.index(
+        "receipt beta completed: beta finished both"
+    )
     assert len(server_a.chat_bodies) == 2
     typed(alpha, "/inbox")
     alpha.wait_text(f"→ beta · steered · receipt: completed · {STEER}")
     beta.wait_state("ready")
     assert len(server_b.chat_bodies) == 3  # the steer ran inside that turn, not after it
+    # alpha's model was given both, in that order, as records (no turn of their own).
+    server_a.enqueue(Turn.text("noted"))
+    typed(alpha, "what did beta do?")
+    told = [
+        m["content"]
+        for m in requests(server_a, 3)[2]["messages"]
+        if "<agent_receipt>" in m["content"]
+    ]
+    assert len(told) == 2, told
+    assert "beta (instance" in told[0]
+    assert "took the task you sent it into its running turn." in told[0]
+    assert "Outcome: completed" in told[1] and "beta finished both" in told[1]
 
     # Now the same steer from `zcoder send`, run in the very workspace beta trusts: it is
     # a `zcoder send`, never an instance, so it is queued, and runs as a turn of its own.
@@ -237,8 +251,9 @@ def test_a_trusted_peers_steer_lands_and_the_same_steer_from_zcoder_send_is_queu
         f"{STEER}\n</agent_relay>",
         "then say the plain wait ran\n</agent_relay>",
     ]
-    assert "Sender standing: not an interactive zcoder instance: sent with `zcoder send`" in (
-        relay_records([bodies[5]])[0]
+    assert (
+        "Sender standing: not an interactive zcoder instance: sent with `zcoder send`"
+        in (relay_records([bodies[5]])[0])
     )
     beta.wait_text("relayed task via zcoder send, pid")  # queued, then a turn of its own
 
