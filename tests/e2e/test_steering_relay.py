@@ -158,6 +158,8 @@ def test_a_trusted_peers_steer_lands_and_the_same_steer_from_zcoder_send_is_queu
     )
     typed(alpha, "steer beta")
     alpha.wait_text("Send this message to another zcoder agent?")
+    # The user confirming it is told it asks to steer, and when it is queued instead.
+    alpha.wait_text("Steering: it joins beta's running turn at its next safe point, if beta")
     answer(alpha, "y")
     second = requests(server_a, 2)[1]["messages"]
     assert second[-1]["role"] == "tool"
