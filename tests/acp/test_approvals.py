@@ -3,6 +3,7 @@ and that anything but a clear allow of an offered option is a denial."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +16,10 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
+from tests.relay.test_names import _peer
 from zcoder.acp.approvals import AcpApprover
 from zcoder.acp.updates import EventTranslator, Update, UpdatePump
 from zcoder.agent.events import ToolStarted
-from zcoder.relay import Peer
 from zcoder.tools import (
     ApprovalDecision,
     CommandApprovalRequest,
@@ -143,19 +144,7 @@ async def test_an_edit_without_text_diffs_shows_zcoders_unified_diff() -> None:
 
 
 async def test_a_send_that_asks_to_steer_says_so_in_the_permission_request() -> None:
-    peer = Peer(
-        instance_id="4242-1",
-        pid=4242,
-        project="api",
-        workspace="/w/api",
-        session_id="",
-        profile="coding",
-        model="m",
-        socket="/r/a-4242-1.sock",
-        state="busy",
-        started_at=1,
-        name="api",
-    )
+    peer = dataclasses.replace(_peer("4242-1", "api", "api"), state="busy")
     acp, asker, _ = approver("allow_once")
     assert await acp.confirm_send(peer, "look again", steer=True)
     assert await acp.confirm_send(peer, "look again")

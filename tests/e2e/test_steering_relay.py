@@ -25,6 +25,7 @@ from tests.e2e.harness import DIALOG_ARMED, World, wait_until
 from tests.e2e.tmux import ENTER, TmuxInstance, start_in_tmux
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.fixtures.model_requests import relay_records
+from tests.relay.conftest import zcoder
 from zcoder.relay.scripts import RECEIPT_CODES
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
@@ -66,14 +67,7 @@ def answer(zc: TmuxInstance, key: str) -> None:
 
 def agents_row(world: World, name: str) -> str:
     """``zcoder agents`` from a shell: the row of ``name``."""
-    listed = subprocess.run(
-        [sys.executable, "-m", "zcoder", "agents"],
-        env=world.env("shell", None),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    listed = zcoder(world.env("shell", None), "agents")
     assert listed.returncode == 0, listed.stderr
     return next((row for row in listed.stdout.splitlines() if row.startswith(name)), "")
 
