@@ -3,6 +3,7 @@ and that anything but a clear allow of an offered option is a denial."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
+from tests.relay.test_names import _peer
 from zcoder.acp.approvals import AcpApprover
 from zcoder.acp.updates import EventTranslator, Update, UpdatePump
 from zcoder.agent.events import ToolStarted
@@ -139,3 +141,14 @@ async def test_an_edit_without_text_diffs_shows_zcoders_unified_diff() -> None:
     assert tool_call.kind == "edit"
     assert tool_call.content[0].content.text == "Binary file logo.png changed"  # type: ignore[index]
     assert [o.option_id for o in options] == ["allow_once", "reject_once"]
+
+
+async def test_a_send_that_asks_to_steer_says_so_in_the_permission_request() -> None:
+    peer = dataclasses.replace(_peer("4242-1", "api", "api"), state="busy")
+    acp, asker, _ = approver("allow_once")
+    assert await acp.confirm_send(peer, "look again", steer=True)
+    assert await acp.confirm_send(peer, "look again")
+    (steered, _), (plain, _) = asker.asked
+    note = "Steering: it joins api's running turn at its next safe point"
+    assert note in steered.content[0].content.text  # type: ignore[index]
+    assert "Steering" not in plain.content[0].content.text  # type: ignore[index]

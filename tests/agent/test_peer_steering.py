@@ -153,11 +153,11 @@ async def test_a_stopped_turn_gives_its_steers_a_cancelled_receipt(
     assert _news(peer, 2) == (["steered"], ["cancelled"])
 
 
-async def test_progress_is_shown_kept_in_the_history_and_given_to_the_model(
-    harness: Harness, pair: tuple[Relay, Relay]
-) -> None:
-    """The sender's side: progress arrives like a receipt (never a turn), says its stage in
-    /inbox's history, and reaches the model as a short record, before the receipt."""
+def _sent_and_told(
+    harness: Harness, pair: tuple[Relay, Relay], stage: str
+) -> tuple[RelayHistory, ClaimedMessage]:
+    """The second relay sends the first a task, which tells it ``stage``: the sender's
+    history (not yet read) and the task as the receiver claimed it."""
     receiver, sender = pair
     history = RelayHistory(
         sender,
@@ -169,7 +169,17 @@ async def test_progress_is_shown_kept_in_the_history_and_given_to_the_model(
     assert sender.send(receiver.instance_id, "run the tests").status == "accepted"
     claimed = receiver.claim_one()
     assert isinstance(claimed, ClaimedMessage)
-    assert receiver.send_progress(claimed.envelope, "started") == "accepted"
+    assert receiver.send_progress(claimed.envelope, stage) == "accepted"
+    return history, claimed
+
+
+async def test_progress_is_shown_kept_in_the_history_and_given_to_the_model(
+    harness: Harness, pair: tuple[Relay, Relay]
+) -> None:
+    """The sender's side: progress arrives like a receipt (never a turn), says its stage in
+    /inbox's history, and reaches the model as a short record, before the receipt."""
+    receiver, sender = pair
+    history, claimed = _sent_and_told(harness, pair, "started")
     before = len(harness.agent.messages)
 
     (shown,) = history.take_receipts(harness.agent)
@@ -186,3 +196,17 @@ async def test_progress_is_shown_kept_in_the_history_and_given_to_the_model(
     assert [r.text for r in history.take_receipts(harness.agent)] == ["receiver completed: ok"]
     (entry,) = RelayLog(harness.store).history(sender.workspace)
     assert entry.receipt_outcome == "completed"
+
+
+async def test_steered_progress_reads_as_a_sentence_on_screen_and_to_the_model(
+    harness: Harness, pair: tuple[Relay, Relay]
+) -> None:
+    """`steered` is said as plain words, the task where it belongs: never "took into its
+    running turn it"."""
+    history, _ = _sent_and_told(harness, pair, "steered")
+    before = len(harness.agent.messages)
+
+    (shown,) = history.take_receipts(harness.agent)
+    assert shown.text == "receiver took it into its running turn"
+    (record,) = harness.agent.messages[before:]
+    assert "took the task you sent it into its running turn." in record["content"]

@@ -43,9 +43,11 @@ __all__ = ["short_dir"]  # the fixture root stands on (tests.fixtures.workspace)
 class Confirmer:
     def __init__(self) -> None:
         self.asked: list[tuple[str, str]] = []
+        self.steers: list[bool] = []
 
-    async def confirm_send(self, peer: Peer, message: str) -> bool:
+    async def confirm_send(self, peer: Peer, message: str, *, steer: bool = False) -> bool:
         self.asked.append((peer.instance_id, message))
+        self.steers.append(steer)
         return True
 
 
@@ -132,12 +134,15 @@ async def test_a_steer_says_what_the_receiver_will_do_with_it(
     me, peer = pair
     peer.set_state("busy")  # a turn runs there, but `me` is no trusted instance of peer's
     arguments = {"target_instance_id": peer.instance_id, "message": "look", "delivery": "steer"}
-    result, _ = await _send(me, root, arguments)
+    result, asked = await _send(me, root, arguments)
     assert result.ok, result.output
     assert result.metadata["delivery"] == "queue"
     assert "not steered" in result.output and "queued at position 1" in result.output
-    plain, _ = await _send(me, root, {"target_instance_id": peer.instance_id, "message": "m"})
+    plain, asked_plain = await _send(
+        me, root, {"target_instance_id": peer.instance_id, "message": "m"}
+    )
     assert plain.metadata["delivery"] == "" and "steer" not in plain.output
+    assert (asked.steers, asked_plain.steers) == ([True], [False])  # the user was told
     assert _bodies(peer) == ["look", "m"]
 
 

@@ -639,6 +639,23 @@ async def test_the_send_dialog_names_the_target_once_and_warns_that_it_is_paused
         await idle(pilot, app)
 
 
+async def steer_while_asked(pilot: Any, app: ZcoderApp, sender: Relay, prompt: str) -> Any:
+    """The app trusts ``sender``, runs ``prompt``, and while its first command's approval
+    is asked ``sender`` steers that turn ("then list the files"); the send's result."""
+    await relay_ready(pilot, app)
+    relay = app.relay
+    assert relay is not None
+    relay.trust.set(str(sender.workspace), TRUST)
+    await submit(pilot, app, prompt)
+    await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+    assert relay.instance_id is not None
+    sent = await asyncio.to_thread(
+        sender.send, relay.instance_id, "then list the files", delivery="steer"
+    )
+    assert sent.delivery == "steer", sent.text
+    return sent
+
+
 async def test_a_trusted_peers_steer_lands_in_the_running_turn_and_is_reported(
     fake, make_config, app_factory, sender
 ):
@@ -651,15 +668,7 @@ async def test_a_trusted_peers_steer_lands_in_the_running_turn_and_is_reported(
     )
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await relay_ready(pilot, app)
-        app.relay.trust.set(str(sender.workspace), TRUST)
-        await submit(pilot, app, "say hi")
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        assert app.relay.instance_id is not None
-        sent = await asyncio.to_thread(
-            sender.send, app.relay.instance_id, "then list the files", delivery="steer"
-        )
-        assert sent.delivery == "steer", sent.text
+        sent = await steer_while_asked(pilot, app, sender, "say hi")
         await answer(pilot, app, "y")
         await idle(pilot, app)
         second = fake.chat_bodies[1]["messages"]
@@ -681,3 +690,27 @@ async def test_a_trusted_peers_steer_lands_in_the_running_turn_and_is_reported(
         assert (receipt.in_reply_to, receipt.outcome) == (sent.message_id, "completed")
         assert app.relay.claim_one() is None  # done: it never runs again
         assert len(fake.chat_bodies) == 2
+
+
+async def test_a_landed_steer_leaves_the_headers_queued_count_at_once(
+    fake, make_config, app_factory, sender, monkeypatch
+):
+    """A steer waits in the queue until its safe point; once it lands it is part of the
+    running turn, and the header stops counting it then, not at the next poll (none comes
+    here: the poll is set an hour apart)."""
+    monkeypatch.setattr("zcoder.tui.parts.relay_ui.RELAY_POLL_SECONDS", 3600.0)
+    fake.enqueue(
+        Turn.tool_calls(call("run_command", {"command": "echo one"}, id="c1")),
+        Turn.tool_calls(call("run_command", {"command": "echo two"}, id="c2")),
+        Turn.text("Did both."),
+    )
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await steer_while_asked(pilot, app, sender, "run two things")
+        await wait_until(pilot, lambda: app.header_state.queued == 1)  # waits its point
+        await answer(pilot, app, "y")
+        await wait_until(pilot, lambda: len(fake.chat_bodies) == 2)  # it landed
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        assert app.header_state.queued == 0
+        await answer(pilot, app, "y")
+        await idle(pilot, app)

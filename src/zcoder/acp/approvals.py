@@ -43,7 +43,7 @@ from zcoder.acp.permission import PermissionAsker
 from zcoder.acp.updates import EventTranslator, FileEdit, UpdatePump
 from zcoder.agent.edits import EditJournal
 from zcoder.base.sanitize import visible, visible_lines
-from zcoder.relay import name_of, paused_warning, peer_label
+from zcoder.relay import name_of, paused_warning, peer_label, steer_note
 from zcoder.tools import (
     ApprovalDecision,
     CommandApprovalRequest,
@@ -196,11 +196,13 @@ class AcpApprover:
             self.pump.put([update_tool_call(call_id, status="in_progress")])
         return decision
 
-    async def confirm_send(self, peer: Peer, message: str) -> bool:
+    async def confirm_send(self, peer: Peer, message: str, *, steer: bool = False) -> bool:
         """The relay's send confirmation (zcoder.agent.relay_tools.SendConfirmer): the
         exact instance the message goes to and the whole message; allow once or not."""
         where = f"{peer_label(peer)} (pid {peer.pid}, {visible(peer.workspace)})"
         lines = [f"Send this message to {where}, instance {visible(peer.instance_id)}?"]
+        if steer:
+            lines.append(steer_note(peer))
         if warning := paused_warning(peer):
             lines.append(f"Warning: {warning}")
         lines.append(fenced(visible_lines(message)))

@@ -17,6 +17,7 @@ from zcoder.agent.relay_waits import register_relay_waits
 from zcoder.base.sanitize import field_for_model
 from zcoder.relay import (
     DELIVERIES,
+    STEER,
     DiscoveryResult,
     Peer,
     Relay,
@@ -41,7 +42,9 @@ class SendConfirmer(Protocol):
     Raises ConfirmationUnavailable when the question cannot be asked at all.
     """
 
-    async def confirm_send(self, peer: Peer, message: str) -> bool: ...
+    async def confirm_send(self, peer: Peer, message: str, *, steer: bool = False) -> bool:
+        """``steer``: the message asks to steer the peer's running turn (said so)."""
+        ...
 
 
 class ConfirmationUnavailable(Exception):
@@ -132,7 +135,7 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
             )
         target = peer.instance_id
         try:
-            confirmed = await confirmer.confirm_send(peer, message)
+            confirmed = await confirmer.confirm_send(peer, message, steer=delivery == STEER)
         except ConfirmationUnavailable as exc:
             return ToolResult.error(
                 f"the user could not be asked to confirm ({exc}); nothing was sent"

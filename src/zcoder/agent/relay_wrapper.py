@@ -114,7 +114,7 @@ def progress_record(*, target_label: str, target_instance_id: str, stage: str) -
     return (
         f"<agent_receipt>\nProgress (self-reported, no reply needed): "
         f"{_sender_field(target_label)} (instance {_sender_field(target_instance_id)}) "
-        f"{PROGRESS_WORDS.get(stage, 'reported progress on')} the task you sent it.\n"
+        f"{progress_words(stage, 'the task you sent it')}.\n"
         "</agent_receipt>"
     )
 
@@ -131,6 +131,12 @@ def idle_record(*, target_label: str, target_instance_id: str) -> str:
 
 
 PROGRESS_WORDS: Final = {
-    "started": "started on",
-    "steered": "took into its running turn",
+    "started": "started on {task}",
+    "steered": "took {task} into its running turn",
 }
+
+
+def progress_words(stage: str, task: str) -> str:
+    """What a peer did at ``stage`` with ``task`` (the words naming the task sent it):
+    ``started on it``, ``took it into its running turn``."""
+    return PROGRESS_WORDS.get(stage, "reported progress on {task}").format(task=task)

@@ -33,7 +33,8 @@ FAILED_SUMMARY = "the receiving zcoder failed unexpectedly"
 class PeerSteers:
     """Peers' steers for the running turn (``take_steers``), and their end (``turn_ended``
     or ``finish``). ``relay`` and ``history`` are getters (both may come later);
-    ``admits`` may keep a message out (a hook would judge it)."""
+    ``admits`` may keep a message out (a hook would judge it); ``landed`` is told when
+    steers left the queue for the turn (a header's count of queued messages follows)."""
 
     def __init__(
         self,
@@ -41,10 +42,12 @@ class PeerSteers:
         history: Callable[[], RelayHistory | None],
         *,
         admits: Callable[[Envelope], bool] = lambda _task: True,
+        landed: Callable[[], object] = lambda: None,
     ) -> None:
         self._relay = relay
         self._history = history
         self._admits = admits
+        self._on_landed = landed
         self._landed: list[ClaimedMessage] = []
         self._finished: TurnFinished | None = None  # the running turn's end, once seen
 
@@ -59,6 +62,8 @@ class PeerSteers:
             if history is not None:
                 history.received(message.envelope, "running")
                 history.send_progress(message.envelope, STEERED)
+        if claimed:
+            self._on_landed()
         return [Steer.from_peer(message.envelope) for message in claimed]
 
     @property

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from zcoder.agent.events import Outcome, TurnFinished
 from zcoder.agent.relay_wrapper import (
-    PROGRESS_WORDS,
     idle_record,
     progress_record,
+    progress_words,
     receipt_record,
 )
 from zcoder.relay import name_of, sender_name
@@ -234,13 +234,12 @@ class RelayHistory:
         for progress, sent in self.relay.take_progress():
             if sent.receipt is None:  # the history's state, unless the receipt is in
                 self._write(functools.partial(_save_progress, progress=progress))
-            words = PROGRESS_WORDS.get(progress.stage, progress.stage)
             record = progress_record(
                 target_label=sent.target_label,
                 target_instance_id=sent.target_instance_id,
                 stage=progress.stage,
             )
-            shown = f"{sent.target_label} {words} it"
+            shown = f"{sent.target_label} {progress_words(progress.stage, 'it')}"
             shown_all.append(_told(agent, record, shown, progress, sent, progress=progress.stage))
         for receipt, sent in receipts:
             self._write(functools.partial(_save_receipt, receipt=receipt))

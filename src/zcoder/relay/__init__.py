@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         sender_label,
         sender_name,
         sender_words,
+        steer_note,
     )
     from zcoder.relay.endpoint import RelayStatus
     from zcoder.relay.instance import Relay

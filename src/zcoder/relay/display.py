@@ -41,6 +41,7 @@ __all__ = [
     "sender_label",
     "sender_name",
     "sender_words",
+    "steer_note",
 ]
 
 NO_PEERS_TEXT: Final = "No other local zcoder instances are available."
@@ -155,6 +156,16 @@ def paused_warning(peer: Peer) -> str | None:
     return (
         f"{peer_label(peer)} is paused: it refuses messages until its user resumes it "
         "(/agents resume), so this one would not be delivered."
+    )
+
+
+def steer_note(peer: Peer) -> str:
+    """What to tell a user about to send ``peer`` a steer (``delivery`` steer): where it
+    goes, and when it is queued instead (docs/relay.md, Steering a running turn)."""
+    name = peer_label(peer)
+    return (
+        f"Steering: it joins {name}'s running turn at its next safe point, if {name} trusts"
+        " this workspace and runs a turn; otherwise it is queued."
     )
 
 

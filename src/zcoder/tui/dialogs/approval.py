@@ -24,7 +24,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from zcoder.base.sanitize import visible
-from zcoder.relay import Peer, paused_warning, peer_label
+from zcoder.relay import Peer, paused_warning, peer_label, steer_note
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest, EditApprovalRequest
 from zcoder.tools.approval import McpServerStart, McpToolCall
 from zcoder.tui.dialogs.guarded import GuardedDialog
@@ -269,11 +269,17 @@ class ConfirmSendScreen(GuardedDialog[bool]):
     """y/N before every send_agent_message delivery, with the exact target and message."""
 
     def __init__(
-        self, peer: Peer, message: str, *, give_back: Callable[[str], object] | None = None
+        self,
+        peer: Peer,
+        message: str,
+        *,
+        steer: bool = False,
+        give_back: Callable[[str], object] | None = None,
     ) -> None:
         super().__init__(False, give_back=give_back)
         self.peer = peer
         self.message = message
+        self.steer = steer
 
     def title_text(self) -> Text:
         return Text("Send this message to another zcoder agent?")
@@ -289,6 +295,8 @@ class ConfirmSendScreen(GuardedDialog[bool]):
                 classes="meta",
             )
         ]
+        if self.steer:
+            widgets.append(Static(Text(steer_note(p)), classes="meta"))
         if warning := paused_warning(p):
             widgets.append(Static(Text(f"warning: {warning}"), classes="warning"))
         return widgets

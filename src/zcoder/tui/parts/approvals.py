@@ -67,11 +67,12 @@ class DialogApprovals(Part):
         answer = await self._ask(UndoScreen(plan, give_back=self.give_back))
         return answer if isinstance(answer, str) else UNDO_CANCEL
 
-    async def confirm_send(self, peer: Peer, message: str) -> bool:
+    async def confirm_send(self, peer: Peer, message: str, *, steer: bool = False) -> bool:
         if not self._fits():
             self.error("The terminal is too small for the confirmation dialog; nothing was sent.")
             raise ConfirmationUnavailable("the terminal is too small for the dialog")
-        return bool(await self._ask(ConfirmSendScreen(peer, message, give_back=self.give_back)))
+        screen = ConfirmSendScreen(peer, message, steer=steer, give_back=self.give_back)
+        return bool(await self._ask(screen))
 
     async def _ask(self, screen: GuardedDialog[Any]) -> Any:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()

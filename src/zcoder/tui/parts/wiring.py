@@ -253,6 +253,7 @@ class Parts:
             admits=lambda task: (
                 not hooks_judge(services.agent.hook_points.engine if services.agent else None, task)
             ),
+            landed=lambda: self.relay_ui.refresh_header(),  # noqa: PLW0108 - looked up late
         )
 
     @cached_property
