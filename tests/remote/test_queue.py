@@ -132,14 +132,15 @@ def test_held_input_stays_with_its_session_and_resumes_there(world: World, sshd:
     asked = len(server.chat_bodies)
 
     tui.submit("/new")
-    wait_said(tui, "1 follow-up queued here stay with session")
     tui.wait_text("New session")
+    # The first session's input is not this one's: nothing of it shows, or runs, here.
     wait_until(lambda: strip(tui) == [], what="the strip emptied in the new session")
     tui.submit("/queue resume")
     wait_said(tui, "Nothing is held.")
     tui.submit("/queue")
     wait_said(tui, "Nothing waits.")
-    assert len(server.chat_bodies) == asked  # the first session's input ran nowhere
+    assert len(server.chat_bodies) == asked
+    wait_said(tui, f"1 follow-up queued here stay with session {first}")
 
     server.enqueue(Turn.text("Held steer done."), Turn.text("Follow-up done."))
     tui.submit(f"/sessions {first}")
