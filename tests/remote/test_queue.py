@@ -65,12 +65,15 @@ def test_queue_lists_and_drops_remote_steering_and_local_follow_ups(
     remote = Remote(world, server)
     server.enqueue(
         Turn.tool_calls(call("run_command", {"command": GATED}, id="c1")),
+        Turn.tool_calls(call("run_command", {"command": GATED.replace("go ", "go2 ")}, id="c2")),
         Turn.text("Steered."),
         Turn.text("Docs written."),
     )
+    remote.command += " --yes"  # no dialog: no answer here refreshes the strip by the way
     tui = connect(world, sshd, remote)
     host = sshd.alias
-    start_gated_turn(tui)
+    tui.submit("format the files")
+    wait_said(tui, "waiting")  # the command runs there, held by its gate
     send(tui, "use tabs", ENTER)
     wait_said(tui, "Steering sent to the turn running on")
     # Shown above the prompt while it waits there, not yet landed.
@@ -96,13 +99,16 @@ def test_queue_lists_and_drops_remote_steering_and_local_follow_ups(
     assert len(server.chat_bodies) == 1  # nothing ran yet: the command still waits
 
     (remote.workspace / "go").touch()
+    # The steer landed; the turn goes on with a second command: it left the strip.
+    wait_until(lambda: strip(tui) == ["follow-up ① then the docs"], what="the steer gone")
+    (remote.workspace / "go2").touch()
     tui.wait_text("Docs written.")
-    wait_until(lambda: len(server.chat_bodies) == 3, what="three model requests")
+    wait_until(lambda: len(server.chat_bodies) == 4, what="four model requests")
     # The steer that stayed landed after the command's result; the dropped one did not.
     *_, result, steered = server.chat_bodies[1]["messages"]
     assert result["role"] == "tool" and "through" in result["content"]
     assert steered == {"role": "user", "content": "use tabs"}
-    assert last_user(server, 2) == {"role": "user", "content": "then the docs"}
+    assert last_user(server, 3) == {"role": "user", "content": "then the docs"}
     bodies = str(server.chat_bodies)
     assert "drop this steer" not in bodies and "not this one" not in bodies
     # Landed and run: nothing waits, there or here.
