@@ -11,13 +11,16 @@ the load."""
 
 from __future__ import annotations
 
+import os
+import signal
+
 import pytest
 
 from tests.e2e.harness import World, wait_until
 from tests.e2e.tmux import ENTER, TmuxInstance
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.fixtures.sshd import SshServer, available
-from tests.remote.test_connect import Remote, connect, sshd, wait_said
+from tests.remote.test_connect import Remote, _children, _name, connect, sshd, wait_said
 from tests.remote.test_steer import GATED
 
 __all__ = ["sshd"]  # the fixture, used by name
@@ -163,3 +166,37 @@ def test_held_input_stays_with_its_session_and_resumes_there(world: World, sshd:
     assert last_user(server, asked) == {"role": "user", "content": "held steer"}
     assert last_user(server, asked + 1) == {"role": "user", "content": "first follow-up"}
     assert tui.quit() == 0
+
+
+def test_steering_held_by_a_dropped_connection_shows_after_reconnect_and_resumes(
+    world: World, sshd: SshServer
+) -> None:
+    server = world.server(demo=False)
+    remote = Remote(world, server)
+    remote.command += " --yes"
+    server.enqueue(Turn.tool_calls(call("run_command", {"command": GATED}, id="c1")))
+    tui = connect(world, sshd, remote)
+    host = sshd.alias
+    tui.submit("format the files")
+    wait_said(tui, "waiting")
+    send(tui, "after the drop", ENTER)
+    tui.wait_text(f"steering, on {host} ① after the drop")
+    for pid in [pid for pid in _children(tui.pid) if _name(pid) == "ssh"]:
+        os.kill(pid, signal.SIGKILL)
+    wait_said(tui, "was lost during this turn")
+    tui.wait_text(f"steering, on {host} (held) ① after the drop")  # the remote holds it
+    asked = len(server.chat_bodies)
+
+    server.enqueue(Turn.text("Ran after the reconnect."))
+    tui.submit("/reconnect")
+    tui.wait_text("Reconnected to", timeout=60)
+    wait_said(tui, "it is held: nothing of it runs until it is resumed")  # the remote says
+    tui.wait_text(f"steering, on {host} (held) ① after the drop")
+    assert len(server.chat_bodies) == asked  # held: nothing runs unasked
+    tui.submit("/queue resume")
+    wait_said(tui, "Resumed 1 waiting input.")
+    tui.wait_text("Ran after the reconnect.")
+    assert last_user(server, asked) == {"role": "user", "content": "after the drop"}
+    wait_until(lambda: strip(tui) == [], what="the strip emptied")
+    tui.submit("/queue")
+    wait_said(tui, "Nothing waits.")  # taken from there: it ran once, here
