@@ -15,8 +15,9 @@ Steering (Enter while a turn runs) goes through ``steer``: into the user's waiti
 ``run_steered_turn`` runs what a turn ended before taking. That is the whole seam for
 another agent: one with no ``steering`` source is not steered here (Enter queues a
 follow-up, as before), unless its front end's Turns says otherwise: over ``--connect``,
-``RemoteTurns`` (remote/parts.py) sends it to the remote's waiting input
-(``TurnAgent.steer``, ``_zcoder/input``).
+``RemoteTurns`` (remote/turns.py) sends it to the remote's waiting input
+(``TurnAgent.steer``, ``_zcoder/input``), and its ``waiting_items`` (what ``/queue`` numbers
+and the strip shows) are the remote's and the follow-ups here.
 
 It takes the services, the model and relay parts it asks, ``start`` (the screen's: run a
 body as the turn, on the chat pane's worker), ``show`` (the transcript's, at once: the
