@@ -149,7 +149,7 @@ def test_held_input_stays_with_its_session_and_resumes_there(world: World, sshd:
     tui.submit("/queue")
     wait_said(tui, "Nothing waits.")
     assert len(server.chat_bodies) == asked
-    wait_said(tui, f"1 follow-up queued here stay with session {first}")
+    wait_said(tui, f"1 follow-up queued here stays with session {first}")
 
     server.enqueue(Turn.text("Held steer done."), Turn.text("Follow-up done."))
     tui.submit(f"/sessions {first}")

@@ -181,9 +181,11 @@ class RemoteSessions(SessionsUI):
         pending, left = self.services.pending, self.services.session_id
         if left is not None and len(pending):
             self.kept[left] = [(item.kind.value, item.text) for item in pending.items()]
+            one = len(pending) == 1
             self.say.notice(
-                f"{counted(len(pending), 'follow-up')} queued here stay with session {left}: "
-                "they come back, held, when it is opened again."
+                f"{counted(len(pending), 'follow-up')} queued here {'stays' if one else 'stay'}"
+                f" with session {left}: {'it comes' if one else 'they come'} back, held, when "
+                "it is opened again."
             )
         pending.switch(None, self.kept.pop(session_id, []))
         self.services.session_id = session_id
