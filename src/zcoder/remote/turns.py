@@ -98,10 +98,13 @@ class RemoteTurns(Turns):
         if self.link is None:
             return
         if not self.link.remote.connected:
-            # A dropped connection leaves what waited there held (the remote holds it).
-            self._show_remote([replace(i, held=True) for i in self.remote_items])
+            self._dropped()
             return
         self.host.run_later(self._refresh, group="remote-input")
+
+    def _dropped(self) -> None:
+        """A dropped connection leaves what waited there held (the remote holds it)."""
+        self._show_remote([replace(i, held=True) for i in self.remote_items])
 
     async def _refresh(self) -> bool:
         """Ask for the remote's list and show it; False when it could not be asked."""
@@ -109,7 +112,11 @@ class RemoteTurns(Turns):
         asked = self._asked
         try:
             items = await self._link.remote.waiting_input()
-        except (ConnectionLost, RequestError):
+        except ConnectionLost:
+            if asked == self._asked:
+                self._dropped()
+            return False
+        except RequestError:
             return False
         if asked == self._asked:  # an older answer never replaces a newer one
             self._show_remote(items)
