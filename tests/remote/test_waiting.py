@@ -12,6 +12,7 @@ import pytest
 
 from tests.tui.parts_support import part_context, services_for
 from zcoder.frontend.pending import InputKind, PendingItem
+from zcoder.remote.connection import ConnectionLost
 from zcoder.remote.link import RemoteLink
 from zcoder.remote.target import Target
 from zcoder.remote.turns import RemoteItem, RemoteTurns
@@ -31,6 +32,8 @@ class FakeRemote:
         self.connected = True
 
     async def waiting_input(self) -> list[PendingItem]:
+        if not self.connected:
+            raise ConnectionLost("ssh exited")
         return list(self.items)
 
     async def input_action(self, action: str, **params: Any) -> list[PendingItem]:
@@ -127,3 +130,17 @@ async def test_resume_during_a_turn_resumes_there_and_idle_takes_it_here_first(
     # Taken here, first, as follow-ups that may run now: prompts, in order.
     assert idle.services.pending.follow_ups() == ["steer", "there", "here"]
     assert "Resumed 3 waiting inputs." in said(posted)
+
+
+async def test_queue_with_the_connection_gone_lists_what_waited_there_as_held(
+    tmp_path: Path,
+) -> None:
+    remote = FakeRemote(PendingItem(STEER, "use tabs"))
+    turns, posted = rig(tmp_path, remote)
+    await turns._refresh()
+    remote.connected = False  # dropped: the remote holds what waited there
+    await turns._queue("")
+    *_, why, listing = said(posted)
+    assert why == "Not connected to box: what waits there is as last seen."
+    assert "1. steering, on box (held): use tabs" in listing
+    assert "/queue resume runs what is held" in listing

@@ -106,21 +106,22 @@ class RemoteTurns(Turns):
         """A dropped connection leaves what waited there held (the remote holds it)."""
         self._show_remote([replace(i, held=True) for i in self.remote_items])
 
-    async def _refresh(self) -> bool:
-        """Ask for the remote's list and show it; False when it could not be asked."""
+    async def _refresh(self) -> str:
+        """Ask for the remote's list and show it; why it could not be asked, else ""."""
         self._asked += 1
         asked = self._asked
+        label = self._link.target.label
         try:
             items = await self._link.remote.waiting_input()
         except ConnectionLost:
             if asked == self._asked:
                 self._dropped()
-            return False
-        except RequestError:
-            return False
+            return f"not connected to {label}: what waits there is as last seen"
+        except RequestError as exc:  # an older remote zcoder, without _zcoder/input
+            return f"{label} did not list what waits there: {exc}"
         if asked == self._asked:  # an older answer never replaces a newer one
             self._show_remote(items)
-        return True
+        return ""
 
     def _show_remote(self, items: list[PendingItem] | list[RemoteItem]) -> None:
         held_before = sum(item.held for item in self.remote_items)
@@ -169,8 +170,8 @@ class RemoteTurns(Turns):
     async def _queue(self, argument: str) -> None:
         action, _, value = argument.strip().partition(" ")
         if action == "":
-            if not await self._refresh():
-                self.say.notice(f"Not connected to {self._link.target.label}: as last seen.")
+            if problem := await self._refresh():
+                self.say.notice(f"{problem[:1].upper()}{problem[1:]}.")
             self.say.notice(queue_listing(self.waiting_items()))
         elif action == "drop":
             try:
