@@ -58,6 +58,7 @@ def start_gated_turn(tui: TmuxInstance) -> None:
     tui.submit("format the files")
     tui.wait_text("[n]/Esc deny")
     tui.send_key("y")
+    tui.wait_gone("[n]/Esc deny")  # the prompt has the keys again
     wait_said(tui, "waiting")  # the command runs there, held by its gate
 
 
