@@ -5,6 +5,7 @@ PendingInput. The end-to-end cases are tests/remote/test_queue.py's."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any, cast
 
@@ -144,3 +145,34 @@ async def test_queue_with_the_connection_gone_lists_what_waited_there_as_held(
     assert why == "Not connected to box: what waits there is as last seen."
     assert "1. steering, on box (held): use tabs" in listing
     assert "/queue resume runs what is held" in listing
+
+
+class SlowFirstList(FakeRemote):
+    """Its first list is taken at once and answered only once ``answer`` is set."""
+
+    def __init__(self, *items: PendingItem) -> None:
+        super().__init__(*items)
+        self.answer = asyncio.Event()
+        self.lists = 0
+
+    async def waiting_input(self) -> list[PendingItem]:
+        self.lists += 1
+        snapshot = await super().waiting_input()
+        if self.lists == 1:
+            await self.answer.wait()
+        return snapshot
+
+
+async def test_an_older_list_answered_after_a_drop_does_not_bring_it_back(
+    tmp_path: Path,
+) -> None:
+    remote = SlowFirstList(PendingItem(STEER, "use tabs"))
+    turns, _ = rig(tmp_path, remote)
+    turns.remote_items = (RemoteItem(STEER, "use tabs", host="box"),)
+    late = asyncio.ensure_future(turns._refresh())  # asked before the drop
+    await asyncio.sleep(0)
+    await turns._queue("drop 1")
+    assert remote.items == [] and turns.waiting_items() == ()
+    remote.answer.set()
+    await late  # its list still had "use tabs": not shown
+    assert turns.waiting_items() == ()

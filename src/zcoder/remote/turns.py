@@ -62,7 +62,8 @@ class RemoteTurns(Turns):
     queue: Callable[[str], None] | None = None
     remote_items: tuple[RemoteItem, ...] = field(default=(), init=False)
     """What waits on the remote host, as its last answer listed it."""
-    _asked: int = field(default=0, init=False)  # the newest list asked for
+    _asked: int = field(default=0, init=False)
+    """Counts the lists asked for and shown: an answer to an older ask is not shown."""
 
     @property
     def _link(self) -> RemoteLink:
@@ -124,6 +125,7 @@ class RemoteTurns(Turns):
         return ""
 
     def _show_remote(self, items: list[PendingItem] | list[RemoteItem]) -> None:
+        self._asked += 1  # newer than any list asked for before
         held_before = sum(item.held for item in self.remote_items)
         host = self._link.target.label
         self.remote_items = tuple(RemoteItem(i.kind, i.text, i.held, host=host) for i in items)
