@@ -99,13 +99,13 @@ class RemoteMainScreen(MainScreen):
         remote = RemoteAgent(
             target,
             env,
-            on_event=lambda event: self.parts.agent_view.on_event(event),  # noqa: PLW0108
+            on_event=lambda event: parts.on_remote_event(event),  # noqa: PLW0108
             on_user=self.show_user_message,
             approver=_DialogsWhenAsked(lambda: self.parts.dialogs),
             on_dropped=self.connection_dropped,
         )
         self.link = RemoteLink(target, remote, target.host, self.reconnect)
-        self.parts = RemoteParts(
+        self.parts = parts = RemoteParts(
             services, self.say, self, exit=exit, resume=None, keep_model=False, link=self.link
         )
         services.session_id = resume  # the remote session to load, by id

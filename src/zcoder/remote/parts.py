@@ -6,7 +6,7 @@ the sessions (stored on the remote host: only the open one's id is known here), 
 model (sized, warmed and changed there), the relay (none here; discovery is asked of
 the remote host), the slash commands that act on a local agent (they say why they
 cannot) and steering (Enter while the remote turn runs: it goes to the remote's waiting
-input). ``RemoteParts`` makes them in place of the local ones.
+input: zcoder.remote.turns). ``RemoteParts`` makes them in place of the local ones.
 
 Which commands run over the connection is their declaration's (zcoder.slash.declared):
 one that applies to ``FrontEnd.REMOTE`` runs on the part registered for it, the rest are
@@ -18,8 +18,8 @@ declared command.
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
-from functools import cached_property, partial
-from typing import TYPE_CHECKING, Any, ClassVar
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from acp import RequestError
 
@@ -27,13 +27,13 @@ from zcoder.model.context import ContextWindow
 from zcoder.remote.connection import ConnectionLost
 from zcoder.remote.link import RemoteLink
 from zcoder.remote.sessions import RemoteSessions
+from zcoder.remote.turns import RemoteTurns
 from zcoder.slash.declared import RelayCommands
 from zcoder.slash.registry import FrontEnd, commands
 from zcoder.tui.parts.model_ui import ModelUI
 from zcoder.tui.parts.relay_ui import RelayUI
 from zcoder.tui.parts.sessions_ui import SessionsUI
 from zcoder.tui.parts.slash import SlashCommands
-from zcoder.tui.parts.turns import Turns
 from zcoder.tui.parts.wiring import Parts
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from textual.worker import Worker
 
+    from zcoder.agent.events import AgentEvent
     from zcoder.tui.parts.services import PartContext
 
 __all__ = ["RemoteParts", "where_to_ask"]
@@ -167,44 +168,6 @@ class RemoteSlash(SlashCommands):
 
 
 @dataclass(eq=False)
-class RemoteTurns(Turns):
-    """Enter while the remote turn runs steers it: the text goes to the remote's waiting
-    input (``RemoteAgent.steer``, ``_zcoder/input``, zcoder.acp.input) and lands there at
-    the turn's next safe point, shown here as steering where it landed; what no turn there
-    took runs as a prompt after it (``queue``, the screen's)."""
-
-    _: KW_ONLY
-    link: RemoteLink | None = None
-    queue: Callable[[str], None] | None = None
-
-    @property
-    def takes_steering(self) -> bool:
-        return self.link is not None and self.link.remote.connected
-
-    def steer(self, text: str) -> None:
-        self.host.run_later(partial(self._steer, text), group="steer")  # a coroutine function
-
-    async def _steer(self, text: str) -> None:
-        assert self.link is not None and self.queue is not None
-        label = self.link.target.label
-        try:
-            taken = await self.link.remote.steer(text)
-        except RequestError as exc:
-            why = exc.data.get("details", exc) if isinstance(exc.data, dict) else exc
-            self.say.error(
-                f"{label} did not take it as steering: {why}. ↑ in the prompt brings it back."
-            )
-            return
-        if not taken:  # the turn there ended first: a prompt of its own
-            self.queue(text)
-            return
-        self.say.notice(
-            f"Steering sent to the turn running on {label}: it lands after the tool call in "
-            "progress, or, if the reply has none, as the next turn."
-        )
-
-
-@dataclass(eq=False)
 class RemoteParts(Parts):
     """The main screen's parts with the remote host's four in place of the local ones."""
 
@@ -218,7 +181,12 @@ class RemoteParts(Parts):
 
     @cached_property
     def sessions(self) -> SessionsUI:
-        return self.sessions_of(RemoteSessions, resume=None, link=self.link)
+        return self.sessions_of(
+            RemoteSessions,
+            resume=None,
+            link=self.link,
+            on_switched=lambda: self.turns.session_switched(),  # noqa: PLW0108 - made on use
+        )
 
     @cached_property
     def relay_ui(self) -> RemoteRelay:
@@ -232,5 +200,13 @@ class RemoteParts(Parts):
         return self.slash_of(RemoteSlash, link=self.link)
 
     @cached_property
-    def turns(self) -> Turns:
-        return self.turns_of(RemoteTurns, link=self.link, queue=self.screen.queue_prompt)
+    def turns(self) -> RemoteTurns:
+        return cast(
+            "RemoteTurns",
+            self.turns_of(RemoteTurns, link=self.link, queue=self.screen.queue_prompt),
+        )
+
+    def on_remote_event(self, event: AgentEvent) -> None:
+        """The remote agent's events: to the transcript, and to what waits there."""
+        self.agent_view.on_event(event)
+        self.turns.seen(event)

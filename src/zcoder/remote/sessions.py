@@ -5,13 +5,18 @@ The remote ``zcoder --acp`` lists its workspace's sessions (ACP's ``session/list
 zcoder.acp.listing) and loads one (``session/load``, which replays it). ``/sessions``
 shows them in the transcript, ``/sessions ID`` opens one, and the sidebar (Ctrl+B; hidden
 at start, since the local sessions are not these) lists them as a local run lists its
-own, picked with Enter; it is asked for only while shown. Nothing is kept here but the
+own, picked with Enter; it is asked for only while shown. Nothing is stored here but the
 open session's id.
+
+The follow-ups queued here (Ctrl+G) are the open session's: switching sessions keeps them,
+in memory, with the session left (``kept``), and gives them back, held, when it is opened
+again in this run (``/queue resume`` runs them); they never run in another session. The
+remote's own waiting input is saved there, with its session.
 """
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -26,6 +31,8 @@ from zcoder.sessions import SessionInfo
 from zcoder.tui.parts.sessions_ui import SessionsUI
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from zcoder.remote.link import RemoteLink
 
 __all__ = ["RemoteSessions"]
@@ -41,6 +48,10 @@ class RemoteSessions(SessionsUI):
 
     _: KW_ONLY
     link: RemoteLink
+    on_switched: Callable[[], None] = lambda: None
+    """Another session is open (its remote waiting input is asked for: remote/turns.py)."""
+    kept: dict[str, list[tuple[str, str]]] = field(default_factory=dict, init=False)
+    """The follow-ups queued here for each session left, by id, until it is opened again."""
 
     def open_store(self) -> None:
         pass
@@ -131,9 +142,9 @@ class RemoteSessions(SessionsUI):
         except (ConnectionLost, RequestError) as exc:
             self.say.error(f"{label} did not open session {session_id}: {exc}")
             return
-        self.services.session_id = session_id
         self.say.header(status="Ready")  # the replay's updates are not a reply being written
         self.say.notice(f"Session {session_id} loaded as {label} saved it.")
+        self._switched(session_id)
         self.refresh()
 
     def _reload(self) -> None:
@@ -159,10 +170,33 @@ class RemoteSessions(SessionsUI):
         if session_id == self.services.session_id:
             self.say.notice("This session is already new.")
             return
-        self.services.session_id = session_id
         self._reload()
         self.say.notice(f"New session {session_id} on {label}.")
+        self._switched(session_id)
         self.refresh()
+
+    def _switched(self, session_id: str) -> None:
+        """``session_id`` is open: the follow-ups queued here stay with the one left (kept),
+        and the ones kept for this one come back, held."""
+        pending, left = self.services.pending, self.services.session_id
+        if left is not None and len(pending):
+            self.kept[left] = [(item.kind.value, item.text) for item in pending.items()]
+            one = len(pending) == 1
+            self.say.notice(
+                f"{counted(len(pending), 'follow-up')} queued here {'stays' if one else 'stay'}"
+                f" with session {left}: {'it comes' if one else 'they come'} back, held, when "
+                "it is opened again."
+            )
+        pending.switch(None, self.kept.pop(session_id, []))
+        self.services.session_id = session_id
+        if waiting := len(pending):
+            them = "it" if waiting == 1 else "them"
+            self.say.notice(
+                f"{counted(waiting, 'follow-up')} queued here for this session "
+                f"{'waits' if waiting == 1 else 'wait'}, held: /queue lists {them}, "
+                f"/queue resume runs {them}."
+            )
+        self.on_switched()
 
     def open_picked(self, session_id: str) -> None:
         self.host.run_later(partial(self._open, session_id), group="connect")

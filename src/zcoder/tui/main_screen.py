@@ -225,7 +225,8 @@ class MainScreen(ScreenHost, Screen[None]):
     def show_queue(self) -> None:
         """The strip above the prompt: the user's waiting input (called at every change)."""
         scheduler = self.services.scheduler
-        self.chat.queued_prompts.show_queue(scheduler.pending.items(), editing=scheduler.editing())
+        waiting = self.parts.turns.waiting_items()
+        self.chat.queued_prompts.show_queue(waiting, editing=scheduler.editing())
 
     def start_turn(
         self, work: Callable[[], Coroutine[Any, Any, object]], *, relay: bool, model: bool = True

@@ -15,8 +15,9 @@ Steering (Enter while a turn runs) goes through ``steer``: into the user's waiti
 ``run_steered_turn`` runs what a turn ended before taking. That is the whole seam for
 another agent: one with no ``steering`` source is not steered here (Enter queues a
 follow-up, as before), unless its front end's Turns says otherwise: over ``--connect``,
-``RemoteTurns`` (remote/parts.py) sends it to the remote's waiting input
-(``TurnAgent.steer``, ``_zcoder/input``).
+``RemoteTurns`` (remote/turns.py) sends it to the remote's waiting input
+(``TurnAgent.steer``, ``_zcoder/input``), and its ``waiting_items`` (what ``/queue`` numbers
+and the strip shows) are the remote's and the follow-ups here.
 
 It takes the services, the model and relay parts it asks, ``start`` (the screen's: run a
 body as the turn, on the chat pane's worker), ``show`` (the transcript's, at once: the
@@ -53,7 +54,15 @@ if TYPE_CHECKING:
     from zcoder.tui.parts.relay_ui import RelayUI
     from zcoder.tui.parts.sessions_ui import SessionsUI
 
-__all__ = ["StartTurn", "TurnAgent", "Turns"]
+__all__ = [
+    "StartTurn",
+    "TurnAgent",
+    "Turns",
+    "queue_listing",
+    "queue_number",
+    "short",
+    "unknown_control",
+]
 
 StartTurn = Callable[..., None]
 """``start(work, *, relay, model=True)``: run ``work`` (a coroutine function) as the turn."""
@@ -183,6 +192,10 @@ class Turns(Part, QueueCommands):
         next turn."""
         self.services.scheduler.steer(text)
 
+    def waiting_items(self) -> tuple[PendingItem, ...]:
+        """What waits, as ``/queue`` numbers it and the strip above the prompt shows it."""
+        return self.services.pending.items()
+
     def hold_waiting(self) -> None:
         """The turn was stopped (Escape): what waits stays, held until ``/queue resume``."""
         pending = self.services.pending
@@ -204,16 +217,12 @@ class Turns(Part, QueueCommands):
             self.say.notice(queue_listing(pending.items()))
         elif action == "drop":
             try:
-                number = int(value.strip())
-            except ValueError:
-                self.say.error(f"/queue drop takes a number from /queue's list, not {value!r}")
-                return
-            try:
+                number = queue_number(value)
                 item = pending.drop(number)
             except UsageError as exc:
                 self.say.error(str(exc))
                 return
-            self.say.notice(f"Dropped {item.kind.value} {number}: {_short(item.text)}")
+            self.say.notice(f"Dropped {item.kind.value} {number}: {short(item.text)}")
         elif action == "resume" and not value.strip():
             count = pending.resume()
             if not count:
@@ -223,10 +232,7 @@ class Turns(Part, QueueCommands):
             self.services.scheduler.note_user_acted()
             self.schedule()
         else:
-            self.say.error(
-                f"unknown /queue control {argument.strip()!r}; try /queue, /queue drop N "
-                "or /queue resume"
-            )
+            self.say.error(unknown_control(argument))
 
     async def user_command(self, command: str) -> None:
         """``!command``: run like a turn (Escape stops it, prompts queue behind it) but no
@@ -309,9 +315,23 @@ class Turns(Part, QueueCommands):
         return judgement.verdict is GateVerdict.RUN
 
 
-def _short(text: str, width: int = 60) -> str:
+def short(text: str, width: int = 60) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def queue_number(value: str) -> int:
+    """``/queue drop N``'s N; a UsageError says what was typed instead."""
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise UsageError(f"/queue drop takes a number from /queue's list, not {value!r}") from None
+
+
+def unknown_control(argument: str) -> str:
+    return (
+        f"unknown /queue control {argument.strip()!r}; try /queue, /queue drop N or /queue resume"
+    )
 
 
 def queue_listing(items: tuple[PendingItem, ...]) -> str:
@@ -319,7 +339,7 @@ def queue_listing(items: tuple[PendingItem, ...]) -> str:
     if not items:
         return "Nothing waits. While a turn runs, Enter steers it and Ctrl+G queues a follow-up."
     lines = [f"Waiting ({len(items)}):"]
-    lines += [f"  {n}. {item.label}: {_short(item.text)}" for n, item in enumerate(items, 1)]
+    lines += [f"  {n}. {item.label}: {short(item.text)}" for n, item in enumerate(items, 1)]
     held = "/queue resume runs what is held; " if any(i.held for i in items) else ""
     lines.append(f"{held}/queue drop N drops one; ↑ in the empty prompt edits the last.")
     return "\n".join(lines)
