@@ -45,6 +45,7 @@ from bench.relay_bench import Results, Table, Target
 from zcoder.tui.widgets.transcript import SAVED_ENTRIES_SHOWN
 
 HINT = "Enter send"
+BUSY_HINT = "Enter steer"  # the prompt's hint while a turn runs (Enter steers it)
 RELAY_SHOWN = "relay: "
 RELAY_READY = "relay: ready"
 FIRST_FRAME_GOAL = 0.400
@@ -207,7 +208,7 @@ def prompt_text(term: AppTerminal) -> str | None:
     rows = term.display()
     for index in range(len(rows) - 1, 0, -1):
         row = rows[index]
-        at = row.find(HINT)
+        at = max(row.find(HINT), row.find(BUSY_HINT))
         if at == -1:
             continue
         left = max(row.rfind(edge, 0, at) for edge in _LEFT_EDGES)

@@ -38,6 +38,10 @@ def test_the_prompt_row_is_read_between_the_borders_of_the_box_with_the_hint() -
     round_box = ["╭──────────────╮", "│ abc          │", f"╰ {app_bench.HINT} ─╯"]
     assert app_bench.prompt_text(FakeTerminal(round_box)) == "abc"  # type: ignore[arg-type]
     assert app_bench.prompt_text(FakeTerminal(["no prompt", "here"])) is None  # type: ignore[arg-type]
+    # While a turn runs (the keystroke bench types during a reply) the hint offers steering.
+    bottom = f"╰ {app_bench.BUSY_HINT} · Ctrl+G queue ─╯"
+    busy = ["╭" + "─" * (len(bottom) - 2) + "╮", "│ abc".ljust(len(bottom) - 1) + "│", bottom]
+    assert app_bench.prompt_text(FakeTerminal(busy)) == "abc"  # type: ignore[arg-type]
 
 
 def test_the_search_tree_is_deterministic_with_ignored_output(tmp_path: Path) -> None:
