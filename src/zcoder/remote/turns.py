@@ -33,7 +33,6 @@ from zcoder.tui.parts.turns import Turns, queue_listing, queue_number, short, un
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from zcoder.agent.events import AgentEvent
     from zcoder.remote.link import RemoteLink
 
 __all__ = ["RemoteItem", "RemoteTurns"]
@@ -85,8 +84,9 @@ class RemoteTurns(Turns):
         self.refresh_remote()
         super().schedule()
 
-    def seen(self, event: AgentEvent) -> None:
-        """An event of the remote agent: steering that landed leaves its list."""
+    def seen(self, event: object) -> None:
+        """An event of the remote agent: steering that landed leaves its list. Not a
+        consumer of the agent's events (AgentView is): it looks for one kind."""
         if isinstance(event, UserSteered):
             self.refresh_remote()
 
