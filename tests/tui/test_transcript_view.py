@@ -267,6 +267,9 @@ async def test_a_long_streamed_reply_replaced_by_its_final_text_shows_only_that(
 ):
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
+        # The session opens (its transcript cleared, the view reset) before anything streams:
+        # under load it could come between the pieces and leave two entries.
+        await wait_until(pilot, lambda: app.session_id is not None)
         await pilot.pause()
         streamed = "".join(f"Streamed paragraph {n} with some words.\n\n" for n in range(80))
         for piece in streamed.split("\n\n"):
