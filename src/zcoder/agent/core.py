@@ -1,90 +1,48 @@
-"""The turn loop: one common body for turns of every origin.
+"""The agent: one conversation, its entry points, its history and its context window.
 
-prepare → request → tools → completion → loop detection → persistence. A turn starts from
-the user (``run_user_turn``) or from a relayed task (``run_relay_turn``); both then run
-``_run_turn``, which lands the front end's steering at each safe point (agent/steering.py,
-``run_steered_turn`` when a turn ended before one). Cancellation (the task being
-cancelled at any await) leaves the history consistent: a partial reply is kept out of the
-model history and marked partial in the transcript, and every tool call of the round gets a
-result (interrupted, not executed; agent/cancellation.py). What a turn shows and saves goes
+A turn starts from the user (``run_user_turn``), a relayed task (``run_relay_turn``) or
+steering left when the last turn ended (``run_steered_turn``); each then runs its rounds
+in a TurnLoop (agent/turn_loop.py: request → tools → completion → loop detection →
+persistence, steering landed at each safe point). What a turn shows and saves goes
 through its Recorder (agent/recorder.py); the context window (the meter, /context's
 breakdown, compaction) is its ContextKeeper's (agent/context_keeper.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from zcoder.agent.call_ids import CallIds
-from zcoder.agent.cancellation import RoundState, tidy_after_cancel
 from zcoder.agent.context_keeper import CompactResult, ContextKeeper
 from zcoder.agent.edits import EditJournal
-from zcoder.agent.events import (
-    AssistantMessage,
-    EventSink,
-    Outcome,
-    RelayReceived,
-    StatusChanged,
-    TurnFinished,
-    UserCommandFinished,
-)
+from zcoder.agent.events import EventSink, Outcome, RelayReceived, TurnFinished, UserCommandFinished
 from zcoder.agent.hook_points import HOOK_PREFIX, HookPoints
-from zcoder.agent.loops import LoopDetector
-from zcoder.agent.model_request import stream_reply, tools_template_notice
 from zcoder.agent.peers_note import PeersNote
-from zcoder.agent.prompts import (
-    LOOP_WARNING,
-    NUDGE_EMPTY,
-    system_prompt,
-)
+from zcoder.agent.prompts import system_prompt
 from zcoder.agent.recorder import Recorder
 from zcoder.agent.relay_tools import RELAY_SENDER_KEY, restrict_schemas
 from zcoder.agent.relay_wrapper import relay_event_metadata, relay_wrapper
 from zcoder.agent.settings import AgentSettings
-from zcoder.agent.status import ContextUsage, Status
-from zcoder.agent.steering import Steerable, SteerSource, land_steers, revoke_for_relayed
-from zcoder.agent.tool_round import ToolRound
-from zcoder.agent.usage import (
-    Breakdown,
-    ContextMeter,
-    cut_off_reason,
-)
+from zcoder.agent.status import ContextUsage
+from zcoder.agent.steering import Steerable, SteerSource, revoke_for_relayed
+from zcoder.agent.turn_loop import MAX_NUDGES, TurnLoop, finish_turn
+from zcoder.agent.usage import Breakdown, ContextMeter
 from zcoder.agent.user_command import run_user_command
 from zcoder.hooks import HookEngine
 from zcoder.mcp import LateMcp, attach_or_wait
-from zcoder.model import (
-    AssistantReply,
-    Message,
-    ModelError,
-    assistant_message,
-    system_message,
-    user_message,
-)
+from zcoder.model import Message, system_message, user_message
 from zcoder.model.protocol import ChatClient
-from zcoder.model.recovery import recover
 from zcoder.relay import Envelope, sender_from, sender_name
 from zcoder.sessions import SessionStore
-from zcoder.tools import (
-    FINISH_TOOL_NAME,
-    ApprovalPolicy,
-    Approver,
-    ToolContext,
-    ToolRegistry,
-    TurnOrigin,
-)
+from zcoder.tools import ApprovalPolicy, Approver, ToolContext, ToolRegistry, TurnOrigin
 from zcoder.tools.freshness import FreshnessBook
 
 if TYPE_CHECKING:
     from zcoder.mcp.manager import McpManager
 
 __all__ = ["MAX_NUDGES", "Agent", "AgentSettings", "ChatClient"]
-
-MAX_NUDGES: Final = 3
-"""Corrective nudges in a row (empty reply, malformed calls, a bad finish) before a turn
-ends Incomplete; a well-formed round resets the count."""
 
 
 @dataclasses.dataclass(eq=False, kw_only=True)
@@ -120,13 +78,10 @@ class Agent(Steerable):
             hooks.session_id = session_id
         self.messages: list[Message] = []  # model history, without the system message
         self.user_ledger: list[str] = []  # exactly what the user typed
-        self._round = RoundState()
         # Every tool call gets an id unused in its session (agent/call_ids.py).
         self.call_ids = CallIds()
         # Models whose chat template was checked for tool support (warned once each).
-        self._templates_checked: set[str] = set()
-        # The output limit the latest request asked for (zcoder.agent.usage.output_cap).
-        self._output_cap: int | None = self.settings.num_predict
+        self.templates_checked: set[str] = set()
         self.keeper = ContextKeeper(self)
         # Every file the tools change, by turn, for /diff and /undo (agent/edits.py).
         self.edits = EditJournal(
@@ -207,7 +162,7 @@ class Agent(Steerable):
         if blocked is not None:
             shown = f"A hook stopped this prompt before the model saw it: {blocked}"
             self.recorder.error(shown)
-            return self._finish(Outcome.BLOCKED, error=blocked)
+            return finish_turn(self.recorder, self.messages, Outcome.BLOCKED, error=blocked)
         self._peers.tell(self.messages, self.workspace_peers)
         self.user_ledger.append(text)
         self.messages.append(user_message(text))
@@ -314,11 +269,6 @@ class Agent(Steerable):
         self.recorder.save_messages(self.messages)
         self.recorder.event("receipt", shown, metadata)
 
-    def _add_context(self, text: str) -> None:
-        """A user-role record zcoder adds; shown as a notice, kept out of the ledger."""
-        self.messages.append(user_message(text))
-        self.recorder.notice(text, {"context_record": True})
-
     def note_for_model(self, text: str, shown: str) -> None:
         """Something the user did between turns (an /undo, say): ``text`` enters the
         model history as a user-role record, ``shown`` is the transcript's notice; both
@@ -338,139 +288,7 @@ class Agent(Steerable):
     ) -> TurnFinished:
         ctx = self._context(origin, extras, requested_by, sender_trusted=sender_trusted)
         self.edits.begin_turn(label)
-        loops = LoopDetector()
-        nudges = 0
-        stops = 0  # times a Stop hook sent the model on (agent/hook_points.py)
-        self._round = RoundState()
-        try:
-            for notice in await self.registry.prepare(ctx):  # MCP servers start (zcoder.mcp)
-                self.recorder.notice(notice)
-            while True:
-                # A safe point: every call has its result, the next request is not sent.
-                land_steers(self.steering, self.messages, self.user_ledger, self.recorder, ctx)
-                self.recorder.emit(StatusChanged(Status.THINKING))
-                self._round = RoundState(reply=AssistantReply())
-                request, schemas = self.request_messages(), self.tool_schemas(ctx)
-                if await self.keeper.compact_if_needed(request, schemas):
-                    request = self.request_messages()
-                self.keeper.show_estimate(request, schemas)
-                if schemas:
-                    await tools_template_notice(
-                        self.client, self.settings.model, self.recorder, self._templates_checked
-                    )
-                cap = self.keeper.output_cap(request, schemas)
-                self._output_cap = cap
-                reply = await stream_reply(
-                    self.client,
-                    self.settings,
-                    self.recorder,
-                    round_state=self._round,
-                    messages=request,
-                    tools=schemas,
-                    num_predict=cap,
-                )
-                # A tool call or reasoning the model wrote as text becomes a real one, when
-                # the registry would take it as a call (other argument names included).
-                recovered = recover(reply, self.tool_schemas(ctx, checked=True))
-                if recovered is not reply:
-                    if reply.content.strip() and not recovered.content.strip():
-                        # All that streamed was a call or reasoning: off the screen.
-                        self.recorder.emit(AssistantMessage("", streamed=True))
-                    reply = recovered
-                reply.tool_calls = self.call_ids.unique(reply.tool_calls)
-                self.keeper.record(reply.done, request, schemas)
-                cut_off = cut_off_reason(
-                    reply.done,
-                    num_ctx=self.settings.num_ctx,
-                    num_predict=self._output_cap,
-                    requested=self.settings.num_predict,
-                )
-                calls = reply.tool_calls
-                if not calls:
-                    if reply.content.strip():
-                        self.messages.append(assistant_message(reply.content))
-                        self.recorder.assistant(reply.content, partial=cut_off is not None)
-                        if cut_off is not None:
-                            return self._finish(Outcome.INCOMPLETE, reply.content, error=cut_off)
-                        if await self._keep_going(reply.content, stops):
-                            stops += 1
-                            continue
-                        return self._finish(Outcome.COMPLETE, reply.content)
-                    if cut_off is not None:
-                        return self._finish(Outcome.INCOMPLETE, error=cut_off)
-                    nudges += 1
-                    if nudges > MAX_NUDGES:
-                        return self._finish(
-                            Outcome.INCOMPLETE,
-                            error="the model gave no usable reply after 3 corrective nudges",
-                        )
-                    self._add_context(NUDGE_EMPTY)
-                    continue
-                if reply.content.strip():
-                    self.recorder.assistant(reply.content)
-                if cut_off is not None:
-                    self.recorder.error(cut_off.capitalize())
-                self.messages.append(reply.to_message())
-                self._round.calls = list(calls)
-                self._round.reply = None
-                tools = ToolRound(
-                    self.registry,
-                    self.settings,
-                    self.recorder,
-                    self.messages,
-                    self._round,
-                    self.hook_points,
-                )
-                if len(calls) == 1 and calls[0].name == FINISH_TOOL_NAME:
-                    finished = await tools.finish_call(calls[0], ctx)
-                    if finished is not None:
-                        status, response = finished
-                        outcome = Outcome.BLOCKED if status == "blocked" else Outcome.COMPLETE
-                        if outcome is Outcome.COMPLETE and await self._keep_going(response, stops):
-                            stops += 1
-                            continue
-                        return self._finish(outcome, response)
-                    nudges += 1
-                    if nudges > MAX_NUDGES:
-                        return self._finish(
-                            Outcome.INCOMPLETE, error="finish was called wrongly too often"
-                        )
-                    continue
-                pairs = [(call.name, call.arguments) for call in calls]
-                if loops.should_refuse(pairs):
-                    tools.refuse(calls)
-                    return self._finish(
-                        Outcome.LOOP_STOPPED, error="the same tool round was repeated"
-                    )
-                results = []
-                for call in calls:
-                    results.append(await tools.run_call(call, ctx))
-                self.recorder.save_messages(self.messages)
-                if loops.record(pairs, results):
-                    self._add_context(LOOP_WARNING)
-                # One nudge per malformed response, however many of its calls were bad.
-                if any(call.arguments_error for call in calls):
-                    nudges += 1
-                    if nudges > MAX_NUDGES:
-                        return self._finish(
-                            Outcome.INCOMPLETE,
-                            error="the model kept sending malformed tool calls",
-                        )
-                else:
-                    nudges = 0
-        except asyncio.CancelledError:
-            tidy_after_cancel(self._round, self.messages, self.recorder)
-            self._finish(Outcome.STOPPED)
-            raise
-        except ModelError as exc:
-            # Text that streamed before a mid-stream failure was seen: keep it in the
-            # transcript as partial, never in the model history.
-            partial = self._round.reply
-            if partial is not None and partial.content.strip():
-                self.recorder.assistant(partial.content, partial=True)
-            self.recorder.error(str(exc))
-            self.recorder.save_messages(self.messages)
-            return self._finish(Outcome.ERROR, error=str(exc))
+        return await TurnLoop(self, ctx).run()
 
     async def run_steered_turn(self) -> TurnFinished:
         """The steering left when the last turn ended before a safe point (its reply had
@@ -478,22 +296,3 @@ class Agent(Steerable):
         await self._session_context()
         self._peers.tell(self.messages, self.workspace_peers)
         return await self._run_turn(TurnOrigin.USER, {}, label="steering")
-
-    async def _keep_going(self, response: str, stops: int) -> bool:
-        """A Stop hook's instruction instead of the end of the turn: it joins the history
-        and the turn goes on (True), at most MAX_STOP_CONTINUATIONS times a turn."""
-        instruction = await self.hook_points.stop(response, stops)
-        if instruction is None:
-            return False
-        self._add_context(instruction)
-        return True
-
-    def _finish(self, outcome: Outcome, response: str = "", error: str = "") -> TurnFinished:
-        self.recorder.save_messages(self.messages)
-        self._round = RoundState()
-        if outcome is Outcome.INCOMPLETE and error:
-            self.recorder.error(f"Incomplete: {error}")
-        finished = TurnFinished(outcome, response, error)
-        self.recorder.emit(StatusChanged(outcome.badge))
-        self.recorder.emit(finished)
-        return finished
