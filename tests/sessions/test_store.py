@@ -434,3 +434,25 @@ def test_closed_store_says_so(home: Path, workspace: Path) -> None:
     store.close()
     with pytest.raises(SessionStoreError, match="closed"):
         store.list_sessions(workspace, "coding")
+
+
+# -- what a session keeps besides its history -------------------------------------------
+
+
+def test_session_state_is_kept_by_key_replaced_whole_and_forgotten_on_none(
+    store: SessionStore, workspace: Path
+) -> None:
+    one = store.create_session(workspace, "coding", "m")
+    two = store.create_session(workspace, "coding", "m")
+    assert store.load(one.id, workspace, "coding").state == {}
+    store.save_state(one.id, "plan", {"items": [{"step": "read", "status": "done"}]})
+    store.save_state(one.id, "goal", {"objective": "ship ✓"})
+    store.save_state(one.id, "plan", {"items": []})
+    store.save_state(two.id, "plan", {"items": [{"step": "other", "status": "pending"}]})
+    assert store.load(one.id, workspace, "coding").state == {
+        "goal": {"objective": "ship ✓"},
+        "plan": {"items": []},
+    }
+    store.save_state(one.id, "goal", None)
+    assert store.load(one.id, workspace, "coding").state == {"plan": {"items": []}}
+    assert store.load(two.id, workspace, "coding").state["plan"]["items"][0]["step"] == "other"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 from zcoder.sessions import liveness
 from zcoder.sessions.codec import dec, dec_doc, enc, enc_doc
@@ -173,6 +173,27 @@ def replace_pending(
     conn.executemany(
         "INSERT INTO pending_input VALUES (?, ?, ?, ?)",
         [(session_id, n, kind, enc(text)) for n, (kind, text) in enumerate(items)],
+    )
+
+
+def read_state(conn: sqlite3.Connection, session_id: str) -> dict[str, dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT key, value FROM session_state WHERE session_id = ? ORDER BY key", (session_id,)
+    )
+    return {key: dec_doc(value) for key, value in rows}
+
+
+def write_state(
+    conn: sqlite3.Connection, session_id: str, key: str, value: dict[str, Any] | None
+) -> None:
+    if value is None:
+        conn.execute(
+            "DELETE FROM session_state WHERE session_id = ? AND key = ?", (session_id, key)
+        )
+        return
+    conn.execute(
+        "INSERT OR REPLACE INTO session_state VALUES (?, ?, ?)",
+        (session_id, key, enc_doc(value, f"the session's {key}")),
     )
 
 

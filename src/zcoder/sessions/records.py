@@ -52,3 +52,5 @@ class SessionData:
     # The user's input that was waiting when last saved: (kind, text), kind "steer" or
     # "follow-up" (zcoder.frontend.pending), in order.
     pending: list[tuple[str, str]] = field(default_factory=list)
+    # What the session keeps besides its history, by key (SessionStore.save_state).
+    state: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -151,6 +151,21 @@ def _pending_v6(conn: sqlite3.Connection) -> None:
     )
 
 
+def _state_v7(conn: sqlite3.Connection) -> None:
+    """Version 7: what a session keeps besides its history, one JSON document per key
+    (the model's plan, a goal, ...), each written whole when it changes."""
+    conn.execute(
+        """
+        CREATE TABLE session_state (
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            key        TEXT NOT NULL,
+            value      TEXT NOT NULL,
+            PRIMARY KEY (session_id, key)
+        )
+        """
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _create_v1,
     _events_v2,
@@ -158,6 +173,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _one_shot_v4,
     _kept_v5,
     _pending_v6,
+    _state_v7,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from zcoder.base.safefile import ensure_private_dir
 from zcoder.sessions import contents, liveness, session_table
@@ -195,7 +196,8 @@ class SessionStore:
             ledger = contents.read_ledger(conn, session_id)
             events = contents.read_events(conn, session_id)
             pending = contents.read_pending(conn, session_id)
-        return SessionData(info, messages, ledger, events, pending)
+            state = contents.read_state(conn, session_id)
+        return SessionData(info, messages, ledger, events, pending, state)
 
     def set_model(self, session_id: str, model: str) -> None:
         with self._transaction("saving the model", write=True) as conn:
@@ -290,6 +292,12 @@ class SessionStore:
         saved = list(items)
         with self._transaction("saving the waiting input", write=True) as conn:
             contents.replace_pending(conn, session_id, saved)
+
+    def save_state(self, session_id: str, key: str, value: dict[str, Any] | None) -> None:
+        """Keep ``value`` as the session's ``key`` (its plan, its goal), replacing what was
+        saved under it; None forgets it. Loaded with the session (``SessionData.state``)."""
+        with self._transaction(f"saving the session's {key}", write=True) as conn:
+            contents.write_state(conn, session_id, key, value)
 
     def append_messages(self, session_id: str, messages: Sequence[Message]) -> None:
         """Add ``messages`` after the saved history (cheaper than replacing all of it)."""
