@@ -39,14 +39,14 @@ if TYPE_CHECKING:
     from zcoder.model.protocol import ChatClient
     from zcoder.model.types import ToolCall
 
-__all__ = ["MAX_NUDGES", "TurnHost", "TurnLoop", "finish_turn"]
+__all__ = ["MAX_NUDGES", "LoopHost", "TurnLoop", "finish_turn"]
 
 MAX_NUDGES: Final = 3
 """Corrective nudges in a row (empty reply, malformed calls, a bad finish) before a turn
 ends Incomplete; a well-formed round resets the count."""
 
 
-class TurnHost(Protocol):
+class LoopHost(Protocol):
     """What a turn needs of its agent (zcoder.agent.core.Agent)."""
 
     client: ChatClient
@@ -87,7 +87,7 @@ def finish_turn(
 class TurnLoop:
     """One turn of ``host``'s conversation, its tools given ``ctx``."""
 
-    host: TurnHost
+    host: LoopHost
     ctx: ToolContext
     loops: LoopDetector = dataclasses.field(default_factory=LoopDetector)
     nudges: int = 0
