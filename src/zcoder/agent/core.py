@@ -128,10 +128,14 @@ class Agent(Steerable):
         if self.hook_points.engine is not None:
             self.hook_points.engine.session_id = session_id
         self.edits.use_session(session_id)
-        self.freshness.forget()  # this session's model read nothing in this process yet
+        self.call_ids = CallIds()
+        self.take_history(messages, ledger)
+
+    def take_history(self, messages: list[Message], ledger: list[str]) -> None:
+        """Go on from ``messages`` and ``ledger`` (a session opened, a /rewind)."""
+        self.freshness.forget()  # the model read nothing of this history in this process yet
         self.messages = [m for m in messages if m.get("role") != "system"]
         self.registry.use_history(self.messages)  # the tools it loaded (tools/catalog.py)
-        self.call_ids = CallIds()
         self.call_ids.remember(self.messages)
         self.user_ledger = list(ledger)
         self.keeper.meter.reset()
@@ -287,7 +291,7 @@ class Agent(Steerable):
         sender_trusted: bool = False,
     ) -> TurnFinished:
         ctx = self._context(origin, extras, requested_by, sender_trusted=sender_trusted)
-        self.edits.begin_turn(label)
+        self.edits.begin_turn(label, prompts=len(self.user_ledger))
         return await TurnLoop(self, ctx).run()
 
     async def run_steered_turn(self) -> TurnFinished:

@@ -55,6 +55,9 @@ class EditRecord:
     before_note: str = ""
     label: str = ""
     """What started the turn (the start of the user's prompt), to name it in /undo."""
+    prompts: int | None = None
+    """How many prompts the user's ledger held when the turn began (its own included), for
+    /rewind to find the turns after a prompt; None in journals written before it."""
 
     @property
     def undoable(self) -> bool:
@@ -73,6 +76,9 @@ class EditStore:
         self.reverted: set[tuple[int, str]] = set()
         """(turn, path) of the files those undos restored; a file an undo kept as the user
         left it still shows its change in /diff."""
+        self.moved: dict[int, int] = {}
+        """Turns a /rewind took the conversation back past: now counted as made before
+        the prompt it went back to (its position in the ledger)."""
         self.stored_bytes = 0
         if directory is not None:
             self._load()
@@ -111,6 +117,9 @@ class EditStore:
             self.undone.add(turn)
             self.reverted.update((turn, str(path)) for path in entry.get("restored", []))
             return
+        if entry["kind"] == "rewind":
+            self.moved.update(dict.fromkeys(map(int, entry["turns"]), int(entry["prompts"])))
+            return
         if entry["kind"] != "edit":
             raise ValueError(f"unknown record kind {entry['kind']!r}")
         record = EditRecord(
@@ -121,6 +130,7 @@ class EditStore:
             after=_hash_or_none(entry["after"]),
             before_note=str(entry.get("before_note", "")),
             label=str(entry.get("label", "")),
+            prompts=None if entry.get("prompts") is None else int(entry["prompts"]),
         )
         self.records.append(record)
 
@@ -176,6 +186,16 @@ class EditStore:
         self.undone.add(turn)
         self.reverted.update((turn, path) for path in restored)
         self._append([{"v": _FORMAT, "kind": "undo", "turn": turn, "restored": restored}])
+
+    def mark_rewound(self, turns: list[int], prompts: int) -> None:
+        """The conversation went back to before the ledger's prompt ``prompts``: ``turns``
+        now count as made before it."""
+        self.moved.update(dict.fromkeys(turns, prompts))
+        self._append([{"v": _FORMAT, "kind": "rewind", "turns": turns, "prompts": prompts}])
+
+    def position(self, record: EditRecord) -> int | None:
+        """Prompts in the ledger when ``record``'s turn began, as the conversation is now."""
+        return self.moved.get(record.turn, record.prompts)
 
     def _append(self, entries: list[dict[str, Any]]) -> None:
         if self.directory is None:

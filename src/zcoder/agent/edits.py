@@ -127,10 +127,16 @@ class UndoPlan:
     turn: int
     steps: tuple[UndoStep, ...]
     label: str = ""
+    turns: tuple[int, ...] = ()
+    """Every turn it takes back (a /rewind's); empty: ``turn`` alone."""
+    what: str = ""
+    """How the user knows what it takes back, when it is more than one turn."""
 
     @property
     def name(self) -> str:
         """The turn as the user knows it: ``the turn "fix the tests"``."""
+        if self.what:
+            return self.what
         return f'the turn "{self.label}"' if self.label else f"turn {self.turn}"
 
     @property
@@ -187,6 +193,7 @@ class EditJournal:
         self.store = EditStore(None)
         self.turn = 0
         self.label = ""
+        self.prompts: int | None = None  # the ledger's length as the turn began
         self._turn_allowed = False  # `a` in the edit dialog: the rest of this turn
         self._snapshots: dict[int, str] = {}  # id(change) -> note when not kept, per call
 
@@ -197,9 +204,11 @@ class EditJournal:
         self.turn = max((r.turn for r in self.store.records), default=0)
         self.turn = max(self.turn, max(self.store.undone, default=0))
 
-    def begin_turn(self, label: str = "") -> None:
-        """A turn starts; ``label`` names it in /undo (the user's prompt, shortened)."""
+    def begin_turn(self, label: str = "", *, prompts: int | None = None) -> None:
+        """A turn starts; ``label`` names it in /undo (the user's prompt, shortened);
+        ``prompts``: how many prompts the user's ledger holds now (for /rewind)."""
         self.turn += 1
+        self.prompts = prompts
         self.label = " ".join(label.split())
         if len(self.label) > LABEL_CHARS:
             self.label = self.label[: LABEL_CHARS - 1] + "…"
@@ -273,6 +282,7 @@ class EditJournal:
                     after=None if change.after is None else sha256(change.after),
                     before_note=note,
                     label=self.label,
+                    prompts=self.prompts,
                 )
             )
         self._snapshots.clear()
@@ -354,6 +364,30 @@ class EditJournal:
             return None
         turn = live[-1].turn
         records = [r for r in live if r.turn == turn]
+        return UndoPlan(turn, self._steps(records), records[0].label)
+
+    def plan_rewind(self, prompts: int, what: str) -> UndoPlan | None:
+        """The undo of every turn not undone that began after the ledger's first ``prompts``
+        prompts (a /rewind to before prompt ``prompts``); None when none changed files.
+        ``what`` names them for the user."""
+        records = [r for r in self._live() if (self.store.position(r) or 0) > prompts]
+        if not records:
+            return None
+        turns = tuple(sorted({r.turn for r in records}))
+        return UndoPlan(turns[-1], self._steps(records), turns=turns, what=what)
+
+    def rewound(self, prompts: int) -> list[int]:
+        """The conversation went back to before the ledger's prompt ``prompts``: the turns
+        after it that changed files now count as made before it; returns them."""
+        turns = sorted(
+            {r.turn for r in self.store.records if (self.store.position(r) or 0) > prompts}
+        )
+        if turns:
+            self.store.mark_rewound(turns, prompts)
+        return turns
+
+    def _steps(self, records: list[EditRecord]) -> tuple[UndoStep, ...]:
+        """Per file ``records`` touched: back to before the first of them."""
         first: dict[str, EditRecord] = {}
         last: dict[str, EditRecord] = {}
         for record in records:
@@ -378,7 +412,7 @@ class EditJournal:
                 path, now.data, before, after_note="too large to compare" if unreadable else ""
             )
             steps.append(UndoStep(path, action, before, expected, now, changed, problem, diff))
-        return UndoPlan(turn, tuple(steps), records[0].label)
+        return tuple(steps)
 
     def undo(self, plan: UndoPlan, *, overwrite_changed: bool = False) -> UndoReport:
         """Carry out ``plan``; files that changed since it was made are left alone."""
@@ -415,7 +449,8 @@ class EditJournal:
                 report.failed.append(f"{step.path} (refused: {exc})")
             except OSError as exc:
                 report.failed.append(f"{step.path} ({exc.strerror or exc})")
-        self.store.mark_undone(plan.turn, restored)
+        for turn in plan.turns or (plan.turn,):
+            self.store.mark_undone(turn, restored)
         return report
 
 
