@@ -59,9 +59,8 @@ class RewindPoint:
                 "cannot go back to it (its files can)."
             )
         return (
-            f"The conversation goes back to just before this prompt: "
-            f"{counted(self.prompts_after, 'prompt')} and {counted(self.messages_after, 'message')}"
-            " of the model's history are dropped; the prompt comes back in the box to edit."
+            f"The conversation drops {counted(self.prompts_after, 'prompt')}"
+            f" and {counted(self.messages_after, 'message')}."
         )
 
 
