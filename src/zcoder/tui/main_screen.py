@@ -29,6 +29,7 @@ from textual.worker import Worker, WorkerState
 from zcoder import __version__
 from zcoder.agent.status import Status
 from zcoder.model.backends import server_label
+from zcoder.slash.registry import commands
 from zcoder.tui.messages import (
     ModelChanged,
     PromptFocused,
@@ -364,13 +365,15 @@ class MainScreen(ScreenHost, Screen[None]):
         """Escape: stop what runs; else, pressed twice on an empty prompt, /rewind
         (tui/state/double_escape.py)."""
         stopped = self.stop_turn()
-        agent = self.services.agent
+        rewind = commands().find("/rewind")
         counts = (
             not stopped
+            and rewind is not None
+            and rewind.applies_to(self.parts.front_end)  # not over --connect
             and len(self.app.screen_stack) == 1
             and not self.prompt_input.text
-            and agent is not None
-            and bool(agent.user_ledger)
+            and self.services.agent is not None
+            and bool(self.services.agent.user_ledger)
         )
         if self.escapes.press(counts=counts):
             self.app.clear_notifications()
