@@ -53,11 +53,8 @@ class RewindUI(Part, RewindCommands):
         agent = self.services.agent
         if agent is None:
             return
-        if self.services.busy():
-            self.say.notice("/rewind runs when no turn is running; Escape stops this one first.")
-            return
-        if self._asking:
-            self.say.notice("A rewind is already waiting for your answer.")
+        if why := self._cannot_start():
+            self.say.notice(why)
             return
         points = rewind_points(agent.messages, agent.user_ledger)
         if not points:
@@ -79,6 +76,14 @@ class RewindUI(Part, RewindCommands):
             self.say.notice("Another session was opened meanwhile; nothing was rewound.")
             return
         self._carry_out(agent, answer, point, plan)
+
+    def _cannot_start(self) -> str:
+        """Why a rewind cannot start now; "" when it can."""
+        if self.services.busy():
+            return "/rewind runs when no turn is running; Escape stops this one first."
+        if self._asking:
+            return "A rewind is already waiting for your answer."
+        return ""
 
     async def _ask(
         self, agent: Agent, points: list[RewindPoint]

@@ -15,6 +15,7 @@ has passed (zcoder.tui.terminal), well within the window.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
@@ -33,19 +34,15 @@ class DoubleEscape:
     ) -> None:
         self.window = REWIND_WINDOW_SECONDS if window is None else window
         self.clock = clock
-        self._primed_at: float | None = None
+        self._primed_until = -math.inf  # a press that counts until then opens /rewind
 
     def press(self, *, counts: bool) -> bool:
         """One Escape; ``counts``: idle, no dialog, an empty prompt. True: open /rewind."""
         now = self.clock()
-        last, self._primed_at = self._primed_at, None
-        if not counts:
-            return False
-        if last is not None and now - last <= self.window:
-            return True
-        self._primed_at = now
-        return False
+        opens = counts and now <= self._primed_until
+        self._primed_until = now + self.window if counts and not opens else -math.inf
+        return opens
 
     @property
     def primed(self) -> bool:
-        return self._primed_at is not None
+        return self.clock() <= self._primed_until
