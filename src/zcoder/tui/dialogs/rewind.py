@@ -47,7 +47,7 @@ class RewindPicker(ModalScreen[RewindPoint | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(
-                Text("Rewind to before which prompt? (Esc: none)"),
+                Text("Rewind to before which prompt? (Esc cancels)"),
                 classes="title",
             )
             yield OptionList(*(Text(screen_safe(self._line(p))) for p in self.points))
@@ -110,8 +110,10 @@ class RewindScreen(GuardedDialog[str]):
             )
         lines = [f"Files back as before it ({counted(len(self.plan.steps), 'file')}):"]
         for step in self.plan.steps:
-            if step.problem or step.changed_since:
-                lines.append(f"{step.path}: {step.describe()}")
+            if step.problem:
+                lines.append(step.describe())
+            elif step.changed_since:
+                lines.append(f"{step.path}: changed since the agent's edit, kept as it is")
             else:
                 lines.append(f"{step.path}  {step.diff.stats}  ({step.action})")
         return "\n".join(lines)
