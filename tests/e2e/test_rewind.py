@@ -120,10 +120,19 @@ def test_escape_twice_on_a_running_turn_stops_it_and_with_a_draft_keeps_it(world
     a.wait_gone("Rewind to before which prompt?")
 
 
-def test_fork_opens_a_copy_and_leaves_the_session_as_it_was(world: World) -> None:
+def test_conversation_only_then_fork_opens_a_copy_and_leaves_the_session(world: World) -> None:
     server = world.server(demo=False)
     a = _three_prompts(world, server, (140, 40))
     [source] = _sessions(world, a.workspace)
+    # The conversation only: back to before "third", its file stays.
+    a.send_hex(ESCAPE_TWICE)
+    a.wait_text("third  · the last")
+    a.send_hex(ENTER)
+    a.wait_text("[c] conversation only")
+    a.send_key("c")
+    a.wait_text("The files were kept as")
+    assert (a.workspace / "b.txt").read_text() == "three\n"
+    a.send_hex("15")  # Ctrl+U: the prompt put back goes
     a.submit_and_wait("/fork try another way", "Forked: this is")
     server.enqueue(Turn.text("in the fork"))
     a.submit_and_wait("only in the fork", "in the fork")
@@ -132,10 +141,13 @@ def test_fork_opens_a_copy_and_leaves_the_session_as_it_was(world: World) -> Non
         kept = store.load(source, a.workspace, "coding")
         [fork] = [s for s in store.list_sessions(a.workspace, "coding") if s.id != source]
         forked = store.load(fork.id, a.workspace, "coding")
-    assert kept.user_ledger == ["first prompt", "second prompt", "third"]
+    assert kept.user_ledger == ["first prompt", "second prompt"]
+    assert kept.events[-1].text.startswith("Rewound the conversation to before “third”")
     assert forked.info.title == "try another way"
     assert forked.user_ledger == [*kept.user_ledger, "only in the fork"]
     # --fork ID at start: another copy, opened with the saved conversation shown.
     b = start_in_tmux(world, "proj", server, args=("--fork", source), size=(140, 40))
-    b.wait_text("third done")
+    b.wait_text("Rewound the conversation to before “third”")
+    b.wait_text("second done")
+    assert "third done" not in b.screen_text
     assert len(_sessions(world, a.workspace)) == 3
