@@ -112,3 +112,34 @@ def test_a_prompt_a_compaction_summarised_has_no_place_in_the_history() -> None:
     points = rewind_points(messages, ["old prompt", "kept prompt"])
     assert [(p.text, p.message) for p in points] == [("kept prompt", 1), ("old prompt", None)]
     assert "cannot go back" in points[1].describe()
+
+
+async def test_a_rewind_to_a_steer_takes_back_only_the_edits_made_after_it(
+    harness: Harness,
+) -> None:
+    from zcoder.agent import Steer
+
+    class Source:
+        """Hands the steer over at the second safe point: after the first call's result."""
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def take_steers(self) -> list[Steer]:
+            self.calls += 1
+            return [Steer("and create new.txt")] if self.calls == 2 else []
+
+    harness.agent.steering = Source()
+    harness.server.enqueue(
+        *_write("alpha.txt", "one\n", "")[:1],
+        *_write("new.txt", "steered\n", "both done"),
+    )
+    await harness.agent.run_user_turn("change alpha")
+    agent = harness.agent
+    assert agent.user_ledger == ["change alpha", "and create new.txt"]
+    steer = rewind_points(agent.messages, agent.user_ledger)[0]
+    assert steer.text == "and create new.txt" and steer.message is not None
+    plan = agent.edits.plan_rewind(steer.prompt, steer.name)
+    assert plan is not None and [s.path for s in plan.steps] == ["new.txt"]
+    whole = agent.edits.plan_rewind(0, "")
+    assert whole is not None and sorted(s.path for s in whole.steps) == ["alpha.txt", "new.txt"]

@@ -89,6 +89,7 @@ class Agent(Steerable):
             home=store.home if store is not None else None,
             policy=self.approval.edits,
         )
+        self.edits.ledger_size = lambda: len(self.user_ledger)  # for /rewind
         self.edits.use_session(session_id)
         # What each file held when the agent last read or wrote it: edits over changes it
         # has not seen are refused (tools/freshness.py).
@@ -291,7 +292,7 @@ class Agent(Steerable):
         sender_trusted: bool = False,
     ) -> TurnFinished:
         ctx = self._context(origin, extras, requested_by, sender_trusted=sender_trusted)
-        self.edits.begin_turn(label, prompts=len(self.user_ledger))
+        self.edits.begin_turn(label)
         return await TurnLoop(self, ctx).run()
 
     async def run_steered_turn(self) -> TurnFinished:

@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import secrets
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -56,8 +57,9 @@ class EditRecord:
     label: str = ""
     """What started the turn (the start of the user's prompt), to name it in /undo."""
     prompts: int | None = None
-    """How many prompts the user's ledger held when the turn began (its own included), for
-    /rewind to find the turns after a prompt; None in journals written before it."""
+    """How many prompts the user's ledger held when the edit was made (the turn's own and
+    any steering landed before it included), for /rewind to find the edits after a prompt;
+    None in journals written before it."""
 
     @property
     def undoable(self) -> bool:
@@ -77,8 +79,8 @@ class EditStore:
         """(turn, path) of the files those undos restored; a file an undo kept as the user
         left it still shows its change in /diff."""
         self.moved: dict[int, int] = {}
-        """Turns a /rewind took the conversation back past: now counted as made before
-        the prompt it went back to (its position in the ledger)."""
+        """Turns a /rewind took the conversation back past: their edits after the prompt it
+        went back to (its position in the ledger) now count as made before it."""
         self.stored_bytes = 0
         if directory is not None:
             self._load()
@@ -118,7 +120,7 @@ class EditStore:
             self.reverted.update((turn, str(path)) for path in entry.get("restored", []))
             return
         if entry["kind"] == "rewind":
-            self.moved.update(dict.fromkeys(map(int, entry["turns"]), int(entry["prompts"])))
+            self._move(map(int, entry["turns"]), int(entry["prompts"]))
             return
         if entry["kind"] != "edit":
             raise ValueError(f"unknown record kind {entry['kind']!r}")
@@ -190,12 +192,18 @@ class EditStore:
     def mark_rewound(self, turns: list[int], prompts: int) -> None:
         """The conversation went back to before the ledger's prompt ``prompts``: ``turns``
         now count as made before it."""
-        self.moved.update(dict.fromkeys(turns, prompts))
+        self._move(turns, prompts)
         self._append([{"v": _FORMAT, "kind": "rewind", "turns": turns, "prompts": prompts}])
 
+    def _move(self, turns: Iterable[int], prompts: int) -> None:
+        for turn in turns:
+            self.moved[turn] = min(self.moved.get(turn, prompts), prompts)
+
     def position(self, record: EditRecord) -> int | None:
-        """Prompts in the ledger when ``record``'s turn began, as the conversation is now."""
-        return self.moved.get(record.turn, record.prompts)
+        """Prompts in the ledger when ``record`` was made, as the conversation is now."""
+        if record.prompts is None:
+            return None
+        return min(record.prompts, self.moved.get(record.turn, record.prompts))
 
     def _append(self, entries: list[dict[str, Any]]) -> None:
         if self.directory is None:

@@ -20,7 +20,7 @@ run_command are not journalled.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -193,7 +193,8 @@ class EditJournal:
         self.store = EditStore(None)
         self.turn = 0
         self.label = ""
-        self.prompts: int | None = None  # the ledger's length as the turn began
+        self.ledger_size: Callable[[], int | None] = lambda: None
+        """How many prompts the user's ledger holds now (the agent's), kept with each edit."""
         self._turn_allowed = False  # `a` in the edit dialog: the rest of this turn
         self._snapshots: dict[int, str] = {}  # id(change) -> note when not kept, per call
 
@@ -204,11 +205,9 @@ class EditJournal:
         self.turn = max((r.turn for r in self.store.records), default=0)
         self.turn = max(self.turn, max(self.store.undone, default=0))
 
-    def begin_turn(self, label: str = "", *, prompts: int | None = None) -> None:
-        """A turn starts; ``label`` names it in /undo (the user's prompt, shortened);
-        ``prompts``: how many prompts the user's ledger holds now (for /rewind)."""
+    def begin_turn(self, label: str = "") -> None:
+        """A turn starts; ``label`` names it in /undo (the user's prompt, shortened)."""
         self.turn += 1
-        self.prompts = prompts
         self.label = " ".join(label.split())
         if len(self.label) > LABEL_CHARS:
             self.label = self.label[: LABEL_CHARS - 1] + "…"
@@ -271,6 +270,7 @@ class EditJournal:
 
     def committed(self, tool: str, changes: Sequence[FileChange], ctx: ToolContext) -> None:
         records = []
+        prompts = self.ledger_size()
         for change in changes:
             note = self._snapshots.pop(id(change), change.before_note)
             records.append(
@@ -282,7 +282,7 @@ class EditJournal:
                     after=None if change.after is None else sha256(change.after),
                     before_note=note,
                     label=self.label,
-                    prompts=self.prompts,
+                    prompts=prompts,
                 )
             )
         self._snapshots.clear()
@@ -367,9 +367,9 @@ class EditJournal:
         return UndoPlan(turn, self._steps(records), records[0].label)
 
     def plan_rewind(self, prompts: int, what: str) -> UndoPlan | None:
-        """The undo of every turn not undone that began after the ledger's first ``prompts``
-        prompts (a /rewind to before prompt ``prompts``); None when none changed files.
-        ``what`` names them for the user."""
+        """The undo of every edit, of turns not undone, made after the ledger's first
+        ``prompts`` prompts (a /rewind to before prompt ``prompts``); None when there is
+        none. ``what`` names them for the user."""
         records = [r for r in self._live() if (self.store.position(r) or 0) > prompts]
         if not records:
             return None
@@ -377,8 +377,8 @@ class EditJournal:
         return UndoPlan(turns[-1], self._steps(records), turns=turns, what=what)
 
     def rewound(self, prompts: int) -> list[int]:
-        """The conversation went back to before the ledger's prompt ``prompts``: the turns
-        after it that changed files now count as made before it; returns them."""
+        """The conversation went back to before the ledger's prompt ``prompts``: the edits
+        after it now count as made before it; returns their turns."""
         turns = sorted(
             {r.turn for r in self.store.records if (self.store.position(r) or 0) > prompts}
         )
