@@ -143,3 +143,16 @@ async def test_a_rewind_to_a_steer_takes_back_only_the_edits_made_after_it(
     assert plan is not None and [s.path for s in plan.steps] == ["new.txt"]
     whole = agent.edits.plan_rewind(0, "")
     assert whole is not None and sorted(s.path for s in whole.steps) == ["alpha.txt", "new.txt"]
+    # Taken back to the steer, the turn's earlier edit stays for a rewind further back
+    # (in a new process too).
+    agent.edits.undo(plan)
+    assert not (harness.workspace / "new.txt").exists()
+    cut_conversation(agent, steer)
+    later = resumed_agent(harness.client, harness.store, harness.workspace, harness.load())
+    first = rewind_points(later.messages, later.user_ledger)[0]
+    assert first.text == "change alpha"
+    back = later.edits.plan_rewind(first.prompt, first.name)
+    assert back is not None and [s.path for s in back.steps] == ["alpha.txt"]
+    later.edits.undo(back)
+    assert (harness.workspace / "alpha.txt").read_text() == "alpha\n"
+    assert later.edits.plan_undo() is None

@@ -75,6 +75,9 @@ class EditStore:
         self.records: list[EditRecord] = []
         self.undone: set[int] = set()
         """Turns /undo has taken back (the next /undo goes further back)."""
+        self.undone_edits: set[int] = set()
+        """Single records (by their place in ``records``) a /rewind took back, when it took
+        back only part of their turn (the edits after a steering prompt)."""
         self.reverted: set[tuple[int, str]] = set()
         """(turn, path) of the files those undos restored; a file an undo kept as the user
         left it still shows its change in /diff."""
@@ -116,7 +119,10 @@ class EditStore:
     def _apply(self, entry: dict[str, Any]) -> None:
         if entry["kind"] == "undo":
             turn = int(entry["turn"])
-            self.undone.add(turn)
+            if "edits" in entry:
+                self.undone_edits.update(map(int, entry["edits"]))
+            else:
+                self.undone.add(turn)
             self.reverted.update((turn, str(path)) for path in entry.get("restored", []))
             return
         if entry["kind"] == "rewind":
@@ -184,10 +190,17 @@ class EditStore:
         self.records.extend(records)
         self._append([{"v": _FORMAT, "kind": "edit", **asdict(r)} for r in records])
 
-    def mark_undone(self, turn: int, restored: list[str]) -> None:
-        self.undone.add(turn)
+    def mark_undone(self, turn: int, restored: list[str], edits: list[int] | None = None) -> None:
+        """``turn`` was undone (``restored``: the files put back); ``edits``: only those
+        records of it (their places in ``records``)."""
+        entry: dict[str, Any] = {"v": _FORMAT, "kind": "undo", "turn": turn, "restored": restored}
+        if edits is None:
+            self.undone.add(turn)
+        else:
+            self.undone_edits.update(edits)
+            entry["edits"] = edits
         self.reverted.update((turn, path) for path in restored)
-        self._append([{"v": _FORMAT, "kind": "undo", "turn": turn, "restored": restored}])
+        self._append([entry])
 
     def mark_rewound(self, turns: list[int], prompts: int) -> None:
         """The conversation went back to before the ledger's prompt ``prompts``: ``turns``

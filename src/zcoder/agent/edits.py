@@ -131,6 +131,9 @@ class UndoPlan:
     """Every turn it takes back (a /rewind's); empty: ``turn`` alone."""
     what: str = ""
     """How the user knows what it takes back, when it is more than one turn."""
+    edits: tuple[int, ...] = ()
+    """A /rewind's: the records it takes back (their places in the journal), when only
+    part of a turn goes (``turns`` holds the turns that go whole)."""
 
     @property
     def name(self) -> str:
@@ -314,7 +317,15 @@ class EditJournal:
 
     def _live(self) -> list[EditRecord]:
         """The records of turns not undone: what /undo can take back."""
-        return [r for r in self.store.records if r.turn not in self.store.undone]
+        return [self.store.records[i] for i in self._live_places()]
+
+    def _live_places(self) -> list[int]:
+        store = self.store
+        return [
+            place
+            for place, record in enumerate(store.records)
+            if record.turn not in store.undone and place not in store.undone_edits
+        ]
 
     def _standing(self) -> list[EditRecord]:
         """The records whose change no undo reverted: what /diff shows."""
@@ -370,11 +381,22 @@ class EditJournal:
         """The undo of every edit, of turns not undone, made after the ledger's first
         ``prompts`` prompts (a /rewind to before prompt ``prompts``); None when there is
         none. ``what`` names them for the user."""
-        records = [r for r in self._live() if (self.store.position(r) or 0) > prompts]
-        if not records:
+        every, live = self.store.records, self._live_places()
+        places = [p for p in live if (self.store.position(every[p]) or 0) > prompts]
+        if not places:
             return None
-        turns = tuple(sorted({r.turn for r in records}))
-        return UndoPlan(turns[-1], self._steps(records), turns=turns, what=what)
+        records = [every[p] for p in places]
+        chosen = set(places)
+        split = {every[p].turn for p in live if p not in chosen}  # a steer split: part stays
+        whole = {r.turn for r in records} - split
+        partial = tuple(p for p in places if every[p].turn in split)
+        return UndoPlan(
+            records[-1].turn,
+            self._steps(records),
+            turns=tuple(sorted(whole)),
+            what=what,
+            edits=partial,
+        )
 
     def rewound(self, prompts: int) -> list[int]:
         """The conversation went back to before the ledger's prompt ``prompts``: the edits
@@ -449,8 +471,12 @@ class EditJournal:
                 report.failed.append(f"{step.path} (refused: {exc})")
             except OSError as exc:
                 report.failed.append(f"{step.path} ({exc.strerror or exc})")
-        for turn in plan.turns or (plan.turn,):
+        for turn in plan.turns or (() if plan.edits else (plan.turn,)):
             self.store.mark_undone(turn, restored)
+        split = sorted({self.store.records[p].turn for p in plan.edits})
+        for turn in split:
+            edits = [p for p in plan.edits if self.store.records[p].turn == turn]
+            self.store.mark_undone(turn, restored, edits)
         return report
 
 
