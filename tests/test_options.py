@@ -264,6 +264,7 @@ ARGUMENTS: dict[str, list[str]] = {
     "yes": ["--yes"],
     "deny_commands": ["--deny-commands"],
     "resume": ["--resume", "abc"],
+    "fork": ["--fork", "abc"],
     "name": ["--name", "web"],
     "no_think": ["--no-think"],
     "context_window": ["--context-window", "8192"],
@@ -312,7 +313,9 @@ def test_the_refusals_are_the_ones_zcoder_always_made() -> None:
         "--name", "--no-think", "--context-window",
     ])  # fmt: skip
     acp = [row.label for row in OPTIONS if row.editor == "refuse"]
-    assert sorted(acp) == sorted(["--prompt", "--output-format", "--resume", "-w/--workspace"])
+    assert sorted(acp) == sorted(
+        ["--prompt", "--output-format", "--resume", "--fork", "-w/--workspace"]
+    )
     args = build_parser().parse_args(["--json", "--resume", "x"])
     assert refused(args, "connect") == "--output-format"  # --json sets the same setting
     assert refused(args, "acp") == "--output-format"

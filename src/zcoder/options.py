@@ -263,9 +263,15 @@ OPTIONS: Final[tuple[Option, ...]] = (
         editor="forward", remote=True,
     ),
     Option(
-        "resume", ("--resume",), arg={"metavar": "ID"},
+        "resume", ("--resume",), arg={"metavar": "ID"}, group="session",
         help="open a saved session of this workspace (its id, or a unique prefix of it: "
         "/sessions lists them)",
+        editor="refuse",
+    ),
+    Option(
+        "fork", ("--fork",), arg={"metavar": "ID"}, group="session",
+        help="start a new session from a copy of a saved one's history (the saved one stays "
+        "as it is; as /fork)",
         editor="refuse",
     ),
     Option(

@@ -43,6 +43,8 @@ HELP_ORDER = [
     "/quit",
     "/skills",
     "/skill",
+    "/rewind",
+    "/fork",
 ]
 
 WORK_REMOTELY = {"/help", "/output", "/copy", "/quit", "/new", "/sessions"}
@@ -56,6 +58,10 @@ WHERE_TO_ASK = {
     "/diff": "the edits are on the remote host, in its workspace",
     "/undo": "the edits are on the remote host, in its workspace",
     "/rename": "this zcoder publishes no relay peer: the remote host's zcoder is the agent",
+    "/rewind": "rewinding is not offered over --connect: the conversation and its files are "
+    "the remote host's (run zcoder there to rewind)",
+    "/fork": "forking is not offered over --connect: the sessions are the remote host's "
+    "(zcoder --fork ID there)",
 }
 """--connect's refusals as its own table had them, before they joined the declarations."""
 

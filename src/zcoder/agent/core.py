@@ -89,6 +89,7 @@ class Agent(Steerable):
             home=store.home if store is not None else None,
             policy=self.approval.edits,
         )
+        self.edits.ledger_size = lambda: len(self.user_ledger)  # for /rewind
         self.edits.use_session(session_id)
         # What each file held when the agent last read or wrote it: edits over changes it
         # has not seen are refused (tools/freshness.py).
@@ -128,10 +129,14 @@ class Agent(Steerable):
         if self.hook_points.engine is not None:
             self.hook_points.engine.session_id = session_id
         self.edits.use_session(session_id)
-        self.freshness.forget()  # this session's model read nothing in this process yet
+        self.call_ids = CallIds()
+        self.take_history(messages, ledger)
+
+    def take_history(self, messages: list[Message], ledger: list[str]) -> None:
+        """Go on from ``messages`` and ``ledger`` (a session opened, a /rewind)."""
+        self.freshness.forget()  # the model read nothing of this history in this process yet
         self.messages = [m for m in messages if m.get("role") != "system"]
         self.registry.use_history(self.messages)  # the tools it loaded (tools/catalog.py)
-        self.call_ids = CallIds()
         self.call_ids.remember(self.messages)
         self.user_ledger = list(ledger)
         self.keeper.meter.reset()

@@ -34,6 +34,7 @@ __all__ = [
     "QueueCommands",
     "QuitCommands",
     "RelayCommands",
+    "RewindCommands",
     "SessionCommands",
     "SkillCommands",
 ]
@@ -275,3 +276,32 @@ class SkillCommands:
     )
     def skill_command(self, argument: str, /) -> Reply:
         """Activate a skill, then send the text after its name."""
+
+
+@declares_commands
+class RewindCommands:
+    """Going back to an earlier prompt of the session, and branching a session off."""
+
+    @slash_command(
+        Form(
+            "/rewind",
+            "go back to before one of your earlier prompts: the conversation, its files, or"
+            " both, after a preview (also Escape twice on an empty prompt; idle only)",
+        ),
+        where=TUI,
+        needs=Needs.AGENT,
+        remote_refusal="rewinding is not offered over --connect: the conversation and its "
+        "files are the remote host's (run zcoder there to rewind)",
+    )
+    def rewind_command(self, argument: str, /) -> Reply:
+        """List the user's earlier prompts; the one chosen is rewound to."""
+
+    @slash_command(
+        Form("/fork [TITLE]", "a new session from this one's history; this one stays as it is"),
+        where=TUI,
+        needs=Needs.AGENT | Needs.STORE,
+        remote_refusal="forking is not offered over --connect: the sessions are the remote "
+        "host's (zcoder --fork ID there)",
+    )
+    def fork_command(self, argument: str, /) -> Reply:
+        """Open a copy of this session, titled ``argument`` (else "fork of" its title)."""

@@ -29,6 +29,7 @@ from textual.worker import Worker, WorkerState
 from zcoder import __version__
 from zcoder.agent.status import Status
 from zcoder.model.backends import server_label
+from zcoder.slash.registry import commands
 from zcoder.tui.messages import (
     ModelChanged,
     PromptFocused,
@@ -42,6 +43,7 @@ from zcoder.tui.parts.commands import parse_slash, parse_user_command
 from zcoder.tui.parts.services import ScreenHost
 from zcoder.tui.parts.startup import Startup
 from zcoder.tui.parts.wiring import Parts
+from zcoder.tui.state.double_escape import REWIND_AGAIN_TEXT, DoubleEscape
 from zcoder.tui.state.terminal_title import TerminalTitle
 from zcoder.tui.widgets.chat_pane import ChatPane
 from zcoder.tui.widgets.prompt import PromptInput
@@ -99,6 +101,7 @@ class MainScreen(ScreenHost, Screen[None]):
             services, self.say, self, exit=exit, resume=resume, keep_model=keep_model
         )
         self.startup = Startup(self.parts.context, resume=resume is not None, tune_gc=tune_gc)
+        self.escapes = DoubleEscape()  # Escape twice on an empty prompt: /rewind
         services.pending.on_change = self.show_queue
         services.pending.on_save_error = self.say.error
 
@@ -329,7 +332,11 @@ class MainScreen(ScreenHost, Screen[None]):
             self.transcript.follow()  # as for a command typed and sent
             self.run_command(text)
             return
-        if draft := self.chat.prefill(f"{text} "):
+        self.put_back(f"{text} ")
+
+    def put_back(self, text: str) -> None:
+        """``text`` in the prompt to edit; a draft there goes to the history (Up)."""
+        if draft := self.chat.prefill(text):
             self.remember(draft)
 
     def on_prompt_input_edit_queued(self, _message: PromptInput.EditQueued) -> None:
@@ -347,9 +354,32 @@ class MainScreen(ScreenHost, Screen[None]):
 
     # -- what the app's keys ask for (tui/app.py) -----------------------------------------
 
-    def stop_turn(self) -> None:
+    def stop_turn(self) -> bool:
+        """Stop the running turn (or command); whether one ran."""
         if self.chat.stop_turn():
             self.parts.turns.hold_waiting()  # runs again on /queue resume
+            return True
+        return False
+
+    def escape(self) -> None:
+        """Escape: stop what runs; else, pressed twice on an empty prompt, /rewind
+        (tui/state/double_escape.py)."""
+        stopped = self.stop_turn()
+        rewind = commands().find("/rewind")
+        counts = (
+            not stopped
+            and rewind is not None
+            and rewind.applies_to(self.parts.front_end)  # not over --connect
+            and len(self.app.screen_stack) == 1
+            and not self.prompt_input.text
+            and self.services.agent is not None
+            and bool(self.services.agent.user_ledger)
+        )
+        if self.escapes.press(counts=counts):
+            self.app.clear_notifications()
+            self.run_later(partial(self.parts.rewind.rewind_command, ""), group="command")
+        elif self.escapes.primed:
+            self.app.notify(REWIND_AGAIN_TEXT, timeout=self.escapes.window)
 
     def show_output(self) -> None:
         """The newest command's whole output, or tool call's arguments and result (Ctrl+T)."""

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from zcoder.base.plural import counted, plural
 from zcoder.frontend.resume import ResumeError, find_session, session_lines
 from zcoder.frontend.session import OpenedSession, open_session, restore_saved_model
-from zcoder.sessions import SessionInfo, SessionStore, SessionStoreError
+from zcoder.sessions import SessionData, SessionInfo, SessionStore, SessionStoreError
 from zcoder.sessions.locks import SessionInUseError, SessionLock
 from zcoder.slash.declared import SessionCommands
 from zcoder.tui.messages import SessionOpened
@@ -173,9 +173,7 @@ class SessionsUI(Part, SessionCommands):
         self.services.pending.switch(partial(store.replace_pending, data.info.id), data.pending)
         agent.use_session(data.info.id, data.messages, data.user_ledger)
         agent.hook_points.start_session(source)
-        self.transcript.clear()
-        self.agent_view.reset()
-        self.shown = self.transcript.show_saved([(e.role, e.text, e.metadata) for e in data.events])
+        self._show(data)
         if self.services.relay is not None:  # peers see it at once
             self.services.relay.refresh_manifest(session_id=data.info.id)
         self.refresh()
@@ -197,6 +195,25 @@ class SessionsUI(Part, SessionCommands):
                 partial(self._restore_model, data.info.model, warm_if_kept=initial),
                 group="session-model",
             )
+
+    def _show(self, data: SessionData) -> None:
+        """The session's saved transcript, in place of what was shown."""
+        self.transcript.clear()
+        self.agent_view.reset()
+        self.shown = self.transcript.show_saved([(e.role, e.text, e.metadata) for e in data.events])
+
+    def show_again(self) -> None:
+        """The open session's transcript as it is saved now (after a /rewind)."""
+        store, session_id = self.services.store, self.services.session_id
+        if store is None or session_id is None:
+            return
+        try:
+            data = store.load(session_id, *self.scope)
+        except (LookupError, SessionStoreError) as exc:
+            self.say.error(str(exc))
+            return
+        self._show(data)
+        self.say.post(SessionOpened(data.info.id, self.shown))  # the context meter
 
     async def _restore_model(self, session_model: str, *, warm_if_kept: bool) -> None:
         """Put back the session's model when the server has it; else say so and keep ours.

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from zcoder.tui.parts.model_ui import ModelUI
     from zcoder.tui.parts.quit_ui import QuitUI
     from zcoder.tui.parts.relay_ui import RelayUI
+    from zcoder.tui.parts.rewind_ui import RewindUI
     from zcoder.tui.parts.services import Services
     from zcoder.tui.parts.sessions_ui import SessionsUI
     from zcoder.tui.parts.slash import SlashCommands
@@ -77,6 +78,8 @@ class ScreenSide(Host, Protocol):
     def show_sessions_list(self) -> None: ...
 
     def show_output(self) -> None: ...
+
+    def put_back(self, text: str) -> None: ...
 
 
 @dataclass(eq=False)
@@ -182,6 +185,18 @@ class Parts:
         return EditsUI(self.context, confirm_undo=self.dialogs.confirm_undo)
 
     @cached_property
+    def rewind(self) -> RewindUI:
+        """/rewind (Escape twice) and /fork."""
+        from zcoder.tui.parts.rewind_ui import RewindUI
+
+        return RewindUI(
+            self.context,
+            sessions=self.sessions,
+            confirm=self.dialogs.confirm_rewind,
+            put_back=self.screen.put_back,
+        )
+
+    @cached_property
     def slash(self) -> SlashCommands:
         from zcoder.tui.parts.slash import SlashCommands
 
@@ -216,6 +231,7 @@ class Parts:
             self.quit_ui,
             self.custom_commands,
             self.turns,
+            self.rewind,
         )
 
     def relay_commands(self) -> RelayCommands:
