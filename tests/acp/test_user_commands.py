@@ -50,6 +50,7 @@ OWN_NAMES = frozenset(
         "exit",
         "help",
         "inbox",
+        "jobs",
         "list-agents",
         "mcp",
         "model",
