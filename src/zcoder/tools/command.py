@@ -36,6 +36,7 @@ from zcoder.tools.escapees import (
     new_tag,
 )
 from zcoder.tools.job_tools import start_job
+from zcoder.tools.jobs import COMMAND_ENVIRONMENT
 from zcoder.tools.offload import in_thread
 from zcoder.tools.output import HeadTailBuffer
 
@@ -64,14 +65,6 @@ DRAIN_SECONDS = 0.5
 """How long to keep reading output after the shell exited (background writers)."""
 _POLL_SECONDS = 0.02
 _CHUNK = 65536
-_ENVIRONMENT = {
-    "PAGER": "cat",
-    "GIT_PAGER": "cat",
-    "GIT_TERMINAL_PROMPT": "0",
-    "TERM": "dumb",
-    # Python writes to a pipe in blocks; unbuffered, its output shows as it is printed.
-    "PYTHONUNBUFFERED": "1",
-}
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -193,7 +186,7 @@ async def run_shell(
                 stdout=write_fd,
                 stderr=write_fd,
                 start_new_session=True,
-                env={**os.environ, **_ENVIRONMENT, TAG_VARIABLE: tag},
+                env={**os.environ, **COMMAND_ENVIRONMENT, TAG_VARIABLE: tag},
             )
         )
         try:

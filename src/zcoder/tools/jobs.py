@@ -44,6 +44,7 @@ from zcoder.tools.escapees import (
 )
 
 __all__ = [
+    "COMMAND_ENVIRONMENT",
     "MAX_JOBS",
     "MAX_LOG_BYTES",
     "Job",
@@ -61,7 +62,15 @@ STOP_GRACE_SECONDS: Final = 2.0
 """How long a job's group gets between SIGTERM and SIGKILL."""
 _POLL_SECONDS: Final = 0.02
 _CHUNK: Final = 65536
-_ENVIRONMENT: Final = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+COMMAND_ENVIRONMENT: Final = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "GIT_TERMINAL_PROMPT": "0",
+    "TERM": "dumb",
+    # Python writes to a pipe in blocks; unbuffered, its output shows as it is printed.
+    "PYTHONUNBUFFERED": "1",
+}
+"""Set for every command zcoder runs, in the foreground (tools/command.py) or not."""
 
 
 class JobError(UsageError):
@@ -226,7 +235,7 @@ class JobTable:
                 stdout=write_fd,
                 stderr=write_fd,
                 start_new_session=True,
-                env={**os.environ, **_ENVIRONMENT, TAG_VARIABLE: tag},
+                env={**os.environ, **COMMAND_ENVIRONMENT, TAG_VARIABLE: tag},
             )
         except BaseException:
             os.close(read_fd)
