@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from functools import partial
 
 from zcoder.base.errors import UsageError
 from zcoder.slash.declared import JobCommands
@@ -32,7 +33,7 @@ class JobsUI(Part, JobCommands):
             except UsageError as exc:
                 self.say.error(str(exc))
                 return
-            self.host.run_later(lambda: self._stop(number), group="jobs")
+            self.host.run_later(partial(self._stop, number), group="jobs")
         else:
             self.say.error(USAGE)
 
