@@ -21,17 +21,6 @@ from typing import Final
 
 __all__ = ["MIN_LOOP_CHARS", "MIN_REPEATS", "Loop", "RepeatGuard"]
 
-MIN_REPEATS: Final = 12
-"""Back-to-back copies of one unit that make a loop."""
-MIN_LOOP_CHARS: Final = 400
-"""And at least this many characters of them (a short unit must repeat more)."""
-MIN_DISTINCT: Final = 4
-"""Different visible characters a unit needs: separators and braces never loop."""
-MAX_UNIT_CHARS: Final = 400
-"""The longest unit looked for (a paragraph)."""
-CHECK_EVERY: Final = 32
-"""Characters streamed between two looks at the reply's end."""
-
 
 @dataclass(frozen=True)
 class Loop:
@@ -51,19 +40,21 @@ class Loop:
         )
 
 
+# A loop is a unit repeated back to back MIN_REPEATS times and MIN_LOOP_CHARS characters
+# (a short unit must repeat more); a unit has at least MIN_DISTINCT different visible
+# characters (separators and braces never loop) and at most MAX_UNIT_CHARS (a paragraph).
+# The reply's end is looked at every CHECK_EVERY characters streamed.
+MIN_REPEATS: Final = 12
+MIN_LOOP_CHARS: Final = 400
+MIN_DISTINCT: Final = 4
+MAX_UNIT_CHARS: Final = 400
+CHECK_EVERY: Final = 32
+
+
 class RepeatGuard:
     """Fed a reply's text as it streams; ``feed`` returns a Loop once the end loops."""
 
-    def __init__(
-        self,
-        *,
-        min_repeats: int = MIN_REPEATS,
-        min_chars: int = MIN_LOOP_CHARS,
-        max_unit: int = MAX_UNIT_CHARS,
-    ) -> None:
-        self.min_repeats = min_repeats
-        self.min_chars = min_chars
-        self.max_unit = max_unit
+    def __init__(self) -> None:
         self._text = ""
         self._unchecked = 0
 
@@ -78,7 +69,7 @@ class RepeatGuard:
     def check(self) -> Loop | None:
         """Whether the text so far ends in a loop (any unit length)."""
         text = self._text
-        for size in range(1, min(self.max_unit, len(text) // self.min_repeats) + 1):
+        for size in range(1, min(MAX_UNIT_CHARS, len(text) // MIN_REPEATS) + 1):
             loop = self._loop_of(text, size)
             if loop is not None:
                 return loop
@@ -92,7 +83,7 @@ class RepeatGuard:
         tail = text[-size:]
         if len({c for c in tail if not c.isspace()}) < MIN_DISTINCT:
             return None
-        copies = max(self.min_repeats, -(-self.min_chars // size))
+        copies = max(MIN_REPEATS, -(-MIN_LOOP_CHARS // size))
         if len(text) < size * copies or text[-size * copies :] != tail * copies:
             return None
         start = len(text) - size * copies

@@ -11,7 +11,14 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
-from zcoder.tools.base import Offered, ToolContext, ToolResult, ToolSpec, arguments
+from zcoder.tools.base import (
+    Offered,
+    ToolContext,
+    ToolHandler,
+    ToolResult,
+    ToolSpec,
+    arguments,
+)
 from zcoder.tools.jobs import Job, JobError, job_table
 from zcoder.tools.offload import to_completion
 
@@ -72,18 +79,11 @@ async def _stop_job(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     return ToolResult(True, f"stopped\n{job_status(job)}", {"job": job.number})
 
 
-JOB_OUTPUT = ToolSpec(
-    name="job_output",
-    description="New output of a background job.",
-    parameters=arguments(dict(_JOB), required=["job"]),
-    handler=_job_output,
-    offered=Offered.ON_DEMAND,
-)
+def _job_tool(name: str, description: str, handler: ToolHandler) -> ToolSpec:
+    """A tool of one argument, the job's number, offered on demand."""
+    parameters = arguments(dict(_JOB), required=["job"])
+    return ToolSpec(name, description, parameters, handler, offered=Offered.ON_DEMAND)
 
-STOP_JOB = ToolSpec(
-    name="stop_job",
-    description="Stop a background job.",
-    parameters=arguments(dict(_JOB), required=["job"]),
-    handler=_stop_job,
-    offered=Offered.ON_DEMAND,
-)
+
+JOB_OUTPUT = _job_tool("job_output", "New output of a background job.", _job_output)
+STOP_JOB = _job_tool("stop_job", "Stop a background job.", _stop_job)
