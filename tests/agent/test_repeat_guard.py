@@ -42,3 +42,12 @@ async def test_a_long_table_and_code_with_repeated_lines_stream_to_their_end(
     assert finished.outcome is Outcome.COMPLETE
     (shown,) = harness.log.of(AssistantMessage)
     assert shown.text == reply and not shown.partial
+
+
+async def test_reasoning_that_loops_is_cut_too(harness: Harness) -> None:
+    loop = "Let me check numpy-2.12-py38-py38, " * 60
+    harness.server.enqueue(Turn.thinking(loop, "never reached"))
+    finished = await harness.agent.run_user_turn("which numpy?")
+    assert finished.outcome is Outcome.INCOMPLETE
+    assert "repeated" in finished.error
+    assert harness.server.wait_for_disconnect()
