@@ -6,6 +6,7 @@ Real processes throughout; waits have deadlines, never sleeps."""
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -20,7 +21,7 @@ from tests.e2e.harness import wait_until
 from tests.fixtures.approver import ALWAYS, DENY, ONCE, RELAY, USER, ScriptedApprover
 from tests.tools.conftest import MakeCtx
 from zcoder.tools import ApprovalPolicy, CommandPolicy, Profile, TurnOrigin, default_registry
-from zcoder.tools.jobs import MAX_JOBS, JobLog, job_table
+from zcoder.tools.jobs import MAX_ENDED_JOBS, MAX_JOBS, Job, JobLog, job_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -218,3 +219,22 @@ def test_every_job_ends_when_zcoder_does(tmp_path: Path, how: str) -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def ended(job: Job) -> bool:
+    return not job.running
+
+
+async def test_old_ended_jobs_are_forgotten_with_their_logs(make_ctx: MakeCtx) -> None:
+    registry = default_registry()
+    logs = []
+    for _ in range(MAX_ENDED_JOBS + 3):
+        result = await registry.dispatch(
+            "run_command", {"command": "echo done", "background": True}, make_ctx()
+        )
+        job = job_table().get(result.metadata["job"])
+        wait_until(functools.partial(ended, job), what="the job to end")
+        logs.append(job.log.path)
+    kept = [job for job in job_table().jobs() if not job.running]
+    assert len(kept) <= MAX_ENDED_JOBS + 1  # the newest is forgotten on the next start
+    assert not logs[0].exists() and logs[-1].exists()

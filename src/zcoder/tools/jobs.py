@@ -58,6 +58,8 @@ MAX_LOG_BYTES: Final = 1 << 20
 """The most of a job's output kept on disk; past it the older half is dropped."""
 MAX_JOBS: Final = 8
 """Jobs that may run at once; a ninth is refused until one is stopped or ends."""
+MAX_ENDED_JOBS: Final = 16
+"""Ended jobs kept (for /jobs and a last read); an older one goes, with its log file."""
 STOP_GRACE_SECONDS: Final = 2.0
 """How long a job's group gets between SIGTERM and SIGKILL."""
 _POLL_SECONDS: Final = 0.02
@@ -248,8 +250,16 @@ class JobTable:
         )
         job.reader.start()
         self._jobs.append(job)
+        self._forget_ended()
         self._changed()
         return job
+
+    def _forget_ended(self) -> None:
+        """Past MAX_ENDED_JOBS ended jobs, the oldest go, and their logs."""
+        ended = [job for job in self._jobs if not job.running]
+        for job in ended[: max(0, len(ended) - MAX_ENDED_JOBS)]:
+            self._jobs.remove(job)
+            job.log.path.unlink(missing_ok=True)
 
     def stop(self, number: int, grace: float = STOP_GRACE_SECONDS) -> Job:
         """End job ``number``: its group (SIGTERM, then SIGKILL after ``grace``) and every
