@@ -238,3 +238,26 @@ async def test_old_ended_jobs_are_forgotten_with_their_logs(make_ctx: MakeCtx) -
     kept = [job for job in job_table().jobs() if not job.running]
     assert len(kept) <= MAX_ENDED_JOBS + 1  # the newest is forgotten on the next start
     assert not logs[0].exists() and logs[-1].exists()
+
+
+async def test_a_model_cannot_slip_a_background_command_past_the_question(
+    make_ctx: MakeCtx,
+) -> None:
+    """A relayed turn after the user's `a`, and a background flag written as a string: both
+    are asked about or refused; nothing starts unasked."""
+    approval = ApprovalPolicy(CommandPolicy.ASK, Profile.CODING)
+    registry = default_registry()
+    user = make_ctx(approver=ScriptedApprover(ALWAYS), approval=approval)
+    assert (await registry.dispatch("run_command", {"command": "true"}, user)).ok
+    approver = ScriptedApprover(DENY)
+    relayed = make_ctx(approver=approver, approval=approval, origin=RELAY)
+    before = len(job_table().jobs())
+    denied = await registry.dispatch(
+        "run_command", {"command": "sleep 60", "background": True}, relayed
+    )
+    assert not denied.ok and approver.requests[0].background
+    as_text = await registry.dispatch(
+        "run_command", {"command": "sleep 60", "background": "yes"}, user
+    )
+    assert not as_text.ok
+    assert len(job_table().jobs()) == before
