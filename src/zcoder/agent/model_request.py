@@ -99,7 +99,7 @@ def _looped(reply: AssistantReply, loop: Loop | None, *, thinking: bool) -> bool
     if thinking:
         reply.thinking = loop.kept
     else:
-        reply.content = f"{loop.kept.rstrip()}\n\n[zcoder: {reply.stopped}]"
+        reply.content = f"{loop.kept.rstrip()}\n\n{loop.note()}"
     return True
 
 

@@ -30,6 +30,11 @@ class Loop:
     copies: int
     kept: str
 
+    def note(self) -> str:
+        """The line the cut reply ends with, which the model reads (the user sees the
+        whole reason once, as the turn's error)."""
+        return f"[zcoder stopped this reply: the text above repeated {self.copies} times]"
+
     def describe(self) -> str:
         """The sentence the user and the model get."""
         line = self.unit.strip().splitlines()[0] if self.unit.strip() else self.unit
