@@ -51,6 +51,7 @@ OWN_NAMES = frozenset(
         "fork",
         "help",
         "inbox",
+        "jobs",
         "list-agents",
         "mcp",
         "model",

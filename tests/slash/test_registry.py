@@ -32,6 +32,7 @@ HELP_ORDER = [
     "/new",
     "/sessions",
     "/queue",
+    "/jobs",
     "/model",
     "/diff",
     "/undo",
@@ -62,6 +63,7 @@ WHERE_TO_ASK = {
     "the remote host's (run zcoder there to rewind)",
     "/fork": "forking is not offered over --connect: the sessions are the remote host's "
     "(zcoder --fork ID there)",
+    "/jobs": "background commands run on the remote host, and end with its zcoder",
 }
 """--connect's refusals as its own table had them, before they joined the declarations."""
 

@@ -159,6 +159,7 @@ class TurnLoop:
         )
         # A tool call or reasoning the model wrote as text becomes a real one, when the
         # registry would take it as a call (other argument names included).
+        stopped = reply.stopped  # a loop cut (agent/model_request.py)
         recovered = recover(reply, host.tool_schemas(ctx, checked=True))
         if recovered is not reply:
             if reply.content.strip() and not recovered.content.strip():
@@ -167,7 +168,7 @@ class TurnLoop:
             reply = recovered
         reply.tool_calls = host.call_ids.unique(reply.tool_calls)
         host.keeper.record(reply.done, request, schemas)
-        cut_off = cut_off_reason(
+        cut_off = stopped or cut_off_reason(
             reply.done,
             num_ctx=host.settings.num_ctx,
             num_predict=self.output_cap,

@@ -29,6 +29,7 @@ __all__ = [
     "AppCommands",
     "EditCommands",
     "InboxCommands",
+    "JobCommands",
     "McpCommands",
     "ModelCommands",
     "QueueCommands",
@@ -130,6 +131,20 @@ class QueueCommands:
     )
     def queue_command(self, argument: str, /) -> Reply:
         """List the waiting input, or a control (``argument``) of it."""
+
+
+@declares_commands
+class JobCommands:
+    """Commands run in the background (run_command's ``background``, tools/jobs.py)."""
+
+    @slash_command(
+        Form("/jobs", "background commands: their state and last lines"),
+        Form("/jobs stop N", "stop background job N and what it started"),
+        where=TUI,
+        remote_refusal="background commands run on the remote host, and end with its zcoder",
+    )
+    def jobs_command(self, argument: str, /) -> Reply:
+        """List the jobs, or stop the one ``argument`` names."""
 
 
 @declares_commands

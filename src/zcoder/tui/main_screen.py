@@ -30,6 +30,7 @@ from zcoder import __version__
 from zcoder.agent.status import Status
 from zcoder.model.backends import server_label
 from zcoder.slash.registry import commands
+from zcoder.tools.jobs import job_table
 from zcoder.tui.messages import (
     ModelChanged,
     PromptFocused,
@@ -166,6 +167,7 @@ class MainScreen(ScreenHost, Screen[None]):
         if self.services.session_id is None:  # no session store: the meter all the same
             self.parts.model_ui.refresh_meter()
         self.set_interval(RELAY_POLL_SECONDS, self.parts.relay_ui.poll)
+        self.set_interval(RELAY_POLL_SECONDS, self.parts.jobs.poll)  # background commands
         self.parts.relay_ui.watch_workspace_peers()  # another instance here already?
         self.parts.relay_ui.refresh_header()
         if self.startup.tune_gc:  # once the session's entries are on screen
@@ -175,6 +177,7 @@ class MainScreen(ScreenHost, Screen[None]):
         self.schedule()  # prompts submitted before the start finished
 
     def stop_services(self) -> None:
+        job_table().end_all()  # no background command outlives zcoder (tools/jobs.py)
         if self.startup.finished:  # else there is nothing to stop
             self.parts.relay_ui.stop()
             self.parts.sessions.close()

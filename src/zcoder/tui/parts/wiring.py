@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from zcoder.tui.parts.approvals import DialogApprovals
     from zcoder.tui.parts.custom_commands_ui import CustomCommandsUI
     from zcoder.tui.parts.edits_ui import EditsUI
+    from zcoder.tui.parts.jobs_ui import JobsUI
     from zcoder.tui.parts.mcp_ui import McpUI
     from zcoder.tui.parts.model_ui import ModelUI
     from zcoder.tui.parts.quit_ui import QuitUI
@@ -197,6 +198,13 @@ class Parts:
         )
 
     @cached_property
+    def jobs(self) -> JobsUI:
+        """/jobs and the header's count of background commands."""
+        from zcoder.tui.parts.jobs_ui import JobsUI
+
+        return JobsUI(self.context)
+
+    @cached_property
     def slash(self) -> SlashCommands:
         from zcoder.tui.parts.slash import SlashCommands
 
@@ -232,6 +240,7 @@ class Parts:
             self.custom_commands,
             self.turns,
             self.rewind,
+            self.jobs,
         )
 
     def relay_commands(self) -> RelayCommands:

@@ -151,7 +151,9 @@ def git_branch(workspace: Path) -> str | None:
     return None
 
 
-_CHANGING: Final = ("model", "status", "relay", "queued", "held", "waiting", "context", "asking")
+_CHANGING: Final = (
+    "model", "status", "relay", "queued", "held", "waiting", "context", "asking", "jobs"
+)  # fmt: skip
 """The header's fields that change while zcoder runs (``HeaderBar``'s reactives)."""
 
 
@@ -170,6 +172,7 @@ class HeaderState:
     waiting: bool = False  # queued relayed tasks wait for the user (the auto-turn limit)
     context: ContextUsage | None = None  # the meter: tokens used of the window
     asking: bool = False  # a dialog waits for the user's answer
+    jobs: int = 0  # background commands running (tools/jobs.py)
 
     @property
     def label(self) -> str:
@@ -254,6 +257,8 @@ def _assemble(
         meter, meter_style = meter_text(state.context, short="meter_detail" in dropped)
         status.append(" ")
         status.append(meter, style=meter_style)
+    if state.jobs:  # beside the badge: it stays however narrow the header
+        status.append(f" {state.jobs} job{'s' if state.jobs != 1 else ''}", style="bold")
     parts.append(status)
     relay = Text(f"relay: {state.relay}")
     if state.queued:
@@ -296,6 +301,7 @@ class HeaderBar(Widget):
     waiting: reactive[bool] = reactive(False)
     context: reactive[ContextUsage | None] = reactive(None)
     asking: reactive[bool] = reactive(False)
+    jobs: reactive[int] = reactive(0)
 
     def __init__(
         self,
@@ -368,7 +374,7 @@ class HeaderBar(Widget):
 
     # Every field's change is drawn the same way.
     watch_model = watch_status = watch_relay = watch_queued = _sync
-    watch_held = watch_context = watch_asking = _sync
+    watch_held = watch_context = watch_asking = watch_jobs = _sync
 
     def watch_waiting(self) -> None:
         self._sync()
