@@ -1,0 +1,100 @@
+"""The model's plan on screen (zcoder.tools.plan): the sidebar's live checklist
+(``PlanView``) and, in the transcript, each ``update_plan`` call as the checklist it made
+(``PlanEntry``), one line where the transcript is narrow.
+
+The item texts come from the model: they are drawn as plain ``rich.text.Text`` made
+visible (``Plan``'s own rendering and ``visible``), never as markup.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from rich.text import Text
+from textual import events
+from textual.widgets import Static
+
+from zcoder.base.sanitize import visible
+from zcoder.tools.plan import UPDATE_PLAN_TOOL, Plan, PlanError, PlanStatus
+from zcoder.tui.widgets.entries import ToolEntry
+
+__all__ = ["PLAN_ONE_LINE_BELOW", "PlanEntry", "PlanView", "plan_text", "tool_entry"]
+
+PLAN_ONE_LINE_BELOW: Final = 70
+"""A transcript entry narrower than this many columns shows a plan on one line (``Plan
+2/5 ✓ · now: write tests``); Ctrl+T shows it whole."""
+
+_GLYPHS: Final = {PlanStatus.DONE: "✓", PlanStatus.IN_PROGRESS: "▸", PlanStatus.PENDING: "○"}
+_STYLES: Final = {PlanStatus.DONE: "dim", PlanStatus.IN_PROGRESS: "bold", PlanStatus.PENDING: ""}
+
+
+def plan_text(plan: Plan) -> Text:
+    """The checklist: a glyph per item (✓ done, ▸ in progress, ○ pending), then its text."""
+    text = Text()
+    for number, item in enumerate(plan.items):
+        if number:
+            text.append("\n")
+        text.append(f"{_GLYPHS[item.status]} {visible(item.text)}", style=_STYLES[item.status])
+    return text
+
+
+class PlanView(Static):
+    """The sidebar's section under the sessions: the plan as it is now; hidden while
+    there is none."""
+
+    DEFAULT_CSS = """
+    PlanView {
+        width: 30; height: auto; max-height: 60%; display: none; padding: 0 1;
+        border-top: solid $primary-background; border-right: solid $primary-background;
+        background: $surface;
+    }
+    PlanView.shown { display: block; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.plan = Plan()
+
+    def show_plan(self, plan: Plan) -> None:
+        self.plan = plan
+        if plan:
+            head = Text(f"Plan · {plan.progress()}\n", style="bold")
+            self.update(Text.assemble(head, plan_text(plan)))
+        self.set_class(bool(plan), "shown")
+
+
+class PlanEntry(ToolEntry):
+    """An update_plan call: once it went through, the checklist it made (one line when
+    the entry is narrow); a refused call is shown as any failed tool call."""
+
+    def __init__(self, arguments: dict[str, Any], status: str = "running") -> None:
+        self.plan: Plan | None = None
+        super().__init__(UPDATE_PLAN_TOOL, arguments, status)
+
+    def finish(self, status: str, result: str, diff: str = "") -> None:
+        super().finish(status, result, diff)
+        if status == "completed":
+            try:
+                self.plan = Plan.from_arguments(self.arguments.get("items"))
+            except PlanError:
+                self.plan = None
+        self._draw(self.size.width)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._draw(event.size.width)
+
+    def _draw(self, width: int) -> None:
+        if self.plan is None:
+            return
+        if 0 < width < PLAN_ONE_LINE_BELOW or not self.plan:
+            self.show_text(Text(self.plan.one_line(), style="bold"))
+        else:
+            head = Text(f"{self.plan.one_line()}\n", style="bold")
+            self.show_text(Text.assemble(head, plan_text(self.plan)))
+
+
+def tool_entry(name: str, arguments: dict[str, Any], status: str = "running") -> ToolEntry:
+    """The transcript entry of a tool call other than a command."""
+    if name == UPDATE_PLAN_TOOL:
+        return PlanEntry(arguments, status)
+    return ToolEntry(name, arguments, status)
