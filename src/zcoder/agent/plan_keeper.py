@@ -38,9 +38,12 @@ class PlanKeeper:
         self.recorder.emit(PlanChanged(plan))
 
     def load(self, state: Mapping[str, Mapping[str, Any]]) -> None:
-        """A session opened: its saved plan (none: an empty one), shown."""
-        self.plan = Plan.from_saved(state.get(PLAN_STATE_KEY))
-        self.recorder.emit(PlanChanged(self.plan))
+        """A session opened: its saved plan (none: an empty one), shown when it is not
+        the one shown already (a new session after none, say)."""
+        loaded = Plan.from_saved(state.get(PLAN_STATE_KEY))
+        if loaded != self.plan:
+            self.plan = loaded
+            self.recorder.emit(PlanChanged(loaded))
 
     def records(self) -> list[Message]:
         """What follows a compaction's summary: the plan as a context record, if any."""

@@ -17,6 +17,7 @@ messages, which the TUI shows itself rather than as agent events).
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 from collections.abc import Callable
@@ -181,10 +182,8 @@ class UpdateReader:
     def _plan(self, update: AgentPlanUpdate) -> None:
         """The remote model's plan (zcoder.acp.updates.plan_update), for the sidebar."""
         items = [{"text": entry.content, "status": entry.status} for entry in update.entries]
-        try:
+        with contextlib.suppress(PlanError):  # not a plan zcoder sent: nothing to show
             self.emit(ev.PlanChanged(Plan.from_arguments(items)))
-        except PlanError:
-            pass  # not a plan zcoder sent: nothing to show
 
     def _user(self, update: UserMessageChunk) -> None:
         """The user's words: steering where it landed (marked so in ``_meta``, headed so
