@@ -1,7 +1,7 @@
 """The model's plan on screen: zcoder in tmux, the fake Ollama calling update_plan, keys
 typed as a terminal sends them, the screen read back. At 60 columns each update is one
 line in the transcript; with room, the sidebar has the checklist and the entry shows it
-whole; a resumed session shows its plan again."""
+whole; a resumed session shows its plan again, a new one none."""
 
 from __future__ import annotations
 
@@ -59,5 +59,9 @@ def test_the_plan_is_one_line_at_60x15_a_checklist_with_room_and_back_on_resume(
     again = start_in_tmux(world, "alpha", server, args=("--resume", info.id), size=(140, 40))
     again.wait_text("Plan · 1/3 done")  # the sidebar, from the saved plan
     again.wait_text(ONE_LINE)  # the transcript's entry, from the saved call
+    again.type_text("/new")
+    again.wait_text("▊ /new")
+    again.send_hex("0d")
+    again.wait_gone("Plan · 1/3 done")  # a new session has no plan: the section goes
     again.send_hex(to_hex("\x11"))
     assert again.wait_exit() in (0, None)

@@ -2,8 +2,8 @@
 
 Each call sends the whole list; an item is a line of text and a status (pending, in
 progress, done), at most one in progress. This module is the plan itself: checking what
-the model sent, and the ways every front end shows it (a checklist, one line, the record
-the model reads after a compaction). It imports nothing of zcoder but the sanitizer, so a
+the model sent, and the plain-text forms of it (one line, the tool's answer, the record
+the model reads after a compaction; the TUI's checklist is tui/widgets/plan_view.py). It imports nothing of zcoder but the sanitizer, so a
 front end can draw a plan without loading the tools.
 """
 
@@ -49,13 +49,9 @@ class PlanStatus(StrEnum):
     IN_PROGRESS = "in_progress"
     DONE = "done"
 
-    @property
-    def mark(self) -> str:
-        """The checkbox a checklist line starts with."""
-        return _MARKS[self]
-
 
 _MARKS: Final = {PlanStatus.PENDING: "[ ]", PlanStatus.IN_PROGRESS: "[>]", PlanStatus.DONE: "[x]"}
+"""The checkbox each status's line starts with, where the plan is text (for the model)."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +60,7 @@ class PlanItem:
     status: PlanStatus
 
     def line(self) -> str:
-        return f"{self.status.mark} {self.text}"
+        return f"{_MARKS[self.status]} {self.text}"
 
 
 @dataclass(frozen=True)
@@ -124,10 +120,6 @@ class Plan:
     def progress(self) -> str:
         """``2/5 done``."""
         return f"{self.done}/{len(self.items)} done"
-
-    def checklist(self) -> str:
-        """One line per item, its checkbox first (screen-safe)."""
-        return "\n".join(visible(item.line()) for item in self.items)
 
     def one_line(self) -> str:
         """The plan on one line: ``Plan 2/5 ✓ · now: write tests`` (screen-safe)."""
