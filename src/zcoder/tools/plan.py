@@ -3,8 +3,9 @@
 Each call sends the whole list; an item is a line of text and a status (pending, in
 progress, done), at most one in progress. This module is the plan itself: checking what
 the model sent, and the plain-text forms of it (one line, the tool's answer, the record
-the model reads after a compaction; the TUI's checklist is tui/widgets/plan_view.py). It imports nothing of zcoder but the sanitizer, so a
-front end can draw a plan without loading the tools.
+the model reads after a compaction; the TUI's checklist is tui/widgets/plan_view.py). It
+imports nothing of zcoder but the sanitizer, so a front end can draw a plan without
+loading the tools.
 """
 
 from __future__ import annotations
