@@ -40,7 +40,14 @@ from acp import (
     update_user_message_text,
 )
 from acp.helpers import SessionUpdate, ToolCallContentVariant
-from acp.schema import PlanEntryStatus, ToolCallLocation, ToolCallStatus, ToolKind, UsageUpdate
+from acp.schema import (
+    AgentPlanUpdate,
+    PlanEntryStatus,
+    ToolCallLocation,
+    ToolCallStatus,
+    ToolKind,
+    UsageUpdate,
+)
 
 from zcoder.acp.notices import SessionNotice
 from zcoder.agent import events as ev
@@ -288,7 +295,7 @@ _PLAN_STATUSES: Final[dict[PlanStatus, PlanEntryStatus]] = {
 }
 
 
-def plan_update(plan: Plan) -> Update:
+def plan_update(plan: Plan) -> AgentPlanUpdate:
     """The model's plan as ACP's plan update: the editor shows it as its own checklist
     (each update replaces the whole list; an empty one clears it)."""
     return update_plan(
