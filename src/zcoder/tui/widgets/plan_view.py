@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
-from textual import events
 from textual.widgets import Static
 
 from zcoder.base.sanitize import visible
@@ -63,6 +63,18 @@ class PlanView(Static):
         self.set_class(bool(plan), "shown")
 
 
+class _OneLineWhenNarrow:
+    """A Rich renderable: ``whole`` where there are PLAN_ONE_LINE_BELOW columns or more,
+    else ``one_line``. Textual sizes an entry by rendering it at its width, so the
+    entry's height follows the choice, as the terminal is resized too."""
+
+    def __init__(self, one_line: Text, whole: Text) -> None:
+        self.one_line, self.whole = one_line, whole
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.one_line if options.max_width < PLAN_ONE_LINE_BELOW else self.whole
+
+
 class PlanEntry(ToolEntry):
     """An update_plan call: once it went through, the checklist it made (one line when
     the entry is narrow); a refused call is shown as any failed tool call."""
@@ -73,24 +85,19 @@ class PlanEntry(ToolEntry):
 
     def finish(self, status: str, result: str, diff: str = "") -> None:
         super().finish(status, result, diff)
-        if status == "completed":
-            try:
-                self.plan = Plan.from_arguments(self.arguments.get("items"))
-            except PlanError:
-                self.plan = None
-        self._draw(self.size.width)
-
-    def on_resize(self, event: events.Resize) -> None:
-        self._draw(event.size.width)
-
-    def _draw(self, width: int) -> None:
-        if self.plan is None:
+        if status != "completed":
             return
-        if 0 < width < PLAN_ONE_LINE_BELOW or not self.plan:
-            self.show_text(Text(self.plan.one_line(), style="bold"))
-        else:
-            head = Text(f"{self.plan.one_line()}\n", style="bold")
-            self.show_text(Text.assemble(head, plan_text(self.plan)))
+        try:
+            self.plan = Plan.from_arguments(self.arguments.get("items"))
+        except PlanError:
+            return
+        head = self.plan.one_line()
+        one_line = Text(head, style="bold", no_wrap=True, overflow="ellipsis")
+        whole = (
+            Text.assemble((head + "\n", "bold"), plan_text(self.plan)) if self.plan else one_line
+        )
+        self.plain = whole.plain
+        self.update(_OneLineWhenNarrow(one_line, whole))
 
 
 def tool_entry(name: str, arguments: dict[str, Any], status: str = "running") -> ToolEntry:
