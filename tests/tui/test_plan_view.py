@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from zcoder.acp.updates import plan_update
 from zcoder.tools.plan import Plan
-from zcoder.tui.widgets.plan_view import plan_text
+from zcoder.tui.widgets.plan_view import SIDEBAR_STEPS, plan_text
 
 HOSTILE = "\x1b]52;c;cm0gLXJmIH4=\x07fix\rthe bug\u202e"
 
@@ -21,3 +21,11 @@ def test_a_hostile_step_is_shown_escaped_everywhere() -> None:
         assert "fix" in text
     # Kept as the model sent it, its blanks made one space (a step is one line).
     assert plan.items[0].text == "\x1b]52;c;cm0gLXJmIH4=\x07fix the bug\u202e"
+
+
+def test_a_long_plan_in_the_sidebar_folds_its_done_steps_into_one_line() -> None:
+    steps = [{"text": f"step {n}", "status": "done"} for n in range(SIDEBAR_STEPS)]
+    steps += [{"text": "now this", "status": "in_progress"}, {"text": "then", "status": "pending"}]
+    plan = Plan.from_arguments(steps)
+    assert plan_text(plan, fold_done=True).plain == "✓ 8 done\n▸ now this\n○ then"
+    assert plan_text(plan).plain.count("✓ step") == SIDEBAR_STEPS  # the transcript: all

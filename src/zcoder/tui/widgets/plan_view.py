@@ -18,7 +18,14 @@ from zcoder.base.sanitize import visible
 from zcoder.tools.plan import UPDATE_PLAN_TOOL, Plan, PlanError, PlanStatus
 from zcoder.tui.widgets.entries import ToolEntry
 
-__all__ = ["PLAN_ONE_LINE_BELOW", "PlanEntry", "PlanView", "plan_text", "tool_entry"]
+__all__ = [
+    "PLAN_ONE_LINE_BELOW",
+    "SIDEBAR_STEPS",
+    "PlanEntry",
+    "PlanView",
+    "plan_text",
+    "tool_entry",
+]
 
 PLAN_ONE_LINE_BELOW: Final = 70
 """A transcript entry narrower than this many columns shows a plan on one line (``Plan
@@ -26,16 +33,23 @@ PLAN_ONE_LINE_BELOW: Final = 70
 
 _GLYPHS: Final = {PlanStatus.DONE: "✓", PlanStatus.IN_PROGRESS: "▸", PlanStatus.PENDING: "○"}
 _STYLES: Final = {PlanStatus.DONE: "dim", PlanStatus.IN_PROGRESS: "bold", PlanStatus.PENDING: ""}
+DONE: Final = PlanStatus.DONE
 
 
-def plan_text(plan: Plan) -> Text:
-    """The checklist: a glyph per item (✓ done, ▸ in progress, ○ pending), then its text."""
-    text = Text()
-    for number, item in enumerate(plan.items):
-        if number:
-            text.append("\n")
-        text.append(f"{_GLYPHS[item.status]} {visible(item.text)}", style=_STYLES[item.status])
-    return text
+SIDEBAR_STEPS: Final = 8
+"""A plan longer than this shows its done steps in the sidebar as one line (``✓ 5
+done``), so what is in progress and next stays in sight; the transcript has them all."""
+
+
+def plan_text(plan: Plan, *, fold_done: bool = False) -> Text:
+    """The checklist: a glyph per item (✓ done, ▸ in progress, ○ pending), then its text;
+    ``fold_done``: the done ones as one line, first."""
+    items = list(plan.items)
+    lines = [Text(f"{_GLYPHS[i.status]} {visible(i.text)}", style=_STYLES[i.status]) for i in items]
+    if fold_done and plan.done:
+        left = [line for line, item in zip(lines, items, strict=True) if item.status is not DONE]
+        lines = [Text(f"{_GLYPHS[DONE]} {plan.done} done", style=_STYLES[DONE]), *left]
+    return Text("\n").join(lines)
 
 
 class PlanView(Static):
@@ -44,7 +58,8 @@ class PlanView(Static):
 
     DEFAULT_CSS = """
     PlanView {
-        width: 30; height: auto; max-height: 60%; display: none; padding: 0 1;
+        width: 30; height: auto; max-height: 60%; overflow-y: auto; display: none;
+        padding: 0 1;
         border-top: solid $primary-background; border-right: solid $primary-background;
         background: $surface;
     }
@@ -59,7 +74,8 @@ class PlanView(Static):
         self.plan = plan
         if plan:
             head = Text(f"Plan · {plan.progress()}\n", style="bold")
-            self.update(Text.assemble(head, plan_text(plan)))
+            fold = len(plan.items) > SIDEBAR_STEPS
+            self.update(Text.assemble(head, plan_text(plan, fold_done=fold)))
         self.set_class(bool(plan), "shown")
 
 
