@@ -20,6 +20,7 @@ from zcoder.agent.edits import EditJournal
 from zcoder.agent.events import EventSink, Outcome, RelayReceived, TurnFinished, UserCommandFinished
 from zcoder.agent.hook_points import HOOK_PREFIX, HookPoints
 from zcoder.agent.peers_note import PeersNote
+from zcoder.agent.plan_keeper import PlanKeeper
 from zcoder.agent.prompts import system_prompt
 from zcoder.agent.recorder import Recorder
 from zcoder.agent.relay_tools import RELAY_SENDER_KEY, restrict_schemas
@@ -38,6 +39,7 @@ from zcoder.relay import Envelope, sender_from, sender_name
 from zcoder.sessions import SessionStore
 from zcoder.tools import ApprovalPolicy, Approver, ToolContext, ToolRegistry, TurnOrigin
 from zcoder.tools.freshness import FreshnessBook
+from zcoder.tools.plan_tool import PLAN_KEY
 
 if TYPE_CHECKING:
     from zcoder.mcp.manager import McpManager
@@ -82,6 +84,8 @@ class Agent(Steerable):
         self.call_ids = CallIds()
         # Models whose chat template was checked for tool support (warned once each).
         self.templates_checked: set[str] = set()
+        # The model's plan (update_plan), saved with the session (agent/plan_keeper.py).
+        self.plan = PlanKeeper(self.recorder)
         self.keeper = ContextKeeper(self)
         # Every file the tools change, by turn, for /diff and /undo (agent/edits.py).
         self.edits = EditJournal(
@@ -124,13 +128,22 @@ class Agent(Steerable):
 
     # -- sessions -----------------------------------------------------------------------
 
-    def use_session(self, session_id: str, messages: list[Message], ledger: list[str]) -> None:
+    def use_session(
+        self,
+        session_id: str,
+        messages: list[Message],
+        ledger: list[str],
+        state: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
+        """Go on with a session: its history, its ledger and ``state``, what it keeps
+        besides (SessionData.state: its plan)."""
         self.recorder.session_id = session_id
         if self.hook_points.engine is not None:
             self.hook_points.engine.session_id = session_id
         self.edits.use_session(session_id)
         self.call_ids = CallIds()
         self.take_history(messages, ledger)
+        self.plan.load(state or {})
 
     def take_history(self, messages: list[Message], ledger: list[str]) -> None:
         """Go on from ``messages`` and ``ledger`` (a session opened, a /rewind)."""
@@ -222,7 +235,7 @@ class Agent(Steerable):
             approval=self.approval,
             approver=self.approver,
             max_output=self.settings.max_tool_output,
-            extras=dict(extras),
+            extras={PLAN_KEY: self.plan, **extras},
             requested_by=requested_by,
             sender_trusted=sender_trusted,
             edits=self.edits,

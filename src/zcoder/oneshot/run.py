@@ -121,6 +121,9 @@ class StreamPrinter:
                 self.out.flush()
             case ev.UserSteered():  # not reachable here: --prompt takes no steering
                 self._say(f"[steering] {visible(event.text)}")
+            case ev.PlanChanged():
+                self._end_line()
+                self._say(f"[plan] {event.plan.one_line()}")
             case RelayReceived():  # not reachable here; kept for completeness
                 self._say(f"[relay] from {visible(event.sender_project)}")
             case (
@@ -267,7 +270,7 @@ async def _run_turn(
         )
         if report is not None:
             report.model = model
-        agent.use_session(session_id, messages, opened.data.user_ledger)
+        agent.use_session(session_id, messages, opened.data.user_ledger, opened.data.state)
         try:
             windows: list[ContextWindow] = []
 

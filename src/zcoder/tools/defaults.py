@@ -8,6 +8,7 @@ from zcoder.tools.files import LIST_FILES, READ_FILE, READ_FILE_RANGE, REPLACE_T
 from zcoder.tools.finish import FINISH
 from zcoder.tools.job_tools import JOB_OUTPUT, STOP_JOB
 from zcoder.tools.patch import APPLY_PATCH
+from zcoder.tools.plan_tool import UPDATE_PLAN
 from zcoder.tools.registry import ToolRegistry
 from zcoder.tools.search import SEARCH
 
@@ -23,6 +24,7 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     SEARCH,
     RUN_COMMAND,
     FINISH,
+    UPDATE_PLAN,
     JOB_OUTPUT,
     STOP_JOB,
 )

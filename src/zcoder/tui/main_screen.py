@@ -47,8 +47,15 @@ from zcoder.tui.parts.wiring import Parts
 from zcoder.tui.state.double_escape import REWIND_AGAIN_TEXT, DoubleEscape
 from zcoder.tui.state.terminal_title import TerminalTitle
 from zcoder.tui.widgets.chat_pane import ChatPane
+from zcoder.tui.widgets.plan_view import PlanView
 from zcoder.tui.widgets.prompt import PromptInput
-from zcoder.tui.widgets.shared import Body, SessionItem, SessionList, SidebarPlaceholder
+from zcoder.tui.widgets.shared import (
+    Body,
+    SessionItem,
+    SessionList,
+    SidebarPlaceholder,
+    SideColumn,
+)
 from zcoder.tui.widgets.status import HeaderBar, HeaderState, git_branch, turn_summary
 from zcoder.tui.widgets.transcript import CommandEntry, Entry, ToolEntry, system_text
 
@@ -96,6 +103,7 @@ class MainScreen(ScreenHost, Screen[None]):
         self.body = Body(id="body")  # shows or hides the sidebar (narrow terminals)
         self.sidebar = SessionList(id="sessions")  # in place of the placeholder at start
         self._sidebar_placeholder: SidebarPlaceholder | None = SidebarPlaceholder()
+        self.plan_view = PlanView(id="plan")  # the model's plan, under the sessions
         self.transcript = self.chat.transcript
         self.prompt_input = self.chat.prompt_input
         self.parts = Parts(
@@ -111,7 +119,9 @@ class MainScreen(ScreenHost, Screen[None]):
     def compose(self) -> ComposeResult:
         yield self.header
         with self.body:
-            yield self._sidebar_placeholder or self.sidebar
+            with SideColumn():
+                yield self._sidebar_placeholder or self.sidebar
+                yield self.plan_view
             yield self.chat
         yield Footer()
 

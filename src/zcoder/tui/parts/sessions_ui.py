@@ -171,7 +171,7 @@ class SessionsUI(Part, SessionCommands):
         # this one's comes back held (after a crash too): nothing runs until /queue resume.
         store = self.services.store
         self.services.pending.switch(partial(store.replace_pending, data.info.id), data.pending)
-        agent.use_session(data.info.id, data.messages, data.user_ledger)
+        agent.use_session(data.info.id, data.messages, data.user_ledger, data.state)
         agent.hook_points.start_session(source)
         self._show(data)
         if self.services.relay is not None:  # peers see it at once

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from zcoder.tui.parts.slash import SlashCommands
     from zcoder.tui.parts.turns import Turns
     from zcoder.tui.state.notify import Notifier
+    from zcoder.tui.widgets.plan_view import PlanView
     from zcoder.tui.widgets.prompt import PromptInput
     from zcoder.tui.widgets.shared import SessionList
     from zcoder.tui.widgets.transcript import Entry, Transcript
@@ -57,6 +58,7 @@ class ScreenSide(Host, Protocol):
 
     transcript: Transcript
     sidebar: SessionList
+    plan_view: PlanView
     prompt_input: PromptInput
 
     @property
@@ -263,7 +265,9 @@ class Parts:
     def agent_view(self) -> AgentView:
         from zcoder.tui.parts.agent_view import AgentView
 
-        return AgentView(self.context, show=self.screen.show)
+        return AgentView(
+            self.context, show=self.screen.show, show_plan=self.screen.plan_view.show_plan
+        )
 
     @cached_property
     def peer_steers(self) -> PeerSteers:
