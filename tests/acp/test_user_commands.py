@@ -48,6 +48,7 @@ OWN_NAMES = frozenset(
         "copy",
         "diff",
         "exit",
+        "goal",
         "help",
         "inbox",
         "list-agents",

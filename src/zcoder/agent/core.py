@@ -290,6 +290,16 @@ class Agent(Steerable):
         self.edits.begin_turn(label)
         return await TurnLoop(self, ctx).run()
 
+    async def run_goal_turn(self, record: str) -> TurnFinished:
+        """A turn toward the user's goal (``/goal``): ``record`` (agent/goal.py's
+        worker_record) joins the history as a user-role record, out of the ledger (the
+        user typed the /goal, not this)."""
+        await self._session_context()
+        self._peers.tell(self.messages, self.workspace_peers)
+        self.messages.append(user_message(record))
+        self.recorder.save_messages(self.messages)
+        return await self._run_turn(TurnOrigin.USER, {}, label="goal")
+
     async def run_steered_turn(self) -> TurnFinished:
         """The steering left when the last turn ended before a safe point (its reply had
         no tool calls): a turn of its own, landed as steering first."""

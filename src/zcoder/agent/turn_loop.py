@@ -72,12 +72,14 @@ def finish_turn(
     outcome: Outcome,
     response: str = "",
     error: str = "",
+    *,
+    called_finish: bool = False,
 ) -> TurnFinished:
     """The end of a turn, however it ended: the history saved, the outcome shown."""
     recorder.save_messages(messages)
     if outcome is Outcome.INCOMPLETE and error:
         recorder.error(f"Incomplete: {error}")
-    finished = TurnFinished(outcome, response, error)
+    finished = TurnFinished(outcome, response, error, called_finish=called_finish)
     recorder.emit(StatusChanged(outcome.badge))
     recorder.emit(finished)
     return finished
@@ -127,9 +129,13 @@ class TurnLoop:
             host.recorder.save_messages(host.messages)
             return self.finish(Outcome.ERROR, error=str(exc))
 
-    def finish(self, outcome: Outcome, response: str = "", error: str = "") -> TurnFinished:
+    def finish(
+        self, outcome: Outcome, response: str = "", error: str = "", *, called: bool = False
+    ) -> TurnFinished:
         self.round = RoundState()
-        return finish_turn(self.host.recorder, self.host.messages, outcome, response, error)
+        return finish_turn(
+            self.host.recorder, self.host.messages, outcome, response, error, called_finish=called
+        )
 
     # -- one round ----------------------------------------------------------------------
 
@@ -222,7 +228,7 @@ class TurnLoop:
             outcome = Outcome.BLOCKED if status == "blocked" else Outcome.COMPLETE
             if outcome is Outcome.COMPLETE and await self._keep_going(response):
                 return None
-            return self.finish(outcome, response)
+            return self.finish(outcome, response, called=True)
         if self._nudged():
             return self.finish(Outcome.INCOMPLETE, error="finish was called wrongly too often")
         return None

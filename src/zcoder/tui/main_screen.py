@@ -101,6 +101,8 @@ class MainScreen(ScreenHost, Screen[None]):
         self.startup = Startup(self.parts.context, resume=resume is not None, tune_gc=tune_gc)
         services.pending.on_change = self.show_queue
         services.pending.on_save_error = self.say.error
+        services.goal.on_change = lambda: self.parts.goal.show_header()  # noqa: PLW0108
+        services.goal.on_save_error = self.say.error
 
     # -- layout and what the parts say ----------------------------------------------------
 
@@ -350,6 +352,7 @@ class MainScreen(ScreenHost, Screen[None]):
     def stop_turn(self) -> None:
         if self.chat.stop_turn():
             self.parts.turns.hold_waiting()  # runs again on /queue resume
+            self.parts.goal.stopped()  # a running goal pauses
 
     def show_output(self) -> None:
         """The newest command's whole output, or tool call's arguments and result (Ctrl+T)."""

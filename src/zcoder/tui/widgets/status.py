@@ -73,6 +73,7 @@ ACTIVE_STATUSES: Final = frozenset(
         WRITING_REPLY,
         RUNNING_COMMAND,
         "Compacting",
+        "Checking goal",
     }
 )
 """Statuses that mean "wait, something is under way" (and every ``Tool: name``)."""
@@ -106,6 +107,7 @@ REDUCTIONS: Final = (
     "project",
     "name",  # "zcoder"
     "meter",
+    "goal_detail",  # "goal 3 turns · 12k/50k" -> "goal 12k/50k"
     "separators",  # " │ " -> " "
     "relay_detail",  # "relay: ready · 3 queued · waiting for you" -> "relay: ready · 3 waiting"
 )
@@ -151,7 +153,17 @@ def git_branch(workspace: Path) -> str | None:
     return None
 
 
-_CHANGING: Final = ("model", "status", "relay", "queued", "held", "waiting", "context", "asking")
+_CHANGING: Final = (
+    "model",
+    "status",
+    "relay",
+    "queued",
+    "held",
+    "waiting",
+    "context",
+    "asking",
+    "goal",
+)
 """The header's fields that change while zcoder runs (``HeaderBar``'s reactives)."""
 
 
@@ -170,6 +182,7 @@ class HeaderState:
     waiting: bool = False  # queued relayed tasks wait for the user (the auto-turn limit)
     context: ContextUsage | None = None  # the meter: tokens used of the window
     asking: bool = False  # a dialog waits for the user's answer
+    goal: tuple[str, str] = ("", "")  # the goal's words, long and short (agent/goal.py)
 
     @property
     def label(self) -> str:
@@ -255,6 +268,8 @@ def _assemble(
         status.append(" ")
         status.append(meter, style=meter_style)
     parts.append(status)
+    if state.goal[0]:
+        parts.append(Text(state.goal[1 if "goal_detail" in dropped else 0], style="bold"))
     relay = Text(f"relay: {state.relay}")
     if state.queued:
         if "relay_detail" in dropped:
@@ -296,6 +311,7 @@ class HeaderBar(Widget):
     waiting: reactive[bool] = reactive(False)
     context: reactive[ContextUsage | None] = reactive(None)
     asking: reactive[bool] = reactive(False)
+    goal: reactive[tuple[str, str]] = reactive(("", ""))
 
     def __init__(
         self,
@@ -368,7 +384,7 @@ class HeaderBar(Widget):
 
     # Every field's change is drawn the same way.
     watch_model = watch_status = watch_relay = watch_queued = _sync
-    watch_held = watch_context = watch_asking = _sync
+    watch_held = watch_context = watch_asking = watch_goal = _sync
 
     def watch_waiting(self) -> None:
         self._sync()
