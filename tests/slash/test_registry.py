@@ -32,6 +32,7 @@ HELP_ORDER = [
     "/new",
     "/sessions",
     "/queue",
+    "/goal",
     "/model",
     "/diff",
     "/undo",

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from zcoder.model.protocol import ChatClient
     from zcoder.tools import CommandApprovalRequest, EditApprovalRequest
 
-__all__ = ["CHECK_ROUNDS", "CHECK_TOOLS", "VERDICT_TOOL", "Verdict", "check_goal"]
+__all__ = ["CHECK_ROUNDS", "CHECK_TOOLS", "VERDICT_TOOL", "GoalVerdict", "check_goal"]
 
 CHECK_ROUNDS: Final = 8
 """Requests the check may make (reading files between them) before it must have said."""
@@ -93,7 +93,7 @@ _NUDGE: Final = "Give your answer now: call verdict alone, accept or reject, wit
 
 
 @dataclass(frozen=True)
-class Verdict:
+class GoalVerdict:
     accepted: bool
     reasons: str
     tokens: int  # what the check's requests cost, as the server counted them
@@ -137,7 +137,7 @@ async def check_goal(
     diff: str,
     result: str,
     on_call: Callable[[ToolCall], None] = lambda _call: None,
-) -> Verdict:
+) -> GoalVerdict:
     """Ask the model, in a fresh context with read-only tools, whether ``objective`` is
     met; ``on_call`` is told of each tool call it makes (to show it)."""
     registry = ToolRegistry()
@@ -158,7 +158,7 @@ async def check_goal(
         try:
             reply = await _ask(client, settings, messages, schemas)
         except ModelError as exc:
-            return Verdict(False, f"the check's request failed: {exc}", tokens, failed=True)
+            return GoalVerdict(False, f"the check's request failed: {exc}", tokens, failed=True)
         tokens += spent_tokens(reply.done)
         reply = recover(reply, [spec.schema(checked=True) for spec in (*CHECK_TOOLS, _VERDICT)])
         calls = reply.tool_calls
@@ -166,16 +166,16 @@ async def check_goal(
             args = calls[0].arguments
             verdict, reasons = str(args.get("verdict", "")), str(args.get("reasons", "")).strip()
             if verdict in ("accept", "reject") and reasons:
-                return Verdict(verdict == "accept", reasons, tokens)
+                return GoalVerdict(verdict == "accept", reasons, tokens)
         if not calls and (said := _verdict_line(reply.content)) is not None:
-            return Verdict(said[0], said[1], tokens)
+            return GoalVerdict(said[0], said[1], tokens)
         messages.append(assistant_message(reply.content, calls))
         for call in calls:
             on_call(call)
             messages.append(tool_result_message(call, await _answer(call, registry, ctx)))
         if not calls or any(call.name == VERDICT_TOOL for call in calls):
             messages.append(user_message(_NUDGE))
-    return Verdict(
+    return GoalVerdict(
         False, f"the check gave no verdict in {CHECK_ROUNDS} requests", tokens, failed=True
     )
 
