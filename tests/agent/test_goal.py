@@ -94,7 +94,8 @@ def test_resuming_after_the_budget_asks_for_a_larger_one_and_never_drops_it() ->
     goal = Goal("ship it", budget=5000, spent=6200)
     goal.pause("budget")
     assert "--tokens N" in goal.resume(None)
-    assert not goal.running and goal.budget == 5000
+    assert goal.state is GoalState.PAUSED
+    assert goal.budget == 5000
     assert "more than the 6,200" in goal.resume(6000)
     assert goal.resume(20_000) == ""
     assert goal.running and goal.budget == 20_000
