@@ -111,7 +111,7 @@ def test_the_turn_limit_pauses_and_resume_gives_as_many_again() -> None:
 
 def test_the_header_words_fit_a_narrow_header() -> None:
     goal = Goal("x", budget=50_000, spent=12_345, turns=3)
-    assert goal.badge() == ("goal 3 turns · 12k/50k", "goal 12k/50k")
+    assert goal.badge() == ("goal 3 turns · 12k/50k", "goal 3 · 12k/50k")
     goal.pause("why")
     assert goal.badge() == ("goal paused · 12k/50k", "goal paused")
 

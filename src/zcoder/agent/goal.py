@@ -120,7 +120,10 @@ class Goal:
             GoalState.PAUSED: "paused",
             GoalState.DONE: "done",
         }[self.state]
-        return f"goal {word} · {used}", f"goal {used}" if self.running else f"goal {word}"
+        return (
+            f"goal {word} · {used}",
+            f"goal {self.turns} · {used}" if self.running else f"goal {word}",
+        )
 
     # -- saved with the session ---------------------------------------------------------
 

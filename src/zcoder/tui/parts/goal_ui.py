@@ -139,6 +139,7 @@ class GoalUI(Part, GoalCommands):
         await self.model.window_ready()
         record = worker_record(goal)
         goal.turns += 1
+        self.keeper.changed()  # the header counts it now; a crash in it counts it too
         self.say.notice(f"◎ Goal turn {goal.turns}: {visible(_cut(goal.objective))}")
         before, why = agent.meter.spent, "the turn failed unexpectedly"
         try:
