@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from zcoder.base.errors import UsageError
+from zcoder.base.plural import counted
 
 __all__ = [
     "DEFAULT_GOAL_TOKENS",
@@ -74,7 +75,7 @@ class Goal:
             used = f"{short_tokens(self.spent)}/{short_tokens(self.budget)}"
             return f"its token budget is spent ({used})"
         if self.turns >= self.turn_limit:
-            return f"it ran {self.turns} turns"
+            return f"it ran {counted(self.turns, 'turn')}"
         return ""
 
     def pause(self, why: str) -> None:
@@ -103,8 +104,8 @@ class Goal:
         """``/goal status``'s answer."""
         lines = [
             f"Goal ({self.state.value}): {self.objective}",
-            f"{self.turns} turns of at most {self.turn_limit}, {self.rejections} sent back by "
-            f"the check; {self.spent:,} of {self.budget:,} tokens.",
+            f"{counted(self.turns, 'turn')} of at most {self.turn_limit}, {self.rejections} sent "
+            f"back by the check; {self.spent:,} of {self.budget:,} tokens.",
         ]
         if self.note:
             lines.append(("Accepted: " if self.state is GoalState.DONE else "Why: ") + self.note)
@@ -116,7 +117,7 @@ class Goal:
         """The header's words for it: (long, short), "goal 3 turns · 12k/50k"."""
         used = f"{short_tokens(self.spent)}/{short_tokens(self.budget)}"
         word = {
-            GoalState.RUNNING: f"{self.turns} turns",
+            GoalState.RUNNING: counted(self.turns, "turn"),
             GoalState.PAUSED: "paused",
             GoalState.DONE: "done",
         }[self.state]
