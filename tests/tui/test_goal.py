@@ -155,6 +155,27 @@ async def test_the_token_budget_pauses_the_goal(
         assert len(worker_requests(fake)) == 2  # refused: nothing ran
 
 
+async def test_the_budget_ends_a_long_turn_at_its_next_safe_point(
+    fake: FakeOllama, make_config: Any, app_factory: Any, workspace: Path
+) -> None:
+    def listing(n: int) -> Turn:
+        args = {"path": "."}
+        return Turn.tool_calls(call("list_files", args, id=f"c{n}"), prompt_eval_count=3000)
+
+    fake.enqueue(*(listing(n) for n in range(6)))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "/goal look around --tokens 5000")
+        await wait_until(pilot, lambda: "Goal paused" in transcript_text(app))
+        await idle(pilot, app)
+        assert "its token budget is spent" in transcript_text(app)
+        doc = saved_goal(app, workspace)
+        assert doc is not None and (doc["state"], doc["turns"]) == ("paused", 1)
+    # The second request passed the budget: its call was answered, no third was sent.
+    [_first, second] = worker_requests(fake)
+    assert second["messages"][-1]["tool_call_id"] == "c0"
+
+
 async def test_pause_resume_and_clear(
     fake: FakeOllama, make_config: Any, app_factory: Any, workspace: Path
 ) -> None:

@@ -96,14 +96,21 @@ class TurnLoop:
     stops: int = 0  # times a Stop hook sent the model on (agent/hook_points.py)
     round: RoundState = dataclasses.field(default_factory=RoundState)
     output_cap: int | None = None  # what the latest request asked for (usage.output_cap)
+    token_limit: int | None = None
+    """Tokens the server may count for this turn's requests (a goal's budget left); the
+    turn ends at the first safe point past it, before another request. None: no limit."""
 
     async def run(self) -> TurnFinished:
         host = self.host
         try:
             for notice in await host.registry.prepare(self.ctx):  # MCP servers start
                 host.recorder.notice(notice)
+            start = host.keeper.meter.spent
             while True:
                 # A safe point: every call has its result, the next request is not sent.
+                limit = self.token_limit
+                if limit is not None and host.keeper.meter.spent - start >= limit:
+                    return self.finish(Outcome.INCOMPLETE, error="the token budget is spent")
                 land_steers(host.steering, host.messages, host.user_ledger, host.recorder, self.ctx)
                 reply, cut_off = await self._request()
                 calls = reply.tool_calls

@@ -143,7 +143,8 @@ class GoalUI(Part, GoalCommands):
         self.say.notice(f"◎ Goal turn {goal.turns}: {visible(_cut(goal.objective))}")
         before, why = agent.meter.spent, "the turn failed unexpectedly"
         try:
-            finished = await agent.run_goal_turn(record)
+            left = max(0, goal.budget - goal.spent)
+            finished = await agent.run_goal_turn(record, token_limit=left)
             goal.spent += agent.meter.spent - before
             before = agent.meter.spent
             self.model.check_allocation()
