@@ -50,6 +50,14 @@ def saved_goal(app: ZcoderApp, workspace: Path) -> dict[str, Any] | None:
     return store.load(session, workspace, "coding").state.get("goal")
 
 
+async def paused_by_the_budget(pilot: Any, app: ZcoderApp, typed: str) -> None:
+    """Type ``typed`` (a /goal) and wait until its budget paused it and nothing runs."""
+    await submit(pilot, app, typed)
+    await wait_until(pilot, lambda: "Goal paused" in transcript_text(app))
+    await idle(pilot, app)
+    assert "its token budget is spent" in transcript_text(app)
+
+
 async def test_the_goal_runs_until_the_check_accepts_and_a_rejection_reaches_the_worker(
     fake: FakeOllama, make_config: Any, app_factory: Any, workspace: Path
 ) -> None:
@@ -142,9 +150,7 @@ async def test_the_token_budget_pauses_the_goal(
     )
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, app, "/goal count the stars --tokens 5000")
-        await wait_until(pilot, lambda: "Goal paused" in transcript_text(app))
-        await idle(pilot, app)
+        await paused_by_the_budget(pilot, app, "/goal count the stars --tokens 5000")
         assert "its token budget is spent (6k/5k)" in transcript_text(app)
         assert "goal paused · 6k/5k" in header(app)
         assert len(worker_requests(fake)) == 2
@@ -165,10 +171,7 @@ async def test_the_budget_ends_a_long_turn_at_its_next_safe_point(
     fake.enqueue(*(listing(n) for n in range(6)))
     app = app_factory(make_config())
     async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, app, "/goal look around --tokens 5000")
-        await wait_until(pilot, lambda: "Goal paused" in transcript_text(app))
-        await idle(pilot, app)
-        assert "its token budget is spent" in transcript_text(app)
+        await paused_by_the_budget(pilot, app, "/goal look around --tokens 5000")
         doc = saved_goal(app, workspace)
         assert doc is not None and (doc["state"], doc["turns"]) == ("paused", 1)
     # The second request passed the budget: its call was answered, no third was sent.
