@@ -34,8 +34,8 @@ class GoalKeeper:
         self.goal: Goal | None = None
         self._save: Callable[[dict[str, Any] | None], None] | None = None
         self._save_failed = False
-        self.on_change: Callable[[], None] = lambda: None
-        self.on_save_error: Callable[[str], None] = lambda _text: None
+        self.on_change: Callable[[], object] = lambda: None
+        self.on_save_error: Callable[[str], object] = lambda _text: None
 
     @property
     def due(self) -> bool:
