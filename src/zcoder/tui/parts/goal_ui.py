@@ -23,16 +23,14 @@ from zcoder.base.sanitize import visible
 from zcoder.frontend.goal_run import GoalRunner
 from zcoder.slash.declared import GoalCommands
 from zcoder.tui.parts.services import Part
+from zcoder.tui.widgets.status import CHECKING_GOAL
 
 if TYPE_CHECKING:
     from zcoder.frontend.goal import GoalKeeper
     from zcoder.tui.parts.model_ui import ModelUI
     from zcoder.tui.parts.sessions_ui import SessionsUI
 
-__all__ = ["CHECKING", "GoalUI"]
-
-CHECKING = "Checking goal"
-"""The header's badge while the check runs."""
+__all__ = ["GoalUI"]
 
 
 @dataclass(eq=False)
@@ -50,7 +48,7 @@ class GoalUI(Part, GoalCommands):
     @cached_property
     def runner(self) -> GoalRunner:
         return GoalRunner(
-            self.keeper, self.say.notice, checking=lambda: self.say.header(status=CHECKING)
+            self.keeper, self.say.notice, checking=lambda: self.say.header(status=CHECKING_GOAL)
         )
 
     def show_header(self) -> None:

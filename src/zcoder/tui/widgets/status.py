@@ -36,6 +36,7 @@ from zcoder.tui.widgets.shared import screen_safe
 
 __all__ = [
     "ACTIVE_STATUSES",
+    "CHECKING_GOAL",
     "MODEL_MIN_CELLS",
     "REDUCTIONS",
     "RUNNING_COMMAND",
@@ -65,6 +66,8 @@ WRITING_REPLY: Final = "Writing reply"
 """The badge while the reply's text streams (``Thinking`` only while reasoning streams)."""
 RUNNING_COMMAND: Final = "Running command"
 """The badge while a run_command call runs (other tools: ``Tool: name``)."""
+CHECKING_GOAL: Final = "Checking goal"
+"""The badge while a goal's independent check runs (tui/parts/goal_ui.py)."""
 ACTIVE_STATUSES: Final = frozenset(
     {
         Status.THINKING.value,
@@ -73,7 +76,7 @@ ACTIVE_STATUSES: Final = frozenset(
         WRITING_REPLY,
         RUNNING_COMMAND,
         "Compacting",
-        "Checking goal",
+        CHECKING_GOAL,
     }
 )
 """Statuses that mean "wait, something is under way" (and every ``Tool: name``)."""
