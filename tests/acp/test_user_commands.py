@@ -49,6 +49,7 @@ OWN_NAMES = frozenset(
         "diff",
         "exit",
         "fork",
+        "goal",
         "help",
         "inbox",
         "jobs",

@@ -33,6 +33,7 @@ HELP_ORDER = [
     "/sessions",
     "/queue",
     "/jobs",
+    "/goal",
     "/model",
     "/diff",
     "/undo",

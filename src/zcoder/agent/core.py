@@ -303,10 +303,22 @@ class Agent(Steerable):
         requested_by: str | None = None,
         label: str = "",
         sender_trusted: bool = False,
+        token_limit: int | None = None,
     ) -> TurnFinished:
         ctx = self._context(origin, extras, requested_by, sender_trusted=sender_trusted)
         self.edits.begin_turn(label)
-        return await TurnLoop(self, ctx).run()
+        return await TurnLoop(self, ctx, token_limit=token_limit).run()
+
+    async def run_goal_turn(self, record: str, *, token_limit: int) -> TurnFinished:
+        """A turn toward the user's goal (``/goal``): ``record`` (agent/goal.py's
+        worker_record) joins the history as a user-role record, out of the ledger (the
+        user typed the /goal, not this); it ends at the first safe point after its
+        requests cost ``token_limit`` tokens (the goal's budget left)."""
+        await self._session_context()
+        self._peers.tell(self.messages, self.workspace_peers)
+        self.messages.append(user_message(record))
+        self.recorder.save_messages(self.messages)
+        return await self._run_turn(TurnOrigin.USER, {}, label="goal", token_limit=token_limit)
 
     async def run_steered_turn(self) -> TurnFinished:
         """The steering left when the last turn ended before a safe point (its reply had

@@ -333,10 +333,12 @@ class EditJournal:
 
     # -- /diff -------------------------------------------------------------------------
 
-    def session_diff(self) -> SessionDiff:
+    def session_diff(self, since_turn: int = 0) -> SessionDiff:
+        """The net change of each file the turns after ``since_turn`` changed (0: all)."""
         first: dict[str, EditRecord] = {}
         for record in self._standing():
-            first.setdefault(record.path, record)
+            if record.turn > since_turn:
+                first.setdefault(record.path, record)
         diffs = []
         for path, record in first.items():
             before, note = self._before(record)

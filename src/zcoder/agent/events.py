@@ -172,6 +172,7 @@ class TurnFinished:
     outcome: Outcome
     response: str = ""
     error: str = ""
+    called_finish: bool = False  # the model ended it with ``finish`` (a goal's check follows)
 
 
 AgentEvent = (

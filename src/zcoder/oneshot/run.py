@@ -42,6 +42,7 @@ from zcoder.base.errors import (
     EXIT_OK,
     EXIT_READER_GONE,
     EXIT_USAGE,
+    UsageError,
 )
 from zcoder.base.sanitize import screen_safe, visible
 from zcoder.commands import UserCommands
@@ -58,6 +59,7 @@ from zcoder.model.context import (
 )
 from zcoder.model.recovery import HeldReply
 from zcoder.oneshot.approver import TtyApprover
+from zcoder.oneshot.goal import goal_args, run_goal
 from zcoder.oneshot.output import ErrorTee, JsonReport, ReplyWriter
 from zcoder.sessions import SessionStore, SessionStoreError
 from zcoder.sessions.locks import SessionInUseError
@@ -231,6 +233,11 @@ async def _run_turn(
     keep_model: bool,
     report: JsonReport | None = None,
 ) -> int:
+    try:  # "/goal OBJECTIVE": the goal's turns until its check accepts it
+        goal = goal_args(prompt)
+    except UsageError as exc:
+        err.write(f"zcoder: {exc}\n")
+        return EXIT_USAGE
     printer = StreamPrinter(out, err)
     session_id, messages = opened.id, opened.data.messages
     if report is not None:
@@ -281,6 +288,11 @@ async def _run_turn(
                 )
                 windows.append(window)
                 await agent.session_started("resume" if messages else "startup")
+                if goal is not None:
+                    state = opened.data.state
+                    return await run_goal(
+                        agent, goal, store=store, session_id=session_id, state=state, err=err
+                    )
                 # /NAME of a custom command or a skill, /skill NAME, $NAME (zcoder.commands).
                 return await run_typed(agent, user_commands(extensions, prompt, err), prompt)
 

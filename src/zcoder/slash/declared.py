@@ -28,6 +28,7 @@ from zcoder.slash.registry import (
 __all__ = [
     "AppCommands",
     "EditCommands",
+    "GoalCommands",
     "InboxCommands",
     "JobCommands",
     "McpCommands",
@@ -145,6 +146,23 @@ class JobCommands:
     )
     def jobs_command(self, argument: str, /) -> Reply:
         """List the jobs, or stop the one ``argument`` names."""
+
+
+@declares_commands
+class GoalCommands:
+    """A goal zcoder works toward turn after turn, until an independent check accepts it."""
+
+    @slash_command(
+        Form("/goal OBJECTIVE [--tokens N]", "work toward OBJECTIVE until a check accepts it"),
+        Form("/goal status", "the goal, its turns and the tokens it spent"),
+        Form("/goal pause", "stop after the running turn (Escape stops that too)"),
+        Form("/goal resume [--tokens N]", "go on with a paused goal (N: a larger budget)"),
+        Form("/goal clear", "drop the goal"),
+        where=TUI,
+        needs=Needs.AGENT | Needs.MODEL,
+    )
+    def goal_command(self, argument: str, /) -> Reply:
+        """Start, show or control the goal."""
 
 
 @declares_commands

@@ -113,6 +113,8 @@ class MainScreen(ScreenHost, Screen[None]):
         self.escapes = DoubleEscape()  # Escape twice on an empty prompt: /rewind
         services.pending.on_change = self.show_queue
         services.pending.on_save_error = self.say.error
+        services.goal.on_change = lambda: self.parts.goal.show_header()  # noqa: PLW0108
+        services.goal.on_save_error = self.say.error
 
     # -- layout and what the parts say ----------------------------------------------------
 
@@ -371,6 +373,7 @@ class MainScreen(ScreenHost, Screen[None]):
         """Stop the running turn (or command); whether one ran."""
         if self.chat.stop_turn():
             self.parts.turns.hold_waiting()  # runs again on /queue resume
+            self.parts.goal.stopped()  # a running goal pauses
             return True
         return False
 

@@ -171,6 +171,7 @@ class SessionsUI(Part, SessionCommands):
         # this one's comes back held (after a crash too): nothing runs until /queue resume.
         store = self.services.store
         self.services.pending.switch(partial(store.replace_pending, data.info.id), data.pending)
+        goal_note = self.services.goal.switch(store.save_state, data.info.id, data.state)
         agent.use_session(data.info.id, data.messages, data.user_ledger, data.state)
         agent.hook_points.start_session(source)
         self._show(data)
@@ -184,6 +185,8 @@ class SessionsUI(Part, SessionCommands):
                 f"{counted(waiting, 'input')} {'was' if waiting == 1 else 'were'} waiting when"
                 f" this session last ran: /queue lists {them}, /queue resume runs {them}."
             )
+        if goal_note:
+            self.say.notice(goal_note)
         if not restore_model:
             try:  # the session goes on with this model (-m, or a new session's)
                 opened.record_model(self.services.store, model)

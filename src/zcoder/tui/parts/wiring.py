@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from zcoder.tui.parts.approvals import DialogApprovals
     from zcoder.tui.parts.custom_commands_ui import CustomCommandsUI
     from zcoder.tui.parts.edits_ui import EditsUI
+    from zcoder.tui.parts.goal_ui import GoalUI
     from zcoder.tui.parts.jobs_ui import JobsUI
     from zcoder.tui.parts.mcp_ui import McpUI
     from zcoder.tui.parts.model_ui import ModelUI
@@ -73,6 +74,8 @@ class ScreenSide(Host, Protocol):
     ) -> None: ...
 
     def show_queue(self) -> None: ...
+
+    def schedule(self) -> None: ...
 
     def queue_prompt(self, text: str) -> None: ...
 
@@ -148,6 +151,10 @@ class Parts:
         """A ``kind`` of Turns wired to this screen; ``extra``: the keyword arguments a
         kind adds (a remote one's ``link`` and ``queue``)."""
         screen = self.screen
+
+        async def goal_turn() -> None:  # the goal's part, made when a goal first runs
+            await self.goal.turn()
+
         return kind(
             self.context,
             model=self.model_ui,
@@ -157,6 +164,7 @@ class Parts:
             show=screen.show,
             show_queue=screen.show_queue,
             plan=lambda prompt: self.custom_commands.plan(prompt),  # noqa: PLW0108 - made on use
+            goal_turn=goal_turn,
             **extra,
         )
 
@@ -172,6 +180,15 @@ class Parts:
             queue=screen.queue_prompt,
             user_turn=lambda prompt: self.turns.user_turn(prompt),  # noqa: PLW0108
             refresh=(self.model_ui.refresh_meter, self.sessions.refresh),
+        )
+
+    @cached_property
+    def goal(self) -> GoalUI:
+        """/goal and the goal's turns."""
+        from zcoder.tui.parts.goal_ui import GoalUI
+
+        return GoalUI(
+            self.context, model=self.model_ui, sessions=self.sessions, schedule=self.screen.schedule
         )
 
     @cached_property
@@ -243,6 +260,7 @@ class Parts:
             self.turns,
             self.rewind,
             self.jobs,
+            self.goal,
         )
 
     def relay_commands(self) -> RelayCommands:
