@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from zcoder.agent.attachments import with_attachments
 from zcoder.agent.call_ids import CallIds
 from zcoder.agent.context_keeper import CompactResult, ContextKeeper
 from zcoder.agent.edits import EditJournal
@@ -165,7 +166,14 @@ class Agent(Steerable):
             return finish_turn(self.recorder, self.messages, Outcome.BLOCKED, error=blocked)
         self._peers.tell(self.messages, self.workspace_peers)
         self.user_ledger.append(text)
-        self.messages.append(user_message(text))
+        sent = await with_attachments(
+            text,
+            self.settings.workspace,
+            window=self.settings.num_ctx,
+            recorder=self.recorder,
+            seen=self.freshness,
+        )
+        self.messages.append(user_message(sent))
         if context:
             self.messages.append(user_message(f"{HOOK_PREFIX} {context}"))
         self.recorder.save(lambda store, sid: store.record_user_message(sid, text))
