@@ -99,6 +99,8 @@ class Agent(Steerable):
         # note at the end of its history before its next turn (prompts.peers_note).
         self.workspace_peers = ""
         self._peers = PeersNote()
+        # What was said of the instruction files cut or not read (once each, at a turn).
+        self.instruction_notices: set[str] = set()
         # The MCP servers' tools join the registry (zcoder.mcp); None when none is set up,
         # and then taken when a file first names one (LateMcp, mcp_now).
         self.mcp: McpManager | None = None
@@ -152,7 +154,12 @@ class Agent(Steerable):
             self.recorder.save_messages(self.messages)
 
     async def _session_context(self) -> None:
-        """What SessionStart hooks begun when the session opened say (hook_points.py)."""
+        """What SessionStart hooks begun when the session opened say (hook_points.py), and
+        what of the instruction files was cut or not read, for this window (once each)."""
+        for notice in self.settings.instruction_set.notices(self.settings.num_ctx):
+            if notice not in self.instruction_notices:
+                self.instruction_notices.add(notice)
+                self.recorder.notice(notice)
         if context := await self.hook_points.started():
             self.messages.append(user_message(f"{HOOK_PREFIX} {context}"))
 
@@ -237,7 +244,7 @@ class Agent(Steerable):
         prompt = system_prompt(
             self.settings.profile,
             self.settings.workspace,
-            instructions=self.settings.instructions,
+            instructions=self.settings.instructions_text(),
             relay_available=self.relay_available(),
             skills=self.settings.skills_catalog,
         )
