@@ -50,6 +50,8 @@ OWN_NAMES = frozenset(
         "exit",
         "help",
         "inbox",
+        "init",
+        "instructions",
         "list-agents",
         "mcp",
         "model",

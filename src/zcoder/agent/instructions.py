@@ -73,6 +73,11 @@ class Skipped:
 class InstructionSet:
     files: tuple[InstructionFile, ...] = ()
     skipped: tuple[Skipped, ...] = ()
+    found_for: tuple[Path, Path] | None = None  # the workspace and home they were read for
+
+    def reloaded(self) -> InstructionSet:
+        """The files read again (after /init wrote one); as they are when never read."""
+        return self if self.found_for is None else load_instructions(*self.found_for)
 
     def __bool__(self) -> bool:
         return bool(self.files)
@@ -153,7 +158,7 @@ def _chain(workspace: Path) -> tuple[Path, list[Path]]:
 
 
 @dataclass
-class _Reader:
+class _ChainReader:
     """Reads one folder's file and its imports, within its root, into ``files``."""
 
     files: list[InstructionFile] = field(default_factory=list)
@@ -224,7 +229,7 @@ class _Reader:
 
 def load_instructions(workspace: Path, home: Path) -> InstructionSet:
     """The instruction files for ``workspace``, capped at ``MAX_INSTRUCTIONS_BYTES``."""
-    reader = _Reader()
+    reader = _ChainReader()
     home_dir = _canonical(home)
     if home_dir is not None:
         reader.folder(home_dir, None, 0, (OVERRIDE_FILE, INSTRUCTIONS_FILE))
@@ -234,7 +239,8 @@ def load_instructions(workspace: Path, home: Path) -> InstructionSet:
         if folder == home_dir:
             continue
         reader.folder(folder, repository, group, (OVERRIDE_FILE, INSTRUCTIONS_FILE, *CLAUDE_FILES))
-    return _capped(InstructionSet(tuple(reader.files), tuple(reader.skipped)))
+    found = InstructionSet(tuple(reader.files), tuple(reader.skipped), (workspace, home))
+    return _capped(found)
 
 
 def _canonical(path: Path) -> Path | None:
@@ -267,7 +273,8 @@ def _capped(found: InstructionSet) -> InstructionSet:
         for i in range(len(found.files))
         if i not in kept
     )
-    return InstructionSet(tuple(kept[i] for i in sorted(kept)), found.skipped + left_out)
+    files = tuple(kept[i] for i in sorted(kept))
+    return replace(found, files=files, skipped=found.skipped + left_out)
 
 
 def describe_instructions(instructions: InstructionSet, window: int | None = None) -> str:
