@@ -30,10 +30,11 @@ class InstructionsUI(Part, InstructionCommands):
     start: StartTurn
     model: ModelUI
 
-    def instructions_command(self, _argument: str = "") -> None:
+    async def instructions_command(self, _argument: str = "") -> None:
         agent = self.services.agent
         if agent is None:
             return
+        await self.model.window_ready()  # what fits depends on the window
         settings = agent.settings
         self.say.notice(describe_instructions(settings.instruction_set, settings.num_ctx))
 
