@@ -10,10 +10,10 @@ import re
 
 import pytest
 
-from tests.e2e.harness import World, wait_until
+from tests.e2e.harness import World
+from tests.e2e.test_prompt_habits_e2e import wait_sent
 from tests.e2e.tmux import ENTER, start_in_tmux, to_hex
-from tests.fixtures.fake_ollama import FakeOllama, Turn
-from tests.fixtures.model_requests import last_user_messages
+from tests.fixtures.fake_ollama import Turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -21,14 +21,6 @@ TAB = "09"
 PAGE_DOWN = "1b 5b 36 7e"
 SIZES = pytest.mark.parametrize("size", [(60, 15), (140, 40)])
 APP = "def main():\n    return 'APP-BODY'\n"
-
-
-def sent_prompts(server: FakeOllama, count: int) -> list[str]:
-    def enough() -> list[str] | None:
-        sent = last_user_messages(server.chat_bodies)
-        return sent if len(sent) >= count else None
-
-    return wait_until(enough, what=f"{count} prompts at the model")
 
 
 @SIZES
@@ -44,7 +36,7 @@ def test_tab_completes_an_at_path_and_the_file_goes_to_the_model(
     zc.send_hex(to_hex("what is @sr") + f" {TAB} " + to_hex("ap") + f" {TAB} ")
     zc.wait_text("@src/app.py")
     zc.send_hex(to_hex("for?") + f" {ENTER}")
-    (sent,) = sent_prompts(server, 1)
+    (sent,) = wait_sent(server, 1)
     assert sent.startswith("what is @src/app.py for?\n\n")
     assert f'<file path="src/app.py">\n{APP}</file>' in sent
     zc.wait_text("📎 src/app.py (34 bytes, 2 lines)")
@@ -61,7 +53,7 @@ def test_a_hostile_at_path_is_refused_on_screen_and_never_sent(world: World) -> 
     zc.send_hex(to_hex("read @link.txt and @/etc/passwd") + f" {ENTER}")
     zc.wait_text("@link.txt was not attached: it is outside the workspace")
     zc.wait_text("@/etc/passwd was not attached: it is outside the workspace")
-    (sent,) = sent_prompts(server, 1)
+    (sent,) = wait_sent(server, 1)
     assert sent == "read @link.txt and @/etc/passwd"
     assert "TOP-SECRET" not in str(server.chat_bodies) and "root:" not in sent
 
