@@ -8,6 +8,8 @@ import socket
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.agent.support import Harness
 from tests.fixtures.fake_ollama import Turn
@@ -183,3 +185,18 @@ async def test_a_hostile_mention_reaches_neither_model_nor_ledger(
     assert [n.text for n in harness.log.of(Notice)] == [
         "@../secret.txt was not attached: it is outside the workspace"
     ]
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab@.`/ \n\"'(")), max_size=60))
+def test_every_mention_starts_at_a_boundary_outside_code(text: str) -> None:
+    for mention in find_mentions(text):
+        assert text[mention.start] == "@"
+        assert mention.start == 0 or text[mention.start - 1] in " \n(\"'[{<"
+        assert all(path and "@" not in path for path in mention.paths)
+        before = text[: mention.start]
+        assert before.count("```") % 2 == 0  # not inside a fence
+
+
+@given(st.from_regex(r"[a-z0-9._%+-]{1,10}@[a-z0-9-]{1,10}\.[a-z]{2,4}", fullmatch=True))
+def test_an_email_address_is_never_a_mention(address: str) -> None:
+    assert find_mentions(f"write to {address} today") == []

@@ -168,7 +168,7 @@ def test_on_an_8k_window_instructions_take_a_fifth_and_the_cut_is_said(tmp_path:
     assert "workspace rules" in rendered and "repo rules" in rendered
     (notice,) = found.notices(8192)
     assert notice.startswith(f"instructions: {home / 'AGENTS.md'} was cut to ")
-    assert "a fifth of the 8,192-token window: 1,638" in notice
+    assert "a fifth of the 8,192-token window: 1,638 tokens" in notice
     assert found.notices(None) == []  # without a window, the 32 KiB hold it all
     listing = describe_instructions(found, 8192)
     assert "cut)" in listing.splitlines()[1]

@@ -140,7 +140,8 @@ def limit_text(window: int | None) -> str:
     cap = f"at most {MAX_INSTRUCTIONS_BYTES // 1024} KiB"
     if not window:
         return cap
-    return f"{cap}, and a fifth of the {window:,}-token window: {int(window * WINDOW_SHARE):,}"
+    share = int(window * WINDOW_SHARE)
+    return f"{cap}, and a fifth of the {window:,}-token window: {share:,} tokens"
 
 
 def git_root(workspace: Path) -> Path | None:
@@ -220,6 +221,7 @@ class _ChainReader:
             ]
             readings = [target.absolute.parent / reading for reading in readings]
             imported = next((p for p in readings if os.path.lexists(p)), readings[0])
+            imported = Path(os.path.normpath(imported))  # shown as the place it names
             if len(stack) > MAX_IMPORT_DEPTH:
                 reason = f"imports go at most {MAX_IMPORT_DEPTH} deep"
                 self.skipped.append(Skipped(imported, reason))
