@@ -116,14 +116,15 @@ def _main(argv: Sequence[str] | None) -> int:
     config = load_config(os.environ, **config_flags(args))
 
     if args.print_instructions:
-        from zcoder.agent import load_instructions, render_instructions
+        from zcoder.agent import describe_instructions, load_instructions
         from zcoder.base.sanitize import for_stream
 
-        files = load_instructions(config.workspace, config.home)
-        if not files:
-            print("No AGENTS.md files apply to this workspace.")
-        else:  # the repository's text: made visible on a terminal, exact to a pipe
-            print(for_stream(render_instructions(files), sys.stdout))
+        found = load_instructions(config.workspace, config.home)
+        window = config.context_window.tokens if config.context_window else None
+        if found:  # the repository's text: made visible on a terminal, exact to a pipe
+            print(for_stream(found.render(window), sys.stdout))
+        # Which files, their sizes and what was not read: made visible (their names).
+        print(describe_instructions(found, window), file=sys.stderr)
         return EXIT_OK
 
     if args.prompt is None and not args.acp and sys.stdout.isatty():

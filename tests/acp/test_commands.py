@@ -54,7 +54,7 @@ async def test_the_editor_is_offered_the_commands_and_they_make_no_model_request
 
     assert isinstance(offered, AvailableCommandsUpdate)
     names = [c.name for c in offered.available_commands]
-    assert names == ["help", "context", "compact", "diff", "list-agents"]
+    assert names == ["help", "context", "compact", "diff", "list-agents", "instructions", "init"]
     compact = offered.available_commands[2]
     assert compact.input is not None and compact.input.root.hint == "[FOCUS]"
     reply = client.reply()

@@ -53,6 +53,8 @@ OWN_NAMES = frozenset(
         "help",
         "inbox",
         "jobs",
+        "init",
+        "instructions",
         "list-agents",
         "mcp",
         "model",

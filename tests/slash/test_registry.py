@@ -47,6 +47,8 @@ HELP_ORDER = [
     "/skill",
     "/rewind",
     "/fork",
+    "/instructions",
+    "/init",
 ]
 
 WORK_REMOTELY = {"/help", "/output", "/copy", "/quit", "/new", "/sessions"}
@@ -65,6 +67,9 @@ WHERE_TO_ASK = {
     "/fork": "forking is not offered over --connect: the sessions are the remote host's "
     "(zcoder --fork ID there)",
     "/jobs": "background commands run on the remote host, and end with its zcoder",
+    "/instructions": "the instruction files are the remote host's (zcoder "
+    "--print-instructions there lists them)",
+    "/init": "/init writes the remote workspace's AGENTS.md: run it there",
 }
 """--connect's refusals as its own table had them, before they joined the declarations."""
 
@@ -75,14 +80,22 @@ def test_the_declarations_keep_the_help_order_and_say_where_each_applies() -> No
     assert [c.name for c in builtins] == HELP_ORDER
     assert [c.name for c in builtins if c.applies_to(FrontEnd.TUI)] == HELP_ORDER
     editor = [c.name for c in registry.of(FrontEnd.EDITOR)]
-    assert editor == ["/help", "/context", "/compact", "/diff", "/list-agents"]
+    assert editor == [
+        "/help",
+        "/context",
+        "/compact",
+        "/diff",
+        "/list-agents",
+        "/instructions",
+        "/init",
+    ]
     remote = {c.name for c in registry.of(FrontEnd.REMOTE)}
     # The relay's are asked there; /queue is the waiting input here.
     assert remote == WORK_REMOTELY | {"/list-agents", "/agents", "/queue"}
     refusals = {c.name: c.remote_refusal for c in builtins if c.remote_refusal}
     assert refusals == WHERE_TO_ASK
     turns = [c.name for c in registry.of(FrontEnd.EDITOR) if Needs.MODEL in c.needs]
-    assert turns == ["/compact"]  # an editor runs it as a turn of its own
+    assert turns == ["/compact", "/init"]  # an editor runs each as a turn of its own
 
 
 def test_every_command_an_editor_is_offered_has_its_owner() -> None:
@@ -98,6 +111,8 @@ def test_a_front_end_without_an_owner_is_found_by_the_walk_and_said_at_run_time(
         "/compact (AppCommands.compact_command)",
         "/diff (EditCommands.show_diff)",
         "/list-agents (RelayCommands.list_agents)",
+        "/instructions (InstructionCommands.instructions_command)",
+        "/init (InstructionCommands.init_command)",
     ]
     diff = registry.find("/diff")
     assert diff is not None

@@ -31,7 +31,7 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 from zcoder.agent.usage import render_breakdown
 from zcoder.model import ModelError
 from zcoder.relay import peer_table
-from zcoder.slash.declared import AppCommands, EditCommands, RelayCommands
+from zcoder.slash.declared import AppCommands, EditCommands, InstructionCommands, RelayCommands
 from zcoder.slash.owners import Owners
 from zcoder.slash.registry import Command, FrontEnd, Needs, commands
 from zcoder.tools.offload import StopSignal, in_thread
@@ -71,7 +71,7 @@ def available(command: Command) -> AvailableCommand:
 
 
 @dataclass(frozen=True)
-class EditorCommands(AppCommands, EditCommands, RelayCommands):
+class EditorCommands(AppCommands, EditCommands, RelayCommands, InstructionCommands):
     """The editor's owner of its commands: each returns the answer shown in the editor."""
 
     session: CommandSession
@@ -119,6 +119,18 @@ class EditorCommands(AppCommands, EditCommands, RelayCommands):
         except ModelError as exc:
             return f"Compaction failed, nothing was changed: {exc}"
         return result.text if result.compacted else f"Nothing compacted: {result.text}."
+
+    async def instructions_command(self, _argument: str) -> str:
+        from zcoder.agent.instructions import describe_instructions  # noqa: PLC0415
+
+        await self.session.size_window()  # what fits depends on the window
+        settings = self.session.started_agent().settings
+        return f"```\n{describe_instructions(settings.instruction_set, settings.num_ctx)}\n```"
+
+    async def init_command(self, focus: str) -> str:
+        from zcoder.agent.init_draft import run_init  # noqa: PLC0415
+
+        return (await run_init(self.session.started_agent(), focus)).text
 
 
 OWNER_TYPES: Final = (EditorCommands,)

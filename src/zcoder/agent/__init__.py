@@ -29,7 +29,12 @@ if TYPE_CHECKING:
         UserCommandStarted,
         UserSteered,
     )
-    from zcoder.agent.instructions import load_instructions, render_instructions
+    from zcoder.agent.instructions import (
+        InstructionSet,
+        describe_instructions,
+        load_instructions,
+        render_instructions,
+    )
     from zcoder.agent.prompts import system_prompt
     from zcoder.agent.relay_tools import (
         RELAY_SENDER_KEY,

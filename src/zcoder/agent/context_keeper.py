@@ -97,7 +97,7 @@ class ContextKeeper:
                 settings.workspace,
                 relay_available=host.relay_available(),
             ),
-            instructions=settings.instructions,
+            instructions=settings.instructions_text(),
             history=host.messages,
             tools=schemas,
             window=settings.num_ctx,

@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from zcoder.agent.attachments import with_attachments
 from zcoder.agent.call_ids import CallIds
 from zcoder.agent.context_keeper import CompactResult, ContextKeeper
 from zcoder.agent.edits import EditJournal
@@ -103,6 +104,8 @@ class Agent(Steerable):
         # note at the end of its history before its next turn (prompts.peers_note).
         self.workspace_peers = ""
         self._peers = PeersNote()
+        # What was said of the instruction files cut or not read (once each, at a turn).
+        self.instruction_notices: set[str] = set()
         # The MCP servers' tools join the registry (zcoder.mcp); None when none is set up,
         # and then taken when a file first names one (LateMcp, mcp_now).
         self.mcp: McpManager | None = None
@@ -169,7 +172,12 @@ class Agent(Steerable):
             self.recorder.save_messages(self.messages)
 
     async def _session_context(self) -> None:
-        """What SessionStart hooks begun when the session opened say (hook_points.py)."""
+        """What SessionStart hooks begun when the session opened say (hook_points.py), and
+        what of the instruction files was cut or not read, for this window (once each)."""
+        for notice in self.settings.instruction_set.notices(self.settings.num_ctx):
+            if notice not in self.instruction_notices:
+                self.instruction_notices.add(notice)
+                self.recorder.notice(notice)
         if context := await self.hook_points.started():
             self.messages.append(user_message(f"{HOOK_PREFIX} {context}"))
 
@@ -183,7 +191,14 @@ class Agent(Steerable):
             return finish_turn(self.recorder, self.messages, Outcome.BLOCKED, error=blocked)
         self._peers.tell(self.messages, self.workspace_peers)
         self.user_ledger.append(text)
-        self.messages.append(user_message(text))
+        sent = await with_attachments(
+            text,
+            self.settings.workspace,
+            window=self.settings.num_ctx,
+            recorder=self.recorder,
+            seen=self.freshness,
+        )
+        self.messages.append(user_message(sent))
         if context:
             self.messages.append(user_message(f"{HOOK_PREFIX} {context}"))
         self.recorder.save(lambda store, sid: store.record_user_message(sid, text))
@@ -247,7 +262,7 @@ class Agent(Steerable):
         prompt = system_prompt(
             self.settings.profile,
             self.settings.workspace,
-            instructions=self.settings.instructions,
+            instructions=self.settings.instructions_text(),
             relay_available=self.relay_available(),
             skills=self.settings.skills_catalog,
         )

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from zcoder.agent.instructions import load_instructions, render_instructions
+from zcoder.agent.instructions import InstructionSet, load_instructions
 from zcoder.config import DEFAULT_COMPACT_AT, Config
 from zcoder.model.limits import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_REPLY_CHARS
 from zcoder.model.types import ChatEvent
@@ -42,6 +42,9 @@ class AgentSettings:
     """Compact before a request that would pass this share of the window; None: never."""
     max_tool_output: int = 32768
     instructions: str = ""
+    """Instructions given as text (tests); ``instruction_set`` is what zcoder found."""
+    instruction_set: InstructionSet = field(default_factory=InstructionSet)
+    """The instruction files (zcoder.agent.instructions), fitted to the window when sent."""
     skills_catalog: str = ""
     """The Agent Skills the model may activate (zcoder.skills.catalog_text); "": none."""
     retry_delay: float = RETRY_DELAY_SECONDS
@@ -54,6 +57,10 @@ class AgentSettings:
     offered only when set (zcoder.mcp); None: no MCP at all."""
     mcp_limits: McpLimits = field(default_factory=McpLimits)
     """The MCP servers' deadlines and the share of the window their schemas may take."""
+
+    def instructions_text(self) -> str:
+        """The project instructions as the system prompt holds them, for this window."""
+        return self.instructions or self.instruction_set.render(self.num_ctx)
 
     def watched(self, stream: AsyncIterator[ChatEvent]) -> AsyncGenerator[ChatEvent, None]:
         """``stream`` within these settings' idle deadline and reply cap: every request
@@ -76,7 +83,7 @@ class AgentSettings:
             keep_alive=config.keep_alive,
             compact_at=config.compact_at,
             max_tool_output=config.max_tool_output,
-            instructions=render_instructions(load_instructions(config.workspace, config.home)),
+            instruction_set=load_instructions(config.workspace, config.home),
             skills_catalog=catalog_text(skills) if skills is not None else "",
             idle_timeout=config.idle_timeout,
             max_reply_chars=config.max_reply_chars,

@@ -20,3 +20,11 @@ def counted(count: int, noun: str, many: str | None = None) -> str:
     "1 line", ``counted(1500, "match", "matches")`` "1,500 matches"; ``noun`` may hold
     words before the noun itself ("earlier line")."""
     return f"{count:,} {plural(count, noun, many)}"
+
+
+def byte_size(count: int) -> str:
+    """A byte count as people read it: ``4 MiB``, ``1.5 MiB``, ``640 KiB``, ``12 bytes``."""
+    for unit, scale in (("MiB", 1024 * 1024), ("KiB", 1024)):
+        if count >= scale:
+            return f"{count / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return counted(count, "byte")

@@ -27,6 +27,7 @@ import re
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Final, Literal, Self
 
+from zcoder.base.plural import byte_size
 from zcoder.model.errors import ModelError
 from zcoder.model.limits import (
     DEFAULT_MAX_LINE_BYTES,
@@ -45,12 +46,7 @@ __all__ = [
 _LINE_END: Final = re.compile(rb"\r\n|\r|\n")
 
 
-def _size(count: int) -> str:
-    """A byte count as people read it: ``4 MiB``, ``1.5 MiB``, ``640 KiB``, ``12 bytes``."""
-    for unit, scale in (("MiB", 1024 * 1024), ("KiB", 1024)):
-        if count >= scale:
-            return f"{count / scale:.1f}".removesuffix(".0") + f" {unit}"
-    return f"{count:,} bytes"
+_size = byte_size
 
 
 class ReplyTooLarge(ModelError):

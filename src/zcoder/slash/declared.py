@@ -30,6 +30,7 @@ __all__ = [
     "EditCommands",
     "GoalCommands",
     "InboxCommands",
+    "InstructionCommands",
     "JobCommands",
     "McpCommands",
     "ModelCommands",
@@ -338,3 +339,32 @@ class RewindCommands:
     )
     def fork_command(self, argument: str, /) -> Reply:
         """Open a copy of this session, titled ``argument`` (else "fork of" its title)."""
+
+
+@declares_commands
+class InstructionCommands:
+    """The instruction files the model follows (AGENTS.md, CLAUDE.md: agent/instructions.py)."""
+
+    @slash_command(
+        Form(
+            "/instructions",
+            "the instruction files loaded, in order, with their sizes, and what was not read",
+        ),
+        where=TUI | EDITOR,
+        needs=Needs.AGENT,
+        remote_refusal="the instruction files are the remote host's (zcoder "
+        "--print-instructions there lists them)",
+    )
+    def instructions_command(self, argument: str, /) -> Reply:
+        """What was loaded from where, in order, with sizes; what was skipped and why."""
+
+    @slash_command(
+        Form(
+            "/init [FOCUS]", "the model drafts an AGENTS.md here; you see it before it is written"
+        ),
+        where=TUI | EDITOR,
+        needs=Needs.AGENT | Needs.MODEL,
+        remote_refusal="/init writes the remote workspace's AGENTS.md: run it there",
+    )
+    def init_command(self, argument: str, /) -> Reply:
+        """A turn drafts the workspace's AGENTS.md; written only when the user says yes."""

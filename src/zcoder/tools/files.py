@@ -33,7 +33,7 @@ from zcoder.tools.edits import (
     record_changes,
 )
 from zcoder.tools.ignore import IgnoreMatcher, walk
-from zcoder.tools.offload import in_thread, to_completion
+from zcoder.tools.offload import StopSignal, in_thread, to_completion
 
 __all__ = [
     "LIST_FILES",
@@ -44,6 +44,7 @@ __all__ = [
     "REPLACE_TEXT",
     "WRITE_FILE",
     "decode_text",
+    "list_directory",
 ]
 
 MAX_LIST_ENTRIES = 1000
@@ -96,22 +97,7 @@ def _list_files_now(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult.error(f"{raw_path} does not exist")
     if not target.absolute.is_dir():
         return ToolResult(True, target.display, {"path": target.display, "entries": 1})
-    start = "/".join(target.parts)
-    lines: list[str] = []
-    truncated = False
-    for entry in walk(ctx.workspace, start, IgnoreMatcher(ctx.workspace), ctx.stop):
-        if len(lines) == max_entries:
-            truncated = True
-            break
-        if entry.is_symlink:
-            try:
-                link = os.readlink(ctx.workspace / entry.path)
-            except OSError:
-                link = "?"
-            lines.append(f"{entry.path} -> {link}")
-        else:
-            lines.append(entry.path + ("/" if entry.is_dir else ""))
-    lines.sort()
+    lines, truncated = list_directory(target, max_entries, ctx.stop)
     if not lines:
         return ToolResult(True, f"{target.display}: empty directory", {"path": target.display})
     if truncated:
@@ -124,6 +110,31 @@ def _list_files_now(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         "\n".join(lines),
         {"path": target.display, "entries": len(lines) - truncated, "truncated": truncated},
     )
+
+
+def list_directory(
+    target: ConfinedPath, max_entries: int, stop: StopSignal | None = None
+) -> tuple[list[str], bool]:
+    """The entries under the directory ``target``, breadth first then sorted (directories
+    end with '/'; a symlink shows where it points, never followed), and whether there were
+    more than ``max_entries``. list_files and a prompt's ``@directory`` show this."""
+    lines: list[str] = []
+    truncated = False
+    start = "/".join(target.parts)
+    for entry in walk(target.workspace, start, IgnoreMatcher(target.workspace), stop):
+        if len(lines) == max_entries:
+            truncated = True
+            break
+        if entry.is_symlink:
+            try:
+                link = os.readlink(target.workspace / entry.path)
+            except OSError:
+                link = "?"
+            lines.append(f"{entry.path} -> {link}")
+        else:
+            lines.append(entry.path + ("/" if entry.is_dir else ""))
+    lines.sort()
+    return lines, truncated
 
 
 LIST_FILES = ToolSpec(

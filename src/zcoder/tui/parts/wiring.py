@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from zcoder.tui.parts.custom_commands_ui import CustomCommandsUI
     from zcoder.tui.parts.edits_ui import EditsUI
     from zcoder.tui.parts.goal_ui import GoalUI
+    from zcoder.tui.parts.instructions_ui import InstructionsUI
     from zcoder.tui.parts.jobs_ui import JobsUI
     from zcoder.tui.parts.mcp_ui import McpUI
     from zcoder.tui.parts.model_ui import ModelUI
@@ -261,7 +262,15 @@ class Parts:
             self.rewind,
             self.jobs,
             self.goal,
+            self.instructions,
         )
+
+    @cached_property
+    def instructions(self) -> InstructionsUI:
+        """/instructions and /init."""
+        from zcoder.tui.parts.instructions_ui import InstructionsUI
+
+        return InstructionsUI(self.context, start=self.screen.start_turn, model=self.model_ui)
 
     def relay_commands(self) -> RelayCommands:
         """What carries out the relay's commands: the relay's part."""

@@ -1,0 +1,58 @@
+"""``@path`` in text: a prompt's attachments (zcoder.agent.attachments) and an instruction
+file's imports (zcoder.agent.instructions, Claude Code's ``@path`` syntax) are found the
+same way.
+
+An ``@`` starts a mention only at the start of the text or after a space or an opening
+bracket or quote: ``me@example.com`` and ``a@b`` are words, not mentions. Nothing inside a
+code span (```` ``` ```` fences or `` `inline` ``) is a mention, so a pasted decorator
+(``@dataclass`` in a fence) or an editor's embedded file stays text. The path runs to the
+next space; ``@"a path with spaces"`` is quoted (as Tab writes it; single quotes too). A
+sentence's closing punctuation after the path (``see @app.py.``) is offered as a second
+reading, without it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+_MENTION: Final = re.compile(r"""(?<![^\s(\[{<"'])@(?:"([^"\n]+)"|'([^'\n]+)'|([^\s`"'<>@]+))""")
+_CODE: Final = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)
+_TRAILING: Final = ".,;:!?)]}'\""
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One ``@path``: where it is in the text, and the paths it may mean, likeliest first."""
+
+    start: int
+    end: int
+    paths: tuple[str, ...]
+
+    @property
+    def typed(self) -> str:
+        return self.paths[0]
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    return [match.span() for match in _CODE.finditer(text)]
+
+
+def find_mentions(text: str) -> list[Mention]:
+    """The ``@path`` mentions of ``text``, in order (see the module's docstring)."""
+    spans = _code_spans(text) if "`" in text else []
+    found: list[Mention] = []
+    for match in _MENTION.finditer(text):
+        if any(start <= match.start() < end for start, end in spans):
+            continue
+        quoted, bare = match.group(1) or match.group(2), match.group(3)
+        if quoted is not None:
+            found.append(Mention(match.start(), match.end(), (quoted,)))
+            continue
+        stripped = bare.rstrip(_TRAILING)
+        if not stripped:
+            continue
+        paths = (bare,) if stripped == bare else (bare, stripped)
+        found.append(Mention(match.start(), match.end(), paths))
+    return found

@@ -1,0 +1,39 @@
+"""``@file`` with the real small model (SmolLM2-135M on llama.cpp): the file's content
+reaches the model with the prompt, and the model uses it; the prompt as typed is what the
+session's ledger keeps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.real.conftest import RealServer
+from tests.real.test_real_oneshot import json_run
+from tests.test_oneshot import Env, make_env
+from zcoder.sessions import SessionStore
+
+pytestmark = pytest.mark.timeout(600)  # the lock on REAL_ROOT may wait for another worker
+
+WORD = "Zanzibar"
+PROMPT = "@note.txt Repeat the text of note.txt exactly."
+
+
+@pytest.fixture
+def env(real_root: Path) -> Env:
+    return make_env(real_root)
+
+
+def test_the_model_uses_an_attached_files_content(env: Env, tool_server: RealServer) -> None:
+    (env.workspace / "note.txt").write_text(f"The city is {WORD}.\n")
+    report = json_run(env, tool_server, PROMPT)
+
+    assert report["exit_code"] == 0, report
+    assert "📎 note.txt (22 bytes, 1 line)" in report["notices"]
+    assert report["tool_calls"] == []  # it did not have to read the file itself
+    assert WORD in report["reply"], report["reply"]
+    with SessionStore(env.home) as store:
+        (info,) = store.list_sessions(env.workspace, "coding")
+        data = store.load(info.id, env.workspace, "coding")
+    assert data.user_ledger == [PROMPT]
+    assert f"The city is {WORD}." in data.messages[0]["content"]
