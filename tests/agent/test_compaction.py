@@ -17,7 +17,8 @@ SUMMARY = "Goals: rename users.name. Files: db.py changed. Open work: run the te
 
 async def _three_turns(harness: Harness, counts: tuple[int, int, int] = (500, 600, 700)) -> None:
     for text, count in zip(("first", "second", "third"), counts, strict=True):
-        long_answer = f"answer to {text}" + " with many details" * 200
+        # Varied words: a reply repeating one phrase is stopped as a loop (model/repeats.py).
+        long_answer = f"answer to {text}" + "".join(f" with detail {n}" for n in range(150))
         harness.server.enqueue(Turn.text(long_answer, prompt_eval_count=count))
         await harness.agent.run_user_turn(f"{text} request")
 
@@ -174,7 +175,7 @@ async def _short_turns(harness: Harness, last_prompt: int, last_reply: int) -> N
         last = n == 2
         harness.server.enqueue(
             Turn.text(
-                f"answer to {text}" + " with a detail" * 100,  # ~350 tokens
+                f"answer to {text}" + "".join(f" a detail {n}" for n in range(70)),  # ~350
                 prompt_eval_count=last_prompt if last else 900 * (n + 1),
                 eval_count=last_reply if last else 5,
             )
