@@ -35,6 +35,7 @@ from zcoder.tools.escapees import (
     end_tagged,
     new_tag,
 )
+from zcoder.tools.modes import Effects
 from zcoder.tools.offload import in_thread
 from zcoder.tools.output import HeadTailBuffer
 
@@ -356,4 +357,5 @@ RUN_COMMAND = ToolSpec(
         required=["command"],
     ),
     handler=_run_command,
+    effects=Effects.CHECKED,  # plan mode: read-only commands only (ApprovalPolicy)
 )
