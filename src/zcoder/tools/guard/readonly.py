@@ -30,7 +30,7 @@ def _value(node: Node) -> str | None:
     """A literal word's value as the shell passes it; None when it is not a literal."""
     if node.type in ("word", "number"):
         text = _text(node)
-        if any(char in text for char in "$`*?[{~"):
+        if any(char in text for char in "$`*?[{"):
             return None
         return text.replace("\\", "")
     if node.type == "raw_string":
