@@ -51,6 +51,7 @@ OWN_NAMES = frozenset(
         "help",
         "inbox",
         "list-agents",
+        "mode",
         "mcp",
         "model",
         "new",

@@ -32,6 +32,7 @@ HELP_ORDER = [
     "/new",
     "/sessions",
     "/queue",
+    "/mode",
     "/model",
     "/diff",
     "/undo",
@@ -56,6 +57,7 @@ WHERE_TO_ASK = {
     "/diff": "the edits are on the remote host, in its workspace",
     "/undo": "the edits are on the remote host, in its workspace",
     "/rename": "this zcoder publishes no relay peer: the remote host's zcoder is the agent",
+    "/mode": "the permission mode is the remote zcoder's (its --mode)",
 }
 """--connect's refusals as its own table had them, before they joined the declarations."""
 

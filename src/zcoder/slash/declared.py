@@ -30,6 +30,7 @@ __all__ = [
     "EditCommands",
     "InboxCommands",
     "McpCommands",
+    "ModeCommands",
     "ModelCommands",
     "QueueCommands",
     "QuitCommands",
@@ -129,6 +130,20 @@ class QueueCommands:
     )
     def queue_command(self, argument: str, /) -> Reply:
         """List the waiting input, or a control (``argument``) of it."""
+
+
+@declares_commands
+class ModeCommands:
+    """The permission mode (zcoder.tools.modes)."""
+
+    @slash_command(
+        Form("/mode [NAME]", "the permission mode: ask, accept-edits or plan (Shift+Tab cycles)"),
+        where=TUI,
+        needs=Needs.AGENT,
+        remote_refusal="the permission mode is the remote zcoder's (its --mode)",
+    )
+    def mode_command(self, argument: str, /) -> Reply:
+        """Show the mode, or switch to mode ``argument``."""
 
 
 @declares_commands

@@ -36,10 +36,22 @@ class Mode(enum.StrEnum):
         """As the header and the notices say it."""
         return self.value.replace("-", " ")
 
+    @property
+    def about(self) -> str:
+        """What the mode lets happen, in a few words (/mode, an editor's mode list)."""
+        return _ABOUT[self]
+
     def next(self) -> Mode:
         """Shift+Tab's order: ask → accept edits → plan → ask."""
         order = list(Mode)
         return order[(order.index(self) + 1) % len(order)]
+
+
+_ABOUT: Final = {
+    Mode.ASK: "commands ask first; edits follow ZCODER_EDITS",
+    Mode.ACCEPT_EDITS: "file edits are written without asking; commands ask first",
+    Mode.PLAN: "read-only: no edits, only read-only commands, no relay sends; ends with a plan",
+}
 
 
 def parse_mode(raw: str) -> Mode:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from zcoder.tui.parts.edits_ui import EditsUI
     from zcoder.tui.parts.mcp_ui import McpUI
     from zcoder.tui.parts.model_ui import ModelUI
+    from zcoder.tui.parts.modes_ui import ModesUI
     from zcoder.tui.parts.quit_ui import QuitUI
     from zcoder.tui.parts.relay_ui import RelayUI
     from zcoder.tui.parts.services import Services
@@ -151,6 +152,7 @@ class Parts:
             show=screen.show,
             show_queue=screen.show_queue,
             plan=lambda prompt: self.custom_commands.plan(prompt),  # noqa: PLW0108 - made on use
+            after_plan=lambda text: self.modes.offer_plan(text),  # noqa: PLW0108 - made on use
             **extra,
         )
 
@@ -180,6 +182,17 @@ class Parts:
         from zcoder.tui.parts.edits_ui import EditsUI
 
         return EditsUI(self.context, confirm_undo=self.dialogs.confirm_undo)
+
+    @cached_property
+    def modes(self) -> ModesUI:
+        """The permission mode: Shift+Tab, /mode, the plan offered at a plan's end."""
+        from zcoder.tui.parts.modes_ui import ModesUI
+
+        return ModesUI(
+            self.context,
+            confirm_plan=self.dialogs.confirm_plan,
+            queue_prompt=self.screen.queue_prompt,
+        )
 
     @cached_property
     def slash(self) -> SlashCommands:
@@ -216,6 +229,7 @@ class Parts:
             self.quit_ui,
             self.custom_commands,
             self.turns,
+            self.modes,
         )
 
     def relay_commands(self) -> RelayCommands:
