@@ -12,18 +12,18 @@ from rich.text import Text
 from textual.widgets import Static
 
 from zcoder.tools.modes import Mode
-from zcoder.tui.dialogs.guarded import GuardedDialog
+from zcoder.tui.dialogs.guarded import YesNoDialog
 
 __all__ = ["PlanScreen"]
 
 
-class PlanScreen(GuardedDialog[bool]):
+class PlanScreen(YesNoDialog):
     """y: leave plan mode for ``back`` and run the plan; n/Enter/Esc: keep planning."""
 
     def __init__(
         self, plan: str, back: Mode, *, give_back: Callable[[str], object] | None = None
     ) -> None:
-        super().__init__(False, give_back=give_back)
+        super().__init__(give_back=give_back)
         self.plan = plan
         self.back = back
 
@@ -39,10 +39,3 @@ class PlanScreen(GuardedDialog[bool]):
 
     def keys_text(self) -> str:
         return "[y] run it   [N]/Esc/Enter keep planning"
-
-    def answer_for(self, key: str) -> bool | None:
-        if key == "y":
-            return True
-        if key in ("n", "enter"):
-            return False
-        return None
