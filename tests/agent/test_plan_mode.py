@@ -27,7 +27,7 @@ from zcoder.agent.relay_tools import register_relay_tools
 from zcoder.model import OllamaClient
 from zcoder.relay import Relay
 from zcoder.sessions import SessionStore
-from zcoder.tools import ApprovalDecision, CommandPolicy, Mode
+from zcoder.tools import ApprovalDecision, CommandPolicy, EditPolicy, Mode
 from zcoder.tools.modes import PLAN_PROMPT
 
 __all__ = ["pair", "root", "short_dir"]  # the relays' fixtures (tests/agent/test_relay_tools.py)
@@ -181,3 +181,24 @@ async def test_leaving_plan_mode_offers_the_tools_again_and_drops_the_planning_l
     first = harness.bodies()[0]
     assert "write_file" in tool_names(first)
     assert PLAN_PROMPT not in first["messages"][0]["content"]
+
+
+async def test_accept_edits_writes_a_user_turns_edit_unasked_and_still_asks_a_relayed_ones(
+    fake: FakeOllama, store: SessionStore, workspace: Path, client: OllamaClient
+) -> None:
+    approver = ScriptedApprover(ApprovalDecision.DENY)  # one answer: the relayed edit's
+    harness = make_harness(fake, store, workspace, client, approver=approver, edits=EditPolicy.ASK)
+    harness.agent.approval.switch_mode(Mode.ACCEPT_EDITS)
+    fake.enqueue(
+        Turn.tool_calls(call("write_file", {"path": "alpha.txt", "content": "mine\n"})),
+        Turn.text("done"),
+        Turn.tool_calls(call("write_file", {"path": "alpha.txt", "content": "theirs\n"})),
+        Turn.text("refused"),
+    )
+    await harness.agent.run_user_turn("write mine")
+    assert (workspace / "alpha.txt").read_text() == "mine\n"
+    assert approver.edit_requests == []
+    await harness.agent.run_relay_turn(relayed("write theirs"))
+    (asked,) = approver.edit_requests
+    assert asked.paths == ("alpha.txt",)
+    assert (workspace / "alpha.txt").read_text() == "mine\n"
