@@ -71,3 +71,17 @@ def test_shift_tab_steps_back_through_tabs_choices_before_it_switches_modes(
     zc.send_hex(SHIFT_TAB)
     zc.wait_text("accept edits")
     assert " ask " not in header(zc)
+
+
+def test_a_plan_refused_with_n_keeps_planning_and_runs_nothing(world: World) -> None:
+    server = world.server(demo=False)
+    server.enqueue(Turn.text("1. write a.txt"))
+    zc = start_in_tmux(world, "keep", server, size=(60, 15), args=("--mode", "plan"))
+    assert "plan" in header(zc), zc.screen_text
+    mark = zc.mark()
+    zc.type_text("plan a.txt\r")
+    zc.wait_text("[y] run it", since=mark)
+    zc.send_key("n")
+    zc.wait_text("Still planning", since=mark)
+    assert "plan" in header(zc), zc.screen_text
+    assert len(server.chat_bodies) == 1  # no turn ran the plan
