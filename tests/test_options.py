@@ -267,6 +267,7 @@ ARGUMENTS: dict[str, list[str]] = {
     "yes": ["--yes"],
     "deny_commands": ["--deny-commands"],
     "resume": ["--resume", "abc"],
+    "fork": ["--fork", "abc"],
     "name": ["--name", "web"],
     "no_think": ["--no-think"],
     "context_window": ["--context-window", "8192"],
@@ -315,7 +316,9 @@ def test_the_refusals_are_the_ones_zcoder_always_made() -> None:
         "--name", "--no-think", "--context-window", "--mode",
     ])  # fmt: skip
     acp = [row.label for row in OPTIONS if row.editor == "refuse"]
-    assert sorted(acp) == sorted(["--prompt", "--output-format", "--resume", "-w/--workspace"])
+    assert sorted(acp) == sorted(
+        ["--prompt", "--output-format", "--resume", "--fork", "-w/--workspace"]
+    )
     args = build_parser().parse_args(["--json", "--resume", "x"])
     assert refused(args, "connect") == "--output-format"  # --json sets the same setting
     assert refused(args, "acp") == "--output-format"
@@ -350,7 +353,8 @@ def test_usage_md_lists_every_flag_and_every_variable() -> None:
         if row.env is not None:
             assert f"| `{row.env}` |" in settings, row.env
     variables = set(re.findall(r"^\| `([A-Z_]+)` \|", settings, re.M))
-    assert variables == {row.env for row in OPTIONS if row.env}  # ZCODER_RELAY*: relay.md
+    aliases = {row.alias for row in OPTIONS if row.alias}
+    assert variables == {row.env for row in OPTIONS if row.env} | aliases  # relay's: relay.md
 
 
 def test_config_takes_the_stdin_wait_without_importing_a_front_end() -> None:

@@ -162,6 +162,8 @@ def _run_mode(args: argparse.Namespace, config: Config) -> int:
     resume: str | None = None
     if args.resume is not None:  # before any UI or request: an unknown id is a usage error
         resume = _find_resumed(config, args.resume)
+    if args.fork is not None:  # the copy is the session opened
+        resume = _forked(config, args.fork)
 
     if args.prompt is not None:
         from zcoder.oneshot.input import prompt_with_input, read_piped_input
@@ -218,6 +220,8 @@ def _run_connect(args: argparse.Namespace, config: Config) -> int:
     from zcoder.options import refusal
 
     refused = refusal(args, "connect")
+    if refused is None and args.fork is not None:
+        refused = "--fork does not go with --connect: fork on the remote host (/fork there)"
     if refused is not None:
         print(f"zcoder: {refused}", file=sys.stderr)
         return EXIT_USAGE
@@ -269,6 +273,15 @@ def _start_gguf(config: Config, path: Path, *, keep_model: bool) -> tuple[Config
     model = config.model if keep_model else plan.alias
     started = replace(config, backend="openai", base_url=server.base_url, model=model, gguf=path)
     return started, server
+
+
+def _forked(config: Config, typed: str) -> str:
+    """The id of a new copy of the session ``--fork`` names (SessionStore.fork)."""
+    from zcoder.sessions import SessionStore
+
+    source = _find_resumed(config, typed)
+    with SessionStore(config.home) as store:
+        return store.fork(source, config.workspace, config.profile.value).id
 
 
 def _find_resumed(config: Config, typed: str) -> str:

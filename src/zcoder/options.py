@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
 from zcoder import __version__
@@ -90,6 +90,8 @@ class Option:
     """``--connect`` refuses the flag: the agent's settings are the remote zcoder's."""
     named: str = ""
     """How an error names the flag, when not by all its flags (``-m/--model``)."""
+    alias: str | None = None
+    """A second environment variable for the same setting (what zcoder.zsh users type)."""
 
     @property
     def label(self) -> str:
@@ -99,6 +101,14 @@ class Option:
         """The environment's value through ``parse``; the default when unset or blank."""
         assert self.env is not None and self.parse is not None, self.name
         raw = env.get(self.env)
+        if self.alias is not None and (env.get(self.alias) or "").strip():
+            other = self.parse(env[self.alias], replace(self, env=self.alias))
+            if raw is not None and raw.strip() and self.parse(raw, self) != other:
+                raise ConfigError(
+                    f"{self.env}={raw.strip()} and {self.alias}={env[self.alias].strip()} "
+                    f"disagree; they name one setting: set one of them"
+                )
+            return other
         if raw is None or not raw.strip():
             return self.default
         return self.parse(raw, self)
@@ -270,9 +280,15 @@ OPTIONS: Final[tuple[Option, ...]] = (
         editor="forward", remote=True,
     ),
     Option(
-        "resume", ("--resume",), arg={"metavar": "ID"},
+        "resume", ("--resume",), arg={"metavar": "ID"}, group="session",
         help="open a saved session of this workspace (its id, or a unique prefix of it: "
         "/sessions lists them)",
+        editor="refuse",
+    ),
+    Option(
+        "fork", ("--fork",), arg={"metavar": "ID"}, group="session",
+        help="start a new session from a copy of a saved one's history (the saved one stays "
+        "as it is; as /fork)",
         editor="refuse",
     ),
     Option(
@@ -289,8 +305,9 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option(
         "context_window", ("--context-window",), "ZCODER_CONTEXT_WINDOW", WINDOW_SETTING,
         arg={"metavar": "N"},
-        help="context window in tokens, sent as num_ctx (default: $ZCODER_CONTEXT_WINDOW, "
-        "settings.json, else sized from what Ollama reports; see docs/models.md)",
+        help="context window in tokens, sent as num_ctx, or auto (default: "
+        "$ZCODER_CONTEXT_WINDOW, settings.json, else sized from what the server reports; "
+        "see docs/models.md)",
         editor="forward", remote=True,
     ),
     Option(
@@ -324,7 +341,10 @@ OPTIONS: Final[tuple[Option, ...]] = (
     ),
     Option("max_output_tokens", env="ZCODER_MAX_OUTPUT_TOKENS", parse=positive_int, default=8192),
     Option("api_key", env="ZCODER_API_KEY", parse=stripped),
-    Option("compact_at", env="ZCODER_COMPACT_AT", parse=compact_at, default=0.85),
+    Option(
+        "compact_at", env="ZCODER_COMPACT_AT", parse=compact_at, default=0.85,
+        alias="ZCODER_COMPACT_PERCENT",
+    ),
     Option("edit_policy", env="ZCODER_EDITS", parse=edit_policy, default=EditPolicy.AUTO),
     Option(
         "relay_edit_policy", env="ZCODER_RELAY_EDITS", parse=edit_policy,

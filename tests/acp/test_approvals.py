@@ -152,3 +152,18 @@ async def test_a_send_that_asks_to_steer_says_so_in_the_permission_request() -> 
     note = "Steering: it joins api's running turn at its next safe point"
     assert note in steered.content[0].content.text  # type: ignore[index]
     assert "Steering" not in plain.content[0].content.text  # type: ignore[index]
+
+
+async def test_a_background_command_says_so_and_carries_it_for_connect() -> None:
+    acp_approver, asker, _ = approver("allow_once")
+    request = command(allow_always=False, background=True)
+    assert await acp_approver.approve_command(request) is ApprovalDecision.ONCE
+    ((tool_call, options),) = asker.asked
+    assert [o.option_id for o in options] == ["allow_once", "reject_once"]
+    shown = tool_call.content[0].content.text  # type: ignore[index]
+    assert shown.startswith("Run this command in the background (it keeps running) in /ws/sub?")
+    assert tool_call.raw_input["background"] is True  # type: ignore[index]
+    # A foreground command's request is as it always was: no such key.
+    plain, asker2, _ = approver("allow_once")
+    await plain.approve_command(command())
+    assert "background" not in asker2.asked[0][0].raw_input  # type: ignore[operator]

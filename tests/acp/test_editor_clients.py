@@ -9,6 +9,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from acp.schema import ToolCallStart
 
 from tests.acp.support import WAIT_SECONDS, RecordingClient, acp_zcoder, new_session
@@ -26,16 +27,25 @@ def _started_ids(client: RecordingClient) -> list[str]:
     return [u.tool_call_id for u in client.updates if isinstance(u, ToolCallStart)]
 
 
-async def test_tool_call_ids_stay_unique_in_a_session_whose_server_sends_none(
-    env: Env, fake: FakeOllama
+@pytest.mark.parametrize(
+    "server_id",
+    [
+        pytest.param(None, id="server-sends-none"),
+        pytest.param("fc_1", id="server-repeats-its-own"),
+    ],
+)
+async def test_tool_call_ids_stay_unique_in_a_session_whose_server_sends_none_or_repeats(
+    env: Env, fake: FakeOllama, server_id: str | None
 ) -> None:
-    # Ollama before 0.12.10 sends no ids: each turn's first call would be "call_0".
+    # Ollama before 0.12.10 sends no ids: each turn's first call would be "call_0". A
+    # server that numbers its ids per reply sends "fc_1" every turn: passed through, the
+    # editor would merge the turns' cards into one.
     fake.enqueue(
-        Turn.tool_calls(call("list_files", {"path": "."}, id=None)),
+        Turn.tool_calls(call("list_files", {"path": "."}, id=server_id)),
         Turn.text("first"),
-        Turn.tool_calls(call("read_file", {"path": "alpha.txt"}, id=None)),
+        Turn.tool_calls(call("read_file", {"path": "alpha.txt"}, id=server_id)),
         Turn.text("second"),
-        Turn.tool_calls(call("list_files", {"path": "."}, id=None)),
+        Turn.tool_calls(call("list_files", {"path": "."}, id=server_id)),
         Turn.text("third"),
     )
     first = RecordingClient()

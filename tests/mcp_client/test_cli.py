@@ -138,6 +138,22 @@ def test_list_shows_a_server_turned_off_in_this_workspace_and_does_not_start_it(
     assert DisabledBook(home).disabled(ws) == frozenset()
 
 
+def test_list_never_says_none_is_configured_when_the_file_has_entries(
+    places: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27 item 15: a file whose only entry cannot be used is not "no servers"."""
+    _, ws = places
+    write_servers(ws / ".mcp.json", {"bad name!": {"command": "x"}})
+    assert main(["mcp", "list"]) == 1
+    said = capsys.readouterr()
+    assert "bad name!" in said.err
+    assert "No MCP servers configured" not in said.out
+    assert "No MCP server can be used: the configuration has the problems above." in said.out
+    (ws / ".mcp.json").unlink()
+    assert main(["mcp", "list"]) == 0
+    assert "No MCP servers configured" in capsys.readouterr().out
+
+
 def test_an_unusable_disabled_file_turns_nothing_off_and_is_not_overwritten(
     places: tuple[Path, Path],
 ) -> None:

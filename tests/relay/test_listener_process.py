@@ -450,7 +450,11 @@ def test_nudges_merge_in_time_and_keep_their_order() -> None:
         writer = EventWriter(ours, clock=lambda: now[0])
         reader = LineReader(theirs)
         theirs.setblocking(False)
-        writer.send(ACCEPTED)  # the first goes at once
+        writer.send(ACCEPTED)  # the first goes a moment later, out of the sender's way
+        assert reader.lines() == []
+        assert writer.due() == pytest.approx(EventWriter.FIRST_NUDGE_DELAY)
+        now[0] += EventWriter.FIRST_NUDGE_DELAY
+        assert writer.flush()
         for _ in range(50):
             writer.send(ACCEPTED)  # a burst: held back as one
         assert [e["op"] for e in reader.lines()] == ["accepted"]

@@ -16,6 +16,7 @@ from zcoder.agent.events import (
     ErrorNotice,
     Notice,
     Outcome,
+    PlanChanged,
     StatusChanged,
     ToolFinished,
     ToolOutput,
@@ -26,6 +27,7 @@ from zcoder.agent.events import (
 from zcoder.agent.status import ContextUsage, Status
 from zcoder.remote.events import UpdateReader, new_output, tool_name
 from zcoder.sessions.records import TranscriptEvent
+from zcoder.tools.plan import Plan
 
 
 class Collected:
@@ -196,3 +198,15 @@ def test_steering_comes_back_as_steering_live_and_replayed_not_as_a_user_message
         loaded.take(update)
     assert loaded.user == ["do it"]
     assert loaded.of(UserSteered) == [UserSteered("and tabs")]
+
+
+def test_the_plan_comes_back_as_the_same_plan_for_the_sidebar() -> None:
+    plan = Plan.from_arguments(
+        [
+            {"text": "read the parser", "status": "done"},
+            {"text": "write tests", "status": "in_progress"},
+            {"text": "fix the bug", "status": "pending"},
+        ]
+    )
+    got = through([PlanChanged(plan), PlanChanged(Plan())])
+    assert [e.plan for e in got.of(PlanChanged)] == [plan, Plan()]

@@ -88,6 +88,15 @@ async def test_a_relayed_command_offers_no_always_and_says_who_asked() -> None:
     assert answer.outcome == AllowedOutcome(outcome="selected", option_id="allow_once")
 
 
+async def test_a_remote_background_command_is_asked_here_as_one() -> None:
+    approver = Approver(ApprovalDecision.ONCE)
+    await agent(approver).request_permission(
+        "s", command_call(command="npm run dev", background=True), [ONCE, REJECT]
+    )
+    await agent(approver).request_permission("s", command_call(command="ls"), [ONCE, REJECT])
+    assert [asked.background for asked in approver.asked] == [True, False]
+
+
 async def test_always_is_never_answered_where_it_was_not_offered() -> None:
     answer = await agent(Approver(ApprovalDecision.ALWAYS)).request_permission(
         "s", command_call(command="ls"), [ONCE, REJECT]

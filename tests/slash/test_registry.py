@@ -32,6 +32,8 @@ HELP_ORDER = [
     "/new",
     "/sessions",
     "/queue",
+    "/jobs",
+    "/goal",
     "/mode",
     "/model",
     "/diff",
@@ -44,6 +46,8 @@ HELP_ORDER = [
     "/quit",
     "/skills",
     "/skill",
+    "/rewind",
+    "/fork",
 ]
 
 WORK_REMOTELY = {"/help", "/output", "/copy", "/quit", "/new", "/sessions"}
@@ -57,6 +61,11 @@ WHERE_TO_ASK = {
     "/diff": "the edits are on the remote host, in its workspace",
     "/undo": "the edits are on the remote host, in its workspace",
     "/rename": "this zcoder publishes no relay peer: the remote host's zcoder is the agent",
+    "/rewind": "rewinding is not offered over --connect: the conversation and its files are "
+    "the remote host's (run zcoder there to rewind)",
+    "/fork": "forking is not offered over --connect: the sessions are the remote host's "
+    "(zcoder --fork ID there)",
+    "/jobs": "background commands run on the remote host, and end with its zcoder",
     "/mode": "the permission mode is the remote zcoder's (its --mode)",
 }
 """--connect's refusals as its own table had them, before they joined the declarations."""

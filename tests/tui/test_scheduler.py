@@ -188,3 +188,34 @@ def test_a_steer_taken_back_and_sent_as_a_follow_up_takes_a_new_mark():
     scheduler.queue_prompt("was steering", last_accepted=4, oldest_waiting=None)
     assert not scheduler.editing()
     assert scheduler.next_turn(4) is Next.RELAY and scheduler.next_turn(5) is Next.PROMPT
+
+
+# -- a goal's turns (/goal) ---------------------------------------------------------------
+
+
+def test_a_goal_turn_runs_only_when_none_of_the_users_input_waits():
+    scheduler = TurnScheduler()
+    scheduler.goal_due = lambda: True
+    assert scheduler.next_turn(None) is Next.GOAL
+    scheduler.queue_prompt("mine", last_accepted=0, oldest_waiting=None)
+    assert scheduler.next_turn(None) is Next.PROMPT
+    scheduler.pop_prompt()
+    scheduler.steer("left over")
+    assert scheduler.next_turn(None) is Next.STEER
+
+
+def test_a_goal_and_relayed_tasks_take_turns():
+    scheduler = TurnScheduler()
+    scheduler.goal_due = lambda: True
+    ran = []
+    for sequence in (1, 2, 3, 3, 3):  # relayed tasks keep arriving
+        step = scheduler.next_turn(sequence)
+        assert step is not None
+        ran.append(step)
+        if step is Next.GOAL:
+            scheduler.goal_started()
+        else:
+            scheduler.relay_started()
+    assert ran == [Next.GOAL, Next.RELAY, Next.GOAL, Next.RELAY, Next.GOAL]
+    scheduler.goal_due = lambda: False
+    assert scheduler.next_turn(3) is Next.RELAY

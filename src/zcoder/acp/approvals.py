@@ -137,7 +137,8 @@ class AcpApprover:
     asking: Callable[[bool], None] = lambda _open: None
 
     async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
-        lines = [f"Run this command in {request.cwd}?", fenced(f"$ {request.command}")]
+        where = "in the background (it keeps running) " if request.background else ""
+        lines = [f"Run this command {where}in {request.cwd}?", fenced(f"$ {request.command}")]
         if request.requested_by:
             lines.insert(0, f"Asked by a task relayed {request.requested_by}.")
         if request.warning:
@@ -160,7 +161,8 @@ class AcpApprover:
                 "refused": request.refused,
                 "requested_by": request.requested_by,
                 "kept": request.kept,  # --connect's dialog: no answer when it cannot ask
-            },
+            }
+            | ({"background": True} if request.background else {}),
         )
         decision = await self._ask(tool_call, offer_always=request.allow_always)
         if decision is None:

@@ -13,7 +13,8 @@ owner types) and answers each with the text shown in the editor:
 
 The others are not declared for editors: ``/model`` (the editor starts zcoder with
 ``-m``), ``/new`` and the session commands (the editor opens, lists and loads sessions),
-``/undo`` (it asks in a dialog of the TUI's), ``/copy`` and ``/output`` (the editor shows
+``/undo``, ``/rewind`` and ``/fork`` (they ask in dialogs of the TUI's, and the editor keeps
+its own history), ``/copy`` and ``/output`` (the editor shows
 and copies replies and output itself), ``/quit`` (the editor ends the agent), ``/rename``,
 ``/agents`` and ``/inbox`` (the relay's controls, the TUI's for now). A prompt that starts
 with any other ``/word`` is a custom command's or a skill's (zcoder.acp.user_commands), or

@@ -58,7 +58,7 @@ from zcoder.acp.notices import ClientOffers, SessionNotice, notice_message
 from zcoder.acp.prompts import PromptBlock
 from zcoder.acp.session import AcpSession, workspace_of
 from zcoder.acp.transport import StdioTransport, open_stdio, take_stdio
-from zcoder.acp.updates import Update, replay
+from zcoder.acp.updates import Update, plan_update, replay
 from zcoder.base.logfile import setup_logging
 from zcoder.config import Config, ConfigError, load_config
 from zcoder.sessions import SessionStore, SessionStoreError
@@ -208,8 +208,13 @@ class ZcoderAgent:
             )
             self.sessions[session_id] = session
         send = self._sender(lambda: session_id)
+        loaded = self.sessions[session_id]
+        if open_here is not None and (plan := loaded.started_agent().plan.plan):
+            history.append(plan_update(plan))  # a session opened anew sends it as it loads
         for update in history:  # the whole conversation before the response (ACP's rule)
             await send(update)
+        if loaded.pump is not None:
+            await loaded.pump.flush()  # its plan (agent/plan_keeper.py) before the response
         self.sessions[session_id].offer_commands()
         self.sessions[session_id].announce_held()
         return LoadSessionResponse(modes=session_modes(self._approval(session_id)))

@@ -204,7 +204,7 @@ class AcpSession:
             )
         )
         agent.edits = journal[0]
-        agent.use_session(self.id, opened.data.messages, opened.data.user_ledger)
+        agent.use_session(self.id, opened.data.messages, opened.data.user_ledger, opened.data.state)
         # Saved at every change; a loaded session's comes back held (nothing runs unasked).
         self.pending = PendingInput(lambda items: self.store.replace_pending(self.id, items))
         self.pending.on_save_error = lambda text: pump.put([SessionNotice("error", text)])

@@ -28,17 +28,26 @@ from pathlib import Path
 from typing import Any, Final, assert_never
 
 from acp import (
+    plan_entry,
     start_tool_call,
     text_block,
     tool_content,
     tool_diff_content,
     update_agent_message_text,
     update_agent_thought_text,
+    update_plan,
     update_tool_call,
     update_user_message_text,
 )
 from acp.helpers import SessionUpdate, ToolCallContentVariant
-from acp.schema import ToolCallLocation, ToolCallStatus, ToolKind, UsageUpdate
+from acp.schema import (
+    AgentPlanUpdate,
+    PlanEntryStatus,
+    ToolCallLocation,
+    ToolCallStatus,
+    ToolKind,
+    UsageUpdate,
+)
 
 from zcoder.acp.notices import SessionNotice
 from zcoder.agent import events as ev
@@ -50,6 +59,7 @@ from zcoder.base.sanitize import visible, visible_lines
 from zcoder.model.recovery import HeldReply
 from zcoder.relay import from_words, sender_words
 from zcoder.sessions.records import TranscriptEvent
+from zcoder.tools.plan import Plan, PlanStatus
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +82,7 @@ _KINDS: Final[dict[str, ToolKind]] = {
     "replace_text": "edit",
     "apply_patch": "edit",
     "run_command": "execute",
+    "update_plan": "think",
 }
 
 
@@ -187,6 +198,8 @@ class EventTranslator:
                 ]
             case ev.StatusChanged():
                 return []  # the client shows its own progress
+            case ev.PlanChanged():
+                return [plan_update(event.plan)]
             case _:
                 assert_never(event)
 
@@ -273,6 +286,21 @@ class UpdatePump:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+_PLAN_STATUSES: Final[dict[PlanStatus, PlanEntryStatus]] = {
+    PlanStatus.PENDING: "pending",
+    PlanStatus.IN_PROGRESS: "in_progress",
+    PlanStatus.DONE: "completed",
+}
+
+
+def plan_update(plan: Plan) -> AgentPlanUpdate:
+    """The model's plan as ACP's plan update: the editor shows it as its own checklist
+    (each update replaces the whole list; an empty one clears it)."""
+    return update_plan(
+        plan_entry(visible(item.text), status=_PLAN_STATUSES[item.status]) for item in plan.items
+    )
 
 
 def steering_message(text: str) -> Update:

@@ -17,6 +17,7 @@ from typing import Any, Final
 from zcoder.agent.user_command import USER_COMMAND_OPEN
 from zcoder.model import Message, user_message
 from zcoder.skills.active import is_skill_record
+from zcoder.tools.plan import is_plan_record
 
 __all__ = [
     "KEEP_TURNS",
@@ -78,7 +79,8 @@ def split_history(
         return [], list(messages)
     cut = starts[-keep_turns] if keep_turns > 0 else len(messages)
     older, kept = list(messages[:cut]), list(messages[cut:])
-    if all(is_summary(m) or is_skill_record(m) for m in older):  # carried over as they are
+    # Carried over as they are (a plan's record is written again after the new summary).
+    if all(is_summary(m) or is_skill_record(m) or is_plan_record(m) for m in older):
         return [], list(messages)
     return older, kept
 

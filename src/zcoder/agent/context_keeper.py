@@ -25,6 +25,7 @@ from zcoder.model import AssistantReply, Done, Message, ModelError
 from zcoder.skills.active import carried_records
 
 if TYPE_CHECKING:
+    from zcoder.agent.plan_keeper import PlanKeeper
     from zcoder.agent.settings import AgentSettings
     from zcoder.model.protocol import ChatClient
 
@@ -45,6 +46,7 @@ class ContextHost(Protocol):
     messages: list[Message]  # the model history, without the system message
     recorder: Recorder
     hook_points: HookPoints
+    plan: PlanKeeper
 
     def relay_available(self) -> bool: ...
 
@@ -154,8 +156,10 @@ class ContextKeeper:
         text = summary.content.strip()
         if not text:
             return CompactResult(False, "the model wrote an empty summary; nothing was compacted")
-        # Skills activated before the cut stay active: their instructions follow the summary.
-        host.messages = [summary_record(text), *carried_records(older, kept), *kept]
+        # Skills activated before the cut stay active: their instructions follow the summary,
+        # and so does the model's plan (agent/plan_keeper.py).
+        carried = [*carried_records(older, kept), *host.plan.records()]
+        host.messages = [summary_record(text), *carried, *kept]
         recorder.save_messages(host.messages)
         await host.session_started("compact")  # SessionStart hooks, as in Claude Code
         self.meter.reset()

@@ -20,6 +20,7 @@ from zcoder.agent.edits import EditJournal
 from zcoder.agent.events import EventSink, Outcome, RelayReceived, TurnFinished, UserCommandFinished
 from zcoder.agent.hook_points import HOOK_PREFIX, HookPoints
 from zcoder.agent.peers_note import PeersNote
+from zcoder.agent.plan_keeper import PlanKeeper
 from zcoder.agent.prompts import system_prompt
 from zcoder.agent.recorder import Recorder
 from zcoder.agent.relay_tools import RELAY_SENDER_KEY, restrict_schemas
@@ -38,6 +39,7 @@ from zcoder.relay import Envelope, sender_from, sender_name
 from zcoder.sessions import SessionStore
 from zcoder.tools import ApprovalPolicy, Approver, Mode, ToolContext, ToolRegistry, TurnOrigin
 from zcoder.tools.freshness import FreshnessBook
+from zcoder.tools.plan_tool import PLAN_KEY
 
 if TYPE_CHECKING:
     from zcoder.mcp.manager import McpManager
@@ -82,6 +84,8 @@ class Agent(Steerable):
         self.call_ids = CallIds()
         # Models whose chat template was checked for tool support (warned once each).
         self.templates_checked: set[str] = set()
+        # The model's plan (update_plan), saved with the session (agent/plan_keeper.py).
+        self.plan = PlanKeeper(self.recorder)
         self.keeper = ContextKeeper(self)
         # Every file the tools change, by turn, for /diff and /undo (agent/edits.py).
         self.edits = EditJournal(
@@ -89,6 +93,7 @@ class Agent(Steerable):
             home=store.home if store is not None else None,
             policy=self.approval.edits,
         )
+        self.edits.ledger_size = lambda: len(self.user_ledger)  # for /rewind
         self.edits.use_session(session_id)
         # What each file held when the agent last read or wrote it: edits over changes it
         # has not seen are refused (tools/freshness.py).
@@ -123,15 +128,28 @@ class Agent(Steerable):
 
     # -- sessions -----------------------------------------------------------------------
 
-    def use_session(self, session_id: str, messages: list[Message], ledger: list[str]) -> None:
+    def use_session(
+        self,
+        session_id: str,
+        messages: list[Message],
+        ledger: list[str],
+        state: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
+        """Go on with a session: its history, its ledger and ``state``, what it keeps
+        besides (SessionData.state: its plan)."""
         self.recorder.session_id = session_id
         if self.hook_points.engine is not None:
             self.hook_points.engine.session_id = session_id
         self.edits.use_session(session_id)
-        self.freshness.forget()  # this session's model read nothing in this process yet
+        self.call_ids = CallIds()
+        self.take_history(messages, ledger)
+        self.plan.load(state or {})
+
+    def take_history(self, messages: list[Message], ledger: list[str]) -> None:
+        """Go on from ``messages`` and ``ledger`` (a session opened, a /rewind)."""
+        self.freshness.forget()  # the model read nothing of this history in this process yet
         self.messages = [m for m in messages if m.get("role") != "system"]
         self.registry.use_history(self.messages)  # the tools it loaded (tools/catalog.py)
-        self.call_ids = CallIds()
         self.call_ids.remember(self.messages)
         self.user_ledger = list(ledger)
         self.keeper.meter.reset()
@@ -217,7 +235,7 @@ class Agent(Steerable):
             approval=self.approval,
             approver=self.approver,
             max_output=self.settings.max_tool_output,
-            extras=dict(extras),
+            extras={PLAN_KEY: self.plan, **extras},
             requested_by=requested_by,
             sender_trusted=sender_trusted,
             edits=self.edits,
@@ -286,10 +304,22 @@ class Agent(Steerable):
         requested_by: str | None = None,
         label: str = "",
         sender_trusted: bool = False,
+        token_limit: int | None = None,
     ) -> TurnFinished:
         ctx = self._context(origin, extras, requested_by, sender_trusted=sender_trusted)
         self.edits.begin_turn(label)
-        return await TurnLoop(self, ctx).run()
+        return await TurnLoop(self, ctx, token_limit=token_limit).run()
+
+    async def run_goal_turn(self, record: str, *, token_limit: int) -> TurnFinished:
+        """A turn toward the user's goal (``/goal``): ``record`` (agent/goal.py's
+        worker_record) joins the history as a user-role record, out of the ledger (the
+        user typed the /goal, not this); it ends at the first safe point after its
+        requests cost ``token_limit`` tokens (the goal's budget left)."""
+        await self._session_context()
+        self._peers.tell(self.messages, self.workspace_peers)
+        self.messages.append(user_message(record))
+        self.recorder.save_messages(self.messages)
+        return await self._run_turn(TurnOrigin.USER, {}, label="goal", token_limit=token_limit)
 
     async def run_steered_turn(self) -> TurnFinished:
         """The steering left when the last turn ended before a safe point (its reply had

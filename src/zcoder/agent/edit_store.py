@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import secrets
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -55,6 +56,10 @@ class EditRecord:
     before_note: str = ""
     label: str = ""
     """What started the turn (the start of the user's prompt), to name it in /undo."""
+    prompts: int | None = None
+    """How many prompts the user's ledger held when the edit was made (the turn's own and
+    any steering landed before it included), for /rewind to find the edits after a prompt;
+    None in journals written before it."""
 
     @property
     def undoable(self) -> bool:
@@ -70,9 +75,15 @@ class EditStore:
         self.records: list[EditRecord] = []
         self.undone: set[int] = set()
         """Turns /undo has taken back (the next /undo goes further back)."""
+        self.undone_edits: set[int] = set()
+        """Single records (by their place in ``records``) a /rewind took back, when it took
+        back only part of their turn (the edits after a steering prompt)."""
         self.reverted: set[tuple[int, str]] = set()
         """(turn, path) of the files those undos restored; a file an undo kept as the user
         left it still shows its change in /diff."""
+        self.moved: dict[int, int] = {}
+        """Turns a /rewind took the conversation back past: their edits after the prompt it
+        went back to (its position in the ledger) now count as made before it."""
         self.stored_bytes = 0
         if directory is not None:
             self._load()
@@ -108,8 +119,14 @@ class EditStore:
     def _apply(self, entry: dict[str, Any]) -> None:
         if entry["kind"] == "undo":
             turn = int(entry["turn"])
-            self.undone.add(turn)
+            if "edits" in entry:
+                self.undone_edits.update(map(int, entry["edits"]))
+            else:
+                self.undone.add(turn)
             self.reverted.update((turn, str(path)) for path in entry.get("restored", []))
+            return
+        if entry["kind"] == "rewind":
+            self._move(map(int, entry["turns"]), int(entry["prompts"]))
             return
         if entry["kind"] != "edit":
             raise ValueError(f"unknown record kind {entry['kind']!r}")
@@ -121,6 +138,7 @@ class EditStore:
             after=_hash_or_none(entry["after"]),
             before_note=str(entry.get("before_note", "")),
             label=str(entry.get("label", "")),
+            prompts=None if entry.get("prompts") is None else int(entry["prompts"]),
         )
         self.records.append(record)
 
@@ -172,10 +190,33 @@ class EditStore:
         self.records.extend(records)
         self._append([{"v": _FORMAT, "kind": "edit", **asdict(r)} for r in records])
 
-    def mark_undone(self, turn: int, restored: list[str]) -> None:
-        self.undone.add(turn)
+    def mark_undone(self, turn: int, restored: list[str], edits: list[int] | None = None) -> None:
+        """``turn`` was undone (``restored``: the files put back); ``edits``: only those
+        records of it (their places in ``records``)."""
+        entry: dict[str, Any] = {"v": _FORMAT, "kind": "undo", "turn": turn, "restored": restored}
+        if edits is None:
+            self.undone.add(turn)
+        else:
+            self.undone_edits.update(edits)
+            entry["edits"] = edits
         self.reverted.update((turn, path) for path in restored)
-        self._append([{"v": _FORMAT, "kind": "undo", "turn": turn, "restored": restored}])
+        self._append([entry])
+
+    def mark_rewound(self, turns: list[int], prompts: int) -> None:
+        """The conversation went back to before the ledger's prompt ``prompts``: ``turns``
+        now count as made before it."""
+        self._move(turns, prompts)
+        self._append([{"v": _FORMAT, "kind": "rewind", "turns": turns, "prompts": prompts}])
+
+    def _move(self, turns: Iterable[int], prompts: int) -> None:
+        for turn in turns:
+            self.moved[turn] = min(self.moved.get(turn, prompts), prompts)
+
+    def position(self, record: EditRecord) -> int | None:
+        """Prompts in the ledger when ``record`` was made, as the conversation is now."""
+        if record.prompts is None:
+            return None
+        return min(record.prompts, self.moved.get(record.turn, record.prompts))
 
     def _append(self, entries: list[dict[str, Any]]) -> None:
         if self.directory is None:

@@ -20,7 +20,7 @@ run_command are not journalled.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -128,10 +128,19 @@ class UndoPlan:
     turn: int
     steps: tuple[UndoStep, ...]
     label: str = ""
+    turns: tuple[int, ...] = ()
+    """Every turn it takes back (a /rewind's); empty: ``turn`` alone."""
+    what: str = ""
+    """How the user knows what it takes back, when it is more than one turn."""
+    edits: tuple[int, ...] = ()
+    """A /rewind's: the records it takes back (their places in the journal), when only
+    part of a turn goes (``turns`` holds the turns that go whole)."""
 
     @property
     def name(self) -> str:
         """The turn as the user knows it: ``the turn "fix the tests"``."""
+        if self.what:
+            return self.what
         return f'the turn "{self.label}"' if self.label else f"turn {self.turn}"
 
     @property
@@ -188,6 +197,8 @@ class EditJournal:
         self.store = EditStore(None)
         self.turn = 0
         self.label = ""
+        self.ledger_size: Callable[[], int | None] = lambda: None
+        """How many prompts the user's ledger holds now (the agent's), kept with each edit."""
         self._turn_allowed = False  # `a` in the edit dialog: the rest of this turn
         self._snapshots: dict[int, str] = {}  # id(change) -> note when not kept, per call
 
@@ -263,6 +274,7 @@ class EditJournal:
 
     def committed(self, tool: str, changes: Sequence[FileChange], ctx: ToolContext) -> None:
         records = []
+        prompts = self.ledger_size()
         for change in changes:
             note = self._snapshots.pop(id(change), change.before_note)
             records.append(
@@ -274,6 +286,7 @@ class EditJournal:
                     after=None if change.after is None else sha256(change.after),
                     before_note=note,
                     label=self.label,
+                    prompts=prompts,
                 )
             )
         self._snapshots.clear()
@@ -305,7 +318,15 @@ class EditJournal:
 
     def _live(self) -> list[EditRecord]:
         """The records of turns not undone: what /undo can take back."""
-        return [r for r in self.store.records if r.turn not in self.store.undone]
+        return [self.store.records[i] for i in self._live_places()]
+
+    def _live_places(self) -> list[int]:
+        store = self.store
+        return [
+            place
+            for place, record in enumerate(store.records)
+            if record.turn not in store.undone and place not in store.undone_edits
+        ]
 
     def _standing(self) -> list[EditRecord]:
         """The records whose change no undo reverted: what /diff shows."""
@@ -313,10 +334,12 @@ class EditJournal:
 
     # -- /diff -------------------------------------------------------------------------
 
-    def session_diff(self) -> SessionDiff:
+    def session_diff(self, since_turn: int = 0) -> SessionDiff:
+        """The net change of each file the turns after ``since_turn`` changed (0: all)."""
         first: dict[str, EditRecord] = {}
         for record in self._standing():
-            first.setdefault(record.path, record)
+            if record.turn > since_turn:
+                first.setdefault(record.path, record)
         diffs = []
         for path, record in first.items():
             before, note = self._before(record)
@@ -355,6 +378,41 @@ class EditJournal:
             return None
         turn = live[-1].turn
         records = [r for r in live if r.turn == turn]
+        return UndoPlan(turn, self._steps(records), records[0].label)
+
+    def plan_rewind(self, prompts: int, what: str) -> UndoPlan | None:
+        """The undo of every edit, of turns not undone, made after the ledger's first
+        ``prompts`` prompts (a /rewind to before prompt ``prompts``); None when there is
+        none. ``what`` names them for the user."""
+        every, live = self.store.records, self._live_places()
+        places = [p for p in live if (self.store.position(every[p]) or 0) > prompts]
+        if not places:
+            return None
+        records = [every[p] for p in places]
+        chosen = set(places)
+        split = {every[p].turn for p in live if p not in chosen}  # a steer split: part stays
+        whole = {r.turn for r in records} - split
+        partial = tuple(p for p in places if every[p].turn in split)
+        return UndoPlan(
+            records[-1].turn,
+            self._steps(records),
+            turns=tuple(sorted(whole)),
+            what=what,
+            edits=partial,
+        )
+
+    def rewound(self, prompts: int) -> list[int]:
+        """The conversation went back to before the ledger's prompt ``prompts``: the edits
+        after it now count as made before it; returns their turns."""
+        turns = sorted(
+            {r.turn for r in self.store.records if (self.store.position(r) or 0) > prompts}
+        )
+        if turns:
+            self.store.mark_rewound(turns, prompts)
+        return turns
+
+    def _steps(self, records: list[EditRecord]) -> tuple[UndoStep, ...]:
+        """Per file ``records`` touched: back to before the first of them."""
         first: dict[str, EditRecord] = {}
         last: dict[str, EditRecord] = {}
         for record in records:
@@ -379,7 +437,7 @@ class EditJournal:
                 path, now.data, before, after_note="too large to compare" if unreadable else ""
             )
             steps.append(UndoStep(path, action, before, expected, now, changed, problem, diff))
-        return UndoPlan(turn, tuple(steps), records[0].label)
+        return tuple(steps)
 
     def undo(self, plan: UndoPlan, *, overwrite_changed: bool = False) -> UndoReport:
         """Carry out ``plan``; files that changed since it was made are left alone."""
@@ -416,7 +474,12 @@ class EditJournal:
                 report.failed.append(f"{step.path} (refused: {exc})")
             except OSError as exc:
                 report.failed.append(f"{step.path} ({exc.strerror or exc})")
-        self.store.mark_undone(plan.turn, restored)
+        for turn in plan.turns or (() if plan.edits else (plan.turn,)):
+            self.store.mark_undone(turn, restored)
+        split = sorted({self.store.records[p].turn for p in plan.edits})
+        for turn in split:
+            edits = [p for p in plan.edits if self.store.records[p].turn == turn]
+            self.store.mark_undone(turn, restored, edits)
         return report
 
 

@@ -14,6 +14,7 @@ from zcoder.agent.status import ContextUsage, Status
 
 if TYPE_CHECKING:
     from zcoder.relay import Envelope
+    from zcoder.tools.plan import Plan
 
 
 class Outcome(StrEnum):
@@ -159,10 +160,19 @@ class RelayReceived:
 
 
 @dataclass(frozen=True)
+class PlanChanged:
+    """The conversation's plan is now ``plan`` (the model's update_plan, or a session
+    opened with one saved; an empty plan: none). Its transcript entry is the call's."""
+
+    plan: Plan
+
+
+@dataclass(frozen=True)
 class TurnFinished:
     outcome: Outcome
     response: str = ""
     error: str = ""
+    called_finish: bool = False  # the model ended it with ``finish`` (a goal's check follows)
 
 
 AgentEvent = (
@@ -180,6 +190,7 @@ AgentEvent = (
     | ErrorNotice
     | RelayReceived
     | ContextUsage
+    | PlanChanged
     | TurnFinished
 )
 

@@ -18,6 +18,7 @@ from zcoder.agent.recorder import Recorder
 from zcoder.agent.settings import AgentSettings
 from zcoder.model.errors import ModelError, ModelStreamError
 from zcoder.model.protocol import ChatClient, ToolsTemplateProbe
+from zcoder.model.repeats import Loop, RepeatGuard
 from zcoder.model.types import AssistantReply, ContentDelta, Message, ReasoningDelta
 
 __all__ = ["stream_reply", "tools_template_notice"]
@@ -51,13 +52,22 @@ async def stream_reply(
                 num_ctx=settings.num_ctx,
                 keep_alive=settings.keep_alive,
             )
-            async for event in settings.watched(stream):
-                received = True
-                reply.add(event)
-                if isinstance(event, ContentDelta) and event.text:
-                    recorder.emit(AssistantDelta(event.text))
-                elif isinstance(event, ReasoningDelta) and event.text:
-                    recorder.emit(ThinkingDelta(event.text))
+            events = settings.watched(stream)
+            guards = (RepeatGuard(), RepeatGuard())  # the content's, the reasoning's
+            try:
+                async for event in events:
+                    received = True
+                    reply.add(event)
+                    if isinstance(event, ContentDelta) and event.text:
+                        recorder.emit(AssistantDelta(event.text))
+                        if _looped(reply, guards[0].feed(event.text), thinking=False):
+                            break
+                    elif isinstance(event, ReasoningDelta) and event.text:
+                        recorder.emit(ThinkingDelta(event.text))
+                        if _looped(reply, guards[1].feed(event.text), thinking=True):
+                            break
+            finally:
+                await events.aclose()  # a loop cut: the response is closed at once
             return reply
         except ModelError as exc:
             if retried:
@@ -78,6 +88,19 @@ async def stream_reply(
                 await asyncio.sleep(settings.retry_delay)
                 continue
             raise
+
+
+def _looped(reply: AssistantReply, loop: Loop | None, *, thinking: bool) -> bool:
+    """Cut a looping reply to what came before the loop and the loop once, and say why
+    (``reply.stopped``; the model reads it at the end of its own reply)."""
+    if loop is None:
+        return False
+    reply.stopped = loop.describe()
+    if thinking:
+        reply.thinking = loop.kept
+    else:
+        reply.content = f"{loop.kept.rstrip()}\n\n{loop.note()}"
+    return True
 
 
 async def tools_template_notice(

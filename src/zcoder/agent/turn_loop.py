@@ -39,14 +39,14 @@ if TYPE_CHECKING:
     from zcoder.model.protocol import ChatClient
     from zcoder.model.types import ToolCall
 
-__all__ = ["MAX_NUDGES", "TurnHost", "TurnLoop", "finish_turn"]
+__all__ = ["MAX_NUDGES", "LoopHost", "TurnLoop", "finish_turn"]
 
 MAX_NUDGES: Final = 3
 """Corrective nudges in a row (empty reply, malformed calls, a bad finish) before a turn
 ends Incomplete; a well-formed round resets the count."""
 
 
-class TurnHost(Protocol):
+class LoopHost(Protocol):
     """What a turn needs of its agent (zcoder.agent.core.Agent)."""
 
     client: ChatClient
@@ -72,12 +72,14 @@ def finish_turn(
     outcome: Outcome,
     response: str = "",
     error: str = "",
+    *,
+    called_finish: bool = False,
 ) -> TurnFinished:
     """The end of a turn, however it ended: the history saved, the outcome shown."""
     recorder.save_messages(messages)
     if outcome is Outcome.INCOMPLETE and error:
         recorder.error(f"Incomplete: {error}")
-    finished = TurnFinished(outcome, response, error)
+    finished = TurnFinished(outcome, response, error, called_finish=called_finish)
     recorder.emit(StatusChanged(outcome.badge))
     recorder.emit(finished)
     return finished
@@ -87,21 +89,28 @@ def finish_turn(
 class TurnLoop:
     """One turn of ``host``'s conversation, its tools given ``ctx``."""
 
-    host: TurnHost
+    host: LoopHost
     ctx: ToolContext
     loops: LoopDetector = dataclasses.field(default_factory=LoopDetector)
     nudges: int = 0
     stops: int = 0  # times a Stop hook sent the model on (agent/hook_points.py)
     round: RoundState = dataclasses.field(default_factory=RoundState)
     output_cap: int | None = None  # what the latest request asked for (usage.output_cap)
+    token_limit: int | None = None
+    """Tokens the server may count for this turn's requests (a goal's budget left); the
+    turn ends at the first safe point past it, before another request. None: no limit."""
 
     async def run(self) -> TurnFinished:
         host = self.host
         try:
             for notice in await host.registry.prepare(self.ctx):  # MCP servers start
                 host.recorder.notice(notice)
+            start = host.keeper.meter.spent
             while True:
                 # A safe point: every call has its result, the next request is not sent.
+                limit = self.token_limit
+                if limit is not None and host.keeper.meter.spent - start >= limit:
+                    return self.finish(Outcome.INCOMPLETE, error="the token budget is spent")
                 land_steers(host.steering, host.messages, host.user_ledger, host.recorder, self.ctx)
                 reply, cut_off = await self._request()
                 calls = reply.tool_calls
@@ -127,9 +136,13 @@ class TurnLoop:
             host.recorder.save_messages(host.messages)
             return self.finish(Outcome.ERROR, error=str(exc))
 
-    def finish(self, outcome: Outcome, response: str = "", error: str = "") -> TurnFinished:
+    def finish(
+        self, outcome: Outcome, response: str = "", error: str = "", *, called: bool = False
+    ) -> TurnFinished:
         self.round = RoundState()
-        return finish_turn(self.host.recorder, self.host.messages, outcome, response, error)
+        return finish_turn(
+            self.host.recorder, self.host.messages, outcome, response, error, called_finish=called
+        )
 
     # -- one round ----------------------------------------------------------------------
 
@@ -159,6 +172,7 @@ class TurnLoop:
         )
         # A tool call or reasoning the model wrote as text becomes a real one, when the
         # registry would take it as a call (other argument names included).
+        stopped = reply.stopped  # a loop cut (agent/model_request.py)
         recovered = recover(reply, host.tool_schemas(ctx, checked=True))
         if recovered is not reply:
             if reply.content.strip() and not recovered.content.strip():
@@ -167,7 +181,7 @@ class TurnLoop:
             reply = recovered
         reply.tool_calls = host.call_ids.unique(reply.tool_calls)
         host.keeper.record(reply.done, request, schemas)
-        cut_off = cut_off_reason(
+        cut_off = stopped or cut_off_reason(
             reply.done,
             num_ctx=host.settings.num_ctx,
             num_predict=self.output_cap,
@@ -222,7 +236,7 @@ class TurnLoop:
             outcome = Outcome.BLOCKED if status == "blocked" else Outcome.COMPLETE
             if outcome is Outcome.COMPLETE and await self._keep_going(response):
                 return None
-            return self.finish(outcome, response)
+            return self.finish(outcome, response, called=True)
         if self._nudged():
             return self.finish(Outcome.INCOMPLETE, error="finish was called wrongly too often")
         return None

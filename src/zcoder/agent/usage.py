@@ -24,7 +24,7 @@ from zcoder.model.tokens import TokenMemo, estimate_message_tokens, estimate_tok
 # A request's messages or tool schemas, as they go on the wire.
 Records: TypeAlias = Sequence[Mapping[str, Any]]
 
-__all__ = ["Breakdown", "ContextMeter", "cut_off_reason", "output_cap"]
+__all__ = ["Breakdown", "ContextMeter", "cut_off_reason", "output_cap", "spent_tokens"]
 
 LARGEST_TOOL_OUTPUTS: Final = 3
 """How many of the largest recent tool outputs /context lists."""
@@ -59,6 +59,14 @@ def output_cap(
     return min(requested, max(left, MIN_OUTPUT_TOKENS))
 
 
+def spent_tokens(done: Done | None) -> int:
+    """What one request cost as the server counted it: the prompt tokens it evaluated and
+    the tokens it generated (0 when it gave no count)."""
+    if done is None:
+        return 0
+    return (done.prompt_eval_count or 0) + (done.eval_count or 0)
+
+
 @dataclass(frozen=True)
 class Breakdown:
     """/context's table, in tokens (estimates scaled by the last real count)."""
@@ -81,6 +89,7 @@ class ContextMeter:
         self._scale = 1.0  # server's prompt count / our estimate of the same prompt
         self._memo = TokenMemo()  # the history is estimated again at every refresh
         self._counted_messages: int | None = None  # how many messages ``last`` counted
+        self.spent = 0  # every request's count since this process started (a goal's budget)
 
     def reset(self) -> None:
         """A new or another session: no count belongs to it yet."""
@@ -99,13 +108,13 @@ class ContextMeter:
         self, done: Done | None, messages: Records, tools: Records, window: int | None
     ) -> ContextUsage | None:
         """The usage after a response, from the server's counts; None when it gave none."""
+        self.spent += spent_tokens(done)
         if done is None or done.prompt_eval_count is None:
             return None
         estimated = self._memo.request(messages, tools)
         if estimated > 0 and done.prompt_eval_count > 0:
             self._scale = max(0.25, min(4.0, done.prompt_eval_count / estimated))
-        used = done.prompt_eval_count + (done.eval_count or 0)
-        self.last = ContextUsage(used, window, measured=True)
+        self.last = ContextUsage(spent_tokens(done), window, measured=True)
         self._counted_messages = len(messages)
         return self.last
 

@@ -84,7 +84,7 @@ class ActivityTracker:
                 self._commands.clear()
             case ev.ToolStarted() | ev.StatusChanged() | ev.TextEvent() | ContextUsage():
                 return  # a stream of these is the same activity: nothing to tell
-            case ev.AssistantMessage() | ev.ToolOutput() | ev.RelayReceived():
+            case ev.AssistantMessage() | ev.ToolOutput() | ev.RelayReceived() | ev.PlanChanged():
                 return
             case _:
                 assert_never(event)

@@ -189,9 +189,13 @@ def _list(workspace: Path, home: Path) -> int:
     _tell_shadowed(config)
     for problem in config.problems:
         print(f"problem: {screen_safe(problem)}", file=sys.stderr)
+    if not config.servers and config.problems:
+        # Entries are there but none can be used: never "none configured" (issue 27 item 15).
+        print("No MCP server can be used: the configuration has the problems above.")
+        return EXIT_FAILED
     if not config.servers:
         print("No MCP servers configured (zcoder mcp add NAME -- COMMAND [ARGS…]).")
-        return EXIT_FAILED if config.problems else EXIT_OK
+        return EXIT_OK
     for status in asyncio.run(_checked(workspace, home, None)):
         entry = status.entry
         print(f"{entry.name} ({entry.scope}): {visible(entry.describe())} - {_state_line(status)}")

@@ -6,9 +6,10 @@ and tool schemas come first, so they are what goes. zcoder therefore sends
 ``options.num_ctx`` on every chat request, the warm-up included (a different ``num_ctx``
 would make Ollama load the model again). The window is chosen per model, first match wins:
 
-1. ``--context-window N``
-2. ``ZCODER_CONTEXT_WINDOW``
+1. ``--context-window N`` (``auto``: skip steps 1 and 2)
+2. ``ZCODER_CONTEXT_WINDOW`` (``auto``: skip it)
 3. ``$ZCODER_HOME/settings.json``: ``models.<model>.context_window``, then ``context_window``
+   (``"auto"`` in either: on to step 4)
 4. what Ollama says:
 
    a. the window it has already allocated, when the model is loaded (``/api/ps``
@@ -135,17 +136,25 @@ def parse_context_window(raw: str | int, name: str) -> int:
     if isinstance(raw, bool) or not text.isdigit() or int(text) * multiplier < MIN_CONTEXT_WINDOW:
         raise ValueError(
             f"{name} must be a whole number of tokens, at least {MIN_CONTEXT_WINDOW} "
-            f"(such as 16384 or 32k); got {raw!r}"
+            f"(such as 16384 or 32k), or auto; got {raw!r}"
         )
     return int(text) * multiplier
 
 
+AUTO: Final = "auto"
+"""The window written as ``auto``: chosen as when nothing is set (steps 3 to 5)."""
+
+
 def explicit_window(flag: str | int | None, env: Mapping[str, str]) -> ContextWindow | None:
-    """``--context-window``, else ``ZCODER_CONTEXT_WINDOW``; ValueError if the one used is bad."""
+    """``--context-window``, else ``ZCODER_CONTEXT_WINDOW``; ValueError if the one used is bad.
+    None when neither is set or the one used says ``auto`` (``--context-window auto`` wins
+    over the variable, as any flag does)."""
     if flag is not None and str(flag).strip():
+        if str(flag).strip().lower() == AUTO:
+            return None
         return ContextWindow(parse_context_window(flag, _FLAG), _FLAG, "flag")
     raw = env.get(_ENV, "").strip()
-    if raw:
+    if raw and raw.lower() != AUTO:
         return ContextWindow(parse_context_window(raw, _ENV), _ENV, "env")
     return None
 
@@ -186,11 +195,13 @@ def settings_window(
             warnings.append(f'{file}: "models.{key}" must be an object; ignored')
             continue
         if WINDOW_SETTING in entry:
+            if str(entry[WINDOW_SETTING]).strip().lower() == AUTO:
+                return None, warnings  # the server's choice, not the file's default
             where = f"models.{key}.{WINDOW_SETTING}"
             tokens = _setting_tokens(entry[WINDOW_SETTING], f"{file}: {where}", warnings)
             if tokens is not None:
                 return ContextWindow(tokens, f"{file}, {where}", "settings"), warnings
-    if WINDOW_SETTING in data:
+    if WINDOW_SETTING in data and str(data[WINDOW_SETTING]).strip().lower() != AUTO:
         tokens = _setting_tokens(data[WINDOW_SETTING], f"{file}: {WINDOW_SETTING}", warnings)
         if tokens is not None:
             return ContextWindow(tokens, f"{file}, {WINDOW_SETTING}", "settings"), warnings

@@ -136,6 +136,8 @@ class AssistantReply:
     thinking: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     done: Done | None = None
+    stopped: str = ""
+    """Why zcoder cut the reply short while it streamed (zcoder.model.repeats); "": it did not."""
 
     def add(self, event: ChatEvent) -> None:
         match event:

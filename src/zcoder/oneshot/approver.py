@@ -46,7 +46,8 @@ class TtyApprover:
             self.err.flush()
             raise NoApprovalTerminal("--yes: nobody is asked, and --yes never approves it")
         choices = "[y]es once, [a]llow all, [n]o" if request.allow_always else "[y]es, [n]o"
-        text = f"\nRun this command in {request.cwd}?\n  $ {request.command}\n"
+        where = "in the background (until zcoder exits) " if request.background else ""
+        text = f"\nRun this command {where}in {request.cwd}?\n  $ {request.command}\n"
         if request.mcp is not None:  # an MCP tool call or server start: no shell command
             text = f"\nAllow this?\n  {request.command}\n"
         if request.refused:

@@ -20,8 +20,12 @@ Nothing else goes to stdout; tool activity and notices still go to stderr. The o
       "usage": {"context_tokens": 1234, "context_window": 16384, "measured": true},
       "notices": ["..."],
       "model": "qwen3-coder",
-      "session_id": "..."
+      "session_id": "...",
+      "plan": [{"text": "write tests", "status": "in_progress"}]
     }
+
+``plan`` is the model's plan as the run left it (``update_plan``; a resumed session's
+too): null when the session has none, ``[]`` when the model cleared it.
 
 A run that fails before its turn starts (an unknown session, a session in use) still
 prints the object, with ``outcome`` ``"error"`` and the message in ``error``.
@@ -113,6 +117,7 @@ class JsonReport:
         self.notices: list[str] = []
         self.errors: list[str] = []
         self.finished: TurnFinished | None = None
+        self.plan: list[dict[str, str]] | None = None
 
     def __call__(self, event: AgentEvent) -> None:
         match event:
@@ -139,6 +144,8 @@ class JsonReport:
                 self.errors.append(event.text)
             case TurnFinished():
                 self.finished = event
+            case ev.PlanChanged():
+                self.plan = event.plan.to_list()
             case (
                 AssistantMessage()
                 | ev.AssistantDelta()
@@ -182,6 +189,7 @@ class JsonReport:
             "notices": self.notices,
             "model": self.model,
             "session_id": self.session_id,
+            "plan": self.plan,
         }
 
     def write(self, out: TextIO, exit_code: int, *, error: str = "") -> None:

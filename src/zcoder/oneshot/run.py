@@ -42,6 +42,7 @@ from zcoder.base.errors import (
     EXIT_OK,
     EXIT_READER_GONE,
     EXIT_USAGE,
+    UsageError,
 )
 from zcoder.base.sanitize import screen_safe, visible
 from zcoder.commands import UserCommands
@@ -58,6 +59,7 @@ from zcoder.model.context import (
 )
 from zcoder.model.recovery import HeldReply
 from zcoder.oneshot.approver import TtyApprover
+from zcoder.oneshot.goal import goal_args, run_goal
 from zcoder.oneshot.output import ErrorTee, JsonReport, ReplyWriter
 from zcoder.sessions import SessionStore, SessionStoreError
 from zcoder.sessions.locks import SessionInUseError
@@ -121,6 +123,9 @@ class StreamPrinter:
                 self.out.flush()
             case ev.UserSteered():  # not reachable here: --prompt takes no steering
                 self._say(f"[steering] {visible(event.text)}")
+            case ev.PlanChanged():
+                self._end_line()
+                self._say(f"[plan] {event.plan.one_line()}")
             case RelayReceived():  # not reachable here; kept for completeness
                 self._say(f"[relay] from {visible(event.sender_project)}")
             case (
@@ -228,6 +233,11 @@ async def _run_turn(
     keep_model: bool,
     report: JsonReport | None = None,
 ) -> int:
+    try:  # "/goal OBJECTIVE": the goal's turns until its check accepts it
+        goal = goal_args(prompt)
+    except UsageError as exc:
+        err.write(f"zcoder: {exc}\n")
+        return EXIT_USAGE
     printer = StreamPrinter(out, err)
     session_id, messages = opened.id, opened.data.messages
     if report is not None:
@@ -267,7 +277,7 @@ async def _run_turn(
         )
         if report is not None:
             report.model = model
-        agent.use_session(session_id, messages, opened.data.user_ledger)
+        agent.use_session(session_id, messages, opened.data.user_ledger, opened.data.state)
         try:
             windows: list[ContextWindow] = []
 
@@ -278,6 +288,11 @@ async def _run_turn(
                 )
                 windows.append(window)
                 await agent.session_started("resume" if messages else "startup")
+                if goal is not None:
+                    state = opened.data.state
+                    return await run_goal(
+                        agent, goal, store=store, session_id=session_id, state=state, err=err
+                    )
                 # /NAME of a custom command or a skill, /skill NAME, $NAME (zcoder.commands).
                 return await run_typed(agent, user_commands(extensions, prompt, err), prompt)
 

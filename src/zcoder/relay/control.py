@@ -240,12 +240,16 @@ class EventWriter:
     not read (stopped with Ctrl+Z, say), nudges merge into one, log lines are counted and
     dropped, and receipts wait (they are few: one per message sent).
 
-    Nudges ("messages wait") also merge in time: the first goes at once, later ones at
-    most every NUDGE_INTERVAL, so a burst of messages wakes the parent a few times, not
-    once per message (``due`` says when the loop must flush the one held back)."""
+    Nudges ("messages wait") also merge in time: the first goes FIRST_NUDGE_DELAY after
+    its message, later ones at most every NUDGE_INTERVAL, so a burst of messages wakes the
+    parent a few times, not once per message (``due`` says when the loop must flush the one
+    held back). The first waits because the sender has just been answered: a parent woken
+    at that moment competes with the sender for a CPU (on two cores, a spaced enqueue took
+    a tenth longer), and a message that waits two milliseconds more loses nothing."""
 
     MAX_WAITING: Final = 1 << 20
     NUDGE_INTERVAL: Final = 0.02
+    FIRST_NUDGE_DELAY: Final = 0.002
 
     def __init__(self, sock: socket.socket, clock: Callable[[], float] = time.monotonic) -> None:
         self.sock = sock
@@ -265,6 +269,12 @@ class EventWriter:
     def send(self, event: Event) -> None:
         kind = type(event)
         if kind is Accepted:
+            if not self._nudge:
+                now = self._clock()
+                # The first of a burst waits FIRST_NUDGE_DELAY: out of the sender's way.
+                self._nudged_at = max(
+                    self._nudged_at, now - self.NUDGE_INTERVAL + self.FIRST_NUDGE_DELAY
+                )
             self._nudge = True
         elif kind is Log and len(self._waiting) > self.MAX_WAITING // 2:
             self.dropped_logs += 1

@@ -139,7 +139,7 @@ def follow(
             continue
         with RegistryWatch(registry) as watch:
             while not stopped.is_set() and registry.is_dir():
-                shown = time.monotonic()
                 show(discover(registry, self_instance_id=None, timeout=io_timeout))
+                shown = time.monotonic()  # the next show comes at least MIN_REFRESH after
                 if watch.wait(REFRESH_SECONDS):
                     stopped.wait(max(0.0, shown + MIN_REFRESH_SECONDS - time.monotonic()))

@@ -367,6 +367,7 @@ class RemoteAgent(Handler):
                 requested_by=requested_by,
                 refused=raw.get("refused") is True,
                 kept=raw.get("kept") is True,  # a dialog that cannot ask then answers nothing
+                background=raw.get("background") is True,
             )
         )
 

@@ -17,6 +17,7 @@ messages, which the TUI shows itself rather than as agent events).
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 from collections.abc import Callable
@@ -46,6 +47,7 @@ from zcoder.agent import events as ev
 from zcoder.agent.headings import tool_from_heading
 from zcoder.agent.status import ContextUsage, Status
 from zcoder.agent.steering import STEERED_KEY
+from zcoder.tools.plan import Plan, PlanError
 
 _NOTICE: Final = re.compile(r"\A\n\n_zcoder: (?P<text>.*)_\n\n\Z", re.DOTALL)
 _ERROR: Final = re.compile(r"\A\n\n\*\*zcoder: (?P<text>.*)\*\*\n\n\Z", re.DOTALL)
@@ -163,9 +165,10 @@ class UpdateReader:
                 self._progress(update)
             case UsageUpdate():
                 self.emit(ContextUsage(used=update.used, window=update.size or None, measured=True))
+            case AgentPlanUpdate():
+                self._plan(update)
             case (
-                AgentPlanUpdate()
-                | AgentPlanContentUpdate()
+                AgentPlanContentUpdate()
                 | AgentPlanRemovedUpdate()
                 | AvailableCommandsUpdate()
                 | CurrentModeUpdate()
@@ -175,6 +178,12 @@ class UpdateReader:
                 pass  # zcoder's agent sends none the TUI shows
             case _:
                 assert_never(update)
+
+    def _plan(self, update: AgentPlanUpdate) -> None:
+        """The remote model's plan (zcoder.acp.updates.plan_update), for the sidebar."""
+        items = [{"text": entry.content, "status": entry.status} for entry in update.entries]
+        with contextlib.suppress(PlanError):  # not a plan zcoder sent: nothing to show
+            self.emit(ev.PlanChanged(Plan.from_arguments(items)))
 
     def _user(self, update: UserMessageChunk) -> None:
         """The user's words: steering where it landed (marked so in ``_meta``, headed so

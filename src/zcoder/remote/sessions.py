@@ -63,7 +63,8 @@ class RemoteSessions(SessionsUI):
         """The sidebar, from the remote list, when it is shown (quietly: it is refreshed
         after every turn, and each refresh is a request over the connection; showing it
         with Ctrl+B refreshes it)."""
-        if self.link.remote.connected and self.sidebar.display:
+        column = self.sidebar.parent  # the sidebar (tui/widgets/shared.py's SideColumn)
+        if self.link.remote.connected and column is not None and column.display:
             self.host.run_later(self._fill_sidebar, group="remote-sessions")
 
     async def _fill_sidebar(self) -> None:

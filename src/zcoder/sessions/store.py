@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import Any
 
 from zcoder.base.safefile import ensure_private_dir
-from zcoder.sessions import contents, liveness, session_table
+from zcoder.sessions import branching, contents, liveness, session_table
 from zcoder.sessions.codec import MalformedRow, enc_doc
 from zcoder.sessions.errors import EventNotFoundError, SessionNotFoundError, SessionStoreError
 from zcoder.sessions.opening import StoreFile, rollback_quietly
@@ -36,6 +36,7 @@ from zcoder.sessions.paths import (
     looseness_warning,
 )
 from zcoder.sessions.records import EventRole, Message, Metadata, SessionData, SessionInfo
+from zcoder.sessions.titles import fork_title
 
 DEFAULT_BUSY_TIMEOUT_MS = 5000
 
@@ -305,6 +306,38 @@ class SessionStore:
         with self._transaction("saving the conversation", write=True) as conn:
             session_table.touch(conn, self._clock, session_id)
             contents.append_messages(conn, session_id, bodies)
+
+    # -- going back, branching off (/rewind, /fork) ---------------------------------------
+
+    def cut(self, session_id: str, messages: Sequence[Message], *, ledger: int) -> None:
+        """Go back in the session to before the user's prompt number ``ledger`` (from 0):
+        ``messages`` become its model history, its ledger keeps the prompts before it and
+        its transcript the events before it. One transaction: a --resume sees all of it or
+        none of it."""
+        bodies = contents.encode_messages(messages)
+        with self._transaction("rewinding the conversation", write=True) as conn:
+            branching.cut(conn, self._clock, session_id, ledger=ledger)
+            contents.replace_messages(conn, session_id, bodies)
+
+    def fork(
+        self,
+        session_id: str,
+        workspace: str | os.PathLike[str],
+        profile: str,
+        *,
+        title: str = "",
+    ) -> SessionInfo:
+        """A new session with a copy of ``session_id``'s history, ledger, transcript and
+        state, titled ``title`` (default: "fork of" the source's title); the source is left
+        as it is. SessionNotFoundError when this scope has no such session."""
+        ws = canonical_workspace(workspace)
+        with self._transaction("forking a session", write=True) as conn:
+            source = session_table.scoped_info(conn, session_id, ws, profile)
+            if source is None:
+                raise SessionNotFoundError(session_id, ws)
+            return branching.fork(
+                conn, self._clock, source, fork_title(title, source.title), source.model
+            )
 
     # -- finding sessions by id, and what they hold (issue 11 item 8) -------------------
 

@@ -38,3 +38,11 @@ def title_from_user_message(text: str) -> str:
 def shown_title(title: str) -> str:
     """What a list of sessions shows for ``title``: itself, or :data:`UNTITLED`."""
     return title or UNTITLED
+
+
+def fork_title(typed: str, source: str) -> str:
+    """A fork's title: what the user typed (as a title is made from a prompt), else
+    "fork of" the source's title; cut to :data:`MAX_TITLE_CHARS` as every title is."""
+    return title_from_user_message(typed) or title_from_user_message(
+        f"fork of {shown_title(source)}"
+    )

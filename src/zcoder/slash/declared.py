@@ -28,13 +28,16 @@ from zcoder.slash.registry import (
 __all__ = [
     "AppCommands",
     "EditCommands",
+    "GoalCommands",
     "InboxCommands",
+    "JobCommands",
     "McpCommands",
     "ModeCommands",
     "ModelCommands",
     "QueueCommands",
     "QuitCommands",
     "RelayCommands",
+    "RewindCommands",
     "SessionCommands",
     "SkillCommands",
 ]
@@ -130,6 +133,37 @@ class QueueCommands:
     )
     def queue_command(self, argument: str, /) -> Reply:
         """List the waiting input, or a control (``argument``) of it."""
+
+
+@declares_commands
+class JobCommands:
+    """Commands run in the background (run_command's ``background``, tools/jobs.py)."""
+
+    @slash_command(
+        Form("/jobs", "background commands: their state and last lines"),
+        Form("/jobs stop N", "stop background job N and what it started"),
+        where=TUI,
+        remote_refusal="background commands run on the remote host, and end with its zcoder",
+    )
+    def jobs_command(self, argument: str, /) -> Reply:
+        """List the jobs, or stop the one ``argument`` names."""
+
+
+@declares_commands
+class GoalCommands:
+    """A goal zcoder works toward turn after turn, until an independent check accepts it."""
+
+    @slash_command(
+        Form("/goal OBJECTIVE [--tokens N]", "work toward OBJECTIVE until a check accepts it"),
+        Form("/goal status", "the goal, its turns and the tokens it spent"),
+        Form("/goal pause", "stop after the running turn (Escape stops that too)"),
+        Form("/goal resume [--tokens N]", "go on with a paused goal (N: a larger budget)"),
+        Form("/goal clear", "drop the goal"),
+        where=TUI,
+        needs=Needs.AGENT | Needs.MODEL,
+    )
+    def goal_command(self, argument: str, /) -> Reply:
+        """Start, show or control the goal."""
 
 
 @declares_commands
@@ -290,3 +324,32 @@ class SkillCommands:
     )
     def skill_command(self, argument: str, /) -> Reply:
         """Activate a skill, then send the text after its name."""
+
+
+@declares_commands
+class RewindCommands:
+    """Going back to an earlier prompt of the session, and branching a session off."""
+
+    @slash_command(
+        Form(
+            "/rewind",
+            "go back to before one of your earlier prompts: the conversation, its files, or"
+            " both, after a preview (also Escape twice on an empty prompt; idle only)",
+        ),
+        where=TUI,
+        needs=Needs.AGENT,
+        remote_refusal="rewinding is not offered over --connect: the conversation and its "
+        "files are the remote host's (run zcoder there to rewind)",
+    )
+    def rewind_command(self, argument: str, /) -> Reply:
+        """List the user's earlier prompts; the one chosen is rewound to."""
+
+    @slash_command(
+        Form("/fork [TITLE]", "a new session from this one's history; this one stays as it is"),
+        where=TUI,
+        needs=Needs.AGENT | Needs.STORE,
+        remote_refusal="forking is not offered over --connect: the sessions are the remote "
+        "host's (zcoder --fork ID there)",
+    )
+    def fork_command(self, argument: str, /) -> Reply:
+        """Open a copy of this session, titled ``argument`` (else "fork of" its title)."""

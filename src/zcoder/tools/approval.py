@@ -12,8 +12,10 @@ The rules, in order:
 * allow policy (``--yes``, coding only): run without asking, relayed turns included, but
   not a turn a peer's steering reached (``TurnOrigin.STEERED``): there every command asks;
 * a process-wide "always" grant (answer ``a``) skips asking, but only for user turns in the
-  coding profile; during a relayed turn it does not apply and ``a`` approves one command,
-  and a relayed turn ends it (``revoke_always``): afterwards commands ask again;
+  coding profile and never for a command to run in the background (``background``: its
+  dialog says so and offers no ``a``); during a relayed turn it does not apply and ``a``
+  approves one command, and a relayed turn ends it (``revoke_always``): afterwards
+  commands ask again;
 * otherwise ask the approver.  Sysadmin always asks and never offers ``a``.
 
 File edits (write_file, replace_text, apply_patch) are asked about with ``ZCODER_EDITS=ask``
@@ -147,6 +149,9 @@ class CommandApprovalRequest:
     """Set when what is asked is an MCP tool call, or starting a project's MCP server:
     ``command`` then describes it in text (for approvers that show text only) and a
     dialog may show these parts instead."""
+    background: bool = False
+    """The command is to keep running in the background (run_command's ``background``):
+    the dialog says so, no ``a`` is offered and no ``a`` grant covers it."""
     kept: bool = False
     """Set when the answer is saved for later sessions (consent to a project's hooks or MCP
     server): an approver that cannot show the question must raise rather than answer no,
@@ -279,6 +284,7 @@ class ApprovalPolicy:
         workspace: Path | None = None,
         requested_by: str | None = None,
         hook: str = "",
+        background: bool = False,
     ) -> CommandAuthorization:
         """Decide whether ``command`` may run now, asking ``approver`` if the rules say so.
 
@@ -311,12 +317,13 @@ class ApprovalPolicy:
             command=command,
             cwd=cwd,
             timeout_seconds=timeout_seconds,
-            allow_always=not verdict.refused and self.offers_always(origin),
+            allow_always=not verdict.refused and not background and self.offers_always(origin),
             origin=origin,
             profile=self.profile,
             warning=danger,
             requested_by=requested_by,
             refused=verdict.refused,
+            background=background,
         )
         if verdict.refused:  # coding: asked whatever --yes, `a` or a hook said
             return await self._ask_refused(approver, request)
@@ -325,7 +332,8 @@ class ApprovalPolicy:
         steered = origin is TurnOrigin.STEERED  # a peer's words reached this turn: ask
         if hook != HOOK_ASK and self.policy is CommandPolicy.ALLOW and not steered:
             return CommandAuthorization(True, "allowed by --yes", asked=False)
-        if hook != HOOK_ASK and self._always_granted and self.offers_always(origin):
+        granted = self._always_granted and not background  # `a` was said of foreground ones
+        if hook != HOOK_ASK and granted and self.offers_always(origin):
             return CommandAuthorization(True, "allowed for this process (a)", asked=False)
         try:
             decision = await approver.approve_command(request)

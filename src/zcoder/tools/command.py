@@ -24,7 +24,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from zcoder.base.processes import group_signalable
 from zcoder.tools.base import WORKSPACE_DIRECTORY, ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.confinement import ConfinedPath, ConfinementError, resolve_path
 from zcoder.tools.escapees import (
@@ -33,8 +32,11 @@ from zcoder.tools.escapees import (
     become_subreaper,
     describe,
     end_tagged,
+    group_alive,
     new_tag,
 )
+from zcoder.tools.job_tools import start_job
+from zcoder.tools.jobs import COMMAND_ENVIRONMENT
 from zcoder.tools.modes import Effects
 from zcoder.tools.offload import in_thread
 from zcoder.tools.output import HeadTailBuffer
@@ -64,35 +66,6 @@ DRAIN_SECONDS = 0.5
 """How long to keep reading output after the shell exited (background writers)."""
 _POLL_SECONDS = 0.02
 _CHUNK = 65536
-_ENVIRONMENT = {
-    "PAGER": "cat",
-    "GIT_PAGER": "cat",
-    "GIT_TERMINAL_PROMPT": "0",
-    "TERM": "dumb",
-    # Python writes to a pipe in blocks; unbuffered, its output shows as it is printed.
-    "PYTHONUNBUFFERED": "1",
-}
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any live (non-zombie) process is still in the group."""
-    if not group_signalable(pgid):
-        return False
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return True
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat_text = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # Fields after the command name (which may contain spaces and parentheses).
-        fields = stat_text.rsplit(")", 1)[-1].split()
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            return True
-    return False
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -106,7 +79,7 @@ async def kill_process_group(pgid: int, grace: float = KILL_GRACE_SECONDS) -> No
     deadline = time.monotonic() + grace
     try:
         while time.monotonic() < deadline:
-            if not _group_alive(pgid):
+            if not group_alive(pgid):
                 return
             await asyncio.sleep(_POLL_SECONDS)
     finally:
@@ -214,7 +187,7 @@ async def run_shell(
                 stdout=write_fd,
                 stderr=write_fd,
                 start_new_session=True,
-                env={**os.environ, **_ENVIRONMENT, TAG_VARIABLE: tag},
+                env={**os.environ, **COMMAND_ENVIRONMENT, TAG_VARIABLE: tag},
             )
         )
         try:
@@ -300,6 +273,7 @@ async def _run_command(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult.error(str(exc))
     if not is_dir:
         return ToolResult.error(f"cwd {args['cwd']!r} is not a directory in the workspace")
+    background = bool(args.get("background"))
     authorization = await ctx.approval.authorize(
         command,
         cwd=cwd.absolute,
@@ -309,6 +283,7 @@ async def _run_command(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         workspace=ctx.workspace,
         requested_by=ctx.requested_by,
         hook=ctx.hook_permission,
+        background=background,
     )
     base_meta: dict[str, Any] = {
         "command": command,
@@ -320,6 +295,8 @@ async def _run_command(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult.error(
             f"the command was not run: {authorization.reason}", **base_meta, refused=True
         )
+    if background:
+        return await start_job(command, cwd.absolute, ctx, base_meta)
     try:
         outcome = await run_shell(
             command, cwd.absolute, float(timeout), ctx.max_output, ctx.on_output
@@ -346,6 +323,7 @@ RUN_COMMAND = ToolSpec(
         {
             "command": {"type": "string", "description": "The bash command line"},
             "cwd": WORKSPACE_DIRECTORY,
+            "background": {"type": "boolean", "description": "keep it running (a server)"},
             "timeout_seconds": {
                 "type": "integer",
                 "description": "Kill the command after this many seconds",

@@ -6,7 +6,9 @@ from zcoder.tools.base import ToolSpec
 from zcoder.tools.command import RUN_COMMAND
 from zcoder.tools.files import LIST_FILES, READ_FILE, READ_FILE_RANGE, REPLACE_TEXT, WRITE_FILE
 from zcoder.tools.finish import FINISH
+from zcoder.tools.job_tools import JOB_OUTPUT, STOP_JOB
 from zcoder.tools.patch import APPLY_PATCH
+from zcoder.tools.plan_tool import UPDATE_PLAN
 from zcoder.tools.registry import ToolRegistry
 from zcoder.tools.search import SEARCH
 
@@ -22,6 +24,9 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     SEARCH,
     RUN_COMMAND,
     FINISH,
+    UPDATE_PLAN,
+    JOB_OUTPUT,
+    STOP_JOB,
 )
 
 

@@ -26,10 +26,33 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from zcoder.base.processes import group_signalable
+
 TAG_VARIABLE: Final = "ZCODER_COMMAND_TAG"
 PR_SET_CHILD_SUBREAPER: Final = 36
 _PROC: Final = Path("/proc")
 _subreaper_done = False
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any live (non-zombie) process is still in the group."""
+    if not group_signalable(pgid):
+        return False
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat_text = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # Fields after the command name (which may contain spaces and parentheses).
+        fields = stat_text.rsplit(")", 1)[-1].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
 
 
 def new_tag() -> str:

@@ -215,7 +215,7 @@ class ZcoderApp(App[int]):
         self.main.palette_command(message.text, run=message.run)
 
     def action_stop_turn(self) -> None:
-        self.main.stop_turn()
+        self.main.escape()  # stops a turn; twice on an empty prompt, /rewind
 
     def action_follow_output(self, unless_typing: bool) -> None:
         """End (unless it moves the cursor of typed text) or Ctrl+End: the transcript goes
@@ -257,7 +257,7 @@ class ZcoderApp(App[int]):
             from zcoder.tui.dialogs.guarded import GuardedDialog
 
             turn_dialog = self.busy and isinstance(top, GuardedDialog)
-            self.action_stop_turn()
+            self.main.stop_turn()
             if dialog_open and not turn_dialog:
                 self.simulate_key("escape")
         self.notify(QUIT_AGAIN_TEXT, timeout=self.ctrl_c.window)

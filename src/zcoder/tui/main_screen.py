@@ -30,6 +30,8 @@ from textual.worker import Worker, WorkerState
 from zcoder import __version__
 from zcoder.agent.status import Status
 from zcoder.model.backends import server_label
+from zcoder.slash.registry import commands
+from zcoder.tools.jobs import job_table
 from zcoder.tui.messages import (
     ModelChanged,
     PromptFocused,
@@ -43,10 +45,18 @@ from zcoder.tui.parts.commands import parse_slash, parse_user_command
 from zcoder.tui.parts.services import ScreenHost
 from zcoder.tui.parts.startup import Startup
 from zcoder.tui.parts.wiring import Parts
+from zcoder.tui.state.double_escape import REWIND_AGAIN_TEXT, DoubleEscape
 from zcoder.tui.state.terminal_title import TerminalTitle
 from zcoder.tui.widgets.chat_pane import ChatPane
+from zcoder.tui.widgets.plan_view import PlanView
 from zcoder.tui.widgets.prompt import PromptInput
-from zcoder.tui.widgets.shared import Body, SessionItem, SessionList, SidebarPlaceholder
+from zcoder.tui.widgets.shared import (
+    Body,
+    SessionItem,
+    SessionList,
+    SidebarPlaceholder,
+    SideColumn,
+)
 from zcoder.tui.widgets.status import HeaderBar, HeaderState, git_branch, turn_summary
 from zcoder.tui.widgets.transcript import CommandEntry, Entry, ToolEntry, system_text
 
@@ -99,21 +109,27 @@ class MainScreen(ScreenHost, Screen[None]):
         self.body = Body(id="body")  # shows or hides the sidebar (narrow terminals)
         self.sidebar = SessionList(id="sessions")  # in place of the placeholder at start
         self._sidebar_placeholder: SidebarPlaceholder | None = SidebarPlaceholder()
+        self.plan_view = PlanView(id="plan")  # the model's plan, under the sessions
         self.transcript = self.chat.transcript
         self.prompt_input = self.chat.prompt_input
         self.parts = Parts(
             services, self.say, self, exit=exit, resume=resume, keep_model=keep_model
         )
         self.startup = Startup(self.parts.context, resume=resume is not None, tune_gc=tune_gc)
+        self.escapes = DoubleEscape()  # Escape twice on an empty prompt: /rewind
         services.pending.on_change = self.show_queue
         services.pending.on_save_error = self.say.error
+        services.goal.on_change = lambda: self.parts.goal.show_header()  # noqa: PLW0108
+        services.goal.on_save_error = self.say.error
 
     # -- layout and what the parts say ----------------------------------------------------
 
     def compose(self) -> ComposeResult:
         yield self.header
         with self.body:
-            yield self._sidebar_placeholder or self.sidebar
+            with SideColumn():
+                yield self._sidebar_placeholder or self.sidebar
+                yield self.plan_view
             yield self.chat
         yield Footer()
 
@@ -169,6 +185,7 @@ class MainScreen(ScreenHost, Screen[None]):
         if self.services.session_id is None:  # no session store: the meter all the same
             self.parts.model_ui.refresh_meter()
         self.set_interval(RELAY_POLL_SECONDS, self.parts.relay_ui.poll)
+        self.set_interval(RELAY_POLL_SECONDS, self.parts.jobs.poll)  # background commands
         self.parts.relay_ui.watch_workspace_peers()  # another instance here already?
         self.parts.relay_ui.refresh_header()
         if self.startup.tune_gc:  # once the session's entries are on screen
@@ -178,6 +195,7 @@ class MainScreen(ScreenHost, Screen[None]):
         self.schedule()  # prompts submitted before the start finished
 
     def stop_services(self) -> None:
+        job_table().end_all()  # no background command outlives zcoder (tools/jobs.py)
         if self.startup.finished:  # else there is nothing to stop
             self.parts.relay_ui.stop()
             self.parts.sessions.close()
@@ -335,7 +353,11 @@ class MainScreen(ScreenHost, Screen[None]):
             self.transcript.follow()  # as for a command typed and sent
             self.run_command(text)
             return
-        if draft := self.chat.prefill(f"{text} "):
+        self.put_back(f"{text} ")
+
+    def put_back(self, text: str) -> None:
+        """``text`` in the prompt to edit; a draft there goes to the history (Up)."""
+        if draft := self.chat.prefill(text):
             self.remember(draft)
 
     def on_prompt_input_edit_queued(self, _message: PromptInput.EditQueued) -> None:
@@ -353,9 +375,33 @@ class MainScreen(ScreenHost, Screen[None]):
 
     # -- what the app's keys ask for (tui/app.py) -----------------------------------------
 
-    def stop_turn(self) -> None:
+    def stop_turn(self) -> bool:
+        """Stop the running turn (or command); whether one ran."""
         if self.chat.stop_turn():
             self.parts.turns.hold_waiting()  # runs again on /queue resume
+            self.parts.goal.stopped()  # a running goal pauses
+            return True
+        return False
+
+    def escape(self) -> None:
+        """Escape: stop what runs; else, pressed twice on an empty prompt, /rewind
+        (tui/state/double_escape.py)."""
+        stopped = self.stop_turn()
+        rewind = commands().find("/rewind")
+        counts = (
+            not stopped
+            and rewind is not None
+            and rewind.applies_to(self.parts.front_end)  # not over --connect
+            and len(self.app.screen_stack) == 1
+            and not self.prompt_input.text
+            and self.services.agent is not None
+            and bool(self.services.agent.user_ledger)
+        )
+        if self.escapes.press(counts=counts):
+            self.app.clear_notifications()
+            self.run_later(partial(self.parts.rewind.rewind_command, ""), group="command")
+        elif self.escapes.primed:
+            self.app.notify(REWIND_AGAIN_TEXT, timeout=self.escapes.window)
 
     def action_cycle_mode(self) -> None:
         self.parts.modes.cycle()

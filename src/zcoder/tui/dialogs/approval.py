@@ -100,6 +100,7 @@ class DecisionDialog(GuardedDialog[ApprovalDecision], Generic[R]):
         return self.KEYS.answer(key, grant_offered=self.grant_offered, relayed=relayed)
 
 
+BACKGROUND: Final = "keeps running in the background until /jobs stop or zcoder exits"
 REFUSED_KEYS: Final = "[y] run it anyway, this once   [n]/Esc deny   (no [a]: asked every time)"
 
 
@@ -124,6 +125,8 @@ class ApprovalScreen(DecisionDialog[CommandApprovalRequest]):
     def title_text(self) -> Text:
         if self.request.refused:
             return self.titled("The safety guard refuses this command. Run it anyway?")
+        if self.request.background:
+            return self.titled("Run this command in the background?")
         return self.titled("Run this command?")
 
     def keys_text(self) -> str:
@@ -139,8 +142,9 @@ class ApprovalScreen(DecisionDialog[CommandApprovalRequest]):
         widgets = [
             Static(
                 Text(
-                    f"in {screen_safe(str(r.cwd))} · timeout {r.timeout_seconds:g} s"
-                    f" · {r.profile.value}"
+                    f"in {screen_safe(str(r.cwd))} · "
+                    + (BACKGROUND if r.background else f"timeout {r.timeout_seconds:g} s")
+                    + f" · {r.profile.value}"
                 ),
                 classes="meta",
             )

@@ -12,7 +12,9 @@ from typing import assert_never
 
 from zcoder.agent import events as ev
 from zcoder.agent.status import ContextUsage, Status
+from zcoder.tools.plan import Plan
 from zcoder.tui.parts.services import Part, PartContext
+from zcoder.tui.widgets.plan_view import tool_entry
 from zcoder.tui.widgets.status import RUNNING_COMMAND, WAITING_FOR_MODEL, WRITING_REPLY
 from zcoder.tui.widgets.transcript import (
     AssistantEntry,
@@ -42,11 +44,19 @@ def badge_label(event: ev.StatusChanged) -> str:
 
 class AgentView(Part):
     """Turns agent events into transcript entries; ``show`` adds one to the transcript
-    (at once: the screen's own call); the header's badge and meter are told by ``say``."""
+    (at once: the screen's own call); the header's badge and meter are told by ``say``,
+    the model's plan to the sidebar's section by ``show_plan``."""
 
-    def __init__(self, context: PartContext, *, show: Callable[[Entry], Entry]) -> None:
+    def __init__(
+        self,
+        context: PartContext,
+        *,
+        show: Callable[[Entry], Entry],
+        show_plan: Callable[[Plan], None],
+    ) -> None:
         super().__init__(context)
         self.show = show
+        self.show_plan = show_plan
         self._stream_entry: AssistantEntry | None = None
         self._stream_text = ""
         # The model's reasoning is shown while it streams and removed when the reply (or a
@@ -126,7 +136,7 @@ class AgentView(Part):
                 self.show(self._commands[event.call_id])
             case ev.ToolStarted():
                 self._end_stream()
-                entry = ToolEntry(event.name, event.arguments)
+                entry = tool_entry(event.name, event.arguments)
                 self.show(entry)
                 self._tool_entries[event.call_id] = entry
             case ev.ToolFinished() if event.call_id in self._commands:
@@ -137,7 +147,7 @@ class AgentView(Part):
                 known = self._tool_entries.pop(event.call_id, None)
                 diff = str(event.metadata.get("diff") or "")  # an edit's diff (tools/edits.py)
                 if known is None:
-                    known = ToolEntry(event.name, {}, status)
+                    known = tool_entry(event.name, {}, status)
                     self.show(known)
                 known.finish(status, event.output, diff)
             case ev.Notice():
@@ -164,6 +174,8 @@ class AgentView(Part):
                         ),
                     )
                 )
+            case ev.PlanChanged():
+                self.show_plan(event.plan)
             case ev.TurnFinished():
                 self._end_stream()
             case _:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.dom import DOMNode
 
+from zcoder.frontend.goal import GoalKeeper
 from zcoder.frontend.pending import PendingInput
 from zcoder.tui.state.scheduler import TurnScheduler
 
@@ -69,6 +70,9 @@ class Services:
         """The user's waiting input (steering, follow-ups): the one store of it, saved with
         the open session (tui/parts/sessions_ui.py), the agent's steering source."""
         self.scheduler = TurnScheduler(config.relay.max_auto_turns, pending=self.pending)
+        self.goal = GoalKeeper()
+        """The open session's goal (/goal, tui/parts/goal_ui.py), saved with it."""
+        self.scheduler.goal_due = lambda: self.goal.due
         self.busy = busy
         self.agent: Agent | None = None
         self.store: SessionStore | None = None

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from zcoder.base.plural import counted, plural
 from zcoder.frontend.resume import ResumeError, find_session, session_lines
 from zcoder.frontend.session import OpenedSession, open_session, restore_saved_model
-from zcoder.sessions import SessionInfo, SessionStore, SessionStoreError
+from zcoder.sessions import SessionData, SessionInfo, SessionStore, SessionStoreError
 from zcoder.sessions.locks import SessionInUseError, SessionLock
 from zcoder.slash.declared import SessionCommands
 from zcoder.tui.messages import SessionOpened
@@ -171,11 +171,10 @@ class SessionsUI(Part, SessionCommands):
         # this one's comes back held (after a crash too): nothing runs until /queue resume.
         store = self.services.store
         self.services.pending.switch(partial(store.replace_pending, data.info.id), data.pending)
-        agent.use_session(data.info.id, data.messages, data.user_ledger)
+        goal_note = self.services.goal.switch(store.save_state, data.info.id, data.state)
+        agent.use_session(data.info.id, data.messages, data.user_ledger, data.state)
         agent.hook_points.start_session(source)
-        self.transcript.clear()
-        self.agent_view.reset()
-        self.shown = self.transcript.show_saved([(e.role, e.text, e.metadata) for e in data.events])
+        self._show(data)
         if self.services.relay is not None:  # peers see it at once
             self.services.relay.refresh_manifest(session_id=data.info.id)
         self.refresh()
@@ -186,6 +185,8 @@ class SessionsUI(Part, SessionCommands):
                 f"{counted(waiting, 'input')} {'was' if waiting == 1 else 'were'} waiting when"
                 f" this session last ran: /queue lists {them}, /queue resume runs {them}."
             )
+        if goal_note:
+            self.say.notice(goal_note)
         if not restore_model:
             try:  # the session goes on with this model (-m, or a new session's)
                 opened.record_model(self.services.store, model)
@@ -197,6 +198,25 @@ class SessionsUI(Part, SessionCommands):
                 partial(self._restore_model, data.info.model, warm_if_kept=initial),
                 group="session-model",
             )
+
+    def _show(self, data: SessionData) -> None:
+        """The session's saved transcript, in place of what was shown."""
+        self.transcript.clear()
+        self.agent_view.reset()
+        self.shown = self.transcript.show_saved([(e.role, e.text, e.metadata) for e in data.events])
+
+    def show_again(self) -> None:
+        """The open session's transcript as it is saved now (after a /rewind)."""
+        store, session_id = self.services.store, self.services.session_id
+        if store is None or session_id is None:
+            return
+        try:
+            data = store.load(session_id, *self.scope)
+        except (LookupError, SessionStoreError) as exc:
+            self.say.error(str(exc))
+            return
+        self._show(data)
+        self.say.post(SessionOpened(data.info.id, self.shown))  # the context meter
 
     async def _restore_model(self, session_model: str, *, warm_if_kept: bool) -> None:
         """Put back the session's model when the server has it; else say so and keep ours.

@@ -108,6 +108,8 @@ class Turns(Part, QueueCommands):
     """A custom command's or a skill's turn for a prompt (/NAME, $NAME), else None."""
     gate: RelayGate = field(default_factory=RelayGate)
     """The RelayMessage hooks' say on each relayed message."""
+    goal_turn: Callable[[], Coroutine[Any, Any, None]] | None = None
+    """The body of the goal's next turn (tui/parts/goal_ui.py); None: no goals here."""
     after_plan: Callable[[str], Awaitable[None]] | None = None
     """Offers the reply of a user turn that ended complete to run as a plan; it does only
     in plan mode (tui/parts/modes_ui.py)."""
@@ -138,6 +140,10 @@ class Turns(Part, QueueCommands):
                 step = scheduler.next_turn(None)
             if step is Next.STEER:  # left by the last turn: it goes on before anything
                 self.start(self.steered_turn, relay=False)
+                return
+            if step is Next.GOAL and self.goal_turn is not None:
+                scheduler.goal_started()
+                self.start(self.goal_turn, relay=False)
                 return
             if step is Next.PROMPT:
                 prompt = scheduler.pop_prompt()

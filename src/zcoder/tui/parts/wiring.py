@@ -34,16 +34,20 @@ if TYPE_CHECKING:
     from zcoder.tui.parts.approvals import DialogApprovals
     from zcoder.tui.parts.custom_commands_ui import CustomCommandsUI
     from zcoder.tui.parts.edits_ui import EditsUI
+    from zcoder.tui.parts.goal_ui import GoalUI
+    from zcoder.tui.parts.jobs_ui import JobsUI
     from zcoder.tui.parts.mcp_ui import McpUI
     from zcoder.tui.parts.model_ui import ModelUI
     from zcoder.tui.parts.modes_ui import ModesUI
     from zcoder.tui.parts.quit_ui import QuitUI
     from zcoder.tui.parts.relay_ui import RelayUI
+    from zcoder.tui.parts.rewind_ui import RewindUI
     from zcoder.tui.parts.services import Services
     from zcoder.tui.parts.sessions_ui import SessionsUI
     from zcoder.tui.parts.slash import SlashCommands
     from zcoder.tui.parts.turns import Turns
     from zcoder.tui.state.notify import Notifier
+    from zcoder.tui.widgets.plan_view import PlanView
     from zcoder.tui.widgets.prompt import PromptInput
     from zcoder.tui.widgets.shared import SessionList
     from zcoder.tui.widgets.transcript import Entry, Transcript
@@ -56,6 +60,7 @@ class ScreenSide(Host, Protocol):
 
     transcript: Transcript
     sidebar: SessionList
+    plan_view: PlanView
     prompt_input: PromptInput
 
     @property
@@ -71,6 +76,8 @@ class ScreenSide(Host, Protocol):
 
     def show_queue(self) -> None: ...
 
+    def schedule(self) -> None: ...
+
     def queue_prompt(self, text: str) -> None: ...
 
     def note_user_acted(self) -> None: ...
@@ -78,6 +85,8 @@ class ScreenSide(Host, Protocol):
     def show_sessions_list(self) -> None: ...
 
     def show_output(self) -> None: ...
+
+    def put_back(self, text: str) -> None: ...
 
 
 @dataclass(eq=False)
@@ -143,6 +152,10 @@ class Parts:
         """A ``kind`` of Turns wired to this screen; ``extra``: the keyword arguments a
         kind adds (a remote one's ``link`` and ``queue``)."""
         screen = self.screen
+
+        async def goal_turn() -> None:  # the goal's part, made when a goal first runs
+            await self.goal.turn()
+
         return kind(
             self.context,
             model=self.model_ui,
@@ -152,6 +165,7 @@ class Parts:
             show=screen.show,
             show_queue=screen.show_queue,
             plan=lambda prompt: self.custom_commands.plan(prompt),  # noqa: PLW0108 - made on use
+            goal_turn=goal_turn,
             after_plan=lambda text: self.modes.offer_plan(text),  # noqa: PLW0108 - made on use
             **extra,
         )
@@ -168,6 +182,15 @@ class Parts:
             queue=screen.queue_prompt,
             user_turn=lambda prompt: self.turns.user_turn(prompt),  # noqa: PLW0108
             refresh=(self.model_ui.refresh_meter, self.sessions.refresh),
+        )
+
+    @cached_property
+    def goal(self) -> GoalUI:
+        """/goal and the goal's turns."""
+        from zcoder.tui.parts.goal_ui import GoalUI
+
+        return GoalUI(
+            self.context, model=self.model_ui, sessions=self.sessions, schedule=self.screen.schedule
         )
 
     @cached_property
@@ -193,6 +216,25 @@ class Parts:
             confirm_plan=self.dialogs.confirm_plan,
             queue_prompt=self.screen.queue_prompt,
         )
+
+    @cached_property
+    def rewind(self) -> RewindUI:
+        """/rewind (Escape twice) and /fork."""
+        from zcoder.tui.parts.rewind_ui import RewindUI
+
+        return RewindUI(
+            self.context,
+            sessions=self.sessions,
+            confirm=self.dialogs.confirm_rewind,
+            put_back=self.screen.put_back,
+        )
+
+    @cached_property
+    def jobs(self) -> JobsUI:
+        """/jobs and the header's count of background commands."""
+        from zcoder.tui.parts.jobs_ui import JobsUI
+
+        return JobsUI(self.context)
 
     @cached_property
     def slash(self) -> SlashCommands:
@@ -229,6 +271,9 @@ class Parts:
             self.quit_ui,
             self.custom_commands,
             self.turns,
+            self.rewind,
+            self.jobs,
+            self.goal,
             self.modes,
         )
 
@@ -252,7 +297,9 @@ class Parts:
     def agent_view(self) -> AgentView:
         from zcoder.tui.parts.agent_view import AgentView
 
-        return AgentView(self.context, show=self.screen.show)
+        return AgentView(
+            self.context, show=self.screen.show, show_plan=self.screen.plan_view.show_plan
+        )
 
     @cached_property
     def peer_steers(self) -> PeerSteers:

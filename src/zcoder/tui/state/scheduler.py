@@ -14,6 +14,11 @@ last relay sequence accepted at that moment. Relayed messages accepted before it
 follow-ups run first in, first out. Held input (a stopped turn's, a crashed run's) runs
 only after ``/queue resume``, and holds nothing else up.
 
+A goal (``/goal``, zcoder.frontend.goal) runs its turns only when none of the user's
+input waits: what the user types goes first. Between a running goal and relayed tasks
+the turns alternate: a relayed task waiting when a goal turn ends runs next, and the goal
+turn after it, so neither starves the other.
+
 Loops and floods: relayed turns run without the user are counted, and stop at a limit
 until the user acts (zcoder.frontend.auto_turns, which an editor's session counts with too).
 """
@@ -21,6 +26,7 @@ until the user acts (zcoder.frontend.auto_turns, which an editor's session count
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from enum import Enum
 from typing import Final
 
@@ -37,6 +43,7 @@ class Next(Enum):
     RELAY = "relay"  # claim the oldest relayed message and run it
     PROMPT = "prompt"  # run the oldest follow-up (``pop_prompt``)
     STEER = "steer"  # the steering left by the last turn (``Agent.run_steered_turn``)
+    GOAL = "goal"  # the next turn of the running goal (``goal_started`` when it starts)
 
 
 class TurnScheduler(AutoTurns):
@@ -46,6 +53,8 @@ class TurnScheduler(AutoTurns):
         super().__init__(max_auto_turns)
         self.pending = pending if pending is not None else PendingInput()
         self._recalled: int | None = None  # the mark of a follow-up taken back to edit
+        self.goal_due: Callable[[], bool] = lambda: False  # a goal turn may run
+        self._goal_went_last = False  # the last of a goal turn and a relayed task was the goal's
 
     # -- the user's prompts ---------------------------------------------------------------
 
@@ -101,6 +110,13 @@ class TurnScheduler(AutoTurns):
         assert text is not None  # next_turn said PROMPT
         return text
 
+    def goal_started(self) -> None:
+        self._goal_went_last = True
+
+    def relay_started(self) -> None:
+        self._goal_went_last = False
+        super().relay_started()
+
     # -- the decision ---------------------------------------------------------------------
 
     def next_turn(self, oldest_waiting: int | None) -> Next | None:
@@ -115,4 +131,6 @@ class TurnScheduler(AutoTurns):
             if relay_ready and oldest_waiting is not None and oldest_waiting <= first.mark:
                 return Next.RELAY
             return Next.PROMPT
+        if self.goal_due() and not (relay_ready and self._goal_went_last):
+            return Next.GOAL
         return Next.RELAY if relay_ready else None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Final
 
 from rich.text import Text
 from textual import events
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import ListItem, ListView, Static
@@ -33,6 +33,7 @@ __all__ = [
     "Body",
     "SessionItem",
     "SessionList",
+    "SideColumn",
     "SidebarPlaceholder",
     "content_text",
     "screen_safe",  # zcoder.base.sanitize's, the one for every front end
@@ -84,6 +85,16 @@ class SidebarPlaceholder(Static):
     """
 
 
+class SideColumn(Vertical):
+    """The sidebar: the sessions list (its placeholder in the first frame), and under it
+    the model's plan while there is one (tui/widgets/plan_view.py)."""
+
+    DEFAULT_CSS = """
+    SideColumn { width: 30; height: 1fr; }
+    SideColumn > SessionList { height: 1fr; }
+    """
+
+
 SIDEBAR_MIN_TERMINAL_WIDTH: Final = 80
 """Narrower than this many columns, the sessions sidebar (30 columns) hides itself, so the
 transcript keeps at least 50; it comes back when the terminal is wide enough again. Ctrl+B
@@ -95,8 +106,7 @@ class Body(Horizontal):
 
     Shown when the terminal is at least ``SIDEBAR_MIN_TERMINAL_WIDTH`` wide, unless the
     user hid it (Ctrl+B); when narrower, hidden unless the user asked for it (Ctrl+B,
-    /sessions) since it became narrow. The sidebar is the first child (the placeholder of
-    the first frame, then the sessions list).
+    /sessions) since it became narrow. The sidebar is the first child (a SideColumn).
     """
 
     class SidebarHidden(Message):
@@ -142,7 +152,7 @@ class Body(Horizontal):
             return
         sidebar = self.children[0]
         sidebar.display = self.sidebar_wanted
-        if not sidebar.display and sidebar.has_focus:
+        if not sidebar.display and sidebar.has_focus_within:
             self.post_message(self.SidebarHidden())
 
 

@@ -36,6 +36,7 @@ from zcoder.tui.widgets.shared import screen_safe
 
 __all__ = [
     "ACTIVE_STATUSES",
+    "CHECKING_GOAL",
     "MODEL_MIN_CELLS",
     "REDUCTIONS",
     "RUNNING_COMMAND",
@@ -65,6 +66,8 @@ WRITING_REPLY: Final = "Writing reply"
 """The badge while the reply's text streams (``Thinking`` only while reasoning streams)."""
 RUNNING_COMMAND: Final = "Running command"
 """The badge while a run_command call runs (other tools: ``Tool: name``)."""
+CHECKING_GOAL: Final = "Checking goal"
+"""The badge while a goal's independent check runs (tui/parts/goal_ui.py)."""
 ACTIVE_STATUSES: Final = frozenset(
     {
         Status.THINKING.value,
@@ -73,6 +76,7 @@ ACTIVE_STATUSES: Final = frozenset(
         WRITING_REPLY,
         RUNNING_COMMAND,
         "Compacting",
+        CHECKING_GOAL,
     }
 )
 """Statuses that mean "wait, something is under way" (and every ``Tool: name``)."""
@@ -109,6 +113,7 @@ REDUCTIONS: Final = (
     "project",
     "name",  # "zcoder"
     "meter",
+    "goal_detail",  # "goal 3 turns · 12k/50k" -> "goal 12k/50k"
     "separators",  # " │ " -> " "
     "relay_detail",  # "relay: ready · 3 queued · waiting for you" -> "relay: ready · 3 waiting"
 )
@@ -155,16 +160,9 @@ def git_branch(workspace: Path) -> str | None:
 
 
 _CHANGING: Final = (
-    "model",
-    "status",
-    "relay",
-    "queued",
-    "held",
-    "waiting",
-    "context",
-    "asking",
-    "mode",
-)
+    "model", "status", "relay", "queued", "held", "waiting", "context", "asking", "jobs",
+    "goal", "mode",
+)  # fmt: skip
 """The header's fields that change while zcoder runs (``HeaderBar``'s reactives)."""
 
 
@@ -183,6 +181,8 @@ class HeaderState:
     waiting: bool = False  # queued relayed tasks wait for the user (the auto-turn limit)
     context: ContextUsage | None = None  # the meter: tokens used of the window
     asking: bool = False  # a dialog waits for the user's answer
+    jobs: int = 0  # background commands running (tools/jobs.py)
+    goal: tuple[str, str] = ("", "")  # the goal's words, long and short (agent/goal.py)
     mode: str = "ask"  # the permission mode (zcoder.tools.modes.Mode's value)
 
     @property
@@ -268,7 +268,11 @@ def _assemble(
         meter, meter_style = meter_text(state.context, short="meter_detail" in dropped)
         status.append(" ")
         status.append(meter, style=meter_style)
+    if state.jobs:  # beside the badge: it stays however narrow the header
+        status.append(f" {state.jobs} job{'s' if state.jobs != 1 else ''}", style="bold")
     parts.append(status)
+    if state.goal[0]:
+        parts.append(Text(state.goal[1 if "goal_detail" in dropped else 0], style="bold"))
     if state.mode != "ask" or "ask_mode" not in dropped:
         parts.append(Text(state.mode.replace("-", " "), style=MODE_STYLES.get(state.mode, "")))
     relay = Text(f"relay: {state.relay}")
@@ -312,6 +316,8 @@ class HeaderBar(Widget):
     waiting: reactive[bool] = reactive(False)
     context: reactive[ContextUsage | None] = reactive(None)
     asking: reactive[bool] = reactive(False)
+    jobs: reactive[int] = reactive(0)
+    goal: reactive[tuple[str, str]] = reactive(("", ""))
     mode: reactive[str] = reactive("ask")
 
     def __init__(
@@ -385,6 +391,7 @@ class HeaderBar(Widget):
 
     # Every field's change is drawn the same way.
     watch_model = watch_status = watch_relay = watch_queued = _sync
+    watch_held = watch_context = watch_asking = watch_jobs = watch_goal = _sync
     watch_held = watch_context = watch_asking = watch_mode = _sync
 
     def watch_waiting(self) -> None:

@@ -42,6 +42,7 @@ from zcoder.tui.widgets.entries import (
     tool_text,
     user_text,
 )
+from zcoder.tui.widgets.plan_view import tool_entry
 
 __all__ = [
     "FULL_OUTPUT_KEY",
@@ -101,7 +102,7 @@ def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
         entry.finish(entry.command_status, text)
         return entry
     if role == "tool":
-        tool = ToolEntry(str(metadata.get("name", "tool")), dict(metadata.get("arguments") or {}))
+        tool = tool_entry(str(metadata.get("name", "tool")), dict(metadata.get("arguments") or {}))
         tool.finish(_saved_status(metadata), text, str(metadata.get("diff") or ""))
         return tool
     if role == "relay":

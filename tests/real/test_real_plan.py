@@ -1,0 +1,67 @@
+"""update_plan with the real llama.cpp server and SmolLM2-135M, through ``zcoder --prompt``.
+
+A 135M model does not plan on its own; told to repeat a call exactly it does (as
+tests/real/test_real_oneshot.py has it do for read_file). update_plan is offered on
+demand: llama.cpp constrains a tool call to the tools the request offers, so a call of
+it by name alone comes out as another tool (measured: read_file of ``src/**``); the model
+loads it with ``load_tools`` first, as the catalog says, and from its next step on calls
+it. What this shows with a real server: that path, with nested arguments through the
+real template and parser, the call run, the plan kept, saved with the session and given
+back in the JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.real.conftest import RealServer
+from tests.real.test_real_oneshot import zcoder
+from tests.test_oneshot import Env, make_env, sessions
+
+pytestmark = pytest.mark.timeout(600)  # the lock on REAL_ROOT may wait for another worker
+
+STEPS = [{"text": "read alpha", "status": "in_progress"}]
+
+
+def repeat(name: str, arguments: dict[str, object]) -> str:
+    call = json.dumps({"name": name, "arguments": arguments})
+    return f"Reply with exactly this and nothing else: <tool_call>{call}</tool_call>"
+
+
+@pytest.fixture
+def env(real_root: Path) -> Env:
+    return make_env(real_root)
+
+
+def test_the_small_model_loads_update_plan_calls_it_and_the_plan_is_kept(
+    env: Env, tool_server: RealServer
+) -> None:
+    load = json.loads(
+        zcoder(
+            env, tool_server, "--json", "--prompt", repeat("load_tools", {"name": "update_plan"})
+        ).stdout
+    )
+    assert [(c["name"], c["status"]) for c in load["tool_calls"]] == [("load_tools", "completed")]
+    (data,) = sessions(env)
+
+    done = zcoder(
+        env,
+        tool_server,
+        "--json",
+        "--resume",
+        data.info.id,
+        "--prompt",
+        repeat("update_plan", {"items": STEPS}),
+        ZCODER_MAX_OUTPUT_TOKENS="96",  # the call is longer than the other tests' replies
+    )
+    report = json.loads(done.stdout)
+    (call,) = [c for c in report["tool_calls"] if c["name"] == "update_plan"]
+    assert call["arguments"] == {"items": STEPS}
+    assert call["status"] == "completed", call
+    assert call["output"] == "Plan updated: 0/1 done. In progress: read alpha"
+    assert report["plan"] == STEPS
+    (data,) = sessions(env)
+    assert data.state == {"plan": {"items": STEPS}}
