@@ -10,18 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from zcoder.slash.declared import ModeCommands
+from zcoder.tools.approval import ApprovalPolicy
 from zcoder.tools.modes import Mode, parse_mode
 from zcoder.tui.parts.services import Part
-
-if TYPE_CHECKING:
-    from zcoder.tools import ApprovalPolicy
 
 ACCEPTED_PLAN: Final = "The plan is accepted: carry it out now."
 """The prompt an accepted plan runs as (the plan itself is in the history already)."""
 NOT_YET: Final = "The mode can be switched once zcoder has started."
+ELSEWHERE: Final = "The permission mode is the remote zcoder's (its --mode); not switched here."
 
 
 @dataclass(eq=False)
@@ -34,14 +33,19 @@ class ModesUI(Part, ModeCommands):
     queue_prompt: Callable[[str], object]
 
     def _approval(self) -> ApprovalPolicy | None:
-        agent = self.services.agent
-        return agent.approval if agent is not None else None
+        """The agent's policy; None before start-up made the agent, and over --connect,
+        where the agent (the remote zcoder's) has none here."""
+        approval = getattr(self.services.agent, "approval", None)
+        return approval if isinstance(approval, ApprovalPolicy) else None
+
+    def _unavailable(self) -> None:
+        self.say.notice(NOT_YET if self.services.agent is None else ELSEWHERE)
 
     def switch(self, mode: Mode) -> None:
         """The user chose ``mode``: the agent's next request follows it, the header too."""
         approval = self._approval()
         if approval is None:
-            self.say.notice(NOT_YET)
+            self._unavailable()
             return
         approval.switch_mode(mode)
         self.say.header(mode=mode.value)
@@ -50,14 +54,14 @@ class ModesUI(Part, ModeCommands):
         """Shift+Tab: ask → accept edits → plan → ask."""
         approval = self._approval()
         if approval is None:
-            self.say.notice(NOT_YET)
+            self._unavailable()
             return
         self.switch(approval.mode.next())
 
     def mode_command(self, argument: str, /) -> None:
         approval = self._approval()
         if approval is None:
-            self.say.notice(NOT_YET)
+            self._unavailable()
             return
         if not argument.strip():
             mode = approval.mode

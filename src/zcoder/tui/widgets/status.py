@@ -183,7 +183,7 @@ class HeaderState:
     asking: bool = False  # a dialog waits for the user's answer
     jobs: int = 0  # background commands running (tools/jobs.py)
     goal: tuple[str, str] = ("", "")  # the goal's words, long and short (agent/goal.py)
-    mode: str = "ask"  # the permission mode (zcoder.tools.modes.Mode's value)
+    mode: str = "ask"  # the permission mode (zcoder.tools.modes.Mode's value); "": none here
 
     @property
     def label(self) -> str:
@@ -273,7 +273,7 @@ def _assemble(
     parts.append(status)
     if state.goal[0]:
         parts.append(Text(state.goal[1 if "goal_detail" in dropped else 0], style="bold"))
-    if state.mode != "ask" or "ask_mode" not in dropped:
+    if state.mode and (state.mode != "ask" or "ask_mode" not in dropped):
         parts.append(Text(state.mode.replace("-", " "), style=MODE_STYLES.get(state.mode, "")))
     relay = Text(f"relay: {state.relay}")
     if state.queued:
