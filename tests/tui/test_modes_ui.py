@@ -11,6 +11,8 @@ from textual.message import Message
 
 from tests.tui.parts_support import part_context, services_for
 from tests.tui.test_status import state
+from tests.tui.test_turns import Rig
+from zcoder.agent import Outcome, TurnFinished
 from zcoder.tools import ApprovalPolicy, CommandPolicy, Mode, Profile
 from zcoder.tui.messages import HeaderFields, ShowNotice
 from zcoder.tui.parts.modes_ui import ACCEPTED_PLAN, ELSEWHERE, NOT_YET, ModesUI
@@ -122,3 +124,23 @@ def test_the_header_keeps_plan_and_accept_edits_and_drops_ask_first(width: int) 
     assert "plan" in shown("plan") and "accept edits" in shown("accept-edits")
     assert (" ask " in shown("ask")) is (width == 140)
     assert " ask " not in header_line(state(mode=""), 140).plain  # --connect: none here
+
+
+async def test_a_user_turn_that_ended_complete_offers_its_reply_and_no_other(
+    tmp_path: Path,
+) -> None:
+    rig = Rig(tmp_path)
+    offered: list[str] = []
+    endings = [TurnFinished(Outcome.COMPLETE, "1. plan"), TurnFinished(Outcome.INCOMPLETE, "1.")]
+
+    async def ends(_prompt: str) -> TurnFinished:
+        return endings.pop(0)
+
+    async def offer(text: str) -> None:
+        offered.append(text)
+
+    rig.agent.run_user_turn = ends  # type: ignore[method-assign, assignment]
+    rig.turns.after_plan = offer
+    await rig.turns.user_turn("plan it")
+    await rig.turns.user_turn("plan it again")
+    assert offered == ["1. plan"]
