@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.fixtures.approver import ScriptedApprover
 from zcoder.tools import (
@@ -31,6 +33,10 @@ READ_ONLY = [
     "grep -rn TODO . | head -20",
     "date +%s",
     "sort -u names.txt",
+    "cat <notes.txt",
+    "ls &>/dev/null",
+    "git --no-pager log -p -- src",
+    "cat ~/notes.txt",
 ]
 
 WRITES = [
@@ -72,6 +78,21 @@ WRITES = [
     "xargs rm < list",
     "ls 'unterminated",
     "",
+    "echo > x hi",
+    ">x ls",
+    "ls 3>x",
+    "ls &>x",
+    "ls >| x",
+    "ls >/dev/null2",
+    "ls 2>&1 >x",
+    'echo "$(rm x)"',
+    "ls <(rm x)",
+    "ls <<< hi",
+    "find . {-delete,}",
+    "if true; then rm x; fi",
+    "while true; do ls; done",
+    "command rm x",
+    "git -C .. status",
 ]
 
 
@@ -156,3 +177,15 @@ async def test_the_sysadmin_guard_speaks_first_in_plan_mode() -> None:
     approval = ApprovalPolicy(CommandPolicy.ASK, Profile.SYSADMIN, mode=Mode.PLAN)
     allowed, reason = await authorize(approval, "rm -rf /")
     assert not allowed and reason.startswith("refused by the sysadmin safety guard")
+
+
+PIECES = [*"ab $`'\"\\|&;<>(){}[]*?~-=\n\t", "cat ", "rm ", "ls ", "/dev/null", "git "]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
+def test_the_classifier_never_raises_and_never_lets_rm_through(text: str) -> None:
+    why = read_only_refusal(text)
+    assert why is None or isinstance(why, str)
+    if why is None and not set("'\"\\") & set(text):  # unquoted: each line is commands
+        assert not any(line.lstrip(" \t;&|").startswith("rm ") for line in text.splitlines())
