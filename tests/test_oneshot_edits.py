@@ -111,3 +111,22 @@ def test_with_a_terminal_the_edit_is_shown_and_asked(env: Env, key: str, written
     assert child.exitstatus == 0
     expected = "ALPHA\x1b[2J\n" if written else "alpha\n"
     assert (env.workspace / "alpha.txt").read_text() == expected
+
+
+def test_prompt_mode_honours_mode_plan_under_yes_and_writes_nothing(env: Env) -> None:
+    with FakeOllama() as server:
+        server.enqueue(
+            Turn.tool_calls(
+                call("write_file", {"path": "alpha.txt", "content": "ALPHA\n"}),
+                call("run_command", {"command": "echo ALPHA > alpha.txt"}),
+            ),
+            Turn.text("1. shout alpha"),
+        )
+        done = prompt(env, server, "shout alpha", "--mode", "plan", "--yes")
+        first, second = server.chat_bodies
+    assert done.returncode == 0, done.stderr
+    assert (env.workspace / "alpha.txt").read_text() == "alpha\n"
+    assert "write_file" not in {tool["function"]["name"] for tool in first["tools"]}
+    results = [m["content"] for m in second["messages"] if m["role"] == "tool"]
+    assert all("plan mode" in result for result in results), results
+    assert "1. shout alpha" in done.stdout

@@ -19,7 +19,7 @@ from zcoder.cli import build_parser, main
 from zcoder.config import ConfigError, load_config
 from zcoder.model.context import resolve_for_model
 from zcoder.options import OPTIONS, McpLimits, Option, editor_flags, option, refused
-from zcoder.tools import CommandPolicy, EditPolicy, Profile
+from zcoder.tools import CommandPolicy, EditPolicy, Mode, Profile
 
 ROOT = Path(__file__).resolve().parent.parent
 READ = [row for row in OPTIONS if row.parse is not None]
@@ -181,6 +181,8 @@ FLAGS: dict[str, tuple[Any, dict[str, str], str, Any, Any, Any]] = {
     "profile": ("sysadmin", {"ZCODER_PROFILE": "coding"}, "profile", Profile.SYSADMIN,
                 Profile.CODING, Profile.CODING),
     "name": ("web", {"ZCODER_AGENT_NAME": "api"}, "agent_name", "web", "api", "ws"),
+    "mode": ("plan", {"ZCODER_MODE": "accept edits"}, "mode", Mode.PLAN, Mode.ACCEPT_EDITS,
+             Mode.ASK),
     "context_window": ("32k", {"ZCODER_CONTEXT_WINDOW": "16384"}, "context_window", 32768,
                        16384, None),
     "yes": (True, {"ZCODER_COMMAND_POLICY": "deny"}, "command_policy", CommandPolicy.ALLOW,
@@ -259,6 +261,7 @@ ARGUMENTS: dict[str, list[str]] = {
     "gguf": ["--gguf", "x.gguf"],
     "workspace": ["-w", "."],
     "profile": ["--profile", "coding"],
+    "mode": ["--mode", "plan"],
     "prompt": ["-p", "hi"],
     "output_format": ["--output-format", "json"],
     "yes": ["--yes"],
@@ -310,7 +313,7 @@ def test_the_refusals_are_the_ones_zcoder_always_made() -> None:
     assert sorted(connect) == sorted([
         "--acp", "--prompt", "--output-format", "-m/--model", "--host", "--backend",
         "--base-url", "--gguf", "-w/--workspace", "--profile", "--yes", "--deny-commands",
-        "--name", "--no-think", "--context-window",
+        "--name", "--no-think", "--context-window", "--mode",
     ])  # fmt: skip
     acp = [row.label for row in OPTIONS if row.editor == "refuse"]
     assert sorted(acp) == sorted(

@@ -37,7 +37,7 @@ from zcoder.options import (
 )
 from zcoder.relay import BadName, RelaySettings, check_name, default_name, load_relay_settings
 from zcoder.sessions import default_home
-from zcoder.tools import CommandPolicy, EditPolicy, Profile
+from zcoder.tools import CommandPolicy, EditPolicy, Mode, Profile, parse_mode
 
 __all__ = ["DEFAULT_COMPACT_AT", "Config", "ConfigError", "load_config"]
 
@@ -69,6 +69,8 @@ class Config:
     """ZCODER_API_KEY, sent only as the Authorization header; never shown or stored."""
     compact_at: float | None = DEFAULT_COMPACT_AT
     """ZCODER_COMPACT_AT: the share of the window that triggers compaction; None: off."""
+    mode: Mode = Mode.ASK
+    """--mode: the permission mode zcoder starts in (zcoder.tools.modes)."""
     edit_policy: EditPolicy = EditPolicy.AUTO
     """ZCODER_EDITS: ``auto`` writes at once (undo with /undo); ``ask`` asks before each."""
     relay_edit_policy: EditPolicy = EditPolicy.ASK
@@ -144,6 +146,7 @@ def load_config(
     backend: str | None = None,
     base_url: str | None = None,
     name: str | None = None,
+    mode: str | None = None,
 ) -> Config:
     """Resolve every setting; raises ConfigError for one that cannot be used.
 
@@ -182,6 +185,11 @@ def load_config(
             "--yes (or ZCODER_COMMAND_POLICY=allow) cannot be used with the sysadmin profile: "
             "every command must be approved there"
         )
+
+    try:
+        chosen_mode = parse_mode(mode or _env(env, "mode") or default_of("mode"))
+    except ValueError as exc:
+        raise ConfigError(f"{'--mode' if mode else 'ZCODER_MODE'}: {exc}") from None
 
     chosen_backend, chosen_base_url = _backend(env, backend, base_url)
     raw_host = host or _env(env, "host") or DEFAULT_HOST
@@ -226,5 +234,6 @@ def load_config(
         backend=chosen_backend,
         base_url=chosen_base_url,
         agent_name=agent_name,
+        mode=chosen_mode,
         **settings,
     )

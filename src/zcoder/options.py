@@ -245,6 +245,13 @@ OPTIONS: Final[tuple[Option, ...]] = (
         editor="forward", remote=True,
     ),
     Option(
+        "mode", ("--mode",), "ZCODER_MODE", default="ask",
+        arg={"choices": ["ask", "accept-edits", "plan"]},
+        help="the permission mode to start in (Shift+Tab and /mode switch it): ask "
+        "(default $ZCODER_MODE or ask), accept-edits or plan (read-only)",
+        editor="forward", remote=True,
+    ),
+    Option(
         "prompt", ("-p", "--prompt"), arg={"metavar": "TEXT"},
         help="run one turn and exit; piped standard input goes after TEXT, and - reads "
         "the prompt itself from standard input",

@@ -56,6 +56,7 @@ OWN_NAMES = frozenset(
         "init",
         "instructions",
         "list-agents",
+        "mode",
         "mcp",
         "model",
         "new",

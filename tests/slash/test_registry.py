@@ -34,6 +34,7 @@ HELP_ORDER = [
     "/queue",
     "/jobs",
     "/goal",
+    "/mode",
     "/model",
     "/diff",
     "/undo",
@@ -70,6 +71,7 @@ WHERE_TO_ASK = {
     "/instructions": "the instruction files are the remote host's (zcoder "
     "--print-instructions there lists them)",
     "/init": "/init writes the remote workspace's AGENTS.md: run it there",
+    "/mode": "the permission mode is the remote zcoder's (its --mode)",
 }
 """--connect's refusals as its own table had them, before they joined the declarations."""
 

@@ -46,12 +46,14 @@ from acp.schema import (
     PromptResponse,
     SessionCapabilities,
     SessionListCapabilities,
+    SetSessionModeResponse,
 )
 
 from zcoder import __version__
 from zcoder.acp.extensions import extension_method, extensions_offered
 from zcoder.acp.input import INPUT, parse_input
 from zcoder.acp.listing import list_page
+from zcoder.acp.modes import session_modes, set_session_mode
 from zcoder.acp.notices import ClientOffers, SessionNotice, notice_message
 from zcoder.acp.prompts import PromptBlock
 from zcoder.acp.session import AcpSession, workspace_of
@@ -60,6 +62,7 @@ from zcoder.acp.updates import Update, plan_update, replay
 from zcoder.base.logfile import setup_logging
 from zcoder.config import Config, ConfigError, load_config
 from zcoder.sessions import SessionStore, SessionStoreError
+from zcoder.tools import ApprovalPolicy
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +178,8 @@ class ZcoderAgent:
             raise RequestError.internal_error({"details": str(exc)}) from None
         session.offer_commands()
         log.info("ACP session %s opened in %s", session.id, config.workspace)
-        return NewSessionResponse(session_id=session.id)
+        modes = session_modes(session.started_agent().approval)
+        return NewSessionResponse(session_id=session.id, modes=modes)
 
     async def load_session(
         self,
@@ -213,7 +217,17 @@ class ZcoderAgent:
             await loaded.pump.flush()  # its plan (agent/plan_keeper.py) before the response
         self.sessions[session_id].offer_commands()
         self.sessions[session_id].announce_held()
-        return LoadSessionResponse()
+        return LoadSessionResponse(modes=session_modes(self._approval(session_id)))
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse:
+        """The editor's mode menu (acp/modes.py)."""
+        set_session_mode(self._approval(session_id), mode_id)
+        return SetSessionModeResponse()
+
+    def _approval(self, session_id: str) -> ApprovalPolicy:
+        return self._session(session_id).started_agent().approval
 
     async def list_sessions(
         self, cursor: str | None = None, cwd: str | None = None, **kwargs: Any

@@ -38,7 +38,7 @@ from zcoder.model import Message, system_message, user_message
 from zcoder.model.protocol import ChatClient
 from zcoder.relay import Envelope, sender_from, sender_name
 from zcoder.sessions import SessionStore
-from zcoder.tools import ApprovalPolicy, Approver, ToolContext, ToolRegistry, TurnOrigin
+from zcoder.tools import ApprovalPolicy, Approver, Mode, ToolContext, ToolRegistry, TurnOrigin
 from zcoder.tools.freshness import FreshnessBook
 from zcoder.tools.plan_tool import PLAN_KEY
 
@@ -265,6 +265,7 @@ class Agent(Steerable):
             instructions=self.settings.instructions_text(),
             relay_available=self.relay_available(),
             skills=self.settings.skills_catalog,
+            planning=self.approval.mode is Mode.PLAN,
         )
         return [system_message(prompt), *self.messages]
 

@@ -33,6 +33,7 @@ from zcoder.tools import (
     EditApprovalRequest,
     EditPolicy,
     FileChange,
+    Mode,
     Profile,
     ToolContext,
     TurnOrigin,
@@ -220,9 +221,9 @@ class EditJournal:
 
     async def review(self, tool: str, changes: Sequence[FileChange], ctx: ToolContext) -> str:
         paths = ", ".join(change.path for change in changes)
-        asks = self.policy is EditPolicy.ASK or ctx.approval.relayed_edits_ask(
-            ctx.origin, sender_trusted=ctx.sender_trusted
-        )
+        if ctx.approval.mode is Mode.PLAN:  # the registry refuses edit tools there already
+            return f"plan mode is read-only; nothing was written to {paths}"
+        asks = ctx.approval.edits_ask(self.policy, ctx.origin, sender_trusted=ctx.sender_trusted)
         # An `a` for this turn's edits was the user's, before a peer's steering landed.
         if asks and not (self._turn_allowed and ctx.origin is TurnOrigin.USER):
             allow_turn = ctx.profile is Profile.CODING and ctx.origin is TurnOrigin.USER

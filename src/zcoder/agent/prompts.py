@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Final
 
 from zcoder.tools import Profile
+from zcoder.tools.modes import PLAN_PROMPT
 
 CODING_PROMPT: Final = """\
 You are zcoder, a coding agent working in one project on the user's machine.
@@ -75,12 +76,15 @@ def system_prompt(
     instructions: str = "",
     relay_available: bool = False,
     skills: str = "",
+    planning: bool = False,
 ) -> str:
     """The system message. It stays the same for a whole session: a model server reuses
     the previous request's evaluated tokens only while the request begins with the same
     bytes (docs/models.md), so what changes mid-session (another agent arriving in the
     workspace, say) goes at the end of the history as a message (peers_note), never here.
-    ``skills``: the catalog of the workspace's Agent Skills (zcoder.skills.catalog_text)."""
+    ``skills``: the catalog of the workspace's Agent Skills (zcoder.skills.catalog_text).
+    ``planning``: plan mode (zcoder.tools.modes), one line at the end; switching modes
+    changes the tools sent too, so the server reads the request again once either way."""
     template = SYSADMIN_PROMPT if profile is Profile.SYSADMIN else CODING_PROMPT
     parts = [template.format(workspace=workspace)]
     if relay_available:
@@ -89,6 +93,8 @@ def system_prompt(
         parts.append(skills)
     if instructions:
         parts.append(INSTRUCTIONS_HEADER + "\n" + instructions)
+    if planning:
+        parts.append(PLAN_PROMPT)
     return "\n".join(parts)
 
 

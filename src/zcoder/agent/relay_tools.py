@@ -29,6 +29,7 @@ from zcoder.relay import (
 )
 from zcoder.tools import ToolContext, ToolRegistry, ToolResult, ToolSpec, TurnOrigin
 from zcoder.tools.base import Offered
+from zcoder.tools.modes import Effects
 from zcoder.tools.registry import ALIASES_KEY
 
 LIST_AGENTS: Final = "list_agents"
@@ -168,6 +169,7 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
             list_agents,
             available,
             Offered.WHILE_ON,
+            Effects.READS,
         )
     )
     registry.register(

@@ -22,6 +22,7 @@ from zcoder.base.sanitize import field_for_model
 from zcoder.relay import Receipt, Relay, resolve_target
 from zcoder.tools import ToolContext, ToolRegistry, ToolResult, ToolSpec, TurnOrigin
 from zcoder.tools.base import Offered, arguments
+from zcoder.tools.modes import Effects
 
 NOTIFY_WHEN_IDLE: Final = "notify_when_idle"
 WAIT_FOR_RECEIPT: Final = "wait_for_receipt"
@@ -153,5 +154,6 @@ def register_relay_waits(registry: ToolRegistry, relay: Relay) -> None:
             wait_for_receipt,
             available,
             Offered.ON_DEMAND,
+            Effects.READS,
         )
     )

@@ -67,6 +67,7 @@ def assemble_agent(
             config.profile,
             edits=config.edit_policy,
             relay_edits=config.relay_edit_policy,
+            mode=config.mode,
         ),
         approver=approver,
         on_event=on_event,

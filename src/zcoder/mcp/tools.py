@@ -57,6 +57,7 @@ from zcoder.tools.approval import (
 )
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec
 from zcoder.tools.catalog import Shelf
+from zcoder.tools.modes import Effects
 from zcoder.tools.profiles import TurnOrigin
 
 __all__ = ["McpToolSource", "split_tool_name"]
@@ -123,7 +124,11 @@ class McpToolSource:
         async def handler(arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
             return await self.run(tool.server, tool.name, arguments, ctx)
 
-        return ToolSpec(tool.qualified, description, _parameters(tool.input_schema), handler)
+        # Plan mode offers only what the server says changes nothing (readOnlyHint).
+        effects = Effects.READS if tool.read_only else Effects.WRITES
+        return ToolSpec(
+            tool.qualified, description, _parameters(tool.input_schema), handler, effects=effects
+        )
 
     async def prepare(self, ctx: ToolContext) -> list[str]:
         """Ask about new project servers (user turns only), start what may start, wait a

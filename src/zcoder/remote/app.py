@@ -111,7 +111,7 @@ class RemoteMainScreen(MainScreen):
         services.session_id = resume  # the remote session to load, by id
         project = PurePosixPath(target.path).name if target.path else target.host
         self.header.refresh_state(
-            host=f"ssh:{target.label}", model="remote", branch=None, project=project
+            host=f"ssh:{target.label}", model="remote", branch=None, project=project, mode=""
         )
 
     @property

@@ -25,6 +25,7 @@ from zcoder.tools.confinement import (
     resolve_path,
 )
 from zcoder.tools.files import decode_text
+from zcoder.tools.modes import Effects
 from zcoder.tools.offload import in_thread
 from zcoder.tools.output import bound_text
 from zcoder.tools.registry import ToolRegistry
@@ -138,6 +139,7 @@ def make_skill_tools(skills: SkillSet) -> list[ToolSpec]:
             description="Load a skill's instructions into the conversation (see the catalog).",
             parameters=arguments({"name": names}, required=["name"]),
             handler=activate,
+            effects=Effects.READS,
         ),
         ToolSpec(
             name=READ_SKILL_FILE,
@@ -150,6 +152,7 @@ def make_skill_tools(skills: SkillSet) -> list[ToolSpec]:
                 required=["skill", "path"],
             ),
             handler=read,
+            effects=Effects.READS,
         ),
     ]
 

@@ -33,6 +33,7 @@ __all__ = [
     "InstructionCommands",
     "JobCommands",
     "McpCommands",
+    "ModeCommands",
     "ModelCommands",
     "QueueCommands",
     "QuitCommands",
@@ -164,6 +165,20 @@ class GoalCommands:
     )
     def goal_command(self, argument: str, /) -> Reply:
         """Start, show or control the goal."""
+
+
+@declares_commands
+class ModeCommands:
+    """The permission mode (zcoder.tools.modes)."""
+
+    @slash_command(
+        Form("/mode [NAME]", "the permission mode: ask, accept-edits or plan (Shift+Tab cycles)"),
+        where=TUI,
+        needs=Needs.AGENT,
+        remote_refusal="the permission mode is the remote zcoder's (its --mode)",
+    )
+    def mode_command(self, argument: str, /) -> Reply:
+        """Show the mode, or switch to mode ``argument``."""
 
 
 @declares_commands

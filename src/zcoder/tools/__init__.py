@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from zcoder.tools.defaults import BUILTIN_TOOLS, default_registry
     from zcoder.tools.finish import FINISH_TOOL_NAME, FinishStatus
     from zcoder.tools.guard import GuardVerdict, Verdict, check_command, classify_command
+    from zcoder.tools.modes import Effects, Mode, parse_mode
     from zcoder.tools.output import DEFAULT_MAX_TOOL_OUTPUT, bound_text, max_tool_output_from_env
     from zcoder.tools.profiles import Profile, TurnOrigin
     from zcoder.tools.registry import ToolRegistry

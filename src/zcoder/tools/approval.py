@@ -23,6 +23,12 @@ File edits (write_file, replace_text, apply_patch) are asked about with ``ZCODER
 trust``) or ``ZCODER_RELAY_EDITS=auto`` (``relayed_edits_ask``): the same approver shows
 the diff of exactly what would be written. There ``a`` allows the edits of the rest of this
 turn only, and only in a user turn of the coding profile; a relayed turn asks for every edit.
+
+Above them all, the permission mode (zcoder.tools.modes), which the user switches while
+zcoder runs: ``accept-edits`` writes a user turn's edits unasked (coding profile), and
+``plan`` refuses, without asking, every command the read-only classifier does not know
+changes nothing (after the sysadmin guard and ``--deny-commands``, before anything that
+could allow it: ``--yes``, ``a``, a hook), and every edit.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from pathlib import Path
 from typing import Final, Protocol
 
 from zcoder.base.errors import ZcoderError
+from zcoder.tools.modes import Mode
 from zcoder.tools.profiles import Profile, TurnOrigin
 
 __all__ = [
@@ -203,6 +210,7 @@ class ApprovalPolicy:
         *,
         edits: EditPolicy = EditPolicy.AUTO,
         relay_edits: EditPolicy = EditPolicy.ASK,
+        mode: Mode = Mode.ASK,
     ) -> None:
         if policy is CommandPolicy.ALLOW and profile is Profile.SYSADMIN:
             raise ApprovalConfigError(
@@ -213,7 +221,28 @@ class ApprovalPolicy:
         self.profile = profile
         self.edits = edits
         self.relay_edits = relay_edits
+        self.mode = mode
+        """The permission mode now; only the user changes it (``switch_mode``)."""
+        self.mode_before_plan = Mode.ASK
+        """The mode an accepted plan goes back to (the one before plan mode)."""
         self._always_granted = False
+
+    def switch_mode(self, mode: Mode) -> Mode:
+        """The user chose ``mode``; returns the one it replaces."""
+        before, self.mode = self.mode, mode
+        if mode is Mode.PLAN and before is not Mode.PLAN:
+            self.mode_before_plan = before
+        return before
+
+    def edits_ask(self, policy: EditPolicy, origin: TurnOrigin, *, sender_trusted: bool) -> bool:
+        """Whether an edit of a turn of ``origin`` is asked about before it is written:
+        relayed rules first, then accept-edits (a user turn, coding profile: the sysadmin
+        profile never grants a standing yes), then the edit setting ``policy``."""
+        if self.relayed_edits_ask(origin, sender_trusted=sender_trusted):
+            return True
+        if self.mode is Mode.ACCEPT_EDITS and self.profile is Profile.CODING:
+            return False
+        return policy is EditPolicy.ASK
 
     @property
     def always_granted(self) -> bool:
@@ -265,7 +294,7 @@ class ApprovalPolicy:
         guard (a command it refuses is asked in coding, refused in sysadmin), and a relayed
         task's command is never run unasked by a hook."""
         # The guard (a shell parser) is loaded with the first command, not at start-up.
-        from zcoder.tools.guard import Verdict, check_command
+        from zcoder.tools.guard import Verdict, check_command, read_only_refusal
 
         verdict = check_command(command, workspace=workspace)
         if self.profile is Profile.SYSADMIN and verdict.refused:
@@ -276,6 +305,13 @@ class ApprovalPolicy:
         if self.policy is CommandPolicy.DENY:
             return CommandAuthorization(
                 False, "commands are disabled in this session (--deny-commands)", asked=False
+            )
+        if self.mode is Mode.PLAN and (why := read_only_refusal(command)) is not None:
+            return CommandAuthorization(
+                False,
+                f"plan mode runs only read-only commands, and this one may change something "
+                f"({why}); the user can run it after accepting the plan",
+                asked=False,
             )
         request = CommandApprovalRequest(
             command=command,

@@ -15,6 +15,7 @@ from zcoder.tools.approval import ApprovalPolicy, Approver
 from zcoder.tools.change import FileChange
 from zcoder.tools.confinement import canonical_workspace
 from zcoder.tools.freshness import FreshnessBook
+from zcoder.tools.modes import Effects, Mode
 from zcoder.tools.offload import StopSignal
 from zcoder.tools.output import max_tool_output_from_env
 from zcoder.tools.profiles import Profile, TurnOrigin
@@ -154,7 +155,8 @@ class ToolSpec:
     receives arguments already validated against it.  ``availability`` decides, per turn,
     whether the tool is offered at all; the registry checks it again at dispatch time.
     ``offered`` says when it is offered (Offered): a tool offered while a feature is on
-    names that feature's switch as its ``availability``.
+    names that feature's switch as its ``availability``. ``effects`` says what its calls
+    may change (Effects): plan mode offers and runs only the tools that change nothing.
     """
 
     name: str
@@ -163,6 +165,7 @@ class ToolSpec:
     handler: ToolHandler
     availability: ToolAvailability = _always_available
     offered: Offered = Offered.ALWAYS
+    effects: Effects = Effects.WRITES
 
     def __post_init__(self) -> None:
         if self.offered is Offered.WHILE_ON and self.availability is _always_available:
@@ -187,6 +190,9 @@ class ToolSpec:
         }
 
     def available(self, origin: TurnOrigin, ctx: ToolContext) -> bool:
+        """Offered in this turn: its feature is on, and the mode lets it run."""
+        if ctx.approval.mode is Mode.PLAN and self.effects is Effects.WRITES:
+            return False
         return self.availability(origin, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

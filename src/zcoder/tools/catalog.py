@@ -30,6 +30,7 @@ from typing import Any, Final
 
 from zcoder.base.plural import counted
 from zcoder.tools.base import ToolContext, ToolHandler, ToolResult, ToolSpec
+from zcoder.tools.modes import Effects
 
 __all__ = ["LOAD_TOOL", "Catalog", "OfferOrder", "Shelf", "asked_in"]
 
@@ -128,7 +129,7 @@ class Catalog:
         }
         description = "\n".join([HEADER, *(shelf.line() for shelf in shelves)])
         handler: ToolHandler = functools.partial(self._load, by_name)
-        return ToolSpec(LOAD_TOOL, description, parameters, handler)
+        return ToolSpec(LOAD_TOOL, description, parameters, handler, effects=Effects.READS)
 
     async def _load(
         self, shelves: Mapping[str, Shelf], arguments: dict[str, Any], _ctx: ToolContext

@@ -37,6 +37,7 @@ from zcoder.tools.escapees import (
 )
 from zcoder.tools.job_tools import start_job
 from zcoder.tools.jobs import COMMAND_ENVIRONMENT
+from zcoder.tools.modes import Effects
 from zcoder.tools.offload import in_thread
 from zcoder.tools.output import HeadTailBuffer
 
@@ -334,4 +335,5 @@ RUN_COMMAND = ToolSpec(
         required=["command"],
     ),
     handler=_run_command,
+    effects=Effects.CHECKED,  # plan mode: read-only commands only (ApprovalPolicy)
 )

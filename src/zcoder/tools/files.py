@@ -33,6 +33,7 @@ from zcoder.tools.edits import (
     record_changes,
 )
 from zcoder.tools.ignore import IgnoreMatcher, walk
+from zcoder.tools.modes import Effects
 from zcoder.tools.offload import StopSignal, in_thread, to_completion
 
 __all__ = [
@@ -156,6 +157,7 @@ LIST_FILES = ToolSpec(
         }
     ),
     handler=_list_files,
+    effects=Effects.READS,
 )
 
 
@@ -197,6 +199,7 @@ READ_FILE = ToolSpec(
     ),
     parameters=arguments({"path": _PATH}, required=["path"]),
     handler=_read_file,
+    effects=Effects.READS,
 )
 
 
@@ -265,6 +268,7 @@ READ_FILE_RANGE = ToolSpec(
         required=["path", "start_line", "end_line"],
     ),
     handler=_read_file_range,
+    effects=Effects.READS,
     offered=Offered.ON_DEMAND,  # rarely needed: loaded from the catalog
 )
 

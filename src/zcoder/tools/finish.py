@@ -6,6 +6,7 @@ from enum import StrEnum
 from typing import Any
 
 from zcoder.tools.base import ToolContext, ToolResult, ToolSpec, arguments
+from zcoder.tools.modes import Effects
 
 __all__ = ["FINISH", "FINISH_TOOL_NAME", "FinishStatus"]
 
@@ -41,4 +42,5 @@ FINISH = ToolSpec(
         required=["status", "response"],
     ),
     handler=_finish,
+    effects=Effects.READS,
 )

@@ -20,6 +20,7 @@ from zcoder.tools.base import (
     arguments,
 )
 from zcoder.tools.jobs import Job, JobError, job_table
+from zcoder.tools.modes import Effects
 from zcoder.tools.offload import to_completion
 
 __all__ = ["FIRST_LOOK_SECONDS", "JOB_OUTPUT", "STOP_JOB", "job_status", "start_job"]
@@ -79,11 +80,13 @@ async def _stop_job(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     return ToolResult(True, f"stopped\n{job_status(job)}", {"job": job.number})
 
 
-def _job_tool(name: str, description: str, handler: ToolHandler) -> ToolSpec:
+def _job_tool(name: str, description: str, handler: ToolHandler, effects: Effects) -> ToolSpec:
     """A tool of one argument, the job's number, offered on demand."""
     parameters = arguments(dict(_JOB), required=["job"])
-    return ToolSpec(name, description, parameters, handler, offered=Offered.ON_DEMAND)
+    return ToolSpec(
+        name, description, parameters, handler, offered=Offered.ON_DEMAND, effects=effects
+    )
 
 
-JOB_OUTPUT = _job_tool("job_output", "New output of a background job.", _job_output)
-STOP_JOB = _job_tool("stop_job", "Stop a background job.", _stop_job)
+JOB_OUTPUT = _job_tool("job_output", "New output of a background job.", _job_output, Effects.READS)
+STOP_JOB = _job_tool("stop_job", "Stop a background job.", _stop_job, Effects.WRITES)

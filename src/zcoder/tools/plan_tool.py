@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Final, Protocol
 
 from zcoder.tools.base import Offered, ToolContext, ToolResult, ToolSpec, arguments
+from zcoder.tools.modes import Effects
 from zcoder.tools.plan import MAX_PLAN_ITEMS, UPDATE_PLAN_TOOL, Plan, PlanError, PlanStatus
 
 __all__ = ["PLAN_KEY", "UPDATE_PLAN", "UPDATE_PLAN_TOOL", "PlanHolder"]
@@ -61,5 +62,6 @@ UPDATE_PLAN = ToolSpec(
         required=["items"],
     ),
     handler=_update_plan,
+    effects=Effects.READS,  # the plan is zcoder's to show: plan mode keeps one too
     offered=Offered.ON_DEMAND,
 )

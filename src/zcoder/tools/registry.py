@@ -17,6 +17,7 @@ from zcoder.base.errors import ZcoderError
 from zcoder.base.plural import plural
 from zcoder.tools.base import Offered, ToolContext, ToolResult, ToolSpec
 from zcoder.tools.catalog import LOAD_TOOL, Catalog, OfferOrder, Shelf, asked_in
+from zcoder.tools.modes import Effects, Mode
 from zcoder.tools.output import bound_text
 
 __all__ = ["ALIASES_KEY", "ArgumentError", "ToolRegistry", "ToolSource", "validate_arguments"]
@@ -276,6 +277,13 @@ class ToolRegistry:
                 error_kind="unknown_tool",
             )
         if not spec.available(ctx.origin, ctx):
+            if ctx.approval.mode is Mode.PLAN and spec.effects is Effects.WRITES:
+                return ToolResult.error(
+                    f"plan mode is read-only: {name} may change something and is refused; "
+                    "finish the plan instead, the user runs it after accepting it",
+                    tool=name,
+                    error_kind="plan_mode",
+                )
             return ToolResult.error(
                 f"the tool {name!r} is not available in this turn",
                 tool=name,

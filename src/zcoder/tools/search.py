@@ -30,6 +30,7 @@ from zcoder.tools.confinement import (
     resolve_path,
 )
 from zcoder.tools.ignore import SKIPPED_DIRS, IgnoreMatcher, compile_gitignore_pattern, walk
+from zcoder.tools.modes import Effects
 from zcoder.tools.offload import in_thread
 
 __all__ = ["MAX_LINE_CHARS", "MAX_SEARCH_RESULTS", "SEARCH", "find_ripgrep", "search_workspace"]
@@ -333,4 +334,5 @@ SEARCH = ToolSpec(
         required=["query"],
     ),
     handler=_search,
+    effects=Effects.READS,
 )

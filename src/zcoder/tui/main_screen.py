@@ -18,9 +18,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Coroutine
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, ListView
@@ -68,6 +69,10 @@ __all__ = ["MainScreen"]
 
 
 class MainScreen(ScreenHost, Screen[None]):
+    # Shift+Tab switches the permission mode (tui/parts/modes_ui.py) where Textual's
+    # screen would move the focus back; Tab's choices in the prompt take it first.
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("shift+tab", "cycle_mode", show=False)]
+
     def __init__(
         self,
         services: Services,
@@ -90,6 +95,7 @@ class MainScreen(ScreenHost, Screen[None]):
             project=project,
             branch=git_branch(config.workspace),
             profile=config.profile.value,
+            mode=config.mode.value,
             # Start-up always warms a model up: the header and the terminal's title
             # never say Ready before it is (whichever of them is mounted first).
             status=Status.WARMING_UP.value,
@@ -396,6 +402,9 @@ class MainScreen(ScreenHost, Screen[None]):
             self.run_later(partial(self.parts.rewind.rewind_command, ""), group="command")
         elif self.escapes.primed:
             self.app.notify(REWIND_AGAIN_TEXT, timeout=self.escapes.window)
+
+    def action_cycle_mode(self) -> None:
+        self.parts.modes.cycle()
 
     def show_output(self) -> None:
         """The newest command's whole output, or tool call's arguments and result (Ctrl+T)."""

@@ -102,5 +102,6 @@ from zcoder.base.lazy import face
 if TYPE_CHECKING:
     from zcoder.tools.guard.check import check_command, classify_command
     from zcoder.tools.guard.model import GuardVerdict, Verdict
+    from zcoder.tools.guard.readonly import read_only_refusal
 
 __getattr__, __dir__, __all__ = face(__name__, __file__)

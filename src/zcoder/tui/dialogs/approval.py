@@ -27,7 +27,7 @@ from zcoder.base.sanitize import visible
 from zcoder.relay import Peer, paused_warning, peer_label, steer_note
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest, EditApprovalRequest
 from zcoder.tools.approval import McpServerStart, McpToolCall
-from zcoder.tui.dialogs.guarded import GuardedDialog
+from zcoder.tui.dialogs.guarded import GuardedDialog, YesNoDialog
 from zcoder.tui.widgets.shared import content_text, screen_safe
 
 
@@ -269,7 +269,7 @@ class McpApprovalScreen(ApprovalScreen):
         return ""
 
 
-class ConfirmSendScreen(GuardedDialog[bool]):
+class ConfirmSendScreen(YesNoDialog):
     """y/N before every send_agent_message delivery, with the exact target and message."""
 
     def __init__(
@@ -280,7 +280,7 @@ class ConfirmSendScreen(GuardedDialog[bool]):
         steer: bool = False,
         give_back: Callable[[str], object] | None = None,
     ) -> None:
-        super().__init__(False, give_back=give_back)
+        super().__init__(give_back=give_back)
         self.peer = peer
         self.message = message
         self.steer = steer
@@ -310,10 +310,3 @@ class ConfirmSendScreen(GuardedDialog[bool]):
 
     def keys_text(self) -> str:
         return "[y] send   [N]/Esc/Enter do not send"
-
-    def answer_for(self, key: str) -> bool | None:
-        if key == "y":
-            return True
-        if key in ("n", "enter"):
-            return False
-        return None

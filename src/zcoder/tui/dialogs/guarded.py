@@ -49,6 +49,7 @@ __all__ = [
     "MIN_DIALOG_WIDTH",
     "ContentView",
     "GuardedDialog",
+    "YesNoDialog",
     "content_text",
 ]
 
@@ -457,3 +458,18 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
 
     def action_refuse(self) -> None:
         self.dismiss(self.refusal)
+
+
+class YesNoDialog(GuardedDialog[bool]):
+    """A question ``y`` answers yes; ``n``, Enter and Escape no (send confirmation, a
+    plan to run)."""
+
+    def __init__(self, *, give_back: Callable[[str], object] | None = None) -> None:
+        super().__init__(False, give_back=give_back)
+
+    def answer_for(self, key: str) -> bool | None:
+        if key == "y":
+            return True
+        if key in ("n", "enter"):
+            return False
+        return None

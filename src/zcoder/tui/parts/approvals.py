@@ -20,10 +20,11 @@ from zcoder.agent import ConfirmationUnavailable
 from zcoder.agent.edits import UndoPlan
 from zcoder.agent.rewind import RewindPoint
 from zcoder.relay import Peer
-from zcoder.tools import ApprovalDecision, CommandApprovalRequest, EditApprovalRequest
+from zcoder.tools import ApprovalDecision, CommandApprovalRequest, EditApprovalRequest, Mode
 from zcoder.tui.dialogs.approval import ConfirmSendScreen, approval_screen
 from zcoder.tui.dialogs.edit import UNDO_CANCEL, EditApprovalScreen, UndoScreen
 from zcoder.tui.dialogs.guarded import MIN_DIALOG_HEIGHT, MIN_DIALOG_WIDTH, GuardedDialog
+from zcoder.tui.dialogs.plan import PlanScreen
 from zcoder.tui.dialogs.rewind import REWIND_CANCEL, RewindScreen
 from zcoder.tui.parts.services import Part
 
@@ -68,6 +69,14 @@ class DialogApprovals(Part):
             return UNDO_CANCEL
         answer = await self._ask(UndoScreen(plan, give_back=self.give_back))
         return answer if isinstance(answer, str) else UNDO_CANCEL
+
+    async def confirm_plan(self, plan: str, back: Mode) -> bool:
+        """Run the plan a plan-mode turn ended with? False (keep planning) when the
+        terminal is too small to show it."""
+        if not self._fits():
+            self.error("The terminal is too small for the plan dialog; still planning.")
+            return False
+        return bool(await self._ask(PlanScreen(plan, back, give_back=self.give_back)))
 
     async def confirm_rewind(self, point: RewindPoint, plan: UndoPlan | None) -> str:
         """/rewind's preview; REWIND_CANCEL when the terminal is too small to show it."""

@@ -18,6 +18,7 @@ KEYS: Final = {  # shown by /help, after the commands
     "Up, Down": "earlier prompts of this workspace (kept across runs); Down ends at your draft",
     "Ctrl+R": "search earlier prompts as you type; Ctrl+R older, Enter edits, Esc cancels",
     "Tab": "complete a /command or a path in the workspace; Tab again steps through choices",
+    "Shift+Tab": "switch the mode: ask → accept edits → plan (read-only) → ask",
     "Shift+Enter, Alt+Enter, Ctrl+J": "new line (Ctrl+Enter too); so does \\ then Enter",
     "Paste": "inserted as text, never sent; a long one shows as [pasted N lines #k]",
     "Ctrl+E (on a pasted block)": "expand it to its text (Backspace removes it whole)",

@@ -27,11 +27,12 @@ prompt's entry must come before anything the turn shows) and ``show_queue``, nev
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
+from zcoder.agent import Outcome, TurnFinished
 from zcoder.base.errors import UsageError
 from zcoder.base.plural import counted
 from zcoder.base.sanitize import visible
@@ -46,7 +47,7 @@ from zcoder.tui.state.scheduler import Next
 from zcoder.tui.widgets.transcript import Entry, user_text
 
 if TYPE_CHECKING:
-    from zcoder.agent import SteerSource, TurnFinished
+    from zcoder.agent import SteerSource
     from zcoder.agent.context_keeper import CompactResult
     from zcoder.frontend.pending import PendingItem
     from zcoder.relay import Envelope
@@ -109,6 +110,9 @@ class Turns(Part, QueueCommands):
     """The RelayMessage hooks' say on each relayed message."""
     goal_turn: Callable[[], Coroutine[Any, Any, None]] | None = None
     """The body of the goal's next turn (tui/parts/goal_ui.py); None: no goals here."""
+    after_plan: Callable[[str], Awaitable[None]] | None = None
+    """Offers the reply of a user turn that ended complete to run as a plan; it does only
+    in plan mode (tui/parts/modes_ui.py)."""
 
     @property
     def agent(self) -> TurnAgent | None:
@@ -165,9 +169,12 @@ class Turns(Part, QueueCommands):
     async def user_turn(self, prompt: str) -> None:
         agent = self._agent()
         await self.model.window_ready()  # num_ctx goes with every request, the first one too
-        await agent.run_user_turn(prompt)
+        finished = await agent.run_user_turn(prompt)
         self.model.check_allocation()
         self.sessions.refresh()
+        complete = isinstance(finished, TurnFinished) and finished.outcome is Outcome.COMPLETE
+        if self.after_plan is not None and complete and isinstance(finished, TurnFinished):
+            await self.after_plan(finished.response)
 
     async def steered_turn(self) -> None:
         """The steering the last turn ended before taking: a turn of its own, now."""

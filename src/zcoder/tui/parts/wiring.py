@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from zcoder.tui.parts.jobs_ui import JobsUI
     from zcoder.tui.parts.mcp_ui import McpUI
     from zcoder.tui.parts.model_ui import ModelUI
+    from zcoder.tui.parts.modes_ui import ModesUI
     from zcoder.tui.parts.quit_ui import QuitUI
     from zcoder.tui.parts.relay_ui import RelayUI
     from zcoder.tui.parts.rewind_ui import RewindUI
@@ -166,6 +167,7 @@ class Parts:
             show_queue=screen.show_queue,
             plan=lambda prompt: self.custom_commands.plan(prompt),  # noqa: PLW0108 - made on use
             goal_turn=goal_turn,
+            after_plan=lambda text: self.modes.offer_plan(text),  # noqa: PLW0108 - made on use
             **extra,
         )
 
@@ -204,6 +206,17 @@ class Parts:
         from zcoder.tui.parts.edits_ui import EditsUI
 
         return EditsUI(self.context, confirm_undo=self.dialogs.confirm_undo)
+
+    @cached_property
+    def modes(self) -> ModesUI:
+        """The permission mode: Shift+Tab, /mode, the plan offered at a plan's end."""
+        from zcoder.tui.parts.modes_ui import ModesUI
+
+        return ModesUI(
+            self.context,
+            confirm_plan=self.dialogs.confirm_plan,
+            queue_prompt=self.screen.queue_prompt,
+        )
 
     @cached_property
     def rewind(self) -> RewindUI:
@@ -263,6 +276,7 @@ class Parts:
             self.jobs,
             self.goal,
             self.instructions,
+            self.modes,
         )
 
     @cached_property

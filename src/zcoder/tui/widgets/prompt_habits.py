@@ -150,8 +150,9 @@ class PromptHabits:
         if key not in ("tab", "shift+tab"):
             self._end_cycle()
         if key in ("tab", "shift+tab"):
-            self._tab(backwards=key == "shift+tab")
-            return self._consume(event, True)
+            # Shift+Tab steps back through Tab's choices; with none listed it is not
+            # taken (the screen's: the permission mode), Tab always is.
+            return self._consume(event, self._tab(backwards=key == "shift+tab") or key == "tab")
         if key == "ctrl+r":
             self._start_search()
             return self._consume(event, True)
@@ -299,7 +300,9 @@ class PromptHabits:
 
     # -- Tab ----------------------------------------------------------------------------
 
-    def _tab(self, *, backwards: bool) -> None:
+    def _tab(self, *, backwards: bool) -> bool:
+        """Complete, or step through the choices listed; whether there was a listing to
+        step back through (Shift+Tab) or anything done at all."""
         prompt = self.prompt
         row, column = prompt.cursor_location
         cycle = self._cycle
@@ -318,10 +321,10 @@ class PromptHabits:
             cycle.index = (cycle.index + step) % len(cycle.candidates)
             self._replace(cycle, cycle.candidates[cycle.index].text)
             self._show_choices(cycle)
-            return
+            return True
         self._end_cycle()
         if backwards:
-            return
+            return False
         found = complete(
             prompt.document.get_line(row)[:column],
             first_row=row == 0,
@@ -329,19 +332,20 @@ class PromptHabits:
             commands=commands().completion_entries(),
         )
         if found is None or not found.candidates:
-            return
+            return False
         cycle = _Cycle(row, found.start, column, found.candidates, -1, prompt.text)
         if len(found.candidates) == 1:
             (only,) = found.candidates
             after = prompt.document.get_line(row)[column : column + 1]
             self._replace(cycle, only.text + (" " if only.final and after != " " else ""))
             self._cycle = None
-            return
+            return True
         common = found.common_prefix()
         if len(common) > len(found.word) and common.startswith(found.word):
             self._replace(cycle, common)
         self._cycle = cycle
         self._show_choices(cycle)
+        return True
 
     def _replace(self, cycle: _Cycle, text: str) -> None:
         prompt = self.prompt

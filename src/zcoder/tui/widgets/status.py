@@ -100,12 +100,15 @@ BADGE_STYLES: Final = {
     WAITING_FOR_YOU: "bold black on yellow",
 }
 DEFAULT_BADGE_STYLE: Final = "bold black on cyan"
+MODE_STYLES: Final = {"ask": "dim", "accept-edits": "bold magenta", "plan": "bold black on blue"}
+"""The permission mode's word in the header: plan mode stands out (nothing gets written)."""
 
 REDUCTIONS: Final = (
     "version",  # "zcoder 0.1.0" -> "zcoder"
     "host",  # "model@host" -> "model"
     "branch",  # "project (branch)" -> "project"
     "profile",
+    "ask_mode",  # the default mode's word; another mode is always shown
     "meter_detail",  # "ctx 3.2k/32k 10%" -> "ctx 10%"
     "project",
     "name",  # "zcoder"
@@ -158,7 +161,7 @@ def git_branch(workspace: Path) -> str | None:
 
 _CHANGING: Final = (
     "model", "status", "relay", "queued", "held", "waiting", "context", "asking", "jobs",
-    "goal",
+    "goal", "mode",
 )  # fmt: skip
 """The header's fields that change while zcoder runs (``HeaderBar``'s reactives)."""
 
@@ -180,6 +183,7 @@ class HeaderState:
     asking: bool = False  # a dialog waits for the user's answer
     jobs: int = 0  # background commands running (tools/jobs.py)
     goal: tuple[str, str] = ("", "")  # the goal's words, long and short (agent/goal.py)
+    mode: str = "ask"  # the permission mode (zcoder.tools.modes.Mode's value); "": none here
 
     @property
     def label(self) -> str:
@@ -269,6 +273,8 @@ def _assemble(
     parts.append(status)
     if state.goal[0]:
         parts.append(Text(state.goal[1 if "goal_detail" in dropped else 0], style="bold"))
+    if state.mode and (state.mode != "ask" or "ask_mode" not in dropped):
+        parts.append(Text(state.mode.replace("-", " "), style=MODE_STYLES.get(state.mode, "")))
     relay = Text(f"relay: {state.relay}")
     if state.queued:
         if "relay_detail" in dropped:
@@ -288,11 +294,11 @@ def _assemble(
 
 
 class HeaderBar(Widget):
-    """zcoder · model@host · project (branch) · profile · [status] meter · relay state ·
-    queued (· waiting for you), narrowed by ``header_line``.
+    """zcoder · model@host · project (branch) · profile · [status] meter · mode · relay
+    state · queued (· waiting for you), narrowed by ``header_line``.
 
     What changes is a reactive (``status``, ``model``, ``relay``, ``queued``, ``held``,
-    ``waiting``, ``context``, ``asking``): the main screen sets them from the messages the
+    ``waiting``, ``context``, ``asking``, ``mode``): the main screen sets them from the messages the
     parts post (``HeaderFields``, ``ModelChanged``, tui/messages.py) and from a turn's start
     and end. A field set to the value it has changes nothing: the relay poll sets the
     relay's fields every second and an idle header is not drawn again. ``state`` is what
@@ -312,6 +318,7 @@ class HeaderBar(Widget):
     asking: reactive[bool] = reactive(False)
     jobs: reactive[int] = reactive(0)
     goal: reactive[tuple[str, str]] = reactive(("", ""))
+    mode: reactive[str] = reactive("ask")
 
     def __init__(
         self,
@@ -385,6 +392,7 @@ class HeaderBar(Widget):
     # Every field's change is drawn the same way.
     watch_model = watch_status = watch_relay = watch_queued = _sync
     watch_held = watch_context = watch_asking = watch_jobs = watch_goal = _sync
+    watch_held = watch_context = watch_asking = watch_mode = _sync
 
     def watch_waiting(self) -> None:
         self._sync()
