@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.agent.support import Harness
 from tests.fixtures.approver import DENY, ONCE
-from tests.fixtures.fake_ollama import Turn
+from tests.fixtures.fake_ollama import Turn, call
 from zcoder.agent import Notice, load_instructions
 from zcoder.agent.init_draft import draft_from, run_init
 
@@ -79,3 +79,28 @@ async def test_a_reply_without_a_draft_writes_nothing(harness: Harness) -> None:
     outcome = await run_init(harness.agent)
     assert not outcome.written and "no draft" in outcome.text
     assert not (harness.workspace / "AGENTS.md").exists()
+
+
+async def test_the_drafting_turn_changes_nothing_whatever_the_model_calls(
+    harness: Harness,
+) -> None:
+    """The draft is written on the user's yes, never by the turn that drafts it: the turn
+    runs in plan mode, so a model that writes or runs a command is refused, unasked."""
+    harness.server.enqueue(
+        Turn.tool_calls(
+            call("write_file", {"path": "AGENTS.md", "content": "pwned\n"}),
+            call("run_command", {"command": "touch ran.txt"}),
+        ),
+        Turn.text(REPLY),
+    )
+    harness.approver.answers.append(DENY)
+    mode = harness.agent.approval.mode
+    outcome = await run_init(harness.agent)
+
+    assert not (harness.workspace / "AGENTS.md").exists()
+    assert not (harness.workspace / "ran.txt").exists()
+    (asked,) = harness.approver.edit_requests  # only the draft itself was asked about
+    assert asked.tool == "/init"
+    assert harness.approver.requests == []
+    assert not outcome.written
+    assert harness.agent.approval.mode is mode  # the user's mode is as it was

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Final
 from zcoder.agent.instructions import INSTRUCTIONS_FILE
 from zcoder.base.plural import byte_size, counted
 from zcoder.tools.approval import ApprovalDecision, EditApprovalRequest
+from zcoder.tools.modes import Mode
 from zcoder.tools.confinement import ConfinementError, atomic_write, resolve_write_target
 from zcoder.tools.diffs import file_diff
 from zcoder.tools.edits import load_before
@@ -84,8 +85,18 @@ def last_reply(agent: Agent) -> str:
 
 
 async def run_init(agent: Agent, focus: str = "") -> InitOutcome:
-    """``/init``: the drafting turn, then the draft offered; what became of it."""
-    finished = await agent.run_user_turn(init_prompt(agent.settings.workspace, focus))
+    """``/init``: the drafting turn, then the draft offered; what became of it.
+
+    The drafting turn runs in plan mode (tools/modes.py): the model reads and lists, and
+    nothing changes before the user has seen the draft and said yes."""
+    approval = agent.approval
+    mode = approval.mode
+    approval.mode = Mode.PLAN  # for this turn only; the user's mode is not switched
+    try:
+        finished = await agent.run_user_turn(init_prompt(agent.settings.workspace, focus))
+    finally:
+        if approval.mode is Mode.PLAN:  # unless the user chose a mode meanwhile
+            approval.mode = mode
     draft = draft_from(finished.response or last_reply(agent))
     if not draft:
         return InitOutcome(
