@@ -68,3 +68,14 @@ def test_a_bad_goal_is_a_usage_error_and_asks_the_model_nothing(env: Env) -> Non
     assert done.returncode == 2
     assert "--tokens takes a positive count of tokens" in done.stderr
     assert asked == []
+
+
+def test_a_goal_in_plan_mode_is_refused_and_asks_the_model_nothing(env: Env) -> None:
+    """Plan mode changes nothing, so a goal there could only be sent back until its turns
+    ran out: it is refused, saying how to switch."""
+    with FakeOllama() as server:
+        done = prompt(env, server, "/goal shout alpha", "--mode", "plan")
+        asked = [b for b in server.chat_bodies if len(b["messages"]) > 1]
+    assert done.returncode == 1, done.stderr
+    assert "plan mode changes nothing: switch the mode first" in done.stderr
+    assert asked == []

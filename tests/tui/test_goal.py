@@ -263,3 +263,17 @@ async def test_escape_pauses_the_goal_and_a_restart_keeps_it_paused(
         assert not again.busy
         assert len(worker_requests(fake)) == 1
         assert len([b for b in fake.chat_bodies[requests:] if len(b["messages"]) > 1]) == 0
+
+
+async def test_a_goal_is_refused_in_plan_mode_and_runs_nothing(
+    fake: FakeOllama, make_config: Any, app_factory: Any, workspace: Path
+) -> None:
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "/mode plan")
+        await submit(pilot, app, "/goal write notes.md")
+        await wait_until(pilot, lambda: "plan mode changes nothing" in transcript_text(app))
+        await idle(pilot, app)
+        assert worker_requests(fake) == []
+        assert saved_goal(app, workspace) is None
+        assert "goal" not in header(app)

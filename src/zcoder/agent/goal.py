@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from zcoder.base.errors import UsageError
 from zcoder.base.plural import counted
+from zcoder.tools.modes import Mode
 
 __all__ = [
     "DEFAULT_GOAL_TOKENS",
@@ -28,9 +29,22 @@ __all__ = [
     "GoalArgs",
     "GoalState",
     "parse_goal_args",
+    "plan_mode_refusal",
     "short_tokens",
     "worker_record",
 ]
+
+PLAN_MODE_REFUSAL: Final = (
+    "a goal is worked at by changing files, and plan mode changes nothing: switch the mode "
+    "first (Shift+Tab, or /mode ask), then start or resume the goal"
+)
+
+
+def plan_mode_refusal(mode: Mode) -> str:
+    """Why a goal may not start or go on in ``mode`` ("" when it may): its turns could
+    only plan, and its check would send it back each time until its turns ran out."""
+    return PLAN_MODE_REFUSAL if mode is Mode.PLAN else ""
+
 
 DEFAULT_GOAL_TOKENS: Final = 200_000
 """A goal's token budget when ``--tokens`` does not say (prompt and output tokens as the

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Final
 from zcoder.agent.instructions import INSTRUCTIONS_FILE
 from zcoder.base.plural import byte_size, counted
 from zcoder.tools.approval import ApprovalDecision, EditApprovalRequest
-from zcoder.tools.modes import Mode
 from zcoder.tools.confinement import ConfinementError, atomic_write, resolve_write_target
 from zcoder.tools.diffs import file_diff
 from zcoder.tools.edits import load_before
+from zcoder.tools.modes import Mode
 from zcoder.tools.offload import StopSignal, in_thread, to_completion
 from zcoder.tools.profiles import TurnOrigin
 

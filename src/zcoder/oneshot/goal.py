@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TextIO
 
 from zcoder.agent import Outcome, TurnFinished
-from zcoder.agent.goal import Goal, GoalArgs, GoalState, parse_goal_args
+from zcoder.agent.goal import Goal, GoalArgs, GoalState, parse_goal_args, plan_mode_refusal
 from zcoder.base.sanitize import visible
 from zcoder.frontend.goal import GoalKeeper
 from zcoder.frontend.goal_run import GoalRunner
@@ -50,7 +50,11 @@ async def run_goal(
     keeper.on_save_error = lambda text: err.write(f"zcoder: {text}\n")
     keeper.switch(store.save_state, session_id, state)
     goal, refused = keeper.goal, ""
-    if args.action == "start":
+    if args.action in ("start", "resume"):
+        refused = plan_mode_refusal(agent.approval.mode)
+    if refused:
+        pass
+    elif args.action == "start":
         if goal is not None and goal.state is not GoalState.DONE:
             refused = "this session has a goal already: /goal resume goes on with it"
         else:

@@ -17,7 +17,7 @@ from dataclasses import KW_ONLY, dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from zcoder.agent.goal import Goal, GoalState, parse_goal_args
+from zcoder.agent.goal import Goal, GoalState, parse_goal_args, plan_mode_refusal
 from zcoder.base.errors import UsageError
 from zcoder.base.sanitize import visible
 from zcoder.frontend.goal_run import GoalRunner
@@ -91,6 +91,9 @@ class GoalUI(Part, GoalCommands):
         if agent is None:
             self.say.error("zcoder is still starting; set the goal again in a moment")
             return
+        if why := plan_mode_refusal(agent.approval.mode):
+            self.say.error(why)
+            return
         old = self.keeper.goal
         if old is not None and old.state is not GoalState.DONE:
             self.say.error(
@@ -114,7 +117,9 @@ class GoalUI(Part, GoalCommands):
         if goal.running:
             self.say.notice("The goal is running.")
             return
-        if why := goal.resume(tokens):
+        agent = self.services.agent
+        why = plan_mode_refusal(agent.approval.mode) if agent is not None else ""
+        if why or (why := goal.resume(tokens)):
             self.say.error(why)
             return
         self.keeper.changed()
