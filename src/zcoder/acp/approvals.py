@@ -138,6 +138,10 @@ class AcpApprover:
 
     async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
         lines = [f"Run this command in {request.cwd}?", fenced(f"$ {request.command}")]
+        if request.web_host is not None:  # fetch_url: "always" allows this host only
+            lines = ["Fetch this web page?", fenced(request.command)]
+            if request.allow_always:
+                lines.append(f"Allow always: pages of {request.web_host} for the rest of the run.")
         if request.requested_by:
             lines.insert(0, f"Asked by a task relayed {request.requested_by}.")
         if request.warning:
@@ -149,7 +153,7 @@ class AcpApprover:
         tool_call = ToolCallUpdate(
             tool_call_id=call_id,
             title=request.command,
-            kind="execute",
+            kind="execute" if request.web_host is None else "fetch",
             status="pending",
             content=[tool_content(text_block(paragraphs(*lines)))],
             raw_input={
@@ -160,6 +164,7 @@ class AcpApprover:
                 "refused": request.refused,
                 "requested_by": request.requested_by,
                 "kept": request.kept,  # --connect's dialog: no answer when it cannot ask
+                "web_host": request.web_host,
             },
         )
         decision = await self._ask(tool_call, offer_always=request.allow_always)
