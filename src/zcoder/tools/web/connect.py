@@ -88,10 +88,16 @@ async def system_resolve(host: str, port: int) -> list[Address]:
 class PinnedBackend(httpcore.AsyncNetworkBackend):
     """Connects only to addresses the rules allow, and only to the one it checked."""
 
-    def __init__(self, rules: WebRules, resolve: Resolver) -> None:
+    def __init__(
+        self,
+        rules: WebRules,
+        resolve: Resolver,
+        inner: httpcore.AsyncNetworkBackend | None = None,
+    ) -> None:
         self._rules = rules
         self._resolve = resolve
-        self._inner = httpcore.AnyIOBackend()
+        self._inner = inner or httpcore.AnyIOBackend()
+        """What opens the socket (tests give one that lands elsewhere than asked)."""
 
     async def connect_tcp(
         self,

@@ -42,7 +42,7 @@ TEXT_TYPES: Final = (
 )
 HTML_TYPES: Final = ("text/html", "application/xhtml+xml")
 UNSEEN_TAGS: Final = ("script", "style", "noscript", "template", "svg", "iframe", "canvas")
-_TAG: Final = re.compile(r"<(\s*/?\s*web_page)", re.IGNORECASE)
+_TAG: Final = re.compile(r"<(\s*/?\s*web\\?_page)", re.IGNORECASE)  # web\_page: Markdown's
 _BLANK_RUNS: Final = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 
 HEAD: Final = (
