@@ -13,12 +13,11 @@ from typing import Any
 import httpcore
 import pytest
 
-from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.web_server import INJECTION, WebServer, web_server
 from tests.fixtures.workspace import tool_context
 from zcoder.tools import ToolResult
-from zcoder.tools.web.connect import Address, FetchError, PinnedBackend
-from zcoder.tools.web.rules import WebRules
+from zcoder.tools.web.connect import FetchError, PinnedBackend
+from zcoder.tools.web.rules import Address, WebRules
 from zcoder.tools.web.tool import WebFetcher
 
 __all__ = ["web_server"]
@@ -204,7 +203,8 @@ async def test_a_connection_that_lands_elsewhere_than_checked_sends_nothing(
     resolve = resolver({"public.test": ["93.184.216.34"]})
     backend = PinnedBackend(WebRules(), resolve, inner=LandsOnLoopback())
     async with httpcore.AsyncConnectionPool(network_backend=backend) as pool:
-        with pytest.raises(FetchError, match="connected to 127.0.0.1, not to the address checked"):
+        landed = r"connected to 127\.0\.0\.1, not to the address checked"
+        with pytest.raises(FetchError, match=landed):
             await pool.request("GET", web_server.url("/text", "public.test"))
     assert web_server.requests == []
 
