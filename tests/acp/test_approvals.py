@@ -152,3 +152,19 @@ async def test_a_send_that_asks_to_steer_says_so_in_the_permission_request() -> 
     note = "Steering: it joins api's running turn at its next safe point"
     assert note in steered.content[0].content.text  # type: ignore[index]
     assert "Steering" not in plain.content[0].content.text  # type: ignore[index]
+
+
+async def test_a_web_page_is_asked_with_its_url_and_always_names_the_host_only() -> None:
+    acp_approver, asker, _ = approver("allow_always")
+    request = command(command="GET https://docs.example.com/api", web_host="docs.example.com")
+    assert await acp_approver.approve_command(request) is ApprovalDecision.ALWAYS
+    ((tool_call, options),) = asker.asked
+    assert tool_call.kind == "fetch" and tool_call.title == "GET https://docs.example.com/api"
+    assert (tool_call.raw_input or {})["web_host"] == "docs.example.com"
+    assert [o.option_id for o in options] == ["allow_once", "allow_always", "reject_once"]
+    shown = tool_call.content[0].content.text  # type: ignore[index]
+    assert shown.split("\n\n") == [
+        "Fetch this web page?",
+        "```\nGET https://docs.example.com/api\n```",
+        "Allow always: pages of docs.example.com for the rest of the run.",
+    ]
