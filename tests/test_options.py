@@ -116,14 +116,8 @@ BAD: dict[str, tuple[str, str]] = {
     "stdin_wait": ("-1", "ZCODER_STDIN_WAIT must be a positive number of seconds (got '-1')"),
     "notify": ("loud", "ZCODER_NOTIFY must be off, bell or desktop (got 'loud')"),
     "offline": ("perhaps", "ZCODER_OFFLINE must be on or off (got 'perhaps')"),
-    "web_allow": (
-        "example.com, http://x/",
-        "ZCODER_WEB_ALLOW: 'http://x/' is a URL: give its host only",
-    ),
-    "web_deny": (
-        "10.0.0.0/99",
-        "ZCODER_WEB_DENY: '10.0.0.0/99' is not a network (like 10.0.0.0/8)",
-    ),
+    "web_allow": ("x.org http://x/", "ZCODER_WEB_ALLOW: 'http://x/' is a URL: give its host only"),
+    "web_deny": ("1.2.3.0/99", "ZCODER_WEB_DENY: '1.2.3.0/99' is not a network (like 10.0.0.0/8)"),
     "web_max_bytes": ("1e6", "ZCODER_WEB_MAX_BYTES must be a positive whole number (got '1e6')"),
     "web_timeout": ("0", "ZCODER_WEB_TIMEOUT must be a positive number of seconds (got '0')"),
 }

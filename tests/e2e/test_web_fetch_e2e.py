@@ -11,8 +11,8 @@ import json
 import pytest
 
 from tests.e2e.harness import DIALOG_ARMED, World, wait_until
-from tests.e2e.tmux import start_in_tmux, to_hex
-from tests.fixtures.fake_ollama import Turn, call
+from tests.e2e.tmux import TmuxInstance, start_in_tmux, to_hex
+from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.fixtures.web_server import INJECTION, WebServer, web_server
 
 __all__ = ["web_server"]
@@ -28,6 +28,17 @@ def _tool_results(body: dict[str, object]) -> list[str]:
     return [str(m.get("content")) for m in messages if m.get("role") == "tool"]
 
 
+def _asked(world: World, server: FakeOllama) -> TmuxInstance:
+    """zcoder at 60x15 with 127.0.0.1 allowed, a prompt sent, the fetch dialog armed."""
+    zc = start_in_tmux(world, "alpha", server, size=(60, 15), ZCODER_WEB_ALLOW="127.0.0.1")
+    zc.type_text("read the docs")
+    zc.wait_text("read the docs")
+    zc.send_hex("0d")
+    zc.wait_text(FETCH)
+    zc.wait_text(DIALOG_ARMED)
+    return zc
+
+
 def test_a_fetches_the_page_and_that_hosts_next_page_without_asking(
     world: World, web_server: WebServer
 ) -> None:
@@ -38,12 +49,7 @@ def test_a_fetches_the_page_and_that_hosts_next_page_without_asking(
         Turn.tool_calls(call("fetch_url", {"url": text})),
         Turn.text("read both pages"),
     )
-    zc = start_in_tmux(world, "alpha", server, size=(60, 15), ZCODER_WEB_ALLOW="127.0.0.1")
-    zc.type_text("read the docs")
-    zc.wait_text("read the docs")
-    zc.send_hex("0d")
-    zc.wait_text(FETCH)
-    zc.wait_text(DIALOG_ARMED)
+    zc = _asked(world, server)
     screen = zc.screen_text
     assert "/page" in screen and "127.0.0.1" in screen
     assert "[a] allow 127.0.0.1 for this run" in " ".join(screen.split())
@@ -64,12 +70,7 @@ def test_n_fetches_nothing(world: World, web_server: WebServer) -> None:
         Turn.tool_calls(call("fetch_url", {"url": web_server.url("/page")})),
         Turn.text("the user said no"),
     )
-    zc = start_in_tmux(world, "alpha", server, size=(60, 15), ZCODER_WEB_ALLOW="127.0.0.1")
-    zc.type_text("read the docs")
-    zc.wait_text("read the docs")
-    zc.send_hex("0d")
-    zc.wait_text(FETCH)
-    zc.wait_text(DIALOG_ARMED)
+    zc = _asked(world, server)
     zc.send_hex(to_hex("n"))
     zc.wait_text("the user said no")
     wait_until(lambda: len(server.chat_bodies) == 2, what="the refusal sent back")

@@ -175,13 +175,7 @@ class WebApprovalScreen(ApprovalScreen):
     """fetch_url's approval: the URL; y fetches it, a (where offered) fetches it and the
     rest of this run's pages of its host, never other hosts, n/Esc refuses."""
 
-    KEYS = DecisionKeys(
-        yes="fetch this page",
-        once="fetch once",
-        grant="allow this host",
-        this_one="fetch this one page",
-        no="deny",
-    )
+    KEYS = replace(ApprovalScreen.KEYS, yes="fetch it", once="fetch once", this_one="fetch it")
 
     def title_text(self) -> Text:
         return self.titled("Fetch this web page?")
