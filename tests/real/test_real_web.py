@@ -11,7 +11,7 @@ import pytest
 
 from tests.fixtures.web_server import INJECTION, WebServer, web_server
 from tests.real.conftest import RealServer
-from tests.real.test_real_oneshot import env, json_run, tool_messages
+from tests.real.test_real_oneshot import env, tool_messages, zcoder
 from tests.test_oneshot import Env
 
 __all__ = ["env", "web_server"]
@@ -26,13 +26,14 @@ def test_the_real_model_fetches_an_allowed_loopback_page(
     fetch = json.dumps({"name": "fetch_url", "arguments": {"url": url}})
     env.vars.update(ZCODER_WEB_ALLOW="127.0.0.1", ZCODER_COMMAND_POLICY="allow")
 
-    report = json_run(
-        env,
-        tool_server,
-        f"Reply with exactly this and nothing else: <tool_call>{fetch}</tool_call>",
-    )
+    prompt = f"Reply with exactly this and nothing else: <tool_call>{fetch}</tool_call>"
+    # The call is longer than the other real tests' (a URL): room for it, and its answer.
+    done = zcoder(env, tool_server, "--json", "--prompt", prompt, ZCODER_MAX_OUTPUT_TOKENS="96")
+    report = json.loads(done.stdout)
 
-    (call,) = [c for c in report["tool_calls"] if c["name"] == "fetch_url"]
+    calls = [c for c in report["tool_calls"] if c["name"] == "fetch_url"]
+    assert len(calls) == 1, (report, done.stderr)
+    [call] = calls
     assert call["arguments"] == {"url": url}
     assert call["status"] == "completed", call
     assert call["output"].startswith("<web_page>") and INJECTION in call["output"]
