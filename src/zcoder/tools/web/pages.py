@@ -18,6 +18,7 @@ end always fits in the tool output limit.
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 from collections.abc import Callable
@@ -74,13 +75,21 @@ def page_text(fetched: Fetched, check: Callable[[], None]) -> PageText | str:
     if kind == "application/pdf":
         return pdf_text(fetched, check, notes)
     if kind.startswith("text/") or kind in TEXT_TYPES or kind.endswith(("+json", "+xml")):
-        return PageText(kind, fetched.body.decode(fetched.charset or "utf-8", "replace"), notes)
+        return PageText(kind, fetched.body.decode(_codec(fetched.charset), "replace"), notes)
     size = len(fetched.body)
     more = " or more" if fetched.truncated else ""
     return (
         f"the page is binary ({kind or 'no content type'}, {size} bytes{more}): fetch_url "
         "reads HTML, PDF and text only"
     )
+
+
+def _codec(charset: str | None) -> str:
+    """The page's charset when Python knows it, else UTF-8 (a server may name anything)."""
+    try:
+        return codecs.lookup(charset or "utf-8").name
+    except LookupError:
+        return "utf-8"
 
 
 def _sniffed(body: bytes) -> str:
@@ -105,7 +114,8 @@ def html_markdown(fetched: Fetched) -> str:
     from bs4 import BeautifulSoup
     from markdownify import MarkdownConverter
 
-    soup = BeautifulSoup(fetched.body, "html.parser", from_encoding=fetched.charset)
+    charset = _codec(fetched.charset) if fetched.charset else None
+    soup = BeautifulSoup(fetched.body, "html.parser", from_encoding=charset)
     title = soup.title.get_text(" ", strip=True) if soup.title is not None else ""
     for tag in soup.find_all(UNSEEN_TAGS):
         tag.decompose()
