@@ -261,3 +261,14 @@ async def test_redirects_are_followed_within_the_bound(web_server: WebServer) ->
     loop = await fetch(web_server.url("/loop"))
     assert not loop.ok and "more than 5 redirects" in loop.output
     assert web_server.paths().count("/loop") == 6  # the first request and five redirects
+
+
+async def test_an_address_that_does_not_answer_gives_way_to_the_next_checked_one(
+    web_server: WebServer,
+) -> None:
+    # ::1 first (nothing listens there on this port), then 127.0.0.1: both allowed.
+    resolve = resolver({"two.test": ["::1", "127.0.0.1"]})
+    rules = WebRules(allow=("two.test",))
+    result = await fetch(web_server.url("/text", "two.test"), rules, resolve=resolve)
+    assert result.ok, result.output
+    assert web_server.paths() == ["/text"]

@@ -3,8 +3,8 @@ up to a cap, the whole bounded in time.
 
 httpcore (httpx's own engine, a dependency of httpx) takes a network backend: here it is
 ``PinnedBackend``, which resolves the host itself, checks every address the name
-resolves to (zcoder.tools.web.rules), connects to the first of them by address, and checks
-the address the socket is actually connected to before a byte is sent. The URL keeps its
+resolves to (zcoder.tools.web.rules), connects to them by address (the first that answers),
+and checks the address the socket is actually connected to before a byte is sent. The URL keeps its
 host name, so the Host header, TLS's SNI and the certificate check are the name's. No
 proxy is read from the environment (a proxy would make the address checks meaningless),
 and a redirect is returned, not followed: the caller checks its target again.
@@ -115,15 +115,22 @@ class PinnedBackend(httpcore.AsyncNetworkBackend):
             refusal = self._rules.address_refusal(host, address)
             if refusal is not None:
                 raise FetchError(refusal)
-        chosen = addresses[0]
-        stream = await self._inner.connect_tcp(
-            str(chosen), port, timeout, local_address, socket_options
-        )
-        refusal = self._connected_refusal(host, chosen, stream.get_extra_info("server_addr"))
-        if refusal is not None:
-            await stream.aclose()
-            raise FetchError(refusal)
-        return stream
+        failure: httpcore.ConnectError | None = None
+        for chosen in addresses:  # in the resolver's order, the next when one cannot connect
+            try:
+                stream = await self._inner.connect_tcp(
+                    str(chosen), port, timeout, local_address, socket_options
+                )
+            except httpcore.ConnectError as exc:
+                failure = exc
+                continue
+            refusal = self._connected_refusal(host, chosen, stream.get_extra_info("server_addr"))
+            if refusal is not None:
+                await stream.aclose()
+                raise FetchError(refusal)
+            return stream
+        assert failure is not None
+        raise failure
 
     def _connected_refusal(self, host: str, chosen: Address, peer: object) -> str | None:
         try:
