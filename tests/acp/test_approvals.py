@@ -162,6 +162,9 @@ async def test_a_web_page_is_asked_with_its_url_and_always_names_the_host_only()
     assert tool_call.kind == "fetch" and tool_call.title == "GET https://docs.example.com/api"
     assert (tool_call.raw_input or {})["web_host"] == "docs.example.com"
     assert [o.option_id for o in options] == ["allow_once", "allow_always", "reject_once"]
+    plain, plain_asker, _ = approver("allow_once")
+    await plain.approve_command(command())
+    assert "web_host" not in (plain_asker.asked[0][0].raw_input or {})  # commands: as before
     shown = tool_call.content[0].content.text  # type: ignore[index]
     assert shown.split("\n\n") == [
         "Fetch this web page?",

@@ -164,8 +164,8 @@ class AcpApprover:
                 "refused": request.refused,
                 "requested_by": request.requested_by,
                 "kept": request.kept,  # --connect's dialog: no answer when it cannot ask
-                "web_host": request.web_host,
-            },
+            }
+            | ({"web_host": request.web_host} if request.web_host is not None else {}),
         )
         decision = await self._ask(tool_call, offer_always=request.allow_always)
         if decision is None:
