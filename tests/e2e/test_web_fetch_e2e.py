@@ -61,7 +61,11 @@ def test_a_fetches_the_page_and_that_hosts_next_page_without_asking(
     [first] = _tool_results(bodies[1])
     assert first.startswith("<web_page>") and INJECTION in first
     assert "plain words" in _tool_results(bodies[2])[1]
-    assert FETCH not in zc.screen_text
+    screen = zc.screen_text
+    assert FETCH not in screen
+    # The transcript shows the second call's result: the record, as the model got it.
+    assert "Status: 200 · text/plain" in screen and "plain words" in screen
+    assert "</web_page>" in screen
 
 
 def test_n_fetches_nothing(world: World, web_server: WebServer) -> None:
