@@ -87,7 +87,7 @@ DEFAULTS: dict[str, Any] = {
     "offline": False,
     "web_allow": (),
     "web_deny": (),
-    "web_max_bytes": 5242880,
+    "web_max_bytes": 2097152,
     "web_timeout": 30.0,
 }
 # The messages as zcoder gave them before the table (copied from the old config.py).

@@ -34,8 +34,10 @@ __all__ = [
     "parse_host_list",
 ]
 
-DEFAULT_WEB_MAX_BYTES: Final = 5 * 1024 * 1024
-"""The most bytes of one response body fetch_url reads (ZCODER_WEB_MAX_BYTES)."""
+DEFAULT_WEB_MAX_BYTES: Final = 2 * 1024 * 1024
+"""The most bytes of one response body fetch_url reads (ZCODER_WEB_MAX_BYTES): a page of
+documentation is far less; converting megabytes of HTML takes seconds of a core, and the
+model gets at most the tool output limit of it anyway."""
 DEFAULT_WEB_TIMEOUT: Final = 30.0
 """Seconds one fetch_url call may spend on the network, redirects included
 (ZCODER_WEB_TIMEOUT); connecting gets at most CONNECT_TIMEOUT of it."""
