@@ -123,6 +123,12 @@ async def test_a_huge_body_is_read_only_up_to_the_cap(web_server: WebServer) -> 
     assert "only its first 100000 bytes were read (ZCODER_WEB_MAX_BYTES)" in result.output
 
 
+async def test_a_gzip_bomb_is_inflated_only_up_to_the_cap(web_server: WebServer) -> None:
+    result = await fetch(web_server.url("/bomb"), WebRules(("127.0.0.1",), max_bytes=100_000))
+    assert result.ok
+    assert "only its first 100000 bytes were read (ZCODER_WEB_MAX_BYTES)" in result.output
+
+
 async def test_a_trickling_body_is_stopped_by_the_time_cap(web_server: WebServer) -> None:
     result = await fetch(web_server.url("/slow"), WebRules(("127.0.0.1",), timeout=1.0))
     assert not result.ok
