@@ -3,7 +3,8 @@
 Every chat request starts with the system prompt and the tool schemas. They are built here
 exactly as a user turn builds them (``Agent.user_turn_request()``), for each profile with
 the relay off and on (the relay adds list_agents, a line for send_agent_message in the
-catalog of the tools offered on demand, and a paragraph), with no AGENTS.md, and
+catalog of the tools offered on demand, and a paragraph), online (fetch_url's line in that
+catalog, as assembly gives it unless --offline), with no AGENTS.md, and
 counted with zcoder's own estimator (zcoder.model.tokens), the one the context meter uses
 before the server has counted. No real tokenizer can be installed without downloading a
 model's vocabulary at run time (tiktoken fetches its files; Qwen's tokenizer comes from the
@@ -33,6 +34,8 @@ from zcoder.model import ChatEvent
 from zcoder.model.tokens import estimate_message_tokens, estimate_tokens
 from zcoder.relay import Relay
 from zcoder.tools import ApprovalPolicy, Approver, CommandPolicy, Profile, default_registry
+from zcoder.tools.web.rules import WebRules
+from zcoder.tools.web.tool import register_web_tool
 
 PROMPT_BUDGET_TOKENS: Final = 2000
 """The most the system prompt and tool schemas may take together (issue 10)."""
@@ -84,6 +87,7 @@ def measure(profile: Profile, *, relay: bool) -> Overhead:
 
 def _measure(profile: Profile, *, relay: bool, workspace: Path) -> Overhead:
     registry = default_registry()
+    register_web_tool(registry, WebRules())  # online, the default: fetch_url's catalog line
     if relay:
         register_relay_tools(registry, cast(Relay, _StubRelay()), cast(SendConfirmer, None))
     agent = Agent(

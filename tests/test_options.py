@@ -59,6 +59,11 @@ GOOD: dict[str, tuple[str, Any]] = {
     "mcp_turn_wait": ("3", 3.0),
     "mcp_tools_share": ("0.5", 0.5),
     "notify": (" Bell ", "bell"),
+    "offline": ("1", True),
+    "web_allow": ("localhost, 127.0.0.1 10.0.0.0/8", ("localhost", "127.0.0.1", "10.0.0.0/8")),
+    "web_deny": ("*.example.com,*", ("*.example.com", "*")),
+    "web_max_bytes": ("1000", 1000),
+    "web_timeout": ("2.5", 2.5),
 }
 DEFAULTS: dict[str, Any] = {
     "keep_alive": None,
@@ -79,6 +84,11 @@ DEFAULTS: dict[str, Any] = {
     "mcp_turn_wait": 10.0,
     "mcp_tools_share": 0.10,
     "notify": "desktop",
+    "offline": False,
+    "web_allow": (),
+    "web_deny": (),
+    "web_max_bytes": 2097152,
+    "web_timeout": 30.0,
 }
 # The messages as zcoder gave them before the table (copied from the old config.py).
 BAD: dict[str, tuple[str, str]] = {
@@ -105,6 +115,11 @@ BAD: dict[str, tuple[str, str]] = {
     "max_reply_bytes": ("x", "ZCODER_MAX_REPLY_BYTES must be a positive whole number (got 'x')"),
     "stdin_wait": ("-1", "ZCODER_STDIN_WAIT must be a positive number of seconds (got '-1')"),
     "notify": ("loud", "ZCODER_NOTIFY must be off, bell or desktop (got 'loud')"),
+    "offline": ("perhaps", "ZCODER_OFFLINE must be on or off (got 'perhaps')"),
+    "web_allow": ("x.org http://x/", "ZCODER_WEB_ALLOW: 'http://x/' is a URL: give its host only"),
+    "web_deny": ("1.2.3.0/99", "ZCODER_WEB_DENY: '1.2.3.0/99' is not a network (like 10.0.0.0/8)"),
+    "web_max_bytes": ("1e6", "ZCODER_WEB_MAX_BYTES must be a positive whole number (got '1e6')"),
+    "web_timeout": ("0", "ZCODER_WEB_TIMEOUT must be a positive number of seconds (got '0')"),
 }
 LENIENT = {"api_key", "mcp_start_timeout", "mcp_call_timeout", "mcp_turn_wait", "mcp_tools_share"}
 """Rows with no bad value: anything unusable is the default (the MCP client's, as before)."""
@@ -190,6 +205,7 @@ FLAGS: dict[str, tuple[Any, dict[str, str], str, Any, Any, Any]] = {
     "deny_commands": (True, {"ZCODER_COMMAND_POLICY": "allow"}, "command_policy",
                       CommandPolicy.DENY, CommandPolicy.ALLOW, CommandPolicy.ASK),
     "no_think": (True, {"ZCODER_THINK": "on"}, "think", False, True, None),
+    "offline": (True, {"ZCODER_OFFLINE": "0"}, "offline", True, False, False),
 }  # fmt: skip
 
 
@@ -272,6 +288,7 @@ ARGUMENTS: dict[str, list[str]] = {
     "no_think": ["--no-think"],
     "context_window": ["--context-window", "8192"],
     "acp": ["--acp"],
+    "offline": ["--offline"],
 }
 
 
@@ -313,7 +330,7 @@ def test_the_refusals_are_the_ones_zcoder_always_made() -> None:
     assert sorted(connect) == sorted([
         "--acp", "--prompt", "--output-format", "-m/--model", "--host", "--backend",
         "--base-url", "--gguf", "-w/--workspace", "--profile", "--yes", "--deny-commands",
-        "--name", "--no-think", "--context-window", "--mode",
+        "--name", "--no-think", "--context-window", "--mode", "--offline",
     ])  # fmt: skip
     acp = [row.label for row in OPTIONS if row.editor == "refuse"]
     assert sorted(acp) == sorted(

@@ -38,6 +38,7 @@ from zcoder.options import (
 from zcoder.relay import BadName, RelaySettings, check_name, default_name, load_relay_settings
 from zcoder.sessions import default_home
 from zcoder.tools import CommandPolicy, EditPolicy, Mode, Profile, parse_mode
+from zcoder.tools.web.rules import WebRules
 
 __all__ = ["DEFAULT_COMPACT_AT", "Config", "ConfigError", "load_config"]
 
@@ -104,6 +105,18 @@ class Config:
     notify: str = default_of("notify")
     """ZCODER_NOTIFY: ``desktop`` (OSC 9 and 777, and the bell), ``bell`` or ``off``: how
     a turn's end or a waiting question is told while the terminal has no focus."""
+    offline: bool = False
+    """--offline / ZCODER_OFFLINE: the model gets no web tool (fetch_url)."""
+    web_allow: tuple[str, ...] = ()
+    """ZCODER_WEB_ALLOW, ZCODER_WEB_DENY, ZCODER_WEB_MAX_BYTES, ZCODER_WEB_TIMEOUT:
+    fetch_url's rules (``web_rules``; zcoder.tools.web.rules)."""
+    web_deny: tuple[str, ...] = ()
+    web_max_bytes: int = default_of("web_max_bytes")
+    web_timeout: float = default_of("web_timeout")
+
+    @property
+    def web_rules(self) -> WebRules:
+        return WebRules(self.web_allow, self.web_deny, self.web_max_bytes, self.web_timeout)
 
     @property
     def mcp_limits(self) -> McpLimits:
@@ -147,6 +160,7 @@ def load_config(
     base_url: str | None = None,
     name: str | None = None,
     mode: str | None = None,
+    offline: bool = False,
 ) -> Config:
     """Resolve every setting; raises ConfigError for one that cannot be used.
 
@@ -211,6 +225,8 @@ def load_config(
     settings = dict(parsed_settings(env))
     if no_think:
         settings["think"] = False
+    if offline:
+        settings["offline"] = True
 
     raw_name = name if name is not None else _env(env, "name") or ""
     try:

@@ -35,6 +35,7 @@ from zcoder.model.limits import (
 )
 from zcoder.tools import EditPolicy
 from zcoder.tools.output import DEFAULT_MAX_TOOL_OUTPUT, MAX_TOOL_OUTPUT_ENV
+from zcoder.tools.web.rules import DEFAULT_WEB_MAX_BYTES, DEFAULT_WEB_TIMEOUT, parse_host_list
 
 __all__ = [
     "DEFAULT_STDIN_WAIT",
@@ -170,6 +171,14 @@ def on_off(raw: str, row: Option) -> bool:
     if value in ("0", "false", "no", "off"):
         return False
     raise ConfigError(f"{row.env} must be on or off (got {raw!r})")
+
+
+def host_list(raw: str, row: Option) -> tuple[str, ...]:
+    """Hosts, addresses or networks, separated by commas or spaces (zcoder.tools.web.rules)."""
+    try:
+        return parse_host_list(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{row.env}: {exc}") from None
 
 
 def keep_alive(raw: str, row: Option) -> str | int:
@@ -322,6 +331,12 @@ OPTIONS: Final[tuple[Option, ...]] = (
         "(docs/remote.md); --resume ID loads a session saved there",
     ),
     Option(
+        "offline", ("--offline",), "ZCODER_OFFLINE", parse=on_off, default=False,
+        arg={"action": "store_true"},
+        help="no web access for the model: fetch_url is not offered (default $ZCODER_OFFLINE)",
+        editor="forward", remote=True,
+    ),
+    Option(
         "print_instructions", ("--print-instructions",), arg={"action": "store_true"},
         help="print the resolved AGENTS.md chain and exit",
     ),
@@ -378,6 +393,16 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option("mcp_turn_wait", env="ZCODER_MCP_TURN_WAIT", parse=lenient_seconds, default=10.0),
     Option("mcp_tools_share", env="ZCODER_MCP_TOOLS_SHARE", parse=lenient_share, default=0.10),
     Option("notify", env="ZCODER_NOTIFY", parse=notify_mode, default="desktop"),
+    Option("web_allow", env="ZCODER_WEB_ALLOW", parse=host_list, default=()),
+    Option("web_deny", env="ZCODER_WEB_DENY", parse=host_list, default=()),
+    Option(
+        "web_max_bytes", env="ZCODER_WEB_MAX_BYTES", parse=positive_int,
+        default=DEFAULT_WEB_MAX_BYTES,
+    ),
+    Option(
+        "web_timeout", env="ZCODER_WEB_TIMEOUT", parse=positive_seconds,
+        default=DEFAULT_WEB_TIMEOUT,
+    ),
 )  # fmt: skip
 
 _BY_NAME: Final = {row.name: row for row in OPTIONS}

@@ -167,3 +167,22 @@ async def test_a_background_command_says_so_and_carries_it_for_connect() -> None
     plain, asker2, _ = approver("allow_once")
     await plain.approve_command(command())
     assert "background" not in asker2.asked[0][0].raw_input  # type: ignore[operator]
+
+
+async def test_a_web_page_is_asked_with_its_url_and_always_names_the_host_only() -> None:
+    acp_approver, asker, _ = approver("allow_always")
+    request = command(command="GET https://docs.example.com/api", web_host="docs.example.com")
+    assert await acp_approver.approve_command(request) is ApprovalDecision.ALWAYS
+    ((tool_call, options),) = asker.asked
+    assert tool_call.kind == "fetch" and tool_call.title == "GET https://docs.example.com/api"
+    assert (tool_call.raw_input or {})["web_host"] == "docs.example.com"
+    assert [o.option_id for o in options] == ["allow_once", "allow_always", "reject_once"]
+    plain, plain_asker, _ = approver("allow_once")
+    await plain.approve_command(command())
+    assert "web_host" not in (plain_asker.asked[0][0].raw_input or {})  # commands: as before
+    shown = tool_call.content[0].content.text  # type: ignore[index]
+    assert shown.split("\n\n") == [
+        "Fetch this web page?",
+        "```\nGET https://docs.example.com/api\n```",
+        "Allow always: pages of docs.example.com for the rest of the run.",
+    ]

@@ -205,3 +205,20 @@ async def test_a_consent_closed_or_not_shown_here_is_no_answer_at_all() -> None:
         "s", consent, [ONCE, REJECT]
     )
     assert refused.outcome == AllowedOutcome(outcome="selected", option_id="reject_once")
+
+
+async def test_a_remote_web_page_question_keeps_its_host_for_the_web_dialog() -> None:
+    approver = Approver(ApprovalDecision.ALWAYS)
+    answer = await agent(approver).request_permission(
+        "s", command_call(command="GET https://x.org/a", web_host="x.org"), [ONCE, ALWAYS, REJECT]
+    )
+    [asked] = approver.asked
+    assert (asked.command, asked.web_host, asked.allow_always) == (
+        "GET https://x.org/a",
+        "x.org",
+        True,
+    )
+    assert answer.outcome == AllowedOutcome(outcome="selected", option_id="allow_always")
+    [plain] = [Approver(ApprovalDecision.ONCE)]
+    await agent(plain).request_permission("s", command_call(command="ls"), [ONCE, REJECT])
+    assert plain.asked[0].web_host is None

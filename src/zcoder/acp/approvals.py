@@ -139,6 +139,10 @@ class AcpApprover:
     async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
         where = "in the background (it keeps running) " if request.background else ""
         lines = [f"Run this command {where}in {request.cwd}?", fenced(f"$ {request.command}")]
+        if request.web_host is not None:  # fetch_url: "always" allows this host only
+            lines = ["Fetch this web page?", fenced(request.command)]
+            if request.allow_always:
+                lines.append(f"Allow always: pages of {request.web_host} for the rest of the run.")
         if request.requested_by:
             lines.insert(0, f"Asked by a task relayed {request.requested_by}.")
         if request.warning:
@@ -150,7 +154,7 @@ class AcpApprover:
         tool_call = ToolCallUpdate(
             tool_call_id=call_id,
             title=request.command,
-            kind="execute",
+            kind="execute" if request.web_host is None else "fetch",
             status="pending",
             content=[tool_content(text_block(paragraphs(*lines)))],
             raw_input={
@@ -162,7 +166,8 @@ class AcpApprover:
                 "requested_by": request.requested_by,
                 "kept": request.kept,  # --connect's dialog: no answer when it cannot ask
             }
-            | ({"background": True} if request.background else {}),
+            | ({"background": True} if request.background else {})
+            | ({"web_host": request.web_host} if request.web_host is not None else {}),
         )
         decision = await self._ask(tool_call, offer_always=request.allow_always)
         if decision is None:

@@ -114,7 +114,8 @@ def revoke_for_relayed(approval: ApprovalPolicy, recorder: Recorder, what: str) 
     if approval.revoke_always():
         recorder.notice(
             f"{what} is now part of this conversation, so your earlier `a` (allow "
-            "commands) no longer applies: commands ask again until you press `a` anew."
+            "commands, or a web host's pages) no longer applies: they ask again until you "
+            "press `a` anew."
         )
 
 

@@ -1,11 +1,11 @@
 """The agent as every front end builds it: the TUI, ``--prompt`` and ``--acp``.
 
 Each of them gives the agent the same things from the config: the default tools, the
-relay's tools when it has a relay, what the workspace adds (skills, custom commands,
-hooks; zcoder.frontend.extensions), the settings and the approval policy. Built in one place, a
-tool or a setting added for one front end is there for all of them; what differs (who
-answers approvals, where events and problems go, whether a person can consent to hooks)
-is the caller's.
+relay's tools when it has a relay, fetch_url unless offline, what the workspace adds
+(skills, custom commands, hooks; zcoder.frontend.extensions), the settings and the approval
+policy. Built in one place, a tool or a setting added for one front end is there for all
+of them; what differs (who answers approvals, where events and problems go, whether a
+person can consent to hooks) is the caller's.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from zcoder.config import Config
 from zcoder.frontend.extensions import Extensions, hook_consent_dialog, load_extensions
 from zcoder.sessions import SessionStore
 from zcoder.tools import ApprovalPolicy, Approver, default_registry
+from zcoder.tools.web.tool import register_web_tool
 
 if TYPE_CHECKING:
     from zcoder.agent.relay_tools import SendConfirmer
@@ -50,6 +51,8 @@ def assemble_agent(
     registry = default_registry()
     if relay is not None:
         register_relay_tools(registry, *relay)
+    if not config.offline:  # --offline: no web tool at all, not even in the catalog
+        register_web_tool(registry, config.web_rules)
     extensions = load_extensions(registry, config.workspace, config.home)
     for problem in extensions.problems:
         on_problem(problem)

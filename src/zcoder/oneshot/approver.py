@@ -50,6 +50,10 @@ class TtyApprover:
         text = f"\nRun this command {where}in {request.cwd}?\n  $ {request.command}\n"
         if request.mcp is not None:  # an MCP tool call or server start: no shell command
             text = f"\nAllow this?\n  {request.command}\n"
+        if request.web_host is not None:  # fetch_url: `a` allows this host only
+            text = f"\nFetch this web page?\n  {request.command}\n"
+            if request.allow_always:
+                choices = f"[y]es once, [a]llow {request.web_host} for this run, [n]o"
         if request.refused:
             text = f"\nThe safety guard refuses this command. Run it anyway, in {request.cwd}?"
             text += f"\n  $ {request.command}\n"

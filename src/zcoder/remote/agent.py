@@ -355,6 +355,7 @@ class RemoteAgent(Handler):
         info = self.connection.info if self.connection is not None else None
         timeout = raw.get("timeout_seconds")
         warning = raw.get("warning")
+        web_host = raw.get("web_host")  # fetch_url's question: the web dialog, `a` per host
         return await self.approver.approve_command(
             CommandApprovalRequest(
                 command=str(raw.get("command") or tool_call.title or ""),
@@ -368,6 +369,7 @@ class RemoteAgent(Handler):
                 refused=raw.get("refused") is True,
                 kept=raw.get("kept") is True,  # a dialog that cannot ask then answers nothing
                 background=raw.get("background") is True,
+                web_host=str(web_host) if web_host else None,
             )
         )
 

@@ -18,6 +18,9 @@ The rules, in order:
   commands ask again;
 * otherwise ask the approver.  Sysadmin always asks and never offers ``a``.
 
+fetch_url (zcoder.tools.web) is asked the same way, with ``GET URL`` as the command; its
+``a`` grants one host (``grant_host``), never every host, and ends with the others.
+
 File edits (write_file, replace_text, apply_patch) are asked about with ``ZCODER_EDITS=ask``
 (``EditPolicy.ASK``), and in a relayed task's turn unless its sender is trusted (``/agents
 trust``) or ``ZCODER_RELAY_EDITS=auto`` (``relayed_edits_ask``): the same approver shows
@@ -152,6 +155,10 @@ class CommandApprovalRequest:
     background: bool = False
     """The command is to keep running in the background (run_command's ``background``):
     the dialog says so, no ``a`` is offered and no ``a`` grant covers it."""
+    web_host: str | None = None
+    """Set when what is asked is fetching a web page (fetch_url): ``command`` is ``GET
+    URL``, and ``a`` (where offered) allows this host, not every host, for the rest of the
+    run (``ApprovalPolicy.grant_host``)."""
     kept: bool = False
     """Set when the answer is saved for later sessions (consent to a project's hooks or MCP
     server): an approver that cannot show the question must raise rather than answer no,
@@ -226,6 +233,7 @@ class ApprovalPolicy:
         self.mode_before_plan = Mode.ASK
         """The mode an accepted plan goes back to (the one before plan mode)."""
         self._always_granted = False
+        self._hosts: set[str] = set()
 
     def switch_mode(self, mode: Mode) -> Mode:
         """The user chose ``mode``; returns the one it replaces."""
@@ -255,8 +263,19 @@ class ApprovalPolicy:
         A relayed turn does this: its text has been in the conversation since, so a later
         local turn could be steered into running what it asked for without a question.
         """
-        granted, self._always_granted = self._always_granted, False
+        granted = self._always_granted or bool(self._hosts)
+        self._always_granted = False
+        self._hosts.clear()
         return granted
+
+    def host_granted(self, host: str) -> bool:
+        """Whether the user answered ``a`` to fetching a page of ``host`` (fetch_url)."""
+        return host in self._hosts
+
+    def grant_host(self, host: str) -> None:
+        """``a`` in fetch_url's dialog: pages of ``host`` are fetched without asking, in
+        the user's own turns, until a relayed turn ends the grant (``revoke_always``)."""
+        self._hosts.add(host)
 
     def relayed_edits_ask(self, origin: TurnOrigin, *, sender_trusted: bool) -> bool:
         """Whether a turn of ``origin`` asks before each edit even where ZCODER_EDITS does

@@ -1,5 +1,6 @@
 """The dialogs where a person decides on a command or a message: run_command's approval
-(``ApprovalScreen``), an MCP tool call's (``McpApprovalScreen``) and the confirmation of a
+(``ApprovalScreen``), an MCP tool call's (``McpApprovalScreen``), fetch_url's
+(``WebApprovalScreen``: the URL, and ``a`` for its host only) and the confirmation of a
 relayed send (``ConfirmSendScreen``).
 
 Neither starting a project's MCP server nor an MCP tool call is a shell command, and
@@ -169,7 +170,40 @@ def approval_screen(
         return McpApprovalScreen(request, give_back=give_back)
     if isinstance(request.mcp, McpServerStart):
         return McpStartScreen(request, give_back=give_back)
+    if request.web_host is not None:
+        return WebApprovalScreen(request, give_back=give_back)
     return ApprovalScreen(request, give_back=give_back)
+
+
+class WebApprovalScreen(ApprovalScreen):
+    """fetch_url's approval: the URL; y fetches it, a (where offered) fetches it and the
+    rest of this run's pages of its host, never other hosts, n/Esc refuses."""
+
+    KEYS = replace(ApprovalScreen.KEYS, yes="fetch it", once="fetch once", this_one="fetch it")
+
+    def title_text(self) -> Text:
+        return self.titled("Fetch this web page?")
+
+    def keys_text(self) -> str:
+        host = visible(self.request.web_host or "")
+        keys = replace(self.KEYS, grant=f"allow {host} for this run")
+        relayed = self.request.requested_by is not None
+        return keys.line(grant_offered=self.grant_offered, relayed=relayed)
+
+    def meta(self) -> list[Static]:
+        r = self.request
+        widgets = [
+            Static(
+                Text(f"host {visible(r.web_host or '')} · timeout {r.timeout_seconds:g} s"),
+                classes="meta",
+            )
+        ]
+        if r.warning:
+            widgets.append(Static(content_text(r.warning, "note: "), classes="warning"))
+        return widgets
+
+    def body_prefix(self) -> str:
+        return ""
 
 
 class McpStartScreen(ApprovalScreen):
