@@ -27,8 +27,9 @@ turn only, and only in a user turn of the coding profile; a relayed turn asks fo
 Above them all, the permission mode (zcoder.tools.modes), which the user switches while
 zcoder runs: ``accept-edits`` writes a user turn's edits unasked (coding profile), and
 ``plan`` refuses, without asking, every command the read-only classifier does not know
-changes nothing (after the sysadmin guard and ``--deny-commands``, before anything that
-could allow it: ``--yes``, ``a``, a hook), and every edit.
+changes nothing and every command to run in the background (after the sysadmin guard and
+``--deny-commands``, before anything that could allow it: ``--yes``, ``a``, a hook), and
+every edit.
 """
 
 from __future__ import annotations
@@ -305,6 +306,13 @@ class ApprovalPolicy:
         if self.policy is CommandPolicy.DENY:
             return CommandAuthorization(
                 False, "commands are disabled in this session (--deny-commands)", asked=False
+            )
+        if self.mode is Mode.PLAN and background:
+            return CommandAuthorization(
+                False,
+                "plan mode starts no background job (it would outlive the plan); run it "
+                "in the foreground, or the user starts it after accepting the plan",
+                asked=False,
             )
         if self.mode is Mode.PLAN and (why := read_only_refusal(command)) is not None:
             return CommandAuthorization(
