@@ -64,6 +64,21 @@ def test_shift_tab_cycles_the_agents_mode_and_tells_the_header(tmp_path: Path) -
     assert agent.approval.mode is Mode.ASK
 
 
+def test_shift_tab_while_init_drafts_steps_from_the_users_mode_not_its_plan(
+    tmp_path: Path,
+) -> None:
+    agent = LocalAgent()
+    part, posted, _, _ = modes(tmp_path, agent)
+    with agent.approval.pinned(Mode.PLAN):  # /init's drafting turn
+        part.cycle()
+        part.mode_command("")
+        during = agent.approval.mode
+    assert during is Mode.PLAN
+    assert header_modes(posted) == ["accept-edits"]
+    assert notices(posted)[-1].startswith("Mode: accept edits")
+    assert agent.approval.mode is Mode.ACCEPT_EDITS
+
+
 def test_mode_names_the_mode_switches_it_and_refuses_an_unknown_one(tmp_path: Path) -> None:
     agent = LocalAgent()
     part, posted, _, _ = modes(tmp_path, agent)

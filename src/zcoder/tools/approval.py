@@ -34,6 +34,8 @@ every edit.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 from pathlib import Path
@@ -222,15 +224,31 @@ class ApprovalPolicy:
         self.profile = profile
         self.edits = edits
         self.relay_edits = relay_edits
-        self.mode = mode
-        """The permission mode now; only the user changes it (``switch_mode``)."""
+        self.chosen_mode = mode
+        """The mode the user chose; only the user changes it (``switch_mode``)."""
+        self._pinned: Mode | None = None
         self.mode_before_plan = Mode.ASK
         """The mode an accepted plan goes back to (the one before plan mode)."""
         self._always_granted = False
 
+    @property
+    def mode(self) -> Mode:
+        """The permission mode now: the user's, unless a turn of zcoder's own pinned one."""
+        return self._pinned or self.chosen_mode
+
+    @contextmanager
+    def pinned(self, mode: Mode) -> Iterator[None]:
+        """``mode`` for what runs inside (/init drafts in plan mode) whatever the user
+        switches meanwhile: a switch is taken as the user's choice, in force after."""
+        self._pinned = mode
+        try:
+            yield
+        finally:
+            self._pinned = None
+
     def switch_mode(self, mode: Mode) -> Mode:
         """The user chose ``mode``; returns the one it replaces."""
-        before, self.mode = self.mode, mode
+        before, self.chosen_mode = self.chosen_mode, mode
         if mode is Mode.PLAN and before is not Mode.PLAN:
             self.mode_before_plan = before
         return before
