@@ -159,3 +159,33 @@ async def test_a_user_turn_that_ended_complete_offers_its_reply_and_no_other(
     await rig.turns.user_turn("plan it")
     await rig.turns.user_turn("plan it again")
     assert offered == ["1. plan"]
+
+
+async def test_no_plan_is_offered_while_the_user_has_more_waiting_for_the_planner(
+    tmp_path: Path,
+) -> None:
+    """A follow-up queued (or steering left) during a plan-mode turn is the user still
+    planning: before, y switched the mode first and it ran there, ahead of the plan."""
+    rig = Rig(tmp_path)
+    offered: list[str] = []
+
+    async def ends(_prompt: str) -> TurnFinished:
+        return TurnFinished(Outcome.COMPLETE, "1. plan")
+
+    async def offer(text: str) -> None:
+        offered.append(text)
+
+    rig.agent.run_user_turn = ends  # type: ignore[method-assign, assignment]
+    rig.turns.after_plan = offer
+    pending = rig.services.pending
+    pending.follow_up("also check the tests")
+    await rig.turns.user_turn("plan it")
+    pending.hold()  # Escape held it: it waits for /queue resume, not the planner
+    await rig.turns.user_turn("plan it")
+    pending.resume()
+    pending.pop_follow_up()
+    pending.steer("and the docs")
+    await rig.turns.user_turn("plan it")
+    pending.take_steers()
+    await rig.turns.user_turn("plan it")
+    assert offered == ["1. plan", "1. plan"]
