@@ -5,6 +5,9 @@ included), no job starts or stops, the user is asked nothing."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -155,3 +158,51 @@ async def test_loading_a_writing_tool_in_plan_mode_does_not_make_it_callable(
     assert snapshot(world.harness.workspace) == world.before
     assert "write_file" not in {t["function"]["name"] for t in world.harness.bodies()[2]["tools"]}
     assert world.harness.agent.approval.mode is Mode.PLAN
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=a@b", "-c", "user.name=a", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+async def test_git_in_plan_mode_runs_no_program_a_repository_in_the_workspace_names(
+    fake: FakeOllama, planning: Callable[[CommandPolicy], Planning], tmp_path: Path
+) -> None:
+    """A bare repository's files, committed in a project (fixtures/evil: HEAD, config,
+    objects), make git found it from a cwd inside it; its config names a textconv program
+    that git show, git log -p and git blame run. Plan mode's git uses no repository it was
+    not told of (safe.bareRepository=explicit) and takes no optional lock (git status
+    rewrote a stale .git/index)."""
+    world = planning(CommandPolicy.ALLOW)
+    workspace = world.harness.workspace
+    shutil.rmtree(workspace / ".git")
+    git(workspace, "init", "-q")
+    git(workspace, "add", ".")
+    git(workspace, "commit", "-qm", "first")
+    evil = workspace / "fixtures" / "evil"
+    git(workspace, "init", "-q", "--bare", str(evil))
+    git(workspace, "push", "-q", str(evil), "HEAD:refs/heads/main")
+    git(evil, "symbolic-ref", "HEAD", "refs/heads/main")
+    owned = tmp_path / "owned"
+    git(evil, "config", "diff.x.textconv", f"touch {owned}; cat")
+    (evil / "info").mkdir(exist_ok=True)
+    (evil / "info" / "attributes").write_text("* diff=x\n")
+    os.utime(workspace / "alpha.txt", (1, 1))  # stale stat data: git status would refresh it
+    world.before = snapshot(workspace)
+    here = {"cwd": "fixtures/evil"}
+    fake.enqueue(
+        Turn.tool_calls(
+            call("run_command", {"command": "git show HEAD", **here}),
+            call("run_command", {"command": "git log -p", **here}),
+            call("run_command", {"command": "cd fixtures/evil && git show HEAD"}),
+            call("run_command", {"command": "git status"}),
+        ),
+        Turn.text("1. nothing"),
+    )
+    await world.harness.agent.run_user_turn("look at the history")
+    assert not owned.exists()
+    assert snapshot(workspace) == world.before
