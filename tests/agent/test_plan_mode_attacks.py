@@ -106,12 +106,16 @@ async def test_commands_that_write_through_read_looking_names_change_nothing(
     assert refused == results
 
 
+@pytest.fixture
+def under_yes(planning: Callable[[CommandPolicy], Planning]) -> Planning:
+    """Plan mode under --yes: a read-only command runs unasked."""
+    return planning(CommandPolicy.ALLOW)
+
+
 async def test_a_background_command_is_refused_in_plan_mode_even_a_read_only_one(
-    fake: FakeOllama,
-    planning: Callable[[CommandPolicy], Planning],
-    table: jobs_module.JobTable,
+    fake: FakeOllama, under_yes: Planning, table: jobs_module.JobTable
 ) -> None:
-    world = planning(CommandPolicy.ALLOW)
+    world = under_yes
     fake.enqueue(
         Turn.tool_calls(
             call("run_command", {"command": "tail -f alpha.txt", "background": True}),
@@ -128,11 +132,9 @@ async def test_a_background_command_is_refused_in_plan_mode_even_a_read_only_one
 
 
 async def test_a_job_started_before_plan_mode_is_not_stopped_by_the_model_in_it(
-    fake: FakeOllama,
-    planning: Callable[[CommandPolicy], Planning],
-    table: jobs_module.JobTable,
+    fake: FakeOllama, under_yes: Planning, table: jobs_module.JobTable
 ) -> None:
-    world = planning(CommandPolicy.ALLOW)
+    world = under_yes
     job = table.start("sleep 60", world.harness.workspace)
     fake.enqueue(
         Turn.tool_calls(call("load_tools", {"name": "stop_job"})),
