@@ -143,7 +143,7 @@ class GoalUI(Part, GoalCommands):
             return
         goal = self.keeper.goal
         if goal is not None and (why := plan_mode_refusal(agent.approval.mode)):
-            goal.pause("the mode is plan")  # switched to since: its turns could change nothing
+            goal.pause("switched to plan mode, where its turns could change nothing")
             self.keeper.changed()
             self.say.notice(f"Goal paused: {why}.")
             return
