@@ -232,6 +232,16 @@ def test_a_flag_wins_over_its_variable_which_wins_over_the_default(
         assert list(env) == [option(name).env]
 
 
+def test_mode_takes_a_mode_as_slash_mode_does_and_names_the_modes_when_wrong(
+    base: dict[str, str],
+) -> None:
+    for typed, mode in [("accept edits", Mode.ACCEPT_EDITS), ("Plan", Mode.PLAN)]:
+        args = build_parser().parse_args(["--mode", typed])  # it was refused here
+        assert load_config(base, mode=args.mode).mode is mode
+    with pytest.raises(ConfigError, match="--mode: unknown mode 'later'; the modes are ask"):
+        load_config(base, mode=build_parser().parse_args(["--mode", "later"]).mode)
+
+
 @pytest.mark.parametrize("row", [r for r in OPTIONS if r.setting], ids=lambda row: row.name)
 async def test_a_settings_key_yields_to_the_variable_and_the_flag(
     base: dict[str, str], row: Option

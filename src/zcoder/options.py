@@ -255,7 +255,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
     ),
     Option(
         "mode", ("--mode",), "ZCODER_MODE", default="ask",
-        arg={"choices": ["ask", "accept-edits", "plan"]},
+        arg={"metavar": "MODE"},  # parse_mode: as /mode takes it ("accept edits", Plan)
         help="the permission mode to start in (Shift+Tab and /mode switch it): ask "
         "(default $ZCODER_MODE or ask), accept-edits or plan (read-only)",
         editor="forward", remote=True,

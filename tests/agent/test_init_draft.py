@@ -3,6 +3,10 @@ is named as replaced; nothing is written on a no, nor through a link."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
+from dataclasses import replace
 from pathlib import Path
 
 from tests.agent.support import Harness
@@ -10,6 +14,7 @@ from tests.fixtures.approver import DENY, ONCE
 from tests.fixtures.fake_ollama import Turn, call
 from zcoder.agent import Notice, load_instructions
 from zcoder.agent.init_draft import draft_from, run_init
+from zcoder.tools import Mode
 
 DRAFT = "# Agents\n\n- Test with `make test`.\n"
 REPLY = f"I looked around. Here is the draft:\n\n```markdown\n{DRAFT}```\n"
@@ -104,3 +109,34 @@ async def test_the_drafting_turn_changes_nothing_whatever_the_model_calls(
     assert harness.approver.requests == []
     assert not outcome.written
     assert harness.agent.approval.mode is mode  # the user's mode is as it was
+
+
+async def test_a_mode_the_user_picks_while_init_drafts_waits_for_the_draft(
+    harness: Harness,
+) -> None:
+    """Shift+Tab during the drafting turn (ask → accept edits) neither ends its plan mode
+    (before, it went plan → ask and the model's write_file was written unasked) nor is
+    lost: it is the user's mode once the draft is offered."""
+    gate = threading.Event()
+    harness.server.enqueue(
+        replace(
+            Turn.tool_calls(call("write_file", {"path": "owned.txt", "content": "pwned\n"})),
+            gate=gate,
+        ),
+        Turn.text(REPLY),
+    )
+    harness.approver.answers.append(DENY)
+    approval = harness.agent.approval
+    drafting = asyncio.create_task(run_init(harness.agent))
+    deadline = time.monotonic() + 30
+    while not harness.server.chat_bodies:
+        assert time.monotonic() < deadline, "the drafting turn never asked the model"
+        await asyncio.sleep(0.01)
+    modes = [approval.mode]
+    approval.switch_mode(Mode.ACCEPT_EDITS)  # Shift+Tab from ask (tests/tui/test_modes_ui)
+    modes.append(approval.mode)
+    assert modes == [Mode.PLAN, Mode.PLAN]  # still, for the drafting turn
+    gate.set()
+    await drafting
+    assert not (harness.workspace / "owned.txt").exists()
+    assert approval.mode is Mode.ACCEPT_EDITS

@@ -156,3 +156,21 @@ async def test_a_rewind_to_a_steer_takes_back_only_the_edits_made_after_it(
     later.edits.undo(back)
     assert (harness.workspace / "alpha.txt").read_text() == "alpha\n"
     assert later.edits.plan_undo() is None
+
+
+async def test_a_prompt_with_an_attachment_is_still_a_place_to_rewind_to(
+    harness: Harness,
+) -> None:
+    """Its user message is the prompt and the file (@path): before, it matched no prompt,
+    and neither it nor any earlier one could take the conversation back."""
+    (harness.workspace / "notes.txt").write_text("remember this\n")
+    harness.server.enqueue(Turn.text("first done"), Turn.text("second done"))
+    await harness.agent.run_user_turn("first prompt")
+    await harness.agent.run_user_turn("what does @notes.txt say?")
+    agent = harness.agent
+    assert "remember this" in agent.messages[-2]["content"]
+    points = rewind_points(agent.messages, agent.user_ledger)
+    assert [p.message is not None for p in points] == [True, True]
+    cut_conversation(agent, points[0])
+    assert agent.messages[-1] == {"role": "assistant", "content": "first done"}
+    assert agent.user_ledger == ["first prompt"]

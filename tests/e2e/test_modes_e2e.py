@@ -7,6 +7,9 @@ Ollama's recorded requests; the screen only has to show the mode and the plan di
 
 from __future__ import annotations
 
+import threading
+from dataclasses import replace
+
 import pytest
 
 from tests.e2e.harness import World, wait_until
@@ -85,3 +88,32 @@ def test_a_plan_refused_with_n_keeps_planning_and_runs_nothing(world: World) -> 
     zc.wait_text("Still planning", since=mark)
     assert "plan" in header(zc), zc.screen_text
     assert len(server.chat_bodies) == 1  # no turn ran the plan
+
+
+def test_shift_tab_while_init_drafts_keeps_the_draft_read_only_and_is_kept_after(
+    world: World,
+) -> None:
+    """Before, the drafting turn's plan mode was the mode Shift+Tab stepped from: ask →
+    (plan) → ask, and the model's write_file during the draft was written unasked."""
+    server = world.server(demo=False)
+    gate = threading.Event()
+    server.enqueue(
+        replace(
+            Turn.tool_calls(call("write_file", {"path": "owned.txt", "content": "x\n"})),
+            gate=gate,
+        ),
+        Turn.text("```markdown\n# Agents\n```"),
+    )
+    zc = start_in_tmux(world, "init", server, size=(60, 15), ZCODER_RELAY="off")
+    mark = zc.mark()
+    zc.type_text("/init\r")
+    wait_until(lambda: len(server.chat_bodies) == 1, what="the drafting request")
+    zc.send_hex(SHIFT_TAB)
+    zc.wait_text("accept edits")
+    gate.set()
+    zc.wait_text("[n]/Esc refuse", since=mark)  # the draft's own question
+    assert not (zc.workspace / "owned.txt").exists()
+    assert tool_results(server.chat_bodies[1])[0].startswith("Error: plan mode is read-only")
+    zc.send_key("n")
+    zc.wait_gone("[n]/Esc refuse")
+    assert "accept edits" in header(zc), zc.screen_text

@@ -74,6 +74,9 @@ WRITES = [
     "ls; touch y",
     "tree -o out",
     "rg --pre ./run x",
+    "rg --hostname-bin=./run --hyperlink-format=default x",  # runs it for the host name
+    "tree -R -H . -L 1",  # writes 00Tree.html in each directory
+    "tree -RH . -L 1",
     "python -c 'print(1)'",
     "xargs rm < list",
     "ls 'unterminated",

@@ -277,3 +277,22 @@ async def test_a_goal_is_refused_in_plan_mode_and_runs_nothing(
         assert worker_requests(fake) == []
         assert saved_goal(app, workspace) is None
         assert "goal" not in header(app)
+
+
+async def test_a_running_goal_pauses_when_the_user_switches_to_plan_mode(
+    fake: FakeOllama, make_config: Any, app_factory: Any, workspace: Path
+) -> None:
+    gate = threading.Event()
+    fake.enqueue(replace(Turn.text("goal turn one"), gate=gate), Turn.text("goal turn two"))
+    app = app_factory(make_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, app, "/goal tidy up")
+        await wait_until(pilot, lambda: len(worker_requests(fake)) == 1)
+        await submit(pilot, app, "/mode plan")
+        gate.set()
+        await wait_until(pilot, lambda: "Goal paused" in transcript_text(app))
+        await idle(pilot, app)
+        assert len(worker_requests(fake)) == 1  # no goal turn in plan mode
+        assert "plan mode changes nothing" in transcript_text(app)
+        doc = saved_goal(app, workspace)
+        assert doc is not None and doc["state"] == "paused"

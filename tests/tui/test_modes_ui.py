@@ -64,6 +64,21 @@ def test_shift_tab_cycles_the_agents_mode_and_tells_the_header(tmp_path: Path) -
     assert agent.approval.mode is Mode.ASK
 
 
+def test_shift_tab_while_init_drafts_steps_from_the_users_mode_not_its_plan(
+    tmp_path: Path,
+) -> None:
+    agent = LocalAgent()
+    part, posted, _, _ = modes(tmp_path, agent)
+    with agent.approval.pinned(Mode.PLAN):  # /init's drafting turn
+        part.cycle()
+        part.mode_command("")
+        during = agent.approval.mode
+    assert during is Mode.PLAN
+    assert header_modes(posted) == ["accept-edits"]
+    assert notices(posted)[-1].startswith("Mode: accept edits")
+    assert agent.approval.mode is Mode.ACCEPT_EDITS
+
+
 def test_mode_names_the_mode_switches_it_and_refuses_an_unknown_one(tmp_path: Path) -> None:
     agent = LocalAgent()
     part, posted, _, _ = modes(tmp_path, agent)
@@ -144,3 +159,33 @@ async def test_a_user_turn_that_ended_complete_offers_its_reply_and_no_other(
     await rig.turns.user_turn("plan it")
     await rig.turns.user_turn("plan it again")
     assert offered == ["1. plan"]
+
+
+async def test_no_plan_is_offered_while_the_user_has_more_waiting_for_the_planner(
+    tmp_path: Path,
+) -> None:
+    """A follow-up queued (or steering left) during a plan-mode turn is the user still
+    planning: before, y switched the mode first and it ran there, ahead of the plan."""
+    rig = Rig(tmp_path)
+    offered: list[str] = []
+
+    async def ends(_prompt: str) -> TurnFinished:
+        return TurnFinished(Outcome.COMPLETE, "1. plan")
+
+    async def offer(text: str) -> None:
+        offered.append(text)
+
+    rig.agent.run_user_turn = ends  # type: ignore[method-assign, assignment]
+    rig.turns.after_plan = offer
+    pending = rig.services.pending
+    pending.follow_up("also check the tests")
+    await rig.turns.user_turn("plan it")
+    pending.hold()  # Escape held it: it waits for /queue resume, not the planner
+    await rig.turns.user_turn("plan it")
+    pending.resume()
+    pending.pop_follow_up()
+    pending.steer("and the docs")
+    await rig.turns.user_turn("plan it")
+    pending.take_steers()
+    await rig.turns.user_turn("plan it")
+    assert offered == ["1. plan", "1. plan"]

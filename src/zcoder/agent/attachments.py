@@ -45,6 +45,14 @@ MAX_MENTIONS: Final = 20
 """More ``@path`` mentions than this in one prompt are left as typed."""
 MAX_LISTED: Final = 200
 """Entries of an attached directory's listing."""
+ATTACHED: Final = "\n\n[zcoder] Attached by the user with @:\n\n"
+"""Between a prompt as typed and its attachments in the message the model is sent."""
+
+
+def is_sent_prompt(content: object, typed: str) -> bool:
+    """Whether a user message's ``content`` is the prompt ``typed`` as it was sent: as
+    typed, or with its attachments after it (/rewind finds a prompt's place so)."""
+    return isinstance(content, str) and (content == typed or content.startswith(typed + ATTACHED))
 
 
 @dataclass(frozen=True)
@@ -88,7 +96,7 @@ class Attachments:
         if not self.items:
             return typed
         blocks = "\n\n".join(item.for_model() for item in self.items)
-        return f"{typed}\n\n[zcoder] Attached by the user with @:\n\n{blocks}"
+        return f"{typed}{ATTACHED}{blocks}"
 
 
 class _Budget:

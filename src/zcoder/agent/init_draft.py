@@ -89,14 +89,9 @@ async def run_init(agent: Agent, focus: str = "") -> InitOutcome:
 
     The drafting turn runs in plan mode (tools/modes.py): the model reads and lists, and
     nothing changes before the user has seen the draft and said yes."""
-    approval = agent.approval
-    mode = approval.mode
-    approval.mode = Mode.PLAN  # for this turn only; the user's mode is not switched
-    try:
+    # For this turn only, whatever the user switches meanwhile (in force after it).
+    with agent.approval.pinned(Mode.PLAN):
         finished = await agent.run_user_turn(init_prompt(agent.settings.workspace, focus))
-    finally:
-        if approval.mode is Mode.PLAN:  # unless the user chose a mode meanwhile
-            approval.mode = mode
     draft = draft_from(finished.response or last_reply(agent))
     if not draft:
         return InitOutcome(

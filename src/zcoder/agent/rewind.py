@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from zcoder.agent.attachments import is_sent_prompt
 from zcoder.base.plural import counted
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def rewind_points(messages: list[Message], ledger: list[str]) -> list[RewindPoin
         if wanted < 0:
             break
         message = messages[index]
-        if message.get("role") == "user" and message.get("content") == ledger[wanted]:
+        if message.get("role") == "user" and is_sent_prompt(message.get("content"), ledger[wanted]):
             places[wanted] = index
             wanted -= 1
     points = []

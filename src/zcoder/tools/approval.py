@@ -30,12 +30,15 @@ turn only, and only in a user turn of the coding profile; a relayed turn asks fo
 Above them all, the permission mode (zcoder.tools.modes), which the user switches while
 zcoder runs: ``accept-edits`` writes a user turn's edits unasked (coding profile), and
 ``plan`` refuses, without asking, every command the read-only classifier does not know
-changes nothing (after the sysadmin guard and ``--deny-commands``, before anything that
-could allow it: ``--yes``, ``a``, a hook), and every edit.
+changes nothing and every command to run in the background (after the sysadmin guard and
+``--deny-commands``, before anything that could allow it: ``--yes``, ``a``, a hook), and
+every edit.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 from pathlib import Path
@@ -228,16 +231,32 @@ class ApprovalPolicy:
         self.profile = profile
         self.edits = edits
         self.relay_edits = relay_edits
-        self.mode = mode
-        """The permission mode now; only the user changes it (``switch_mode``)."""
+        self.chosen_mode = mode
+        """The mode the user chose; only the user changes it (``switch_mode``)."""
+        self._pinned: Mode | None = None
         self.mode_before_plan = Mode.ASK
         """The mode an accepted plan goes back to (the one before plan mode)."""
         self._always_granted = False
         self._hosts: set[str] = set()
 
+    @property
+    def mode(self) -> Mode:
+        """The permission mode now: the user's, unless a turn of zcoder's own pinned one."""
+        return self._pinned or self.chosen_mode
+
+    @contextmanager
+    def pinned(self, mode: Mode) -> Iterator[None]:
+        """``mode`` for what runs inside (/init drafts in plan mode) whatever the user
+        switches meanwhile: a switch is taken as the user's choice, in force after."""
+        self._pinned = mode
+        try:
+            yield
+        finally:
+            self._pinned = None
+
     def switch_mode(self, mode: Mode) -> Mode:
         """The user chose ``mode``; returns the one it replaces."""
-        before, self.mode = self.mode, mode
+        before, self.chosen_mode = self.chosen_mode, mode
         if mode is Mode.PLAN and before is not Mode.PLAN:
             self.mode_before_plan = before
         return before
@@ -324,6 +343,13 @@ class ApprovalPolicy:
         if self.policy is CommandPolicy.DENY:
             return CommandAuthorization(
                 False, "commands are disabled in this session (--deny-commands)", asked=False
+            )
+        if self.mode is Mode.PLAN and background:
+            return CommandAuthorization(
+                False,
+                "plan mode starts no background job (it would outlive the plan); run it "
+                "in the foreground, or the user starts it after accepting the plan",
+                asked=False,
             )
         if self.mode is Mode.PLAN and (why := read_only_refusal(command)) is not None:
             return CommandAuthorization(

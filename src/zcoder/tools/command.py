@@ -20,7 +20,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ from zcoder.tools.escapees import (
 )
 from zcoder.tools.job_tools import start_job
 from zcoder.tools.jobs import COMMAND_ENVIRONMENT
-from zcoder.tools.modes import Effects
+from zcoder.tools.modes import Effects, Mode, plan_environment
 from zcoder.tools.offload import in_thread
 from zcoder.tools.output import HeadTailBuffer
 
@@ -165,8 +165,12 @@ async def run_shell(
     timeout: float,
     max_output: int,
     on_output: OutputSink | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
 ) -> CommandOutcome:
     """Run ``bash -c command`` in its own process group; see the module docstring.
+
+    ``env``: set for this command, over the process's own and COMMAND_ENVIRONMENT.
 
     ``on_output`` gets the output as it is read. Re-raises ``asyncio.CancelledError``
     after the whole group has been killed and what it wrote until then has been read.
@@ -187,7 +191,7 @@ async def run_shell(
                 stdout=write_fd,
                 stderr=write_fd,
                 start_new_session=True,
-                env={**os.environ, **COMMAND_ENVIRONMENT, TAG_VARIABLE: tag},
+                env={**os.environ, **COMMAND_ENVIRONMENT, **(env or {}), TAG_VARIABLE: tag},
             )
         )
         try:
@@ -298,8 +302,14 @@ async def _run_command(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if background:
         return await start_job(command, cwd.absolute, ctx, base_meta)
     try:
+        planning = ctx.approval.mode is Mode.PLAN
         outcome = await run_shell(
-            command, cwd.absolute, float(timeout), ctx.max_output, ctx.on_output
+            command,
+            cwd.absolute,
+            float(timeout),
+            ctx.max_output,
+            ctx.on_output,
+            env=plan_environment(os.environ) if planning else None,
         )
     except OSError as exc:
         return ToolResult.error(f"could not start bash: {exc}", **base_meta)

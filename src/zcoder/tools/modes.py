@@ -19,9 +19,10 @@ no tool does, and a relayed task never does.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from typing import Final
 
-__all__ = ["PLAN_PROMPT", "Effects", "Mode", "parse_mode"]
+__all__ = ["PLAN_PROMPT", "Effects", "Mode", "parse_mode", "plan_environment"]
 
 
 class Mode(enum.StrEnum):
@@ -80,3 +81,24 @@ class Effects(enum.Enum):
 PLAN_PROMPT: Final = """\
 Plan mode: you are planning, not changing anything. Read and search what you need (only
 read-only commands run), then reply with a short numbered plan for the user to accept."""
+
+
+def plan_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """What plan mode adds to a command's environment (``environ``: the one it runs with),
+    so that git, which the read-only classifier lets run, stays read-only.
+
+    * ``safe.bareRepository=explicit``: git uses no bare repository it finds by itself.
+      A project can hold one as plain files (``fixtures/x/``: HEAD, config, objects), and
+      its config can name a program ``git show`` or ``git log -p`` runs (a textconv
+      driver); from a cwd inside it, git would. Given as command-line configuration
+      (``GIT_CONFIG_COUNT``, after any the user set), which a repository cannot override.
+    * ``GIT_OPTIONAL_LOCKS=0``: ``git status`` does not rewrite a stale index.
+    """
+    raw = environ.get("GIT_CONFIG_COUNT", "0")
+    count = int(raw) if raw.isascii() and raw.isdigit() else 0
+    return {
+        "GIT_OPTIONAL_LOCKS": "0",
+        "GIT_CONFIG_COUNT": str(count + 1),
+        f"GIT_CONFIG_KEY_{count}": "safe.bareRepository",
+        f"GIT_CONFIG_VALUE_{count}": "explicit",
+    }

@@ -187,8 +187,8 @@ _ANY_ARGUMENTS = (
 _PROGRAMS: dict[str, Callable[[Sequence[str]], str | None]] = {
     **dict.fromkeys(_ANY_ARGUMENTS, _any),
     "sort": _refusing("o", "output", "compress-program"),
-    "tree": _refusing("o", "output"),
-    "rg": _refusing("", "pre"),
+    "tree": _refusing("oR", "output"),  # -R: each level's listing written to 00Tree.html
+    "rg": _refusing("", "pre", "hostname-bin"),  # both name a program rg runs
     "file": _refusing("C", "compile"),
     "find": _find,
     "date": _date,

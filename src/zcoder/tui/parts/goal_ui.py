@@ -141,6 +141,12 @@ class GoalUI(Part, GoalCommands):
         agent = self.services.agent
         if agent is None or not self.keeper.due:
             return
+        goal = self.keeper.goal
+        if goal is not None and (why := plan_mode_refusal(agent.approval.mode)):
+            goal.pause("switched to plan mode, where its turns could change nothing")
+            self.keeper.changed()
+            self.say.notice(f"Goal paused: {why}.")
+            return
         await self.model.window_ready()
         await self.runner.turn(agent, ended=self._turn_ended)
 

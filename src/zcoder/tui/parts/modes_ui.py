@@ -56,7 +56,7 @@ class ModesUI(Part, ModeCommands):
         if approval is None:
             self._unavailable()
             return
-        self.switch(approval.mode.next())
+        self.switch(approval.chosen_mode.next())
 
     def mode_command(self, argument: str, /) -> None:
         approval = self._approval()
@@ -64,7 +64,7 @@ class ModesUI(Part, ModeCommands):
             self._unavailable()
             return
         if not argument.strip():
-            mode = approval.mode
+            mode = approval.chosen_mode
             self.say.notice(
                 f"Mode: {mode.label} ({mode.about}). Switch with /mode ask, /mode "
                 "accept-edits, /mode plan, or Shift+Tab."

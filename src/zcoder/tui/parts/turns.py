@@ -173,7 +173,9 @@ class Turns(Part, QueueCommands):
         self.model.check_allocation()
         self.sessions.refresh()
         complete = isinstance(finished, TurnFinished) and finished.outcome is Outcome.COMPLETE
-        if self.after_plan is not None and complete and isinstance(finished, TurnFinished):
+        pending = self.services.pending  # what the user still has for the planner goes first
+        waiting = pending.follow_ups() or pending.steering_left()
+        if self.after_plan and complete and isinstance(finished, TurnFinished) and not waiting:
             await self.after_plan(finished.response)
 
     async def steered_turn(self) -> None:
