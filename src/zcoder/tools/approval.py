@@ -237,6 +237,7 @@ class ApprovalPolicy:
         self.mode_before_plan = Mode.ASK
         """The mode an accepted plan goes back to (the one before plan mode)."""
         self._always_granted = False
+        self._granted_planning = False  # the `a` was said in plan mode (``switch_mode``)
         self._hosts: set[str] = set()
 
     @property
@@ -259,6 +260,10 @@ class ApprovalPolicy:
         before, self.chosen_mode = self.chosen_mode, mode
         if mode is Mode.PLAN and before is not Mode.PLAN:
             self.mode_before_plan = before
+        if before is Mode.PLAN and mode is not Mode.PLAN and self._granted_planning:
+            # An `a` said while planning was said of commands that only read: it does not
+            # follow the user out of plan mode, where any command could run unasked.
+            self._always_granted = self._granted_planning = False
         return before
 
     def edits_ask(self, policy: EditPolicy, origin: TurnOrigin, *, sender_trusted: bool) -> bool:
@@ -283,7 +288,7 @@ class ApprovalPolicy:
         local turn could be steered into running what it asked for without a question.
         """
         granted = self._always_granted or bool(self._hosts)
-        self._always_granted = False
+        self._always_granted = self._granted_planning = False
         self._hosts.clear()
         return granted
 
@@ -389,6 +394,7 @@ class ApprovalPolicy:
         if decision is ApprovalDecision.ALWAYS:
             if request.allow_always:
                 self._always_granted = True
+                self._granted_planning = self.chosen_mode is Mode.PLAN
                 return CommandAuthorization(True, "approved for this process (a)", asked=True)
             # No `a` was offered (sysadmin or relayed turn): it approves this command only.
             return CommandAuthorization(True, "approved once", asked=True)
