@@ -14,7 +14,7 @@ import time
 import pytest
 
 from tests.e2e.harness import World
-from tests.e2e.tmux import TmuxInstance, start_in_tmux, wheel_hex
+from tests.e2e.tmux import TmuxInstance, start_in_tmux, to_hex, wheel_hex
 from tests.fixtures.fake_ollama import Turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
@@ -175,3 +175,21 @@ def test_sending_while_scrolled_up_brings_the_view_to_the_end(world: World, scro
     zc.wait_text("No file changes in this session")
     zc.wait_text("› /diff")
     zc.quit()
+
+
+def test_typing_after_a_click_in_the_transcript_goes_to_the_prompt(world: World) -> None:
+    """A click in the transcript (to scroll or select) leaves the focus in the prompt:
+    every key the user types next reaches it, and Enter sends it (all but the first key
+    were lost when the click gave the transcript the focus)."""
+    server = world.server()
+    server.enqueue(Turn.text("first answer"), Turn.text("second answer"))
+    zc = start_in_tmux(world, "proj", server, size=(60, 15), ZCODER_RELAY="off")
+    zc.submit("first question")
+    zc.wait_text("first answer", timeout=60)
+    x, y = 20, 4  # a cell of the transcript
+    zc.send_hex(to_hex(f"\x1b[<0;{x};{y}M"), to_hex(f"\x1b[<0;{x};{y}m"))  # press, release
+    zc.type_text("second question")
+    zc.wait_text("▊ second question")
+    zc.send_hex("0d")
+    zc.wait_text("second answer", timeout=60)
+    assert server.chat_bodies[-1]["messages"][-1]["content"] == "second question"

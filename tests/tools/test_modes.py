@@ -176,30 +176,31 @@ async def test_plan_mode_refuses_a_writing_command_whatever_yes_a_or_a_hook_said
     assert await authorize(approval, "ls") == (True, "allowed by --yes")
 
 
+async def answered_a(approval: ApprovalPolicy, command: str) -> bool:
+    """``command`` asked about and answered ``a``; whether a standing grant followed."""
+    await approval.authorize(
+        command,
+        cwd=Path("/tmp"),
+        timeout_seconds=5,
+        origin=TurnOrigin.USER,
+        approver=ScriptedApprover(ApprovalDecision.ALWAYS),
+    )
+    return approval.always_granted
+
+
 async def test_an_a_said_while_planning_ends_with_plan_mode() -> None:
     """`a` to a command in plan mode was said of commands that only read: after the plan
     is accepted (back to ask), a command is asked again, not run on that word."""
     approval = ApprovalPolicy(CommandPolicy.ASK, Profile.CODING, mode=Mode.PLAN)
-    approver = ScriptedApprover(ApprovalDecision.ALWAYS)
-    planning = await approval.authorize(
-        "ls", cwd=Path("/tmp"), timeout_seconds=5, origin=TurnOrigin.USER, approver=approver
-    )
-    assert planning.allowed and approval.always_granted
+    assert await answered_a(approval, "ls")
     assert await authorize(approval, "cat a.txt") == (True, "allowed for this process (a)")
     approval.switch_mode(Mode.ASK)
-    assert not approval.always_granted
     assert await authorize(approval, "touch x") == (True, "approved once")  # asked again
     # An `a` said in ask mode is the user's for the process, through plan mode and back.
+    assert await answered_a(approval, "make")
     approval.switch_mode(Mode.PLAN)
     approval.switch_mode(Mode.ASK)
-    assert not approval.always_granted
-    await approval.authorize(
-        "make", cwd=Path("/tmp"), timeout_seconds=5, origin=TurnOrigin.USER,
-        approver=ScriptedApprover(ApprovalDecision.ALWAYS),
-    )  # fmt: skip
-    approval.switch_mode(Mode.PLAN)
-    approval.switch_mode(Mode.ASK)
-    assert approval.always_granted
+    assert await authorize(approval, "touch y") == (True, "allowed for this process (a)")
 
 
 async def test_the_sysadmin_guard_speaks_first_in_plan_mode() -> None:

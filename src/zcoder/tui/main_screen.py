@@ -20,6 +20,7 @@ from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -58,7 +59,7 @@ from zcoder.tui.widgets.shared import (
     SideColumn,
 )
 from zcoder.tui.widgets.status import HeaderBar, HeaderState, git_branch, turn_summary
-from zcoder.tui.widgets.transcript import CommandEntry, Entry, ToolEntry, system_text
+from zcoder.tui.widgets.transcript import CommandEntry, Entry, ToolEntry, Transcript, system_text
 
 if TYPE_CHECKING:
     from zcoder.tui.parts.services import Services
@@ -431,6 +432,20 @@ class MainScreen(ScreenHost, Screen[None]):
 
     def on_body_sidebar_hidden(self, _message: Body.SidebarHidden) -> None:
         self.prompt_input.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """Text typed while something in the transcript has the focus (the marker of
+        earlier entries, after a click) goes to the prompt, which takes the focus back:
+        typing is never lost."""
+        focused = self.focused
+        if not event.is_printable or event.character is None or focused is None:
+            return
+        if isinstance(focused, Transcript) or any(
+            isinstance(node, Transcript) for node in focused.ancestors
+        ):
+            event.stop()
+            self.set_focus(self.prompt_input)  # now: the keys after this one go there too
+            self.prompt_input.insert(event.character)
 
     def on_session_list_left_for_prompt(self, message: SessionList.LeftForPrompt) -> None:
         self.prompt_input.focus()

@@ -187,7 +187,7 @@ class FollowHint(Static):
         self.transcript.follow()
 
 
-class Transcript(VerticalScroll):
+class Transcript(VerticalScroll, can_focus=False):
     """The entries, following new output unless the user scrolled up to read.
 
     Following is Textual's anchor: an anchored container stays at its end as its content
@@ -195,6 +195,8 @@ class Transcript(VerticalScroll):
     (wheel, keys, scrollbar); it anchors again when they scroll back to the end. Nothing
     here scrolls per entry or per chunk, so what the user reads never moves.
     ``hint`` (composed by the app under the transcript) says output arrived below.
+    It never takes the focus (a click to scroll or select leaves it in the prompt, where
+    typing goes on); the prompt's keys scroll it (PageUp, Shift+Up: widgets/prompt.py).
     """
 
     DEFAULT_CSS = """
