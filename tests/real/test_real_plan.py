@@ -8,6 +8,11 @@ loads it with ``load_tools`` first, as the catalog says, and from its next step 
 it. What this shows with a real server: that path, with nested arguments through the
 real template and parser, the call run, the plan kept, saved with the session and given
 back in the JSON object.
+
+Both runs are ``--offline``: a 135M model's output hangs on the exact words of the
+catalog, and with fetch_url's line in it SmolLM2 answers the same request with
+``read_file("read_file_range")`` (measured; any model a user would plan with is not this
+brittle). Without fetch_url the catalog is the one of the rest of the suite.
 """
 
 from __future__ import annotations
@@ -41,7 +46,12 @@ def test_the_small_model_loads_update_plan_calls_it_and_the_plan_is_kept(
 ) -> None:
     load = json.loads(
         zcoder(
-            env, tool_server, "--json", "--prompt", repeat("load_tools", {"name": "update_plan"})
+            env,
+            tool_server,
+            "--offline",
+            "--json",
+            "--prompt",
+            repeat("load_tools", {"name": "update_plan"}),
         ).stdout
     )
     assert [(c["name"], c["status"]) for c in load["tool_calls"]] == [("load_tools", "completed")]
@@ -50,6 +60,7 @@ def test_the_small_model_loads_update_plan_calls_it_and_the_plan_is_kept(
     done = zcoder(
         env,
         tool_server,
+        "--offline",
         "--json",
         "--resume",
         data.info.id,
