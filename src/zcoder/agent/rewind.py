@@ -7,7 +7,8 @@ into its summary has no place in the history (``message`` None): the conversatio
 go back to it, its files still can. ``cut_conversation`` shortens the agent's history
 and ledger and the saved session's history, ledger and transcript together
 (SessionStore.cut, one transaction); the files are the edit journal's
-(EditJournal.plan_rewind, agent/edits.py).
+(EditJournal.plan_rewind, agent/edits.py); the plan goes back to what the turns kept
+made it (PlanKeeper.rewound).
 """
 
 from __future__ import annotations
@@ -90,15 +91,18 @@ def rewind_points(messages: list[Message], ledger: list[str]) -> list[RewindPoin
     return points
 
 
-def cut_conversation(agent: Agent, point: RewindPoint) -> None:
+def cut_conversation(agent: Agent, point: RewindPoint) -> list[Message]:
     """Take the agent's conversation back to just before ``point`` and save it so: its
-    history, its ledger and the session's transcript (the caller shows that again). The
-    turns after it that changed files now count as made before it (the files are left as
-    they are here)."""
+    history, its ledger and the session's transcript (the caller shows that again), and
+    the plan as the turns before it left it. The turns after it that changed files now
+    count as made before it (the files are left as they are here). Returns the messages
+    dropped."""
     if point.message is None:
         raise ValueError("this prompt is no longer in the model's history")
-    messages = agent.messages[: point.message]
+    messages, dropped = agent.messages[: point.message], agent.messages[point.message :]
     ledger = agent.user_ledger[: point.prompt]
     agent.recorder.save(lambda store, sid: store.cut(sid, messages, ledger=point.prompt))
     agent.edits.rewound(point.prompt)
+    agent.plan.rewound(messages, dropped)
     agent.take_history(messages, ledger)
+    return dropped

@@ -120,12 +120,17 @@ class RewindUI(Part, RewindCommands):
             assert report is not None
             agent.note_for_model(report.note_for_model(), report.text())
             return
-        cut_conversation(agent, point)
+        kept_plan = agent.plan.plan
+        dropped = cut_conversation(agent, point)
         self.sessions.show_again()
         said = (
             f"Rewound the conversation to before “{point.short}”: "
             f"{counted(point.prompts_after, 'prompt')} and what followed dropped."
         )
+        if agent.plan.plan != kept_plan:
+            said += " The plan is what it was then." if agent.plan.plan else " So is the plan."
+        if goal := self.services.goal.rewound(agent.messages, dropped):
+            said += " " + goal
         if report is not None:
             said += " " + report.text()
         elif plan is not None:
