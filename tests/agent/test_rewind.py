@@ -181,3 +181,23 @@ def test_the_plan_a_history_last_set_skips_refused_calls_and_reads_the_compactio
     # A call the tool refused changed nothing: the one before it stands.
     assert plan_in([calls(one, as_text=True), calls(two_running)]) == Plan.from_arguments(one)
     assert plan_in([calls(one), calls([])]) == Plan()  # an empty list cleared it
+
+
+async def test_a_prompt_that_attached_a_file_with_at_is_a_place_to_rewind_to(
+    harness: Harness,
+) -> None:
+    # Its message carries the file after the words typed; it was listed "(files only)",
+    # and so was every prompt before it.
+    (harness.workspace / "notes.txt").write_text("the notes\n")
+    harness.server.enqueue(Turn.text("first done"), Turn.text("read them"), Turn.text("last"))
+    for prompt in ("first prompt", "explain @notes.txt please", "last prompt"):
+        await harness.agent.run_user_turn(prompt)
+    agent = harness.agent
+    points = rewind_points(agent.messages, agent.user_ledger)
+    assert [p.text for p in points] == ["last prompt", "explain @notes.txt please", "first prompt"]
+    assert all(p.message is not None for p in points)
+    attached = points[1]
+    assert "the notes" in str(agent.messages[attached.message or 0]["content"])
+    cut_conversation(agent, attached)
+    assert agent.user_ledger == ["first prompt"]
+    assert agent.messages[-1] == {"role": "assistant", "content": "first done"}

@@ -64,3 +64,20 @@ def test_a_rewind_takes_back_the_plan_and_the_goal_the_dropped_turns_made(world:
     b = start_in_tmux(world, "proj", server, args=("--resume", info.id), size=(140, 40))
     b.wait_text("Plan · 0/1 done")
     assert "goal" not in b.screen()[0]
+
+
+def test_a_prompt_with_an_at_file_is_listed_to_go_back_to(world: World) -> None:
+    server = world.server(demo=False)
+    server.enqueue(Turn.text("read it"), Turn.text("last done"))
+    (world.workspace("proj") / "a.txt").write_text("alpha\n")
+    a = start_in_tmux(world, "proj", server, size=(60, 15))
+    a.submit_and_wait("explain @a.txt please", "read it")
+    a.submit_and_wait("last prompt", "last done")
+    a.send_hex(ESCAPE_TWICE)
+    a.wait_text("explain @a.txt please  · 2 back")
+    assert "(files only)" not in a.screen_text  # it was, and so was every prompt before it
+    a.send_hex("1b 5b 42", ENTER)  # Down, Enter
+    a.wait_text("[c] conversation only")
+    a.send_key("c")
+    a.wait_text("Rewound the conversation")
+    a.wait_gone("read it")
