@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.harness import World, wait_until
-from tests.e2e.tmux import ENTER, start_in_tmux
+from tests.e2e.tmux import ENTER, TmuxInstance, start_in_tmux
 from tests.fixtures.fake_ollama import Turn, call
 from zcoder.sessions import SessionStore
 
@@ -24,6 +24,12 @@ SECOND = [
     {"text": "read the code", "status": "done"},
     {"text": "write the tests", "status": "in_progress"},
 ]
+
+
+def conversation_only(a: TmuxInstance) -> None:
+    """Answer the preview: the conversation goes back, the files stay."""
+    a.wait_text("[c] conversation only")
+    a.send_key("c")
 
 
 def test_a_rewind_takes_back_the_plan_and_the_goal_the_dropped_turns_made(world: World) -> None:
@@ -46,8 +52,7 @@ def test_a_rewind_takes_back_the_plan_and_the_goal_the_dropped_turns_made(world:
     a.send_hex(ESCAPE_TWICE)
     a.wait_text("go on  · the last")
     a.send_hex(ENTER)
-    a.wait_text("[c] conversation only")
-    a.send_key("c")
+    conversation_only(a)
     a.wait_text("The plan is what it was")
     a.wait_text("The goal set after it went too (tidy the notes)")
     a.wait_text("Plan · 0/1 done")
@@ -77,7 +82,25 @@ def test_a_prompt_with_an_at_file_is_listed_to_go_back_to(world: World) -> None:
     a.wait_text("explain @a.txt please  · 2 back")
     assert "(files only)" not in a.screen_text  # it was, and so was every prompt before it
     a.send_hex("1b 5b 42", ENTER)  # Down, Enter
-    a.wait_text("[c] conversation only")
-    a.send_key("c")
+    conversation_only(a)
     a.wait_text("Rewound the conversation")
     a.wait_gone("read it")
+
+
+def test_a_rewind_past_a_background_job_says_it_keeps_running(world: World) -> None:
+    server = world.server(demo=False)
+    serve = {"command": "python3 -m http.server 0 --bind 127.0.0.1", "background": True}
+    server.enqueue(Turn.tool_calls(call("run_command", serve)), Turn.text("serving"))
+    a = start_in_tmux(world, "proj", server, size=(140, 40))
+    a.type_text("serve it")
+    a.send_hex(ENTER)
+    a.wait_text("[y] run this command")
+    a.send_key("y")
+    a.wait_text("serving")
+    a.send_hex(ESCAPE_TWICE)
+    a.wait_text("serve it  · the last")
+    a.send_hex(ENTER)
+    conversation_only(a)
+    a.wait_text("Background job 1,")
+    a.wait_text("keeps running (/jobs stop N ends one).")
+    assert "1 job" in a.screen()[0]  # and it does

@@ -22,6 +22,7 @@ from zcoder.base.plural import counted
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.locks import SessionInUseError
 from zcoder.slash.declared import RewindCommands
+from zcoder.tools.job_tools import running_jobs_started_in
 from zcoder.tools.offload import StopSignal, in_thread
 from zcoder.tui.dialogs.rewind import (
     REWIND_BOTH,
@@ -131,6 +132,13 @@ class RewindUI(Part, RewindCommands):
             said += " The plan is what it was then." if agent.plan.plan else " So is the plan."
         if goal := self.services.goal.rewound(agent.messages, dropped):
             said += " " + goal
+        if jobs := running_jobs_started_in(dropped):
+            numbers = ", ".join(str(number) for number in jobs)
+            word, verb = ("job", "keeps") if len(jobs) == 1 else ("jobs", "keep")
+            said += (
+                f" Background {word} {numbers}, started by those turns, {verb} running"
+                " (/jobs stop N ends one)."
+            )
         if report is not None:
             said += " " + report.text()
         elif plan is not None:
