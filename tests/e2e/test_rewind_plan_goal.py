@@ -52,6 +52,8 @@ def test_a_rewind_takes_back_the_plan_and_the_goal_the_dropped_turns_made(world:
     a.send_hex(ESCAPE_TWICE)
     a.wait_text("go on  · the last")
     a.send_hex(ENTER)
+    a.wait_text("The plan goes back too.")  # the preview says it all before the key
+    a.wait_text("The goal set after it is dropped.")
     conversation_only(a)
     a.wait_text("The plan is what it was")
     a.wait_text("The goal set after it went too (tidy the notes)")
@@ -100,6 +102,7 @@ def test_a_rewind_past_a_background_job_says_it_keeps_running(world: World) -> N
     a.send_hex(ESCAPE_TWICE)
     a.wait_text("serve it  · the last")
     a.send_hex(ENTER)
+    a.wait_text("1 background job started after it keeps running.")
     conversation_only(a)
     a.wait_text("Background job 1,")
     a.wait_text("keeps running (/jobs stop N ends one).")

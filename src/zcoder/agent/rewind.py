@@ -43,6 +43,8 @@ class RewindPoint:
     """The prompts a rewind here takes back, this one included."""
     messages_after: int
     """The model history's messages a rewind here drops (0 when ``message`` is None)."""
+    also: tuple[str, ...] = ()
+    """What else going back here does (the plan, a goal, jobs), said in the preview."""
 
     @property
     def short(self) -> str:
@@ -61,9 +63,12 @@ class RewindPoint:
                 "This prompt is older than the last compaction's summary: the conversation "
                 "cannot go back to it (its files can)."
             )
-        return (
-            f"The conversation drops {counted(self.prompts_after, 'prompt')}"
-            f" and {counted(self.messages_after, 'message')}."
+        return " ".join(
+            (
+                f"The conversation drops {counted(self.prompts_after, 'prompt')}"
+                f" and {counted(self.messages_after, 'message')}.",
+                *self.also,
+            )
         )
 
 

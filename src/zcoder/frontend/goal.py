@@ -65,11 +65,16 @@ class GoalKeeper:
                 self._save_failed = False
         self.on_change()
 
+    def only_in(self, kept: Sequence[Message], dropped: Sequence[Message]) -> bool:
+        """Whether every turn of the goal is in ``dropped`` (none in ``kept``)."""
+        goal = self.goal
+        return goal is not None and worked_in(goal, dropped) and not worked_in(goal, kept)
+
     def rewound(self, kept: Sequence[Message], dropped: Sequence[Message]) -> str:
         """The conversation went back to ``kept``: a goal whose every turn was in
         ``dropped`` goes with them; what to tell the user ("" when it stays)."""
         goal = self.goal
-        if goal is None or not worked_in(goal, dropped) or worked_in(goal, kept):
+        if goal is None or not self.only_in(kept, dropped):
             return ""
         self.set(None)
         return f"The goal set after it went too ({visible(goal.objective)})."

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+from zcoder.agent.plan_keeper import plan_in
 from zcoder.agent.rewind import RewindPoint, cut_conversation, rewind_points
 from zcoder.base.plural import counted
 from zcoder.sessions import SessionStoreError
@@ -99,6 +100,8 @@ class RewindUI(Part, RewindCommands):
         point = await chosen
         if point is None:
             return REWIND_CANCEL, None, None
+        if point.message is not None:
+            point = replace(point, also=self._also(agent, point.message))
         # Reading and diffing the files is file-system work: off the loop.
         plan = await in_thread(
             StopSignal(), partial(agent.edits.plan_rewind, point.prompt, point.name), name="plan"
@@ -110,6 +113,19 @@ class RewindUI(Part, RewindCommands):
             )
             return REWIND_CANCEL, None, None
         return await self.confirm(point, plan), point, plan
+
+    def _also(self, agent: Agent, cut: int) -> tuple[str, ...]:
+        """What going back to ``cut`` in the history does besides (the preview says)."""
+        kept, dropped = agent.messages[:cut], agent.messages[cut:]
+        also = []
+        if plan_in(dropped) is not None:
+            also.append("The plan goes back too.")
+        if self.services.goal.only_in(kept, dropped):
+            also.append("The goal set after it is dropped.")
+        if jobs := running_jobs_started_in(dropped):
+            verb = "keeps" if len(jobs) == 1 else "keep"
+            also.append(f"{counted(len(jobs), 'background job')} started after it {verb} running.")
+        return tuple(also)
 
     def _carry_out(
         self, agent: Agent, answer: str, point: RewindPoint, plan: UndoPlan | None
