@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from tests.agent.support import Harness, resumed_agent
 from tests.fixtures.fake_ollama import Turn, call
 from zcoder.agent.rewind import cut_conversation, rewind_points
@@ -158,46 +156,3 @@ async def test_a_rewind_to_a_steer_takes_back_only_the_edits_made_after_it(
     later.edits.undo(back)
     assert (harness.workspace / "alpha.txt").read_text() == "alpha\n"
     assert later.edits.plan_undo() is None
-
-
-def test_the_plan_a_history_last_set_skips_refused_calls_and_reads_the_compaction_record() -> None:
-    from zcoder.agent.plan_keeper import plan_in
-    from zcoder.tools.plan import Plan
-
-    def calls(items: object, *, as_text: bool = False) -> dict[str, object]:
-        arguments = {"items": items}
-        wire = json.dumps(arguments) if as_text else arguments
-        return {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [{"function": {"name": "update_plan", "arguments": wire}}],
-        }
-
-    one = [{"text": "read", "status": "done"}, {"text": "write", "status": "in_progress"}]
-    two_running = [{"text": "a", "status": "in_progress"}, {"text": "b", "status": "in_progress"}]
-    record = {"role": "user", "content": Plan.from_arguments(one).record()}
-    assert plan_in([{"role": "user", "content": "hello"}]) is None
-    assert plan_in([record]) == Plan.from_arguments(one)  # what a compaction left
-    # A call the tool refused changed nothing: the one before it stands.
-    assert plan_in([calls(one, as_text=True), calls(two_running)]) == Plan.from_arguments(one)
-    assert plan_in([calls(one), calls([])]) == Plan()  # an empty list cleared it
-
-
-async def test_a_prompt_that_attached_a_file_with_at_is_a_place_to_rewind_to(
-    harness: Harness,
-) -> None:
-    # Its message carries the file after the words typed; it was listed "(files only)",
-    # and so was every prompt before it.
-    (harness.workspace / "notes.txt").write_text("the notes\n")
-    harness.server.enqueue(Turn.text("first done"), Turn.text("read them"), Turn.text("last"))
-    for prompt in ("first prompt", "explain @notes.txt please", "last prompt"):
-        await harness.agent.run_user_turn(prompt)
-    agent = harness.agent
-    points = rewind_points(agent.messages, agent.user_ledger)
-    assert [p.text for p in points] == ["last prompt", "explain @notes.txt please", "first prompt"]
-    assert all(p.message is not None for p in points)
-    attached = points[1]
-    assert "the notes" in str(agent.messages[attached.message or 0]["content"])
-    cut_conversation(agent, attached)
-    assert agent.user_ledger == ["first prompt"]
-    assert agent.messages[-1] == {"role": "assistant", "content": "first done"}

@@ -45,14 +45,14 @@ MAX_MENTIONS: Final = 20
 """More ``@path`` mentions than this in one prompt are left as typed."""
 MAX_LISTED: Final = 200
 """Entries of an attached directory's listing."""
-ATTACHED_HEAD: Final = "\n\n[zcoder] Attached by the user with @:\n\n"
-"""What separates the prompt as typed from its attachments in the model's message."""
+ATTACHED: Final = "\n\n[zcoder] Attached by the user with @:\n\n"
+"""Between a prompt as typed and its attachments in the message the model is sent."""
 
 
-def sent_for(message_text: str, typed: str) -> bool:
-    """Whether a user message is what the prompt ``typed`` was sent as (with or without
-    attachments)."""
-    return message_text == typed or message_text.startswith(typed + ATTACHED_HEAD)
+def is_sent_prompt(content: object, typed: str) -> bool:
+    """Whether a user message's ``content`` is the prompt ``typed`` as it was sent: as
+    typed, or with its attachments after it (/rewind finds a prompt's place so)."""
+    return isinstance(content, str) and (content == typed or content.startswith(typed + ATTACHED))
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ class Attachments:
         if not self.items:
             return typed
         blocks = "\n\n".join(item.for_model() for item in self.items)
-        return f"{typed}{ATTACHED_HEAD}{blocks}"
+        return f"{typed}{ATTACHED}{blocks}"
 
 
 class _Budget:

@@ -1,8 +1,7 @@
 """Going back to before one of the user's earlier prompts (/rewind, Escape twice).
 
 The user's prompts are the session's ledger; each entered the model history as a user
-message of exactly its text (``run_user_turn``, steering), followed by what its ``@path``
-mentions attached (agent/attachments.py). ``rewind_points`` pairs them
+message of exactly its text (``run_user_turn``, steering). ``rewind_points`` pairs them
 up, newest first, walking both backwards, so a prompt whose message a compaction folded
 into its summary has no place in the history (``message`` None): the conversation cannot
 go back to it, its files still can. ``cut_conversation`` shortens the agent's history
@@ -17,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from zcoder.agent.attachments import sent_for
+from zcoder.agent.attachments import is_sent_prompt
 from zcoder.base.plural import counted
 
 if TYPE_CHECKING:
@@ -80,8 +79,7 @@ def rewind_points(messages: list[Message], ledger: list[str]) -> list[RewindPoin
         if wanted < 0:
             break
         message = messages[index]
-        content = message.get("content")
-        if message.get("role") == "user" and sent_for(str(content), ledger[wanted]):
+        if message.get("role") == "user" and is_sent_prompt(message.get("content"), ledger[wanted]):
             places[wanted] = index
             wanted -= 1
     points = []
