@@ -36,7 +36,7 @@ def test_a_goal_runs_until_the_check_accepts_it(env: Env) -> None:
         checks = [b for b in server.chat_bodies if b["messages"][0]["content"] == CHECK_PROMPT]
     assert done.returncode == 0, done.stderr
     assert "✗ The check sent the goal back: alpha is lower" in done.stderr
-    assert "✓ Goal done: the check accepted it. ALPHA is there" in done.stderr
+    assert "✓ Goal done: the check accepted it: ALPHA is there" in done.stderr
     assert (env.workspace / "alpha.txt").read_text() == "ALPHA\n"
     assert len(checks) == 2
     (data,) = sessions(env)

@@ -75,6 +75,9 @@ def test_claude_md_counts_where_a_folder_has_no_agents_md(tmp_path: Path) -> Non
     (workspace.parent.parent / "AGENTS.md").unlink()
     (workspace.parent.parent / "CLAUDE.md").write_text("repo claude\n")
     assert texts(workspace, home) == ["home rules\n", "repo claude\n", "pkg rules\n", "ws claude\n"]
+    # The CLAUDE.md an AGENTS.md stands in for is listed as not read, with why.
+    listing = describe_instructions(load_instructions(workspace, home))
+    assert f"{workspace.parent / 'CLAUDE.md'}: AGENTS.md is read" in listing
 
 
 def test_imports_are_read_after_their_file_relative_to_it(tmp_path: Path) -> None:

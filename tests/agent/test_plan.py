@@ -3,6 +3,7 @@ with the session, put back on resume, and still in front of the model after a co
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -152,3 +153,25 @@ async def test_after_a_compaction_the_model_still_reads_its_plan(harness: Harnes
     assert (await harness.agent.compact()).compacted
     records = [m for m in harness.agent.messages if m["content"].startswith(PLAN_RECORD_OPEN)]
     assert records == [record]
+
+
+def test_the_plan_a_history_last_set_skips_refused_calls_and_reads_the_compaction_record() -> None:
+    from zcoder.agent.plan_keeper import plan_in
+
+    def calls(items: object, *, as_text: bool = False) -> dict[str, object]:
+        arguments = {"items": items}
+        wire = json.dumps(arguments) if as_text else arguments
+        return {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"function": {"name": "update_plan", "arguments": wire}}],
+        }
+
+    one = [{"text": "read", "status": "done"}, {"text": "write", "status": "in_progress"}]
+    two_running = [{"text": "a", "status": "in_progress"}, {"text": "b", "status": "in_progress"}]
+    record = {"role": "user", "content": Plan.from_arguments(one).record()}
+    assert plan_in([{"role": "user", "content": "hello"}]) is None
+    assert plan_in([record]) == Plan.from_arguments(one)  # what a compaction left
+    # A call the tool refused changed nothing: the one before it stands.
+    assert plan_in([calls(one, as_text=True), calls(two_running)]) == Plan.from_arguments(one)
+    assert plan_in([calls(one), calls([])]) == Plan()  # an empty list cleared it

@@ -59,3 +59,19 @@ def test_a_goal_shows_in_a_small_header_pauses_on_escape_and_ends_when_accepted(
     assert (a.workspace / "notes.md").read_text() == "FINAL\n"
     assert len(server.chat_bodies) == requests + 3  # the turn's two requests, one check
     assert not (a.workspace / "gate-1").exists()
+
+
+def test_ctrl_n_while_a_goal_runs_says_how_to_stop_it_and_keeps_the_session(world: World) -> None:
+    server: FakeOllama = world.server(demo=False)
+    server.enqueue(Turn.stall())  # the goal's first turn waits for the model
+    a = start_in_tmux(world, "alpha", server, size=(60, 15))
+    send(a, "/goal write notes.md")
+    a.wait_text("Goal turn 1")
+    wait_until(lambda: len(server.chat_bodies) >= 1, what="the goal's request")
+    a.send_hex("0e")  # Ctrl+N
+    a.wait_text("stops it first.")
+    assert "New session." not in a.screen_text
+    a.send_hex(ESCAPE)
+    a.wait_text("Goal paused (Escape)")
+    a.send_hex("0e")
+    a.wait_text("New session.")

@@ -71,6 +71,8 @@ def test_a_background_server_is_shown_and_ended_when_zcoder_quits(
     world: World, size: tuple[int, int]
 ) -> None:
     zc = start_a_server(world, size)
+    if size[0] >= 140:  # the call's entry on one row: it started, it did not complete
+        assert f"{SERVER} — started in the background" in zc.screen_text
     pid = zc.pid
     zc.send_hex(CTRL_Q)
     assert zc.wait_exit() in (0, None)
@@ -99,3 +101,25 @@ def test_jobs_stop_ends_one_and_the_header_count_goes(world: World) -> None:
     zc.send_hex(to_hex("/jobs stop 7"), ENTER)
     zc.wait_text("there is no job 7")
     assert zc.alive()
+
+
+def test_jobs_at_60_columns_wraps_a_long_output_line_under_itself(world: World) -> None:
+    server = world.server(demo=False)
+    command = "seq -s ' ' 100 140; sleep 600"  # one line of 163 characters
+    server.enqueue(
+        Turn.tool_calls(call("run_command", {"command": command, "background": True})),
+        Turn.text("started it"),
+    )
+    zc = start_in_tmux(world, "alpha", server, size=(60, 15))
+    zc.type_text("start it")
+    zc.send_hex(ENTER)
+    zc.wait_text("[y] run this command")
+    zc.answer_dialog("y")
+    zc.wait_text("started it")
+    zc.send_hex(to_hex("/jobs"), ENTER)
+    zc.wait_text("[1] running")
+    [first] = zc.rows_with("100 101")
+    screen = zc.screen()
+    assert screen[first].startswith("      100 101"), screen
+    # Its wrapped rest stands under it, not at the entry's left edge.
+    assert screen[first + 1].startswith("      1"), screen

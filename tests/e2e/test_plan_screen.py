@@ -65,3 +65,21 @@ def test_the_plan_is_one_line_at_60x15_a_checklist_with_room_and_back_on_resume(
     again.wait_gone("Plan · 1/3 done")  # a new session has no plan: the section goes
     again.send_hex(to_hex("\x11"))
     assert again.wait_exit() in (0, None)
+
+
+def test_a_long_step_wraps_under_its_text_in_the_sidebar(world: World) -> None:
+    server = world.server(demo=False)
+    long_step = "write the tests for the parser module"  # wider than the sidebar's 26
+    server.enqueue(
+        Turn.tool_calls(call("update_plan", {"items": [{"text": long_step, "status": "pending"}]})),
+        Turn.text("Planned."),
+    )
+    zc = start_in_tmux(world, "alpha", server, size=(140, 40))
+    zc.type_text("plan it")
+    zc.send_hex("0d")
+    zc.wait_text("Plan · 0/1 done")
+    [head] = zc.rows_with("Plan · 0/1 done")
+    screen = zc.screen()
+    assert screen[head + 1].startswith(" ○ write the tests"), screen
+    # The wrapped rest starts under the text (column 3), not under the glyph.
+    assert screen[head + 2].startswith("   parser module"), screen

@@ -109,7 +109,7 @@ def test_lesser_parts_go_in_the_defined_order() -> None:
         "project": "billing-service",
         "name": "zcoder",
         "meter": "ctx",
-        "separators": "│",
+        "separators": " │ ",
     }
     for marker in markers.values():
         assert marker in wide
@@ -565,3 +565,11 @@ async def test_the_badge_says_thinking_only_while_reasoning_streams(fake, make_c
         await wait_until(pilot, lambda: "the considered answer" in transcript_text(app))
         await idle(pilot, app)
     assert seen[:4] == ["Waiting for model", "Thinking", "Writing reply", "Ready"], seen
+
+
+def test_a_narrow_header_keeps_the_job_count_and_the_goal_apart() -> None:
+    # Without its separators' spaces it read "1 job goal 1 · 0/900k relay: busy".
+    goal = ("goal 1 turn · 0/9k", "goal 1 · 0/9k")
+    row = header_line(state(status="Writing reply", relay="busy", jobs=1, goal=goal), 60)
+    assert row.cell_len <= 60
+    assert "1 job│goal 1 · 0/9k│relay: busy" in row.plain, row.plain

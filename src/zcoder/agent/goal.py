@@ -15,6 +15,7 @@ A goal never runs by itself after it was saved: one loaded from a session is pau
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any, Final
 
@@ -31,6 +32,7 @@ __all__ = [
     "parse_goal_args",
     "plan_mode_refusal",
     "short_tokens",
+    "worked_in",
     "worker_record",
 ]
 
@@ -178,11 +180,23 @@ def short_tokens(tokens: int) -> str:
     return f"{tokens / 1_000_000:.1f}M"
 
 
+def _record_head(goal: Goal) -> str:
+    return f"{RECORD_PREFIX} Work toward this objective: {goal.objective}\n"
+
+
+def worked_in(goal: Goal, messages: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether ``messages`` hold one of ``goal``'s turns (the record it begins with)."""
+    head = _record_head(goal)
+    return any(
+        m.get("role") == "user" and str(m.get("content", "")).startswith(head) for m in messages
+    )
+
+
 def worker_record(goal: Goal) -> str:
     """The user-role record a goal turn begins with: the objective, where it stands, and
     that it ends with ``finish``; after a rejection, the check's reasons."""
     lines = [
-        f"{RECORD_PREFIX} Work toward this objective: {goal.objective}",
+        _record_head(goal).rstrip("\n"),
         f"Goal turn {goal.turns + 1} of at most {goal.turn_limit}; "
         f"{short_tokens(goal.spent)} of {short_tokens(goal.budget)} tokens spent.",
         "When it is done, call finish (status complete) saying what you did; an independent "

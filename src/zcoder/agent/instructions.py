@@ -173,9 +173,9 @@ class _ChainReader:
         if not present:
             return
         chosen = present[0]
-        if chosen == OVERRIDE_FILE and INSTRUCTIONS_FILE in present:
-            replaced = folder / INSTRUCTIONS_FILE
-            self.skipped.append(Skipped(replaced, f"{OVERRIDE_FILE} replaces it", said=False))
+        for other in present[1:]:  # listed by /instructions, so none goes unexplained
+            reason = f"{chosen} replaces it" if other == INSTRUCTIONS_FILE else f"{chosen} is read"
+            self.skipped.append(Skipped(folder / other, reason, said=False))
         why = {OVERRIDE_FILE: f"replaces {INSTRUCTIONS_FILE}", INSTRUCTIONS_FILE: ""}.get(
             chosen, f"no {INSTRUCTIONS_FILE} here"
         )

@@ -7,7 +7,8 @@ into its summary has no place in the history (``message`` None): the conversatio
 go back to it, its files still can. ``cut_conversation`` shortens the agent's history
 and ledger and the saved session's history, ledger and transcript together
 (SessionStore.cut, one transaction); the files are the edit journal's
-(EditJournal.plan_rewind, agent/edits.py).
+(EditJournal.plan_rewind, agent/edits.py); the plan goes back to what the turns kept
+made it (PlanKeeper.rewound).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class RewindPoint:
     """The prompts a rewind here takes back, this one included."""
     messages_after: int
     """The model history's messages a rewind here drops (0 when ``message`` is None)."""
+    also: tuple[str, ...] = ()
+    """What else going back here does (the plan, a goal, jobs), said in the preview."""
 
     @property
     def short(self) -> str:
@@ -59,9 +62,12 @@ class RewindPoint:
                 "This prompt is older than the last compaction's summary: the conversation "
                 "cannot go back to it (its files can)."
             )
-        return (
-            f"The conversation drops {counted(self.prompts_after, 'prompt')}"
-            f" and {counted(self.messages_after, 'message')}."
+        return " ".join(
+            (
+                f"The conversation drops {counted(self.prompts_after, 'prompt')}"
+                f" and {counted(self.messages_after, 'message')}.",
+                *self.also,
+            )
         )
 
 
@@ -91,15 +97,18 @@ def rewind_points(messages: list[Message], ledger: list[str]) -> list[RewindPoin
     return points
 
 
-def cut_conversation(agent: Agent, point: RewindPoint) -> None:
+def cut_conversation(agent: Agent, point: RewindPoint) -> list[Message]:
     """Take the agent's conversation back to just before ``point`` and save it so: its
-    history, its ledger and the session's transcript (the caller shows that again). The
-    turns after it that changed files now count as made before it (the files are left as
-    they are here)."""
+    history, its ledger and the session's transcript (the caller shows that again), and
+    the plan as the turns before it left it. The turns after it that changed files now
+    count as made before it (the files are left as they are here). Returns the messages
+    dropped."""
     if point.message is None:
         raise ValueError("this prompt is no longer in the model's history")
-    messages = agent.messages[: point.message]
+    messages, dropped = agent.messages[: point.message], agent.messages[point.message :]
     ledger = agent.user_ledger[: point.prompt]
     agent.recorder.save(lambda store, sid: store.cut(sid, messages, ledger=point.prompt))
     agent.edits.rewound(point.prompt)
+    agent.plan.rewound(messages, dropped)
     agent.take_history(messages, ledger)
+    return dropped

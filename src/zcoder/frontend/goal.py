@@ -12,11 +12,15 @@ through ``on_save_error``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from zcoder.agent.goal import Goal, GoalState
+from zcoder.agent.goal import Goal, GoalState, worked_in
+from zcoder.base.sanitize import visible
 from zcoder.sessions import SessionStoreError
+
+if TYPE_CHECKING:
+    from zcoder.model import Message
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +64,20 @@ class GoalKeeper:
             else:
                 self._save_failed = False
         self.on_change()
+
+    def only_in(self, kept: Sequence[Message], dropped: Sequence[Message]) -> bool:
+        """Whether every turn of the goal is in ``dropped`` (none in ``kept``)."""
+        goal = self.goal
+        return goal is not None and worked_in(goal, dropped) and not worked_in(goal, kept)
+
+    def rewound(self, kept: Sequence[Message], dropped: Sequence[Message]) -> str:
+        """The conversation went back to ``kept``: a goal whose every turn was in
+        ``dropped`` goes with them; what to tell the user ("" when it stays)."""
+        goal = self.goal
+        if goal is None or not self.only_in(kept, dropped):
+            return ""
+        self.set(None)
+        return f"The goal set after it went too ({visible(goal.objective)})."
 
     def switch(self, save: Saver | None, session_id: str, state: dict[str, dict[str, Any]]) -> str:
         """Another session is open here (``state``: what it keeps besides its history):

@@ -105,7 +105,7 @@ class GoalRunner:
             return f"the check could not be made: {verdict.reasons}"
         if verdict.accepted:
             goal.state, goal.note, goal.feedback = GoalState.DONE, verdict.reasons, ""
-            self.notice(f"✓ Goal done: the check accepted it. {reasons}")
+            self.notice(f"✓ Goal done: the check accepted it: {reasons}")
             return ""
         goal.rejections += 1
         goal.feedback = verdict.reasons

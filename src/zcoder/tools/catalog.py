@@ -24,7 +24,7 @@ import contextlib
 import functools
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -32,7 +32,7 @@ from zcoder.base.plural import counted
 from zcoder.tools.base import ToolContext, ToolHandler, ToolResult, ToolSpec
 from zcoder.tools.modes import Effects
 
-__all__ = ["LOAD_TOOL", "Catalog", "OfferOrder", "Shelf", "asked_in"]
+__all__ = ["LOAD_TOOL", "Catalog", "OfferOrder", "Shelf", "asked_in", "calls_in"]
 
 LOAD_TOOL: Final = "load_tools"
 MAX_NAMES_PER_GROUP: Final = 60
@@ -170,21 +170,28 @@ class OfferOrder:
         self._order = {}
 
 
+def calls_in(message: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    """The tool calls a history's message holds: (name, arguments), the arguments decoded
+    when a server sent them as JSON text."""
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+            continue
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):  # an OpenAI-compatible server's form
+            with contextlib.suppress(ValueError):
+                arguments = json.loads(arguments)
+        yield function["name"], arguments
+
+
 def asked_in(messages: Iterable[Mapping[str, Any]]) -> list[str]:
     """What a history asked the catalog for: the entries ``load_tools`` named, and every
     tool called (a call to a listed tool loads it), in order."""
     asked: dict[str, None] = {}
     for message in messages:
-        for call in message.get("tool_calls") or ():
-            function = call.get("function") if isinstance(call, Mapping) else None
-            if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
-                continue
-            arguments = function.get("arguments")
-            if isinstance(arguments, str):  # an OpenAI-compatible server's form
-                with contextlib.suppress(ValueError):
-                    arguments = json.loads(arguments)
-            if function["name"] != LOAD_TOOL:
-                asked.setdefault(function["name"])
+        for name, arguments in calls_in(message):
+            if name != LOAD_TOOL:
+                asked.setdefault(name)
             elif isinstance(arguments, Mapping) and isinstance(arguments.get("name"), str):
                 asked.setdefault(arguments["name"])
     return list(asked)

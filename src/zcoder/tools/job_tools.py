@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -23,13 +24,22 @@ from zcoder.tools.jobs import Job, JobError, job_table
 from zcoder.tools.modes import Effects
 from zcoder.tools.offload import to_completion
 
-__all__ = ["FIRST_LOOK_SECONDS", "JOB_OUTPUT", "STOP_JOB", "job_status", "start_job"]
+__all__ = [
+    "FIRST_LOOK_SECONDS",
+    "JOB_OUTPUT",
+    "STOP_JOB",
+    "job_status",
+    "running_jobs_started_in",
+    "start_job",
+]
 
 FIRST_LOOK_SECONDS: Final = 1.0
 """How long a started job is watched before run_command answers: a command that fails at
 once (not found, a port in use) is reported as such, with its output."""
 
 _LOOK_POLL_SECONDS: Final = 0.05
+_STARTED: Final = "started in the background as job "
+"""How run_command's answer for a job it started begins (the number follows)."""
 _JOB: Final = {"job": {"type": "integer", "description": "job number", "minimum": 1}}
 
 
@@ -54,8 +64,22 @@ async def start_job(command: str, cwd: Path, ctx: ToolContext, meta: dict[str, A
     text, job.read_at = job.log.read(0, ctx.max_output)
     body = text.rstrip() or "(no output yet)"
     ok = state in {"running", "exited 0"}
-    note = f"started in the background as job {job.number}"
+    note = f"{_STARTED}{job.number}"
     return ToolResult(ok, f"{note}\n{body}\n{job_status(job, state)}", {**meta, "job": job.number})
+
+
+def running_jobs_started_in(messages: Sequence[Mapping[str, Any]]) -> list[int]:
+    """The numbers of the jobs these messages' run_command calls started that still run
+    in this process (a resumed session's numbers may name another process's jobs: only
+    those this one has and that run are named)."""
+    started = []
+    for message in messages:
+        content = str(message.get("content", "")) if message.get("role") == "tool" else ""
+        number = content.removeprefix(_STARTED).split("\n", 1)[0]
+        if content.startswith(_STARTED) and number.isdigit():
+            started.append(int(number))
+    running = {job.number for job in job_table().jobs() if job.running}
+    return [number for number in started if number in running]
 
 
 async def _job_output(args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -47,6 +47,7 @@ __all__ = [
     "COMMAND_ENVIRONMENT",
     "MAX_JOBS",
     "MAX_LOG_BYTES",
+    "TAIL_INDENT",
     "Job",
     "JobError",
     "JobLog",
@@ -54,6 +55,8 @@ __all__ = [
     "job_table",
 ]
 
+TAIL_INDENT: Final = "    "
+"""How a job's last lines stand under its line in /jobs."""
 MAX_LOG_BYTES: Final = 1 << 20
 """The most of a job's output kept on disk; past it the older half is dropped."""
 MAX_JOBS: Final = 8
@@ -170,7 +173,7 @@ class Job:
     def describe(self, lines: int = 3) -> str:
         """``[2] running  python -m http.server`` and its last lines, indented."""
         head = f"[{self.number}] {self.state}  {self.command}"
-        tail = [f"    {line}" for line in self.log.last_lines(lines)]
+        tail = [f"{TAIL_INDENT}{line}" for line in self.log.last_lines(lines)]
         return "\n".join([head, *tail])
 
 

@@ -99,6 +99,20 @@ class Plan:
         except PlanError:
             return cls()
 
+    @classmethod
+    def from_record(cls, text: str) -> Plan:
+        """The plan a ``record`` states (an empty one when the text is not one)."""
+        statuses = {mark: status for status, mark in _MARKS.items()}
+        items = [
+            {"text": line[4:], "status": statuses[line[:3]]}
+            for line in text.splitlines()[1:]
+            if line[:3] in statuses
+        ]
+        try:
+            return cls.from_arguments(items)
+        except PlanError:
+            return cls()
+
     def to_saved(self) -> dict[str, Any]:
         return {"items": self.to_list()}
 

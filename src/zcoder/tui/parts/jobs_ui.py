@@ -6,10 +6,14 @@ import asyncio
 from dataclasses import dataclass
 from functools import partial
 
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+
 from zcoder.base.errors import UsageError
 from zcoder.slash.declared import JobCommands
-from zcoder.tools.jobs import JobError, job_table
+from zcoder.tools.jobs import TAIL_INDENT, JobError, job_table
 from zcoder.tui.parts.services import Part
+from zcoder.tui.widgets.entries import Entry, system_text
 
 __all__ = ["JobsUI"]
 
@@ -25,7 +29,10 @@ class JobsUI(Part, JobCommands):
     def jobs_command(self, argument: str, /) -> None:
         action, _, value = argument.strip().partition(" ")
         if action == "":
-            self.say.notice(job_table().listing())
+            listing = job_table().listing()
+            entry = Entry("system", system_text(listing))
+            entry.update(_hanging(listing))
+            self.say.show(entry)
         elif action == "stop":
             try:
                 number = _job_number(value)
@@ -49,6 +56,19 @@ class JobsUI(Part, JobCommands):
     def poll(self) -> None:
         """The header's count of running jobs (a same value draws nothing)."""
         self.say.header(jobs=job_table().running())
+
+
+def _hanging(listing: str) -> Group:
+    """The listing with each job's last lines wrapped under themselves, not under the
+    job's line (at 60 columns the rest of an output line read as a line of its own)."""
+    rows: list[RenderableType] = []
+    for line in listing.split("\n"):
+        if line.startswith(TAIL_INDENT):
+            tail = system_text(line.removeprefix(TAIL_INDENT))
+            rows.append(Padding(tail, (0, 0, 0, len(TAIL_INDENT))))
+        else:
+            rows.append(system_text(line))
+    return Group(*rows)
 
 
 def _job_number(text: str) -> int:

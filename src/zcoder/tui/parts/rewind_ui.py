@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+from zcoder.agent.plan_keeper import plan_in
 from zcoder.agent.rewind import RewindPoint, cut_conversation, rewind_points
 from zcoder.base.plural import counted
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.locks import SessionInUseError
 from zcoder.slash.declared import RewindCommands
+from zcoder.tools.job_tools import running_jobs_started_in
 from zcoder.tools.offload import StopSignal, in_thread
 from zcoder.tui.dialogs.rewind import (
     REWIND_BOTH,
@@ -98,6 +100,8 @@ class RewindUI(Part, RewindCommands):
         point = await chosen
         if point is None:
             return REWIND_CANCEL, None, None
+        if point.message is not None:
+            point = replace(point, also=self._also(agent, point.message))
         # Reading and diffing the files is file-system work: off the loop.
         plan = await in_thread(
             StopSignal(), partial(agent.edits.plan_rewind, point.prompt, point.name), name="plan"
@@ -110,6 +114,19 @@ class RewindUI(Part, RewindCommands):
             return REWIND_CANCEL, None, None
         return await self.confirm(point, plan), point, plan
 
+    def _also(self, agent: Agent, cut: int) -> tuple[str, ...]:
+        """What going back to ``cut`` in the history does besides (the preview says)."""
+        kept, dropped = agent.messages[:cut], agent.messages[cut:]
+        also = []
+        if plan_in(dropped) is not None:
+            also.append("The plan goes back too.")
+        if self.services.goal.only_in(kept, dropped):
+            also.append("The goal set after it is dropped.")
+        if jobs := running_jobs_started_in(dropped):
+            verb = "keeps" if len(jobs) == 1 else "keep"
+            also.append(f"{counted(len(jobs), 'background job')} started after it {verb} running.")
+        return tuple(also)
+
     def _carry_out(
         self, agent: Agent, answer: str, point: RewindPoint, plan: UndoPlan | None
     ) -> None:
@@ -120,12 +137,24 @@ class RewindUI(Part, RewindCommands):
             assert report is not None
             agent.note_for_model(report.note_for_model(), report.text())
             return
-        cut_conversation(agent, point)
+        kept_plan = agent.plan.plan
+        dropped = cut_conversation(agent, point)
         self.sessions.show_again()
         said = (
             f"Rewound the conversation to before “{point.short}”: "
             f"{counted(point.prompts_after, 'prompt')} and what followed dropped."
         )
+        if agent.plan.plan != kept_plan:
+            said += " The plan is what it was then." if agent.plan.plan else " So is the plan."
+        if goal := self.services.goal.rewound(agent.messages, dropped):
+            said += " " + goal
+        if jobs := running_jobs_started_in(dropped):
+            numbers = ", ".join(str(number) for number in jobs)
+            word, verb = ("job", "keeps") if len(jobs) == 1 else ("jobs", "keep")
+            said += (
+                f" Background {word} {numbers}, started by those turns, {verb} running"
+                " (/jobs stop N ends one)."
+            )
         if report is not None:
             said += " " + report.text()
         elif plan is not None:

@@ -311,9 +311,18 @@ class SessionsUI(Part, SessionCommands):
             return
         self.switch_to(found.id)
 
+    def _busy(self) -> bool:
+        """Whether a turn runs, said when it does (the session stays)."""
+        if not self.services.busy():
+            return False
+        said = "Switching sessions is possible when no turn is running."
+        if (goal := self.services.goal.goal) is not None and goal.running:
+            said += " The goal runs turn after turn: Escape or /goal pause stops it first."
+        self.say.notice(said)
+        return True
+
     def new_session(self) -> None:
-        if self.services.busy():
-            self.say.notice("Switching sessions is possible when no turn is running.")
+        if self._busy():
             return
         if self.services.store is None:
             self.say.error("sessions are unavailable in this run")
@@ -332,8 +341,7 @@ class SessionsUI(Part, SessionCommands):
         """The user picked a session in the sidebar."""
         if session_id == self.services.session_id:
             return
-        if self.services.busy():
-            self.say.notice("Switching sessions is possible when no turn is running.")
+        if self._busy():
             return
         self.open_picked(session_id)
 

@@ -127,10 +127,13 @@ def _tool_header(name: str, arguments: dict[str, Any], status: str) -> Text:
         heading = "$ " + heading
     if len(heading) > 300:
         heading = heading[:299] + "…"
+    said = status
+    if name == "run_command" and arguments.get("background") is True and status == "completed":
+        said = "started in the background"  # it goes on running: /jobs shows it
     text = Text.assemble(
         _label(f"{_status_icon(status)} ", "bold"),
         _label(heading, "bold"),
-        _label(f" — {status}", "italic"),
+        _label(f" — {said}", "italic"),
     )
     if name != "run_command" and not _heading_says_all(name, arguments):
         text.append(f" · {ARGUMENTS_HINT}", style="dim")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
@@ -52,6 +53,16 @@ def plan_text(plan: Plan, *, fold_done: bool = False) -> Text:
     return Text("\n").join(lines)
 
 
+def _hanging(checklist: Text) -> Table:
+    """``checklist``'s lines with each one's wrapped rows under its text, not its glyph."""
+    grid = Table.grid()
+    grid.add_column(width=2, no_wrap=True)
+    grid.add_column()
+    for line in checklist.split("\n"):
+        grid.add_row(line[:2], line[2:])
+    return grid
+
+
 class PlanView(Static):
     """The sidebar's section under the sessions: the plan as it is now; hidden while
     there is none."""
@@ -73,9 +84,9 @@ class PlanView(Static):
     def show_plan(self, plan: Plan) -> None:
         self.plan = plan
         if plan:
-            head = Text(f"Plan · {plan.progress()}\n", style="bold")
+            head = Text(f"Plan · {plan.progress()}", style="bold")
             fold = len(plan.items) > SIDEBAR_STEPS
-            self.update(Text.assemble(head, plan_text(plan, fold_done=fold)))
+            self.update(Group(head, _hanging(plan_text(plan, fold_done=fold))))
         self.set_class(bool(plan), "shown")
 
 

@@ -114,7 +114,7 @@ REDUCTIONS: Final = (
     "name",  # "zcoder"
     "meter",
     "goal_detail",  # "goal 3 turns · 12k/50k" -> "goal 12k/50k"
-    "separators",  # " │ " -> " "
+    "separators",  # " │ " -> "│" (parts stay apart: "1 job│goal 2 · 9k/50k")
     "relay_detail",  # "relay: ready · 3 queued · waiting for you" -> "relay: ready · 3 waiting"
 )
 """What a narrow header gives up, first to last. The badge, the model (cut to fit) and the
@@ -241,7 +241,7 @@ def _assemble(
 ) -> Text:
     """One form of the row. ``model``: None for the whole name, a width to cut it to,
     "" for the room its separator takes, 0 for no model at all."""
-    sep = Text(" " if "separators" in dropped else " │ ", style="dim")
+    sep = Text("│" if "separators" in dropped else " │ ", style="dim")
     parts: list[Text] = []
     if "name" not in dropped:
         name = "zcoder" if "version" in dropped else f"zcoder {state.version}"
