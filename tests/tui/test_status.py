@@ -573,3 +573,21 @@ def test_a_narrow_header_keeps_the_job_count_and_the_goal_apart() -> None:
     row = header_line(state(status="Writing reply", relay="busy", jobs=1, goal=goal), 60)
     assert row.cell_len <= 60
     assert "1 job│goal 1 · 0/9k│relay: busy" in row.plain, row.plain
+
+
+async def test_a_new_session_is_ready_not_stopped_like_the_last_turn(
+    fake, make_config, app_factory
+):
+    """The badge says how this session's last turn ended: after Escape stopped a turn,
+    Ctrl+N's new session reads Ready (it kept `Stopped`)."""
+    fake.enqueue(Turn.stall(before="partial"))
+    app = app_factory(make_config())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await submit(pilot, app, "first")
+        await wait_until(pilot, lambda: any("partial" in e.plain for e in entries(app)))
+        await pilot.press("escape")
+        await idle(pilot, app)
+        assert app.header_state.status == "Stopped"
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: "New session." in transcript_text(app))
+        assert app.header_state.status == "Ready"

@@ -21,6 +21,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
+from zcoder.agent import Status
 from zcoder.base.plural import counted, plural
 from zcoder.frontend.resume import ResumeError, find_session, session_lines
 from zcoder.frontend.session import OpenedSession, open_session, restore_saved_model
@@ -175,6 +176,8 @@ class SessionsUI(Part, SessionCommands):
         agent.use_session(data.info.id, data.messages, data.user_ledger, data.state)
         agent.hook_points.start_session(source)
         self._show(data)
+        # The badge said how the last session's turn ended (Stopped, Error): not this one's.
+        self.say.header(status=Status.READY.value, idle_only=True)
         if self.services.relay is not None:  # peers see it at once
             self.services.relay.refresh_manifest(session_id=data.info.id)
         self.refresh()
