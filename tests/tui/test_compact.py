@@ -75,3 +75,22 @@ async def test_context_says_what_free_is_and_what_the_output_cap_takes_of_it(
         assert cap.endswith(
             "the most one reply may take of the free tokens; what it writes joins the history."
         )
+
+
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [
+        ({}, "Compacts by itself before a request past 85% of the window"),
+        ({"ZCODER_COMPACT_PERCENT": "60"}, "Compacts by itself before a request past 60%"),
+        ({"ZCODER_COMPACT_AT": "off"}, "Automatic compaction is off (ZCODER_COMPACT_AT=off)."),
+    ],
+)
+async def test_context_says_when_the_history_compacts_by_itself(
+    fake, make_config, app_factory, setting, said
+):
+    app = app_factory(make_config(env={"ZCODER_RELAY": "off", **setting}))
+    async with app.run_test(size=SIZE) as pilot:
+        await converse(pilot, app, fake, "one")
+        await submit(pilot, app, "/context")
+        await wait_until(pilot, lambda: "Output cap" in transcript_text(app))
+        assert said in entries(app, "system")[-1].plain.replace("\n", " ")

@@ -285,8 +285,13 @@ class Agent(Steerable):
         return self.keeper.meter
 
     def context_breakdown(self) -> Breakdown:
-        """Where the tokens of the next request go (for /context), with the output limit."""
-        return dataclasses.replace(self.keeper.breakdown(), max_output=self.settings.num_predict)
+        """Where the tokens of the next request go (for /context), with the output limit
+        and the share of the window that compacts by itself."""
+        return dataclasses.replace(
+            self.keeper.breakdown(),
+            max_output=self.settings.num_predict,
+            compact_at=self.settings.compact_at,
+        )
 
     def usage_now(self) -> ContextUsage:
         """The meter's reading: the last real count, or an estimate of the next request."""

@@ -81,6 +81,7 @@ class Breakdown:
     window: int | None
     measured_total: int | None  # the server's count of the last request and reply
     max_output: int | None = None  # the output limit asked for (ZCODER_MAX_OUTPUT_TOKENS)
+    compact_at: float | None = None  # the share of the window that compacts by itself
 
 
 class ContextMeter:
@@ -278,5 +279,15 @@ def render_breakdown(b: Breakdown, source: str | None = None) -> str:
     if b.largest_outputs:
         lines.append("Largest recent tool outputs:")
         lines += [f"  {name.ljust(width)}{tokens:>8,}" for name, tokens in b.largest_outputs]
+    if b.compact_at is None:
+        automatic = "Automatic compaction is off (ZCODER_COMPACT_AT=off)."
+    elif b.window:
+        automatic = (
+            f"Compacts by itself before a request past {round(100 * b.compact_at)}% of the "
+            f"window, {int(b.window * b.compact_at):,} tokens (ZCODER_COMPACT_AT)."
+        )
+    else:
+        automatic = f"Compacts by itself past {round(100 * b.compact_at)}% of the window."
+    lines.append(automatic)
     lines.append("/compact [focus] replaces older history with a summary.")
     return "\n".join(lines)
