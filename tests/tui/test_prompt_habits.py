@@ -323,6 +323,29 @@ async def test_tab_completes_commands_cycles_and_never_leaves_the_prompt(
         assert app.focused is prompt
 
 
+async def test_at_60_columns_the_choices_leave_room_for_the_count(
+    fake, make_config, app_factory, workspace
+):
+    """A narrow prompt's border showed `(5, Tab st…`: choices that do not fit are left out
+    (`…`), the one chosen and the count always shown."""
+    for n in range(6):
+        (workspace / f"a_rather_long_file_name_number_{n}.py").write_text("x\n")
+    app = app_factory(make_config())
+    async with app.run_test(size=(60, 15)) as pilot:
+        await type_text(pilot, "@a_")
+        await pilot.press("tab")  # the common start
+        await pilot.press("tab")  # the choices, listed
+        await pilot.pause()
+        line = subtitle(app)
+        assert line.endswith("(6, Tab steps)"), line
+        assert "…" in line and len(line) <= 56
+        for _ in range(4):
+            await pilot.press("tab")
+        await pilot.pause()
+        chosen = app.prompt_input.text.removeprefix("@")
+        assert chosen in subtitle(app) and subtitle(app).endswith("(6, Tab steps)")
+
+
 async def test_tab_completes_workspace_paths(fake, make_config, app_factory, workspace):
     (workspace / "src" / "zcoder").mkdir(parents=True)
     (workspace / "notes dir").mkdir()

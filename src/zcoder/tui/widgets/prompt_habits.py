@@ -360,11 +360,18 @@ class PromptHabits:
         first = max(0, cycle.index - 2)
         if first:
             hint.append("… ", style="dim")
+        tail = f"({len(shown)}, Tab steps)"
+        # The border holds what fits: choices are left out before the count is cut.
+        room = self.prompt.size.width - 4 - len(tail)
         for number, candidate in enumerate(shown[first:], start=first):
+            label = screen_safe(candidate.label)
+            if number > cycle.index and len(hint.plain) + len(label) + 4 > room:
+                hint.append("…  ", style="dim")
+                break
             style = "reverse" if number == cycle.index else ""
-            hint.append(screen_safe(candidate.label), style=style)
+            hint.append(label, style=style)
             hint.append("  ")
-        hint.append(f"({len(shown)}, Tab steps)", style="dim")
+        hint.append(tail, style="dim")
         self.prompt.border_subtitle = hint
         self.choices_line = hint.plain
 
