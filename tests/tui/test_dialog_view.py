@@ -70,3 +70,21 @@ async def test_rows_seen_before_a_rewrap_do_not_count_after_it() -> None:
         await wait_until(pilot, lambda: screen.view.size.width < 50)
         await wait_until(pilot, lambda: screen.view.unseen > 40)
         assert not screen.seen_all
+
+
+async def test_the_last_row_says_what_escape_answers_in_each_dialog() -> None:
+    """It read "Esc refuses" everywhere: the plan's Escape keeps planning."""
+    from zcoder.tools import Mode
+    from zcoder.tui.dialogs.plan import PlanScreen
+
+    app: App[None] = App()
+    async with app.run_test(size=(100, 30)) as pilot:
+        command = ApprovalScreen(_request("ls"))
+        app.push_screen(command)
+        await wait_until(pilot, lambda: command.armed and command.seen_all)
+        await wait_until(pilot, lambda: str(command.hint.render()) == "Esc refuses")
+        app.pop_screen()
+        plan = PlanScreen("1. Read it.\n2. Change it.", Mode.ASK)
+        app.push_screen(plan)
+        await wait_until(pilot, lambda: plan.armed and plan.seen_all)
+        await wait_until(pilot, lambda: str(plan.hint.render()) == "Esc keeps planning")

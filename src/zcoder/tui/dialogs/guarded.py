@@ -194,6 +194,8 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
     """
 
     DEFAULT_CSS = DIALOG_CSS
+    ESC_HINT: ClassVar[str] = "Esc refuses"
+    """The last row once all was seen and nothing scrolls: what Escape answers."""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "refuse", "Refuse", show=True),
     ]
@@ -402,7 +404,7 @@ class GuardedDialog(ModalScreen[T], Generic[T]):
         elif self._scrolls:
             hint = "↑ ↓ PgUp PgDn Home End scroll"
         else:
-            hint = "Esc refuses"
+            hint = self.ESC_HINT
         self._set(self.keys, keys)
         self.hint.update(Text(hint))
 

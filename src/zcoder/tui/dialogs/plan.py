@@ -20,6 +20,8 @@ __all__ = ["PlanScreen"]
 class PlanScreen(YesNoDialog):
     """y: leave plan mode for ``back`` and run the plan; n/Enter/Esc: keep planning."""
 
+    ESC_HINT = "Esc keeps planning"
+
     def __init__(
         self, plan: str, back: Mode, *, give_back: Callable[[str], object] | None = None
     ) -> None:

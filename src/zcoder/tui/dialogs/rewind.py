@@ -118,6 +118,8 @@ class RewindScreen(GuardedDialog[str]):
                 lines.append(f"{step.path}  {step.diff.stats}  ({step.action})")
         return "\n".join(lines)
 
+    ESC_HINT = "Esc cancels: nothing is rewound"
+
     def keys_text(self) -> str:
         words = {
             REWIND_BOTH: "conversation and files",
