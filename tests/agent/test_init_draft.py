@@ -140,3 +140,18 @@ async def test_a_mode_the_user_picks_while_init_drafts_waits_for_the_draft(
     await drafting
     assert not (harness.workspace / "owned.txt").exists()
     assert approval.mode is Mode.ACCEPT_EDITS
+
+
+async def test_a_written_draft_is_an_edit_undo_takes_back(harness: Harness) -> None:
+    (harness.workspace / "AGENTS.md").write_text("old rules\n")
+    harness.approver.answers.append(ONCE)
+    harness.server.enqueue(Turn.text(REPLY))
+    outcome = await run_init(harness.agent)
+    assert outcome.written and (harness.workspace / "AGENTS.md").read_text() == DRAFT
+
+    journal = harness.agent.edits
+    assert "AGENTS.md" in journal.session_diff().text()
+    plan = journal.plan_undo()
+    assert plan is not None
+    journal.undo(plan)
+    assert (harness.workspace / "AGENTS.md").read_text() == "old rules\n"

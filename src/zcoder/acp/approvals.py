@@ -119,8 +119,10 @@ class ReportingJournal(EditJournal):
         finally:
             self.reviewing = []
 
-    def committed(self, tool: str, changes: Sequence[FileChange], ctx: ToolContext) -> None:
-        super().committed(tool, changes, ctx)
+    def committed(
+        self, tool: str, changes: Sequence[FileChange], _ctx: ToolContext | None = None
+    ) -> None:
+        super().committed(tool, changes)
         self._on_commit(file_edits(changes))
 
 

@@ -272,7 +272,15 @@ class EditJournal:
         self.store.put(change.before)
         return ""
 
-    def committed(self, tool: str, changes: Sequence[FileChange], ctx: ToolContext) -> None:
+    def record_write(self, tool: str, change: FileChange) -> None:
+        """A write zcoder made itself once the user said yes (``/init``'s AGENTS.md): in
+        the journal as a tool's edit is, for /diff, /undo and /rewind."""
+        self._snapshots[id(change)] = self._snapshot(change)
+        self.committed(tool, [change])
+
+    def committed(
+        self, tool: str, changes: Sequence[FileChange], _ctx: ToolContext | None = None
+    ) -> None:
         records = []
         prompts = self.ledger_size()
         for change in changes:

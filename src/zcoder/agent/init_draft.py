@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Final
 from zcoder.agent.instructions import INSTRUCTIONS_FILE
 from zcoder.base.plural import byte_size, counted
 from zcoder.tools.approval import ApprovalDecision, EditApprovalRequest
+from zcoder.tools.change import FileChange
 from zcoder.tools.confinement import ConfinementError, atomic_write, resolve_write_target
 from zcoder.tools.diffs import file_diff
 from zcoder.tools.edits import load_before
@@ -139,6 +140,8 @@ async def offer_draft(agent: Agent, draft: str) -> InitOutcome:
             f"/init: {INSTRUCTIONS_FILE} was not written (the draft is in the reply above)."
         )
     await to_completion(stop, lambda: atomic_write(target, data), name="init")
+    change = FileChange(target, before, data)  # /undo takes it back, as a tool's edit
+    await to_completion(stop, lambda: agent.edits.record_write(TOOL_NAME, change), name="init")
     agent.settings.instruction_set = agent.settings.instruction_set.reloaded()
     verb = "Replaced" if replaces else "Wrote"
     lines = counted(draft.count("\n"), "line")
