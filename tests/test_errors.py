@@ -31,6 +31,8 @@ INTERNAL = {
     "zcoder.relay.standing.Contradiction",  # a sender's standing, refused on the wire
     "zcoder.sessions.codec.MalformedRow",  # a row skipped while reading the store
     "zcoder.tools.offload.ToolStopped",  # a tool's thread told to stop
+    "zcoder.tools.plan.PlanError",  # a bad update_plan, answered to the model as its error
+    "zcoder.tools.web.connect.FetchError",  # a page not fetched, answered to the model
 }
 
 

@@ -44,35 +44,48 @@ def env(real_root: Path) -> Env:
 def test_the_small_model_loads_update_plan_calls_it_and_the_plan_is_kept(
     env: Env, tool_server: RealServer
 ) -> None:
-    load = json.loads(
-        zcoder(
+    # Up to three tries of each step: the server shares its slots with the other real
+    # tests, and what a 135M model writes at temperature 0 moves with what is batched
+    # beside it (measured under -n 4: load_tools of job_output instead, once).
+    for _ in range(3):
+        load = json.loads(
+            zcoder(
+                env,
+                tool_server,
+                "--offline",
+                "--json",
+                "--prompt",
+                repeat("load_tools", {"name": "update_plan"}),
+            ).stdout
+        )
+        loaded = [(c["name"], c["arguments"], c["status"]) for c in load["tool_calls"]]
+        if loaded == [("load_tools", {"name": "update_plan"}, "completed")]:
+            break
+    assert loaded == [("load_tools", {"name": "update_plan"}, "completed")], load
+    session_id = load["session_id"]
+
+    calls: list[dict[str, object]] = []
+    for _ in range(3):
+        done = zcoder(
             env,
             tool_server,
             "--offline",
             "--json",
+            "--resume",
+            session_id,
             "--prompt",
-            repeat("load_tools", {"name": "update_plan"}),
-        ).stdout
-    )
-    assert [(c["name"], c["status"]) for c in load["tool_calls"]] == [("load_tools", "completed")]
-    (data,) = sessions(env)
-
-    done = zcoder(
-        env,
-        tool_server,
-        "--offline",
-        "--json",
-        "--resume",
-        data.info.id,
-        "--prompt",
-        repeat("update_plan", {"items": STEPS}),
-        ZCODER_MAX_OUTPUT_TOKENS="96",  # the call is longer than the other tests' replies
-    )
-    report = json.loads(done.stdout)
-    (call,) = [c for c in report["tool_calls"] if c["name"] == "update_plan"]
+            repeat("update_plan", {"items": STEPS}),
+            ZCODER_MAX_OUTPUT_TOKENS="96",  # the call is longer than the other tests' replies
+        )
+        report = json.loads(done.stdout)
+        calls = [c for c in report["tool_calls"] if c["name"] == "update_plan"]
+        if calls:
+            break
+    assert calls, report
+    (call,) = calls
     assert call["arguments"] == {"items": STEPS}
     assert call["status"] == "completed", call
     assert call["output"] == "Plan updated: 0/1 done. In progress: read alpha"
     assert report["plan"] == STEPS
-    (data,) = sessions(env)
+    (data,) = [d for d in sessions(env) if d.info.id == session_id]
     assert data.state == {"plan": {"items": STEPS}}

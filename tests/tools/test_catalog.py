@@ -52,7 +52,7 @@ def test_each_built_in_tool_declares_when_it_is_offered() -> None:
     # What a model needs every turn (read, edit, list, search, run) is always offered.
     assert all(declared[name] is Offered.ALWAYS for name in [*ALWAYS, "finish"])
     on_demand = [name for name, when in declared.items() if when is Offered.ON_DEMAND]
-    assert on_demand == ["read_file_range", "apply_patch", "update_plan", "job_output", "stop_job"]
+    assert on_demand == ["read_file_range", "apply_patch", "job_output", "stop_job", "update_plan"]
 
 
 def test_a_tool_offered_while_a_feature_is_on_must_name_the_switch() -> None:
@@ -70,9 +70,9 @@ def test_the_catalog_lists_the_tools_offered_on_demand_in_place_of_their_schemas
     assert catalog_lines(registry, ctx) == [
         "- read_file_range: Read lines start_line..end_line (1-based, inclusive) of a…",
         "- apply_patch: Apply a unified diff (git diff form; new files from…",
-        "- update_plan: Keep a step-by-step plan the user sees",
         "- job_output: New output of a background job",
         "- stop_job: Stop a background job",
+        "- update_plan: Keep a step-by-step plan the user sees",
     ]
     assert "read_file_range" in registry.names()  # known, dispatchable, not sent
 

@@ -55,7 +55,7 @@ def test_default_registry_has_the_builtin_tools(ctx: ToolContext) -> None:
     ]  # fmt: skip
     assert default_registry().names() == [
         "list_files", "read_file", "read_file_range", "write_file", "replace_text",
-        "apply_patch", "search", "run_command", "finish", "update_plan", "job_output", "stop_job",
+        "apply_patch", "search", "run_command", "finish", "job_output", "stop_job", "update_plan",
     ]  # fmt: skip
 
 

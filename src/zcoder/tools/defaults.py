@@ -24,9 +24,9 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     SEARCH,
     RUN_COMMAND,
     FINISH,
-    UPDATE_PLAN,
     JOB_OUTPUT,
     STOP_JOB,
+    UPDATE_PLAN,
 )
 
 
