@@ -176,8 +176,8 @@ class SessionsUI(Part, SessionCommands):
         agent.use_session(data.info.id, data.messages, data.user_ledger, data.state)
         agent.hook_points.start_session(source)
         self._show(data)
-        # The badge said how the last session's turn ended (Stopped, Error): not this one's.
-        self.say.header(status=Status.READY.value, idle_only=True)
+        if not initial:  # the badge said how the last session's turn ended (Stopped…)
+            self.say.header(status=Status.READY.value, idle_only=True)
         if self.services.relay is not None:  # peers see it at once
             self.services.relay.refresh_manifest(session_id=data.info.id)
         self.refresh()
