@@ -68,8 +68,8 @@ def test_the_catalog_lists_the_tools_offered_on_demand_in_place_of_their_schemas
     registry = default_registry()
     assert offered(registry, ctx) == [*ALWAYS, "finish", LOAD_TOOL]
     assert catalog_lines(registry, ctx) == [
-        "- read_file_range: Read lines start_line..end_line (1-based, inclusive) of a…",
-        "- apply_patch: Apply a unified diff (git diff form; new files from…",
+        "- read_file_range: Read numbered lines of a file of any size",
+        "- apply_patch: Apply a unified diff",
         "- job_output: New output of a background job",
         "- stop_job: Stop a background job",
         "- update_plan: Keep a step-by-step plan the user sees",

@@ -58,8 +58,7 @@ SEND_DESCRIPTION: Final = (
     "confirms each delivery; 'accepted' only means queued, never that the work was done."
 )
 LIST_DESCRIPTION: Final = (
-    "List the other zcoder instances on this machine (project, pid, state, instance id, "
-    "workspace, profile, model)."
+    "List the other zcoder instances on this machine, with their instance ids and state."
 )
 
 

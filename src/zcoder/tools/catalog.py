@@ -40,7 +40,7 @@ MAX_NAMES_PER_GROUP: Final = 60
 MAX_ABOUT: Final = 60
 """Characters of a tool's first sentence its catalog line keeps (cut at a word)."""
 
-HEADER: Final = "Load one of these tools (or an MCP server's), to call it from your next step:"
+HEADER: Final = "Load a tool (or an MCP server's tools) to call it from your next step:"
 
 _SENTENCE_END = re.compile(r"[.;](\s|$)")
 

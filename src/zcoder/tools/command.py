@@ -327,7 +327,7 @@ RUN_COMMAND = ToolSpec(
     name="run_command",
     description=(
         "Run a bash command in the workspace (or cwd below it); returns its output and exit "
-        "code. The user may have to approve it. No stdin; background processes are stopped."
+        "code. No stdin; background processes are stopped."
     ),
     parameters=arguments(
         {

@@ -149,7 +149,6 @@ LIST_FILES = ToolSpec(
             "path": WORKSPACE_DIRECTORY,
             "max_entries": {
                 "type": "integer",
-                "description": "At most this many entries",
                 "default": 100,
                 "minimum": 1,
                 "maximum": MAX_LIST_ENTRIES,
@@ -257,7 +256,7 @@ def _read_file_range_now(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 READ_FILE_RANGE = ToolSpec(
     name="read_file_range",
     description=(
-        "Read lines start_line..end_line (1-based, inclusive) of a text file of any size, numbered."
+        "Read numbered lines of a file of any size. start_line..end_line: 1-based, inclusive."
     ),
     parameters=arguments(
         {

@@ -32,7 +32,7 @@ FINISH = ToolSpec(
     name=FINISH_TOOL_NAME,
     description=(
         "End the turn: status 'complete' when done, 'blocked' when the user is needed; "
-        "response is your final message. Must be the only call of its response."
+        "response is your final message."
     ),
     parameters=arguments(
         {

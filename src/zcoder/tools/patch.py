@@ -369,8 +369,8 @@ async def _apply_patch(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 APPLY_PATCH = ToolSpec(
     name="apply_patch",
     description=(
-        "Apply a unified diff (git diff form; new files from /dev/null, deletions to "
-        "/dev/null) with a few context lines per hunk; all hunks apply or nothing changes."
+        "Apply a unified diff. Git diff form: new files from /dev/null, deletions to "
+        "/dev/null, a few context lines per hunk; all hunks apply or nothing changes."
     ),
     parameters=arguments(
         {"patch": {"type": "string", "description": "The unified diff text"}}, required=["patch"]

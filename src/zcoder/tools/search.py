@@ -312,7 +312,7 @@ SEARCH = ToolSpec(
     name="search",
     description=(
         "Search workspace files for a regular expression (literal=true: plain text); returns "
-        "'path:line:text' lines. glob filters files, e.g. '*.py' or 'src/**'."
+        "'path:line:text' lines."
     ),
     parameters=arguments(
         {
@@ -323,7 +323,10 @@ SEARCH = ToolSpec(
                 "description": "Treat query as plain text",
                 "default": False,
             },
-            "glob": {"type": "string", "description": "Only files matching this glob"},
+            "glob": {
+                "type": "string",
+                "description": "Only files matching this glob, e.g. '*.py' or 'src/**'",
+            },
             "max_results": {
                 "type": "integer",
                 "default": 100,
