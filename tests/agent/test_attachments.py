@@ -192,7 +192,10 @@ def test_every_mention_starts_at_a_boundary_outside_code(text: str) -> None:
     for mention in find_mentions(text):
         assert text[mention.start] == "@"
         assert mention.start == 0 or text[mention.start - 1] in " \n(\"'[{<"
-        assert all(path and "@" not in path for path in mention.paths)
+        assert all(mention.paths)
+        quoted = text[mention.start + 1] in "\"'"
+        # A bare path ends at the next "@"; a quoted one may hold it (packages/@scope/x.ts).
+        assert quoted or all("@" not in path for path in mention.paths)
         before = text[: mention.start]
         assert before.count("```") % 2 == 0  # not inside a fence
 
@@ -200,3 +203,9 @@ def test_every_mention_starts_at_a_boundary_outside_code(text: str) -> None:
 @given(st.from_regex(r"[a-z0-9._%+-]{1,10}@[a-z0-9-]{1,10}\.[a-z]{2,4}", fullmatch=True))
 def test_an_email_address_is_never_a_mention(address: str) -> None:
     assert find_mentions(f"write to {address} today") == []
+
+
+def test_a_quoted_mention_may_name_a_path_holding_an_at_sign() -> None:
+    [mention] = find_mentions('see @"packages/@scope/index.ts" now')
+    assert mention.paths == ("packages/@scope/index.ts",)
+    assert [m.paths for m in find_mentions("@'@'")] == [("@",)]
