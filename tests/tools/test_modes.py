@@ -203,6 +203,22 @@ async def test_an_a_said_while_planning_ends_with_plan_mode() -> None:
     assert await authorize(approval, "touch y") == (True, "allowed for this process (a)")
 
 
+async def test_an_a_said_in_a_turn_pinned_to_plan_mode_ends_with_that_turn() -> None:
+    """/init drafts in a turn pinned to plan mode: an `a` said there was said of commands
+    that only read, and must not run the user's next writing command unasked."""
+    approval = ApprovalPolicy(CommandPolicy.ASK, Profile.CODING)
+    with approval.pinned(Mode.PLAN):
+        assert await answered_a(approval, "ls")
+        assert await authorize(approval, "cat a.txt") == (True, "allowed for this process (a)")
+    assert approval.mode is Mode.ASK and not approval.always_granted
+    assert await authorize(approval, "touch x") == (True, "approved once")  # asked again
+    # The user's own `a`, said outside, outlives a pinned turn.
+    assert await answered_a(approval, "make")
+    with approval.pinned(Mode.PLAN):
+        pass
+    assert await authorize(approval, "touch y") == (True, "allowed for this process (a)")
+
+
 async def test_the_sysadmin_guard_speaks_first_in_plan_mode() -> None:
     approval = ApprovalPolicy(CommandPolicy.ASK, Profile.SYSADMIN, mode=Mode.PLAN)
     allowed, reason = await authorize(approval, "rm -rf /")

@@ -254,6 +254,10 @@ class ApprovalPolicy:
             yield
         finally:
             self._pinned = None
+            if self._granted_planning and self.chosen_mode is not Mode.PLAN:
+                # An `a` said in the pinned plan turn was said of commands that only read:
+                # it ends with the turn, as it would on leaving plan mode (``switch_mode``).
+                self._always_granted = self._granted_planning = False
 
     def switch_mode(self, mode: Mode) -> Mode:
         """The user chose ``mode``; returns the one it replaces."""
@@ -394,7 +398,7 @@ class ApprovalPolicy:
         if decision is ApprovalDecision.ALWAYS:
             if request.allow_always:
                 self._always_granted = True
-                self._granted_planning = self.chosen_mode is Mode.PLAN
+                self._granted_planning = self.mode is Mode.PLAN
                 return CommandAuthorization(True, "approved for this process (a)", asked=True)
             # No `a` was offered (sysadmin or relayed turn): it approves this command only.
             return CommandAuthorization(True, "approved once", asked=True)
