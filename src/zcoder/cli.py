@@ -226,7 +226,7 @@ def _run_connect(args: argparse.Namespace, config: Config) -> int:
     if refused is not None:
         print(f"zcoder: {refused}", file=sys.stderr)
         return EXIT_USAGE
-    from zcoder.remote.target import Target
+    from zcoder.base.ssh_target import Target
 
     target = Target.parse(args.connect)
     from zcoder.base.logfile import setup_logging

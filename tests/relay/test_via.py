@@ -88,3 +88,30 @@ def test_a_malformed_client_member_is_refused_and_an_instance_keeps_its_name(
     # In-process relays send as this test process.
     assert sender_label(claimed.envelope) == f"beta (pid {os.getpid()}, {beta.workspace})"
     assert claimed.envelope.sender_client == ""  # never stored: folded into the name
+
+
+def test_a_malformed_ssh_member_is_refused_and_an_instance_keeps_its_name(
+    make_relay: RelayFactory,
+) -> None:
+    """``sender_ssh`` (zcoder.relay.hosts): the same label rules, the same standing rule."""
+    alpha = make_relay("alpha")
+    beta = make_relay("beta", interactive=True)
+    for n, bad in enumerate(("box\x1b[2J", "a" * 41, "4242-1", 7, None, "api (pid 1, /x)")):
+        ack = _ack(alpha.socket_path, enqueue_obj(alpha, beta, f"bad{n}", sender_ssh=bad))
+        assert ack["status"] == "invalid", bad
+    assert alpha.claim_one() is None
+    ack = _ack(alpha.socket_path, enqueue_obj(alpha, beta, "ok", sender_ssh="laptop"))
+    assert ack["status"] == "accepted"
+    claimed = alpha.claim_one()
+    assert isinstance(claimed, ClaimedMessage)
+    assert claimed.envelope.sender_kind == "instance"  # an instance is shown as itself
+    assert sender_label(claimed.envelope) == f"beta (pid {os.getpid()}, {beta.workspace})"
+    assert claimed.envelope.sender_ssh == ""
+
+
+def test_the_ssh_member_follows_the_protocols_members_and_is_absent_when_unset() -> None:
+    from zcoder.relay.protocol import Envelope
+
+    envelope = Envelope("1-1-1", "2-2", "1-1", 1, "p", "/p", "hi", 5, sender_ssh="laptop")
+    assert envelope.to_payload().endswith(b'"created_at":5,"sender_ssh":"laptop"}')
+    assert b"sender_ssh" not in Envelope("1-1-1", "2-2", "1-1", 1, "p", "/p", "hi", 5).to_payload()
