@@ -12,134 +12,24 @@ holds a listening network socket.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import SRC
+from tests.fixtures.far_side import DEADLINE, Sides, claimed_from, sides
 from tests.fixtures.listening import children_of, inet_listeners
-from tests.fixtures.sshd import SshServer, available, ssh_server
-from tests.fixtures.workspace import short_tmp
-from zcoder.relay import ClaimedMessage, Relay, load_relay_settings, sender_label
-from zcoder.relay.host_cli import EXIT_HOST_FAILED, this_host_label
+from tests.fixtures.sshd import SshServer, available
+from zcoder.relay import sender_label
+from zcoder.relay.host_cli import EXIT_HOST_FAILED
+from zcoder.relay.hosts import this_host_label
 
 pytestmark = [
     pytest.mark.timeout(180),
     pytest.mark.skipif(available() is not None, reason=str(available())),
 ]
-DEADLINE = 60.0
-
-
-@dataclass
-class Sides:
-    """Here (the sender's environment) and there (the receiver's registry and zcoder)."""
-
-    root: Path
-    sshd: SshServer
-    here: dict[str, str]
-    there: dict[str, str]
-    remote_zcoder: str
-
-    @property
-    def host(self) -> str:
-        return self.sshd.alias
-
-    def zcoder(self, *args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "zcoder", *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            env={**self.here, **env},
-            cwd=self.root / "here",
-            timeout=DEADLINE,
-            check=False,
-        )
-
-    def start(self, *args: str, stdin: str = "") -> subprocess.Popen[str]:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "zcoder", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=self.here,
-            cwd=self.root / "here",
-        )
-        assert process.stdin is not None
-        process.stdin.write(stdin)
-        process.stdin.close()
-        process.stdin = None  # written whole: communicate() only reads
-        return process
-
-    def receiver(self, name: str = "far") -> Relay:
-        workspace = self.root / name
-        workspace.mkdir()
-        relay = Relay(
-            load_relay_settings(self.there),
-            workspace=workspace,
-            env=self.there,
-            name=name,
-            interactive=True,
-        )
-        assert relay.start().available
-        return relay
-
-
-def _private(path: Path) -> Path:
-    path.mkdir(mode=0o700)
-    return path
-
-
-@pytest.fixture
-def sides() -> Iterator[Sides]:
-    with ssh_server() as sshd, short_tmp("zh") as root:
-        clean = {k: v for k, v in os.environ.items() if not k.startswith("ZCODER_")}
-        clean.pop("SSH_AUTH_SOCK", None)
-        there = {
-            "ZCODER_HOME": str(root / "far-home"),
-            "ZCODER_RELAY_DIR": str(_private(root / "far-reg")),
-            "XDG_RUNTIME_DIR": str(_private(root / "far-run")),
-            "TMPDIR": str(root / "far-run"),
-            "PYTHONPATH": str(SRC),
-            "PYTHONUTF8": "1",
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        }
-        assignments = " ".join(shlex.quote(f"{k}={v}") for k, v in there.items())
-        remote = f"env {assignments} {shlex.quote(sys.executable)} -m zcoder"
-        here = {
-            **clean,
-            "ZCODER_HOME": str(root / "home"),
-            "ZCODER_RELAY_DIR": str(root / "reg"),  # never created: nothing registers here
-            "XDG_RUNTIME_DIR": str(_private(root / "run")),
-            "TMPDIR": str(root / "run"),
-            "PYTHONPATH": str(SRC),
-            "ZCODER_SSH": sshd.ssh_command,
-            "ZCODER_REMOTE_ZCODER": remote,
-        }
-        _private(root / "here")
-        yield Sides(root, sshd, here, {**clean, **there}, remote)
-        if os.environ.get("ZCODER_E2E_KEEP"):
-            print(sshd.log_text(), file=sys.stderr)
-
-
-def _claimed(receiver: Relay, sender: subprocess.Popen[str]) -> ClaimedMessage:
-    deadline = time.monotonic() + DEADLINE
-    while time.monotonic() < deadline:
-        claimed = receiver.claim_one()
-        if claimed is not None:
-            assert isinstance(claimed, ClaimedMessage)
-            return claimed
-        assert sender.poll() is None, sender.communicate()
-        time.sleep(0.02)
-    raise AssertionError("the message never arrived")
+__all__ = ["sides"]  # the fixture (tests.fixtures.far_side)
 
 
 def _exchange_processes(sender: subprocess.Popen[str], sshd: SshServer) -> set[int]:
@@ -191,7 +81,7 @@ def test_send_wait_delivers_there_as_data_and_brings_the_receipt_back(sides: Sid
     message = HOSTILE.format(p=proof)
     sender = sides.start("send", f"{sides.host}:far", "--wait", stdin=message)
     try:
-        claimed = _claimed(receiver, sender)
+        claimed = claimed_from(receiver, sender)
         # While it waits for the receipt: no process of the exchange, here or there,
         # listens on a network port.
         assert inet_listeners(_exchange_processes(sender, sides.sshd)) == []
@@ -218,7 +108,7 @@ def test_send_json_passes_the_remote_records_and_the_outcomes_exit_status(sides:
     receiver = sides.receiver()
     sender = sides.start("send", "--json", "--wait", f"{sides.host}:far", stdin="-x task")
     try:
-        claimed = _claimed(receiver, sender)
+        claimed = claimed_from(receiver, sender)
         assert claimed.envelope.body == "-x task"
         assert receiver.send_receipt(claimed.envelope, "failed", "2 failed") == "accepted"
         out, err = sender.communicate(timeout=DEADLINE)

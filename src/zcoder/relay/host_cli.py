@@ -9,7 +9,6 @@ answer."""
 from __future__ import annotations
 
 import contextlib
-import socket
 import subprocess
 import threading
 from collections.abc import Mapping
@@ -28,20 +27,15 @@ from zcoder.relay.hosts import (
     parse_host,
     peer_from,
     remote_argv,
+    send_command,
     split_remote_target,
     ssh_failure,
 )
 from zcoder.relay.protocol import FrameError, decode_flat_object
-from zcoder.relay.via import client_label
 
 EXIT_HOST_FAILED: Final = 16  # ssh failed, zcoder is missing there, or its answer is not one
 REMOTE_CODES: Final = range(16)  # every exit status the remote zcoder send gives
 MAX_STDERR_LINES: Final = 50
-
-
-def this_host_label() -> str:
-    """This machine's name, as a receiver shows it (``via SSH from <label>``)."""
-    return client_label(socket.gethostname())
 
 
 def agents_on_host(
@@ -94,11 +88,9 @@ def send_to_host(
     except TargetError as exc:
         print(f"zcoder send: {visible(str(exc))}; nothing was sent", file=err)
         return EXIT_USAGE
-    command = ["send", "--via-ssh", this_host_label()]
-    command += ["--json"] * how.as_json + ["--steer"] * how.steer + ["--wait"] * how.wait
-    if how.timeout is not None:
-        command += ["--timeout", repr(how.timeout)]
-    command += ["--", name, "-"]  # NAME is never an option; the message is standard input
+    command = send_command(
+        name, as_json=how.as_json, steer=how.steer, wait=how.wait, timeout=how.timeout
+    )
     argv = remote_argv(target, command, env)
     # Without --wait (or with --timeout) the whole exchange has a deadline; a wait for a
     # receipt with no timeout lasts as long as the connection (ssh's keep-alives end it).

@@ -23,17 +23,22 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import socket
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from zcoder.base.errors import ZcoderError
-from zcoder.base.sanitize import visible
+from zcoder.base.sanitize import field_for_model, visible
 from zcoder.base.ssh_target import Target, TargetError, ssh_argv
 from zcoder.relay.client import Peer
-from zcoder.relay.protocol import STATES, is_instance_id
+from zcoder.relay.display import peer_list_for_model
+from zcoder.relay.protocol import STATES, FrameError, decode_flat_object, is_instance_id
 from zcoder.relay.registry import MAX_MANIFESTS_EXAMINED
+from zcoder.relay.via import client_label
+from zcoder.settings_file import load_settings_file
 
 REMOTE_ZCODER_SETTING: Final = "ZCODER_REMOTE_ZCODER"
 DEFAULT_REMOTE_ZCODER: Final = "zcoder"
@@ -78,7 +83,24 @@ def split_remote_target(text: str) -> tuple[Target, str]:
             f"{text!r} is not [user@]host[:port]:NAME: NAME is a name, name#pid or an "
             "instance id there (e.g. me@build-box:2222:api, [::1]:api)"
         )
-    return parse_host(where, what="HOST:NAME"), name
+    return parse_host(where, what="the host in HOST:NAME"), name
+
+
+def this_host_label() -> str:
+    """This machine's name, as a receiver shows it (``via SSH from <label>``)."""
+    return client_label(socket.gethostname())
+
+
+def send_command(
+    name: str, *, as_json: bool, steer: bool = False, wait: bool = False, timeout: float | None
+) -> list[str]:
+    """The remote ``zcoder send``'s arguments: it sends for this machine (``--via-ssh``),
+    to NAME (never an option: after ``--``), the message read from standard input."""
+    command = ["send", "--via-ssh", this_host_label()]
+    command += ["--json"] * as_json + ["--steer"] * steer + ["--wait"] * wait
+    if timeout is not None:
+        command += ["--timeout", repr(timeout)]
+    return [*command, "--", name, "-"]
 
 
 def is_remote_name(name: str) -> bool:
@@ -286,3 +308,86 @@ def list_host(
 def host_peers(target: Target, env: Mapping[str, str]) -> list[Peer]:
     """The live agents of ``target``, as peers that name their host."""
     return [peer_from(record, target.label) for record in list_host(target, env)]
+
+
+# -- for the model: the hosts the user listed, and one send without a wait --------------------
+
+HOSTS_KEY: Final = "relay"  # settings.json: {"relay": {"hosts": ["me@gpu-box", ...]}}
+
+
+@dataclass(frozen=True)
+class ListedHosts:
+    """``relay.hosts`` of ``$ZCODER_HOME/settings.json``: the machines whose agents the
+    model may list and send to, and what was wrong with the entries left out."""
+
+    targets: tuple[Target, ...] = ()
+    problems: tuple[str, ...] = ()
+
+
+def listed_hosts(home: Path) -> ListedHosts:
+    """The hosts the user listed (none when the file or the key is absent)."""
+    found = load_settings_file(home)
+    section = found.data.get(HOSTS_KEY, {})
+    raw = section.get("hosts", []) if isinstance(section, dict) else None
+    if not isinstance(raw, list):
+        return ListedHosts((), (f"{found.path}: relay.hosts must be a list of hosts",))
+    targets: list[Target] = []
+    problems: list[str] = []  # the file's own warnings are the settings loader's to show
+    for entry in raw:
+        try:
+            target = parse_host(str(entry) if isinstance(entry, str) else "", "relay.hosts")
+        except TargetError as exc:
+            problems.append(f"{found.path}: {exc}; left out")
+            continue
+        if target not in targets:
+            targets.append(target)
+    return ListedHosts(tuple(targets), tuple(problems))
+
+
+@dataclass(frozen=True)
+class HostSendResult:
+    """What the remote ``zcoder send --json`` answered: its status (None: not delivered),
+    its words, and the message id."""
+
+    status: str | None
+    text: str
+    message_id: str | None = None
+
+
+def send_over_ssh(
+    target: Target, instance_id: str, message: str, env: Mapping[str, str], *, steer: bool
+) -> HostSendResult:
+    """One message to the instance ``instance_id`` on ``target`` (no wait for its receipt);
+    a HostError when ssh or the zcoder there could not answer."""
+    command = send_command(instance_id, as_json=True, steer=steer, timeout=None)
+    answer = run_remote(target, command, env, stdin=message.encode("utf-8"), timeout=SEND_TIMEOUT)
+    failure = ssh_failure(target, answer.returncode, answer.stderr)
+    if failure is not None:
+        raise HostError(failure)
+    first = answer.stdout.split(b"\n", 1)[0]
+    if not first.strip():  # nothing was sent there: its zcoder send says why
+        said = visible("; ".join(line for line in answer.stderr.splitlines() if line))
+        return HostSendResult(None, said or f"zcoder send there exited with {answer.returncode}")
+    try:
+        record = dict(decode_flat_object(first))
+    except FrameError as exc:
+        raise HostError(f"the answer of {target.label} is not zcoder send's ({exc})") from None
+    status, text, message_id = record.get("status"), record.get("text"), record.get("message_id")
+    return HostSendResult(
+        status if isinstance(status, str) else None,
+        text if isinstance(text, str) else "",
+        message_id if isinstance(message_id, str) else None,
+    )
+
+
+def host_listing_for_model(target: Target, env: Mapping[str, str]) -> str:
+    """``list_agents``' words for one listed host: its agents as this machine's are given
+    (self-reported, escaped, bounded), under a heading that says how to send there."""
+    label = target.label
+    try:
+        peers = host_peers(target, env)
+    except HostError as exc:
+        return f"On {label}: not available ({field_for_model(str(exc))})"
+    if not peers:
+        return f"On {label}, over SSH: no zcoder instances."
+    return f"On {label}, over SSH (send to {label}:NAME):\n{peer_list_for_model(peers)}"
