@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures.approver import ScriptedApprover
+from tests.agent.test_relay_tools import _ctx
 from tests.fixtures.far_side import Sides, private_dir, sides
 from tests.fixtures.sshd import available
 from zcoder.agent.relay_tools import LIST_AGENTS, SEND_AGENT_MESSAGE, register_relay_tools
@@ -32,10 +32,6 @@ from zcoder.relay import (
 )
 from zcoder.relay.hosts import this_host_label
 from zcoder.tools import (
-    ApprovalPolicy,
-    CommandPolicy,
-    Profile,
-    ToolContext,
     ToolRegistry,
     TurnOrigin,
 )
@@ -86,17 +82,6 @@ def _tools(
     confirmer = Confirmer(answer)
     register_relay_tools(registry, me, confirmer, hosts)
     return registry, confirmer
-
-
-def _ctx(root: Path, origin: TurnOrigin = TurnOrigin.USER, **extras: Any) -> ToolContext:
-    return ToolContext(
-        workspace=root / "me",
-        profile=Profile.CODING,
-        origin=origin,
-        approval=ApprovalPolicy(CommandPolicy.ASK, Profile.CODING),
-        approver=ScriptedApprover(),
-        extras=dict(extras),
-    )
 
 
 def _closed_port() -> int:
