@@ -18,6 +18,10 @@ asked: the user who runs the command is the one who decided to send.
 instance, so the answer is always that it was queued (the ack says so). ``--wait [--timeout
 S]`` stays registered until the task's receipt comes, prints the receiver's progress
 (``started``, ``steered``) as it comes, and exits with the outcome's code (RECEIPT_CODES).
+
+``zcoder agents --host HOST`` and ``zcoder send HOST:NAME`` run these commands on another
+machine over ssh (zcoder.relay.host_cli); ``--via-ssh LABEL`` is what the sending machine
+gives the remote ``zcoder send``, which receivers then show as ``via SSH from LABEL``.
 """
 
 from __future__ import annotations
