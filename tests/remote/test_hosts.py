@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.harness import wait_until
 from tests.fixtures.far_side import DEADLINE, Sides, claimed_from, sides
 from tests.fixtures.listening import children_of, inet_listeners
 from tests.fixtures.sshd import SshServer, available
@@ -243,3 +245,43 @@ def test_an_answer_that_is_not_a_listing_is_refused_and_hostile_text_is_escaped(
     )
     assert "\x1b" not in as_json.stdout and "\\u001b" in as_json.stdout
     assert json.loads(as_json.stdout) == [{**record, "host": sides.host}]
+
+
+def test_a_wait_there_ends_when_the_connection_does(sides: Sides) -> None:
+    """Ctrl+C here (or a dropped connection) leaves no zcoder send waiting there."""
+    receiver = sides.receiver()
+    registry = Path(sides.there["ZCODER_RELAY_DIR"])
+    sender = sides.start("send", f"{sides.host}:far", "--wait", stdin="long task")
+    try:
+        claimed_from(receiver, sender)
+        assert len(list(registry.glob("a-*.json"))) == 2  # the receiver and zcoder send there
+        sender.send_signal(signal.SIGINT)  # zcoder send here only, not its ssh
+        _, err = sender.communicate(timeout=DEADLINE)
+        assert sender.returncode == 130 and "interrupted" in err
+        wait_until(
+            lambda: len(list(registry.glob("a-*.json"))) == 1,
+            timeout=DEADLINE,
+            what="the remote zcoder send to end",
+        )
+    finally:
+        sender.kill()
+        receiver.stop()
+
+
+def test_via_ssh_is_only_for_a_send_that_ssh_runs(sides: Sides) -> None:
+    sent = sides.zcoder("send", "--via-ssh", "laptop", "far", "hi")
+    assert sent.returncode == 2 and "--via-ssh is for a zcoder send that ssh runs" in sent.stderr
+    forged = sides.zcoder("send", "--via-ssh", "api (pid 1)", "far", "hi", SSH_CONNECTION="1 2 3 4")
+    assert forged.returncode == 2 and "takes a machine's name as a label" in forged.stderr
+
+
+def test_an_older_zcoder_there_is_named_as_such(sides: Sides) -> None:
+    old = sides.root / "old-zcoder"
+    old.write_text(
+        "#!/bin/sh\necho 'zcoder send: error: unrecognized arguments: --via-ssh laptop' >&2\n"
+        "exit 2\n"
+    )
+    old.chmod(0o755)
+    sent = sides.zcoder("send", f"{sides.host}:far", "hi", ZCODER_REMOTE_ZCODER=str(old))
+    assert sent.returncode == EXIT_HOST_FAILED
+    assert "is too old to take messages from other machines" in sent.stderr

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Final, TextIO
 
-from zcoder.base.errors import EXIT_USAGE
+from zcoder.base.errors import EXIT_INTERRUPTED, EXIT_USAGE
 from zcoder.base.sanitize import json_text, screen_safe, visible
 from zcoder.base.ssh_target import TargetError
 from zcoder.relay.display import peer_table
@@ -110,8 +110,14 @@ def send_to_host(
     try:
         exchange.start(message.encode("utf-8"))
         bad = _relay_lines(process.stdout, how.as_json, out)
-    finally:
-        code = exchange.finish()
+    except KeyboardInterrupt:
+        exchange.abandon()  # the zcoder send there stops waiting once ssh is gone
+        print("zcoder send: interrupted (the lines above say what was done)", file=err)
+        return EXIT_INTERRUPTED
+    except BaseException:
+        exchange.abandon()
+        raise
+    code = exchange.finish()
     if exchange.timed_out:
         print(f"zcoder send: {visible(target.label)} did not answer within {limit:g} s", file=err)
         return EXIT_HOST_FAILED
@@ -177,6 +183,12 @@ class _Exchange:
         if self.process.poll() is None:
             self.timed_out = True
             self.process.kill()
+
+    def abandon(self) -> None:
+        """End ssh now (the caller stops: Ctrl+C), and reap it."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.finish()
 
     def finish(self) -> int:
         """Wait for ssh to end (killed when the caller stops early); its exit status."""

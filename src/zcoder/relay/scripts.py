@@ -373,7 +373,18 @@ def send_main(
             print(screen_safe(result.text), file=out if code == EXIT_ACCEPTED else err)
         if code != EXIT_ACCEPTED or not args.wait:
             return code
-        return _wait(relay, result, news, timeout=args.timeout, as_json=args.json, out=out, err=err)
+        # Over ssh, the wait ends with the connection: sshd, whose child this is, is gone.
+        parent = os.getppid()
+        return _wait(
+            relay,
+            result,
+            news,
+            timeout=args.timeout,
+            as_json=args.json,
+            out=out,
+            err=err,
+            caller_gone=(lambda: os.getppid() != parent) if args.via_ssh else None,
+        )
     finally:
         relay.stop()
 
@@ -402,9 +413,11 @@ def _wait(
     as_json: bool,
     out: TextIO,
     err: TextIO,
+    caller_gone: Callable[[], bool] | None = None,
 ) -> int:
     """``--wait``: print each progress stage of the message ``sent`` as it comes, then its
-    receipt; its outcome's exit code, EXIT_TIMED_OUT after ``timeout``, or EXIT_DISCARDED
+    receipt; its outcome's exit code, EXIT_TIMED_OUT after ``timeout`` (or once
+    ``caller_gone`` says its caller is: the ssh connection that ran it), or EXIT_DISCARDED
     when the receiver is gone without one."""
     assert sent.peer is not None and sent.message_id is not None
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -424,6 +437,8 @@ def _wait(
                 shown = f": {receipt.summary}" if receipt.summary else ""
                 print(screen_safe(f"{receipt.outcome}{shown}"), file=out)
             return RECEIPT_CODES.get(receipt.outcome, EXIT_FAILED)
+        if caller_gone is not None and caller_gone():
+            return EXIT_TIMED_OUT  # nobody is left to tell: the wait ends, said nowhere
         if not pid_alive(sent.peer.pid):
             print("zcoder send: the receiver is gone without a receipt", file=err, flush=True)
             return EXIT_DISCARDED
