@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from zcoder.base.errors import EXIT_USAGE
 from zcoder.base.ssh_target import Target, TargetError, remote_shell_command, ssh_argv
@@ -130,3 +132,21 @@ def test_no_shell_word_nor_option_is_a_host_or_a_login(text: str) -> None:
     """ssh gives the host and login to a ProxyCommand through a shell (%h, %r)."""
     with pytest.raises(TargetError):
         Target.parse(text)
+
+
+SHELL_OR_OPTION = set(" \t\n\r;&|$`'\"\\<>()*?[]{}!#~%")
+
+
+@given(st.text(max_size=60))
+def test_whatever_is_typed_no_host_login_or_name_reaches_ssh_as_a_shell_word(text: str) -> None:
+    """Every accepted HOST:NAME has a host and login that no shell reads and no ssh takes
+    as an option, and a name that is not an option (it is quoted there anyway)."""
+    from zcoder.relay.hosts import split_remote_target
+
+    try:
+        target, name = split_remote_target(text)
+    except TargetError:
+        return
+    for word in (target.host, target.user or "x"):
+        assert not word.startswith("-") and not SHELL_OR_OPTION & set(word.strip("[]")) - {":"}
+    assert not name.startswith("-") and not SHELL_OR_OPTION - {"#"} & set(name)
