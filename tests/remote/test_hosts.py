@@ -199,6 +199,15 @@ def test_failures_say_which_and_exit_with_their_own_status(sides: Sides) -> None
     assert sent.returncode == EXIT_HOST_FAILED
     assert f"zcoder is not installed on {sides.host}" in sent.stderr
 
+    unknown = sides.root / "unknown_hosts"
+    unknown.write_text("")
+    stranger = sides.root / "stranger_host_config"
+    known = str(sides.sshd.root / "known_hosts")
+    stranger.write_text(sides.sshd.client_config.read_text().replace(known, str(unknown)))
+    doubted = sides.zcoder("agents", "--host", sides.host, ZCODER_SSH=f"ssh -F {stranger}")
+    assert doubted.returncode == EXIT_HOST_FAILED
+    assert f"{sides.host}'s host key is not the one known" in doubted.stderr
+
     unreachable = sides.zcoder("agents", "--host", f"127.0.0.1:{_closed_port()}")
     assert unreachable.returncode == EXIT_HOST_FAILED
     assert "could not be reached" in unreachable.stderr
