@@ -11,12 +11,12 @@ import pytest
 
 import zcoder
 from zcoder.base.errors import EXIT_FAILED, EXIT_USAGE, UsageError, ZcoderError
+from zcoder.base.ssh_target import TargetError
 from zcoder.config import ConfigError
 from zcoder.frontend.resume import ResumeError
 from zcoder.model import ModelError
 from zcoder.oneshot.approver import NoApprovalTerminal
 from zcoder.relay.names import BadName
-from zcoder.remote.target import TargetError
 from zcoder.sessions import SessionNotFoundError, SessionStoreError
 
 # Exceptions used for control flow inside one module or one exchange, never shown as

@@ -36,10 +36,12 @@ commands:
   agents [--json]       list the live zcoder instances on this machine (name,
                         project, pid, state, activity, id, workspace); --json:
                         one array; --watch: a live view, those waiting for
-                        their user first (Enter goes to one's tmux pane)
+                        their user first (Enter goes to one's tmux pane);
+                        --host: another machine's, over ssh
   send TARGET [MESSAGE] send one of them a message (standard input without
                         MESSAGE, or with -); TARGET is a name, name#pid or an
-                        instance id; the exit status says what happened;
+                        instance id (HOST:NAME: on another machine, over
+                        ssh); the exit status says what happened;
                         --wait waits for its receipt (exit status by outcome)
   mcp COMMAND           MCP servers: add NAME -- COMMAND [ARGS], add --transport
                         http NAME URL, list, get NAME, remove NAME, test NAME
@@ -226,7 +228,7 @@ def _run_connect(args: argparse.Namespace, config: Config) -> int:
     if refused is not None:
         print(f"zcoder: {refused}", file=sys.stderr)
         return EXIT_USAGE
-    from zcoder.remote.target import Target
+    from zcoder.base.ssh_target import Target
 
     target = Target.parse(args.connect)
     from zcoder.base.logfile import setup_logging

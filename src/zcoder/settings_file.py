@@ -7,6 +7,10 @@ The file is optional. Today it holds the context window, for every model or per 
       "models": {"qwen3-coder": {"context_window": 32768}}
     }
 
+It also holds the other machines the model may reach through the relay (zcoder.relay.hosts)::
+
+    {"relay": {"hosts": ["me@build-box", "gpu-box:2222"]}}
+
 Command-line flags and environment variables win over it. A file that cannot be read or
 is not a JSON object is ignored with a warning the user sees; it never stops zcoder.
 Keys zcoder does not know are left alone, so a newer file works with an older zcoder.

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.far_side import claimed_from
 from tests.relay.conftest import PeerFactory, RelayFactory, zcoder
-from zcoder.relay import ClaimedMessage, Relay
+from zcoder.relay import ClaimedMessage
 from zcoder.relay.scripts import EXIT_CODES, EXIT_DISCARDED, EXIT_TIMED_OUT, RECEIPT_CODES
 from zcoder.relay.trust import TRUST
 
@@ -31,19 +32,6 @@ def _start_send(env: dict[str, str], *args: str, cwd: Path | None = None) -> sub
     )
 
 
-def _claimed(receiver: Relay, sender: subprocess.Popen[str]) -> ClaimedMessage:
-    """The message the ``zcoder send`` process delivers, once it is in the queue."""
-    deadline = time.monotonic() + DEADLINE
-    while time.monotonic() < deadline:
-        claimed = receiver.claim_one()
-        if claimed is not None:
-            assert isinstance(claimed, ClaimedMessage)
-            return claimed
-        assert sender.poll() is None, sender.communicate()
-        time.sleep(0.02)
-    raise AssertionError("the message never arrived")
-
-
 def _finish(sender: subprocess.Popen[str]) -> tuple[int, str, str]:
     out, err = sender.communicate(timeout=DEADLINE)
     return sender.returncode, out, err
@@ -56,7 +44,7 @@ def test_send_wait_prints_progress_and_exits_with_the_outcomes_code(
     receiver = make_relay("receiver")
     sender = _start_send(relay_env, "receiver", "run the tests", "--wait")
     try:
-        claimed = _claimed(receiver, sender)
+        claimed = claimed_from(receiver, sender)
         assert receiver.send_progress(claimed.envelope, "started") == "accepted"
         assert receiver.send_receipt(claimed.envelope, outcome, "12 passed") == "accepted"
         code, out, err = _finish(sender)
@@ -89,7 +77,7 @@ def test_send_wait_as_json_prints_one_record_a_line(
     receiver = make_relay("receiver")
     sender = _start_send(relay_env, "receiver", "hi", "--wait", "--json")
     try:
-        claimed = _claimed(receiver, sender)
+        claimed = claimed_from(receiver, sender)
         assert receiver.send_progress(claimed.envelope, "steered") == "accepted"
         assert receiver.send_receipt(claimed.envelope, "failed", "no") == "accepted"
         code, out, _ = _finish(sender)

@@ -12,7 +12,9 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any, cast
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -69,22 +71,36 @@ def _ack(socket_path: object, obj: dict[str, object]) -> dict[str, object]:
     return ack
 
 
-def test_a_malformed_client_member_is_refused_and_an_instance_keeps_its_name(
-    make_relay: RelayFactory,
+@pytest.mark.parametrize("member", ["sender_client", "sender_ssh"])
+def test_a_malformed_label_member_is_refused_and_an_instance_keeps_its_name(
+    make_relay: RelayFactory, member: str
 ) -> None:
+    """The MCP client's label, and the machine's of a send over SSH (zcoder.relay.hosts)."""
     alpha = make_relay("alpha")
     beta = make_relay("beta", interactive=True)
-    for n, bad in enumerate(("claude\x1b[2J", "a" * 41, "4242-1", 7, True, None, " x")):
-        ack = _ack(alpha.socket_path, enqueue_obj(alpha, beta, f"bad{n}", sender_client=bad))
+    hostile = ("claude\x1b[2J", "a" * 41, "4242-1", 7, True, None, " x", "api (pid 1, /x)")
+    for n, bad in enumerate(hostile):
+        ack = _ack(
+            alpha.socket_path,
+            enqueue_obj(alpha, beta, f"bad{n}", **cast("dict[str, Any]", {member: bad})),
+        )
         assert ack["status"] == "invalid", bad
     assert alpha.claim_one() is None
     # A well-formed member from a proven interactive instance changes nothing: the label
     # is shown only for a non-interactive relay peer (zcoder send, zcoder mcp serve).
-    ack = _ack(alpha.socket_path, enqueue_obj(alpha, beta, "ok", sender_client="codex"))
+    ack = _ack(alpha.socket_path, enqueue_obj(alpha, beta, "ok", **{member: "codex"}))
     assert ack["status"] == "accepted"
     claimed = alpha.claim_one()
     assert isinstance(claimed, ClaimedMessage)
     assert claimed.envelope.sender_kind == "instance"
     # In-process relays send as this test process.
     assert sender_label(claimed.envelope) == f"beta (pid {os.getpid()}, {beta.workspace})"
-    assert claimed.envelope.sender_client == ""  # never stored: folded into the name
+    assert getattr(claimed.envelope, member) == ""  # never stored: folded into the name
+
+
+def test_the_ssh_member_follows_the_protocols_members_and_is_absent_when_unset() -> None:
+    from zcoder.relay.protocol import Envelope
+
+    envelope = Envelope("1-1-1", "2-2", "1-1", 1, "p", "/p", "hi", 5, sender_ssh="laptop")
+    assert envelope.to_payload().endswith(b'"created_at":5,"sender_ssh":"laptop"}')
+    assert b"sender_ssh" not in Envelope("1-1-1", "2-2", "1-1", 1, "p", "/p", "hi", 5).to_payload()

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from acp import RequestError
 
+from zcoder.base.ssh_target import Target
 from zcoder.remote.agent import RemoteAgent
 from zcoder.remote.connection import ConnectionLost
-from zcoder.remote.target import Target
 
 
 class Answering:

@@ -10,8 +10,8 @@ from typing import Any
 from acp import text_block, tool_content, tool_diff_content
 from acp.schema import AllowedOutcome, DeniedOutcome, PermissionOption, ToolCallUpdate
 
+from zcoder.base.ssh_target import Target
 from zcoder.remote.agent import RemoteAgent
-from zcoder.remote.target import Target
 from zcoder.tools import (
     ApprovalDecision,
     CommandApprovalRequest,

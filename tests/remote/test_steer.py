@@ -17,9 +17,9 @@ from tests.fixtures.fake_ollama import Turn, call
 from tests.fixtures.sshd import SshServer, available
 from tests.remote.test_connect import Remote, connect, sshd, wait_said
 from zcoder.agent.events import AgentEvent, Outcome, ToolOutput, UserSteered
+from zcoder.base.ssh_target import Target
 from zcoder.frontend.pending import InputKind, PendingItem
 from zcoder.remote.agent import RemoteAgent
-from zcoder.remote.target import Target
 from zcoder.tools import ApprovalDecision, CommandApprovalRequest, EditApprovalRequest
 
 __all__ = ["sshd"]  # the fixture, used by name

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from zcoder.base.errors import EXIT_USAGE
+from zcoder.base.ssh_target import Target, TargetError, remote_shell_command, ssh_argv
 from zcoder.cli import main
-from zcoder.remote.target import Target, TargetError, remote_shell_command, ssh_argv
 
 
 @pytest.mark.parametrize(
@@ -87,3 +89,64 @@ def test_the_resume_hint_shows_a_remote_session_id_made_visible() -> None:
         "Resume this session with: zcoder --connect box "
         "--resume s1\\e]52;c;cm0gLXJmIH4=\\x07\\u202e"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "host", "name"),
+    [
+        ("box:api", Target("box"), "api"),
+        ("me@box:2222:api", Target("box", user="me", port=2222), "api"),
+        ("[::1]:api#42", Target("::1"), "api#42"),
+        (
+            "me@[fe80::1]:2200:4242-7310039222510338",
+            Target("fe80::1", "me", 2200),
+            "4242-7310039222510338",
+        ),
+        ("box:2222", Target("box"), "2222"),  # the name is after the last colon
+        ("box:données", Target("box"), "données"),
+    ],
+)
+def test_remote_send_targets(text: str, host: Target, name: str) -> None:
+    from zcoder.relay.hosts import is_remote_target, split_remote_target
+
+    assert is_remote_target(text)
+    assert split_remote_target(text) == (host, name)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["box", "box:", ":api", "[::1]", "box:-api", "box:a b", "box:$(id)", "box:a;b", "-o:api",
+     "box/srv:api", "box:a:b:c", "box:api#x"],
+)  # fmt: skip
+def test_not_remote_send_targets(text: str) -> None:
+    from zcoder.relay.hosts import split_remote_target
+
+    with pytest.raises(TargetError):
+        split_remote_target(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["$(id)", "`id`", "box;id", "box|id", "-lroot@box", "me@-box", "bo'x", "%h", "bo\nx"]
+)
+def test_no_shell_word_nor_option_is_a_host_or_a_login(text: str) -> None:
+    """ssh gives the host and login to a ProxyCommand through a shell (%h, %r)."""
+    with pytest.raises(TargetError):
+        Target.parse(text)
+
+
+SHELL_OR_OPTION = set(" \t\n\r;&|$`'\"\\<>()*?[]{}!#~%")
+
+
+@given(st.text(max_size=60))
+def test_whatever_is_typed_no_host_login_or_name_reaches_ssh_as_a_shell_word(text: str) -> None:
+    """Every accepted HOST:NAME has a host and login that no shell reads and no ssh takes
+    as an option, and a name that is not an option (it is quoted there anyway)."""
+    from zcoder.relay.hosts import split_remote_target
+
+    try:
+        target, name = split_remote_target(text)
+    except TargetError:
+        return
+    for word in (target.host, target.user or "x"):
+        assert not word.startswith("-") and not SHELL_OR_OPTION & set(word.strip("[]")) - {":"}
+    assert not name.startswith("-") and not SHELL_OR_OPTION - {"#"} & set(name)

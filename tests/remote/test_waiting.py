@@ -12,10 +12,10 @@ from typing import Any, cast
 import pytest
 
 from tests.tui.parts_support import part_context, services_for
+from zcoder.base.ssh_target import Target
 from zcoder.frontend.pending import InputKind, PendingItem
 from zcoder.remote.connection import ConnectionLost
 from zcoder.remote.link import RemoteLink
-from zcoder.remote.target import Target
 from zcoder.remote.turns import RemoteItem, RemoteTurns
 from zcoder.tui.messages import ShowNotice
 

@@ -10,8 +10,8 @@ from typing import Any, cast
 import pytest
 
 from tests.tui.conftest import submit, transcript_text, wait_until
+from zcoder.base.ssh_target import Target
 from zcoder.remote.app import RemoteApp, RemoteMainScreen
-from zcoder.remote.target import Target
 from zcoder.slash.owners import Owners
 from zcoder.slash.registry import FrontEnd
 

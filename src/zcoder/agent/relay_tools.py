@@ -2,7 +2,8 @@
 
 Present only when this process's relay is available. During a relayed turn,
 send_agent_message may reply only to that turn's exact sender: its schema then names
-that one instance id, and dispatch refuses any other target on its own.
+that one instance id, and dispatch refuses any other target on its own. The hosts the
+user listed in ``relay.hosts`` join both (zcoder.agent.relay_hosts).
 """
 
 from __future__ import annotations
@@ -13,16 +14,24 @@ import functools
 from collections.abc import Sequence
 from typing import Any, Final, Protocol
 
+from zcoder.agent.relay_hosts import (
+    LIST_HOSTS_DESCRIPTION,
+    NOT_LISTED,
+    TARGET_HOSTS_DESCRIPTION,
+    HostTools,
+)
 from zcoder.agent.relay_waits import register_relay_waits
 from zcoder.base.sanitize import field_for_model
 from zcoder.relay import (
     DELIVERIES,
     STEER,
     DiscoveryResult,
+    ListedHosts,
     Peer,
     Relay,
     Resolved,
     SendResult,
+    is_remote_target,
     name_of,
     peer_list_for_model,
     resolve_target,
@@ -67,14 +76,13 @@ TARGET_ALIAS: Final = "target"  # accepted too: what this tool called it for a w
 DELIVERY: Final = "delivery"  # optional (issue 29): queue (the default) or steer
 
 
-def _send_parameters() -> dict[str, Any]:
+def _send_parameters(hosts: bool = False) -> dict[str, Any]:
+    """``hosts``: the user listed other machines (relay.hosts), which the target may name."""
+    target = TARGET_HOSTS_DESCRIPTION if hosts else "an instance id or unique name from list_agents"
     return {
         "type": "object",
         "properties": {
-            TARGET: {
-                "type": "string",
-                "description": "an instance id or unique name from list_agents",
-            },
+            TARGET: {"type": "string", "description": target},
             "message": {"type": "string", "description": "the task, as plain text"},
             DELIVERY: {"enum": list(DELIVERIES), "description": "steer: into its running turn"},
         },
@@ -94,13 +102,25 @@ def discovery_text(found: DiscoveryResult) -> str:
     return peer_list_for_model(found.peers)
 
 
-def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendConfirmer) -> None:
+def register_relay_tools(
+    registry: ToolRegistry,
+    relay: Relay,
+    confirmer: SendConfirmer,
+    hosts: ListedHosts | None = None,
+) -> None:
+    """``hosts``: the other machines the user listed (relay.hosts); none, and the tools
+    are this machine's only, their schemas unchanged."""
+    others = HostTools(hosts) if hosts is not None and hosts.targets else None
+
     def available(_origin: TurnOrigin, _ctx: ToolContext) -> bool:
         return relay.available
 
     async def list_agents(_args: dict[str, Any], _ctx: ToolContext) -> ToolResult:
         found = await asyncio.to_thread(relay.discover)
-        return ToolResult(found.error is None, discovery_text(found), {"peers": len(found.peers)})
+        text = discovery_text(found)
+        if others is not None:
+            text += "\n\n" + await others.listing()
+        return ToolResult(found.error is None, text, {"peers": len(found.peers)})
 
     async def send_agent_message(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         target = str(args.get(TARGET, "")).strip()
@@ -116,12 +136,16 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
                 )
         if not message.strip():
             return ToolResult.error("the message is empty; nothing was sent")
-        found = await asyncio.to_thread(relay.discover)
-        if ctx.origin.relayed:  # the exact sender, never a name
+        if is_remote_target(target):  # HOST:NAME, on a host the user listed
+            if others is None:
+                return ToolResult.error(NOT_LISTED)
+            resolved = await others.find(target)
+        elif ctx.origin.relayed:  # the exact sender, never a name
+            found = await asyncio.to_thread(relay.discover)
             peer = next((p for p in found.peers if p.instance_id == target), None)
             resolved = Resolved(peer, f"the sender {target!r} is no longer live")
         else:
-            resolved = resolve_target(found.peers, target)
+            resolved = resolve_target((await asyncio.to_thread(relay.discover)).peers, target)
         peer = resolved.peer
         if peer is None:
             if resolved.candidates:
@@ -146,6 +170,8 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
                 f"({peer.instance_id})",
                 declined=True,
             )
+        if peer.host and others is not None:
+            return await others.send(peer, message, steer=delivery == STEER)
         result: SendResult = await asyncio.to_thread(
             functools.partial(relay.send, target, message, delivery=delivery)
         )
@@ -163,7 +189,7 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
     registry.register(
         ToolSpec(
             LIST_AGENTS,
-            LIST_DESCRIPTION,
+            LIST_DESCRIPTION if others is None else LIST_HOSTS_DESCRIPTION,
             {"type": "object", "properties": {}},
             list_agents,
             available,
@@ -175,7 +201,7 @@ def register_relay_tools(registry: ToolRegistry, relay: Relay, confirmer: SendCo
         ToolSpec(
             SEND_AGENT_MESSAGE,
             SEND_DESCRIPTION,
-            _send_parameters(),
+            _send_parameters(hosts=others is not None),
             send_agent_message,
             available,
             Offered.WHILE_ON,  # the design's contract: offered whenever the relay is on

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from zcoder.agent import Agent, AgentSettings, ChatClient, EventSink, register_relay_tools
 from zcoder.config import Config
 from zcoder.frontend.extensions import Extensions, hook_consent_dialog, load_extensions
+from zcoder.relay import listed_hosts
 from zcoder.sessions import SessionStore
 from zcoder.tools import ApprovalPolicy, Approver, default_registry
 from zcoder.tools.web.tool import register_web_tool
@@ -50,7 +51,7 @@ def assemble_agent(
     """
     registry = default_registry()
     if relay is not None:
-        register_relay_tools(registry, *relay)
+        register_relay_tools(registry, *relay, hosts=listed_hosts(config.home))
     if not config.offline:  # --offline: no web tool at all, not even in the catalog
         register_web_tool(registry, config.web_rules)
     extensions = load_extensions(registry, config.workspace, config.home)

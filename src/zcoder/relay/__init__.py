@@ -39,6 +39,16 @@ if TYPE_CHECKING:
         steer_note,
     )
     from zcoder.relay.endpoint import RelayStatus
+    from zcoder.relay.hosts import (
+        HostError,
+        ListedHosts,
+        host_listing_for_model,
+        host_peers,
+        is_remote_target,
+        listed_hosts,
+        send_over_ssh,
+        split_remote_target,
+    )
     from zcoder.relay.instance import Relay
     from zcoder.relay.names import (
         BadName,

@@ -140,8 +140,10 @@ def _table(peers: Sequence[Peer]) -> str:
 
 def peer_label(peer: Peer) -> str:
     """A peer as the user reads it: its name, then its project when that says more
-    (``api (backend)``; ``weekly-digest`` once when both are the same); made visible."""
-    return _with_project(visible(name_of(peer)), visible(peer.project))
+    (``api (backend)``; ``weekly-digest`` once when both are the same), then the machine
+    when it is another (``api (backend) on build-box``); made visible."""
+    label = _with_project(visible(name_of(peer)), visible(peer.project))
+    return f"{label} on {visible(peer.host)}" if peer.host else label
 
 
 def _with_project(name: str, project: str) -> str:

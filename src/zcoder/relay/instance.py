@@ -274,10 +274,12 @@ class Relay:
         body: str,
         *,
         sender_client: str = "",
+        sender_ssh: str = "",
         delivery: str = "",
     ) -> SendResult:
         """Deliver ``body`` to the live peer with exactly this instance id; ``sender_client``
-        names the MCP client a ``zcoder mcp serve`` sends for (zcoder.relay.via);
+        names the MCP client a ``zcoder mcp serve`` sends for, ``sender_ssh`` the machine a
+        ``zcoder send --via-ssh`` sends for (zcoder.relay.via);
         ``delivery`` ``steer`` asks for its running turn (the result's ``delivery`` says
         whether it will get it)."""
         return self._outbox.send(
@@ -285,6 +287,7 @@ class Relay:
             body,
             self.discover,
             sender_client=sender_client,
+            sender_ssh=sender_ssh,
             delivery=delivery,
         )
 

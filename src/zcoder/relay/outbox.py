@@ -139,11 +139,13 @@ class Outbox:
         discover: Callable[[], DiscoveryResult],
         *,
         sender_client: str = "",
+        sender_ssh: str = "",
         delivery: str = "",
     ) -> SendResult:
         """Deliver ``body`` to the live peer with exactly this instance id, among the
         peers ``discover`` finds. ``sender_client``: the MCP client this peer sends for
-        (``zcoder mcp serve``), made a label here whatever it is (zcoder.relay.via).
+        (``zcoder mcp serve``), ``sender_ssh`` the machine it sends for over SSH
+        (zcoder.relay.hosts), each made a label here whatever it is (zcoder.relay.via).
         ``delivery``: STEER asks for the receiver's running turn; its ack says which."""
         me = self._sender
         if not me.available or me.instance_id is None:
@@ -178,6 +180,7 @@ class Outbox:
             body=body,
             created_at=int(time.time()),
             sender_client=client_label(sender_client) if sender_client else "",
+            sender_ssh=client_label(sender_ssh) if sender_ssh else "",
             delivery=STEER if delivery == STEER else "",
         )
         payload = envelope.to_payload()

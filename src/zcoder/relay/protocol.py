@@ -213,6 +213,8 @@ class Envelope(Addressed):
     # an optional member after the spec's, which zcoder.zsh ignores. Never stored: the
     # listener folds it into the sender name it records, for a ``send`` sender only.
     sender_client: str = ""
+    # The machine it came from over SSH (zcoder.relay.hosts): as sender_client, a label.
+    sender_ssh: str = ""
     # STEER: the sender asks for the receiver's running turn (issue 29); "" is the
     # default, QUEUE, and is never written, so every queued message keeps its bytes.
     # Stored only when the receiver's ack said it will steer (zcoder.relay.receiver).
@@ -247,6 +249,8 @@ class Envelope(Addressed):
                 parts.append(f',"created_at":{type(created).__repr__(created)}')
             if self.sender_client:
                 parts += (',"sender_client":', _quote(self.sender_client))
+            if self.sender_ssh:
+                parts += (',"sender_ssh":', _quote(self.sender_ssh))
             if self.delivery:
                 parts += (',"delivery":', _quote(self.delivery))
             if self.sender_kind:
@@ -265,6 +269,7 @@ class Envelope(Addressed):
             {
                 "created_at": self.created_at,
                 "sender_client": self.sender_client,
+                "sender_ssh": self.sender_ssh,
                 "delivery": self.delivery,
                 "sender_kind": self.sender_kind,
             },
@@ -368,10 +373,11 @@ def validate_envelope(obj: FlatObject, max_message_chars: int, *, stored: bool =
     if kind != "" and kind not in SENDER_KINDS:
         raise EnvelopeError("sender_kind is not a known kind")
     assert isinstance(kind, str)
-    client = "" if stored else obj.get("sender_client", "")
-    if client != "" and not is_client_label(client):
-        raise EnvelopeError("sender_client is not a client label")
-    assert isinstance(client, str)
+    client, ssh = ("", "") if stored else (obj.get("sender_client", ""), obj.get("sender_ssh", ""))
+    for key, label in (("sender_client", client), ("sender_ssh", ssh)):
+        if label != "" and not is_client_label(label):
+            raise EnvelopeError(f"{key} is not a client label")
+    assert isinstance(client, str) and isinstance(ssh, str)
     delivery = checked_delivery(obj, EnvelopeError)
     return Envelope(
         message_id=message_id,
@@ -384,6 +390,7 @@ def validate_envelope(obj: FlatObject, max_message_chars: int, *, stored: bool =
         created_at=created_at,
         sender_kind=kind,
         sender_client=client,
+        sender_ssh=ssh,
         delivery=delivery,
     )
 

@@ -172,6 +172,9 @@ class Manifest:
     queued: int | None = None
     last_receipt: str = ""
     last_receipt_at: int = 0
+    # The machine it was listed on over SSH (zcoder.relay.hosts); "" for this one. Never
+    # in a manifest file: a listing sets it.
+    host: str = ""
 
     def to_payload(self) -> bytes:
         extra: dict[str, str | int] = {"name": self.name} if self.name else {}

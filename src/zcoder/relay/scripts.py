@@ -18,6 +18,10 @@ asked: the user who runs the command is the one who decided to send.
 instance, so the answer is always that it was queued (the ack says so). ``--wait [--timeout
 S]`` stays registered until the task's receipt comes, prints the receiver's progress
 (``started``, ``steered``) as it comes, and exits with the outcome's code (RECEIPT_CODES).
+
+``zcoder agents --host HOST`` and ``zcoder send HOST:NAME`` run these commands on another
+machine over ssh (zcoder.relay.host_cli); ``--via-ssh LABEL`` is what the sending machine
+gives the remote ``zcoder send``, which receivers then show as ``via SSH from LABEL``.
 """
 
 from __future__ import annotations
@@ -36,12 +40,15 @@ from zcoder.base.processes import pid_alive
 from zcoder.base.sanitize import json_text, screen_safe, visible
 from zcoder.relay.client import Peer, discover
 from zcoder.relay.display import peer_table
+from zcoder.relay.host_cli import HostSend, agents_on_host, send_to_host
+from zcoder.relay.hosts import is_remote_target
 from zcoder.relay.instance import Relay
 from zcoder.relay.names import display_names, name_of, resolve_target
 from zcoder.relay.outbox import SendResult
 from zcoder.relay.protocol import STEER
 from zcoder.relay.registry import RegistryError, check_registry_dir, choose_registry_dir
 from zcoder.relay.settings import RelayMode, load_relay_settings
+from zcoder.relay.via import is_client_label
 
 EXIT_ACCEPTED: Final = 0
 EXIT_RELAY_UNAVAILABLE: Final = 1
@@ -162,12 +169,23 @@ def agents_main(
     parser.add_argument(
         "--timeout", type=float, metavar="S", help="with --wait-idle: give up after S seconds"
     )
+    parser.add_argument(
+        "--host",
+        metavar="[USER@]HOST[:PORT]",
+        help="list that machine's instances instead (ssh runs zcoder agents --json there)",
+    )
     parser.epilog = (
         "Exit status of --wait-idle: 0 idle, 1 relay unavailable, 2 usage, 3 no such "
         "instance, 5 too many watches, 6 refused, 7 not delivered, 13 the instance went "
-        "away, 14 timed out, 15 it cannot notify."
+        "away, 14 timed out, 15 it cannot notify. With --host: 16 ssh or the zcoder there "
+        "failed (the message says which)."
     )
     args = parser.parse_args(list(argv))
+    if args.host is not None:
+        if args.watch or args.wait_idle is not None or args.timeout is not None:
+            print("zcoder agents: --host goes with --json only", file=err)
+            return EXIT_USAGE
+        return agents_on_host(args.host, args.json, out=out, err=err, env=os.environ)
     if args.watch:
         found = agents_registry(os.environ)
         if isinstance(found, str) or watch is None:
@@ -287,9 +305,14 @@ def send_main(
         epilog="Exit status: 0 accepted, 1 relay unavailable, 2 usage, 3 no such instance "
         "(or an ambiguous name), 4 paused, 5 full, 6 refused, 7 not delivered. With --wait, "
         "once accepted: 0 completed, 10 failed, 11 cancelled, 12 refused, 13 discarded (or "
-        "the receiver is gone), 14 timed out.",
+        "the receiver is gone), 14 timed out. To another machine: its zcoder send's status, "
+        "or 16 when ssh or the zcoder there failed (the message says which).",
     )
-    parser.add_argument("target", help="a name unique among the live instances, name#pid, or id")
+    parser.add_argument(
+        "target",
+        help="a name unique among the live instances, name#pid, or id; [USER@]HOST[:PORT]:NAME"
+        " sends through zcoder send on that machine, over ssh",
+    )
     parser.add_argument("message", nargs="?", help="the message; standard input if absent or -")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument(
@@ -301,13 +324,24 @@ def send_main(
     parser.add_argument(
         "--timeout", type=float, metavar="S", help="with --wait: give up after S seconds"
     )
+    parser.add_argument(
+        "--via-ssh",
+        metavar="LABEL",
+        help="set by zcoder send HOST:NAME on the machine LABEL, which ssh runs this for",
+    )
     args = parser.parse_args(list(argv))
     if args.timeout is not None and (not args.wait or not args.timeout > 0):
         parser.error("--timeout needs --wait and a number of seconds above 0")
+    refused = _via_ssh_refusal(args.via_ssh, args.target)
+    if refused is not None:
+        parser.error(refused)
     message = stdin.read() if args.message in (None, "-") else args.message
     if not message.strip():
         print("zcoder send: the message is empty; nothing was sent", file=err)
         return EXIT_USAGE
+    if is_remote_target(args.target):
+        how = HostSend(args.json, args.steer, args.wait, args.timeout)
+        return send_to_host(args.target, message, how, out=out, err=err, env=os.environ)
     # Registered with the directory it runs in: receivers show the message as "via zcoder
     # send, pid N, from DIR", DIR being what the kernel reports as this process's working
     # directory, never a name or path given here (zcoder.relay.standing).
@@ -320,7 +354,9 @@ def send_main(
         if peer is None:
             return EXIT_NO_SUCH_PEER
         delivery = STEER if args.steer else ""
-        result = relay.send(peer.instance_id, message, delivery=delivery)
+        result = relay.send(
+            peer.instance_id, message, sender_ssh=args.via_ssh or "", delivery=delivery
+        )
         code = EXIT_CODES.get(result.status or "", EXIT_NOT_DELIVERED)
         if args.json:
             record = {
@@ -337,9 +373,35 @@ def send_main(
             print(screen_safe(result.text), file=out if code == EXIT_ACCEPTED else err)
         if code != EXIT_ACCEPTED or not args.wait:
             return code
-        return _wait(relay, result, news, timeout=args.timeout, as_json=args.json, out=out, err=err)
+        # Over ssh, the wait ends with the connection: sshd, whose child this is, is gone.
+        parent = os.getppid()
+        return _wait(
+            relay,
+            result,
+            news,
+            timeout=args.timeout,
+            as_json=args.json,
+            out=out,
+            err=err,
+            caller_gone=(lambda: os.getppid() != parent) if args.via_ssh else None,
+        )
     finally:
         relay.stop()
+
+
+def _via_ssh_refusal(label: str | None, target: str) -> str | None:
+    """Why ``--via-ssh`` cannot be taken, or None: it is for a ``zcoder send`` that sshd
+    started (its ``SSH_CONNECTION`` set), names a machine as a label (zcoder.relay.via)
+    and sends here, not on to a third machine."""
+    if label is None:
+        return None
+    if not os.environ.get("SSH_CONNECTION"):
+        return "--via-ssh is for a zcoder send that ssh runs (no SSH_CONNECTION here)"
+    if not is_client_label(label):
+        return "--via-ssh takes a machine's name as a label (letters, digits, '.', '_', '-')"
+    if is_remote_target(target):
+        return "--via-ssh does not send on to another machine"
+    return None
 
 
 def _wait(
@@ -351,9 +413,11 @@ def _wait(
     as_json: bool,
     out: TextIO,
     err: TextIO,
+    caller_gone: Callable[[], bool] | None = None,
 ) -> int:
     """``--wait``: print each progress stage of the message ``sent`` as it comes, then its
-    receipt; its outcome's exit code, EXIT_TIMED_OUT after ``timeout``, or EXIT_DISCARDED
+    receipt; its outcome's exit code, EXIT_TIMED_OUT after ``timeout`` (or once
+    ``caller_gone`` says its caller is: the ssh connection that ran it), or EXIT_DISCARDED
     when the receiver is gone without one."""
     assert sent.peer is not None and sent.message_id is not None
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -373,6 +437,8 @@ def _wait(
                 shown = f": {receipt.summary}" if receipt.summary else ""
                 print(screen_safe(f"{receipt.outcome}{shown}"), file=out)
             return RECEIPT_CODES.get(receipt.outcome, EXIT_FAILED)
+        if caller_gone is not None and caller_gone():
+            return EXIT_TIMED_OUT  # nobody is left to tell: the wait ends, said nowhere
         if not pid_alive(sent.peer.pid):
             print("zcoder send: the receiver is gone without a receipt", file=err, flush=True)
             return EXIT_DISCARDED

@@ -16,7 +16,8 @@ it). So a message's sender is
   no workspace: ``zcoder send`` (or ``python -m zcoder.relay``, or ``zcoder mcp serve``),
   which may have been run by anyone, a command another zcoder ran included. Shown as
   ``via zcoder send, pid N, from DIR`` (``via MCP from CLIENT, pid N, from DIR`` for
-  ``zcoder mcp serve``), DIR being its working directory as the kernel reports it.
+  ``zcoder mcp serve``, ``via SSH from HOST, pid N, from DIR`` for the ``zcoder send``
+  another machine runs over SSH), DIR being its working directory as the kernel reports it.
 * ``unverified``: everything else that passed the sender check: a zcoder.zsh instance
   (it holds no lock and sends from a subshell), or a process posing as one. Shown with
   the manifest's details, marked unverified.
@@ -44,7 +45,7 @@ from zcoder.relay.names import BadName, check_name, default_name
 from zcoder.relay.peercred import PeerCredentials, flock_holders_of, process_cwd
 from zcoder.relay.protocol import Envelope
 from zcoder.relay.registry import Manifest, lock_path
-from zcoder.relay.via import via_mcp
+from zcoder.relay.via import via_mcp, via_ssh
 
 INSTANCE: Final = "instance"
 SEND: Final = "send"
@@ -204,6 +205,10 @@ def standing_of(
     # A relay peer serving another agent (``zcoder mcp serve``) says which client it serves:
     # shown as "via MCP from <label>", a label that cannot pose as anything else
     # (zcoder.relay.via). Only this standing shows it; it changes no policy.
-    name = via_mcp(envelope.sender_client) if envelope.sender_client else SEND_NAME
+    # Another machine's ``zcoder send HOST:NAME`` says which machine: "via SSH from <label>".
+    if envelope.sender_ssh:
+        name = via_ssh(envelope.sender_ssh)
+    else:
+        name = via_mcp(envelope.sender_client) if envelope.sender_client else SEND_NAME
     # Its working directory was read above (it is what is shown): a claim already.
     return Standing(SEND, name, cwd or "an unknown directory", (*claims, *filter(None, [cwd])))

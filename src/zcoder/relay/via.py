@@ -16,6 +16,10 @@ parenthesis, comma or slash can forge the words around it), no hyphen between tw
 CLIENT_LABEL_MAX_CHARS characters. The sender makes any name into one (``client_label``);
 the receiver refuses an envelope whose member is not one (``is_client_label``), since only a
 program that does not use ``client_label`` could send it.
+
+A message another machine sends over SSH (zcoder.relay.hosts) is the same kind of thing:
+the name of the machine it came from, in one more optional member, ``sender_ssh``, shown as
+``via SSH from <label>, pid N, from DIR``, for a ``send`` sender only.
 """
 
 from __future__ import annotations
@@ -50,3 +54,10 @@ def is_client_label(value: object) -> bool:
 def via_mcp(label: str) -> str:
     """The sender name a receiver records for a message sent through ``zcoder mcp serve``."""
     return f"MCP from {label}"
+
+
+def via_ssh(label: str) -> str:
+    """The sender name a receiver records for a message another machine sent over SSH
+    (``zcoder send HOST:NAME`` there runs ``zcoder send --via-ssh LABEL`` here; the label
+    is that machine's name, made a label as a client's is, in the ``sender_ssh`` member)."""
+    return f"SSH from {label}"

@@ -50,10 +50,10 @@ from zcoder.agent.events import (
     UserCommandFinished,
 )
 from zcoder.agent.status import Status
+from zcoder.base.ssh_target import Target
 from zcoder.frontend.pending import InputKind, PendingItem
 from zcoder.remote.connection import Connection, ConnectionLost, Handler, RemoteInfo
 from zcoder.remote.events import UpdateReader, diff_of, text_of
-from zcoder.remote.target import Target
 from zcoder.tools import (
     ApprovalDecision,
     Approver,

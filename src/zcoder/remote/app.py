@@ -33,13 +33,13 @@ from acp import RequestError
 from textual.binding import Binding, BindingType
 
 from zcoder.base.sanitize import visible
+from zcoder.base.ssh_target import Target
 from zcoder.config import Config
 from zcoder.relay import RelayMode
 from zcoder.remote.agent import RemoteAgent
 from zcoder.remote.connection import ConnectionLost
 from zcoder.remote.link import RemoteLink
 from zcoder.remote.parts import RemoteParts
-from zcoder.remote.target import Target
 from zcoder.tui.app import ZcoderApp
 from zcoder.tui.main_screen import MainScreen
 from zcoder.tui.widgets.chat_pane import ChatPane

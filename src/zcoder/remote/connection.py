@@ -31,7 +31,7 @@ from acp.schema import ClientCapabilities, Implementation, SessionInfo
 from zcoder import __version__
 from zcoder.acp.permission import PermissionAsker
 from zcoder.base.errors import ZcoderError
-from zcoder.remote.target import Target, ssh_argv
+from zcoder.base.ssh_target import Target, ssh_argv
 
 log = logging.getLogger(__name__)
 

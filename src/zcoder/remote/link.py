@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from zcoder.base.ssh_target import Target
     from zcoder.remote.agent import RemoteAgent
-    from zcoder.remote.target import Target
 
 __all__ = ["RemoteLink"]
 

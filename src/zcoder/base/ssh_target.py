@@ -1,4 +1,5 @@
-"""Where ``zcoder --connect`` goes, and the OpenSSH command that takes it there.
+"""Where ``zcoder --connect`` (and ``zcoder agents --host``, ``zcoder send HOST:NAME``) go,
+and the OpenSSH command that takes them there: one command line for all of them.
 
 ``[user@]host[:port][/path]`` names the machine, the login and the workspace. zcoder
 opens no port and keeps no credential: the connection is the user's own ``ssh`` client,
@@ -8,8 +9,14 @@ running the remote zcoder's ACP agent as its command. What authenticates, encryp
 gives up is SSH's business.
 
 ``ZCODER_SSH`` is the ssh command (default ``ssh``; e.g. ``ssh -F ~/.ssh/other_config``),
-``ZCODER_REMOTE_COMMAND`` the command the remote shell runs (default ``zcoder --acp``: a
-remote zcoder installed somewhere not on the login shell's PATH is named here).
+``ZCODER_REMOTE_COMMAND`` the command the remote shell runs for ``--connect`` (default
+``zcoder --acp``: a remote zcoder installed somewhere not on the login shell's PATH is
+named here); the relay's commands give their own (zcoder.relay.hosts).
+
+A host or a login is a word of letters, digits, ``.``, ``_`` and ``-`` (not first), or an
+IPv6 address in brackets: it is an argument of ssh after ``--``, never a shell's word, but
+ssh itself gives it to the user's ``ProxyCommand`` or ``Match exec`` through a shell
+(``%h``, ``%r``), so nothing a shell reads is let through.
 """
 
 from __future__ import annotations
@@ -26,8 +33,8 @@ DEFAULT_REMOTE_COMMAND: Final = "zcoder --acp"
 DEFAULT_SSH: Final = "ssh"
 
 _TARGET: Final = re.compile(
-    r"^(?:(?P<user>[^@/:\s]+)@)?"
-    r"(?P<host>\[[0-9A-Fa-f:.]+\]|[^@/:\s\[\]]+)"
+    r"^(?:(?P<user>[A-Za-z0-9_][A-Za-z0-9_.-]*)@)?"
+    r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_][A-Za-z0-9_.-]*)"
     r"(?::(?P<port>\d{1,5}))?"
     r"(?P<path>/.*)?$"
 )
@@ -47,13 +54,16 @@ class Target:
     (``host/~/app``); None: the remote login's own directory."""
 
     @classmethod
-    def parse(cls, text: str) -> Target:
+    def parse(cls, text: str, *, what: str = "--connect", with_path: bool = True) -> Target:
+        """``what`` names the option in the error; ``with_path`` False: no ``/path``."""
         found = _TARGET.match(text.strip())
-        if found is None or found["host"].startswith("-"):
-            raise TargetError(
-                f"--connect takes [user@]host[:port][/path], not {text!r} "
-                "(e.g. me@build-box:2222/srv/app)"
+        if found is None or (found["path"] is not None and not with_path):
+            form, example = (
+                ("[user@]host[:port][/path]", "me@build-box:2222/srv/app")
+                if with_path
+                else ("[user@]host[:port]", "me@build-box:2222")
             )
+            raise TargetError(f"{what} takes {form}, not {text!r} (e.g. {example})")
         port = int(found["port"]) if found["port"] else None
         if port is not None and not 0 < port < 65536:
             raise TargetError(f"no such port: {port}")
@@ -90,14 +100,16 @@ def remote_shell_command(target: Target, remote_command: str) -> str:
     return f"cd {where} && exec {remote_command}"
 
 
-def ssh_argv(target: Target, env: Mapping[str, str]) -> list[str]:
-    """The ssh client's command line for ``target`` (``ZCODER_SSH``, ``ZCODER_REMOTE_COMMAND``)."""
+def ssh_argv(target: Target, env: Mapping[str, str], remote: str | None = None) -> list[str]:
+    """The ssh client's command line for ``target`` (``ZCODER_SSH``), running ``remote``
+    there (a command line for the remote shell; default ``ZCODER_REMOTE_COMMAND``)."""
     ssh = shlex.split(env.get("ZCODER_SSH") or DEFAULT_SSH)
     if not ssh:
         raise TargetError("ZCODER_SSH is empty")
-    remote = (env.get("ZCODER_REMOTE_COMMAND") or DEFAULT_REMOTE_COMMAND).strip()
-    if not remote:
-        raise TargetError("ZCODER_REMOTE_COMMAND is empty")
+    if remote is None:
+        remote = (env.get("ZCODER_REMOTE_COMMAND") or DEFAULT_REMOTE_COMMAND).strip()
+        if not remote:
+            raise TargetError("ZCODER_REMOTE_COMMAND is empty")
     argv = [*ssh, "-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=15"]
     if target.user:
         argv += ["-l", target.user]
