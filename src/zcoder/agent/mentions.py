@@ -35,13 +35,14 @@ class Mention:
         return self.paths[0]
 
 
-def _code_spans(text: str) -> list[tuple[int, int]]:
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text``'s code spans are (fences and inline): nothing in them is a path."""
     return [match.span() for match in _CODE.finditer(text)]
 
 
 def find_mentions(text: str) -> list[Mention]:
     """The ``@path`` mentions of ``text``, in order (see the module's docstring)."""
-    spans = _code_spans(text) if "`" in text else []
+    spans = code_spans(text) if "`" in text else []
     found: list[Mention] = []
     for match in _MENTION.finditer(text):
         if any(start <= match.start() < end for start, end in spans):
