@@ -32,7 +32,8 @@ def shot(workspace: Path) -> Path:
 
 
 def last_user(body: dict[str, Any]) -> dict[str, Any]:
-    return [m for m in body["messages"] if m["role"] == "user"][-1]
+    users: list[dict[str, Any]] = [m for m in body["messages"] if m["role"] == "user"]
+    return users[-1]
 
 
 def notices(harness: Harness) -> list[str]:

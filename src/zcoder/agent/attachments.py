@@ -284,11 +284,16 @@ async def with_attachments(
     model gets them, and keeps them). Each attachment and each refusal is shown (and
     saved) as a notice; a whole file attached counts as read for the freshness check of
     later edits."""
-    if not might_attach(typed):
+    given, images.offered = images.offered, []
+    if not (given or might_attach(typed)):
         return user_message(typed)
-    attached = await asyncio.to_thread(
-        attach, typed, workspace, window=window, image_limit=images.limit
-    )
+    attached = Attachments()
+    if might_attach(typed):
+        attached = await asyncio.to_thread(
+            attach, typed, workspace, window=window, image_limit=images.limit
+        )
+    for image in given:
+        attached.add_image(image)
     for item in attached.items:
         recorder.notice(item.shown())
         if item.data is not None:

@@ -95,6 +95,9 @@ class ImageBook:
         self.prompts = prompts
         self._encoded: dict[str, str] = {}  # sha256 → base64, for the images sent now
         self._vision: dict[str, bool | None] = {}  # model → what its server said
+        self.offered: list[ImageFile] = []
+        """Images given with the next prompt besides those its text names (an editor's
+        image blocks, zcoder.acp.prompts); that prompt takes them."""
 
     @property
     def limit(self) -> int:
