@@ -13,6 +13,7 @@ from tests.acp.support import WAIT_SECONDS, RecordingClient, acp_zcoder, new_ses
 from tests.fixtures.fake_ollama import FakeOllama, Turn
 from tests.fixtures.images import png_bytes
 from tests.test_oneshot import Env
+from zcoder.acp.prompts import PromptBlock
 
 B64 = base64.b64encode(png_bytes(3, 2)).decode("ascii")
 
@@ -35,7 +36,7 @@ async def test_an_image_block_reaches_the_model_and_is_shown(env: Env, fake: Fak
     client = RecordingClient()
     async with acp_zcoder(env, fake, client) as (conn, _):
         session_id = await new_session(conn, env)
-        blocks = [
+        blocks: list[PromptBlock] = [
             text_block("what is this?"),
             image_block(B64, "image/png", uri="file:///tmp/shot.png"),
         ]
@@ -62,7 +63,10 @@ async def test_a_bad_image_block_is_refused_and_nothing_is_asked(
     fake.vision = True
     async with acp_zcoder(env, fake, RecordingClient()) as (conn, _):
         session_id = await new_session(conn, env)
-        blocks = [text_block("what?"), image_block(data, "image/png", uri="shot.png")]
+        blocks: list[PromptBlock] = [
+            text_block("what?"),
+            image_block(data, "image/png", uri="shot.png"),
+        ]
         with pytest.raises(Exception, match="Invalid params") as raised:
             await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=blocks), 20)
     assert why in str(getattr(raised.value, "data", raised.value))
