@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -18,7 +18,7 @@ from tests.fixtures.images import png_bytes
 from zcoder.agent import Notice, Outcome
 from zcoder.agent.image_book import IMAGES_KEY, RESEND_PROMPTS
 from zcoder.model import OllamaClient, OpenAIClient
-from zcoder.sessions import SessionStore
+from zcoder.sessions import SessionData, SessionStore
 
 PNG = png_bytes(3, 2)
 B64 = base64.b64encode(PNG).decode("ascii")
@@ -117,13 +117,18 @@ async def test_an_image_is_resent_for_its_prompts_then_replaced_by_its_tag(
     )
 
 
-async def test_an_image_survives_a_resume_and_the_store_holds_no_bytes(
-    harness: Harness, fake: FakeOllama, client: OllamaClient, shot: Path, tmp_path: Path
-) -> None:
+async def attached_and_saved(harness: Harness, fake: FakeOllama) -> SessionData:
+    """A vision model's turn on ``look at shot.png``, then one more scripted; the session."""
     fake.vision = True
-    fake.enqueue(Turn.text("red"), Turn.text("still red"))
+    fake.enqueue(Turn.text("red"), Turn.text("again"))
     await harness.agent.run_user_turn("look at shot.png")
-    data = harness.load()
+    return cast(SessionData, harness.load())
+
+
+async def test_an_image_survives_a_resume_and_the_store_holds_no_bytes(
+    harness: Harness, fake: FakeOllama, client: OllamaClient, shot: Path
+) -> None:
+    data = await attached_and_saved(harness, fake)
     assert B64 not in json.dumps(data.messages)  # a reference, not the bytes
     kept = harness.store.home / "images" / data.messages[0][IMAGES_KEY]["images"][0]["sha256"]
     assert kept.read_bytes() == PNG and kept.stat().st_mode & 0o777 == 0o600
@@ -136,10 +141,7 @@ async def test_an_image_survives_a_resume_and_the_store_holds_no_bytes(
 async def test_a_hand_edited_reference_reads_no_file_of_its_choosing(
     harness: Harness, fake: FakeOllama, client: OllamaClient, shot: Path, tmp_path: Path
 ) -> None:
-    fake.vision = True
-    fake.enqueue(Turn.text("red"), Turn.text("?"))
-    await harness.agent.run_user_turn("look at shot.png")
-    data = harness.load()
+    data = await attached_and_saved(harness, fake)
     (tmp_path / "stolen").write_bytes(PNG)
     ref = data.messages[0][IMAGES_KEY]["images"][0]
     ref["sha256"] = "../../stolen"

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import BinaryIO, Final
 from urllib.parse import unquote, urlsplit
 
-from zcoder.agent.mentions import code_spans
+from zcoder.agent.mentions import outside_code
 from zcoder.base.images import (
     DEFAULT_IMAGE_MAX_BYTES,
     HEAD_BYTES,
@@ -111,11 +111,8 @@ def _reading(word: str) -> tuple[str, bool] | None:
 
 def find_image_paths(text: str) -> list[ImagePath]:
     """The paths in ``text`` that may name images, in order (see the module docstring)."""
-    spans = code_spans(text) if "`" in text else []
     found: list[ImagePath] = []
-    for match in _WORD.finditer(text):
-        if any(start <= match.start() < end for start, end in spans):
-            continue
+    for match in outside_code(_WORD, text):
         quoted = match.group(1) or match.group(2)
         if quoted is not None:
             words = [quoted.strip()]
