@@ -151,3 +151,17 @@ async def test_a_hand_edited_reference_reads_no_file_of_its_choosing(
     assert "images" not in first
     assert first["content"].endswith("[image: shot.png, 3x2, no longer kept]")
     assert B64 not in json.dumps(fake.chat_bodies[-1])
+
+
+async def test_vision_off_sends_no_image_even_to_a_vision_model(
+    harness: Harness, fake: FakeOllama, shot: Path
+) -> None:
+    fake.vision = True
+    harness.agent.settings.vision = False  # ZCODER_VISION=off
+    fake.enqueue(Turn.text("ok"))
+    await harness.agent.run_user_turn("see shot.png")
+    assert "images" not in last_user(fake.chat_bodies[0])
+    assert notices(harness)[-1] == (
+        "🖼 shot.png (3x2, 73 bytes) was not sent: images are turned off (ZCODER_VISION=off)"
+    )
+    assert not [r for r in fake.requests if r.path == "/api/show"]  # nothing to ask
