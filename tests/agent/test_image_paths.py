@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tests.fixtures.images import gif_bytes, jpeg_head, png_bytes, webp_head
 from zcoder.agent.attachments import MAX_IMAGES, attach
 from zcoder.agent.image_attach import find_image_paths
-from zcoder.base.images import ImageInfo, sniff_image
+from zcoder.base.images import IMAGE_SUFFIXES, ImageInfo, sniff_image
 
 # -- what an image is, by its bytes -------------------------------------------------------
 
@@ -158,3 +158,12 @@ def test_a_fifo_or_a_device_is_refused_without_hanging(ws: Path) -> None:
         "regular files",
         "/dev/zero was not attached: /dev/zero is a device; only an image file is attached",
     ]
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab/.~'\"\\ `@:png%20file")), max_size=60))
+def test_every_path_found_names_an_image_or_came_as_a_file_uri(text: str) -> None:
+    for candidate in find_image_paths(text):
+        assert candidate.paths
+        assert all(path.lower().endswith(IMAGE_SUFFIXES) for path in candidate.paths) or (
+            "file://" in text
+        )
