@@ -165,3 +165,17 @@ async def test_vision_off_sends_no_image_even_to_a_vision_model(
         "🖼 shot.png (3x2, 73 bytes) was not sent: images are turned off (ZCODER_VISION=off)"
     )
     assert not [r for r in fake.requests if r.path == "/api/show"]  # nothing to ask
+
+
+async def test_a_server_that_could_not_be_asked_is_asked_again_at_the_next_image(
+    harness: Harness, fake: FakeOllama, shot: Path
+) -> None:
+    fake.vision = True
+    fake.missing.add("qwen3-coder")  # /api/show answers 404 this time
+    fake.enqueue(Turn.text("no"), Turn.text("yes"))
+    await harness.agent.run_user_turn("see shot.png")
+    assert "images" not in last_user(fake.chat_bodies[0])
+    assert "does not say whether qwen3-coder takes images" in notices(harness)[-1]
+    fake.missing.clear()
+    await harness.agent.run_user_turn("now shot.png?")
+    assert last_user(fake.chat_bodies[1])["images"] == [B64]

@@ -110,15 +110,12 @@ class ImageBook:
         override = self.settings.vision
         if override is not None:
             return override, "" if override else f"images are turned off ({VISION_SETTING}=off)"
-        if model not in self._vision:
-            said: bool | None = None
-            if isinstance(self.client, VisionProbe):
-                try:
-                    said = await self.client.vision_support(model)
-                except ModelError as exc:
-                    log.info("vision support of %s not known: %s", model, exc)
-            self._vision[model] = said
-        said = self._vision[model]
+        said = self._vision.get(model)
+        if model not in self._vision and isinstance(self.client, VisionProbe):
+            try:
+                said = self._vision[model] = await self.client.vision_support(model)
+            except ModelError as exc:  # asked again at the next image
+                log.info("vision support of %s not known: %s", model, exc)
         if said:
             return True, ""
         if said is False:
