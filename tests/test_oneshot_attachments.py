@@ -4,11 +4,13 @@ attached (or refused) is said on stderr made safe for a terminal, and
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
 
 from tests.fixtures.fake_ollama import FakeOllama, Turn
+from tests.fixtures.images import png_bytes
 from tests.test_oneshot import Env, make_env, prompt, zcoder
 
 
@@ -46,3 +48,25 @@ def test_print_instructions_lists_files_and_what_was_not_read(env: Env) -> None:
     assert f"1. {env.workspace / 'AGENTS.md'} (42 bytes)" in done.stderr
     assert f"2. {env.workspace / 'docs.md'} (6 bytes) · imported by" in done.stderr
     assert "passwd: it leads outside the repository" in done.stderr
+
+
+def test_an_image_path_in_the_prompt_reaches_a_vision_model(env: Env, fake: FakeOllama) -> None:
+    fake.vision = True
+    (env.workspace / "shot.png").write_bytes(png_bytes(3, 2))
+    fake.enqueue(Turn.text("A red square."))
+    done = prompt(env, fake, "what is in ./shot.png?")
+    assert done.returncode == 0, done.stderr
+    sent = fake.chat_bodies[0]["messages"][-1]
+    assert sent["images"] == [base64.b64encode(png_bytes(3, 2)).decode()]
+    assert "[zcoder] 🖼 shot.png (3x2, 73 bytes)" in done.stderr
+
+
+def test_an_image_for_a_model_without_vision_is_said_and_not_sent(
+    env: Env, fake: FakeOllama
+) -> None:
+    (env.workspace / "shot.png").write_bytes(png_bytes(3, 2))
+    fake.enqueue(Turn.text("ok"))
+    done = prompt(env, fake, "what is in shot.png?")
+    assert done.returncode == 0, done.stderr
+    assert "images" not in fake.chat_bodies[0]["messages"][-1]
+    assert "does not take images; set ZCODER_VISION=on" in done.stderr

@@ -113,6 +113,11 @@ class Config:
     web_deny: tuple[str, ...] = ()
     web_max_bytes: int = default_of("web_max_bytes")
     web_timeout: float = default_of("web_timeout")
+    vision: bool | None = None
+    """ZCODER_VISION: send images whatever the server says (True), never (False), or as
+    the server says the model takes them (None: zcoder.agent.image_book)."""
+    image_max_bytes: int = default_of("image_max_bytes")
+    """ZCODER_IMAGE_MAX_BYTES: the largest image a prompt attaches."""
 
     @property
     def web_rules(self) -> WebRules:

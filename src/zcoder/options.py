@@ -22,6 +22,7 @@ from typing import Any, Final, Literal
 
 from zcoder import __version__
 from zcoder.base.errors import UsageError
+from zcoder.base.images import DEFAULT_IMAGE_MAX_BYTES
 from zcoder.model.context import WINDOW_SETTING, parse_keep_alive
 from zcoder.model.limits import (
     DEFAULT_IDLE_SECONDS,
@@ -402,6 +403,11 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option(
         "web_timeout", env="ZCODER_WEB_TIMEOUT", parse=positive_seconds,
         default=DEFAULT_WEB_TIMEOUT,
+    ),
+    Option("vision", env="ZCODER_VISION", parse=on_off),
+    Option(
+        "image_max_bytes", env="ZCODER_IMAGE_MAX_BYTES", parse=positive_int,
+        default=DEFAULT_IMAGE_MAX_BYTES,
     ),
 )  # fmt: skip
 

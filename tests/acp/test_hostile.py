@@ -123,7 +123,8 @@ def test_bad_messages_get_json_rpc_errors_and_the_server_serves_on(
     finally:
         code = client.vanish()
     assert code == 0
-    assert fake.requests == []
+    # initialize asks whether the model takes images (/api/show); nothing else is asked.
+    assert [request.path for request in fake.requests] == ["/api/show"]
     assert all(json.loads(line)["jsonrpc"] == "2.0" for line in client.lines)
 
 

@@ -84,7 +84,8 @@ async def test_session_new_refuses_a_relative_or_missing_cwd(env: Env, fake: Fak
             with pytest.raises(Exception, match="Invalid params") as raised:
                 await asyncio.wait_for(conn.new_session(cwd=cwd), WAIT_SECONDS)
             assert getattr(raised.value, "code", None) == -32602
-    assert fake.requests == []
+    # initialize asks whether the model takes images (/api/show); nothing else is asked.
+    assert [request.path for request in fake.requests] == ["/api/show"]
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,15 @@
 """A prompt's content as zcoder's agent takes it, and the answer to ``session/prompt``.
 
 What an editor sends (text, attached files, resources) becomes one text
-(``prompt_text``); how a turn ended becomes the response's stop reason, with zcoder's own
-outcome in ``_meta`` (``prompt_response``).
+(``prompt_text``), and its images the images the prompt attaches (``prompt_images``: the
+bytes checked as a path's are, zcoder.agent.image_attach); how a turn ended becomes the
+response's stop reason, with zcoder's own outcome in ``_meta`` (``prompt_response``).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +26,9 @@ from acp.schema import (
 )
 
 from zcoder.agent import Outcome, TurnFinished
+from zcoder.agent.image_attach import ImageFile, too_big
+from zcoder.base.images import HEAD_BYTES, sniff_image
+from zcoder.base.sanitize import visible
 
 PromptBlock = (
     TextContentBlock
@@ -38,9 +44,12 @@ CUT_OFF = "the reply was cut off"
 
 def prompt_text(blocks: Sequence[PromptBlock]) -> str:
     """The prompt as zcoder's agent takes it: text. Files the editor attached are given
-    with their URI; images and audio are refused (initialize says zcoder takes none)."""
+    with their URI; images are ``prompt_images``'; audio is refused (initialize says
+    zcoder takes none)."""
     parts: list[str] = []
     for block in blocks:
+        if isinstance(block, ImageContentBlock):
+            continue
         if isinstance(block, TextContentBlock):
             parts.append(block.text)
         elif isinstance(block, ResourceContentBlock):
@@ -57,6 +66,32 @@ def prompt_text(blocks: Sequence[PromptBlock]) -> str:
                 {"details": f"zcoder does not take {block.type} content in prompts"}
             )
     return "\n\n".join(part for part in parts if part)
+
+
+def prompt_images(blocks: Sequence[PromptBlock], limit: int) -> list[ImageFile]:
+    """The images of a prompt (base64 ``data``), each at most ``limit`` bytes and a PNG,
+    JPEG, GIF or WebP by its bytes; a bad one refuses the prompt, saying which and why."""
+    images: list[ImageFile] = []
+    blocks_of_images = [block for block in blocks if isinstance(block, ImageContentBlock)]
+    for number, block in enumerate(blocks_of_images, 1):
+        name = visible(block.uri.rsplit("/", 1)[-1] if block.uri else f"image {number}")
+        if len(block.data) * 3 // 4 > limit + 2:
+            raise _bad_image(too_big(name, len(block.data) * 3 // 4, limit))
+        try:
+            data = base64.b64decode(block.data, validate=True)
+        except (binascii.Error, ValueError):
+            raise _bad_image(f"{name} is not base64 data") from None
+        if len(data) > limit:
+            raise _bad_image(too_big(name, len(data), limit))
+        info = sniff_image(data[:HEAD_BYTES])
+        if info is None:
+            raise _bad_image(f"{name} is not a PNG, JPEG, GIF or WebP image")
+        images.append(ImageFile(name, data, info))
+    return images
+
+
+def _bad_image(why: str) -> RequestError:
+    return RequestError.invalid_params({"details": f"the prompt's image was refused: {why}"})
 
 
 def prompt_response(finished: TurnFinished) -> PromptResponse:

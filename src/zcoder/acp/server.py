@@ -3,8 +3,8 @@
 Editors (Zed, JetBrains, Neovim's CodeCompanion, Emacs) and scripts start ``zcoder --acp``
 and speak ACP to it; this module is the agent side of that protocol, on the reference
 SDK (module ``acp``): ``initialize`` says what zcoder does (loads sessions; takes text and
-text files in prompts, no images or audio; the MCP servers the client passes, stdio and
-HTTP), ``session/new`` and
+text files in prompts, and images when the model takes them, no audio; the MCP servers
+the client passes, stdio and HTTP), ``session/new`` and
 ``session/load`` open a zcoder session (zcoder.acp.session) in the client's ``cwd`` with
 the settings zcoder has from its flags and environment, ``session/prompt`` runs one user
 turn, ``session/cancel`` stops it.
@@ -29,7 +29,7 @@ import signal
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import acp
 from acp import PROTOCOL_VERSION, RequestError, run_agent
@@ -61,10 +61,15 @@ from zcoder.acp.transport import StdioTransport, open_stdio, take_stdio
 from zcoder.acp.updates import Update, plan_update, replay
 from zcoder.base.logfile import setup_logging
 from zcoder.config import Config, ConfigError, load_config
+from zcoder.model import ModelError, make_client
+from zcoder.model.protocol import VisionProbe
 from zcoder.sessions import SessionStore, SessionStoreError
 from zcoder.tools import ApprovalPolicy
 
 log = logging.getLogger(__name__)
+
+VISION_ASK: Final = 5.0
+"""Seconds initialize waits for the model server to say whether the model takes images."""
 
 
 @dataclass(frozen=True)
@@ -134,9 +139,10 @@ class ZcoderAgent:
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                # Text, and text files the editor attaches; no images or audio.
+                # Text, text files the editor attaches, images when the model takes
+                # them (zcoder.agent.image_book); no audio.
                 prompt_capabilities=PromptCapabilities(
-                    image=False, audio=False, embedded_context=True
+                    image=await self._takes_images(), audio=False, embedded_context=True
                 ),
                 # The editor's MCP servers (zcoder.acp.mcp_servers): stdio, as every
                 # agent takes them, and streamable HTTP; not the older SSE.
@@ -149,6 +155,24 @@ class ZcoderAgent:
             agent_info=Implementation(name="zcoder", title="zcoder", version=__version__),
             auth_methods=[],
         )
+
+    async def _takes_images(self) -> bool:
+        """Whether prompts may bring images: ZCODER_VISION, else what the server says of
+        the model zcoder starts with (asked once, within VISION_ASK seconds)."""
+        try:
+            config = load_config(self.options.env, **self.options.flags)
+        except ConfigError:
+            return False
+        if config.vision is not None:
+            return config.vision
+        try:
+            async with make_client(config) as client:
+                if not isinstance(client, VisionProbe):
+                    return False
+                said = await asyncio.wait_for(client.vision_support(config.model), VISION_ASK)
+        except (ModelError, TimeoutError):
+            return False
+        return said is True
 
     async def new_session(
         self,

@@ -43,7 +43,13 @@ from zcoder.acp.input import SessionInput
 from zcoder.acp.mcp_servers import attach_client_mcp, client_entries
 from zcoder.acp.notices import SessionNotice
 from zcoder.acp.permission import PermissionAsker
-from zcoder.acp.prompts import CANCELLED, PromptBlock, prompt_response, prompt_text
+from zcoder.acp.prompts import (
+    CANCELLED,
+    PromptBlock,
+    prompt_images,
+    prompt_response,
+    prompt_text,
+)
 from zcoder.acp.relay import SessionRelay
 from zcoder.acp.updates import EventTranslator, Send, Update, UpdatePump, replay
 from zcoder.acp.user_commands import offered, user_commands
@@ -249,9 +255,11 @@ class AcpSession:
         text = prompt_text(blocks)
         if not text.strip():
             raise RequestError.invalid_params({"details": "the prompt is empty"})
+        images = prompt_images(blocks, self.config.image_max_bytes)
         found = find_command(text)
         self._prompting = True
         self._cancel_asked = False
+        self.started_agent().images.offered = images  # the turn's prompt takes them
         try:
             if found is not None and not is_turn(found[0]):  # answered at once, no turn
                 return await self._answer(await run_command(self, *found))
@@ -263,6 +271,7 @@ class AcpSession:
                 return await self._then_waiting(await self._carry_out(text, found))
         finally:
             self._prompting = False
+            self.started_agent().images.offered = []  # a command, not a turn, took none
             if self.relay is not None:
                 self.relay.wake()
 

@@ -8,20 +8,36 @@ device, a FIFO or a socket is refused); a binary or non-UTF-8 file is refused. W
 attached is bounded: a file to ``MAX_FILE_BYTES``, all of a prompt's attachments to
 ``MAX_TOTAL_BYTES`` and to ``WINDOW_SHARE`` of the context window; what is cut is said. A
 mention that names nothing stays in the prompt as typed, with a notice.
+
+An image is attached as an image, not as text: ``@shot.png`` whose bytes are a PNG, JPEG,
+GIF or WebP, and the paths to images the prompt names without ``@``
+(zcoder.agent.image_attach). Whether the model is sent it, and for how long, is the
+agent's ImageBook's (zcoder.agent.image_book): the text says ``[image: shot.png, 640x480]``
+where it was attached.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from zcoder.agent.image_attach import (
+    DEFAULT_IMAGE_MAX_BYTES,
+    ImageFile,
+    find_image_paths,
+    image_at,
+    read_image,
+)
 from zcoder.agent.mentions import Mention, find_mentions
+from zcoder.base.images import IMAGE_SUFFIXES
 from zcoder.base.plural import byte_size, counted
 from zcoder.base.sanitize import visible
 from zcoder.model.tokens import estimate_tokens
+from zcoder.model.types import user_message
 from zcoder.tools.confinement import (
     ConfinedPath,
     ConfinementError,
@@ -33,7 +49,9 @@ from zcoder.tools.files import decode_text, list_directory
 from zcoder.tools.freshness import FreshnessBook
 
 if TYPE_CHECKING:
+    from zcoder.agent.image_book import ImageBook
     from zcoder.agent.recorder import Recorder
+    from zcoder.model import Message
 
 MAX_FILE_BYTES: Final = 64 * 1024
 """The most of one file a prompt attaches; the rest is cut, with a notice."""
@@ -43,6 +61,8 @@ WINDOW_SHARE: Final = 0.5
 """A prompt's attachments take at most this share of the context window (in tokens)."""
 MAX_MENTIONS: Final = 20
 """More ``@path`` mentions than this in one prompt are left as typed."""
+MAX_IMAGES: Final = 5
+"""The most images one prompt attaches; the rest are said and left out."""
 MAX_LISTED: Final = 200
 """Entries of an attached directory's listing."""
 ATTACHED: Final = "\n\n[zcoder] Attached by the user with @:\n\n"
@@ -90,19 +110,33 @@ class Attachments:
 
     items: list[Attached] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    images: list[ImageFile] = field(default_factory=list)
 
-    def prompt(self, typed: str) -> str:
-        """What the model is sent: the prompt as typed, then each attachment."""
-        if not self.items:
+    def prompt(self, typed: str, image_tags: Sequence[str] = ()) -> str:
+        """What the model is sent: the prompt as typed, then each attachment (an image by
+        its tag, ImageBook's)."""
+        blocks = [*(item.for_model() for item in self.items), *image_tags]
+        if not blocks:
             return typed
-        blocks = "\n\n".join(item.for_model() for item in self.items)
-        return f"{typed}{ATTACHED}{blocks}"
+        return f"{typed}{ATTACHED}" + "\n\n".join(blocks)
+
+    def add_image(self, image: ImageFile) -> None:
+        if any(image.display == kept.display for kept in self.images):
+            return
+        if len(self.images) >= MAX_IMAGES:
+            self.notices.append(
+                f"{visible(image.display)} was not attached: a prompt attaches at most "
+                f"{MAX_IMAGES} images"
+            )
+            return
+        self.images.append(image)
 
 
 class _Budget:
-    def __init__(self, window: int | None) -> None:
+    def __init__(self, window: int | None, image_limit: int) -> None:
         self.bytes = MAX_TOTAL_BYTES
         self.tokens = int(window * WINDOW_SHARE) if window else None
+        self.image_limit = image_limit
 
     def fit(self, text: str) -> tuple[str, bool]:
         """``text`` as much of it as is left room for (cut at a line's end), and if cut."""
@@ -133,10 +167,13 @@ def _directory(target: ConfinedPath, budget: _Budget) -> Attached:
     return Attached(target.display, body, len(lines), len(lines), directory=True, cut=cut or more)
 
 
-def _file(target: ConfinedPath, budget: _Budget) -> Attached:
+def _file(target: ConfinedPath, budget: _Budget) -> Attached | ImageFile:
     with open_read(target) as handle:
         size = os.fstat(handle.fileno()).st_size
         data = read_limited(handle, MAX_FILE_BYTES + 1)
+        image = read_image(handle, data, target.display, budget.image_limit)
+        if image is not None:
+            return image
     whole = len(data) <= MAX_FILE_BYTES and size <= MAX_FILE_BYTES
     head = data[:MAX_FILE_BYTES]
     if not whole:  # cut at the last whole line, never inside a character
@@ -163,7 +200,7 @@ def _decode_head(head: bytes, display: str) -> str:
         return head.decode("utf-8", errors="ignore")  # cut inside a character
 
 
-def _one(workspace: Path, mention: Mention, budget: _Budget) -> Attached | str:
+def _one(workspace: Path, mention: Mention, budget: _Budget) -> Attached | ImageFile | str:
     """The attachment ``mention`` names, or why there is none (a notice)."""
     shown = visible(mention.typed)
     target: ConfinedPath | None = None
@@ -189,17 +226,29 @@ def _one(workspace: Path, mention: Mention, budget: _Budget) -> Attached | str:
         return f"@{shown} was not attached: {visible(exc.strerror or str(exc))}"
 
 
-def attach(text: str, workspace: Path, *, window: int | None) -> Attachments:
-    """The attachments the ``@path`` mentions of ``text`` name (blocking: run it in a
-    thread). ``window``: the context window in tokens, None when unknown."""
+def might_attach(text: str) -> bool:
+    """Whether ``text`` may attach anything: a cheap look before the file system's."""
+    lowered = text.lower()
+    return "@" in text or "file://" in lowered or any(s in lowered for s in IMAGE_SUFFIXES)
+
+
+def attach(
+    text: str, workspace: Path, *, window: int | None, image_limit: int = DEFAULT_IMAGE_MAX_BYTES
+) -> Attachments:
+    """The attachments the ``@path`` mentions of ``text`` name, and the images its paths
+    name (blocking: run it in a thread). ``window``: the context window in tokens, None
+    when unknown; ``image_limit``: the most bytes of one image."""
     result = Attachments()
-    budget = _Budget(window)
+    budget = _Budget(window, image_limit)
     seen: set[str] = set()
     mentions = find_mentions(text)
     for mention in mentions[:MAX_MENTIONS]:
         got = _one(workspace, mention, budget)
         if isinstance(got, str):
             result.notices.append(got)
+            continue
+        if isinstance(got, ImageFile):
+            result.add_image(got)
             continue
         if got.display in seen:
             continue
@@ -212,22 +261,46 @@ def attach(text: str, workspace: Path, *, window: int | None) -> Attachments:
         result.notices.append(
             f"only the first {MAX_MENTIONS} @ mentions were attached; the rest stay as typed"
         )
+    for candidate in find_image_paths(text)[: MAX_IMAGES * 2]:
+        found = image_at(workspace, candidate, image_limit)
+        if isinstance(found, ImageFile):
+            result.add_image(found)
+        elif found is not None:
+            result.notices.append(found)
     return result
 
 
 async def with_attachments(
-    typed: str, workspace: Path, *, window: int | None, recorder: Recorder, seen: FreshnessBook
-) -> str:
-    """What the model is sent for the prompt ``typed``: it with what its ``@path``
-    mentions attach. Each attachment and each refusal is shown (and saved) as a notice;
-    a whole file attached counts as read for the freshness check of later edits."""
-    if "@" not in typed:
-        return typed
-    attached = await asyncio.to_thread(attach, typed, workspace, window=window)
+    typed: str,
+    workspace: Path,
+    *,
+    window: int | None,
+    recorder: Recorder,
+    seen: FreshnessBook,
+    images: ImageBook,
+) -> Message:
+    """The user message the model is sent for the prompt ``typed``: it with what its
+    ``@path`` mentions attach, and the images it names (``images`` decides whether the
+    model gets them, and keeps them). Each attachment and each refusal is shown (and
+    saved) as a notice; a whole file attached counts as read for the freshness check of
+    later edits."""
+    given, images.offered = images.offered, []
+    if not (given or might_attach(typed)):
+        return user_message(typed)
+    attached = Attachments()
+    if might_attach(typed):
+        attached = await asyncio.to_thread(
+            attach, typed, workspace, window=window, image_limit=images.limit
+        )
+    for image in given:
+        attached.add_image(image)
     for item in attached.items:
         recorder.notice(item.shown())
         if item.data is not None:
             seen.saw(item.display, item.data)
     for notice in attached.notices:
         recorder.notice(notice)
-    return attached.prompt(typed)
+    tags, refs = await images.take(attached.images, recorder)
+    message = user_message(attached.prompt(typed, tags))
+    images.mark(message, refs)
+    return message

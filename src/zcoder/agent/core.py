@@ -20,6 +20,7 @@ from zcoder.agent.context_keeper import CompactResult, ContextKeeper
 from zcoder.agent.edits import EditJournal
 from zcoder.agent.events import EventSink, Outcome, RelayReceived, TurnFinished, UserCommandFinished
 from zcoder.agent.hook_points import HOOK_PREFIX, HookPoints
+from zcoder.agent.image_book import ImageBook
 from zcoder.agent.peers_note import PeersNote
 from zcoder.agent.plan_keeper import PlanKeeper
 from zcoder.agent.prompts import system_prompt
@@ -95,6 +96,14 @@ class Agent(Steerable):
             policy=self.approval.edits,
         )
         self.edits.ledger_size = lambda: len(self.user_ledger)  # for /rewind
+        # The images the user attached: the model's vision, their bytes, which requests
+        # carry them (agent/image_book.py).
+        self.images = ImageBook(
+            self.client,
+            self.settings,
+            store.home if store is not None else None,
+            lambda: len(self.user_ledger),
+        )
         self.edits.use_session(session_id)
         # What each file held when the agent last read or wrote it: edits over changes it
         # has not seen are refused (tools/freshness.py).
@@ -197,8 +206,9 @@ class Agent(Steerable):
             window=self.settings.num_ctx,
             recorder=self.recorder,
             seen=self.freshness,
+            images=self.images,
         )
-        self.messages.append(user_message(sent))
+        self.messages.append(sent)
         if context:
             self.messages.append(user_message(f"{HOOK_PREFIX} {context}"))
         self.recorder.save(lambda store, sid: store.record_user_message(sid, text))
@@ -267,7 +277,7 @@ class Agent(Steerable):
             skills=self.settings.skills_catalog,
             planning=self.approval.mode is Mode.PLAN,
         )
-        return [system_message(prompt), *self.messages]
+        return [system_message(prompt), *self.images.wire(self.messages)]
 
     def tool_schemas(self, ctx: ToolContext, *, checked: bool = False) -> list[dict[str, Any]]:
         """The turn's tools as the model is sent them; ``checked``: as the registry
@@ -328,6 +338,7 @@ class Agent(Steerable):
     ) -> TurnFinished:
         ctx = self._context(origin, extras, requested_by, sender_trusted=sender_trusted)
         self.edits.begin_turn(label)
+        await self.images.prepare(self.messages)
         return await TurnLoop(self, ctx, token_limit=token_limit).run()
 
     async def run_goal_turn(self, record: str, *, token_limit: int) -> TurnFinished:

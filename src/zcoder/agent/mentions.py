@@ -14,6 +14,7 @@ reading, without it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -39,13 +40,18 @@ def _code_spans(text: str) -> list[tuple[int, int]]:
     return [match.span() for match in _CODE.finditer(text)]
 
 
+def outside_code(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """The matches of ``pattern`` in ``text`` that start outside its code spans."""
+    spans = _code_spans(text) if "`" in text else []
+    for match in pattern.finditer(text):
+        if not any(start <= match.start() < end for start, end in spans):
+            yield match
+
+
 def find_mentions(text: str) -> list[Mention]:
     """The ``@path`` mentions of ``text``, in order (see the module's docstring)."""
-    spans = _code_spans(text) if "`" in text else []
     found: list[Mention] = []
-    for match in _MENTION.finditer(text):
-        if any(start <= match.start() < end for start, end in spans):
-            continue
+    for match in outside_code(_MENTION, text):
         quoted, bare = match.group(1) or match.group(2), match.group(3)
         if quoted is not None:
             found.append(Mention(match.start(), match.end(), (quoted,)))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Final
 
 from zcoder.agent.instructions import InstructionSet, load_instructions
+from zcoder.base.images import DEFAULT_IMAGE_MAX_BYTES
 from zcoder.config import DEFAULT_COMPACT_AT, Config
 from zcoder.model.limits import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_REPLY_CHARS
 from zcoder.model.types import ChatEvent
@@ -57,6 +58,9 @@ class AgentSettings:
     offered only when set (zcoder.mcp); None: no MCP at all."""
     mcp_limits: McpLimits = field(default_factory=McpLimits)
     """The MCP servers' deadlines and the share of the window their schemas may take."""
+    vision: bool | None = None
+    """Send images (True), never (False), or as the server says (None)."""
+    image_max_bytes: int = DEFAULT_IMAGE_MAX_BYTES
 
     def instructions_text(self) -> str:
         """The project instructions as the system prompt holds them, for this window."""
@@ -89,4 +93,6 @@ class AgentSettings:
             max_reply_chars=config.max_reply_chars,
             mcp_home=config.home,
             mcp_limits=config.mcp_limits,
+            vision=config.vision,
+            image_max_bytes=config.image_max_bytes,
         )

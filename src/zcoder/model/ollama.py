@@ -120,6 +120,14 @@ class OllamaClient(HttpModelClient):
             raise ModelStreamError("malformed /api/show response from Ollama: not an object")
         return payload
 
+    async def vision_support(self, model: str) -> bool | None:
+        """Whether ``model`` takes images: ``/api/show`` lists its ``capabilities``
+        (``"vision"`` among them when it does); None from an Ollama too old to list them."""
+        capabilities = (await self.show_model(model)).get("capabilities")
+        if not isinstance(capabilities, list):
+            return None
+        return "vision" in capabilities
+
     async def running_models(self) -> list[dict[str, Any]]:
         """``GET /api/ps``: the models loaded now, each with its ``context_length``."""
         return await self._model_list("/api/ps")

@@ -35,6 +35,7 @@ from urllib.parse import quote
 
 import httpx
 
+from zcoder.base.images import image_mime
 from zcoder.model.body import BodyReader
 from zcoder.model.errors import (
     ModelAuthError,
@@ -114,8 +115,9 @@ def to_openai_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, 
     Assistant tool calls get ``type: "function"`` and their arguments as a JSON string
     (Ollama keeps an object); tool results keep their ``tool_call_id`` (one missing, from
     an old session, is taken from the calls of the assistant message before it, in
-    order). Ollama-only fields (``thinking``, ``tool_name``, ``images``, a call's
-    ``index``) are left out.
+    order). A user message's ``images`` (Ollama's base64 list) become ``image_url`` parts
+    after its text, each a ``data:`` URL. Ollama-only fields (``thinking``,
+    ``tool_name``, a call's ``index``) are left out.
     """
     converted: list[dict[str, Any]] = []
     unanswered: list[str] = []
@@ -158,6 +160,13 @@ def to_openai_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, 
             if answered in unanswered:
                 unanswered.remove(answered)
             converted.append({"role": "tool", "tool_call_id": answered, "content": text})
+        elif images := [image for image in message.get("images") or () if isinstance(image, str)]:
+            parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
+            parts.extend(
+                {"type": "image_url", "image_url": {"url": f"data:{image_mime(b64)};base64,{b64}"}}
+                for b64 in images
+            )
+            converted.append({"role": role, "content": parts})
         else:
             converted.append({"role": role, "content": text})
     return converted
@@ -282,6 +291,16 @@ class OpenAIClient(HttpModelClient):
         if not isinstance(caps, dict) or caps.get("supports_tools") is not False:
             return None
         return TOOLS_TEMPLATE_WARNING.format(server=self.server)
+
+    async def vision_support(self, model: str) -> bool | None:
+        """Whether the server takes images: llama.cpp's ``/props`` says so in
+        ``modalities.vision`` (true once started with the model's ``--mmproj``); None from
+        a server that does not say (LM Studio, vLLM, a llama-server in router mode)."""
+        del model  # one model per llama-server; a router's /props names no modalities
+        props = await self._json_or_none(f"{_server_root(self.base_url)}/props")
+        modalities = props.get("modalities") if isinstance(props, dict) else None
+        vision = modalities.get("vision") if isinstance(modalities, dict) else None
+        return vision if isinstance(vision, bool) else None
 
     async def context_length(self, model: str) -> int | None:
         """The context window the server gives ``model``, from its metadata; None if unknown.

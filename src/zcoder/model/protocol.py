@@ -8,6 +8,7 @@ zcoder.model.backends for the choice, zcoder.model.http for the shared HTTP core
 * ``ModelClient``: a whole backend as the front ends use it: ``chat``, the served models,
   the explicit warm-up (load the model as the first turn will use it), closing.
 * ``ToolsTemplateProbe`` (optional): a server whose chat template may drop tools says so.
+* ``VisionProbe`` (optional): whether the server says a model takes images.
 * ``ChatParams`` and ``LoadParams``: the keywords of a chat and of a warm-up, defined once
   for these Protocols, the clients and the request builders.
 
@@ -24,7 +25,14 @@ from typing import Any, Protocol, Self, TypedDict, Unpack, runtime_checkable
 
 from zcoder.model.types import ChatEvent, Message
 
-__all__ = ["ChatClient", "ChatParams", "LoadParams", "ModelClient", "ToolsTemplateProbe"]
+__all__ = [
+    "ChatClient",
+    "ChatParams",
+    "LoadParams",
+    "ModelClient",
+    "ToolsTemplateProbe",
+    "VisionProbe",
+]
 
 
 class LoadParams(TypedDict, total=False):
@@ -94,3 +102,12 @@ class ToolsTemplateProbe(Protocol):
     OpenAI-compatible client, from llama-server's /props)."""
 
     async def tools_template_warning(self, model: str) -> str | None: ...
+
+
+@runtime_checkable
+class VisionProbe(Protocol):
+    """A client that can ask its server whether a model takes images: Ollama's
+    ``/api/show`` capabilities, llama.cpp's ``/props`` modalities. True or False when the
+    server says, None when it does not; ``ModelError`` when it cannot be asked."""
+
+    async def vision_support(self, model: str) -> bool | None: ...

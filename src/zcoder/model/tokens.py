@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 __all__ = [
+    "IMAGE_TOKENS",
     "MESSAGE_OVERHEAD_TOKENS",
     "TokenMemo",
     "estimate_message_tokens",
@@ -34,6 +35,9 @@ _SYMBOLS_PER_TOKEN: Final = 2
 _BLANKS_PER_TOKEN: Final = 16
 MESSAGE_OVERHEAD_TOKENS: Final = 4
 """What a chat template adds around each message (role markers, separators)."""
+IMAGE_TOKENS: Final = 768
+"""About what one image takes of the window: vision encoders give it a few hundred to a
+thousand or more (Gemma 3: 256, LLaVA: 576, Qwen2.5-VL: by its size)."""
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -72,7 +76,7 @@ def estimate_message_tokens(
         tokens += count(str(thinking))
     for call in message.get("tool_calls") or ():
         tokens += count(json.dumps(call, ensure_ascii=False))
-    return tokens
+    return tokens + IMAGE_TOKENS * len(message.get("images") or ())
 
 
 def estimate_request_tokens(

@@ -216,3 +216,16 @@ async def test_a_closed_client_sends_nothing_more(backend: Backend) -> None:
     if backend.fake is not None:
         assert len(backend.fake.requests) == 1  # the list before the close
     await backend.client.aclose()  # closing again is harmless
+
+
+async def test_a_text_model_is_never_said_to_take_images(backend: Backend) -> None:
+    said = await backend.client.vision_support(backend.model)
+    assert said is not True
+    if backend.fake is None:
+        assert said is False  # llama.cpp's /props says so: modalities.vision is false
+
+
+async def test_a_vision_server_says_so(scripted: Backend) -> None:
+    assert scripted.fake is not None
+    scripted.fake.vision = True
+    assert await scripted.client.vision_support(scripted.model) is True
