@@ -113,6 +113,10 @@ class Config:
     web_deny: tuple[str, ...] = ()
     web_max_bytes: int = default_of("web_max_bytes")
     web_timeout: float = default_of("web_timeout")
+    helpers: tuple[str, ...] = default_of("helpers")
+    """ZCODER_HELPERS, ZCODER_HELPER_TIMEOUT: the other coding agents zcoder may hand a
+    task to, when installed, and how long one may run (zcoder.tools.helpers)."""
+    helper_timeout: float = default_of("helper_timeout")
 
     @property
     def web_rules(self) -> WebRules:

@@ -34,6 +34,7 @@ from zcoder.model.limits import (
     MAX_REPLY_SETTING,
 )
 from zcoder.tools import EditPolicy
+from zcoder.tools.helpers.clis import DEFAULT_HELPER_TIMEOUT, HELPER_NAMES, helper_list
 from zcoder.tools.output import DEFAULT_MAX_TOOL_OUTPUT, MAX_TOOL_OUTPUT_ENV
 from zcoder.tools.web.rules import DEFAULT_WEB_MAX_BYTES, DEFAULT_WEB_TIMEOUT, parse_host_list
 
@@ -177,6 +178,14 @@ def host_list(raw: str, row: Option) -> tuple[str, ...]:
     """Hosts, addresses or networks, separated by commas or spaces (zcoder.tools.web.rules)."""
     try:
         return parse_host_list(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{row.env}: {exc}") from None
+
+
+def helpers(raw: str, row: Option) -> tuple[str, ...]:
+    """The helper agents zcoder may hand a task to (zcoder.tools.helpers)."""
+    try:
+        return helper_list(raw)
     except ValueError as exc:
         raise ConfigError(f"{row.env}: {exc}") from None
 
@@ -402,6 +411,11 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option(
         "web_timeout", env="ZCODER_WEB_TIMEOUT", parse=positive_seconds,
         default=DEFAULT_WEB_TIMEOUT,
+    ),
+    Option("helpers", env="ZCODER_HELPERS", parse=helpers, default=HELPER_NAMES),
+    Option(
+        "helper_timeout", env="ZCODER_HELPER_TIMEOUT", parse=positive_seconds,
+        default=DEFAULT_HELPER_TIMEOUT,
     ),
 )  # fmt: skip
 

@@ -18,6 +18,7 @@ from zcoder.config import Config
 from zcoder.frontend.extensions import Extensions, hook_consent_dialog, load_extensions
 from zcoder.sessions import SessionStore
 from zcoder.tools import ApprovalPolicy, Approver, default_registry
+from zcoder.tools.helpers.tool import register_helper_tool
 from zcoder.tools.web.tool import register_web_tool
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ def assemble_agent(
         register_relay_tools(registry, *relay)
     if not config.offline:  # --offline: no web tool at all, not even in the catalog
         register_web_tool(registry, config.web_rules)
+    register_helper_tool(registry, config.helpers, config.helper_timeout)  # when installed
     extensions = load_extensions(registry, config.workspace, config.home)
     for problem in extensions.problems:
         on_problem(problem)
