@@ -19,7 +19,15 @@ from tests.fixtures.helper_cli import install_helpers
 from tests.fixtures.processes import pid_alive
 from tests.fixtures.workspace import tool_context
 from zcoder.agent.edits import EditJournal
-from zcoder.tools import ApprovalPolicy, CommandPolicy, Mode, Profile, ToolResult
+from zcoder.tools import (
+    ApprovalDecision,
+    ApprovalPolicy,
+    CommandApprovalRequest,
+    CommandPolicy,
+    Mode,
+    Profile,
+    ToolResult,
+)
 from zcoder.tools.helpers.clis import HELPER_NAMES, find_helper, helper_list
 from zcoder.tools.helpers.tool import DELEGATE_TASK, HelperTool, register_helper_tool
 from zcoder.tools.registry import ToolRegistry
@@ -76,7 +84,7 @@ async def test_each_helper_runs_after_yes_and_its_edit_is_in_diff_and_undone(
 ) -> None:
     journal = EditJournal(workspace, home=None)
     journal.begin_turn("hand it over")
-    approver, shown = ScriptedApprover(ONCE), []
+    approver, shown = ScriptedApprover(ONCE), list[str]()
     result = await delegate(
         workspace, agent, "edit:notes.txt edit:new.txt", approver, journal=journal, shown=shown
     )
@@ -137,7 +145,7 @@ async def test_always_is_not_a_standing_grant(helpers_on_path: Path, workspace: 
 
 
 class Unaskable(ScriptedApprover):
-    async def approve_command(self, request):  # type: ignore[no-untyped-def]
+    async def approve_command(self, request: CommandApprovalRequest) -> ApprovalDecision:
         self.requests.append(request)
         raise OSError("no terminal to ask the user")
 
@@ -208,9 +216,7 @@ async def test_a_stop_kills_the_group_and_keeps_the_edits_in_the_journal(
     journal.begin_turn("x")
     (workspace / "notes.txt").write_text("the original\n")
     task = asyncio.create_task(
-        delegate(
-            workspace, "opencode", "hang", ScriptedApprover(ONCE), journal=journal, shown=shown
-        )
+        delegate(workspace, "opencode", "hang", ScriptedApprover(ONCE), journal=journal)
     )
     await wait_until(lambda: len(_pids(pids)) == 2, timeout=20, what="the helper to start")
     (workspace / "made-while-running.txt").write_text("by the helper\n")

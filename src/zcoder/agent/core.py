@@ -19,7 +19,7 @@ from zcoder.agent.call_ids import CallIds
 from zcoder.agent.context_keeper import CompactResult, ContextKeeper
 from zcoder.agent.edits import EditJournal
 from zcoder.agent.events import EventSink, Outcome, RelayReceived, TurnFinished, UserCommandFinished
-from zcoder.agent.helper_command import run_helper_command
+from zcoder.agent.helper_command import HelperHost, run_helper_command
 from zcoder.agent.hook_points import HOOK_PREFIX, HookPoints
 from zcoder.agent.peers_note import PeersNote
 from zcoder.agent.plan_keeper import PlanKeeper
@@ -217,7 +217,10 @@ class Agent(Steerable):
     async def run_helper(self, name: str, task: str, *, timeout: float) -> UserCommandFinished:
         """``/claude TASK`` and its kin: another coding agent on ``task``, asked first,
         recorded as context without a turn (zcoder.agent.helper_command)."""
-        return await run_helper_command(self, find_helper(name), task, timeout=timeout)
+        host = HelperHost(
+            self.settings, self.messages, self.recorder, self.approval, self.approver, self.edits
+        )
+        return await run_helper_command(host, find_helper(name), task, timeout=timeout)
 
     async def run_relay_turn(self, envelope: Envelope, *, trusted: bool = False) -> TurnFinished:
         """A task relayed by another instance: shown, wrapped, never in the ledger or title.

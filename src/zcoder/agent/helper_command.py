@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from zcoder.agent.events import StatusChanged, UserCommandFinished, UserCommandStarted
@@ -24,9 +25,13 @@ from zcoder.tools.helpers.clis import Helper
 from zcoder.tools.helpers.run import authorize_helper, command_line, run_helper
 
 if TYPE_CHECKING:
-    from zcoder.agent.core import Agent
+    from zcoder.agent.edits import EditJournal
+    from zcoder.agent.recorder import Recorder
+    from zcoder.agent.settings import AgentSettings
+    from zcoder.model import Message
+    from zcoder.tools import ApprovalPolicy, Approver
 
-__all__ = ["HELPER_RECORD_OPEN", "HELPER_STOPPED", "run_helper_command"]
+__all__ = ["HELPER_RECORD_OPEN", "HELPER_STOPPED", "HelperHost", "run_helper_command"]
 
 HELPER_RECORD_OPEN: Final = "<user_helper_run>"
 HELPER_RECORD_CLOSE: Final = "</user_helper_run>"
@@ -46,8 +51,21 @@ def helper_record(helper: Helper, task: str, result: str) -> str:
     )
 
 
+@dataclass(frozen=True)
+class HelperHost:
+    """What a helper's run needs of the agent: its conversation, recorder and journal,
+    its approval policy and approver."""
+
+    settings: AgentSettings
+    messages: list[Message]
+    recorder: Recorder
+    approval: ApprovalPolicy
+    approver: Approver
+    edits: EditJournal
+
+
 async def run_helper_command(
-    agent: Agent, helper: Helper, task: str, *, timeout: float
+    agent: HelperHost, helper: Helper, task: str, *, timeout: float
 ) -> UserCommandFinished:
     """Ask, run ``helper`` on ``task`` and record it; see the module docstring. Re-raises
     ``asyncio.CancelledError`` once its group is gone and its changes are journalled."""

@@ -15,7 +15,9 @@ import shutil
 import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
+
+from zcoder.base.errors import ConfigError
 
 __all__ = [
     "DEFAULT_HELPER_TIMEOUT",
@@ -25,6 +27,7 @@ __all__ = [
     "HelperReading",
     "find_helper",
     "helper_list",
+    "helper_setting",
     "installed",
 ]
 
@@ -48,6 +51,13 @@ class HelperReading:
 
     def final(self) -> str:
         return self.answer or (self.texts[-1] if self.texts else "")
+
+
+class _Named(Protocol):
+    """An option's row (zcoder.options.Option), as far as its parser reads it."""
+
+    @property
+    def env(self) -> str | None: ...
 
 
 Reader = Callable[[dict[str, Any], HelperReading], list[str]]
@@ -194,6 +204,14 @@ def helper_list(raw: str) -> tuple[str, ...]:
             f"unknown helper {unknown[0]!r}: the helpers are {', '.join(HELPER_NAMES)} (or none)"
         )
     return tuple(dict.fromkeys(names))
+
+
+def helper_setting(raw: str, row: _Named) -> tuple[str, ...]:
+    """The option table's parser of ZCODER_HELPERS (zcoder.options)."""
+    try:
+        return helper_list(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{row.env}: {exc}") from None
 
 
 def installed(enabled: Iterable[str] = HELPER_NAMES) -> dict[str, str]:
