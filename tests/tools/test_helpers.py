@@ -255,3 +255,17 @@ def test_the_helper_list_setting() -> None:
     assert helper_list("off") == helper_list("") == ()
     with pytest.raises(ValueError, match="unknown helper 'agy'"):
         helper_list("claude agy")
+
+
+def test_the_prompt_overhead_pays_only_a_catalog_line_and_only_when_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench import prompt_overhead
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    none = prompt_overhead.measure(Profile.CODING, relay=True)
+    monkeypatch.setenv("PATH", str(install_helpers(tmp_path / "bin", ("claude",))))
+    one = prompt_overhead.measure(Profile.CODING, relay=True)
+    assert one.tools == none.tools  # no schema: a line in load_tools' catalog
+    assert 0 < one.total - none.total <= 20
+    assert one.total <= prompt_overhead.PROMPT_BUDGET_TOKENS
