@@ -269,3 +269,16 @@ def test_the_prompt_overhead_pays_only_a_catalog_line_and_only_when_installed(
     assert one.tools == none.tools  # no schema: a line in load_tools' catalog
     assert 0 < one.total - none.total <= 20
     assert one.total <= prompt_overhead.PROMPT_BUDGET_TOKENS
+
+
+@pytest.mark.parametrize("agent", HELPER_NAMES)
+async def test_hostile_output_is_shown_escaped_and_hides_nothing(
+    helpers_on_path: Path, workspace: Path, agent: str
+) -> None:
+    shown: list[str] = []
+    result = await delegate(workspace, agent, "hostile", ScriptedApprover(ONCE), shown=shown)
+    assert result.ok
+    lines = "".join(shown)
+    assert not any(char in lines for char in "\x1b\r\x07")
+    assert "look: \\e[2J\\e]0;pwned\\x07CLEARED" in lines  # their words, made visible
+    assert "\\e[31mRAW LINE\\r\\e[Kspoof" in lines  # a raw line: whole, nothing hidden

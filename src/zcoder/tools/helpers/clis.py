@@ -4,8 +4,9 @@ Each is started in its non-interactive mode with a JSON event stream on its stan
 output, one object a line: Claude Code's ``claude -p --output-format stream-json``, Codex's
 ``codex exec --json``, opencode's ``opencode run --format json``. A line is turned into
 what a person reads (the agent's words, the tools it used), and the agent's last words are
-its final answer. A line that is not one of its events is shown as it came (the transcript
-escapes it, as all text from elsewhere).
+its final answer. A line that is not one of its events is shown as it came. Every line
+shown is made visible (zcoder.base.sanitize.visible) where it is read: a carriage return or
+an escape sequence in a helper's output can hide nothing.
 """
 
 from __future__ import annotations
@@ -124,8 +125,9 @@ def _claude(event: dict[str, Any], reading: HelperReading) -> list[str]:
         if event.get("is_error"):
             reading.failed = str(event.get("result") or event.get("subtype") or "error")
             return [f"✗ {reading.failed}"]
-        reading.answer = str(event.get("result") or "")
-        return []
+        reading.answer = str(event.get("result") or "").strip()
+        said = reading.texts[-1] if reading.texts else ""
+        return [] if reading.answer == said else reading.answer.splitlines()
     if kind == "system" and event.get("subtype") == "init":
         return [f"(started: {event.get('model', 'its default model')})"]
     return []  # tool results, partial messages: the tool line said enough

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from zcoder.base.plural import counted
+from zcoder.base.sanitize import visible
 from zcoder.tools.approval import (
     ApprovalDecision,
     ApprovalPolicy,
@@ -53,10 +54,7 @@ MAX_LINE_BYTES: Final = 1024 * 1024
 
 def own_permissions(helper: Helper) -> str:
     """What the question says of a helper: the user is trusting it, not zcoder's guard."""
-    return (
-        f"{helper.title} runs with its own permissions, outside zcoder's guard and "
-        "approvals: it may run commands and change files as its own settings allow"
-    )
+    return f"{helper.title} runs with its own permissions, outside zcoder's guard and approvals"
 
 
 def command_line(helper: Helper, task: str) -> str:
@@ -164,7 +162,7 @@ class _Lines:
     def _show(self, line: str) -> None:
         shown = self.helper.read_line(line, self.reading)
         if shown and self.sink is not None:
-            self.sink("\n".join(shown) + "\n")
+            self.sink("".join(visible(text) + "\n" for text in shown))
 
 
 async def run_helper(
