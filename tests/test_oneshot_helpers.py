@@ -6,7 +6,6 @@ or with no terminal, nobody is asked and nothing runs, and the model is told why
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pexpect
@@ -14,7 +13,7 @@ import pytest
 
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.fixtures.helper_cli import install_helpers
-from tests.test_oneshot import Env, make_env, prompt
+from tests.test_oneshot import Env, make_env, prompt, spawn_in_pty
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -60,15 +59,13 @@ def test_where_nobody_can_be_asked_nothing_runs(
 
 def test_with_a_terminal_it_is_asked_there_and_y_runs_it(env: Env, fake: FakeOllama) -> None:
     delegating(fake)
-    host = f"127.0.0.1:{fake.port}"
-    args = ["-m", "zcoder", "--prompt", "go", "--host", host, "-w", str(env.workspace)]
-    child = pexpect.spawn(
-        sys.executable, args, env=env.vars, cwd=str(env.workspace), encoding="utf-8", timeout=20
-    )
-    child.expect_exact("Hand this task to Claude Code, in ")
-    child.expect_exact("'edit:alpha.txt rewrite it'")
-    child.expect_exact("runs with its own permissions, outside zcoder's guard and approvals")
-    child.expect_exact("[y]es, [n]o: ")
+    child = spawn_in_pty(env, fake, "go")
+    child.expect_exact("[y]es, [n]o: ")  # the question, asked on the terminal
+    question = " ".join(str(child.before).split())
+    assert f"Hand this task to Claude Code, in {env.workspace}?" in question
+    assert "$ claude -p --output-format stream-json" in question
+    assert "-- 'edit:alpha.txt rewrite it'" in question
+    assert "runs with its own permissions, outside zcoder's guard and approvals" in question
     child.sendline("y")
     child.expect(pexpect.EOF)
     child.close()

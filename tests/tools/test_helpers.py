@@ -47,10 +47,10 @@ def helpers_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "notes.txt").write_text("the original\n")
-    return root
+    """A workspace holding notes.txt, which helpers edit."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "notes.txt").write_text("the original\n")
+    return tmp_path / "ws"
 
 
 async def delegate(

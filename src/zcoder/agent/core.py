@@ -217,9 +217,8 @@ class Agent(Steerable):
     async def run_helper(self, name: str, task: str, *, timeout: float) -> UserCommandFinished:
         """``/claude TASK`` and its kin: another coding agent on ``task``, asked first,
         recorded as context without a turn (zcoder.agent.helper_command)."""
-        host = HelperHost(
-            self.settings, self.messages, self.recorder, self.approval, self.approver, self.edits
-        )
+        ctx = self._context(TurnOrigin.USER, {})
+        host = HelperHost(self.settings, self.messages, self.recorder, self.edits, ctx)
         return await run_helper_command(host, find_helper(name), task, timeout=timeout)
 
     async def run_relay_turn(self, envelope: Envelope, *, trusted: bool = False) -> TurnFinished:

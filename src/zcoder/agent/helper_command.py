@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 from zcoder.agent.events import StatusChanged, UserCommandFinished, UserCommandStarted
@@ -20,7 +21,6 @@ from zcoder.agent.live_output import LiveOutput
 from zcoder.agent.status import Status
 from zcoder.agent.usage import fit_tool_output
 from zcoder.model import user_message
-from zcoder.tools import TurnOrigin
 from zcoder.tools.helpers.clis import Helper
 from zcoder.tools.helpers.run import authorize_helper, command_line, run_helper
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from zcoder.agent.recorder import Recorder
     from zcoder.agent.settings import AgentSettings
     from zcoder.model import Message
-    from zcoder.tools import ApprovalPolicy, Approver
+    from zcoder.tools import ToolContext
 
 __all__ = ["HELPER_RECORD_OPEN", "HELPER_STOPPED", "HelperHost", "run_helper_command"]
 
@@ -54,14 +54,13 @@ def helper_record(helper: Helper, task: str, result: str) -> str:
 @dataclass(frozen=True)
 class HelperHost:
     """What a helper's run needs of the agent: its conversation, recorder and journal,
-    its approval policy and approver."""
+    and a user turn's tool context (the approval policy, the approver, the workspace)."""
 
     settings: AgentSettings
     messages: list[Message]
     recorder: Recorder
-    approval: ApprovalPolicy
-    approver: Approver
     edits: EditJournal
+    ctx: ToolContext
 
 
 async def run_helper_command(
@@ -84,44 +83,22 @@ async def run_helper_command(
         return finished
 
     recorder.emit(UserCommandStarted(command_id, shown))
-    why = await authorize_helper(
-        helper,
-        task,
-        policy=agent.approval,
-        approver=agent.approver,
-        origin=TurnOrigin.USER,
-        profile=settings.profile,
-        workspace=settings.workspace,
-        timeout=timeout,
-    )
+    why = await authorize_helper(helper, task, agent.ctx, timeout)
     if why is not None:
         return finish("failed", f"Not run: {why}.", None)
     recorder.emit(StatusChanged(Status.TOOL, helper.name))
     agent.edits.begin_turn(f"/{helper.name} {task}")  # its edits: one /undo of their own
-    live = LiveOutput(
-        command_id,
-        recorder.emit,
-        settings.max_tool_output,
-        window=settings.num_ctx,
-        name=helper.name,
-    )
+    bound, window = settings.max_tool_output, settings.num_ctx
+    live = LiveOutput(command_id, recorder.emit, bound, window=window, name=helper.name)
+    agent.ctx.on_output = live.feed  # a context of its own (Agent.run_helper)
+    record = partial(agent.edits.record_writes, helper.name)
     try:
-        outcome = await run_helper(
-            helper,
-            task,
-            workspace=settings.workspace,
-            timeout=timeout,
-            max_output=settings.max_tool_output,
-            on_output=live.feed,
-            record=lambda changes: agent.edits.record_writes(helper.name, changes),
-        )
+        outcome = await run_helper(helper, task, agent.ctx, timeout, record)
     except asyncio.CancelledError:
         finish("interrupted", live.interrupted(HELPER_STOPPED), None)
         recorder.emit(StatusChanged(Status.STOPPED))
         raise
     except OSError as exc:  # bash missing
         return finish("failed", f"Error: could not start {helper.title}: {exc}", None)
-    result = fit_tool_output(
-        outcome.text(timeout, settings.max_tool_output), window=settings.num_ctx, name=helper.name
-    )
+    result = fit_tool_output(outcome.text(timeout, bound), window=window, name=helper.name)
     return finish("completed" if outcome.ok else "failed", result, outcome.exit_code)

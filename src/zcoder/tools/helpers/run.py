@@ -19,18 +19,12 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Final
 
 from zcoder.base.plural import counted
 from zcoder.base.sanitize import visible
-from zcoder.tools.approval import (
-    ApprovalDecision,
-    ApprovalPolicy,
-    Approver,
-    CommandApprovalRequest,
-    CommandPolicy,
-)
+from zcoder.tools.approval import ApprovalDecision, CommandApprovalRequest, CommandPolicy
+from zcoder.tools.base import ToolContext
 from zcoder.tools.change import FileChange
 from zcoder.tools.command import OutputSink, run_shell
 from zcoder.tools.helpers.clis import Helper, HelperReading
@@ -38,7 +32,6 @@ from zcoder.tools.helpers.workspace import WorkspaceState, changes_since
 from zcoder.tools.modes import Mode
 from zcoder.tools.offload import StopSignal, in_thread, to_completion
 from zcoder.tools.output import bound_text
-from zcoder.tools.profiles import Profile, TurnOrigin
 
 __all__ = [
     "HelperOutcome",
@@ -63,18 +56,10 @@ def command_line(helper: Helper, task: str) -> str:
 
 
 async def authorize_helper(
-    helper: Helper,
-    task: str,
-    *,
-    policy: ApprovalPolicy,
-    approver: Approver,
-    origin: TurnOrigin,
-    profile: Profile,
-    workspace: Path,
-    timeout: float,
-    requested_by: str | None = None,
+    helper: Helper, task: str, ctx: ToolContext, timeout: float
 ) -> str | None:
     """None when the user said yes to running ``helper`` on ``task``, else why not."""
+    policy = ctx.approval
     if policy.policy is CommandPolicy.DENY:
         return "commands are disabled in this session (--deny-commands): no helper runs"
     if policy.mode is Mode.PLAN:
@@ -83,18 +68,18 @@ async def authorize_helper(
             "can hand it the task after accepting the plan"
         )
     request = CommandApprovalRequest(
-        command=command_line(helper, task),
-        cwd=workspace,
-        timeout_seconds=timeout,
+        command_line(helper, task),
+        ctx.workspace,
+        timeout,
         allow_always=False,
-        origin=origin,
-        profile=profile,
+        origin=ctx.origin,
+        profile=ctx.profile,
         warning=own_permissions(helper),
-        requested_by=requested_by,
+        requested_by=ctx.requested_by,
         helper=helper.title,
     )
     try:
-        decision = await approver.approve_command(request)
+        decision = await ctx.approver.approve_command(request)
     except Exception as exc:  # noqa: BLE001 - nobody could be asked: refused
         return f"the user could not be asked ({exc}); {helper.title} was not started"
     if decision is ApprovalDecision.DENY:
@@ -168,23 +153,22 @@ class _Lines:
 async def run_helper(
     helper: Helper,
     task: str,
-    *,
-    workspace: Path,
+    ctx: ToolContext,
     timeout: float,
-    max_output: int,
-    on_output: OutputSink | None,
     record: Callable[[Sequence[FileChange]], None],
 ) -> HelperOutcome:
-    """Run ``helper`` on ``task`` (already approved); see the module docstring. Re-raises
-    ``asyncio.CancelledError`` once its group is gone and its changes are recorded."""
+    """Run ``helper`` on ``task`` (already approved) in ``ctx``'s workspace, its lines to
+    ``ctx.on_output``; see the module docstring. Re-raises ``asyncio.CancelledError`` once
+    its group is gone and its changes are recorded."""
+    workspace = ctx.workspace
     stop = StopSignal()
     before = await in_thread(stop, lambda: WorkspaceState.take(workspace, stop), name="helper")
     reading = HelperReading()
-    lines = _Lines(helper, reading, on_output)
+    lines = _Lines(helper, reading, ctx.on_output)
     changed: tuple[str, ...] = ()
     try:
         shell = command_line(helper, task)
-        outcome = await run_shell(shell, workspace, timeout, max_output, lines.feed)
+        outcome = await run_shell(shell, workspace, timeout, ctx.max_output, lines.feed)
     finally:
         lines.flush()
         done = StopSignal()

@@ -37,21 +37,13 @@ class HelperTool:
         self.timeout = timeout
 
     def spec(self) -> ToolSpec:
-        parameters = arguments(
-            {
-                "agent": {"type": "string", "enum": list(self.names)},
-                "task": {"type": "string", "description": "self-contained instructions"},
-            },
-            ["agent", "task"],
-        )
-        return ToolSpec(
-            DELEGATE_TASK,
-            DESCRIPTION,
-            parameters,
-            self.run,
-            offered=Offered.ON_DEMAND,
-            effects=Effects.WRITES,
-        )
+        """Offered on demand; it writes (a helper changes files), so plan mode hides it."""
+        agent = {"type": "string", "enum": list(self.names)}
+        task = {"type": "string", "description": "self-contained instructions"}
+        params = arguments({"agent": agent, "task": task}, ["agent", "task"])
+        on_demand, writes = Offered.ON_DEMAND, Effects.WRITES
+        run, about = self.run, DESCRIPTION
+        return ToolSpec(DELEGATE_TASK, about, params, run, offered=on_demand, effects=writes)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         name, task = str(args.get("agent", "")), str(args.get("task", "")).strip()
@@ -62,17 +54,7 @@ class HelperTool:
         helper = find_helper(name)
         if shutil.which(name) is None:
             return ToolResult.error(f"{helper.title} ({name}) is no longer on PATH")
-        why = await authorize_helper(
-            helper,
-            task,
-            policy=ctx.approval,
-            approver=ctx.approver,
-            origin=ctx.origin,
-            profile=ctx.profile,
-            workspace=ctx.workspace,
-            timeout=self.timeout,
-            requested_by=ctx.requested_by,
-        )
+        why = await authorize_helper(helper, task, ctx, self.timeout)
         if why is not None:
             return ToolResult.error(why, agent=name, refused=True)
         gate = ctx.edits
@@ -81,15 +63,7 @@ class HelperTool:
             if gate is not None:
                 gate.record_writes(DELEGATE_TASK, changes)
 
-        outcome = await run_helper(
-            helper,
-            task,
-            workspace=ctx.workspace,
-            timeout=self.timeout,
-            max_output=ctx.max_output,
-            on_output=ctx.on_output,
-            record=record,
-        )
+        outcome = await run_helper(helper, task, ctx, self.timeout, record)
         return ToolResult(
             outcome.ok,
             outcome.text(self.timeout, ctx.max_output),
