@@ -282,3 +282,21 @@ async def test_hostile_output_is_shown_escaped_and_hides_nothing(
     assert not any(char in lines for char in "\x1b\r\x07")
     assert "look: \\e[2J\\e]0;pwned\\x07CLEARED" in lines  # their words, made visible
     assert "\\e[31mRAW LINE\\r\\e[Kspoof" in lines  # a raw line: whole, nothing hidden
+
+
+async def test_plan_mode_neither_lists_nor_runs_delegate_task(
+    helpers_on_path: Path, workspace: Path
+) -> None:
+    registry = ToolRegistry()
+    register_helper_tool(registry, HELPER_NAMES, 60)
+    approval = ask_policy()
+    approval.switch_mode(Mode.PLAN)
+    approver = ScriptedApprover()  # fails the test if asked
+    ctx = tool_context(workspace, approver=approver, approval=approval)
+    listed = json.dumps(registry.schemas(ctx, checked=True))
+    assert DELEGATE_TASK not in listed
+    result = await registry.dispatch(DELEGATE_TASK, {"agent": "claude", "task": "hi"}, ctx)
+    assert not result.ok and "plan mode is read-only" in result.output
+    assert approver.requests == [] and not helpers_on_path.exists()
+    approval.switch_mode(Mode.ASK)  # out of plan mode, the catalog lists it
+    assert DELEGATE_TASK in json.dumps(registry.schemas(ctx, checked=True))
