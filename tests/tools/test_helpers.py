@@ -300,3 +300,22 @@ async def test_plan_mode_neither_lists_nor_runs_delegate_task(
     assert approver.requests == [] and not helpers_on_path.exists()
     approval.switch_mode(Mode.ASK)  # out of plan mode, the catalog lists it
     assert DELEGATE_TASK in json.dumps(registry.schemas(ctx, checked=True))
+
+
+def test_helpers_lists_installed_with_version_missing_and_turned_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from zcoder.tui.parts.helpers_ui import helpers_listing
+
+    bin_dir = install_helpers(tmp_path / "bin", ("claude", "codex"))
+    monkeypatch.setenv("PATH", str(bin_dir))
+    lines = helpers_listing(("claude",)).splitlines()
+    assert (
+        lines[1] == f"/claude  Claude Code: installed: {bin_dir}/claude (claude 9.9.9 (stand-in))"
+    )
+    assert lines[2].startswith("/codex  Codex: installed") and lines[2].endswith(
+        "; turned off (ZCODER_HELPERS)"
+    )
+    assert lines[3] == "/opencode  opencode: not installed (no `opencode` on PATH)"
+    assert "delegate_task" in lines[4]
+    assert "None can be used here" in helpers_listing(())
