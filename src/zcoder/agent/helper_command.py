@@ -98,7 +98,7 @@ async def run_helper_command(
         finish("interrupted", live.interrupted(HELPER_STOPPED), None)
         recorder.emit(StatusChanged(Status.STOPPED))
         raise
-    except OSError as exc:  # bash missing
+    except (OSError, ValueError) as exc:  # bash missing; a NUL byte in the task
         return finish("failed", f"Error: could not start {helper.title}: {exc}", None)
     result = fit_tool_output(outcome.text(timeout, bound), window=window, name=helper.name)
     return finish("completed" if outcome.ok else "failed", result, outcome.exit_code)
