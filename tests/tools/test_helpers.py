@@ -28,7 +28,7 @@ from zcoder.tools import (
     Profile,
     ToolResult,
 )
-from zcoder.tools.helpers.clis import HELPER_NAMES, find_helper, helper_list
+from zcoder.tools.helpers.clis import HELPER_NAMES, HelperReading, find_helper, helper_list
 from zcoder.tools.helpers.tool import DELEGATE_TASK, HelperTool, register_helper_tool
 from zcoder.tools.registry import ToolRegistry
 
@@ -319,3 +319,18 @@ def test_helpers_lists_installed_with_version_missing_and_turned_off(
     assert lines[3] == "/opencode  opencode: not installed (no `opencode` on PATH)"
     assert "delegate_task" in lines[4]
     assert "None can be used here" in helpers_listing(())
+
+
+def test_a_huge_line_is_shown_cut_and_the_next_line_whole() -> None:
+    from zcoder.tools.helpers import run
+
+    shown: list[str] = []
+    lines = run._Lines(find_helper("opencode"), HelperReading(), shown.append)
+    chunk = "x" * 65536
+    for _ in range(run.MAX_LINE_CHARS // len(chunk) + 3):
+        lines.feed(chunk)
+    lines.feed('still the long line\n{"type": "text", "part": {"text": "after it"}}\n')
+    lines.flush()
+    assert len(shown) == 2
+    assert shown[0] == "x" * run.CUT_LINE_CHARS + " … (line cut)\n"
+    assert shown[1] == "after it\n"

@@ -41,8 +41,10 @@ __all__ = [
     "run_helper",
 ]
 
-MAX_LINE_BYTES: Final = 1024 * 1024
+MAX_LINE_CHARS: Final = 1024 * 1024
 """A longer output line (a huge event) is shown cut, never held whole."""
+CUT_LINE_CHARS: Final = 4096
+"""How much of such a line is shown."""
 
 
 def own_permissions(helper: Helper) -> str:
@@ -122,22 +124,27 @@ class HelperOutcome:
 
 
 class _Lines:
-    """Output chunks → whole lines → what a person reads, to ``sink``."""
+    """Output chunks → whole lines → what a person reads, to ``sink``. A line longer than
+    MAX_LINE_CHARS is shown cut, and the rest of it is dropped as it comes."""
 
     def __init__(self, helper: Helper, reading: HelperReading, sink: OutputSink | None) -> None:
         self.helper = helper
         self.reading = reading
         self.sink = sink
         self.pending = ""
+        self.cutting = False  # the rest of a line already shown cut
 
     def feed(self, text: str) -> None:
+        if self.cutting:
+            _, newline, text = text.partition("\n")
+            self.cutting = not newline
         self.pending += text
         *whole, self.pending = self.pending.split("\n")
-        if len(self.pending.encode()) > MAX_LINE_BYTES:
-            whole.append(self.pending[:4096] + " … (line cut)")
-            self.pending = ""
         for line in whole:
             self._show(line)
+        if len(self.pending) > MAX_LINE_CHARS:
+            self._show(self.pending[:CUT_LINE_CHARS] + " … (line cut)")
+            self.pending, self.cutting = "", True
 
     def flush(self) -> None:
         if self.pending:
