@@ -4,6 +4,7 @@ cancels, or answers what was not offered, starts nothing."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,22 +18,19 @@ from zcoder.tools.helpers.run import authorize_helper, own_permissions
 
 async def test_the_question_names_the_helper_and_offers_no_always() -> None:
     acp_approver, asker, _ = approver("allow_once")
-    request = command(
-        command="claude -p -- 'fix it'",
-        allow_always=False,
-        warning=own_permissions(find_helper("claude")),
-        helper="Claude Code",
+    warning = own_permissions(find_helper("claude"))
+    asked = command(command="claude -p -- 'fix it'", allow_always=False, warning=warning)
+    decision = await acp_approver.approve_command(replace(asked, helper="Claude Code"))
+    assert decision is ApprovalDecision.ONCE
+    [(call_update, offered)] = asker.asked
+    assert {option.option_id for option in offered} == {"allow_once", "reject_once"}
+    text = call_update.content[0].content.text  # type: ignore[index]
+    expected = (
+        "Hand this task to Claude Code, in /ws/sub?\n\n```\n$ claude -p -- 'fix it'\n```\n\n"
+        f"warning: {warning}"
     )
-    assert await acp_approver.approve_command(request) is ApprovalDecision.ONCE
-    ((tool_call, options),) = asker.asked
-    assert [o.option_id for o in options] == ["allow_once", "reject_once"]
-    shown = tool_call.content[0].content.text  # type: ignore[index]
-    assert shown.split("\n\n") == [
-        "Hand this task to Claude Code, in /ws/sub?",
-        "```\n$ claude -p -- 'fix it'\n```",
-        "warning: Claude Code runs with its own permissions, outside zcoder's guard and approvals",
-    ]
-    assert (tool_call.raw_input or {})["helper"] == "Claude Code"  # --connect's dialog
+    assert text == expected
+    assert (call_update.raw_input or {})["helper"] == "Claude Code"  # --connect's dialog
 
 
 @pytest.mark.parametrize("answer", ["cancelled", "allow_always"])
