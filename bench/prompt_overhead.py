@@ -4,7 +4,8 @@ Every chat request starts with the system prompt and the tool schemas. They are 
 exactly as a user turn builds them (``Agent.user_turn_request()``), for each profile with
 the relay off and on (the relay adds list_agents, a line for send_agent_message in the
 catalog of the tools offered on demand, and a paragraph), online (fetch_url's line in that
-catalog, as assembly gives it unless --offline), with no AGENTS.md, and
+catalog, as assembly gives it unless --offline), delegate_task's line when a helper agent
+is installed on this machine (zcoder.tools.helpers; none: no line), with no AGENTS.md, and
 counted with zcoder's own estimator (zcoder.model.tokens), the one the context meter uses
 before the server has counted. No real tokenizer can be installed without downloading a
 model's vocabulary at run time (tiktoken fetches its files; Qwen's tokenizer comes from the
@@ -34,6 +35,8 @@ from zcoder.model import ChatEvent
 from zcoder.model.tokens import estimate_message_tokens, estimate_tokens
 from zcoder.relay import Relay
 from zcoder.tools import ApprovalPolicy, Approver, CommandPolicy, Profile, default_registry
+from zcoder.tools.helpers.clis import DEFAULT_HELPER_TIMEOUT, HELPER_NAMES
+from zcoder.tools.helpers.tool import register_helper_tool
 from zcoder.tools.web.rules import WebRules
 from zcoder.tools.web.tool import register_web_tool
 
@@ -88,6 +91,8 @@ def measure(profile: Profile, *, relay: bool) -> Overhead:
 def _measure(profile: Profile, *, relay: bool, workspace: Path) -> Overhead:
     registry = default_registry()
     register_web_tool(registry, WebRules())  # online, the default: fetch_url's catalog line
+    # delegate_task's catalog line, only where a helper agent is installed (none: nothing).
+    register_helper_tool(registry, HELPER_NAMES, DEFAULT_HELPER_TIMEOUT)
     if relay:
         register_relay_tools(registry, cast(Relay, _StubRelay()), cast(SendConfirmer, None))
     agent = Agent(

@@ -66,6 +66,8 @@ GOOD: dict[str, tuple[str, Any]] = {
     "web_timeout": ("2.5", 2.5),
     "vision": ("on", True),
     "image_max_bytes": ("1048576", 1048576),
+    "helpers": ("Codex, opencode", ("codex", "opencode")),
+    "helper_timeout": ("60", 60.0),
 }
 DEFAULTS: dict[str, Any] = {
     "keep_alive": None,
@@ -93,6 +95,8 @@ DEFAULTS: dict[str, Any] = {
     "web_timeout": 30.0,
     "vision": None,
     "image_max_bytes": 5242880,
+    "helpers": ("claude", "codex", "opencode"),
+    "helper_timeout": 900.0,
 }
 # The messages as zcoder gave them before the table (copied from the old config.py).
 BAD: dict[str, tuple[str, str]] = {
@@ -126,6 +130,11 @@ BAD: dict[str, tuple[str, str]] = {
     "web_timeout": ("0", "ZCODER_WEB_TIMEOUT must be a positive number of seconds (got '0')"),
     "vision": ("auto", "ZCODER_VISION must be on or off (got 'auto')"),
     "image_max_bytes": ("5M", "ZCODER_IMAGE_MAX_BYTES must be a positive whole number (got '5M')"),
+    "helpers": (
+        "claude agy",
+        "ZCODER_HELPERS: unknown helper 'agy': the helpers are claude, codex, opencode (or none)",
+    ),
+    "helper_timeout": ("x", "ZCODER_HELPER_TIMEOUT must be a positive number of seconds (got 'x')"),
 }
 LENIENT = {"api_key", "mcp_start_timeout", "mcp_call_timeout", "mcp_turn_wait", "mcp_tools_share"}
 """Rows with no bad value: anything unusable is the default (the MCP client's, as before)."""

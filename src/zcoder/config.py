@@ -118,6 +118,10 @@ class Config:
     the server says the model takes them (None: zcoder.agent.image_book)."""
     image_max_bytes: int = default_of("image_max_bytes")
     """ZCODER_IMAGE_MAX_BYTES: the largest image a prompt attaches."""
+    helpers: tuple[str, ...] = default_of("helpers")
+    """ZCODER_HELPERS, ZCODER_HELPER_TIMEOUT: the other coding agents zcoder may hand a
+    task to, when installed, and how long one may run (zcoder.tools.helpers)."""
+    helper_timeout: float = default_of("helper_timeout")
 
     @property
     def web_rules(self) -> WebRules:

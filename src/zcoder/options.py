@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
 from zcoder import __version__
-from zcoder.base.errors import UsageError
+from zcoder.base.errors import ConfigError
 from zcoder.base.images import DEFAULT_IMAGE_MAX_BYTES
 from zcoder.model.context import WINDOW_SETTING, parse_keep_alive
 from zcoder.model.limits import (
@@ -35,6 +35,7 @@ from zcoder.model.limits import (
     MAX_REPLY_SETTING,
 )
 from zcoder.tools import EditPolicy
+from zcoder.tools.helpers.clis import DEFAULT_HELPER_TIMEOUT, HELPER_NAMES, helper_setting
 from zcoder.tools.output import DEFAULT_MAX_TOOL_OUTPUT, MAX_TOOL_OUTPUT_ENV
 from zcoder.tools.web.rules import DEFAULT_WEB_MAX_BYTES, DEFAULT_WEB_TIMEOUT, parse_host_list
 
@@ -57,10 +58,6 @@ __all__ = [
 STDIN_WAIT_SETTING: Final = "ZCODER_STDIN_WAIT"
 DEFAULT_STDIN_WAIT: Final = 5.0
 """Seconds standard input may send nothing before zcoder goes on without (more of) it."""
-
-
-class ConfigError(UsageError, ValueError):
-    """A setting that cannot be used; the message names it and says what is accepted."""
 
 
 Parser = Callable[[str, "Option"], Any]
@@ -408,6 +405,11 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option(
         "image_max_bytes", env="ZCODER_IMAGE_MAX_BYTES", parse=positive_int,
         default=DEFAULT_IMAGE_MAX_BYTES,
+    ),
+    Option("helpers", env="ZCODER_HELPERS", parse=helper_setting, default=HELPER_NAMES),
+    Option(
+        "helper_timeout", env="ZCODER_HELPER_TIMEOUT", parse=positive_seconds,
+        default=DEFAULT_HELPER_TIMEOUT,
     ),
 )  # fmt: skip
 

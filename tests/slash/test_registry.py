@@ -50,6 +50,10 @@ HELP_ORDER = [
     "/fork",
     "/instructions",
     "/init",
+    "/claude",
+    "/codex",
+    "/opencode",
+    "/helpers",
 ]
 
 WORK_REMOTELY = {"/help", "/output", "/copy", "/quit", "/new", "/sessions"}
@@ -72,6 +76,10 @@ WHERE_TO_ASK = {
     "--print-instructions there lists them)",
     "/init": "/init writes the remote workspace's AGENTS.md: run it there",
     "/mode": "the permission mode is the remote zcoder's (its --mode)",
+    **dict.fromkeys(
+        ("/claude", "/codex", "/opencode", "/helpers"),
+        "a helper would run in the remote host's workspace: use it there",
+    ),
 }
 """--connect's refusals as its own table had them, before they joined the declarations."""
 

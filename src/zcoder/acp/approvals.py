@@ -145,6 +145,8 @@ class AcpApprover:
             lines = ["Fetch this web page?", fenced(request.command)]
             if request.allow_always:
                 lines.append(f"Allow always: pages of {request.web_host} for the rest of the run.")
+        if request.helper is not None:  # another coding agent: asked every time
+            lines[0] = f"Hand this task to {request.helper}, in {request.cwd}?"
         if request.requested_by:
             lines.insert(0, f"Asked by a task relayed {request.requested_by}.")
         if request.warning:
@@ -169,7 +171,8 @@ class AcpApprover:
                 "kept": request.kept,  # --connect's dialog: no answer when it cannot ask
             }
             | ({"background": True} if request.background else {})
-            | ({"web_host": request.web_host} if request.web_host is not None else {}),
+            | ({"web_host": request.web_host} if request.web_host is not None else {})
+            | ({"helper": request.helper} if request.helper is not None else {}),
         )
         decision = await self._ask(tool_call, offer_always=request.allow_always)
         if decision is None:

@@ -19,6 +19,7 @@ from zcoder.agent.call_ids import CallIds
 from zcoder.agent.context_keeper import CompactResult, ContextKeeper
 from zcoder.agent.edits import EditJournal
 from zcoder.agent.events import EventSink, Outcome, RelayReceived, TurnFinished, UserCommandFinished
+from zcoder.agent.helper_command import HelperHost, run_helper_command
 from zcoder.agent.hook_points import HOOK_PREFIX, HookPoints
 from zcoder.agent.image_book import ImageBook
 from zcoder.agent.peers_note import PeersNote
@@ -41,6 +42,7 @@ from zcoder.relay import Envelope, sender_from, sender_name
 from zcoder.sessions import SessionStore
 from zcoder.tools import ApprovalPolicy, Approver, Mode, ToolContext, ToolRegistry, TurnOrigin
 from zcoder.tools.freshness import FreshnessBook
+from zcoder.tools.helpers.clis import find_helper
 from zcoder.tools.plan_tool import PLAN_KEY
 
 if TYPE_CHECKING:
@@ -221,6 +223,13 @@ class Agent(Steerable):
         return await run_user_command(
             command, settings=self.settings, messages=self.messages, recorder=self.recorder
         )
+
+    async def run_helper(self, name: str, task: str, *, timeout: float) -> UserCommandFinished:
+        """``/claude TASK`` and its kin: another coding agent on ``task``, asked first,
+        recorded as context without a turn (zcoder.agent.helper_command)."""
+        ctx = self._context(TurnOrigin.USER, {})
+        host = HelperHost(self.settings, self.messages, self.recorder, self.edits, ctx)
+        return await run_helper_command(host, find_helper(name), task, timeout=timeout)
 
     async def run_relay_turn(self, envelope: Envelope, *, trusted: bool = False) -> TurnFinished:
         """A task relayed by another instance: shown, wrapped, never in the ledger or title.

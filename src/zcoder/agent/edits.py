@@ -14,7 +14,7 @@ the turn created is deleted). A file whose content is no longer what the turn wr
 changed since (by the user, a command, an editor): it is kept as it is unless the user
 chooses to overwrite it too. Restoring goes through the same confinement as the tools:
 no symlink is followed, nothing outside the workspace is touched. Edits made by
-run_command are not journalled.
+run_command are not journalled; a helper agent's are (``record_writes``).
 """
 
 from __future__ import annotations
@@ -272,11 +272,13 @@ class EditJournal:
         self.store.put(change.before)
         return ""
 
-    def record_write(self, tool: str, change: FileChange) -> None:
-        """A write zcoder made itself once the user said yes (``/init``'s AGENTS.md): in
-        the journal as a tool's edit is, for /diff, /undo and /rewind."""
-        self._snapshots[id(change)] = self._snapshot(change)
-        self.committed(tool, [change])
+    def record_writes(self, tool: str, changes: Sequence[FileChange]) -> None:
+        """Writes made outside the edit tools once the user said yes (``/init``'s
+        AGENTS.md, a helper agent's edits): in the journal as a tool's edits are, for
+        /diff, /undo and /rewind."""
+        for change in changes:
+            self._snapshots[id(change)] = self._snapshot(change)
+        self.committed(tool, changes)
 
     def committed(
         self, tool: str, changes: Sequence[FileChange], _ctx: ToolContext | None = None

@@ -141,7 +141,7 @@ async def offer_draft(agent: Agent, draft: str) -> InitOutcome:
         )
     await to_completion(stop, lambda: atomic_write(target, data), name="init")
     change = FileChange(target, before, data)  # /undo takes it back, as a tool's edit
-    await to_completion(stop, lambda: agent.edits.record_write(TOOL_NAME, change), name="init")
+    await to_completion(stop, lambda: agent.edits.record_writes(TOOL_NAME, [change]), name="init")
     agent.settings.instruction_set = agent.settings.instruction_set.reloaded()
     verb = "Replaced" if replaces else "Wrote"
     lines = counted(draft.count("\n"), "line")

@@ -32,3 +32,7 @@ class UsageError(ZcoderError):
     """What the user gave (a flag, a setting, a name) is wrong: exit code 2."""
 
     exit_code: ClassVar[int] = EXIT_USAGE
+
+
+class ConfigError(UsageError, ValueError):
+    """A setting that cannot be used; the message names it and says what is accepted."""

@@ -19,6 +19,7 @@ from zcoder.frontend.extensions import Extensions, hook_consent_dialog, load_ext
 from zcoder.relay import listed_hosts
 from zcoder.sessions import SessionStore
 from zcoder.tools import ApprovalPolicy, Approver, default_registry
+from zcoder.tools.helpers.tool import register_helper_tool
 from zcoder.tools.web.tool import register_web_tool
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ def assemble_agent(
         register_relay_tools(registry, *relay, hosts=listed_hosts(config.home))
     if not config.offline:  # --offline: no web tool at all, not even in the catalog
         register_web_tool(registry, config.web_rules)
+    register_helper_tool(registry, config.helpers, config.helper_timeout)  # when installed
     extensions = load_extensions(registry, config.workspace, config.home)
     for problem in extensions.problems:
         on_problem(problem)

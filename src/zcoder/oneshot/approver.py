@@ -45,6 +45,13 @@ class TtyApprover:
             )
             self.err.flush()
             raise NoApprovalTerminal("--yes: nobody is asked, and --yes never approves it")
+        if request.helper is not None and self.unattended:
+            self.err.write(
+                f"zcoder: {request.helper} runs outside zcoder's approvals and --yes never "
+                "starts it; it was not run (run without --yes to be asked)\n"
+            )
+            self.err.flush()
+            raise NoApprovalTerminal("--yes: nobody is asked, and --yes never starts a helper")
         choices = "[y]es once, [a]llow all, [n]o" if request.allow_always else "[y]es, [n]o"
         where = "in the background (until zcoder exits) " if request.background else ""
         text = f"\nRun this command {where}in {request.cwd}?\n  $ {request.command}\n"
@@ -54,6 +61,9 @@ class TtyApprover:
             text = f"\nFetch this web page?\n  {request.command}\n"
             if request.allow_always:
                 choices = f"[y]es once, [a]llow {request.web_host} for this run, [n]o"
+        if request.helper is not None:
+            text = f"\nHand this task to {request.helper}, in {request.cwd}?"
+            text += f"\n  $ {request.command}\n"
         if request.refused:
             text = f"\nThe safety guard refuses this command. Run it anyway, in {request.cwd}?"
             text += f"\n  $ {request.command}\n"

@@ -370,6 +370,7 @@ class RemoteAgent(Handler):
                 kept=raw.get("kept") is True,  # a dialog that cannot ask then answers nothing
                 background=raw.get("background") is True,
                 web_host=str(web_host) if web_host else None,
+                helper=str(raw["helper"]) if raw.get("helper") else None,
             )
         )
 

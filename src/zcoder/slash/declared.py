@@ -29,6 +29,7 @@ __all__ = [
     "AppCommands",
     "EditCommands",
     "GoalCommands",
+    "HelperCommands",
     "InboxCommands",
     "InstructionCommands",
     "JobCommands",
@@ -47,6 +48,7 @@ TUI: Final = FrontEnd.TUI
 EDITOR: Final = FrontEnd.EDITOR
 REMOTE: Final = FrontEnd.REMOTE
 EDITS_ELSEWHERE: Final = "the edits are on the remote host, in its workspace"
+HELPERS_ELSEWHERE: Final = "a helper would run in the remote host's workspace: use it there"
 
 
 @declares_commands
@@ -383,3 +385,43 @@ class InstructionCommands:
     )
     def init_command(self, argument: str, /) -> Reply:
         """A turn drafts the workspace's AGENTS.md; written only when the user says yes."""
+
+
+@declares_commands
+class HelperCommands:
+    """Other coding agents as helpers (zcoder.tools.helpers): Claude Code, Codex, opencode."""
+
+    @slash_command(
+        Form("/claude TASK", "hand TASK to Claude Code (asked first; it runs on its own terms)"),
+        where=TUI,
+        needs=Needs.AGENT,
+        remote_refusal=HELPERS_ELSEWHERE,
+    )
+    def claude_command(self, argument: str, /) -> Reply:
+        """Run Claude Code's non-interactive mode on the task, here."""
+
+    @slash_command(
+        Form("/codex TASK", "hand TASK to Codex (asked first; it runs on its own terms)"),
+        where=TUI,
+        needs=Needs.AGENT,
+        remote_refusal=HELPERS_ELSEWHERE,
+    )
+    def codex_command(self, argument: str, /) -> Reply:
+        """Run Codex's non-interactive mode on the task, here."""
+
+    @slash_command(
+        Form("/opencode TASK", "hand TASK to opencode (asked first; it runs on its own terms)"),
+        where=TUI,
+        needs=Needs.AGENT,
+        remote_refusal=HELPERS_ELSEWHERE,
+    )
+    def opencode_command(self, argument: str, /) -> Reply:
+        """Run opencode's non-interactive mode on the task, here."""
+
+    @slash_command(
+        Form("/helpers", "which coding agents /claude, /codex and /opencode find installed"),
+        where=TUI,
+        remote_refusal=HELPERS_ELSEWHERE,
+    )
+    def helpers_command(self, argument: str, /) -> Reply:
+        """Each helper: installed (its version) or not, and whether it is turned off."""

@@ -162,6 +162,11 @@ class CommandApprovalRequest:
     """Set when what is asked is fetching a web page (fetch_url): ``command`` is ``GET
     URL``, and ``a`` (where offered) allows this host, not every host, for the rest of the
     run (``ApprovalPolicy.grant_host``)."""
+    helper: str | None = None
+    """Set when what is asked is handing a task to another coding agent (``Claude Code``;
+    zcoder.tools.helpers): ``command`` is its exact command line, ``warning`` says it runs
+    with its own permissions; no ``a`` is offered, and an approver with nobody to ask
+    (``--prompt --yes``) must refuse it, as a command the guard refuses."""
     kept: bool = False
     """Set when the answer is saved for later sessions (consent to a project's hooks or MCP
     server): an approver that cannot show the question must raise rather than answer no,

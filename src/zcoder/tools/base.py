@@ -45,6 +45,10 @@ class EditGate(Protocol):
         """The changes were written."""
         ...
 
+    def record_writes(self, tool: str, changes: Sequence[FileChange]) -> None:
+        """Changes already made outside the edit tools (a helper agent's), to journal."""
+        ...
+
 
 @dataclass
 class ToolContext:

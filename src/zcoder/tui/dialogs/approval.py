@@ -172,6 +172,8 @@ def approval_screen(
         return McpStartScreen(request, give_back=give_back)
     if request.web_host is not None:
         return WebApprovalScreen(request, give_back=give_back)
+    if request.helper is not None:
+        return HelperApprovalScreen(request, give_back=give_back)
     return ApprovalScreen(request, give_back=give_back)
 
 
@@ -204,6 +206,33 @@ class WebApprovalScreen(ApprovalScreen):
 
     def body_prefix(self) -> str:
         return ""
+
+
+class HelperApprovalScreen(ApprovalScreen):
+    """Handing a task to another coding agent: its exact command line and that it runs with
+    its own permissions; y starts it, n/Esc does not. Asked every time: no ``a``, in any
+    dialog, relayed or not."""
+
+    KEYS = replace(ApprovalScreen.KEYS, yes="start it", this_one="start it")
+
+    def title_text(self) -> Text:
+        return self.titled(f"Hand this task to {visible(self.request.helper or '')}?")
+
+    def keys_text(self) -> str:
+        return f"[y] {self.KEYS.yes}   [n]/Esc {self.KEYS.no}   (asked every time)"
+
+    def answer_for(self, key: str) -> ApprovalDecision | None:
+        return None if key == "a" else super().answer_for(key)
+
+    def meta(self) -> list[Static]:
+        r = self.request
+        return [
+            Static(
+                Text(f"in {screen_safe(str(r.cwd))} · time limit {r.timeout_seconds:g} s"),
+                classes="meta",
+            ),
+            Static(content_text(r.warning or "", "note: "), classes="warning"),
+        ]
 
 
 class McpStartScreen(ApprovalScreen):

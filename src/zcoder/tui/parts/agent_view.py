@@ -130,7 +130,7 @@ class AgentView(Part):
                     command = CommandEntry.for_user(event.command, event.status)
                     self.show(command)
                 command.finish(event.status, event.output)
-            case ev.ToolStarted(name="run_command"):
+            case ev.ToolStarted(name="run_command" | "delegate_task"):  # output streams in
                 self._end_stream()
                 self._commands[event.call_id] = CommandEntry.for_tool(event.name, event.arguments)
                 self.show(self._commands[event.call_id])

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from zcoder.tui.parts.custom_commands_ui import CustomCommandsUI
     from zcoder.tui.parts.edits_ui import EditsUI
     from zcoder.tui.parts.goal_ui import GoalUI
+    from zcoder.tui.parts.helpers_ui import HelpersUI
     from zcoder.tui.parts.instructions_ui import InstructionsUI
     from zcoder.tui.parts.jobs_ui import JobsUI
     from zcoder.tui.parts.mcp_ui import McpUI
@@ -277,7 +278,15 @@ class Parts:
             self.goal,
             self.instructions,
             self.modes,
+            self.helpers,
         )
+
+    @cached_property
+    def helpers(self) -> HelpersUI:
+        """/claude, /codex, /opencode and /helpers: other coding agents as helpers."""
+        from zcoder.tui.parts.helpers_ui import HelpersUI
+
+        return HelpersUI(self.context, start=self.screen.start_turn)
 
     @cached_property
     def instructions(self) -> InstructionsUI:
