@@ -212,6 +212,7 @@ BELOW_THE_FRONT_ENDS = (
     # The settings every front end reads: no front end's module among them (issue 28, item 4).
     "zcoder.config",
     "zcoder.options",
+    "zcoder.option_values",
 )
 FRONTEND_USERS = (*FRONT_ENDS, FRONTEND, "zcoder.cli")
 

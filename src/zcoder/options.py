@@ -23,7 +23,7 @@ from typing import Any, Final, Literal
 from zcoder import __version__
 from zcoder.base.errors import ConfigError
 from zcoder.base.images import DEFAULT_IMAGE_MAX_BYTES
-from zcoder.model.context import WINDOW_SETTING, parse_keep_alive
+from zcoder.model.context import WINDOW_SETTING
 from zcoder.model.limits import (
     DEFAULT_IDLE_SECONDS,
     DEFAULT_MAX_LINE_BYTES,
@@ -34,10 +34,23 @@ from zcoder.model.limits import (
     MAX_REPLY_BYTES_SETTING,
     MAX_REPLY_SETTING,
 )
+from zcoder.option_values import (
+    compact_at,
+    edit_policy,
+    host_list,
+    keep_alive,
+    lenient_seconds,
+    lenient_share,
+    notify_mode,
+    on_off,
+    positive_int,
+    positive_seconds,
+    stripped,
+)
 from zcoder.tools import EditPolicy
 from zcoder.tools.helpers.clis import DEFAULT_HELPER_TIMEOUT, HELPER_NAMES, helper_setting
 from zcoder.tools.output import DEFAULT_MAX_TOOL_OUTPUT, MAX_TOOL_OUTPUT_ENV
-from zcoder.tools.web.rules import DEFAULT_WEB_MAX_BYTES, DEFAULT_WEB_TIMEOUT, parse_host_list
+from zcoder.tools.web.rules import DEFAULT_WEB_MAX_BYTES, DEFAULT_WEB_TIMEOUT
 
 __all__ = [
     "DEFAULT_STDIN_WAIT",
@@ -114,98 +127,6 @@ class Option:
 
 
 # -- the parsers, each with the message a bad value gets ----------------------------------
-
-
-def positive_int(raw: str, row: Option) -> int:
-    text = raw.strip()
-    if not text.isdigit() or int(text) <= 0:
-        raise ConfigError(f"{row.env} must be a positive whole number (got {text!r})")
-    return int(text)
-
-
-def positive_seconds(raw: str, row: Option) -> float:
-    text = raw.strip()
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not (value > 0 and value < float("inf")):
-        raise ConfigError(f"{row.env} must be a positive number of seconds (got {text!r})")
-    return value
-
-
-def compact_at(raw: str, row: Option) -> float | None:
-    """A percentage from 50 to 99 (``85`` or ``85%``), or ``off``."""
-    value = raw.strip().lower().removesuffix("%")
-    if value in ("off", "no", "never", "0"):
-        return None
-    if value.isdigit() and 50 <= int(value) <= 99:
-        return int(value) / 100
-    raise ConfigError(f"{row.env} must be a percentage from 50 to 99, or off (got {raw.strip()!r})")
-
-
-def edit_policy(raw: str, row: Option) -> EditPolicy:
-    try:
-        return EditPolicy(raw.strip().lower())
-    except ValueError:
-        raise ConfigError(f"{row.env} must be auto or ask (got {raw!r})") from None
-
-
-NOTIFY_MODES: Final = ("off", "bell", "desktop")
-"""ZCODER_NOTIFY: how zcoder calls you back to an unfocused terminal (zcoder.tui.notify)."""
-
-
-def notify_mode(raw: str, row: Option) -> str:
-    value = raw.strip().lower()
-    if value not in NOTIFY_MODES:
-        raise ConfigError(f"{row.env} must be off, bell or desktop (got {raw!r})")
-    return value
-
-
-def on_off(raw: str, row: Option) -> bool:
-    value = raw.strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    raise ConfigError(f"{row.env} must be on or off (got {raw!r})")
-
-
-def host_list(raw: str, row: Option) -> tuple[str, ...]:
-    """Hosts, addresses or networks, separated by commas or spaces (zcoder.tools.web.rules)."""
-    try:
-        return parse_host_list(raw)
-    except ValueError as exc:
-        raise ConfigError(f"{row.env}: {exc}") from None
-
-
-def keep_alive(raw: str, row: Option) -> str | int:
-    try:
-        return parse_keep_alive(raw.strip())
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-
-
-def stripped(raw: str, row: Option) -> str:
-    return raw.strip()
-
-
-def lenient_seconds(raw: str, row: Option) -> float:
-    """A positive number; anything else is the default, silently (the MCP deadlines)."""
-    try:
-        value = float(raw.strip())
-    except ValueError:
-        return float(row.default)
-    return value if value > 0 else float(row.default)
-
-
-def lenient_share(raw: str, row: Option) -> float:
-    """A share above 0 and at most 1; anything else is the default, silently."""
-    try:
-        value = float(raw.strip())
-    except ValueError:
-        return float(row.default)
-    return value if 0 < value <= 1 else float(row.default)
 
 
 # -- the table ----------------------------------------------------------------------------
