@@ -69,6 +69,8 @@ OWN_NAMES = frozenset(
         "sessions",
         "skill",
         "skills",
+        "spawn",
+        "team",
         "undo",
     }
 )

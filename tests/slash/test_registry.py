@@ -50,6 +50,8 @@ HELP_ORDER = [
     "/fork",
     "/instructions",
     "/init",
+    "/spawn",
+    "/team",
 ]
 
 WORK_REMOTELY = {"/help", "/output", "/copy", "/quit", "/new", "/sessions"}
@@ -72,6 +74,8 @@ WHERE_TO_ASK = {
     "--print-instructions there lists them)",
     "/init": "/init writes the remote workspace's AGENTS.md: run it there",
     "/mode": "the permission mode is the remote zcoder's (its --mode)",
+    "/spawn": "workers start on the remote host: run zcoder there, in tmux",
+    "/team": "the team is the remote host's: run zcoder there, in tmux",
 }
 """--connect's refusals as its own table had them, before they joined the declarations."""
 

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         register_relay_tools,
     )
     from zcoder.agent.settings import AgentSettings
+    from zcoder.agent.team_tool import SPAWN_AGENT, register_spawn_tool
     from zcoder.agent.status import ContextUsage, Status
     from zcoder.agent.steering import STEERED_KEY, Steer, SteerSource, SteerSources
 
