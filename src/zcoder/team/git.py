@@ -102,10 +102,7 @@ def add_worktree(repo: Path, branch: str, path: Path) -> None:
     """A new worktree at ``path`` on a new ``branch`` from HEAD; an existing branch or
     path is refused, never reused."""
     if branch_exists(repo, branch):
-        raise TeamError(
-            f"the branch {branch} exists already: /team merge or /team stop its worker, or "
-            "choose another name"
-        )
+        raise TeamError(f"the branch {branch} exists already: choose another name")
     if os.path.lexists(path):
         raise TeamError(f"{path} exists already: choose another name, or remove it first")
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,15 @@ PANE_OWN: Final = ("TMUX", "TMUX_PANE", "TERM", "COLUMNS", "LINES")
 
 
 def main(argv: list[str]) -> int:
+    status = launch(argv)
+    if sys.stdin.isatty():  # the window would close at once: let its user read why
+        with contextlib.suppress(EOFError, OSError):
+            input("Press Enter to close this window.")
+    return status
+
+
+def launch(argv: list[str]) -> int:
+    """Become the worker; the exit status when that is not possible (said on stderr)."""
     if len(argv) != 1:
         print("usage: python -m zcoder.team.launch FILE", file=sys.stderr)
         return 2

@@ -97,13 +97,13 @@ def plan_spawn(workspace: Path, name: str, task: str, roster_home: Path) -> Spaw
     repo = repo_root(workspace)
     branch = branch_for(repo, name)
     base = current_branch(repo)
-    if branch_exists(repo, branch):
-        raise TeamError(
-            f"the branch {branch} exists already: /team merge or /team stop its worker, or "
-            "choose another name"
-        )
     if Roster(roster_home, repo).find(name) is not None:
-        raise TeamError(f"a worker named {name} is on the team already (/team lists it)")
+        raise TeamError(
+            f"a worker named {name} is on the team already (/team lists it; /team stop "
+            f"{name} remove takes it off)"
+        )
+    if branch_exists(repo, branch):
+        raise TeamError(f"the branch {branch} exists already: choose another name")
     worktree = worktrees_dir(repo) / name
     if worktree.exists() or worktree.is_symlink():
         raise TeamError(f"{worktree} exists already: choose another name, or remove it first")

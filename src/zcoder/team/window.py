@@ -71,11 +71,13 @@ def new_window(name: str, cwd: Path, launch: Path, env: Mapping[str, str]) -> tu
     """A window named ``name`` beside this pane's (not made current) running the launcher
     on ``launch``; its window id and its process."""
     here: list[str] = []
+    # Where the launcher itself is found (a source checkout run with PYTHONPATH): not secret.
+    found = ["-e", f"PYTHONPATH={env['PYTHONPATH']}"] if env.get("PYTHONPATH") else []
     pane = env.get("TMUX_PANE", "")
     if pane:
         here = ["-a", "-t", tmux("display-message", "-p", "-t", pane, "#{window_id}").strip()]
     shown = tmux(
-        "new-window", "-d", *here, "-P", "-F", "#{window_id} #{pane_pid}", "-n", name,
+        "new-window", "-d", *here, *found, "-P", "-F", "#{window_id} #{pane_pid}", "-n", name,
         "-c", str(cwd), "--", sys.executable, "-m", "zcoder.team.launch", str(launch),
     ).split()  # fmt: skip
     if len(shown) != 2 or not shown[1].isdigit():

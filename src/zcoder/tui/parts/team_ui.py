@@ -119,7 +119,13 @@ class TeamUI(Part, TeamCommands):
         try:
             return await asyncio.to_thread(self._start, plan, relay)
         except (TeamError, OSError) as exc:
-            return SpawnOutcome(False, f"The worker {plan.name} did not start: {exc}")
+            made = await asyncio.to_thread(team_git.branch_exists, plan.repo, plan.branch)
+            kept = (
+                f" Its worktree and branch stay: /team stop {plan.name} remove takes them off."
+                if made
+                else ""
+            )
+            return SpawnOutcome(False, f"The worker {plan.name} did not start: {exc}.{kept}")
 
     def _start(self, plan: SpawnPlan, relay: Relay) -> SpawnOutcome:
         """In a thread: the worktree and window, the worker ready, its task sent."""
