@@ -24,6 +24,9 @@ WORKTREES_SUFFIX: Final = "-worktrees"
 DIFF_MAX_CHARS: Final = 400_000
 
 
+ANY_STATUS: Final = tuple(range(256))  # the caller reads the status itself
+
+
 class TeamError(ZcoderError):
     """A team operation that cannot be done; the message says why and what to do."""
 
@@ -171,7 +174,7 @@ def merge(repo: Path, preview: MergePreview) -> str:
         raise TeamError(f"{preview.branch} has no commits that this branch lacks")
     done = git(
         repo, "merge", "--no-ff", "--no-edit", "-m", f"Merge branch '{preview.branch}'",
-        preview.tip, ok=(0, 1, 128),
+        preview.tip, ok=ANY_STATUS,
     )  # fmt: skip
     if done.returncode != 0:
         if (repo / git(repo, "rev-parse", "--git-path", "MERGE_HEAD").stdout.strip()).exists():

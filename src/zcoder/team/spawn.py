@@ -59,6 +59,7 @@ class SpawnOutcome:
 
     started: bool
     text: str
+    by_hand: bool = False  # outside tmux: the text says how to start it by hand
 
 
 @dataclass(frozen=True)

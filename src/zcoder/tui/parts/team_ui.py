@@ -92,7 +92,7 @@ class TeamUI(Part, TeamCommands):
 
         async def run() -> None:
             outcome = await self.spawn(name, task)
-            if outcome.started:
+            if outcome.started or outcome.by_hand:
                 self.say.notice(outcome.text)
             else:
                 self.say.error(outcome.text)
@@ -107,7 +107,7 @@ class TeamUI(Part, TeamCommands):
         except (TeamError, BadName) as exc:
             return SpawnOutcome(False, f"No worker was started: {exc}")
         if not in_tmux(os.environ):
-            return SpawnOutcome(False, by_hand(plan, self.model_flags()))
+            return SpawnOutcome(False, by_hand(plan, self.model_flags()), by_hand=True)
         relay = self.relay
         if relay is None:
             return SpawnOutcome(False, "No worker was started: the relay is off here.")

@@ -1,0 +1,126 @@
+"""Workers in worktrees, in tmux, as a user meets them: ``/spawn`` typed as raw keys starts
+a real worker zcoder in a new window of the lead's tmux server, in its own git worktree on
+``zcoder/NAME``; the worker (the fake model's demo brain) runs the task and its receipt
+comes back to the lead's transcript. ``/team merge`` shows the diff and merges on a raw
+``y``; a conflicting worker is reported as conflicting and nothing is merged. Outside tmux,
+``/spawn`` says how to start the worker by hand and makes nothing."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.harness import World, wait_until
+from tests.e2e.tmux import ENTER, TmuxInstance, start_in_tmux, to_hex
+from tests.team.conftest import commit_file, run_git
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+
+YES = "79"  # the byte a terminal sends for y
+
+
+def git_repo(world: World, name: str) -> Path:
+    path = world.workspace(name)
+    run_git(path, "init", "-q", "-b", "main")
+    run_git(path, "config", "user.email", "lead@example.invalid")
+    run_git(path, "config", "user.name", "Lead")
+    commit_file(path, "README", "one\ntwo\nthree\n", "init")
+    return path
+
+
+def typed(zc: TmuxInstance, text: str) -> None:
+    zc.send_hex(to_hex(text))
+    zc.wait_text(text[-20:])
+    zc.send_hex(ENTER)
+
+
+def window_names(zc: TmuxInstance) -> list[str]:
+    return zc.tmux("list-windows", "-F", "#{window_name}").split()
+
+
+def test_spawn_starts_a_worker_whose_receipt_returns_then_team_merge_merges_it(
+    world: World,
+) -> None:
+    repo = git_repo(world, "lead")
+    lead = start_in_tmux(
+        world, "lead", world.server(demo=True), size=(140, 40),
+        GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1",
+    )  # fmt: skip
+    worktree = repo.parent / "lead-worktrees" / "w1"
+    worker_pid = 0
+    try:
+        typed(lead, "/spawn w1 Add a line to the README")
+        lead.wait_text("[y] start it")
+        lead.wait_text("[N]/Esc/Enter do not")
+        assert not worktree.exists()  # nothing is made before the user says y
+        wait_until(lambda: "waiting" not in lead.screen_text, what="the dialog to arm")
+        lead.send_hex(YES)
+        lead.wait_text("receipt w1 completed", timeout=90)
+        assert "w1" in window_names(lead)
+        assert run_git(worktree, "branch", "--show-current") == "zcoder/w1"
+        manifests = [m for m in world_manifests(world) if m.get("name") == "w1"]
+        assert manifests and Path(manifests[0]["workspace"]) == worktree
+        worker_pid = int(manifests[0]["pid"])
+
+        typed(lead, "/team")
+        lead.wait_text("receipt: completed")
+        lead.wait_text("zcoder/w1")
+
+        # The worker's work, committed on its branch.
+        run_git(worktree, "config", "user.email", "w1@example.invalid")
+        commit_file(worktree, "NOTES", "from w1\n", "w1's change")
+        head = run_git(repo, "rev-parse", "HEAD")
+        typed(lead, "/team merge w1")
+        lead.wait_text("[y] merge")
+        lead.wait_text("+from w1")
+        assert run_git(repo, "rev-parse", "HEAD") == head  # previewed, not merged
+        wait_until(lambda: "waiting" not in lead.screen_text, what="the dialog to arm")
+        lead.send_hex(YES)
+        lead.wait_text("Merged zcoder/w1 into main")
+        assert (repo / "NOTES").read_text() == "from w1\n"
+        assert run_git(repo, "rev-parse", "HEAD^1") == head
+
+        # Now the branches conflict: reported with the file named, nothing merged.
+        commit_file(worktree, "README", "one\nTWO (w1)\nthree\n", "w1 again")
+        commit_file(repo, "README", "one\ntwo (lead)\nthree\n", "lead")
+        head = run_git(repo, "rev-parse", "HEAD")
+        typed(lead, "/team merge w1")
+        lead.wait_text("conflicts with main in README")
+        lead.wait_text("nothing was")
+        assert "[y] merge" not in lead.screen_text
+        assert run_git(repo, "rev-parse", "HEAD") == head
+        assert run_git(repo, "status", "--porcelain") == ""
+
+        typed(lead, "/team stop w1")
+        lead.wait_text("Stopped w1: it quit")
+        wait_until(lambda: "w1" not in window_names(lead), what="w1's window to close")
+        assert worktree.exists()  # kept unless asked
+    finally:
+        if worker_pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(worker_pid, signal.SIGKILL)
+
+
+def world_manifests(world: World) -> list[dict[str, object]]:
+    import json
+
+    found = []
+    for path in world.registry.glob("a-*.json"):
+        with contextlib.suppress(OSError, ValueError):
+            found.append(json.loads(path.read_text()))
+    return found
+
+
+def test_outside_tmux_spawn_says_how_to_start_the_worker_by_hand(world: World) -> None:
+    repo = git_repo(world, "solo")
+    solo = world.start("solo", world.server(demo=True))
+    solo.submit("/spawn helper Fix the bug")
+    solo.wait_text("does not run in tmux")
+    solo.wait_text("worktree add -b zcoder/helper")
+    solo.wait_text("zcoder --name helper")
+    assert run_git(repo, "branch", "--list", "zcoder/*") == ""
+    assert not (repo.parent / "solo-worktrees").exists()
