@@ -63,8 +63,8 @@ def test_spawn_starts_a_worker_whose_receipt_returns_then_team_merge_merges_it(
         assert "w1" in window_names(lead)
         assert run_git(worktree, "branch", "--show-current") == "zcoder/w1"
         manifests = [m for m in world_manifests(world) if m.get("name") == "w1"]
-        assert manifests and Path(manifests[0]["workspace"]) == worktree
-        worker_pid = int(manifests[0]["pid"])
+        assert manifests and Path(str(manifests[0]["workspace"])) == worktree
+        worker_pid = int(str(manifests[0]["pid"]))
 
         typed(lead, "/team")
         lead.wait_text("receipt: completed")
