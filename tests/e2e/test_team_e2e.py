@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.harness import World, wait_until
-from tests.e2e.tmux import ENTER, TmuxInstance, start_in_tmux, to_hex
+from tests.e2e.tmux import ENTER, TmuxInstance, paste_hex, start_in_tmux, to_hex
+from tests.fixtures.fake_ollama import Turn, call
 from tests.team.conftest import commit_file, run_git
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
@@ -57,7 +58,6 @@ def test_spawn_starts_a_worker_whose_receipt_returns_then_team_merge_merges_it(
         lead.wait_text("[y] start it")
         lead.wait_text("[N]/Esc/Enter do not")
         assert not worktree.exists()  # nothing is made before the user says y
-        wait_until(lambda: "waiting" not in lead.screen_text, what="the dialog to arm")
         lead.send_hex(YES)
         lead.wait_text("receipt w1 completed", timeout=90)
         assert "w1" in window_names(lead)
@@ -78,7 +78,6 @@ def test_spawn_starts_a_worker_whose_receipt_returns_then_team_merge_merges_it(
         lead.wait_text("[y] merge")
         lead.wait_text("+from w1")
         assert run_git(repo, "rev-parse", "HEAD") == head  # previewed, not merged
-        wait_until(lambda: "waiting" not in lead.screen_text, what="the dialog to arm")
         lead.send_hex(YES)
         lead.wait_text("Merged zcoder/w1 into main")
         assert (repo / "NOTES").read_text() == "from w1\n"
@@ -124,3 +123,34 @@ def test_outside_tmux_spawn_says_how_to_start_the_worker_by_hand(world: World) -
     solo.wait_text("zcoder --name helper")
     assert run_git(repo, "branch", "--list", "zcoder/*") == ""
     assert not (repo.parent / "solo-worktrees").exists()
+
+
+def test_the_models_spawn_is_asked_even_under_yes_and_a_no_makes_nothing(world: World) -> None:
+    repo = git_repo(world, "boss")
+    server = world.server(demo=False)
+    server.enqueue(
+        Turn.tool_calls(call("spawn_agent", {"name": "w9", "task": "rewrite\x1b[2J it all"})),
+        Turn.text("Understood, no worker."),
+    )
+    boss = start_in_tmux(world, "boss", server, size=(60, 15), args=("--yes",))
+    typed(boss, "start a worker for it")
+    boss.wait_text("The model asks to start it.")
+    boss.wait_text("\\e[2J")  # the task's ESC shown as an escape, never sent to the terminal
+    boss.wait_text("[y] start it")  # armed: the keys line shows the answers
+    boss.send_hex("6e")  # n
+    boss.wait_text("Understood, no worker.")
+    answer = server.chat_bodies[-1]["messages"][-1]
+    assert answer["role"] == "tool" and "did not start the worker w9" in answer["content"]
+    assert run_git(repo, "branch", "--list", "zcoder/*") == ""
+    assert not (repo.parent / "boss-worktrees").exists()
+    assert window_names(boss) == [window_names(boss)[0]]  # no second window
+
+    # A task pasted with an escape sequence is shown escaped in /spawn's dialog too.
+    boss.send_hex(paste_hex("/spawn w8 fix\x1b]0;owned\x07 it"))
+    boss.wait_text("/spawn w8 fix")
+    boss.send_hex(ENTER)
+    boss.wait_text("\\e]0;owned")
+    boss.wait_text("[y] start it")
+    boss.send_hex("1b")  # Escape refuses
+    boss.wait_text("did not start the worker w8")
+    assert run_git(repo, "branch", "--list", "zcoder/*") == ""

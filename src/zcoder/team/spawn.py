@@ -3,11 +3,13 @@ screen's: the plan (name, branch, worktree, directory), the worker's command lin
 to type by hand outside tmux, the worktree and window started, the worker seen ready.
 
 Each step blocks (git, tmux, the registry): the front end runs them off its event loop.
-The confirmation, sending the task and showing the receipt are the front end's.
+The confirmation, sending the task and showing the receipt are the front end's; waiting
+for the worker (``wait_ready``) is a coroutine, so a front end that quits ends it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 import sys
 import time
@@ -150,7 +152,7 @@ def start_worker(plan: SpawnPlan, model: ModelFlags, home: Path, env: Mapping[st
     return worker
 
 
-def wait_ready(
+async def wait_ready(
     discover: Callable[[], DiscoveryResult],
     pid: int,
     alive: Callable[[], bool],
@@ -158,15 +160,17 @@ def wait_ready(
     timeout: float = READY_TIMEOUT,
 ) -> Peer:
     """The worker's peer once its relay is ready (its manifest published, its listener
-    answering a ping: discovery lists only those), found by its process id."""
-    deadline = time.monotonic() + timeout
+    answering a ping: discovery lists only those), found by its process id. Each look is
+    made in a thread; cancelling the waiting task (the app quitting) ends the wait."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
     while True:
-        found = discover()
+        found = await asyncio.to_thread(discover)
         peer = next((p for p in found.peers if p.pid == pid), None)
         if peer is not None:
             return peer
         if not alive():
             raise TeamError("the worker exited before its relay was ready (see its window)")
-        if time.monotonic() > deadline:
+        if loop.time() > deadline:
             raise TeamError(f"the worker's relay was not ready within {timeout:g} s")
-        time.sleep(READY_POLL_SECONDS)
+        await asyncio.sleep(READY_POLL_SECONDS)

@@ -125,14 +125,15 @@ def stop_window(window: str, pid: int, *, grace: float = STOP_GRACE_SECONDS) -> 
     if running is None:
         return "its window was closed already"
     if running != pid:
-        tmux("kill-window", "-t", window)
-        return "its window no longer ran it; the window was closed"
+        # Window ids are the tmux server's: after a restart of tmux, @3 may be another
+        # window of the user's. Only the window still running the worker is touched.
+        return f"its window {window} no longer runs it, so it was left alone"
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     if not alive(pid):
         return "it quit"
-    if window_pid(window) is not None:
+    if window_pid(window) == pid:
         tmux("kill-window", "-t", window)
     return f"it did not quit within {grace:g} s; its window was killed"

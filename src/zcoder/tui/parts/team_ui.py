@@ -117,7 +117,7 @@ class TeamUI(Part, TeamCommands):
             return SpawnOutcome(False, f"The user did not start the worker {plan.name}.")
         self.say.notice(f"Starting {plan.name} in a new tmux window, on {plan.branch}…")
         try:
-            return await asyncio.to_thread(self._start, plan, relay)
+            return await self._start(plan, relay)
         except (TeamError, OSError) as exc:
             made = await asyncio.to_thread(team_git.branch_exists, plan.repo, plan.branch)
             kept = (
@@ -127,16 +127,16 @@ class TeamUI(Part, TeamCommands):
             )
             return SpawnOutcome(False, f"The worker {plan.name} did not start: {exc}.{kept}")
 
-    def _start(self, plan: SpawnPlan, relay: Relay) -> SpawnOutcome:
-        """In a thread: the worktree and window, the worker ready, its task sent."""
-        config = self.services.config
-        worker = start_worker(plan, self.model_flags(), config.home, os.environ)
-        peer = wait_ready(relay.discover, worker.pid, functools.partial(alive, worker.pid))
+    async def _start(self, plan: SpawnPlan, relay: Relay) -> SpawnOutcome:
+        """The worktree and window, the worker ready, its task sent (each off the loop)."""
+        home, flags = self.services.config.home, self.model_flags()
+        worker = await asyncio.to_thread(start_worker, plan, flags, home, os.environ)
+        peer = await wait_ready(relay.discover, worker.pid, functools.partial(alive, worker.pid))
         worker.instance_id = peer.instance_id
-        result = relay.send(peer.instance_id, plan.task)
+        result = await asyncio.to_thread(relay.send, peer.instance_id, plan.task)
         if result.message_id and result.accepted:
             worker.messages.append(result.message_id)
-        self.roster(plan.repo).put(worker)
+        await asyncio.to_thread(self.roster(plan.repo).put, worker)
         where = f"{plan.name} works in {visible(str(plan.workdir))} on {plan.branch}"
         if not result.accepted:
             return SpawnOutcome(False, f"{where}, but its task was not taken: {result.text}")
