@@ -73,14 +73,17 @@ def test_spawn_starts_a_worker_whose_receipt_returns_then_team_merge_merges_it(
         # The worker's work, committed on its branch.
         run_git(worktree, "config", "user.email", "w1@example.invalid")
         commit_file(worktree, "NOTES", "from w1\n", "w1's change")
+        (worktree / "scratch.txt").write_text("not committed\n")  # the worker's repo is dirty
         head = run_git(repo, "rev-parse", "HEAD")
         typed(lead, "/team merge w1")
         lead.wait_text("[y] merge")
         lead.wait_text("+from w1")
+        lead.wait_text("1 uncommitted change")  # said: not part of the merge
         assert run_git(repo, "rev-parse", "HEAD") == head  # previewed, not merged
         lead.send_hex(YES)
         lead.wait_text("Merged zcoder/w1 into main")
         assert (repo / "NOTES").read_text() == "from w1\n"
+        assert not (repo / "scratch.txt").exists()
         assert run_git(repo, "rev-parse", "HEAD^1") == head
 
         # Now the branches conflict: reported with the file named, nothing merged.
@@ -98,6 +101,22 @@ def test_spawn_starts_a_worker_whose_receipt_returns_then_team_merge_merges_it(
         lead.wait_text("Stopped w1: it quit")
         wait_until(lambda: "w1" not in window_names(lead), what="w1's window to close")
         assert worktree.exists()  # kept unless asked
+
+        # Removing a worktree with uncommitted changes asks; Escape keeps it.
+        typed(lead, "/team stop w1 remove")
+        lead.wait_text("[y] remove it")
+        lead.wait_text("scratch.txt")
+        lead.send_hex("1b")
+        lead.wait_text("Kept")
+        assert (worktree / "scratch.txt").exists()
+        typed(lead, "/team stop w1 remove")
+        lead.wait_text("[y] remove it")
+        lead.send_hex(YES)
+        lead.wait_text("the branch zcoder/w1 stays")
+        assert not worktree.exists()
+        assert run_git(repo, "branch", "--list", "zcoder/w1").strip() == "zcoder/w1"
+        typed(lead, "/team")
+        lead.wait_text("No workers were spawned")
     finally:
         if worker_pid:
             with contextlib.suppress(ProcessLookupError):
