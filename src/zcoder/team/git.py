@@ -31,6 +31,32 @@ class TeamError(ZcoderError):
     """A team operation that cannot be done; the message says why and what to do."""
 
 
+def run_program(
+    argv: list[str], *, timeout: float, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``argv`` run with no shell and no terminal, its output read as text, within
+    ``timeout``; TeamError when it cannot run at all (not when it fails: its status is
+    the caller's to read)."""
+    try:
+        return subprocess.run(
+            argv,
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except FileNotFoundError:
+        raise TeamError(f"{argv[0]} is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise TeamError(f"{argv[0]} {argv[1]} took more than {timeout:g} s") from None
+    except OSError as exc:
+        raise TeamError(f"{argv[0]} {argv[1]} could not run: {exc.strerror}") from None
+
+
 def git(cwd: Path, *args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
     """``git args`` in ``cwd``; TeamError when its exit status is not in ``ok``."""
     env = {
@@ -40,24 +66,7 @@ def git(cwd: Path, *args: str, ok: tuple[int, ...] = (0,)) -> subprocess.Complet
         "LC_ALL": "C",
         "GIT_EDITOR": "true",
     }
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=GIT_TIMEOUT,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except FileNotFoundError:
-        raise TeamError("git is not installed") from None
-    except subprocess.TimeoutExpired:
-        raise TeamError(f"git {args[0]} took more than {GIT_TIMEOUT:g} s") from None
-    except OSError as exc:
-        raise TeamError(f"git {args[0]} could not run in {cwd}: {exc.strerror}") from None
+    done = run_program(["git", *args], timeout=GIT_TIMEOUT, cwd=cwd, env=env)
     if done.returncode not in ok:
         said = (done.stderr.strip() or done.stdout.strip()).splitlines()
         raise TeamError(f"git {args[0]} failed: {' '.join(said[-3:]) or done.returncode}")

@@ -16,7 +16,6 @@ import os
 import secrets
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from zcoder.base.safefile import PRIVATE_FILE_MODE, ensure_private_dir, replace_with
-from zcoder.team.git import TeamError
+from zcoder.team.git import TeamError, run_program
 from zcoder.team.launch import PANE_OWN
 
 TMUX_TIMEOUT: Final = 10.0
@@ -38,18 +37,8 @@ def in_tmux(env: Mapping[str, str]) -> bool:
 
 
 def tmux(*args: str) -> str:
-    try:
-        done = subprocess.run(
-            ["tmux", *args],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=TMUX_TIMEOUT,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise TeamError(f"tmux {args[0]} could not run: {exc}") from None
+    """``tmux args`` on the server this zcoder runs in (``$TMUX``); its output."""
+    done = run_program(["tmux", *args], timeout=TMUX_TIMEOUT)
     if done.returncode != 0:
         raise TeamError(f"tmux {args[0]} failed: {done.stderr.strip() or done.returncode}")
     return done.stdout
