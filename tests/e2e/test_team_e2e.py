@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 from pathlib import Path
 
@@ -18,10 +19,13 @@ from tests.e2e.harness import World, wait_until
 from tests.e2e.tmux import ENTER, TmuxInstance, paste_hex, start_in_tmux, to_hex
 from tests.fixtures.fake_ollama import Turn, call
 from tests.team.conftest import commit_file, run_git
+from zcoder.team.roster import Roster, Worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 YES = "79"  # the byte a terminal sends for y
+PAGE_DOWN = "1b 5b 36 7e"  # CSI 6 ~
+ROWS = re.compile(r"rows (\d+)–(\d+) of (\d+)")
 
 
 def git_repo(world: World, name: str) -> Path:
@@ -173,3 +177,42 @@ def test_the_models_spawn_is_asked_even_under_yes_and_a_no_makes_nothing(world: 
     boss.send_hex("1b")  # Escape refuses
     boss.wait_text("did not start the worker w8")
     assert run_git(repo, "branch", "--list", "zcoder/*") == ""
+
+
+def test_a_long_diff_scrolls_with_page_down_and_y_waits_until_all_was_seen(world: World) -> None:
+    repo = git_repo(world, "small")
+    # A worker on the team (as /spawn leaves it), its branch ahead by one long commit.
+    run_git(repo, "worktree", "add", "-q", "-b", "zcoder/w5", str(repo.parent / "wt-w5"))
+    lines = "".join(f"line {n}\n" for n in range(1, 30))
+    commit_file(repo.parent / "wt-w5", "LONG", lines, "w5's long change")
+    entry = Worker(
+        "w5", "zcoder/w5", str(repo.parent / "wt-w5"), str(repo.parent / "wt-w5"), "main"
+    )
+    Roster(world.home("small"), repo).put(entry)
+    head = run_git(repo, "rev-parse", "HEAD")
+    small = start_in_tmux(world, "small", world.server(demo=True), size=(60, 15))
+    typed(small, "/team merge w5")
+    small.wait_text("[y] merge")
+    small.wait_text("not seen yet")
+    small.send_hex(YES)
+    small.wait_text("not yet: scroll")
+    assert run_git(repo, "rev-parse", "HEAD") == head
+    for _ in range(20):  # a page at a time, each once the view has moved
+        shown = ROWS.search(small.screen_text)
+        assert shown is not None, small.screen_text
+        if shown.group(2) == shown.group(3):  # the last row is in view
+            break
+        small.send_hex(PAGE_DOWN)
+        wait_until(
+            lambda shown=shown: (
+                (now := ROWS.search(small.screen_text)) is not None
+                and now.group(0) != shown.group(0)
+            ),
+            what="the view to move",
+        )
+    small.wait_text("+line 29")
+    small.wait_text("↑ ↓ PgUp PgDn Home End scroll")  # the hint once every row was seen
+    small.send_hex(YES)
+    small.wait_text("Merged zcoder/w5 into main")
+    assert (repo / "LONG").read_text() == lines
+    assert run_git(repo, "rev-parse", "HEAD^1") == head
