@@ -178,6 +178,12 @@ def test_the_models_spawn_is_asked_even_under_yes_and_a_no_makes_nothing(world: 
     boss.wait_text("did not start the worker w8")
     assert run_git(repo, "branch", "--list", "zcoder/*") == ""
 
+    # A name that would find another live agent (here: this one's own) is refused.
+    typed(boss, "/spawn boss do it")
+    boss.wait_text("a live zcoder is named")
+    boss.wait_text("boss already")
+    assert run_git(repo, "branch", "--list", "zcoder/*") == ""
+
 
 def test_a_long_diff_scrolls_with_page_down_and_y_waits_until_all_was_seen(world: World) -> None:
     repo = git_repo(world, "small")
@@ -203,13 +209,13 @@ def test_a_long_diff_scrolls_with_page_down_and_y_waits_until_all_was_seen(world
         if shown.group(2) == shown.group(3):  # the last row is in view
             break
         small.send_hex(PAGE_DOWN)
-        wait_until(
-            lambda shown=shown: (
-                (now := ROWS.search(small.screen_text)) is not None
-                and now.group(0) != shown.group(0)
-            ),
-            what="the view to move",
-        )
+        before = shown.group(0)
+
+        def moved(before: str = before) -> bool:
+            now = ROWS.search(small.screen_text)
+            return now is not None and now.group(0) != before
+
+        wait_until(moved, what="the view to move")
     small.wait_text("+line 29")
     small.wait_text("↑ ↓ PgUp PgDn Home End scroll")  # the hint once every row was seen
     small.send_hex(YES)

@@ -22,7 +22,7 @@ from typing import Any
 
 from zcoder.agent import register_spawn_tool
 from zcoder.base.sanitize import visible
-from zcoder.relay import BadName, Peer, Relay
+from zcoder.relay import BadName, Peer, Relay, name_of
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.relay_log import RelayLog
 from zcoder.slash.declared import TeamCommands
@@ -111,6 +111,14 @@ class TeamUI(Part, TeamCommands):
         relay = self.relay
         if relay is None:
             return SpawnOutcome(False, "No worker was started: the relay is off here.")
+        found = await asyncio.to_thread(relay.discover)
+        names = {name_of(peer).casefold() for peer in found.peers} | {relay.name.casefold()}
+        if plan.name.casefold() in names:
+            return SpawnOutcome(
+                False,
+                f"No worker was started: a live zcoder is named {plan.name} already (a name"
+                " must find one agent: choose another)",
+            )
         if not await self.confirm(
             SpawnScreen(plan, by_model=by_model), "The terminal is too small for the dialog"
         ):
