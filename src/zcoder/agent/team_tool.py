@@ -21,7 +21,7 @@ from zcoder.tools.modes import Effects
 
 SPAWN_AGENT: Final = "spawn_agent"
 SPAWN_DESCRIPTION: Final = (
-    "Start a worker agent in its own worktree. ONLY when the user asked for a worker: "
+    "Start a worker agent in a git worktree. ONLY when the user asked for a worker: "
     "name is one word (letters, digits, _ . -); task is what it should do. The user "
     "confirms each spawn; its receipt comes back when it is done."
 )
