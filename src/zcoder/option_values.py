@@ -15,7 +15,7 @@ from zcoder.tools.web.rules import parse_host_list
 
 __all__ = [
     "NOTIFY_MODES",
-    "Row",
+    "OptionRow",
     "compact_at",
     "edit_policy",
     "host_list",
@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-class Row(Protocol):
+class OptionRow(Protocol):
     """What a parser reads of its row (zcoder.options.Option)."""
 
     @property
@@ -40,14 +40,14 @@ class Row(Protocol):
     def default(self) -> Any: ...
 
 
-def positive_int(raw: str, row: Row) -> int:
+def positive_int(raw: str, row: OptionRow) -> int:
     text = raw.strip()
     if not text.isdigit() or int(text) <= 0:
         raise ConfigError(f"{row.env} must be a positive whole number (got {text!r})")
     return int(text)
 
 
-def positive_seconds(raw: str, row: Row) -> float:
+def positive_seconds(raw: str, row: OptionRow) -> float:
     text = raw.strip()
     try:
         value = float(text)
@@ -58,7 +58,7 @@ def positive_seconds(raw: str, row: Row) -> float:
     return value
 
 
-def compact_at(raw: str, row: Row) -> float | None:
+def compact_at(raw: str, row: OptionRow) -> float | None:
     """A percentage from 50 to 99 (``85`` or ``85%``), or ``off``."""
     value = raw.strip().lower().removesuffix("%")
     if value in ("off", "no", "never", "0"):
@@ -68,7 +68,7 @@ def compact_at(raw: str, row: Row) -> float | None:
     raise ConfigError(f"{row.env} must be a percentage from 50 to 99, or off (got {raw.strip()!r})")
 
 
-def edit_policy(raw: str, row: Row) -> EditPolicy:
+def edit_policy(raw: str, row: OptionRow) -> EditPolicy:
     try:
         return EditPolicy(raw.strip().lower())
     except ValueError:
@@ -79,14 +79,14 @@ NOTIFY_MODES: Final = ("off", "bell", "desktop")
 """ZCODER_NOTIFY: how zcoder calls you back to an unfocused terminal (zcoder.tui.notify)."""
 
 
-def notify_mode(raw: str, row: Row) -> str:
+def notify_mode(raw: str, row: OptionRow) -> str:
     value = raw.strip().lower()
     if value not in NOTIFY_MODES:
         raise ConfigError(f"{row.env} must be off, bell or desktop (got {raw!r})")
     return value
 
 
-def on_off(raw: str, row: Row) -> bool:
+def on_off(raw: str, row: OptionRow) -> bool:
     value = raw.strip().lower()
     if value in ("1", "true", "yes", "on"):
         return True
@@ -95,7 +95,7 @@ def on_off(raw: str, row: Row) -> bool:
     raise ConfigError(f"{row.env} must be on or off (got {raw!r})")
 
 
-def host_list(raw: str, row: Row) -> tuple[str, ...]:
+def host_list(raw: str, row: OptionRow) -> tuple[str, ...]:
     """Hosts, addresses or networks, separated by commas or spaces (zcoder.tools.web.rules)."""
     try:
         return parse_host_list(raw)
@@ -103,18 +103,18 @@ def host_list(raw: str, row: Row) -> tuple[str, ...]:
         raise ConfigError(f"{row.env}: {exc}") from None
 
 
-def keep_alive(raw: str, row: Row) -> str | int:
+def keep_alive(raw: str, row: OptionRow) -> str | int:
     try:
         return parse_keep_alive(raw.strip())
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
 
 
-def stripped(raw: str, row: Row) -> str:
+def stripped(raw: str, row: OptionRow) -> str:
     return raw.strip()
 
 
-def lenient_seconds(raw: str, row: Row) -> float:
+def lenient_seconds(raw: str, row: OptionRow) -> float:
     """A positive number; anything else is the default, silently (the MCP deadlines)."""
     try:
         value = float(raw.strip())
@@ -123,7 +123,7 @@ def lenient_seconds(raw: str, row: Row) -> float:
     return value if value > 0 else float(row.default)
 
 
-def lenient_share(raw: str, row: Row) -> float:
+def lenient_share(raw: str, row: OptionRow) -> float:
     """A share above 0 and at most 1; anything else is the default, silently."""
     try:
         value = float(raw.strip())

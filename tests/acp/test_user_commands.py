@@ -73,6 +73,8 @@ OWN_NAMES = frozenset(
         "sessions",
         "skill",
         "skills",
+        "spawn",
+        "team",
         "undo",
     }
 )

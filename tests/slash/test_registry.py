@@ -54,6 +54,8 @@ HELP_ORDER = [
     "/codex",
     "/opencode",
     "/helpers",
+    "/spawn",
+    "/team",
 ]
 
 WORK_REMOTELY = {"/help", "/output", "/copy", "/quit", "/new", "/sessions"}
@@ -80,6 +82,8 @@ WHERE_TO_ASK = {
         ("/claude", "/codex", "/opencode", "/helpers"),
         "a helper would run in the remote host's workspace: use it there",
     ),
+    "/spawn": "workers start on the remote host: run zcoder there, in tmux",
+    "/team": "the team is the remote host's: run zcoder there, in tmux",
 }
 """--connect's refusals as its own table had them, before they joined the declarations."""
 

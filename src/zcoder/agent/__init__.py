@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from zcoder.agent.settings import AgentSettings
     from zcoder.agent.status import ContextUsage, Status
     from zcoder.agent.steering import STEERED_KEY, Steer, SteerSource, SteerSources
+    from zcoder.agent.team_tool import SPAWN_AGENT, register_spawn_tool
 
 # The names above are the whole face: each is imported from its module when first
 # used (zcoder.base.lazy), so a caller that needs one light name does not pay for the

@@ -42,6 +42,7 @@ __all__ = [
     "RewindCommands",
     "SessionCommands",
     "SkillCommands",
+    "TeamCommands",
 ]
 
 TUI: Final = FrontEnd.TUI
@@ -425,3 +426,32 @@ class HelperCommands:
     )
     def helpers_command(self, argument: str, /) -> Reply:
         """Each helper: installed (its version) or not, and whether it is turned off."""
+
+
+@declares_commands
+class TeamCommands:
+    """Workers in their own git worktrees and tmux windows (zcoder.team)."""
+
+    @slash_command(
+        Form(
+            "/spawn NAME TASK",
+            "start a worker zcoder in a new tmux window and git worktree (branch zcoder/NAME)"
+            " and hand it TASK through the relay",
+        ),
+        where=TUI,
+        needs=Needs.RELAY,
+        remote_refusal="workers start on the remote host: run zcoder there, in tmux",
+    )
+    def spawn_command(self, argument: str, /) -> Reply:
+        """Start the worker ``argument`` names, with its task."""
+
+    @slash_command(
+        Form("/team", "the workers spawned here: activity, branch, last receipts"),
+        Form("/team merge NAME", "the worker's diff, whether it merges cleanly; y merges it"),
+        Form("/team stop NAME [remove]", "end the worker; remove: its worktree too"),
+        where=TUI,
+        needs=Needs.RELAY,
+        remote_refusal="the team is the remote host's: run zcoder there, in tmux",
+    )
+    def team_command(self, argument: str, /) -> Reply:
+        """List the workers, or merge or stop one."""

@@ -182,6 +182,7 @@ class MainScreen(ScreenHost, Screen[None]):
             peers=steers,
         )
         self.parts.custom_commands.install(extensions.skills, extensions.commands)
+        self.parts.team.offer_tool()  # spawn_agent: workers in worktrees (tui/parts/team_ui.py)
         self.chat.show_deferred_after(self.parts.sessions.open_initial)  # its load starts the meter
         if self.services.session_id is None:  # no session store: the meter all the same
             self.parts.model_ui.refresh_meter()

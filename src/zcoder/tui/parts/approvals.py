@@ -93,6 +93,14 @@ class DialogApprovals(Part):
         screen = ConfirmSendScreen(peer, message, steer=steer, give_back=self.give_back)
         return bool(await self._ask(screen))
 
+    async def confirm(self, screen: GuardedDialog[Any], too_small: str) -> bool:
+        """A yes-or-no dialog's answer; False, and ``too_small`` said, when the terminal
+        is too small to show it."""
+        if not self._fits():
+            self.error(f"{too_small}; nothing was done.")
+            return False
+        return bool(await self._ask(screen))
+
     async def _ask(self, screen: GuardedDialog[Any]) -> Any:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         stopped = False

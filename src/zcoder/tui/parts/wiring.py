@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from zcoder.tui.parts.services import Services
     from zcoder.tui.parts.sessions_ui import SessionsUI
     from zcoder.tui.parts.slash import SlashCommands
+    from zcoder.tui.parts.team_ui import TeamUI
     from zcoder.tui.parts.turns import Turns
     from zcoder.tui.state.notify import Notifier
     from zcoder.tui.widgets.plan_view import PlanView
@@ -239,6 +240,13 @@ class Parts:
         return JobsUI(self.context)
 
     @cached_property
+    def team(self) -> TeamUI:
+        """/spawn, /team and the model's spawn_agent: workers in worktrees."""
+        from zcoder.tui.parts.team_ui import TeamUI
+
+        return TeamUI(self.context, confirm=self.dialogs.confirm)
+
+    @cached_property
     def slash(self) -> SlashCommands:
         from zcoder.tui.parts.slash import SlashCommands
 
@@ -279,6 +287,7 @@ class Parts:
             self.instructions,
             self.modes,
             self.helpers,
+            self.team,
         )
 
     @cached_property

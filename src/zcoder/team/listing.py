@@ -1,0 +1,58 @@
+"""What ``/team`` says of each worker: its activity (the relay registry's), its branch and
+worktree, and the last receipts of the tasks sent to it (the relay history's)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from zcoder.base.plural import counted
+from zcoder.base.sanitize import visible
+from zcoder.relay import Peer, doing
+from zcoder.team.roster import Worker
+
+RECEIPTS_SHOWN: Final = 2
+SUMMARY_SHOWN: Final = 60
+NO_WORKERS: Final = "No workers were spawned from this repository. /spawn NAME TASK starts one."
+
+
+def live_peer(worker: Worker, peers: Sequence[Peer]) -> Peer | None:
+    """The worker's live relay peer: its instance, else its process."""
+    for peer in peers:
+        if worker.instance_id and peer.instance_id == worker.instance_id:
+            return peer
+    return next((p for p in peers if worker.pid and p.pid == worker.pid), None)
+
+
+def activity_of(worker: Worker, peers: Sequence[Peer], window_open: bool) -> str:
+    peer = live_peer(worker, peers)
+    if peer is not None:
+        return doing(peer) or peer.state
+    return "starting or quitting (no relay)" if window_open else "not running"
+
+
+def team_text(
+    workers: Sequence[Worker],
+    peers: Sequence[Peer],
+    receipts: Mapping[str, tuple[str, str]],
+    open_windows: set[str],
+) -> str:
+    """The listing; ``receipts``: message id -> (outcome, summary) of tasks sent here."""
+    if not workers:
+        return NO_WORKERS
+    lines = [f"The team ({len(workers)}): /team merge NAME · /team stop NAME [remove]"]
+    for worker in workers:
+        activity = activity_of(worker, peers, worker.window in open_windows)
+        lines.append(
+            f"{visible(worker.name)} · {visible(activity)} · {visible(worker.branch)} · "
+            f"{visible(worker.worktree)}"
+        )
+        got = [receipts[m] for m in worker.messages if m in receipts]
+        for outcome, summary in got[-RECEIPTS_SHOWN:]:
+            flat = " ".join(summary.split())
+            cut = flat[:SUMMARY_SHOWN] + ("…" if len(flat) > SUMMARY_SHOWN else "")
+            lines.append(f"  receipt: {visible(outcome)}" + (f" · {visible(cut)}" if cut else ""))
+        waiting = len(worker.messages) - len(got)
+        if waiting:
+            lines.append(f"  {counted(waiting, 'task')} without a receipt yet")
+    return "\n".join(lines)
