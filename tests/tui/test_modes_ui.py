@@ -15,7 +15,7 @@ from tests.tui.test_turns import Rig
 from zcoder.agent import Outcome, TurnFinished
 from zcoder.tools import ApprovalPolicy, CommandPolicy, Mode, Profile
 from zcoder.tui.messages import HeaderFields, ShowNotice
-from zcoder.tui.parts.modes_ui import ACCEPTED_PLAN, ELSEWHERE, NOT_YET, ModesUI
+from zcoder.tui.parts.modes_ui import ACCEPTED_PLAN, ELSEWHERE, ModesUI
 from zcoder.tui.widgets.status import header_line
 
 pytestmark = pytest.mark.timeout(30)
@@ -117,16 +117,32 @@ async def test_a_refused_plan_keeps_planning_and_runs_nothing(tmp_path: Path) ->
     assert notices(posted)[-1].startswith("Still planning")
 
 
-async def test_without_an_agent_here_nothing_is_switched_and_nothing_breaks(
+def test_a_mode_chosen_while_zcoder_starts_is_the_agents_once_it_is_made(
     tmp_path: Path,
 ) -> None:
-    part, posted, queued, asked = modes(tmp_path, None)
+    """Shift+Tab pressed before start-up made the agent (the model warming up, say) is
+    kept, shown in the header at once, and given to the agent when it is made."""
+    part, posted, _, _ = modes(tmp_path, None)
     part.cycle()
+    part.cycle()
+    assert header_modes(posted) == ["accept-edits", "plan"]
+    part.mode_command("")
+    assert notices(posted)[-1].startswith("Mode: plan")
+    agent = LocalAgent()
+    part.services.agent = agent  # type: ignore[assignment]
+    part.agent_made()
+    assert agent.approval.chosen_mode is Mode.PLAN and part.early == []
+    # An accepted plan goes back to the mode before plan, as when switched after start-up.
+    assert agent.approval.mode_before_plan is Mode.ACCEPT_EDITS
+    part.agent_made()  # twice: nothing more changes
+    assert agent.approval.chosen_mode is Mode.PLAN
+
+
+async def test_over_connect_nothing_is_switched_and_nothing_breaks(tmp_path: Path) -> None:
     part, remote_posted, queued, asked = modes(tmp_path, RemoteAgent())
     part.cycle()
     part.mode_command("plan")
     await part.offer_plan("1. step")  # after a remote turn: not asked, no error
-    assert notices(posted) == [NOT_YET]
     assert notices(remote_posted) == [ELSEWHERE, ELSEWHERE]
     assert queued == [] and asked == [] and header_modes(remote_posted) == []
 

@@ -181,6 +181,7 @@ class MainScreen(ScreenHost, Screen[None]):
             on_event=steers.watching(self.parts.agent_view.on_event),
             peers=steers,
         )
+        self.parts.modes.agent_made()  # a mode chosen while zcoder started (Shift+Tab)
         self.parts.custom_commands.install(extensions.skills, extensions.commands)
         self.parts.team.offer_tool()  # spawn_agent: workers in worktrees (tui/parts/team_ui.py)
         self.chat.show_deferred_after(self.parts.sessions.open_initial)  # its load starts the meter

@@ -9,7 +9,7 @@ accepted plan switches back to the mode before plan mode and runs as the next pr
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Final
 
 from zcoder.slash.declared import ModeCommands
@@ -19,7 +19,6 @@ from zcoder.tui.parts.services import Part
 
 ACCEPTED_PLAN: Final = "The plan is accepted: carry it out now."
 """The prompt an accepted plan runs as (the plan itself is in the history already)."""
-NOT_YET: Final = "The mode can be switched once zcoder has started."
 ELSEWHERE: Final = "The permission mode is the remote zcoder's (its --mode); not switched here."
 
 
@@ -31,6 +30,10 @@ class ModesUI(Part, ModeCommands):
     _: KW_ONLY
     confirm_plan: Callable[[str, Mode], Awaitable[bool]]
     queue_prompt: Callable[[str], object]
+    early: list[Mode] = field(default_factory=list)
+    """The modes the user switched to before start-up made the agent, in order: switched
+    through once it has (the last is its mode; an accepted plan goes back to the one
+    before plan mode, as when switched after)."""
 
     def _approval(self) -> ApprovalPolicy | None:
         """The agent's policy; None before start-up made the agent, and over --connect,
@@ -38,33 +41,54 @@ class ModesUI(Part, ModeCommands):
         approval = getattr(self.services.agent, "approval", None)
         return approval if isinstance(approval, ApprovalPolicy) else None
 
-    def _unavailable(self) -> None:
-        self.say.notice(NOT_YET if self.services.agent is None else ELSEWHERE)
+    def _starting(self) -> bool:
+        """Start-up has not made the agent yet (a key pressed while zcoder starts)."""
+        return self.services.agent is None
+
+    def _chosen(self) -> Mode | None:
+        """The mode the user chose: the agent's, or the one chosen before it was made."""
+        approval = self._approval()
+        if approval is not None:
+            return approval.chosen_mode
+        if self._starting():
+            return self.early[-1] if self.early else self.services.config.mode
+        return None
 
     def switch(self, mode: Mode) -> None:
-        """The user chose ``mode``: the agent's next request follows it, the header too."""
+        """The user chose ``mode``: the agent's next request follows it, the header too.
+        Before start-up has made the agent, it is kept and given to it (``agent_made``)."""
         approval = self._approval()
-        if approval is None:
-            self._unavailable()
+        if approval is None and not self._starting():
+            self.say.notice(ELSEWHERE)
             return
-        approval.switch_mode(mode)
+        if approval is None:
+            self.early.append(mode)
+        else:
+            approval.switch_mode(mode)
         self.say.header(mode=mode.value)
+
+    def agent_made(self) -> None:
+        """Start-up made the agent: a mode chosen meanwhile is its mode from now on."""
+        approval, chosen, self.early = self._approval(), self.early, []
+        if approval is not None:
+            for mode in chosen:
+                approval.switch_mode(mode)
 
     def cycle(self) -> None:
         """Shift+Tab: ask → accept edits → plan → ask."""
-        approval = self._approval()
-        if approval is None:
-            self._unavailable()
+        chosen = self._chosen()
+        if chosen is None:
+            self.say.notice(ELSEWHERE)
             return
-        self.switch(approval.chosen_mode.next())
+        self.switch(chosen.next())
 
     def mode_command(self, argument: str, /) -> None:
-        approval = self._approval()
-        if approval is None:
-            self._unavailable()
+        chosen = self._chosen()
+        if chosen is None:
+            self.say.notice(ELSEWHERE)
             return
         if not argument.strip():
-            mode = approval.chosen_mode
+            mode = chosen
             self.say.notice(
                 f"Mode: {mode.label} ({mode.about}). Switch with /mode ask, /mode "
                 "accept-edits, /mode plan, or Shift+Tab."
