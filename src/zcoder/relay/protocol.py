@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import json.encoder
+import json.scanner
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -91,8 +92,41 @@ def _has_lone_surrogate(text: str) -> bool:
 _DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_reject_constant)
 
 
+# The same decoder's C scanner, handing each object's members over as a tuple of pairs (a
+# C call, where _unique_pairs is a Python loop): decode_flat_object's first try.
+_SCAN_PAIRS: Final = json.scanner.make_scanner(
+    json.JSONDecoder(object_pairs_hook=tuple, parse_constant=_reject_constant)  # type: ignore[arg-type]
+)
+_NESTED: Final = frozenset((tuple, list))  # a nested object (as pairs) or array
+
+
+def _flat_object_in_c(payload: bytes) -> FlatObject | None:
+    """The payload's members when it is plainly a flat object (no escape that could hold
+    a surrogate, no space around it, no duplicate, scalars only), checked in C; else None,
+    and the caller decides it the slower way, which says what is wrong."""
+    if b"\\u" in payload:
+        return None
+    try:
+        text = payload.decode("utf-8")
+        pairs, end = _SCAN_PAIRS(text, 0)
+    except (ValueError, StopIteration, RecursionError):  # the slower way names the fault
+        return None
+    if end != len(text) or type(pairs) is not tuple:
+        return None
+    value: FlatObject = dict(pairs)
+    if len(value) != len(pairs) or not _NESTED.isdisjoint(map(type, value.values())):
+        return None
+    return value
+
+
 def decode_flat_object(payload: bytes) -> FlatObject:
     """Decode a payload that must be one flat JSON object of scalar members."""
+    value = _flat_object_in_c(payload)
+    return value if value is not None else _decode_checked(payload)
+
+
+def _decode_checked(payload: bytes) -> FlatObject:
+    """decode_flat_object member by member: what is wrong with the payload, or its members."""
     try:
         text = payload.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -295,12 +329,14 @@ def checked_member(
     return value
 
 
+_NOT_MESSAGE_ID: Final = f"does not match {MESSAGE_ID_RE.pattern}"
+
+
 def checked_sender(obj: FlatObject, error: type[ValueError]) -> tuple[str, str, int]:
     """A request's ``message_id``, ``sender_instance_id`` and ``sender_pid``: each of its
     grammar, the sender's id beginning with its pid and the message's id with the sender's
     id (an enqueue's and a receipt's alike); else ``error`` saying which is not."""
-    grammar = f"does not match {MESSAGE_ID_RE.pattern}"
-    message_id = checked_member(obj, "message_id", is_message_id, error, grammar)
+    message_id = checked_member(obj, "message_id", is_message_id, error, _NOT_MESSAGE_ID)
     pid = checked_member(obj, "sender_pid", is_positive_int, error, "must be a positive integer")
     sender = checked_member(
         obj, "sender_instance_id", is_instance_id, error, "is not an instance id"
