@@ -48,7 +48,7 @@ LOG_FIELD_LIMIT: Final = 120
 _SEND_FLAGS: Final = socket.MSG_NOSIGNAL | socket.MSG_DONTWAIT
 
 
-@dataclass
+@dataclass(slots=True)
 class _Connection:
     sock: socket.socket
     deadline: float
