@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from zcoder.relay.flat_json import _decode_checked, _flat_object_in_c
 from zcoder.relay.framing import encode_frame, parse_header
 from zcoder.relay.protocol import (
     STATES,
@@ -18,8 +19,6 @@ from zcoder.relay.protocol import (
     Envelope,
     EnvelopeError,
     FrameError,
-    _decode_checked,
-    _flat_object_in_c,
     ack_from_object,
     decode_flat_object,
     encode_flat_object,
