@@ -242,9 +242,27 @@ its baseline (or, for stalled connections, in alternating blocks).
   The spaced rows are the harder ones: after 60 ms idle every process starts cold, and
   the relay's Python work costs about five times what it costs warm (the listener's
   decision, timed alone: ~85 µs warm, ~400 µs after 60 ms idle, at a load average below
-  0.5), where the floor has little such work. Shaving the decision (the JSON decoder's
-  duplicate check in C, fewer splits of /proc's stat line) changed neither figure
-  measurably; what is left is validation and the sender's proof, which stay.
+  0.5), where the floor has little such work. Where a spaced enqueue's time goes (issue
+  27, item 22; the listener timed inside from its wake-up to the ack written, 60 ms
+  apart on tmpfs, load average ~10): ~330 µs, ~225 µs at 5 ms apart. About 60-100 µs of
+  it is the five system calls only the relay makes (SO_PEERCRED, /proc/<pid>/stat, the
+  manifest's lstat, /proc/<pid>/cwd, trust.json's stat: ~15-25 µs each cold, 2-4 warm);
+  the rest is Python spread over some sixty calls, none above ~35 µs (validation ~35,
+  the sender check ~60, standing and policy ~45, the store ~60 of which write and rename
+  ~40, the ack ~20). The sender's side adds ~100 µs over the floor's bare client
+  (SO_PEERCRED there too, and reading the ack). perf: 66% of the listener's CPU in the
+  interpreter, 28% in the kernel, a third of that switching tasks (the listener wakes
+  three times per enqueue: the request, the nudge to zcoder 2 ms later, zcoder's
+  question after it). Cut: accepting without socket.accept()'s enum conversions, no
+  fcntl per connection (MSG_DONTWAIT on each read and write), the flat JSON checked in
+  C, a named tuple for the peer's credentials, /proc's stat split only to the start
+  time: in a paired run (main's listener and this one, request by request with the
+  floor, n=200) 656 → 568 µs, listener wake-up to ack 386 → 322 µs; in this benchmark,
+  main's code and this code in alternate runs, three each, at a load average of 5-22
+  (medians of the runs): tmpfs 60 ms apart 666 → 620 µs (2.21× → 2.13× its floor),
+  back to back 267 → 223 µs (1.96× → 1.85×). Tried and not kept: giving up the CPU
+  after the ack (sched_yield: slower), gc.freeze() in the listener (no change). What is
+  left is validation and the sender's proof, which stay.
   The spool is not fsynced: until issue 13 the file and the inbox directory were fsynced
   before `accepted` (10-14× bare on this VM), which bought durability across a machine
   crash that the design never promises: its guarantee ends with the receiver process, and

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from zcoder.relay.flat_json import _decode_checked, _flat_object_in_c
 from zcoder.relay.framing import encode_frame, parse_header
 from zcoder.relay.protocol import (
     STATES,
@@ -305,3 +306,65 @@ def test_flat_objects_round_trip(obj):
     except UnicodeEncodeError:
         return  # lone surrogates cannot be UTF-8 at all
     assert decode_flat_object(encoded) == obj
+
+
+_FLAT_TEXTS = st.one_of(
+    st.binary(max_size=256),
+    st.dictionaries(
+        st.text(max_size=8),
+        st.one_of(st.text(), st.integers(), st.floats(), st.booleans(), st.none()),
+        max_size=6,
+    ).map(lambda obj: json.dumps(obj, separators=(",", ":")).encode()),
+    st.lists(
+        st.sampled_from(
+            [b'{"a":1', b',"a":2', b',"b":{"c":1}', b',"d":[1]', b',"e":NaN', b',"f":"\\ud800"',
+             b',"g":"\\u00e9"', b',"h":1e999', b" ", b"}", b"\n", b'"x"', b"]", b"[", b"\xff"]
+        ),
+        max_size=8,
+    ).map(b"".join),
+)  # fmt: skip
+
+
+@given(_FLAT_TEXTS)
+def test_the_decoder_in_c_answers_only_what_the_member_by_member_one_does(payload):
+    # decode_flat_object tries the C scanner first (one call per payload, measured in
+    # docs/performance.md): it may give up, but never accept what the checked way refuses,
+    # nor decode anything otherwise.
+    fast = _flat_object_in_c(payload)
+    try:
+        checked = _decode_checked(payload)
+    except FrameError:
+        assert fast is None
+        return
+    assert fast is None or fast == checked
+    if fast is not None:
+        assert [type(value) for value in fast.values()] == [
+            type(value) for value in checked.values()
+        ]
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b'{"a":1,"a":2}',
+        b'{"a":{"b":1}}',
+        b'{"a":{"b":1,"b":2}}',
+        b'{"a":[1]}',
+        b'{"a":NaN}',
+        b'{"a":"\\ud800"}',
+        b' {"a":1}',
+        b'{"a":1} ',
+        b'{"a":1}x',
+        b"[1]",
+    ],
+)
+def test_the_decoder_in_c_leaves_every_doubtful_payload_to_the_checked_one(payload):
+    assert _flat_object_in_c(payload) is None
+
+
+def test_the_decoder_in_c_takes_a_plain_enqueue():
+    payload = Envelope(
+        "1-2-m", "3-4", "1-2", 1, "p", "/w", "body \u00e9 \u2603", 1764927000
+    ).to_payload()
+    assert _flat_object_in_c(payload) == _decode_checked(payload)
+    assert _flat_object_in_c(payload) is not None

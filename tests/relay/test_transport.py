@@ -192,6 +192,23 @@ def test_stalled_client_with_half_header_does_not_delay_another_client(pair):
         stalled.close()
 
 
+def test_a_client_that_connects_and_sends_nothing_does_not_hold_the_listener(pair):
+    # The listener reads a connection straight after accepting it, on a socket left in
+    # blocking mode (MSG_DONTWAIT on each read and write): a client that has written
+    # nothing yet must not hold the loop in that read.
+    receiver, sender = pair
+    silent = connect(receiver.socket_path, timeout=10)
+    try:
+        deadline = time.monotonic() + 30
+        while receiver.listener.open_connections < 1:  # accepted, and its read returned
+            assert time.monotonic() < deadline, "the listener never took the connection"
+            time.sleep(0.01)
+        ack = send_json(receiver.socket_path, enqueue_obj(receiver, sender, "healthy-2"))
+        assert ack["status"] == "accepted"
+    finally:
+        silent.close()
+
+
 def test_partial_payload_then_eof_answers_invalid_and_stores_nothing(pair):
     receiver, sender = pair
     payload = json.dumps(enqueue_obj(receiver, sender, "p-1")).encode()

@@ -8,32 +8,36 @@ import socket
 import struct
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 _UCRED: Final = struct.Struct("3i")
 # Bounds the walk up the process tree; real trees are far shallower.
 MAX_ANCESTRY_DEPTH: Final = 256
 
 
-@dataclass(frozen=True)
-class PeerCredentials:
+class PeerCredentials(NamedTuple):
+    # A named tuple, not a frozen dataclass: built for every connection, in a third of
+    # the time, and as immutable.
     pid: int
     uid: int
     gid: int
 
 
+# SO_PEERCRED where the kernel answers it as Linux does (None elsewhere).
+_SO_PEERCRED: Final = (
+    getattr(socket, "SO_PEERCRED", None) if sys.platform.startswith("linux") else None
+)
+
+
 def peer_credentials(sock: socket.socket) -> PeerCredentials | None:
     """The connecting process's credentials, or None where the kernel does not say."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None or not sys.platform.startswith("linux"):
+    if _SO_PEERCRED is None:
         return None
     try:
-        raw = sock.getsockopt(socket.SOL_SOCKET, option, _UCRED.size)
+        raw = sock.getsockopt(socket.SOL_SOCKET, _SO_PEERCRED, _UCRED.size)
     except OSError:
         return None
-    pid, uid, gid = _UCRED.unpack(raw)
-    return PeerCredentials(pid=pid, uid=uid, gid=gid)
+    return PeerCredentials._make(_UCRED.unpack(raw))
 
 
 def _open_stat(pid: int) -> tuple[int, bytes] | None:
@@ -58,16 +62,18 @@ def _stat_fields(pid: int) -> list[bytes] | None:
     return _fields_of(opened[1])
 
 
+# Index of stat's field 22 (starttime) in ``_fields_of``, which starts at field 3 (state).
+_STARTTIME: Final = 22 - 3
+
+
 def _fields_of(data: bytes) -> list[bytes] | None:
+    """Stat's fields from 3 (state) to 22 (starttime), and the rest unsplit as the last:
+    nothing here reads past the start time, and splitting all fifty costs a read's time."""
     # The command name is in parentheses and may itself contain ") ", so split at the last.
     close = data.rfind(b")")
     if close < 0:
         return None
-    return data[close + 2 :].split()
-
-
-# Index of stat's field 22 (starttime) in ``_fields_of``, which starts at field 3 (state).
-_STARTTIME: Final = 22 - 3
+    return data[close + 2 :].split(maxsplit=_STARTTIME + 1)
 
 
 def start_time_of(fields: list[bytes] | None) -> bytes | None:

@@ -6,20 +6,25 @@ One length-prefixed request and one length-prefixed response per connection::
 
 Payloads are flat JSON objects (scalar members only), encoded compactly with the key order
 of shared/spec/relay-wire-protocol.md so that a Zsh zcoder and a Python zcoder interoperate.
-Everything here is pure: no sockets, no files.
+Everything here is pure: no sockets, no files. The payloads' codec is
+zcoder.relay.flat_json, whose names most of the relay imports from here.
 """
 
 from __future__ import annotations
 
-import json
-import json.encoder
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import isfinite
 from typing import ClassVar, Final, TypeGuard, TypeVar
 
 from zcoder.base.errors import ZcoderError
+from zcoder.relay.flat_json import FlatObject as FlatObject  # noqa: PLC0414
+from zcoder.relay.flat_json import FrameError as FrameError  # noqa: PLC0414
+from zcoder.relay.flat_json import Scalar as Scalar  # noqa: PLC0414
+from zcoder.relay.flat_json import _quote
+from zcoder.relay.flat_json import decode_flat_object as decode_flat_object  # noqa: PLC0414
+from zcoder.relay.flat_json import encode_flat_object as encode_flat_object  # noqa: PLC0414
 from zcoder.relay.via import is_client_label
 
 PROTOCOL_VERSION: Final = 1
@@ -42,13 +47,6 @@ STATUSES: Final = (
     "unsupported",
 )
 
-Scalar = str | int | float | bool | None
-FlatObject = dict[str, Scalar]
-
-
-class FrameError(ZcoderError, ValueError):
-    """The bytes are not a well-formed frame or flat JSON object."""
-
 
 def is_instance_id(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and INSTANCE_ID_RE.fullmatch(value) is not None
@@ -61,76 +59,6 @@ def is_message_id(value: object) -> TypeGuard[str]:
 def is_positive_int(value: object) -> TypeGuard[int]:
     # bool is a subclass of int in Python; JSON true is not a pid.
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
-
-
-# --- flat JSON ---------------------------------------------------------------------------
-
-
-def _reject_constant(name: str) -> object:
-    raise FrameError(f"{name} is not valid JSON")
-
-
-def _unique_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    result: dict[str, object] = {}
-    for key, value in pairs:
-        if key in result:
-            raise FrameError(f"duplicate member {key!r}")
-        result[key] = value
-    return result
-
-
-def _has_lone_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-# One decoder for every payload (building one per call cost a tenth of a client's round trip).
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_reject_constant)
-
-
-def decode_flat_object(payload: bytes) -> FlatObject:
-    """Decode a payload that must be one flat JSON object of scalar members."""
-    try:
-        text = payload.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FrameError(f"payload is not UTF-8: {exc.reason}") from None
-    try:
-        value = _DECODER.decode(text)
-    except FrameError:
-        raise
-    except (ValueError, RecursionError) as exc:
-        raise FrameError(f"payload is not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise FrameError("payload is not a JSON object")
-    if b"\\u" not in payload:
-        # Decoded UTF-8 never holds a lone surrogate: only a JSON \u escape can make one.
-        for key, member in value.items():
-            if isinstance(member, dict | list):
-                raise FrameError(f"member {key!r} is not a scalar; the object must be flat")
-        return value
-    result: FlatObject = {}
-    for key, member in value.items():
-        if _has_lone_surrogate(key):
-            raise FrameError("member name is not valid Unicode")
-        if isinstance(member, str):
-            if _has_lone_surrogate(member):
-                raise FrameError(f"member {key!r} is not valid Unicode")
-        elif isinstance(member, dict | list):
-            raise FrameError(f"member {key!r} is not a scalar; the object must be flat")
-        result[key] = member
-    return result
-
-
-# json.dumps(..., ensure_ascii=False)'s own string quoting (its C version where built).
-_quote: Final = json.encoder.encode_basestring
-
-
-def encode_flat_object(members: Mapping[str, Scalar]) -> bytes:
-    """Compact JSON in the given key order; non-ASCII as raw UTF-8, as zcoder.zsh writes it."""
-    return json.dumps(dict(members), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 # --- requests ----------------------------------------------------------------------------
@@ -300,12 +228,14 @@ def checked_member(
     return value
 
 
+_NOT_MESSAGE_ID: Final = f"does not match {MESSAGE_ID_RE.pattern}"
+
+
 def checked_sender(obj: FlatObject, error: type[ValueError]) -> tuple[str, str, int]:
     """A request's ``message_id``, ``sender_instance_id`` and ``sender_pid``: each of its
     grammar, the sender's id beginning with its pid and the message's id with the sender's
     id (an enqueue's and a receipt's alike); else ``error`` saying which is not."""
-    grammar = f"does not match {MESSAGE_ID_RE.pattern}"
-    message_id = checked_member(obj, "message_id", is_message_id, error, grammar)
+    message_id = checked_member(obj, "message_id", is_message_id, error, _NOT_MESSAGE_ID)
     pid = checked_member(obj, "sender_pid", is_positive_int, error, "must be a positive integer")
     sender = checked_member(
         obj, "sender_instance_id", is_instance_id, error, "is not an instance id"

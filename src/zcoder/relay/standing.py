@@ -178,7 +178,8 @@ def standing_of(
 ) -> Standing:
     """The standing of a sender that passed the sender check (its manifest read, its pid
     live, the connecting process the sender or its descendant in the sender's session)."""
-    claims = tuple(p for p in {manifest.workspace, envelope.sender_workspace} if p)
+    named, claimed = manifest.workspace, envelope.sender_workspace
+    claims = tuple(filter(None, (named, claimed if claimed != named else "")))
     # Where the sender works counts for a block whatever its standing: a sender in a
     # blocked directory is refused even when its manifest names another workspace.
     processes = (
