@@ -113,6 +113,9 @@ class Config:
     web_deny: tuple[str, ...] = ()
     web_max_bytes: int = default_of("web_max_bytes")
     web_timeout: float = default_of("web_timeout")
+    subagents: int | None = None
+    """ZCODER_SUBAGENTS: how many subagents run at once; None (auto): the server's slots,
+    else 1; 0 (off): no task tool."""
 
     @property
     def web_rules(self) -> WebRules:

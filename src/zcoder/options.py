@@ -201,6 +201,18 @@ def lenient_seconds(raw: str, row: Option) -> float:
     return value if value > 0 else float(row.default)
 
 
+def subagent_count(raw: str, row: Option) -> int | None:
+    """How many subagents at once: a whole number, ``auto`` (None) or ``off`` (0)."""
+    value = raw.strip().lower()
+    if value == "auto":
+        return None
+    if value in ("off", "no", "0"):
+        return 0
+    if value.isdigit():
+        return int(value)
+    raise ConfigError(f"{row.env} must be a number, auto or off (got {raw.strip()!r})")
+
+
 def lenient_share(raw: str, row: Option) -> float:
     """A share above 0 and at most 1; anything else is the default, silently."""
     try:
@@ -403,6 +415,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
         "web_timeout", env="ZCODER_WEB_TIMEOUT", parse=positive_seconds,
         default=DEFAULT_WEB_TIMEOUT,
     ),
+    Option("subagents", env="ZCODER_SUBAGENTS", parse=subagent_count, default=None),
 )  # fmt: skip
 
 _BY_NAME: Final = {row.name: row for row in OPTIONS}

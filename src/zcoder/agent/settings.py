@@ -57,6 +57,9 @@ class AgentSettings:
     offered only when set (zcoder.mcp); None: no MCP at all."""
     mcp_limits: McpLimits = field(default_factory=McpLimits)
     """The MCP servers' deadlines and the share of the window their schemas may take."""
+    subagents: int | None = None
+    """How many subagents (the task tool) may run at once; None: as many as the server
+    has slots (zcoder.agent.task_tool)."""
 
     def instructions_text(self) -> str:
         """The project instructions as the system prompt holds them, for this window."""
@@ -89,4 +92,5 @@ class AgentSettings:
             max_reply_chars=config.max_reply_chars,
             mcp_home=config.home,
             mcp_limits=config.mcp_limits,
+            subagents=config.subagents,
         )

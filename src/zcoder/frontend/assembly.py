@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from zcoder.agent import Agent, AgentSettings, ChatClient, EventSink, register_relay_tools
+from zcoder.agent.task_tool import make_task_tool
 from zcoder.config import Config
 from zcoder.frontend.extensions import Extensions, hook_consent_dialog, load_extensions
 from zcoder.sessions import SessionStore
@@ -54,6 +55,8 @@ def assemble_agent(
     if not config.offline:  # --offline: no web tool at all, not even in the catalog
         register_web_tool(registry, config.web_rules)
     extensions = load_extensions(registry, config.workspace, config.home)
+    if config.subagents != 0:  # ZCODER_SUBAGENTS=off: no task tool, not even listed
+        registry.register(make_task_tool(extensions.agents))
     for problem in extensions.problems:
         on_problem(problem)
     if hook_consent and extensions.hooks is not None:

@@ -24,7 +24,14 @@ from typing import Any, Protocol, Self, TypedDict, Unpack, runtime_checkable
 
 from zcoder.model.types import ChatEvent, Message
 
-__all__ = ["ChatClient", "ChatParams", "LoadParams", "ModelClient", "ToolsTemplateProbe"]
+__all__ = [
+    "ChatClient",
+    "ChatParams",
+    "LoadParams",
+    "ModelClient",
+    "SlotsProbe",
+    "ToolsTemplateProbe",
+]
 
 
 class LoadParams(TypedDict, total=False):
@@ -94,3 +101,11 @@ class ToolsTemplateProbe(Protocol):
     OpenAI-compatible client, from llama-server's /props)."""
 
     async def tools_template_warning(self, model: str) -> str | None: ...
+
+
+@runtime_checkable
+class SlotsProbe(Protocol):
+    """A client that can tell how many requests its server answers at once (the
+    OpenAI-compatible client, from llama-server's /props ``total_slots``); None: unknown."""
+
+    async def parallel_slots(self) -> int | None: ...
