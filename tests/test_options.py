@@ -64,6 +64,7 @@ GOOD: dict[str, tuple[str, Any]] = {
     "web_deny": ("*.example.com,*", ("*.example.com", "*")),
     "web_max_bytes": ("1000", 1000),
     "web_timeout": ("2.5", 2.5),
+    "subagents": (" Off ", 0),
 }
 DEFAULTS: dict[str, Any] = {
     "keep_alive": None,
@@ -89,6 +90,7 @@ DEFAULTS: dict[str, Any] = {
     "web_deny": (),
     "web_max_bytes": 2097152,
     "web_timeout": 30.0,
+    "subagents": None,
 }
 # The messages as zcoder gave them before the table (copied from the old config.py).
 BAD: dict[str, tuple[str, str]] = {
@@ -120,6 +122,7 @@ BAD: dict[str, tuple[str, str]] = {
     "web_deny": ("1.2.3.0/99", "ZCODER_WEB_DENY: '1.2.3.0/99' is not a network (like 10.0.0.0/8)"),
     "web_max_bytes": ("1e6", "ZCODER_WEB_MAX_BYTES must be a positive whole number (got '1e6')"),
     "web_timeout": ("0", "ZCODER_WEB_TIMEOUT must be a positive number of seconds (got '0')"),
+    "subagents": ("many", "ZCODER_SUBAGENTS must be a number, auto or off (got 'many')"),
 }
 LENIENT = {"api_key", "mcp_start_timeout", "mcp_call_timeout", "mcp_turn_wait", "mcp_tools_share"}
 """Rows with no bad value: anything unusable is the default (the MCP client's, as before)."""

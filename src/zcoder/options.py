@@ -202,15 +202,10 @@ def lenient_seconds(raw: str, row: Option) -> float:
 
 
 def subagent_count(raw: str, row: Option) -> int | None:
-    """How many subagents at once: a whole number, ``auto`` (None) or ``off`` (0)."""
-    value = raw.strip().lower()
-    if value == "auto":
-        return None
-    if value in ("off", "no", "0"):
-        return 0
-    if value.isdigit():
-        return int(value)
-    raise ConfigError(f"{row.env} must be a number, auto or off (got {raw.strip()!r})")
+    value = {"auto": "", "off": "0"}.get(raw.strip().lower(), raw.strip())
+    if value and not value.isdigit():
+        raise ConfigError(f"{row.env} must be a number, auto or off (got {raw.strip()!r})")
+    return int(value) if value else None
 
 
 def lenient_share(raw: str, row: Option) -> float:

@@ -24,8 +24,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, assert_never
 
+from zcoder.agent import events as ev
 from zcoder.agent.call_ids import CallIds
 from zcoder.agent.context_keeper import ContextKeeper
 from zcoder.agent.events import (
@@ -45,7 +46,7 @@ from zcoder.agent.plan_keeper import PlanKeeper
 from zcoder.agent.prompts import INSTRUCTIONS_HEADER
 from zcoder.agent.recorder import Recorder
 from zcoder.agent.relay_waits import NOTIFY_WHEN_IDLE, WAIT_FOR_RECEIPT
-from zcoder.agent.status import Status
+from zcoder.agent.status import ContextUsage, Status
 from zcoder.agent.turn_loop import TurnLoop
 from zcoder.model import Message, system_message, user_message
 from zcoder.tools import ApprovalPolicy, Mode, ToolContext, ToolRegistry
@@ -64,7 +65,14 @@ if TYPE_CHECKING:
     from zcoder.hooks import HookEngine
     from zcoder.model.protocol import ChatClient
 
-__all__ = ["REPORT_BYTES", "TOKEN_BUDGET", "TURN_LIMIT", "Job", "run_subagent", "subagent_tools"]
+__all__ = [
+    "REPORT_BYTES",
+    "TOKEN_BUDGET",
+    "TURN_LIMIT",
+    "SubagentJob",
+    "run_subagent",
+    "subagent_tools",
+]
 
 TOKEN_BUDGET: Final = 30_000
 """Tokens the server may count for one subagent's requests before it must stop."""
@@ -88,7 +96,7 @@ commands that change nothing."""
 
 
 @dataclasses.dataclass(frozen=True)
-class Job:
+class SubagentJob:
     """What the task tool was asked."""
 
     description: str
@@ -179,6 +187,7 @@ class _Progress:
         self.emit(SubagentProgress(self.call_id, step, self.turns, tokens))
 
     def __call__(self, event: AgentEvent) -> None:
+        """Only what says how it goes: the rest of its events are its own."""
         match event:
             case StatusChanged(status=Status.THINKING):
                 self.turns += 1
@@ -191,15 +200,31 @@ class _Progress:
                 self.say(heading)
             case ToolFinished():
                 heading = self._running.pop(event.call_id, event.name)
-                mark = "✓" if event.status == "completed" else "✗"
-                self.steps.append(f"{mark} {heading}")
+                self.steps.append(f"{'✓' if event.status == 'completed' else '✗'} {heading}")
                 if event.status == "failed":
                     first = event.output.strip().split("\n", 1)[0][:200]
                     self.refused.append(f"{event.name}: {first}")
             case ErrorNotice():
                 self.steps.append(f"error: {event.text[:200]}")
+            case (
+                StatusChanged()
+                | AssistantDelta()
+                | ev.ThinkingDelta()
+                | ev.AssistantMessage()
+                | ev.ToolOutput()
+                | ev.UserCommandStarted()
+                | ev.UserCommandFinished()
+                | ev.UserSteered()
+                | ev.Notice()
+                | ev.RelayReceived()
+                | ContextUsage()
+                | ev.PlanChanged()
+                | ev.SubagentProgress()
+                | ev.TurnFinished()
+            ):
+                pass  # its report says how it ended
             case _:
-                pass
+                assert_never(event)
 
 
 def _system(settings: AgentSettings, definition: AgentDefinition | None, *, writes: bool) -> str:
@@ -222,7 +247,7 @@ def writes_allowed(definition: AgentDefinition | None, approval: ApprovalPolicy)
 
 
 async def run_subagent(
-    job: Job,
+    job: SubagentJob,
     *,
     client: ChatClient,
     settings: AgentSettings,
@@ -279,7 +304,9 @@ def _context(parent: ToolContext, *, writes: bool) -> ToolContext:
     return ctx
 
 
-def _report(finished: TurnFinished, messages: list[Message], progress: _Progress, job: Job) -> str:
+def _report(
+    finished: TurnFinished, messages: list[Message], progress: _Progress, job: SubagentJob
+) -> str:
     """What the parent's model reads: the subagent's report, what it could not do, how it
     ended; bounded to REPORT_BYTES (the report's head and tail)."""
     text = finished.response.strip()

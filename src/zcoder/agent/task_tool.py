@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from zcoder.agent.events import SubagentProgress
 from zcoder.agent.headings import TASK_TOOL
-from zcoder.agent.subagent import Job, run_subagent
+from zcoder.agent.subagent import SubagentJob, run_subagent
 from zcoder.model import ModelError
 from zcoder.model.protocol import SlotsProbe
 from zcoder.tools.base import Offered, ToolContext, ToolResult, ToolSpec, arguments
@@ -118,7 +118,7 @@ class Subagents:
         note = f"model {wanted!r} is not served here: the subagent used {settings.model}"
         return settings, note
 
-    async def run(self, job: Job, ctx: ToolContext) -> ToolResult:
+    async def run(self, job: SubagentJob, ctx: ToolContext) -> ToolResult:
         await self.slots()
         assert self._gate is not None
         emit = self.parent.recorder.emit
@@ -167,7 +167,7 @@ def make_task_tool(agents: AgentSet) -> ToolSpec:
             if definition is None:
                 known = ", ".join(agents.names()) or "none (leave subagent_type out)"
                 return ToolResult.error(f"no subagent type {name[:80]!r}; the types: {known}")
-        job = Job(str(args["description"]).strip(), str(args["prompt"]), definition)
+        job = SubagentJob(str(args["description"]).strip(), str(args["prompt"]), definition)
         return await runner.run(job, ctx)
 
     return ToolSpec(
