@@ -4,9 +4,9 @@ Every chat request starts with the system prompt and the tool schemas. They are 
 exactly as a user turn builds them (``Agent.user_turn_request()``), for each profile with
 the relay off and on (the relay adds list_agents, a line for send_agent_message in the
 catalog of the tools offered on demand, and a paragraph), online (fetch_url's line in that
-catalog, as assembly gives it unless --offline), with no AGENTS.md, and
-counted with zcoder's own estimator (zcoder.model.tokens), the one the context meter uses
-before the server has counted. No real tokenizer can be installed without downloading a
+catalog, as assembly gives it unless --offline; task's, unless ZCODER_SUBAGENTS=off), with
+no AGENTS.md, and counted with zcoder's own estimator (zcoder.model.tokens), the one the
+context meter uses before the server has counted. No real tokenizer can be installed without downloading a
 model's vocabulary at run time (tiktoken fetches its files; Qwen's tokenizer comes from the
 Hugging Face hub), so the figures are estimates; docs/performance.md says how close.
 
@@ -30,6 +30,8 @@ from typing import Any, Final, cast
 from bench.relay_bench import Results, Table, Target
 from zcoder.agent import Agent, AgentSettings, ChatClient, register_relay_tools
 from zcoder.agent.relay_tools import SendConfirmer
+from zcoder.agent.subagent_defs import AgentSet
+from zcoder.agent.task_tool import make_task_tool
 from zcoder.model import ChatEvent
 from zcoder.model.tokens import estimate_message_tokens, estimate_tokens
 from zcoder.relay import Relay
@@ -88,6 +90,7 @@ def measure(profile: Profile, *, relay: bool) -> Overhead:
 def _measure(profile: Profile, *, relay: bool, workspace: Path) -> Overhead:
     registry = default_registry()
     register_web_tool(registry, WebRules())  # online, the default: fetch_url's catalog line
+    registry.register(make_task_tool(AgentSet()))  # subagents, on by default: task's line
     if relay:
         register_relay_tools(registry, cast(Relay, _StubRelay()), cast(SendConfirmer, None))
     agent = Agent(
