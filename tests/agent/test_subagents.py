@@ -65,7 +65,7 @@ async def test_a_subagent_works_in_a_fresh_context_and_its_report_is_the_result(
     assert tool_results(sub_second) == ["alpha\n"] or "alpha" in tool_results(sub_second)[0]
     (result,) = tool_results(parent_again)
     assert result.startswith("alpha.txt holds the word alpha.")
-    assert "'read alpha': 2 turns" in result
+    assert "'read alpha': 2 turns, " in result
     progress = harness.log.of(SubagentProgress)
     assert [p.step for p in progress][:2] == ["thinking", "Read alpha.txt"]
     assert progress[-1].turns == 2

@@ -324,7 +324,10 @@ def _report(
         steps = ", ".join(progress.steps[-8:]) or "none"
         text = f"(The subagent wrote no report. Its last calls: {steps}.)"
     label = f"{job.definition.name} " if job.definition is not None else ""
-    notes.append(f"[subagent {label}'{job.description}': {progress.turns} turns]")
+    tokens = progress.keeper.meter.spent if progress.keeper is not None else 0
+    notes.append(
+        f"[subagent {label}'{job.description}': {progress.turns} turns, {tokens:,} tokens]"
+    )
     tail = "\n\n" + "\n".join(notes)
     room = max(256, REPORT_BYTES - len(tail.encode()))
     return bound_text(text, room) + tail

@@ -93,7 +93,7 @@ class SubagentEntry(ToolEntry):
             (" — " + screen_safe(" · ".join(said)), "italic"),
         )
         if not self.unfolded:
-            text.append(f"  ({SUBAGENTS_KEY_LABEL} or click: unfold)", style="dim")
+            text.append(f" · {SUBAGENTS_KEY_LABEL}: unfold", style="dim")
             self.show_text(text)
             return
         for step in self.steps:
