@@ -6,9 +6,10 @@ the relay off and on (the relay adds list_agents, a line for send_agent_message 
 catalog of the tools offered on demand, and a paragraph), online (fetch_url's line in that
 catalog, as assembly gives it unless --offline; task's, unless ZCODER_SUBAGENTS=off), with
 no AGENTS.md, and counted with zcoder's own estimator (zcoder.model.tokens), the one the
-context meter uses before the server has counted. No real tokenizer can be installed without downloading a
-model's vocabulary at run time (tiktoken fetches its files; Qwen's tokenizer comes from the
-Hugging Face hub), so the figures are estimates; docs/performance.md says how close.
+context meter uses before the server has counted. No real tokenizer can be installed without
+downloading a model's vocabulary at run time (tiktoken fetches its files; Qwen's tokenizer
+comes from the Hugging Face hub), so the figures are estimates; docs/performance.md says how
+close.
 
 The target: at most ``PROMPT_BUDGET_TOKENS`` for the largest case, so that a small window
 (8192, the automatic floor) keeps most of its room for the conversation. A rarely used
