@@ -140,42 +140,36 @@ async def test_a_subagent_out_of_tokens_stops_and_its_report_is_bounded(harness:
     assert "bytes omitted" in result
 
 
-async def test_two_subagents_run_at_once_where_the_server_has_two_slots(harness: Harness) -> None:
+async def two_jobs(harness: Harness, slots: int) -> list[str]:
+    """Two task calls in one response, with ``slots`` subagents at once; their results."""
     with_task(harness)
-    harness.agent.settings.subagents = 2
+    harness.agent.settings.subagents = slots
     harness.server.enqueue(
         Turn.tool_calls(task("one", "Job one."), task("two", "Job two.")),
         Turn.text("report A"),
         Turn.text("report B"),
         Turn.text("both done"),
     )
-
     finished = await harness.agent.run_user_turn("two jobs")
-
     assert finished.outcome is Outcome.COMPLETE
+    return tool_results(harness.bodies()[-1])
+
+
+async def test_two_subagents_run_at_once_where_the_server_has_two_slots(harness: Harness) -> None:
+    results = await two_jobs(harness, 2)
+
     events = harness.log.events
     first_end = next(i for i, e in enumerate(events) if isinstance(e, ToolFinished))
     thinking = {e.call_id for e in events[:first_end] if isinstance(e, SubagentProgress)}
     assert len(thinking) == 2  # both began before either ended
-    results = tool_results(harness.bodies()[-1])
     assert sorted(r.split("\n")[0] for r in results) == ["report A", "report B"]
     # Answered in the order of the calls.
     assert "'one'" in results[0] and "'two'" in results[1]
 
 
 async def test_with_one_slot_the_second_subagent_waits_for_the_first(harness: Harness) -> None:
-    with_task(harness)
-    harness.agent.settings.subagents = 1
-    harness.server.enqueue(
-        Turn.tool_calls(task("one", "Job one."), task("two", "Job two.")),
-        Turn.text("report A"),
-        Turn.text("report B"),
-        Turn.text("both done"),
-    )
+    results = await two_jobs(harness, 1)
 
-    await harness.agent.run_user_turn("two jobs")
-
-    results = tool_results(harness.bodies()[-1])
     assert results[0].startswith("report A") and "'one'" in results[0]
     assert results[1].startswith("report B") and "'two'" in results[1]
     waits = [e for e in harness.log.of(SubagentProgress) if e.step == "waiting for a free slot"]

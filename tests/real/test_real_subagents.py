@@ -12,20 +12,19 @@ the model writes at temperature 0 moves with what the server batches beside it).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.real.conftest import RealServer
-from tests.real.test_real_oneshot import zcoder
+from tests.real.test_real_oneshot import json_run
 from tests.real.test_real_plan import repeat
 from tests.test_oneshot import Env, make_env
 
 pytestmark = pytest.mark.timeout(600)  # the lock on REAL_ROOT may wait for another worker
 
-JOB = {
+JOB: dict[str, object] = {
     "description": "read alpha",
     "prompt": "Reply with exactly this and nothing else: alpha holds the answer",
 }
@@ -38,13 +37,8 @@ def env(real_root: Path) -> Env:
     return make_env(real_root)
 
 
-def run(env: Env, server: RealServer, *args: str) -> dict[str, Any]:
-    done = zcoder(env, server, "--offline", "--json", *args, ZCODER_MAX_OUTPUT_TOKENS="96")
-    try:
-        report: dict[str, Any] = json.loads(done.stdout)
-    except ValueError:
-        raise AssertionError(f"no JSON on stdout: {done.stdout!r}; stderr: {done.stderr}")
-    return report
+def run(env: Env, server: RealServer, prompt: str, *flags: str) -> dict[str, Any]:
+    return json_run(env, server, prompt, "--offline", *flags, ZCODER_MAX_OUTPUT_TOKENS="96")
 
 
 def test_the_small_model_hands_a_job_to_a_subagent_and_gets_its_report(
@@ -53,7 +47,7 @@ def test_the_small_model_hands_a_job_to_a_subagent_and_gets_its_report(
     (env.workspace / "alpha.txt").write_text("alpha holds the answer\n")
     before = sorted(p.name for p in env.workspace.iterdir())
     for _ in range(3):
-        load = run(env, tool_server, "--prompt", repeat("load_tools", {"name": "task"}))
+        load = run(env, tool_server, repeat("load_tools", {"name": "task"}))
         loaded = [(c["name"], c["arguments"], c["status"]) for c in load["tool_calls"]]
         if loaded == [("load_tools", {"name": "task"}, "completed")]:
             break
@@ -61,9 +55,7 @@ def test_the_small_model_hands_a_job_to_a_subagent_and_gets_its_report(
 
     tasks: list[dict[str, Any]] = []
     for _ in range(3):
-        report = run(
-            env, tool_server, "--resume", load["session_id"], "--prompt", repeat("task", JOB)
-        )
+        report = run(env, tool_server, repeat("task", JOB), "--resume", load["session_id"])
         tasks = [c for c in report["tool_calls"] if c["name"] == "task"]
         if tasks:
             break

@@ -287,16 +287,7 @@ def _context(parent: ToolContext, *, writes: bool) -> ToolContext:
     """The subagent's tool context: the parent call's, with a policy of its own in plan
     mode unless it may write (then the parent's, whose mode the user keeps switching)."""
     ctx = copy.copy(parent)  # not dataclasses.replace: no file-system call on the loop
-    policy = parent.approval
-    if not writes:
-        policy = ApprovalPolicy(
-            policy.policy,
-            policy.profile,
-            edits=policy.edits,
-            relay_edits=policy.relay_edits,
-            mode=Mode.PLAN,
-        )
-    ctx.approval = policy
+    ctx.approval = parent.approval if writes else parent.approval.planning()
     ctx.extras = {}
     ctx.edits = parent.edits if writes else None
     ctx.freshness = FreshnessBook()

@@ -25,10 +25,9 @@ from typing import Final
 from zcoder.skills.discovery import Place, project_chain, unique_places
 from zcoder.skills.parse import (
     MAX_DESCRIPTION_CHARS,
-    MAX_NAME_CHARS,
-    NAME_RE,
     SkillError,
     load_front_matter,
+    name_and_description,
     split_front_matter,
     text_field,
 )
@@ -85,17 +84,8 @@ def parse_agent(text: str, file: Path, source: str) -> AgentDefinition:
     """A definition from its file's text; SkillError naming what is wrong."""
     raw, body = split_front_matter(text)
     front = load_front_matter(raw)
-    name = text_field(front, "name")
-    if not name:
-        raise SkillError("its front matter has no 'name'")
-    if len(name) > MAX_NAME_CHARS or not NAME_RE.fullmatch(name):
-        raise SkillError(
-            f"its name {name[:80]!r} is not lowercase letters, digits and single hyphens "
-            f"(at most {MAX_NAME_CHARS} characters)"
-        )
-    description = text_field(front, "description", MAX_DESCRIPTION_CHARS)
-    if not description:
-        raise SkillError("its front matter has no 'description'")
+    name, description = name_and_description(front)
+    description = description[:MAX_DESCRIPTION_CHARS]
     tools: tuple[str, ...] | None = None
     if front.get("tools") is not None:
         listed = text_field(front, "tools", 2000).replace(",", " ").split()
