@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 
 from tests.agent.support import Harness
+from tests.fixtures.approver import ScriptedApprover
 from tests.fixtures.fake_ollama import Turn, call
 from zcoder.agent import Outcome
 from zcoder.agent.subagent_defs import AgentSet, discover_agents
 from zcoder.agent.task_tool import make_task_tool
-from zcoder.tools import ApprovalDecision, EditPolicy, Mode
+from zcoder.tools import ApprovalDecision, EditApprovalRequest, EditPolicy, Mode
 from zcoder.tools.base import Offered, ToolContext, ToolResult, ToolSpec, arguments
 
 PATCH = "--- a/alpha.txt\n+++ b/alpha.txt\n@@ -1 +1 @@\n-alpha\n+owned\n"
@@ -172,3 +173,48 @@ async def test_a_definition_s_writes_outside_plan_mode_are_asked_as_the_parent_s
     # The parent's journal has the write: /diff shows it and /undo takes it back.
     assert "new.txt" in str(harness.agent.edits.session_diff())
     assert harness.agent.edits.has_undo()
+
+
+class SwitchesToPlan(ScriptedApprover):
+    """Says yes to the first edit, and the user switches to plan mode meanwhile."""
+
+    def __init__(self, harness: Harness) -> None:
+        super().__init__(ApprovalDecision.ONCE)
+        self.harness = harness
+
+    async def approve_edit(self, request: EditApprovalRequest) -> ApprovalDecision:
+        answer = await super().approve_edit(request)
+        self.harness.agent.approval.switch_mode(Mode.PLAN)
+        return answer
+
+
+async def test_switching_to_plan_mode_refuses_a_running_subagent_s_next_write(
+    harness: Harness,
+) -> None:
+    agents_dir = harness.workspace / ".zcoder" / "agents"
+    agents_dir.mkdir(parents=True)
+    (agents_dir / "writer.md").write_text(
+        "---\nname: writer\ndescription: Writes\ntools: write_file\n---\nWrite.\n"
+    )
+    harness.agent.approval.edits = harness.agent.edits.policy = EditPolicy.ASK
+    approver = SwitchesToPlan(harness)
+    harness.agent.approver = approver
+    harness.agent.registry.register(make_task_tool(discover_agents(harness.workspace, None)))
+    harness.server.enqueue(
+        Turn.tool_calls(
+            call("task", {"description": "w", "prompt": "Write.", "subagent_type": "writer"})
+        ),
+        Turn.tool_calls(call("write_file", {"path": "one.txt", "content": "1"})),
+        Turn.tool_calls(call("write_file", {"path": "two.txt", "content": "2"})),
+        Turn.text("Wrote both."),
+        Turn.text("done"),
+    )
+
+    await harness.agent.run_user_turn("write")
+
+    assert (harness.workspace / "one.txt").exists()
+    assert not (harness.workspace / "two.txt").exists()
+    assert len(approver.edit_requests) == 1  # the second was refused, not asked
+    assert "write_file" not in subagent_tools(harness.bodies()[2])  # no longer offered
+    results = [m["content"] for m in harness.bodies()[-1]["messages"] if m["role"] == "tool"]
+    assert "write_file: Error: plan mode is read-only" in results[-1]

@@ -291,7 +291,7 @@ def _context(parent: ToolContext, *, writes: bool) -> ToolContext:
     ctx.extras = {}
     ctx.edits = parent.edits if writes else None
     ctx.freshness = FreshnessBook()
-    ctx.on_output, ctx.stop, ctx.call_id = None, StopSignal(), ""
+    ctx.on_output, ctx.stop, ctx.call_id, ctx.hook_permission = None, StopSignal(), "", ""
     return ctx
 
 
