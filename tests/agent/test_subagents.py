@@ -12,10 +12,15 @@ from tests.agent.support import Harness, wait_until
 from tests.fixtures.fake_ollama import Turn, call
 from zcoder.agent import Outcome
 from zcoder.agent.events import SubagentProgress, ToolFinished
-from zcoder.agent.subagent import READ_ONLY, REPORT_BYTES, SUBAGENT_PROMPT
+from zcoder.agent.subagent import READ_ONLY, REPORT_BYTES, SUBAGENT_PROMPT, subagent_tools
 from zcoder.agent.subagent_defs import AgentSet, parse_agent
 from zcoder.agent.task_tool import DESCRIPTION, make_task_tool
+from zcoder.tools import default_registry
+from zcoder.tools.base import Offered, ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.catalog import first_sentence
+from zcoder.tools.modes import Effects
+
+READS = Effects.READS
 
 
 def with_task(harness: Harness, agents: AgentSet | None = None) -> Harness:
@@ -195,3 +200,36 @@ async def test_escape_stops_the_subagents_and_the_parent_turn(harness: Harness) 
     answers = [m["content"] for m in history if m["role"] == "tool"]
     assert len(answers) == 2 and all(a.startswith("Interrupted") for a in answers)
     assert len(harness.server.chat_bodies) == 3  # nothing asked after the stop
+
+
+def test_a_subagent_gets_no_mcp_tool_relay_tool_plan_or_task(tmp_path: Path) -> None:
+    async def never(_args: dict[str, Any], _ctx: ToolContext) -> ToolResult:
+        raise AssertionError("not run")
+
+    parent = default_registry()
+    parent.register(make_task_tool(AgentSet()))
+    parent.register(ToolSpec("mcp__srv__read", "Reads.", arguments({}), never, effects=READS))
+    parent.register(
+        ToolSpec(
+            "list_agents",
+            "Lists.",
+            arguments({}),
+            never,
+            lambda _o, _c: True,
+            Offered.WHILE_ON,
+            READS,
+        )  # fmt: skip
+    )
+    everything = parse_agent(
+        "---\nname: all\ndescription: d\ntools: mcp__srv__read, list_agents, task, "
+        "update_plan, write_file\n---\nx\n",
+        tmp_path / "all.md",
+        "project",
+    )
+
+    for definition, writes in ((None, False), (everything, True)):
+        names = subagent_tools(parent, definition, writes=writes).names()
+        for absent in ("mcp__srv__read", "list_agents", "task", "update_plan"):
+            assert absent not in names
+    assert subagent_tools(parent, everything, writes=True).names() == ["write_file", "finish"]
+    assert "write_file" not in subagent_tools(parent, everything, writes=False).names()

@@ -48,6 +48,7 @@ from zcoder.agent.recorder import Recorder
 from zcoder.agent.relay_waits import NOTIFY_WHEN_IDLE, WAIT_FOR_RECEIPT
 from zcoder.agent.status import ContextUsage, Status
 from zcoder.agent.turn_loop import TurnLoop
+from zcoder.mcp.config import split_tool_name
 from zcoder.model import Message, system_message, user_message
 from zcoder.tools import ApprovalPolicy, Mode, ToolContext, ToolRegistry
 from zcoder.tools.base import Offered
@@ -113,6 +114,8 @@ def subagent_tools(
     for name in parent.names():
         spec = parent.get(name)
         if spec is None or name in NEVER or spec.offered is Offered.WHILE_ON:
+            continue
+        if split_tool_name(name) is not None:  # an MCP server's: its session is the parent's
             continue
         if wanted is not None and name not in wanted and name != FINISH_TOOL_NAME:
             continue
