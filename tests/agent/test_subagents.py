@@ -218,7 +218,7 @@ def test_a_subagent_gets_no_mcp_tool_relay_tool_plan_or_task(tmp_path: Path) -> 
             lambda _o, _c: True,
             Offered.WHILE_ON,
             READS,
-        )  # fmt: skip
+        )
     )
     everything = parse_agent(
         "---\nname: all\ndescription: d\ntools: mcp__srv__read, list_agents, task, "
