@@ -4,12 +4,13 @@ Every chat request starts with the system prompt and the tool schemas. They are 
 exactly as a user turn builds them (``Agent.user_turn_request()``), for each profile with
 the relay off and on (the relay adds list_agents, a line for send_agent_message in the
 catalog of the tools offered on demand, and a paragraph), online (fetch_url's line in that
-catalog, as assembly gives it unless --offline), delegate_task's line when a helper agent
-is installed on this machine (zcoder.tools.helpers; none: no line), with no AGENTS.md, and
-counted with zcoder's own estimator (zcoder.model.tokens), the one the context meter uses
-before the server has counted. No real tokenizer can be installed without downloading a
-model's vocabulary at run time (tiktoken fetches its files; Qwen's tokenizer comes from the
-Hugging Face hub), so the figures are estimates; docs/performance.md says how close.
+catalog, as assembly gives it unless --offline; task's, unless ZCODER_SUBAGENTS=off),
+delegate_task's line when a helper agent is installed on this machine
+(zcoder.tools.helpers; none: no line), with no AGENTS.md, and counted with zcoder's own
+estimator (zcoder.model.tokens), the one the context meter uses before the server has
+counted. No real tokenizer can be installed without downloading a model's vocabulary at
+run time (tiktoken fetches its files; Qwen's tokenizer comes from the Hugging Face hub),
+so the figures are estimates; docs/performance.md says how close.
 
 The target: at most ``PROMPT_BUDGET_TOKENS`` for the largest case, so that a small window
 (8192, the automatic floor) keeps most of its room for the conversation. A rarely used
@@ -31,6 +32,8 @@ from typing import Any, Final, cast
 from bench.relay_bench import Results, Table, Target
 from zcoder.agent import Agent, AgentSettings, ChatClient, register_relay_tools
 from zcoder.agent.relay_tools import SendConfirmer
+from zcoder.agent.subagent_defs import AgentSet
+from zcoder.agent.task_tool import make_task_tool
 from zcoder.model import ChatEvent
 from zcoder.model.tokens import estimate_message_tokens, estimate_tokens
 from zcoder.relay import Relay
@@ -93,6 +96,7 @@ def _measure(profile: Profile, *, relay: bool, workspace: Path) -> Overhead:
     register_web_tool(registry, WebRules())  # online, the default: fetch_url's catalog line
     # delegate_task's catalog line, only where a helper agent is installed (none: nothing).
     register_helper_tool(registry, HELPER_NAMES, DEFAULT_HELPER_TIMEOUT)
+    registry.register(make_task_tool(AgentSet()))  # subagents, on by default: task's line
     if relay:
         register_relay_tools(registry, cast(Relay, _StubRelay()), cast(SendConfirmer, None))
     agent = Agent(

@@ -68,6 +68,7 @@ GOOD: dict[str, tuple[str, Any]] = {
     "image_max_bytes": ("1048576", 1048576),
     "helpers": ("Codex, opencode", ("codex", "opencode")),
     "helper_timeout": ("60", 60.0),
+    "subagents": (" Off ", 0),
 }
 DEFAULTS: dict[str, Any] = {
     "keep_alive": None,
@@ -97,6 +98,7 @@ DEFAULTS: dict[str, Any] = {
     "image_max_bytes": 5242880,
     "helpers": ("claude", "codex", "opencode"),
     "helper_timeout": 900.0,
+    "subagents": None,
 }
 # The messages as zcoder gave them before the table (copied from the old config.py).
 BAD: dict[str, tuple[str, str]] = {
@@ -135,6 +137,7 @@ BAD: dict[str, tuple[str, str]] = {
         "ZCODER_HELPERS: unknown helper 'agy': the helpers are claude, codex, opencode (or none)",
     ),
     "helper_timeout": ("x", "ZCODER_HELPER_TIMEOUT must be a positive number of seconds (got 'x')"),
+    "subagents": ("many", "ZCODER_SUBAGENTS must be a number, auto or off (got 'many')"),
 }
 LENIENT = {"api_key", "mcp_start_timeout", "mcp_call_timeout", "mcp_turn_wait", "mcp_tools_share"}
 """Rows with no bad value: anything unusable is the default (the MCP client's, as before)."""

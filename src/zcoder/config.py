@@ -122,6 +122,9 @@ class Config:
     """ZCODER_HELPERS, ZCODER_HELPER_TIMEOUT: the other coding agents zcoder may hand a
     task to, when installed, and how long one may run (zcoder.tools.helpers)."""
     helper_timeout: float = default_of("helper_timeout")
+    subagents: int | None = None
+    """ZCODER_SUBAGENTS: how many subagents run at once; None (auto): the server's slots,
+    else 1; 0 (off): no task tool."""
 
     @property
     def web_rules(self) -> WebRules:

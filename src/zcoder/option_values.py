@@ -27,6 +27,7 @@ __all__ = [
     "positive_int",
     "positive_seconds",
     "stripped",
+    "subagent_count",
 ]
 
 
@@ -121,6 +122,14 @@ def lenient_seconds(raw: str, row: OptionRow) -> float:
     except ValueError:
         return float(row.default)
     return value if value > 0 else float(row.default)
+
+
+def subagent_count(raw: str, row: OptionRow) -> int | None:
+    """ZCODER_SUBAGENTS: a number, ``auto`` (None: the server's slots) or ``off`` (0)."""
+    value = {"auto": "", "off": "0"}.get(raw.strip().lower(), raw.strip())
+    if value and not value.isdigit():
+        raise ConfigError(f"{row.env} must be a number, auto or off (got {raw.strip()!r})")
+    return int(value) if value else None
 
 
 def lenient_share(raw: str, row: OptionRow) -> float:

@@ -46,6 +46,7 @@ from zcoder.option_values import (
     positive_int,
     positive_seconds,
     stripped,
+    subagent_count,
 )
 from zcoder.tools import EditPolicy
 from zcoder.tools.helpers.clis import DEFAULT_HELPER_TIMEOUT, HELPER_NAMES, helper_setting
@@ -332,6 +333,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
         "helper_timeout", env="ZCODER_HELPER_TIMEOUT", parse=positive_seconds,
         default=DEFAULT_HELPER_TIMEOUT,
     ),
+    Option("subagents", env="ZCODER_SUBAGENTS", parse=subagent_count, default=None),
 )  # fmt: skip
 
 _BY_NAME: Final = {row.name: row for row in OPTIONS}

@@ -47,8 +47,10 @@ def zcoder(
     )
 
 
-def json_run(env: Env, server: RealServer, prompt: str) -> dict[str, Any]:
-    done = zcoder(env, server, "--json", "--prompt", prompt)
+def json_run(
+    env: Env, server: RealServer, prompt: str, *flags: str, **extra: str
+) -> dict[str, Any]:
+    done = zcoder(env, server, *flags, "--json", "--prompt", prompt, **extra)
     try:
         report: dict[str, Any] = json.loads(done.stdout)
     except ValueError:

@@ -55,6 +55,7 @@ from zcoder.agent.cancellation import STOPPED_KEY
 from zcoder.agent.headings import call_heading
 from zcoder.agent.status import ContextUsage
 from zcoder.agent.steering import STEERED_KEY
+from zcoder.base.plural import counted
 from zcoder.base.sanitize import visible, visible_lines
 from zcoder.model.recovery import HeldReply
 from zcoder.relay import from_words, sender_words
@@ -200,6 +201,16 @@ class EventTranslator:
                 return []  # the client shows its own progress
             case ev.PlanChanged():
                 return [plan_update(event.plan)]
+            case ev.SubagentProgress():
+                turns = counted(event.turns, "turn")
+                said = f"{visible(event.step)} · {turns} · {event.tokens:,} tokens"
+                return [
+                    update_tool_call(
+                        event.call_id,
+                        status="in_progress",
+                        content=[tool_content(text_block(said))],
+                    )
+                ]
             case _:
                 assert_never(event)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from zcoder.agent.events import ToolFinished
 from zcoder.agent.live_output import LiveOutput
-from zcoder.agent.prompts import INTERRUPTED, NOT_EXECUTED
+from zcoder.agent.prompts import NOT_EXECUTED
 from zcoder.agent.recorder import Recorder
 from zcoder.model import AssistantReply, Message, ToolCall, tool_result_message
 
@@ -27,8 +27,12 @@ class RoundState:
     reply: AssistantReply | None = None
     calls: list[ToolCall] = field(default_factory=list)
     answered: set[str] = field(default_factory=set)
-    running: tuple[ToolCall, int | None] | None = None
-    output: LiveOutput | None = None  # what the running call printed so far
+    running: dict[str, tuple[ToolCall, int | None, LiveOutput]] = field(default_factory=dict)
+    """The calls running now (several when they run at once: ToolSpec.concurrent), by id:
+    the call, its saved event and what it printed so far."""
+    held: dict[str, str] = field(default_factory=dict)
+    """Results of calls that ran at once, kept until all of them end, to be answered in
+    the order of the calls."""
 
     def answer(self, messages: list[Message], call: ToolCall, output: str) -> None:
         """The call's result enters the history; the call counts as answered."""
@@ -41,23 +45,27 @@ def tidy_after_cancel(state: RoundState, messages: list[Message], recorder: Reco
     if state.reply is not None and state.reply.content.strip():
         # A partial reply is shown and saved as partial, never sent back to the model.
         recorder.assistant(state.reply.content, partial=True)
-    if state.running is not None:
-        call, event_id = state.running
-        result = state.output.interrupted() if state.output is not None else INTERRUPTED
-        recorder.update_event(
-            event_id,
-            result,
-            {
-                "name": call.name,
-                "call_id": call.id,
-                "arguments": dict(call.arguments),
-                "status": "interrupted",
-            },
-        )
-        state.answer(messages, call, result)
-        recorder.emit(ToolFinished(call.id, call.name, "interrupted", result))
     for call in state.calls:
-        if call.id not in state.answered:
+        if call.id in state.answered:
+            continue
+        if call.id in state.held:  # it ended before the stop: its result stands
+            state.answer(messages, call, state.held.pop(call.id))
+        elif call.id in state.running:
+            _call, event_id, output = state.running.pop(call.id)
+            result = output.interrupted()
+            recorder.update_event(
+                event_id,
+                result,
+                {
+                    "name": call.name,
+                    "call_id": call.id,
+                    "arguments": dict(call.arguments),
+                    "status": "interrupted",
+                },
+            )
+            state.answer(messages, call, result)
+            recorder.emit(ToolFinished(call.id, call.name, "interrupted", result))
+        else:
             state.answer(messages, call, NOT_EXECUTED)
             recorder.event(
                 "tool",

@@ -31,6 +31,7 @@ from zcoder.agent.relay_wrapper import relay_event_metadata, relay_wrapper
 from zcoder.agent.settings import AgentSettings
 from zcoder.agent.status import ContextUsage
 from zcoder.agent.steering import Steerable, SteerSource, revoke_for_relayed
+from zcoder.agent.task_tool import SUBAGENTS_KEY, Subagents
 from zcoder.agent.turn_loop import MAX_NUDGES, TurnLoop, finish_turn
 from zcoder.agent.usage import Breakdown, ContextMeter
 from zcoder.agent.user_command import run_user_command
@@ -80,6 +81,7 @@ class Agent(Steerable):
         self.recorder = Recorder(on_event, store, session_id)
         # The user's hooks (zcoder.hooks) and what their answers do (agent/hook_points.py).
         self.hook_points = HookPoints(hooks, self.recorder)
+        self.subagents = Subagents(self)  # the task tool's (agent/task_tool.py)
         if hooks is not None and session_id is not None:
             hooks.session_id = session_id
         self.messages: list[Message] = []  # model history, without the system message
@@ -133,6 +135,11 @@ class Agent(Steerable):
 
     def _mcp_attached(self, manager: McpManager) -> None:
         self.mcp = manager
+
+    @property
+    def hook_engine(self) -> HookEngine | None:
+        """The user's hooks (their PreToolUse runs around a subagent's calls too)."""
+        return self.hook_points.engine
 
     def mcp_now(self) -> McpManager | None:
         """The MCP servers; with none configured at start, the files are looked at again."""
@@ -269,7 +276,7 @@ class Agent(Steerable):
             approval=self.approval,
             approver=self.approver,
             max_output=self.settings.max_tool_output,
-            extras={PLAN_KEY: self.plan, **extras},
+            extras={PLAN_KEY: self.plan, SUBAGENTS_KEY: self.subagents, **extras},
             requested_by=requested_by,
             sender_trusted=sender_trusted,
             edits=self.edits,

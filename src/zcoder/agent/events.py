@@ -168,6 +168,18 @@ class PlanChanged:
 
 
 @dataclass(frozen=True)
+class SubagentProgress:
+    """A subagent the task tool runs (its call ``call_id``) moved on: ``step`` is what it
+    does now (a tool call's heading, "waiting for a slot", "writing its report"), with
+    the requests it made and the tokens they cost so far. Its entry is the call's."""
+
+    call_id: str
+    step: str
+    turns: int
+    tokens: int
+
+
+@dataclass(frozen=True)
 class TurnFinished:
     outcome: Outcome
     response: str = ""
@@ -191,6 +203,7 @@ AgentEvent = (
     | RelayReceived
     | ContextUsage
     | PlanChanged
+    | SubagentProgress
     | TurnFinished
 )
 

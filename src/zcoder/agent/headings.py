@@ -27,6 +27,7 @@ ACTIVATE_SKILL: Final = "activate_skill"
 READ_SKILL_FILE: Final = "read_skill_file"
 LOAD_TOOL: Final = "load_tools"
 FINISH_TOOL_NAME: Final = "finish"
+TASK_TOOL: Final = "task"
 
 _TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.-]+")
 """What a tool's name looks like (an MCP tool's too: mcp__SERVER__TOOL)."""
@@ -48,6 +49,7 @@ VERBS: Final[dict[str, str]] = {
     READ_SKILL_FILE: "Read skill file",
     LOAD_TOOL: "Load tools",
     FINISH_TOOL_NAME: "Finish",
+    TASK_TOOL: "Subagent",
 }
 """How each of zcoder's own tools' headings begin (``--connect`` reads a remote call's
 tool back from it: :func:`tool_from_heading`)."""
@@ -147,7 +149,7 @@ def call_heading(name: str, arguments: Mapping[str, Any]) -> str:
     if name == FINISH_TOOL_NAME:
         status = _text(arguments, "status")
         return f"{verb} ({status})" if status else verb
-    detail = {ACTIVATE_SKILL: "name", LOAD_TOOL: "name"}
+    detail = {ACTIVATE_SKILL: "name", LOAD_TOOL: "name", TASK_TOOL: "description"}
     if name in detail:
         return _joined(verb, _text(arguments, detail[name]))
     if name == LIST_AGENTS:

@@ -61,6 +61,9 @@ class AgentSettings:
     vision: bool | None = None
     """Send images (True), never (False), or as the server says (None)."""
     image_max_bytes: int = DEFAULT_IMAGE_MAX_BYTES
+    subagents: int | None = None
+    """How many subagents (the task tool) may run at once; None: as many as the server
+    has slots (zcoder.agent.task_tool)."""
 
     def instructions_text(self) -> str:
         """The project instructions as the system prompt holds them, for this window."""
@@ -95,4 +98,5 @@ class AgentSettings:
             mcp_limits=config.mcp_limits,
             vision=config.vision,
             image_max_bytes=config.image_max_bytes,
+            subagents=config.subagents,
         )

@@ -83,9 +83,40 @@ class ToolRound:
         self.recorder.event("error", "Loop stopped: the same tool round was repeated again.")
         self.recorder.emit(ErrorNotice("Loop stopped: the same tool round was repeated."))
 
-    async def run_call(self, call: ToolCall, ctx: ToolContext) -> str:
-        """Run one call and answer it; raises CancelledError when the turn was stopped
-        while the call wrote (the write finished whole and is recorded as done)."""
+    async def run_calls(self, calls: list[ToolCall], ctx: ToolContext) -> list[str]:
+        """Run a round's calls in order, each answered; calls side by side of a tool that
+        runs at once with others (ToolSpec.concurrent: the task tool) run together, and
+        are answered in the order of the calls once all of them ended. Their outputs."""
+        outputs: list[str] = []
+        index = 0
+        while index < len(calls):
+            together = 1
+            while index + together < len(calls) and self._concurrent(calls, index, together):
+                together += 1
+            if together == 1:
+                outputs.append(await self.run_call(calls[index], ctx))
+            else:
+                group = calls[index : index + together]
+                async with asyncio.TaskGroup() as tasks:
+                    for call in group:
+                        tasks.create_task(self.run_call(call, ctx, hold=True))
+                for call in group:
+                    output = self.round_state.held.pop(call.id)
+                    self.answer(call, output)
+                    outputs.append(output)
+            index += together
+        return outputs
+
+    def _concurrent(self, calls: list[ToolCall], start: int, count: int) -> bool:
+        """Whether the call after ``calls[start:start+count]`` runs together with them."""
+        pair = (calls[start], calls[start + count])
+        specs = [self.registry.get(call.name) for call in pair]
+        return all(spec is not None and spec.concurrent for spec in specs)
+
+    async def run_call(self, call: ToolCall, ctx: ToolContext, *, hold: bool = False) -> str:
+        """Run one call and answer it (``hold``: keep its result in the round's ``held``,
+        answered by the caller); raises CancelledError when the turn was stopped while the
+        call wrote (the write finished whole and is recorded as done)."""
         recorder = self.recorder
         recorder.emit(StatusChanged(Status.TOOL, call.name))
         recorder.emit(ToolStarted(call.id, call.name, dict(call.arguments)))
@@ -96,7 +127,6 @@ class ToolRound:
             "status": "running",
         }
         event_id = recorder.event("tool", "", metadata)
-        self.round_state.running = (call, event_id)
         live = LiveOutput(
             call.id,
             recorder.emit,
@@ -105,7 +135,7 @@ class ToolRound:
             name=call.name,
             save=lambda so_far: recorder.update_event(event_id, so_far, metadata),
         )
-        self.round_state.output = live
+        self.round_state.running[call.id] = (call, event_id, live)
         extra: dict[str, Any] = {}
         stop = StopSignal()
         if call.name == FINISH_TOOL_NAME:
@@ -126,17 +156,21 @@ class ToolRound:
                 # again, a file-system call on the event loop for every tool call.
                 call_ctx = copy.copy(ctx)
                 call_ctx.on_output, call_ctx.stop = live.feed, stop
+                call_ctx.call_id = call.id
                 call_ctx.hook_permission = permission
                 result = await self.registry.dispatch(call.name, call.arguments, call_ctx)
                 ok, output, extra = result.ok, result.output, result.metadata
                 if self.hooks is not None:
                     said = await self.hooks.after_tool(call.name, call.arguments, ok, output)
                     output = f"{output}\n{said}" if said else output
-        self.round_state.running, self.round_state.output = None, None
+        self.round_state.running.pop(call.id, None)
         output = fit_tool_output(output, window=self.settings.num_ctx, name=call.name)
         status = "completed" if ok else "failed"
         recorder.update_event(event_id, output, {**metadata, **_jsonable(extra), "status": status})
-        self.answer(call, output)
+        if hold:
+            self.round_state.held[call.id] = output
+        else:
+            self.answer(call, output)
         recorder.emit(ToolFinished(call.id, call.name, status, output, dict(extra)))
         if stop.is_set():
             # The turn was stopped while this call wrote: the write finished whole and is

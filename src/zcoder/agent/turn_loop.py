@@ -99,6 +99,10 @@ class TurnLoop:
     token_limit: int | None = None
     """Tokens the server may count for this turn's requests (a goal's budget left); the
     turn ends at the first safe point past it, before another request. None: no limit."""
+    request_limit: int | None = None
+    """Requests this turn may make (a subagent's turn limit); past them it ends at the
+    next safe point, Incomplete. None: no limit."""
+    requests: int = 0
 
     async def run(self) -> TurnFinished:
         host = self.host
@@ -111,6 +115,12 @@ class TurnLoop:
                 limit = self.token_limit
                 if limit is not None and host.keeper.meter.spent - start >= limit:
                     return self.finish(Outcome.INCOMPLETE, error="the token budget is spent")
+                if self.request_limit is not None and self.requests >= self.request_limit:
+                    return self.finish(
+                        Outcome.INCOMPLETE,
+                        error=f"the limit of {self.request_limit} turns is reached",
+                    )
+                self.requests += 1
                 land_steers(host.steering, host.messages, host.user_ledger, host.recorder, self.ctx)
                 reply, cut_off = await self._request()
                 calls = reply.tool_calls
@@ -249,7 +259,7 @@ class TurnLoop:
         if self.loops.should_refuse(pairs):
             tools.refuse(calls)
             return self.finish(Outcome.LOOP_STOPPED, error="the same tool round was repeated")
-        results = [await tools.run_call(call, self.ctx) for call in calls]
+        results = await tools.run_calls(calls, self.ctx)
         self.host.recorder.save_messages(self.host.messages)
         if self.loops.record(pairs, results):
             self._add_context(LOOP_WARNING)

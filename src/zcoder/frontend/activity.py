@@ -86,6 +86,8 @@ class ActivityTracker:
                 return  # a stream of these is the same activity: nothing to tell
             case ev.AssistantMessage() | ev.ToolOutput() | ev.RelayReceived() | ev.PlanChanged():
                 return
+            case ev.SubagentProgress():
+                return  # the task call it belongs to is the activity
             case _:
                 assert_never(event)
         self.publish()

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from zcoder.agent import Agent, AgentSettings, ChatClient, EventSink, register_relay_tools
+from zcoder.agent.task_tool import make_task_tool
 from zcoder.config import Config
 from zcoder.frontend.extensions import Extensions, hook_consent_dialog, load_extensions
 from zcoder.relay import listed_hosts
@@ -57,6 +58,8 @@ def assemble_agent(
         register_web_tool(registry, config.web_rules)
     register_helper_tool(registry, config.helpers, config.helper_timeout)  # when installed
     extensions = load_extensions(registry, config.workspace, config.home)
+    if config.subagents != 0:  # ZCODER_SUBAGENTS=off: no task tool, not even listed
+        registry.register(make_task_tool(extensions.agents))
     for problem in extensions.problems:
         on_problem(problem)
     if hook_consent and extensions.hooks is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from zcoder.agent.subagent_defs import AgentSet, discover_agents
 from zcoder.commands import CommandSet, discover_commands
 from zcoder.config import Config
 from zcoder.hooks import HookConsent, HookEngine, engine_for
@@ -28,11 +29,12 @@ class Extensions:
     hooks: HookEngine | None  # for Agent(hooks=)
     problems: tuple[str, ...]  # what could not be read, for the user to see
     commands: CommandSet = field(default_factory=CommandSet)  # custom commands (/NAME)
+    agents: AgentSet = field(default_factory=AgentSet)  # user-defined subagents
 
 
 def load_extensions(registry: ToolRegistry, workspace: Path, home: Path | None) -> Extensions:
     """Find the workspace's skills (their tools registered in ``registry``), custom
-    commands and hooks."""
+    commands, hooks and subagents."""
     skills = install_skills(registry, discover_skills(workspace))
     hooks, problems = engine_for(home, workspace)
     commands = discover_commands(workspace, home) if home is not None else CommandSet()
@@ -42,7 +44,9 @@ def load_extensions(registry: ToolRegistry, workspace: Path, home: Path | None) 
         for problem in skills.problems
         if problem.said_at_start
     ]
-    return Extensions(skills, hooks, tuple(said), commands)
+    agents = discover_agents(workspace, home)
+    said += [f"subagents: {problem}" for problem in agents.problems]
+    return Extensions(skills, hooks, tuple(said), commands, agents)
 
 
 def hook_consent_dialog(approver: Approver, config: Config) -> Asker:

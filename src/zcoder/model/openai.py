@@ -302,6 +302,12 @@ class OpenAIClient(HttpModelClient):
         vision = modalities.get("vision") if isinstance(modalities, dict) else None
         return vision if isinstance(vision, bool) else None
 
+    async def parallel_slots(self) -> int | None:
+        """The requests llama-server answers at once (``/props`` ``total_slots``); None
+        when the server does not say (LM Studio, vLLM). Never raises."""
+        props = await self._json_or_none(f"{_server_root(self.base_url)}/props")
+        return _positive(props.get("total_slots")) if isinstance(props, dict) else None
+
     async def context_length(self, model: str) -> int | None:
         """The context window the server gives ``model``, from its metadata; None if unknown.
 

@@ -30,6 +30,7 @@ __all__ = [
     "ChatParams",
     "LoadParams",
     "ModelClient",
+    "SlotsProbe",
     "ToolsTemplateProbe",
     "VisionProbe",
 ]
@@ -111,3 +112,11 @@ class VisionProbe(Protocol):
     server says, None when it does not; ``ModelError`` when it cannot be asked."""
 
     async def vision_support(self, model: str) -> bool | None: ...
+
+
+@runtime_checkable
+class SlotsProbe(Protocol):
+    """A client that can tell how many requests its server answers at once (the
+    OpenAI-compatible client, from llama-server's /props ``total_slots``); None: unknown."""
+
+    async def parallel_slots(self) -> int | None: ...

@@ -146,6 +146,8 @@ class JsonReport:
                 self.finished = event
             case ev.PlanChanged():
                 self.plan = event.plan.to_list()
+            case ev.SubagentProgress():
+                pass  # the task call's output is the subagent's report
             case (
                 AssistantMessage()
                 | ev.AssistantDelta()

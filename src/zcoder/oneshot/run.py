@@ -126,6 +126,9 @@ class StreamPrinter:
             case ev.PlanChanged():
                 self._end_line()
                 self._say(f"[plan] {event.plan.one_line()}")
+            case ev.SubagentProgress():
+                self._end_line()
+                self._say(f"[subagent] {visible(event.step)} · turn {event.turns}")
             case RelayReceived():  # not reachable here; kept for completeness
                 self._say(f"[relay] from {visible(event.sender_project)}")
             case (

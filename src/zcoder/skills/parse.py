@@ -114,10 +114,9 @@ def _text(front: dict[Any, Any], key: str, limit: int | None = None) -> str:
     return text[:limit] if limit is not None else text
 
 
-def parse_skill(text: str, folder: Path, source: str, *, read_only: bool = False) -> Skill:
-    """A skill from its SKILL.md text. Raises SkillError naming what is wrong."""
-    raw, body = split_front_matter(text)
-    front = load_front_matter(raw)
+def name_and_description(front: dict[Any, Any]) -> tuple[str, str]:
+    """The ``name`` (the spec's form: it becomes an argument and a command) and the
+    ``description`` front matter must have (a skill's, a subagent's); SkillError if not."""
     name = _text(front, "name")
     if not name:
         raise SkillError("its front matter has no 'name'")
@@ -129,6 +128,14 @@ def parse_skill(text: str, folder: Path, source: str, *, read_only: bool = False
     description = _text(front, "description")
     if not description:
         raise SkillError("its front matter has no 'description'")
+    return name, description
+
+
+def parse_skill(text: str, folder: Path, source: str, *, read_only: bool = False) -> Skill:
+    """A skill from its SKILL.md text. Raises SkillError naming what is wrong."""
+    raw, body = split_front_matter(text)
+    front = load_front_matter(raw)
+    name, description = name_and_description(front)
     warnings = []
     if name != folder.name:
         warnings.append(f"its name {name!r} differs from its folder {folder.name!r}")

@@ -245,6 +245,17 @@ class ApprovalPolicy:
         self._granted_planning = False  # the `a` was said in plan mode (``switch_mode``)
         self._hosts: set[str] = set()
 
+    def planning(self) -> ApprovalPolicy:
+        """A policy of these settings, always in plan mode, with no grant (a read-only
+        subagent's, zcoder.agent.subagent)."""
+        return ApprovalPolicy(
+            self.policy,
+            self.profile,
+            edits=self.edits,
+            relay_edits=self.relay_edits,
+            mode=Mode.PLAN,
+        )
+
     @property
     def mode(self) -> Mode:
         """The permission mode now: the user's, unless a turn of zcoder's own pinned one."""

@@ -87,6 +87,9 @@ class ToolContext:
     """This call's stop request: set when the turn is cancelled while the tool runs; the
     tool's thread checks it in its loops (tools/offload.py). The agent gives every call a
     fresh one."""
+    call_id: str = ""
+    """The id of the call this context runs (set per call by the agent; "" outside one):
+    a tool that reports its progress names its call with it (the task tool)."""
 
     def __post_init__(self) -> None:
         self.workspace = canonical_workspace(os.fspath(self.workspace))
@@ -170,6 +173,9 @@ class ToolSpec:
     availability: ToolAvailability = _always_available
     offered: Offered = Offered.ALWAYS
     effects: Effects = Effects.WRITES
+    concurrent: bool = False
+    """Calls of it side by side in one response run at once (the task tool's subagents,
+    each bounded by the server's slots); every other call runs alone, in order."""
 
     def __post_init__(self) -> None:
         if self.offered is Offered.WHILE_ON and self.availability is _always_available:

@@ -33,6 +33,7 @@ from zcoder.tui.parts.services import Services
 from zcoder.tui.state.exit_guard import ExitGuard
 from zcoder.tui.state.interrupt import QUIT_AGAIN_TEXT, CtrlC, Press
 from zcoder.tui.terminal import ZcoderDriver
+from zcoder.tui.widgets.subagent_entry import SUBAGENTS_KEY
 from zcoder.tui.widgets.transcript import FULL_OUTPUT_KEY
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ class ZcoderApp(App[int]):
         Binding("ctrl+o", "pick_model", "Model"),
         Binding("ctrl+b", "toggle_sidebar", "Sessions"),
         Binding(FULL_OUTPUT_KEY, "show_output", "Output"),
+        Binding(SUBAGENTS_KEY, "toggle_subagents", "Subagents", show=False),
         Binding("f2", "continue_relay", "Run waiting relayed tasks"),  # only while they wait
         # End follows new output again, unless it is moving the cursor of a typed prompt.
         Binding("end", "follow_output(True)", show=False, priority=True),
@@ -264,6 +266,9 @@ class ZcoderApp(App[int]):
 
     def action_show_output(self) -> None:
         self.main.show_output()
+
+    def action_toggle_subagents(self) -> None:
+        self.main.toggle_subagents()
 
     def action_continue_relay(self) -> None:
         self.main.parts.relay_ui.agents_command("continue")

@@ -59,6 +59,7 @@ from zcoder.tui.widgets.shared import (
     SideColumn,
 )
 from zcoder.tui.widgets.status import HeaderBar, HeaderState, git_branch, turn_summary
+from zcoder.tui.widgets.subagent_entry import SubagentEntry
 from zcoder.tui.widgets.transcript import CommandEntry, Entry, ToolEntry, Transcript, system_text
 
 if TYPE_CHECKING:
@@ -423,6 +424,17 @@ class MainScreen(ScreenHost, Screen[None]):
             from zcoder.tui.dialogs.output import OutputScreen
 
             self.app.push_screen(OutputScreen(commands))
+
+    def toggle_subagents(self) -> None:
+        """Unfold every subagent's entry, or fold them all when the newest is unfolded
+        (SUBAGENTS_KEY; a click on one folds or unfolds that one)."""
+        entries = list(self.transcript.query(SubagentEntry))
+        if not entries:
+            self.notice("No subagent in this session yet.")
+            return
+        unfold = not entries[-1].unfolded
+        for entry in entries:
+            entry.toggle(unfold)
 
     def show_sessions_list(self) -> None:
         """/sessions: the list beside the transcript where it fits; in a narrow terminal

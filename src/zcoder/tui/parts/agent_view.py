@@ -16,6 +16,7 @@ from zcoder.tools.plan import Plan
 from zcoder.tui.parts.services import Part, PartContext
 from zcoder.tui.widgets.plan_view import tool_entry
 from zcoder.tui.widgets.status import RUNNING_COMMAND, WAITING_FOR_MODEL, WRITING_REPLY
+from zcoder.tui.widgets.subagent_entry import SubagentEntry
 from zcoder.tui.widgets.transcript import (
     AssistantEntry,
     CommandEntry,
@@ -149,6 +150,8 @@ class AgentView(Part):
                 if known is None:
                     known = tool_entry(event.name, {}, status)
                     self.show(known)
+                if isinstance(known, SubagentEntry):
+                    known.take(event.metadata)
                 known.finish(status, event.output, diff)
             case ev.Notice():
                 self.show(Entry("system", system_text(event.text)))
@@ -176,6 +179,10 @@ class AgentView(Part):
                 )
             case ev.PlanChanged():
                 self.show_plan(event.plan)
+            case ev.SubagentProgress():
+                running = self._tool_entries.get(event.call_id)
+                if isinstance(running, SubagentEntry):
+                    running.progress(event.step, event.turns, event.tokens)
             case ev.TurnFinished():
                 self._end_stream()
             case _:

@@ -26,6 +26,7 @@ KEYS: Final = {  # shown by /help, after the commands
     "Escape": "stop the running turn or command (the draft is kept; what waits is held:"
     " /queue resume)",
     "Ctrl+T": "the last command's whole output, or tool call's arguments (p/n: older/newer)",
+    "Ctrl+F": "unfold (or fold) the subagents' entries: each call they made, their reports",
     "F2": "run the relayed tasks that wait for you (shown only then)",
     "Ctrl+N": "new session",
     "Ctrl+O": "model picker",

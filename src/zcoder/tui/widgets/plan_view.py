@@ -15,9 +15,11 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from zcoder.agent.headings import TASK_TOOL
 from zcoder.base.sanitize import visible
 from zcoder.tools.plan import UPDATE_PLAN_TOOL, Plan, PlanError, PlanStatus
 from zcoder.tui.widgets.entries import ToolEntry
+from zcoder.tui.widgets.subagent_entry import SubagentEntry
 
 __all__ = [
     "PLAN_ONE_LINE_BELOW",
@@ -131,4 +133,6 @@ def tool_entry(name: str, arguments: dict[str, Any], status: str = "running") ->
     """The transcript entry of a tool call other than a command."""
     if name == UPDATE_PLAN_TOOL:
         return PlanEntry(arguments, status)
+    if name == TASK_TOOL:
+        return SubagentEntry(arguments, status)
     return ToolEntry(name, arguments, status)

@@ -43,6 +43,7 @@ from zcoder.tui.widgets.entries import (
     user_text,
 )
 from zcoder.tui.widgets.plan_view import tool_entry
+from zcoder.tui.widgets.subagent_entry import SubagentEntry
 
 __all__ = [
     "FULL_OUTPUT_KEY",
@@ -103,6 +104,8 @@ def entry_for_event(role: str, text: str, metadata: dict[str, Any]) -> Entry:
         return entry
     if role == "tool":
         tool = tool_entry(str(metadata.get("name", "tool")), dict(metadata.get("arguments") or {}))
+        if isinstance(tool, SubagentEntry):
+            tool.take(metadata)
         tool.finish(_saved_status(metadata), text, str(metadata.get("diff") or ""))
         return tool
     if role == "relay":
