@@ -3,7 +3,8 @@
 Every chat request starts with the system prompt and the tool schemas. They are built here
 exactly as a user turn builds them (``Agent.user_turn_request()``), for each profile with
 the relay off and on (the relay adds list_agents, a line for send_agent_message in the
-catalog of the tools offered on demand, and a paragraph), online (fetch_url's line in that
+catalog of the tools offered on demand, and a paragraph), the task board's line in
+that catalog, online (fetch_url's line in that
 catalog, as assembly gives it unless --offline), with no AGENTS.md, and
 counted with zcoder's own estimator (zcoder.model.tokens), the one the context meter uses
 before the server has counted. No real tokenizer can be installed without downloading a
@@ -30,6 +31,9 @@ from typing import Any, Final, cast
 from bench.relay_bench import Results, Table, Target
 from zcoder.agent import Agent, AgentSettings, ChatClient, register_relay_tools
 from zcoder.agent.relay_tools import SendConfirmer
+from zcoder.board import Claimant
+from zcoder.board.service import BoardService
+from zcoder.board.tools import BoardTools
 from zcoder.model import ChatEvent
 from zcoder.model.tokens import estimate_message_tokens, estimate_tokens
 from zcoder.relay import Relay
@@ -65,6 +69,9 @@ class _NoClient:
         raise AssertionError("the prompt overhead bench sends nothing")
 
 
+_BENCH: Final = Claimant("bench", "bench")
+
+
 class _StubRelay:
     available = True
 
@@ -88,6 +95,7 @@ def measure(profile: Profile, *, relay: bool) -> Overhead:
 def _measure(profile: Profile, *, relay: bool, workspace: Path) -> Overhead:
     registry = default_registry()
     register_web_tool(registry, WebRules())  # online, the default: fetch_url's catalog line
+    registry.add_source(BoardTools(BoardService(workspace, workspace, lambda: _BENCH)))
     if relay:
         register_relay_tools(registry, cast(Relay, _StubRelay()), cast(SendConfirmer, None))
     agent = Agent(
