@@ -89,6 +89,7 @@ class BoardService:
             raise TaskRefused("state must be done, failed or open")
         claim = board.claim_of(number)
         if claim is None:
+            board.task(number)  # an unknown id is said as such
             raise TaskRefused(f"you do not hold task #{number}: task_claim it first")
         task = claim.settle(wanted, note, who)
         return f"Now {render.line(task, field_for_model)}"
