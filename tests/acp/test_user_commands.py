@@ -69,6 +69,7 @@ OWN_NAMES = frozenset(
         "sessions",
         "skill",
         "skills",
+        "tasks",
         "undo",
     }
 )

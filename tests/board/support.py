@@ -46,8 +46,20 @@ def git_repo(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", str(path)], check=True)
     subprocess.run(
-        ["git", "-C", str(path), "-c", "user.email=t@t", "-c", "user.name=t", "commit",
-         "-q", "--allow-empty", "-m", "start"],
+        [
+            "git",
+            "-C",
+            str(path),
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "start",
+        ],
         check=True,
     )
     return path.resolve()

@@ -57,9 +57,7 @@ async def test_a_client_adds_claims_and_completes_a_task(home: Path, tmp_path: P
     assert (first.state, second.state) == (State.DONE, State.OPEN)
 
 
-async def test_a_killed_server_frees_the_claims_its_client_made(
-    home: Path, tmp_path: Path
-) -> None:
+async def test_a_killed_server_frees_the_claims_its_client_made(home: Path, tmp_path: Path) -> None:
     repo = git_repo(tmp_path / "repo")
     board = Board.for_workspace(home, repo)
     board.add("taken by a client that crashes", author="t")

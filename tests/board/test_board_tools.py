@@ -38,7 +38,10 @@ async def test_the_catalog_has_one_short_line_for_the_four_tools(
     loaded = await registry.dispatch("load_tools", {"name": "tasks"}, ctx)
     assert "task_list, task_add, task_claim, task_update" in loaded.output
     assert [spec.name for spec in registry.available(ctx)][1:] == [
-        "task_list", "task_add", "task_claim", "task_update"
+        "task_list",
+        "task_add",
+        "task_claim",
+        "task_update",
     ]
 
 
@@ -69,9 +72,9 @@ async def test_add_claim_and_settle_through_the_tools(home: Path, workspace: Pat
 
 async def test_plan_mode_keeps_only_task_list(home: Path, workspace: Path) -> None:
     registry, _ = registry_for(home, workspace)
-    ctx = tool_context(workspace, approval=ApprovalPolicy(
-        CommandPolicy.ASK, Profile.CODING, mode=Mode.PLAN
-    ))
+    ctx = tool_context(
+        workspace, approval=ApprovalPolicy(CommandPolicy.ASK, Profile.CODING, mode=Mode.PLAN)
+    )
     await registry.dispatch("load_tools", {"name": "tasks"}, ctx)
     assert [spec.name for spec in registry.available(ctx)][1:] == ["task_list"]
     refused = await registry.dispatch("task_add", {"title": "x"}, ctx)
@@ -99,8 +102,12 @@ def test_an_agent_killed_while_it_holds_a_claim_frees_the_task(tmp_path: Path) -
         server.enqueue(Turn.tool_calls(call("task_claim", {"id": 1})), Turn.stall(seconds=600))
         agent = subprocess.Popen(
             argv("--prompt", "take a task", "--host", f"127.0.0.1:{server.port}"),
-            env=env.vars, cwd=env.workspace, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            env=env.vars,
+            cwd=env.workspace,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
         )
         try:
             wait_for(lambda: board.task(1).state is State.CLAIMED, "the agent's claim")

@@ -24,8 +24,16 @@ def test_a_thousand_claims_from_eight_processes_never_claim_a_task_twice(
     markers, go = tmp_path / "markers", tmp_path / "go"
     markers.mkdir()
     processes = [
-        claimer(home, "stress", str(home), str(workspace), str(markers), str(go),
-                str(ATTEMPTS_EACH), str(seed))
+        claimer(
+            home,
+            "stress",
+            str(home),
+            str(workspace),
+            str(markers),
+            str(go),
+            str(ATTEMPTS_EACH),
+            str(seed),
+        )
         for seed in range(PROCESSES)
     ]
     go.touch()

@@ -17,9 +17,12 @@ from tests.fixtures.processes import pid_alive
 from zcoder.board import Board, Claimant, State, TaskRefused
 
 
-def tasks(home: Path, cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def tasks(
+    home: Path, cwd: Path, *args: str, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "zcoder", "tasks", *args],
+        check=False,
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -106,9 +109,7 @@ def test_bad_input_is_refused_and_changes_nothing(
     assert tasks(home, workspace, "--json", "list").stdout.strip() == "[]"
 
 
-def test_a_damaged_board_is_a_clear_error_and_left_as_it_was(
-    home: Path, workspace: Path
-) -> None:
+def test_a_damaged_board_is_a_clear_error_and_left_as_it_was(home: Path, workspace: Path) -> None:
     assert tasks(home, workspace, "add", "kept").returncode == 0
     board = Board.for_workspace(home, workspace)
     board.close()
@@ -132,7 +133,14 @@ def test_claim_runs_the_command_with_the_task_and_marks_it_done(
     waits = tasks(home, workspace, "claim", "2", "--", "true")
     assert waits.returncode == 2 and "waits on #1" in waits.stderr
     ran = tasks(
-        home, workspace, "claim", "--next", "--", "sh", "-c", "echo $ZCODER_TASK_ID:$ZCODER_TASK_TITLE"
+        home,
+        workspace,
+        "claim",
+        "--next",
+        "--",
+        "sh",
+        "-c",
+        "echo $ZCODER_TASK_ID:$ZCODER_TASK_TITLE",
     )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip() == "1:first"

@@ -50,6 +50,7 @@ HELP_ORDER = [
     "/fork",
     "/instructions",
     "/init",
+    "/tasks",
 ]
 
 WORK_REMOTELY = {"/help", "/output", "/copy", "/quit", "/new", "/sessions"}
@@ -72,6 +73,7 @@ WHERE_TO_ASK = {
     "--print-instructions there lists them)",
     "/init": "/init writes the remote workspace's AGENTS.md: run it there",
     "/mode": "the permission mode is the remote zcoder's (its --mode)",
+    "/tasks": "the task board is the remote repository's: zcoder tasks there",
 }
 """--connect's refusals as its own table had them, before they joined the declarations."""
 

@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zcoder tasks",
         description="The task board of this repository, shared by every agent working in it "
-        "(and its worktrees). See docs/relay.md, \"Task board\".",
+        '(and its worktrees). See docs/relay.md, "Task board".',
     )
     parser.add_argument("-w", "--workspace", help="a directory of the repository (default: here)")
     parser.add_argument("--json", action="store_true", help="print JSON")
@@ -49,7 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("title")
     add.add_argument("-d", "--description", default="", help="what to do, in full")
     add.add_argument(
-        "--after", type=_task_id, action="append", default=[], metavar="ID",
+        "--after",
+        type=_task_id,
+        action="append",
+        default=[],
+        metavar="ID",
         help="a task that must be done first (repeatable)",
     )
     add.add_argument("--name", default=DEFAULT_NAME, help="who adds it")

@@ -66,4 +66,3 @@ def run_claimed(claim: Claim, command: Sequence[str], env: Mapping[str, str], wh
         return 0
     claim.settle(State.OPEN, f"{how_it_ended(returncode)}; open again", who)
     return 128 - returncode if returncode < 0 else returncode
-

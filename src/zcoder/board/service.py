@@ -53,7 +53,9 @@ class BoardService:
     def list_text(self, task_id: object = None) -> str:
         board = self.board()
         if task_id is not None:
-            return render.details(board.task(parse_task_id(task_id)), field_for_model, body_for_model)
+            return render.details(
+                board.task(parse_task_id(task_id)), field_for_model, body_for_model
+            )
         text = render.listing(board.tasks(), field_for_model, empty=EMPTY)
         mine = [f"#{claim.task_id}" for claim in board.held_claims()]
         return text + (f"\nYours: {', '.join(mine)}" if mine else "")

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from zcoder.base.safefile import ensure_private_dir
 from zcoder.board import locks
@@ -130,14 +130,16 @@ class Board:
         """Changes as cheaply as they can be seen: other connections' commits, this one's,
         and which claims are alive (a claimant's death changes no file)."""
         with self.file.transaction("reading it", write=False) as conn:
-            claimed = [row[0] for row in conn.execute("SELECT id FROM tasks WHERE state = 'claimed'")]
+            claimed = [
+                row[0] for row in conn.execute("SELECT id FROM tasks WHERE state = 'claimed'")
+            ]
         live = frozenset(i for i in claimed if locks.is_held(self.locks, i))
         return self.file.data_version(), self.writes, live
 
     # -- writing ------------------------------------------------------------------------
 
     def add(
-        self, title: str, description: str = "", depends_on: Iterable[int] = (), *, author: str
+        self, title: str, description: str = "", depends_on: Iterable[object] = (), *, author: str
     ) -> Task:
         """A new open task; its dependencies must be tasks of this board."""
         title = checked_text("title", title, MAX_TITLE_CHARS)
@@ -338,8 +340,14 @@ class Board:
             "claimant = CASE WHEN ? THEN claimant ELSE NULL END, "
             "instance = CASE WHEN ? THEN instance ELSE NULL END, "
             "pid = CASE WHEN ? THEN pid ELSE NULL END WHERE id = ?",
-            (state.value, time.time(), keep and claimed, keep and claimed, keep and claimed,
-             task_id),
+            (
+                state.value,
+                time.time(),
+                keep and claimed,
+                keep and claimed,
+                keep and claimed,
+                task_id,
+            ),
         )
         if note:
             self._add_note(conn, task_id, author, checked_text("note", note, MAX_NOTE_CHARS))
@@ -352,7 +360,8 @@ class Board:
 
     def _one(self, conn: sqlite3.Connection, task_id: int, *, effective: bool = True) -> Task:
         found = self._read(
-            conn, conn.execute(f"SELECT {_COLUMNS} FROM tasks WHERE id = ?", (task_id,)),
+            conn,
+            conn.execute(f"SELECT {_COLUMNS} FROM tasks WHERE id = ?", (task_id,)),
             effective=effective,
         )
         if not found:
@@ -360,7 +369,7 @@ class Board:
         return found[0]
 
     def _read(
-        self, conn: sqlite3.Connection, rows: Iterable[tuple], *, effective: bool = True
+        self, conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]], *, effective: bool = True
     ) -> list[Task]:
         rows = list(rows)
         if not rows:
@@ -385,7 +394,7 @@ class Board:
         return [_task(row, needs.get(row[0], []), notes.get(row[0], [])) for row in rows]
 
 
-def _task(row: tuple, needs: list[tuple[int, str]], notes: list[Note]) -> Task:
+def _task(row: tuple[Any, ...], needs: list[tuple[int, str]], notes: list[Note]) -> Task:
     (task_id, title, description, state, claimant, instance, pid, _gen, by, created, updated) = row
     return Task(
         id=task_id,
@@ -429,4 +438,3 @@ def _holder(task: Task) -> str:
 
 def _gone(task: Task) -> str:
     return f"the claim of {_holder(task)} ended with its process; the task was open again"
-

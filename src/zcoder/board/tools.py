@@ -42,7 +42,9 @@ def _tool(
     async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await _run(functools.partial(answer, args), name, args, ctx)
 
-    return ToolSpec(name, description, parameters, handler, offered=Offered.ON_DEMAND, effects=effects)
+    return ToolSpec(
+        name, description, parameters, handler, offered=Offered.ON_DEMAND, effects=effects
+    )
 
 
 def board_tools(service: BoardService) -> tuple[ToolSpec, ...]:

@@ -32,7 +32,7 @@ def agent_board(config: Config, relay: Relay | None) -> BoardService:
     """The repository's board as this agent uses it: claims under its relay name."""
 
     def claimant() -> Claimant:
-        if relay is not None and relay.available:
+        if relay is not None and relay.available and relay.instance_id:
             return Claimant(relay.name, relay.instance_id)
         return Claimant.this_process("zcoder")
 

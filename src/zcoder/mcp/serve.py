@@ -43,6 +43,8 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from zcoder import __version__
+from zcoder.mcp.serve_board import INSTRUCTIONS as BOARD_INSTRUCTIONS
+from zcoder.mcp.serve_board import McpBoard, add_board_tools
 from zcoder.mcp.serve_relay import (
     GatewayError,
     RelayGateway,
@@ -51,8 +53,6 @@ from zcoder.mcp.serve_relay import (
     receipt_text,
     sent_text,
 )
-from zcoder.mcp.serve_board import INSTRUCTIONS as BOARD_INSTRUCTIONS
-from zcoder.mcp.serve_board import McpBoard, add_board_tools
 from zcoder.relay import client_label
 from zcoder.sessions import default_home
 

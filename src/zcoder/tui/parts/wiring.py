@@ -46,11 +46,13 @@ if TYPE_CHECKING:
     from zcoder.tui.parts.services import Services
     from zcoder.tui.parts.sessions_ui import SessionsUI
     from zcoder.tui.parts.slash import SlashCommands
+    from zcoder.tui.parts.tasks_ui import TasksUI
     from zcoder.tui.parts.turns import Turns
     from zcoder.tui.state.notify import Notifier
     from zcoder.tui.widgets.plan_view import PlanView
     from zcoder.tui.widgets.prompt import PromptInput
     from zcoder.tui.widgets.shared import SessionList
+    from zcoder.tui.widgets.task_view import TaskView
     from zcoder.tui.widgets.transcript import Entry, Transcript
 
 __all__ = ["Parts", "ScreenSide"]
@@ -62,6 +64,7 @@ class ScreenSide(Host, Protocol):
     transcript: Transcript
     sidebar: SessionList
     plan_view: PlanView
+    task_view: TaskView
     prompt_input: PromptInput
 
     @property
@@ -277,7 +280,15 @@ class Parts:
             self.goal,
             self.instructions,
             self.modes,
+            self.tasks,
         )
+
+    @cached_property
+    def tasks(self) -> TasksUI:
+        """/tasks and the sidebar's task board."""
+        from zcoder.tui.parts.tasks_ui import TasksUI
+
+        return TasksUI(self.context, view=self.screen.task_view)
 
     @cached_property
     def instructions(self) -> InstructionsUI:
