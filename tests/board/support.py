@@ -21,15 +21,17 @@ def child_env(home: Path) -> dict[str, str]:
     return env
 
 
-def claimer(home: Path, *args: str) -> subprocess.Popen[str]:
+def python(home: Path, cwd: Path, *args: str) -> subprocess.Popen[str]:
+    """``python ARGS`` in ``cwd`` with ``home`` as $ZCODER_HOME, its output piped."""
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.fixtures.board_claimer", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env=child_env(home),
-    )
+        [sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=cwd, env=child_env(home),
+    )  # fmt: skip
+
+
+def claimer(home: Path, *args: str) -> subprocess.Popen[str]:
+    """A claimant process (tests/fixtures/board_claimer.py)."""
+    return python(home, ROOT, "-m", "tests.fixtures.board_claimer", *args)
 
 
 def wait_for(condition: Callable[[], bool], what: str, timeout: float = WAIT_S) -> float:

@@ -5,7 +5,6 @@ A zcoder killed with SIGKILL while it holds a claim frees the task at once."""
 from __future__ import annotations
 
 import signal
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from tests.board.support import claimer, wait_for
 from tests.fixtures.fake_ollama import FakeOllama, Turn, call
 from tests.fixtures.workspace import tool_context
-from tests.test_oneshot import argv, make_env
+from tests.test_oneshot import make_env, start_hi
 from zcoder.board import Board, Claimant, State, TaskRefused
 from zcoder.board.service import BoardService
 from zcoder.board.tools import BoardTools
@@ -100,15 +99,7 @@ def test_an_agent_killed_while_it_holds_a_claim_frees_the_task(tmp_path: Path) -
     board.add("the agent's task", author="test")
     with FakeOllama() as server:
         server.enqueue(Turn.tool_calls(call("task_claim", {"id": 1})), Turn.stall(seconds=600))
-        agent = subprocess.Popen(
-            argv("--prompt", "take a task", "--host", f"127.0.0.1:{server.port}"),
-            env=env.vars,
-            cwd=env.workspace,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        agent = start_hi(env, f"127.0.0.1:{server.port}")  # "hi": the script answers
         try:
             wait_for(lambda: board.task(1).state is State.CLAIMED, "the agent's claim")
             assert len(server.chat_bodies) >= 1

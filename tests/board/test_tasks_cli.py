@@ -7,39 +7,24 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.board.support import child_env, git_repo, wait_for
+from tests.board.support import WAIT_S, git_repo, python, wait_for
 from tests.fixtures.processes import pid_alive
 from zcoder.board import Board, Claimant, State, TaskRefused
 
 
-def tasks(
-    home: Path, cwd: Path, *args: str, timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "zcoder", "tasks", *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=child_env(home),
-        timeout=timeout,
-    )
-
-
 def start_tasks(home: Path, cwd: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "zcoder", "tasks", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=cwd,
-        env=child_env(home),
-    )
+    return python(home, cwd, "-m", "zcoder", "tasks", *args)
+
+
+def tasks(home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``zcoder tasks ARGS`` run to its end."""
+    process = start_tasks(home, cwd, *args)
+    out, err = process.communicate(timeout=WAIT_S)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
 def test_add_list_and_done_with_json(home: Path, workspace: Path) -> None:

@@ -41,10 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="The task board of this repository, shared by every agent working in it "
         '(and its worktrees). See docs/relay.md, "Task board".',
     )
-    parser.add_argument("-w", "--workspace", help="a directory of the repository (default: here)")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("-w", "--workspace", help="a directory of the repository (default: here)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.add_parser("list", help="every task and where it stands")
+    commands.add_parser("watch", help="print the board again at every change (Ctrl+C ends)")
     add = commands.add_parser("add", help="add a task")
     add.add_argument("title")
     add.add_argument("-d", "--description", default="", help="what to do, in full")
@@ -64,7 +65,6 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--reopen", action="store_true", help="make it open again")
     done.add_argument("--note", default="", help="a note to add")
     done.add_argument("--name", default=DEFAULT_NAME, help="who says so")
-    commands.add_parser("watch", help="print the board again at every change (Ctrl+C ends)")
     claim = commands.add_parser(
         "claim",
         help="claim a task while COMMAND runs: done when it exits 0, open again otherwise",

@@ -18,6 +18,7 @@ from typing import Final
 
 from zcoder.base.safefile import PRIVATE_FILE_MODE
 from zcoder.board.records import BoardError
+from zcoder.sessions.opening import begun
 
 SCHEMA_VERSION: Final = 1
 BUSY_TIMEOUT_MS: Final = 10_000
@@ -137,29 +138,23 @@ class BoardFile:
         return self._conn
 
     @contextlib.contextmanager
+    def _worded(self, doing: str) -> Iterator[None]:
+        """SQLite's errors in the block said as BoardError: which file, what to do."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise translate(self.path, exc, doing) from exc
+
+    @contextlib.contextmanager
     def transaction(self, doing: str, *, write: bool) -> Iterator[sqlite3.Connection]:
-        """One transaction (``BEGIN IMMEDIATE`` to write); its SQLite errors worded."""
-        with self._lock:
-            conn = self._connection()
-            try:
-                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-                try:
-                    yield conn
-                    conn.execute("COMMIT")
-                finally:
-                    if conn.in_transaction:
-                        with contextlib.suppress(sqlite3.Error):
-                            conn.execute("ROLLBACK")
-            except sqlite3.Error as exc:
-                raise translate(self.path, exc, doing) from exc
+        """One transaction (``BEGIN IMMEDIATE`` to write), one thread at a time."""
+        with self._lock, self._worded(doing), begun(self._connection(), write=write) as conn:
+            yield conn
 
     def data_version(self) -> int:
         """Changes other connections committed since the last look (SQLite's counter)."""
-        with self._lock:
-            try:
-                (version,) = self._connection().execute("PRAGMA data_version").fetchone()
-            except sqlite3.Error as exc:
-                raise translate(self.path, exc, "reading it") from exc
+        with self._lock, self._worded("reading it"):
+            (version,) = self._connection().execute("PRAGMA data_version").fetchone()
             return int(version)
 
     def close(self) -> None:

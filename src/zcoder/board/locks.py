@@ -17,13 +17,13 @@ processes lock two different files for one task.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import fcntl
 import os
 from pathlib import Path
 from typing import Final
 
+from zcoder.base.flock import HeldFlock
 from zcoder.base.safefile import PRIVATE_FILE_MODE
 from zcoder.board.records import BoardError
 
@@ -34,22 +34,12 @@ def lock_path(locks: Path, task_id: int) -> Path:
     return locks / f"{task_id:d}.lock"
 
 
-class TaskLock:
+class TaskLock(HeldFlock):
     """One task's claim lock, held by this process until ``release`` (or its death)."""
 
     def __init__(self, fd: int, task_id: int) -> None:
-        self._fd: int | None = fd
+        super().__init__(fd)
         self.task_id = task_id
-
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
-    def release(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(fd)
 
 
 def _open(path: Path, flags: int) -> int:

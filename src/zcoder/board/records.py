@@ -10,14 +10,21 @@ from typing import Final
 
 from zcoder.base.errors import UsageError, ZcoderError
 
-MAX_TITLE_CHARS: Final = 200
-MAX_DESCRIPTION_CHARS: Final = 8000
-MAX_NOTE_CHARS: Final = 2000
-MAX_DEPENDENCIES: Final = 50
-MAX_NAME_CHARS: Final = 100
-"""A claimant's or an author's name and instance."""
-MAX_TASKS: Final = 10_000
-"""Tasks one board holds: past it, adding says so (done tasks count too)."""
+
+@dataclass(frozen=True)
+class Bounds:
+    """What one board and one task may hold; past a bound, nothing is changed and the
+    error says which bound it was."""
+
+    title: int = 200  # a listing shows it on one line
+    description: int = 8000  # what to do, in full: a page of text
+    note: int = 2000  # what was done or found
+    dependencies: int = 50  # tasks one task waits on
+    name: int = 100  # a claimant's or an author's name, and an instance
+    tasks: int = 10_000  # on one board, done ones included
+
+
+BOUNDS: Final = Bounds()
 
 
 class BoardError(ZcoderError):
@@ -51,7 +58,9 @@ class Claimant:
 
 @dataclass(frozen=True)
 class Note:
-    at: float
+    """A line an agent, a script or the board itself added to a task (oldest first)."""
+
+    at: float  # seconds since the epoch
     author: str
     text: str
 

@@ -20,6 +20,13 @@ from zcoder.board import render
 from zcoder.board.records import Claimant, State, TaskRefused
 from zcoder.board.store import Board, parse_task_id
 
+# What each of the four tools does, for the model here and for MCP clients alike.
+ABOUT_LIST: Final = "List the repository's shared task board; with id, one task in full."
+ABOUT_ADD: Final = "Add a task to the shared board; after: ids that must be done first."
+ABOUT_CLAIM: Final = "Claim a task (without id: the next claimable one) so no other agent takes it."
+ABOUT_UPDATE: Final = (
+    "Settle a task you claimed (done, failed, or open to give it back), or add a note."
+)
 EMPTY: Final = "The task board is empty; task_add adds a task."
 HELD: Final = (
     "It is yours while this process runs: settle it with task_update (state done, failed, "

@@ -26,12 +26,7 @@ from zcoder.board import locks
 from zcoder.board.database import BoardFile
 from zcoder.board.location import board_dir, repository_of
 from zcoder.board.records import (
-    MAX_DEPENDENCIES,
-    MAX_DESCRIPTION_CHARS,
-    MAX_NAME_CHARS,
-    MAX_NOTE_CHARS,
-    MAX_TASKS,
-    MAX_TITLE_CHARS,
+    BOUNDS,
     BoardError,
     Claimant,
     Note,
@@ -142,17 +137,17 @@ class Board:
         self, title: str, description: str = "", depends_on: Iterable[object] = (), *, author: str
     ) -> Task:
         """A new open task; its dependencies must be tasks of this board."""
-        title = checked_text("title", title, MAX_TITLE_CHARS)
-        description = checked_text("description", description, MAX_DESCRIPTION_CHARS, empty=True)
-        author = checked_text("author", author or "unknown", MAX_NAME_CHARS)
+        title = checked_text("title", title, BOUNDS.title)
+        description = checked_text("description", description, BOUNDS.description, empty=True)
+        author = checked_text("author", author or "unknown", BOUNDS.name)
         needs = sorted({parse_task_id(value) for value in depends_on})
-        if len(needs) > MAX_DEPENDENCIES:
-            raise TaskRefused(f"a task may depend on at most {MAX_DEPENDENCIES} tasks")
+        if len(needs) > BOUNDS.dependencies:
+            raise TaskRefused(f"a task may depend on at most {BOUNDS.dependencies} tasks")
         now = time.time()
         with self.file.transaction("adding a task", write=True) as conn:
             (count,) = conn.execute("SELECT count(*) FROM tasks").fetchone()
-            if count >= MAX_TASKS:
-                raise TaskRefused(f"the board holds {MAX_TASKS:,} tasks, its limit")
+            if count >= BOUNDS.tasks:
+                raise TaskRefused(f"the board holds {BOUNDS.tasks:,} tasks, its limit")
             for need in needs:
                 if conn.execute("SELECT 1 FROM tasks WHERE id = ?", (need,)).fetchone() is None:
                     raise TaskRefused(f"no task #{need} to depend on; nothing was added")
@@ -171,7 +166,7 @@ class Board:
 
     def note(self, task_id: int, text: str, *, author: str) -> Task:
         """Add a note to a task, whatever its state."""
-        text = checked_text("note", text, MAX_NOTE_CHARS)
+        text = checked_text("note", text, BOUNDS.note)
         with self.file.transaction("adding a note", write=True) as conn:
             self._one(conn, task_id)
             self._add_note(conn, task_id, author, text)
@@ -241,7 +236,7 @@ class Board:
         if state is State.CLAIMED:
             raise TaskRefused("a claim settles as done, failed or open")
         if note:
-            checked_text("note", note, MAX_NOTE_CHARS)
+            checked_text("note", note, BOUNDS.note)
         task_id = claim.task_id
         try:
             with self.file.transaction("settling a claim", write=True) as conn:
@@ -350,12 +345,12 @@ class Board:
             ),
         )
         if note:
-            self._add_note(conn, task_id, author, checked_text("note", note, MAX_NOTE_CHARS))
+            self._add_note(conn, task_id, author, checked_text("note", note, BOUNDS.note))
 
     def _add_note(self, conn: sqlite3.Connection, task_id: int, author: str, text: str) -> None:
         conn.execute(
             "INSERT INTO notes (task, at, author, text) VALUES (?, ?, ?, ?)",
-            (task_id, time.time(), author[:MAX_NAME_CHARS] or "unknown", text),
+            (task_id, time.time(), author[: BOUNDS.name] or "unknown", text),
         )
 
     def _one(self, conn: sqlite3.Connection, task_id: int, *, effective: bool = True) -> Task:
@@ -428,8 +423,8 @@ def parse_task_id(value: object) -> int:
 
 
 def _check_claimant(claimant: Claimant) -> None:
-    checked_text("claimant's name", claimant.name, MAX_NAME_CHARS)
-    checked_text("claimant's instance", claimant.instance, MAX_NAME_CHARS)
+    checked_text("claimant's name", claimant.name, BOUNDS.name)
+    checked_text("claimant's instance", claimant.instance, BOUNDS.name)
 
 
 def _holder(task: Task) -> str:

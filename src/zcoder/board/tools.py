@@ -13,7 +13,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from zcoder.board.records import BoardError, TaskRefused
-from zcoder.board.service import BoardService
+from zcoder.board.service import (
+    ABOUT_ADD,
+    ABOUT_CLAIM,
+    ABOUT_LIST,
+    ABOUT_UPDATE,
+    BoardService,
+)
 from zcoder.tools.base import Offered, ToolContext, ToolResult, ToolSpec, arguments
 from zcoder.tools.catalog import Shelf
 from zcoder.tools.modes import Effects
@@ -51,14 +57,14 @@ def board_tools(service: BoardService) -> tuple[ToolSpec, ...]:
     return (
         _tool(
             "task_list",
-            "List the repository's shared task board; with id, one task in full.",
+            ABOUT_LIST,
             arguments({"id": _ID}),
             lambda args: service.list_text(args.get("id")),
             Effects.READS,
         ),
         _tool(
             "task_add",
-            "Add a task to the shared board; after: ids that must be done first.",
+            ABOUT_ADD,
             arguments(
                 {
                     "title": {"type": "string"},
@@ -71,13 +77,13 @@ def board_tools(service: BoardService) -> tuple[ToolSpec, ...]:
         ),
         _tool(
             "task_claim",
-            "Claim a task (without id: the next claimable one) so no other agent takes it.",
+            ABOUT_CLAIM,
             arguments({"id": _ID}),
             lambda args: service.claim_text(args.get("id")),
         ),
         _tool(
             "task_update",
-            "Settle a task you claimed (done, failed, or open to give it back), or add a note.",
+            ABOUT_UPDATE,
             arguments(
                 {
                     "id": _ID,

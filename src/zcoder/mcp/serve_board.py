@@ -22,13 +22,22 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from zcoder.board import BoardError, Claimant, TaskRefused
-from zcoder.board.service import BoardService
+from zcoder.board.service import (
+    ABOUT_ADD,
+    ABOUT_CLAIM,
+    ABOUT_LIST,
+    ABOUT_UPDATE,
+    BoardService,
+)
 from zcoder.relay import client_label
 
 INSTRUCTIONS: Final = (
     "The task board (task_list, task_add, task_claim, task_update) is shared by every "
     "agent working in this repository: claim a task before working on it, then settle it."
 )
+
+TaskId = Annotated[int | None, Field(description="a task id, as listed")]
+HELD_HERE: Final = "The claim lasts while this MCP server runs."
 
 
 class ClientClaimant:
@@ -67,47 +76,26 @@ class McpBoard:
 
 def add_board_tools(server: MCPServer[Any], board: McpBoard) -> None:
     service, claimant = board.service, board.claimant
+    reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     writes = ToolAnnotations(read_only_hint=False, open_world_hint=False)
 
-    @server.tool(
-        name="task_list",
-        description="List the repository's shared task board (claims, dependencies, "
-        "notes); with id, one task in full.",
-        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
-    )
-    async def task_list(id: Annotated[int | None, Field(description="a task id")] = None) -> str:
+    @server.tool(name="task_list", description=ABOUT_LIST, annotations=reads)
+    async def task_list(id: TaskId = None) -> str:
         return await _answer(lambda: service.list_text(id))
 
-    @server.tool(
-        name="task_add",
-        description="Add a task to the shared board; after: ids of tasks that must be done "
-        "before it can be claimed.",
-        annotations=writes,
-    )
+    @server.tool(name="task_add", description=ABOUT_ADD, annotations=writes)
     async def task_add(
         title: str, ctx: Context[Any, Any], description: str = "", after: list[int] | None = None
     ) -> str:
         claimant.seen(ctx)
         return await _answer(lambda: service.add_text(title, description, after or []))
 
-    @server.tool(
-        name="task_claim",
-        description="Claim a task (without id: the oldest claimable one) so no other agent "
-        "takes it; the claim lasts while this MCP server runs.",
-        annotations=writes,
-    )
-    async def task_claim(
-        ctx: Context[Any, Any], id: Annotated[int | None, Field(description="a task id")] = None
-    ) -> str:
+    @server.tool(name="task_claim", description=f"{ABOUT_CLAIM} {HELD_HERE}", annotations=writes)
+    async def task_claim(ctx: Context[Any, Any], id: TaskId = None) -> str:
         claimant.seen(ctx)
         return await _answer(lambda: service.claim_text(id))
 
-    @server.tool(
-        name="task_update",
-        description="Settle a task you claimed: state done, failed, or open to give it back; "
-        "or add a note to any task.",
-        annotations=writes,
-    )
+    @server.tool(name="task_update", description=ABOUT_UPDATE, annotations=writes)
     async def task_update(
         id: int, ctx: Context[Any, Any], state: str | None = None, note: str = ""
     ) -> str:

@@ -12,10 +12,10 @@ from typing import Final
 
 from rich.console import Group
 from rich.text import Text
-from textual.widgets import Static
 
 from zcoder.base.sanitize import visible
 from zcoder.board import State, Task, render
+from zcoder.tui.widgets.shared import SidebarSection
 
 __all__ = ["SIDEBAR_TASKS", "TaskView"]
 
@@ -26,16 +26,8 @@ _ORDER: Final = {State.CLAIMED: 0, State.OPEN: 1}
 _STYLES: Final = {State.CLAIMED: "bold", State.OPEN: ""}
 
 
-class TaskView(Static):
-    DEFAULT_CSS = """
-    TaskView {
-        width: 30; height: auto; max-height: 40%; overflow-y: auto; display: none;
-        padding: 0 1;
-        border-top: solid $primary-background; border-right: solid $primary-background;
-        background: $surface;
-    }
-    TaskView.shown { display: block; }
-    """
+class TaskView(SidebarSection):
+    DEFAULT_CSS = "TaskView { max-height: 40%; }"
 
     plain = ""
     """What the section shows, as text (for tests and screen readers)."""
