@@ -213,6 +213,8 @@ class Board:
         """Set a task no live process claims to ``state`` (a person's or a script's word:
         done, failed, or open again); TaskRefused while a live process claims it."""
         task_id = parse_task_id(task_id)
+        if state is State.CLAIMED:
+            raise TaskRefused("a task is claimed with claim, not settled so")
         own = self.claim_of(task_id)
         if own is not None:
             return own.settle(state, note, author)

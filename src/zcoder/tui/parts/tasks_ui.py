@@ -10,6 +10,7 @@ and redraws the section.
 from __future__ import annotations
 
 import asyncio
+import threading
 from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from typing import Final
@@ -36,12 +37,14 @@ class TasksUI(Part, TaskCommands):
     _board: Board | None = field(default=None, init=False)
     _mark: object = field(default=None, init=False)
     _looking: bool = field(default=False, init=False)
+    _opening: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def _open(self) -> Board:
-        if self._board is None:
-            config = self.services.config
-            self._board = Board.for_workspace(config.home, config.workspace)
-        return self._board
+        with self._opening:  # a command's thread and the timer's may ask at once
+            if self._board is None:
+                config = self.services.config
+                self._board = Board.for_workspace(config.home, config.workspace)
+            return self._board
 
     def tasks_command(self, argument: str, /) -> None:
         action, _, rest = argument.strip().partition(" ")
