@@ -40,7 +40,7 @@ def test_add_list_and_done_with_json(home: Path, workspace: Path) -> None:
     ]
     done = tasks(home, workspace, "done", "1", "--note", "merged")
     assert done.returncode == 0, done.stderr
-    rows = json.loads(tasks(home, workspace, "--json", "list").stdout)
+    rows = json.loads(tasks(home, workspace, "list", "--json").stdout)  # after it too
     assert [(row["id"], row["state"], row["claimable"]) for row in rows] == [
         (1, "done", False),
         (2, "open", True),

@@ -41,12 +41,24 @@ def build_parser() -> argparse.ArgumentParser:
         description="The task board of this repository, shared by every agent working in it "
         '(and its worktrees). See docs/relay.md, "Task board".',
     )
+    # Before the command or after it (zcoder tasks --json list, zcoder tasks list --json):
+    # the command's own copy only overrides the parser's when it was given.
+    shared = argparse.ArgumentParser(add_help=False)
+    shared.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+    shared.add_argument(
+        "-w",
+        "--workspace",
+        default=argparse.SUPPRESS,
+        help="a directory of the repository (default: here)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("-w", "--workspace", help="a directory of the repository (default: here)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    commands.add_parser("list", help="every task and where it stands")
-    commands.add_parser("watch", help="print the board again at every change (Ctrl+C ends)")
-    add = commands.add_parser("add", help="add a task")
+    commands.add_parser("list", parents=[shared], help="every task and where it stands")
+    commands.add_parser(
+        "watch", parents=[shared], help="print the board again at every change (Ctrl+C ends)"
+    )
+    add = commands.add_parser("add", parents=[shared], help="add a task")
     add.add_argument("title")
     add.add_argument("-d", "--description", default="", help="what to do, in full")
     add.add_argument(
@@ -58,7 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="a task that must be done first (repeatable)",
     )
     add.add_argument("--name", default=DEFAULT_NAME, help="who adds it")
-    done = commands.add_parser("done", help="mark a task done (or --failed, or --reopen)")
+    done = commands.add_parser(
+        "done", parents=[shared], help="mark a task done (or --failed, or --reopen)"
+    )
     done.add_argument("id", type=_task_id)
     which = done.add_mutually_exclusive_group()
     which.add_argument("--failed", action="store_true", help="mark it failed")
@@ -67,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     done.add_argument("--name", default=DEFAULT_NAME, help="who says so")
     claim = commands.add_parser(
         "claim",
+        parents=[shared],
         help="claim a task while COMMAND runs: done when it exits 0, open again otherwise",
         usage="zcoder tasks claim [-h] [--name NAME] (ID | --next) -- COMMAND [ARG ...]",
     )
