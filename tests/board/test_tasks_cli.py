@@ -190,3 +190,15 @@ def test_a_task_claimed_by_a_live_process_cannot_be_settled_by_another(
     assert done.returncode == 2 and "claimed by agent" in done.stderr
     with pytest.raises(TaskRefused):
         Board.for_workspace(home, workspace).settle(1, State.DONE, author="other")
+
+
+def test_a_reader_that_goes_away_ends_the_listing_quietly(home: Path, workspace: Path) -> None:
+    board = Board.for_workspace(home, workspace)
+    for number in range(300):
+        board.add(f"task {number}", "long " * 200, author="t")
+    listing = start_tasks(home, workspace, "list", "--json")
+    assert listing.stdout is not None and listing.stderr is not None
+    assert listing.stdout.read(10) == '[{"id": 1,'
+    listing.stdout.close()  # as | head does
+    assert listing.wait(timeout=WAIT_S) == 141
+    assert "Traceback" not in listing.stderr.read()

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from zcoder.base.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from zcoder.base.errors import EXIT_FAILED, EXIT_OK, EXIT_READER_GONE, EXIT_USAGE
 from zcoder.base.sanitize import json_text, screen_safe, visible, visible_lines
 from zcoder.board import render
 from zcoder.board.records import BoardError, Claimant, State, Task, TaskRefused
@@ -187,6 +187,11 @@ def main(argv: Sequence[str]) -> int:
     except TaskRefused as exc:
         print(f"zcoder tasks: {visible_lines(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # the reader went away (| head): nothing more, no traceback
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())  # Python's flush at exit writes there
+        os.close(null)
+        return EXIT_READER_GONE
     except BoardError as exc:
         print(f"zcoder tasks: {screen_safe(str(exc))}", file=sys.stderr)
         return EXIT_FAILED
