@@ -6,7 +6,7 @@ rewrites only its section of docs/performance.md. ``python -m bench --quick`` ru
 fewer repetitions (a smoke run; it still rewrites
 docs/performance.md, marked as quick). ``python -m bench --prompt-overhead`` prints only the
 prompt overhead (the tokens of the system prompt and tool schemas; instant) and writes
-nothing.
+nothing. ``python -m bench --board`` prints only the task board's figures (seconds).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import time
 from bench import (
     app_bench,
     attention,
+    board_bench,
     enqueue_floor,
     fail_closed,
     guard,
@@ -46,6 +47,11 @@ def main(argv: list[str] | None = None) -> int:
         help="only the approval-to-watch latency (a few seconds); writes nothing",
     )
     parser.add_argument(
+        "--board",
+        action="store_true",
+        help="only the task board's time to free a killed claimant's task; writes nothing",
+    )
+    parser.add_argument(
         "--guard",
         action="store_true",
         help="only the sysadmin guard's corpus figures; rewrites only their section",
@@ -63,9 +69,9 @@ def main(argv: list[str] | None = None) -> int:
         print(report.markdown_table(report.targets_table(only.targets)))
         print(report.markdown_table(only.tables[0]))
         return 0 if all(target.met for target in only.targets) else 1
-    if args.prompt_overhead:
+    if args.prompt_overhead or args.board:
         only = relay_bench.Results()
-        prompt_overhead.run(only)
+        (board_bench.run if args.board else prompt_overhead.run)(only)
         print(report.markdown_table(report.targets_table(only.targets)))
         print(report.markdown_table(only.tables[0]))
         return 0 if all(target.met for target in only.targets) else 1
@@ -90,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         ("start and stop", lambda: relay_bench.start_stop(results, 100 // scale, 10 // few)),
         ("resources", lambda: relay_bench.resources(results, 10000 // scale)),
         ("notify when idle", lambda: notify_bench.run(results, 40 // scale, 10 // few)),
+        ("task board", lambda: board_bench.run(results, 20 // few)),
         ("the real model's prompt cache", lambda: real_model.run(results)),
     ]
     for name, step in steps:

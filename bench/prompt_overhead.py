@@ -3,7 +3,8 @@
 Every chat request starts with the system prompt and the tool schemas. They are built here
 exactly as a user turn builds them (``Agent.user_turn_request()``), for each profile with
 the relay off and on (the relay adds list_agents, a line for send_agent_message in the
-catalog of the tools offered on demand, and a paragraph), online (fetch_url's line in that
+catalog of the tools offered on demand, and a paragraph), the task board's line in
+that catalog, online (fetch_url's line in that
 catalog, as assembly gives it unless --offline; task's, unless ZCODER_SUBAGENTS=off),
 delegate_task's line when a helper agent is installed on this machine
 (zcoder.tools.helpers; none: no line), with no AGENTS.md, and counted with zcoder's own
@@ -34,6 +35,9 @@ from zcoder.agent import Agent, AgentSettings, ChatClient, register_relay_tools
 from zcoder.agent.relay_tools import SendConfirmer
 from zcoder.agent.subagent_defs import AgentSet
 from zcoder.agent.task_tool import make_task_tool
+from zcoder.board import Claimant
+from zcoder.board.service import BoardService
+from zcoder.board.tools import BoardTools
 from zcoder.model import ChatEvent
 from zcoder.model.tokens import estimate_message_tokens, estimate_tokens
 from zcoder.relay import Relay
@@ -71,6 +75,9 @@ class _NoClient:
         raise AssertionError("the prompt overhead bench sends nothing")
 
 
+_BENCH: Final = Claimant("bench", "bench")
+
+
 class _StubRelay:
     available = True
 
@@ -97,6 +104,7 @@ def _measure(profile: Profile, *, relay: bool, workspace: Path) -> Overhead:
     # delegate_task's catalog line, only where a helper agent is installed (none: nothing).
     register_helper_tool(registry, HELPER_NAMES, DEFAULT_HELPER_TIMEOUT)
     registry.register(make_task_tool(AgentSet()))  # subagents, on by default: task's line
+    registry.add_source(BoardTools(BoardService(workspace, workspace, lambda: _BENCH)))
     if relay:
         register_relay_tools(registry, cast(Relay, _StubRelay()), cast(SendConfirmer, None))
     agent = Agent(

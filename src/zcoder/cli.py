@@ -25,7 +25,8 @@ USAGE = """%(prog)s [options]
        %(prog)s send [--json] [--steer] [--wait [--timeout S]] TARGET [MESSAGE]
        %(prog)s mcp add|list|get|remove|test ...
        %(prog)s mcp serve
-       %(prog)s hooks list|trust|refuse|reset"""
+       %(prog)s hooks list|trust|refuse|reset
+       %(prog)s tasks list|add|done|watch|claim ..."""
 DESCRIPTION = """\
 A terminal coding agent for local Ollama models. Several zcoder instances on
 one machine can find each other and hand each other work over a private relay.
@@ -49,6 +50,8 @@ commands:
                         instances, send one a task and read its receipt
   hooks COMMAND         hooks: list them; trust, refuse or reset the answers
                         about the project's (.zcoder/settings.json)
+  tasks COMMAND         the repository's task board: list, add TITLE, done ID,
+                        watch, claim ID|--next -- COMMAND (held while it runs)
   `zcoder agents --help` and `zcoder send --help` say more; see docs/relay.md."""
 
 
@@ -109,6 +112,11 @@ def _main(argv: Sequence[str] | None) -> int:
         from zcoder.hooks.cli import main as hooks_main
 
         return hooks_main(arguments[1:])
+    if arguments and arguments[0] == "tasks":
+        # The repository's task board (zcoder.board.cli): no model, no UI.
+        from zcoder.board.cli import main as tasks_main
+
+        return tasks_main(arguments[1:])
     parser = build_parser()
     args = parser.parse_args(arguments)
 

@@ -75,6 +75,7 @@ OWN_NAMES = frozenset(
         "skills",
         "spawn",
         "team",
+        "tasks",
         "undo",
     }
 )

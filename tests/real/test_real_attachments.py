@@ -37,12 +37,13 @@ def test_the_model_uses_an_attached_files_content(env: Env, tool_server: RealSer
     (env.workspace / "note.txt").write_text(f"The city is {WORD}.\n")
     for prompt in PROMPTS:
         report = json_run(env, tool_server, prompt)
-        assert report["exit_code"] == 0, report
+        # A reply cut at the output limit is a miss as well (the catalog's words moved it).
+        assert report["exit_code"] == 0 or "output limit" in str(report["error"]), report
         assert "📎 note.txt (22 bytes, 1 line)" in report["notices"]
         assert report["tool_calls"] == []  # it did not have to read the file itself
-        if WORD in report["reply"]:
+        if report["exit_code"] == 0 and WORD in report["reply"]:
             break
-    assert WORD in report["reply"], report["reply"]
+    assert report["exit_code"] == 0 and WORD in report["reply"], report
     with SessionStore(env.home) as store:
         data = store.load(report["session_id"], env.workspace, "coding")
     assert data.user_ledger == [prompt]

@@ -56,6 +56,7 @@ HELP_ORDER = [
     "/helpers",
     "/spawn",
     "/team",
+    "/tasks",
 ]
 
 WORK_REMOTELY = {"/help", "/output", "/copy", "/quit", "/new", "/sessions"}
@@ -84,6 +85,7 @@ WHERE_TO_ASK = {
     ),
     "/spawn": "workers start on the remote host: run zcoder there, in tmux",
     "/team": "the team is the remote host's: run zcoder there, in tmux",
+    "/tasks": "the task board is the remote repository's: zcoder tasks there",
 }
 """--connect's refusals as its own table had them, before they joined the declarations."""
 

@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING
 
 from zcoder.agent import Agent, AgentSettings, ChatClient, EventSink, register_relay_tools
 from zcoder.agent.task_tool import make_task_tool
+from zcoder.board.records import Claimant
+from zcoder.board.service import BoardService
+from zcoder.board.tools import BoardTools
 from zcoder.config import Config
 from zcoder.frontend.extensions import Extensions, hook_consent_dialog, load_extensions
 from zcoder.relay import listed_hosts
@@ -26,6 +29,17 @@ from zcoder.tools.web.tool import register_web_tool
 if TYPE_CHECKING:
     from zcoder.agent.relay_tools import SendConfirmer
     from zcoder.relay import Relay
+
+
+def agent_board(config: Config, relay: Relay | None) -> BoardService:
+    """The repository's board as this agent uses it: claims under its relay name."""
+
+    def claimant() -> Claimant:
+        if relay is not None and relay.available and relay.instance_id:
+            return Claimant(relay.name, relay.instance_id)
+        return Claimant.this_process("zcoder")
+
+    return BoardService(config.home, config.workspace, claimant)
 
 
 def assemble_agent(
@@ -54,6 +68,7 @@ def assemble_agent(
     registry = default_registry()
     if relay is not None:
         register_relay_tools(registry, *relay, hosts=listed_hosts(config.home))
+    registry.add_source(BoardTools(agent_board(config, relay[0] if relay else None)))
     if not config.offline:  # --offline: no web tool at all, not even in the catalog
         register_web_tool(registry, config.web_rules)
     register_helper_tool(registry, config.helpers, config.helper_timeout)  # when installed

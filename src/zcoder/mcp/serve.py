@@ -1,6 +1,7 @@
 """``zcoder mcp serve``: the relay offered to other agents, as an MCP server over stdio.
 
-Claude Code, Codex or opencode starts it as one of their MCP servers and gets three tools:
+Claude Code, Codex or opencode starts it as one of their MCP servers and gets the task
+board's four tools (zcoder.mcp.serve_board) and three of the relay:
 ``list_agents`` (the live zcoder instances on this machine), ``send_agent_message`` (hand
 one of them a task) and ``wait_for_receipt`` (how that task ended, with a deadline). None
 of those agents can reach another agent's queue by itself; this is the one door, and it is
@@ -42,6 +43,8 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from zcoder import __version__
+from zcoder.mcp.serve_board import INSTRUCTIONS as BOARD_INSTRUCTIONS
+from zcoder.mcp.serve_board import McpBoard, add_board_tools
 from zcoder.mcp.serve_relay import (
     GatewayError,
     RelayGateway,
@@ -51,6 +54,7 @@ from zcoder.mcp.serve_relay import (
     sent_text,
 )
 from zcoder.relay import client_label
+from zcoder.sessions import default_home
 
 DEFAULT_WAIT_SECONDS: Final = 30.0
 # A wait is one tool call: the calling agent's own deadline on a call (Codex's
@@ -113,10 +117,13 @@ def _client_name(ctx: Context[Any, Any]) -> str | None:
     return info.name if info is not None else None
 
 
-def build_server(gateway: RelayGateway) -> MCPServer[Any]:
+def build_server(gateway: RelayGateway, board: McpBoard | None = None) -> MCPServer[Any]:
+    instructions = INSTRUCTIONS if board is None else f"{INSTRUCTIONS}\n{BOARD_INSTRUCTIONS}"
     server: MCPServer[Any] = MCPServer(
-        "zcoder-relay", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+        "zcoder-relay", version=__version__, instructions=instructions, log_level="WARNING"
     )
+    if board is not None:
+        add_board_tools(server, board)
     waker = Waker()
     gateway.on_receipt = waker.wake
 
@@ -220,7 +227,8 @@ def main(argv: Sequence[str]) -> int:
     )
     parser.parse_args(list(argv))
     gateway = RelayGateway(os.environ, Path.cwd().resolve())
-    server = build_server(gateway)
+    board = McpBoard(default_home(os.environ), Path.cwd().resolve())
+    server = build_server(gateway, board)
     for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(number, _stopper(gateway))
     try:
@@ -232,6 +240,7 @@ def main(argv: Sequence[str]) -> int:
         for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             signal.signal(number, signal.SIG_IGN)  # cleanup is not to be cut short
         gateway.close()
+        board.close()
         _detach_stdout()
     return 0
 

@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 
 from zcoder.base.errors import ZcoderError
+from zcoder.base.flock import HeldFlock
 from zcoder.base.safefile import PRIVATE_FILE_MODE, ensure_private_dir
 
 log = logging.getLogger(__name__)
@@ -41,23 +42,13 @@ class SessionInUseError(ZcoderError):
         self.pid = pid
 
 
-class SessionLock:
+class SessionLock(HeldFlock):
     """A held lock on one session; :meth:`release` (or ``with``) lets it go."""
 
     def __init__(self, session_id: str, path: Path, fd: int) -> None:
+        super().__init__(fd)
         self.session_id = session_id
         self.path = path
-        self._fd: int | None = fd
-
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
-    def release(self) -> None:
-        """Idempotent. Closing the descriptor drops the flock."""
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)
 
     def __enter__(self) -> SessionLock:
         return self

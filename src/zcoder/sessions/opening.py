@@ -11,7 +11,8 @@ import os
 import sqlite3
 import time
 import urllib.parse
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +37,19 @@ def rollback_quietly(conn: sqlite3.Connection) -> None:
     if conn.in_transaction:
         with suppress(sqlite3.Error):
             conn.execute("ROLLBACK")
+
+
+@contextmanager
+def begun(conn: sqlite3.Connection, *, write: bool) -> Iterator[sqlite3.Connection]:
+    """One transaction on ``conn`` (``BEGIN IMMEDIATE`` to write, so a writer waits for
+    the others at its start, never halfway): committed when the block ends, rolled back
+    when it fails. The session store and the task board (zcoder.board) write this way."""
+    conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    finally:
+        rollback_quietly(conn)
 
 
 @dataclass(frozen=True)

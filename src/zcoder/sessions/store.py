@@ -28,7 +28,7 @@ from zcoder.base.safefile import ensure_private_dir
 from zcoder.sessions import branching, contents, liveness, session_table
 from zcoder.sessions.codec import MalformedRow, enc_doc
 from zcoder.sessions.errors import EventNotFoundError, SessionNotFoundError, SessionStoreError
-from zcoder.sessions.opening import StoreFile, rollback_quietly
+from zcoder.sessions.opening import StoreFile, begun
 from zcoder.sessions.paths import (
     STORE_FILE_NAME,
     canonical_workspace,
@@ -89,12 +89,8 @@ class SessionStore:
         with self._lock:
             conn = self._connection()
             try:
-                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-                try:
+                with begun(conn, write=write):
                     yield conn
-                    conn.execute("COMMIT")
-                finally:
-                    rollback_quietly(conn)
             except sqlite3.Error as exc:
                 raise self._file.translate(exc, doing) from exc
             except MalformedRow as exc:

@@ -42,6 +42,7 @@ __all__ = [
     "RewindCommands",
     "SessionCommands",
     "SkillCommands",
+    "TaskCommands",
     "TeamCommands",
 ]
 
@@ -455,3 +456,18 @@ class TeamCommands:
     )
     def team_command(self, argument: str, /) -> Reply:
         """List the workers, or merge or stop one."""
+
+
+@declares_commands
+class TaskCommands:
+    """The repository's task board, shared by every agent working in it (zcoder.board)."""
+
+    @slash_command(
+        Form("/tasks", "the task board of this repository: tasks, claims, dependencies"),
+        Form("/tasks add TITLE", "add a task to the board"),
+        Form("/tasks done N", "mark task N done (unless a live agent holds it)"),
+        where=TUI,
+        remote_refusal="the task board is the remote repository's: zcoder tasks there",
+    )
+    def tasks_command(self, argument: str, /) -> Reply:
+        """List the board, or add or settle a task (``argument``)."""

@@ -71,6 +71,8 @@ class Shelf:
     tools: tuple[ToolSpec, ...]
     listed: tuple[str, ...] = ()
     """The names a group's line shows (an MCP tool's own name); default: the tools'."""
+    names_shown: bool = True
+    """False: a group's line is its name and about alone (loading it says the names)."""
 
     @classmethod
     def of(cls, spec: ToolSpec) -> Shelf:
@@ -79,7 +81,7 @@ class Shelf:
 
     def line(self) -> str:
         """This entry's line of the catalog."""
-        if [spec.name for spec in self.tools] == [self.name]:
+        if [spec.name for spec in self.tools] == [self.name] or not self.names_shown:
             return f"- {self.name}: {self.about}"
         names = list(self.listed or (spec.name for spec in self.tools))
         shown = ", ".join(names[:MAX_NAMES_PER_GROUP])

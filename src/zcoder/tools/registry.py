@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import re
 from collections.abc import Sequence
@@ -211,7 +212,7 @@ class ToolRegistry:
         for shelf in shelves:
             tools = tuple(spec for spec in shelf.tools if spec.available(ctx.origin, ctx))
             if tools:
-                kept.append(Shelf(shelf.name, shelf.about, tools, shelf.listed))
+                kept.append(dataclasses.replace(shelf, tools=tools))
         return kept
 
     def get(self, name: str) -> ToolSpec | None:

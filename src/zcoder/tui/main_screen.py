@@ -60,6 +60,7 @@ from zcoder.tui.widgets.shared import (
 )
 from zcoder.tui.widgets.status import HeaderBar, HeaderState, git_branch, turn_summary
 from zcoder.tui.widgets.subagent_entry import SubagentEntry
+from zcoder.tui.widgets.task_view import TaskView
 from zcoder.tui.widgets.transcript import CommandEntry, Entry, ToolEntry, Transcript, system_text
 
 if TYPE_CHECKING:
@@ -112,6 +113,7 @@ class MainScreen(ScreenHost, Screen[None]):
         self.sidebar = SessionList(id="sessions")  # in place of the placeholder at start
         self._sidebar_placeholder: SidebarPlaceholder | None = SidebarPlaceholder()
         self.plan_view = PlanView(id="plan")  # the model's plan, under the sessions
+        self.task_view = TaskView(id="tasks")  # the repository's task board, under it
         self.transcript = self.chat.transcript
         self.prompt_input = self.chat.prompt_input
         self.parts = Parts(
@@ -132,6 +134,7 @@ class MainScreen(ScreenHost, Screen[None]):
             with SideColumn():
                 yield self._sidebar_placeholder or self.sidebar
                 yield self.plan_view
+                yield self.task_view
             yield self.chat
         yield Footer()
 
@@ -171,6 +174,7 @@ class MainScreen(ScreenHost, Screen[None]):
         if not self.startup.begin():
             return
         from zcoder.tui.parts.relay_ui import RELAY_POLL_SECONDS
+        from zcoder.tui.parts.tasks_ui import TASKS_POLL_SECONDS
         from zcoder.tui.state.collector import tune_collector
 
         self.install_sidebar()
@@ -190,6 +194,8 @@ class MainScreen(ScreenHost, Screen[None]):
             self.parts.model_ui.refresh_meter()
         self.set_interval(RELAY_POLL_SECONDS, self.parts.relay_ui.poll)
         self.set_interval(RELAY_POLL_SECONDS, self.parts.jobs.poll)  # background commands
+        self.set_interval(TASKS_POLL_SECONDS, self.parts.tasks.poll)  # the task board
+        self.parts.tasks.poll()
         self.parts.relay_ui.watch_workspace_peers()  # another instance here already?
         self.parts.relay_ui.refresh_header()
         if self.startup.tune_gc:  # once the session's entries are on screen

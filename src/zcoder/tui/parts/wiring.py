@@ -47,12 +47,14 @@ if TYPE_CHECKING:
     from zcoder.tui.parts.services import Services
     from zcoder.tui.parts.sessions_ui import SessionsUI
     from zcoder.tui.parts.slash import SlashCommands
+    from zcoder.tui.parts.tasks_ui import TasksUI
     from zcoder.tui.parts.team_ui import TeamUI
     from zcoder.tui.parts.turns import Turns
     from zcoder.tui.state.notify import Notifier
     from zcoder.tui.widgets.plan_view import PlanView
     from zcoder.tui.widgets.prompt import PromptInput
     from zcoder.tui.widgets.shared import SessionList
+    from zcoder.tui.widgets.task_view import TaskView
     from zcoder.tui.widgets.transcript import Entry, Transcript
 
 __all__ = ["Parts", "ScreenSide"]
@@ -64,6 +66,7 @@ class ScreenSide(Host, Protocol):
     transcript: Transcript
     sidebar: SessionList
     plan_view: PlanView
+    task_view: TaskView
     prompt_input: PromptInput
 
     @property
@@ -288,6 +291,7 @@ class Parts:
             self.modes,
             self.helpers,
             self.team,
+            self.tasks,
         )
 
     @cached_property
@@ -296,6 +300,13 @@ class Parts:
         from zcoder.tui.parts.helpers_ui import HelpersUI
 
         return HelpersUI(self.context, start=self.screen.start_turn)
+
+    @cached_property
+    def tasks(self) -> TasksUI:
+        """/tasks and the sidebar's task board."""
+        from zcoder.tui.parts.tasks_ui import TasksUI
+
+        return TasksUI(self.context, view=self.screen.task_view)
 
     @cached_property
     def instructions(self) -> InstructionsUI:

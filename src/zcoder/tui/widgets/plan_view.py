@@ -13,12 +13,12 @@ from typing import Any, Final
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
-from textual.widgets import Static
 
 from zcoder.agent.headings import TASK_TOOL
 from zcoder.base.sanitize import visible
 from zcoder.tools.plan import UPDATE_PLAN_TOOL, Plan, PlanError, PlanStatus
 from zcoder.tui.widgets.entries import ToolEntry
+from zcoder.tui.widgets.shared import SidebarSection
 from zcoder.tui.widgets.subagent_entry import SubagentEntry
 
 __all__ = [
@@ -65,19 +65,11 @@ def _hanging(checklist: Text) -> Table:
     return grid
 
 
-class PlanView(Static):
+class PlanView(SidebarSection):
     """The sidebar's section under the sessions: the plan as it is now; hidden while
     there is none."""
 
-    DEFAULT_CSS = """
-    PlanView {
-        width: 30; height: auto; max-height: 60%; overflow-y: auto; display: none;
-        padding: 0 1;
-        border-top: solid $primary-background; border-right: solid $primary-background;
-        background: $surface;
-    }
-    PlanView.shown { display: block; }
-    """
+    DEFAULT_CSS = "PlanView { max-height: 60%; }"
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

@@ -35,6 +35,7 @@ __all__ = [
     "SessionList",
     "SideColumn",
     "SidebarPlaceholder",
+    "SidebarSection",
     "content_text",
     "screen_safe",  # zcoder.base.sanitize's, the one for every front end
 ]
@@ -82,6 +83,21 @@ class SidebarPlaceholder(Static):
     SidebarPlaceholder {
         width: 30; height: 1fr; background: $surface; border-right: solid $primary-background;
     }
+    """
+
+
+class SidebarSection(Static):
+    """A section of the sidebar under the sessions (the plan, the task board): framed,
+    scrolled when long, hidden until it has something to show (the ``shown`` class)."""
+
+    DEFAULT_CSS = """
+    SidebarSection {
+        width: 30; height: auto; overflow-y: auto; display: none;
+        padding: 0 1;
+        border-top: solid $primary-background; border-right: solid $primary-background;
+        background: $surface;
+    }
+    SidebarSection.shown { display: block; }
     """
 
 
