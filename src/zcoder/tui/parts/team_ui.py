@@ -22,6 +22,7 @@ from typing import Any
 
 from zcoder.agent import register_spawn_tool
 from zcoder.base.sanitize import visible
+from zcoder.board import Board, BoardError, Task
 from zcoder.relay import BadName, Peer, Relay, name_of
 from zcoder.sessions import SessionStoreError
 from zcoder.sessions.relay_log import RelayLog
@@ -194,7 +195,23 @@ class TeamUI(Part, TeamCommands):
         relay = self.relay
         peers = (await asyncio.to_thread(relay.discover)).peers if relay else []
         windows = await asyncio.to_thread(open_windows) if in_tmux(os.environ) else {}
-        self.say.notice(team_text(workers, peers, self._receipts(), set(windows)))
+        tasks = await asyncio.to_thread(self._board_tasks)
+        self.say.notice(team_text(workers, peers, self._receipts(), set(windows), tasks))
+
+    def _board_tasks(self) -> list[Task]:
+        """The repository's task board as it stands (none when it cannot be read: /tasks
+        says why)."""
+        config = self.services.config
+        try:
+            board = Board.for_workspace(config.home, config.workspace)
+        except (BoardError, OSError):
+            return []
+        try:
+            return board.tasks()
+        except (BoardError, OSError):
+            return []
+        finally:
+            board.close()
 
     def _receipts(self) -> dict[str, tuple[str, str]]:
         store = self.services.store
