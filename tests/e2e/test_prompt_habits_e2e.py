@@ -207,8 +207,8 @@ def test_several_choices_are_listed_and_tab_steps_through_them(
     zc = start(world, server)
     zc.type_text("/co")
     zc.send_hex(TAB)
-    zc.wait_text("/compact  /context  /copy")  # listed in the input's lower border
-    zc.send_hex(f"{TAB} {TAB} {ENTER}")  # /compact, then /context, sent
+    zc.wait_text("/codex  /compact  /context  /copy")  # listed in the input's lower border
+    zc.send_hex(f"{TAB} {TAB} {TAB} {ENTER}")  # /codex, /compact, then /context, sent
     zc.wait_text("› /context")
 
 

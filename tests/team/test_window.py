@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from zcoder.team.window import open_windows, stop_window
+from zcoder.team.window import alive, open_windows, stop_window
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -51,3 +53,18 @@ def test_the_worker_is_sent_sigterm_and_its_window_closes(server: Path) -> None:
     assert stop_window(window, pid) == "it quit"
     assert window not in open_windows()
     assert "closed already" in stop_window(window, pid)
+
+
+def test_a_worker_that_quit_but_is_not_reaped_yet_has_quit() -> None:
+    """tmux reaps its pane's process when it gets to it: until then the process is a
+    zombie, which kill(pid, 0) still finds. A loaded machine showed it: "did not quit"."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        stat = Path(f"/proc/{child.pid}/stat")
+        deadline = time.monotonic() + 60
+        while " Z " not in stat.read_text() and time.monotonic() < deadline:
+            time.sleep(0.01)  # a deadline, never a pace: until it has ended
+        assert not alive(child.pid)
+    finally:
+        child.wait(timeout=60)
+    assert not alive(child.pid)

@@ -89,7 +89,8 @@ def test_the_first_word_completes_as_a_slash_command(workspace: Path) -> None:
     # Not on the first row, or after a word: a path, not a command.
     assert path_texts("/he", workspace) == []  # / is the file system's root: outside
     # With no workspace (the input alone), commands still complete; paths do not.
-    assert texts(complete("/he", first_row=True, workspace=None, commands=COMMANDS)) == ["/help"]
+    found = complete("/he", first_row=True, workspace=None, commands=COMMANDS)
+    assert texts(found) == ["/help", "/helpers"]
     assert complete("hel", first_row=False, workspace=None, commands=COMMANDS) is None
 
 

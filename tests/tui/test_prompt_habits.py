@@ -287,9 +287,9 @@ async def test_tab_completes_commands_cycles_and_never_leaves_the_prompt(
         prompt = app.prompt_input
         await pilot.press("tab")  # nothing to complete: nothing happens
         assert app.focused is prompt and prompt.text == ""
-        await type_text(pilot, "/he")
+        await type_text(pilot, "/dif")
         await pilot.press("tab")
-        assert prompt.text == "/help " and app.focused is prompt
+        assert prompt.text == "/diff " and app.focused is prompt
         prompt.clear()
         await type_text(pilot, "/co")
         choices = sorted(

@@ -95,6 +95,8 @@ def window_pid(window: str) -> int | None:
 
 
 def alive(pid: int) -> bool:
+    """Whether ``pid`` still runs: a process that has ended but that its parent (tmux) has
+    not reaped yet, a zombie, has quit."""
     if pid <= 0:
         return False
     try:
@@ -103,7 +105,11 @@ def alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc here: kill's answer stands
+    return stat[stat.rfind(")") + 2 :][:1] != "Z"
 
 
 def stop_window(window: str, pid: int, *, grace: float = STOP_GRACE_SECONDS) -> str:
