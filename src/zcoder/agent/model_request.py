@@ -10,6 +10,7 @@ transcript as partial). Anything else, or a second failure, reaches the turn loo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from zcoder.agent.cancellation import RoundState
@@ -33,10 +34,38 @@ async def stream_reply(
     messages: list[Message],
     tools: list[dict[str, Any]],
     num_predict: int | None,
+    background: bool = False,
 ) -> AssistantReply:
     """Stream one reply; one retry for a connection error before any response, and one
     for a malformed or unfinished reply. ``round_state.reply`` is the reply so far (a
-    stopped turn shows it as partial)."""
+    stopped turn shows it as partial). The request first takes its place at the server
+    (zcoder.model.turn_queue): ``background`` (a relayed turn) lets the user's go first."""
+    server = getattr(client, "host", None)
+    queue = settings.turn_queue
+    async with contextlib.AsyncExitStack() as place:
+        if queue is not None and isinstance(server, str):
+            await place.enter_async_context(queue.place(server, background=background))
+        return await _stream_reply(
+            client,
+            settings,
+            recorder,
+            round_state=round_state,
+            messages=messages,
+            tools=tools,
+            num_predict=num_predict,
+        )
+
+
+async def _stream_reply(
+    client: ChatClient,
+    settings: AgentSettings,
+    recorder: Recorder,
+    *,
+    round_state: RoundState,
+    messages: list[Message],
+    tools: list[dict[str, Any]],
+    num_predict: int | None,
+) -> AssistantReply:
     retried = False
     while True:
         reply = AssistantReply()

@@ -15,6 +15,7 @@ from typing import Final
 from zcoder.agent.instructions import InstructionSet, load_instructions
 from zcoder.config import DEFAULT_COMPACT_AT, Config
 from zcoder.model.limits import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_REPLY_CHARS
+from zcoder.model.turn_queue import TurnQueue
 from zcoder.model.types import ChatEvent
 from zcoder.model.watch import watched
 from zcoder.options import McpLimits
@@ -57,6 +58,9 @@ class AgentSettings:
     offered only when set (zcoder.mcp); None: no MCP at all."""
     mcp_limits: McpLimits = field(default_factory=McpLimits)
     """The MCP servers' deadlines and the share of the window their schemas may take."""
+    turn_queue: TurnQueue | None = None
+    """Where each request waits for its place at the server, the user's turns first
+    (zcoder.model.turn_queue); None: requests go straight to the server."""
 
     def instructions_text(self) -> str:
         """The project instructions as the system prompt holds them, for this window."""
@@ -89,4 +93,5 @@ class AgentSettings:
             max_reply_chars=config.max_reply_chars,
             mcp_home=config.home,
             mcp_limits=config.mcp_limits,
+            turn_queue=TurnQueue(config.home, places=config.server_places),
         )

@@ -28,6 +28,7 @@ optionally ``template`` (a Jinja chat template's text), ``seed``, ``temperature`
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -116,10 +117,8 @@ def _serve_while_used(users: str, info: str) -> None:
     fd = os.open(users, os.O_RDWR | os.O_CLOEXEC)
     fcntl.flock(fd, fcntl.LOCK_EX)  # granted once the last user's shared lock is gone
     # Still holding it, so no new user can attach before the address is withdrawn.
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(info)
-    except FileNotFoundError:
-        pass
 
 
 if __name__ == "__main__":

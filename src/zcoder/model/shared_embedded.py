@@ -33,6 +33,8 @@ import hashlib
 import json
 import os
 import subprocess
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -211,9 +213,7 @@ def _start(
 
 
 def _open_lock(path: Path) -> int:
-    fd = os.open(
-        path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE_MODE
-    )
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE_MODE)
     return fd
 
 
@@ -261,9 +261,6 @@ def _read_address(info: Path) -> _Address | None:
 
 def _serving(address: _Address) -> bool:
     """Whether the published server is alive and answers (a killed one left its file)."""
-    import urllib.error
-    import urllib.request
-
     if not pid_alive(address.pid):
         return False
     try:
