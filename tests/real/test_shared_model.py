@@ -17,20 +17,10 @@ import pytest
 
 from tests.e2e.harness import wait_until
 from tests.fixtures.shared_model import end_instance, gone, instances, servers_of, slot_of
-from tests.real.conftest import INSTALL_HINT
 from tests.test_oneshot import make_env
-from zcoder.model.embedded import EmbeddedError, demo_gguf
 from zcoder.model.shared_embedded import share_dir
 
 pytestmark = pytest.mark.timeout(400)
-
-
-@pytest.fixture
-def gguf() -> Path:
-    try:
-        return demo_gguf()
-    except EmbeddedError as exc:
-        pytest.fail(f"{INSTALL_HINT}: {exc}", pytrace=False)
 
 
 def _address(home: Path) -> dict[str, object]:

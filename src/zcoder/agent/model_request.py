@@ -40,83 +40,68 @@ async def stream_reply(
     for a malformed or unfinished reply. ``round_state.reply`` is the reply so far (a
     stopped turn shows it as partial). The request first takes its place at the server
     (zcoder.model.turn_queue): ``background`` (a relayed turn) lets the user's go first."""
-    server = getattr(client, "host", None)
-    queue = settings.turn_queue
-    async with contextlib.AsyncExitStack() as place:
-        if queue is not None and isinstance(server, str):
-            await place.enter_async_context(queue.place(server, background=background))
-        return await _stream_reply(
-            client,
-            settings,
-            recorder,
-            round_state=round_state,
-            messages=messages,
-            tools=tools,
-            num_predict=num_predict,
-        )
-
-
-async def _stream_reply(
-    client: ChatClient,
-    settings: AgentSettings,
-    recorder: Recorder,
-    *,
-    round_state: RoundState,
-    messages: list[Message],
-    tools: list[dict[str, Any]],
-    num_predict: int | None,
-) -> AssistantReply:
-    retried = False
-    while True:
-        reply = AssistantReply()
-        round_state.reply = reply
-        received = False
-        try:
-            stream = client.chat(
-                settings.model,
-                messages,
-                tools=tools or None,
-                think=settings.think,
-                num_predict=num_predict,
-                num_ctx=settings.num_ctx,
-                keep_alive=settings.keep_alive,
-            )
-            events = settings.watched(stream)
-            guards = (RepeatGuard(), RepeatGuard())  # the content's, the reasoning's
+    async with _place(client, settings, background=background):
+        retried = False
+        while True:
+            reply = AssistantReply()
+            round_state.reply = reply
+            received = False
             try:
-                async for event in events:
-                    received = True
-                    reply.add(event)
-                    if isinstance(event, ContentDelta) and event.text:
-                        recorder.emit(AssistantDelta(event.text))
-                        if _looped(reply, guards[0].feed(event.text), thinking=False):
-                            break
-                    elif isinstance(event, ReasoningDelta) and event.text:
-                        recorder.emit(ThinkingDelta(event.text))
-                        if _looped(reply, guards[1].feed(event.text), thinking=True):
-                            break
-            finally:
-                await events.aclose()  # a loop cut: the response is closed at once
-            return reply
-        except ModelError as exc:
-            if retried:
+                stream = client.chat(
+                    settings.model,
+                    messages,
+                    tools=tools or None,
+                    think=settings.think,
+                    num_predict=num_predict,
+                    num_ctx=settings.num_ctx,
+                    keep_alive=settings.keep_alive,
+                )
+                events = settings.watched(stream)
+                guards = (RepeatGuard(), RepeatGuard())  # the content's, the reasoning's
+                try:
+                    async for event in events:
+                        received = True
+                        reply.add(event)
+                        if isinstance(event, ContentDelta) and event.text:
+                            recorder.emit(AssistantDelta(event.text))
+                            if _looped(reply, guards[0].feed(event.text), thinking=False):
+                                break
+                        elif isinstance(event, ReasoningDelta) and event.text:
+                            recorder.emit(ThinkingDelta(event.text))
+                            if _looped(reply, guards[1].feed(event.text), thinking=True):
+                                break
+                finally:
+                    await events.aclose()  # a loop cut: the response is closed at once
+                return reply
+            except ModelError as exc:
+                if retried:
+                    raise
+                if exc.retryable_before_response and not received:
+                    retried = True
+                    # Only what went wrong: the whole message, with what to do, comes once,
+                    # if the retry fails too.
+                    recorder.emit(Notice(f"{exc.brief} — retrying once"))
+                    await asyncio.sleep(settings.retry_delay)
+                    continue
+                if isinstance(exc, ModelStreamError):
+                    # A malformed or unfinished reply: asked again once, then reported.
+                    retried = True
+                    if reply.content.strip():
+                        recorder.assistant(reply.content, partial=True)
+                    recorder.emit(Notice(f"{exc} — asking again once"))
+                    await asyncio.sleep(settings.retry_delay)
+                    continue
                 raise
-            if exc.retryable_before_response and not received:
-                retried = True
-                # Only what went wrong: the whole message, with what to do, comes once,
-                # if the retry fails too.
-                recorder.emit(Notice(f"{exc.brief} — retrying once"))
-                await asyncio.sleep(settings.retry_delay)
-                continue
-            if isinstance(exc, ModelStreamError):
-                # A malformed or unfinished reply: asked again once, then reported.
-                retried = True
-                if reply.content.strip():
-                    recorder.assistant(reply.content, partial=True)
-                recorder.emit(Notice(f"{exc} — asking again once"))
-                await asyncio.sleep(settings.retry_delay)
-                continue
-            raise
+
+
+def _place(
+    client: ChatClient, settings: AgentSettings, *, background: bool
+) -> contextlib.AbstractAsyncContextManager[object]:
+    """The request's place at its server (zcoder.model.turn_queue), or none to wait for."""
+    server = getattr(client, "host", None)
+    if settings.turn_queue is None or not isinstance(server, str):
+        return contextlib.nullcontext()
+    return settings.turn_queue.place(server, background=background)
 
 
 def _looped(reply: AssistantReply, loop: Loop | None, *, thinking: bool) -> bool:

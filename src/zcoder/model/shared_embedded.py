@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
+from zcoder.base.flocks import lock_free, open_lock, take_first_free
 from zcoder.base.processes import pid_alive
 from zcoder.base.safefile import (
     PRIVATE_FILE_MODE,
@@ -126,7 +127,7 @@ class SharedServer:
         process, self._process = self._process, None
         if process is None:
             return
-        if _nobody_uses(self._users):
+        if lock_free(self._users):  # nobody else uses it: it is stopping
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(STOP_GRACE)
         else:
@@ -155,12 +156,12 @@ def attach_shared(
     key = share_key(plan)
     users = directory / f"{key}.users"
     info = directory / f"{key}.json"
-    start_fd = _open_lock(directory / f"{key}.start")
+    start_fd = open_lock(directory / f"{key}.start")
     holds: list[int] = []
     try:
         # One instance at a time decides (and starts); the others wait for its server.
         fcntl.flock(start_fd, fcntl.LOCK_EX)
-        holds.append(_open_lock(users))
+        holds.append(open_lock(users))
         # Waits only while a server whose last user left withdraws its address.
         fcntl.flock(holds[0], fcntl.LOCK_SH)
         address = _read_address(info)
@@ -212,38 +213,13 @@ def _start(
     return address, process
 
 
-def _open_lock(path: Path) -> int:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE_MODE)
-    return fd
-
-
 def _take_slot(directory: Path, key: str, slots: int, holds: list[int]) -> int | None:
     """The first slot no live instance holds (its lock appended to ``holds``), or None."""
-    for slot in range(slots):
-        fd = _open_lock(directory / f"{key}.slot-{slot}")
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            continue
-        holds.append(fd)
-        return slot
-    return None
-
-
-def _nobody_uses(users: Path) -> bool:
-    """Whether no instance holds the users lock now (nor the server, withdrawing)."""
-    try:
-        fd = os.open(users, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)  # released at once: the server's own wait gets it next
-    return True
+    taken = take_first_free([directory / f"{key}.slot-{slot}" for slot in range(slots)])
+    if taken is None:
+        return None
+    holds.append(taken[1])
+    return taken[0]
 
 
 def _read_address(info: Path) -> _Address | None:

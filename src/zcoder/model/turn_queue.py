@@ -39,7 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from zcoder.base.safefile import PRIVATE_FILE_MODE, ensure_private_dir
+from zcoder.base.flocks import lock_free, open_lock, take_first_free
+from zcoder.base.safefile import ensure_private_dir
 
 __all__ = ["AGING_SECONDS", "QUEUE_DIR", "TurnQueue"]
 
@@ -98,15 +99,8 @@ class TurnQueue:
     def _take(self, directory: Path, background: bool, *, aged: bool) -> int | None:
         """A free place this request may use (its lock's descriptor), or None."""
         usable = self.places - 1 if background and not aged and self.places > 1 else self.places
-        for number in range(usable):
-            fd = _open(directory / f"place-{number}")
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            return fd
-        return None
+        taken = take_first_free([directory / f"place-{number}" for number in range(usable)])
+        return None if taken is None else taken[1]
 
     async def _wait(self, directory: Path, background: bool) -> int:
         kind = _BACKGROUND if background else _USER
@@ -115,7 +109,7 @@ class TurnQueue:
         mine = _Ticket(name, kind, asked)
         # Locked before it is visible, so nobody takes it for a dead waiter's.
         hidden = directory / f".{name}"
-        ticket = _open(hidden)
+        ticket = open_lock(hidden)
         fcntl.flock(ticket, fcntl.LOCK_EX)
         os.rename(hidden, directory / name)
         try:
@@ -142,10 +136,6 @@ class TurnQueue:
         return True
 
 
-def _open(path: Path) -> int:
-    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE_MODE)
-
-
 def _tickets(directory: Path) -> list[_Ticket]:
     with os.scandir(directory) as entries:
         return [ticket for entry in entries if (ticket := _Ticket.parse(entry.name)) is not None]
@@ -153,16 +143,8 @@ def _tickets(directory: Path) -> list[_Ticket]:
 
 def _alive(path: Path) -> bool:
     """Whether the ticket's waiter still holds it; a dead waiter's ticket is removed."""
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return False  # gone: its waiter was served or left
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not lock_free(path):
         return True
-    finally:
-        os.close(fd)
     with contextlib.suppress(OSError):
-        os.unlink(path)
+        os.unlink(path)  # its waiter was killed (or was served and is removing it)
     return False
