@@ -4,8 +4,8 @@ Real zcoder processes (``--gguf FILE --prompt -``, each holding the server while
 standard input stays open; tests/fixtures/shared_model.py) are started one after the
 other, then counted from /proc: the embedded server processes of their home, and the
 resident memory (VmRSS) of the whole tree, against one instance alone started the same
-way. Then three agents (zcoder's own Agent, each with the slot one instance holds, as
-``make_client`` gives it) take turns in rotation on the shared server, each through a
+way. Then three agents (zcoder's own Agent, with the client ``make_client`` gives an
+instance) take turns in rotation on the shared server, each through a
 loopback proxy (bench/recording_proxy.py) that records llama.cpp's ``timings`` of every
 request: after each agent's first turn, every request must find the agent's previous
 prompt in the cache (``cache_n`` ≥ the previous request's prompt). Last, the user's
@@ -29,7 +29,7 @@ from typing import cast
 
 from tests.e2e.harness import wait_until
 from tests.fixtures.envelopes import relayed
-from tests.fixtures.shared_model import gone, instances, rss_bytes, servers_of, slot_of
+from tests.fixtures.shared_model import gone, instances, rss_bytes, servers_of
 from tests.test_oneshot import make_env
 
 from bench.recording_proxy import Recorded, RecordingProxy
@@ -57,11 +57,10 @@ def _progress(text: str) -> None:
 
 
 class _Agent:
-    """One agent on the shared server: the real Agent, its slot, its proxy's records."""
+    """One agent on the shared server: the real Agent and its proxy's records."""
 
-    def __init__(self, url: str, slot: int | None, home: Path, workspace: Path, model: str) -> None:
+    def __init__(self, url: str, home: Path, workspace: Path, model: str) -> None:
         self.proxy = RecordingProxy(url)
-        self.slot = slot
         self.home, self.workspace, self.model = home, workspace, model
         self.first_text: float | None = None
 
@@ -93,7 +92,7 @@ class _Agent:
 
 async def _rotation(agents: list[_Agent]) -> list[list[Recorded]]:
     """TURNS turns of each agent in rotation; each agent's requests."""
-    clients = [OpenAIClient(a.proxy.base_url, id_slot=a.slot, read_timeout=600) for a in agents]
+    clients = [OpenAIClient(a.proxy.base_url, read_timeout=600) for a in agents]
     bots = [a.agent(c, CACHE_TURN_OUTPUT) for a, c in zip(agents, clients, strict=True)]
     try:
         for turn in range(1, TURNS + 1):
@@ -110,7 +109,7 @@ async def _latency(agents: list[_Agent]) -> tuple[list[float], list[float], int]
     """The user's first-text times idle and with two relayed turns streaming, and how many
     of the loaded samples had both relayed turns still streaming at that moment."""
     user, *others = agents
-    clients = [OpenAIClient(a.proxy.base_url, id_slot=a.slot, read_timeout=600) for a in agents]
+    clients = [OpenAIClient(a.proxy.base_url, read_timeout=600) for a in agents]
     user_bot = user.agent(clients[0], USER_OUTPUT)
     relay_bots = [a.agent(c, RELAYED_OUTPUT) for a, c in zip(others, clients[1:], strict=True)]
     idle: list[float] = []
@@ -191,7 +190,7 @@ def run(results: Results) -> None:
             (info,) = share_dir(env.home).glob("*.json")
             url = json.loads(info.read_text())["url"]
             alias = model.name.removesuffix(".gguf")
-            agents = [_Agent(url, slot_of(p.pid), env.home, env.workspace, alias) for p in three]
+            agents = [_Agent(url, env.home, env.workspace, alias) for _ in three]
             for agent in agents:
                 agent.proxy.__enter__()
             try:
@@ -256,7 +255,7 @@ def _report(
     )
 
     cache = Table(
-        "Shared model: each agent's requests, three agents in rotation on their own slots",
+        "Shared model: each agent's requests, three agents in rotation on one server",
         [
             "agent",
             "request",

@@ -285,7 +285,6 @@ def _start_gguf(config: Config, path: Path, *, keep_model: bool) -> tuple[Config
         base_url=server.base_url,
         model=model,
         gguf=path,
-        embedded_slot=server.slot,
         server_places=server.slots,
     )
     return started, server

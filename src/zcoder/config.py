@@ -94,8 +94,6 @@ class Config:
     gguf: Path | None = None
     """--gguf / ZCODER_GGUF: the model file the embedded server runs (the ``openai`` backend
     then points at that server); set once it has started."""
-    embedded_slot: int | None = None
-    """The shared embedded server's slot this instance's requests name (``id_slot``)."""
     server_places: int = 1
     """Requests the configured server runs at once (zcoder.model.turn_queue)."""
     mcp_start_timeout: float = default_of("mcp_start_timeout")

@@ -1,7 +1,7 @@
 """``zcoder --gguf`` instances on one model file share one embedded server, for real.
 
 Real zcoder processes, the real model: the count of server processes is read from
-/proc, each instance's slot from its open files; the first instance (the one that
+/proc, each instance's attachment from its open files; the first instance (the one that
 started the server) is killed with SIGKILL and the server stays for the others; the
 last one to leave stops it.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.harness import wait_until
-from tests.fixtures.shared_model import end_instance, gone, instances, servers_of, slot_of
+from tests.fixtures.shared_model import attached, end_instance, gone, instances, servers_of
 from tests.test_oneshot import make_env
 from zcoder.model.shared_embedded import share_dir
 
@@ -40,7 +40,7 @@ def test_three_instances_share_one_server_that_outlives_the_first(
     env = make_env(tmp_path)
     with instances(gguf, env.vars, env.workspace, 3) as (first, second, third):
         (server,) = servers_of(env.home)  # one model loaded, not three
-        assert {slot_of(p.pid) for p in (first, second, third)} == {0, 1, 2}
+        assert all(attached(p.pid) for p in (first, second, third))
         address = _address(env.home)
         assert address["pid"] == server
         assert str(address["url"]).startswith("http://127.0.0.1:")
@@ -75,4 +75,4 @@ def test_a_later_instance_after_the_last_left_starts_a_new_server(
     with instances(gguf, env.vars, env.workspace, 2) as (again, other):
         (server,) = servers_of(env.home)
         assert server != first_server
-        assert {slot_of(again.pid), slot_of(other.pid)} == {0, 1}
+        assert attached(again.pid) and attached(other.pid)

@@ -41,11 +41,7 @@ def make_client(settings: BackendSettings) -> ModelClient:
         from zcoder.model.openai import OpenAIClient
 
         return OpenAIClient(
-            settings.base_url,
-            api_key=settings.api_key,
-            max_line_bytes=line,
-            max_reply_bytes=reply,
-            id_slot=getattr(settings, "embedded_slot", None),  # a shared --gguf server's
+            settings.base_url, api_key=settings.api_key, max_line_bytes=line, max_reply_bytes=reply
         )
     from zcoder.model.ollama import OllamaClient
 

@@ -53,11 +53,10 @@ def _params(spec: dict[str, Any], xllamacpp: Any) -> Any:
     params.n_parallel = slots  # 1: one conversation at a time, the whole window its own
     if slots > 1:
         # Every slot may grow to the whole window, and together they share its cache: the
-        # memory of one window, whatever the number of agents. An idle slot keeps its
-        # tokens there (llama.cpp would otherwise move them to the RAM cache at each new
-        # request, and a request pinned to the emptied slot would read its prompt anew).
+        # memory of one window, whatever the number of agents. An idle slot's tokens move
+        # to llama.cpp's RAM prompt cache (cache_idle_slots, its default), from which the
+        # next request that begins the same way takes them back.
         params.kv_unified = True
-        params.cache_idle_slots = False
     params.port = int(spec.get("port", 0))
     params.hostnames = ["127.0.0.1"]  # loopback only: the server is zcoder's, no one else's
     threads = int(spec["threads"])

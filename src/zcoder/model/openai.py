@@ -212,13 +212,9 @@ class OpenAIClient(HttpModelClient):
         base_url: str = DEFAULT_BASE_URL,
         *,
         api_key: str | None = None,
-        id_slot: int | None = None,
         **options: Unpack[HttpOptions],
     ) -> None:
         self.base_url = normalize_base_url(base_url)
-        self.id_slot = id_slot
-        """llama.cpp's slot for this client's requests (a shared --gguf server gives each
-        zcoder its own, so each finds its own prompt in the cache); None: any."""
         super().__init__(self.base_url, api_key=api_key, **options)
 
     def __repr__(self) -> str:
@@ -234,11 +230,7 @@ class OpenAIClient(HttpModelClient):
     def _chat_body(
         self, model: str, messages: Sequence[Mapping[str, Any]], params: ChatParams
     ) -> dict[str, Any]:
-        body = build_openai_request(model, messages, **params)
-        if self.id_slot is not None:
-            body["id_slot"] = self.id_slot  # llama.cpp's own fields
-            body["cache_prompt"] = True
-        return body
+        return build_openai_request(model, messages, **params)
 
     def _stream_parser(self) -> StreamParser:
         return OpenAIStreamParser(self.server, secrets=(self._key,))

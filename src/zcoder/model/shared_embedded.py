@@ -2,8 +2,14 @@
 
 Three agents started with ``--gguf`` on one file would each load the model and each
 keep a window's cache. Instead the first starts the server (zcoder.model.embedded) and
-every later one attaches to it, with a slot of its own (llama.cpp's ``id_slot``), so
-each agent keeps finding its own prompt in the cache; the last one to leave stops it.
+every later one attaches to it; the last one to leave stops it. The server runs
+``SHARED_SLOTS`` conversations at once in one window's cache (llama.cpp's unified KV
+cache) and keeps an idle conversation in its RAM prompt cache, so each agent finds its
+own prompt again at its next request. Requests name no slot: pinning one (``id_slot``)
+was measured to lose the cache on this llama.cpp (a pinned request to a slot whose
+tokens were moved to the RAM cache reads its whole prompt again, llama.cpp issue
+28139; with idle slots kept in place instead, three agents' conversations outgrow one
+window and evict each other).
 
 Who uses the server is the kernel's to know, not a file's: each user holds a shared
 flock on ``KEY.users`` for as long as it runs, dropped by the kernel however it ends
@@ -15,9 +21,6 @@ killed, while the others go on.
 
 Attaching happens under ``KEY.start`` (exclusive), so two instances starting together
 start one server: the second waits for the first's to answer, then finds its address.
-A slot is ``KEY.slot-N``, held with an exclusive flock for the instance's life: a killed
-agent's slot is free again at once. When every slot is taken, requests go to whichever
-slot is idle (llama.cpp still finds the prompt in its RAM cache).
 
 KEY is a digest of the file's canonical path, device, inode, size and modification
 time, and of everything the server is started with (window, template, threads): only
@@ -40,7 +43,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
-from zcoder.base.flocks import lock_free, open_lock, take_first_free
+from zcoder.base.flocks import lock_free, open_lock
 from zcoder.base.processes import pid_alive
 from zcoder.base.safefile import (
     PRIVATE_FILE_MODE,
@@ -60,8 +63,8 @@ from zcoder.model.embedded import (
 __all__ = ["SHARED_SLOTS", "SharedServer", "attach_shared", "share_dir", "share_key"]
 
 SHARED_SLOTS: Final = 4
-"""Conversations the shared server serves at once: one per agent, up to this many (they
-share one window's cache, so more slots cost no memory, only batch width)."""
+"""Conversations the shared server runs at once (they share one window's cache, so more
+slots cost no memory, only batch width)."""
 SHARE_DIR: Final = "embedded"
 _INFO_LIMIT: Final = 4096
 _HEALTH_TIMEOUT: Final = 5.0
@@ -88,13 +91,12 @@ class _Address:
 
 
 class SharedServer:
-    """This instance's use of a shared server: its URL, its slot, and ``stop()`` (leave)."""
+    """This instance's use of a shared server: its URL, and ``stop()`` (leave)."""
 
     def __init__(
         self,
         address: _Address,
         *,
-        slot: int | None,
         holds: list[int],
         users: Path,
         process: subprocess.Popen[bytes] | None,
@@ -102,8 +104,6 @@ class SharedServer:
         self.url = address.url
         self.pid = address.pid
         self.slots = address.slots
-        self.slot = slot
-        """The slot this instance's requests name (``id_slot``); None: any idle one."""
         self.started = process is not None
         """Whether this instance started the server (the others attached to it)."""
         self._holds = holds
@@ -118,7 +118,7 @@ class SharedServer:
         return pid_alive(self.pid)
 
     def stop(self) -> None:
-        """Leave: drop the slot and the shared lock. The server exits by itself once no
+        """Leave: drop the shared lock. The server exits by itself once no
         one else uses it; the instance that started it waits for that, when it was last."""
         holds, self._holds = self._holds, []
         for fd in reversed(holds):
@@ -171,14 +171,13 @@ def attach_shared(
             if on_start is not None:
                 on_start()
             address, process = _start(plan, log_path, timeout, users, info)
-        slot = _take_slot(directory, key, address.slots, holds)
     except BaseException:
         for fd in holds:
             os.close(fd)
         raise
     finally:
         os.close(start_fd)
-    return SharedServer(address, slot=slot, holds=holds, users=users, process=process)
+    return SharedServer(address, holds=holds, users=users, process=process)
 
 
 def _start(
@@ -211,15 +210,6 @@ def _start(
     if process.stdout is not None:
         process.stdout.close()
     return address, process
-
-
-def _take_slot(directory: Path, key: str, slots: int, holds: list[int]) -> int | None:
-    """The first slot no live instance holds (its lock appended to ``holds``), or None."""
-    taken = take_first_free([directory / f"{key}.slot-{slot}" for slot in range(slots)])
-    if taken is None:
-        return None
-    holds.append(taken[1])
-    return taken[0]
 
 
 def _read_address(info: Path) -> _Address | None:
