@@ -174,3 +174,28 @@ def test_nobody_waiting_is_one_lock_and_no_ticket(tmp_path: Path) -> None:
         return seen
 
     assert asyncio.run(twice()) == ["place-0", "place-0"]
+
+
+@pytest.mark.parametrize(
+    ("backend", "address", "queued"),
+    [
+        ("openai", "http://127.0.0.1:8080/v1", True),
+        ("openai", "http://localhost:1234/v1", True),
+        ("ollama", "127.0.0.1:11434", True),
+        ("openai", "http://gpu-box:8000/v1", False),
+        ("ollama", "http://10.1.2.3:11434", False),
+    ],
+)
+def test_only_a_server_on_this_machine_gets_the_queue(
+    tmp_path: Path, backend: str, address: str, queued: bool
+) -> None:
+    from dataclasses import replace
+
+    from zcoder.agent.settings import AgentSettings
+    from zcoder.config import load_config
+
+    env = {"ZCODER_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    config = load_config(env, workspace=str(tmp_path))
+    config = replace(config, backend=backend, base_url=address, host=address)
+    settings = AgentSettings.from_config(config, "m")
+    assert (settings.turn_queue is not None) is queued

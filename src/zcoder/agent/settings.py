@@ -11,6 +11,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
+from urllib.parse import urlsplit
 
 from zcoder.agent.instructions import InstructionSet, load_instructions
 from zcoder.config import DEFAULT_COMPACT_AT, Config
@@ -93,5 +94,15 @@ class AgentSettings:
             max_reply_chars=config.max_reply_chars,
             mcp_home=config.home,
             mcp_limits=config.mcp_limits,
-            turn_queue=TurnQueue(config.home, places=config.server_places),
+            turn_queue=_local_queue(config),
         )
+
+
+def _local_queue(config: Config) -> TurnQueue | None:
+    """The turn queue for a server on this machine; None for one elsewhere, which serves
+    other machines too, so this machine's order means nothing to it."""
+    address = config.base_url if config.backend == "openai" else config.host
+    host = urlsplit(address if "//" in address else f"//{address}").hostname or ""
+    if host == "localhost" or host.startswith("127.") or host == "::1":
+        return TurnQueue(config.home, places=config.server_places)
+    return None

@@ -1,5 +1,6 @@
-"""The user's turns go first: a machine-wide queue, per model server, among the user's
-zcoder instances.
+"""The user's turns go first: a machine-wide queue, per model server on this machine,
+among the user's zcoder instances (a server elsewhere gets no queue:
+zcoder.agent.settings).
 
 A local server runs a few requests at once (llama.cpp's slots, Ollama's
 ``OLLAMA_NUM_PARALLEL``) and queues the rest first come, first served; so a turn the
