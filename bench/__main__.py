@@ -7,6 +7,8 @@ fewer repetitions (a smoke run; it still rewrites
 docs/performance.md, marked as quick). ``python -m bench --prompt-overhead`` prints only the
 prompt overhead (the tokens of the system prompt and tool schemas; instant) and writes
 nothing. ``python -m bench --board`` prints only the task board's figures (seconds).
+``python -m bench --shared-model`` runs only three ``--gguf`` instances on one model
+(bench/shared_model_bench.py) and writes nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from bench import (
     real_model,
     relay_bench,
     report,
+    shared_model_bench,
 )
 from bench.harness import workspace
 
@@ -56,7 +59,19 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only the sysadmin guard's corpus figures; rewrites only their section",
     )
+    parser.add_argument(
+        "--shared-model",
+        action="store_true",
+        help="only one model for many agents (three --gguf instances; minutes); writes nothing",
+    )
     args = parser.parse_args(argv)
+    if args.shared_model:
+        only = relay_bench.Results()
+        shared_model_bench.run(only)
+        print(report.markdown_table(report.targets_table(only.targets)))
+        for table in only.tables:
+            print(report.markdown_table(table))
+        return 0 if all(target.met for target in only.targets) else 1
     if args.guard:
         section, met = guard_section()
         print(section)
@@ -98,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         ("notify when idle", lambda: notify_bench.run(results, 40 // scale, 10 // few)),
         ("task board", lambda: board_bench.run(results, 20 // few)),
         ("the real model's prompt cache", lambda: real_model.run(results)),
+        ("one model for many agents", lambda: shared_model_bench.run(results)),
     ]
     for name, step in steps:
         print(f"running: {name}", file=sys.stderr, flush=True)

@@ -198,6 +198,15 @@ METHOD = """
   loopback proxy (`bench/recording_proxy.py`) records what the server reports of each
   request (`timings.prompt_n`, `cache_n`) and the time to its first token. The session
   runs twice, the second time with `cache_prompt: false` added at the proxy.
+- **One model for many agents.** `bench/shared_model_bench.py` starts `zcoder --gguf`
+  on SmolLM2-135M (an 8,192-token window) as real processes (`--prompt -`, holding the
+  server while their standard input is open): one alone, then three, one after the other.
+  It counts the embedded server processes in /proc and adds up VmRSS of the instances and
+  the server. Then three of zcoder's Agents, each with the slot one instance holds, take
+  three turns each in rotation through recording proxies, and every request after an
+  agent's first must find that agent's previous prompt (`cache_n`). Last, the user's
+  first token (from the turn's start to its first streamed text, its place in the turn
+  queue included), alone and while two relayed turns stream, alternately; medians.
 - Medians and p99 (nearest rank) over the `n` repetitions shown in each table.
 """
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from zcoder.config import Config
-    from zcoder.model.embedded import EmbeddedServer
+    from zcoder.model.shared_embedded import SharedServer
 
 # The relay's commands are parsed by zcoder.relay.scripts (see main), so argparse does
 # not know them: help lists them here, in its own words, with the options they take.
@@ -262,27 +262,41 @@ def _run_acp(args: argparse.Namespace, config: Config) -> int:
     return run_acp(options, config)
 
 
-def _start_gguf(config: Config, path: Path, *, keep_model: bool) -> tuple[Config, EmbeddedServer]:
-    """Start the embedded server for ``path`` (zcoder.model.embedded) and point the
-    ``openai`` backend at it; an EmbeddedError that says why when it cannot start."""
+def _start_gguf(config: Config, path: Path, *, keep_model: bool) -> tuple[Config, SharedServer]:
+    """Start the embedded server for ``path``, or attach to the one another zcoder runs for
+    it (zcoder.model.shared_embedded), and point the ``openai`` backend at it; an
+    EmbeddedError that says why when it cannot start."""
     from dataclasses import replace
 
-    from zcoder.model.embedded import EmbeddedError, plan_launch, start_embedded
+    from zcoder.model.embedded import EmbeddedError, plan_launch
+    from zcoder.model.shared_embedded import attach_shared
 
     window = config.context_window.tokens if config.context_window is not None else None
     try:
         plan = plan_launch(path, window=window)
-        print(
-            f"zcoder: starting llama.cpp for {path.name} ({plan.n_ctx}-token window, "
-            f"{plan.threads} threads)…",
-            file=sys.stderr,
-            flush=True,
+
+        def starting() -> None:
+            print(
+                f"zcoder: starting llama.cpp for {path.name} ({plan.n_ctx}-token window, "
+                f"{plan.threads} threads)…",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        server = attach_shared(
+            plan, home=config.home, log_path=config.home / "embedded-server.log", on_start=starting
         )
-        server = start_embedded(plan, log_path=config.home / "embedded-server.log")
     except EmbeddedError as exc:
         raise EmbeddedError(f"--gguf: {exc}") from exc
     model = config.model if keep_model else plan.alias
-    started = replace(config, backend="openai", base_url=server.base_url, model=model, gguf=path)
+    started = replace(
+        config,
+        backend="openai",
+        base_url=server.base_url,
+        model=model,
+        gguf=path,
+        server_places=server.slots,
+    )
     return started, server
 
 

@@ -94,6 +94,8 @@ class Config:
     gguf: Path | None = None
     """--gguf / ZCODER_GGUF: the model file the embedded server runs (the ``openai`` backend
     then points at that server); set once it has started."""
+    server_places: int = 1
+    """Requests the configured server runs at once (zcoder.model.turn_queue)."""
     mcp_start_timeout: float = default_of("mcp_start_timeout")
     """ZCODER_MCP_START_TIMEOUT: seconds an MCP server may take to start (zcoder.mcp)."""
     mcp_call_timeout: float = default_of("mcp_call_timeout")

@@ -16,6 +16,7 @@ from tests.fixtures.fake_openai import FakeOpenAI
 from zcoder.agent.subagent_defs import discover_agents
 from zcoder.agent.task_tool import SubagentParent, Subagents, make_task_tool
 from zcoder.model import OpenAIClient
+from zcoder.model.turn_queue import TurnQueue
 
 GOOD = """---
 name: test-finder
@@ -149,3 +150,19 @@ async def test_subagents_run_at_once_as_many_as_llama_server_has_slots(
     assert await Subagents(cast(SubagentParent, harness.agent)).slots() == 1
     harness.agent.settings.subagents = 2  # ZCODER_SUBAGENTS wins
     assert await Subagents(cast(SubagentParent, harness.agent)).slots() == 2
+
+
+async def test_the_machines_turn_queue_lets_as_many_requests_through_as_subagents_run(
+    openai_fake: FakeOpenAI, openai_client: OpenAIClient, harness: Harness, tmp_path: Path
+) -> None:
+    """A local server's turn queue has one place unless told more (zcoder.model.turn_queue):
+    subagents that may run three at once would otherwise reach the server one by one."""
+    openai_fake.total_slots = 3
+    harness.agent.client = openai_client
+    queue = TurnQueue(tmp_path / "home", places=1)
+    harness.agent.settings.turn_queue = queue
+    assert await Subagents(cast(SubagentParent, harness.agent)).slots() == 3
+    assert queue.places == 3
+    harness.agent.settings.subagents = 2  # never fewer places than it had
+    assert await Subagents(cast(SubagentParent, harness.agent)).slots() == 2
+    assert queue.places == 3

@@ -31,6 +31,7 @@ import pytest
 
 from tests.e2e.harness import World
 from tests.fixtures.real_server import INSTALL_HINT, RealServer, RealServers
+from zcoder.model.embedded import EmbeddedError, demo_gguf
 
 # The server itself, ``real_servers``, is the root conftest.py's (tests/fixtures/real_server.py).
 __all__ = ["INSTALL_HINT", "RealServer"]
@@ -41,6 +42,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.real)
+
+
+@pytest.fixture
+def gguf() -> Path:
+    """SmolLM2's GGUF file, as ``make demo`` and ``--gguf`` tests use it."""
+    try:
+        return demo_gguf()
+    except EmbeddedError as exc:
+        pytest.fail(f"{INSTALL_HINT}: {exc}", pytrace=False)
 
 
 @pytest.fixture

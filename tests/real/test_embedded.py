@@ -18,25 +18,16 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.harness import wait_until
-from tests.real.conftest import INSTALL_HINT
+from tests.fixtures.shared_model import zombie
 from tests.test_oneshot import make_env
 from zcoder.model.embedded import (
     EmbeddedError,
-    demo_gguf,
     plan_launch,
     start_embedded,
 )
 from zcoder.model.gguf import read_gguf_info
 
 pytestmark = pytest.mark.timeout(300)
-
-
-@pytest.fixture
-def gguf() -> Path:
-    try:
-        return demo_gguf()
-    except EmbeddedError as exc:
-        pytest.fail(f"{INSTALL_HINT}: {exc}", pytrace=False)
 
 
 def test_the_plan_is_sized_from_the_file_and_the_machine(gguf: Path) -> None:
@@ -67,7 +58,7 @@ def test_the_embedded_server_starts_with_a_template_that_takes_tools(
         assert model["id"] == "SmolLM2-135M-Instruct.Q4_1"
         pid = server.pid
     assert not server.alive()
-    assert not Path(f"/proc/{pid}").exists() or _zombie(pid)
+    assert not Path(f"/proc/{pid}").exists() or zombie(pid)
 
 
 @pytest.mark.parametrize(
@@ -143,7 +134,7 @@ def test_the_server_dies_with_zcoder_even_when_zcoder_is_killed(gguf: Path, tmp_
         os.kill(zcoder.pid, signal.SIGKILL)
         zcoder.wait(30)
         wait_until(
-            lambda: not Path(f"/proc/{child}").exists() or _zombie(child),
+            lambda: not Path(f"/proc/{child}").exists() or zombie(child),
             timeout=30,
             what="the embedded server to exit after zcoder",
         )
@@ -183,11 +174,3 @@ def _listening(process: Path) -> bool:
     except OSError:
         return False
     return any(row.split()[3] == "0A" and row.split()[9] in inodes for row in table)
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[-1].split()[0] in ("Z", "X")

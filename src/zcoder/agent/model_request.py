@@ -10,6 +10,7 @@ transcript as partial). Anything else, or a second failure, reaches the turn loo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from zcoder.agent.cancellation import RoundState
@@ -33,61 +34,74 @@ async def stream_reply(
     messages: list[Message],
     tools: list[dict[str, Any]],
     num_predict: int | None,
+    background: bool = False,
 ) -> AssistantReply:
     """Stream one reply; one retry for a connection error before any response, and one
     for a malformed or unfinished reply. ``round_state.reply`` is the reply so far (a
-    stopped turn shows it as partial)."""
-    retried = False
-    while True:
-        reply = AssistantReply()
-        round_state.reply = reply
-        received = False
-        try:
-            stream = client.chat(
-                settings.model,
-                messages,
-                tools=tools or None,
-                think=settings.think,
-                num_predict=num_predict,
-                num_ctx=settings.num_ctx,
-                keep_alive=settings.keep_alive,
-            )
-            events = settings.watched(stream)
-            guards = (RepeatGuard(), RepeatGuard())  # the content's, the reasoning's
+    stopped turn shows it as partial). The request first takes its place at the server
+    (zcoder.model.turn_queue): ``background`` (a relayed turn) lets the user's go first."""
+    async with _place(client, settings, background=background):
+        retried = False
+        while True:
+            reply = AssistantReply()
+            round_state.reply = reply
+            received = False
             try:
-                async for event in events:
-                    received = True
-                    reply.add(event)
-                    if isinstance(event, ContentDelta) and event.text:
-                        recorder.emit(AssistantDelta(event.text))
-                        if _looped(reply, guards[0].feed(event.text), thinking=False):
-                            break
-                    elif isinstance(event, ReasoningDelta) and event.text:
-                        recorder.emit(ThinkingDelta(event.text))
-                        if _looped(reply, guards[1].feed(event.text), thinking=True):
-                            break
-            finally:
-                await events.aclose()  # a loop cut: the response is closed at once
-            return reply
-        except ModelError as exc:
-            if retried:
+                stream = client.chat(
+                    settings.model,
+                    messages,
+                    tools=tools or None,
+                    think=settings.think,
+                    num_predict=num_predict,
+                    num_ctx=settings.num_ctx,
+                    keep_alive=settings.keep_alive,
+                )
+                events = settings.watched(stream)
+                guards = (RepeatGuard(), RepeatGuard())  # the content's, the reasoning's
+                try:
+                    async for event in events:
+                        received = True
+                        reply.add(event)
+                        if isinstance(event, ContentDelta) and event.text:
+                            recorder.emit(AssistantDelta(event.text))
+                            if _looped(reply, guards[0].feed(event.text), thinking=False):
+                                break
+                        elif isinstance(event, ReasoningDelta) and event.text:
+                            recorder.emit(ThinkingDelta(event.text))
+                            if _looped(reply, guards[1].feed(event.text), thinking=True):
+                                break
+                finally:
+                    await events.aclose()  # a loop cut: the response is closed at once
+                return reply
+            except ModelError as exc:
+                if retried:
+                    raise
+                if exc.retryable_before_response and not received:
+                    retried = True
+                    # Only what went wrong: the whole message, with what to do, comes once,
+                    # if the retry fails too.
+                    recorder.emit(Notice(f"{exc.brief} — retrying once"))
+                    await asyncio.sleep(settings.retry_delay)
+                    continue
+                if isinstance(exc, ModelStreamError):
+                    # A malformed or unfinished reply: asked again once, then reported.
+                    retried = True
+                    if reply.content.strip():
+                        recorder.assistant(reply.content, partial=True)
+                    recorder.emit(Notice(f"{exc} — asking again once"))
+                    await asyncio.sleep(settings.retry_delay)
+                    continue
                 raise
-            if exc.retryable_before_response and not received:
-                retried = True
-                # Only what went wrong: the whole message, with what to do, comes once,
-                # if the retry fails too.
-                recorder.emit(Notice(f"{exc.brief} — retrying once"))
-                await asyncio.sleep(settings.retry_delay)
-                continue
-            if isinstance(exc, ModelStreamError):
-                # A malformed or unfinished reply: asked again once, then reported.
-                retried = True
-                if reply.content.strip():
-                    recorder.assistant(reply.content, partial=True)
-                recorder.emit(Notice(f"{exc} — asking again once"))
-                await asyncio.sleep(settings.retry_delay)
-                continue
-            raise
+
+
+def _place(
+    client: ChatClient, settings: AgentSettings, *, background: bool
+) -> contextlib.AbstractAsyncContextManager[object]:
+    """The request's place at its server (zcoder.model.turn_queue), or none to wait for."""
+    server = getattr(client, "host", None)
+    if settings.turn_queue is None or not isinstance(server, str):
+        return contextlib.nullcontext()
+    return settings.turn_queue.place(server, background=background)
 
 
 def _looped(reply: AssistantReply, loop: Loop | None, *, thinking: bool) -> bool:

@@ -11,11 +11,13 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
+from urllib.parse import urlsplit
 
 from zcoder.agent.instructions import InstructionSet, load_instructions
 from zcoder.base.images import DEFAULT_IMAGE_MAX_BYTES
 from zcoder.config import DEFAULT_COMPACT_AT, Config
 from zcoder.model.limits import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_REPLY_CHARS
+from zcoder.model.turn_queue import TurnQueue
 from zcoder.model.types import ChatEvent
 from zcoder.model.watch import watched
 from zcoder.options import McpLimits
@@ -64,6 +66,9 @@ class AgentSettings:
     subagents: int | None = None
     """How many subagents (the task tool) may run at once; None: as many as the server
     has slots (zcoder.agent.task_tool)."""
+    turn_queue: TurnQueue | None = None
+    """Where each request waits for its place at the server, the user's turns first
+    (zcoder.model.turn_queue); None: requests go straight to the server."""
 
     def instructions_text(self) -> str:
         """The project instructions as the system prompt holds them, for this window."""
@@ -99,4 +104,15 @@ class AgentSettings:
             vision=config.vision,
             image_max_bytes=config.image_max_bytes,
             subagents=config.subagents,
+            turn_queue=_local_queue(config),
         )
+
+
+def _local_queue(config: Config) -> TurnQueue | None:
+    """The turn queue for a server on this machine; None for one elsewhere, which serves
+    other machines too, so this machine's order means nothing to it."""
+    address = config.base_url if config.backend == "openai" else config.host
+    host = urlsplit(address if "//" in address else f"//{address}").hostname or ""
+    if host == "localhost" or host.startswith("127.") or host == "::1":
+        return TurnQueue(config.home, places=config.server_places)
+    return None

@@ -97,6 +97,11 @@ class Subagents:
                 count = await client.parallel_slots()
             self._gate = asyncio.Semaphore(max(1, count or 1))
             self.count = max(1, count or 1)
+            queue = self.parent.settings.turn_queue
+            if queue is not None and queue.places < self.count:
+                # The machine's turn queue (zcoder.model.turn_queue) lets as many requests
+                # reach the server at once as it has slots: else they would run in turn.
+                queue.places = self.count
         return self.count
 
     async def _settings(self, definition: AgentDefinition | None) -> tuple[AgentSettings, str]:

@@ -179,6 +179,7 @@ class TurnLoop:
             messages=request,
             tools=schemas,
             num_predict=self.output_cap,
+            background=ctx.origin.relayed,
         )
         # A tool call or reasoning the model wrote as text becomes a real one, when the
         # registry would take it as a call (other argument names included).

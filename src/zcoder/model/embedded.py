@@ -100,8 +100,10 @@ class LaunchPlan:
     temperature: float | None = None
     n_predict: int | None = None
     port: int = 0
+    slots: int = 1
+    """Conversations served at once (llama.cpp's slots), sharing one window's cache."""
 
-    def spec(self) -> str:
+    def spec(self, **extra: object) -> str:
         return json.dumps(
             {
                 "model": str(self.model),
@@ -113,6 +115,8 @@ class LaunchPlan:
                 "temperature": self.temperature,
                 "n_predict": self.n_predict,
                 "port": self.port,
+                "slots": self.slots,
+                **extra,
             }
         )
 
@@ -237,17 +241,24 @@ class EmbeddedServer:
 
 
 def start_embedded(
-    plan: LaunchPlan, *, log_path: Path, timeout: float = START_TIMEOUT
+    plan: LaunchPlan,
+    *,
+    log_path: Path,
+    timeout: float = START_TIMEOUT,
+    shared: dict[str, str] | None = None,
 ) -> EmbeddedServer:
     """Start the child for ``plan`` and wait until its server answers ``/health``.
 
     Raises EmbeddedError with a one-line reason when it cannot start: xllamacpp missing,
     llama.cpp refusing the file, the process killed (most often for memory) or silent
-    past ``timeout``. llama.cpp's log is written to ``log_path``.
+    past ``timeout``. llama.cpp's log is written to ``log_path``. ``shared``: the files
+    of a server shared between instances (zcoder.model.shared_embedded), which outlives
+    this process once adopted.
     """
+    spec = plan.spec(shared=shared) if shared is not None else plan.spec()
     with open_log(log_path) as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "zcoder.model.embedded_child", plan.spec()],
+            [sys.executable, "-m", "zcoder.model.embedded_child", spec],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,

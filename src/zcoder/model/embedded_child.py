@@ -12,13 +12,24 @@ It lives and dies with its parent: it holds the read end of a pipe (its standard
 whose only writer is the parent, and exits as soon as that pipe reaches end of file,
 which the kernel brings about when the parent exits for any reason, SIGKILL included.
 
+A shared server (``shared`` in SPEC, zcoder.model.shared_embedded) lives instead as long
+as any zcoder uses it: each user holds a shared flock on the ``users`` file, and this
+process waits for the exclusive lock, which the kernel grants only once every user has
+gone (exited, closed it, or been killed). The parent then only adopts it: it writes
+``adopted`` on the pipe once it has published the server; a pipe closed before that (the
+parent killed while the model loaded) ends this process, so no server is left unowned.
+
 SPEC is one JSON object: ``model`` (path), ``n_ctx``, ``threads``, ``alias``, and
 optionally ``template`` (a Jinja chat template's text), ``seed``, ``temperature`` and
-``n_predict`` (server-side defaults, for reproducible tests), ``port`` (0: any free one).
+``n_predict`` (server-side defaults, for reproducible tests), ``port`` (0: any free one),
+``slots`` (conversations served at once, sharing one window's cache; 1 by default) and
+``shared`` (``{"users": PATH, "info": PATH}``, above).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import sys
@@ -38,7 +49,14 @@ def _params(spec: dict[str, Any], xllamacpp: Any) -> Any:
     params.model.path = str(spec["model"])
     params.model_alias = {str(spec["alias"])}  # a set of names: a str would be its letters
     params.n_ctx = int(spec["n_ctx"])
-    params.n_parallel = 1  # one conversation at a time: the whole window is its own
+    slots = int(spec.get("slots", 1))
+    params.n_parallel = slots  # 1: one conversation at a time, the whole window its own
+    if slots > 1:
+        # Every slot may grow to the whole window, and together they share its cache: the
+        # memory of one window, whatever the number of agents. An idle slot's tokens move
+        # to llama.cpp's RAM prompt cache (cache_idle_slots, its default), from which the
+        # next request that begins the same way takes them back.
+        params.kv_unified = True
     params.port = int(spec.get("port", 0))
     params.hostnames = ["127.0.0.1"]  # loopback only: the server is zcoder's, no one else's
     threads = int(spec["threads"])
@@ -80,12 +98,28 @@ def main(argv: list[str]) -> int:
         _say({"error": f"llama.cpp could not load {spec['model']}: {exc}"})
         return EXIT_LOAD_FAILED
     _say({"url": str(server.listening_address)})
-    # Until the parent goes: end of file on the pipe only it writes to.
-    while sys.stdin.buffer.read(4096):
-        pass
+    shared = spec.get("shared")
+    if isinstance(shared, dict):
+        _serve_while_used(str(shared["users"]), str(shared["info"]))
+    else:
+        # Until the parent goes: end of file on the pipe only it writes to.
+        while sys.stdin.buffer.read(4096):
+            pass
     # No orderly shutdown: the kernel frees the model and the socket at once, and a
     # native destructor waiting on a busy slot cannot hold the exit up.
     os._exit(0)
+
+
+def _serve_while_used(users: str, info: str) -> None:
+    """Serve until nobody uses the server: adopted by the parent first (see the module
+    docstring), then until the exclusive lock on ``users`` is granted."""
+    if sys.stdin.buffer.readline().strip() != b"adopted":
+        return  # the parent went before publishing the server: nobody can find it
+    fd = os.open(users, os.O_RDWR | os.O_CLOEXEC)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # granted once the last user's shared lock is gone
+    # Still holding it, so no new user can attach before the address is withdrawn.
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(info)
 
 
 if __name__ == "__main__":
