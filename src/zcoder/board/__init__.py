@@ -4,17 +4,12 @@ No UI, model or agent imports: the model's tools (zcoder.board.tools), ``zcoder 
 (zcoder.board.cli), the TUI and ``zcoder mcp serve`` are its clients.
 """
 
-from zcoder.board.records import BoardError, Claimant, Note, State, Task, TaskRefused
-from zcoder.board.store import Board, Claim, parse_task_id
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "Board",
-    "BoardError",
-    "Claim",
-    "Claimant",
-    "Note",
-    "State",
-    "Task",
-    "TaskRefused",
-    "parse_task_id",
-]
+from zcoder.base.lazy import face
+
+if TYPE_CHECKING:
+    from zcoder.board.records import BoardError, Claimant, Note, State, Task, TaskRefused
+    from zcoder.board.store import Board, Claim, parse_task_id
+
+__getattr__, __dir__, __all__ = face(__name__, __file__)
