@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from zcoder.base.safefile import PRIVATE_FILE_MODE, ensure_private_dir, replace_with
+from zcoder.sessions.liveness import is_alive
 from zcoder.team.git import TeamError, run_program
 from zcoder.team.launch import PANE_OWN
 
@@ -96,20 +97,8 @@ def window_pid(window: str) -> int | None:
 
 def alive(pid: int) -> bool:
     """Whether ``pid`` still runs: a process that has ended but that its parent (tmux) has
-    not reaped yet, a zombie, has quit."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no /proc here: kill's answer stands
-    return stat[stat.rfind(")") + 2 :][:1] != "Z"
+    not reaped yet, a zombie, has quit (zcoder.sessions.liveness says so)."""
+    return is_alive(pid, "")
 
 
 def stop_window(window: str, pid: int, *, grace: float = STOP_GRACE_SECONDS) -> str:
