@@ -106,7 +106,11 @@ PALETTE_WAIT = 30.0  # seconds: the palette searches in a worker; a loaded machi
 async def open_palette(pilot: Any, app: ZcoderApp, query: str) -> None:
     await pilot.press("ctrl+p")
     await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), timeout=PALETTE_WAIT)
-    await pilot.press(*("space" if c == " " else c for c in query))
+    await type_in_palette(pilot, query)
+
+
+async def type_in_palette(pilot: Any, text: str) -> None:
+    await pilot.press(*("space" if c == " " else c for c in text))
 
 
 async def test_the_palette_lists_zcoders_commands_and_runs_the_one_chosen(
@@ -121,10 +125,15 @@ async def test_the_palette_lists_zcoders_commands_and_runs_the_one_chosen(
         usages = {form.usage for command in commands() for form in command.forms}
         await wait_until(pilot, lambda: usages <= set(palette_rows(app)), timeout=PALETTE_WAIT)
         assert {"/model [NAME]", "/compact [FOCUS]", "/help"} <= usages
-        await pilot.press(*"agents status")
+        # What is typed filters: only the forms it matches stay (a query matching none
+        # would leave the full list on screen until its search ends, and pass by luck).
+        await type_in_palette(pilot, "agents pause")
         await wait_until(
-            pilot, lambda: any("/agents" in r for r in palette_rows(app)), timeout=PALETTE_WAIT
+            pilot,
+            lambda: palette_rows(app) and palette_rows(app)[0] == "/agents pause",
+            timeout=PALETTE_WAIT,
         )
+        assert not [row for row in palette_rows(app) if row.startswith("/help")]
         await pilot.press("ctrl+u")  # what is typed goes; the palette lists everything again
         await pilot.press(*"list-agents")
         await wait_until(
