@@ -53,6 +53,7 @@ def test_spawn_starts_a_worker_whose_receipt_returns_then_team_merge_merges_it(
     repo = git_repo(world, "lead")
     lead = start_in_tmux(
         world, "lead", world.server(demo=True), size=(140, 40),
+        args=("--mode", "accept-edits", "--no-think"),
         GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1",
     )  # fmt: skip
     worktree = repo.parent / "lead-worktrees" / "w1"
@@ -61,6 +62,7 @@ def test_spawn_starts_a_worker_whose_receipt_returns_then_team_merge_merges_it(
         typed(lead, "/spawn w1 Add a line to the README")
         lead.wait_text("[y] start it")
         lead.wait_text("[N]/Esc/Enter do not")
+        lead.wait_text("as this zcoder: --mode accept-edits --no-think")
         assert not worktree.exists()  # nothing is made before the user says y
         lead.send_hex(YES)
         lead.wait_text("receipt w1 completed", timeout=90)
@@ -69,6 +71,9 @@ def test_spawn_starts_a_worker_whose_receipt_returns_then_team_merge_merges_it(
         manifests = [m for m in world_manifests(world) if m.get("name") == "w1"]
         assert manifests and Path(str(manifests[0]["workspace"])) == worktree
         worker_pid = int(str(manifests[0]["pid"]))
+        argv = Path(f"/proc/{worker_pid}/cmdline").read_bytes().split(b"\0")
+        assert b"--mode" in argv and argv[argv.index(b"--mode") + 1] == b"accept-edits"
+        assert b"--no-think" in argv and b"--yes" not in argv
 
         typed(lead, "/team")
         lead.wait_text("receipt: completed")

@@ -177,12 +177,31 @@ def test_the_roster_survives_a_restart_and_drops_what_is_not_well_formed(
 def test_by_hand_the_commands_are_quoted_and_control_characters_shown_escaped(
     repo: Path,
 ) -> None:
-    from zcoder.team.spawn import ModelFlags, by_hand
+    from zcoder.team.spawn import WorkerFlags, by_hand
 
     plan = plan_spawn(repo, "helper", "fix it'; rm -rf ~ \x1b[2J\r", repo.parent / "home")
-    text = by_hand(plan, ModelFlags("qwen3-coder", host="http://127.0.0.1:11434"))
+    text = by_hand(plan, WorkerFlags("qwen3-coder", host="http://127.0.0.1:11434"))
     assert "\x1b" not in text and "\r" not in text
     assert "\\e[2J" in text
     assert "zcoder send helper 'fix it'\"'\"'; rm -rf ~ \\e[2J'" in text
     assert "worktree add -b zcoder/helper" in text
     assert "zcoder --name helper --model qwen3-coder --host http://127.0.0.1:11434" in text
+
+
+def test_a_worker_starts_with_the_leads_choices_but_never_with_yes() -> None:
+    from zcoder.team.spawn import WorkerFlags
+
+    plain = WorkerFlags("qwen3-coder")
+    assert plain.flags() == ["--model", "qwen3-coder"]
+    chosen = WorkerFlags(
+        "m", "openai", base_url="http://127.0.0.1:8080/v1", profile="sysadmin",
+        mode="plan", context_window=16384, no_think=True, deny_commands=True,
+    )  # fmt: skip
+    assert chosen.flags() == [
+        "--model", "m", "--backend", "openai", "--base-url", "http://127.0.0.1:8080/v1",
+        "--profile", "sysadmin", "--mode", "plan", "--context-window", "16384",
+        "--no-think", "--deny-commands",
+    ]  # fmt: skip
+    assert WorkerFlags("m", gguf="/models/a b.gguf").flags() == [
+        "--model", "m", "--gguf", "/models/a b.gguf",
+    ]  # fmt: skip

@@ -37,22 +37,48 @@ READY_POLL_SECONDS: Final = 0.2
 
 
 @dataclass(frozen=True)
-class ModelFlags:
-    """The lead's model settings, given to each worker as flags."""
+class WorkerFlags:
+    """The lead's command-line choices a worker starts with: the model and where it is
+    served, the profile, the permission mode the lead is in, a context window the user
+    set with the flag, thinking turned off, commands refused. Never ``--yes``: a worker's
+    approvals are its own (what the environment chose, the worker inherits with it)."""
 
     model: str
     backend: str = "ollama"
     host: str = ""
     base_url: str = ""
     gguf: str = ""
+    profile: str = "coding"
+    mode: str = "ask"
+    context_window: int | None = None
+    no_think: bool = False
+    deny_commands: bool = False
 
     def flags(self) -> list[str]:
+        """The whole set: the model's, then the lead's choices."""
         out = ["--model", self.model]
         if self.gguf:
-            return [*out, "--gguf", self.gguf]
-        if self.backend == "openai":
-            return [*out, "--backend", "openai", "--base-url", self.base_url]
-        return [*out, "--host", self.host] if self.host else out
+            out += ["--gguf", self.gguf]
+        elif self.backend == "openai":
+            out += ["--backend", "openai", "--base-url", self.base_url]
+        elif self.host:
+            out += ["--host", self.host]
+        return out + self.choices()
+
+    def choices(self) -> list[str]:
+        """The lead's choices beyond the model (none for a plain start)."""
+        out: list[str] = []
+        if self.profile != "coding":
+            out += ["--profile", self.profile]
+        if self.mode != "ask":
+            out += ["--mode", self.mode]
+        if self.context_window is not None:
+            out += ["--context-window", str(self.context_window)]
+        if self.no_think:
+            out.append("--no-think")
+        if self.deny_commands:
+            out.append("--deny-commands")
+        return out
 
 
 @dataclass(frozen=True)
@@ -114,18 +140,18 @@ def plan_spawn(workspace: Path, name: str, task: str, roster_home: Path) -> Spaw
     return SpawnPlan(name, task.strip(), repo, branch, base, worktree, worktree / inside)
 
 
-def worker_argv(plan: SpawnPlan, model: ModelFlags) -> list[str]:
-    """The worker's command line: this Python's zcoder, named, with the lead's model."""
-    return [sys.executable, "-m", "zcoder", "--name", plan.name, *model.flags()]
+def worker_argv(plan: SpawnPlan, flags: WorkerFlags) -> list[str]:
+    """The worker's command line: this Python's zcoder, named, with the lead's flags."""
+    return [sys.executable, "-m", "zcoder", "--name", plan.name, *flags.flags()]
 
 
-def by_hand(plan: SpawnPlan, model: ModelFlags) -> str:
+def by_hand(plan: SpawnPlan, flags: WorkerFlags) -> str:
     """Outside tmux: the commands that start the worker and hand it its task."""
     commands = [
         f"git -C {shlex.quote(str(plan.repo))} worktree add -b {shlex.quote(plan.branch)} "
         f"{shlex.quote(str(plan.worktree))} HEAD",
         f"cd {shlex.quote(str(plan.workdir))} && zcoder --name {shlex.quote(plan.name)} "
-        + " ".join(shlex.quote(flag) for flag in model.flags()),
+        + " ".join(shlex.quote(flag) for flag in flags.flags()),
         f"zcoder send {shlex.quote(plan.name)} {shlex.quote(plan.task)}",
     ]
     return (
@@ -136,13 +162,13 @@ def by_hand(plan: SpawnPlan, model: ModelFlags) -> str:
     )
 
 
-def start_worker(plan: SpawnPlan, model: ModelFlags, home: Path, env: Mapping[str, str]) -> Worker:
+def start_worker(plan: SpawnPlan, flags: WorkerFlags, home: Path, env: Mapping[str, str]) -> Worker:
     """The worktree on its branch, then the window running the worker; on the roster."""
     add_worktree(plan.repo, plan.branch, plan.worktree)
     worker = plan.worker()
     roster = Roster(home, plan.repo)
     roster.put(worker)
-    launch = launch_file(home, plan.name, worker_argv(plan, model), plan.workdir)
+    launch = launch_file(home, plan.name, worker_argv(plan, flags), plan.workdir)
     try:
         worker.window, worker.pid = new_window(plan.name, plan.workdir, launch, env)
     except TeamError:

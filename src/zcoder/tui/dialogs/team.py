@@ -5,7 +5,8 @@ and ``n`` say no. None of them is skipped by ``--yes`` or an earlier ``a``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Sequence
 
 from rich.text import Text
 from textual.widgets import Static
@@ -22,13 +23,20 @@ __all__ = ["MergeScreen", "RemoveWorktreeScreen", "SpawnScreen"]
 
 
 class SpawnScreen(YesNoDialog):
-    """y/N before a worker is started: its name, branch, worktree and its whole task."""
+    """y/N before a worker is started: its name, branch, worktree, the lead's choices it
+    starts with (``--mode``, ``--profile``…) and its whole task."""
 
     def __init__(
-        self, plan: SpawnPlan, *, by_model: bool, give_back: Callable[[str], object] | None = None
+        self,
+        plan: SpawnPlan,
+        choices: Sequence[str],
+        *,
+        by_model: bool,
+        give_back: Callable[[str], object] | None = None,
     ) -> None:
         super().__init__(give_back=give_back)
         self.plan = plan
+        self.choices = choices
         self.by_model = by_model
 
     def title_text(self) -> Text:
@@ -41,6 +49,8 @@ class SpawnScreen(YesNoDialog):
             f"worktree {visible(str(p.worktree))}",
             "Its task goes through the relay: its commands and edits are asked in its window.",
         ]
+        if self.choices:  # the lead's own (its model goes without saying)
+            lines.insert(2, f"as this zcoder: {visible(shlex.join(self.choices))}")
         widgets = [Static(Text("\n".join(lines)), classes="meta")]
         if self.by_model:
             widgets.append(Static(Text("The model asks to start it."), classes="warning"))

@@ -32,9 +32,9 @@ from zcoder.team.git import TeamError
 from zcoder.team.listing import live_peer, team_text
 from zcoder.team.roster import Roster, Worker
 from zcoder.team.spawn import (
-    ModelFlags,
     SpawnOutcome,
     SpawnPlan,
+    WorkerFlags,
     by_hand,
     plan_spawn,
     split_arguments,
@@ -42,6 +42,7 @@ from zcoder.team.spawn import (
     wait_ready,
 )
 from zcoder.team.window import alive, in_tmux, open_windows, stop_window
+from zcoder.tools import ApprovalPolicy, CommandPolicy
 from zcoder.tui.dialogs.guarded import GuardedDialog
 from zcoder.tui.dialogs.team import MergeScreen, RemoveWorktreeScreen, SpawnScreen
 from zcoder.tui.parts.services import Part
@@ -63,14 +64,23 @@ class TeamUI(Part, TeamCommands):
     def relay(self) -> Relay | None:
         return self.services.relay if self.services.relay_available else None
 
-    def model_flags(self) -> ModelFlags:
+    def worker_flags(self) -> WorkerFlags:
+        """The lead's choices, for a worker's command line (zcoder.team.spawn)."""
         config = self.services.config
-        return ModelFlags(
+        approval = getattr(self.services.agent, "approval", None)
+        mode = approval.chosen_mode if isinstance(approval, ApprovalPolicy) else config.mode
+        window = config.context_window
+        return WorkerFlags(
             self.services.model,
             config.backend,
             config.host,
             config.base_url,
             str(config.gguf) if config.gguf else "",
+            profile=config.profile.value,
+            mode=mode.value,
+            context_window=window.tokens if window is not None and window.kind == "flag" else None,
+            no_think=config.think is False,
+            deny_commands=config.command_policy is CommandPolicy.DENY,
         )
 
     def roster(self, repo: Path) -> Roster:
@@ -108,7 +118,7 @@ class TeamUI(Part, TeamCommands):
         except (TeamError, BadName) as exc:
             return SpawnOutcome(False, f"No worker was started: {exc}")
         if not in_tmux(os.environ):
-            return SpawnOutcome(False, by_hand(plan, self.model_flags()), by_hand=True)
+            return SpawnOutcome(False, by_hand(plan, self.worker_flags()), by_hand=True)
         relay = self.relay
         if relay is None:
             return SpawnOutcome(False, "No worker was started: the relay is off here.")
@@ -121,7 +131,8 @@ class TeamUI(Part, TeamCommands):
                 " must find one agent: choose another)",
             )
         if not await self.confirm(
-            SpawnScreen(plan, by_model=by_model), "The terminal is too small for the dialog"
+            SpawnScreen(plan, self.worker_flags().choices(), by_model=by_model),
+            "The terminal is too small for the dialog",
         ):
             return SpawnOutcome(False, f"The user did not start the worker {plan.name}.")
         self.say.notice(f"Starting {plan.name} in a new tmux window, on {plan.branch}…")
@@ -138,7 +149,7 @@ class TeamUI(Part, TeamCommands):
 
     async def _start(self, plan: SpawnPlan, relay: Relay) -> SpawnOutcome:
         """The worktree and window, the worker ready, its task sent (each off the loop)."""
-        home, flags = self.services.config.home, self.model_flags()
+        home, flags = self.services.config.home, self.worker_flags()
         worker = await asyncio.to_thread(start_worker, plan, flags, home, os.environ)
         peer = await wait_ready(relay.discover, worker.pid, functools.partial(alive, worker.pid))
         worker.instance_id = peer.instance_id
