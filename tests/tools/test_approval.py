@@ -194,6 +194,24 @@ async def test_revoking_ends_a_standing_grant_until_a_is_given_anew() -> None:
     assert not (await authorize(policy, approver, USER)).asked
 
 
+async def test_a_read_only_subagent_runs_read_only_commands_under_the_users_a_and_no_more() -> None:
+    policy = ApprovalPolicy(CommandPolicy.ASK, CODING)
+    sub = policy.planning()
+    approver = ScriptedApprover(ONCE)
+    assert (await authorize(sub, approver, USER, "ls")).asked  # no `a` yet: asked
+    await authorize(policy, ScriptedApprover(ALWAYS), USER)  # the user's `a`, in the parent
+    listed = await authorize(sub, approver, USER, "git log --oneline")
+    assert listed.allowed and not listed.asked  # held by the parent's grant
+    written = await authorize(sub, approver, USER, "touch x")
+    assert not written.allowed and not written.asked and "plan mode" in written.reason
+    relayed = await authorize(sub, ScriptedApprover(DENY), RELAY, "ls")
+    assert relayed.asked and not relayed.allowed  # a relayed turn is asked as ever
+    policy.revoke_always()  # a relayed turn ended the parent's grant: ended for the subagent
+    assert (await authorize(sub, ScriptedApprover(ONCE), USER, "ls")).asked
+    await authorize(sub, ScriptedApprover(ALWAYS), USER, "ls")  # `a` said in the subagent
+    assert sub.always_granted and not policy.always_granted  # stays there
+
+
 # -- what a PreToolUse hook's answer may change (zcoder.agent.hook_points) ---------------
 
 

@@ -244,17 +244,23 @@ class ApprovalPolicy:
         self._always_granted = False
         self._granted_planning = False  # the `a` was said in plan mode (``switch_mode``)
         self._hosts: set[str] = set()
+        self._grant_from: ApprovalPolicy | None = None  # whose `a` also holds (planning)
 
     def planning(self) -> ApprovalPolicy:
-        """A policy of these settings, always in plan mode, with no grant (a read-only
-        subagent's, zcoder.agent.subagent)."""
-        return ApprovalPolicy(
+        """A policy of these settings, always in plan mode (a read-only subagent's,
+        zcoder.agent.subagent). This policy's standing ``a`` holds there too, as it stands
+        now and later (a relayed turn that ends it ends it there): it lets commands run
+        unasked, and plan mode still lets only read-only ones run. An ``a`` said there
+        stays there: it was said of read-only commands."""
+        child = ApprovalPolicy(
             self.policy,
             self.profile,
             edits=self.edits,
             relay_edits=self.relay_edits,
             mode=Mode.PLAN,
         )
+        child._grant_from = self
+        return child
 
     @property
     def mode(self) -> Mode:
@@ -298,8 +304,10 @@ class ApprovalPolicy:
 
     @property
     def always_granted(self) -> bool:
-        """True once the user answered ``a`` during a user turn (coding only)."""
-        return self._always_granted
+        """True once the user answered ``a`` during a user turn (coding only), here or in
+        the policy this one plans for (``planning``)."""
+        source = self._grant_from
+        return self._always_granted or (source is not None and source.always_granted)
 
     def revoke_always(self) -> bool:
         """End a standing ``a`` grant; True when there was one.
@@ -402,7 +410,7 @@ class ApprovalPolicy:
         steered = origin is TurnOrigin.STEERED  # a peer's words reached this turn: ask
         if hook != HOOK_ASK and self.policy is CommandPolicy.ALLOW and not steered:
             return CommandAuthorization(True, "allowed by --yes", asked=False)
-        granted = self._always_granted and not background  # `a` was said of foreground ones
+        granted = self.always_granted and not background  # `a` was said of foreground ones
         if hook != HOOK_ASK and granted and self.offers_always(origin):
             return CommandAuthorization(True, "allowed for this process (a)", asked=False)
         try:
