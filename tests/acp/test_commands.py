@@ -54,7 +54,9 @@ async def test_the_editor_is_offered_the_commands_and_they_make_no_model_request
 
     assert isinstance(offered, AvailableCommandsUpdate)
     names = [c.name for c in offered.available_commands]
-    assert names == ["help", "context", "compact", "diff", "list-agents", "instructions", "init"]
+    assert names == [
+            "help", "context", "compact", "diff", "list-agents", "instructions", "init", "tasks",
+        ]  # fmt: skip
     compact = offered.available_commands[2]
     assert compact.input is not None and compact.input.root.hint == "[FOCUS]"
     reply = client.reply()
@@ -107,3 +109,32 @@ async def test_a_compaction_the_model_fails_changes_nothing_and_says_so(
     assert "Compaction failed, nothing was changed" in client.reply()
     (data,) = sessions(env)
     assert [m["content"] for m in data.messages if m["role"] == "user"] == questions
+
+
+async def test_tasks_in_an_editor_reads_and_writes_the_repositorys_board(
+    env: Env, fake: FakeOllama
+) -> None:
+    from zcoder.board import Board
+
+    client = RecordingClient()
+    async with acp_zcoder(env, fake, client) as (conn, _):
+        session_id = await new_session(conn, env)
+        hostile = "fix ```\x1b]52;c;cm0gLXJmIH4=\x07 it"
+        assert await ask(conn, session_id, f"/tasks add {hostile}") == "end_turn"
+        assert await ask(conn, session_id, "/tasks") == "end_turn"
+        assert await ask(conn, session_id, "/tasks done 1") == "end_turn"
+        assert await ask(conn, session_id, "/tasks drop 1") == "end_turn"
+
+    reply = client.reply()
+    assert "\x1b" not in reply and "\x07" not in reply
+    assert "\\e]52;c;cm0gLXJmIH4=" in reply  # shown, escaped
+    assert "````\n" in reply  # a fence longer than the title's own backticks
+    assert "usage: /tasks, /tasks add TITLE, or /tasks done N" in reply
+    assert fake.chat_bodies == []
+    # The same board the TUI, `zcoder tasks` and the model's tools use.
+    board = Board.for_workspace(env.home, env.workspace)
+    try:
+        (task,) = board.tasks()
+        assert task.state.value == "done" and task.title.startswith("fix ```")
+    finally:
+        board.close()

@@ -104,6 +104,7 @@ def test_the_declarations_keep_the_help_order_and_say_where_each_applies() -> No
         "/list-agents",
         "/instructions",
         "/init",
+        "/tasks",
     ]
     remote = {c.name for c in registry.of(FrontEnd.REMOTE)}
     # The relay's are asked there; /queue is the waiting input here.
@@ -129,6 +130,7 @@ def test_a_front_end_without_an_owner_is_found_by_the_walk_and_said_at_run_time(
         "/list-agents (RelayCommands.list_agents)",
         "/instructions (InstructionCommands.instructions_command)",
         "/init (InstructionCommands.init_command)",
+        "/tasks (TaskCommands.tasks_command)",
     ]
     diff = registry.find("/diff")
     assert diff is not None

@@ -6,8 +6,9 @@ TUI's).
 ``EditorCommands`` carries them out: it subclasses the classes that declare them (the
 owner types) and answers each with the text shown in the editor:
 
-- ``/help``, ``/context``, ``/diff``, ``/list-agents``: answered at once, with no request
-  to the model and nothing added to the conversation;
+- ``/help``, ``/context``, ``/diff``, ``/list-agents``, ``/tasks`` (the repository's task
+  board, zcoder.board.commands): answered at once, with no request to the model and
+  nothing added to the conversation;
 - ``/compact [FOCUS]``: a turn of its own, as every command that needs the model
   (``Needs.MODEL``: it asks the model for the summary).
 
@@ -28,10 +29,18 @@ from typing import TYPE_CHECKING, Final, Protocol
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
+from zcoder.acp.approvals import fenced
 from zcoder.agent.usage import render_breakdown
+from zcoder.base.sanitize import visible
 from zcoder.model import ModelError
 from zcoder.relay import peer_table
-from zcoder.slash.declared import AppCommands, EditCommands, InstructionCommands, RelayCommands
+from zcoder.slash.declared import (
+    AppCommands,
+    EditCommands,
+    InstructionCommands,
+    RelayCommands,
+    TaskCommands,
+)
 from zcoder.slash.owners import Owners
 from zcoder.slash.registry import Command, FrontEnd, Needs, commands
 from zcoder.tools.offload import StopSignal, in_thread
@@ -39,11 +48,13 @@ from zcoder.tools.offload import StopSignal, in_thread
 if TYPE_CHECKING:
     from zcoder.acp.relay import SessionRelay
     from zcoder.agent import Agent
+    from zcoder.config import Config
 
 
 class CommandSession(Protocol):
     """What the commands use of the session (zcoder.acp.session.AcpSession)."""
 
+    config: Config
     relay: SessionRelay | None
     window_source: str | None
 
@@ -71,7 +82,7 @@ def available(command: Command) -> AvailableCommand:
 
 
 @dataclass(frozen=True)
-class EditorCommands(AppCommands, EditCommands, RelayCommands, InstructionCommands):
+class EditorCommands(AppCommands, EditCommands, RelayCommands, InstructionCommands, TaskCommands):
     """The editor's owner of its commands: each returns the answer shown in the editor."""
 
     session: CommandSession
@@ -112,6 +123,32 @@ class EditorCommands(AppCommands, EditCommands, RelayCommands, InstructionComman
         if found.error:
             return f"Agent discovery failed: {found.error}"
         return f"```\n{peer_table(found.peers)}\n```"
+
+    async def tasks_command(self, argument: str, /) -> str:
+        import asyncio  # noqa: PLC0415
+
+        from zcoder.board import (  # noqa: PLC0415
+            Board,
+            BoardError,
+            TaskRefused,
+            answer,
+            parse_tasks_argument,
+        )
+
+        config = self.session.config
+
+        def carry_out() -> str:
+            action, rest = parse_tasks_argument(argument)
+            board = Board.for_workspace(config.home, config.workspace)
+            try:
+                return answer(board, action, rest, visible)
+            finally:
+                board.close()
+
+        try:
+            return fenced(await asyncio.to_thread(carry_out))
+        except (BoardError, TaskRefused) as exc:
+            return str(exc)
 
     async def compact_command(self, focus: str) -> str:
         try:

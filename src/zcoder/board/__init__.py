@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from zcoder.base.lazy import face
 
 if TYPE_CHECKING:
+    from zcoder.board.commands import answer, parse_tasks_argument
     from zcoder.board.records import BoardError, Claimant, Note, State, Task, TaskRefused
     from zcoder.board.store import Board, Claim, parse_task_id
 

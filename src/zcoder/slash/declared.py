@@ -466,7 +466,7 @@ class TaskCommands:
         Form("/tasks", "the task board of this repository: tasks, claims, dependencies"),
         Form("/tasks add TITLE", "add a task to the board"),
         Form("/tasks done N", "mark task N done (unless a live agent holds it)"),
-        where=TUI,
+        where=TUI | EDITOR,
         remote_refusal="the task board is the remote repository's: zcoder tasks there",
     )
     def tasks_command(self, argument: str, /) -> Reply:

@@ -16,7 +16,7 @@ from functools import partial
 from typing import Final
 
 from zcoder.base.sanitize import visible
-from zcoder.board import Board, BoardError, State, Task, TaskRefused, parse_task_id, render
+from zcoder.board import Board, BoardError, Task, TaskRefused, answer, parse_tasks_argument
 from zcoder.slash.declared import TaskCommands
 from zcoder.tui.parts.services import Part
 from zcoder.tui.widgets.entries import Entry, system_text
@@ -26,8 +26,6 @@ __all__ = ["TASKS_POLL_SECONDS", "TasksUI"]
 
 TASKS_POLL_SECONDS: Final = 1.0
 """How often the sidebar looks for a change of the board (a cheap read)."""
-USAGE: Final = "usage: /tasks, /tasks add TITLE, or /tasks done N"
-WHO: Final = "user"
 
 
 @dataclass(eq=False)
@@ -47,29 +45,21 @@ class TasksUI(Part, TaskCommands):
             return self._board
 
     def tasks_command(self, argument: str, /) -> None:
-        action, _, rest = argument.strip().partition(" ")
-        if action not in ("", "add", "done"):
-            self.say.error(USAGE)
+        try:
+            action, rest = parse_tasks_argument(argument)
+        except TaskRefused as exc:
+            self.say.error(str(exc))
             return
-        self.host.run_later(partial(self._carry_out, action, rest.strip()), group="tasks")
+        self.host.run_later(partial(self._carry_out, action, rest), group="tasks")
 
     async def _carry_out(self, action: str, rest: str) -> None:
         try:
-            said = await asyncio.to_thread(self._answer, action, rest)
+            said = await asyncio.to_thread(lambda: answer(self._open(), action, rest, visible))
         except (BoardError, TaskRefused) as exc:
             self.say.error(str(exc))
             return
         self.say.show(Entry("system", system_text(said)))
         await self.look()
-
-    def _answer(self, action: str, rest: str) -> str:
-        board = self._open()
-        if action == "add":
-            return "Added " + render.line(board.add(rest, author=WHO), visible)
-        if action == "done":
-            task = board.settle(parse_task_id(rest), State.DONE, author=WHO)
-            return "Now " + render.line(task, visible)
-        return render.listing(board.tasks(), visible, empty=EMPTY)
 
     def poll(self) -> None:
         """The screen's timer: look for a change (skipped while a look is under way)."""
@@ -96,6 +86,3 @@ class TasksUI(Part, TaskCommands):
         tasks = board.tasks()  # may sweep a dead claim: the mark after it is the one kept
         self._mark = board.change_mark()
         return tasks
-
-
-EMPTY: Final = "The task board of this repository is empty: /tasks add TITLE adds one."
