@@ -59,9 +59,15 @@ def test_a_send_to_a_listed_host_is_asked_with_its_host_and_arrives_there(
         tui.answer_dialog("y", since=mark)  # the byte the terminal sends for y
         tui.wait_text("Handed over.", since=mark)
         claimed = wait_until(receiver.claim_one, what="the message on the far side")
+        assert isinstance(claimed, ClaimedMessage)
+        # Its receipt comes back over the same ssh, into this transcript, escaped.
+        assert receiver.send_receipt(claimed.envelope, "completed", "3 passed\x1b[2J") == (
+            "accepted"
+        )
+        tui.wait_text(f"{sides.host}:far", since=mark)
+        tui.wait_text("passed\\e[2J", since=mark)  # the ESC shown as text
     finally:
         receiver.stop()
-    assert isinstance(claimed, ClaimedMessage)
     assert claimed.envelope.body == "run it" and claimed.envelope.sender_kind == "send"
     result = tool_results(server.chat_bodies[1])[-1]
     assert result.startswith(f"Message accepted by far ({receiver.instance_id})")

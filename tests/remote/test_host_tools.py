@@ -8,6 +8,7 @@ listed one is confirmed by the user, with the host named, before ssh runs.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -30,6 +31,7 @@ from zcoder.relay import (
     load_relay_settings,
     peer_label,
 )
+from zcoder.relay.host_wait import stop_all
 from zcoder.relay.hosts import this_host_label
 from zcoder.tools import (
     ToolRegistry,
@@ -130,9 +132,10 @@ async def test_a_send_to_a_listed_host_is_confirmed_with_its_host_and_delivered_
         claimed = receiver.claim_one()
     finally:
         receiver.stop()
+        stop_all()
     assert result.ok, result.output
     assert result.output.startswith(f"Message accepted by far ({receiver.instance_id})")
-    assert "its receipt does not come back here" in result.output
+    assert "its receipt comes back here over SSH" in result.output
     assert result.metadata["target"] == f"{sides.host}:{receiver.instance_id}"
     [peer] = confirmer.asked
     assert peer.instance_id == receiver.instance_id and peer.host == sides.host
@@ -141,6 +144,93 @@ async def test_a_send_to_a_listed_host_is_confirmed_with_its_host_and_delivered_
     assert claimed.envelope.body == "$(touch x) run it"
     assert claimed.envelope.sender_kind == "send"
     assert claimed.envelope.sender_project == f"SSH from {this_host_label()}"
+
+
+async def _until(check: Any, what: str) -> Any:
+    import asyncio
+
+    for _ in range(1500):  # 30 s: an ssh round trip on a loaded machine
+        if found := check():
+            return found
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{what} never came")
+
+
+async def test_the_progress_and_receipt_of_a_send_there_come_back_here_as_a_peers_do(
+    sides: Sides, me: Relay
+) -> None:
+    sent: list[Any] = []
+    me.on_sent = lambda result, body: sent.append((result, body))
+    receiver = sides.receiver()
+    try:
+        registry, _ = _tools(me, _write_hosts(sides.root / "home", [sides.host]))
+        arguments = {"target_instance_id": f"{sides.host}:far", "message": "run the tests"}
+        result = await registry.dispatch(SEND_AGENT_MESSAGE, arguments, _ctx(sides.root))
+        assert result.ok, result.output
+        claimed = await _until(receiver.claim_one, "the message")
+        assert receiver.send_progress(claimed.envelope, "started") == "accepted"
+        [(progress, about)] = await _until(me.take_progress, "the progress")
+        assert progress.stage == "started"
+        assert about.target_label == f"{sides.host}:far"
+        summary = "12 passed \x1b]52;c;cm0gLXJmIH4=\x07" + "x" * 3000
+        assert receiver.send_receipt(claimed.envelope, "completed", summary) == "accepted"
+        [(receipt, answered)] = await _until(me.take_receipts, "the receipt")
+    finally:
+        receiver.stop()
+        stop_all()
+    assert receipt.outcome == "completed" and receipt.in_reply_to == result.metadata["message_id"]
+    assert receipt.summary.startswith("12 passed \x1b]52")  # kept whole: escaped where shown
+    assert len(receipt.summary) <= 2000
+    assert receipt.sender_instance_id == f"{sides.host}:{receiver.instance_id}"
+    assert answered.message_id == result.metadata["message_id"]
+    # The history recorded the send (/inbox), as a local peer's.
+    [(recorded, body)] = sent
+    assert recorded.message_id == result.metadata["message_id"] and body == "run the tests"
+    # Nobody here can answer for that message: a local instance id has no colon.
+    assert me.receipts.accept(
+        dataclasses.replace(receipt, message_id=receipt.message_id + "x")
+    )[0] == "invalid"  # fmt: skip
+
+
+RECEIVER = """
+import sys, time
+from pathlib import Path
+from zcoder.relay import Relay, load_relay_settings
+import os
+workspace = Path(sys.argv[1])
+workspace.mkdir()
+relay = Relay(load_relay_settings(os.environ), workspace=workspace, env=dict(os.environ),
+              name="gone", interactive=True)
+assert relay.start().available
+print(relay.instance_id, flush=True)
+time.sleep(600)
+"""
+
+
+async def test_a_receiver_there_killed_before_running_it_gives_a_discarded_receipt(
+    sides: Sides, me: Relay
+) -> None:
+    import subprocess
+    import sys
+
+    there = subprocess.Popen(
+        [sys.executable, "-c", RECEIVER, str(sides.root / "gone")],
+        env=sides.there, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert there.stdout is not None and there.stdout.readline().strip()
+        registry, _ = _tools(me, _write_hosts(sides.root / "home", [sides.host]))
+        arguments = {"target_instance_id": f"{sides.host}:gone", "message": "never run"}
+        result = await registry.dispatch(SEND_AGENT_MESSAGE, arguments, _ctx(sides.root))
+        assert result.ok, result.output
+        there.kill()  # gone without a receipt: the zcoder send there says so
+        there.wait()
+        [(receipt, _)] = await _until(me.take_receipts, "the discarded receipt")
+    finally:
+        there.kill()
+        there.wait()
+        stop_all()
+    assert receipt.outcome == "discarded" and "quit without running it" in receipt.summary
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,10 @@
 names the host and how to send there (``HOST:NAME``); ``send_agent_message`` to
 ``HOST:NAME`` finds the agent among that host's, and, once the user said yes to a dialog
 that names the host, sends through the remote ``zcoder send`` over ssh
-(zcoder.relay.hosts), whose receiver treats it as any ``zcoder send``: never trusted. A
-host the user did not list is refused. With ``relay.hosts`` empty none of this exists,
+(zcoder.relay.hosts), whose receiver treats it as any ``zcoder send``: never trusted. The
+ssh connection stays open for its progress and receipt (zcoder.relay.host_wait), which
+come back into this machine's relay as a local peer's do. A host the user did not list is
+refused. With ``relay.hosts`` empty none of this exists,
 and the tools' schemas and words are exactly this machine's.
 """
 
@@ -20,14 +22,17 @@ from zcoder.base.sanitize import field_for_model
 from zcoder.base.ssh_target import TargetError
 from zcoder.relay import (
     HostError,
+    HostSendResult,
     ListedHosts,
     Peer,
+    Relay,
+    RemoteAnswers,
+    RemoteWait,
     Resolved,
     host_listing_for_model,
     host_peers,
     name_of,
     resolve_target,
-    send_over_ssh,
     split_remote_target,
 )
 from zcoder.tools import ToolResult
@@ -42,15 +47,19 @@ NOT_LISTED: Final = (
     "sending to another machine needs it in relay.hosts ($ZCODER_HOME/settings.json); "
     "nothing was sent"
 )
-NO_RECEIPT_HERE: Final = " It is on another machine: its receipt does not come back here."
+RECEIPT_COMES: Final = " It is on another machine: its receipt comes back here over SSH."
 
 
 class HostTools:
     """The listed hosts, for the two relay tools (``env``: ssh's settings, read when used)."""
 
-    def __init__(self, hosts: ListedHosts, env: Mapping[str, str] = os.environ) -> None:
+    def __init__(
+        self, hosts: ListedHosts, relay: Relay | None = None, env: Mapping[str, str] = os.environ
+    ) -> None:
         self.targets = hosts.targets
         self.env = env
+        # Where receipts come back (none: the send is answered, and nothing follows it).
+        self.answers = RemoteAnswers(relay) if relay is not None else None
 
     async def listing(self) -> str:
         """Every listed host's part of ``list_agents``, asked at once."""
@@ -80,25 +89,47 @@ class HostTools:
         return found
 
     async def send(self, peer: Peer, message: str, *, steer: bool) -> ToolResult:
-        """Send to ``peer`` (found by ``find``, confirmed by the user) by its exact id."""
+        """Send to ``peer`` (found by ``find``, confirmed by the user) by its exact id; once
+        accepted, its progress and receipt are followed."""
         target = next(t for t in self.targets if t.label == peer.host)
         where = f"{field_for_model(name_of(peer))} on {target.label}"
+        wait: RemoteWait | None = None
         try:
-            result = await asyncio.to_thread(
-                send_over_ssh, target, peer.instance_id, message, self.env, steer=steer
+            wait = await asyncio.to_thread(
+                RemoteWait, target, peer.instance_id, message, self.env, steer=steer
             )
+            result = await asyncio.to_thread(wait.answer)
         except HostError as exc:
+            if wait is not None:
+                await asyncio.to_thread(wait.stop)
             return ToolResult.error(f"delivery to {where} failed: {field_for_model(str(exc))}")
         accepted = result.status in ("accepted", "duplicate")
+        if accepted and result.message_id and self.answers is not None:
+            self._follow(wait, result, peer, target.label, message)
+        else:
+            await asyncio.to_thread(wait.stop)
         return ToolResult(
             accepted,
-            field_for_model(result.text) + (NO_RECEIPT_HERE if accepted else ""),
+            field_for_model(result.text) + (RECEIPT_COMES if accepted else ""),
             {
                 "status": result.status,
                 "target": f"{target.label}:{peer.instance_id}",
                 "message_id": result.message_id,
                 "host": target.label,
             },
+        )
+
+    def _follow(
+        self, wait: RemoteWait, result: HostSendResult, peer: Peer, host: str, message: str
+    ) -> None:
+        answers, message_id = self.answers, result.message_id
+        assert answers is not None and message_id is not None
+        answers.sent(result, peer, host, message)
+        wait.follow(
+            lambda stage: answers.stage(message_id, host, peer.instance_id, stage),
+            lambda outcome, summary: answers.receipt(
+                message_id, host, peer.instance_id, outcome, summary
+            ),
         )
 
 

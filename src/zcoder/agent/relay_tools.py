@@ -110,7 +110,7 @@ def register_relay_tools(
 ) -> None:
     """``hosts``: the other machines the user listed (relay.hosts); none, and the tools
     are this machine's only, their schemas unchanged."""
-    others = HostTools(hosts) if hosts is not None and hosts.targets else None
+    others = HostTools(hosts, relay) if hosts is not None and hosts.targets else None
 
     def available(_origin: TurnOrigin, _ctx: ToolContext) -> bool:
         return relay.available

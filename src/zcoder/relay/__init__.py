@@ -39,14 +39,16 @@ if TYPE_CHECKING:
         steer_note,
     )
     from zcoder.relay.endpoint import RelayStatus
+    from zcoder.relay.host_wait import RemoteAnswers, RemoteWait
     from zcoder.relay.hosts import (
         HostError,
+        HostSendResult,
         ListedHosts,
         host_listing_for_model,
         host_peers,
         is_remote_target,
         listed_hosts,
-        send_over_ssh,
+        send_record,
         split_remote_target,
     )
     from zcoder.relay.instance import Relay

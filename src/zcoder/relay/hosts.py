@@ -354,20 +354,12 @@ class HostSendResult:
     message_id: str | None = None
 
 
-def send_over_ssh(
-    target: Target, instance_id: str, message: str, env: Mapping[str, str], *, steer: bool
-) -> HostSendResult:
-    """One message to the instance ``instance_id`` on ``target`` (no wait for its receipt);
-    a HostError when ssh or the zcoder there could not answer."""
-    command = send_command(instance_id, as_json=True, steer=steer, timeout=None)
-    answer = run_remote(target, command, env, stdin=message.encode("utf-8"), timeout=SEND_TIMEOUT)
-    failure = ssh_failure(target, answer.returncode, answer.stderr)
-    if failure is not None:
-        raise HostError(failure)
-    first = answer.stdout.split(b"\n", 1)[0]
-    if not first.strip():  # nothing was sent there: its zcoder send says why
-        said = visible("; ".join(line for line in answer.stderr.splitlines() if line))
-        return HostSendResult(None, said or f"zcoder send there exited with {answer.returncode}")
+def send_record(first: bytes, target: Target, returncode: int, stderr: str) -> HostSendResult:
+    """The remote ``zcoder send --json``'s first line read (empty: nothing was sent there,
+    and its standard error says why); a HostError when it is not zcoder send's."""
+    if not first.strip():
+        said = visible("; ".join(line for line in stderr.splitlines() if line))
+        return HostSendResult(None, said or f"zcoder send there exited with {returncode}")
     try:
         record = dict(decode_flat_object(first))
     except FrameError as exc:

@@ -371,6 +371,7 @@ def send_main(
             out.write(json_text(record) + "\n")
         else:
             print(screen_safe(result.text), file=out if code == EXIT_ACCEPTED else err)
+        out.flush()  # said now, not when the wait ends: a reader of a pipe acts on it
         if code != EXIT_ACCEPTED or not args.wait:
             return code
         # Over ssh, the wait ends with the connection: sshd, whose child this is, is gone.
@@ -432,7 +433,7 @@ def _wait(
         for receipt in receipts:
             if as_json:
                 record = {"outcome": receipt.outcome, "summary": receipt.summary}
-                print(json_text(record), file=out)
+                print(json_text(record), file=out, flush=True)
             else:
                 shown = f": {receipt.summary}" if receipt.summary else ""
                 print(screen_safe(f"{receipt.outcome}{shown}"), file=out)
