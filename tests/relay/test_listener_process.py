@@ -161,6 +161,28 @@ def test_a_crashed_listener_is_noticed_with_its_reason(make_relay, registry):
     relay.stop()
 
 
+def test_a_listener_slow_to_start_on_a_loaded_machine_still_becomes_ready(
+    make_relay, tmp_path, monkeypatch
+):
+    """The child's interpreter starting takes longer than any later command may (a build
+    or a test suite on the other cores): the relay waits for it, and is ready, as the
+    header says. Here it starts 7 s late, past COMMAND_TIMEOUT."""
+    import sys
+
+    from zcoder.relay.listener_process import COMMAND_TIMEOUT, START_TIMEOUT
+
+    late = 7.0
+    assert COMMAND_TIMEOUT < late < START_TIMEOUT
+    python = tmp_path / "slow-python"
+    python.write_text(f'#!/bin/sh\nsleep {late:g}\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(python))
+    relay = make_relay("alpha")
+    assert relay.status().available, relay.status().reason
+    assert relay.ready
+    assert _ping(relay)["status"] == "pong"
+
+
 def test_stop_ends_and_reaps_the_child(make_relay, registry):
     relay = make_relay("alpha")
     assert relay.listener is not None and relay.listener.pid is not None

@@ -69,6 +69,9 @@ log = logging.getLogger("zcoder.relay.listener")
 MODULE: Final = "zcoder.relay.listener_service"  # the child's main
 # How long a command may take to be answered before the child counts as gone.
 COMMAND_TIMEOUT: Final = 5.0
+# How long the first (the configuration) may take: the child's interpreter starts and
+# imports meanwhile, which a loaded machine (a build, a test suite) can slow many times.
+START_TIMEOUT: Final = 30.0
 # How long stop() waits for the child to exit by itself before it is killed.
 STOP_WAIT: Final = 2.0
 STDERR_KEPT: Final = 2000  # characters of a dead child's stderr quoted in the reason
@@ -146,7 +149,7 @@ class ListenerProcess:
         take it (its interpreter starts meanwhile: most of a start's time). Raises
         ListenerGone."""
         with self._command_lock:
-            self._exchange(Configure({**self._config, "state": state()}))
+            self._exchange(Configure({**self._config, "state": state()}), START_TIMEOUT)
             self.configured = True
 
     def set_state(self, state: Callable[[], str]) -> None:
@@ -176,11 +179,13 @@ class ListenerProcess:
                 raise ListenerGone("the listener process is not running yet")
             return self._exchange(command)
 
-    def _exchange(self, command: ListenerCommand) -> dict[str, Any]:
+    def _exchange(
+        self, command: ListenerCommand, timeout: float = COMMAND_TIMEOUT
+    ) -> dict[str, Any]:
         if self._commands is None or self._command_lines is None:
             raise ListenerGone("the listener process is not running")
         try:
-            self._commands.settimeout(COMMAND_TIMEOUT)
+            self._commands.settimeout(timeout)
             self._commands.sendall(command.line())
             while True:
                 replies = self._command_lines.lines()
