@@ -8,8 +8,6 @@ answer."""
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,6 +21,7 @@ from zcoder.relay.hosts import (
     MAX_ANSWER_BYTES,
     SEND_TIMEOUT,
     HostError,
+    SshProcess,
     list_host,
     parse_host,
     peer_from,
@@ -35,7 +34,6 @@ from zcoder.relay.protocol import FrameError, decode_flat_object
 
 EXIT_HOST_FAILED: Final = 16  # ssh failed, zcoder is missing there, or its answer is not one
 REMOTE_CODES: Final = range(16)  # every exit status the remote zcoder send gives
-MAX_STDERR_LINES: Final = 50
 
 
 def agents_on_host(
@@ -96,20 +94,13 @@ def send_to_host(
     # receipt with no timeout lasts as long as the connection (ssh's keep-alives end it).
     limit = None if how.wait and how.timeout is None else (how.timeout or 0) + SEND_TIMEOUT
     try:
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env),
-        )
-    except OSError as exc:
-        print(f"zcoder send: cannot run {visible(argv[0])}: {exc.strerror or exc}", file=err)
+        ssh = SshProcess(argv, env, message.encode("utf-8"))
+    except HostError as exc:
+        print(f"zcoder send: {visible(str(exc))}", file=err)
         return EXIT_HOST_FAILED
-    exchange = _Exchange(process, limit)
+    exchange = _Exchange(ssh, limit)
     try:
-        exchange.start(message.encode("utf-8"))
-        bad = _relay_lines(process.stdout, how.as_json, out)
+        bad = _relay_lines(ssh.stdout, how.as_json, out)
     except KeyboardInterrupt:
         exchange.abandon()  # the zcoder send there stops waiting once ssh is gone
         print("zcoder send: interrupted (the lines above say what was done)", file=err)
@@ -140,67 +131,36 @@ def send_to_host(
 
 
 class _Exchange:
-    """The ssh process of one send: the message written and standard error read on
-    threads of their own (neither pipe may block the other), killed at the deadline."""
+    """One send's ssh (its pipes read and written on threads of its own: SshProcess),
+    killed at the deadline."""
 
-    def __init__(self, process: subprocess.Popen[bytes], limit: float | None) -> None:
-        self.process = process
+    def __init__(self, ssh: SshProcess, limit: float | None) -> None:
+        self.ssh = ssh
         self.timed_out = False
-        self._stderr: list[str] = []
-        self._threads: list[threading.Thread] = []
         self._timer = None if limit is None else threading.Timer(limit, self._expire)
-
-    def start(self, message: bytes) -> None:
-        self._threads = [
-            threading.Thread(target=self._write, args=(message,), daemon=True),
-            threading.Thread(target=self._read_stderr, daemon=True),
-        ]
-        for thread in self._threads:
-            thread.start()
         if self._timer is not None:
             self._timer.daemon = True
             self._timer.start()
 
     @property
     def stderr_text(self) -> str:
-        return "".join(self._stderr)
-
-    def _write(self, message: bytes) -> None:
-        stdin = self.process.stdin
-        assert stdin is not None
-        with contextlib.suppress(OSError):  # ssh ended first: its exit status says why
-            stdin.write(message)
-        with contextlib.suppress(OSError):
-            stdin.close()
-
-    def _read_stderr(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            if len(self._stderr) < MAX_STDERR_LINES:
-                self._stderr.append(line.decode("utf-8", "replace"))
+        return self.ssh.stderr_text
 
     def _expire(self) -> None:
-        if self.process.poll() is None:
+        if self.ssh.running():
             self.timed_out = True
-            self.process.kill()
+            self.ssh.end(kill=True)
 
     def abandon(self) -> None:
         """End ssh now (the caller stops: Ctrl+C), and reap it."""
-        if self.process.poll() is None:
-            self.process.kill()
+        self.ssh.end(kill=True)
         self.finish()
 
     def finish(self) -> int:
         """Wait for ssh to end (killed when the caller stops early); its exit status."""
-        if self.process.stdout is not None and not self.process.stdout.closed:
-            self.process.stdout.close()
-        try:
-            code = self.process.wait(timeout=SEND_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            code = self.process.wait()
-        for thread in self._threads:
-            thread.join(timeout=5)
+        if not self.ssh.stdout.closed:
+            self.ssh.stdout.close()
+        code = self.ssh.wait()
         if self._timer is not None:
             self._timer.cancel()
         return code

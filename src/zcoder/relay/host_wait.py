@@ -28,7 +28,6 @@ import contextlib
 import itertools
 import logging
 import queue
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -40,6 +39,7 @@ from zcoder.relay.hosts import (
     SEND_TIMEOUT,
     HostError,
     HostSendResult,
+    SshProcess,
     remote_argv,
     send_command,
     send_record,
@@ -56,7 +56,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("zcoder.relay.hosts")
 
 EXIT_DISCARDED: Final = 13  # zcoder send's: the receiver quit before running it (scripts.py)
-STDERR_KEPT: Final = 4096  # bytes of ssh's standard error kept to say why it failed
 GONE_SUMMARY: Final = "the receiver on {host} quit without running it (its zcoder send said so)"
 
 Stage = Callable[[str], None]
@@ -77,27 +76,11 @@ class RemoteWait:
     ) -> None:
         self.target = target
         command = send_command(instance_id, as_json=True, steer=steer, wait=True, timeout=None)
-        argv = remote_argv(target, command, env)
-        try:
-            self.process = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=dict(env),
-            )
-        except OSError as exc:
-            raise HostError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+        self.ssh = SshProcess(remote_argv(target, command, env), env, message.encode("utf-8"))
         self._lines: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()  # None: the end
-        self._stderr = bytearray()
         self._overflow = False
         _live.add(self)
-        for name, work in (
-            ("stdin", lambda: self._write(message.encode("utf-8"))),
-            ("stdout", self._read_lines),
-            ("stderr", self._read_stderr),
-        ):
-            threading.Thread(target=work, name=f"zcoder-host-send-{name}", daemon=True).start()
+        threading.Thread(target=self._read_lines, name="zcoder-host-send", daemon=True).start()
 
     # -- the first line: the send's answer ------------------------------------------------
 
@@ -164,37 +147,21 @@ class RemoteWait:
 
     @property
     def stderr_text(self) -> str:
-        return bytes(self._stderr).decode("utf-8", "replace")
+        return self.ssh.stderr_text
 
     def stop(self) -> None:
         """End ssh (the remote send notices its caller is gone), and reap it."""
         _live.discard(self)
-        if self.process.poll() is None:
-            with contextlib.suppress(OSError):
-                self.process.terminate()
+        self.ssh.end()
         self._finish()
 
     def _finish(self) -> int:
-        try:
-            return self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            return self.process.wait()
-
-    def _write(self, data: bytes) -> None:
-        stdin = self.process.stdin
-        assert stdin is not None
-        with contextlib.suppress(OSError):
-            stdin.write(data)
-        with contextlib.suppress(OSError):
-            stdin.close()
+        return self.ssh.wait(timeout=5)
 
     def _read_lines(self) -> None:
-        stream = self.process.stdout
-        assert stream is not None
         total = 0
         try:
-            for raw in stream:
+            for raw in self.ssh.stdout:
                 total += len(raw)
                 if total > MAX_ANSWER_BYTES:
                     self._overflow = True
@@ -204,14 +171,6 @@ class RemoteWait:
             pass
         finally:
             self._lines.put(None)
-
-    def _read_stderr(self) -> None:
-        stream = self.process.stderr
-        assert stream is not None
-        with contextlib.suppress(OSError, ValueError):
-            for raw in stream:
-                if len(self._stderr) < STDERR_KEPT:
-                    self._stderr += raw[: STDERR_KEPT - len(self._stderr)]
 
 
 _live: set[RemoteWait] = set()

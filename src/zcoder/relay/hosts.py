@@ -20,15 +20,17 @@ not installed there.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shlex
 import socket
 import subprocess
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import IO, Any, Final
 
 from zcoder.base.errors import ZcoderError
 from zcoder.base.sanitize import field_for_model, visible
@@ -47,6 +49,7 @@ SEND_TIMEOUT: Final = 60.0  # seconds a send may take beyond what it waits for
 MAX_ANSWER_BYTES: Final = 1 << 20  # a listing or a send's answer larger is not zcoder's
 MAX_FIELD_CHARS: Final = 4096  # a record's text member (a workspace path at most)
 STDERR_SHOWN: Final = 3  # ssh's last lines, when they say why it failed
+STDERR_KEPT: Final = 8192  # bytes of a remote command's standard error kept
 
 # A name as ``zcoder send`` takes it there: a name, name#pid or an instance id; never an
 # option (no leading "-") nor anything a shell reads.
@@ -146,6 +149,78 @@ def run_remote(
     if len(done.stdout) > MAX_ANSWER_BYTES:
         raise HostError(f"{target.label} answered more than {MAX_ANSWER_BYTES} bytes")
     return Answer(done.returncode, done.stdout, done.stderr.decode("utf-8", "replace"))
+
+
+class SshProcess:
+    """ssh running one remote zcoder command whose standard output is read as it comes:
+    the message written to its standard input and its standard error kept (bounded), each
+    on a daemon thread of its own, so neither pipe may block the other."""
+
+    def __init__(self, argv: list[str], env: Mapping[str, str], message: bytes) -> None:
+        try:
+            self.process = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=dict(env),
+            )
+        except OSError as exc:
+            raise HostError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+        self._stderr = bytearray()
+        self._threads = [
+            threading.Thread(target=self._write, args=(message,), daemon=True),
+            threading.Thread(target=self._read_stderr, daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    @property
+    def stdout(self) -> IO[bytes]:
+        assert self.process.stdout is not None
+        return self.process.stdout
+
+    @property
+    def stderr_text(self) -> str:
+        return bytes(self._stderr).decode("utf-8", "replace")
+
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def end(self, *, kill: bool = False) -> None:
+        """Stop ssh (``kill``: at once; else asked to end): the remote command notices its
+        caller is gone."""
+        if self.process.poll() is None:
+            with contextlib.suppress(OSError):
+                self.process.kill() if kill else self.process.terminate()
+
+    def wait(self, timeout: float = SEND_TIMEOUT) -> int:
+        """ssh's exit status, killed if it does not end within ``timeout``; its threads
+        joined."""
+        try:
+            code = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait()
+        for thread in self._threads:
+            thread.join(timeout=5)
+        return code
+
+    def _write(self, message: bytes) -> None:
+        stdin = self.process.stdin
+        assert stdin is not None
+        with contextlib.suppress(OSError):  # ssh ended first: its exit status says why
+            stdin.write(message)
+        with contextlib.suppress(OSError):
+            stdin.close()
+
+    def _read_stderr(self) -> None:
+        stream = self.process.stderr
+        assert stream is not None
+        with contextlib.suppress(OSError, ValueError):
+            for raw in stream:
+                if len(self._stderr) < STDERR_KEPT:
+                    self._stderr += raw[: STDERR_KEPT - len(self._stderr)]
 
 
 def remote_argv(target: Target, command: list[str], env: Mapping[str, str]) -> list[str]:
