@@ -118,10 +118,10 @@ async def _session(base_url: str, workspace: Path, model: str, proxy: RecordingP
     return SessionRun(warm[-1] if warm else None, requests, starts, calls, compaction, after)
 
 
-def _run_session(base_url: str, model: str, *, defeat: bool) -> SessionRun:
+def _run_session(base_url: str, key: str, model: str, *, defeat: bool) -> SessionRun:
     with tempfile.TemporaryDirectory(prefix="zb-real-") as root:
         workspace = _workspace(Path(root))
-        with RecordingProxy(base_url, defeat_cache=defeat) as proxy:
+        with RecordingProxy(base_url, defeat_cache=defeat, key=key) as proxy:
             return asyncio.run(_session(proxy.base_url, workspace, model, proxy))
 
 
@@ -149,9 +149,9 @@ def run(results: Results) -> None:
         with start_embedded(plan, log_path=Path(logs) / "server.log", timeout=180) as server:
             root_url = server.url
             _progress("real model: the session with the prompt cache")
-            cached = _run_session(root_url, plan.alias, defeat=False)
+            cached = _run_session(root_url, server.key, plan.alias, defeat=False)
             _progress("real model: the same session with the cache defeated")
-            defeated = _run_session(root_url, plan.alias, defeat=True)
+            defeated = _run_session(root_url, server.key, plan.alias, defeat=True)
     _report(results, cached, defeated)
 
 

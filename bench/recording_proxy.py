@@ -68,9 +68,10 @@ def _first_token(line: bytes) -> bool:
 class RecordingProxy:
     """``with RecordingProxy(upstream) as proxy:`` then point zcoder at ``proxy.base_url``."""
 
-    def __init__(self, upstream: str, *, defeat_cache: bool = False) -> None:
+    def __init__(self, upstream: str, *, defeat_cache: bool = False, key: str = "") -> None:
         self.upstream = upstream.rstrip("/")
         self.defeat_cache = defeat_cache
+        self.key = key  # the embedded server's API key, added to what goes upstream
         self.records: list[Recorded] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -126,6 +127,8 @@ class RecordingProxy:
                     for k, v in self.headers.items()
                     if k.lower() not in ("host", "content-length", "connection")
                 }
+                if proxy.key:
+                    headers["Authorization"] = f"Bearer {proxy.key}"
                 started = time.perf_counter()
                 with (
                     httpx.Client(timeout=None) as client,

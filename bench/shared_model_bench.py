@@ -59,8 +59,8 @@ def _progress(text: str) -> None:
 class _Agent:
     """One agent on the shared server: the real Agent and its proxy's records."""
 
-    def __init__(self, url: str, home: Path, workspace: Path, model: str) -> None:
-        self.proxy = RecordingProxy(url)
+    def __init__(self, url: str, key: str, home: Path, workspace: Path, model: str) -> None:
+        self.proxy = RecordingProxy(url, key=key)
         self.home, self.workspace, self.model = home, workspace, model
         self.first_text: float | None = None
 
@@ -188,9 +188,12 @@ def run(results: Results) -> None:
             tree = [p.pid for p in three] + servers
             rss_three = rss_bytes(tree)
             (info,) = share_dir(env.home).glob("*.json")
-            url = json.loads(info.read_text())["url"]
+            published = json.loads(info.read_text())
+            url, key = published["url"], published["key"]
             alias = model.name.removesuffix(".gguf")
-            agents = [_Agent(url, env.home, _workspace(root, n), alias) for n in range(len(three))]
+            agents = [
+                _Agent(url, key, env.home, _workspace(root, n), alias) for n in range(len(three))
+            ]
             for agent in agents:
                 agent.proxy.__enter__()
             try:

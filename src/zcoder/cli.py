@@ -293,6 +293,7 @@ def _start_gguf(config: Config, path: Path, *, keep_model: bool) -> tuple[Config
         config,
         backend="openai",
         base_url=server.base_url,
+        api_key=server.key,
         model=model,
         gguf=path,
         server_places=server.slots,

@@ -12,8 +12,10 @@ import os
 import signal
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,16 +51,64 @@ def test_the_embedded_server_starts_with_a_template_that_takes_tools(
     plan = plan_launch(gguf, window=2048, threads=1)
     with start_embedded(plan, log_path=tmp_path / "server.log") as server:
         assert server.url.startswith("http://127.0.0.1:")
-        with urllib.request.urlopen(f"{server.url}/props", timeout=10) as response:
-            props = json.load(response)
+        key = {"Authorization": f"Bearer {server.key}"}
+        props = _get(f"{server.url}/props", key)
         assert props["chat_template_caps"]["supports_tools"] is True
         assert props["default_generation_settings"]["n_ctx"] == 2048
-        with urllib.request.urlopen(f"{server.base_url}/models", timeout=10) as response:
-            (model,) = json.load(response)["data"]
+        (model,) = _get(f"{server.base_url}/models", key)["data"]
         assert model["id"] == "SmolLM2-135M-Instruct.Q4_1"
+        assert server.key not in Path(f"/proc/{server.pid}/cmdline").read_text()
         pid = server.pid
     assert not server.alive()
     assert not Path(f"/proc/{pid}").exists() or zombie(pid)
+
+
+def _get(url: str, headers: dict[str, str]) -> dict[str, Any]:
+    with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10) as r:
+        data: dict[str, Any] = json.load(r)
+    return data
+
+
+def _status(url: str, method: str = "GET", **headers: str) -> tuple[int, str | None]:
+    request = urllib.request.Request(url, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.headers.get("Access-Control-Allow-Origin")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers.get("Access-Control-Allow-Origin")
+
+
+def test_only_zcoder_can_use_its_server_not_another_process_nor_a_web_page(
+    gguf: Path, tmp_path: Path
+) -> None:
+    """The server listens on loopback, which every local process and every web page the
+    user opens can reach (llama.cpp answers any Origin, with credentials, by default). A
+    request without the key is refused; a browser is allowed to read no answer; the
+    slots' state is not served."""
+    plan = plan_launch(gguf, window=2048, threads=1)
+    chat = json.dumps({"model": "x", "messages": [{"role": "user", "content": "hi"}]})
+    with start_embedded(plan, log_path=tmp_path / "server.log") as server:
+        bearer = f"Bearer {server.key}"
+        for path in ("/v1/chat/completions", "/completion", "/props", "/v1/models", "/slots"):
+            method = "POST" if "compl" in path else "GET"
+            assert _status(f"{server.url}{path}", method)[0] == 401, path
+            assert _status(f"{server.url}{path}", method, Authorization="Bearer x")[0] == 401
+        request = urllib.request.Request(
+            f"{server.base_url}/chat/completions", data=chat.encode(),
+            headers={"Authorization": bearer, "Content-Type": "application/json"},
+        )  # fmt: skip
+        with urllib.request.urlopen(request, timeout=120) as response:
+            assert response.status == 200  # zcoder's own request
+        assert _status(f"{server.url}/slots", Authorization=bearer)[0] != 200
+        for origin in ("http://evil.example", "null"):
+            status, allowed = _status(
+                f"{server.base_url}/chat/completions", "OPTIONS", Origin=origin,
+                **{"Access-Control-Request-Method": "POST",
+                   "Access-Control-Request-Headers": "authorization, content-type"},
+            )  # fmt: skip
+            assert allowed not in (origin, "*"), (status, allowed)
+            assert _status(f"{server.url}/props", Origin=origin)[1] not in (origin, "*")
+        assert _status(f"{server.url}/health")[0] == 200  # whether it runs: no secret
 
 
 @pytest.mark.parametrize(

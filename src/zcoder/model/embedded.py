@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import selectors
 import subprocess
 import sys
@@ -40,6 +41,7 @@ from typing import IO, TYPE_CHECKING, Any, Final
 
 from zcoder.base.errors import ZcoderError
 from zcoder.base.safefile import PRIVATE_FILE_MODE, ensure_private_dir
+from zcoder.model.embedded_child import KEY_VARIABLE
 
 if TYPE_CHECKING:
     from zcoder.model.gguf import GGUFInfo
@@ -197,10 +199,14 @@ def _gib(size: int) -> str:
 class EmbeddedServer:
     """A running embedded server: its base URL, and ``stop()``."""
 
-    def __init__(self, process: subprocess.Popen[bytes], url: str, plan: LaunchPlan) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes], url: str, plan: LaunchPlan, key: str = ""
+    ) -> None:
         self.process = process
         self.url = url
         self.plan = plan
+        self.key = key
+        """The API key its requests need (sent as ``Authorization: Bearer``)."""
 
     @property
     def base_url(self) -> str:
@@ -246,6 +252,7 @@ def start_embedded(
     log_path: Path,
     timeout: float = START_TIMEOUT,
     shared: dict[str, str] | None = None,
+    keyed: bool = True,
 ) -> EmbeddedServer:
     """Start the child for ``plan`` and wait until its server answers ``/health``.
 
@@ -253,9 +260,13 @@ def start_embedded(
     llama.cpp refusing the file, the process killed (most often for memory) or silent
     past ``timeout``. llama.cpp's log is written to ``log_path``. ``shared``: the files
     of a server shared between instances (zcoder.model.shared_embedded), which outlives
-    this process once adopted.
+    this process once adopted. ``keyed``: requests need the server's key (``key``), as
+    zcoder's own always do; False only stands in for a user's own llama-server (tests).
     """
     spec = plan.spec(shared=shared) if shared is not None else plan.spec()
+    # Only zcoder's requests are served (zcoder.model.embedded_child): the key goes to the
+    # child in its environment, which only this user can read; a command line anyone can.
+    key = secrets.token_urlsafe(32) if keyed else ""
     with open_log(log_path) as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "zcoder.model.embedded_child", spec],
@@ -263,6 +274,7 @@ def start_embedded(
             stdout=subprocess.PIPE,
             stderr=log,
             start_new_session=True,  # a Ctrl+C at zcoder's terminal is zcoder's to handle
+            env={**os.environ, KEY_VARIABLE: key},
         )
     try:
         message = _first_message(process, timeout)
@@ -275,7 +287,7 @@ def start_embedded(
     except BaseException:
         EmbeddedServer(process, "", plan).stop()
         raise
-    return EmbeddedServer(process, url, plan)
+    return EmbeddedServer(process, url, plan, key)
 
 
 def _first_message(process: subprocess.Popen[bytes], timeout: float) -> dict[str, Any] | None:

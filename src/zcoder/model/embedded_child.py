@@ -37,6 +37,8 @@ from typing import Any
 
 EXIT_NOT_INSTALLED = 3
 EXIT_LOAD_FAILED = 4
+KEY_VARIABLE = "ZCODER_EMBEDDED_KEY"  # the API key its clients send (zcoder.model.embedded)
+NO_ORIGIN = "zcoder:none"  # the one origin allowed: not one a browser can send
 
 
 def _say(message: dict[str, Any]) -> None:
@@ -59,6 +61,18 @@ def _params(spec: dict[str, Any], xllamacpp: Any) -> Any:
         params.kv_unified = True
     params.port = int(spec.get("port", 0))
     params.hostnames = ["127.0.0.1"]  # loopback only: the server is zcoder's, no one else's
+    # Loopback is not enough: any process of any user, and any web page the user opens
+    # (llama.cpp echoes every Origin, with credentials), could reach it. Requests need the
+    # key zcoder made (in the environment, never on a command line: /proc shows those to
+    # everyone); browsers are told no origin may read an answer; the slots' state (what
+    # each agent's request is doing) is not served at all.
+    key = os.environ.get(KEY_VARIABLE, "")
+    if key:
+        params.api_keys = [key]
+    params.cors_origins = NO_ORIGIN
+    params.cors_origins_explicit = True
+    params.cors_credentials = False
+    params.endpoint_slots = False
     threads = int(spec["threads"])
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads

@@ -88,6 +88,7 @@ class _Address:
     url: str
     pid: int
     slots: int
+    key: str  # its API key (the info file is the user's alone, 0600)
 
 
 class SharedServer:
@@ -104,6 +105,8 @@ class SharedServer:
         self.url = address.url
         self.pid = address.pid
         self.slots = address.slots
+        self.key = address.key
+        """The API key its requests need (sent as ``Authorization: Bearer``)."""
         self.started = process is not None
         """Whether this instance started the server (the others attached to it)."""
         self._holds = holds
@@ -191,9 +194,11 @@ def _start(
         shared={"users": str(users), "info": str(info)},
     )
     process = server.process
-    address = _Address(server.url, process.pid, SHARED_SLOTS)
+    address = _Address(server.url, process.pid, SHARED_SLOTS, server.key)
     try:
-        data = json.dumps({"url": address.url, "pid": address.pid, "slots": address.slots})
+        data = json.dumps(
+            {"url": address.url, "pid": address.pid, "slots": address.slots, "key": address.key}
+        )
         replace_with(
             info.with_name(f".{info.name}.{os.getpid()}"),
             info,
@@ -215,14 +220,16 @@ def _start(
 def _read_address(info: Path) -> _Address | None:
     try:
         record = json.loads(read_own_file(info, _INFO_LIMIT))
-        url, pid, slots = record["url"], record["pid"], record["slots"]
+        url, pid, slots, key = record["url"], record["pid"], record["slots"], record["key"]
     except (UnsafeFile, ValueError, KeyError, TypeError):
         return None
     if not (isinstance(url, str) and url.startswith("http://127.0.0.1:")):
         return None
     if not (isinstance(pid, int) and isinstance(slots, int) and pid > 0 and slots > 0):
         return None
-    return _Address(url, pid, slots)
+    if not (isinstance(key, str) and key.isascii() and key.isprintable() and 0 < len(key) < 200):
+        return None  # a server of an older zcoder (none): started anew, with one
+    return _Address(url, pid, slots, key)
 
 
 def _serving(address: _Address) -> bool:
