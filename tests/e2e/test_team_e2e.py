@@ -160,9 +160,12 @@ def test_the_models_spawn_is_asked_even_under_yes_and_a_no_makes_nothing(world: 
         Turn.tool_calls(call("spawn_agent", {"name": "w9", "task": "rewrite\x1b[2J it all"})),
         Turn.text("Understood, no worker."),
     )
-    boss = start_in_tmux(world, "boss", server, size=(60, 15), args=("--yes",))
+    boss = start_in_tmux(
+        world, "boss", server, size=(60, 15), args=("--yes", "--mode", "accept-edits")
+    )
     typed(boss, "start a worker for it")
     boss.wait_text("The model asks to start it.")
+    boss.wait_text("as this zcoder: --mode accept-edits")  # never --yes
     boss.wait_text("\\e[2J")  # the task's ESC shown as an escape, never sent to the terminal
     boss.wait_text("[y] start it")  # armed: the keys line shows the answers
     boss.send_hex("6e")  # n
