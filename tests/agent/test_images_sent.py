@@ -179,3 +179,37 @@ async def test_a_server_that_could_not_be_asked_is_asked_again_at_the_next_image
     fake.missing.clear()
     await harness.agent.run_user_turn("now shot.png?")
     assert last_user(fake.chat_bodies[1])["images"] == [B64]
+
+
+async def test_images_unused_for_a_month_go_when_one_is_kept_and_nothing_else_does(
+    harness: Harness, fake: FakeOllama, shot: Path, tmp_path: Path
+) -> None:
+    import hashlib
+    import os
+    import time
+
+    from zcoder.agent.image_book import KEEP_DAYS
+
+    kept = harness.store.home / "images"
+    kept.mkdir(mode=0o700, parents=True, exist_ok=True)
+    month = time.time() - (KEEP_DAYS + 1) * 86400
+    old, recent = "a" * 64, "b" * 64
+    for name in (old, recent, f".{'c' * 64}.1234abcd.tmp", "notes.txt"):
+        (kept / name).write_bytes(b"x")
+    (tmp_path / "elsewhere").write_bytes(b"keep me")
+    os.symlink(tmp_path / "elsewhere", kept / ("d" * 64))
+    (kept / ("e" * 64)).mkdir()
+    for name in (old, f".{'c' * 64}.1234abcd.tmp", "notes.txt", "d" * 64, "e" * 64):
+        os.utime(kept / name, (month, month), follow_symlinks=False)
+    ours = hashlib.sha256(PNG).hexdigest()
+    (kept / ours).write_bytes(PNG)  # the same image, kept a month ago: used again now
+    os.utime(kept / ours, (month, month))
+
+    fake.vision = True
+    fake.enqueue(Turn.text("A red square."))
+    await harness.agent.run_user_turn("what is in shot.png?")
+
+    left = sorted(path.name for path in kept.iterdir())
+    assert left == sorted([recent, "notes.txt", "d" * 64, "e" * 64, ours])
+    assert (tmp_path / "elsewhere").read_bytes() == b"keep me"  # a link is not followed
+    assert (kept / ours).stat().st_mtime > month + 86400  # renewed by its use

@@ -19,6 +19,10 @@ and the next ``RESEND_PROMPTS`` prompts; after that its tag reads ``not resent``
 bytes go no more: an image costs hundreds of tokens of the window on every request, and
 dropping it changes the request's beginning once, not at every turn. A resumed session
 reads the bytes back from disk; an image no longer there reads ``no longer kept``.
+
+An image not used for ``KEEP_DAYS`` (not attached, sent or read back: each use renews its
+file's time) is removed the next time one is kept: past its few prompts only a rewind or
+a fork to that prompt would send it again.
 """
 
 from __future__ import annotations
@@ -28,8 +32,11 @@ import base64
 import contextlib
 import hashlib
 import logging
+import os
 import re
 import secrets
+import stat
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -47,7 +54,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["IMAGES_DIR_NAME", "IMAGES_KEY", "RESEND_PROMPTS", "ImageBook", "image_tag"]
+__all__ = [
+    "IMAGES_DIR_NAME",
+    "IMAGES_KEY",
+    "KEEP_DAYS",
+    "RESEND_PROMPTS",
+    "ImageBook",
+    "image_tag",
+    "prune_images",
+]
 
 IMAGES_KEY: Final = "zcoder_images"
 """The key of a user message that holds the references of its images (never sent)."""
@@ -55,7 +70,42 @@ IMAGES_DIR_NAME: Final = "images"
 RESEND_PROMPTS: Final = 2
 """An image goes with its own prompt's requests and with those of this many prompts after."""
 VISION_SETTING: Final = "ZCODER_VISION"
+KEEP_DAYS: Final = 30
+"""An image unused this long is removed from ``$ZCODER_HOME/images`` (``prune_images``)."""
 _SHA: Final = re.compile(r"[0-9a-f]{64}")
+_DAY: Final = 86400.0
+
+
+def prune_images(directory: Path, *, now: float | None = None) -> int:
+    """Remove the images of ``directory`` unused for KEEP_DAYS, and temporary files a
+    killed write left a day ago; how many went. Only regular files named as zcoder names
+    them (never a link, a directory or anything else put there)."""
+    now = time.time() if now is None else now
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for entry in entries:
+        name = entry.name
+        if _SHA.fullmatch(name):
+            age = KEEP_DAYS * _DAY
+        elif name.startswith(".") and name.endswith(".tmp") and _SHA.fullmatch(name[1:65]):
+            age = _DAY
+        else:
+            continue
+        with contextlib.suppress(OSError):
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and info.st_mtime < now - age:
+                os.unlink(entry.path)
+                removed += 1
+    return removed
+
+
+def _renew(path: Path) -> None:
+    """An image used now: its time starts again (``prune_images``)."""
+    with contextlib.suppress(OSError):
+        os.utime(path, follow_symlinks=False)
 
 
 def image_tag(path: str, width: int, height: int, note: str = "") -> str:
@@ -95,6 +145,7 @@ class ImageBook:
         self.prompts = prompts
         self._encoded: dict[str, str] = {}  # sha256 → base64, for the images sent now
         self._vision: dict[str, bool | None] = {}  # model → what its server said
+        self._pruned = False  # once per process's book, with the first image kept
         self.offered: list[ImageFile] = []
         """Images given with the next prompt besides those its text names (an editor's
         image blocks, zcoder.acp.prompts); that prompt takes them."""
@@ -176,7 +227,12 @@ class ImageBook:
         final = self.directory / sha
         try:
             ensure_private_dir(self.directory)
+            if not self._pruned:
+                self._pruned = True
+                if removed := prune_images(self.directory):
+                    log.info("removed %d image(s) unused for %d days", removed, KEEP_DAYS)
             if final.exists():
+                _renew(final)
                 return
             temporary = self.directory / f".{sha}.{secrets.token_hex(4)}.tmp"
             replace_with(temporary, final, data, 0o600, durable=True)
@@ -227,6 +283,7 @@ class ImageBook:
                 data = read_own_file(self.directory / sha, self.limit_on_disk)
                 if hashlib.sha256(data).hexdigest() == sha and sniff_image(data) is not None:
                     loaded[sha] = base64.b64encode(data).decode("ascii")
+                    _renew(self.directory / sha)
         return loaded
 
     @property
