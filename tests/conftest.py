@@ -12,10 +12,17 @@ folder's conftest.py or the test's own module does not override.
 Hypothesis runs without its per-example deadline everywhere: a deadline is a timed
 assertion, and under CI's load a first example can take half a second (it failed
 tests/relay/test_trust.py once so).
+
+A suite started in the background (``cmd &`` in a script, ``nohup``) inherits SIGINT and
+SIGHUP ignored, and every program it starts would too: the tests that press Ctrl+C or
+hang up on zcoder would wait for nothing. Here they are given back their default (an
+ignored signal stays ignored across exec; a caught one does not), in pytest and in each
+of its workers.
 """
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 
 import pytest
@@ -30,6 +37,12 @@ __all__ = ["home", "workspace"]
 
 settings.register_profile("zcoder", deadline=None)
 settings.load_profile("zcoder")
+
+for _number in (signal.SIGINT, signal.SIGHUP):
+    if signal.getsignal(_number) is signal.SIG_IGN:
+        signal.signal(
+            _number, signal.default_int_handler if _number == signal.SIGINT else signal.SIG_DFL
+        )
 
 fake = model_clients.fake
 client = model_clients.client

@@ -6,7 +6,7 @@ changes: the subagent only reads.
 
 As in tests/real/test_real_plan.py: a 135M model calls a tool when told to repeat the
 call exactly, the tool offered on demand is loaded first, every run is ``--offline`` (the
-catalog the rest of the real suite sees), and each step is tried up to three times (what
+catalog the rest of the real suite sees), and each step is tried up to TRIES times (what
 the model writes at temperature 0 moves with what the server batches beside it).
 """
 
@@ -19,7 +19,7 @@ import pytest
 
 from tests.real.conftest import RealServer
 from tests.real.test_real_oneshot import json_run
-from tests.real.test_real_plan import repeat
+from tests.real.test_real_plan import TRIES, repeat
 from tests.test_oneshot import Env, make_env
 
 pytestmark = pytest.mark.timeout(600)  # the lock on REAL_ROOT may wait for another worker
@@ -46,7 +46,7 @@ def test_the_small_model_hands_a_job_to_a_subagent_and_gets_its_report(
 ) -> None:
     (env.workspace / "alpha.txt").write_text("alpha holds the answer\n")
     before = sorted(p.name for p in env.workspace.iterdir())
-    for _ in range(3):
+    for _ in range(TRIES):
         load = run(env, tool_server, repeat("load_tools", {"name": "task"}))
         loaded = [(c["name"], c["arguments"], c["status"]) for c in load["tool_calls"]]
         if loaded == [("load_tools", {"name": "task"}, "completed")]:
@@ -54,7 +54,7 @@ def test_the_small_model_hands_a_job_to_a_subagent_and_gets_its_report(
     assert loaded == [("load_tools", {"name": "task"}, "completed")], load
 
     tasks: list[dict[str, Any]] = []
-    for _ in range(3):
+    for _ in range(TRIES):
         report = run(env, tool_server, repeat("task", JOB), "--resume", load["session_id"])
         tasks = [c for c in report["tool_calls"] if c["name"] == "task"]
         if tasks:
