@@ -286,3 +286,9 @@ def test_listed_hosts_reads_the_settings_file(tmp_path: Path) -> None:
     (tmp_path / "settings.json").write_text(json.dumps({"relay": {"hosts": "gpu"}}))
     assert listed_hosts(tmp_path).problems[0].endswith("relay.hosts must be a list of hosts")
     assert os.environ.get("ZCODER_RELAY_HOSTS") is None  # the file is the only source
+
+
+def test_the_wait_reads_zcoder_sends_own_exit_status_for_a_receiver_gone() -> None:
+    from zcoder.relay import host_wait, scripts
+
+    assert host_wait.EXIT_DISCARDED == scripts.EXIT_DISCARDED
