@@ -112,3 +112,30 @@ def test_leaving_discards_every_message_and_tells_each_sender(tmp_path: Path) ->
         ("second", "discarded", DISCARD_SUMMARY),
     ]
     assert world.exits == [7]
+
+
+def test_leaving_first_delivers_what_was_told_before_a_stopped_tasks_cancelled(
+    tmp_path: Path,
+) -> None:
+    """A task stopped as zcoder leaves queues its ``cancelled`` for the telling thread,
+    which dies with the process: leaving waits for it (before, under load, the sender never
+    heard: tests/acp/test_relay.py's vanishing editor)."""
+    import time
+
+    class SlowRelay(StandInRelay):
+        def send_receipt(self, envelope: Envelope, outcome: str, summary: str) -> None:
+            if outcome == "cancelled":
+                time.sleep(0.3)  # a loaded machine: the telling thread is behind
+            super().send_receipt(envelope, outcome, summary)
+
+    class Stopped(str):
+        message_id = "1-1"
+
+    relay = SlowRelay(["first"])
+    history = RecordingHistory(relay, [])
+    history.send_receipt(cast(Envelope, Stopped("stopped")), "cancelled", "the user stopped it")
+    assert history.discard_unrun() == 1
+    assert [(body, outcome) for body, outcome, _ in relay.receipts] == [
+        ("stopped", "cancelled"),
+        ("first", "discarded"),
+    ]

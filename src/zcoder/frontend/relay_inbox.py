@@ -209,6 +209,16 @@ class RelayHistory:
                 )
                 self._teller.start()
 
+    def finish_telling(self, timeout: float = RECEIPTS_DEADLINE) -> bool:
+        """Wait, at most ``timeout``, until every receipt and progress queued so far was
+        delivered (the telling thread ends once idle); whether it was."""
+        with self._telling_lock:
+            teller = self._teller
+        if teller is None:
+            return True
+        teller.join(timeout)
+        return not teller.is_alive()
+
     def _tell_in_order(self) -> None:
         """The thread that tells senders, one after the other; it ends once idle."""
         while True:
@@ -272,8 +282,11 @@ class RelayHistory:
         return messages
 
     def discard_unrun(self) -> int:
-        """Leaving: each unrun message's sender is told it was discarded (as far as
-        ``RECEIPTS_DEADLINE`` allows), and the history says so; how many."""
+        """Leaving: what was told before goes first (a stopped task's ``cancelled``,
+        queued for the telling thread, which dies with the process), then each unrun
+        message's sender is told it was discarded (each as far as ``RECEIPTS_DEADLINE``
+        allows), and the history says so; how many."""
+        self.finish_telling()
         relay = self.relay
         messages = self.unrun()  # none without a relay
         for envelope in messages:
