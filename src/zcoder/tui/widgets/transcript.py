@@ -251,7 +251,9 @@ class Transcript(VerticalScroll, can_focus=False):
         if step > 0 and target >= self.max_scroll_y:
             self.follow()
             return
-        self.scroll_to(y=max(0, target), animate=False)
+        # At once, not after the next refresh: a key's scroll must land before the next
+        # key is handled (PageUp then Enter: Enter's follow() would be undone by it).
+        self.scroll_to(y=max(0, target), animate=False, immediate=True)
 
     def add(self, entry: Entry) -> Entry:
         self.mount(entry)
